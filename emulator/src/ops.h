@@ -1,0 +1,42 @@
+// ops.h - the emulator's op registry: for each op code, a load-time shape check, the scratch memory a
+// run needs, and the kernel. Kernels never fail at run time: everything that could make them fail
+// (shapes, attributes, counts) is refused by `validate` when the model loads.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "graph.h"
+
+namespace accel_emu {
+
+// The data a kernel runs on. in[i] is nullptr for an absent optional input. Pointers are 64-byte
+// aligned, dense, C order, shaped as the graph's tensor descriptors say.
+struct KernelArgs {
+    const Graph* graph;
+    const Node* node;
+    const void* const* in;   // node->inputs.size() entries
+    void* const* out;        // node->outputs.size() entries
+    void* scratch;           // scratch_bytes(graph, node) bytes, 64-byte aligned (nullptr if 0)
+};
+
+struct OpDef {
+    const char* name;  // "conv", as in FORMAT.md
+    // Checks arity, dtypes, shapes and parameters of `node` against the tensors of `g`.
+    // Returns false and sets *error (naming the problem; the caller adds the node name) if invalid.
+    bool (*validate)(const Graph& g, const Node& node, std::string* error);
+    // Bytes of scratch memory one run of `node` needs (e.g. im2col); 0 if none. Called after validate.
+    size_t (*scratch_bytes)(const Graph& g, const Node& node);
+    void (*run)(const KernelArgs& args);
+};
+
+// The definition of `op`, or nullptr if the code is unknown.
+const OpDef* find_op(uint32_t op);
+
+// Applies a fused activation in place to n floats.
+void apply_activation(Act act, float alpha, float beta, float* data, size_t n);
+
+// Is `act` a known activation code?
+bool valid_activation(uint32_t act);
+
+}  // namespace accel_emu

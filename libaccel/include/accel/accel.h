@@ -1,0 +1,385 @@
+/*
+ * accel.h - the stable C ABI of libaccel.
+ *
+ * One API over AI-accelerator runtimes (the software emulator "emu", Horizon BPU, Vitis AI).
+ * A program links libaccel only; backends are drivers loaded at run time (see accel/driver.h).
+ *
+ * Rules that hold for every declaration below (docs/C_API_Guidelines-style):
+ *  - C99; only fixed-width integers, size_t, UTF-8 const char* and plain structs cross this header.
+ *  - Every fallible call returns accel_status. ACCEL_OK is 0. On failure, out-parameters are left
+ *    untouched and accel_last_error_message() on the same thread describes the failure.
+ *  - No call aborts, exits or lets an exception escape. Bad input is a status, never a crash.
+ *  - Objects are opaque, reference counted handles. *_retain adds a reference; *_release drops one,
+ *    accepts NULL and returns nothing. A handle returned through an out-parameter carries one
+ *    reference that the caller owns and must release.
+ *  - Lifetimes: a model keeps its device alive; a buffer keeps its device alive; a job keeps its
+ *    model, its buffers and its device alive until it has finished. So releasing in any order is safe.
+ *  - Thread safety: every function may be called from any thread at any time unless its comment says
+ *    otherwise. Handles may be shared between threads.
+ *  - Structs that may grow begin with `struct_size`: the caller sets it to sizeof(the struct it was
+ *    compiled with); the library reads or writes only that many bytes. Growth is append-only.
+ *  - Enums are passed as fixed-width integers (the enum types below only name the values).
+ */
+#ifndef ACCEL_ACCEL_H
+#define ACCEL_ACCEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "accel/export.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Versioning                                                                                        */
+/* ------------------------------------------------------------------------------------------------ */
+
+/* The ABI version this header describes. A major change breaks compatibility; a minor change only
+ * appends (new functions, new enum values, new trailing struct fields). */
+#define ACCEL_ABI_VERSION_MAJOR 1
+#define ACCEL_ABI_VERSION_MINOR 0
+#define ACCEL_ABI_VERSION ((uint32_t)((ACCEL_ABI_VERSION_MAJOR << 16) | ACCEL_ABI_VERSION_MINOR))
+
+/* The ABI version of the loaded library, encoded as (major << 16) | minor. A program compiled against
+ * this header should check that the major parts agree and that the minor part is >= the one it needs.
+ * Never fails; thread safe. */
+ACCEL_API uint32_t accel_abi_version(void);
+
+/* The library's release version as "major.minor.patch". Static storage; never NULL; thread safe. */
+ACCEL_API const char* accel_version_string(void);
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Status and errors                                                                                 */
+/* ------------------------------------------------------------------------------------------------ */
+
+typedef int32_t accel_status;
+enum accel_status_code {
+    ACCEL_OK = 0,
+    ACCEL_ERR_INVALID_ARGUMENT = 1, /* NULL where a value is required, bad option, bad index */
+    ACCEL_ERR_SHAPE = 2,            /* a tensor's shape or byte size does not match the model */
+    ACCEL_ERR_DTYPE = 3,            /* a tensor's element type does not match the model */
+    ACCEL_ERR_ALIGNMENT = 4,        /* a pointer or size is not aligned as the device requires */
+    ACCEL_ERR_MODEL_FORMAT = 5,     /* a model file is corrupt, truncated or of an unknown version */
+    ACCEL_ERR_OUT_OF_MEMORY = 6,    /* device memory (or host memory) exhausted */
+    ACCEL_ERR_BUSY = 7,             /* max_inflight jobs already submitted and ACCEL_SUBMIT_NO_WAIT set */
+    ACCEL_ERR_TIMEOUT = 8,          /* a job did not finish within its own timeout */
+    ACCEL_ERR_UNSUPPORTED = 9,      /* the backend cannot do this (op, dtype, feature) */
+    ACCEL_ERR_DEVICE = 10,          /* the device or its runtime failed */
+    ACCEL_ERR_NOT_FOUND = 11,       /* no driver for a URI scheme, no such file, no such tensor name */
+    ACCEL_ERR_CANCELLED = 12,       /* the job was released before it started */
+    ACCEL_ERR_NOT_READY = 13,       /* a wait or poll ended before the job finished */
+    ACCEL_ERR_ABI_MISMATCH = 14,    /* a driver was built for an incompatible ABI version */
+    ACCEL_ERR_MEMORY_CORRUPTION = 15, /* a write past a buffer's end was detected (debug mode) */
+    ACCEL_ERR_CLOSED = 16,          /* the device was closed */
+    ACCEL_ERR_INTERNAL = 17         /* a bug in libaccel or a driver; the message says where */
+};
+
+/* A static, human readable name for a status ("ACCEL_ERR_SHAPE"); "ACCEL_ERR_UNKNOWN" for values
+ * this version does not know. Never NULL; thread safe. */
+ACCEL_API const char* accel_status_name(accel_status status);
+
+/* The message of the last failed call on the calling thread (UTF-8). Owned by the library; valid until
+ * the next failing accel_* call on the same thread. "" if no call has failed on this thread.
+ * Successful calls do not clear it. Never NULL. */
+ACCEL_API const char* accel_last_error_message(void);
+
+/* The status of the last failed call on the calling thread; ACCEL_OK if none failed. */
+ACCEL_API accel_status accel_last_error_status(void);
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Tensor metadata                                                                                   */
+/* ------------------------------------------------------------------------------------------------ */
+
+#define ACCEL_MAX_DIMS 8
+
+typedef int32_t accel_dtype;
+enum accel_dtype_code {
+    ACCEL_DTYPE_UNKNOWN = 0,
+    ACCEL_DTYPE_FLOAT32 = 1,
+    ACCEL_DTYPE_FLOAT16 = 2,
+    ACCEL_DTYPE_INT8 = 3,
+    ACCEL_DTYPE_UINT8 = 4,
+    ACCEL_DTYPE_INT16 = 5,
+    ACCEL_DTYPE_INT32 = 6,
+    ACCEL_DTYPE_INT64 = 7,
+    ACCEL_DTYPE_UINT16 = 8,
+    ACCEL_DTYPE_UINT32 = 9,
+    ACCEL_DTYPE_UINT64 = 10,
+    ACCEL_DTYPE_BOOL = 11
+};
+
+/* Size in bytes of one element of `dtype`; 0 for unknown values. Never fails; thread safe. */
+ACCEL_API size_t accel_dtype_size(accel_dtype dtype);
+/* A static lower-case name ("float32"); "unknown" for unknown values. Never NULL; thread safe. */
+ACCEL_API const char* accel_dtype_name(accel_dtype dtype);
+
+typedef int32_t accel_layout;
+enum accel_layout_code {
+    ACCEL_LAYOUT_NONE = 0, /* no image layout (e.g. a 2-D logits tensor) */
+    ACCEL_LAYOUT_NCHW = 1,
+    ACCEL_LAYOUT_NHWC = 2
+};
+
+typedef int32_t accel_quant_type;
+enum accel_quant_type_code {
+    ACCEL_QUANT_NONE = 0,
+    ACCEL_QUANT_PER_TENSOR = 1, /* real = scale[0] * (q - zero_point[0]) */
+    ACCEL_QUANT_PER_AXIS = 2,   /* real = scale[i] * (q - zero_point[i]), i the index along `axis` */
+    ACCEL_QUANT_SHIFT = 3       /* real = q / 2^shift[i]; count is 1 or the size of `axis` */
+};
+
+/* Quantization parameters. Arrays are owned by the model and valid while it lives; unused arrays are
+ * NULL. zero_points may be NULL for a symmetric scheme (all zero). */
+typedef struct accel_quantization {
+    accel_quant_type type;
+    int32_t axis;             /* for PER_AXIS and SHIFT with count > 1; else -1 */
+    uint32_t count;           /* number of entries in the arrays below */
+    uint32_t reserved;
+    const float* scales;      /* PER_TENSOR, PER_AXIS */
+    const int32_t* zero_points;
+    const uint8_t* shifts;    /* SHIFT */
+} accel_quantization;
+
+/* Everything a caller needs to feed or read a model tensor. Filled by accel_model_input_info and
+ * accel_model_output_info; `name` and the quantization arrays are owned by the model. */
+typedef struct accel_tensor_info {
+    uint32_t struct_size;     /* set by the caller: sizeof(accel_tensor_info) */
+    accel_dtype dtype;
+    accel_layout layout;
+    uint32_t ndim;            /* 0 ..ACCEL_MAX_DIMS */
+    const char* name;         /* UTF-8, never NULL */
+    int64_t shape[ACCEL_MAX_DIMS];   /* valid shape: the logical element counts */
+    int64_t strides[ACCEL_MAX_DIMS]; /* byte strides of the device buffer; may exceed the dense ones
+                                        (padded layouts on real devices) */
+    uint64_t byte_size;       /* bytes the device buffer must hold, padding included */
+    accel_quantization quant;
+} accel_tensor_info;
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Handles                                                                                            */
+/* ------------------------------------------------------------------------------------------------ */
+
+typedef struct accel_device accel_device; /* an opened device */
+typedef struct accel_buffer accel_buffer; /* a block of device memory with a host-visible pointer */
+typedef struct accel_model accel_model;   /* a model loaded on a device */
+typedef struct accel_job accel_job;       /* one submitted inference */
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Drivers                                                                                           */
+/* ------------------------------------------------------------------------------------------------ */
+
+/* Drivers are shared libraries named libaccel_driver_<scheme>.so. They are searched for on first use
+ * in the directories of the environment variable ACCEL_DRIVER_PATH (':'-separated; a directory or a
+ * driver file) if it is set, else in the folder "accel-drivers" next to libaccel itself.
+ * A driver whose ABI major version differs from libaccel's is not usable: opening its scheme fails with
+ * ACCEL_ERR_ABI_MISMATCH and a message naming the file and both versions. */
+
+/* Number of usable drivers found. Thread safe. */
+ACCEL_API accel_status accel_driver_count(size_t* out_count);
+
+/* The URI scheme of usable driver `index` (0 <= index < count), e.g. "emu". The string is static for
+ * the life of the process. Thread safe. */
+ACCEL_API accel_status accel_driver_name(size_t index, const char** out_name);
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Devices                                                                                            */
+/* ------------------------------------------------------------------------------------------------ */
+
+/* Opens a device by URI: "<scheme>[:<options>]", e.g. "emu", "emu:cores=2,pool=256M",
+ * "bpu:0", "vart:0". Options are driver specific; an unknown option is ACCEL_ERR_INVALID_ARGUMENT.
+ * An unknown scheme is ACCEL_ERR_NOT_FOUND. On success *out_device holds one reference (caller owns).
+ * Emulator options: cores=N (default: CPU count), pool=BYTES[K|M|G] (default 256M),
+ * max_inflight=N (default 16), debug=0|1 (guard bytes; default from ACCEL_EMU_DEBUG). */
+ACCEL_API accel_status accel_device_open(const char* uri, accel_device** out_device);
+ACCEL_API void accel_device_retain(accel_device* device);
+/* Drops a reference. The device is destroyed when its last reference (including those held by
+ * models, buffers and jobs) goes. */
+ACCEL_API void accel_device_release(accel_device* device);
+
+typedef struct accel_device_info {
+    uint32_t struct_size;     /* set by the caller */
+    uint32_t cores;           /* compute cores (emulator worker threads) */
+    uint32_t max_inflight;    /* jobs submitted and not yet finished, at most */
+    uint32_t debug;           /* 1 if guard bytes are checked */
+    uint64_t alignment;       /* byte alignment of every buffer's host pointer */
+    uint64_t pool_bytes;      /* device memory pool size; 0 if unbounded */
+    const char* name;         /* e.g. "accel emulator"; static for the device's life */
+    const char* backend;      /* the driver's scheme, e.g. "emu" */
+} accel_device_info;
+
+/* Fills *out_info (up to out_info->struct_size bytes). Strings are owned by the device. */
+ACCEL_API accel_status accel_device_get_info(accel_device* device, accel_device_info* out_info);
+
+typedef struct accel_memory_stats {
+    uint32_t struct_size;     /* set by the caller */
+    uint32_t reserved;
+    uint64_t bytes_in_use;    /* device memory held by buffers, model weights and workspaces */
+    uint64_t peak_bytes_in_use;
+    uint64_t live_buffers;    /* buffers allocated by the caller and not yet destroyed */
+    uint64_t allocations;     /* pool allocations since open (buffers, weights, workspaces) */
+    uint64_t bytes_copied;    /* bytes copied by the runtime on the caller's behalf (accel_buffer_write*,
+                                 accel_buffer_read) */
+    uint64_t jobs_submitted;
+    uint64_t jobs_completed;  /* finished in any state: ok, failed, timed out, cancelled */
+} accel_memory_stats;
+
+/* Fills *out_stats (up to out_stats->struct_size bytes). */
+ACCEL_API accel_status accel_device_get_stats(accel_device* device, accel_memory_stats* out_stats);
+
+/* Checks the integrity of every live buffer of the device (in debug mode: its guard bytes), and reports
+ * any corruption found earlier when a buffer was freed. ACCEL_ERR_MEMORY_CORRUPTION names the buffer.
+ * Outside debug mode it only reports nothing and returns ACCEL_OK. */
+ACCEL_API accel_status accel_device_check(accel_device* device);
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Buffers (device memory)                                                                            */
+/* ------------------------------------------------------------------------------------------------ */
+
+/* Allocates `size` bytes of device memory (size > 0). The host pointer is aligned to
+ * accel_device_info.alignment and the usable size is rounded up to it. Contents are unspecified.
+ * ACCEL_ERR_OUT_OF_MEMORY when the pool cannot satisfy the request. *out_buffer: one reference. */
+ACCEL_API accel_status accel_buffer_alloc(accel_device* device, uint64_t size, accel_buffer** out_buffer);
+
+/* Wraps caller memory as a device buffer without copying, where the backend can use host memory
+ * (the emulator can). `host_ptr` must be aligned to the device alignment (else ACCEL_ERR_ALIGNMENT);
+ * the caller keeps the memory valid until the buffer and every job using it are gone.
+ * ACCEL_ERR_UNSUPPORTED where the backend cannot import. */
+ACCEL_API accel_status accel_buffer_import(accel_device* device, void* host_ptr, uint64_t size,
+                                           accel_buffer** out_buffer);
+
+ACCEL_API void accel_buffer_retain(accel_buffer* buffer);
+/* Drops a reference; the memory returns to the pool when the last reference (including those held
+ * by running jobs) goes. */
+ACCEL_API void accel_buffer_release(accel_buffer* buffer);
+
+/* The host-visible pointer (valid while the buffer lives) and the usable size in bytes. */
+ACCEL_API accel_status accel_buffer_host_ptr(accel_buffer* buffer, void** out_ptr);
+ACCEL_API accel_status accel_buffer_size(accel_buffer* buffer, uint64_t* out_size);
+
+typedef int32_t accel_sync_direction;
+enum accel_sync_direction_code {
+    ACCEL_SYNC_TO_DEVICE = 1, /* clean the CPU cache after the host wrote, before the device reads */
+    ACCEL_SYNC_TO_HOST = 2    /* invalidate the CPU cache after the device wrote, before the host reads */
+};
+
+/* Makes [offset, offset+size) coherent in the given direction. size 0 means "to the end". Required on
+ * boards with non-coherent caches; cheap where memory is coherent. accel_buffer_write/read and
+ * accel_job_submit's inputs/outputs do this themselves. */
+ACCEL_API accel_status accel_buffer_sync(accel_buffer* buffer, accel_sync_direction direction,
+                                         uint64_t offset, uint64_t size);
+
+/* Copies host memory into the buffer at `offset` (counted in bytes_copied). */
+ACCEL_API accel_status accel_buffer_write(accel_buffer* buffer, uint64_t offset, const void* src,
+                                          uint64_t size);
+
+/* Copies an N-dimensional strided host array into the buffer, densely (C order) from `offset`:
+ * `shape` has `ndim` entries, `src_strides` are byte strides (may be negative or zero),
+ * `element_size` bytes per element. Exactly one copy, counted in bytes_copied. */
+ACCEL_API accel_status accel_buffer_write_strided(accel_buffer* buffer, uint64_t offset,
+                                                  const void* src, uint32_t ndim,
+                                                  const int64_t* shape, const int64_t* src_strides,
+                                                  uint32_t element_size);
+
+/* Copies from the buffer at `offset` into host memory (counted in bytes_copied). */
+ACCEL_API accel_status accel_buffer_read(accel_buffer* buffer, uint64_t offset, void* dst,
+                                         uint64_t size);
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Models                                                                                             */
+/* ------------------------------------------------------------------------------------------------ */
+
+/* Loads a model file in the backend's format (the emulator: .accm, see emulator/FORMAT.md). Weights
+ * are copied into device memory: changing or deleting the file afterwards changes nothing.
+ * ACCEL_ERR_NOT_FOUND if the file cannot be opened; ACCEL_ERR_MODEL_FORMAT if it is not a valid model.
+ * *out_model: one reference; the model holds a reference to the device. */
+ACCEL_API accel_status accel_model_load_file(accel_device* device, const char* path,
+                                             accel_model** out_model);
+
+/* Same, from memory. The bytes are only read during the call. */
+ACCEL_API accel_status accel_model_load_memory(accel_device* device, const void* data, uint64_t size,
+                                               accel_model** out_model);
+
+ACCEL_API void accel_model_retain(accel_model* model);
+ACCEL_API void accel_model_release(accel_model* model);
+
+ACCEL_API accel_status accel_model_input_count(accel_model* model, size_t* out_count);
+ACCEL_API accel_status accel_model_output_count(accel_model* model, size_t* out_count);
+
+/* Fills *out_info (up to out_info->struct_size bytes) for input/output `index`. Pointers inside are
+ * owned by the model and valid while it lives. */
+ACCEL_API accel_status accel_model_input_info(accel_model* model, size_t index,
+                                              accel_tensor_info* out_info);
+ACCEL_API accel_status accel_model_output_info(accel_model* model, size_t index,
+                                               accel_tensor_info* out_info);
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Inference                                                                                          */
+/* ------------------------------------------------------------------------------------------------ */
+
+/* Called exactly once per submitted job, when it finishes in any state (ok, failed, timed out,
+ * cancelled), on a thread of the driver (never inside accel_job_submit). `status` is the job's result.
+ * The job handle is valid during the call; retain it to keep it longer. Keep callbacks short: they run
+ * in completion order on one thread per device. A callback may call any accel_* function. */
+typedef void (*accel_job_callback)(accel_job* job, accel_status status, void* user_data);
+
+enum accel_submit_flags {
+    ACCEL_SUBMIT_NO_WAIT = 1 /* return ACCEL_ERR_BUSY instead of blocking when max_inflight is reached */
+};
+
+typedef struct accel_run_options {
+    uint32_t struct_size;     /* set by the caller */
+    int32_t priority;         /* 0 (lowest) .. 255 (highest); default 0. Higher runs first. */
+    uint64_t core_mask;       /* bit i allows core i; 0 means any core */
+    int64_t timeout_us;       /* job timeout from submission; 0 or negative means none */
+    uint32_t flags;           /* accel_submit_flags */
+    uint32_t reserved;
+    accel_job_callback callback; /* optional */
+    void* user_data;          /* passed to callback */
+} accel_run_options;
+
+/* Submits one inference. inputs[i] feeds model input i and outputs[i] receives model output i; each
+ * buffer must be at least the tensor's byte_size. `options` may be NULL for defaults. Blocks while
+ * max_inflight jobs are in flight, unless ACCEL_SUBMIT_NO_WAIT (then ACCEL_ERR_BUSY).
+ * On success *out_job holds one reference owned by the caller. Releasing a job that has not started
+ * cancels it (its callback sees ACCEL_ERR_CANCELLED); releasing a running job lets it finish.
+ * The job retains the model, the buffers and the device until it finishes. `out_job` may be NULL
+ * when a callback is given: the job then runs and is cleaned up on its own (fire and forget). */
+ACCEL_API accel_status accel_job_submit(accel_model* model,
+                                        accel_buffer* const* inputs, size_t input_count,
+                                        accel_buffer* const* outputs, size_t output_count,
+                                        const accel_run_options* options, accel_job** out_job);
+
+/* Waits for the job to finish, up to timeout_us microseconds (negative: forever; 0: just poll).
+ * Returns the job's own result once it has finished (ACCEL_OK, ACCEL_ERR_TIMEOUT, ...), or
+ * ACCEL_ERR_NOT_READY if the wait ended first. Safe from several threads at once. */
+ACCEL_API accel_status accel_job_wait(accel_job* job, int64_t timeout_us);
+
+/* Non-blocking: *out_done = 1 if the job has finished (then accel_job_wait(job, 0) gives its result). */
+ACCEL_API accel_status accel_job_poll(accel_job* job, int32_t* out_done);
+
+typedef struct accel_job_timing {
+    uint32_t struct_size;     /* set by the caller */
+    int32_t core;             /* core that ran it; -1 if it never ran */
+    uint64_t queued_ns;       /* CLOCK_MONOTONIC nanoseconds at submission */
+    uint64_t started_ns;      /* 0 if it never started */
+    uint64_t finished_ns;     /* 0 if not finished */
+} accel_job_timing;
+
+ACCEL_API accel_status accel_job_get_timing(accel_job* job, accel_job_timing* out_timing);
+
+ACCEL_API void accel_job_retain(accel_job* job);
+ACCEL_API void accel_job_release(accel_job* job);
+
+/* Synchronous inference: submit, wait forever, release. Returns the job's result. */
+ACCEL_API accel_status accel_run(accel_model* model,
+                                 accel_buffer* const* inputs, size_t input_count,
+                                 accel_buffer* const* outputs, size_t output_count,
+                                 const accel_run_options* options);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* ACCEL_ACCEL_H */
