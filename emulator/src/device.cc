@@ -1,0 +1,168 @@
+// device.cc - opening an emulated device from its URI options, its info, stats and integrity check.
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <string>
+
+#include "handles.h"
+#include "scheduler.h"
+#include "status.h"
+
+namespace accel_emu {
+
+namespace {
+
+bool parse_uint(const std::string& text, uint64_t* out) {
+    if (text.empty() || text.size() > 20) return false;
+    uint64_t v = 0;
+    for (char c : text) {
+        if (c < '0' || c > '9') return false;
+        uint64_t next = v * 10 + (uint64_t)(c - '0');
+        if (next / 10 != v) return false;
+        v = next;
+    }
+    *out = v;
+    return true;
+}
+
+// "256M", "1G", "65536", "64K"
+bool parse_bytes(std::string text, uint64_t* out) {
+    uint64_t scale = 1;
+    if (!text.empty()) {
+        char s = text.back();
+        if (s == 'K' || s == 'k') scale = 1ull << 10;
+        else if (s == 'M' || s == 'm') scale = 1ull << 20;
+        else if (s == 'G' || s == 'g') scale = 1ull << 30;
+        if (scale != 1) text.pop_back();
+    }
+    uint64_t v;
+    if (!parse_uint(text, &v) || v > (UINT64_MAX / scale)) return false;
+    *out = v * scale;
+    return true;
+}
+
+uint32_t default_cores() {
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (uint32_t)n : 1;
+}
+
+bool debug_from_environment() {
+    const char* v = getenv("ACCEL_EMU_DEBUG");
+    return v && v[0] && strcmp(v, "0") != 0;
+}
+
+accel_status parse_options(const char* text, DeviceOptions* o) {
+    o->cores = default_cores();
+    o->debug = debug_from_environment();
+    std::string all(text);
+    size_t pos = 0;
+    while (pos <= all.size() && !all.empty()) {
+        size_t comma = all.find(',', pos);
+        std::string item = all.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+        pos = comma == std::string::npos ? all.size() + 1 : comma + 1;
+        size_t eq = item.find('=');
+        std::string key = item.substr(0, eq), value = eq == std::string::npos ? "" : item.substr(eq + 1);
+        uint64_t v = 0;
+        if (key == "cores") {
+            if (!parse_uint(value, &v) || v < 1 || v > 64)
+                return fail(ACCEL_ERR_INVALID_ARGUMENT, format("emu: cores='%s' is not a number from 1 to 64", value.c_str()));
+            o->cores = (uint32_t)v;
+        } else if (key == "pool") {
+            if (!parse_bytes(value, &v) || v < (64ull << 10) || v > (64ull << 30))
+                return fail(ACCEL_ERR_INVALID_ARGUMENT,
+                            format("emu: pool='%s' is not a size from 64K to 64G (e.g. pool=256M)", value.c_str()));
+            o->pool_bytes = v;
+        } else if (key == "max_inflight") {
+            if (!parse_uint(value, &v) || v < 1 || v > 4096)
+                return fail(ACCEL_ERR_INVALID_ARGUMENT,
+                            format("emu: max_inflight='%s' is not a number from 1 to 4096", value.c_str()));
+            o->max_inflight = (uint32_t)v;
+        } else if (key == "debug") {
+            if (value != "0" && value != "1")
+                return fail(ACCEL_ERR_INVALID_ARGUMENT, format("emu: debug='%s' must be 0 or 1", value.c_str()));
+            o->debug = value == "1";
+        } else {
+            return fail(ACCEL_ERR_INVALID_ARGUMENT,
+                        format("emu: unknown option '%s' (known: cores, pool, max_inflight, debug)", item.c_str()));
+        }
+    }
+    return ACCEL_OK;
+}
+
+}  // namespace
+
+accel_status device_open(const char* options, accel_device** out) {
+    DeviceOptions o;
+    accel_status s = parse_options(options, &o);
+    if (s != ACCEL_OK) return s;
+    auto* d = new (std::nothrow) accel_device();
+    if (!d) return fail(ACCEL_ERR_OUT_OF_MEMORY, "emu: out of host memory opening the device");
+    d->header.driver = &kDriverTable;
+    d->options = o;
+    if (!d->pool.reserve(o.pool_bytes, o.debug)) {
+        int err = errno;
+        delete d;
+        return fail(ACCEL_ERR_OUT_OF_MEMORY, format("emu: could not reserve a %llu-byte memory pool: %s",
+                                                    (unsigned long long)o.pool_bytes, strerror(err)));
+    }
+    d->scheduler = Scheduler::start(o.cores, o.max_inflight);
+    *out = d;
+    return ACCEL_OK;
+}
+
+void device_release(accel_device* d) {
+    if (d->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+    d->scheduler->shutdown();
+    delete d;
+}
+
+accel_status device_get_info(accel_device* d, accel_device_info* out) {
+    accel_device_info info{};
+    info.struct_size = out->struct_size;
+    info.cores = d->options.cores;
+    info.max_inflight = d->options.max_inflight;
+    info.debug = d->options.debug ? 1 : 0;
+    info.alignment = kAlignment;
+    info.pool_bytes = d->pool.capacity();
+    info.name = "accel emulator";
+    info.backend = "emu";
+    memcpy(out, &info, out->struct_size < sizeof info ? out->struct_size : sizeof info);
+    return ACCEL_OK;
+}
+
+accel_status device_get_stats(accel_device* d, accel_memory_stats* out) {
+    PoolStats p = d->pool.stats();
+    accel_memory_stats st{};
+    st.struct_size = out->struct_size;
+    st.bytes_in_use = p.bytes_in_use;
+    st.peak_bytes_in_use = p.peak_bytes_in_use;
+    st.live_buffers = d->live_buffers.load();
+    st.allocations = p.allocations;
+    st.bytes_copied = d->bytes_copied.load();
+    st.jobs_submitted = d->jobs_submitted.load();
+    st.jobs_completed = d->jobs_completed.load();
+    memcpy(out, &st, out->struct_size < sizeof st ? out->struct_size : sizeof st);
+    return ACCEL_OK;
+}
+
+accel_status device_check(accel_device* d) {
+    std::lock_guard<std::mutex> lock(d->check_mutex);
+    if (!d->deferred_corruption.empty()) {
+        std::string report = d->deferred_corruption;
+        d->deferred_corruption.clear();
+        return fail(ACCEL_ERR_MEMORY_CORRUPTION, report);
+    }
+    for (accel_buffer* b : d->live) {
+        std::string problem;
+        if (!d->pool.check(b->block, &problem))
+            return fail(ACCEL_ERR_MEMORY_CORRUPTION,
+                        format("buffer #%llu (%llu bytes): %s", (unsigned long long)b->id,
+                               (unsigned long long)b->size, problem.c_str()));
+    }
+    return ACCEL_OK;
+}
+
+}  // namespace accel_emu

@@ -1,0 +1,77 @@
+// executor.cc - one job on one emulated core: bind every tensor to its memory as planned at load,
+// run the nodes in order, and (debug mode) check that no buffer was written past its ends.
+#include "handles.h"
+#include "ops.h"
+#include "status.h"
+
+namespace accel_emu {
+
+namespace {
+
+void bind_tensors(const accel_model* m, const accel_job* job, Workspace* ws) {
+    const MemoryPlan& plan = m->plan;
+    for (size_t t = 0; t < plan.tensors.size(); t++) {
+        const TensorPlace& p = plan.tensors[t];
+        switch (p.place) {
+            case Place::Input: ws->tensor_ptrs[t] = job->inputs[p.index]->host; break;
+            case Place::Output: ws->tensor_ptrs[t] = job->outputs[p.index]->host; break;
+            case Place::Constant: ws->tensor_ptrs[t] = m->weights.ptr + p.offset; break;
+            case Place::Workspace: ws->tensor_ptrs[t] = ws->block.ptr + p.offset; break;
+        }
+    }
+}
+
+accel_status check_guards(const accel_model* m, const accel_job* job, const Workspace* ws, std::string* message) {
+    const Pool& pool = m->device->pool;
+    std::string problem;
+    auto check_list = [&](const std::vector<accel_buffer*>& bufs, const std::vector<accel_tensor_info>& infos,
+                          const char* what) {
+        for (size_t i = 0; i < bufs.size(); i++) {
+            if (!pool.check(bufs[i]->block, &problem)) {
+                *message = format("%s %zu ('%s', buffer #%llu, %llu bytes): %s", what, i, infos[i].name,
+                                  (unsigned long long)bufs[i]->id, (unsigned long long)bufs[i]->size,
+                                  problem.c_str());
+                return false;
+            }
+        }
+        return true;
+    };
+    if (!check_list(job->inputs, m->input_infos, "input") || !check_list(job->outputs, m->output_infos, "output"))
+        return ACCEL_ERR_MEMORY_CORRUPTION;
+    if (!pool.check(ws->block, &problem)) {
+        *message = "the model's workspace: " + problem;
+        return ACCEL_ERR_MEMORY_CORRUPTION;
+    }
+    return ACCEL_OK;
+}
+
+}  // namespace
+
+accel_status run_job(accel_job* job, int /*core*/, std::string* message) {
+    accel_model* m = job->model;
+    Workspace* ws = nullptr;
+    accel_status s = acquire_workspace(m, &ws);
+    if (s != ACCEL_OK) {
+        *message = "out of device memory for a second concurrent workspace of this model";
+        return s;
+    }
+    bind_tensors(m, job, ws);
+    void* scratch = ws->block.ptr + m->plan.scratch_offset;
+    for (const Node& node : m->graph.nodes) {
+        if (job->deadline_ns && now_ns() >= job->deadline_ns) {
+            *message = format("the job's timeout passed while it ran (before node '%s')", node.name.c_str());
+            s = ACCEL_ERR_TIMEOUT;
+            break;
+        }
+        for (size_t i = 0; i < node.inputs.size(); i++)
+            ws->node_inputs[i] = node.inputs[i] == kAbsent ? nullptr : ws->tensor_ptrs[node.inputs[i]];
+        for (size_t i = 0; i < node.outputs.size(); i++) ws->node_outputs[i] = ws->tensor_ptrs[node.outputs[i]];
+        KernelArgs args{&m->graph, &node, ws->node_inputs.data(), ws->node_outputs.data(), scratch};
+        find_op(static_cast<uint32_t>(node.op))->run(args);
+    }
+    if (s == ACCEL_OK && m->device->options.debug) s = check_guards(m, job, ws, message);
+    release_workspace(m, ws);
+    return s;
+}
+
+}  // namespace accel_emu

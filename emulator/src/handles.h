@@ -1,0 +1,129 @@
+// handles.h - the emulator's definitions of the ABI's opaque handles. Each begins with the
+// accel_object_header the loader dispatches on, and is reference counted.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "accel/driver.h"
+#include "graph.h"
+#include "plan.h"
+#include "pool.h"
+
+namespace accel_emu {
+class Scheduler;
+
+// What one running job of a model needs besides its buffers: device memory for intermediates and
+// scratch, and the pointer tables the executor fills, all sized once.
+struct Workspace {
+    Block block;
+    std::vector<void*> tensor_ptrs;      // one per graph tensor
+    std::vector<const void*> node_inputs;  // the largest node arity
+    std::vector<void*> node_outputs;
+};
+
+struct DeviceOptions {
+    uint32_t cores = 1;
+    uint64_t pool_bytes = 256ull << 20;
+    uint32_t max_inflight = 16;
+    bool debug = false;
+};
+}  // namespace accel_emu
+
+struct accel_device {
+    accel_object_header header;
+    std::atomic<int> refs{1};
+    accel_emu::DeviceOptions options;
+    accel_emu::Pool pool;
+    std::shared_ptr<accel_emu::Scheduler> scheduler;
+
+    std::atomic<uint64_t> live_buffers{0};
+    std::atomic<uint64_t> bytes_copied{0};
+    std::atomic<uint64_t> jobs_submitted{0};
+    std::atomic<uint64_t> jobs_completed{0};
+    std::atomic<uint64_t> next_buffer_id{1};
+
+    // Debug mode: every live pool-backed buffer, so that accel_device_check can look at its guards,
+    // and the first corruption found when a buffer was freed (release cannot return an error).
+    std::mutex check_mutex;
+    std::set<accel_buffer*> live;
+    std::string deferred_corruption;
+};
+
+struct accel_buffer {
+    accel_object_header header;
+    std::atomic<int> refs{1};
+    accel_device* device = nullptr;  // retained
+    accel_emu::Block block;          // pool memory (block.ptr == nullptr when imported)
+    uint8_t* host = nullptr;         // the host-visible pointer
+    uint64_t size = 0;
+    uint64_t id = 0;                 // for messages: "buffer #12"
+};
+
+struct accel_model {
+    accel_object_header header;
+    std::atomic<int> refs{1};
+    accel_device* device = nullptr;  // retained
+    accel_emu::Graph graph;
+    accel_emu::Block weights;        // the data section, in device memory
+    accel_emu::MemoryPlan plan;
+    std::vector<accel_tensor_info> input_infos, output_infos;
+
+    // Workspaces (intermediates + scratch, laid out by `plan`): one per job of this model running at
+    // the same time, allocated once and reused, never per run.
+    std::mutex workspace_mutex;
+    std::vector<accel_emu::Workspace*> idle_workspaces;
+    std::vector<std::unique_ptr<accel_emu::Workspace>> all_workspaces;
+};
+
+namespace accel_emu {
+enum class JobState { Queued, Running, Done };
+}
+
+struct accel_job {
+    accel_object_header header;
+    std::atomic<int> refs{2};        // the caller's and the scheduler's
+    std::atomic<int> user_refs{1};   // the caller's alone: when they go before the job ran, it is cancelled
+    accel_model* model = nullptr;    // retained until the job finishes
+    std::vector<accel_buffer*> inputs, outputs;  // retained until the job finishes
+    int32_t priority = 0;
+    uint64_t core_mask = 0;
+    uint64_t deadline_ns = 0;        // 0: none
+    accel_job_callback callback = nullptr;
+    void* user_data = nullptr;
+    uint64_t sequence = 0;
+    std::shared_ptr<accel_emu::Scheduler> scheduler;  // to cancel with, whatever happened to the model
+
+    std::mutex mutex;
+    std::condition_variable done_cv;
+    accel_emu::JobState state = accel_emu::JobState::Queued;
+    accel_status status = ACCEL_OK;
+    std::string message;
+    accel_job_timing timing{};
+};
+
+namespace accel_emu {
+
+extern const accel_driver_table kDriverTable;
+
+void device_release(accel_device* device);
+void buffer_release(accel_buffer* buffer);
+void model_release(accel_model* model);
+// Drops a reference that is not the caller's (the scheduler's): never cancels.
+void job_unref(accel_job* job);
+
+// A workspace for one run of the model (reused; allocated only when more runs overlap than before).
+accel_status acquire_workspace(accel_model* model, Workspace** out);
+void release_workspace(accel_model* model, Workspace* ws);
+
+// Runs the job's graph on `core` and returns its status (the message in *message). Worker threads only.
+accel_status run_job(accel_job* job, int core, std::string* message);
+
+uint64_t now_ns();
+
+}  // namespace accel_emu

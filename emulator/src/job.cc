@@ -1,0 +1,175 @@
+// job.cc - submitting a job (every input checked before anything runs), waiting for it, and its
+// reference counting: the caller's references and the scheduler's one are counted apart, because
+// the caller dropping its last reference before the job ran means "cancel".
+#include <chrono>
+#include <cstring>
+#include <new>
+
+#include "entry_points.h"
+#include "handles.h"
+#include "scheduler.h"
+#include "status.h"
+
+namespace accel_emu {
+
+uint64_t now_ns() {
+    return (uint64_t)std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+namespace {
+
+std::string shape_text(const accel_tensor_info& t) {
+    std::string s = "(";
+    for (uint32_t i = 0; i < t.ndim; i++) s += (i ? ", " : "") + std::to_string(t.shape[i]);
+    return s + (t.ndim == 1 ? ",)" : ")");
+}
+
+accel_status check_buffers(accel_model* m, accel_buffer* const* bufs, size_t count,
+                           const std::vector<accel_tensor_info>& infos, const char* what) {
+    if (count != infos.size())
+        return fail(ACCEL_ERR_INVALID_ARGUMENT, format("accel_job_submit: the model has %zu %ss, %zu given",
+                                                       infos.size(), what, count));
+    for (size_t i = 0; i < count; i++) {
+        const accel_tensor_info& t = infos[i];
+        accel_buffer* b = bufs[i];
+        if (!b) return fail(ACCEL_ERR_INVALID_ARGUMENT, format("accel_job_submit: %s %zu ('%s') is NULL", what, i, t.name));
+        if (b->header.driver != &kDriverTable || b->device != m->device)
+            return fail(ACCEL_ERR_INVALID_ARGUMENT,
+                        format("accel_job_submit: %s %zu ('%s') is a buffer of another device", what, i, t.name));
+        if (b->size < t.byte_size)
+            return fail(ACCEL_ERR_SHAPE, format("accel_job_submit: %s %zu ('%s') needs %llu bytes for %s %s, "
+                                                "buffer #%llu holds %llu",
+                                                what, i, t.name, (unsigned long long)t.byte_size,
+                                                shape_text(t).c_str(), dtype_name(t.dtype),
+                                                (unsigned long long)b->id, (unsigned long long)b->size));
+    }
+    return ACCEL_OK;
+}
+
+// An output buffer that is also an input, or another output, would be overwritten while it is read.
+accel_status check_aliasing(accel_model* m, accel_buffer* const* in, size_t nin, accel_buffer* const* out, size_t nout) {
+    for (size_t o = 0; o < nout; o++) {
+        for (size_t i = 0; i < nin; i++)
+            if (out[o]->host == in[i]->host)
+                return fail(ACCEL_ERR_INVALID_ARGUMENT,
+                            format("accel_job_submit: output %zu ('%s') is the same buffer as input %zu ('%s')", o,
+                                   m->output_infos[o].name, i, m->input_infos[i].name));
+        for (size_t p = 0; p < o; p++)
+            if (out[o]->host == out[p]->host)
+                return fail(ACCEL_ERR_INVALID_ARGUMENT,
+                            format("accel_job_submit: outputs %zu ('%s') and %zu ('%s') are the same buffer", p,
+                                   m->output_infos[p].name, o, m->output_infos[o].name));
+    }
+    return ACCEL_OK;
+}
+
+void destroy_job(accel_job* j) {
+    // A job that never reached the scheduler still holds what submit retained.
+    for (accel_buffer* b : j->inputs) buffer_release(b);
+    for (accel_buffer* b : j->outputs) buffer_release(b);
+    if (j->model) model_release(j->model);
+    delete j;
+}
+
+}  // namespace
+
+accel_status job_submit(accel_model* m, accel_buffer* const* inputs, size_t nin, accel_buffer* const* outputs,
+                        size_t nout, const accel_run_options* options, accel_job** out) {
+    accel_run_options o{};
+    memcpy(&o, options, options->struct_size < sizeof o ? options->struct_size : sizeof o);
+    if (o.priority < 0 || o.priority > 255)
+        return fail(ACCEL_ERR_INVALID_ARGUMENT, format("accel_job_submit: priority %d is outside 0..255", o.priority));
+    uint32_t cores = m->device->options.cores;
+    uint64_t all_cores = cores >= 64 ? ~0ull : ((1ull << cores) - 1);
+    if (o.core_mask && !(o.core_mask & all_cores))
+        return fail(ACCEL_ERR_INVALID_ARGUMENT,
+                    format("accel_job_submit: core_mask 0x%llx selects none of the device's %u cores",
+                           (unsigned long long)o.core_mask, cores));
+    if (o.flags & ~(uint32_t)ACCEL_SUBMIT_NO_WAIT)
+        return fail(ACCEL_ERR_INVALID_ARGUMENT, format("accel_job_submit: unknown flags 0x%x", o.flags));
+    accel_status s = check_buffers(m, inputs, nin, m->input_infos, "input");
+    if (s == ACCEL_OK) s = check_buffers(m, outputs, nout, m->output_infos, "output");
+    if (s == ACCEL_OK) s = check_aliasing(m, inputs, nin, outputs, nout);
+    if (s != ACCEL_OK) return s;
+
+    auto* j = new (std::nothrow) accel_job();
+    if (!j) return fail(ACCEL_ERR_OUT_OF_MEMORY, "emu: out of host memory submitting a job");
+    j->header.driver = &kDriverTable;
+    if (!out) {  // fire and forget: only the scheduler holds it
+        j->refs = 1;
+        j->user_refs = 0;
+    }
+    j->model = m;
+    model_retain(m);
+    j->scheduler = m->device->scheduler;
+    for (size_t i = 0; i < nin; i++) buffer_retain(inputs[i]), j->inputs.push_back(inputs[i]);
+    for (size_t i = 0; i < nout; i++) buffer_retain(outputs[i]), j->outputs.push_back(outputs[i]);
+    j->priority = o.priority;
+    j->core_mask = o.core_mask & all_cores;
+    j->callback = o.callback;
+    j->user_data = o.user_data;
+    j->timing.struct_size = sizeof j->timing;
+    j->timing.core = -1;
+    j->timing.queued_ns = now_ns();
+    if (o.timeout_us > 0) j->deadline_ns = j->timing.queued_ns + (uint64_t)o.timeout_us * 1000u;
+
+    s = m->device->scheduler->submit(j, (o.flags & ACCEL_SUBMIT_NO_WAIT) != 0);
+    if (s != ACCEL_OK) {
+        destroy_job(j);
+        return s;
+    }
+    m->device->jobs_submitted++;
+    if (out) *out = j;
+    return ACCEL_OK;
+}
+
+accel_status job_wait(accel_job* j, int64_t timeout_us) {
+    std::unique_lock<std::mutex> lock(j->mutex);
+    auto done = [&] { return j->state == JobState::Done; };
+    if (timeout_us < 0) j->done_cv.wait(lock, done);
+    else if (!j->done_cv.wait_for(lock, std::chrono::microseconds(timeout_us), done))
+        return fail(ACCEL_ERR_NOT_READY, "accel_job_wait: the job has not finished yet");
+    if (j->status != ACCEL_OK) return fail(j->status, j->message);
+    return ACCEL_OK;
+}
+
+accel_status job_poll(accel_job* j, int32_t* out_done) {
+    std::lock_guard<std::mutex> lock(j->mutex);
+    *out_done = j->state == JobState::Done ? 1 : 0;
+    return ACCEL_OK;
+}
+
+accel_status job_get_timing(accel_job* j, accel_job_timing* out) {
+    std::lock_guard<std::mutex> lock(j->mutex);
+    accel_job_timing t = j->timing;
+    t.struct_size = out->struct_size;
+    memcpy(out, &t, out->struct_size < sizeof t ? out->struct_size : sizeof t);
+    return ACCEL_OK;
+}
+
+void job_retain(accel_job* j) {
+    j->user_refs.fetch_add(1, std::memory_order_relaxed);
+    j->refs.fetch_add(1, std::memory_order_relaxed);
+}
+
+void job_unref(accel_job* j) {
+    if (j->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) destroy_job(j);
+}
+
+void job_release(accel_job* j) {
+    if (j->user_refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        // No one can wait for it any more: if it has not started, it never will. (The job may start
+        // and finish meanwhile; cancel() then finds it no longer queued and does nothing.)
+        bool queued;
+        {
+            std::lock_guard<std::mutex> lock(j->mutex);
+            queued = j->state == JobState::Queued;
+        }
+        if (queued) j->scheduler->cancel(j);
+    }
+    job_unref(j);
+}
+
+}  // namespace accel_emu

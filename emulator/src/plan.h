@@ -1,0 +1,31 @@
+// plan.h - where every tensor of a model lives during a run, decided once at load.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "graph.h"
+
+namespace accel_emu {
+
+enum class Place : uint8_t { Input, Output, Constant, Workspace };
+
+struct TensorPlace {
+    Place place = Place::Workspace;
+    uint32_t index = 0;   // Input/Output: position in the graph's input/output list
+    uint64_t offset = 0;  // Constant: in the weights block; Workspace: in the workspace
+};
+
+struct MemoryPlan {
+    std::vector<TensorPlace> tensors;  // one per graph tensor
+    uint64_t workspace_bytes = 0;      // intermediates + scratch, at least kAlignment
+    uint64_t scratch_offset = 0;       // scratch area (the largest any node needs) in the workspace
+    uint64_t intermediate_bytes_unshared = 0;  // what intermediates would take with no reuse
+};
+
+// Plans intermediates by liveness: two intermediates share bytes only if their lifetimes (from the node
+// that produces one to the last node that reads it) do not overlap. Greedy, largest first.
+MemoryPlan plan_memory(const Graph& graph);
+
+}  // namespace accel_emu

@@ -1,0 +1,181 @@
+#include "scheduler.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "handles.h"
+#include "status.h"
+
+namespace accel_emu {
+
+std::shared_ptr<Scheduler> Scheduler::start(uint32_t cores, uint32_t max_inflight) {
+    std::shared_ptr<Scheduler> s(new Scheduler(cores, max_inflight));
+    // Each thread holds the scheduler alive, so a thread that outlives shutdown() (the one that
+    // called it) still has valid state to leave through.
+    for (uint32_t c = 0; c < cores; c++) {
+        auto self = s;
+        s->threads_.emplace_back([self, c] { self->worker_loop((int)c); });
+    }
+    auto self = s;
+    s->threads_.emplace_back([self] { self->completion_loop(); });
+    return s;
+}
+
+accel_status Scheduler::submit(accel_job* job, bool no_wait) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (inflight_ >= max_inflight_) {
+        if (no_wait)
+            return fail(ACCEL_ERR_BUSY, format("accel_job_submit: %u jobs already in flight (max_inflight %u)",
+                                               inflight_, max_inflight_));
+        slot_cv_.wait(lock, [&] { return inflight_ < max_inflight_ || stopping_; });
+    }
+    inflight_++;
+    job->sequence = next_sequence_++;
+    queue_.push_back(job);
+    work_cv_.notify_all();
+    if (job->deadline_ns) completion_cv_.notify_one();  // it may be the earliest deadline now
+    return ACCEL_OK;
+}
+
+void Scheduler::cancel(accel_job* job) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = std::find(queue_.begin(), queue_.end(), job);
+    if (it == queue_.end()) return;
+    queue_.erase(it);
+    complete_locked(job, ACCEL_ERR_CANCELLED, "the job was released before it started");
+}
+
+// Highest priority first; among equals, first submitted first.
+accel_job* Scheduler::take_job_for(int core) {
+    auto best = queue_.end();
+    for (auto it = queue_.begin(); it != queue_.end(); ++it) {
+        accel_job* j = *it;
+        if (j->core_mask && !(j->core_mask & (1ull << core))) continue;
+        if (best == queue_.end() || j->priority > (*best)->priority ||
+            (j->priority == (*best)->priority && j->sequence < (*best)->sequence))
+            best = it;
+    }
+    if (best == queue_.end()) return nullptr;
+    accel_job* j = *best;
+    queue_.erase(best);
+    return j;
+}
+
+void Scheduler::complete_locked(accel_job* job, accel_status status, std::string message) {
+    {
+        std::lock_guard<std::mutex> jl(job->mutex);
+        job->status = status;
+        job->message = std::move(message);
+        job->state = JobState::Done;
+        job->timing.finished_ns = now_ns();
+    }
+    job->done_cv.notify_all();
+    completed_.push_back(job);
+    completion_cv_.notify_one();
+}
+
+void Scheduler::expire_queued_locked(uint64_t now) {
+    for (size_t i = 0; i < queue_.size();) {
+        accel_job* j = queue_[i];
+        if (j->deadline_ns && now >= j->deadline_ns) {
+            queue_.erase(queue_.begin() + (long)i);
+            complete_locked(j, ACCEL_ERR_TIMEOUT, "the job's timeout passed before it could start");
+        } else {
+            i++;
+        }
+    }
+}
+
+void Scheduler::worker_loop(int core) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+        accel_job* job = nullptr;
+        work_cv_.wait(lock, [&] { return stopping_ || (job = take_job_for(core)) != nullptr; });
+        if (!job) return;  // stopping, and nothing this core may run
+        lock.unlock();
+        accel_status status;
+        std::string message;
+        uint64_t start = now_ns();
+        if (job->deadline_ns && start >= job->deadline_ns) {
+            status = ACCEL_ERR_TIMEOUT;
+            message = "the job's timeout passed before it could start";
+        } else {
+            {
+                std::lock_guard<std::mutex> jl(job->mutex);
+                job->state = JobState::Running;
+                job->timing.started_ns = start;
+                job->timing.core = core;
+            }
+            status = run_job(job, core, &message);
+        }
+        lock.lock();
+        complete_locked(job, status, std::move(message));
+    }
+}
+
+void Scheduler::completion_loop() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+        if (completed_.empty()) {
+            uint64_t earliest = 0;
+            for (accel_job* j : queue_)
+                if (j->deadline_ns && (!earliest || j->deadline_ns < earliest)) earliest = j->deadline_ns;
+            if (stopping_ && queue_.empty()) return;
+            if (earliest) {
+                uint64_t now = now_ns();
+                if (now < earliest)
+                    completion_cv_.wait_for(lock, std::chrono::nanoseconds(earliest - now));
+                expire_queued_locked(now_ns());
+            } else {
+                completion_cv_.wait(lock);
+            }
+            continue;
+        }
+        accel_job* job = completed_.front();
+        completed_.pop_front();
+        lock.unlock();
+        finish(job);
+        lock.lock();
+    }
+}
+
+void Scheduler::finish(accel_job* job) {
+    // Keep this thread's scheduler alive even if the device (and its last reference to us) goes below.
+    std::shared_ptr<Scheduler> keep = shared_from_this();
+    accel_status status;
+    {
+        std::lock_guard<std::mutex> jl(job->mutex);
+        status = job->status;
+    }
+    if (job->callback) job->callback(job, status, job->user_data);
+    accel_model* model = job->model;
+    model->device->jobs_completed++;
+    for (accel_buffer* b : job->inputs) buffer_release(b);
+    for (accel_buffer* b : job->outputs) buffer_release(b);
+    job->inputs.clear();
+    job->outputs.clear();
+    job->model = nullptr;
+    model_release(model);  // may release the device, and with it call shutdown() on this thread
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        inflight_--;
+    }
+    slot_cv_.notify_one();
+    job_unref(job);  // the scheduler's reference
+}
+
+void Scheduler::shutdown() {
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        stopping_ = true;
+    }
+    work_cv_.notify_all();
+    completion_cv_.notify_all();
+    slot_cv_.notify_all();
+    for (std::thread& t : threads_) {
+        if (t.get_id() == std::this_thread::get_id()) t.detach();
+        else if (t.joinable()) t.join();
+    }
+}
+
+}  // namespace accel_emu

@@ -1,0 +1,55 @@
+// scheduler.h - the emulated cores: one worker thread per core taking the highest-priority queued
+// job its core may run, at most max_inflight jobs between submission and completion, and one
+// completion thread per device that runs callbacks in completion order and expires queued jobs whose
+// timeout passes while they wait.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "accel/accel.h"
+
+namespace accel_emu {
+
+class Scheduler : public std::enable_shared_from_this<Scheduler> {
+public:
+    static std::shared_ptr<Scheduler> start(uint32_t cores, uint32_t max_inflight);
+
+    // Takes the job's scheduler reference. Blocks while max_inflight jobs are in flight unless
+    // no_wait (then ACCEL_ERR_BUSY, the reference not taken).
+    accel_status submit(accel_job* job, bool no_wait);
+    // Cancels a job that has not started: it completes with ACCEL_ERR_CANCELLED. No-op otherwise.
+    void cancel(accel_job* job);
+    // Stops the threads once no job is left. Joins them, except the calling thread if it is one of
+    // them (the last reference to a device can drop inside a callback): that one finishes on its own.
+    void shutdown();
+
+    uint32_t cores() const { return cores_; }
+
+private:
+    Scheduler(uint32_t cores, uint32_t max_inflight) : cores_(cores), max_inflight_(max_inflight) {}
+    void worker_loop(int core);
+    void completion_loop();
+    accel_job* take_job_for(int core);                         // mutex_ held
+    void complete_locked(accel_job* job, accel_status status, std::string message);  // mutex_ held
+    void expire_queued_locked(uint64_t now);                   // mutex_ held
+    void finish(accel_job* job);                               // completion thread, no lock held
+
+    const uint32_t cores_;
+    const uint32_t max_inflight_;
+    std::mutex mutex_;
+    std::condition_variable work_cv_, completion_cv_, slot_cv_;
+    std::vector<accel_job*> queue_;        // submitted, not started
+    std::deque<accel_job*> completed_;     // finished, callback not yet run
+    uint32_t inflight_ = 0;
+    uint64_t next_sequence_ = 0;
+    bool stopping_ = false;
+    std::vector<std::thread> threads_;
+};
+
+}  // namespace accel_emu

@@ -1,0 +1,32 @@
+#include "status.h"
+
+#include <cstdarg>
+#include <cstdio>
+
+namespace accel_emu {
+
+static const accel_host_api* g_host = nullptr;
+
+void set_host(const accel_host_api* host) { g_host = host; }
+
+accel_status fail(accel_status status, const std::string& message) {
+    if (g_host && g_host->set_error) g_host->set_error(status, message.c_str());
+    return status;
+}
+
+std::string format(const char* fmt, ...) {
+    char buffer[1024];
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(buffer, sizeof buffer, fmt, args);
+    va_end(args);
+    return buffer;
+}
+
+const char* dtype_name(accel_dtype d) {
+    static const char* names[] = {"unknown", "float32", "float16", "int8",   "uint8",  "int16",
+                                  "int32",   "int64",   "uint16",  "uint32", "uint64", "bool"};
+    return d >= 0 && d <= 11 ? names[d] : "unknown";
+}
+
+}  // namespace accel_emu

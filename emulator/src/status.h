@@ -1,0 +1,22 @@
+// status.h - how the emulator reports a failure: the message goes to libaccel's per-thread last error
+// (through the host API the loader gave us) and the status code is returned.
+#pragma once
+
+#include <string>
+
+#include "accel/driver.h"
+
+namespace accel_emu {
+
+void set_host(const accel_host_api* host);
+
+// Records `message` as the calling thread's last error and returns `status`.
+accel_status fail(accel_status status, const std::string& message);
+
+// printf-style formatting into a std::string, for messages.
+std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+
+// "float32", ... for messages.
+const char* dtype_name(accel_dtype dtype);
+
+}  // namespace accel_emu
