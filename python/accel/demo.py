@@ -1,0 +1,88 @@
+"""accel-demo: compile the bundled small CNN and run it on the emulator through the C ABI.
+
+Compiles ``models/tiny_cnn.onnx`` to the emulator's format with ``accel.compiler``, runs it with the
+C example program shipped in the package (``bin/accel_run_model``, which uses only libaccel's public
+ABI), and compares the result with a reference runtime (onnxruntime when installed, else ONNX's own
+reference evaluator). Exits non-zero if the numbers disagree by more than 1e-4 of their magnitude.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+MODEL = PACKAGE_DIR / "models" / "tiny_cnn.onnx"
+TOLERANCE = 1e-4
+
+
+def runner_path() -> Path:
+    """The C example program: installed with the package, or ACCEL_RUN_MODEL in a development tree."""
+    override = os.environ.get("ACCEL_RUN_MODEL")
+    path = Path(override) if override else PACKAGE_DIR / "bin" / "accel_run_model"
+    if not path.exists():
+        raise SystemExit(f"accel-demo: the C runner {path} is missing; reinstall accel (pip install .)")
+    return path
+
+
+def reference_outputs(model_path: Path, feeds: dict[str, np.ndarray]) -> tuple[str, list[np.ndarray]]:
+    try:
+        import onnxruntime as ort
+
+        session = ort.InferenceSession(str(model_path), providers=["CPUExecutionProvider"])
+        return "onnxruntime " + ort.__version__, session.run(None, feeds)
+    except ImportError:
+        from onnx.reference import ReferenceEvaluator
+
+        return "onnx.reference", ReferenceEvaluator(str(model_path)).run(None, feeds)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="accel-demo", description=__doc__.splitlines()[0])
+    parser.add_argument("--uri", default="emu", help="device URI (default: emu, the emulator)")
+    parser.add_argument("--repeat", type=int, default=50, help="timed runs (default 50)")
+    args = parser.parse_args(argv)
+
+    from . import compiler
+
+    with tempfile.TemporaryDirectory(prefix="accel-demo-") as tmp:
+        work = Path(tmp)
+        t0 = time.perf_counter()
+        compiled = compiler.compile_model(str(MODEL))
+        compile_ms = (time.perf_counter() - t0) * 1e3
+        accm = work / "tiny_cnn.accm"
+        accm.write_bytes(compiled)
+        print(f"compiled {MODEL.name} -> {accm.name}: {len(compiled)} bytes in {compile_ms:.1f} ms")
+
+        image = np.random.default_rng(0).random((1, 3, 64, 64), dtype=np.float32)
+        (work / "image.bin").write_bytes(image.tobytes())
+        cmd = [str(runner_path()), str(accm), "--uri", args.uri, "--input", str(work / "image.bin"),
+               "--output-prefix", str(work / "out"), "--repeat", str(args.repeat)]
+        result = subprocess.run(cmd, capture_output=True, text=True)
+        sys.stdout.write(result.stdout)
+        if result.returncode != 0:
+            sys.stderr.write(result.stderr)
+            return result.returncode
+        got = np.frombuffer((work / "out0.bin").read_bytes(), dtype=np.float32).reshape(1, 10)
+
+    name, (expected,) = reference_outputs(MODEL, {"image": image})
+    error = float(np.max(np.abs(got - expected)))
+    bound = TOLERANCE * max(1.0, float(np.max(np.abs(expected))))
+    top = np.argsort(-got[0])[:3]
+    print("top-3 classes: " + ", ".join(f"{int(c)} ({got[0, c]:.4f})" for c in top))
+    print(f"max abs difference from {name}: {error:.2e} (bound {bound:.0e})")
+    if error > bound:
+        print("accel-demo: MISMATCH", file=sys.stderr)
+        return 1
+    print("accel-demo: OK")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
