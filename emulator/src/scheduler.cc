@@ -8,6 +8,11 @@
 
 namespace accel_emu {
 
+namespace {
+// The scheduler whose completion thread this is (callbacks run there), if any.
+thread_local const Scheduler* tl_completion_thread_of = nullptr;
+}  // namespace
+
 std::shared_ptr<Scheduler> Scheduler::start(uint32_t cores, uint32_t max_inflight) {
     std::shared_ptr<Scheduler> s(new Scheduler(cores, max_inflight));
     // Each thread holds the scheduler alive, so a thread that outlives shutdown() (the one that
@@ -24,6 +29,11 @@ std::shared_ptr<Scheduler> Scheduler::start(uint32_t cores, uint32_t max_infligh
 accel_status Scheduler::submit(accel_job* job, bool no_wait) {
     std::unique_lock<std::mutex> lock(mutex_);
     if (inflight_ >= max_inflight_) {
+        // Only this thread frees slots (after each callback): waiting here would wait for ourselves.
+        if (!no_wait && tl_completion_thread_of == this)
+            return fail(ACCEL_ERR_BUSY, format("accel_job_submit from a completion callback: %u jobs already in "
+                                               "flight (max_inflight %u), and waiting here would never end",
+                                               inflight_, max_inflight_));
         if (no_wait)
             return fail(ACCEL_ERR_BUSY, format("accel_job_submit: %u jobs already in flight (max_inflight %u)",
                                                inflight_, max_inflight_));
@@ -114,6 +124,7 @@ void Scheduler::worker_loop(int core) {
 }
 
 void Scheduler::completion_loop() {
+    tl_completion_thread_of = this;
     std::unique_lock<std::mutex> lock(mutex_);
     for (;;) {
         if (completed_.empty()) {
