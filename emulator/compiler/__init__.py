@@ -1,0 +1,73 @@
+"""accel.compiler: ONNX in, the emulator's .accm model format out (emulator/FORMAT.md).
+
+    from accel import compiler
+    data = compiler.compile_model("model.onnx", input_shapes={"x": (1, 3, 224, 224)})
+    compiler.compile_file("model.onnx", "model.accm")
+    tables = compiler.accm.read(data)
+
+Steps: import (static input shapes, initializers and Constant nodes as constants), constant folding
+(shape subgraphs and any node whose inputs are all constant), lowering to the runtime op set with
+per-op shape rules, BatchNormalization folded into Conv (or lowered to mul + add), copy elimination,
+constant bias/scale folded into conv and gemm (MatMul + Add -> Gemm), activation fusion, dead-code
+removal, and the byte-exact writer.
+"""
+
+from __future__ import annotations
+
+import os
+
+from . import accm
+from .errors import CompileError
+from .lowering import SUPPORTED_OPS
+
+__all__ = ["CompileError", "SUPPORTED_OPS", "accm", "compile_file", "compile_model", "summary"]
+
+
+def compile_model(model, input_shapes=None) -> bytes:
+    """Compiles an ONNX model (a path, bytes or onnx.ModelProto) to .accm bytes.
+
+    input_shapes maps graph input names to shapes (tuples of ints); it fixes symbolic dims and
+    overrides the model's own. A dim that is neither static in the model nor given raises
+    CompileError (a ValueError) naming the input and the dim. Unsupported ops, attributes and dtypes
+    raise CompileError naming the op type and the node.
+    """
+    from . import affine, batchnorm, emit, fusion, importer, lowering
+
+    if input_shapes is not None and not hasattr(input_shapes, "items"):
+        raise TypeError("input_shapes must be a dict mapping input names to shapes")
+    proto = importer.load(model)
+    imported = importer.import_model(proto, input_shapes)
+    g = lowering.lower(imported)
+    g.remove_dead()
+    batchnorm.fold_batchnorm(g)
+    fusion.simplify_copies(g)
+    affine.fold_bias_and_scale(g)
+    fusion.fuse_activations(g)
+    tensors, nodes, inputs, outputs = emit.build(g)
+    try:
+        return accm.write(tensors, nodes, inputs, outputs)
+    except ValueError as e:
+        raise CompileError(str(e)) from e
+
+
+def compile_file(src, dst, input_shapes=None) -> dict:
+    """Compiles the ONNX file `src` and writes the .accm file `dst`. Returns summary() of it."""
+    data = compile_model(os.fspath(src), input_shapes)
+    tmp = f"{os.fspath(dst)}.tmp{os.getpid()}"
+    with open(tmp, "wb") as f:
+        f.write(data)
+    os.replace(tmp, dst)
+    return summary(data)
+
+
+def summary(data) -> dict:
+    """Counts of an .accm image: nodes, tensors, inputs, outputs, weight_bytes, file_bytes."""
+    t = accm.read(data)
+    return {
+        "nodes": t["header"]["node_count"],
+        "tensors": t["header"]["tensor_count"],
+        "inputs": t["header"]["input_count"],
+        "outputs": t["header"]["output_count"],
+        "weight_bytes": sum(x["data_size"] for x in t["tensors"] if x["kind"] == accm.KIND_CONSTANT),
+        "file_bytes": t["header"]["file_size"],
+    }

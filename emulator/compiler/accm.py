@@ -1,0 +1,329 @@
+"""The .accm container (emulator/FORMAT.md, version 1.0): a byte-exact writer and a reader.
+
+`write(tensors, nodes, inputs, outputs)` lays the file out in the order FORMAT.md gives (header, tensor
+table, node table, io table, edge table, string table, 64-aligned data section). `read(path_or_bytes)`
+parses a file back into plain dicts, for tests and tools; it checks the structure it relies on and
+raises ValueError on a malformed file (the emulator's C reader is the strict validator).
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from dataclasses import dataclass, field
+
+import numpy as np
+
+MAGIC = b"ACCM"
+VERSION_MAJOR = 1
+VERSION_MINOR = 0
+HEADER_SIZE = 128
+TENSOR_RECORD_SIZE = 128
+NODE_RECORD_SIZE = 192
+DATA_ALIGNMENT = 64
+ABSENT = 0xFFFFFFFF
+MAX_DIMS = 8
+MAX_NAME_LENGTH = 4096
+
+_HEADER = struct.Struct("<4sHHIIQIIIIII8Q2Q")
+_TENSOR = struct.Struct("<6I8qQQIiIIQ")
+_NODE = struct.Struct("<7IffI16q6f")
+assert _HEADER.size == HEADER_SIZE and _TENSOR.size == TENSOR_RECORD_SIZE
+assert _NODE.size == NODE_RECORD_SIZE
+
+# Op codes (FORMAT.md "Op codes").
+OPS = {
+    "conv": 1, "gemm": 2, "matmul": 3, "add": 4, "sub": 5, "mul": 6, "div": 7, "activation": 8,
+    "maxpool": 9, "avgpool": 10, "globalavgpool": 11, "copy": 12, "transpose": 13, "concat": 14,
+    "softmax": 15,
+}
+OP_NAMES = {v: k for k, v in OPS.items()}
+
+# Fused activation codes (FORMAT.md "Fused activations").
+ACTIVATIONS = {
+    "none": 0, "relu": 1, "clip": 2, "sigmoid": 3, "hardsigmoid": 4, "hardswish": 5, "leakyrelu": 6,
+}
+ACTIVATION_NAMES = {v: k for k, v in ACTIVATIONS.items()}
+
+# accel_dtype codes (accel.h) <-> numpy.
+DTYPES = {
+    1: np.dtype(np.float32), 2: np.dtype(np.float16), 3: np.dtype(np.int8), 4: np.dtype(np.uint8),
+    5: np.dtype(np.int16), 6: np.dtype(np.int32), 7: np.dtype(np.int64), 8: np.dtype(np.uint16),
+    9: np.dtype(np.uint32), 10: np.dtype(np.uint64), 11: np.dtype(np.bool_),
+}
+_DTYPE_CODES = {v: k for k, v in DTYPES.items()}
+
+LAYOUT_NONE, LAYOUT_NCHW, LAYOUT_NHWC = 0, 1, 2
+KIND_ACTIVATION, KIND_INPUT, KIND_OUTPUT, KIND_CONSTANT = 0, 1, 2, 3
+
+
+def dtype_code(dtype) -> int | None:
+    """The accel_dtype code of a numpy dtype, or None if accel has no such dtype."""
+    try:
+        return _DTYPE_CODES.get(np.dtype(dtype).newbyteorder("="))
+    except TypeError:
+        return None
+
+
+@dataclass
+class Tensor:
+    """One tensor record. `data` is set for constants (kind 3) only."""
+
+    name: str
+    dtype: int
+    kind: int
+    dims: tuple
+    layout: int = LAYOUT_NONE
+    data: np.ndarray | None = None
+
+
+@dataclass
+class Node:
+    """One node record. inputs/outputs are tensor indices; None in inputs is an absent optional input."""
+
+    op: int
+    inputs: list
+    outputs: list
+    name: str = ""
+    activation: int = 0
+    act_alpha: float = 0.0
+    act_beta: float = 0.0
+    ints: list = field(default_factory=list)
+    floats: list = field(default_factory=list)
+
+
+def _align(n: int, a: int) -> int:
+    return (n + a - 1) // a * a
+
+
+class _Strings:
+    """The string table: each distinct string stored once."""
+
+    def __init__(self):
+        self._buf = bytearray()
+        self._index: dict[bytes, int] = {}
+
+    def add(self, s: str) -> tuple[int, int]:
+        b = s.encode("utf-8")
+        if not b:
+            return 0, 0
+        off = self._index.get(b)
+        if off is None:
+            off = len(self._buf)
+            self._index[b] = off
+            self._buf += b
+        return off, len(b)
+
+    def data(self) -> bytes:
+        return bytes(self._buf)
+
+
+def _truncate_utf8(s: str, limit: int) -> str:
+    b = s.encode("utf-8")
+    if len(b) <= limit:
+        return s
+    return b[:limit].decode("utf-8", errors="ignore")
+
+
+def write(tensors: list[Tensor], nodes: list[Node], inputs: list[int], outputs: list[int]) -> bytes:
+    """Serializes a graph into .accm bytes. Raises ValueError on anything FORMAT.md does not allow."""
+    strings = _Strings()
+    tcount, ncount = len(tensors), len(nodes)
+    if not 1 <= tcount <= 1_000_000:
+        raise ValueError(f"tensor count {tcount} is outside 1..1000000")
+    if ncount > 1_000_000:
+        raise ValueError(f"node count {ncount} exceeds 1000000")
+    if not 1 <= len(inputs) <= 4096 or not 1 <= len(outputs) <= 4096:
+        raise ValueError(f"input count {len(inputs)} / output count {len(outputs)} outside 1..4096")
+
+    # Data section: each constant 64-aligned within the section.
+    blobs: list[tuple[int, bytes]] = []
+    data_size = 0
+    const_place: dict[int, tuple[int, int]] = {}
+    for i, t in enumerate(tensors):
+        if t.kind == KIND_CONSTANT:
+            if t.data is None:
+                raise ValueError(f"constant tensor '{t.name}' has no data")
+            arr = np.asarray(t.data, order="C")
+            if dtype_code(arr.dtype) != t.dtype or tuple(arr.shape) != tuple(t.dims):
+                raise ValueError(f"constant tensor '{t.name}': data does not match dtype/dims")
+            raw = arr.astype(arr.dtype.newbyteorder("<"), copy=False).tobytes(order="C")
+            off = _align(data_size, DATA_ALIGNMENT)
+            blobs.append((off, raw))
+            const_place[i] = (off, len(raw))
+            data_size = off + len(raw)
+
+    tensor_records = bytearray()
+    for i, t in enumerate(tensors):
+        name_b = t.name.encode("utf-8")
+        if not 1 <= len(name_b) <= MAX_NAME_LENGTH or b"\0" in name_b:
+            raise ValueError(f"tensor name {t.name!r} is empty, too long or contains NUL")
+        dims = tuple(int(d) for d in t.dims)
+        if len(dims) > MAX_DIMS or any(d < 1 for d in dims):
+            raise ValueError(f"tensor '{t.name}': dims {dims} not allowed (rank <= 8, dims >= 1)")
+        if t.dtype not in DTYPES:
+            raise ValueError(f"tensor '{t.name}': unknown dtype code {t.dtype}")
+        if t.layout in (LAYOUT_NCHW, LAYOUT_NHWC) and len(dims) != 4:
+            raise ValueError(f"tensor '{t.name}': layout {t.layout} requires 4 dims")
+        name_off, name_len = strings.add(t.name)
+        doff, dsize = const_place.get(i, (0, 0))
+        tensor_records += _TENSOR.pack(
+            name_off, name_len, t.dtype, t.layout, t.kind, len(dims),
+            *(dims + (0,) * (MAX_DIMS - len(dims))),
+            doff, dsize, 0, -1, 0, 0, 0)
+
+    node_records = bytearray()
+    edges: list[int] = []
+    for n in nodes:
+        ints = [int(v) for v in n.ints] + [0] * (16 - len(n.ints))
+        floats = [float(v) for v in n.floats] + [0.0] * (6 - len(n.floats))
+        if len(ints) != 16 or len(floats) != 6:
+            raise ValueError(f"node '{n.name}': too many parameters")
+        name_off, name_len = strings.add(_truncate_utf8(n.name, MAX_NAME_LENGTH))
+        ins = [ABSENT if t is None else int(t) for t in n.inputs]
+        outs = [int(t) for t in n.outputs]
+        for t in ins + outs:
+            if t != ABSENT and not 0 <= t < tcount:
+                raise ValueError(f"node '{n.name}': tensor index {t} out of range")
+        node_records += _NODE.pack(
+            n.op, len(ins), len(outs), len(edges), name_off, name_len, n.activation,
+            n.act_alpha, n.act_beta, 0, *ints, *floats)
+        edges += ins + outs
+
+    io = list(inputs) + list(outputs)
+    string_data = strings.data()
+
+    tensor_off = HEADER_SIZE
+    node_off = tensor_off + len(tensor_records)
+    io_off = node_off + len(node_records)
+    edge_off = io_off + 4 * len(io)
+    str_off = edge_off + 4 * len(edges)
+    data_off = _align(str_off + len(string_data), DATA_ALIGNMENT)
+    file_size = data_off + data_size
+
+    header = _HEADER.pack(
+        MAGIC, VERSION_MAJOR, VERSION_MINOR, HEADER_SIZE, 0, file_size,
+        tcount, ncount, len(inputs), len(outputs), len(edges), 0,
+        tensor_off, node_off, io_off, edge_off, str_off, len(string_data), data_off, data_size,
+        0, 0)
+
+    out = bytearray(file_size)
+    out[0:HEADER_SIZE] = header
+    out[tensor_off:node_off] = tensor_records
+    out[node_off:io_off] = node_records
+    out[io_off:edge_off] = struct.pack(f"<{len(io)}I", *io)
+    out[edge_off:str_off] = struct.pack(f"<{len(edges)}I", *edges)
+    out[str_off:str_off + len(string_data)] = string_data
+    for off, raw in blobs:
+        out[data_off + off:data_off + off + len(raw)] = raw
+    return bytes(out)
+
+
+def _check_range(what: str, off: int, size: int, limit: int) -> None:
+    if off < 0 or size < 0 or off > limit or size > limit - off:
+        raise ValueError(f"{what}: range {off}+{size} exceeds {limit} bytes")
+
+
+def read(path_or_bytes) -> dict:
+    """Parses an .accm file (a path or its bytes) into dicts.
+
+    Returns {"header": {...}, "tensors": [...], "nodes": [...], "inputs": [idx], "outputs": [idx],
+    "edges": [idx], "strings": bytes}. A tensor dict has name, dtype, dtype_name, layout, kind, ndim,
+    dims (tuple), data_offset, data_size, quant_type, quant_axis, quant_count, quant_offset, reserved,
+    and "data" (a numpy array for constants, else None). A node dict has op, op_name, name, inputs
+    (tensor indices, None for absent), outputs, edge_offset, activation, activation_name, act_alpha,
+    act_beta, reserved, ints (16), floats (6).
+    """
+    if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
+        buf = bytes(path_or_bytes)
+    else:
+        with open(os.fspath(path_or_bytes), "rb") as f:
+            buf = f.read()
+    if len(buf) < HEADER_SIZE:
+        raise ValueError(f"file is {len(buf)} bytes, shorter than the {HEADER_SIZE}-byte header")
+    h = _HEADER.unpack_from(buf, 0)
+    keys = ["magic", "version_major", "version_minor", "header_size", "flags", "file_size",
+            "tensor_count", "node_count", "input_count", "output_count", "edge_count", "reserved",
+            "tensor_table_offset", "node_table_offset", "io_table_offset", "edge_table_offset",
+            "string_table_offset", "string_table_size", "data_offset", "data_size"]
+    header = dict(zip(keys, h[:20]))
+    header["reserved2"] = list(h[20:22])
+    if header["magic"] != MAGIC:
+        raise ValueError(f"bad magic {header['magic']!r}")
+    if header["version_major"] != VERSION_MAJOR:
+        raise ValueError(f"unknown version_major {header['version_major']}")
+    if header["file_size"] != len(buf):
+        raise ValueError(f"file_size {header['file_size']} != actual size {len(buf)}")
+    size = len(buf)
+    _check_range("tensor table", header["tensor_table_offset"],
+                 header["tensor_count"] * TENSOR_RECORD_SIZE, size)
+    _check_range("node table", header["node_table_offset"],
+                 header["node_count"] * NODE_RECORD_SIZE, size)
+    n_io = header["input_count"] + header["output_count"]
+    _check_range("io table", header["io_table_offset"], 4 * n_io, size)
+    _check_range("edge table", header["edge_table_offset"], 4 * header["edge_count"], size)
+    _check_range("string table", header["string_table_offset"], header["string_table_size"], size)
+    _check_range("data section", header["data_offset"], header["data_size"], size)
+
+    s0 = header["string_table_offset"]
+    strings = buf[s0:s0 + header["string_table_size"]]
+
+    def name_at(off: int, length: int) -> str:
+        _check_range("name", off, length, len(strings))
+        return strings[off:off + length].decode("utf-8")
+
+    data0 = header["data_offset"]
+    tensors = []
+    for i in range(header["tensor_count"]):
+        r = _TENSOR.unpack_from(buf, header["tensor_table_offset"] + i * TENSOR_RECORD_SIZE)
+        ndim = r[5]
+        if ndim > MAX_DIMS:
+            raise ValueError(f"tensor {i}: ndim {ndim} > {MAX_DIMS}")
+        t = {
+            "index": i, "name": name_at(r[0], r[1]), "name_offset": r[0], "name_length": r[1],
+            "dtype": r[2], "layout": r[3], "kind": r[4], "ndim": ndim,
+            "dims": tuple(r[6:6 + ndim]), "dims_raw": tuple(r[6:14]),
+            "data_offset": r[14], "data_size": r[15], "quant_type": r[16], "quant_axis": r[17],
+            "quant_count": r[18], "reserved": r[19], "quant_offset": r[20], "data": None,
+        }
+        t["dtype_name"] = DTYPES[t["dtype"]].name if t["dtype"] in DTYPES else "unknown"
+        if t["kind"] == KIND_CONSTANT:
+            if t["dtype"] not in DTYPES:
+                raise ValueError(f"tensor '{t['name']}': unknown dtype {t['dtype']}")
+            _check_range(f"tensor '{t['name']}' data", t["data_offset"], t["data_size"],
+                         header["data_size"])
+            dt = DTYPES[t["dtype"]].newbyteorder("<")
+            count = int(np.prod(t["dims"], dtype=np.int64))
+            if count * dt.itemsize != t["data_size"]:
+                raise ValueError(f"tensor '{t['name']}': data_size {t['data_size']} != "
+                                 f"{count} x {dt.itemsize}")
+            start = data0 + t["data_offset"]
+            t["data"] = np.frombuffer(buf, dtype=dt, count=count, offset=start).reshape(
+                t["dims"]).astype(dt.newbyteorder("="))
+        tensors.append(t)
+
+    e0 = header["edge_table_offset"]
+    edges = list(struct.unpack_from(f"<{header['edge_count']}I", buf, e0))
+    nodes = []
+    for i in range(header["node_count"]):
+        r = _NODE.unpack_from(buf, header["node_table_offset"] + i * NODE_RECORD_SIZE)
+        op, n_in, n_out, eoff = r[0], r[1], r[2], r[3]
+        if eoff + n_in + n_out > len(edges):
+            raise ValueError(f"node {i}: edges {eoff}+{n_in}+{n_out} exceed edge_count")
+        ins = [None if e == ABSENT else e for e in edges[eoff:eoff + n_in]]
+        outs = edges[eoff + n_in:eoff + n_in + n_out]
+        nodes.append({
+            "index": i, "op": op, "op_name": OP_NAMES.get(op, "unknown"), "name": name_at(r[4], r[5]),
+            "input_count": n_in, "output_count": n_out, "edge_offset": eoff,
+            "inputs": ins, "outputs": list(outs),
+            "activation": r[6], "activation_name": ACTIVATION_NAMES.get(r[6], "unknown"),
+            "act_alpha": r[7], "act_beta": r[8], "reserved": r[9],
+            "ints": list(r[10:26]), "floats": list(r[26:32]),
+        })
+
+    io = list(struct.unpack_from(f"<{n_io}I", buf, header["io_table_offset"]))
+    return {
+        "header": header, "tensors": tensors, "nodes": nodes,
+        "inputs": io[:header["input_count"]], "outputs": io[header["input_count"]:],
+        "edges": edges, "strings": strings,
+    }

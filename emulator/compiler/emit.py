@@ -1,0 +1,122 @@
+"""The last step: graph outputs made distinct and node-produced, dead nodes dropped, nodes sorted,
+dtypes and shapes checked, layouts chosen, and the .accm tables built."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import accm
+from .errors import CompileError
+from .ir import Graph, Node, Value
+
+F32 = np.dtype(np.float32)
+SPATIAL_OPS = frozenset({"conv", "maxpool", "avgpool", "globalavgpool"})
+
+
+def fix_outputs(g: Graph) -> None:
+    """Each graph output gets its own tensor, written by exactly one node (copies where needed)."""
+    produced = {o for n in g.nodes for o in n.outputs}
+    final, seen = [], set()
+    for name in g.outputs:
+        v = g.value(name)
+        if name not in seen and v.is_const and name not in produced:
+            const = g.add_const(v.const, f"{name}_const")
+            g.replace_uses(name, const)
+            g.values[name] = Value(name, v.dtype, v.shape)
+            g.nodes.insert(0, Node("copy", [const], [name], f"{name}_output_copy"))
+            produced.add(name)
+        elif name in seen or name in g.inputs:
+            new = g.add_value(f"{name}_output" if name in g.inputs else f"{name}_dup", v.dtype, v.shape)
+            g.nodes.append(Node("copy", [name], [new], f"{new}_copy"))
+            produced.add(new)
+            name = new
+        final.append(name)
+        seen.add(name)
+    g.outputs = final
+
+
+def _accel_dtype(v: Value) -> int:
+    code = accm.dtype_code(v.dtype) if v.dtype is not None else None
+    if code is None:
+        raise CompileError(f"tensor '{v.name}' has dtype {v.dtype}, which accel does not support")
+    return code
+
+
+def build(g: Graph):
+    """-> (tensors, nodes, inputs, outputs) for accm.write."""
+    fix_outputs(g)
+    g.remove_dead()
+    g.toposort()
+    if not g.inputs:
+        raise CompileError("the model has no runtime inputs (every input is a constant)")
+
+    order: list[str] = []
+    index: dict[str, int] = {}
+
+    def add(name):
+        if name is not None and name not in index:
+            index[name] = len(order)
+            order.append(name)
+
+    for name in g.inputs:
+        add(name)
+    for n in g.nodes:
+        for t in n.inputs + n.outputs:
+            add(t)
+    for name in g.outputs:
+        add(name)
+
+    # Dtypes: every compute op is float32; copies keep any dtype.
+    for n in g.nodes:
+        if n.op == "copy":
+            continue
+        for t in n.inputs + n.outputs:
+            if t is None:
+                continue
+            v = g.value(t)
+            if v.dtype != F32:
+                raise CompileError(f"tensor '{t}' has dtype {v.dtype}, but the runtime computes in "
+                                   f"float32 only (node '{n.name}', op {n.op})")
+
+    nchw = set(name for name in g.inputs if len(g.value(name).shape) == 4)
+    for n in g.nodes:
+        if n.op in SPATIAL_OPS:
+            for t in (n.inputs[0], n.outputs[0]):
+                if len(g.value(t).shape) == 4:
+                    nchw.add(t)
+
+    outputs = set(g.outputs)
+    inputs = set(g.inputs)
+    tensors = []
+    for name in order:
+        v = g.value(name)
+        if len(v.shape) > accm.MAX_DIMS:
+            raise CompileError(f"tensor '{name}' has rank {len(v.shape)} > {accm.MAX_DIMS}")
+        if any(int(d) < 1 for d in v.shape):
+            raise CompileError(f"tensor '{name}' has shape {tuple(v.shape)}; every dim must be >= 1")
+        if not 1 <= len(name.encode("utf-8")) <= accm.MAX_NAME_LENGTH or "\0" in name:
+            raise CompileError(f"tensor name {name[:64]!r}... is empty, longer than "
+                               f"{accm.MAX_NAME_LENGTH} bytes or contains NUL")
+        if name in inputs:
+            kind = accm.KIND_INPUT
+        elif name in outputs:
+            kind = accm.KIND_OUTPUT
+        elif v.is_const:
+            kind = accm.KIND_CONSTANT
+        else:
+            kind = accm.KIND_ACTIVATION
+        tensors.append(accm.Tensor(
+            name=name, dtype=_accel_dtype(v), kind=kind, dims=tuple(int(d) for d in v.shape),
+            layout=accm.LAYOUT_NCHW if name in nchw else accm.LAYOUT_NONE,
+            data=np.asarray(v.const, order="C") if kind == accm.KIND_CONSTANT else None))
+
+    nodes = []
+    for n in g.nodes:
+        while n.inputs and n.inputs[-1] is None:  # trailing absent optional inputs are left out
+            n.inputs.pop()
+        nodes.append(accm.Node(
+            op=accm.OPS[n.op], inputs=[None if t is None else index[t] for t in n.inputs],
+            outputs=[index[t] for t in n.outputs], name=n.name, activation=int(n.act),
+            act_alpha=float(n.alpha), act_beta=float(n.beta), ints=list(n.ints),
+            floats=list(n.floats)))
+    return tensors, nodes, [index[t] for t in g.inputs], [index[t] for t in g.outputs]

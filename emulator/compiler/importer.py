@@ -1,0 +1,229 @@
+"""ONNX in: load the model, inline local functions, fix the graph inputs' static shapes, read the
+initializers as constants and put the nodes in topological order."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import numpy as np
+import onnx
+from onnx import helper, inliner, numpy_helper
+
+from .errors import CompileError
+from .ir import Graph, NameGen, Value
+
+DEFAULT_DOMAINS = ("", "ai.onnx")
+
+
+class OnnxNode:
+    """An ONNX node with its attributes decoded (strings as str)."""
+
+    def __init__(self, proto: onnx.NodeProto, index: int):
+        self.proto = proto
+        self.op = proto.op_type
+        self.domain = proto.domain
+        self.name = proto.name or f"{proto.op_type}_{index}"
+        self.inputs = list(proto.input)
+        self.outputs = list(proto.output)
+        self.attrs = {}
+        for a in proto.attribute:
+            v = helper.get_attribute_value(a)
+            if isinstance(v, bytes):
+                v = v.decode("utf-8", errors="replace")
+            self.attrs[a.name] = v
+
+    @property
+    def label(self) -> str:
+        return f"node '{self.name}' ({self.op})"
+
+    def attr(self, name, default=None):
+        return self.attrs.get(name, default)
+
+
+@dataclass
+class Imported:
+    graph: Graph
+    nodes: list            # OnnxNode, topological order
+    opset: int             # default-domain opset version
+    opset_imports: list    # the model's OperatorSetIdProto list (for the folding evaluator)
+    used: set              # every tensor name some node reads, plus the graph outputs
+
+
+def load(model) -> onnx.ModelProto:
+    """A path, bytes or ModelProto -> ModelProto."""
+    if isinstance(model, onnx.ModelProto):
+        return model
+    try:
+        if isinstance(model, (bytes, bytearray, memoryview)):
+            return onnx.load_from_string(bytes(model))
+        if isinstance(model, (str, os.PathLike)):
+            path = os.fspath(model)
+            if not os.path.exists(path):
+                raise FileNotFoundError(f"no such model file: '{path}'")
+            return onnx.load(path)
+    except (FileNotFoundError, PermissionError, IsADirectoryError):
+        raise
+    except Exception as e:  # protobuf DecodeError and friends
+        raise CompileError(f"cannot parse the ONNX model: {e}") from e
+    raise TypeError(f"model must be a path, bytes or onnx.ModelProto, not {type(model).__name__}")
+
+
+def _np_dtype(elem_type: int, what: str) -> np.dtype:
+    try:
+        return np.dtype(helper.tensor_dtype_to_np_dtype(elem_type))
+    except Exception as e:
+        raise CompileError(f"{what} has an unsupported element type {elem_type}") from e
+
+
+def _sparse_to_dense(sp: onnx.SparseTensorProto) -> np.ndarray:
+    values = numpy_helper.to_array(sp.values)
+    idx = numpy_helper.to_array(sp.indices).astype(np.int64)
+    dense = np.zeros(tuple(sp.dims), dtype=values.dtype)
+    if idx.ndim == 1:
+        dense.reshape(-1)[idx] = values
+    else:
+        dense[tuple(idx.T)] = values
+    return dense
+
+
+def _input_shape(vi: onnx.ValueInfoProto, given) -> tuple:
+    name = vi.name
+    tt = vi.type.tensor_type
+    model_dims = list(tt.shape.dim) if tt.HasField("shape") else None
+    if given is not None:
+        try:
+            shape = tuple(int(d) for d in given)
+        except (TypeError, ValueError) as e:
+            raise CompileError(f"input_shapes['{name}'] must be a sequence of ints, got {given!r}") from e
+        if any(d < 1 for d in shape):
+            raise CompileError(f"input_shapes['{name}'] = {shape}: every dim must be >= 1")
+        if model_dims is not None and len(model_dims) != len(shape):
+            raise CompileError(f"input_shapes['{name}'] = {shape} has rank {len(shape)}, but the "
+                               f"model's input '{name}' has rank {len(model_dims)}")
+        return shape
+    if model_dims is None:
+        raise CompileError(f"input '{name}' has no shape in the model; pass "
+                           f"input_shapes={{'{name}': (...)}} to fix it")
+    shape = []
+    for i, d in enumerate(model_dims):
+        if d.HasField("dim_value") and d.dim_value >= 1:
+            shape.append(int(d.dim_value))
+            continue
+        if d.HasField("dim_param") and d.dim_param:
+            what = f"is symbolic ('{d.dim_param}')"
+        elif d.HasField("dim_value"):
+            what = f"is {d.dim_value}"
+        else:
+            what = "is unknown"
+        raise CompileError(f"input '{name}' dim {i} {what}; the compiler needs static shapes: pass "
+                           f"input_shapes={{'{name}': (...)}} to fix it")
+    return tuple(shape)
+
+
+def _toposort(nodes: list, available: set) -> list:
+    """Orders ONNX nodes so each runs after the producers of its inputs (stable)."""
+    avail = set(available) | {""}
+    producers = {}
+    for i, n in enumerate(nodes):
+        for o in n.outputs:
+            if o:
+                if o in producers or o in available:
+                    raise CompileError(f"tensor '{o}' is produced twice ({n.label})")
+                producers[o] = i
+    for n in nodes:
+        for i in n.inputs:
+            if i not in avail and i not in producers:
+                raise CompileError(f"{n.label}: input '{i}' is not produced by any node, "
+                                   f"initializer or graph input")
+    pending = list(range(len(nodes)))
+    order = []
+    while pending:
+        rest = []
+        for i in pending:
+            n = nodes[i]
+            if all(x in avail for x in n.inputs):
+                order.append(n)
+                avail.update(o for o in n.outputs if o)
+            else:
+                rest.append(i)
+        if len(rest) == len(pending):
+            raise CompileError(f"the graph has a cycle (at {nodes[rest[0]].label})")
+        pending = rest
+    return order
+
+
+def import_model(model: onnx.ModelProto, input_shapes=None) -> Imported:
+    if model.functions:
+        try:
+            model = inliner.inline_local_functions(model)
+        except Exception as e:
+            raise CompileError(f"cannot inline the model's local functions: {e}") from e
+    g_proto = model.graph
+    opset = None
+    for imp in model.opset_import:
+        if imp.domain in DEFAULT_DOMAINS:
+            opset = int(imp.version)
+    if opset is None:
+        opset = onnx.defs.onnx_opset_version()
+
+    input_shapes = dict(input_shapes or {})
+    all_names = set()
+    for n in g_proto.node:
+        all_names.update(n.input)
+        all_names.update(n.output)
+    for coll in (g_proto.input, g_proto.output, g_proto.initializer):
+        all_names.update(x.name for x in coll)
+    all_names.discard("")
+    g = Graph(NameGen(all_names))
+
+    # Initializers (and sparse initializers) are constants, even when also listed as graph inputs.
+    for init in g_proto.initializer:
+        try:
+            arr = numpy_helper.to_array(init)
+        except Exception as e:
+            raise CompileError(f"cannot read initializer '{init.name}': {e}") from e
+        g.values[init.name] = Value(init.name, arr.dtype, tuple(arr.shape), arr)
+    for sp in g_proto.sparse_initializer:
+        arr = _sparse_to_dense(sp)
+        name = sp.values.name
+        g.values[name] = Value(name, arr.dtype, tuple(arr.shape), arr)
+
+    graph_input_names = [vi.name for vi in g_proto.input]
+    for key in input_shapes:
+        if key not in graph_input_names:
+            raise CompileError(f"input_shapes names '{key}', which is not a graph input "
+                               f"(inputs: {', '.join(repr(n) for n in graph_input_names)})")
+        if key in g.values:
+            raise CompileError(f"input_shapes names '{key}', which is a constant initializer")
+
+    for vi in g_proto.input:
+        if vi.name in g.values:
+            continue
+        if not vi.type.HasField("tensor_type"):
+            raise CompileError(f"input '{vi.name}' is not a tensor")
+        dtype = _np_dtype(vi.type.tensor_type.elem_type, f"input '{vi.name}'")
+        shape = _input_shape(vi, input_shapes.get(vi.name))
+        g.values[vi.name] = Value(vi.name, dtype, shape)
+        g.inputs.append(vi.name)
+
+    g.outputs = [vi.name for vi in g_proto.output]
+    if not g.outputs:
+        raise CompileError("the model has no outputs")
+
+    nodes = [OnnxNode(p, i) for i, p in enumerate(g_proto.node)]
+    nodes = _toposort(nodes, set(g.values))
+    produced = set(g.values) | {o for n in nodes for o in n.outputs if o}
+    for o in g.outputs:
+        if o not in produced:
+            raise CompileError(f"graph output '{o}' is not produced by any node")
+    # Only nodes that contribute to a graph output matter (an unsupported op in a dead branch is fine).
+    needed = set(g.outputs)
+    live = []
+    for n in reversed(nodes):
+        if any(o in needed for o in n.outputs if o):
+            live.append(n)
+            needed.update(i for i in n.inputs if i)
+    nodes = live[::-1]
+    used = {i for n in nodes for i in n.inputs if i} | set(g.outputs)
+    return Imported(g, nodes, opset, list(model.opset_import), used)
