@@ -44,13 +44,7 @@ void Pool::insert_free(uint64_t offset, uint64_t span) {
 }
 
 void Pool::erase_free(std::map<uint64_t, uint64_t>::iterator it) {
-    auto range = free_by_size_.equal_range(it->second);
-    for (auto s = range.first; s != range.second; ++s) {
-        if (s->second == it->first) {
-            free_by_size_.erase(s);
-            break;
-        }
-    }
+    free_by_size_.erase({it->second, it->first});
     free_by_offset_.erase(it);
 }
 
@@ -60,7 +54,7 @@ bool Pool::allocate(uint64_t size, Block* out) {
     const uint64_t guard = debug_ ? kGuardBytes : 0;
     const uint64_t span = usable + 2 * guard;
     std::lock_guard<std::mutex> lock(mutex_);
-    auto best = free_by_size_.lower_bound(span);  // best fit: the smallest free range that is enough
+    auto best = free_by_size_.lower_bound({span, 0});  // best fit: the smallest free range that is enough
     if (best == free_by_size_.end()) return false;
     const uint64_t offset = best->second, free_span = best->first;
     erase_free(free_by_offset_.find(offset));

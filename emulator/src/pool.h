@@ -7,6 +7,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <set>
+#include <utility>
 #include <mutex>
 #include <string>
 
@@ -58,7 +60,7 @@ private:
     uint64_t capacity_ = 0;
     bool debug_ = false;
     std::map<uint64_t, uint64_t> free_by_offset_;       // offset -> span
-    std::multimap<uint64_t, uint64_t> free_by_size_;    // span -> offset
+    std::set<std::pair<uint64_t, uint64_t>> free_by_size_;  // (span, offset): best fit, then lowest address
     PoolStats stats_;
 };
 
