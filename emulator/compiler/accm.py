@@ -179,7 +179,7 @@ def write(tensors: list[Tensor], nodes: list[Node], inputs: list[int], outputs: 
         floats = [float(v) for v in n.floats] + [0.0] * (6 - len(n.floats))
         if len(ints) != 16 or len(floats) != 6:
             raise ValueError(f"node '{n.name}': too many parameters")
-        name_off, name_len = strings.add(_truncate_utf8(n.name, MAX_NAME_LENGTH))
+        name_off, name_len = strings.add(_truncate_utf8(n.name.replace("\0", "\ufffd"), MAX_NAME_LENGTH))  # names are for messages; the reader refuses NUL
         ins = [ABSENT if t is None else int(t) for t in n.inputs]
         outs = [int(t) for t in n.outputs]
         for t in ins + outs:
