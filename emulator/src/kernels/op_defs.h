@@ -1,0 +1,24 @@
+// op_defs.h - the OpDef of each op, defined in its kernel file and listed by find_op (registry.cc).
+#pragma once
+
+#include "ops.h"
+
+namespace accel_emu {
+
+extern const OpDef kConvDef;
+extern const OpDef kGemmDef;
+extern const OpDef kMatMulDef;
+extern const OpDef kAddDef;
+extern const OpDef kSubDef;
+extern const OpDef kMulDef;
+extern const OpDef kDivDef;
+extern const OpDef kActivationDef;
+extern const OpDef kMaxPoolDef;
+extern const OpDef kAvgPoolDef;
+extern const OpDef kGlobalAvgPoolDef;
+extern const OpDef kCopyDef;
+extern const OpDef kTransposeDef;
+extern const OpDef kConcatDef;
+extern const OpDef kSoftmaxDef;
+
+}  // namespace accel_emu
