@@ -57,8 +57,18 @@ bool Pool::allocate(uint64_t size, Block* out) {
     auto best = free_by_size_.lower_bound({span, 0});  // best fit: the smallest free range that is enough
     if (best == free_by_size_.end()) return false;
     const uint64_t offset = best->second, free_span = best->first;
-    erase_free(free_by_offset_.find(offset));
-    if (free_span > span) insert_free(offset + span, free_span - span);
+    if (free_span > span) {
+        // Split: the remainder reuses both index nodes, so the common path allocates no host memory.
+        auto by_size = free_by_size_.extract(best);
+        auto by_offset = free_by_offset_.extract(offset);
+        by_size.value() = {free_span - span, offset + span};
+        by_offset.key() = offset + span;
+        by_offset.mapped() = free_span - span;
+        free_by_size_.insert(std::move(by_size));
+        free_by_offset_.insert(std::move(by_offset));
+    } else {
+        erase_free(free_by_offset_.find(offset));
+    }
     Block b;
     b.offset = offset;
     b.span = span;
@@ -101,22 +111,40 @@ bool Pool::release(const Block& b, std::string* problem) {
     bool intact = check(b, problem);
     std::lock_guard<std::mutex> lock(mutex_);
     uint64_t offset = b.offset, span = b.span;
-    // Coalesce with the free neighbours so that fragmentation does not grow with use.
+    // Coalesce with the free neighbours so that fragmentation does not grow with use. A neighbour's
+    // index nodes are reused for the merged range, so freeing allocates no host memory either.
+    decltype(free_by_offset_)::node_type by_offset;
+    decltype(free_by_size_)::node_type by_size;
+    auto absorb = [&](std::map<uint64_t, uint64_t>::iterator it) {
+        auto size_node = free_by_size_.extract({it->second, it->first});
+        auto offset_node = free_by_offset_.extract(it);
+        if (!by_offset) {
+            by_offset = std::move(offset_node);
+            by_size = std::move(size_node);
+        }
+    };
     auto next = free_by_offset_.lower_bound(offset);
-    if (next != free_by_offset_.end() && next->first == offset + span) {
-        span += next->second;
-        erase_free(next);
-    }
-    auto after = free_by_offset_.lower_bound(offset);
-    if (after != free_by_offset_.begin()) {
-        auto prev = std::prev(after);
+    if (next != free_by_offset_.begin()) {
+        auto prev = std::prev(next);
         if (prev->first + prev->second == offset) {
             offset = prev->first;
             span += prev->second;
-            erase_free(prev);
+            absorb(prev);
         }
     }
-    insert_free(offset, span);
+    if (next != free_by_offset_.end() && next->first == b.offset + b.span) {
+        span += next->second;
+        absorb(next);
+    }
+    if (by_offset) {
+        by_offset.key() = offset;
+        by_offset.mapped() = span;
+        by_size.value() = {span, offset};
+        free_by_offset_.insert(std::move(by_offset));
+        free_by_size_.insert(std::move(by_size));
+    } else {
+        insert_free(offset, span);
+    }
     stats_.bytes_in_use -= b.span;
     return intact;
 }
