@@ -69,6 +69,10 @@ accel_status run_job(accel_job* job, int /*core*/, std::string* message) {
         KernelArgs args{&m->graph, &node, ws->node_inputs.data(), ws->node_outputs.data(), scratch};
         find_op(static_cast<uint32_t>(node.op))->run(args);
     }
+    if (s == ACCEL_OK && job->deadline_ns && now_ns() > job->deadline_ns) {
+        *message = "the job's timeout passed while it ran (it finished late)";
+        s = ACCEL_ERR_TIMEOUT;
+    }
     if (s == ACCEL_OK && m->device->options.debug) s = check_guards(m, job, ws, message);
     release_workspace(m, ws);
     return s;

@@ -82,7 +82,9 @@ struct accel_model {
 };
 
 namespace accel_emu {
-enum class JobState { Queued, Running, Done };
+// Queued -> Running -> Finishing (result known; callback, then references dropped) -> Done. A job can
+// also go from Queued straight to Finishing (cancelled, or timed out before it started).
+enum class JobState { Queued, Running, Finishing, Done };
 }
 
 struct accel_job {

@@ -20,6 +20,9 @@ uint64_t now_ns() {
 
 namespace {
 
+// Timeouts longer than this (about 31 years) mean "never": they would overflow the clocks.
+constexpr int64_t kForeverUs = 1000000000000000LL;
+
 std::string shape_text(const accel_tensor_info& t) {
     std::string s = "(";
     for (uint32_t i = 0; i < t.ndim; i++) s += (i ? ", " : "") + std::to_string(t.shape[i]);
@@ -113,7 +116,8 @@ accel_status job_submit(accel_model* m, accel_buffer* const* inputs, size_t nin,
     j->timing.struct_size = sizeof j->timing;
     j->timing.core = -1;
     j->timing.queued_ns = now_ns();
-    if (o.timeout_us > 0) j->deadline_ns = j->timing.queued_ns + (uint64_t)o.timeout_us * 1000u;
+    if (o.timeout_us > 0 && o.timeout_us <= kForeverUs)
+        j->deadline_ns = j->timing.queued_ns + (uint64_t)o.timeout_us * 1000u;
 
     s = m->device->scheduler->submit(j, (o.flags & ACCEL_SUBMIT_NO_WAIT) != 0);
     if (s != ACCEL_OK) {
@@ -127,17 +131,23 @@ accel_status job_submit(accel_model* m, accel_buffer* const* inputs, size_t nin,
 
 accel_status job_wait(accel_job* j, int64_t timeout_us) {
     std::unique_lock<std::mutex> lock(j->mutex);
-    auto done = [&] { return j->state == JobState::Done; };
-    if (timeout_us < 0) j->done_cv.wait(lock, done);
-    else if (!j->done_cv.wait_for(lock, std::chrono::microseconds(timeout_us), done))
+    // Inside its own callback the job has its result; waiting for Done there would wait for ourselves.
+    auto done = [&] {
+        return j->state == JobState::Done || (j->state == JobState::Finishing && tl_job_in_callback == j);
+    };
+    if (timeout_us < 0 || timeout_us > kForeverUs) {
+        j->done_cv.wait(lock, done);
+    } else if (!j->done_cv.wait_until(lock, std::chrono::steady_clock::now() + std::chrono::microseconds(timeout_us),
+                                      done)) {
         return fail(ACCEL_ERR_NOT_READY, "accel_job_wait: the job has not finished yet");
+    }
     if (j->status != ACCEL_OK) return fail(j->status, j->message);
     return ACCEL_OK;
 }
 
 accel_status job_poll(accel_job* j, int32_t* out_done) {
     std::lock_guard<std::mutex> lock(j->mutex);
-    *out_done = j->state == JobState::Done ? 1 : 0;
+    *out_done = j->state == JobState::Done || (j->state == JobState::Finishing && tl_job_in_callback == j);
     return ACCEL_OK;
 }
 

@@ -13,6 +13,8 @@ namespace {
 thread_local const Scheduler* tl_completion_thread_of = nullptr;
 }  // namespace
 
+thread_local const accel_job* tl_job_in_callback = nullptr;
+
 std::shared_ptr<Scheduler> Scheduler::start(uint32_t cores, uint32_t max_inflight) {
     std::shared_ptr<Scheduler> s(new Scheduler(cores, max_inflight));
     // Each thread holds the scheduler alive, so a thread that outlives shutdown() (the one that
@@ -76,10 +78,9 @@ void Scheduler::complete_locked(accel_job* job, accel_status status, std::string
         std::lock_guard<std::mutex> jl(job->mutex);
         job->status = status;
         job->message = std::move(message);
-        job->state = JobState::Done;
+        job->state = JobState::Finishing;
         job->timing.finished_ns = now_ns();
     }
-    job->done_cv.notify_all();
     completed_.push_back(job);
     completion_cv_.notify_one();
 }
@@ -135,7 +136,8 @@ void Scheduler::completion_loop() {
             if (earliest) {
                 uint64_t now = now_ns();
                 if (now < earliest)
-                    completion_cv_.wait_for(lock, std::chrono::nanoseconds(earliest - now));
+                    completion_cv_.wait_until(lock, std::chrono::steady_clock::time_point(
+                                                        std::chrono::nanoseconds(earliest)));
                 expire_queued_locked(now_ns());
             } else {
                 completion_cv_.wait(lock);
@@ -158,7 +160,13 @@ void Scheduler::finish(accel_job* job) {
         std::lock_guard<std::mutex> jl(job->mutex);
         status = job->status;
     }
-    if (job->callback) job->callback(job, status, job->user_data);
+    if (job->callback) {
+        tl_job_in_callback = job;
+        job->callback(job, status, job->user_data);
+        tl_job_in_callback = nullptr;
+    }
+    // Everything the job held goes before anyone waiting hears that it finished, so that a caller
+    // returning from accel_job_wait or accel_run finds its memory free and its device releasable.
     accel_model* model = job->model;
     model->device->jobs_completed++;
     for (accel_buffer* b : job->inputs) buffer_release(b);
@@ -172,6 +180,11 @@ void Scheduler::finish(accel_job* job) {
         inflight_--;
     }
     slot_cv_.notify_one();
+    {
+        std::lock_guard<std::mutex> jl(job->mutex);
+        job->state = JobState::Done;
+    }
+    job->done_cv.notify_all();
     job_unref(job);  // the scheduler's reference
 }
 

@@ -16,6 +16,9 @@
 
 namespace accel_emu {
 
+// The job whose completion callback the calling thread is running, if any.
+extern thread_local const accel_job* tl_job_in_callback;
+
 class Scheduler : public std::enable_shared_from_this<Scheduler> {
 public:
     static std::shared_ptr<Scheduler> start(uint32_t cores, uint32_t max_inflight);

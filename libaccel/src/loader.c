@@ -153,9 +153,12 @@ static void scan_entry(const char* entry) {
     else try_driver(entry);
 }
 
+/* The list only serves error messages: a path that does not fit is left out. */
 static void append_searched(const char* what) {
-    size_t used = strlen(searched);
-    snprintf(searched + used, sizeof searched - used, "%s%s", used ? ":" : "", what);
+    size_t used = strlen(searched), len = strlen(what);
+    if (used + len + 2 > sizeof searched) return;
+    if (used) searched[used++] = ':';
+    memcpy(searched + used, what, len + 1);
 }
 
 static void scan_drivers(void) {
@@ -178,7 +181,7 @@ static void scan_drivers(void) {
         char* slash = strrchr(dir, '/');
         if (slash) *slash = '\0';
         else snprintf(dir, sizeof dir, ".");
-        char path[PATH_CAPACITY];
+        char path[PATH_CAPACITY + sizeof(ACCEL_DRIVER_DIRNAME) + 1];
         snprintf(path, sizeof path, "%s/%s", dir, ACCEL_DRIVER_DIRNAME);
         append_searched(path);
         scan_directory(path);

@@ -321,7 +321,10 @@ ACCEL_API accel_status accel_model_output_info(accel_model* model, size_t index,
 /* Called exactly once per submitted job, when it finishes in any state (ok, failed, timed out,
  * cancelled), on a thread of the driver (never inside accel_job_submit). `status` is the job's result.
  * The job handle is valid during the call; retain it to keep it longer. Keep callbacks short: they run
- * in completion order on one thread per device. A callback may call any accel_* function. */
+ * in completion order on one thread per device, and the job keeps its in-flight slot until its
+ * callback returns. A callback may call any accel_* function; inside it accel_job_wait(job, 0) gives
+ * the result and message. Threads blocked in accel_job_wait wake after the callback has returned and
+ * the job has dropped its references to the model, buffers and device. */
 typedef void (*accel_job_callback)(accel_job* job, accel_status status, void* user_data);
 
 enum accel_submit_flags {
@@ -332,7 +335,9 @@ typedef struct accel_run_options {
     uint32_t struct_size;     /* set by the caller */
     int32_t priority;         /* 0 (lowest) .. 255 (highest); default 0. Higher runs first. */
     uint64_t core_mask;       /* bit i allows core i; 0 means any core */
-    int64_t timeout_us;       /* job timeout from submission; 0 or negative means none */
+    int64_t timeout_us;       /* job timeout from submission; 0, negative or > 10^15 means none. A job
+                                 that is not finished by then ends with ACCEL_ERR_TIMEOUT (a running
+                                 job stops between two operations) */
     uint32_t flags;           /* accel_submit_flags */
     uint32_t reserved;
     accel_job_callback callback; /* optional */
@@ -354,7 +359,8 @@ ACCEL_API accel_status accel_job_submit(accel_model* model,
                                         accel_buffer* const* outputs, size_t output_count,
                                         const accel_run_options* options, accel_job** out_job);
 
-/* Waits for the job to finish, up to timeout_us microseconds (negative: forever; 0: just poll).
+/* Waits for the job to finish, up to timeout_us microseconds (negative, or more than 10^15: forever;
+ * 0: just poll). Once it returns the job's result, the job holds no model, buffer or device any more.
  * Returns the job's own result once it has finished (ACCEL_OK, ACCEL_ERR_TIMEOUT, ...), or
  * ACCEL_ERR_NOT_READY if the wait ended first. Safe from several threads at once. */
 ACCEL_API accel_status accel_job_wait(accel_job* job, int64_t timeout_us);

@@ -1,0 +1,176 @@
+/* release_while_running: a job keeps its model, buffers and device alive until it finishes. Submit a
+ * slow job, release the model, the input buffer and the device at once, keep one reference to the output
+ * buffer; the job still finishes ACCEL_OK with the right output. Then the same with fire and forget,
+ * where the caller keeps nothing and the last references drop on the driver's own thread. */
+#define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
+#include <string.h>
+
+#include "test_util.h"
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+static int calls = 0;
+static accel_status seen = -1;
+
+static void callback(accel_job* job, accel_status status, void* user_data) {
+    (void)job;
+    (void)user_data;
+    pthread_mutex_lock(&mu);
+    calls++;
+    seen = status;
+    pthread_cond_broadcast(&cv);
+    pthread_mutex_unlock(&mu);
+}
+
+int main(int argc, char** argv) {
+    test_name = "release_while_running";
+    test_manifest m;
+    test_manifest_load(test_cases_dir(argc, argv), &m);
+    const test_case* slow = test_manifest_find(&m, "slow");
+
+    /* ---- keep the job and one output reference, release everything else ---- */
+    {
+        accel_device* d = test_open("emu:cores=1");
+        accel_model* model = test_load(d, &m, slow);
+        accel_buffer *in[1], *out[1];
+        test_make_io(d, slow, in, out);
+        accel_job* job = NULL;
+        REQUIRE_OK(accel_job_submit(model, in, 1, out, 1, NULL, &job));
+        accel_model_release(model);
+        accel_buffer_release(in[0]);
+        accel_device_release(d);
+        int32_t done = 1;
+        EXPECT_OK(accel_job_poll(job, &done));
+        EXPECT_OK(accel_job_wait(job, -1));
+        EXPECT(test_compare_output(slow, 0, out[0], "output after releasing model, input and device"),
+               "the output is wrong after releasing the model, the input and the device during the job");
+        accel_job_timing t = test_timing(job);
+        EXPECT(t.core == 0 && t.started_ns != 0 && t.finished_ns >= t.started_ns, "timing: core %d", t.core);
+        accel_job_release(job);
+        /* the output buffer still holds the device: it is usable */
+        float first = 0;
+        EXPECT_OK(accel_buffer_read(out[0], 0, &first, sizeof first));
+        accel_buffer_release(out[0]); /* the last reference: the device goes now */
+    }
+
+    /* ---- release the job handle too, while it runs: it finishes (not cancelled) ---- */
+    {
+        accel_device* d = test_open("emu:cores=1");
+        accel_model* model = test_load(d, &m, slow);
+        accel_buffer *in[1], *out[1];
+        test_make_io(d, slow, in, out);
+        accel_run_options o;
+        memset(&o, 0, sizeof o);
+        o.struct_size = sizeof o;
+        o.callback = callback;
+        accel_job* job = NULL;
+        REQUIRE_OK(accel_job_submit(model, in, 1, out, 1, &o, &job));
+        test_wait_started(job);
+        accel_job_release(job); /* running: it finishes */
+        accel_model_release(model);
+        accel_buffer_release(in[0]);
+        accel_device_release(d);
+        pthread_mutex_lock(&mu);
+        while (calls < 1) pthread_cond_wait(&cv, &mu);
+        EXPECT(seen == ACCEL_OK, "a running job whose handle was released finished with %s", accel_status_name(seen));
+        pthread_mutex_unlock(&mu);
+        EXPECT(test_compare_output(slow, 0, out[0], "output of a job released while running"), "wrong output");
+        accel_buffer_release(out[0]);
+    }
+
+    /* ---- fire and forget, nothing kept: the device ends on the driver's thread ---- */
+    {
+        accel_device* d = test_open("emu:cores=1");
+        accel_model* model = test_load(d, &m, slow);
+        accel_buffer *in[1], *out[1];
+        test_make_io(d, slow, in, out);
+        accel_run_options o;
+        memset(&o, 0, sizeof o);
+        o.struct_size = sizeof o;
+        o.callback = callback;
+        REQUIRE_OK(accel_job_submit(model, in, 1, out, 1, &o, NULL));
+        accel_model_release(model);
+        accel_buffer_release(in[0]);
+        accel_buffer_release(out[0]);
+        accel_device_release(d);
+        pthread_mutex_lock(&mu);
+        while (calls < 2) pthread_cond_wait(&cv, &mu);
+        EXPECT(seen == ACCEL_OK, "a fire-and-forget job with everything released finished with %s",
+               accel_status_name(seen));
+        pthread_mutex_unlock(&mu);
+        test_sleep_ms(100); /* let the driver's thread finish tearing the device down */
+    }
+
+    /* ---- once accel_run has returned, the finished job holds nothing: releasing the buffers gives their
+     * memory back at once (else a program that reuses the pool right after a run gets OUT_OF_MEMORY) ---- */
+    {
+        const test_case* tiny = test_manifest_find(&m, "tiny");
+        accel_device* d = test_open("emu:cores=1,pool=1M");
+        accel_model* model = test_load(d, &m, tiny);
+        enum { ROUNDS = 100 };
+        int oom = 0, live_after = 0;
+        accel_status first_status = ACCEL_OK;
+        for (int r = 0; r < ROUNDS; r++) {
+            accel_buffer* in = test_alloc(d, 400u << 10);  /* bigger than needed is fine */
+            accel_buffer* out = test_alloc(d, 400u << 10);
+            REQUIRE_OK(accel_buffer_write(in, 0, tiny->inputs[0].data, tiny->inputs[0].byte_size));
+            REQUIRE_OK(accel_run(model, &in, 1, &out, 1, NULL));
+            accel_buffer_release(in);
+            accel_buffer_release(out);
+            accel_memory_stats st;
+            memset(&st, 0, sizeof st);
+            st.struct_size = sizeof st;
+            REQUIRE_OK(accel_device_get_stats(d, &st));
+            if (st.live_buffers != 0) live_after++;
+            accel_buffer* big = NULL;
+            accel_status s = accel_buffer_alloc(d, 900u << 10, &big);
+            if (s != ACCEL_OK) {
+                if (!oom) first_status = s;
+                oom++;
+                test_sleep_ms(5); /* let the pool settle before the next round */
+            }
+            accel_buffer_release(big);
+        }
+        EXPECT(live_after == 0, "in %d of %d rounds, buffers released after accel_run returned were still live "
+               "(live_buffers > 0): the finished job still held them", live_after, ROUNDS);
+        EXPECT(oom == 0, "in %d of %d rounds, allocating 900K of a 1M pool right after accel_run returned and its 800K "
+               "of buffers were released failed (%s): the finished job still held the buffers", oom, ROUNDS,
+               accel_status_name(first_status));
+        accel_model_release(model);
+        accel_device_release(d);
+    }
+
+    /* ---- and so the caller's last release destroys the device at once: its threads are gone when
+     * accel_device_release returns, not torn down later by a driver thread racing the process exit ---- */
+    {
+        const test_case* tiny = test_manifest_find(&m, "tiny");
+        test_sleep_ms(200); /* earlier sections' devices are gone by now */
+        int base = test_thread_count();
+        enum { ROUNDS = 50 };
+        int late = 0, worst = base;
+        for (int r = 0; r < ROUNDS; r++) {
+            accel_device* d = test_open("emu:cores=2");
+            accel_model* model = test_load(d, &m, tiny);
+            accel_buffer *in[1], *out[1];
+            test_make_io(d, tiny, in, out);
+            REQUIRE_OK(accel_run(model, in, 1, out, 1, NULL));
+            test_release_io(tiny, in, out);
+            accel_model_release(model);
+            accel_device_release(d);
+            int now = test_thread_count();
+            if (now > base) {
+                late++;
+                if (now > worst) worst = now;
+                uint64_t deadline = test_now_ns() + 2ull * 1000 * 1000 * 1000;
+                while (test_thread_count() > base && test_now_ns() < deadline) test_sleep_ms(1);
+            }
+        }
+        EXPECT(late == 0, "in %d of %d rounds the device's threads were still running after the caller released "
+               "the device, its model and buffers following accel_run (up to %d threads, %d before): the finished "
+               "job's references were dropped later, on a driver thread", late, ROUNDS, worst, base);
+    }
+
+    test_manifest_free(&m);
+    return test_finish();
+}

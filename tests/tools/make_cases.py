@@ -1,0 +1,673 @@
+#!/usr/bin/env python3
+"""Generates the C tests' cases at test time (a ctest FIXTURES_SETUP step).
+
+For every op of the emulator's first op set (and its attribute variants) it builds a small ONNX model
+with onnx.helper and random float32 weights (fixed seed), compiles it to .accm with accel.compiler,
+draws random inputs and asks onnxruntime for the expected outputs. Everything lands in OUT_DIR:
+
+    OUT_DIR/manifest.txt       the index the C tests read (format below)
+    OUT_DIR/<case>.accm        the compiled model
+    OUT_DIR/<case>.onnx        the source model (for debugging a failure by hand)
+    OUT_DIR/<case>.in<i>.bin   input i, raw little-endian, C order
+    OUT_DIR/<case>.out<i>.bin  expected output i (onnxruntime), raw little-endian, C order
+
+manifest.txt, one record per line, fields separated by single spaces (names never contain spaces):
+
+    case <name> <tag> <model file> <n_inputs> <n_outputs>
+    in <name> <dtype> <ndim> <d0> ... <dn-1> <data file>      (n_inputs lines, in model input order)
+    out <name> <dtype> <ndim> <d0> ... <dn-1> <data file>     (n_outputs lines, in model output order)
+    end
+    compile_error <name> <message...>                          (accel.compiler refused the case)
+
+Tags: "op" (a correctness case: run and compare), "slow" (a model that takes tens of ms per run on one
+core: the scheduling tests keep a core busy with it), "tiny" (a trivial model for scheduling tests),
+"base" (the base model of the corrupt-file test), "cnn" (the small CNN, also used by the concurrency test).
+
+Usage: make_cases.py OUT_DIR
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import TensorProto, helper, numpy_helper
+
+from accel import compiler
+
+SEED = 20240601
+F = TensorProto.FLOAT
+
+
+class Builder:
+    """A tiny ONNX graph builder: inputs, initializers (random float32 weights), nodes, outputs."""
+
+    def __init__(self, rng: np.random.Generator, opset: int = 13):
+        self.rng = rng
+        self.opset = opset
+        self.nodes = []
+        self.inits = []
+        self.inputs = []  # (name, shape, array)
+        self.outputs = []  # names
+        self.n = 0
+
+    def name(self, hint: str) -> str:
+        self.n += 1
+        return f"{hint}_{self.n}"
+
+    def input(self, name: str, shape, data: np.ndarray | None = None, scale: float = 1.0) -> str:
+        if data is None:
+            data = (self.rng.standard_normal(shape) * scale).astype(np.float32)
+        self.inputs.append((name, tuple(shape), np.ascontiguousarray(data, dtype=np.float32)))
+        return name
+
+    def const(self, array: np.ndarray, hint: str = "w") -> str:
+        n = self.name(hint)
+        self.inits.append(numpy_helper.from_array(np.asarray(array), n))
+        return n
+
+    def weight(self, shape, hint: str = "w", scale: float | None = None) -> str:
+        if scale is None:
+            fan_in = int(np.prod(shape[1:])) if len(shape) > 1 else int(shape[0])
+            scale = 1.0 / np.sqrt(max(fan_in, 1))
+        return self.const((self.rng.standard_normal(shape) * scale).astype(np.float32), hint)
+
+    def node(self, op: str, inputs, n_out: int = 1, outputs=None, **attrs):
+        outs = outputs if outputs is not None else [self.name(op.lower()) for _ in range(n_out)]
+        self.nodes.append(helper.make_node(op, list(inputs), outs, name=self.name("n_" + op.lower()), **attrs))
+        return outs[0] if len(outs) == 1 else outs
+
+    def output(self, name: str):
+        self.outputs.append(name)
+
+    def model(self, output_shapes=None) -> onnx.ModelProto:
+        """output_shapes: None the first time (onnxruntime does not need them), then the shapes
+        onnxruntime computed, so that the saved model is complete and passes the checker."""
+        graph_inputs = [helper.make_tensor_value_info(n, F, list(s)) for n, s, _ in self.inputs]
+        shapes = output_shapes or [None] * len(self.outputs)
+        graph_outputs = [helper.make_tensor_value_info(n, F, None if s is None else list(s))
+                         for n, s in zip(self.outputs, shapes)]
+        g = helper.make_graph(self.nodes, "case", graph_inputs, graph_outputs, initializer=self.inits)
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", self.opset)],
+                              producer_name="accel-tests")
+        m.ir_version = min(m.ir_version, 10)  # what onnxruntime 1.2x+ reads
+        return m
+
+
+# ------------------------------------------------------------------------------------------------
+# Cases. Each function fills a Builder; the registry maps case name -> (tag, function, opset).
+# ------------------------------------------------------------------------------------------------
+
+CASES: list[tuple[str, str, int, object]] = []
+
+
+def case(name: str, tag: str = "op", opset: int = 13):
+    def register(fn):
+        CASES.append((name, tag, opset, fn))
+        return fn
+    return register
+
+
+def conv_case(name, x_shape, w_shape, bias=True, **attrs):
+    @case(name)
+    def _(b: Builder):
+        x = b.input("x", x_shape)
+        ins = [x, b.weight(w_shape)]
+        if bias:
+            ins.append(b.weight((w_shape[0],), "b", scale=0.5))
+        b.output(b.node("Conv", ins, outputs=["y"], **attrs))
+
+
+conv_case("conv_basic", (1, 3, 8, 8), (4, 3, 3, 3), pads=[1, 1, 1, 1])
+conv_case("conv_nobias", (1, 3, 8, 8), (4, 3, 3, 3), bias=False)
+conv_case("conv_nobias_pads", (1, 3, 7, 9), (5, 3, 3, 3), bias=False, pads=[1, 1, 1, 1])
+conv_case("conv_asym_pads", (1, 3, 8, 8), (4, 3, 3, 3), pads=[0, 1, 2, 1])
+conv_case("conv_asym_pads2", (1, 2, 6, 7), (3, 2, 3, 2), pads=[2, 0, 1, 3])
+conv_case("conv_stride2", (1, 3, 9, 9), (4, 3, 3, 3), strides=[2, 2], pads=[1, 1, 1, 1])
+conv_case("conv_stride_hw", (1, 3, 9, 10), (4, 3, 3, 2), strides=[1, 2])
+conv_case("conv_stride3_k2", (2, 3, 11, 11), (4, 3, 2, 2), strides=[3, 3])
+conv_case("conv_dilation2", (1, 3, 10, 10), (4, 3, 3, 3), dilations=[2, 2], pads=[2, 2, 2, 2])
+conv_case("conv_dilation_hw", (1, 2, 10, 12), (3, 2, 3, 3), dilations=[1, 3], pads=[1, 0, 1, 1],
+          strides=[2, 1])
+conv_case("conv_group2", (1, 4, 8, 8), (6, 2, 3, 3), group=2, pads=[1, 1, 1, 1])
+conv_case("conv_group3_nobias", (1, 6, 7, 7), (9, 2, 3, 3), bias=False, group=3, strides=[2, 2])
+conv_case("conv_depthwise", (1, 8, 8, 8), (8, 1, 3, 3), group=8, pads=[1, 1, 1, 1])
+conv_case("conv_depthwise_stride2", (1, 8, 9, 9), (8, 1, 3, 3), group=8, pads=[1, 1, 1, 1], strides=[2, 2])
+conv_case("conv_depthwise_mult2", (1, 4, 8, 8), (8, 1, 3, 3), group=4, pads=[1, 1, 1, 1])
+conv_case("conv_depthwise_k5_asym", (1, 6, 9, 9), (6, 1, 5, 5), group=6, pads=[2, 1, 2, 3])
+conv_case("conv_1x1", (1, 16, 5, 5), (8, 16, 1, 1))
+conv_case("conv_1x1_stride2_nobias", (2, 8, 6, 6), (12, 8, 1, 1), bias=False, strides=[2, 2])
+conv_case("conv_batch2", (2, 3, 6, 6), (4, 3, 3, 3), pads=[1, 1, 1, 1])
+conv_case("conv_rect_kernel", (1, 3, 6, 10), (4, 3, 1, 5), pads=[0, 2, 0, 2])
+conv_case("conv_same_upper", (1, 3, 7, 7), (4, 3, 3, 3), auto_pad="SAME_UPPER", strides=[2, 2])
+conv_case("conv_same_lower", (1, 3, 8, 8), (4, 3, 4, 4), auto_pad="SAME_LOWER")
+conv_case("conv_valid", (1, 3, 8, 8), (4, 3, 3, 3), auto_pad="VALID")
+conv_case("conv1d", (1, 3, 12), (4, 3, 3), pads=[1, 2], strides=[2])
+
+
+def gemm_case(name, a_shape, b_shape, c_shape=None, b_input=False, **attrs):
+    @case(name)
+    def _(b: Builder):
+        a = b.input("a", a_shape)
+        bb = b.input("b", b_shape) if b_input else b.weight(b_shape)
+        ins = [a, bb]
+        if c_shape is not None:
+            ins.append(b.weight(c_shape, "c", scale=1.0))
+        b.output(b.node("Gemm", ins, outputs=["y"], **attrs))
+
+
+gemm_case("gemm_basic", (4, 5), (5, 6), (6,))
+gemm_case("gemm_noc", (4, 5), (5, 6))
+gemm_case("gemm_transA", (5, 4), (5, 6), (6,), transA=1)
+gemm_case("gemm_transB", (4, 5), (6, 5), (4, 6), transB=1)
+gemm_case("gemm_transAB_alpha_beta", (5, 4), (6, 5), (1, 6), transA=1, transB=1, alpha=0.5, beta=2.0)
+gemm_case("gemm_c_column", (4, 5), (5, 6), (4, 1), alpha=-1.5)
+gemm_case("gemm_c_scalar", (4, 5), (5, 6), (), beta=0.25)
+gemm_case("gemm_c_one", (3, 7), (7, 2), (1,))
+gemm_case("gemm_beta0", (4, 5), (5, 6), (4, 6), beta=0.0)
+gemm_case("gemm_b_input", (4, 5), (5, 6), (6,), b_input=True)
+gemm_case("gemm_fc", (2, 64), (10, 64), (10,), transB=1)
+
+
+def matmul_case(name, a_shape, b_shape, b_input=True):
+    @case(name)
+    def _(b: Builder):
+        a = b.input("a", a_shape)
+        bb = b.input("b", b_shape) if b_input else b.weight(b_shape)
+        b.output(b.node("MatMul", [a, bb], outputs=["y"]))
+
+
+matmul_case("matmul_2d", (3, 4), (4, 5))
+matmul_case("matmul_2d_const", (7, 16), (16, 9), b_input=False)
+matmul_case("matmul_batched", (2, 3, 4, 5), (2, 3, 5, 6))
+matmul_case("matmul_broadcast_rhs2d", (2, 3, 4, 5), (5, 6), b_input=False)
+matmul_case("matmul_broadcast_lhs2d", (4, 5), (3, 5, 6))
+matmul_case("matmul_broadcast_batch", (2, 1, 4, 5), (3, 5, 6))
+matmul_case("matmul_1d_lhs", (5,), (5, 6))
+matmul_case("matmul_1d_rhs", (3, 4, 5), (5,))
+matmul_case("matmul_1d_lhs_batched", (5,), (2, 5, 3))
+matmul_case("matmul_1d_both", (7,), (7,))
+
+
+def binary_case(op, variant, a_shape, b_shape, b_const):
+    name = f"{op.lower()}_{variant}"
+
+    @case(name)
+    def _(b: Builder):
+        a = b.input("a", a_shape)
+        shape_b = b_shape
+        data = b.rng.standard_normal(shape_b).astype(np.float32)
+        if op == "Div":  # keep denominators away from 0
+            data = (np.sign(data) + (data == 0)) * (0.5 + np.abs(data))
+            data = data.astype(np.float32)
+        if b_const:
+            bb = b.const(data, "k")
+        else:
+            bb = b.input("b", shape_b, data=data)
+        b.output(b.node(op, [a, bb], outputs=["y"]))
+
+
+BINARY_VARIANTS = [
+    ("same", (2, 3, 4, 5), (2, 3, 4, 5), False),
+    ("scalar", (2, 3, 4, 5), (), True),
+    ("one", (3, 5), (1,), True),
+    ("per_channel", (1, 4, 5, 5), (4, 1, 1), True),
+    ("per_channel_4d", (2, 4, 3, 3), (1, 4, 1, 1), False),
+    ("row", (3, 4, 5), (5,), True),
+    ("mixed_ranks", (4, 1), (3, 1, 5), False),
+    ("both_broadcast", (2, 1, 4), (1, 3, 1), False),
+    ("lhs_small", (5,), (2, 3, 5), False),
+]
+for _op in ("Add", "Sub", "Mul", "Div"):
+    for _v in BINARY_VARIANTS:
+        binary_case(_op, *_v)
+
+
+def unary_case(name, op, shape=(2, 3, 4, 5), scale=4.0, extra_inputs=(), opset=13, **attrs):
+    @case(name, opset=opset)
+    def _(b: Builder):
+        x = b.input("x", shape, scale=scale)
+        ins = [x]
+        for v in extra_inputs:
+            ins.append("" if v is None else b.const(np.array(v, dtype=np.float32), "k"))
+        b.output(b.node(op, ins, outputs=["y"], **attrs))
+
+
+unary_case("relu", "Relu")
+unary_case("relu_2d", "Relu", shape=(7, 13))
+unary_case("clip_min_max", "Clip", extra_inputs=(-1.5, 2.0))
+unary_case("clip_relu6", "Clip", extra_inputs=(0.0, 6.0), scale=8.0)
+unary_case("clip_min_only", "Clip", extra_inputs=(-0.5,))
+unary_case("clip_max_only", "Clip", extra_inputs=(None, 0.75))
+unary_case("clip_opset6_attrs", "Clip", opset=6, min=-1.0, max=1.0)
+unary_case("sigmoid", "Sigmoid", scale=8.0)
+unary_case("hardsigmoid", "HardSigmoid")
+unary_case("hardsigmoid_alpha_beta", "HardSigmoid", alpha=0.3, beta=0.4)
+unary_case("hardswish", "HardSwish", opset=14)
+unary_case("leakyrelu", "LeakyRelu")
+unary_case("leakyrelu_alpha", "LeakyRelu", alpha=0.2)
+
+
+def pool_case(name, op, x_shape, negative=False, **attrs):
+    @case(name)
+    def _(b: Builder):
+        data = b.rng.standard_normal(x_shape).astype(np.float32)
+        if negative:  # every value < 0: a zero from padding must never win the max
+            data = (-np.abs(data) - 1.0).astype(np.float32)
+        x = b.input("x", x_shape, data=data)
+        b.output(b.node(op, [x], outputs=["y"], **attrs))
+
+
+pool_case("maxpool_2x2", "MaxPool", (1, 3, 8, 8), kernel_shape=[2, 2], strides=[2, 2])
+pool_case("maxpool_3x3_s1", "MaxPool", (2, 2, 6, 7), kernel_shape=[3, 3])
+pool_case("maxpool_pads", "MaxPool", (1, 3, 8, 8), negative=True, kernel_shape=[3, 3], strides=[2, 2],
+          pads=[1, 1, 1, 1])
+pool_case("maxpool_asym_pads", "MaxPool", (1, 2, 7, 7), negative=True, kernel_shape=[2, 3],
+          pads=[0, 1, 1, 0])
+pool_case("maxpool_strides_hw", "MaxPool", (1, 2, 9, 10), kernel_shape=[3, 2], strides=[2, 3])
+pool_case("maxpool_ceil", "MaxPool", (1, 3, 8, 8), kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1)
+pool_case("maxpool_ceil_pads", "MaxPool", (1, 2, 9, 9), negative=True, kernel_shape=[3, 3],
+          strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1)
+pool_case("maxpool_dilation", "MaxPool", (1, 2, 9, 9), kernel_shape=[2, 2], dilations=[2, 2])
+pool_case("maxpool_same_upper", "MaxPool", (1, 2, 7, 7), negative=True, kernel_shape=[3, 3],
+          strides=[2, 2], auto_pad="SAME_UPPER")
+pool_case("avgpool_2x2", "AveragePool", (1, 3, 8, 8), kernel_shape=[2, 2], strides=[2, 2])
+pool_case("avgpool_pads_exclude", "AveragePool", (1, 3, 6, 6), kernel_shape=[3, 3], pads=[1, 1, 1, 1])
+pool_case("avgpool_pads_include", "AveragePool", (1, 3, 6, 6), kernel_shape=[3, 3], pads=[1, 1, 1, 1],
+          count_include_pad=1)
+pool_case("avgpool_asym_pads_include", "AveragePool", (1, 2, 7, 6), kernel_shape=[3, 2],
+          strides=[2, 2], pads=[0, 1, 2, 1], count_include_pad=1)
+pool_case("avgpool_asym_pads_exclude", "AveragePool", (1, 2, 7, 6), kernel_shape=[3, 2],
+          strides=[2, 2], pads=[0, 1, 2, 1])
+pool_case("avgpool_strides_hw", "AveragePool", (2, 2, 9, 10), kernel_shape=[3, 2], strides=[2, 3])
+pool_case("avgpool_ceil", "AveragePool", (1, 3, 8, 8), kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1)
+pool_case("avgpool_ceil_pads_include", "AveragePool", (1, 2, 9, 9), kernel_shape=[3, 3],
+          strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1, count_include_pad=1)
+pool_case("avgpool_ceil_pads_exclude", "AveragePool", (1, 2, 9, 9), kernel_shape=[3, 3],
+          strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1)
+pool_case("globalavgpool", "GlobalAveragePool", (2, 3, 5, 7))
+pool_case("globalavgpool_1x1", "GlobalAveragePool", (1, 16, 1, 1))
+
+
+def batchnorm_params(b: Builder, c: int):
+    scale = b.const((b.rng.standard_normal(c) * 0.5 + 1.0).astype(np.float32), "bn_scale")
+    bias = b.const((b.rng.standard_normal(c) * 0.5).astype(np.float32), "bn_bias")
+    mean = b.const((b.rng.standard_normal(c) * 0.5).astype(np.float32), "bn_mean")
+    var = b.const((b.rng.uniform(0.5, 2.0, c)).astype(np.float32), "bn_var")
+    return [scale, bias, mean, var]
+
+
+@case("batchnorm")
+def _(b: Builder):
+    x = b.input("x", (2, 3, 4, 5))
+    b.output(b.node("BatchNormalization", [x] + batchnorm_params(b, 3), outputs=["y"]))
+
+
+@case("batchnorm_eps")
+def _(b: Builder):
+    x = b.input("x", (1, 8, 3, 3))
+    b.output(b.node("BatchNormalization", [x] + batchnorm_params(b, 8), outputs=["y"], epsilon=1e-2))
+
+
+@case("batchnorm_2d")
+def _(b: Builder):
+    x = b.input("x", (4, 6))
+    b.output(b.node("BatchNormalization", [x] + batchnorm_params(b, 6), outputs=["y"]))
+
+
+@case("conv_bn")
+def _(b: Builder):
+    x = b.input("x", (1, 3, 8, 8))
+    y = b.node("Conv", [x, b.weight((6, 3, 3, 3)), b.weight((6,), "b", 0.5)], pads=[1, 1, 1, 1])
+    b.output(b.node("BatchNormalization", [y] + batchnorm_params(b, 6), outputs=["y"]))
+
+
+@case("conv_nobias_bn")
+def _(b: Builder):
+    x = b.input("x", (1, 4, 7, 7))
+    y = b.node("Conv", [x, b.weight((4, 1, 3, 3))], group=4, strides=[2, 2])
+    b.output(b.node("BatchNormalization", [y] + batchnorm_params(b, 4), outputs=["y"], epsilon=1e-3))
+
+
+@case("conv_bn_relu")
+def _(b: Builder):
+    x = b.input("x", (1, 3, 10, 10))
+    y = b.node("Conv", [x, b.weight((8, 3, 3, 3)), b.weight((8,), "b", 0.5)], pads=[1, 1, 1, 1],
+               strides=[2, 2])
+    y = b.node("BatchNormalization", [y] + batchnorm_params(b, 8))
+    b.output(b.node("Relu", [y], outputs=["y"]))
+
+
+@case("conv_relu6")
+def _(b: Builder):
+    x = b.input("x", (1, 3, 8, 8), scale=3.0)
+    y = b.node("Conv", [x, b.weight((4, 3, 3, 3), scale=1.0), b.weight((4,), "b", 0.5)], pads=[1, 1, 1, 1])
+    b.output(b.node("Clip", [y, b.const(np.array(0.0, np.float32)), b.const(np.array(6.0, np.float32))],
+                    outputs=["y"]))
+
+
+@case("conv_leakyrelu")
+def _(b: Builder):
+    x = b.input("x", (1, 3, 8, 8))
+    y = b.node("Conv", [x, b.weight((4, 3, 3, 3)), b.weight((4,), "b", 0.5)])
+    b.output(b.node("LeakyRelu", [y], outputs=["y"], alpha=0.1))
+
+
+@case("conv_hardswish", opset=14)
+def _(b: Builder):
+    x = b.input("x", (1, 3, 8, 8), scale=3.0)
+    y = b.node("Conv", [x, b.weight((4, 3, 3, 3), scale=1.0)], pads=[1, 1, 1, 1])
+    b.output(b.node("HardSwish", [y], outputs=["y"]))
+
+
+@case("add_relu")
+def _(b: Builder):
+    a = b.input("a", (1, 4, 5, 5))
+    c = b.input("b", (1, 4, 5, 5))
+    b.output(b.node("Relu", [b.node("Add", [a, c])], outputs=["y"]))
+
+
+@case("gemm_relu")
+def _(b: Builder):
+    a = b.input("a", (3, 8))
+    b.output(b.node("Relu", [b.node("Gemm", [a, b.weight((8, 5)), b.weight((5,), "c", 1.0)])], outputs=["y"]))
+
+
+@case("flatten")
+def _(b: Builder):
+    b.output(b.node("Flatten", [b.input("x", (2, 3, 4, 5))], outputs=["y"]))
+
+
+@case("flatten_axis0")
+def _(b: Builder):
+    b.output(b.node("Flatten", [b.input("x", (2, 3, 4))], outputs=["y"], axis=0))
+
+
+@case("flatten_axis2")
+def _(b: Builder):
+    b.output(b.node("Flatten", [b.input("x", (2, 3, 4, 5))], outputs=["y"], axis=2))
+
+
+@case("flatten_axis_neg1")
+def _(b: Builder):
+    b.output(b.node("Flatten", [b.input("x", (2, 3, 4))], outputs=["y"], axis=-1))
+
+
+def reshape_case(name, x_shape, target):
+    @case(name)
+    def _(b: Builder):
+        x = b.input("x", x_shape)
+        b.output(b.node("Reshape", [x, b.const(np.array(target, dtype=np.int64), "shape")], outputs=["y"]))
+
+
+reshape_case("reshape", (2, 3, 4), (4, 6))
+reshape_case("reshape_minus1", (2, 3, 4, 5), (2, -1))
+reshape_case("reshape_zero", (2, 3, 4, 5), (0, 3, -1))
+reshape_case("reshape_to_1d", (2, 3, 4), (-1,))
+
+
+@case("reshape_shape_subgraph")
+def _(b: Builder):
+    # shape = Concat(Shape(x)[0:1], [-1]): folded to a constant by the compiler.
+    x = b.input("x", (2, 3, 4, 5))
+    s = b.node("Shape", [x])
+    first = b.node("Slice", [s, b.const(np.array([0], np.int64)), b.const(np.array([1], np.int64))])
+    shape = b.node("Concat", [first, b.const(np.array([-1], np.int64))], axis=0)
+    r = b.node("Reshape", [x, shape])
+    b.output(b.node("Relu", [r], outputs=["y"]))
+
+
+@case("reshape_then_conv")
+def _(b: Builder):
+    x = b.input("x", (1, 48))
+    r = b.node("Reshape", [x, b.const(np.array([1, 3, 4, 4], np.int64))])
+    b.output(b.node("Conv", [r, b.weight((2, 3, 3, 3))], outputs=["y"], pads=[1, 1, 1, 1]))
+
+
+def transpose_case(name, x_shape, perm):
+    @case(name)
+    def _(b: Builder):
+        x = b.input("x", x_shape)
+        attrs = {} if perm is None else {"perm": list(perm)}
+        b.output(b.node("Transpose", [x], outputs=["y"], **attrs))
+
+
+transpose_case("transpose_nhwc", (2, 3, 4, 5), (0, 2, 3, 1))
+transpose_case("transpose_nchw", (2, 4, 5, 3), (0, 3, 1, 2))
+transpose_case("transpose_2d", (7, 9), (1, 0))
+transpose_case("transpose_default", (2, 3, 4), None)
+transpose_case("transpose_3d", (2, 3, 4), (2, 0, 1))
+transpose_case("transpose_5d", (2, 1, 3, 2, 4), (4, 2, 0, 3, 1))
+
+
+def concat_case(name, shapes, axis, const_index=None):
+    @case(name)
+    def _(b: Builder):
+        ins = []
+        for i, s in enumerate(shapes):
+            if i == const_index:
+                ins.append(b.weight(s, "k", 1.0))
+            else:
+                ins.append(b.input(f"x{i}", s))
+        b.output(b.node("Concat", ins, outputs=["y"], axis=axis))
+
+
+concat_case("concat_channels", [(1, 2, 4, 4), (1, 3, 4, 4)], 1)
+concat_case("concat_axis0", [(2, 3), (1, 3), (3, 3)], 0)
+concat_case("concat_last_const", [(2, 3, 2), (2, 3, 4), (2, 3, 1)], -1, const_index=1)
+concat_case("concat_axis2", [(1, 2, 3, 4), (1, 2, 5, 4)], 2)
+concat_case("concat_single", [(2, 5)], 1)
+
+
+def softmax_case(name, shape, opset, axis=None, scale=1.0):
+    @case(name, opset=opset)
+    def _(b: Builder):
+        x = b.input("x", shape, scale=scale)
+        attrs = {} if axis is None else {"axis": axis}
+        b.output(b.node("Softmax", [x], outputs=["y"], **attrs))
+
+
+softmax_case("softmax13_last", (2, 3, 4), 13, -1)
+softmax_case("softmax13_default", (3, 10), 13)
+softmax_case("softmax13_axis1", (2, 3, 4), 13, 1)
+softmax_case("softmax13_axis0", (3, 4), 13, 0)
+softmax_case("softmax13_large", (2, 16), 13, -1, scale=40.0)
+softmax_case("softmax11_axis1", (2, 3, 4), 11, 1)
+softmax_case("softmax11_default", (2, 3, 4), 11)
+softmax_case("softmax11_axis2", (2, 3, 4, 2), 11, 2)
+softmax_case("softmax11_last", (2, 3, 4), 11, -1)
+softmax_case("softmax11_large", (4, 8), 11, 1, scale=40.0)
+
+
+@case("two_outputs")
+def _(b: Builder):
+    x = b.input("x", (2, 6), scale=3.0)
+    b.output(b.node("Sigmoid", [x], outputs=["sig"]))
+    b.output(b.node("Relu", [x], outputs=["rel"]))
+
+
+@case("two_inputs_two_outputs")
+def _(b: Builder):
+    a = b.input("a", (3, 4))
+    c = b.input("c", (4, 2))
+    mm = b.node("MatMul", [a, c], outputs=["mm"])
+    b.output(mm)
+    b.output(b.node("Mul", [a, b.const(np.float32(2.0) * np.ones((1, 4), np.float32))], outputs=["scaled"]))
+
+
+# ---- larger and odd shapes: the kernels' tiled, vectorized and special paths and their remainders ----
+conv_case("conv_im2col_tiled", (1, 64, 32, 32), (16, 64, 3, 3), pads=[1, 1, 1, 1])
+conv_case("conv_im2col_big_image", (1, 3, 112, 112), (8, 3, 3, 3), pads=[1, 1, 1, 1])
+conv_case("conv_large_odd", (2, 13, 17, 19), (11, 13, 3, 3), pads=[1, 0, 2, 1], strides=[2, 1])
+conv_case("conv_pointwise_grouped", (1, 8, 9, 9), (12, 4, 1, 1), group=2)
+conv_case("conv_pointwise_large", (2, 37, 15, 13), (29, 37, 1, 1))
+conv_case("conv_1x1_padded", (1, 4, 5, 5), (6, 4, 1, 1), pads=[1, 1, 1, 1])
+conv_case("conv_depthwise_stride3", (1, 6, 11, 11), (6, 1, 3, 3), group=6, pads=[1, 1, 1, 1], strides=[3, 3])
+conv_case("conv_depthwise_dilation", (1, 6, 11, 11), (6, 1, 3, 3), group=6, pads=[2, 2, 2, 2], dilations=[2, 2])
+conv_case("conv_depthwise_large", (1, 32, 33, 33), (32, 1, 3, 3), group=32, pads=[1, 1, 1, 1], strides=[2, 2])
+conv_case("conv_depthwise_rect", (2, 5, 12, 17), (5, 1, 3, 5), group=5, pads=[1, 2, 1, 2], strides=[1, 2])
+conv_case("conv_depthwise_nopad_nobias", (1, 7, 10, 10), (7, 1, 3, 3), bias=False, group=7)
+gemm_case("gemm_large_odd", (67, 129), (129, 33), (33,), alpha=0.7)
+gemm_case("gemm_large_transAB", (129, 67), (33, 129), (67, 33), transA=1, transB=1, beta=0.3)
+matmul_case("matmul_large_batched", (3, 37, 65), (3, 65, 29))
+matmul_case("matmul_stacked", (4, 33, 47), (47, 18), b_input=False)
+matmul_case("matmul_broadcast_b_batch", (33, 47), (4, 47, 18))
+for _op in ("Add", "Sub", "Mul", "Div"):
+    binary_case(_op, "large_channel", (1, 64, 17, 17), (64, 1, 1), True)
+    binary_case(_op, "large_outer", (3, 1, 1001), (1, 7, 1), False)
+    binary_case(_op, "interleaved", (2, 3, 4, 5), (2, 1, 4, 1), False)
+    binary_case(_op, "small_lhs_large", (5, 1), (1, 1003), False)
+unary_case("sigmoid_large", "Sigmoid", shape=(10007,), scale=30.0)
+unary_case("relu_large", "Relu", shape=(3, 1031))
+unary_case("leakyrelu_large", "LeakyRelu", shape=(1031,), alpha=0.05)
+unary_case("hardswish_large", "HardSwish", shape=(2, 1031), opset=14)
+unary_case("hardsigmoid_large", "HardSigmoid", shape=(1031,), alpha=0.25, beta=0.6)
+unary_case("clip_large", "Clip", shape=(4, 1031), extra_inputs=(-0.3, 0.4))
+unary_case("clip_inverted", "Clip", extra_inputs=(1.0, -1.0))
+softmax_case("softmax13_wide", (3, 1000), 13, -1, scale=10.0)
+softmax_case("softmax13_middle_large", (2, 300, 37), 13, 1, scale=5.0)
+softmax_case("softmax13_first_axis", (50, 3, 7), 13, 0)
+softmax_case("softmax11_flatten_large", (2, 5, 7, 9), 11, 1, scale=5.0)
+pool_case("maxpool_large_ceil", "MaxPool", (1, 16, 33, 35), kernel_shape=[3, 3], strides=[2, 2],
+          pads=[1, 1, 1, 1], ceil_mode=1)
+pool_case("avgpool_large_ceil_include", "AveragePool", (1, 16, 33, 35), kernel_shape=[5, 5], strides=[3, 3],
+          pads=[2, 1, 0, 2], ceil_mode=1, count_include_pad=1)
+pool_case("avgpool_large_ceil_exclude", "AveragePool", (1, 16, 33, 35), kernel_shape=[5, 5], strides=[3, 3],
+          pads=[2, 1, 0, 2], ceil_mode=1)
+pool_case("globalavgpool_large", "GlobalAveragePool", (2, 64, 15, 17))
+pool_case("globalavgpool_3d", "GlobalAveragePool", (2, 3, 17))
+transpose_case("transpose_large", (1, 32, 17, 19), (0, 2, 3, 1))
+concat_case("concat_large", [(1, 17, 9, 9), (1, 31, 9, 9), (1, 5, 9, 9)], 1)
+
+
+def small_cnn(b: Builder, hw: int, c: int = 16, classes: int = 10):
+    x = b.input("image", (1, 3, hw, hw))
+    y = b.node("Conv", [x, b.weight((c, 3, 3, 3)), b.weight((c,), "b", 0.1)], pads=[1, 1, 1, 1], strides=[2, 2])
+    y = b.node("BatchNormalization", [y] + batchnorm_params(b, c))
+    y = b.node("Relu", [y])
+    stem = b.node("MaxPool", [y], kernel_shape=[2, 2], strides=[2, 2])
+    # depthwise-separable block with a residual
+    d = b.node("Conv", [stem, b.weight((c, 1, 3, 3))], group=c, pads=[1, 1, 1, 1])
+    d = b.node("BatchNormalization", [d] + batchnorm_params(b, c))
+    d = b.node("Clip", [d, b.const(np.array(0.0, np.float32)), b.const(np.array(6.0, np.float32))])
+    p = b.node("Conv", [d, b.weight((c, c, 1, 1))])
+    p = b.node("BatchNormalization", [p] + batchnorm_params(b, c))
+    r = b.node("Add", [p, stem])
+    r = b.node("Relu", [r])
+    g = b.node("GlobalAveragePool", [r])
+    f = b.node("Flatten", [g])
+    logits = b.node("Gemm", [f, b.weight((classes, c)), b.weight((classes,), "fc_b", 0.1)], transB=1)
+    b.output(b.node("Softmax", [logits], outputs=["probs"], axis=1))
+
+
+@case("small_cnn", tag="cnn")
+def _(b: Builder):
+    small_cnn(b, 32)
+
+
+@case("base", tag="base")
+def _(b: Builder):
+    small_cnn(b, 16, c=8, classes=5)
+
+
+@case("tiny", tag="tiny")
+def _(b: Builder):
+    x = b.input("x", (1, 16))
+    b.output(b.node("Add", [x, b.weight((1, 16), "k", 1.0)], outputs=["y"]))
+
+
+@case("slow", tag="slow")
+def _(b: Builder):
+    # Four 256x1024 @ 1024x1024 layers (about 2 GFLOP): tens of ms per run on one core with a BLAS.
+    y = b.input("x", (256, 1024))
+    for i in range(4):
+        y = b.node("MatMul", [y, b.weight((1024, 1024))])
+        y = b.node("Relu", [y], outputs=["y"] if i == 3 else None)
+    b.output(y)
+
+
+# ------------------------------------------------------------------------------------------------
+
+def dims_text(shape) -> str:
+    return " ".join([str(len(shape))] + [str(int(d)) for d in shape])
+
+
+def run_onnxruntime(model: onnx.ModelProto, feeds: dict) -> list:
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    so.inter_op_num_threads = 1
+    so.log_severity_level = 3
+    sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    names = [o.name for o in sess.get_outputs()]
+    return names, sess.run(names, feeds)
+
+
+def main(argv) -> int:
+    if len(argv) != 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    out_dir = argv[1]
+    os.makedirs(out_dir, exist_ok=True)
+    only = set(os.environ.get("ACCEL_TEST_CASES", "").split(",")) - {""}
+    lines = []
+    failures = []
+    t0 = time.monotonic()
+    for index, (name, tag, opset, fn) in enumerate(CASES):
+        if only and name not in only:
+            continue
+        rng = np.random.default_rng(SEED + index)
+        b = Builder(rng, opset)
+        fn(b)
+        feeds = {n: a for n, _, a in b.inputs}
+        out_names, outs = run_onnxruntime(b.model(), feeds)
+        assert out_names == b.outputs, (out_names, b.outputs)
+        model = b.model([np.asarray(o).shape for o in outs])
+        onnx.checker.check_model(model, full_check=True)
+        onnx.save(model, os.path.join(out_dir, f"{name}.onnx"))
+        try:
+            accm = compiler.compile_model(model)
+            if not isinstance(accm, (bytes, bytearray)) or len(accm) < 128:
+                raise TypeError(f"compile_model returned {type(accm).__name__}, not .accm bytes")
+        except Exception as e:
+            # Recorded in the manifest: the ops test reports it as a failure of that case, and the
+            # other cases still run.
+            why = " ".join(f"{type(e).__name__}: {e}".split())
+            failures.append(f"{name}: {why}")
+            lines.append(f"compile_error {name} {why}")
+            continue
+        with open(os.path.join(out_dir, f"{name}.accm"), "wb") as f:
+            f.write(accm)
+        lines.append(f"case {name} {tag} {name}.accm {len(b.inputs)} {len(outs)}")
+        for i, (n, shape, arr) in enumerate(b.inputs):
+            fname = f"{name}.in{i}.bin"
+            arr.astype("<f4").tofile(os.path.join(out_dir, fname))
+            lines.append(f"in {n} float32 {dims_text(arr.shape)} {fname}")
+        for i, (n, arr) in enumerate(zip(out_names, outs)):
+            arr = np.asarray(arr)
+            assert arr.dtype == np.float32, (name, n, arr.dtype)
+            fname = f"{name}.out{i}.bin"
+            np.ascontiguousarray(arr).astype("<f4").tofile(os.path.join(out_dir, fname))
+            lines.append(f"out {n} float32 {dims_text(arr.shape)} {fname}")
+        lines.append("end")
+    # Written last, and atomically: a test never sees half a manifest.
+    tmp = os.path.join(out_dir, "manifest.txt.tmp")
+    with open(tmp, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    os.replace(tmp, os.path.join(out_dir, "manifest.txt"))
+    n_cases = sum(1 for ln in lines if ln.startswith("case "))
+    print(f"make_cases: {n_cases} cases written to {out_dir} in {time.monotonic() - t0:.1f} s")
+    if failures:
+        # Not a failure of this step: the tests that need a case report it (the ops test names
+        # every case that did not compile).
+        print(f"make_cases: {len(failures)} case(s) did not compile:", file=sys.stderr)
+        for f_ in failures:
+            print("  " + f_, file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
