@@ -95,7 +95,9 @@ int main(int argc, char** argv) {
     test_manifest_load(test_cases_dir(argc, argv), &m);
     if (argc > 2 && strcmp(argv[2], "limits") == 0) {
         test_name = "timeout_limits";
-        return limits(&m);
+        int rc = limits(&m);
+        test_manifest_free(&m);
+        return rc;
     }
     const test_case* slow = test_manifest_find(&m, "slow");
     const test_case* tiny = test_manifest_find(&m, "tiny");
