@@ -5,6 +5,7 @@
 #include <cstring>
 #include <new>
 
+#include "dtypes.h"
 #include "entry_points.h"
 #include "handles.h"
 #include "scheduler.h"

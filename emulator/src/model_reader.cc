@@ -11,6 +11,8 @@
 //    false return with a message.
 #include "model_reader.h"
 
+#include "dtypes.h"
+
 #include <algorithm>
 #include <cstring>
 #include <exception>
@@ -41,25 +43,6 @@ constexpr uint32_t kMaxNameLength = 4096;
 constexpr uint32_t kMaxNodeEdges = 4096;      // per node, for input_count and for output_count
 constexpr uint64_t kMaxTensorBytes = 1ull << 40;
 constexpr uint64_t kDataAlignment = 64;
-
-// Element size of an accel_dtype code; 0 if unknown. The driver must not link libaccel's
-// accel_dtype_size, so the table lives here.
-uint64_t dtype_size(uint32_t dtype) {
-    switch (dtype) {
-        case ACCEL_DTYPE_FLOAT32: return 4;
-        case ACCEL_DTYPE_FLOAT16: return 2;
-        case ACCEL_DTYPE_INT8: return 1;
-        case ACCEL_DTYPE_UINT8: return 1;
-        case ACCEL_DTYPE_INT16: return 2;
-        case ACCEL_DTYPE_INT32: return 4;
-        case ACCEL_DTYPE_INT64: return 8;
-        case ACCEL_DTYPE_UINT16: return 2;
-        case ACCEL_DTYPE_UINT32: return 4;
-        case ACCEL_DTYPE_UINT64: return 8;
-        case ACCEL_DTYPE_BOOL: return 1;
-        default: return 0;
-    }
-}
 
 const char* kind_name(uint32_t kind) {
     switch (kind) {

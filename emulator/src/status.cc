@@ -23,10 +23,5 @@ std::string format(const char* fmt, ...) {
     return buffer;
 }
 
-const char* dtype_name(accel_dtype d) {
-    static const char* names[] = {"unknown", "float32", "float16", "int8",   "uint8",  "int16",
-                                  "int32",   "int64",   "uint16",  "uint32", "uint64", "bool"};
-    return d >= 0 && d <= 11 ? names[d] : "unknown";
-}
 
 }  // namespace accel_emu

@@ -16,7 +16,4 @@ accel_status fail(accel_status status, const std::string& message);
 // printf-style formatting into a std::string, for messages.
 std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 
-// "float32", ... for messages.
-const char* dtype_name(accel_dtype dtype);
-
 }  // namespace accel_emu

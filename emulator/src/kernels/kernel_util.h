@@ -10,6 +10,7 @@
 #include <string>
 #include <utility>
 
+#include "dtypes.h"
 #include "graph.h"
 #include "ops.h"
 
@@ -56,16 +57,6 @@ inline int64_t prod(const int64_t* dims, int lo, int hi) {
     int64_t p = 1;
     for (int i = lo; i < hi; ++i) p *= dims[i];
     return p;
-}
-
-inline size_t dtype_size(accel_dtype dt) {
-    switch (dt) {
-        case ACCEL_DTYPE_FLOAT32: case ACCEL_DTYPE_INT32: case ACCEL_DTYPE_UINT32: return 4;
-        case ACCEL_DTYPE_FLOAT16: case ACCEL_DTYPE_INT16: case ACCEL_DTYPE_UINT16: return 2;
-        case ACCEL_DTYPE_INT8: case ACCEL_DTYPE_UINT8: case ACCEL_DTYPE_BOOL: return 1;
-        case ACCEL_DTYPE_INT64: case ACCEL_DTYPE_UINT64: return 8;
-        default: return 0;
-    }
 }
 
 template <typename... Ts>
