@@ -73,14 +73,16 @@ accel_job* Scheduler::take_job_for(int core) {
     return j;
 }
 
+void Scheduler::set_result(accel_job* job, accel_status status, std::string message) {
+    std::lock_guard<std::mutex> jl(job->mutex);
+    job->status = status;
+    job->message = std::move(message);
+    job->state = JobState::Finishing;
+    job->timing.finished_ns = now_ns();
+}
+
 void Scheduler::complete_locked(accel_job* job, accel_status status, std::string message) {
-    {
-        std::lock_guard<std::mutex> jl(job->mutex);
-        job->status = status;
-        job->message = std::move(message);
-        job->state = JobState::Finishing;
-        job->timing.finished_ns = now_ns();
-    }
+    set_result(job, status, std::move(message));
     completed_.push_back(job);
     completion_cv_.notify_one();
 }
@@ -118,6 +120,13 @@ void Scheduler::worker_loop(int core) {
                 job->timing.core = core;
             }
             status = run_job(job, core, &message);
+        }
+        if (!job->callback) {
+            // Nothing must run in completion order: finish here and spare the waiter a thread hop.
+            set_result(job, status, std::move(message));
+            finish(job);
+            lock.lock();
+            continue;
         }
         lock.lock();
         complete_locked(job, status, std::move(message));

@@ -1,7 +1,7 @@
 // scheduler.h - the emulated cores: one worker thread per core taking the highest-priority queued
 // job its core may run, at most max_inflight jobs between submission and completion, and one
 // completion thread per device that runs callbacks in completion order and expires queued jobs whose
-// timeout passes while they wait.
+// timeout passes while they wait. A job without a callback is finished by the worker that ran it.
 #pragma once
 
 #include <condition_variable>
@@ -9,6 +9,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -41,7 +42,8 @@ private:
     accel_job* take_job_for(int core);                         // mutex_ held
     void complete_locked(accel_job* job, accel_status status, std::string message);  // mutex_ held
     void expire_queued_locked(uint64_t now);                   // mutex_ held
-    void finish(accel_job* job);                               // completion thread, no lock held
+    static void set_result(accel_job* job, accel_status status, std::string message);
+    void finish(accel_job* job);  // completion thread (or the worker, for a job without callback); no lock held
 
     const uint32_t cores_;
     const uint32_t max_inflight_;
