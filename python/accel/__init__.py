@@ -17,66 +17,67 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-import importlib.util as _util
+from typing import TYPE_CHECKING, Dict, List
 
-if _util.find_spec(__name__ + "._frontend") is None:  # pragma: no cover - the C tests' staging tree
-    # CMake's ACCEL_PY_STAGING links nothing but this file and the compiler (for the C tests' model
-    # generator): only ``accel.compiler`` is usable there.
-    __all__ = ["__version__"]
+from . import _frontend, compile_cache, errors, profiling
+from ._frontend import core as _core
+from .device import Device, DeviceInfo
+from .errors import (AbiMismatchError, AccelError, AlignmentError, BusyError, CancelledError,
+                     ClosedError, DeviceError, DTypeError, InternalError, InvalidArgumentError,
+                     MemoryCorruptionError, ModelFormatError, NotFoundError, NotReadyError,
+                     OutOfMemoryError, ShapeError, TimeoutError, UnsupportedError)
+from .futures import Future
+from .model import Model
+from .profiling import JobRecord, Profile, profile
+from .tensor_info import Quantization, TensorInfo
+
+#: The front-end in use: ``"pybind"`` or ``"cffi"``.
+frontend: str = _frontend.frontend
+#: How the front-end in use differs from the other: ``buffer_protocol`` (DeviceTensor exposes the
+#: buffer protocol, so ``memoryview(t)`` works), ``array_interface``, ``dlpack``; and
+#: ``fallback_reason`` when cffi was chosen because the pybind11 core could not load.
+frontend_features: Dict[str, object] = dict(_frontend.features)
+
+# DeviceTensor: a dense, C-order tensor in device memory, made by Device.empty and Device.tensor;
+# numpy.asarray(t) is a zero-copy view and __dlpack__ is supported. The core provides the class.
+if TYPE_CHECKING:
+    from ._pybind import DeviceTensor
 else:
-    from typing import Dict, List
-
-    from . import _frontend, compile_cache, errors, profiling
-    from ._frontend import core as _core
-    from .device import Device, DeviceInfo
-    from .errors import (AbiMismatchError, AccelError, AlignmentError, BusyError, CancelledError,
-                         ClosedError, DeviceError, DTypeError, InternalError, InvalidArgumentError,
-                         MemoryCorruptionError, ModelFormatError, NotFoundError, NotReadyError,
-                         OutOfMemoryError, ShapeError, TimeoutError, UnsupportedError)
-    from .futures import Future
-    from .model import Model
-    from .profiling import JobRecord, Profile, profile
-    from .tensor_info import Quantization, TensorInfo
-
-    #: The front-end in use: ``"pybind"`` or ``"cffi"``.
-    frontend: str = _frontend.frontend
-    #: How the front-end in use differs from the other: ``buffer_protocol`` (DeviceTensor exposes the
-    #: buffer protocol, so ``memoryview(t)`` works), ``array_interface``, ``dlpack``; and
-    #: ``fallback_reason`` when cffi was chosen because the pybind11 core could not load.
-    frontend_features: Dict[str, object] = dict(_frontend.features)
-
-    #: A dense, C-order tensor in device memory, made by :meth:`Device.empty` and :meth:`Device.tensor`.
-    #: ``numpy.asarray(t)`` is a zero-copy view; ``__dlpack__`` is supported. Provided by the core.
     DeviceTensor = _core.DeviceTensor
 
-    def open(uri: str = "emu") -> Device:  # noqa: A001 - accel.open, like io.open
-        """Opens a device by URI and returns a :class:`Device` (a context manager).
 
-        ``uri`` is ``"<scheme>[:<options>]"``: ``"emu"`` (the emulator; options ``cores=N``,
-        ``pool=256M``, ``max_inflight=N``, ``debug=0|1``, e.g. ``"emu:cores=2,pool=64M"``), ``"bpu:0"``,
-        ``"vart:0"``. Raises NotFoundError for a scheme with no driver (see :func:`backends`) and
-        InvalidArgumentError for a bad option.
-        """
-        return Device(uri)
+def open(uri: str = "emu") -> Device:  # noqa: A001 - accel.open, like io.open
+    """Opens a device by URI and returns a :class:`Device` (a context manager).
 
-    def backends() -> List[str]:
-        """The URI schemes of the usable drivers, in loader order, e.g. ``["emu"]``."""
-        return list(_core.backends())
+    ``uri`` is ``"<scheme>[:<options>]"``: ``"emu"`` (the emulator; options ``cores=N``,
+    ``pool=256M``, ``max_inflight=N``, ``debug=0|1``, e.g. ``"emu:cores=2,pool=64M"``), ``"bpu:0"``,
+    ``"vart:0"``. Raises NotFoundError for a scheme with no driver (see :func:`backends`) and
+    InvalidArgumentError for a bad option.
+    """
+    return Device(uri)
 
-    def abi_version() -> int:
-        """libaccel's ABI version, ``(major << 16) | minor``."""
-        return int(_core.abi_version())
 
-    def library_version() -> str:
-        """libaccel's release version, ``"major.minor.patch"``."""
-        return str(_core.version())
+def backends() -> List[str]:
+    """The URI schemes of the usable drivers, in loader order, e.g. ``["emu"]``."""
+    return list(_core.backends())
 
-    __all__ = [
-        "__version__", "frontend", "frontend_features", "open", "backends", "abi_version",
-        "library_version", "Device", "DeviceInfo", "DeviceTensor", "Model", "TensorInfo", "Quantization",
-        "Future", "profile", "Profile", "JobRecord", "errors", "compile_cache", "profiling",
-        "AccelError", "InvalidArgumentError", "ShapeError", "DTypeError", "AlignmentError",
-        "ModelFormatError", "OutOfMemoryError", "BusyError", "TimeoutError", "UnsupportedError",
-        "DeviceError", "NotFoundError", "CancelledError", "NotReadyError", "AbiMismatchError",
-        "MemoryCorruptionError", "ClosedError", "InternalError",
-    ]
+
+def abi_version() -> int:
+    """libaccel's ABI version, ``(major << 16) | minor``."""
+    return int(_core.abi_version())
+
+
+def library_version() -> str:
+    """libaccel's release version, ``"major.minor.patch"``."""
+    return str(_core.version())
+
+
+__all__ = [
+    "__version__", "frontend", "frontend_features", "open", "backends", "abi_version",
+    "library_version", "Device", "DeviceInfo", "DeviceTensor", "Model", "TensorInfo", "Quantization",
+    "Future", "profile", "Profile", "JobRecord", "errors", "compile_cache", "profiling",
+    "AccelError", "InvalidArgumentError", "ShapeError", "DTypeError", "AlignmentError",
+    "ModelFormatError", "OutOfMemoryError", "BusyError", "TimeoutError", "UnsupportedError",
+    "DeviceError", "NotFoundError", "CancelledError", "NotReadyError", "AbiMismatchError",
+    "MemoryCorruptionError", "ClosedError", "InternalError",
+]

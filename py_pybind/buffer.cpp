@@ -1,0 +1,108 @@
+// buffer.cpp - CoreBuffer: device memory as a 1-D uint8 buffer-protocol object, and write(array).
+#include <cinttypes>
+#include <cstdio>
+#include <string>
+
+#include "core.h"
+#include "errors.h"
+#include "wait.h"
+
+namespace accel_py {
+
+CoreBuffer& core_buffer_of(py::handle obj, const char* what, Py_ssize_t index) {
+    py::detail::make_caster<CoreBuffer> caster;
+    if (!caster.load(obj, /*convert=*/false)) {
+        std::string message = what;
+        if (index >= 0) message += "[" + std::to_string(index) + "]";
+        message += std::string(" must be a CoreBuffer, not ") + Py_TYPE(obj.ptr())->tp_name;
+        throw py::type_error(message);
+    }
+    return py::detail::cast_op<CoreBuffer&>(caster);
+}
+
+namespace {
+
+// Copies above this size run with the GIL released.
+constexpr Py_ssize_t kNoGilCopyBytes = 64 * 1024;
+
+// Exactly one copy of any strided array (negative, zero, non-contiguous strides; read-only
+// exporters too) into the buffer, densely in C order, through accel_buffer_write_strided.
+void buffer_write(CoreBuffer& self, py::handle array) {
+    BufferExport src(array, PyBUF_STRIDED_RO);
+    const Py_buffer& v = src.view;
+    if (v.len < 0 || (uint64_t)v.len > self.nbytes) {
+        char message[160];
+        std::snprintf(message, sizeof message, "the array holds %zd bytes, the buffer only %" PRIu64, v.len,
+                      self.nbytes);
+        throw py::value_error(message);
+    }
+    if (v.len == 0) return;
+
+    // Drop unit dimensions and merge dimensions that are contiguous with each other, so an array of
+    // any rank (NumPy allows 64) that is ACCEL_MAX_DIMS-dimensional at heart is accepted.
+    int64_t shape[ACCEL_MAX_DIMS];
+    int64_t strides[ACCEL_MAX_DIMS];
+    uint32_t ndim = 0;
+    int64_t dense_strides[PyBUF_MAX_NDIM];  // C order, for an exporter that gives no strides
+    if (v.ndim > PyBUF_MAX_NDIM) throw py::value_error("the array has too many dimensions");
+    int64_t dense = v.itemsize;
+    for (int i = v.ndim - 1; i >= 0; i--) {
+        dense_strides[i] = dense;
+        dense *= v.shape[i];
+    }
+    for (int i = 0; i < v.ndim; i++) {
+        int64_t n = v.shape[i];
+        int64_t stride = v.strides ? v.strides[i] : dense_strides[i];
+        if (n == 1) continue;
+        if (ndim > 0 && strides[ndim - 1] == stride * n) {
+            shape[ndim - 1] *= n;
+            strides[ndim - 1] = stride;
+            continue;
+        }
+        if (ndim == ACCEL_MAX_DIMS)
+            throw py::value_error("the array has more than " + std::to_string(ACCEL_MAX_DIMS) +
+                                  " dimensions that cannot be merged");
+        shape[ndim] = n;
+        strides[ndim] = stride;
+        ndim++;
+    }
+
+    accel_status status;
+    if (v.len > kNoGilCopyBytes) {
+        std::string message;
+        {
+            NoGil nogil;
+            status = accel_buffer_write_strided(self.handle, 0, v.buf, ndim, shape, strides, (uint32_t)v.itemsize);
+            if (status != ACCEL_OK) message = accel_last_error_message();
+            nogil.end();
+        }
+        if (status != ACCEL_OK) raise_status(status, message);
+    } else {
+        check(accel_buffer_write_strided(self.handle, 0, v.buf, ndim, shape, strides, (uint32_t)v.itemsize));
+    }
+}
+
+}  // namespace
+
+void bind_buffer(py::module_& m) {
+    py::class_<CoreBuffer>(m, "CoreBuffer", py::buffer_protocol(),
+                           "Device memory (one accel_buffer reference); a writable 1-D uint8 buffer.")
+        .def_buffer([](CoreBuffer& self) {
+            return py::buffer_info(self.data, 1, "B", 1, {(py::ssize_t)self.nbytes}, {(py::ssize_t)1},
+                                   /*readonly=*/false);
+        })
+        .def_property_readonly("nbytes", [](const CoreBuffer& self) { return self.nbytes; },
+                               "usable size in bytes (rounded up to the device alignment)")
+        .def_property_readonly("address", [](const CoreBuffer& self) { return (uintptr_t)self.data; },
+                               "host pointer")
+        .def("write", &buffer_write, py::arg("array"),
+             "One copy of any strided array's bytes, C order, from offset 0 (accel_buffer_write_strided).")
+        .def("__repr__", [](const CoreBuffer& self) {
+            char text[96];
+            std::snprintf(text, sizeof text, "CoreBuffer(nbytes=%" PRIu64 ", address=0x%" PRIxPTR ")", self.nbytes,
+                          (uintptr_t)self.data);
+            return std::string(text);
+        });
+}
+
+}  // namespace accel_py

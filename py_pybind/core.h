@@ -1,0 +1,80 @@
+// core.h - the core's objects (one reference-owning wrapper per libaccel handle) and the binder of
+// each source file. The contract they implement is python/accel/CORE_API.md.
+#pragma once
+
+#include <accel/accel.h>
+#include <pybind11/pybind11.h>
+
+#include <cstdint>
+
+namespace py = pybind11;
+
+namespace accel_py {
+
+// Every wrapper owns exactly one reference to its handle and is neither copyable nor movable, so
+// pybind11 holds it by pointer and the reference goes with the Python object.
+struct NonCopyable {
+    NonCopyable() = default;
+    NonCopyable(const NonCopyable&) = delete;
+    NonCopyable& operator=(const NonCopyable&) = delete;
+};
+
+// CoreDevice: one device reference; close() drops it early.
+struct CoreDevice : NonCopyable {
+    accel_device* handle = nullptr;
+    ~CoreDevice() { accel_device_release(handle); }
+    accel_device* get() const;  // the handle, or raises from_status(ACCEL_ERR_CLOSED) after close()
+};
+
+// CoreBuffer: one buffer reference (the buffer holds the device). Never released before the object
+// dies: views of its memory keep the object alive through the buffer protocol.
+struct CoreBuffer : NonCopyable {
+    accel_buffer* handle = nullptr;
+    uint8_t* data = nullptr;  // host pointer, valid while the buffer lives
+    uint64_t nbytes = 0;      // usable size
+    ~CoreBuffer() { accel_buffer_release(handle); }
+};
+
+// CoreModel: one model reference; release() drops it early.
+struct CoreModel : NonCopyable {
+    accel_model* handle = nullptr;
+    ~CoreModel() { accel_model_release(handle); }
+    accel_model* get() const;  // the handle, or raises from_status(ACCEL_ERR_CLOSED) after release()
+};
+
+// CoreJob: one job reference; release() drops it early (cancelling a job that has not started).
+// Live CoreJobs form a list (guarded by the GIL: they are made, released and destroyed with it held)
+// so that interpreter exit can cancel the jobs that have not started.
+struct CoreJob : NonCopyable {
+    accel_job* handle = nullptr;
+    CoreJob();
+    ~CoreJob();
+    accel_job* get() const;  // the handle, or raises from_status(ACCEL_ERR_CLOSED) after release()
+    void release();          // drops the handle (idempotent)
+    static void release_all();
+
+private:
+    CoreJob* prev_ = nullptr;
+    CoreJob* next_ = nullptr;
+};
+
+// A buffer-protocol export of a Python object, released (with the GIL held) when it goes.
+struct BufferExport : NonCopyable {
+    Py_buffer view;
+    BufferExport(py::handle obj, int flags) {
+        if (PyObject_GetBuffer(obj.ptr(), &view, flags) != 0) throw py::error_already_set();
+    }
+    ~BufferExport() { PyBuffer_Release(&view); }
+};
+
+// The CoreBuffer behind a Python object, or a TypeError naming `what` (and `index` when >= 0,
+// e.g. "inputs[2]").
+CoreBuffer& core_buffer_of(py::handle obj, const char* what, Py_ssize_t index = -1);
+
+void bind_device(py::module_& m);
+void bind_buffer(py::module_& m);
+void bind_tensor(py::module_& m);
+void bind_model(py::module_& m);
+void bind_job(py::module_& m);
+
+}  // namespace accel_py

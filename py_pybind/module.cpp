@@ -1,0 +1,48 @@
+// module.cpp - accel._pybind: the pybind11 core of the accel package (python/accel/CORE_API.md).
+#include <string>
+
+#include "core.h"
+#include "errors.h"
+#include "job.h"
+#include "wait.h"
+
+namespace accel_py {
+namespace {
+
+py::list backends() {
+    size_t count = 0;
+    check(accel_driver_count(&count));
+    py::list names;
+    for (size_t i = 0; i < count; i++) {
+        const char* name = nullptr;
+        check(accel_driver_name(i, &name));
+        names.append(utf8(name));
+    }
+    return names;
+}
+
+}  // namespace
+}  // namespace accel_py
+
+PYBIND11_MODULE(_pybind, m) {
+    using namespace accel_py;
+    // A libaccel of another ABI major version would misread every struct: refuse to load.
+    uint32_t abi = accel_abi_version();
+    if ((abi >> 16) != ACCEL_ABI_VERSION_MAJOR)
+        throw py::import_error("accel._pybind was built for libaccel ABI " + std::to_string(ACCEL_ABI_VERSION_MAJOR) +
+                               ".x, the loaded libaccel has ABI " + std::to_string(abi >> 16) + "." +
+                               std::to_string(abi & 0xffff));
+
+    m.doc() = "The pybind11 core of accel (see python/accel/CORE_API.md).";
+    m.def("abi_version", [] { return accel_abi_version(); }, "accel_abi_version(): (major << 16) | minor");
+    m.def("version", [] { return std::string(accel_version_string()); }, "libaccel's release version");
+    m.def("backends", &backends, "The schemes of the usable drivers, in loader order.");
+
+    bind_device(m);
+    bind_buffer(m);
+    bind_tensor(m);
+    bind_model(m);
+    bind_job(m);
+    install_exit_hook(m);
+    set_signal_thread(py::module_::import("threading").attr("main_thread")().attr("ident").cast<unsigned long>());
+}

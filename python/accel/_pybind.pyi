@@ -1,0 +1,134 @@
+# Type stubs for accel._pybind, the pybind11 core (sources: py_pybind/; contract: CORE_API.md).
+#
+# Errors: every failing libaccel call raises accel.errors.from_status(status, message), an AccelError
+# subclass chosen by the C status (accel.errors is imported on the first error). Wrong Python
+# argument types raise TypeError.
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+# (queued_ns, started_ns, finished_ns, core); core is -1 for a job that never ran.
+_Timing = Tuple[int, int, int, int]
+# (type, axis, scales, zero_points or None, shifts or None); accel_quant_type codes.
+_Quant = Tuple[int, int, Tuple[float, ...], Optional[Tuple[int, ...]], Optional[Tuple[int, ...]]]
+# (name, shape, dtype (accel_dtype code), layout (accel_layout code), byte strides, byte_size, quant)
+_TensorTuple = Tuple[str, Tuple[int, ...], int, int, Tuple[int, ...], int, Optional[_Quant]]
+# Anything with the buffer protocol (bytes, bytearray, memoryview, a NumPy array...).
+_BufferLike = Any
+
+# accel_abi_version(): (major << 16) | minor of the loaded libaccel.
+def abi_version() -> int: ...
+
+# accel_version_string(): libaccel's release, "major.minor.patch".
+def version() -> str: ...
+
+# The URI schemes of the usable drivers, in loader order, e.g. ["emu"].
+def backends() -> List[str]: ...
+
+class CoreDevice:
+    # accel_device_open(uri); holds one device reference. NotFoundError for an unknown scheme,
+    # InvalidArgumentError for a bad option.
+    def __init__(self, uri: str) -> None: ...
+    # {"name", "backend", "cores", "max_inflight", "debug" (bool), "alignment", "pool_bytes"}
+    def info(self) -> Dict[str, Any]: ...
+    # {"bytes_in_use", "peak_bytes_in_use", "live_buffers", "allocations", "bytes_copied",
+    #  "jobs_submitted", "jobs_completed"} (ints)
+    def stats(self) -> Dict[str, int]: ...
+    # accel_buffer_alloc: nbytes > 0, rounded up to the device alignment.
+    def alloc(self, nbytes: int) -> CoreBuffer: ...
+    # accel_model_load_memory from any buffer-protocol object (read during the call only, with the
+    # GIL released).
+    def load(self, data: _BufferLike) -> CoreModel: ...
+    # accel_device_check: MemoryCorruptionError names a damaged buffer (debug mode).
+    def check(self) -> None: ...
+    # Drops this object's device reference (idempotent). Buffers, models and jobs keep the device
+    # alive on their own; afterwards every method raises ClosedError (status 16).
+    def close(self) -> None: ...
+
+class CoreBuffer:
+    # Device memory, one buffer reference (which holds the device). Buffer protocol: a writable,
+    # C-contiguous 1-D uint8 ("B") buffer of `nbytes` bytes at `address`; a view (np.frombuffer,
+    # memoryview, DLPack) keeps the CoreBuffer, and so the memory, alive. No release(): the reference
+    # goes with the object.
+    # Usable size in bytes (rounded up to the device alignment).
+    @property
+    def nbytes(self) -> int: ...
+    # Host pointer of the memory.
+    @property
+    def address(self) -> int: ...
+    # Exactly one copy of the array's bytes, in C order from offset 0, from any strides (negative,
+    # zero, non-contiguous; read-only arrays too) through accel_buffer_write_strided (counted in
+    # stats()["bytes_copied"]). ValueError if array.nbytes > nbytes. Copies above 64 KiB release
+    # the GIL.
+    def write(self, array: _BufferLike) -> None: ...
+    def __buffer__(self, flags: int) -> memoryview: ...
+
+class CoreModel:
+    # A loaded model, one model reference (which holds the device).
+    # One tuple per input/output, in order.
+    def inputs(self) -> List[_TensorTuple]: ...
+    def outputs(self) -> List[_TensorTuple]: ...
+    # Submit, wait, release, with the GIL released; the wait runs in slices of <= 20 ms with the
+    # signal handlers run in between, so Ctrl-C raises KeyboardInterrupt within ~20 ms (the job
+    # handle is then released: a job not started is cancelled). Thread safe. Raises the job's error.
+    def run(self, inputs: Sequence[CoreBuffer], outputs: Sequence[CoreBuffer], priority: int = 0,
+            core_mask: int = 0, timeout_us: int = 0) -> _Timing: ...
+    # Submits with a completion callback: callback(status, message, timing) is called exactly once
+    # on the driver's completion thread with the GIL held ("" message when status is 0); exceptions
+    # it raises go to sys.unraisablehook. The core holds `callback` until it has been called.
+    # Blocks (GIL released) while max_inflight jobs are in flight. After interpreter exit began,
+    # raises ClosedError.
+    def submit(self, inputs: Sequence[CoreBuffer], outputs: Sequence[CoreBuffer],
+               callback: Callable[[int, str, _Timing], Any], priority: int = 0, core_mask: int = 0,
+               timeout_us: int = 0) -> CoreJob: ...
+    # Drops the model reference now (idempotent); later calls raise ClosedError.
+    def release(self) -> None: ...
+
+class CoreJob:
+    # A submitted job, one job reference.
+    # Waits (GIL released, Ctrl-C aware as in run). Raises the job's error if it failed, or
+    # NotReadyError (status 13) if `timeout` seconds passed first (the job goes on).
+    def wait(self, timeout: Optional[float] = None) -> None: ...
+    # accel_job_poll: True once the job has finished.
+    def done(self) -> bool: ...
+    def timing(self) -> _Timing: ...
+    # Drops the job reference (idempotent); a job not started is cancelled (its callback sees
+    # status 12). Later calls of wait/done/timing raise ClosedError.
+    def release(self) -> None: ...
+
+class DeviceTensor:
+    # A dense, C-order tensor viewing `buffer`. TypeError for a dtype accel has no code for
+    # (float32, float16, int8..int64, uint8..uint64, bool; native byte order), ValueError for a
+    # negative dimension or a shape that needs more than buffer.nbytes. `device` is stored as given.
+    # Buffer protocol: writable, the dtype's format ('f', 'e', 'b', 'B', 'h', 'H', 'i', 'I', 'q',
+    # 'Q', '?'), the shape, C-order byte strides: np.asarray(t) and memoryview(t) are zero-copy
+    # views that keep t alive.
+    def __init__(self, buffer: CoreBuffer, shape: Sequence[int], dtype: Union[np.dtype, type, str],
+                 layout: Optional[str], device: Any) -> None: ...
+    @property
+    def shape(self) -> Tuple[int, ...]: ...
+    @property
+    def dtype(self) -> np.dtype: ...
+    @property
+    def layout(self) -> Optional[str]: ...
+    @property
+    def nbytes(self) -> int: ...
+    @property
+    def ndim(self) -> int: ...
+    @property
+    def size(self) -> int: ...
+    @property
+    def device(self) -> Any: ...
+    @property
+    def buffer(self) -> CoreBuffer: ...
+    # The zero-copy NumPy view (its .base is the tensor).
+    def numpy(self) -> np.ndarray: ...
+    # DLPack export of the NumPy view (the capsule keeps the tensor alive); versioned when the
+    # consumer asks with max_version and NumPy supports it. copy=True raises BufferError.
+    def __dlpack__(self, *, stream: Any = None, max_version: Optional[Tuple[int, int]] = None,
+                   dl_device: Optional[Tuple[int, int]] = None, copy: Optional[bool] = None) -> Any: ...
+    # (1, 0): kDLCPU, device 0.
+    def __dlpack_device__(self) -> Tuple[int, int]: ...
+    def __buffer__(self, flags: int) -> memoryview: ...
+    # DeviceTensor(shape=(1, 3, 224, 224), dtype=float32, layout=NCHW, device='emu')
+    def __repr__(self) -> str: ...

@@ -1,0 +1,192 @@
+"""The cache of ONNX models compiled for the emulator.
+
+``Device.load("model.onnx")`` on the emulator compiles the model with ``accel.compiler``. The result is
+cached under a SHA-256 of the ONNX bytes, the input shapes (sorted by name) and the compiler (its
+format version and a fingerprint of its source), as ``<key>.accm`` in ``$ACCEL_CACHE_DIR``, else
+``$XDG_CACHE_HOME/accel``, else ``~/.cache/accel``. When that folder cannot be written, the cache lives
+in memory for the life of the process.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import threading
+from collections import OrderedDict
+from pathlib import Path
+from typing import Dict, Mapping, Optional, Tuple
+
+from .errors import InvalidArgumentError, ModelFormatError, UnsupportedError
+
+__all__ = ["cache_dir", "compile_onnx", "normalize_input_shapes", "clear_memory_cache"]
+
+_MEMORY_LIMIT = 32
+_memory: "OrderedDict[str, bytes]" = OrderedDict()
+_lock = threading.Lock()
+_fingerprint: Optional[str] = None
+_disk_disabled = False
+
+
+def cache_dir() -> Path:
+    """The folder of the on-disk cache (it may not exist yet)."""
+    env = os.environ.get("ACCEL_CACHE_DIR")
+    if env:
+        return Path(env).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
+    return base / "accel"
+
+
+def clear_memory_cache() -> None:
+    """Forgets the compiled models kept in memory (the on-disk cache is left alone)."""
+    with _lock:
+        _memory.clear()
+
+
+def normalize_input_shapes(input_shapes: object) -> Optional[Dict[str, Tuple[int, ...]]]:
+    """``input_shapes`` as ``{name: tuple of ints}``; TypeError/ValueError for anything else."""
+    if input_shapes is None:
+        return None
+    if not isinstance(input_shapes, Mapping):
+        raise TypeError("input_shapes must be a dict mapping input names to shapes, "
+                        f"not {type(input_shapes).__name__}")
+    from .dtypes import normalize_shape
+
+    out: Dict[str, Tuple[int, ...]] = {}
+    for name, shape in input_shapes.items():
+        if not isinstance(name, str):
+            raise TypeError(f"input_shapes: names must be str, not {type(name).__name__} ({name!r})")
+        try:
+            dims = normalize_shape(shape)
+        except TypeError as e:
+            raise TypeError(f"input_shapes[{name!r}]: {e}") from None
+        except ValueError as e:
+            raise InvalidArgumentError(f"input_shapes[{name!r}]: {e}") from None
+        out[name] = dims
+    return out
+
+
+def _compiler_fingerprint() -> str:
+    """The compiler's format version plus a hash of its source files: a changed compiler never reuses
+    an entry made by another."""
+    global _fingerprint
+    if _fingerprint is None:
+        from . import compiler
+        from .compiler import accm
+
+        h = hashlib.sha256(f"accm {accm.VERSION_MAJOR}.{accm.VERSION_MINOR}\0".encode())
+        folder = Path(compiler.__file__).resolve().parent
+        for p in sorted(folder.glob("*.py")):
+            h.update(p.name.encode() + b"\0")
+            try:
+                h.update(p.read_bytes())
+            except OSError:
+                pass
+            h.update(b"\0")
+        _fingerprint = h.hexdigest()
+    return _fingerprint
+
+
+def cache_key(onnx_bytes: bytes, input_shapes: Optional[Mapping[str, Tuple[int, ...]]]) -> str:
+    """SHA-256 (hex) of the ONNX bytes, the sorted input shapes and the compiler's fingerprint."""
+    shapes = sorted((k, list(v)) for k, v in (input_shapes or {}).items())
+    h = hashlib.sha256(b"accel-compile-cache 1\0")
+    h.update(_compiler_fingerprint().encode() + b"\0")
+    h.update(json.dumps(shapes).encode() + b"\0")
+    h.update(onnx_bytes)
+    return h.hexdigest()
+
+
+def _remember(key: str, data: bytes) -> None:
+    with _lock:
+        _memory[key] = data
+        _memory.move_to_end(key)
+        while len(_memory) > _MEMORY_LIMIT:
+            _memory.popitem(last=False)
+
+
+def _read_disk(key: str) -> Optional[bytes]:
+    if _disk_disabled:
+        return None
+    try:
+        data = (cache_dir() / f"{key}.accm").read_bytes()
+    except OSError:
+        return None
+    return data if data[:4] == b"ACCM" else None
+
+
+def _write_disk(key: str, data: bytes) -> None:
+    global _disk_disabled
+    if _disk_disabled:
+        return
+    folder = cache_dir()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{key}.", suffix=".tmp", dir=folder)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.replace(tmp, folder / f"{key}.accm")
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+    except OSError:
+        # Not writable (read-only home, full disk): keep this process's entries in memory only.
+        if not os.environ.get("ACCEL_CACHE_DIR"):
+            _disk_disabled = True
+
+
+def invalidate(key: str) -> None:
+    """Drops one entry from memory and disk (a cached file the device rejected)."""
+    with _lock:
+        _memory.pop(key, None)
+    try:
+        (cache_dir() / f"{key}.accm").unlink()
+    except OSError:
+        pass
+
+
+def compile_onnx(onnx_bytes: bytes, input_shapes: Optional[Mapping[str, Tuple[int, ...]]],
+                 what: str = "model", path: Optional[str] = None) -> Tuple[bytes, str, bool]:
+    """The .accm bytes of an ONNX model, compiled or from the cache.
+
+    ``path``, when the model came from a file, is what the compiler reads (so that weights stored as
+    ONNX external data next to it are found); the cache key covers ``onnx_bytes`` only.
+    Returns ``(accm bytes, cache key, True if it came from the cache)``. A model the compiler rejects
+    raises ModelFormatError naming ``what`` (the compiler's error is its ``__cause__``); an input_shapes
+    error raises InvalidArgumentError, an op or dtype the emulator lacks UnsupportedError.
+    """
+    key = cache_key(onnx_bytes, input_shapes)
+    with _lock:
+        hit = _memory.get(key)
+    if hit is not None:
+        return hit, key, True
+    data = _read_disk(key)
+    if data is not None:
+        _remember(key, data)
+        return data, key, True
+
+    from . import compiler
+
+    shapes = {k: tuple(v) for k, v in input_shapes.items()} if input_shapes else None
+    try:
+        data = compiler.compile_model(path if path is not None else onnx_bytes, shapes)
+    except compiler.CompileError as e:
+        text = str(e)
+        if "input_shapes" in text:  # a bad or missing input shape: the caller's to fix
+            raise InvalidArgumentError(f"cannot compile {what}: {text}") from e
+        if text.startswith("unsupported") or "does not support" in text:
+            raise UnsupportedError(f"cannot compile {what} for the emulator: {text}") from e
+        raise ModelFormatError(f"cannot compile {what}: {text}") from e
+    except (TypeError, MemoryError, OSError):
+        raise
+    except Exception as e:  # onnx's DecodeError, ValidationError and the like: not a usable ONNX model
+        raise ModelFormatError(f"cannot compile {what}: not a valid ONNX model "
+                               f"({type(e).__name__}: {e})") from e
+    _remember(key, data)
+    _write_disk(key, data)
+    return data, key, False

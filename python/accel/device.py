@@ -1,0 +1,268 @@
+"""``accel.Device``: an opened accelerator (or the emulator), and ``DeviceInfo``."""
+from __future__ import annotations
+
+import math
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Sequence, Union
+
+import numpy as np
+
+from . import compile_cache
+from ._frontend import core
+from .dtypes import normalize_dtype, normalize_layout, normalize_shape
+from .errors import AccelError, ClosedError, InvalidArgumentError, ModelFormatError, UnsupportedError
+from .model import Model
+
+__all__ = ["Device", "DeviceInfo"]
+
+if TYPE_CHECKING:
+    from ._pybind import DeviceTensor
+else:
+    DeviceTensor = core.DeviceTensor
+
+#: What ``Device.load`` accepts: a path, or the model's bytes (any buffer-protocol object).
+PathOrBytes = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview]
+
+_ACCM_MAGIC = b"ACCM"
+
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    """What a device is.
+
+    Attributes:
+        name: the device's name, e.g. ``"accel emulator"``.
+        backend: the driver's URI scheme, e.g. ``"emu"``, ``"bpu"``, ``"vart"``.
+        cores: compute cores (the emulator's worker threads).
+        max_inflight: most jobs submitted and not yet finished at once.
+        debug: True if guard bytes around every buffer are checked (emulator debug mode).
+        alignment: byte alignment of every device buffer.
+        pool_bytes: size of the device memory pool in bytes (0 if unbounded).
+    """
+
+    name: str
+    backend: str
+    cores: int
+    max_inflight: int
+    debug: bool
+    alignment: int
+    pool_bytes: int
+
+
+class Device:
+    """An opened device (``accel.open(uri)``); a context manager that closes it on exit.
+
+    It makes tensors in device memory (:meth:`empty`, :meth:`tensor`), loads models (:meth:`load`) and
+    reports memory and job counters (:meth:`stats`). After :meth:`close`, every method of the device and
+    of its models raises :class:`~accel.ClosedError`; arrays and DeviceTensors made earlier stay valid.
+    """
+
+    def __init__(self, uri: str = "emu") -> None:
+        """Opens the device at ``uri`` (see :func:`accel.open`)."""
+        if not isinstance(uri, str):
+            raise TypeError(f"uri must be a str such as 'emu', not {type(uri).__name__}")
+        self._uri = uri
+        self._closed = True  # until the core device exists: a failed open leaves a closed object
+        self._lock = threading.Lock()
+        self._core = core.CoreDevice(uri)
+        i = self._core.info()
+        self._info = DeviceInfo(name=str(i["name"]), backend=str(i["backend"]), cores=int(i["cores"]),
+                                max_inflight=int(i["max_inflight"]), debug=bool(i["debug"]),
+                                alignment=int(i["alignment"]), pool_bytes=int(i["pool_bytes"]))
+        self._closed = False
+
+    # -- state -----------------------------------------------------------------------------------------
+
+    @property
+    def uri(self) -> str:
+        """The URI the device was opened with, e.g. ``"emu:cores=2"``."""
+        return self._uri
+
+    @property
+    def info(self) -> DeviceInfo:
+        """What the device is (read at open; still readable after :meth:`close`)."""
+        return self._info
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` has been called."""
+        return self._closed
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise ClosedError(f"device {self._uri!r} is closed")
+
+    def close(self) -> None:
+        """Ends new work on the device; idempotent.
+
+        Jobs in flight finish. Afterwards every method of the device and of its models raises
+        ClosedError. Memory still viewed by arrays or held by DeviceTensors, models or jobs stays valid
+        until they are gone; the device itself goes with the last of them.
+        """
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        self._core.close()
+
+    def __enter__(self) -> "Device":
+        self._check_open()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = " closed" if self._closed else ""
+        i = self._info if hasattr(self, "_info") else None
+        if i is None:
+            return f"<accel.Device {self._uri!r}{state}>"
+        return (f"<accel.Device {self._uri!r}{state}: {i.name}, backend {i.backend!r}, {i.cores} cores, "
+                f"pool {i.pool_bytes} bytes>")
+
+    # -- memory ----------------------------------------------------------------------------------------
+
+    def stats(self) -> Dict[str, int]:
+        """Counters of the device: ``bytes_in_use``, ``peak_bytes_in_use``, ``live_buffers``,
+        ``allocations``, ``bytes_copied`` (copies made by the runtime on your behalf, e.g. NumPy inputs),
+        ``jobs_submitted`` and ``jobs_completed``."""
+        self._check_open()
+        return {k: int(v) for k, v in self._core.stats().items()}
+
+    def check(self) -> None:
+        """Checks every live buffer's guard bytes (debug mode); raises MemoryCorruptionError naming a
+        buffer written past its end. Does nothing outside debug mode."""
+        self._check_open()
+        self._core.check()
+
+    def empty(self, shape: Union[int, Sequence[int]], dtype: Any = np.float32,
+              layout: Optional[str] = None) -> DeviceTensor:
+        """A new :class:`~accel.DeviceTensor` in device memory (contents unspecified).
+
+        Args:
+            shape: an int or a sequence of ints >= 0 (at most 8 dimensions).
+            dtype: anything ``numpy.dtype`` accepts, of a supported type: float32, float16, int8,
+                uint8, int16, uint16, int32, uint32, int64, uint64, bool.
+            layout: None, or ``"NCHW"``/``"NHWC"`` for a 4-D tensor.
+
+        ``numpy.asarray(t)`` is then a zero-copy view of its memory. Raises DTypeError for an
+        unsupported dtype, ShapeError for a negative dimension, TypeError for a shape that is not
+        ints, InvalidArgumentError for a bad layout, OutOfMemoryError when the pool is exhausted.
+        """
+        self._check_open()
+        dims = normalize_shape(shape)
+        dt = normalize_dtype(dtype)
+        lay = normalize_layout(layout, len(dims))
+        nbytes = math.prod(dims) * dt.itemsize
+        buf = self._core.alloc(max(nbytes, 1))
+        return DeviceTensor(buf, dims, dt, lay, self)
+
+    def tensor(self, array: Any, layout: Optional[str] = None) -> DeviceTensor:
+        """A new :class:`~accel.DeviceTensor` holding a copy of ``array`` (exactly one copy into device
+        memory, counted in ``stats()["bytes_copied"]``).
+
+        ``array`` is a NumPy array (any strides) or anything ``numpy.asarray`` turns into one; its dtype
+        must be supported (never cast: a list of Python floats is float64, which is not supported; use
+        ``numpy.asarray(x, dtype=numpy.float32)``). ``layout`` as in :meth:`empty`.
+        """
+        self._check_open()
+        a = array if isinstance(array, np.ndarray) else np.asarray(array)
+        t = self.empty(a.shape, a.dtype, layout)
+        if a.size:
+            t.buffer.write(a)
+        return t
+
+    # -- models ----------------------------------------------------------------------------------------
+
+    def load(self, path_or_bytes: PathOrBytes,
+             input_shapes: Optional[Mapping[str, Sequence[int]]] = None) -> Model:
+        """Loads a model on the device.
+
+        Args:
+            path_or_bytes: a path (str or PathLike) or the model's bytes (bytes, bytearray, memoryview
+                or any buffer). Formats: the backend's own (the emulator's ``.accm``; ``.hbm``/``.bin``
+                on BPU, ``.xmodel`` on VART), and ONNX on the emulator, compiled on the fly with
+                ``accel.compiler`` and cached (see ``accel.compile_cache``).
+            input_shapes: for ONNX only: ``{input name: shape}`` fixing symbolic or overriding dims.
+
+        Raises:
+            FileNotFoundError: no file at the path (the message names it). ModelFormatError: not a valid
+            model. UnsupportedError: ONNX on a backend other than the emulator, or an op the emulator
+            lacks. ValueError: ``input_shapes`` for a model that is not ONNX, or a bad input shape.
+            ClosedError: the device is closed.
+        """
+        self._check_open()
+        if isinstance(path_or_bytes, (str, os.PathLike)):
+            path = os.fsdecode(os.fspath(path_or_bytes))
+            with open(path, "rb") as f:
+                data: Any = f.read()
+            name = Path(path).stem or "model"
+            what = repr(path)
+            source: Optional[str] = path
+            onnx_suffix = path.lower().endswith(".onnx")
+        elif isinstance(path_or_bytes, (bytes, bytearray, memoryview)) or _has_buffer(path_or_bytes):
+            data = path_or_bytes
+            name = "model"
+            what = "the model bytes"
+            source = None
+            onnx_suffix = False
+        else:
+            raise TypeError(f"load() takes a path or the model's bytes, not {type(path_or_bytes).__name__}")
+
+        if self._info.backend == "emu":
+            head = bytes(memoryview(data).cast("B")[:4]) if not isinstance(data, bytes) else data[:4]
+            is_onnx = head != _ACCM_MAGIC and (onnx_suffix or head[:1] == b"\x08")
+        else:
+            is_onnx = onnx_suffix
+            if is_onnx:
+                raise UnsupportedError(
+                    f"backend {self._info.backend!r} cannot load ONNX models ({what}); compile it with "
+                    f"the vendor's toolchain, or load it on the emulator ('emu')")
+
+        if not is_onnx:
+            if input_shapes is not None:
+                raise InvalidArgumentError(
+                    f"input_shapes applies to ONNX models only; {what} is already compiled for the device")
+            return Model(self, self._load_core(data, source), name)
+
+        shapes = compile_cache.normalize_input_shapes(input_shapes)
+        onnx_bytes = data if isinstance(data, bytes) else bytes(memoryview(data).cast("B"))
+        accm, key, cached = compile_cache.compile_onnx(onnx_bytes, shapes, what, source)
+        self._check_open()
+        try:
+            core_model = self._core.load(accm)
+        except ModelFormatError:
+            if not cached:
+                raise
+            # A damaged cache entry: compile again.
+            compile_cache.invalidate(key)
+            accm, key, cached = compile_cache.compile_onnx(onnx_bytes, shapes, what, source)
+            core_model = self._core.load(accm)
+        return Model(self, core_model, name)
+
+    def _load_core(self, data: Any, path: Optional[str]) -> Any:
+        try:
+            return self._core.load(data)
+        except AccelError as e:
+            if path is None:
+                raise
+            # The core loads from memory and cannot name the file: say which one it was.
+            raise type(e)(f"cannot load {path!r}: {e.message}", e.status) from None
+
+
+def _has_buffer(obj: object) -> bool:
+    try:
+        memoryview(obj)  # type: ignore[arg-type]
+    except TypeError:
+        return False
+    return True
+
+
+# model.py names Device in its annotations but cannot import this module (it imports model.py):
+# make the name resolvable there (typing.get_type_hints) once Device exists.
+from . import model as _model_module  # noqa: E402
+
+setattr(_model_module, "Device", Device)

@@ -1,0 +1,258 @@
+"""``accel.Future``: the result of ``Model.run_async``, and the registry of jobs in flight.
+
+A Future is a ``concurrent.futures.Future`` completed from the driver's completion callback, so
+``result()``, ``exception()``, ``add_done_callback()``, ``concurrent.futures.wait()`` and
+``as_completed()`` all work, and ``await`` works in asyncio. Done-callbacks run on the driver's
+completion thread: keep them short.
+
+At interpreter exit an ``atexit`` hook waits (at most ``EXIT_WAIT_SECONDS`` in total) for the jobs still
+in flight, so that no completion callback runs while the interpreter is being torn down.
+"""
+from __future__ import annotations
+
+import asyncio
+import atexit
+import concurrent.futures
+import threading
+import time
+import weakref
+from typing import Any, Generator, List, Optional, Tuple
+
+import numpy as np
+
+from . import profiling as _profiling
+from .errors import from_status
+
+__all__ = ["Future", "inflight", "wait_inflight", "EXIT_WAIT_SECONDS"]
+
+#: The most the atexit hook waits for jobs in flight, in seconds.
+EXIT_WAIT_SECONDS = 5.0
+# How long cancel() waits for the driver to confirm a cancellation.
+_CANCEL_CONFIRM_SECONDS = 1.0
+# Longest a blocked wait goes without running the main thread's signal handlers.
+_WAIT_SLICE = 0.02
+
+_CANCELLED = 12  # ACCEL_ERR_CANCELLED
+
+# ---- jobs in flight (for the atexit hook) ----
+_inflight_cv = threading.Condition(threading.Lock())
+_inflight = 0
+# Set while a completion callback runs on this thread (a driver's completion thread): cancel() must
+# not wait there for a callback that only that same thread could deliver.
+_tls = threading.local()
+
+
+def _begin() -> None:
+    global _inflight
+    with _inflight_cv:
+        _inflight += 1
+
+
+def _end() -> None:
+    global _inflight
+    with _inflight_cv:
+        _inflight -= 1
+        if _inflight <= 0:
+            _inflight_cv.notify_all()
+
+
+def inflight() -> int:
+    """Number of jobs submitted with ``run_async`` whose completion callback has not run yet."""
+    return _inflight
+
+
+def wait_inflight(timeout: Optional[float] = None) -> bool:
+    """Waits until no ``run_async`` job is in flight, at most ``timeout`` seconds (None: forever).
+    Returns True if none is left."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    with _inflight_cv:
+        while _inflight > 0:
+            remaining = None if deadline is None else deadline - time.monotonic()
+            if remaining is not None and remaining <= 0:
+                return False
+            _inflight_cv.wait(remaining if remaining is None else min(remaining, 0.1))
+    return True
+
+
+def _wait_at_exit() -> None:
+    try:
+        wait_inflight(EXIT_WAIT_SECONDS)
+    except BaseException:  # Ctrl-C during exit: give up waiting, never hang
+        pass
+
+
+atexit.register(_wait_at_exit)
+
+
+class Future(concurrent.futures.Future[List[np.ndarray]]):
+    """The pending result of :meth:`accel.Model.run_async`: a list of NumPy arrays viewing the
+    device's output buffers.
+
+    A ``concurrent.futures.Future`` completed by the driver's completion callback: ``result(timeout)``
+    returns the outputs or raises the job's :class:`~accel.AccelError` (``TimeoutError`` when the job's
+    own ``timeout`` passed); ``await future`` works in asyncio; ``cancel()`` cancels a job that has not
+    started. Dropping a Future without waiting for it is fine: the job runs to completion and
+    everything it holds is freed.
+    """
+
+    def __init__(self) -> None:
+        """A pending future; ``Model.run_async`` makes them (there is no use in making one yourself)."""
+        super().__init__()
+        self._job: Any = None  # the core's CoreJob until the job completes
+        self._completed = False  # the completion callback has run
+        self._outputs: Optional[List[np.ndarray]] = None
+        self._model_name = ""
+        self._device_uri = ""
+
+    # -- called by Model.run_async -----------------------------------------------------------------
+
+    def _attach(self, job: Any) -> None:
+        """Takes the CoreJob once submit returned (the callback may already have run)."""
+        with self._condition:
+            if not self._completed:
+                self._job = job
+                return
+        job.release()
+
+    def _complete(self, status: int, message: str, timing: Tuple[int, int, int, int]) -> None:
+        """The core's completion callback: called exactly once, on the driver's completion thread."""
+        tls = _tls
+        outer = getattr(tls, "in_callback", False)
+        tls.in_callback = True
+        try:
+            with self._condition:
+                self._completed = True
+                job, self._job = self._job, None
+                outputs, self._outputs = self._outputs, None
+            if _profiling._active:
+                _profiling.record(self._model_name, self._device_uri, timing, status)
+            if status == 0:
+                self.set_result(outputs if outputs is not None else [])
+            elif status == _CANCELLED:
+                concurrent.futures.Future.cancel(self)
+                # ... and tell concurrent.futures.wait()/as_completed() waiters, as an executor would.
+                self.set_running_or_notify_cancel()
+            else:
+                self.set_exception(from_status(status, message))
+            if job is not None:
+                job.release()
+        finally:
+            tls.in_callback = outer
+            _end()
+
+    # -- public ----------------------------------------------------------------------------------------
+
+    def cancel(self) -> bool:
+        """Cancels the job if it has not started yet. Returns True if the future is (now) cancelled,
+        False if the job is running or has finished (it then completes normally)."""
+        with self._condition:
+            if self.cancelled():
+                return True
+            if self._completed or self.done():
+                return False
+            job = self._job
+        if job is None:
+            return False
+        try:
+            started = job.timing()[1] != 0
+        except Exception:
+            started = True
+        if started:
+            return False
+        job.release()  # the driver cancels a job it has not started when its last handle goes
+        if getattr(_tls, "in_callback", False):
+            # On the completion thread the confirming callback cannot run before we return.
+            return True
+        with self._condition:
+            self._condition.wait_for(self.done, _CANCEL_CONFIRM_SECONDS)
+        return self.cancelled()
+
+    def running(self) -> bool:
+        """True while the job runs on a core (started, not finished)."""
+        job = self._job
+        if job is None or self.done():
+            return False
+        try:
+            return bool(job.timing()[1] != 0)
+        except Exception:
+            return False
+
+    def _wait(self, timeout: Optional[float]) -> None:
+        # Waits in short slices so that the main thread runs its signal handlers (Ctrl-C, and
+        # _thread.interrupt_main, which wakes no blocked lock) within _WAIT_SLICE seconds.
+        if self.done():
+            return
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._condition:
+            while not self.done():
+                if deadline is None:
+                    self._condition.wait(_WAIT_SLICE)
+                else:
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0:
+                        return
+                    self._condition.wait(min(remaining, _WAIT_SLICE))
+
+    def result(self, timeout: Optional[float] = None) -> List[np.ndarray]:
+        """The outputs (a list of NumPy arrays viewing device memory), waiting at most ``timeout``
+        seconds (None: until done). Raises the job's AccelError if it failed,
+        ``concurrent.futures.CancelledError`` if it was cancelled, ``TimeoutError`` if the wait timed
+        out (the job goes on), and KeyboardInterrupt on Ctrl-C (the job goes on)."""
+        self._wait(timeout)
+        return super().result(0)
+
+    def exception(self, timeout: Optional[float] = None) -> Optional[BaseException]:
+        """The job's exception, or None if it succeeded; waits as :meth:`result` does."""
+        self._wait(timeout)
+        return super().exception(0)
+
+    def __await__(self) -> Generator[Any, None, List[np.ndarray]]:
+        """``await future`` in a coroutine: the outputs, or the job's exception.
+
+        While it waits, the event loop wakes every few milliseconds so that Ctrl-C is handled promptly
+        even when nothing else would wake it."""
+        loop = asyncio.get_running_loop()
+        waiter = asyncio.wrap_future(self, loop=loop)
+        ticker = _Ticker.of(loop)
+        ticker.add()
+        try:
+            return (yield from waiter.__await__())
+        finally:
+            ticker.remove()
+
+    def __repr__(self) -> str:
+        base = super().__repr__()
+        return base.replace("<Future", f"<accel.Future {self._model_name!r}", 1)
+
+
+class _Ticker:
+    """Wakes an event loop every _WAIT_SLICE seconds while some coroutine awaits an accel Future, so
+    the loop's thread runs its signal handlers. Used on the loop's thread only."""
+
+    _by_loop: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Ticker]" = weakref.WeakKeyDictionary()
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._waiters = 0
+        self._handle: Optional[asyncio.TimerHandle] = None
+
+    @classmethod
+    def of(cls, loop: asyncio.AbstractEventLoop) -> "_Ticker":
+        ticker = cls._by_loop.get(loop)
+        if ticker is None:
+            ticker = cls._by_loop[loop] = cls(loop)
+        return ticker
+
+    def add(self) -> None:
+        self._waiters += 1
+        if self._handle is None:
+            self._handle = self._loop.call_later(_WAIT_SLICE, self._tick)
+
+    def remove(self) -> None:
+        self._waiters -= 1
+        if self._waiters <= 0 and self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+
+    def _tick(self) -> None:
+        self._handle = self._loop.call_later(_WAIT_SLICE, self._tick) if self._waiters > 0 else None

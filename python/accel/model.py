@@ -1,0 +1,421 @@
+"""``accel.Model``: a model loaded on a device, and its ``run`` / ``run_async``."""
+from __future__ import annotations
+
+import math
+import operator
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from . import profiling as _profiling
+from ._frontend import core
+from .errors import AccelError, ClosedError, DTypeError, InvalidArgumentError, ShapeError
+from .futures import Future, _begin, _end
+from .tensor_info import TensorInfo, dense_strides, from_core
+
+if TYPE_CHECKING:
+    from .device import Device
+
+__all__ = ["Model", "Inputs", "Outputs"]
+
+if TYPE_CHECKING:
+    from ._pybind import DeviceTensor
+else:
+    DeviceTensor = core.DeviceTensor
+_ndarray = np.ndarray
+
+#: What ``run`` accepts as inputs: one tensor (a model with one input), a sequence in input order, or a
+#: mapping by input name. A tensor is a NumPy array (copied once) or a DeviceTensor (used in place).
+Inputs = Union[np.ndarray, Any, Sequence[Any], Mapping[str, Any]]
+#: What ``run`` accepts as ``outputs``: DeviceTensors as a sequence in output order or a mapping by name.
+Outputs = Union[Sequence[Any], Mapping[str, Any]]
+
+
+def _ignore_completion(status: int, message: str, timing: Tuple[int, int, int, int]) -> None:
+    """The completion callback of a profiled sync run (its caller waits on the job instead)."""
+
+
+class _Spec:
+    """Per-tensor facts the hot path needs, computed once per model."""
+
+    __slots__ = ("info", "name", "shape", "dtype", "layout", "alloc", "dense", "strides", "kind")
+
+    def __init__(self, info: TensorInfo, kind: str) -> None:
+        self.info = info
+        self.name = info.name
+        self.shape = info.shape
+        self.dtype = info.dtype
+        self.layout = info.layout
+        dense = dense_strides(info.shape, info.dtype.itemsize)
+        size = math.prod(info.shape) * info.dtype.itemsize
+        self.dense = info.strides in ((), dense)
+        self.strides = dense if info.strides == () else info.strides
+        # Device buffers must be non-empty and hold at least the tensor's byte_size.
+        self.alloc = max(info.nbytes, size, 1)
+        self.kind = kind
+
+
+def _type_name(x: object) -> str:
+    t = type(x)
+    return t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
+
+
+def _check_priority(priority: Any) -> int:
+    if isinstance(priority, bool) or not isinstance(priority, (int, np.integer)):
+        raise TypeError(f"priority must be an int from 0 to 255, not {_type_name(priority)}")
+    p = operator.index(priority)
+    if not 0 <= p <= 255:
+        raise InvalidArgumentError(f"priority must be from 0 to 255, got {p}")
+    return p
+
+
+def _timeout_us(timeout: Any) -> int:
+    if timeout is None:
+        return 0
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float, np.integer, np.floating)):
+        raise TypeError(f"timeout must be a number of seconds or None, not {_type_name(timeout)}")
+    t = float(timeout)
+    if not t > 0 or math.isnan(t):
+        raise InvalidArgumentError(f"timeout must be > 0 seconds (or None for no timeout), got {timeout!r}")
+    if math.isinf(t):
+        return 0
+    return max(1, min(int(round(t * 1e6)), 10**15))
+
+
+class Model:
+    """A model loaded on a device (made by :meth:`accel.Device.load`).
+
+    ``inputs`` and ``outputs`` describe its tensors; :meth:`run` runs it synchronously and
+    :meth:`run_async` asynchronously. A Model may be used from many threads at once. It keeps its
+    device's memory alive; once the device is closed its methods raise :class:`~accel.ClosedError`.
+    """
+
+    def __init__(self, device: "Device", core_model: Any, name: str = "model") -> None:
+        """Wraps a core model; use :meth:`accel.Device.load` rather than calling this."""
+        self._device = device
+        self._core = core_model
+        self._name = name
+        self._uri = device.uri
+        self._inputs = tuple(from_core(t) for t in core_model.inputs())
+        self._outputs = tuple(from_core(t) for t in core_model.outputs())
+        self._in_specs = tuple(_Spec(i, "input") for i in self._inputs)
+        self._out_specs = tuple(_Spec(o, "output") for o in self._outputs)
+        self._in_index: Dict[str, int] = {s.name: i for i, s in enumerate(self._in_specs)}
+        self._out_index: Dict[str, int] = {s.name: i for i, s in enumerate(self._out_specs)}
+        self._n_in = len(self._in_specs)
+        self._single = self._in_specs[0] if self._n_in == 1 else None
+        self._core_device = device._core
+
+    # -- metadata --------------------------------------------------------------------------------------
+
+    @property
+    def inputs(self) -> List[TensorInfo]:
+        """The model's inputs, in order."""
+        return list(self._inputs)
+
+    @property
+    def outputs(self) -> List[TensorInfo]:
+        """The model's outputs, in order (``run`` returns arrays in this order)."""
+        return list(self._outputs)
+
+    @property
+    def name(self) -> str:
+        """The model's name: the file's stem (``"resnet18"`` for ``resnet18.onnx``), or ``"model"``
+        for a model loaded from bytes."""
+        return self._name
+
+    @property
+    def device(self) -> "Device":
+        """The device the model is loaded on."""
+        return self._device
+
+    def __repr__(self) -> str:
+        ins = ", ".join(str(i) for i in self._inputs)
+        outs = ", ".join(str(o) for o in self._outputs)
+        return f"<accel.Model {self._name!r} on {self._uri!r}: ({ins}) -> ({outs})>"
+
+    # -- running ---------------------------------------------------------------------------------------
+
+    def run(self, inputs: Inputs, outputs: Optional[Outputs] = None, *, priority: int = 0,
+            timeout: Optional[float] = None) -> List[np.ndarray]:
+        """Runs the model once and waits for it (the GIL is released while it runs; Ctrl-C interrupts).
+
+        Args:
+            inputs: one tensor (for a model with exactly one input), a list/tuple of tensors in input
+                order, or a dict ``{input name: tensor}``. A tensor is a :class:`~accel.DeviceTensor`
+                (used in place, no copy) or a NumPy array of exactly the input's dtype and shape (any
+                strides, read-only too; copied once into device memory). Nothing is ever cast.
+            outputs: optional DeviceTensors (a list in output order, or a dict by name) to write the
+                results into; by default fresh device buffers are allocated.
+            priority: 0 (lowest, the default) to 255; higher-priority jobs start first.
+            timeout: seconds the job may take from submission, or None for no limit.
+
+        Returns:
+            One NumPy array per output, in order, each a zero-copy view of its device buffer that keeps
+            the buffer alive for as long as the array lives.
+
+        Raises:
+            DTypeError: an input's dtype is not the model's. ShapeError: an input's shape is not the
+            model's (the message names the input, the expected and the given shape). TypeError: an
+            input is not an array (None, a list of numbers, a scalar). ValueError: wrong number of
+            inputs, an unknown or missing input name. TimeoutError: the job's timeout passed.
+            ClosedError: the device is closed. Other AccelError subclasses for device failures.
+        """
+        if self._device._closed:
+            raise self._closed_error()
+        if priority.__class__ is not int or not 0 <= priority <= 255:
+            priority = _check_priority(priority)
+        timeout_us = 0 if timeout is None else _timeout_us(timeout)
+        in_bufs = self._input_buffers(inputs)
+        if outputs is None:
+            out_bufs, results = self._fresh_outputs()
+        else:
+            out_bufs, results = self._given_outputs(outputs)
+        if _profiling._active:
+            self._run_profiled(in_bufs, out_bufs, priority, timeout_us)
+        else:
+            self._core.run(in_bufs, out_bufs, priority, 0, timeout_us)
+        return results
+
+    def _run_profiled(self, in_bufs: List[Any], out_bufs: List[Any], priority: int, timeout_us: int) -> None:
+        # While profiling, a sync run goes through submit + wait so that a job that fails (its timeout,
+        # a device error) is recorded with its timing too; core.run reports timing on success only.
+        job = self._core.submit(in_bufs, out_bufs, _ignore_completion, priority, 0, timeout_us)
+        status = -1
+        try:
+            job.wait()
+            status = 0
+        except AccelError as e:
+            status = e.status
+            raise
+        finally:
+            if status >= 0:
+                try:
+                    _profiling.record(self._name, self._uri, job.timing(), status)
+                except AccelError:
+                    pass
+            job.release()
+
+    def run_async(self, inputs: Inputs, outputs: Optional[Outputs] = None, *, priority: int = 0,
+                  timeout: Optional[float] = None) -> Future:
+        """Submits one run and returns at once with an :class:`accel.Future` of its outputs.
+
+        Arguments and results are those of :meth:`run`; bad arguments raise here, before anything is
+        submitted, and failures of the job itself are raised by ``future.result()`` (or ``await``).
+        Submitting blocks (without the GIL) while the device has ``max_inflight`` jobs in flight.
+        The inputs may be changed or dropped as soon as this returns only if they were NumPy arrays
+        (those are copied); DeviceTensors are read while the job runs.
+        """
+        if self._device._closed:
+            raise self._closed_error()
+        if priority.__class__ is not int or not 0 <= priority <= 255:
+            priority = _check_priority(priority)
+        timeout_us = 0 if timeout is None else _timeout_us(timeout)
+        in_bufs = self._input_buffers(inputs)
+        if outputs is None:
+            out_bufs, results = self._fresh_outputs()
+        else:
+            out_bufs, results = self._given_outputs(outputs)
+        fut = Future()
+        fut._outputs = results
+        fut._model_name = self._name
+        fut._device_uri = self._uri
+        _begin()
+        try:
+            job = self._core.submit(in_bufs, out_bufs, fut._complete, priority, 0, timeout_us)
+        except BaseException:
+            _end()
+            raise
+        fut._attach(job)
+        return fut
+
+    # -- argument handling -----------------------------------------------------------------------------
+
+    def _closed_error(self) -> ClosedError:
+        return ClosedError(f"device {self._uri!r} is closed")
+
+    def _input_buffers(self, inputs: Any) -> List[Any]:
+        t = type(inputs)
+        single = self._single
+        if t is _ndarray or t is DeviceTensor:
+            if single is None:
+                raise self._count_error(1)
+            return [self._input_buffer(single, inputs)]
+        if t is list or t is tuple:
+            specs = self._in_specs
+            if len(inputs) != len(specs):
+                raise self._sequence_error(inputs)
+            return [self._input_buffer(s, x) for s, x in zip(specs, inputs)]
+        if t is dict:
+            return self._mapping_buffers(inputs)
+        # Subclasses and other containers: the slow path.
+        if isinstance(inputs, (np.ndarray, DeviceTensor)):
+            if single is None:
+                raise self._count_error(1)
+            return [self._input_buffer(single, inputs)]
+        if isinstance(inputs, Mapping):
+            return self._mapping_buffers(inputs)
+        if isinstance(inputs, (list, tuple)):
+            return self._input_buffers(list(inputs) if isinstance(inputs, list) else tuple(inputs))
+        if single is not None:
+            raise self._type_error(single, inputs)
+        raise TypeError(f"model {self._name!r} takes {self._n_in} inputs "
+                        f"({self._names(self._in_specs)}): pass a list or a dict of arrays, "
+                        f"not {_type_name(inputs)}")
+
+    def _input_buffer(self, spec: _Spec, x: Any) -> Any:
+        tx = type(x)
+        if tx is DeviceTensor or (tx is not _ndarray and isinstance(x, DeviceTensor)):
+            self._check_tensor(spec, x)
+            return x.buffer
+        if tx is _ndarray or isinstance(x, np.ndarray):
+            if x.dtype != spec.dtype:
+                raise self._dtype_error(spec, x.dtype)
+            if x.shape != spec.shape:
+                raise self._shape_error(spec, x.shape)
+            buf = self._core_device.alloc(spec.alloc)
+            if spec.dense:
+                buf.write(x)
+            else:
+                # A padded device layout: one copy through a view with the device's strides.
+                np.ndarray(spec.shape, spec.dtype, buf, 0, spec.strides)[...] = x
+            return buf
+        raise self._type_error(spec, x)
+
+    def _check_tensor(self, spec: _Spec, t: Any) -> None:
+        layout = spec.layout
+        if (t.dtype != spec.dtype or t.shape != spec.shape or t.device is not self._device
+                or not spec.dense or (layout is not None and t.layout not in (None, layout))):
+            self._tensor_error(spec, t)
+
+    def _tensor_error(self, spec: _Spec, t: Any) -> None:
+        """Raises what is wrong with DeviceTensor ``t`` for ``spec`` (returns if nothing is)."""
+        if t.dtype != spec.dtype:
+            raise self._dtype_error(spec, t.dtype)
+        if t.shape != spec.shape:
+            raise self._shape_error(spec, t.shape)
+        if t.device is not self._device and t.device is not None:
+            raise InvalidArgumentError(
+                f"{spec.kind} {spec.name!r}: the DeviceTensor belongs to {t.device!r}, "
+                f"but model {self._name!r} is on {self._device!r}")
+        if spec.layout is not None and t.layout is not None and t.layout != spec.layout:
+            raise ShapeError(f"{spec.kind} {spec.name!r}: expected layout {spec.layout} with shape "
+                             f"{spec.shape}, got a {t.layout} tensor")
+        if not spec.dense:
+            raise ShapeError(f"{spec.kind} {spec.name!r}: the device pads this tensor (strides "
+                             f"{spec.strides}, {spec.info.nbytes} bytes); pass a NumPy array instead "
+                             f"of a dense DeviceTensor")
+
+    def _mapping_buffers(self, inputs: Mapping[Any, Any]) -> List[Any]:
+        index = self._in_index
+        for key in inputs:
+            if key not in index:
+                raise InvalidArgumentError(
+                    f"model {self._name!r} has no input {key!r}; its inputs are: "
+                    f"{self._names(self._in_specs)}")
+        if len(inputs) != len(index):
+            missing = [s.name for s in self._in_specs if s.name not in inputs]
+            raise InvalidArgumentError(
+                f"model {self._name!r}: input{'s' if len(missing) > 1 else ''} "
+                f"{', '.join(repr(m) for m in missing)} missing; it takes {self._n_in} "
+                f"input{'s' if self._n_in != 1 else ''} ({self._names(self._in_specs)}), got {len(inputs)}")
+        return [self._input_buffer(s, inputs[s.name]) for s in self._in_specs]
+
+    def _fresh_outputs(self) -> Tuple[List[Any], List[np.ndarray]]:
+        alloc = self._core_device.alloc
+        bufs = []
+        arrays = []
+        for s in self._out_specs:
+            buf = alloc(s.alloc)
+            bufs.append(buf)
+            if s.dense:
+                arrays.append(np.ndarray(s.shape, s.dtype, buf))
+            else:
+                arrays.append(np.ndarray(s.shape, s.dtype, buf, 0, s.strides))
+        return bufs, arrays
+
+    def _given_outputs(self, outputs: Any) -> Tuple[List[Any], List[np.ndarray]]:
+        specs = self._out_specs
+        to = type(outputs)
+        if (to is list or to is tuple) and len(outputs) == len(specs):
+            tensors: Sequence[Any] = outputs
+        elif isinstance(outputs, Mapping):
+            for key in outputs:
+                if key not in self._out_index:
+                    raise InvalidArgumentError(
+                        f"model {self._name!r} has no output {key!r}; its outputs are: "
+                        f"{self._names(specs)}")
+            missing = [s.name for s in specs if s.name not in outputs]
+            if missing:
+                raise InvalidArgumentError(
+                    f"model {self._name!r}: output{'s' if len(missing) > 1 else ''} "
+                    f"{', '.join(repr(m) for m in missing)} missing from outputs; it has "
+                    f"{len(specs)} outputs ({self._names(specs)})")
+            tensors = [outputs[s.name] for s in specs]
+        elif isinstance(outputs, (list, tuple)):
+            if len(outputs) != len(specs):
+                raise InvalidArgumentError(
+                    f"model {self._name!r} has {len(specs)} output{'s' if len(specs) != 1 else ''} "
+                    f"({self._names(specs)}); got {len(outputs)} in outputs")
+            tensors = list(outputs)
+        elif isinstance(outputs, DeviceTensor):
+            if len(specs) != 1:
+                raise InvalidArgumentError(
+                    f"model {self._name!r} has {len(specs)} outputs ({self._names(specs)}); "
+                    f"pass a list or dict of DeviceTensors as outputs")
+            tensors = [outputs]
+        else:
+            raise TypeError(f"outputs must be a list or dict of accel.DeviceTensor, "
+                            f"not {_type_name(outputs)}")
+        bufs = []
+        arrays = []
+        for s, t in zip(specs, tensors):
+            if type(t) is not DeviceTensor and not isinstance(t, DeviceTensor):
+                hint = " (make one with device.empty(shape, dtype))" if isinstance(t, np.ndarray) else ""
+                raise TypeError(f"output {s.name!r}: expected an accel.DeviceTensor{hint}, "
+                                f"got {_type_name(t)}")
+            self._check_tensor(s, t)
+            bufs.append(t.buffer)
+            arrays.append(t.numpy())
+        return bufs, arrays
+
+    # -- messages --------------------------------------------------------------------------------------
+
+    @staticmethod
+    def _names(specs: Sequence[_Spec]) -> str:
+        return ", ".join(repr(s.name) for s in specs)
+
+    def _count_error(self, given: int) -> InvalidArgumentError:
+        n = self._n_in
+        return InvalidArgumentError(
+            f"model {self._name!r} takes {n} input{'s' if n != 1 else ''} "
+            f"({self._names(self._in_specs)}); got {given}")
+
+    def _sequence_error(self, inputs: Sequence[Any]) -> Exception:
+        # A list of numbers (or of lists) is not a list of tensors: say so rather than miscount.
+        specs = self._in_specs
+        for i, x in enumerate(inputs):
+            if not isinstance(x, (np.ndarray, DeviceTensor)):
+                if self._single is not None:
+                    return self._type_error(self._single, inputs)
+                return self._type_error(specs[min(i, len(specs) - 1)], x)
+        return self._count_error(len(inputs))
+
+    def _type_error(self, spec: _Spec, x: Any) -> TypeError:
+        hint = ""
+        if x is not None and (isinstance(x, (list, tuple, int, float, complex, np.generic))
+                              or hasattr(x, "__array__")):
+            hint = f"; convert it with numpy.asarray(..., dtype=numpy.{spec.dtype})"
+        return TypeError(f"input {spec.name!r}: expected a numpy.ndarray or accel.DeviceTensor of "
+                         f"{spec.dtype}{list(spec.shape)}, got {_type_name(x)}{hint}")
+
+    def _dtype_error(self, spec: _Spec, given: np.dtype) -> DTypeError:
+        from .dtypes import describe_dtype
+
+        return DTypeError(f"{spec.kind} {spec.name!r}: expected dtype {spec.dtype}, got "
+                          f"{describe_dtype(np.dtype(given))} (accel never casts: convert with "
+                          f".astype(numpy.{spec.dtype}))")
+
+    def _shape_error(self, spec: _Spec, given: Tuple[int, ...]) -> ShapeError:
+        return ShapeError(f"{spec.kind} {spec.name!r}: expected shape {tuple(spec.shape)}, "
+                          f"got {tuple(given)}")

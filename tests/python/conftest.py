@@ -1,0 +1,247 @@
+"""Shared fixtures of the Python API tests: a device, and the models every test file uses.
+
+Models (ONNX, built here with fixed seeds and written once per session):
+  tiny     one input  x[1, 16] float32 -> y[1, 8] = relu(x @ W + b)
+  two_io   inputs a[1, 3, 8, 8] (NCHW), b[2, 8] -> conv_out = relu(conv3x3(a)) [1, 4, 8, 8],
+           mm_out = b @ W [2, 5]
+  slow     x[512, 512] -> 20 chained 512x512 MatMuls (~50-200 ms per run on one emulated core)
+  cnn      the bundled accel/models/tiny_cnn.onnx
+Reference numerics come from onnxruntime (`ort_run`).
+"""
+from __future__ import annotations
+
+import gc
+import os
+import re
+import time
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import accel
+
+F = TensorProto.FLOAT
+DEVICE_URI = "emu:cores=2"
+SLOW_DIM = 512
+SLOW_DEPTH = 20
+
+
+def _model(nodes, inputs, outputs, inits, name):
+    g = helper.make_graph(
+        nodes, name,
+        [helper.make_tensor_value_info(n, F, list(s)) for n, s in inputs],
+        [helper.make_tensor_value_info(n, F, list(s)) for n, s in outputs],
+        [numpy_helper.from_array(np.asarray(a), k) for k, a in inits.items()])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    onnx.checker.check_model(m)
+    return m
+
+
+def make_tiny():
+    r = np.random.default_rng(1)
+    w = r.standard_normal((16, 8)).astype(np.float32)
+    b = r.standard_normal(8).astype(np.float32)
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["xw"]),
+             helper.make_node("Add", ["xw", "b"], ["xwb"]),
+             helper.make_node("Relu", ["xwb"], ["y"])]
+    return _model(nodes, [("x", (1, 16))], [("y", (1, 8))], {"w": w, "b": b}, "tiny")
+
+
+def make_two_io():
+    r = np.random.default_rng(2)
+    k = (r.standard_normal((4, 3, 3, 3)) * 0.3).astype(np.float32)
+    kb = r.standard_normal(4).astype(np.float32)
+    w = r.standard_normal((8, 5)).astype(np.float32)
+    nodes = [helper.make_node("Conv", ["a", "k", "kb"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c"], ["conv_out"]),
+             helper.make_node("MatMul", ["b", "w"], ["mm_out"])]
+    return _model(nodes, [("a", (1, 3, 8, 8)), ("b", (2, 8))],
+                  [("conv_out", (1, 4, 8, 8)), ("mm_out", (2, 5))], {"k": k, "kb": kb, "w": w}, "two_io")
+
+
+def make_slow(dim=SLOW_DIM, depth=SLOW_DEPTH):
+    """x[dim, dim] -> x @ Q @ Q ... (depth MatMuls sharing one orthogonal Q: values stay bounded)."""
+    r = np.random.default_rng(3)
+    q, _ = np.linalg.qr(r.standard_normal((dim, dim)))
+    nodes, prev = [], "x"
+    for i in range(depth):
+        out = "y" if i == depth - 1 else f"h{i}"
+        nodes.append(helper.make_node("MatMul", [prev, "q"], [out]))
+        prev = out
+    return _model(nodes, [("x", (dim, dim))], [("y", (dim, dim))], {"q": q.astype(np.float32)},
+                  f"slow{depth}")
+
+
+def make_symbolic():
+    """x[N, 16] with a symbolic batch dim: needs input_shapes to load."""
+    r = np.random.default_rng(4)
+    w = r.standard_normal((16, 4)).astype(np.float32)
+    g = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["y"])], "symbolic",
+        [helper.make_tensor_value_info("x", F, ["N", 16])],
+        [helper.make_tensor_value_info("y", F, ["N", 4])],
+        [numpy_helper.from_array(w, "w")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m
+
+
+CNN_PATH = Path(accel.__file__).resolve().parent / "models" / "tiny_cnn.onnx"
+
+
+@pytest.fixture(scope="session")
+def model_dir(tmp_path_factory):
+    d = tmp_path_factory.mktemp("models")
+    for name, make in [("tiny", make_tiny), ("two_io", make_two_io), ("slow", make_slow),
+                       ("symbolic", make_symbolic)]:
+        onnx.save(make(), str(d / f"{name}.onnx"))
+    return d
+
+
+@pytest.fixture(scope="session")
+def tiny_path(model_dir):
+    return model_dir / "tiny.onnx"
+
+
+@pytest.fixture(scope="session")
+def two_io_path(model_dir):
+    return model_dir / "two_io.onnx"
+
+
+@pytest.fixture(scope="session")
+def slow_path(model_dir):
+    return model_dir / "slow.onnx"
+
+
+@pytest.fixture(scope="session")
+def symbolic_path(model_dir):
+    return model_dir / "symbolic.onnx"
+
+
+@pytest.fixture(scope="session")
+def cnn_path():
+    assert CNN_PATH.is_file(), CNN_PATH
+    return CNN_PATH
+
+
+@pytest.fixture(scope="session")
+def tiny_accm(model_dir, tiny_path):
+    """The tiny model compiled to the emulator's own format."""
+    from accel import compiler
+
+    p = model_dir / "tiny.accm"
+    p.write_bytes(compiler.compile_model(str(tiny_path)))
+    return p
+
+
+@pytest.fixture
+def dev():
+    """A fresh emulator device with 2 cores; closed after the test."""
+    d = accel.open(DEVICE_URI)
+    try:
+        yield d
+    finally:
+        d.close()
+
+
+@pytest.fixture
+def dev1():
+    """A fresh one-core emulator device. Exact memory baselines use it: the emulator keeps one workspace
+    per job of a model running at the same time (bounded by the cores), so on one core the device's
+    memory after load is the baseline."""
+    d = accel.open("emu:cores=1")
+    try:
+        yield d
+    finally:
+        d.close()
+
+
+@pytest.fixture
+def tiny(dev, tiny_path):
+    return dev.load(str(tiny_path))
+
+
+@pytest.fixture
+def two_io(dev, two_io_path):
+    return dev.load(str(two_io_path))
+
+
+@pytest.fixture
+def slow(dev, slow_path):
+    return dev.load(str(slow_path))
+
+
+@pytest.fixture
+def cnn(dev, cnn_path):
+    return dev.load(str(cnn_path))
+
+
+# ---------------------------------------------------------------------------------------------------
+# helpers (imported by the test files: `from conftest import ...`)
+# ---------------------------------------------------------------------------------------------------
+
+_ORT_CACHE: dict = {}
+
+
+def ort_run(path, feeds):
+    """onnxruntime's outputs for `feeds` (a dict), one thread."""
+    import onnxruntime as ort
+
+    key = str(path)
+    sess = _ORT_CACHE.get(key)
+    if sess is None:
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = 1
+        sess = _ORT_CACHE[key] = ort.InferenceSession(key, opts, providers=["CPUExecutionProvider"])
+    return sess.run(None, feeds)
+
+
+def rand(shape, seed=0, dtype=np.float32):
+    return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+
+
+def shape_pattern(shape):
+    """A regex matching `shape` written as (1, 16), [1, 16], 1x16 or 1, 16."""
+    dims = [str(int(d)) for d in shape]
+    if len(dims) == 1:
+        return rf"[\(\[]\s*{dims[0]}\s*,?\s*[\)\]]|\b{dims[0]}\b"
+    comma = r"\s*,\s*".join(dims)
+    cross = r"\s*[x×]\s*".join(dims)
+    return rf"(?<![\d])(?:{comma}|{cross})(?![\d])"
+
+
+def assert_names_shape(msg, shape):
+    assert re.search(shape_pattern(shape), msg), f"message does not name shape {tuple(shape)}: {msg!r}"
+
+
+def settle(dev, baseline=None, timeout=5.0):
+    """Collects garbage until every submitted job is counted as completed and, when `baseline` (a stats
+    dict) is given, live buffers and bytes in use are back to it, or `timeout` passes; returns the last
+    stats. (A Future completes inside the job's completion callback, a moment before the device counts
+    the job as completed and drops its references.)"""
+    deadline = time.monotonic() + timeout
+    while True:
+        gc.collect()
+        s = dev.stats()
+        if s["jobs_completed"] >= s["jobs_submitted"] and (
+                baseline is None or (s["live_buffers"] <= baseline["live_buffers"]
+                                     and s["bytes_in_use"] <= baseline["bytes_in_use"])):
+            return s
+        if time.monotonic() > deadline:
+            return s
+        time.sleep(0.01)
+
+
+def buffer_protocol():
+    """True on a front-end whose DeviceTensor has the buffer protocol (pybind11); the cffi core offers
+    __array_interface__ instead (accel.frontend_features says which)."""
+    return bool(accel.frontend_features.get("buffer_protocol"))
+
+
+def rss_bytes():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")

@@ -1,0 +1,153 @@
+"""Memory: device memory back to its baseline after 10,000 runs; no per-run pool allocation with
+preallocated tensors; process RSS and the number of Python objects flat after warm-up."""
+from __future__ import annotations
+
+import gc
+
+import numpy as np
+
+from conftest import rand, rss_bytes, settle
+
+RUNS = 10_000
+
+
+def _check_back_to_base(dev, base, runs):
+    s = settle(dev, base, timeout=10)
+    assert s["jobs_submitted"] - base["jobs_submitted"] == runs
+    assert s["jobs_completed"] == s["jobs_submitted"]
+    assert s["live_buffers"] == base["live_buffers"], (s, base)
+    assert s["bytes_in_use"] == base["bytes_in_use"], (s, base)
+    return s
+
+
+def test_device_memory_back_to_baseline_after_10000_numpy_runs(dev1, tiny_path):
+    dev, tiny = dev1, dev1.load(str(tiny_path))
+    x = rand((1, 16), 1)
+    tiny.run(x)
+    gc.collect()
+    base = dev.stats()
+    last = None
+    for _ in range(RUNS):
+        last = tiny.run(x)
+    assert dev.stats()["live_buffers"] <= base["live_buffers"] + 2  # only the last output is held
+    del last
+    s = _check_back_to_base(dev, base, RUNS)
+    assert s["bytes_copied"] - base["bytes_copied"] == RUNS * x.nbytes
+
+
+def test_no_pool_allocation_per_run_with_preallocated_tensors(dev1, tiny_path):
+    dev, tiny = dev1, dev1.load(str(tiny_path))
+    x = dev.tensor(rand((1, 16), 2))
+    o = dev.empty((1, 8), np.float32)
+    tiny.run(x, outputs=[o])
+    gc.collect()
+    base = dev.stats()
+    for _ in range(RUNS):
+        tiny.run(x, outputs=[o])
+    s = _check_back_to_base(dev, base, RUNS)
+    # workspaces are planned once per model, tensors are ours: (almost) nothing is allocated per run
+    assert s["allocations"] - base["allocations"] < 100, s["allocations"] - base["allocations"]
+    assert s["bytes_copied"] == base["bytes_copied"]
+
+
+def test_device_memory_back_to_baseline_after_10000_mixed_runs(dev1, two_io_path, tiny_path):
+    dev, two_io, tiny = dev1, dev1.load(str(two_io_path)), dev1.load(str(tiny_path))
+    a, b = rand((1, 3, 8, 8), 3), rand((2, 8), 4)
+    ta = dev.tensor(a)
+    x = rand((1, 16), 5)
+    two_io.run([a, b])
+    gc.collect()
+    base = dev.stats()
+    futs = []
+    for i in range(RUNS // 4):
+        two_io.run({"a": ta, "b": b})
+        tiny.run([x])
+        futs.append(tiny.run_async(x))
+        two_io.run_async([a, b])  # dropped
+        if len(futs) >= 32:
+            for f in futs:
+                f.result(timeout=30)
+            futs.clear()
+    for f in futs:
+        f.result(timeout=30)
+    del futs, f
+    _check_back_to_base(dev, base, RUNS)
+
+
+def test_rss_flat_after_warmup(dev, tiny, two_io):
+    x = rand((1, 16), 6)
+    t = dev.tensor(x)
+    o = dev.empty((1, 8), np.float32)
+    a, b = rand((1, 3, 8, 8), 7), rand((2, 8), 8)
+
+    def work(n):
+        for i in range(n):
+            tiny.run(x)
+            tiny.run(t, outputs=[o])
+            two_io.run({"a": a, "b": b})
+            if i % 4 == 0:
+                tiny.run_async(x).result(timeout=30)
+            np.asarray(dev.empty((64,), np.float32))
+
+    work(2000)  # warm-up: pools, caches, arenas
+    gc.collect()
+    objects0 = len(gc.get_objects())
+    r0 = rss_bytes()
+    work(5000)
+    gc.collect()
+    r1 = rss_bytes()
+    work(5000)
+    gc.collect()
+    r2 = rss_bytes()
+    objects2 = len(gc.get_objects())
+    # 10,000 iterations x ~4 calls each: a leak of even 32 bytes per call would show as > 1 MiB
+    assert r2 - r0 < 1 << 20, (r0, r1, r2)
+    assert abs(objects2 - objects0) < 200, (objects0, objects2)
+
+
+def test_device_memory_freed_after_load_and_drop(dev1, cnn_path):
+    dev = dev1
+    dev.load(str(cnn_path))  # the compile cache is warm now
+    gc.collect()
+    base = dev.stats()
+    for _ in range(20):
+        m = dev.load(str(cnn_path))
+        m.run(np.zeros((1, 3, 64, 64), np.float32))
+        del m
+    s = settle(dev, base)
+    assert s["bytes_in_use"] == base["bytes_in_use"]
+    assert s["live_buffers"] == base["live_buffers"]
+
+
+def test_out_of_memory_during_run_leaks_nothing(tiny_path):
+    import accel
+    import pytest
+
+    with accel.open("emu:cores=1,pool=1M") as d:
+        m = d.load(str(tiny_path))
+        x = rand((1, 16), 9)
+        expected = m.run(x)[0].copy()
+        gc.collect()
+        held = []
+        for size in (1 << 16, 1 << 12, 1 << 6):  # fill the pool to the last 64-byte block
+            while True:
+                try:
+                    held.append(d.empty((size,), np.uint8))
+                except accel.OutOfMemoryError:
+                    break
+        full = d.stats()
+        with pytest.raises(accel.OutOfMemoryError):
+            m.run(x)  # no room for the input
+        assert d.stats()["live_buffers"] == full["live_buffers"]
+        held.pop()  # room for the 64-byte input, not for the output too
+        gc.collect()
+        with pytest.raises(accel.OutOfMemoryError):
+            m.run(x)
+        with pytest.raises(accel.OutOfMemoryError):
+            m.run_async(x)
+        s = d.stats()
+        assert s["live_buffers"] == full["live_buffers"] - 1, (s, full)
+        assert s["jobs_submitted"] == full["jobs_submitted"]
+        del held[: len(held) // 2]
+        gc.collect()
+        assert np.array_equal(m.run(x)[0], expected)
