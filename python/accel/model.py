@@ -161,6 +161,16 @@ class Model:
             inputs, an unknown or missing input name. TimeoutError: the job's timeout passed.
             ClosedError: the device is closed. Other AccelError subclasses for device failures.
         """
+        in_bufs, out_bufs, results, priority, timeout_us = self._prepare(inputs, outputs, priority, timeout)
+        if _profiling._active:
+            self._run_profiled(in_bufs, out_bufs, priority, timeout_us)
+        else:
+            self._core.run(in_bufs, out_bufs, priority, 0, timeout_us)
+        return results
+
+    def _prepare(self, inputs: Inputs, outputs: Optional[Outputs], priority: int,
+                 timeout: Optional[float]) -> Tuple[List[Any], List[Any], List[np.ndarray], int, int]:
+        # Everything run and run_async check and allocate before submitting, in one place.
         if self._device._closed:
             raise self._closed_error()
         if priority.__class__ is not int or not 0 <= priority <= 255:
@@ -171,11 +181,7 @@ class Model:
             out_bufs, results = self._fresh_outputs()
         else:
             out_bufs, results = self._given_outputs(outputs)
-        if _profiling._active:
-            self._run_profiled(in_bufs, out_bufs, priority, timeout_us)
-        else:
-            self._core.run(in_bufs, out_bufs, priority, 0, timeout_us)
-        return results
+        return in_bufs, out_bufs, results, priority, timeout_us
 
     def _run_profiled(self, in_bufs: List[Any], out_bufs: List[Any], priority: int, timeout_us: int) -> None:
         # While profiling, a sync run goes through submit + wait so that a job that fails (its timeout,
@@ -206,16 +212,7 @@ class Model:
         The inputs may be changed or dropped as soon as this returns only if they were NumPy arrays
         (those are copied); DeviceTensors are read while the job runs.
         """
-        if self._device._closed:
-            raise self._closed_error()
-        if priority.__class__ is not int or not 0 <= priority <= 255:
-            priority = _check_priority(priority)
-        timeout_us = 0 if timeout is None else _timeout_us(timeout)
-        in_bufs = self._input_buffers(inputs)
-        if outputs is None:
-            out_bufs, results = self._fresh_outputs()
-        else:
-            out_bufs, results = self._given_outputs(outputs)
+        in_bufs, out_bufs, results, priority, timeout_us = self._prepare(inputs, outputs, priority, timeout)
         fut = Future()
         fut._outputs = results
         fut._model_name = self._name
