@@ -104,6 +104,7 @@ struct accel_job {
     std::mutex mutex;
     std::condition_variable done_cv;
     accel_emu::JobState state = accel_emu::JobState::Queued;
+    std::atomic<bool> done{false};   // state == Done, readable without the mutex
     accel_status status = ACCEL_OK;
     std::string message;
     accel_job_timing timing{};

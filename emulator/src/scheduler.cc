@@ -192,6 +192,7 @@ void Scheduler::finish(accel_job* job) {
     {
         std::lock_guard<std::mutex> jl(job->mutex);
         job->state = JobState::Done;
+        job->done.store(true, std::memory_order_release);
     }
     job->done_cv.notify_all();
     job_unref(job);  // the scheduler's reference
