@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstring>
 #include <new>
+#include <thread>
 
 #include "dtypes.h"
 #include "entry_points.h"
@@ -24,14 +25,6 @@ namespace {
 // Timeouts longer than this (about 31 years) mean "never": they would overflow the clocks.
 constexpr int64_t kForeverUs = 1000000000000000LL;
 constexpr uint64_t kSpinBeforeSleepNs = 30000;
-
-inline void cpu_relax() {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    asm volatile("yield");
-#endif
-}
 
 std::string shape_text(const accel_tensor_info& t) {
     std::string s = "(";
@@ -142,10 +135,11 @@ accel_status job_submit(accel_model* m, accel_buffer* const* inputs, size_t nin,
 accel_status job_wait(accel_job* j, int64_t timeout_us) {
     // A timed sleep costs several microseconds more than an untimed one where arming a timer is dear
     // (virtual machines): short jobs finish sooner than that, so a timed wait watches briefly first.
-    // (An untimed wait does not spin: on a core shared with the worker, spinning slows the worker.)
+    // It yields rather than spins, so that a worker woken on the same CPU runs at once; an untimed
+    // wait does not watch at all (its sleep is cheap).
     if (timeout_us > 0 && timeout_us <= kForeverUs && !j->done.load(std::memory_order_acquire)) {
         const uint64_t spin_end = now_ns() + kSpinBeforeSleepNs;
-        while (!j->done.load(std::memory_order_acquire) && now_ns() < spin_end) cpu_relax();
+        while (!j->done.load(std::memory_order_acquire) && now_ns() < spin_end) std::this_thread::yield();
     }
     std::unique_lock<std::mutex> lock(j->mutex);
     // Inside its own callback the job has its result; waiting for Done there would wait for ourselves.
