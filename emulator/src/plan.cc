@@ -54,7 +54,6 @@ MemoryPlan plan_memory(const Graph& g) {
     uint64_t top = 0;
     for (size_t i : order) {
         const Lifetime& L = lives[i];
-        plan.intermediate_bytes_unshared += L.bytes;
         taken.clear();
         for (size_t j : placed) {
             const Lifetime& P = lives[j];

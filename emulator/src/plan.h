@@ -21,7 +21,6 @@ struct MemoryPlan {
     std::vector<TensorPlace> tensors;  // one per graph tensor
     uint64_t workspace_bytes = 0;      // intermediates + scratch, at least kAlignment
     uint64_t scratch_offset = 0;       // scratch area (the largest any node needs) in the workspace
-    uint64_t intermediate_bytes_unshared = 0;  // what intermediates would take with no reuse
 };
 
 // Plans intermediates by liveness: two intermediates share bytes only if their lifetimes (from the node

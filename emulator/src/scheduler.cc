@@ -16,7 +16,7 @@ thread_local const Scheduler* tl_completion_thread_of = nullptr;
 thread_local const accel_job* tl_job_in_callback = nullptr;
 
 std::shared_ptr<Scheduler> Scheduler::start(uint32_t cores, uint32_t max_inflight) {
-    std::shared_ptr<Scheduler> s(new Scheduler(cores, max_inflight));
+    std::shared_ptr<Scheduler> s(new Scheduler(max_inflight));
     // Each thread holds the scheduler alive, so a thread that outlives shutdown() (the one that
     // called it) still has valid state to leave through.
     for (uint32_t c = 0; c < cores; c++) {

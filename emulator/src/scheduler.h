@@ -33,10 +33,8 @@ public:
     // them (the last reference to a device can drop inside a callback): that one finishes on its own.
     void shutdown();
 
-    uint32_t cores() const { return cores_; }
-
 private:
-    Scheduler(uint32_t cores, uint32_t max_inflight) : cores_(cores), max_inflight_(max_inflight) {}
+    explicit Scheduler(uint32_t max_inflight) : max_inflight_(max_inflight) {}
     void worker_loop(int core);
     void completion_loop();
     accel_job* take_job_for(int core);                         // mutex_ held
@@ -45,7 +43,6 @@ private:
     static void set_result(accel_job* job, accel_status status, std::string message);
     void finish(accel_job* job);  // completion thread (or the worker, for a job without callback); no lock held
 
-    const uint32_t cores_;
     const uint32_t max_inflight_;
     std::mutex mutex_;
     std::condition_variable work_cv_, completion_cv_, slot_cv_;

@@ -13,7 +13,6 @@ void accel_error_begin_call(void);
 int accel_error_was_set(void);
 
 /* loader.c: the drivers found. */
-const accel_host_api* accel_host(void);
 /* Finds the driver for `scheme` (length `len`). On failure sets the error and returns NULL. */
 const accel_driver_table* accel_find_driver(const char* scheme, size_t len, accel_status* status);
 size_t accel_usable_driver_count(void);

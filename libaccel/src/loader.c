@@ -38,8 +38,6 @@ static void host_set_error(accel_status status, const char* message) { accel_set
 
 static const accel_host_api host_api = {sizeof(accel_host_api), ACCEL_ABI_VERSION, host_set_error};
 
-const accel_host_api* accel_host(void) { return &host_api; }
-
 static void reject(const char* scheme, accel_status status, const char* why) {
     if (rejected_count >= MAX_DRIVERS) return;
     rejected_driver* r = &rejected[rejected_count++];
