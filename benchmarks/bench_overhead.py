@@ -62,7 +62,8 @@ def tiny_model_bytes() -> bytes:
 
 
 def c_loop_ns(exe: Path, accm: Path, calls: int, env: dict) -> float:
-    out = subprocess.run([str(exe), str(accm), str(calls), "--uri", URI, "--rounds", "1"], check=True,
+    out = subprocess.run([str(exe), str(accm), str(calls), "--uri", URI, "--rounds", "1",
+                          "--warmup-ms", str(int(WARMUP_S * 1000))], check=True,
                          capture_output=True, text=True, env=env).stdout
     for line in out.splitlines():
         if line.startswith("ns_per_call"):
@@ -70,8 +71,12 @@ def c_loop_ns(exe: Path, accm: Path, calls: int, env: dict) -> float:
     raise RuntimeError(f"sync_loop printed no result: {out!r}")
 
 
+WARMUP_S = 0.3  # both sides: the OS takes that long to settle where the caller and the device threads run
+
+
 def py_loop_ns(fn, calls: int) -> float:
-    for _ in range(min(calls, 200)):
+    end = time.perf_counter() + WARMUP_S
+    while time.perf_counter() < end:
         fn()
     t0 = time.perf_counter_ns()
     for _ in range(calls):

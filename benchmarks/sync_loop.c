@@ -3,9 +3,11 @@
  * compiled model, with preallocated input and output buffers (what model.run(t, outputs=[o]) does
  * through the Python API, minus Python).
  *
- *   sync_loop MODEL.accm N [--uri emu:cores=1] [--rounds R]
+ *   sync_loop MODEL.accm N [--uri emu:cores=1] [--rounds R] [--warmup-ms MS]
  *
- * Runs N warm-up calls, then R rounds of N timed calls, and prints one line per round and a summary:
+ * Runs warm-up calls for MS milliseconds (default 300: the OS takes that long to settle where the
+ * caller and the device's threads run, and the first milliseconds are not what a long-lived process
+ * sees), then R rounds of N timed calls, and prints one line per round and a summary:
  *   round <i> <ns per call>
  *   ns_per_call <median over rounds> min <best round>
  */
@@ -41,25 +43,28 @@ static int cmp_double(const void* a, const void* b) {
 
 int main(int argc, char** argv) {
     if (argc < 3) {
-        fprintf(stderr, "usage: %s MODEL.accm N [--uri URI] [--rounds R]\n", argv[0]);
+        fprintf(stderr, "usage: %s MODEL.accm N [--uri URI] [--rounds R] [--warmup-ms MS]\n", argv[0]);
         return 2;
     }
     const char* path = argv[1];
     long n = strtol(argv[2], NULL, 10);
     const char* uri = "emu:cores=1";
     long rounds = 5;
+    long warmup_ms = 300;
     for (int i = 3; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--uri")) {
             uri = argv[i + 1];
         } else if (!strcmp(argv[i], "--rounds")) {
             rounds = strtol(argv[i + 1], NULL, 10);
+        } else if (!strcmp(argv[i], "--warmup-ms")) {
+            warmup_ms = strtol(argv[i + 1], NULL, 10);
         } else {
             fprintf(stderr, "sync_loop: unknown option %s\n", argv[i]);
             return 2;
         }
     }
-    if (n <= 0 || rounds <= 0 || rounds > MAX_ROUNDS) {
-        fprintf(stderr, "sync_loop: N and R must be positive (R <= %d)\n", MAX_ROUNDS);
+    if (n <= 0 || rounds <= 0 || rounds > MAX_ROUNDS || warmup_ms < 0) {
+        fprintf(stderr, "sync_loop: N and R must be positive (R <= %d), MS not negative\n", MAX_ROUNDS);
         return 2;
     }
 
@@ -94,7 +99,8 @@ int main(int argc, char** argv) {
         CHECK(accel_buffer_alloc(dev, t.byte_size ? t.byte_size : 1, &out[i]));
     }
 
-    for (long i = 0; i < n; i++) CHECK(accel_run(model, in, n_in, out, n_out, NULL));
+    for (double end = now_ns() + warmup_ms * 1e6; now_ns() < end;)
+        CHECK(accel_run(model, in, n_in, out, n_out, NULL));
 
     double per[MAX_ROUNDS];
     for (long r = 0; r < rounds; r++) {

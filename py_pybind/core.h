@@ -6,6 +6,7 @@
 #include <pybind11/pybind11.h>
 
 #include <cstdint>
+#include <memory>
 
 namespace py = pybind11;
 
@@ -35,10 +36,14 @@ struct CoreBuffer : NonCopyable {
     ~CoreBuffer() { accel_buffer_release(handle); }
 };
 
+struct FastPath;  // fast_run.h
+
 // CoreModel: one model reference; release() drops it early.
 struct CoreModel : NonCopyable {
     accel_model* handle = nullptr;
-    ~CoreModel() { accel_model_release(handle); }
+    std::unique_ptr<FastPath> fast;  // what run_tensors checks against, once set_fast_path has run
+    CoreModel();
+    ~CoreModel();
     accel_model* get() const;  // the handle, or raises from_status(ACCEL_ERR_CLOSED) after release()
 };
 
@@ -71,10 +76,14 @@ struct BufferExport : NonCopyable {
 // e.g. "inputs[2]").
 CoreBuffer& core_buffer_of(py::handle obj, const char* what, Py_ssize_t index = -1);
 
+// A new CoreBuffer of at least `nbytes` on `device` (accel_buffer_alloc); raises on failure.
+std::unique_ptr<CoreBuffer> alloc_buffer(accel_device* device, uint64_t nbytes);
+
 void bind_device(py::module_& m);
 void bind_buffer(py::module_& m);
 void bind_tensor(py::module_& m);
 void bind_model(py::module_& m);
+void bind_fast_run(py::class_<CoreModel>& cls);
 void bind_job(py::module_& m);
 
 }  // namespace accel_py

@@ -14,6 +14,16 @@ accel_device* CoreDevice::get() const {
     return handle;
 }
 
+std::unique_ptr<CoreBuffer> alloc_buffer(accel_device* device, uint64_t nbytes) {
+    auto buffer = std::make_unique<CoreBuffer>();
+    check(accel_buffer_alloc(device, nbytes, &buffer->handle));
+    void* data = nullptr;
+    check(accel_buffer_host_ptr(buffer->handle, &data));
+    check(accel_buffer_size(buffer->handle, &buffer->nbytes));
+    buffer->data = static_cast<uint8_t*>(data);
+    return buffer;
+}
+
 namespace {
 
 std::unique_ptr<CoreDevice> open_device(const std::string& uri) {
@@ -64,13 +74,7 @@ py::dict device_stats(const CoreDevice& self) {
 }
 
 std::unique_ptr<CoreBuffer> device_alloc(const CoreDevice& self, uint64_t nbytes) {
-    auto buffer = std::make_unique<CoreBuffer>();
-    check(accel_buffer_alloc(self.get(), nbytes, &buffer->handle));
-    void* data = nullptr;
-    check(accel_buffer_host_ptr(buffer->handle, &data));
-    check(accel_buffer_size(buffer->handle, &buffer->nbytes));
-    buffer->data = static_cast<uint8_t*>(data);
-    return buffer;
+    return alloc_buffer(self.get(), nbytes);
 }
 
 // Any object with the buffer protocol; the bytes are read during the call only, with the GIL

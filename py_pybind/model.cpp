@@ -13,10 +13,15 @@
 
 #include "core.h"
 #include "errors.h"
+#include "fast_run.h"
 #include "job.h"
+#include "run.h"
 #include "wait.h"
 
 namespace accel_py {
+
+CoreModel::CoreModel() = default;
+CoreModel::~CoreModel() { accel_model_release(handle); }
 
 accel_model* CoreModel::get() const {
     if (!handle) raise_status(ACCEL_ERR_CLOSED, "the model is released");
@@ -121,15 +126,6 @@ private:
     std::vector<PyObject*> large_objects_;
 };
 
-accel_run_options make_options(int32_t priority, uint64_t core_mask, int64_t timeout_us) {
-    accel_run_options o;
-    std::memset(&o, 0, sizeof o);
-    o.struct_size = sizeof o;
-    o.priority = priority;
-    o.core_mask = core_mask;
-    o.timeout_us = timeout_us;
-    return o;
-}
 
 // Releases a job handle when it goes out of scope (no GIL needed).
 struct JobRef {
@@ -137,16 +133,10 @@ struct JobRef {
     ~JobRef() { accel_job_release(job); }
 };
 
-// Submit, wait (sliced, signal-aware), release: all in one GIL-released region.
-py::tuple model_run(const CoreModel& self, py::handle inputs, py::handle outputs, int32_t priority,
-                    uint64_t core_mask, int64_t timeout_us) {
-    accel_model* model = self.get();
-    BufferArgs in(inputs, "inputs");
-    BufferArgs out(outputs, "outputs");
-    accel_run_options options = make_options(priority, core_mask, timeout_us);
-    accel_job_timing timing;
-    std::memset(&timing, 0, sizeof timing);
-    timing.struct_size = sizeof timing;
+}  // namespace
+
+void run_blocking(accel_model* model, accel_buffer* const* inputs, size_t input_count, accel_buffer* const* outputs,
+                  size_t output_count, const accel_run_options& options, accel_job_timing* timing) {
     accel_status status;
     std::string message;
     begin_job();  // counted until the wait below has seen the job finish
@@ -155,11 +145,11 @@ py::tuple model_run(const CoreModel& self, py::handle inputs, py::handle outputs
         NoGil nogil;
         {
             JobRef job;
-            status = submit_job(nogil, model, in.data(), in.size(), out.data(), out.size(), options, &job.job);
+            status = submit_job(nogil, model, inputs, input_count, outputs, output_count, options, &job.job);
             accel_model_release(model);  // the job holds the model now (void: the last error stays)
             if (status == ACCEL_OK) {
                 status = wait_job(nogil, job.job, -1);
-                if (status == ACCEL_OK) accel_job_get_timing(job.job, &timing);
+                if (status == ACCEL_OK && timing) accel_job_get_timing(job.job, timing);
             }
             if (status != ACCEL_OK && status != kWaitInterrupted) message = accel_last_error_message();
         }  // the job handle goes here: a job interrupted before it started is cancelled
@@ -168,6 +158,20 @@ py::tuple model_run(const CoreModel& self, py::handle inputs, py::handle outputs
     }
     if (status == kWaitInterrupted) throw py::error_already_set();
     if (status != ACCEL_OK) raise_status(status, message);
+}
+
+namespace {
+
+py::tuple model_run(const CoreModel& self, py::handle inputs, py::handle outputs, int32_t priority,
+                    uint64_t core_mask, int64_t timeout_us) {
+    accel_model* model = self.get();
+    BufferArgs in(inputs, "inputs");
+    BufferArgs out(outputs, "outputs");
+    accel_job_timing timing;
+    std::memset(&timing, 0, sizeof timing);
+    timing.struct_size = sizeof timing;
+    run_blocking(model, in.data(), in.size(), out.data(), out.size(), make_options(priority, core_mask, timeout_us),
+                 &timing);
     return timing_tuple(timing);
 }
 
@@ -290,6 +294,7 @@ void bind_model(py::module_& m) {
         throw py::error_already_set();
     }
     Py_DECREF(run);
+    bind_fast_run(cls);
     cls
         .def("inputs", [](const CoreModel& self) { return tensor_infos(self, false); },
              "[(name, shape, dtype, layout, strides, byte_size, quant)] of the inputs")

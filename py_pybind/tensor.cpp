@@ -6,26 +6,13 @@
 #include <string>
 #include <vector>
 
-#include "core.h"
 #include "errors.h"
+#include "tensor.h"
 
 namespace accel_py {
 
 namespace {
 
-struct DeviceTensor : NonCopyable {
-    py::object buffer;  // the CoreBuffer: keeps the device memory alive
-    CoreBuffer* core = nullptr;
-    std::vector<py::ssize_t> shape;
-    std::vector<py::ssize_t> strides;  // C order, bytes
-    py::tuple shape_tuple;
-    py::dtype dtype;
-    std::string format;  // buffer-protocol format of the dtype
-    py::object layout;   // str or None
-    py::object device;   // as given (the public Device)
-    py::ssize_t size = 1;
-    py::ssize_t nbytes = 0;
-};
 
 // The buffer-protocol format of an accel dtype, "" for anything else.
 const char* format_of(const py::dtype& dt) {
@@ -98,11 +85,6 @@ std::unique_ptr<DeviceTensor> make_tensor(py::object buffer, py::object shape, p
     return t;
 }
 
-// The zero-copy NumPy view; its .base is the tensor, which keeps the buffer alive.
-py::array numpy_view(py::handle self) {
-    const DeviceTensor& t = self.cast<const DeviceTensor&>();
-    return py::array(t.dtype, t.shape, t.strides, t.core->data, self);
-}
 
 py::object dlpack(py::handle self, py::object stream, py::object max_version, py::object dl_device, py::object copy) {
     if (!copy.is_none() && PyObject_IsTrue(copy.ptr()) == 1) {
@@ -141,6 +123,11 @@ std::string tensor_repr(const DeviceTensor& t) {
 }
 
 }  // namespace
+
+py::array numpy_view(py::handle self) {
+    const DeviceTensor& t = self.cast<const DeviceTensor&>();
+    return py::array(t.dtype, t.shape, t.strides, t.core->data, self);
+}
 
 void bind_tensor(py::module_& m) {
     py::class_<DeviceTensor>(m, "DeviceTensor", py::buffer_protocol(),

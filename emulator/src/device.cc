@@ -80,13 +80,18 @@ accel_status parse_options(const char* text, DeviceOptions* o) {
                 return fail(ACCEL_ERR_INVALID_ARGUMENT,
                             format("emu: max_inflight='%s' is not a number from 1 to 4096", value.c_str()));
             o->max_inflight = (uint32_t)v;
+        } else if (key == "spin") {
+            if (!parse_uint(value, &v) || v > 10000)
+                return fail(ACCEL_ERR_INVALID_ARGUMENT,
+                            format("emu: spin='%s' is not a number of microseconds from 0 to 10000", value.c_str()));
+            o->spin_us = (uint32_t)v;
         } else if (key == "debug") {
             if (value != "0" && value != "1")
                 return fail(ACCEL_ERR_INVALID_ARGUMENT, format("emu: debug='%s' must be 0 or 1", value.c_str()));
             o->debug = value == "1";
         } else {
             return fail(ACCEL_ERR_INVALID_ARGUMENT,
-                        format("emu: unknown option '%s' (known: cores, pool, max_inflight, debug)", item.c_str()));
+                        format("emu: unknown option '%s' (known: cores, pool, max_inflight, spin, debug)", item.c_str()));
         }
     }
     return ACCEL_OK;
@@ -108,7 +113,7 @@ accel_status device_open(const char* options, accel_device** out) {
         return fail(ACCEL_ERR_OUT_OF_MEMORY, format("emu: could not reserve a %llu-byte memory pool: %s",
                                                     (unsigned long long)o.pool_bytes, strerror(err)));
     }
-    d->scheduler = Scheduler::start(o.cores, o.max_inflight);
+    d->scheduler = Scheduler::start(o.cores, o.max_inflight, o.spin_us);
     *out = d;
     return ACCEL_OK;
 }

@@ -31,6 +31,7 @@ struct DeviceOptions {
     uint32_t cores = 1;
     uint64_t pool_bytes = 256ull << 20;
     uint32_t max_inflight = 16;
+    uint32_t spin_us = 50;  // how long an idle core and a waiting caller poll before sleeping
     bool debug = false;
 };
 }  // namespace accel_emu

@@ -1,6 +1,7 @@
 // job.cc - submitting a job (every input checked before anything runs), waiting for it, and its
 // reference counting: the caller's references and the scheduler's one are counted apart, because
 // the caller dropping its last reference before the job ran means "cancel".
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <new>
@@ -10,6 +11,7 @@
 #include "entry_points.h"
 #include "handles.h"
 #include "scheduler.h"
+#include "spin.h"
 #include "status.h"
 
 namespace accel_emu {
@@ -24,7 +26,6 @@ namespace {
 
 // Timeouts longer than this (about 31 years) mean "never": they would overflow the clocks.
 constexpr int64_t kForeverUs = 1000000000000000LL;
-constexpr uint64_t kSpinBeforeSleepNs = 30000;
 
 std::string shape_text(const accel_tensor_info& t) {
     std::string s = "(";
@@ -133,13 +134,11 @@ accel_status job_submit(accel_model* m, accel_buffer* const* inputs, size_t nin,
 }
 
 accel_status job_wait(accel_job* j, int64_t timeout_us) {
-    // A timed sleep costs several microseconds more than an untimed one where arming a timer is dear
-    // (virtual machines): short jobs finish sooner than that, so a timed wait watches briefly first.
-    // It yields rather than spins, so that a worker woken on the same CPU runs at once; an untimed
-    // wait does not watch at all (its sleep is cheap).
-    if (timeout_us > 0 && timeout_us <= kForeverUs && !j->done.load(std::memory_order_acquire)) {
-        const uint64_t spin_end = now_ns() + kSpinBeforeSleepNs;
-        while (!j->done.load(std::memory_order_acquire) && now_ns() < spin_end) std::this_thread::yield();
+    // A short job ends sooner than a sleeping thread can be woken: poll first (spin.h).
+    if (timeout_us != 0 && tl_job_in_callback != j) {
+        uint64_t budget = j->scheduler->spin_ns();
+        if (timeout_us > 0 && timeout_us <= kForeverUs) budget = std::min<uint64_t>(budget, (uint64_t)timeout_us * 1000u);
+        spin_until([j] { return j->done.load(std::memory_order_acquire); }, budget);
     }
     std::unique_lock<std::mutex> lock(j->mutex);
     // Inside its own callback the job has its result; waiting for Done there would wait for ourselves.

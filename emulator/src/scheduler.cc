@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "handles.h"
+#include "spin.h"
 #include "status.h"
 
 namespace accel_emu {
@@ -15,8 +16,8 @@ thread_local const Scheduler* tl_completion_thread_of = nullptr;
 
 thread_local const accel_job* tl_job_in_callback = nullptr;
 
-std::shared_ptr<Scheduler> Scheduler::start(uint32_t cores, uint32_t max_inflight) {
-    std::shared_ptr<Scheduler> s(new Scheduler(max_inflight));
+std::shared_ptr<Scheduler> Scheduler::start(uint32_t cores, uint32_t max_inflight, uint32_t spin_us) {
+    std::shared_ptr<Scheduler> s(new Scheduler(max_inflight, spin_us));
     // Each thread holds the scheduler alive, so a thread that outlives shutdown() (the one that
     // called it) still has valid state to leave through.
     for (uint32_t c = 0; c < cores; c++) {
@@ -44,8 +45,11 @@ accel_status Scheduler::submit(accel_job* job, bool no_wait) {
     inflight_++;
     job->sequence = next_sequence_++;
     queue_.push_back(job);
-    work_cv_.notify_all();
-    if (job->deadline_ns) completion_cv_.notify_one();  // it may be the earliest deadline now
+    submitted_.store(submitted_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+    work_cv_.notify_all();  // costs no system call while every core is polling
+    // Wake the completion thread only if it sleeps past this deadline: a wake per submission costs a
+    // thread switch, more than a small job.
+    if (job->deadline_ns && job->deadline_ns < armed_deadline_) completion_cv_.notify_one();
     return ACCEL_OK;
 }
 
@@ -84,6 +88,7 @@ void Scheduler::set_result(accel_job* job, accel_status status, std::string mess
 void Scheduler::complete_locked(accel_job* job, accel_status status, std::string message) {
     set_result(job, status, std::move(message));
     completed_.push_back(job);
+    completions_.store(completions_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
     completion_cv_.notify_one();
 }
 
@@ -102,8 +107,16 @@ void Scheduler::expire_queued_locked(uint64_t now) {
 void Scheduler::worker_loop(int core) {
     std::unique_lock<std::mutex> lock(mutex_);
     for (;;) {
-        accel_job* job = nullptr;
-        work_cv_.wait(lock, [&] { return stopping_ || (job = take_job_for(core)) != nullptr; });
+        accel_job* job = take_job_for(core);
+        if (!job && !stopping_) {
+            // Idle: poll for a new submission for a while, then sleep until one comes.
+            uint64_t seen = submitted_.load(std::memory_order_relaxed);
+            lock.unlock();
+            spin_until([&] { return submitted_.load(std::memory_order_acquire) != seen ||
+                                    stopping_flag_.load(std::memory_order_relaxed); }, spin_ns_);
+            lock.lock();
+            work_cv_.wait(lock, [&] { return stopping_ || (job = take_job_for(core)) != nullptr; });
+        }
         if (!job) return;  // stopping, and nothing this core may run
         lock.unlock();
         accel_status status;
@@ -135,6 +148,7 @@ void Scheduler::worker_loop(int core) {
 
 void Scheduler::completion_loop() {
     tl_completion_thread_of = this;
+    bool spinning_done = false;  // the last poll found nothing: sleep now
     std::unique_lock<std::mutex> lock(mutex_);
     for (;;) {
         if (completed_.empty()) {
@@ -142,15 +156,32 @@ void Scheduler::completion_loop() {
             for (accel_job* j : queue_)
                 if (j->deadline_ns && (!earliest || j->deadline_ns < earliest)) earliest = j->deadline_ns;
             if (stopping_ && queue_.empty()) return;
+            if (spin_ns_ && !spinning_done) {
+                // Poll for a completion for a while first, as an idle core polls for work (spin.h).
+                uint64_t seen = completions_.load(std::memory_order_relaxed);
+                lock.unlock();
+                uint64_t budget = spin_ns_;
+                if (earliest) budget = std::min<uint64_t>(budget, earliest > now_ns() ? earliest - now_ns() : 0);
+                spinning_done = !spin_until([&] { return completions_.load(std::memory_order_acquire) != seen ||
+                                                         stopping_flag_.load(std::memory_order_relaxed); },
+                                            budget);
+                lock.lock();
+                continue;
+            }
+            spinning_done = false;
             if (earliest) {
                 uint64_t now = now_ns();
-                if (now < earliest)
+                if (now < earliest) {
+                    armed_deadline_ = earliest;
                     completion_cv_.wait_until(lock, std::chrono::steady_clock::time_point(
                                                         std::chrono::nanoseconds(earliest)));
+                }
                 expire_queued_locked(now_ns());
             } else {
+                armed_deadline_ = UINT64_MAX;
                 completion_cv_.wait(lock);
             }
+            armed_deadline_ = 0;  // awake: it looks at every queued deadline before sleeping again
             continue;
         }
         accel_job* job = completed_.front();
@@ -202,6 +233,7 @@ void Scheduler::shutdown() {
     {
         std::lock_guard<std::mutex> lock(mutex_);
         stopping_ = true;
+        stopping_flag_.store(true, std::memory_order_relaxed);
     }
     work_cv_.notify_all();
     completion_cv_.notify_all();

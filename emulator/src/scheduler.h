@@ -4,6 +4,7 @@
 // timeout passes while they wait. A job without a callback is finished by the worker that ran it.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -22,7 +23,7 @@ extern thread_local const accel_job* tl_job_in_callback;
 
 class Scheduler : public std::enable_shared_from_this<Scheduler> {
 public:
-    static std::shared_ptr<Scheduler> start(uint32_t cores, uint32_t max_inflight);
+    static std::shared_ptr<Scheduler> start(uint32_t cores, uint32_t max_inflight, uint32_t spin_us);
 
     // Takes the job's scheduler reference. Blocks while max_inflight jobs are in flight unless
     // no_wait (then ACCEL_ERR_BUSY, the reference not taken).
@@ -32,9 +33,11 @@ public:
     // Stops the threads once no job is left. Joins them, except the calling thread if it is one of
     // them (the last reference to a device can drop inside a callback): that one finishes on its own.
     void shutdown();
+    // How long a caller waiting for one of this scheduler's jobs polls before sleeping.
+    uint64_t spin_ns() const { return spin_ns_; }
 
 private:
-    explicit Scheduler(uint32_t max_inflight) : max_inflight_(max_inflight) {}
+    Scheduler(uint32_t max_inflight, uint32_t spin_us) : max_inflight_(max_inflight), spin_ns_(spin_us * 1000ull) {}
     void worker_loop(int core);
     void completion_loop();
     accel_job* take_job_for(int core);                         // mutex_ held
@@ -44,6 +47,7 @@ private:
     void finish(accel_job* job);  // completion thread (or the worker, for a job without callback); no lock held
 
     const uint32_t max_inflight_;
+    const uint64_t spin_ns_;
     std::mutex mutex_;
     std::condition_variable work_cv_, completion_cv_, slot_cv_;
     std::vector<accel_job*> queue_;        // submitted, not started
@@ -51,6 +55,11 @@ private:
     uint32_t inflight_ = 0;
     uint64_t next_sequence_ = 0;
     bool stopping_ = false;
+    uint64_t armed_deadline_ = 0;          // when the sleeping completion thread wakes (0: it is awake)
+    // Written under mutex_, read without it by idle cores polling for work.
+    std::atomic<uint64_t> submitted_{0};
+    std::atomic<uint64_t> completions_{0};
+    std::atomic<bool> stopping_flag_{false};
     std::vector<std::thread> threads_;
 };
 

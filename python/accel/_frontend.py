@@ -20,8 +20,8 @@ FRONTENDS: Dict[str, str] = {"pybind": "accel._pybind", "cffi": "accel._cffi_cor
 # What each core offers beyond the common contract (a core may add or override entries through a
 # module-level FEATURES dict).
 _FEATURES: Dict[str, Dict[str, Any]] = {
-    "pybind": {"buffer_protocol": True, "array_interface": False, "dlpack": True},
-    "cffi": {"buffer_protocol": False, "array_interface": True, "dlpack": True},
+    "pybind": {"buffer_protocol": True, "array_interface": False, "dlpack": True, "fast_run": True},
+    "cffi": {"buffer_protocol": False, "array_interface": True, "dlpack": True, "fast_run": False},
 }
 
 

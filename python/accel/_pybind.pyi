@@ -13,6 +13,8 @@ _Timing = Tuple[int, int, int, int]
 _Quant = Tuple[int, int, Tuple[float, ...], Optional[Tuple[int, ...]], Optional[Tuple[int, ...]]]
 # (name, shape, dtype (accel_dtype code), layout (accel_layout code), byte strides, byte_size, quant)
 _TensorTuple = Tuple[str, Tuple[int, ...], int, int, Tuple[int, ...], int, Optional[_Quant]]
+# (dtype, shape, layout, alloc_bytes, dense): one input or output as the fast path checks it.
+_FastSpec = Tuple[np.dtype, Tuple[int, ...], Optional[str], int, bool]
 # Anything with the buffer protocol (bytes, bytearray, memoryview, a NumPy array...).
 _BufferLike = Any
 
@@ -81,6 +83,13 @@ class CoreModel:
     def submit(self, inputs: Sequence[CoreBuffer], outputs: Sequence[CoreBuffer],
                callback: Callable[[int, str, _Timing], Any], priority: int = 0, core_mask: int = 0,
                timeout_us: int = 0) -> CoreJob: ...
+    # Model.run's fast path (CORE_API.md): set once with the public Device, its CoreDevice and one
+    # (dtype, shape, layout, alloc_bytes, dense) per input and output; run_tensors then runs calls that
+    # are exactly DeviceTensors matching those (returning the output arrays) and returns None, having
+    # done nothing, for any other call.
+    def set_fast_path(self, device: Any, core_device: CoreDevice, inputs: Sequence[_FastSpec],
+                      outputs: Sequence[_FastSpec]) -> None: ...
+    def run_tensors(self, inputs: Any, outputs: Any, priority: Any) -> Optional[List[np.ndarray]]: ...
     # Drops the model reference now (idempotent); later calls raise ClosedError.
     def release(self) -> None: ...
 

@@ -183,6 +183,15 @@ class Future(concurrent.futures.Future[List[np.ndarray]]):
         if self.done():
             return
         deadline = None if timeout is None else time.monotonic() + timeout
+        job = self._job
+        if job is not None and not getattr(_tls, "in_callback", False):
+            # The core's wait polls before it sleeps and hears the job end sooner than a woken
+            # condition would (the callback, which completes this future, runs before the job ends).
+            # On a completion thread it would wait for a callback only that thread can run.
+            try:
+                job.wait(timeout)
+            except Exception:  # the job's own failure is this future's exception; or the job was released
+                pass
         with self._condition:
             while not self.done():
                 if deadline is None:

@@ -54,6 +54,10 @@ class _Spec:
         self.alloc = max(info.nbytes, size, 1)
         self.kind = kind
 
+    def fast(self) -> Tuple[np.dtype, Tuple[int, ...], Optional[str], int, bool]:
+        """The spec as the core's fast path takes it (CORE_API.md, ``set_fast_path``)."""
+        return (self.dtype, self.shape, self.layout, self.alloc, self.dense)
+
 
 def _type_name(x: object) -> str:
     t = type(x)
@@ -105,6 +109,12 @@ class Model:
         self._n_in = len(self._in_specs)
         self._single = self._in_specs[0] if self._n_in == 1 else None
         self._core_device = device._core
+        # The core's optional fast path for the common case of run (CORE_API.md): it answers None
+        # for anything it does not take, and the Python path below handles that.
+        self._run_tensors = getattr(core_model, "run_tensors", None)
+        if self._run_tensors is not None:
+            core_model.set_fast_path(device, device._core, [s.fast() for s in self._in_specs],
+                                     [s.fast() for s in self._out_specs])
 
     # -- metadata --------------------------------------------------------------------------------------
 
@@ -161,6 +171,11 @@ class Model:
             inputs, an unknown or missing input name. TimeoutError: the job's timeout passed.
             ClosedError: the device is closed. Other AccelError subclasses for device failures.
         """
+        fast = self._run_tensors
+        if fast is not None and timeout is None and not _profiling._active:
+            results = fast(inputs, outputs, priority)
+            if results is not None:
+                return results
         in_bufs, out_bufs, results, priority, timeout_us = self._prepare(inputs, outputs, priority, timeout)
         if _profiling._active:
             self._run_profiled(in_bufs, out_bufs, priority, timeout_us)

@@ -180,6 +180,38 @@ int main(int argc, char** argv) {
     EXPECT(cb_status == ACCEL_ERR_TIMEOUT, "the timed-out job's callback saw %s", accel_status_name(cb_status));
     pthread_mutex_unlock(&mu);
 
+    /* A queued job's timeout fires on time even when a later deadline was armed first: the completion
+     * thread, asleep until L's 60 s deadline, must be woken for B2's 1 ms one. Three slow jobs ahead
+     * keep the core busy for well over that. */
+    {
+        accel_job* ahead[3];
+        for (int k = 0; k < 3; k++) REQUIRE_OK(accel_job_submit(ms, sin, 1, sout, 1, NULL, &ahead[k]));
+        accel_run_options lo;
+        memset(&lo, 0, sizeof lo);
+        lo.struct_size = sizeof lo;
+        lo.timeout_us = 60ll * 1000 * 1000;
+        accel_job* l = NULL;
+        REQUIRE_OK(accel_job_submit(mt, tin, 1, tout, 1, &lo, &l));
+        test_sleep_ms(2); /* the completion thread arms L's deadline and sleeps */
+        accel_run_options bo = lo;
+        bo.timeout_us = 1000;
+        accel_job* b2 = NULL;
+        REQUIRE_OK(accel_job_submit(mt, tin, 1, tout, 1, &bo, &b2));
+        EXPECT_STATUS(accel_job_wait(b2, -1), ACCEL_ERR_TIMEOUT);
+        accel_job_timing tb2 = test_timing(b2);
+        accel_job_timing last = test_timing(ahead[2]);
+        EXPECT(last.finished_ns == 0 || tb2.finished_ns < last.finished_ns,
+               "a queued job's 1 ms timeout was handled only when the %.1f ms of slow jobs ahead of it had run: "
+               "a later deadline armed first hid it", 3 * slow_ns / 1e6);
+        for (int k = 0; k < 3; k++) {
+            EXPECT_OK(accel_job_wait(ahead[k], -1));
+            accel_job_release(ahead[k]);
+        }
+        EXPECT_OK(accel_job_wait(l, -1));
+        accel_job_release(l);
+        accel_job_release(b2);
+    }
+
     /* a generous timeout does not fire */
     o.timeout_us = 60ll * 1000 * 1000;
     o.callback = NULL;

@@ -47,6 +47,8 @@ int main(void) {
     expect_open_ok("emu:pool=65536", 0, 65536, 16, 0);
     expect_open_ok("emu:pool=64K,max_inflight=4,debug=1", 0, 64ull << 10, 4, 1);
     expect_open_ok("emu:debug=0,cores=3", 3, 0, 0, 0);
+    expect_open_ok("emu:spin=0", 0, 0, 0, 0);          /* cores and callers sleep at once */
+    expect_open_ok("emu:cores=1,spin=10000", 1, 0, 0, 0);
 
     /* ---- no or unknown scheme ---- */
     /* An empty scheme is malformed (INVALID_ARGUMENT); finding no driver for it (NOT_FOUND) is also fair. */
@@ -67,7 +69,8 @@ int main(void) {
         "emu:cores=99999999999999999999999", "emu:pool=1",        "emu:pool=abc",  "emu:pool=",
         "emu:pool=12Q",     "emu:pool=-1M",    "emu:pool=99999999999999999999G",  "emu:bogus=1",
         "emu:cores=1,bogus=1", "emu:debug=2",  "emu:debug=yes",     "emu:max_inflight=0",
-        "emu:max_inflight=x", "emu:cores",     "emu:=1",            "emu:cores=1,pool=1"};
+        "emu:max_inflight=x", "emu:cores",     "emu:=1",            "emu:cores=1,pool=1",
+        "emu:spin=",        "emu:spin=x",      "emu:spin=10001",    "emu:spin=-1"};
     for (size_t i = 0; i < sizeof bad_options / sizeof bad_options[0]; i++)
         expect_open_fails(bad_options[i], ACCEL_ERR_INVALID_ARGUMENT, -1);
     accel_device* d = SENTINEL_DEVICE;

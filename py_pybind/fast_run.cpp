@@ -1,0 +1,148 @@
+// fast_run.cpp - CoreModel.run_tensors: the common case of Model.run (DeviceTensors that match the
+// model exactly; outputs given as DeviceTensors or left to be allocated) checked and run without
+// going through Python. It answers None for anything else, and Model.run then takes its Python path,
+// which handles every other case and words every error: errors are written in one place.
+#include "fast_run.h"
+
+#include <string>
+
+#include "errors.h"
+#include "run.h"
+#include "tensor.h"
+
+namespace accel_py {
+
+namespace {
+
+// The DeviceTensor behind `obj` if it is exactly one and matches `spec` on `fast`'s device.
+DeviceTensor* matching_tensor(PyObject* obj, const FastSpec& spec, const FastPath& fast) {
+    static PyTypeObject* tensor_type = reinterpret_cast<PyTypeObject*>(py::type::of<DeviceTensor>().ptr());
+    if (Py_TYPE(obj) != tensor_type || !spec.dense) return nullptr;
+    DeviceTensor* t = py::handle(obj).cast<DeviceTensor*>();
+    if (t->dtype.ptr() != spec.dtype.ptr() || t->shape != spec.shape || t->device.ptr() != fast.device.ptr())
+        return nullptr;
+    if (!spec.layout.is_none() && !t->layout.is_none() &&
+        PyUnicode_Compare(t->layout.ptr(), spec.layout.ptr()) != 0)
+        return nullptr;
+    return t;
+}
+
+// The items of a list or tuple (or of the single object `one`, for a bare tensor), or false.
+bool items_of(PyObject* obj, PyObject* const** items, Py_ssize_t* count, PyObject** one) {
+    if (PyList_CheckExact(obj) || PyTuple_CheckExact(obj)) {
+        *items = PySequence_Fast_ITEMS(obj);
+        *count = PySequence_Fast_GET_SIZE(obj);
+        return true;
+    }
+    *one = obj;
+    *items = one;
+    *count = 1;
+    return true;
+}
+
+constexpr size_t kMaxTensors = 16;  // beyond this the Python path is not the bottleneck
+
+// Everything a run holds while the GIL is released: the tensors (or fresh buffers) are referenced,
+// so that another thread changing the caller's lists cannot free a buffer under the job.
+struct Held {
+    accel_buffer* in[kMaxTensors];
+    accel_buffer* out[kMaxTensors];
+    py::object keep[2 * kMaxTensors];
+    size_t kept = 0;
+    void hold(PyObject* obj) { keep[kept++] = py::reinterpret_borrow<py::object>(obj); }
+};
+
+py::object run_tensors(CoreModel& self, py::handle inputs, py::handle outputs, py::handle priority_obj) {
+    const FastPath* fast = self.fast.get();
+    if (!fast || !self.handle) return py::none();
+    const CoreDevice& device = fast->core_device.cast<const CoreDevice&>();
+    if (!device.handle) return py::none();
+    if (!PyLong_CheckExact(priority_obj.ptr())) return py::none();
+    long priority = PyLong_AsLong(priority_obj.ptr());
+    if (priority < 0 || priority > 255) {
+        PyErr_Clear();
+        return py::none();
+    }
+    const size_t n_in = fast->inputs.size(), n_out = fast->outputs.size();
+    if (n_in > kMaxTensors || n_out > kMaxTensors) return py::none();
+
+    Held held;
+    PyObject* const* items;
+    Py_ssize_t count;
+    PyObject* one;
+    if (Py_TYPE(inputs.ptr()) == &PyTuple_Type || Py_TYPE(inputs.ptr()) == &PyList_Type || n_in == 1) {
+        items_of(inputs.ptr(), &items, &count, &one);
+    } else {
+        return py::none();
+    }
+    if ((size_t)count != n_in) return py::none();
+    for (size_t i = 0; i < n_in; i++) {
+        DeviceTensor* t = matching_tensor(items[i], fast->inputs[i], *fast);
+        if (!t) return py::none();
+        held.in[i] = t->core->handle;
+        held.hold(items[i]);
+    }
+
+    py::list results(n_out);
+    if (outputs.is_none()) {
+        for (size_t i = 0; i < n_out; i++) {
+            const FastSpec& spec = fast->outputs[i];
+            if (!spec.dense) return py::none();
+            std::unique_ptr<CoreBuffer> buffer = alloc_buffer(device.handle, spec.alloc_bytes);
+            held.out[i] = buffer->handle;
+            uint8_t* data = buffer->data;
+            py::object owner = py::cast(std::move(buffer));
+            results[i] = py::array(spec.dtype, spec.shape, {}, data, owner);
+        }
+    } else {
+        if (!PyList_CheckExact(outputs.ptr()) && !PyTuple_CheckExact(outputs.ptr())) return py::none();
+        items_of(outputs.ptr(), &items, &count, &one);
+        if ((size_t)count != n_out) return py::none();
+        for (size_t i = 0; i < n_out; i++) {
+            DeviceTensor* t = matching_tensor(items[i], fast->outputs[i], *fast);
+            if (!t) return py::none();
+            held.out[i] = t->core->handle;
+            held.hold(items[i]);
+        }
+        for (size_t i = 0; i < n_out; i++) results[i] = numpy_view(held.keep[n_in + i]);
+    }
+    run_blocking(self.handle, held.in, n_in, held.out, n_out, make_options((int32_t)priority, 0, 0), nullptr);
+    return std::move(results);
+}
+
+FastSpec fast_spec(py::handle spec) {
+    // (dtype, shape, layout, alloc_bytes, dense), made by accel.model.Model.
+    py::tuple t = py::reinterpret_borrow<py::tuple>(spec);
+    FastSpec s;
+    s.dtype = py::reinterpret_borrow<py::dtype>(t[0]);
+    for (py::handle d : py::reinterpret_borrow<py::tuple>(t[1])) s.shape.push_back(d.cast<py::ssize_t>());
+    s.layout = t[2];
+    s.alloc_bytes = t[3].cast<uint64_t>();
+    s.dense = t[4].cast<bool>();
+    return s;
+}
+
+void set_fast_path(CoreModel& self, py::object device, py::object core_device, py::sequence inputs,
+                   py::sequence outputs) {
+    core_device.cast<const CoreDevice&>();  // a TypeError now rather than a bad cast later
+    auto fast = std::make_unique<FastPath>();
+    fast->device = std::move(device);
+    fast->core_device = std::move(core_device);
+    for (py::handle s : inputs) fast->inputs.push_back(fast_spec(s));
+    for (py::handle s : outputs) fast->outputs.push_back(fast_spec(s));
+    self.fast = std::move(fast);
+}
+
+}  // namespace
+
+void bind_fast_run(py::class_<CoreModel>& cls) {
+    cls.def("set_fast_path", &set_fast_path, py::arg("device"), py::arg("core_device"), py::arg("inputs"),
+            py::arg("outputs"),
+            "Enables run_tensors: the public Device, its CoreDevice and one (dtype, shape, layout, "
+            "alloc_bytes, dense) tuple per input and output.")
+        .def("run_tensors", &run_tensors, py::arg("inputs"), py::arg("outputs"), py::arg("priority"),
+             "Model.run's fast path: runs and returns the output arrays, or None (nothing done) if the "
+             "call is not one it takes.");
+}
+
+}  // namespace accel_py
