@@ -27,30 +27,38 @@ DeviceTensor* matching_tensor(PyObject* obj, const FastSpec& spec, const FastPat
     return t;
 }
 
-// The items of a list or tuple (or of the single object `one`, for a bare tensor), or false.
-bool items_of(PyObject* obj, PyObject* const** items, Py_ssize_t* count, PyObject** one) {
-    if (PyList_CheckExact(obj) || PyTuple_CheckExact(obj)) {
-        *items = PySequence_Fast_ITEMS(obj);
-        *count = PySequence_Fast_GET_SIZE(obj);
-        return true;
-    }
-    *one = obj;
-    *items = one;
-    *count = 1;
-    return true;
-}
-
 constexpr size_t kMaxTensors = 16;  // beyond this the Python path is not the bottleneck
 
-// Everything a run holds while the GIL is released: the tensors (or fresh buffers) are referenced,
-// so that another thread changing the caller's lists cannot free a buffer under the job.
+// Everything a run holds while the GIL is released: the tensors are referenced, so that another
+// thread changing the caller's lists cannot free a buffer under the job.
 struct Held {
     accel_buffer* in[kMaxTensors];
     accel_buffer* out[kMaxTensors];
     py::object keep[2 * kMaxTensors];
     size_t kept = 0;
-    void hold(PyObject* obj) { keep[kept++] = py::reinterpret_borrow<py::object>(obj); }
 };
+
+// Takes the DeviceTensors of `arg` (a list or tuple; or one bare tensor if `bare_ok`) if each
+// matches its spec: their handles go to `handles` and they are held. False if any does not.
+bool take_tensors(PyObject* arg, bool bare_ok, const std::vector<FastSpec>& specs, const FastPath& fast,
+                  accel_buffer** handles, Held& held) {
+    PyObject* const* items = &arg;
+    size_t count = 1;
+    if (PyList_CheckExact(arg) || PyTuple_CheckExact(arg)) {
+        items = PySequence_Fast_ITEMS(arg);
+        count = (size_t)PySequence_Fast_GET_SIZE(arg);
+    } else if (!bare_ok) {
+        return false;
+    }
+    if (count != specs.size()) return false;
+    for (size_t i = 0; i < count; i++) {
+        DeviceTensor* t = matching_tensor(items[i], specs[i], fast);
+        if (!t) return false;
+        handles[i] = t->core->handle;
+        held.keep[held.kept++] = py::reinterpret_borrow<py::object>(items[i]);
+    }
+    return true;
+}
 
 py::object run_tensors(CoreModel& self, py::handle inputs, py::handle outputs, py::handle priority_obj) {
     const FastPath* fast = self.fast.get();
@@ -67,22 +75,7 @@ py::object run_tensors(CoreModel& self, py::handle inputs, py::handle outputs, p
     if (n_in > kMaxTensors || n_out > kMaxTensors) return py::none();
 
     Held held;
-    PyObject* const* items;
-    Py_ssize_t count;
-    PyObject* one;
-    if (Py_TYPE(inputs.ptr()) == &PyTuple_Type || Py_TYPE(inputs.ptr()) == &PyList_Type || n_in == 1) {
-        items_of(inputs.ptr(), &items, &count, &one);
-    } else {
-        return py::none();
-    }
-    if ((size_t)count != n_in) return py::none();
-    for (size_t i = 0; i < n_in; i++) {
-        DeviceTensor* t = matching_tensor(items[i], fast->inputs[i], *fast);
-        if (!t) return py::none();
-        held.in[i] = t->core->handle;
-        held.hold(items[i]);
-    }
-
+    if (!take_tensors(inputs.ptr(), n_in == 1, fast->inputs, *fast, held.in, held)) return py::none();
     py::list results(n_out);
     if (outputs.is_none()) {
         for (size_t i = 0; i < n_out; i++) {
@@ -91,19 +84,11 @@ py::object run_tensors(CoreModel& self, py::handle inputs, py::handle outputs, p
             std::unique_ptr<CoreBuffer> buffer = alloc_buffer(device.handle, spec.alloc_bytes);
             held.out[i] = buffer->handle;
             uint8_t* data = buffer->data;
-            py::object owner = py::cast(std::move(buffer));
+            py::object owner = py::cast(std::move(buffer));  // the array below keeps it alive
             results[i] = py::array(spec.dtype, spec.shape, {}, data, owner);
         }
     } else {
-        if (!PyList_CheckExact(outputs.ptr()) && !PyTuple_CheckExact(outputs.ptr())) return py::none();
-        items_of(outputs.ptr(), &items, &count, &one);
-        if ((size_t)count != n_out) return py::none();
-        for (size_t i = 0; i < n_out; i++) {
-            DeviceTensor* t = matching_tensor(items[i], fast->outputs[i], *fast);
-            if (!t) return py::none();
-            held.out[i] = t->core->handle;
-            held.hold(items[i]);
-        }
+        if (!take_tensors(outputs.ptr(), false, fast->outputs, *fast, held.out, held)) return py::none();
         for (size_t i = 0; i < n_out; i++) results[i] = numpy_view(held.keep[n_in + i]);
     }
     run_blocking(self.handle, held.in, n_in, held.out, n_out, make_options((int32_t)priority, 0, 0), nullptr);
