@@ -643,6 +643,12 @@ HANDLERS = {
     "Concat": lower_concat, "Softmax": lower_softmax,
 }
 
+# The op families in modules of their own; they use the helpers above, so they are imported here.
+from . import lower_data, lower_elementwise, lower_spatial  # noqa: E402
+
+for _family in (lower_elementwise, lower_spatial, lower_data):
+    HANDLERS.update(_family.HANDLERS)
+
 SUPPORTED_OPS = frozenset(HANDLERS)
 
 

@@ -66,7 +66,7 @@ accel_status run_job(accel_job* job, int /*core*/, std::string* message) {
         for (size_t i = 0; i < node.inputs.size(); i++)
             ws->node_inputs[i] = node.inputs[i] == kAbsent ? nullptr : ws->tensor_ptrs[node.inputs[i]];
         for (size_t i = 0; i < node.outputs.size(); i++) ws->node_outputs[i] = ws->tensor_ptrs[node.outputs[i]];
-        KernelArgs args{&m->graph, &node, ws->node_inputs.data(), ws->node_outputs.data(), scratch};
+        KernelArgs args{&m->graph, &node, ws->node_inputs.data(), ws->node_outputs.data(), scratch, nullptr};
         find_op(static_cast<uint32_t>(node.op))->run(args);
     }
     if (s == ACCEL_OK && job->deadline_ns && now_ns() > job->deadline_ns) {

@@ -19,10 +19,17 @@ enum class Op : uint32_t {
     Conv = 1, Gemm = 2, MatMul = 3, Add = 4, Sub = 5, Mul = 6, Div = 7, Activation = 8,
     MaxPool = 9, AvgPool = 10, GlobalAvgPool = 11, Copy = 12, Transpose = 13, Concat = 14,
     Softmax = 15,
+    // format 1.1
+    ConvTranspose = 16, Resize = 17, Reduce = 18, Slice = 19, Gather = 20, Pow = 21, Min = 22, Max = 23,
+    LayerNorm = 24, Expand = 25, Cast = 26,
 };
 
 enum class Act : uint32_t {
     None = 0, Relu = 1, Clip = 2, Sigmoid = 3, HardSigmoid = 4, HardSwish = 5, LeakyRelu = 6,
+    // format 1.1
+    Tanh = 7, Silu = 8, Gelu = 9, Elu = 10, Softplus = 11, Sqrt = 12, Exp = 13, Log = 14, Neg = 15, Abs = 16,
+    Reciprocal = 17, Erf = 18, Floor = 19, Ceil = 20, Pow = 21, Round = 22, GeluTanh = 23, Selu = 24,
+    Softsign = 25,
 };
 
 struct Quant {

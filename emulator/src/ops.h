@@ -18,6 +18,7 @@ struct KernelArgs {
     const void* const* in;   // node->inputs.size() entries
     void* const* out;        // node->outputs.size() entries
     void* scratch;           // scratch_bytes(graph, node) bytes, 64-byte aligned (nullptr if 0)
+    const void* prepared;    // what the op's prepare() made at load (nullptr if it has none)
 };
 
 struct OpDef {
@@ -28,6 +29,12 @@ struct OpDef {
     // Bytes of scratch memory one run of `node` needs (e.g. im2col); 0 if none. Called after validate.
     size_t (*scratch_bytes)(const Graph& g, const Node& node);
     void (*run)(const KernelArgs& args);
+    // Optional (both nullptr if unused): data made once at load from the node's constant inputs
+    // (packed weights, say), prepared_bytes(g, node) bytes, 64-byte aligned, that every run reads
+    // through KernelArgs::prepared. `in` are the node's inputs as in KernelArgs (constants only are
+    // valid; others are nullptr).
+    size_t (*prepared_bytes)(const Graph& g, const Node& node);
+    void (*prepare)(const Graph& g, const Node& node, const void* const* in, void* out);
 };
 
 // The definition of `op`, or nullptr if the code is unknown.

@@ -56,7 +56,7 @@ def check_invariants(data):
     """The structural rules of FORMAT.md, checked on the bytes."""
     t = accm.read(data)
     h = t["header"]
-    assert h["magic"] == b"ACCM" and h["version_major"] == 1 and h["version_minor"] == 0
+    assert h["magic"] == b"ACCM" and h["version_major"] == 1 and h["version_minor"] == accm.VERSION_MINOR == 1
     assert h["header_size"] == 128 and h["flags"] == 0 and h["reserved"] == 0
     assert h["reserved2"] == [0, 0]
     assert h["file_size"] == len(data)
@@ -284,7 +284,7 @@ def test_header_layout_is_byte_exact():
     (magic, major, minor, hsize, flags, fsize, tcount, ncount, icount, ocount, ecount, res,
      toff, noff, iooff, eoff, soff, ssize, doff, dsize, r0, r1) = struct.unpack_from(
         "<4sHHIIQIIIIII8Q2Q", data, 0)
-    assert (magic, major, minor, hsize, flags, res, r0, r1) == (b"ACCM", 1, 0, 128, 0, 0, 0, 0)
+    assert (magic, major, minor, hsize, flags, res, r0, r1) == (b"ACCM", 1, 1, 128, 0, 0, 0, 0)
     assert fsize == len(data) == doff + dsize
     assert toff == 128 and noff == toff + 128 * tcount and iooff == noff + 192 * ncount
     assert eoff == iooff + 4 * (icount + ocount) and soff == eoff + 4 * ecount

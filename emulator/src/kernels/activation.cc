@@ -89,7 +89,7 @@ void run_act(const KernelArgs& a) {
 
 }  // namespace
 
-const OpDef kActivationDef = {"activation", validate_act, no_scratch, run_act};
+const OpDef kActivationDef = {"activation", validate_act, no_scratch, run_act, nullptr, nullptr};
 
 bool valid_activation(uint32_t act) { return act <= static_cast<uint32_t>(Act::LeakyRelu); }
 

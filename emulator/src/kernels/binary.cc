@@ -156,9 +156,9 @@ size_t scratch_bytes(const Graph&, const Node&) { return 0; }
 
 }  // namespace
 
-const OpDef kAddDef = {"add", validate<BinOp::Add>, scratch_bytes, run_op<BinOp::Add>};
-const OpDef kSubDef = {"sub", validate<BinOp::Sub>, scratch_bytes, run_op<BinOp::Sub>};
-const OpDef kMulDef = {"mul", validate<BinOp::Mul>, scratch_bytes, run_op<BinOp::Mul>};
-const OpDef kDivDef = {"div", validate<BinOp::Div>, scratch_bytes, run_op<BinOp::Div>};
+const OpDef kAddDef = {"add", validate<BinOp::Add>, scratch_bytes, run_op<BinOp::Add>, nullptr, nullptr};
+const OpDef kSubDef = {"sub", validate<BinOp::Sub>, scratch_bytes, run_op<BinOp::Sub>, nullptr, nullptr};
+const OpDef kMulDef = {"mul", validate<BinOp::Mul>, scratch_bytes, run_op<BinOp::Mul>, nullptr, nullptr};
+const OpDef kDivDef = {"div", validate<BinOp::Div>, scratch_bytes, run_op<BinOp::Div>, nullptr, nullptr};
 
 }  // namespace accel_emu

@@ -190,6 +190,6 @@ void run(const KernelArgs& a) {
 
 }  // namespace
 
-const OpDef kConvDef = {kOp, validate, scratch_bytes, run};
+const OpDef kConvDef = {kOp, validate, scratch_bytes, run, nullptr, nullptr};
 
 }  // namespace accel_emu

@@ -88,6 +88,6 @@ void run(const KernelArgs& a) {
 
 }  // namespace
 
-const OpDef kGemmDef = {kOp, validate, scratch_bytes, run};
+const OpDef kGemmDef = {kOp, validate, scratch_bytes, run, nullptr, nullptr};
 
 }  // namespace accel_emu

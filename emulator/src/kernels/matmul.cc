@@ -116,6 +116,6 @@ void run(const KernelArgs& args) {
 
 }  // namespace
 
-const OpDef kMatMulDef = {kOp, validate, scratch_bytes, run};
+const OpDef kMatMulDef = {kOp, validate, scratch_bytes, run, nullptr, nullptr};
 
 }  // namespace accel_emu

@@ -20,5 +20,16 @@ extern const OpDef kCopyDef;
 extern const OpDef kTransposeDef;
 extern const OpDef kConcatDef;
 extern const OpDef kSoftmaxDef;
+extern const OpDef kConvTransposeDef;
+extern const OpDef kResizeDef;
+extern const OpDef kReduceDef;
+extern const OpDef kSliceDef;
+extern const OpDef kGatherDef;
+extern const OpDef kPowDef;
+extern const OpDef kMinDef;
+extern const OpDef kMaxDef;
+extern const OpDef kLayerNormDef;
+extern const OpDef kExpandDef;
+extern const OpDef kCastDef;
 
 }  // namespace accel_emu

@@ -172,8 +172,8 @@ void run_global(const KernelArgs& a) {
 
 }  // namespace
 
-const OpDef kMaxPoolDef = {"maxpool", validate_max, no_scratch, run_max};
-const OpDef kAvgPoolDef = {"avgpool", validate_avg, no_scratch, run_avg};
-const OpDef kGlobalAvgPoolDef = {"globalavgpool", validate_global, no_scratch, run_global};
+const OpDef kMaxPoolDef = {"maxpool", validate_max, no_scratch, run_max, nullptr, nullptr};
+const OpDef kAvgPoolDef = {"avgpool", validate_avg, no_scratch, run_avg, nullptr, nullptr};
+const OpDef kGlobalAvgPoolDef = {"globalavgpool", validate_global, no_scratch, run_global, nullptr, nullptr};
 
 }  // namespace accel_emu

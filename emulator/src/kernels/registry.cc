@@ -20,6 +20,17 @@ const OpDef* find_op(uint32_t op) {
         case Op::Transpose: return &kTransposeDef;
         case Op::Concat: return &kConcatDef;
         case Op::Softmax: return &kSoftmaxDef;
+        case Op::ConvTranspose: return &kConvTransposeDef;
+        case Op::Resize: return &kResizeDef;
+        case Op::Reduce: return &kReduceDef;
+        case Op::Slice: return &kSliceDef;
+        case Op::Gather: return &kGatherDef;
+        case Op::Pow: return &kPowDef;
+        case Op::Min: return &kMinDef;
+        case Op::Max: return &kMaxDef;
+        case Op::LayerNorm: return &kLayerNormDef;
+        case Op::Expand: return &kExpandDef;
+        case Op::Cast: return &kCastDef;
     }
     return nullptr;
 }

@@ -164,8 +164,8 @@ void run_concat(const KernelArgs& a) {
 
 }  // namespace
 
-const OpDef kCopyDef = {"copy", validate_copy, no_scratch, run_copy};
-const OpDef kTransposeDef = {"transpose", validate_transpose, no_scratch, run_transpose};
-const OpDef kConcatDef = {"concat", validate_concat, no_scratch, run_concat};
+const OpDef kCopyDef = {"copy", validate_copy, no_scratch, run_copy, nullptr, nullptr};
+const OpDef kTransposeDef = {"transpose", validate_transpose, no_scratch, run_transpose, nullptr, nullptr};
+const OpDef kConcatDef = {"concat", validate_concat, no_scratch, run_concat, nullptr, nullptr};
 
 }  // namespace accel_emu

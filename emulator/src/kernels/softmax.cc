@@ -83,6 +83,6 @@ void run(const KernelArgs& a) {
 
 }  // namespace
 
-const OpDef kSoftmaxDef = {kOp, validate, scratch_bytes, run};
+const OpDef kSoftmaxDef = {kOp, validate, scratch_bytes, run, nullptr, nullptr};
 
 }  // namespace accel_emu
