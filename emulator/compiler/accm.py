@@ -8,6 +8,7 @@ raises ValueError on a malformed file (the emulator's C reader is the strict val
 
 from __future__ import annotations
 
+import math
 import os
 import struct
 from dataclasses import dataclass, field
@@ -24,6 +25,7 @@ DATA_ALIGNMENT = 64
 ABSENT = 0xFFFFFFFF
 MAX_DIMS = 8
 MAX_NAME_LENGTH = 4096
+MAX_TENSOR_BYTES = 1 << 40  # element count * dtype size (FORMAT.md, tensor record)
 
 _HEADER = struct.Struct("<4sHHIIQIIIIII8Q2Q")
 _TENSOR = struct.Struct("<6I8qQQIiIIQ")
@@ -170,6 +172,9 @@ def write(tensors: list[Tensor], nodes: list[Node], inputs: list[int], outputs: 
             raise ValueError(f"tensor '{t.name}': dims {dims} not allowed (rank <= 8, dims >= 1)")
         if t.dtype not in DTYPES:
             raise ValueError(f"tensor '{t.name}': unknown dtype code {t.dtype}")
+        if math.prod(dims) * DTYPES[t.dtype].itemsize > MAX_TENSOR_BYTES:
+            raise ValueError(f"tensor '{t.name}': dims {dims} of {DTYPES[t.dtype]} take more than "
+                             f"{MAX_TENSOR_BYTES} bytes, the format's limit")
         if t.layout in (LAYOUT_NCHW, LAYOUT_NHWC) and len(dims) != 4:
             raise ValueError(f"tensor '{t.name}': layout {t.layout} requires 4 dims")
         name_off, name_len = strings.add(t.name)

@@ -3,6 +3,7 @@ initializers as constants and put the nodes in topological order."""
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 
@@ -10,6 +11,7 @@ import numpy as np
 import onnx
 from onnx import helper, inliner, numpy_helper
 
+from .accm import MAX_TENSOR_BYTES
 from .errors import CompileError
 from .ir import Graph, NameGen, Value
 
@@ -53,20 +55,42 @@ class Imported:
 def load(model) -> onnx.ModelProto:
     """A path, bytes or ModelProto -> ModelProto."""
     if isinstance(model, onnx.ModelProto):
+        _check_text(model.graph)
         return model
     try:
         if isinstance(model, (bytes, bytearray, memoryview)):
-            return onnx.load_from_string(bytes(model))
-        if isinstance(model, (str, os.PathLike)):
+            proto = onnx.load_from_string(bytes(model))
+        elif isinstance(model, (str, os.PathLike)):
             path = os.fspath(model)
             if not os.path.exists(path):
                 raise FileNotFoundError(f"no such model file: '{path}'")
-            return onnx.load(path)
+            proto = onnx.load(path)
+        else:
+            proto = None
     except (FileNotFoundError, PermissionError, IsADirectoryError):
         raise
     except Exception as e:  # protobuf DecodeError and friends
         raise CompileError(f"cannot parse the ONNX model: {e}") from e
-    raise TypeError(f"model must be a path, bytes or onnx.ModelProto, not {type(model).__name__}")
+    if proto is None:
+        raise TypeError(f"model must be a path, bytes or onnx.ModelProto, not {type(model).__name__}")
+    _check_text(proto.graph)
+    return proto
+
+
+def _check_text(graph: onnx.GraphProto) -> None:
+    # ONNX's protobuf is proto2: a string field holding invalid UTF-8 parses, and reads back as bytes.
+    def bad(value) -> bool:
+        return not isinstance(value, str)
+
+    for n in graph.node:
+        if bad(n.name) or bad(n.op_type) or bad(n.domain) or any(bad(x) for x in list(n.input) + list(n.output)):
+            raise CompileError(f"node {n.name!r}: a name, op type or tensor name is not valid UTF-8")
+        if any(bad(a.name) for a in n.attribute):
+            raise CompileError(f"node {n.name!r}: an attribute name is not valid UTF-8")
+    for coll in (graph.input, graph.output, graph.value_info, graph.initializer):
+        for x in coll:
+            if bad(x.name):
+                raise CompileError(f"tensor name {x.name!r} is not valid UTF-8")
 
 
 def _np_dtype(elem_type: int, what: str) -> np.dtype:
@@ -77,14 +101,30 @@ def _np_dtype(elem_type: int, what: str) -> np.dtype:
 
 
 def _sparse_to_dense(sp: onnx.SparseTensorProto) -> np.ndarray:
-    values = numpy_helper.to_array(sp.values)
-    idx = numpy_helper.to_array(sp.indices).astype(np.int64)
-    dense = np.zeros(tuple(sp.dims), dtype=values.dtype)
-    if idx.ndim == 1:
-        dense.reshape(-1)[idx] = values
+    name = sp.values.name
+    try:
+        values = numpy_helper.to_array(sp.values).reshape(-1)
+        idx = numpy_helper.to_array(sp.indices).astype(np.int64)
+    except Exception as e:
+        raise CompileError(f"cannot read sparse initializer '{name}': {e}") from e
+    dims = tuple(int(d) for d in sp.dims)
+    count = math.prod(dims)
+    if any(d < 0 for d in dims) or count * values.dtype.itemsize > MAX_TENSOR_BYTES:
+        raise CompileError(f"sparse initializer '{name}': dims {dims} are negative or too large")
+    if idx.ndim == 1 and idx.size == values.size:
+        flat = idx
+    elif idx.ndim == 2 and idx.shape == (values.size, len(dims)):
+        if ((idx < 0) | (idx >= np.array(dims, dtype=np.int64))).any():
+            raise CompileError(f"sparse initializer '{name}': an index is outside dims {dims}")
+        flat = np.ravel_multi_index(tuple(idx.T), dims) if values.size else idx.reshape(-1)
     else:
-        dense[tuple(idx.T)] = values
-    return dense
+        raise CompileError(f"sparse initializer '{name}': indices of shape {idx.shape} do not fit "
+                           f"{values.size} values of a rank-{len(dims)} tensor")
+    if ((flat < 0) | (flat >= count)).any():
+        raise CompileError(f"sparse initializer '{name}': an index is outside dims {dims}")
+    dense = np.zeros(count, dtype=values.dtype)
+    dense[flat] = values
+    return dense.reshape(dims)
 
 
 def _input_shape(vi: onnx.ValueInfoProto, given) -> tuple:
@@ -227,3 +267,27 @@ def import_model(model: onnx.ModelProto, input_shapes=None) -> Imported:
     nodes = live[::-1]
     used = {i for n in nodes for i in n.inputs if i} | set(g.outputs)
     return Imported(g, nodes, opset, list(model.opset_import), used)
+
+
+def check_arity(node, opset: int) -> None:
+    """Refuses a node whose inputs or outputs do not fit its ONNX schema (a required input missing, too
+    many inputs...), so that no handler ever sees a malformed node. Ops without a schema pass: they are
+    refused as unsupported later."""
+    try:
+        schema = onnx.defs.get_schema(node.op, opset, "")
+    except Exception:  # onnx.defs.SchemaError: not an op of this opset
+        return
+    single = onnx.defs.OpSchema.FormalParameterOption.Single
+    n_in = len(node.inputs)
+    if n_in > schema.max_input:
+        raise CompileError(f"{node.label}: {n_in} inputs, but {node.op} takes at most {schema.max_input}")
+    for i, formal in enumerate(schema.inputs):
+        if formal.option == single and (i >= n_in or not node.inputs[i]):
+            raise CompileError(f"{node.label}: required input {i} ('{formal.name}') is missing")
+    if sum(1 for x in node.inputs if x) < schema.min_input:
+        raise CompileError(f"{node.label}: {n_in} inputs, but {node.op} needs at least {schema.min_input}")
+    n_out = len(node.outputs)
+    if n_out > schema.max_output:
+        raise CompileError(f"{node.label}: {n_out} outputs, but {node.op} has at most {schema.max_output}")
+    if n_out < 1 or not node.outputs[0]:
+        raise CompileError(f"{node.label}: output 0 is missing")

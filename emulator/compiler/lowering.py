@@ -9,7 +9,7 @@ from onnx import helper
 from . import folding
 from .accm import ACTIVATIONS
 from .errors import CompileError
-from .importer import DEFAULT_DOMAINS, Imported
+from .importer import DEFAULT_DOMAINS, Imported, check_arity
 from .ir import Graph, Node, Value
 from .spatial import int_list, out_size, resolve_pads
 
@@ -165,7 +165,7 @@ def lower_gemm(ctx, node):
     a, b, c = ctx.input(node, 0), ctx.input(node, 1), ctx.input_opt(node, 2)
     if len(a.shape) != 2 or len(b.shape) != 2:
         raise CompileError(f"{node.label}: A {a.shape} and B {b.shape} must be 2-D")
-    ta, tb = int(node.attr("transA", 0)), int(node.attr("transB", 0))
+    ta, tb = int(int(node.attr("transA", 0)) != 0), int(int(node.attr("transB", 0)) != 0)  # nonzero is true
     m, k = (a.shape[1], a.shape[0]) if ta else a.shape
     k2, n = (b.shape[1], b.shape[0]) if tb else b.shape
     if k != k2:
@@ -348,7 +348,7 @@ def lower_pool(ctx, node):
     kernel = int_list(node, "kernel_shape", None, sp, minimum=1)
     strides = int_list(node, "strides", [1] * sp, sp, minimum=1)
     dil = int_list(node, "dilations", [1] * sp, sp, minimum=1)
-    ceil_mode = int(node.attr("ceil_mode", 0))
+    ceil_mode = int(int(node.attr("ceil_mode", 0)) != 0)
     is_max = node.op == "MaxPool"
     if is_max:
         ctx.forbid_outputs_from(node, 1, "MaxPool indices")
@@ -358,7 +358,7 @@ def lower_pool(ctx, node):
         raise unsupported(node, f"dilations={dil}")
     begins, ends = resolve_pads(node, x.shape[2:], kernel, strides, dil)
     _emit_pool(ctx, node, x, "maxpool" if is_max else "avgpool", kernel, strides, dil, begins, ends,
-               ceil_mode, int(node.attr("count_include_pad", 0)))
+               ceil_mode, int(int(node.attr("count_include_pad", 0)) != 0))
 
 
 def _emit_pool(ctx, node, x, op, kernel, strides, dil, begins, ends, ceil_mode, cip):
@@ -658,6 +658,7 @@ def lower(imp: Imported) -> Graph:
     for node in imp.nodes:
         if node.domain not in DEFAULT_DOMAINS:
             raise unsupported(node)
+        check_arity(node, imp.opset)
         for i in node.inputs:
             if i:
                 g.value(i)

@@ -1,0 +1,24 @@
+"""Every ONNX input the compiler fuzzer (tests/fuzz/fuzz_compiler.py, run by ci/fuzz.sh) found a fault
+with is kept in tests/fuzz/regressions/onnx/ and must pass the fuzzer's check in every test run, as
+must the models the tests build (the fuzzer's seeds)."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+FUZZ = Path(__file__).resolve().parents[1] / "fuzz"
+REGRESSIONS = sorted((FUZZ / "regressions" / "onnx").glob("*"))
+REGRESSIONS = [p for p in REGRESSIONS if p.is_file() and not p.name.startswith(".")]
+
+sys.path.insert(0, str(FUZZ))
+from fuzz_check import check_model  # noqa: E402
+
+
+def test_regressions():
+    for path in REGRESSIONS:  # one test, not one per file: an empty folder must not read as skipped
+        check_model(path.read_bytes())
+
+
+def test_seed_models_pass_the_check(tiny_path, two_io_path, cnn_path):
+    for p in (tiny_path, two_io_path, cnn_path):
+        check_model(Path(p).read_bytes())
