@@ -1,0 +1,325 @@
+"""Real models on the emulator against onnxruntime (CPU), measured side by side in one run.
+
+    python benchmarks/bench_models.py [--models resnet18,ppocr_det] [--rounds 5] [--quick]
+
+For each model (tests/models/catalog.py: ResNet-18, MobileNetV2, PP-OCR det/cls/rec):
+  * 1 thread: emulator latency on emu:cores=1 (sync Model.run on preallocated DeviceTensors) against
+    onnxruntime with intra_op_num_threads=1, inter_op_num_threads=1, sequential execution; the ratio.
+  * all cores (N = os.cpu_count()): the emulator runs one job per emulated core, so it has two figures:
+    latency on emu:cores=N (one job at a time) and throughput with N jobs in flight (run_async).
+    onnxruntime's latency uses intra_op_num_threads=N; its throughput is the better of 1/latency at N
+    threads and N threads calling run on a 1-thread session at once.
+  * load: accel compile (ONNX -> .accm), accel load of the .accm, onnxruntime InferenceSession creation.
+  * peak RSS of each engine in its own child process (the peak after load and a few runs, less the
+    peak after the interpreter and its imports; see peak_kb).
+Measurements are interleaved round by round, so that a noisy machine weighs on both engines alike;
+figures are medians over all rounds. The geometric mean of the 1-thread ratios is checked against the
+target (emulator <= 1.5 x onnxruntime). A model the compiler rejects prints its CompileError.
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import math
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Callable, Dict, List, Optional
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+
+TARGET_RATIO = 1.5
+ROUND_SECONDS = 0.5  # the time each measurement aims to take in one round (0.2 with --quick)
+WARMUP_RUNS = 2
+RSS_RUNS = 3
+
+
+# -- measurements --------------------------------------------------------------------------------------
+
+def ort_session(path: str, threads: int):
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = threads
+    opts.inter_op_num_threads = 1
+    opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    return ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
+
+
+def latencies(run: Callable[[], object], count: int) -> List[float]:
+    out = []
+    for _ in range(count):
+        t0 = time.perf_counter()
+        run()
+        out.append(time.perf_counter() - t0)
+    return out
+
+
+def emu_throughput(model, x, outs: List[list], jobs: int) -> float:
+    """Jobs per second with len(outs) jobs in flight (one set of output tensors each), `jobs` in all."""
+    window: "collections.deque" = collections.deque()
+    t0 = time.perf_counter()
+    for i in range(jobs):
+        if len(window) == len(outs):
+            window.popleft().result()
+        window.append(model.run_async([x], outputs=outs[i % len(outs)]))
+    while window:
+        window.popleft().result()
+    return jobs / (time.perf_counter() - t0)
+
+
+def ort_parallel_throughput(pool: ThreadPoolExecutor, run: Callable[[], object], workers: int,
+                            jobs: int) -> float:
+    """Jobs per second with `workers` threads each calling `run` (onnxruntime releases the GIL)."""
+    per = max(1, jobs // workers)
+    t0 = time.perf_counter()
+    list(pool.map(lambda _: [run() for _ in range(per)], range(workers)))
+    return per * workers / (time.perf_counter() - t0)
+
+
+class Bench:
+    """One model, both engines, every measurement; `round()` takes one more sample of each."""
+
+    def __init__(self, onnx_path: Path, accm: bytes, input_name: str, x: np.ndarray, cores: int,
+                 round_seconds: float) -> None:
+        import accel
+
+        self.cores = cores
+        self.dev1 = accel.open("emu:cores=1")
+        self.devn = accel.open(f"emu:cores={cores}")
+        self.m1 = self.dev1.load(accm)
+        self.mn = self.devn.load(accm)
+        self.x1 = self.dev1.tensor(x)
+        self.xn = self.devn.tensor(x)
+        self.out1 = [self.dev1.empty(o.shape, o.dtype) for o in self.m1.outputs]
+        # one set of outputs per job in flight, and one for the latency runs
+        self.outn = [[self.devn.empty(o.shape, o.dtype) for o in self.mn.outputs] for _ in range(cores + 1)]
+        self.s1 = ort_session(str(onnx_path), 1)
+        self.sn = ort_session(str(onnx_path), cores)
+        feed = {input_name: x}
+        self.pool = ThreadPoolExecutor(cores)
+        self.runs: Dict[str, Callable[[], object]] = {
+            "emu1": lambda: self.m1.run([self.x1], outputs=self.out1),
+            "ort1": lambda: self.s1.run(None, feed),
+            "emun": lambda: self.mn.run([self.xn], outputs=self.outn[-1]),
+            "ortn": lambda: self.sn.run(None, feed),
+        }
+        self.samples: Dict[str, List[float]] = collections.defaultdict(list)
+        for run in self.runs.values():
+            latencies(run, WARMUP_RUNS)
+        # how many runs make one round's sample of about round_seconds
+        first = float(np.median(latencies(self.runs["emu1"], 1) + latencies(self.runs["ort1"], 1)))
+        self.per_round = max(3, int(round_seconds / max(first, 1e-6)))
+
+    def round(self, index: int) -> None:
+        keys = list(self.runs) + ["emu_tput", "ort_tput"]
+        k = index % len(keys)
+        for key in keys[k:] + keys[:k]:  # a different engine goes first each round
+            if key in self.runs:
+                self.samples[key] += latencies(self.runs[key], self.per_round)
+            elif key == "emu_tput":
+                self.samples[key].append(emu_throughput(self.mn, self.xn, self.outn[:-1],
+                                                        self.per_round * self.cores))
+            else:
+                self.samples[key].append(ort_parallel_throughput(self.pool, self.runs["ort1"], self.cores,
+                                                                 self.per_round * self.cores))
+
+    def result(self) -> Dict[str, float]:
+        med = {k: float(np.median(v)) for k, v in self.samples.items()}
+        return {
+            "emu1_ms": med["emu1"] * 1e3, "ort1_ms": med["ort1"] * 1e3,
+            "emun_ms": med["emun"] * 1e3, "ortn_ms": med["ortn"] * 1e3,
+            "emu_tput": med["emu_tput"], "ort_tput": max(1.0 / med["ortn"], med["ort_tput"]),
+        }
+
+    def close(self) -> None:
+        self.pool.shutdown()
+        self.dev1.close()
+        self.devn.close()
+
+
+def load_times(onnx_path: Path, input_name: str, shape, accm_path: Path, repeats: int) -> Dict[str, float]:
+    """Compile once (ONNX -> .accm), then the median of `repeats` accel loads and ORT session creations."""
+    import accel
+    from accel import compiler
+
+    t0 = time.perf_counter()
+    data = compiler.compile_model(str(onnx_path), {input_name: shape})
+    compile_s = time.perf_counter() - t0
+    accm_path.write_bytes(data)
+    loads, sessions = [], []
+    with accel.open("emu:cores=1") as dev:
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            m = dev.load(str(accm_path))
+            loads.append(time.perf_counter() - t0)
+            del m
+            t0 = time.perf_counter()
+            s = ort_session(str(onnx_path), 1)
+            sessions.append(time.perf_counter() - t0)
+            del s
+    return {"compile_s": compile_s, "load_ms": float(np.median(loads)) * 1e3,
+            "ort_create_ms": float(np.median(sessions)) * 1e3}
+
+
+# -- peak RSS in child processes -----------------------------------------------------------------------
+
+def peak_kb() -> int:
+    """This process's peak RSS in KiB. Linux's ru_maxrss of RUSAGE_SELF starts a child at its parent's
+    RSS at fork and keeps that through exec (the benchmark's own RSS, far above a child's); VmHWM is the
+    high-water mark of the process's own memory, reset by exec. ru_maxrss where /proc is not there."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+def rss_child(engine: str, path: str, shape: List[int]) -> None:
+    """Runs in a child: prints {"base_kb", "peak_kb"} as JSON for one engine and one model."""
+    if engine == "accel":
+        import accel
+    else:
+        import onnxruntime  # noqa: F401
+    base = peak_kb()
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    if engine == "accel":
+        dev = accel.open("emu:cores=1")
+        model = dev.load(path)
+        xd = dev.tensor(x)
+        outs = [dev.empty(o.shape, o.dtype) for o in model.outputs]
+        for _ in range(RSS_RUNS):
+            model.run([xd], outputs=outs)
+    else:
+        sess = ort_session(path, 1)
+        for _ in range(RSS_RUNS):
+            sess.run(None, {sess.get_inputs()[0].name: x})
+    peak = peak_kb()
+    print(json.dumps({"base_kb": base, "peak_kb": peak}))
+
+
+def peak_rss_mb(engine: str, path: Path, shape) -> float:
+    """The model's peak RSS in MB over the interpreter + imports baseline, in a fresh process."""
+    cmd = [sys.executable, __file__, "--rss-child", engine, str(path), ",".join(map(str, shape))]
+    done = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    r = json.loads(done.stdout.strip().splitlines()[-1])
+    return (r["peak_kb"] - r["base_kb"]) / 1024.0
+
+
+# -- the run -------------------------------------------------------------------------------------------
+
+def geomean(values: List[float]) -> float:
+    return math.exp(sum(math.log(v) for v in values) / len(values))
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    from models import catalog
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--models", default=",".join(catalog.MODELS),
+                    help=f"comma-separated, from {', '.join(catalog.MODELS)} (default: all)")
+    ap.add_argument("--rounds", type=int, help="interleaved rounds (default 5; 2 with --quick)")
+    ap.add_argument("--quick", action="store_true",
+                    help="2 rounds of shorter samples, the tests' input sizes (det 320x320), one load repeat")
+    ap.add_argument("--rss-child", nargs=3, metavar=("ENGINE", "PATH", "SHAPE"), help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.rss_child:
+        engine, path, shape = args.rss_child
+        rss_child(engine, path, [int(d) for d in shape.split(",")])
+        return 0
+
+    names = [n.strip() for n in args.models.split(",") if n.strip()]
+    unknown = [n for n in names if n not in catalog.MODELS]
+    if unknown:
+        ap.error(f"unknown model(s) {', '.join(unknown)}; known: {', '.join(catalog.MODELS)}")
+    rounds = max(1, args.rounds or (2 if args.quick else 5))
+    round_seconds = 0.2 if args.quick else ROUND_SECONDS
+    cores = os.cpu_count() or 1
+
+    import accel
+    from accel import compiler
+
+    print(f"{cores} cores, load average {os.getloadavg()[0]:.1f} at start; {rounds} rounds; "
+          f"times are medians (ms), throughput in runs/s; ratio = emulator / onnxruntime time")
+    rows, failures, ratios = [], [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in names:
+            spec = catalog.MODELS[name]
+            shape = spec.test_shape if args.quick else spec.bench_shape
+            path = catalog.model_path(name)
+            accm_path = Path(tmp) / f"{name}.accm"
+            try:
+                load = load_times(path, spec.input_name, shape, accm_path, 1 if args.quick else 3)
+                bench = Bench(path, accm_path.read_bytes(), spec.input_name, spec.make_input(shape), cores,
+                              round_seconds)
+            except (compiler.CompileError, accel.AccelError) as e:
+                failures.append(f"{name}: {type(e).__name__}: {e}")
+                print(f"  {failures[-1]}", flush=True)
+                continue
+            try:
+                for r in range(rounds):
+                    bench.round(r)
+                res = bench.result()
+            finally:
+                bench.close()
+            res.update(load)
+            res["emu_rss"] = peak_rss_mb("accel", accm_path, shape)
+            res["ort_rss"] = peak_rss_mb("ort", path, shape)
+            res["name"] = f"{name} {'x'.join(map(str, shape[2:]))}"
+            ratios.append(res["emu1_ms"] / res["ort1_ms"])
+            rows.append(res)
+            print(f"  {name}: done", flush=True)
+
+    print_table(rows, cores)
+    for f in failures:
+        print(f)
+    if ratios:
+        g = geomean(ratios)
+        verdict = "MET" if g <= TARGET_RATIO else "MISSED"
+        print(f"geometric mean of the 1-thread ratios over {len(ratios)} of {len(names)} model(s): {g:.2f} "
+              f"(target <= {TARGET_RATIO}): {verdict}")
+    print(f"load average {os.getloadavg()[0]:.1f} at the end (above {cores}: other work shared the cores)")
+    return 0
+
+
+def print_table(rows: List[Dict], n: int) -> None:
+    if not rows:
+        return
+    cols = [
+        ("model", "name", "{}"),
+        ("emu 1c", "emu1_ms", "{:.2f}"), ("ort 1t", "ort1_ms", "{:.2f}"),
+        ("ratio", None, "{:.2f}"),
+        (f"emu {n}c", "emun_ms", "{:.2f}"), (f"ort {n}t", "ortn_ms", "{:.2f}"),
+        ("ratio", None, "{:.2f}"),
+        (f"emu/s {n}jobs", "emu_tput", "{:.1f}"), ("ort/s", "ort_tput", "{:.1f}"),
+        ("ratio", None, "{:.2f}"),
+        ("compile s", "compile_s", "{:.2f}"), ("load ms", "load_ms", "{:.1f}"),
+        ("ort new ms", "ort_create_ms", "{:.1f}"),
+        ("emu MB", "emu_rss", "{:.0f}"), ("ort MB", "ort_rss", "{:.0f}"),
+    ]
+    lines = []
+    for r in rows:
+        # the three ratios: emulator time over onnxruntime time (for throughput, ort/s over emu/s)
+        ratio = iter([r["emu1_ms"] / r["ort1_ms"], r["emun_ms"] / r["ortn_ms"], r["ort_tput"] / r["emu_tput"]])
+        lines.append([fmt.format(next(ratio) if key is None else r[key]) for _, key, fmt in cols])
+    heads = [h for h, _, _ in cols]
+    widths = [max(len(h), *(len(line[i]) for line in lines)) for i, h in enumerate(heads)]
+    print("  ".join(h.rjust(w) if i else h.ljust(w) for i, (h, w) in enumerate(zip(heads, widths))))
+    for line in lines:
+        print("  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(line, widths))))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
