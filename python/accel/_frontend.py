@@ -12,6 +12,8 @@ import os
 from types import ModuleType
 from typing import Any, Dict, Optional, Tuple
 
+from . import _blas
+
 __all__ = ["FRONTENDS", "select"]
 
 #: Front-end name -> core module.
@@ -76,6 +78,8 @@ def select(env: Optional[str] = None) -> Tuple[str, ModuleType, Dict[str, Any]]:
     features["fallback_reason"] = f"pybind unavailable: {_describe(pybind_error)}"
     return "cffi", core, features
 
+
+_blas.preload()  # before any core opens a device (and so loads the emulator driver)
 
 #: The selected front-end's name, its core module and its features (made once, at import).
 frontend, core, features = select()
