@@ -66,6 +66,15 @@ def format_rows(text: str, heading: str, codes: dict) -> dict:
     return rows
 
 
+def _code_table(format_md: str, heading: str, codes: dict, title: str, intro: str, columns) -> list:
+    """A section listing `codes` ({name: code}) with the first cell of their FORMAT.md rows."""
+    rows = format_rows(format_md, heading, codes)
+    out = ["", f"## {title}", "", intro, "", f"| code | {columns[0]} | {columns[1]} |", "|---:|---|---|"]
+    for name, code in sorted(codes.items(), key=lambda kv: kv[1]):
+        out.append(f"| {code} | {name} | {_cell(rows[code][0])} |")
+    return out
+
+
 def render(format_md: str) -> str:
     from accel.compiler import SUPPORTED_OPS, accm, folding
 
@@ -96,31 +105,13 @@ def render(format_md: str) -> str:
         f"{first_paragraph(folding)} Any op folds this way, supported above or not, except the "
         f"nondeterministic ones ({', '.join(sorted(folding.NONDETERMINISTIC_OPS))}); a folded value "
         "becomes a constant of the model.",
-        "",
-        "## Runtime ops (`.accm`, FORMAT.md)",
-        "",
-        "What the emulator executes; parameters and shape rules are in "
-        "[FORMAT.md](../emulator/FORMAT.md) (\"Op codes\").",
-        "",
-        "| code | op | inputs -> outputs |",
-        "|---:|---|---|",
     ]
-    op_rows = format_rows(format_md, "### Op codes", accm.OPS)
-    for name, code in sorted(accm.OPS.items(), key=lambda kv: kv[1]):
-        out.append(f"| {code} | {name} | {_cell(op_rows[code][0])} |")
-    out += [
-        "",
-        "## Activation codes",
-        "",
-        "The function of an `activation` node, or fused into the output of a conv, gemm or other node "
-        "(FORMAT.md, \"Fused activations\").",
-        "",
-        "| code | name | y = |",
-        "|---:|---|---|",
-    ]
-    act_rows = format_rows(format_md, "### Fused activations", accm.ACTIVATIONS)
-    for name, code in sorted(accm.ACTIVATIONS.items(), key=lambda kv: kv[1]):
-        out.append(f"| {code} | {name} | {_cell(act_rows[code][0])} |")
+    out += _code_table(format_md, "### Op codes", accm.OPS, "Runtime ops (`.accm`, FORMAT.md)",
+                       "What the emulator executes; parameters and shape rules are in "
+                       "[FORMAT.md](../emulator/FORMAT.md) (\"Op codes\").", ("op", "inputs -> outputs"))
+    out += _code_table(format_md, "### Fused activations", accm.ACTIVATIONS, "Activation codes",
+                       "The function of an `activation` node, or fused into the output of a conv, gemm "
+                       "or other node (FORMAT.md, \"Fused activations\").", ("name", "y ="))
     return "\n".join(out) + "\n"
 
 
