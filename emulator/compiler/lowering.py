@@ -138,6 +138,10 @@ def _legacy_broadcast_operand(ctx, node, a: Value, b: Value) -> str:
 
 
 def lower_binary(ctx, node):
+    """Add, Sub, Mul, Div (every opset): float32 A and B with numpy broadcasting (opset >= 7), or the
+    legacy broadcast=1 with axis (opset < 7: B aligned at axis). Other dtypes (integer division
+    included) are not supported on runtime tensors.
+    """
     a, b = ctx.input(node, 0), ctx.input(node, 1)
     bname = _legacy_broadcast_operand(ctx, node, a, b)
     bshape = ctx.g.value(bname).shape
@@ -147,6 +151,9 @@ def lower_binary(ctx, node):
 
 
 def lower_sum(ctx, node):
+    """Sum (every opset): one or more float32 inputs with numpy broadcasting (one input is a copy).
+    Other dtypes are not supported.
+    """
     ins = [ctx.input(node, i) for i in range(len(node.inputs))]
     y = ctx.output(node)
     if len(ins) == 1:
@@ -162,6 +169,9 @@ def lower_sum(ctx, node):
 
 
 def lower_gemm(ctx, node):
+    """Gemm (every opset): 2-D float32 A and B with transA, transB, alpha and beta, and an optional C
+    that broadcasts to (M, N). Integer Gemm is not supported.
+    """
     a, b, c = ctx.input(node, 0), ctx.input(node, 1), ctx.input_opt(node, 2)
     if len(a.shape) != 2 or len(b.shape) != 2:
         raise CompileError(f"{node.label}: A {a.shape} and B {b.shape} must be 2-D")
@@ -198,6 +208,9 @@ def matmul_shape(node, a, b) -> tuple:
 
 
 def lower_matmul(ctx, node):
+    """MatMul (every opset): float32 operands of rank >= 1 with numpy matmul semantics (1-D operands
+    promoted, batch dims broadcast). Integer MatMul is not supported.
+    """
     a, b = ctx.input(node, 0), ctx.input(node, 1)
     y = ctx.define(ctx.output(node), a.dtype, matmul_shape(node, a.shape, b.shape))
     ctx.emit("matmul", [a.name, b.name], [y], node.name)
@@ -242,6 +255,11 @@ def activation_params(ctx, node):
 
 
 def lower_activation(ctx, node):
+    """Relu, Sigmoid, HardSwish, HardSigmoid (alpha, beta), LeakyRelu (alpha) and Clip (every opset),
+    float32. Clip takes min/max attributes (opset < 11) or min/max inputs (opset >= 11) that must be
+    constant scalars; an absent bound is unbounded. Clip with bounds computed at run time, and integer
+    inputs, are not supported.
+    """
     x = ctx.input(node, 0)
     code, alpha, beta = activation_params(ctx, node)
     y = ctx.define(ctx.output(node), x.dtype, x.shape)
@@ -249,6 +267,9 @@ def lower_activation(ctx, node):
 
 
 def lower_prelu(ctx, node):
+    """PRelu (every opset): float32 X with a constant slope that broadcasts to X (a one-element slope
+    is a fused leaky relu). A slope computed at run time is not supported.
+    """
     x = ctx.input(node, 0)
     slope = ctx.const_input(node, 1, "slope")
     y = ctx.output(node)
@@ -289,6 +310,11 @@ def _finish_1d(ctx, node, y2: str, y: str):
 
 
 def lower_conv(ctx, node):
+    """Conv (every opset): 1-D and 2-D float32 convolutions (input rank 3 or 4) with constant W and
+    optional constant B, group, strides, dilations, kernel_shape (must match W), pads and auto_pad
+    (NOTSET, VALID, SAME_UPPER, SAME_LOWER). 3-D and higher convolutions and weights computed at run
+    time are not supported.
+    """
     x = ctx.input(node, 0)
     w = ctx.const_input(node, 1, "weight W")
     b = ctx.const_input(node, 2, "bias B")
@@ -338,6 +364,11 @@ def lower_conv(ctx, node):
 
 
 def lower_pool(ctx, node):
+    """MaxPool and AveragePool (every opset): 1-D and 2-D float32 pooling (input rank 3 or 4) with
+    kernel_shape, strides, pads, auto_pad (NOTSET, VALID, SAME_UPPER, SAME_LOWER), ceil_mode,
+    dilations (MaxPool) and count_include_pad (AveragePool). Not supported: 3-D and higher pooling,
+    MaxPool's Indices output, AveragePool dilations other than 1, integer MaxPool.
+    """
     x = ctx.input(node, 0)
     rank = len(x.shape)
     if rank not in (3, 4):
@@ -388,6 +419,9 @@ def _emit_pool(ctx, node, x, op, kernel, strides, dil, begins, ends, ceil_mode, 
 
 
 def lower_global_avgpool(ctx, node):
+    """GlobalAveragePool (every opset): float32 input of rank >= 3, averaged over every dim after the
+    second.
+    """
     x = ctx.input(node, 0)
     if len(x.shape) < 3:
         raise CompileError(f"{node.label}: input rank {len(x.shape)} < 3")
@@ -396,6 +430,9 @@ def lower_global_avgpool(ctx, node):
 
 
 def lower_global_maxpool(ctx, node):
+    """GlobalMaxPool (every opset): 1-D and 2-D float32 inputs (rank 3 or 4). Rank 5 and higher are
+    not supported.
+    """
     x = ctx.input(node, 0)
     if len(x.shape) not in (3, 4):
         raise unsupported(node, f"input rank {len(x.shape)} (only 1-D and 2-D pooling)")
@@ -405,6 +442,11 @@ def lower_global_maxpool(ctx, node):
 
 
 def lower_reduce_mean(ctx, node):
+    """ReduceMean (every opset): float32, only the mean over every axis after the second (axes
+    [2, ..., rank-1], from the axes attribute before opset 18 or a constant axes input from 18),
+    keepdims 0 or 1; noop_with_empty_axes=1 without axes is a copy. Any other set of axes (the
+    default all axes included) is not supported.
+    """
     x = ctx.input(node, 0)
     rank = len(x.shape)
     if ctx.opset >= 18:
@@ -434,6 +476,11 @@ def lower_reduce_mean(ctx, node):
 
 
 def lower_batchnorm(ctx, node):
+    """BatchNormalization (every opset), inference only: float32 X of rank >= 2 with constant scale, B,
+    mean and var (one value per channel) and epsilon; folded into a preceding Conv when it can be.
+    Not supported: training_mode=1 (opset >= 14), spatial=0 (opset < 9), the running-statistics
+    outputs.
+    """
     x = ctx.input(node, 0)
     if ctx.opset >= 14 and int(node.attr("training_mode", 0)):
         raise unsupported(node, "training_mode=1")
@@ -468,6 +515,10 @@ def lower_batchnorm(ctx, node):
 # ---------------------------------------------------------------------------------------------------
 
 def lower_identity(ctx, node):
+    """Identity and Dropout (every opset) on tensors of any accel dtype, as a copy; Dropout in inference
+    mode (ratio ignored). Not supported: sequence and optional inputs, Dropout's mask output, and
+    training_mode true (opset >= 12).
+    """
     x = ctx.input(node, 0)
     if node.op == "Dropout":
         ctx.forbid_outputs_from(node, 1, "Dropout mask")
@@ -479,6 +530,9 @@ def lower_identity(ctx, node):
 
 
 def lower_cast(ctx, node):
+    """Cast and CastLike (every opset) of a runtime tensor to its own dtype (a copy). Conversions to
+    another dtype are not supported at run time (a constant input is cast at compile time).
+    """
     x = ctx.input(node, 0)
     if node.op == "Cast":
         try:
@@ -494,6 +548,8 @@ def lower_cast(ctx, node):
 
 
 def lower_flatten(ctx, node):
+    """Flatten (every opset): any accel dtype, axis in [-rank, rank] (a copy).
+    """
     x = ctx.input(node, 0)
     rank = len(x.shape)
     axis = _norm_axis(node, node.attr("axis", 1), rank, allow_end=True)
@@ -529,6 +585,10 @@ def reshape_shape(node, in_shape, target, allowzero) -> tuple:
 
 
 def lower_reshape(ctx, node):
+    """Reshape (every opset): any accel dtype (a copy), the target from the shape attribute (opset < 5) or a
+    constant shape input (opset >= 5), with 0 (copy the dim) and one -1 (inferred), and allowzero
+    (opset >= 14). A shape computed at run time and empty results are not supported.
+    """
     x = ctx.input(node, 0)
     if ctx.opset < 5:
         target = node.attr("shape")
@@ -552,6 +612,10 @@ def _axes(ctx, node, opset_input):
 
 
 def lower_squeeze(ctx, node):
+    """Squeeze (every opset): any accel dtype (a copy); axes from the attribute (opset < 13) or a constant
+    input (opset >= 13), negative allowed; no axes removes every dim of size 1. Axes computed at run
+    time are not supported.
+    """
     x = ctx.input(node, 0)
     axes = _axes(ctx, node, 13)
     rank = len(x.shape)
@@ -567,6 +631,9 @@ def lower_squeeze(ctx, node):
 
 
 def lower_unsqueeze(ctx, node):
+    """Unsqueeze (every opset): any accel dtype (a copy); axes from the attribute (opset < 13) or a constant
+    input (opset >= 13), negative allowed. Axes computed at run time are not supported.
+    """
     x = ctx.input(node, 0)
     axes = _axes(ctx, node, 13)
     if axes is None:
@@ -581,6 +648,9 @@ def lower_unsqueeze(ctx, node):
 
 
 def lower_transpose(ctx, node):
+    """Transpose (every opset): float32, perm given or the default reversal. Other dtypes are not
+    supported.
+    """
     x = ctx.input(node, 0)
     rank = len(x.shape)
     perm = node.attr("perm")
@@ -592,6 +662,9 @@ def lower_transpose(ctx, node):
 
 
 def lower_concat(ctx, node):
+    """Concat (every opset): float32 inputs, axis (default 1 before opset 4; negative allowed);
+    empty inputs are dropped. Other dtypes are not supported.
+    """
     ins = [ctx.input(node, i) for i in range(len(node.inputs))]
     if not ins:
         raise CompileError(f"{node.label}: no inputs")
@@ -618,6 +691,9 @@ def lower_concat(ctx, node):
 
 
 def lower_softmax(ctx, node):
+    """Softmax (every opset): float32, axis, with opset < 13's semantics (over all dims from axis on)
+    and opset >= 13's (over that one axis). Other dtypes are not supported.
+    """
     x = ctx.input(node, 0)
     rank = len(x.shape)
     if rank == 0:

@@ -1,0 +1,149 @@
+"""Runs one node test case on an emulator device and says how it went.
+
+A case is compiled with accel.compiler (static input shapes from the case's arrays), loaded with
+`Device.load`, run with `Model.run`, and its outputs compared with onnx's expected arrays the way onnx's
+own backend runner does: same shape, same dtype, and |got - expected| <= atol + rtol * |expected|
+elementwise (NaN matches NaN, an infinity only the same infinity), with the case's rtol and atol (every
+current onnx node case uses onnx's defaults, rtol=1e-3 and atol=1e-7).
+
+Parameters that onnx passes as graph inputs (a Conv weight, Resize scales, Slice starts, ...) must be
+constants for the compiler: when it says an input "must be a constant", that input becomes an
+initializer holding the case's array and the case is compiled again; the result lists those inputs.
+
+Outcomes:
+  passed       every output matches.
+  failed       a wrong number, shape or dtype; an error loading or running the compiled model; or a
+               CompileError that is not a declaration (a valid onnx test model refused for another reason).
+  unsupported  the compiler refused the model with a declaration: a CompileError saying what it does not
+               support (op, attribute, mode, dtype), whether for the op under test or another op of the
+               model; the message is the declaration.
+  not run      the op under test is not in accel.compiler.SUPPORTED_OPS.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+import accel
+from accel import compiler
+
+from .cases import Case
+
+PASSED, FAILED, UNSUPPORTED, NOT_RUN = "passed", "failed", "unsupported", "not run"
+OUTCOMES = (PASSED, FAILED, UNSUPPORTED, NOT_RUN)
+
+_NEEDS_CONSTANT = re.compile(r"\('([^']+)'\) must be a constant")
+# How the compiler words a refusal of something valid in ONNX (lowering.unsupported() and the dtype rules
+# of emit.py and lowering.py).
+_DECLARATION = re.compile(r"\bunsupported\b|\bnot supported\b|\bdoes not support\b|float32 only")
+
+
+@dataclass(frozen=True)
+class Result:
+    case: Case
+    outcome: str
+    message: str = ""            # why it failed or what is unsupported; empty when passed
+    max_error: float | None = None   # the largest |got - expected| over compared float outputs
+    constants: tuple = ()        # graph inputs the compiler needed constant (made initializers)
+
+
+def is_declaration(message: str) -> bool:
+    """A CompileError message that declares something unsupported (rather than calling the model invalid)."""
+    return bool(_DECLARATION.search(message))
+
+
+def compile_case(case: Case):
+    """-> (.accm bytes or None, the CompileError or None, the inputs made constant, the runtime feeds).
+
+    The error is the compiler's last word when it refuses the model even with those inputs constant."""
+    model = onnx.ModelProto()
+    model.CopyFrom(case.model)
+    feeds = {vi.name: value for vi, value in zip(model.graph.input, case.inputs)}
+    # An empty tensor cannot be fed at run time (accel's dims are >= 1); it carries only a shape and a
+    # dtype (CastLike's target, ReduceMean's "no axes"), so it is held constant from the start.
+    constants = [name for name, v in feeds.items() if isinstance(v, np.ndarray) and v.size == 0]
+    for name in constants:
+        _make_constant(model, feeds, name)
+    while True:
+        shapes = {name: v.shape for name, v in feeds.items() if isinstance(v, np.ndarray)}
+        try:
+            return compiler.compile_model(model, shapes), None, tuple(constants), feeds
+        except compiler.CompileError as e:
+            m = _NEEDS_CONSTANT.search(str(e))
+            if m is None or not isinstance(feeds.get(m.group(1)), np.ndarray):
+                return None, e, tuple(constants), feeds
+            _make_constant(model, feeds, m.group(1))
+            constants.append(m.group(1))
+
+
+def _make_constant(model, feeds, name):
+    # Kept in graph.input too (valid at every IR version): the compiler reads an initializer named like
+    # an input as a constant.
+    model.graph.initializer.append(numpy_helper.from_array(feeds.pop(name), name))
+
+
+def compare(expected, got, rtol: float, atol: float):
+    """-> (None or the first mismatch's description, the largest float error seen)."""
+    if len(got) != len(expected):
+        return f"{len(got)} outputs, expected {len(expected)}", None
+    worst = None
+    for i, (ref, out) in enumerate(zip(expected, got)):
+        if not isinstance(ref, np.ndarray):
+            return f"output {i}: expected a {type(ref).__name__}, got an array", worst
+        if out.shape != ref.shape:
+            return f"output {i}: shape {out.shape}, expected {ref.shape}", worst
+        if out.dtype != ref.dtype:
+            return f"output {i}: dtype {out.dtype}, expected {ref.dtype}", worst
+        if ref.dtype.kind not in "fc":
+            if not np.array_equal(out, ref):
+                bad = np.argwhere(out != ref)
+                return (f"output {i}: {len(bad)} of {ref.size} elements differ, first at "
+                        f"{tuple(int(k) for k in bad[0])}"), worst
+            continue
+        close = np.isclose(out, ref, rtol=rtol, atol=atol, equal_nan=True)
+        both = np.isfinite(out) & np.isfinite(ref)  # the error is measured where both are finite
+        diff = np.abs(np.where(both, out, 0).astype(np.float64) - np.where(both, ref, 0))
+        err = float(diff.max()) if diff.size else 0.0
+        worst = err if worst is None else max(worst, err)
+        if not close.all():
+            bad = np.argwhere(~close)
+            at = tuple(int(k) for k in bad[0])
+            return (f"output {i}: {len(bad)} of {ref.size} elements differ, max abs error {err:.3g}; "
+                    f"first at {at}: got {out[at]!r}, expected {ref[at]!r}"), worst
+    return None, worst
+
+
+def run_case(dev, case: Case) -> Result:
+    """Compiles, loads and runs `case` on the device `dev` (an accel.Device on "emu")."""
+    if case.op not in compiler.SUPPORTED_OPS:
+        return Result(case, NOT_RUN, f"op {case.op} is not supported")
+    try:
+        data, error, constants, feeds = compile_case(case)
+    except Exception as e:  # noqa: BLE001 - anything but a CompileError out of the compiler is a bug
+        return Result(case, FAILED, f"compiler raised {type(e).__name__}: {e}")
+    if error is not None:
+        outcome = UNSUPPORTED if is_declaration(str(error)) else FAILED
+        return Result(case, outcome, f"compile: {error}", constants=constants)
+    try:
+        model = dev.load(data)
+    except Exception as e:  # noqa: BLE001
+        return Result(case, FAILED, f"load: {type(e).__name__}: {e}", constants=constants)
+    try:
+        outs = model.run({t.name: feeds[t.name] for t in model.inputs})
+        got = [np.array(o) for o in outs]  # copies: the views would keep device buffers alive
+    except Exception as e:  # noqa: BLE001
+        return Result(case, FAILED, f"run: {type(e).__name__}: {e}", constants=constants)
+    mismatch, worst = compare(case.outputs, got, case.rtol, case.atol)
+    if mismatch:
+        return Result(case, FAILED, mismatch, worst, constants)
+    return Result(case, PASSED, "", worst, constants)
+
+
+def run_all(cases, uri: str = "emu") -> list:
+    """Every case's Result, on one device opened at `uri`."""
+    with accel.open(uri) as dev:
+        return [run_case(dev, c) for c in cases]
