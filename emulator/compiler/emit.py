@@ -48,7 +48,8 @@ def build(g: Graph):
     g.remove_dead()
     g.toposort()
     if not g.inputs:
-        raise CompileError("the model has no runtime inputs (every input is a constant)")
+        raise CompileError("unsupported model without runtime inputs (every input is a constant; "
+                           "the format needs at least one)")
 
     order: list[str] = []
     index: dict[str, int] = {}

@@ -150,6 +150,9 @@ def _input_shape(vi: onnx.ValueInfoProto, given) -> tuple:
         if d.HasField("dim_value") and d.dim_value >= 1:
             shape.append(int(d.dim_value))
             continue
+        if d.HasField("dim_value") and d.dim_value == 0:
+            raise CompileError(f"unsupported empty input '{name}' (dim {i} is 0): the format has no "
+                               f"zero-size tensors")
         if d.HasField("dim_param") and d.dim_param:
             what = f"is symbolic ('{d.dim_param}')"
         elif d.HasField("dim_value"):
@@ -241,7 +244,8 @@ def import_model(model: onnx.ModelProto, input_shapes=None) -> Imported:
         if vi.name in g.values:
             continue
         if not vi.type.HasField("tensor_type"):
-            raise CompileError(f"input '{vi.name}' is not a tensor")
+            raise CompileError(f"unsupported input type of '{vi.name}': only tensors (not sequences, "
+                               f"maps or optionals)")
         dtype = _np_dtype(vi.type.tensor_type.elem_type, f"input '{vi.name}'")
         shape = _input_shape(vi, input_shapes.get(vi.name))
         g.values[vi.name] = Value(vi.name, dtype, shape)

@@ -26,17 +26,9 @@ from conformance import cases, report, runner  # noqa: E402
 
 # Cases of supported ops known to fail, each with why. Allowed only until the fix is merged: the test
 # fails when a listed case stops failing (remove it then) and when a listed name is no longer a case.
-KNOWN_FAILURES = {
-    "test_identity_sequence":
-        "sequence input: the compiler refuses it with \"input 'x' is not a tensor\", which does not "
-        "declare it unsupported (importer.py)",
-    "test_identity_opt":
-        "optional input: the compiler refuses it with \"input 'opt_in' is not a tensor\", which does "
-        "not declare it unsupported (importer.py)",
-    "test_reshape_allowzero_reordered":
-        "empty input data (0, 3, 4): accel tensors are never empty, so the harness holds it constant, "
-        "the whole model folds and the compiler says \"the model has no runtime inputs\", which does not "
-        "declare it unsupported (emit.py)",
+KNOWN_FAILURES: dict = {
+    # case name -> why it fails today. Empty: every case of a supported op passes or is declared
+    # unsupported. An entry that starts passing fails the test, so the list cannot rot.
 }
 
 
