@@ -59,9 +59,8 @@ def lower_convtranspose(ctx, node):
     output_shape = node.attr("output_shape")
     if output_shape is not None:
         output_shape = [int(v) for v in output_shape]
-        if len(output_shape) not in (sp, sp + 2):
+        if len(output_shape) != sp:
             raise CompileError(f"{node.label}: output_shape {output_shape} must have {sp} values")
-        output_shape = output_shape[-sp:]
     begins, ends = transpose_pads(node, x.shape[2:], kernel, strides, dil, out_pads, output_shape)
     if sp == 1:
         kernel, strides, dil, out_pads = [1] + kernel, [1] + strides, [1] + dil, [0] + out_pads
@@ -112,7 +111,8 @@ def _simple_rounding(node, scales) -> int:
 
 
 def _emit_resize(ctx, node, x, out_shape, scales, mode, coord, rounding):
-    """One resize node over the last two axes (the input viewed as NCHW), or a copy when nothing changes."""
+    """One resize node over the last two axes (the input viewed as NCHW), or a copy when the shape does
+    not change."""
     rank = len(x.shape)
     spatial = range(max(rank - 2, 0), rank)
     for i in range(rank):
@@ -122,7 +122,7 @@ def _emit_resize(ctx, node, x, out_shape, scales, mode, coord, rounding):
             raise unsupported(node, f"resizing axis {i} of input shape {tuple(x.shape)} with scale "
                                     f"{float(scales[i])} (only the last two axes, H and W, are resized)")
     y = ctx.output(node)
-    if all(scales[i] == 1 for i in spatial):
+    if tuple(out_shape) == tuple(x.shape):  # onnxruntime copies then, whatever the scales
         ctx.copy_to(x.name, y, x.shape, node.name)
         return
     oh, ow = (out_shape[-2], out_shape[-1]) if rank >= 2 else (1, out_shape[0])
@@ -146,7 +146,9 @@ def lower_resize(ctx, node):
     coordinate_transformation_mode half_pixel, asymmetric, align_corners, pytorch_half_pixel,
     tf_half_pixel_for_nn, half_pixel_symmetric; scales or sizes as constant inputs; opset 18 axes and
     keep_aspect_ratio_policy (stretch, not_larger, not_smaller). Opset 10 is asymmetric with onnxruntime's
-    rounding (down when upscaling, up when downscaling). Not supported: mode cubic, tf_crop_and_resize,
+    rounding (down when upscaling, up when downscaling). Numerics follow onnxruntime where it departs from
+    the ONNX reference by a rounding error: coordinates in float, ties within 1e-6, and an output shaped as
+    the input is a copy. Not supported: mode cubic, tf_crop_and_resize,
     antialias=1, resizing N or C (or any axis before the last two), non-constant scales or sizes.
 
     Emits one resize node (FORMAT.md op 17), with reshapes around it for ranks other than 4."""
@@ -160,7 +162,8 @@ def lower_resize(ctx, node):
         if scales is None:
             raise CompileError(f"{node.label}: input scales is required")
         out, scales = resize_from_scales(x.shape, _values(node, scales, "scales", rank))
-        _emit_resize(ctx, node, x, out, scales, mode, _ASYMMETRIC, _simple_rounding(node, scales))
+        rounding = _simple_rounding(node, scales[-2:]) if mode == _MODES["nearest"] else 0
+        _emit_resize(ctx, node, x, out, scales, mode, _ASYMMETRIC, rounding)
         return
     coord = node.attr("coordinate_transformation_mode", "half_pixel")
     if coord not in _COORDS:

@@ -1,7 +1,7 @@
-// resize_coords.cc - ONNX Resize's coordinate transformations and nearest roundings. Evaluated in float
-// with onnxruntime's expressions, so that nearest picks the same pixel where a coordinate lands within a
-// rounding error of a tie (for example 0.5 / 0.6f). This file is compiled without FMA clones on purpose:
-// a contracted multiply-add would round differently.
+// resize_coords.cc - ONNX Resize's coordinate transformations and nearest roundings, evaluated in float
+// with onnxruntime's expressions so that nearest picks the same pixel where a coordinate lands within a
+// rounding error of an integer. This file is compiled without FMA clones on purpose: a contracted
+// multiply-add would round differently.
 #include "resize_coords.h"
 
 #include <algorithm>
@@ -41,18 +41,23 @@ float bounded(const Params& p, float x) {
     return x >= -1.f ? std::min(x, hi) : -1.f;
 }
 
+// onnxruntime treats a coordinate within 1e-6 of a half as a tie, so that ties the float formulas miss by
+// a rounding error (for example 2 / (4 / 7.f)) still go the preferred way.
+constexpr float kTieTolerance = 1e-6f;
+
 int64_t rounded(Rounding r, float x) {
+    const float lo = std::floor(x);
     switch (r) {
-        case Rounding::RoundPreferCeil:
-            return static_cast<int64_t>(std::round(x));
         case Rounding::Floor:
-            return static_cast<int64_t>(std::floor(x));
+            return static_cast<int64_t>(lo);
         case Rounding::Ceil:
             return static_cast<int64_t>(std::ceil(x));
         case Rounding::RoundPreferFloor:
+        case Rounding::RoundPreferCeil:
             break;
     }
-    if (x == static_cast<float>(static_cast<int64_t>(x)) + 0.5f) return static_cast<int64_t>(std::floor(x));
+    if (std::fabs(x - lo - 0.5f) <= kTieTolerance)
+        return static_cast<int64_t>(lo) + (r == Rounding::RoundPreferCeil ? 1 : 0);
     return static_cast<int64_t>(std::round(x));
 }
 
