@@ -21,9 +21,9 @@ _ASYMMETRIC, _FLOOR, _CEIL = _COORDS["asymmetric"], _ROUNDINGS["floor"], _ROUNDI
 def lower_convtranspose(ctx, node):
     """ConvTranspose, every opset, 1-D and 2-D, float32: group (incl. depthwise), strides, dilations, pads,
     auto_pad NOTSET / VALID / SAME_UPPER / SAME_LOWER, output_padding (less than its stride or dilation),
-    output_shape (pads derived as the ONNX spec says), optional bias. W and B must be constants (after
-    folding). Not supported: 3-D and higher, an output_shape larger than the unpadded output (negative
-    pads).
+    output_shape (pads derived as the ONNX spec says; where they would be negative, as onnxruntime does),
+    optional bias. W and B must be constants (after folding). Not supported: 3-D and higher, an
+    output_shape that exceeds the unpadded output by the stride or more.
 
     Emits one convtranspose node (FORMAT.md op 16); 1-D is lowered to 2-D with H = 1."""
     x = ctx.input(node, 0)
@@ -61,7 +61,7 @@ def lower_convtranspose(ctx, node):
         output_shape = [int(v) for v in output_shape]
         if len(output_shape) != sp:
             raise CompileError(f"{node.label}: output_shape {output_shape} must have {sp} values")
-    begins, ends = transpose_pads(node, x.shape[2:], kernel, strides, dil, out_pads, output_shape)
+    begins, ends, out_pads = transpose_pads(node, x.shape[2:], kernel, strides, dil, out_pads, output_shape)
     if sp == 1:
         kernel, strides, dil, out_pads = [1] + kernel, [1] + strides, [1] + dil, [0] + out_pads
         begins, ends = [0] + begins, [0] + ends

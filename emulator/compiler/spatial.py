@@ -66,32 +66,43 @@ def out_size(node, size, k, s, d, pb, pe, ceil_mode=False):
 
 
 def transpose_pads(node, in_sizes, kernel, strides, dilations, out_pads, output_shape=None):
-    """(begins, ends) explicit pads of a ConvTranspose. Given output_shape (or auto_pad SAME_*, whose
+    """(begins, ends, output paddings) of a ConvTranspose. Given output_shape (or auto_pad SAME_*, whose
     output is in * stride), the total padding is stride*(in-1) + output_padding + (k-1)*dilation + 1 - out,
-    split as the ONNX spec says: the odd one at the end for SAME_UPPER, at the beginning otherwise.
-    Else the pads attribute (auto_pad NOTSET) or none (VALID)."""
+    split as the ONNX spec says: the odd one at the end for SAME_UPPER, at the beginning otherwise. A
+    negative total is taken as onnxruntime does: no pads, and an output_shape past the full output extends
+    it at the end (more output padding, which must stay below the stride or the dilation); SAME_* then
+    gives the full output. Else the pads attribute (auto_pad NOTSET) or none (VALID)."""
     n = len(in_sizes)
     auto_pad = node.attr("auto_pad", "NOTSET") or "NOTSET"
     if auto_pad not in ("NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER"):
         raise CompileError(f"{node.label}: auto_pad='{auto_pad}' is not supported "
                            f"(NOTSET, VALID, SAME_UPPER, SAME_LOWER are)")
-    if output_shape is None and auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+    explicit = output_shape is not None
+    if not explicit and auto_pad in ("SAME_UPPER", "SAME_LOWER"):
         output_shape = [size * s for size, s in zip(in_sizes, strides)]
     if output_shape is None:
         if auto_pad == "VALID":
-            return [0] * n, [0] * n
+            return [0] * n, [0] * n, list(out_pads)
         pads = int_list(node, "pads", [0] * (2 * n), 2 * n, minimum=0)
-        return pads[:n], pads[n:]
-    begins, ends = [], []
+        return pads[:n], pads[n:], list(out_pads)
+    begins, ends, new_out_pads = [], [], []
     for size, k, s, d, op, out in zip(in_sizes, kernel, strides, dilations, out_pads, output_shape):
         total = s * (size - 1) + op + (k - 1) * d + 1 - out
         if total < 0:
-            raise CompileError(f"{node.label}: output size {out} exceeds the full transposed-convolution "
-                               f"output {out + total} (negative padding is not supported)")
+            extra = -total if explicit else 0
+            if op + extra >= max(s, d):
+                raise CompileError(f"{node.label}: output size {out} exceeds the full transposed-convolution "
+                                   f"output {out + total} by {extra}, more than output padding can add "
+                                   f"(it must stay below the stride {s} or the dilation {d})")
+            begins.append(0)
+            ends.append(0)
+            new_out_pads.append(op + extra)
+            continue
         small, big = total // 2, total - total // 2
         begins.append(small if auto_pad == "SAME_UPPER" else big)
         ends.append(big if auto_pad == "SAME_UPPER" else small)
-    return begins, ends
+        new_out_pads.append(op)
+    return begins, ends, new_out_pads
 
 
 def transpose_out_size(node, size, k, s, d, pb, pe, op):

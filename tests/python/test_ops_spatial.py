@@ -132,11 +132,13 @@ def test_convtranspose_output_padding_below_dilation(dev):
 
 
 @pytest.mark.parametrize("auto_pad", ["SAME_UPPER", "SAME_LOWER", "VALID"])
-@pytest.mark.parametrize("stride,k", [(2, 3), (2, 4), (3, 3), (1, 2)])
+@pytest.mark.parametrize("stride,k", [(2, 3), (2, 4), (3, 3), (1, 2), (3, 1), (4, 2)])
 def test_convtranspose_auto_pad(dev, auto_pad, stride, k):
+    """With a kernel shorter than the stride, SAME would need negative pads: onnxruntime then gives the
+    full output (no pads), and so does the compiler."""
     m = convtranspose((1, 3, 5, 4), 2, (k, k), strides=[stride, stride], auto_pad=auto_pad)
     y = check(dev, m, (1, 3, 5, 4))
-    if auto_pad != "VALID":
+    if auto_pad != "VALID" and k >= stride:
         assert y.shape == (1, 2, 5 * stride, 4 * stride)
 
 
@@ -146,6 +148,13 @@ def test_convtranspose_output_shape(dev, auto_pad, output_shape):
     m = convtranspose((1, 3, 5, 4), 2, (3, 3), strides=[2, 2], auto_pad=auto_pad, output_shape=output_shape)
     y = check(dev, m, (1, 3, 5, 4))
     assert y.shape[2:] == tuple(output_shape)
+
+
+@pytest.mark.parametrize("auto_pad", ["NOTSET", "SAME_UPPER"])
+def test_convtranspose_output_shape_past_the_full_output(dev, auto_pad):
+    """onnxruntime extends the output at the end (bias only there), as more output padding would."""
+    m = convtranspose((1, 3, 5, 4), 2, (1, 1), strides=[3, 3], auto_pad=auto_pad, output_shape=[15, 12])
+    assert check(dev, m, (1, 3, 5, 4)).shape == (1, 2, 15, 12)
 
 
 def test_convtranspose_output_shape_overrides_pads(dev):
@@ -197,10 +206,10 @@ def test_convtranspose_compile_errors():
     m = make_model(node, (1, 2, 4, 4), extra_inputs=[("w", F, (2, 2, 3, 3))])
     with pytest.raises(CompileError, match=r"ct.*weight W.*constant"):
         compiler.compile_model(m)
-    # output_shape larger than the unpadded output (9)
+    # output_shape past the unpadded output (9) by the stride
     m = make_model(helper.make_node("ConvTranspose", ["x", "w"], ["y"], name="big", strides=[2, 2],
-                                    output_shape=[10, 9]), (1, 2, 4, 4), {"w": w})
-    with pytest.raises(CompileError, match=r"big.*output size 10.*negative padding"):
+                                    output_shape=[11, 9]), (1, 2, 4, 4), {"w": w})
+    with pytest.raises(CompileError, match=r"big.*output size 11 exceeds.*output 9 by 2"):
         compiler.compile_model(m)
     # output_padding not below the stride or the dilation
     m = make_model(helper.make_node("ConvTranspose", ["x", "w"], ["y"], name="op", strides=[2, 2],
