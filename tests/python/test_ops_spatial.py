@@ -180,17 +180,25 @@ def test_convtranspose_opsets(dev, opset):
     check(dev, m, (1, 3, 4, 4))
 
 
+@pytest.mark.parametrize("case", ["s2_k2_cover", "s2_k4_p1", "depthwise_s2", "pointwise"])
 @pytest.mark.parametrize("act", ["Relu", "Sigmoid", "LeakyRelu"])
-def test_convtranspose_then_activation(dev, act):
-    x_shape = (1, 4, 6, 6)
+@pytest.mark.parametrize("fused", [False, True], ids=["separate", "fused"])
+def test_convtranspose_then_activation(dev, monkeypatch, case, act, fused):
+    """An activation after ConvTranspose, as its own node and fused into the convtranspose node (what
+    the compiler does once fusion.py lists convtranspose as fusable)."""
+    from accel.compiler import fusion
+
+    if fused:
+        monkeypatch.setattr(fusion, "FUSABLE", fusion.FUSABLE | {"convtranspose"})
+    x_shape, mg, kernel, attrs = CT_CASES[case]
+    c, group = x_shape[1], attrs.get("group", 1)
     g = helper.make_graph(
-        [helper.make_node("ConvTranspose", ["x", "w", "b"], ["t"], strides=[2, 2]),
-         helper.make_node(act, ["t"], ["y"])], "ct_act",
-        [helper.make_tensor_value_info("x", F, list(x_shape))],
-        [helper.make_tensor_value_info("y", F, None)],
-        [numpy_helper.from_array(rnd((4, 3, 2, 2), 1), "w"), numpy_helper.from_array(rnd((3,), 2), "b")])
+        [helper.make_node("ConvTranspose", ["x", "w", "b"], ["t"], **attrs), helper.make_node(act, ["t"], ["y"])],
+        "ct_act", [helper.make_tensor_value_info("x", F, list(x_shape))], [helper.make_tensor_value_info("y", F, None)],
+        [numpy_helper.from_array(rnd((c, mg, *kernel), 1), "w"), numpy_helper.from_array(rnd((mg * group,), 2), "b")])
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
     m.ir_version = 8
+    assert ops_of(m) == (["convtranspose"] if fused else ["convtranspose", "activation"])
     check(dev, m, x_shape)
 
 

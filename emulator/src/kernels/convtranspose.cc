@@ -26,7 +26,7 @@ struct Geom {
     bool pointwise;  // 1x1, stride 1, no pads: Y_g = W_g^T x_g
     bool direct;     // Cg == 1: taps scattered without a GEMM
     bool cover;      // every output pixel gets exactly one tap
-    int64_t tile;    // input pixels per GEMM (0 when no col buffer)
+    int64_t tile;    // input pixels per GEMM, whole input rows (0 when no col buffer)
 };
 
 // Along one axis, does each output position receive exactly one (kernel tap, input position) pair?
@@ -57,9 +57,8 @@ Geom geom(const Graph& g, const Node& n) {
     if (q.pointwise || q.direct) {
         q.tile = 0;
     } else {
-        int64_t t = std::max<int64_t>(kTileFloats / q.R, 64);
-        if (t < q.HW) t = t / 16 * 16;  // whole cache lines per col row
-        q.tile = std::min(t, q.HW);
+        const int64_t rows = std::max<int64_t>(kTileFloats / q.R / q.W, 1);  // whole input rows
+        q.tile = std::min(rows, q.H) * q.W;
     }
     return q;
 }
@@ -141,46 +140,82 @@ void fill_bias(const Geom& q, const float* b, float* y) {
     for (int64_t m = 0; m < q.Mg; ++m) std::fill(y + m * q.OP, y + (m + 1) * q.OP, b ? b[m] : 0.f);
 }
 
-// dst[j*s] (+)= src[j] (+ bias) for j < cnt: one input row's taps of one kernel position.
-template <bool kStore>
-ACCEL_INLINE void scatter_row(const float* ACCEL_RESTRICT src, float* ACCEL_RESTRICT dst, int64_t cnt, int64_t s,
-                              float bias) {
+// dst[j*s] += src[j] for j < cnt: one input row's contributions through one kernel tap.
+ACCEL_INLINE void add_row(const float* ACCEL_RESTRICT src, float* ACCEL_RESTRICT dst, int64_t cnt, int64_t s) {
     if (s == 1) {
-        for (int64_t j = 0; j < cnt; ++j) dst[j] = kStore ? src[j] + bias : dst[j] + src[j];
+        for (int64_t j = 0; j < cnt; ++j) dst[j] += src[j];
     } else if (s == 2) {
-        for (int64_t j = 0; j < cnt; ++j) dst[2 * j] = kStore ? src[j] + bias : dst[2 * j] + src[j];
+        for (int64_t j = 0; j < cnt; ++j) dst[2 * j] += src[j];
     } else {
-        for (int64_t j = 0; j < cnt; ++j) dst[j * s] = kStore ? src[j] + bias : dst[j * s] + src[j];
+        for (int64_t j = 0; j < cnt; ++j) dst[j * s] += src[j];
     }
 }
 
-// Adds (or, when kStore, stores with the bias) the col tile of input pixels [p0, p0 + t) into the output
-// planes of one group. col row (m, ki, kj) holds, per input pixel (ih, iw), its contribution to output
-// (ih*sh - pt + ki*dh, iw*sw - pl + kj*dw) of channel m.
-template <bool kStore>
-ACCEL_HOT void col2im(const Geom& q, const float* col, int64_t p0, int64_t t, const float* bias, float* y) {
+// Adds the col tile of input rows [ih0, ih0 + rows) into the output planes of one group. col row
+// (m, ki, kj) holds, per input pixel (ih, iw), its contribution to output (ih*sh - pt + ki*dh,
+// iw*sw - pl + kj*dw) of channel m.
+ACCEL_HOT void col2im_add(const Geom& q, const float* col, int64_t ih0, int64_t rows, float* y) {
     kern::TapRanges tr;  // input columns whose tap kj lands inside the output row
     tr.init(q.kw, q.dw, q.pl, q.sw, q.OW, q.W);
+    const int64_t t = rows * q.W;
     for (int64_t m = 0; m < q.Mg; ++m) {
-        float* ym = y + m * q.OP;
-        const float bv = bias ? bias[m] : 0.f;
         for (int64_t ki = 0; ki < q.kh; ++ki) {
             for (int64_t kj = 0; kj < q.kw; ++kj) {
                 const float* src = col + ((m * q.kh + ki) * q.kw + kj) * t;
-                const int64_t off = kj * q.dw - q.pl;
                 int64_t lo, hi;
                 tr.get(kj, &lo, &hi);
-                for (int64_t p = p0, end = p0 + t; p < end;) {
-                    const int64_t ih = p / q.W, iw0 = p - ih * q.W;
-                    const int64_t iw1 = std::min(q.W, iw0 + (end - p));
-                    const int64_t oh = ih * q.sh - q.pt + ki * q.dh;
-                    if (oh >= 0 && oh < q.OH) {
-                        const int64_t a = std::clamp(lo, iw0, iw1), b = std::clamp(hi, a, iw1);
-                        if (b > a)
-                            scatter_row<kStore>(src + (p - p0) + (a - iw0), ym + oh * q.OW + a * q.sw + off, b - a,
-                                                q.sw, bv);
-                    }
-                    p += iw1 - iw0;
+                if (hi <= lo) continue;
+                float* yk = y + m * q.OP + lo * q.sw + (kj * q.dw - q.pl);
+                for (int64_t r = 0; r < rows; ++r) {
+                    const int64_t oh = (ih0 + r) * q.sh - q.pt + ki * q.dh;
+                    if (oh >= 0 && oh < q.OH) add_row(src + r * q.W + lo, yk + oh * q.OW, hi - lo, q.sw);
+                }
+            }
+        }
+    }
+}
+
+// dst[j*KW + kj] = src[kj*ld + j] + bias for j < n, kj < KW: kw col rows interleaved into one output row.
+template <int KW>
+ACCEL_INLINE void zip_rows(const float* ACCEL_RESTRICT src, int64_t ld, float* ACCEL_RESTRICT dst, int64_t n,
+                           float bias) {
+    for (int64_t j = 0; j < n; ++j)
+        for (int kj = 0; kj < KW; ++kj) dst[j * KW + kj] = src[kj * ld + j] + bias;
+}
+
+// col2im when every output gets exactly one contribution (kernel == stride, see axis_covered): output
+// row (m, oh) is the kw col rows (m, ki, 0..kw-1) of one input row interleaved, stored with the bias, so
+// the output needs no zero fill and is written once, in order.
+ACCEL_HOT void col2im_cover(const Geom& q, const float* col, int64_t ih0, int64_t rows, const float* bias,
+                            float* y) {
+    const int64_t kw = q.kw, t = rows * q.W;
+    // Input columns [a, b) have their whole patch inside the output row; the rest go tap by tap.
+    const int64_t a = std::min(q.W, (q.pl + kw - 1) / kw);
+    const int64_t last = q.OW + q.pl - kw;
+    const int64_t b = std::clamp<int64_t>(last >= 0 ? last / kw + 1 : 0, a, q.W);
+    kern::TapRanges tr;
+    tr.init(kw, 1, q.pl, kw, q.OW, q.W);
+    for (int64_t m = 0; m < q.Mg; ++m) {
+        const float bv = bias ? bias[m] : 0.f;
+        for (int64_t r = 0; r < rows; ++r) {
+            for (int64_t ki = 0; ki < q.kh; ++ki) {
+                const int64_t oh = (ih0 + r) * q.sh - q.pt + ki;
+                if (oh < 0 || oh >= q.OH) continue;
+                const float* src = col + (m * q.kh + ki) * kw * t + r * q.W;
+                float* yr = y + m * q.OP + oh * q.OW;  // yr[iw*kw + kj - pl]: tap kj of input column iw
+                float* mid = yr + (a * kw - q.pl);
+                if (kw == 2)
+                    zip_rows<2>(src + a, t, mid, b - a, bv);
+                else if (kw == 1)
+                    zip_rows<1>(src + a, t, mid, b - a, bv);
+                else
+                    for (int64_t kj = 0; kj < kw; ++kj)
+                        for (int64_t j = 0; j < b - a; ++j) mid[j * kw + kj] = src[kj * t + a + j] + bv;
+                for (int64_t kj = 0; kj < kw; ++kj) {
+                    int64_t lo, hi;
+                    tr.get(kj, &lo, &hi);
+                    for (int64_t iw = lo; iw < std::min(hi, a); ++iw) yr[iw * kw + kj - q.pl] = src[kj * t + iw] + bv;
+                    for (int64_t iw = std::max(lo, b); iw < hi; ++iw) yr[iw * kw + kj - q.pl] = src[kj * t + iw] + bv;
                 }
             }
         }
@@ -203,6 +238,7 @@ ACCEL_HOT void direct(const Geom& q, const float* x, const float* w, float* y) {
                     const float wv = w[(m * q.kh + ki) * q.kw + kj];
                     int64_t lo, hi;
                     tr.get(kj, &lo, &hi);
+                    if (hi <= lo) continue;
                     float* d = yr + lo * q.sw + (kj * q.dw - q.pl);
                     const float* s = xr + lo;
                     const int64_t cnt = hi - lo;
@@ -241,14 +277,15 @@ void run(const KernelArgs& a) {
                 direct(q, x, w, y);
             } else {
                 if (!q.cover) fill_bias(q, b, y);
-                for (int64_t p0 = 0; p0 < q.HW; p0 += q.tile) {
-                    const int64_t t = std::min(q.tile, q.HW - p0);
-                    sgemm(true, false, R, static_cast<int>(t), K, 1.f, w, R, x + p0, HW, 0.f, col,
-                          static_cast<int>(t));
+                const int64_t tile_rows = q.tile / q.W;
+                for (int64_t ih0 = 0; ih0 < q.H; ih0 += tile_rows) {
+                    const int64_t rows = std::min(tile_rows, q.H - ih0);
+                    const int t = static_cast<int>(rows * q.W);
+                    sgemm(true, false, R, t, K, 1.f, w, R, x + ih0 * q.W, HW, 0.f, col, t);
                     if (q.cover)
-                        col2im<true>(q, col, p0, t, b, y);
+                        col2im_cover(q, col, ih0, rows, b, y);
                     else
-                        col2im<false>(q, col, p0, t, nullptr, y);
+                        col2im_add(q, col, ih0, rows, y);
                 }
             }
             apply_activation(n.act, n.act_alpha, n.act_beta, y, static_cast<size_t>(q.Mg * q.OP));
