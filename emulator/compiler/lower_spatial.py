@@ -75,14 +75,11 @@ def lower_convtranspose(ctx, node):
     inputs = [xin, wname] + ([node.inputs[2]] if b is not None else [])
     ints = [group, kernel[0], kernel[1], strides[0], strides[1], begins[0], begins[1], ends[0], ends[1],
             dil[0], dil[1], out_pads[0], out_pads[1]]
-    y = ctx.output(node)
+    y, shape = ctx.output(node), (n, m, *out_hw)
+    out = ctx.temp(f"{y}_2d", x.dtype, shape) if sp == 1 else ctx.define(y, x.dtype, shape)
+    ctx.emit("convtranspose", inputs, [out], node.name, ints=ints)
     if sp == 1:
-        y2 = ctx.temp(f"{y}_2d", x.dtype, (n, m, *out_hw))
-        ctx.emit("convtranspose", inputs, [y2], node.name, ints=ints)
-        _finish_1d(ctx, node, y2, y)
-    else:
-        ctx.define(y, x.dtype, (n, m, *out_hw))
-        ctx.emit("convtranspose", inputs, [y], node.name, ints=ints)
+        _finish_1d(ctx, node, out, y)
 
 
 def _values(node, arr, what, count):

@@ -264,33 +264,25 @@ def _opset_for(coord):
     return 13 if coord == "tf_half_pixel_for_nn" else 19
 
 
-@pytest.mark.parametrize("sc", SCALES, ids=[f"{a}x{b}" for a, b in SCALES])
+# Each resize case gives its output as scales (of H and W) or as sizes.
+GIVEN = [("scales", [1, 1, *sc]) for sc in SCALES] + [("sizes", [2, 3, *sz]) for sz in SIZES]
+GIVEN_IDS = [f"{kind}_{v[2]}x{v[3]}" for kind, v in GIVEN]
+
+
+@pytest.mark.parametrize("given", GIVEN, ids=GIVEN_IDS)
 @pytest.mark.parametrize("coord,rounding", list(itertools.product(COORDS, ROUNDINGS)))
-def test_resize_nearest_scales(dev, coord, rounding, sc):
-    m = resize(X4, _opset_for(coord), scales=[1, 1, *sc], mode="nearest",
-               coordinate_transformation_mode=coord, nearest_mode=rounding)
+def test_resize_nearest(dev, coord, rounding, given):
+    kind, values = given
+    m = resize(X4, _opset_for(coord), **{kind: values}, mode="nearest", coordinate_transformation_mode=coord,
+               nearest_mode=rounding)
     check(dev, m, X4, exact=True)
 
 
-@pytest.mark.parametrize("sz", SIZES, ids=[f"{a}x{b}" for a, b in SIZES])
-@pytest.mark.parametrize("coord,rounding", list(itertools.product(COORDS, ROUNDINGS)))
-def test_resize_nearest_sizes(dev, coord, rounding, sz):
-    m = resize(X4, _opset_for(coord), sizes=[2, 3, *sz], mode="nearest",
-               coordinate_transformation_mode=coord, nearest_mode=rounding)
-    check(dev, m, X4, exact=True)
-
-
-@pytest.mark.parametrize("sc", SCALES, ids=[f"{a}x{b}" for a, b in SCALES])
+@pytest.mark.parametrize("given", GIVEN, ids=GIVEN_IDS)
 @pytest.mark.parametrize("coord", COORDS)
-def test_resize_linear_scales(dev, coord, sc):
-    m = resize(X4, _opset_for(coord), scales=[1, 1, *sc], mode="linear", coordinate_transformation_mode=coord)
-    check(dev, m, X4, tol=1e-5)
-
-
-@pytest.mark.parametrize("sz", SIZES, ids=[f"{a}x{b}" for a, b in SIZES])
-@pytest.mark.parametrize("coord", COORDS)
-def test_resize_linear_sizes(dev, coord, sz):
-    m = resize(X4, _opset_for(coord), sizes=[2, 3, *sz], mode="linear", coordinate_transformation_mode=coord)
+def test_resize_linear(dev, coord, given):
+    kind, values = given
+    m = resize(X4, _opset_for(coord), **{kind: values}, mode="linear", coordinate_transformation_mode=coord)
     check(dev, m, X4, tol=1e-5)
 
 

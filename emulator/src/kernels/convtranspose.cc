@@ -7,6 +7,7 @@
 // of adding into a pre-filled output.
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include "gemm.h"
 #include "kernel_util.h"
@@ -94,9 +95,9 @@ bool validate(const Graph& g, const Node& n, std::string* err) {
     const TensorDesc& w = *kern::input(g, n, 1);
     const TensorDesc* b = kern::input(g, n, 2);
     const TensorDesc& y = kern::output(g, n, 0);
-    if (x.ndim != 4) return fail(err, kOp, cat("input rank ", x.ndim, " is not 4 (NCHW)"));
-    if (w.ndim != 4) return fail(err, kOp, cat("weight rank ", w.ndim, " is not 4"));
-    if (y.ndim != 4) return fail(err, kOp, cat("output rank ", y.ndim, " is not 4"));
+    const std::pair<const TensorDesc*, const char*> ranked[] = {{&x, "input"}, {&w, "weight"}, {&y, "output"}};
+    for (const auto& [t, role] : ranked)
+        if (t->ndim != 4) return fail(err, kOp, cat(role, " rank ", t->ndim, " is not 4 (NCHW)"));
     if (w.kind != TensorKind::Constant) return fail(err, kOp, "weight is not a constant");
     const int64_t G = n.ints[0], C = x.dims[1];
     if (G < 1) return fail(err, kOp, cat("group ", G, " must be >= 1"));
