@@ -188,8 +188,8 @@ def test_convtranspose_then_activation(dev, monkeypatch, case, act, fused):
     the compiler does once fusion.py lists convtranspose as fusable)."""
     from accel.compiler import fusion
 
-    if fused:
-        monkeypatch.setattr(fusion, "FUSABLE", fusion.FUSABLE | {"convtranspose"})
+    fusable = fusion.FUSABLE | {"convtranspose"} if fused else fusion.FUSABLE - {"convtranspose"}
+    monkeypatch.setattr(fusion, "FUSABLE", fusable)
     x_shape, mg, kernel, attrs = CT_CASES[case]
     c, group = x_shape[1], attrs.get("group", 1)
     g = helper.make_graph(
@@ -199,6 +199,33 @@ def test_convtranspose_then_activation(dev, monkeypatch, case, act, fused):
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
     m.ir_version = 8
     assert ops_of(m) == (["convtranspose"] if fused else ["convtranspose", "activation"])
+    check(dev, m, x_shape)
+
+
+@pytest.mark.parametrize("x_shape,kernel,attrs", [
+    ((1, 4, 5, 6), (3, 3), dict(group=2, strides=[2, 2], pads=[1, 1, 0, 0])),
+    ((1, 4, 6), (2,), dict(group=2, strides=[2])),
+], ids=["2d_group2", "1d_group2"])
+def test_convtranspose_per_channel_tail(dev, x_shape, kernel, attrs):
+    """Per-channel mul, add and BatchNormalization after a grouped ConvTranspose (what the compiler may fold
+    into its weight and bias), then Relu."""
+    c, mg, group = x_shape[1], 3, attrs["group"]
+    m_out = mg * group
+    sp = len(kernel)
+    r = np.random.default_rng(5)
+    chan = (1, m_out) + (1,) * sp
+    inits = {"w": rnd((c, mg, *kernel), 1), "s": (r.random(chan) + 0.5).astype(np.float32), "t": rnd(chan, 2),
+             "gamma": (r.random(m_out) + 0.5).astype(np.float32), "beta": rnd((m_out,), 3),
+             "mean": rnd((m_out,), 4), "var": (r.random(m_out) + 0.5).astype(np.float32)}
+    nodes = [helper.make_node("ConvTranspose", ["x", "w"], ["a"], **attrs),
+             helper.make_node("Mul", ["a", "s"], ["b"]), helper.make_node("Add", ["b", "t"], ["c"]),
+             helper.make_node("BatchNormalization", ["c", "gamma", "beta", "mean", "var"], ["d"]),
+             helper.make_node("Relu", ["d"], ["y"])]
+    g = helper.make_graph(nodes, "tail", [helper.make_tensor_value_info("x", F, list(x_shape))],
+                          [helper.make_tensor_value_info("y", F, None)],
+                          [numpy_helper.from_array(v, k) for k, v in inits.items()])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
     check(dev, m, x_shape)
 
 
