@@ -3,4 +3,229 @@
 Each handler takes (ctx, node) as in lowering.py and emits runtime nodes."""
 from __future__ import annotations
 
-HANDLERS: dict = {}
+import numpy as np
+
+from .errors import CompileError
+from .lowering import _finish_1d, _lift_1d, _norm_axis, _prod, unsupported
+from .spatial import (int_list, resize_from_scales, resize_from_sizes, transpose_out_size,
+                      transpose_pads)
+
+# FORMAT.md op 17: ints 0 mode, 1 coordinate transformation, 2 nearest rounding.
+_MODES = {"nearest": 0, "linear": 1}
+_COORDS = {"half_pixel": 0, "asymmetric": 1, "align_corners": 2, "pytorch_half_pixel": 3,
+           "tf_half_pixel_for_nn": 4, "half_pixel_symmetric": 5}
+_ROUNDINGS = {"round_prefer_floor": 0, "round_prefer_ceil": 1, "floor": 2, "ceil": 3}
+_ASYMMETRIC, _FLOOR, _CEIL = _COORDS["asymmetric"], _ROUNDINGS["floor"], _ROUNDINGS["ceil"]
+
+
+def lower_convtranspose(ctx, node):
+    """ConvTranspose, every opset, 1-D and 2-D, float32: group (incl. depthwise), strides, dilations, pads,
+    auto_pad NOTSET / VALID / SAME_UPPER / SAME_LOWER, output_padding (less than its stride or dilation),
+    output_shape (pads derived as the ONNX spec says; where they would be negative, as onnxruntime does),
+    optional bias. W and B must be constants (after folding). Not supported: 3-D and higher, an
+    output_shape that exceeds the unpadded output by the stride or more.
+
+    Emits one convtranspose node (FORMAT.md op 16); 1-D is lowered to 2-D with H = 1."""
+    x = ctx.input(node, 0)
+    w = ctx.const_input(node, 1, "weight W")
+    if w is None:
+        raise CompileError(f"{node.label}: input W is required")
+    b = ctx.const_input(node, 2, "bias B")
+    rank = len(x.shape)
+    if rank not in (3, 4):
+        raise unsupported(node, f"input rank {rank} (only 1-D and 2-D transposed convolutions)")
+    if w.ndim != rank:
+        raise CompileError(f"{node.label}: weight shape {w.shape} does not match input rank {rank}")
+    sp = rank - 2
+    n, c = x.shape[:2]
+    group = int(node.attr("group", 1))
+    if group < 1 or w.shape[0] != c or c % group:
+        raise CompileError(f"{node.label}: input channels {c}, weight {w.shape} and group {group} "
+                           f"do not agree (weight dim 0 must be the input channels, divisible by group)")
+    m = int(w.shape[1]) * group
+    if b is not None and tuple(b.shape) != (m,):
+        raise CompileError(f"{node.label}: bias shape {b.shape} is not ({m},)")
+    kernel = [int(k) for k in w.shape[2:]]
+    if node.attr("kernel_shape") is not None and [int(k) for k in node.attr("kernel_shape")] != kernel:
+        raise CompileError(f"{node.label}: kernel_shape {list(node.attr('kernel_shape'))} does not "
+                           f"match the weight shape {w.shape}")
+    strides = int_list(node, "strides", [1] * sp, sp, minimum=1)
+    dil = int_list(node, "dilations", [1] * sp, sp, minimum=1)
+    out_pads = int_list(node, "output_padding", [0] * sp, sp, minimum=0)
+    for op, s, d in zip(out_pads, strides, dil):
+        if op >= s and op >= d:
+            raise CompileError(f"{node.label}: output_padding {out_pads} must be less than the stride "
+                               f"{strides} or the dilation {dil}")
+    output_shape = node.attr("output_shape")
+    if output_shape is not None:
+        output_shape = [int(v) for v in output_shape]
+        if len(output_shape) != sp:
+            raise CompileError(f"{node.label}: output_shape {output_shape} must have {sp} values")
+    begins, ends, out_pads = transpose_pads(node, x.shape[2:], kernel, strides, dil, out_pads, output_shape)
+    if sp == 1:
+        kernel, strides, dil, out_pads = [1] + kernel, [1] + strides, [1] + dil, [0] + out_pads
+        begins, ends = [0] + begins, [0] + ends
+        xin = _lift_1d(ctx, node, x)
+        wname = ctx.const(w.reshape(c, w.shape[1], 1, w.shape[2]), f"{node.inputs[1]}_2d")
+    else:
+        xin, wname = x.name, node.inputs[1]
+    in_hw = ctx.g.value(xin).shape[2:]
+    out_hw = [transpose_out_size(node, in_hw[i], kernel[i], strides[i], dil[i], begins[i], ends[i],
+                                 out_pads[i]) for i in range(2)]
+    inputs = [xin, wname] + ([node.inputs[2]] if b is not None else [])
+    ints = [group, kernel[0], kernel[1], strides[0], strides[1], begins[0], begins[1], ends[0], ends[1],
+            dil[0], dil[1], out_pads[0], out_pads[1]]
+    y, shape = ctx.output(node), (n, m, *out_hw)
+    out = ctx.temp(f"{y}_2d", x.dtype, shape) if sp == 1 else ctx.define(y, x.dtype, shape)
+    ctx.emit("convtranspose", inputs, [out], node.name, ints=ints)
+    if sp == 1:
+        _finish_1d(ctx, node, out, y)
+
+
+def _values(node, arr, what, count):
+    """A constant 1-D input as a list of `count` values."""
+    arr = np.asarray(arr).reshape(-1)
+    if arr.size != count:
+        raise CompileError(f"{node.label}: {what} has {arr.size} values, expected {count}")
+    return arr.tolist()
+
+
+def _mode(node) -> int:
+    mode = node.attr("mode", "nearest")
+    if mode not in _MODES:
+        raise unsupported(node, f"mode '{mode}'")
+    return _MODES[mode]
+
+
+def _simple_rounding(node, scales) -> int:
+    """Resize-10 and Upsample round nearest coordinates down when upscaling and up when downscaling (as
+    onnxruntime does); one node has one rounding, so its resized axes must all go the same way."""
+    down = {float(s) < 1 for s in scales if float(s) != 1}
+    if len(down) > 1:
+        raise unsupported(node, "nearest resize upscaling one axis and downscaling the other (opset < 11 "
+                                "rounds them differently)")
+    return _CEIL if down == {True} else _FLOOR
+
+
+def _emit_resize(ctx, node, x, out_shape, scales, mode, coord, rounding):
+    """One resize node over the last two axes (the input viewed as NCHW), or a copy when the shape does
+    not change."""
+    rank = len(x.shape)
+    spatial = range(max(rank - 2, 0), rank)
+    for i in range(rank):
+        if out_shape[i] < 1:
+            raise CompileError(f"{node.label}: output shape {tuple(out_shape)} has an empty dim")
+        if i not in spatial and (out_shape[i] != x.shape[i] or (scales[i] != 1 and x.shape[i] != 1)):
+            raise unsupported(node, f"resizing axis {i} of input shape {tuple(x.shape)} with scale "
+                                    f"{float(scales[i])} (only the last two axes, H and W, are resized)")
+    y = ctx.output(node)
+    if tuple(out_shape) == tuple(x.shape):  # onnxruntime copies then, whatever the scales
+        ctx.copy_to(x.name, y, x.shape, node.name)
+        return
+    oh, ow = (out_shape[-2], out_shape[-1]) if rank >= 2 else (1, out_shape[0])
+    sh, sw = (scales[-2], scales[-1]) if rank >= 2 else (1.0, scales[0])
+    ints = [mode, coord, rounding if mode == _MODES["nearest"] else 0]
+    floats = [float(sh), float(sw)]
+    if rank == 4:
+        ctx.define(y, x.dtype, out_shape)
+        ctx.emit("resize", [x.name], [y], node.name, ints=ints, floats=floats)
+        return
+    h, w = (x.shape[-2], x.shape[-1]) if rank >= 2 else (1, x.shape[0])
+    xin = ctx.reshape_temp(x.name, (_prod(x.shape[:-2]), 1, h, w), node.name, f"{x.name}_nchw")
+    y4 = ctx.temp(f"{y}_nchw", x.dtype, (_prod(x.shape[:-2]), 1, oh, ow))
+    ctx.emit("resize", [xin], [y4], node.name, ints=ints, floats=floats)
+    ctx.copy_to(y4, y, out_shape, node.name)
+
+
+def lower_resize(ctx, node):
+    """Resize, opsets 10 to 19+, float32, any rank, resizing at most the last two axes (H and W of NCHW):
+    mode nearest (nearest_mode round_prefer_floor, round_prefer_ceil, floor, ceil) or linear (bilinear);
+    coordinate_transformation_mode half_pixel, asymmetric, align_corners, pytorch_half_pixel,
+    tf_half_pixel_for_nn, half_pixel_symmetric; scales or sizes as constant inputs; opset 18 axes and
+    keep_aspect_ratio_policy (stretch, not_larger, not_smaller). Opset 10 is asymmetric with onnxruntime's
+    rounding (down when upscaling, up when downscaling). Numerics follow onnxruntime where it departs from
+    the ONNX reference by a rounding error: coordinates in float, ties within 1e-6, and an output shaped as
+    the input is a copy. Not supported: mode cubic, tf_crop_and_resize,
+    antialias=1, resizing N or C (or any axis before the last two), non-constant scales or sizes.
+
+    Emits one resize node (FORMAT.md op 17), with reshapes around it for ranks other than 4."""
+    x = ctx.input(node, 0)
+    rank = len(x.shape)
+    if rank == 0:
+        raise CompileError(f"{node.label}: input is a scalar")
+    mode = _mode(node)
+    if ctx.opset < 11:
+        scales = ctx.const_input(node, 1, "scales")
+        if scales is None:
+            raise CompileError(f"{node.label}: input scales is required")
+        out, scales = resize_from_scales(x.shape, _values(node, scales, "scales", rank))
+        rounding = _simple_rounding(node, scales[-2:]) if mode == _MODES["nearest"] else 0
+        _emit_resize(ctx, node, x, out, scales, mode, _ASYMMETRIC, rounding)
+        return
+    coord = node.attr("coordinate_transformation_mode", "half_pixel")
+    if coord not in _COORDS:
+        raise unsupported(node, f"coordinate_transformation_mode '{coord}'")
+    nearest_mode = node.attr("nearest_mode", "round_prefer_floor")
+    if nearest_mode not in _ROUNDINGS:
+        raise unsupported(node, f"nearest_mode '{nearest_mode}'")
+    axes, policy = list(range(rank)), "stretch"
+    if ctx.opset >= 18:
+        if int(node.attr("antialias", 0)):
+            raise unsupported(node, "antialias=1")
+        policy = node.attr("keep_aspect_ratio_policy", "stretch")
+        if policy not in ("stretch", "not_larger", "not_smaller"):
+            raise unsupported(node, f"keep_aspect_ratio_policy '{policy}'")
+        if node.attr("axes") is not None:
+            axes = [_norm_axis(node, a, rank, "axes") for a in node.attr("axes")]
+            if len(set(axes)) != len(axes):
+                raise CompileError(f"{node.label}: repeated axes {list(node.attr('axes'))}")
+    scales = ctx.const_input(node, 2, "scales")
+    sizes = ctx.const_input(node, 3, "sizes")
+    scales = None if scales is None or scales.size == 0 else _values(node, scales, "scales", len(axes))
+    sizes = None if sizes is None or sizes.size == 0 else _values(node, sizes, "sizes", len(axes))
+    if (scales is None) == (sizes is None):
+        raise CompileError(f"{node.label}: exactly one of scales and sizes must be given")
+    if scales is not None:
+        full = [1.0] * rank
+        for a, s in zip(axes, scales):
+            full[a] = s
+        if any(not s > 0 for s in full):
+            raise CompileError(f"{node.label}: scales {scales} must be > 0")
+        out, full = resize_from_scales(x.shape, full)
+    else:
+        full = list(x.shape)
+        for a, s in zip(axes, sizes):
+            full[a] = int(s)
+        if any(s < 1 for s in full):
+            raise CompileError(f"{node.label}: sizes {sizes} must be >= 1")
+        out, full = resize_from_sizes(x.shape, full, axes, policy)
+    _emit_resize(ctx, node, x, out, full, mode, _COORDS[coord], _ROUNDINGS[nearest_mode])
+
+
+def lower_upsample(ctx, node):
+    """Upsample, opsets 7 to 9, float32, any rank, resizing at most the last two axes: mode nearest or
+    linear (bilinear), scales >= 1 from the attribute (opset 7) or a constant input (opset 9), asymmetric
+    coordinates as onnxruntime computes them. Not supported: opsets before 7 (experimental attributes),
+    resizing N or C (or any axis before the last two).
+
+    Emits one resize node (FORMAT.md op 17)."""
+    x = ctx.input(node, 0)
+    rank = len(x.shape)
+    if ctx.opset < 7:
+        raise unsupported(node, f"opset {ctx.opset} (Upsample 7 and 9 are supported)")
+    if rank == 0:
+        raise CompileError(f"{node.label}: input is a scalar")
+    mode = _mode(node)
+    scales = node.attr("scales") if ctx.opset < 9 else ctx.const_input(node, 1, "scales")
+    if scales is None:
+        raise CompileError(f"{node.label}: scales are required")
+    scales = _values(node, scales, "scales", rank)
+    if any(not s >= 1 for s in scales):
+        raise CompileError(f"{node.label}: scales {scales} must be >= 1")
+    out, scales = resize_from_scales(x.shape, scales)
+    _emit_resize(ctx, node, x, out, scales, mode, _ASYMMETRIC, _FLOOR)
+
+
+HANDLERS: dict = {
+    "ConvTranspose": lower_convtranspose, "Resize": lower_resize, "Upsample": lower_upsample,
+}
