@@ -27,19 +27,29 @@ def _keeps_channels(g: Graph, copy) -> bool:
     return len(a) >= 2 and len(b) >= 2 and tuple(a[:2]) == tuple(b[:2])
 
 
+def scale_out_channels(conv, w: np.ndarray, vec: np.ndarray) -> np.ndarray:
+    """The weight of a conv or convtranspose node with output channel m scaled by vec[m]: W[M, C/g, ...]
+    for conv, W[C, M/g, ...] (channel m of group m // (M/g) at dim 1) for convtranspose."""
+    if conv.op == "conv":
+        return w * vec.reshape(-1, *([1] * (w.ndim - 1)))
+    groups, c, mg = conv.ints[0], w.shape[0], w.shape[1]
+    grouped = w.reshape(groups, c // groups, mg, *w.shape[2:])
+    return (grouped * vec.reshape(groups, 1, mg, *([1] * (w.ndim - 2)))).reshape(w.shape)
+
+
 def _fold_into_conv(g: Graph, conv, node, const: np.ndarray, out_shape) -> bool:
     vec = _per_channel(const, out_shape)
     if vec is None:
         return False
     w = g.value(conv.inputs[1]).const
     has_b = len(conv.inputs) > 2 and conv.inputs[2] is not None
-    b = g.value(conv.inputs[2]).const if has_b else np.zeros(w.shape[0], F32)
+    b = g.value(conv.inputs[2]).const if has_b else np.zeros(out_shape[1], F32)
     if node.op == "add":
         new_w, new_b = None, b + vec
     elif node.op == "sub":
         new_w, new_b = None, b - vec
     else:
-        new_w, new_b = w * vec.reshape(-1, 1, 1, 1), b * vec
+        new_w, new_b = scale_out_channels(conv, w, vec), b * vec
     if new_w is not None:
         conv.inputs[1] = g.add_const(new_w.astype(F32), f"{conv.inputs[1]}_scaled")
     bias = g.add_const(new_b.astype(F32), f"{conv.name or conv.outputs[0]}_bias_folded")
@@ -104,10 +114,10 @@ def fold_bias_and_scale(g: Graph) -> None:
                 break
             chain.append(p)
             p = producers.get(nxt)
-        if p is None or p.act != 0 or (chain and p.op != "conv"):
+        if p is None or p.act != 0 or (chain and p.op not in ("conv", "convtranspose")):
             continue
         const = g.value(c).const
-        if p.op == "conv":
+        if p.op in ("conv", "convtranspose"):
             done = _fold_into_conv(g, p, node, const, g.value(x).shape)
         elif p.op in ("matmul", "gemm"):
             done = _fold_into_gemm(g, p, node, const)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .affine import scale_out_channels
 from .ir import Graph, Node
 
 
@@ -30,7 +31,7 @@ def _foldable_conv(g: Graph, bn: Node, producers, consumers, outputs):
             chain.append(p)
             cur = p.inputs[0]
             continue
-        if p.op == "conv" and p.act == 0:
+        if p.op in ("conv", "convtranspose") and p.act == 0:
             return p, chain
         return None
 
@@ -47,7 +48,7 @@ def fold_batchnorm(g: Graph) -> None:
             conv, chain = found
             w = g.value(conv.inputs[1]).const
             b = g.value(conv.inputs[2]).const if len(conv.inputs) > 2 and conv.inputs[2] else None
-            w2 = (w * s.reshape(-1, 1, 1, 1)).astype(w.dtype)
+            w2 = scale_out_channels(conv, w, s).astype(w.dtype)
             b2 = ((b if b is not None else np.zeros_like(s)) * s + t).astype(w.dtype)
             wname = g.add_const(w2, f"{conv.inputs[1]}_bnfold")
             bname = g.add_const(b2, f"{conv.name or conv.outputs[0]}_bias_bnfold")

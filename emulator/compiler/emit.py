@@ -10,7 +10,7 @@ from .errors import CompileError
 from .ir import Graph, Node, Value
 
 F32 = np.dtype(np.float32)
-SPATIAL_OPS = frozenset({"conv", "maxpool", "avgpool", "globalavgpool"})
+SPATIAL_OPS = frozenset({"conv", "convtranspose", "maxpool", "avgpool", "globalavgpool", "resize"})
 
 
 def fix_outputs(g: Graph) -> None:
