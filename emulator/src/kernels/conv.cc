@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "conv_geom.h"
+#include "conv_gemm.h"
 #include "gemm.h"
 #include "kernel_util.h"
 #include "op_defs.h"
@@ -103,9 +104,24 @@ bool validate(const Graph& g, const Node& n, std::string* err) {
     return true;
 }
 
+// The packed GEMM serves every conv but the depthwise ones when the CPU has it.
+bool packed_path(const ConvGeom& q) { return !q.depthwise && conv_gemm_available(); }
+
 size_t scratch_bytes(const Graph& g, const Node& n) {
-    ConvGeom q = geom(g, n);
+    const ConvGeom q = geom(g, n);
+    if (packed_path(q)) return static_cast<size_t>(conv_gemm_scratch_floats(q)) * sizeof(float);
     return static_cast<size_t>(q.K * q.tile) * sizeof(float);
+}
+
+size_t prepared_bytes(const Graph& g, const Node& n) {
+    const ConvGeom q = geom(g, n);
+    return packed_path(q) ? static_cast<size_t>(conv_packed_weight_floats(q.G, q.Mg, q.K)) * sizeof(float) : 0;
+}
+
+void prepare(const Graph& g, const Node& n, const void* const* in, void* out) {
+    const ConvGeom q = geom(g, n);
+    conv_pack_weights(static_cast<const float*>(in[1]), n.inputs.size() > 2 ? static_cast<const float*>(in[2]) : nullptr,
+                      q.G, q.Mg, q.K, static_cast<float*>(out));
 }
 
 // Columns [p0, p0 + t) of the im2col matrix of one group: row (c, ki, kj), column p = oh*OW + ow.
@@ -166,6 +182,15 @@ void run(const KernelArgs& a) {
             }
         return;
     }
+    if (a.prepared) {
+        const float* packed = static_cast<const float*>(a.prepared);
+        const int64_t group_floats = conv_packed_weight_floats(1, q.Mg, q.K);
+        for (int64_t i = 0; i < q.N; ++i)
+            for (int64_t gi = 0; gi < q.G; ++gi)
+                conv_gemm(q, packed + gi * group_floats, X + (i * q.C + gi * q.Cg) * HW, n.act, n.act_alpha,
+                          n.act_beta, Y + (i * q.M + gi * q.Mg) * q.P, col);
+        return;
+    }
     const int Mg = static_cast<int>(q.Mg), P = static_cast<int>(q.P), K = static_cast<int>(q.K);
     for (int64_t i = 0; i < q.N; ++i) {
         for (int64_t gi = 0; gi < q.G; ++gi) {
@@ -190,6 +215,6 @@ void run(const KernelArgs& a) {
 
 }  // namespace
 
-const OpDef kConvDef = {kOp, validate, scratch_bytes, run, nullptr, nullptr};
+const OpDef kConvDef = {kOp, validate, scratch_bytes, run, prepared_bytes, prepare};
 
 }  // namespace accel_emu
