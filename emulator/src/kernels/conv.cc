@@ -104,24 +104,39 @@ bool validate(const Graph& g, const Node& n, std::string* err) {
     return true;
 }
 
-// The packed GEMM serves every conv but the depthwise ones when the CPU has it.
-bool packed_path(const ConvGeom& q) { return !q.depthwise && conv_gemm_available(); }
+// How a conv runs: depthwise ones directly; with AVX-512 the rest on the packed conv GEMM (weights packed
+// at load); otherwise im2col + sgemm.
+enum class Path { Depthwise, Packed, Im2col };
+
+Path path(const ConvGeom& q) {
+    if (q.depthwise) return Path::Depthwise;
+    if (conv_gemm_available()) return Path::Packed;
+    return Path::Im2col;
+}
 
 size_t scratch_bytes(const Graph& g, const Node& n) {
     const ConvGeom q = geom(g, n);
-    if (packed_path(q)) return static_cast<size_t>(conv_gemm_scratch_floats(q)) * sizeof(float);
+    switch (path(q)) {
+        case Path::Depthwise: return 0;
+        case Path::Packed: return static_cast<size_t>(conv_gemm_scratch_floats(q)) * sizeof(float);
+        case Path::Im2col: break;
+    }
     return static_cast<size_t>(q.K * q.tile) * sizeof(float);
 }
 
 size_t prepared_bytes(const Graph& g, const Node& n) {
     const ConvGeom q = geom(g, n);
-    return packed_path(q) ? static_cast<size_t>(conv_packed_weight_floats(q.G, q.Mg, q.K)) * sizeof(float) : 0;
+    switch (path(q)) {
+        case Path::Packed: return static_cast<size_t>(conv_packed_weight_floats(q.G, q.Mg, q.K)) * sizeof(float);
+        default: return 0;
+    }
 }
 
 void prepare(const Graph& g, const Node& n, const void* const* in, void* out) {
     const ConvGeom q = geom(g, n);
-    conv_pack_weights(static_cast<const float*>(in[1]), n.inputs.size() > 2 ? static_cast<const float*>(in[2]) : nullptr,
-                      q.G, q.Mg, q.K, static_cast<float*>(out));
+    const float* w = static_cast<const float*>(in[1]);
+    const float* bias = n.inputs.size() > 2 ? static_cast<const float*>(in[2]) : nullptr;
+    conv_pack_weights(w, bias, q.G, q.Mg, q.K, static_cast<float*>(out));
 }
 
 // Columns [p0, p0 + t) of the im2col matrix of one group: row (c, ki, kj), column p = oh*OW + ow.
@@ -173,7 +188,8 @@ void run(const KernelArgs& a) {
     float* col = static_cast<float*>(a.scratch);
     const int64_t HW = q.H * q.W;
 
-    if (q.depthwise) {
+    const Path how = path(q);
+    if (how == Path::Depthwise) {
         for (int64_t i = 0; i < q.N; ++i)
             for (int64_t c = 0; c < q.C; ++c) {
                 float* y = Y + (i * q.C + c) * q.P;
@@ -182,7 +198,7 @@ void run(const KernelArgs& a) {
             }
         return;
     }
-    if (a.prepared) {
+    if (how == Path::Packed) {
         const float* packed = static_cast<const float*>(a.prepared);
         const int64_t group_floats = conv_packed_weight_floats(1, q.Mg, q.K);
         for (int64_t i = 0; i < q.N; ++i)

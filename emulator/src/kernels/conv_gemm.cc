@@ -1,10 +1,10 @@
 // conv_gemm.cc - the packed conv GEMM (conv_gemm.h) with AVX-512 intrinsics, compiled for AVX-512 by
 // target attributes and used only when the CPU has it (the caller checks conv_gemm_available()).
 //
-// Loop order: for each kConvNR-column panel of B (gathered once per depth block, or read in place), every
-// weight panel runs against it: the B panel (at most kDepthBlock x kConvNR floats, 48 KB) stays in L1/L2
-// while the packed weights stream through. Depth beyond kDepthBlock is split so that a panel fits, the
-// partial sums accumulating in the output.
+// Loop order: B is taken a block at a time (one depth block of at most kConvDepthBlock rows by as many
+// kConvNR-column panels as fit kBlockFloats, gathered once or read in place) and stays in L2 while each
+// weight panel in turn (kept in L1) runs over all of its column panels; partial sums over depth blocks
+// accumulate in the output.
 #include "conv_gemm.h"
 
 #include <algorithm>
@@ -20,25 +20,24 @@ namespace accel_emu {
 
 namespace {
 constexpr int64_t MR = kConvMR, NR = kConvNR;
-constexpr int64_t kDepthBlock = 256;
 // Outputs up to this many floats get the activation in one pass at the end (they are still in L2);
 // larger ones per column block.
 constexpr int64_t kWholeActFloats = 64 * 1024;
 // The B block (one depth block by one column block) stays in L2 while every weight panel runs over it.
 constexpr int64_t kBlockFloats = 128 * 1024;
 
-// K split into equal blocks of at most kDepthBlock.
-int64_t depth_block(int64_t K) {
-    const int64_t n = (K + kDepthBlock - 1) / kDepthBlock;
-    return (K + n - 1) / n;
-}
 
 // Columns per block: whole panels, within kBlockFloats for one depth block.
 int64_t column_block(const ConvGeom& q) {
-    const int64_t fit = std::max<int64_t>(1, kBlockFloats / depth_block(q.K) / NR) * NR;
+    const int64_t fit = std::max<int64_t>(1, kBlockFloats / conv_depth_block(q.K) / NR) * NR;
     return std::min(fit, (q.P + NR - 1) / NR * NR);
 }
 }  // namespace
+
+int64_t conv_depth_block(int64_t K) {
+    const int64_t n = (K + kConvDepthBlock - 1) / kConvDepthBlock;
+    return (K + n - 1) / n;
+}
 
 int64_t conv_packed_weight_floats(int64_t G, int64_t Mg, int64_t K) {
     return G * ((Mg + MR - 1) / MR) * MR * (K + 1);
@@ -57,7 +56,7 @@ void conv_pack_weights(const float* w, const float* bias, int64_t G, int64_t Mg,
     }
 }
 
-int64_t conv_gemm_scratch_floats(const ConvGeom& q) { return q.pointwise ? 0 : depth_block(q.K) * column_block(q); }
+int64_t conv_gemm_scratch_floats(const ConvGeom& q) { return q.pointwise ? 0 : conv_depth_block(q.K) * column_block(q); }
 
 #if defined(ACCEL_CONV_GEMM)
 
@@ -70,27 +69,29 @@ namespace {
 
 #define ACCEL_AVX512 __attribute__((target("avx512f")))
 
-// C[MR rows][NV*16 columns, the last vector's lanes by `tail`] (+)= A[kc][MR] * B[kc][ldb], starting from
-// C if `accumulate`, else from bias[MR]. Every loop has constant bounds so that the accumulators stay in
-// registers (a row count known only at run time makes gcc keep them in memory).
-template <int NV>
+// C[MR rows][NV*16 columns, the last vector's lanes by `tail` if kMasked] (+)= A[kc][MR] * B[kc][ldb], starting
+// from C if `accumulate`, else from bias[MR] (zeros if null). Every loop has constant bounds so that the
+// accumulators stay in registers (a row count known only at run time makes gcc keep them in memory). Full
+// panels load unmasked: a masked load in the loop costs a mask move on an FMA port every iteration, which
+// more than halves the speed.
+template <int NV, bool kMasked>
 ACCEL_AVX512 void micro(int64_t kc, const float* __restrict__ A, const float* __restrict__ B, int64_t ldb,
                         float* __restrict__ C, int64_t ldc, __mmask16 tail, const float* bias, bool accumulate) {
     __m512 acc[MR][NV];
     if (accumulate) {
         for (int i = 0; i < MR; ++i)
             for (int v = 0; v < NV; ++v)
-                acc[i][v] = v == NV - 1 ? _mm512_maskz_loadu_ps(tail, C + i * ldc + 16 * v)
+                acc[i][v] = kMasked && v == NV - 1 ? _mm512_maskz_loadu_ps(tail, C + i * ldc + 16 * v)
                                         : _mm512_loadu_ps(C + i * ldc + 16 * v);
     } else {
         for (int i = 0; i < MR; ++i)
-            for (int v = 0; v < NV; ++v) acc[i][v] = _mm512_set1_ps(bias[i]);
+            for (int v = 0; v < NV; ++v) acc[i][v] = bias ? _mm512_set1_ps(bias[i]) : _mm512_setzero_ps();
     }
     for (int64_t k = 0; k < kc; ++k) {
         const float* b = B + k * ldb;
         __m512 bv[NV];
         for (int v = 0; v < NV; ++v)
-            bv[v] = v == NV - 1 ? _mm512_maskz_loadu_ps(tail, b + 16 * v) : _mm512_loadu_ps(b + 16 * v);
+            bv[v] = kMasked && v == NV - 1 ? _mm512_maskz_loadu_ps(tail, b + 16 * v) : _mm512_loadu_ps(b + 16 * v);
         for (int i = 0; i < MR; ++i) {
             const __m512 a = _mm512_set1_ps(A[k * MR + i]);
             for (int v = 0; v < NV; ++v) acc[i][v] = _mm512_fmadd_ps(a, bv[v], acc[i][v]);
@@ -98,8 +99,16 @@ ACCEL_AVX512 void micro(int64_t kc, const float* __restrict__ A, const float* __
     }
     for (int i = 0; i < MR; ++i) {
         for (int v = 0; v < NV - 1; ++v) _mm512_storeu_ps(C + i * ldc + 16 * v, acc[i][v]);
-        _mm512_mask_storeu_ps(C + i * ldc + 16 * (NV - 1), tail, acc[i][NV - 1]);
+        if (kMasked) _mm512_mask_storeu_ps(C + i * ldc + 16 * (NV - 1), tail, acc[i][NV - 1]);
+        else _mm512_storeu_ps(C + i * ldc + 16 * (NV - 1), acc[i][NV - 1]);
     }
+}
+
+// Lanes e of a 16-lane vector with base + e in [lo, hi).
+ACCEL_AVX512 inline __mmask16 lanes(int64_t base, int64_t lo, int64_t hi) {
+    const int64_t l0 = std::clamp<int64_t>(lo - base, 0, 16), l1 = std::clamp<int64_t>(hi - base, 0, 16);
+    const uint32_t upto1 = (1u << l1) - 1, upto0 = (1u << l0) - 1;
+    return static_cast<__mmask16>(upto1 & ~upto0);
 }
 
 // One output row's run of a B panel: output positions [ow0, ow0 + n) of row oh, at column `off` of the panel.
@@ -119,6 +128,7 @@ ACCEL_AVX512 void pack_panel(const ConvGeom& q, const kern::TapRanges& tr, const
         seg[ns++] = {oh, ow0, n, p - p0};
         p += n;
     }
+    const __m512i kEven = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
     const int64_t khw = q.kh * q.kw;
     int64_t c = k0 / khw, ki = (k0 % khw) / q.kw, kj = k0 % q.kw;
     for (int64_t k = 0; k < kc; ++k) {
@@ -132,17 +142,30 @@ ACCEL_AVX512 void pack_panel(const ConvGeom& q, const kern::TapRanges& tr, const
             float* ds = d + sg.off - sg.ow0;  // indexed by ow
             const int64_t end = sg.ow0 + sg.n;
             const int64_t ih = sg.oh * q.sh - q.pt + ki * q.dh;
-            if (ih < 0 || ih >= q.H) {
-                for (int64_t j = sg.ow0; j < end; ++j) ds[j] = 0.f;
+            const bool row_in = ih >= 0 && ih < q.H;
+            const float* src = xc + ih * q.W + off;  // src[ow * sw] is the input under output ow
+            if (!row_in || q.sw <= 2) {
+                // 16 outputs at a time: masked loads read only the in-bounds inputs (zeros elsewhere).
+                const int64_t a = row_in ? lo : 0, b = row_in ? hi : 0;
+                for (int64_t j = sg.ow0; j < end; j += 16) {
+                    const __mmask16 st = lanes(j, j, end), in = lanes(j, a, b);
+                    __m512 v;
+                    if (!in) {
+                        v = _mm512_setzero_ps();
+                    } else if (q.sw == 1) {
+                        v = _mm512_maskz_loadu_ps(in, src + j);
+                    } else {  // inputs 2j .. 2j+30, the even ones kept
+                        const __m512 v0 = _mm512_maskz_loadu_ps(lanes(2 * j, 2 * a, 2 * b - 1), src + 2 * j);
+                        const __m512 v1 = _mm512_maskz_loadu_ps(lanes(2 * j + 16, 2 * a, 2 * b - 1), src + 2 * j + 16);
+                        v = _mm512_permutex2var_ps(v0, kEven, v1);
+                    }
+                    _mm512_mask_storeu_ps(ds + j, st, v);
+                }
                 continue;
             }
             const int64_t a = std::clamp(lo, sg.ow0, end), b = std::clamp(hi, a, end);
             for (int64_t j = sg.ow0; j < a; ++j) ds[j] = 0.f;
-            const float* src = xc + ih * q.W + off;
-            if (q.sw == 1)
-                for (int64_t j = a; j < b; ++j) ds[j] = src[j];
-            else
-                for (int64_t j = a; j < b; ++j) ds[j] = src[j * q.sw];
+            for (int64_t j = a; j < b; ++j) ds[j] = src[j * q.sw];
             for (int64_t j = b; j < end; ++j) ds[j] = 0.f;
         }
         if (++kj == q.kw) {
@@ -152,17 +175,49 @@ ACCEL_AVX512 void pack_panel(const ConvGeom& q, const kern::TapRanges& tr, const
     }
 }
 
+// Rows [0, Mg) x columns [0, nc) of C (row stride ldc) = (accumulate ? C : bias, zeros if null) +
+// A[:, pc:pc+kc] * B, where A is packed weights ([ceil(Mg/MR)][K][MR]), bias padded to whole panels, and B's
+// NR-column panel j starts at B + j * panel_stride, its rows ldb floats apart (columns past nc unread).
+ACCEL_AVX512 void packed_gemm(const float* A, int64_t Mg, int64_t K, int64_t pc, int64_t kc, const float* B,
+                              int64_t ldb, int64_t panel_stride, int64_t nc, const float* bias, bool accumulate,
+                              float* C, int64_t ldc) {
+    alignas(64) float stage[MR * NR];
+    const int64_t panels = (Mg + MR - 1) / MR;
+    for (int64_t ir = 0; ir < panels; ++ir) {
+        const float* a = A + (ir * K + pc) * MR;
+        const float* b = bias ? bias + ir * MR : nullptr;
+        const int64_t m = std::min(MR, Mg - ir * MR);
+        for (int64_t j = 0; j * NR < nc; ++j) {
+            const int64_t p0 = j * NR, np = std::min(NR, nc - p0);
+            const int nv = static_cast<int>((np + 15) / 16);
+            const int64_t last = np - 16 * (nv - 1);
+            const __mmask16 tail = static_cast<__mmask16>(last == 16 ? 0xFFFF : (1u << last) - 1);
+            const float* bj = B + j * panel_stride;
+            float* c = C + ir * MR * ldc + p0;
+            // A partial last weight panel works on a staging tile, copied in and out around it.
+            float* ct = m == MR ? c : stage;
+            const int64_t ldt = m == MR ? ldc : NR;
+            if (m < MR && accumulate)
+                for (int64_t i = 0; i < m; ++i) std::copy_n(c + i * ldc, np, stage + i * NR);
+            if (np == NR) micro<3, false>(kc, a, bj, ldb, ct, ldt, tail, b, accumulate);
+            else if (nv == 3) micro<3, true>(kc, a, bj, ldb, ct, ldt, tail, b, accumulate);
+            else if (nv == 2) micro<2, true>(kc, a, bj, ldb, ct, ldt, tail, b, accumulate);
+            else micro<1, true>(kc, a, bj, ldb, ct, ldt, tail, b, accumulate);
+            if (m < MR)
+                for (int64_t i = 0; i < m; ++i) std::copy_n(stage + i * NR, np, c + i * ldc);
+        }
+    }
+}
+
 }  // namespace
 
 ACCEL_AVX512 void conv_gemm(const ConvGeom& q, const float* group, const float* x, Act act, float alpha, float beta,
                             float* y, float* scratch) {
     const int64_t Mg = q.Mg, K = q.K, P = q.P;
-    const int64_t panels = (Mg + MR - 1) / MR;
     const float* bias_pad = group;
-    const float* packed = group + panels * MR;
-    const int64_t kb = depth_block(K);
+    const float* packed = group + (Mg + MR - 1) / MR * MR;
+    const int64_t kb = conv_depth_block(K);
     const int64_t nc_max = column_block(q);
-    alignas(64) float stage[MR * NR];
     kern::TapRanges tr;
     tr.init(q.kw, q.dw, q.pl, q.sw, q.W, q.OW);
     const bool act_whole = Mg * P <= kWholeActFloats;
@@ -170,32 +225,13 @@ ACCEL_AVX512 void conv_gemm(const ConvGeom& q, const float* group, const float* 
         const int64_t nc = std::min(nc_max, P - c0);
         for (int64_t pc = 0; pc < K; pc += kb) {
             const int64_t kc = std::min(kb, K - pc);
-            if (!q.pointwise)
-                for (int64_t j = 0; j * NR < nc; ++j)
-                    pack_panel(q, tr, x, pc, kc, c0 + j * NR, std::min(NR, nc - j * NR), scratch + j * kc * NR);
-            for (int64_t ir = 0; ir < panels; ++ir) {
-                const float* A = packed + (ir * K + pc) * MR;
-                const float* b = bias_pad + ir * MR;
-                const int64_t m = std::min(MR, Mg - ir * MR);
-                for (int64_t j = 0; j * NR < nc; ++j) {
-                    const int64_t p0 = c0 + j * NR, np = std::min(NR, nc - j * NR);
-                    const int nv = static_cast<int>((np + 15) / 16);
-                    const int64_t last = np - 16 * (nv - 1);
-                    const __mmask16 tail = static_cast<__mmask16>(last == 16 ? 0xFFFF : (1u << last) - 1);
-                    const float* B = q.pointwise ? x + pc * P + p0 : scratch + j * kc * NR;
-                    const int64_t ldb = q.pointwise ? P : NR;
-                    // A partial last panel works on a staging tile, copied in and out around it.
-                    float* C = m == MR ? y + ir * MR * P + p0 : stage;
-                    const int64_t ldc = m == MR ? P : NR;
-                    if (m < MR && pc > 0)
-                        for (int64_t i = 0; i < m; ++i) std::copy_n(y + (ir * MR + i) * P + p0, np, stage + i * NR);
-                    if (nv == 3) micro<3>(kc, A, B, ldb, C, ldc, tail, b, pc > 0);
-                    else if (nv == 2) micro<2>(kc, A, B, ldb, C, ldc, tail, b, pc > 0);
-                    else micro<1>(kc, A, B, ldb, C, ldc, tail, b, pc > 0);
-                    if (m < MR)
-                        for (int64_t i = 0; i < m; ++i) std::copy_n(stage + i * NR, np, y + (ir * MR + i) * P + p0);
-                }
+            if (q.pointwise) {
+                packed_gemm(packed, Mg, K, pc, kc, x + pc * P + c0, P, NR, nc, bias_pad, pc > 0, y + c0, P);
+                continue;
             }
+            for (int64_t j = 0; j * NR < nc; ++j)
+                pack_panel(q, tr, x, pc, kc, c0 + j * NR, std::min(NR, nc - j * NR), scratch + j * kc * NR);
+            packed_gemm(packed, Mg, K, pc, kc, scratch, NR, kc * NR, nc, bias_pad, pc > 0, y + c0, P);
         }
         if (act != Act::None && !act_whole)
             for (int64_t r = 0; r < Mg; ++r) apply_activation(act, alpha, beta, y + r * P + c0, static_cast<size_t>(nc));

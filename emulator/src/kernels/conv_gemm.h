@@ -16,6 +16,10 @@ namespace accel_emu {
 
 constexpr int64_t kConvMR = 8;   // output channels per register tile
 constexpr int64_t kConvNR = 48;  // output positions per register tile (3 AVX-512 vectors)
+constexpr int64_t kConvDepthBlock = 256;  // GEMM depth per pass, at most
+
+// K split into equal blocks of at most kConvDepthBlock.
+int64_t conv_depth_block(int64_t K);
 
 // Is the packed conv GEMM usable on this CPU (AVX-512F)? The same answer for the whole process.
 bool conv_gemm_available();
