@@ -117,7 +117,9 @@ Path path(const ConvGeom& q) {
 size_t scratch_bytes(const Graph& g, const Node& n) {
     const ConvGeom q = geom(g, n);
     switch (path(q)) {
-        case Path::Depthwise: return 0;
+        case Path::Depthwise:
+            return depthwise_blocked_applies(q) ? static_cast<size_t>(depthwise_blocked_scratch_floats(q)) * sizeof(float)
+                                                : 0;
         case Path::Packed: return static_cast<size_t>(conv_gemm_scratch_floats(q)) * sizeof(float);
         case Path::Im2col: break;
     }
@@ -189,6 +191,11 @@ void run(const KernelArgs& a) {
     const int64_t HW = q.H * q.W;
 
     const Path how = path(q);
+    if (how == Path::Depthwise && depthwise_blocked_applies(q)) {
+        for (int64_t i = 0; i < q.N; ++i)
+            depthwise_blocked(q, X + i * q.C * HW, Wt, B, n.act, n.act_alpha, n.act_beta, Y + i * q.C * q.P, col);
+        return;
+    }
     if (how == Path::Depthwise) {
         for (int64_t i = 0; i < q.N; ++i)
             for (int64_t c = 0; c < q.C; ++c) {
