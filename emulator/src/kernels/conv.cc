@@ -1,7 +1,10 @@
-// conv.cc - 2-D convolution (FORMAT.md op 1). Three paths: depthwise (group == C == M) runs a direct
-// kernel; 1x1 stride-1 unpadded conv is one GEMM per group per image on the input as it lies; the rest
-// is im2col + GEMM, over column tiles so the scratch stays cache-sized whatever the image size.
-// Bias and the fused activation are applied to each GEMM result tile while it is hot.
+// conv.cc - 2-D convolution (FORMAT.md op 1). Depthwise convs (group == C == M) run a direct kernel
+// (small planes 16 channels at a time with AVX-512: conv_dw_blocked.cc). With AVX-512 the others run on
+// the packed conv GEMM (conv_gemm.h: weights and bias packed at load by prepare(), im2col gathered a
+// panel at a time, 1x1 stride-1 unpadded convs read in place). Without it: 1x1 stride-1 unpadded conv
+// is one sgemm per group per image on the input as it lies, the rest im2col + sgemm over column tiles so
+// the scratch stays cache-sized whatever the image size. Bias and the fused activation are applied to
+// each result block while it is hot.
 #include <algorithm>
 #include <cstring>
 
