@@ -113,7 +113,8 @@ enum class Path { Depthwise, Packed, Im2col };
 
 Path path(const ConvGeom& q) {
     if (q.depthwise) return Path::Depthwise;
-    if (conv_gemm_available()) return Path::Packed;
+    // Fewer output positions than a vector (squeeze-excite 1x1 convs): a GEMV, which the BLAS does better.
+    if (conv_gemm_available() && q.P >= 16) return Path::Packed;
     return Path::Im2col;
 }
 
