@@ -56,8 +56,10 @@ accel_status run_job(accel_job* job, int /*core*/, std::string* message) {
         return s;
     }
     bind_tensors(m, job, ws);
-    void* scratch = ws->block.ptr + m->plan.scratch_offset;
-    for (const Node& node : m->graph.nodes) {
+    const MemoryPlan& plan = m->plan;
+    void* scratch = ws->block.ptr + plan.scratch_offset;
+    for (size_t n = 0; n < m->graph.nodes.size(); n++) {
+        const Node& node = m->graph.nodes[n];
         if (job->deadline_ns && now_ns() >= job->deadline_ns) {
             *message = format("the job's timeout passed while it ran (before node '%s')", node.name.c_str());
             s = ACCEL_ERR_TIMEOUT;
@@ -66,8 +68,10 @@ accel_status run_job(accel_job* job, int /*core*/, std::string* message) {
         for (size_t i = 0; i < node.inputs.size(); i++)
             ws->node_inputs[i] = node.inputs[i] == kAbsent ? nullptr : ws->tensor_ptrs[node.inputs[i]];
         for (size_t i = 0; i < node.outputs.size(); i++) ws->node_outputs[i] = ws->tensor_ptrs[node.outputs[i]];
-        KernelArgs args{&m->graph, &node, ws->node_inputs.data(), ws->node_outputs.data(), scratch, nullptr};
-        find_op(static_cast<uint32_t>(node.op))->run(args);
+        const void* prepared =
+            plan.prepared_offsets[n] == kNotPrepared ? nullptr : m->prepared.ptr + plan.prepared_offsets[n];
+        KernelArgs args{&m->graph, &node, ws->node_inputs.data(), ws->node_outputs.data(), scratch, prepared};
+        plan.ops[n]->run(args);
     }
     if (s == ACCEL_OK && job->deadline_ns && now_ns() > job->deadline_ns) {
         *message = "the job's timeout passed while it ran (it finished late)";

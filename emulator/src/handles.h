@@ -72,6 +72,7 @@ struct accel_model {
     accel_device* device = nullptr;  // retained
     accel_emu::Graph graph;
     accel_emu::Block weights;        // the data section, in device memory
+    accel_emu::Block prepared;       // what the nodes' OpDef::prepare made at load (plan.prepared_offsets)
     accel_emu::MemoryPlan plan;
     std::vector<accel_tensor_info> input_infos, output_infos;
 

@@ -9,6 +9,7 @@
 
 #include "handles.h"
 #include "model_reader.h"
+#include "ops.h"
 #include "status.h"
 
 namespace accel_emu {
@@ -53,6 +54,30 @@ void free_model_memory(accel_model* m) {
     m->idle_workspaces.clear();
     m->device->pool.release(m->weights, nullptr);
     m->weights = Block();
+    m->device->pool.release(m->prepared, nullptr);
+    m->prepared = Block();
+}
+
+// Runs each node's prepare once, on its constant inputs, into the model's prepared block (device memory,
+// so that it counts in the pool's figures like the weights it is made from).
+accel_status prepare_nodes(accel_model* m) {
+    const MemoryPlan& plan = m->plan;
+    if (!plan.prepared_bytes) return ACCEL_OK;
+    accel_status s = allocate_or_fail(m->device, plan.prepared_bytes, "prepared weights", &m->prepared);
+    if (s != ACCEL_OK) return s;
+    std::vector<const void*> ins;
+    for (size_t n = 0; n < m->graph.nodes.size(); n++) {
+        if (plan.prepared_offsets[n] == kNotPrepared) continue;
+        const Node& node = m->graph.nodes[n];
+        ins.assign(node.inputs.size(), nullptr);
+        for (size_t i = 0; i < node.inputs.size(); i++) {
+            if (node.inputs[i] == kAbsent) continue;
+            const TensorPlace& p = plan.tensors[node.inputs[i]];
+            if (p.place == Place::Constant) ins[i] = m->weights.ptr + p.offset;
+        }
+        plan.ops[n]->prepare(m->graph, node, ins.data(), m->prepared.ptr + plan.prepared_offsets[n]);
+    }
+    return ACCEL_OK;
 }
 
 }  // namespace
@@ -112,6 +137,9 @@ static accel_status load_image(accel_device* d, const void* data, uint64_t size,
     }
     if (s == ACCEL_OK) {
         m->plan = plan_memory(m->graph);
+        s = prepare_nodes(m);
+    }
+    if (s == ACCEL_OK) {
         Workspace* ws = nullptr;
         s = acquire_workspace(m, &ws);  // the first one now, so that a model too big fails to load
         if (s == ACCEL_OK) release_workspace(m, ws);

@@ -30,6 +30,8 @@ MemoryPlan plan_memory(const Graph& g) {
         if (d.kind == TensorKind::Constant) plan.tensors[t] = {Place::Constant, 0, d.data_offset};
     }
     uint64_t scratch = 0;
+    plan.ops.resize(g.nodes.size());
+    plan.prepared_offsets.assign(g.nodes.size(), kNotPrepared);
     for (size_t n = 0; n < g.nodes.size(); n++) {
         const Node& node = g.nodes[n];
         for (uint32_t out : node.outputs) {
@@ -40,7 +42,14 @@ MemoryPlan plan_memory(const Graph& g) {
         for (uint32_t in : node.inputs)
             if (in != kAbsent && slot[in] != SIZE_MAX) lives[slot[in]].last = n;
         const OpDef* def = find_op(static_cast<uint32_t>(node.op));
-        if (def) scratch = std::max<uint64_t>(scratch, def->scratch_bytes(g, node));
+        plan.ops[n] = def;
+        if (!def) continue;
+        scratch = std::max<uint64_t>(scratch, def->scratch_bytes(g, node));
+        const uint64_t prepared = def->prepared_bytes ? def->prepared_bytes(g, node) : 0;
+        if (prepared) {
+            plan.prepared_offsets[n] = plan.prepared_bytes;
+            plan.prepared_bytes += align_up(prepared);
+        }
     }
 
     // Largest first, each at the lowest offset that no placed, overlapping-in-time tensor occupies.

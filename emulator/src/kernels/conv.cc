@@ -1,11 +1,15 @@
-// conv.cc - 2-D convolution (FORMAT.md op 1). Three paths: depthwise (group == C == M) runs a direct
-// kernel; 1x1 stride-1 unpadded conv is one GEMM per group per image on the input as it lies; the rest
-// is im2col + GEMM, over column tiles so the scratch stays cache-sized whatever the image size.
-// Bias and the fused activation are applied to each GEMM result tile while it is hot.
+// conv.cc - 2-D convolution (FORMAT.md op 1). Depthwise convs (group == C == M) run a direct kernel
+// (small planes 16 channels at a time with AVX-512: conv_dw_blocked.cc). With AVX-512 the others run on
+// the packed conv GEMM (conv_gemm.h: weights and bias packed at load by prepare(), im2col gathered a
+// panel at a time, 1x1 stride-1 unpadded convs read in place). Without it: 1x1 stride-1 unpadded conv
+// is one sgemm per group per image on the input as it lies, the rest im2col + sgemm over column tiles so
+// the scratch stays cache-sized whatever the image size. Bias and the fused activation are applied to
+// each result block while it is hot.
 #include <algorithm>
 #include <cstring>
 
 #include "conv_geom.h"
+#include "conv_gemm.h"
 #include "gemm.h"
 #include "kernel_util.h"
 #include "op_defs.h"
@@ -103,9 +107,42 @@ bool validate(const Graph& g, const Node& n, std::string* err) {
     return true;
 }
 
+// How a conv runs: depthwise ones directly; with AVX-512 the rest on the packed conv GEMM (weights packed
+// at load); otherwise im2col + sgemm.
+enum class Path { Depthwise, Packed, Im2col };
+
+Path path(const ConvGeom& q) {
+    if (q.depthwise) return Path::Depthwise;
+    // Fewer output positions than a vector (squeeze-excite 1x1 convs): a GEMV, which the BLAS does better.
+    if (conv_gemm_available() && q.P >= 16) return Path::Packed;
+    return Path::Im2col;
+}
+
 size_t scratch_bytes(const Graph& g, const Node& n) {
-    ConvGeom q = geom(g, n);
+    const ConvGeom q = geom(g, n);
+    switch (path(q)) {
+        case Path::Depthwise:
+            return depthwise_blocked_applies(q) ? static_cast<size_t>(depthwise_blocked_scratch_floats(q)) * sizeof(float)
+                                                : 0;
+        case Path::Packed: return static_cast<size_t>(conv_gemm_scratch_floats(q)) * sizeof(float);
+        case Path::Im2col: break;
+    }
     return static_cast<size_t>(q.K * q.tile) * sizeof(float);
+}
+
+size_t prepared_bytes(const Graph& g, const Node& n) {
+    const ConvGeom q = geom(g, n);
+    switch (path(q)) {
+        case Path::Packed: return static_cast<size_t>(conv_packed_weight_floats(q.G, q.Mg, q.K)) * sizeof(float);
+        default: return 0;
+    }
+}
+
+void prepare(const Graph& g, const Node& n, const void* const* in, void* out) {
+    const ConvGeom q = geom(g, n);
+    const float* w = static_cast<const float*>(in[1]);
+    const float* bias = n.inputs.size() > 2 ? static_cast<const float*>(in[2]) : nullptr;
+    conv_pack_weights(w, bias, q.G, q.Mg, q.K, static_cast<float*>(out));
 }
 
 // Columns [p0, p0 + t) of the im2col matrix of one group: row (c, ki, kj), column p = oh*OW + ow.
@@ -157,13 +194,28 @@ void run(const KernelArgs& a) {
     float* col = static_cast<float*>(a.scratch);
     const int64_t HW = q.H * q.W;
 
-    if (q.depthwise) {
+    const Path how = path(q);
+    if (how == Path::Depthwise && depthwise_blocked_applies(q)) {
+        for (int64_t i = 0; i < q.N; ++i)
+            depthwise_blocked(q, X + i * q.C * HW, Wt, B, n.act, n.act_alpha, n.act_beta, Y + i * q.C * q.P, col);
+        return;
+    }
+    if (how == Path::Depthwise) {
         for (int64_t i = 0; i < q.N; ++i)
             for (int64_t c = 0; c < q.C; ++c) {
                 float* y = Y + (i * q.C + c) * q.P;
                 depthwise_plane(q, X + (i * q.C + c) * HW, Wt + c * q.kh * q.kw, B ? B[c] : 0.f, y);
                 apply_activation(n.act, n.act_alpha, n.act_beta, y, static_cast<size_t>(q.P));
             }
+        return;
+    }
+    if (how == Path::Packed) {
+        const float* packed = static_cast<const float*>(a.prepared);
+        const int64_t group_floats = conv_packed_weight_floats(1, q.Mg, q.K);
+        for (int64_t i = 0; i < q.N; ++i)
+            for (int64_t gi = 0; gi < q.G; ++gi)
+                conv_gemm(q, packed + gi * group_floats, X + (i * q.C + gi * q.Cg) * HW, n.act, n.act_alpha,
+                          n.act_beta, Y + (i * q.M + gi * q.Mg) * q.P, col);
         return;
     }
     const int Mg = static_cast<int>(q.Mg), P = static_cast<int>(q.P), K = static_cast<int>(q.K);
@@ -190,6 +242,6 @@ void run(const KernelArgs& a) {
 
 }  // namespace
 
-const OpDef kConvDef = {kOp, validate, scratch_bytes, run, nullptr, nullptr};
+const OpDef kConvDef = {kOp, validate, scratch_bytes, run, prepared_bytes, prepare};
 
 }  // namespace accel_emu
