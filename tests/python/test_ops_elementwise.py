@@ -320,9 +320,25 @@ def test_reduce_negative_axes_and_spatial_fast_path(dev):
 
 @pytest.mark.parametrize("shape,axes", [((8, 1000), [1]), ((1000, 7), [0]), ((4, 300, 5), [1]),
                                         ((2, 3, 40, 50), [2, 3]), ((2, 40, 50, 3), [1, 2]),
-                                        ((5, 1, 1, 3), [1, 2]), ((1, 1), [0, 1]), ((3, 4, 5, 6), [0, 2])])
+                                        ((5, 1, 1, 3), [1, 2]), ((1, 1), [0, 1]), ((3, 4, 5, 6), [0, 2]),
+                                        ((5, 1100), [0]), ((3, 7, 600), [1]), ((6, 4, 3), [0, 1]),
+                                        ((2, 3, 1, 4), [2])])
 def test_reduce_large_and_degenerate(dev, shape, axes):
+    """Long rows, long columns (several row blocks and chunks), and reductions over size-1 axes only."""
     check(dev, reduce_model(axes, 1, shape), reduce_feeds(shape, seed=16), rtol=1e-5, atol=2e-6)
+
+
+@pytest.mark.parametrize("axes", [[1], [0], [0, 1]])
+def test_reduce_max_min_propagate_nan(dev, axes):
+    """A NaN among the reduced elements makes max and min NaN (as numpy; onnxruntime's result depends
+    on where the NaN is)."""
+    x = rnd((6, 40), seed=32)
+    x[2, 5] = np.nan
+    x[4, :] = np.nan
+    m = reduce_model(axes, 0, x.shape, ops_=["ReduceMax", "ReduceMin"])
+    got = emu_run(dev, m, {"x": x})
+    np.testing.assert_array_equal(got[0], np.max(x, axis=tuple(axes)))
+    np.testing.assert_array_equal(got[1], np.min(x, axis=tuple(axes)))
 
 
 @pytest.mark.parametrize("opset", [11, 13, 17, 18])
