@@ -1,4 +1,5 @@
-// binary.cc - add, sub, mul, div with numpy broadcasting (FORMAT.md ops 4-7). The broadcast is reduced
+// binary.cc - add, sub, mul, div, pow, min, max with numpy broadcasting (FORMAT.md ops 4-7, 21-23),
+// all through one broadcast implementation. The broadcast is reduced
 // to as few dims as possible (size-1 dims dropped, dims merged where both operands stay contiguous), so
 // the work is an outer odometer around one contiguous inner loop whose operands each have stride 1 or 0.
 #include "kernel_util.h"
@@ -7,7 +8,7 @@
 namespace accel_emu {
 namespace {
 
-enum class BinOp { Add, Sub, Mul, Div };
+enum class BinOp { Add, Sub, Mul, Div, Pow, Min, Max };
 
 const char* name_of(BinOp op) {
     switch (op) {
@@ -15,6 +16,9 @@ const char* name_of(BinOp op) {
         case BinOp::Sub: return "sub";
         case BinOp::Mul: return "mul";
         case BinOp::Div: return "div";
+        case BinOp::Pow: return "pow";
+        case BinOp::Min: return "min";
+        case BinOp::Max: return "max";
     }
     return "?";
 }
@@ -89,7 +93,11 @@ __attribute__((always_inline)) inline float apply(float x, float y) {
     if constexpr (OP == BinOp::Add) return x + y;
     if constexpr (OP == BinOp::Sub) return x - y;
     if constexpr (OP == BinOp::Mul) return x * y;
-    return x / y;
+    if constexpr (OP == BinOp::Div) return x / y;
+    if constexpr (OP == BinOp::Pow) return __builtin_powf(x, y);
+    // min and max are NaN when either operand is (x != x: x is NaN; a NaN y loses every comparison).
+    if constexpr (OP == BinOp::Min) return x < y || x != x ? x : y;
+    return x > y || x != x ? x : y;
 }
 
 // One inner row; as/bs are the operands' strides (each 0 or 1), cases split so each loop vectorizes.
@@ -160,5 +168,8 @@ const OpDef kAddDef = {"add", validate<BinOp::Add>, scratch_bytes, run_op<BinOp:
 const OpDef kSubDef = {"sub", validate<BinOp::Sub>, scratch_bytes, run_op<BinOp::Sub>, nullptr, nullptr};
 const OpDef kMulDef = {"mul", validate<BinOp::Mul>, scratch_bytes, run_op<BinOp::Mul>, nullptr, nullptr};
 const OpDef kDivDef = {"div", validate<BinOp::Div>, scratch_bytes, run_op<BinOp::Div>, nullptr, nullptr};
+const OpDef kPowDef = {"pow", validate<BinOp::Pow>, scratch_bytes, run_op<BinOp::Pow>, nullptr, nullptr};
+const OpDef kMinDef = {"min", validate<BinOp::Min>, scratch_bytes, run_op<BinOp::Min>, nullptr, nullptr};
+const OpDef kMaxDef = {"max", validate<BinOp::Max>, scratch_bytes, run_op<BinOp::Max>, nullptr, nullptr};
 
 }  // namespace accel_emu
