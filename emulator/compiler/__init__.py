@@ -42,6 +42,8 @@ def compile_model(model, input_shapes=None) -> bytes:
     batchnorm.fold_batchnorm(g)
     fusion.simplify_copies(g)
     affine.fold_bias_and_scale(g)
+    fusion.fuse_layernorm(g)
+    fusion.fuse_silu(g)
     fusion.fuse_activations(g)
     tensors, nodes, inputs, outputs = emit.build(g)
     try:

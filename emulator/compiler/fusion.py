@@ -11,7 +11,7 @@ from .accm import ACTIVATIONS
 from .ir import Graph, Node
 from .lower_elementwise import expand_norm_const
 
-FUSABLE = frozenset({"conv", "gemm", "matmul", "add", "sub", "mul", "div", "pow", "min", "max", "reduce",
+FUSABLE = frozenset({"conv", "convtranspose", "gemm", "matmul", "add", "sub", "mul", "div", "pow", "min", "max", "reduce",
                      "layernorm"})
 
 
@@ -245,10 +245,8 @@ def fuse_layernorm(g: Graph) -> None:
 
 
 def fuse_activations(g: Graph) -> None:
-    """The multi-node patterns first (their parts must still be separate nodes), then activations
-    into their producers (a SiLU found by the first into the conv that produces x)."""
-    fuse_layernorm(g)
-    fuse_silu(g)
+    """Activations into their producers. Run after fuse_layernorm and fuse_silu (whose parts must still
+    be separate nodes), so that a SiLU they found goes into the conv that produces x."""
     outputs = set(g.outputs)
     producers, consumers = g.producers(), g.consumers()
     removed = set()

@@ -129,6 +129,13 @@ def chain_binary(ctx, node, op: str, ins: list) -> None:
         acc = ctx.g.value(out)
 
 
+def lower_sum(ctx, node):
+    """Sum (every opset), float32, one or more inputs with numpy broadcasting: a chain of binary `add`
+    nodes; one input is a copy. Other dtypes are not supported."""
+    ins = [float_input(ctx, node, i) for i in range(len(node.inputs))]
+    chain_binary(ctx, node, "add", ins)
+
+
 def lower_min_max(ctx, node):
     """Min and Max (every opset), float32, one or more inputs with numpy broadcasting: a chain of
     binary `min` / `max` nodes (NaN when either operand is NaN); one input is a copy."""
@@ -286,7 +293,7 @@ def lower_layernorm(ctx, node):
 HANDLERS: dict = {op: _unary(op, act, what) for op, act, what in _UNARY}
 HANDLERS.update({
     "Elu": lower_elu, "Selu": lower_selu, "Gelu": lower_gelu,
-    "Pow": lower_pow, "Min": lower_min_max, "Max": lower_min_max,
+    "Pow": lower_pow, "Sum": lower_sum, "Min": lower_min_max, "Max": lower_min_max,
     "LayerNormalization": lower_layernorm,
 })
 HANDLERS.update({op: lower_reduce for op in REDUCE_FUNCTIONS})

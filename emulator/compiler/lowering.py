@@ -150,24 +150,6 @@ def lower_binary(ctx, node):
     ctx.emit(_BINARY[node.op], [a.name, bname], [y], node.name)
 
 
-def lower_sum(ctx, node):
-    """Sum (every opset): one or more float32 inputs with numpy broadcasting (one input is a copy).
-    Other dtypes are not supported.
-    """
-    ins = [ctx.input(node, i) for i in range(len(node.inputs))]
-    y = ctx.output(node)
-    if len(ins) == 1:
-        ctx.copy_to(ins[0].name, y, ins[0].shape, node.name)
-        return
-    acc = ins[0]
-    for k, v in enumerate(ins[1:], start=1):
-        shape = _broadcast(node, acc.shape, v.shape)
-        last = k == len(ins) - 1
-        out = ctx.define(y, acc.dtype, shape) if last else ctx.temp(f"{y}_sum{k}", acc.dtype, shape)
-        ctx.emit("add", [acc.name, v.name], [out], node.name)
-        acc = ctx.g.value(out)
-
-
 def lower_gemm(ctx, node):
     """Gemm (every opset): 2-D float32 A and B with transA, transB, alpha and beta, and an optional C
     that broadcasts to (M, N). Integer Gemm is not supported.
@@ -441,40 +423,6 @@ def lower_global_maxpool(ctx, node):
     _emit_pool(ctx, node, x, "maxpool", kernel, [1] * sp, [1] * sp, [0] * sp, [0] * sp, 0, 0)
 
 
-def lower_reduce_mean(ctx, node):
-    """ReduceMean (every opset): float32, only the mean over every axis after the second (axes
-    [2, ..., rank-1], from the axes attribute before opset 18 or a constant axes input from 18),
-    keepdims 0 or 1; noop_with_empty_axes=1 without axes is a copy. Any other set of axes (the
-    default all axes included) is not supported.
-    """
-    x = ctx.input(node, 0)
-    rank = len(x.shape)
-    if ctx.opset >= 18:
-        axes = ctx.const_input(node, 1, "axes")
-        axes = None if axes is None else [int(a) for a in np.asarray(axes).reshape(-1)]
-        if axes is None and int(node.attr("noop_with_empty_axes", 0)):
-            ctx.copy_to(x.name, ctx.output(node), x.shape, node.name)
-            return
-    else:
-        axes = node.attr("axes")
-        axes = None if axes is None else [int(a) for a in axes]
-    if axes is None:
-        axes = list(range(rank))
-    axes = sorted(_norm_axis(node, a, rank, "axes") for a in axes)
-    if rank < 3 or axes != list(range(2, rank)):
-        raise unsupported(node, f"axes={axes} (only a mean over every axis after the second)")
-    keep = int(node.attr("keepdims", 1))
-    y = ctx.output(node)
-    shape = tuple(x.shape[:2]) + (1,) * (rank - 2)
-    if keep:
-        ctx.define(y, x.dtype, shape)
-        ctx.emit("globalavgpool", [x.name], [y], node.name)
-    else:
-        t = ctx.temp(f"{y}_keepdims", x.dtype, shape)
-        ctx.emit("globalavgpool", [x.name], [t], node.name)
-        ctx.copy_to(t, y, x.shape[:2], node.name)
-
-
 def lower_batchnorm(ctx, node):
     """BatchNormalization (every opset), inference only: float32 X of rank >= 2 with constant scale, B,
     mean and var (one value per channel) and epsilon; folded into a preceding Conv when it can be.
@@ -706,13 +654,13 @@ def lower_softmax(ctx, node):
 
 HANDLERS = {
     "Add": lower_binary, "Sub": lower_binary, "Mul": lower_binary, "Div": lower_binary,
-    "Sum": lower_sum, "Gemm": lower_gemm, "MatMul": lower_matmul,
+    "Gemm": lower_gemm, "MatMul": lower_matmul,
     "Relu": lower_activation, "Sigmoid": lower_activation, "HardSigmoid": lower_activation,
     "HardSwish": lower_activation, "LeakyRelu": lower_activation, "Clip": lower_activation,
     "PRelu": lower_prelu,
     "Conv": lower_conv, "MaxPool": lower_pool, "AveragePool": lower_pool,
     "GlobalAveragePool": lower_global_avgpool, "GlobalMaxPool": lower_global_maxpool,
-    "ReduceMean": lower_reduce_mean, "BatchNormalization": lower_batchnorm,
+    "BatchNormalization": lower_batchnorm,
     "Identity": lower_identity, "Dropout": lower_identity, "Cast": lower_cast,
     "CastLike": lower_cast, "Flatten": lower_flatten, "Reshape": lower_reshape,
     "Squeeze": lower_squeeze, "Unsqueeze": lower_unsqueeze, "Transpose": lower_transpose,
