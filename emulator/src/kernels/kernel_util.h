@@ -146,6 +146,18 @@ struct TapRanges {
     }
 };
 
+// The taps [*first, *last) of a k-tap window (dilation dil, padding pad, stride s) that fall inside an
+// input of `in` for at least one of `out` outputs: a window far larger than its input (a legal but odd
+// model) then costs what its input costs, not what its size says.
+ACCEL_INLINE void useful_taps(int64_t k, int64_t dil, int64_t pad, int64_t s, int64_t in, int64_t out,
+                              int64_t* first, int64_t* last) {
+    const int64_t lo = pad - (out - 1) * s;  // tap * dil must be >= lo and <= in - 1 + pad
+    int64_t f = lo <= 0 ? 0 : (lo + dil - 1) / dil;
+    int64_t l = (in - 1 + pad) < 0 ? 0 : (in - 1 + pad) / dil + 1;
+    *first = f;
+    *last = l < k ? l : k;
+}
+
 // y[r*ld + c] = act(y[r*ld + c] + bias[r]) for r < rows, c < cols (bias may be null).
 void bias_act_rows(float* y, int64_t rows, int64_t cols, int64_t ld, const float* bias, Act act,
                    float alpha, float beta);

@@ -54,13 +54,17 @@ bool validate_pool(const char* op, bool avg, const Graph& g, const Node& n, std:
 ACCEL_HOT void max_plane(const PoolGeom& q, const float* ACCEL_RESTRICT x, float* ACCEL_RESTRICT y) {
     kern::TapRanges tr;
     tr.init(q.kw, q.dw, q.pl, q.sw, q.W, q.OW);
+    int64_t kj0, kj1;
+    kern::useful_taps(q.kw, q.dw, q.pl, q.sw, q.W, q.OW, &kj0, &kj1);
     for (int64_t oh = 0; oh < q.OH; ++oh) {
         float* yr = y + oh * q.OW;
         for (int64_t ow = 0; ow < q.OW; ++ow) yr[ow] = -FLT_MAX;
-        for (int64_t ki = 0; ki < q.kh; ++ki) {
+        int64_t ki0, ki1;
+        kern::useful_taps(q.kh, q.dh, q.pt - oh * q.sh, 1, q.H, 1, &ki0, &ki1);
+        for (int64_t ki = ki0; ki < ki1; ++ki) {
             const int64_t ih = oh * q.sh - q.pt + ki * q.dh;
             if (ih < 0 || ih >= q.H) continue;
-            for (int64_t kj = 0; kj < q.kw; ++kj) {
+            for (int64_t kj = kj0; kj < kj1; ++kj) {
                 const int64_t off = kj * q.dw - q.pl;
                 int64_t lo, hi;
                 tr.get(kj, &lo, &hi);
@@ -92,14 +96,18 @@ ACCEL_HOT void avg_plane(const PoolGeom& q, bool include_pad, const float* ACCEL
                          float* ACCEL_RESTRICT y) {
     kern::TapRanges tr;
     tr.init(q.kw, 1, q.pl, q.sw, q.W, q.OW);
+    int64_t kj0, kj1;
+    kern::useful_taps(q.kw, 1, q.pl, q.sw, q.W, q.OW, &kj0, &kj1);
     for (int64_t oh = 0; oh < q.OH; ++oh) {
         float* yr = y + oh * q.OW;
         for (int64_t ow = 0; ow < q.OW; ++ow) yr[ow] = 0.f;
         const int64_t hs = oh * q.sh - q.pt;
-        for (int64_t ki = 0; ki < q.kh; ++ki) {
+        int64_t ki0, ki1;
+        kern::useful_taps(q.kh, 1, -hs, 1, q.H, 1, &ki0, &ki1);
+        for (int64_t ki = ki0; ki < ki1; ++ki) {
             const int64_t ih = hs + ki;
             if (ih < 0 || ih >= q.H) continue;
-            for (int64_t kj = 0; kj < q.kw; ++kj) {
+            for (int64_t kj = kj0; kj < kj1; ++kj) {
                 const int64_t off = kj - q.pl;
                 int64_t lo, hi;
                 tr.get(kj, &lo, &hi);
