@@ -201,6 +201,17 @@ def test_split_input_and_equal_parts(dev):
     assert ops(m).count("slice") == 5 - 1  # output 'd' is not used: no node
 
 
+def test_split_opset1_input(dev):
+    """Split-1 took the sizes as an input of the data's type (onnxruntime cannot run it: numpy is the
+    reference)."""
+    m = onnx_model([helper.make_node("Split", ["x", "sp"], ["a", "b"], axis=0)], [("x", "float32", (5, 2))],
+                   [("a", "float32"), ("b", "float32")], {"sp": np.array([1, 4], np.float32)}, opset=1)
+    x = rand((5, 2), "float32", 19)
+    a, b = dev.load(m.SerializeToString()).run(x)
+    np.testing.assert_array_equal(np.array(a), x[:1])
+    np.testing.assert_array_equal(np.array(b), x[1:])
+
+
 @pytest.mark.parametrize("dim,parts", [(10, 4), (9, 3), (7, 2), (5, 5)])
 def test_split_num_outputs(dev, dim, parts):
     outs = [f"y{i}" for i in range(parts)]
@@ -491,8 +502,9 @@ def test_reshapes_keep_any_dtype(dev, dtype):
 
 def test_reshape_by_computed_shape_folds(dev):
     nodes = [helper.make_node("Shape", ["x"], ["s"]),
-             const("zero", 0), const("minus1", [-1]), const("ax", [0]),
-             helper.make_node("Gather", ["s", "zero"], ["n"], axis=0),
+             const("zero", [0]), const("minus1", [-1]), const("ax", [0]),
+             helper.make_node("Gather", ["s", "zero"], ["n0"], axis=0),
+             helper.make_node("Squeeze", ["n0", "ax"], ["n"]),
              helper.make_node("Unsqueeze", ["n", "ax"], ["n1"]),
              helper.make_node("Concat", ["n1", "minus1"], ["shape"], axis=0),
              helper.make_node("Reshape", ["x", "shape"], ["y"])]

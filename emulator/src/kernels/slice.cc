@@ -63,7 +63,8 @@ void run_slice(const KernelArgs& a) {
     kern::strided_copy(static_cast<const unsigned char*>(a.in[0]) + origin * es, a.out[0], v, es);
 }
 
-// ---- gather: Y = X.dims[:axis] + I.dims + X.dims[axis+1:], blocks of X picked by the indices I
+// ---- gather: Y = X.dims[:axis] + I.dims + X.dims[axis+1:], blocks of X picked by the indices I.
+// validate sees shapes but not constant data, so the index values are bounded when the kernel runs.
 
 bool validate_gather(const Graph& g, const Node& n, std::string* err) {
     using kern::cat;
@@ -123,7 +124,7 @@ void run_gather(const KernelArgs& a) {
     }
     for (int64_t o = 0; o < outer; ++o, x += dim * block)
         for (int64_t k = 0; k < count; ++k, y += block) {
-            // The compiler keeps indices in range; a corrupt file gets zeros, never a read outside X.
+            // The compiler keeps indices in range; a hand-made file gets zeros, never a read outside X.
             const int64_t i = idx[k];
             if (static_cast<uint64_t>(i) < static_cast<uint64_t>(dim))
                 std::memcpy(y, x + i * block, block);
