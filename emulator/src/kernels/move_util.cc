@@ -30,10 +30,18 @@ using E2 = uint16_t;
 using E4 = uint32_t;
 using E8 = uint64_t;
 
-StridedView simplify(const StridedView& v) {
+// Output dims with the input strides that walk them, outermost first.
+struct StridedView {
+    int ndim = 0;
+    int64_t dims[kMaxDims] = {0};
+    int64_t strides[kMaxDims] = {0};
+};
+
+// The view with size-1 dims dropped and neighbours merged where the input walks them as one run.
+StridedView simplify(const int64_t* dims, const int64_t* strides, int ndim) {
     StridedView r;
-    for (int i = 0; i < v.ndim; ++i) {
-        const int64_t d = v.dims[i], s = v.strides[i];
+    for (int i = 0; i < ndim; ++i) {
+        const int64_t d = dims[i], s = strides[i];
         if (d == 1) continue;
         if (r.ndim > 0 && r.strides[r.ndim - 1] == s * d) {
             r.dims[r.ndim - 1] *= d;
@@ -156,14 +164,14 @@ void copy_view(const T* in, T* out, const StridedView& v) {
 
 }  // namespace
 
-void strided_copy(const void* origin, void* out, const StridedView& view, size_t esize) {
-    const StridedView v = simplify(view);
-    switch (esize) {
+void strided_copy(const void* origin, const int64_t* strides, const TensorDesc& y, void* out) {
+    const StridedView v = simplify(y.dims, strides, y.ndim);
+    switch (dtype_size(y.dtype)) {
         case 1: copy_view(static_cast<const E1*>(origin), static_cast<E1*>(out), v); break;
         case 2: copy_view(static_cast<const E2*>(origin), static_cast<E2*>(out), v); break;
         case 4: copy_view(static_cast<const E4*>(origin), static_cast<E4*>(out), v); break;
         case 8: copy_view(static_cast<const E8*>(origin), static_cast<E8*>(out), v); break;
-        default: break;  // validate admits only the sizes above
+        default: break;  // every dtype has one of the sizes above
     }
 }
 

@@ -15,21 +15,14 @@ namespace kern {
 // True if `x` has `y`'s dtype; else false with "<op>: <what> dtype <x> differs from output dtype <y>".
 bool same_dtype(const TensorDesc& x, const TensorDesc& y, const char* op, const char* what, std::string* err);
 
-// Output element (i0, i1, ...) of a dense, C-order output shaped dims[0..ndim) is the input element
-// at i0*strides[0] + i1*strides[1] + ... from the view's origin. Strides count elements and may be
-// negative (a slice walking backwards) or 0 (a broadcast repeating one element).
-struct StridedView {
-    int ndim = 0;
-    int64_t dims[kMaxDims] = {0};
-    int64_t strides[kMaxDims] = {0};
-};
-
 // strides[i] of a dense, C-order tensor shaped dims[0..ndim), in elements.
 void dense_strides(const int64_t* dims, int ndim, int64_t* strides);
 
-// Writes the view into `out` (dense, not overlapping the input). `origin` is the input element
-// (0, 0, ...) of the view; `esize` is the element size in bytes: 1, 2, 4 or 8.
-void strided_copy(const void* origin, void* out, const StridedView& view, size_t esize);
+// Fills `out`, dense and shaped (and typed) as `y`, from a strided view of an input that does not
+// overlap it: output element (i0, i1, ...) is the input element at i0*strides[0] + i1*strides[1] + ...
+// from `origin`. Strides count elements and may be negative (a slice walking backwards) or 0 (a
+// broadcast repeating one element).
+void strided_copy(const void* origin, const int64_t* strides, const TensorDesc& y, void* out);
 
 }  // namespace kern
 }  // namespace accel_emu

@@ -55,13 +55,10 @@ bool validate_transpose(const Graph& g, const Node& n, std::string* err) {
 
 void run_transpose(const KernelArgs& a) {
     const TensorDesc& xd = kern::in_desc(a, 0);
-    const TensorDesc& yd = kern::out_desc(a, 0);
-    int64_t xs[kMaxDims];
+    int64_t xs[kMaxDims], strides[kMaxDims];
     kern::dense_strides(xd.dims, xd.ndim, xs);
-    kern::StridedView v;
-    v.ndim = yd.ndim;
-    for (int i = 0; i < yd.ndim; ++i) v.dims[i] = yd.dims[i], v.strides[i] = xs[a.node->ints[i]];
-    kern::strided_copy(a.in[0], a.out[0], v, dtype_size(yd.dtype));
+    for (int i = 0; i < xd.ndim; ++i) strides[i] = xs[a.node->ints[i]];
+    kern::strided_copy(a.in[0], strides, kern::out_desc(a, 0), a.out[0]);
 }
 
 // ---- concat

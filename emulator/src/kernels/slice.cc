@@ -48,19 +48,14 @@ bool validate_slice(const Graph& g, const Node& n, std::string* err) {
 
 void run_slice(const KernelArgs& a) {
     const TensorDesc& xd = kern::in_desc(a, 0);
-    const TensorDesc& yd = kern::out_desc(a, 0);
-    const size_t es = dtype_size(xd.dtype);
-    int64_t xs[kMaxDims];
+    int64_t xs[kMaxDims], strides[kMaxDims], origin = 0;
     kern::dense_strides(xd.dims, xd.ndim, xs);
-    kern::StridedView v;
-    v.ndim = yd.ndim;
-    int64_t origin = 0;
-    for (int i = 0; i < yd.ndim; ++i) {
+    for (int i = 0; i < xd.ndim; ++i) {
         origin += a.node->ints[i] * xs[i];
-        v.dims[i] = yd.dims[i];
-        v.strides[i] = a.node->ints[kMaxDims + i] * xs[i];
+        strides[i] = a.node->ints[kMaxDims + i] * xs[i];
     }
-    kern::strided_copy(static_cast<const unsigned char*>(a.in[0]) + origin * es, a.out[0], v, es);
+    const auto* x = static_cast<const unsigned char*>(a.in[0]);
+    kern::strided_copy(x + origin * dtype_size(xd.dtype), strides, kern::out_desc(a, 0), a.out[0]);
 }
 
 // ---- gather: Y = X.dims[:axis] + I.dims + X.dims[axis+1:], blocks of X picked by the indices I.
@@ -153,17 +148,14 @@ bool validate_expand(const Graph& g, const Node& n, std::string* err) {
 void run_expand(const KernelArgs& a) {
     const TensorDesc& xd = kern::in_desc(a, 0);
     const TensorDesc& yd = kern::out_desc(a, 0);
-    int64_t xs[kMaxDims];
+    int64_t xs[kMaxDims], strides[kMaxDims];
     kern::dense_strides(xd.dims, xd.ndim, xs);
-    kern::StridedView v;
-    v.ndim = yd.ndim;
-    const int lead = yd.ndim - xd.ndim;
+    const int lead = yd.ndim - xd.ndim;  // X is right-aligned to Y
     for (int i = 0; i < yd.ndim; ++i) {
         const int j = i - lead;
-        v.dims[i] = yd.dims[i];
-        v.strides[i] = j < 0 || xd.dims[j] == 1 ? 0 : xs[j];
+        strides[i] = j < 0 || xd.dims[j] == 1 ? 0 : xs[j];
     }
-    kern::strided_copy(a.in[0], a.out[0], v, dtype_size(xd.dtype));
+    kern::strided_copy(a.in[0], strides, yd, a.out[0]);
 }
 
 }  // namespace
