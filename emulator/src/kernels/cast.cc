@@ -25,46 +25,49 @@ struct Bool {
     uint8_t byte;
 };
 
-inline uint32_t bits_of(float f) {
+ACCEL_INLINE uint32_t bits_of(float f) {
     uint32_t u;
     std::memcpy(&u, &f, sizeof u);
     return u;
 }
 
-inline float float_of(uint32_t u) {
+ACCEL_INLINE float float_of(uint32_t u) {
     float f;
     std::memcpy(&f, &u, sizeof f);
     return f;
 }
 
-inline float half_to_float(uint16_t h) {
+// The float16 conversions are written as selects, not branches, so that loops over them vectorize.
+ACCEL_INLINE float half_to_float(uint16_t h) {
     const uint32_t sign = uint32_t(h & 0x8000) << 16;
-    const uint32_t mag = h & 0x7fff;  // exponent and mantissa
-    if (mag >= 0x7c00) return float_of(sign | 0x7f800000 | ((mag & 0x3ff) << 13));  // inf, NaN (payload kept)
-    if (mag >= 0x0400) return float_of(sign | ((mag << 13) + ((127 - 15) << 23)));  // normal: rebias exponent
-    return float_of(sign | bits_of(float(mag) * 0x1p-24f));                        // subnormal or zero
+    const uint32_t mag = h & 0x7fff;                              // exponent and mantissa
+    const uint32_t normal = (mag << 13) + ((127 - 15) << 23);     // rebias the exponent
+    const uint32_t special = normal + ((127 - 15) << 23);         // inf, NaN: exponent all ones, payload kept
+    const uint32_t tiny = bits_of(float(mag) * 0x1p-24f);         // subnormal or zero: exact
+    return float_of(sign | (mag >= 0x7c00 ? special : mag >= 0x0400 ? normal : tiny));
 }
 
-inline uint16_t float_to_half(float f) {
+ACCEL_INLINE uint16_t float_to_half(float f) {
     const uint32_t u = bits_of(f);
-    const uint16_t sign = (u >> 16) & 0x8000;
+    const uint32_t sign = (u >> 16) & 0x8000;
     const uint32_t mag = u & 0x7fffffff;
-    if (mag > 0x7f800000) return sign | 0x7e00 | ((mag >> 13) & 0x3ff);  // NaN: quiet, top payload bits kept
-    if (mag >= 0x47800000) return sign | 0x7c00;                       // >= 2^16 (and inf): inf
-    if (mag >= 0x38800000) {
-        // A normal half (>= 2^-14): rebias the exponent, then round the 13 dropped mantissa bits to
-        // nearest even; a carry out of the mantissa bumps the exponent, up to inf from 65520 on.
-        const uint32_t r = mag - ((127 - 15) << 23);
-        return sign | ((r + 0xfff + ((r >> 13) & 1)) >> 13);
-    }
-    // A subnormal half or zero: count units of 2^-24. Adding 0.5, whose last mantissa bit is worth
+    // A normal half (>= 2^-14): rebias the exponent, then round the 13 dropped mantissa bits to nearest
+    // even; a carry out of the mantissa bumps the exponent, up to inf from 65520 on.
+    const uint32_t r = mag - ((127 - 15) << 23);
+    const uint32_t normal = (r + 0xfff + ((r >> 13) & 1)) >> 13;
+    // A subnormal half or zero counts units of 2^-24: adding 0.5, whose last mantissa bit is worth
     // 2^-24, makes the float unit round |f| to nearest even in those units; the mantissa then holds them.
-    return sign | (bits_of(float_of(mag) + 0.5f) - bits_of(0.5f));
+    const uint32_t tiny = bits_of(float_of(mag) + 0.5f) - bits_of(0.5f);
+    const uint32_t nan = 0x7e00 | ((mag >> 13) & 0x3ff);  // quiet, top payload bits kept
+    uint32_t h = mag >= 0x38800000 ? normal : tiny;
+    h = mag >= 0x47800000 ? 0x7c00 : h;  // >= 2^16, and inf
+    h = mag > 0x7f800000 ? nan : h;
+    return uint16_t(sign | h);
 }
 
 // One element, From -> To, To != From.
 template <class To, class From>
-inline To convert(From x) {
+ACCEL_INLINE To convert(From x) {
     if constexpr (std::is_same_v<From, Half>) {
         return convert<To>(half_to_float(x.bits));
     } else if constexpr (std::is_same_v<From, Bool>) {
@@ -78,19 +81,22 @@ inline To convert(From x) {
     } else if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To>) {
         // Limits as floats: the top one is a power of two, exact; the bottom one, minus 1, rounds to
         // it for 32 and 64 bits, which is still right since every float in between truncates to it.
+        // Selects, not branches, so that loops vectorize; NaN fails every comparison and gives 0.
         constexpr float top = 2.f * float(std::numeric_limits<To>::max() / 2 + 1);
         constexpr float bottom = float(std::numeric_limits<To>::min()) - 1.f;
-        if (x != x) return To(0);
-        if (x >= top) return std::numeric_limits<To>::max();
-        if (x <= bottom) return std::numeric_limits<To>::min();
-        return static_cast<To>(x);
+        const float inside = x > bottom && x < top ? float(x) : 0.f;
+        To r = static_cast<To>(inside);
+        r = x >= top ? std::numeric_limits<To>::max() : r;
+        return x <= bottom ? std::numeric_limits<To>::min() : r;
     } else {
         return static_cast<To>(x);  // integer wraps, integer to float rounds, float to float
     }
 }
 
+// ACCEL_HOT (kernel_util.h): an AVX2 clone, and no trapping math, which lets the selects on floats
+// above vectorize.
 template <class To, class From>
-void cast_loop(const void* in, void* out, int64_t n) {
+ACCEL_HOT void cast_loop(const void* in, void* out, int64_t n) {
     const From* x = static_cast<const From*>(in);
     To* y = static_cast<To*>(out);
     for (int64_t i = 0; i < n; ++i) y[i] = convert<To>(x[i]);
