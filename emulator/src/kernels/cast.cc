@@ -139,10 +139,10 @@ constexpr void fill_table(CastFn (*table)[kCodes], std::integer_sequence<int, Fr
 
 struct CastTable {
     CastFn fn[kCodes][kCodes] = {};  // [from - 1][to - 1]
-    CastTable() { fill_table(fn, std::make_integer_sequence<int, kCodes>()); }
+    constexpr CastTable() { fill_table(fn, std::make_integer_sequence<int, kCodes>()); }
 };
 
-const CastTable kTable;
+constexpr CastTable kTable;
 
 bool validate_cast(const Graph& g, const Node& n, std::string* err) {
     using kern::cat;
