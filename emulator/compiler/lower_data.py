@@ -1,6 +1,248 @@
-"""Data movement: Slice, Split, Gather, Expand, Cast at run time (FORMAT.md 1.1 ops).
+"""Data movement: Slice, Split, Gather, Expand, Tile, Cast and CastLike at run time (FORMAT.md 1.1 ops
+slice, gather, expand, cast), on every dtype accel has: float16 and integer tensors flow through these
+(and through the copies, transposes and concats of lowering.py) while the ops that compute stay float32.
 
-Each handler takes (ctx, node) as in lowering.py and emits runtime nodes."""
+Each handler takes (ctx, node) as in lowering.py and emits runtime nodes. All-constant nodes never get
+here: lowering.py folds them first."""
 from __future__ import annotations
 
-HANDLERS: dict = {}
+import numpy as np
+from onnx import helper
+
+from .accm import MAX_DIMS, dtype_code
+from .errors import CompileError
+from .ir import Value
+from .lowering import _broadcast, _norm_axis, unsupported
+
+
+def _int_list(values) -> list:
+    return [int(v) for v in np.asarray(values).reshape(-1)]
+
+
+def _nonempty(node, shape, what) -> None:
+    if any(int(d) < 1 for d in shape):
+        raise CompileError(f"{node.label}: {what} is empty (shape {tuple(shape)}); zero-size tensors are "
+                           f"not supported")
+
+
+def _emit_slice(ctx, node, x: Value, y: str, starts, steps, shape, name) -> None:
+    """A slice node: y[i, ...] = x[starts + i*steps, ...]; a plain copy when it takes all of x."""
+    _nonempty(node, shape, f"output '{y}'")
+    if tuple(shape) == tuple(x.shape) and all(s == 0 for s in starts) and all(s == 1 for s in steps):
+        ctx.copy_to(x.name, y, shape, name)
+        return
+    pad = [0] * (MAX_DIMS - len(shape))
+    ctx.define(y, x.dtype, shape)
+    ctx.emit("slice", [x.name], [y], name, ints=list(starts) + pad + list(steps) + pad)
+
+
+def slice_range(start, end, step, dim) -> tuple:
+    """ONNX Slice's clamping of one axis -> (first index, element count; 0 if empty)."""
+    if start < 0:
+        start += dim
+    if end < 0:
+        end += dim
+    if step > 0:
+        start, end = min(max(start, 0), dim), min(max(end, 0), dim)
+    else:
+        start, end = min(max(start, 0), dim - 1), min(max(end, -1), dim - 1)
+    return start, max(0, -((start - end) // step))
+
+
+def lower_slice(ctx, node):
+    """Slice of a runtime tensor, any dtype: opset 1-9 (starts, ends, axes attributes) and opset 10+
+    (starts, ends, axes, steps inputs, which must be constants). Negative starts/ends count from the
+    end; out-of-range ones (INT64_MAX, INT64_MIN ...) are clamped as ONNX says, also for negative steps;
+    axes may be negative, but not repeated. An empty result is a CompileError (zero-size tensors are
+    not supported)."""
+    x = ctx.input(node, 0)
+    rank = len(x.shape)
+    if rank == 0:
+        raise CompileError(f"{node.label}: cannot slice a scalar")
+    if ctx.opset < 10:
+        starts, ends, axes, steps = node.attr("starts"), node.attr("ends"), node.attr("axes"), None
+        if starts is None or ends is None:
+            raise CompileError(f"{node.label}: attributes starts and ends are required")
+    else:
+        starts, ends = ctx.const_input(node, 1, "starts"), ctx.const_input(node, 2, "ends")
+        if starts is None or ends is None:
+            raise CompileError(f"{node.label}: inputs starts and ends are required")
+        axes, steps = ctx.const_input(node, 3, "axes"), ctx.const_input(node, 4, "steps")
+    starts, ends = _int_list(starts), _int_list(ends)
+    axes = list(range(len(starts))) if axes is None else _int_list(axes)
+    steps = [1] * len(starts) if steps is None else _int_list(steps)
+    if not len(starts) == len(ends) == len(axes) == len(steps):
+        raise CompileError(f"{node.label}: starts {starts}, ends {ends}, axes {axes} and steps {steps} "
+                           f"differ in length")
+    axes = [_norm_axis(node, a, rank, "axes") for a in axes]
+    if len(set(axes)) != len(axes):
+        raise CompileError(f"{node.label}: repeated axes {axes}")
+    first, step, shape = [0] * rank, [1] * rank, list(x.shape)
+    for a, s, e, k in zip(axes, starts, ends, steps):
+        if k == 0:
+            raise CompileError(f"{node.label}: step of axis {a} is 0")
+        first[a], shape[a] = slice_range(s, e, k, x.shape[a])
+        step[a] = k
+    _emit_slice(ctx, node, x, ctx.output(node), first, step, shape, node.name)
+
+
+def _split_sizes(ctx, node, dim, count) -> list:
+    if ctx.opset >= 13:
+        split = ctx.const_input(node, 1, "split")
+    else:
+        split = node.attr("split")
+        if split is None and ctx.opset == 1:
+            split = ctx.const_input(node, 1, "split")
+    num = node.attr("num_outputs") if ctx.opset >= 18 else None
+    if split is not None:
+        if num is not None:
+            raise CompileError(f"{node.label}: both split and num_outputs are given")
+        sizes = _int_list(split)
+        if len(sizes) != count or any(s < 0 for s in sizes) or sum(sizes) != dim:
+            raise CompileError(f"{node.label}: split {sizes} does not cut a dim of {dim} into {count} parts")
+        return sizes
+    if num is not None:
+        num = int(num)
+        if num != count:
+            raise CompileError(f"{node.label}: num_outputs {num} but {count} outputs")
+        chunk = -(-dim // num)
+        sizes = [chunk] * (num - 1) + [dim - chunk * (num - 1)]
+        if sizes[-1] < 0:
+            raise CompileError(f"{node.label}: num_outputs {num} does not fit a dim of {dim}")
+        return sizes
+    if dim % count:
+        raise CompileError(f"{node.label}: a dim of {dim} does not split evenly into {count} outputs")
+    return [dim // count] * count
+
+
+def lower_split(ctx, node):
+    """Split of a runtime tensor, any dtype, into one slice per used output: sizes from the `split`
+    attribute (opset 1-12; opset 1's `split` input too), the `split` input (opset 13+, a constant), the
+    `num_outputs` attribute (opset 18+; the last chunk may be smaller) or else equal parts. An empty
+    output that is used is a CompileError."""
+    x = ctx.input(node, 0)
+    rank = len(x.shape)
+    if rank == 0:
+        raise CompileError(f"{node.label}: cannot split a scalar")
+    axis = _norm_axis(node, node.attr("axis", 0), rank)
+    sizes = _split_sizes(ctx, node, x.shape[axis], len(node.outputs))
+    offset = 0
+    for i, (y, size) in enumerate(zip(node.outputs, sizes)):
+        if y and y in ctx.used:
+            first, shape = [0] * rank, list(x.shape)
+            first[axis], shape[axis] = offset, size
+            _emit_slice(ctx, node, x, y, first, [1] * rank, shape, f"{node.name}/{i}" if i else node.name)
+        offset += size
+
+
+def lower_gather(ctx, node):
+    """Gather of a runtime tensor, any dtype, along `axis` with constant int32/int64 indices of any
+    rank (a scalar index removes the axis); negative indices count from the end, out-of-range ones are a
+    CompileError. Runtime indices are not supported (a constant data tensor with constant indices folds
+    at compile time)."""
+    x = ctx.input(node, 0)
+    rank = len(x.shape)
+    if rank == 0:
+        raise CompileError(f"{node.label}: cannot gather from a scalar")
+    axis = _norm_axis(node, node.attr("axis", 0), rank)
+    ind = ctx.input(node, 1)
+    if not ind.is_const:
+        raise unsupported(node, f"runtime indices '{ind.name}' (only constant indices)")
+    idx = np.asarray(ind.const)
+    if idx.dtype.kind not in "iu":
+        raise CompileError(f"{node.label}: indices '{ind.name}' have dtype {idx.dtype}, not an integer type")
+    idx = idx.astype(np.int64)
+    dim = x.shape[axis]
+    bad = idx[(idx < -dim) | (idx >= dim)]
+    if bad.size:
+        raise CompileError(f"{node.label}: index {int(bad.reshape(-1)[0])} is out of range for axis {axis} "
+                           f"of '{x.name}' {tuple(x.shape)}")
+    idx = np.where(idx < 0, idx + dim, idx)
+    shape = tuple(x.shape[:axis]) + idx.shape + tuple(x.shape[axis + 1:])
+    y = ctx.output(node)
+    _nonempty(node, shape, f"output '{y}'")
+    if idx.ndim == 1 and np.array_equal(idx, np.arange(dim)):
+        ctx.copy_to(x.name, y, shape, node.name)
+        return
+    ctx.define(y, x.dtype, shape)
+    ctx.emit("gather", [x.name, ctx.const(idx, f"{y}_indices")], [y], node.name, ints=[axis])
+
+
+def lower_expand(ctx, node):
+    """Expand of a runtime tensor, any dtype, to a constant shape with ONNX's bidirectional broadcast
+    (the result's shape is the numpy broadcast of the input's and the given one)."""
+    x = ctx.input(node, 0)
+    target = ctx.const_input(node, 1, "shape")
+    if target is None:
+        raise CompileError(f"{node.label}: input shape is required")
+    shape = _broadcast(node, x.shape, _int_list(target))
+    y = ctx.output(node)
+    _nonempty(node, shape, f"output '{y}'")
+    if shape == tuple(x.shape):
+        ctx.copy_to(x.name, y, shape, node.name)
+        return
+    ctx.define(y, x.dtype, shape)
+    ctx.emit("expand", [x.name], [y], node.name)
+
+
+def lower_tile(ctx, node):
+    """Tile (opset 6+) of a runtime tensor, any dtype, with constant repeats (>= 1): a reshape that
+    gives each repeated axis a size-1 companion, an expand of the companions, and a reshape back. The
+    input rank plus the number of repeated axes must be at most 8."""
+    if ctx.opset < 6:
+        raise unsupported(node, "opset < 6 (tiles and axis inputs)")
+    x = ctx.input(node, 0)
+    reps = ctx.const_input(node, 1, "repeats")
+    if reps is None:
+        raise CompileError(f"{node.label}: input repeats is required")
+    reps = _int_list(reps)
+    if len(reps) != len(x.shape) or any(r < 0 for r in reps):
+        raise CompileError(f"{node.label}: repeats {reps} do not fit input '{x.name}' {tuple(x.shape)}")
+    y = ctx.output(node)
+    shape = tuple(d * r for d, r in zip(x.shape, reps))
+    _nonempty(node, shape, f"output '{y}'")
+    if all(r == 1 for r in reps):
+        ctx.copy_to(x.name, y, shape, node.name)
+        return
+    split, grown = [], []
+    for d, r in zip(x.shape, reps):
+        split += [1, d] if r > 1 else [d]
+        grown += [r, d] if r > 1 else [d]
+    if len(split) > MAX_DIMS:
+        raise unsupported(node, f"repeats {reps} on rank {len(x.shape)} (needs rank {len(split)} > {MAX_DIMS})")
+    t = ctx.reshape_temp(x.name, split, node.name, f"{y}_split")
+    e = ctx.temp(f"{y}_tiled", x.dtype, grown)
+    ctx.emit("expand", [t], [e], node.name)
+    ctx.copy_to(e, y, shape, node.name)
+
+
+def lower_cast(ctx, node):
+    """Cast and CastLike of a runtime tensor between any two of float32, float16, int8, int16, int32,
+    int64, uint8, uint16, uint32, uint64 and bool, with ONNX's semantics (float to integer truncates
+    toward zero; to bool is x != 0; out-of-range values saturate, NaN gives 0). A cast to the same dtype
+    is a copy. Other target types (float64, bfloat16, float8, string) are not supported; Cast's
+    `saturate` (float8 only) is ignored. CastLike of a constant folds to a constant."""
+    x = ctx.input(node, 0)
+    if node.op == "Cast":
+        try:
+            to = np.dtype(helper.tensor_dtype_to_np_dtype(int(node.attr("to"))))
+        except Exception:
+            raise unsupported(node, f"to={node.attr('to')}") from None
+    else:
+        to = ctx.input(node, 1).dtype
+    if dtype_code(to) is None:
+        raise CompileError(f"{node.label}: cannot cast '{x.name}' to {to}: accel has no {to} tensors")
+    y = ctx.output(node)
+    if x.is_const:  # CastLike(constant, runtime tensor): only the dtype of the second one matters
+        ctx.g.values[y] = Value(y, to, tuple(x.shape), np.asarray(x.const).astype(to))
+    elif to == x.dtype:
+        ctx.copy_to(x.name, y, x.shape, node.name)
+    else:
+        ctx.define(y, to, x.shape)
+        ctx.emit("cast", [x.name], [y], node.name)
+
+
+HANDLERS: dict = {
+    "Slice": lower_slice, "Split": lower_split, "Gather": lower_gather, "Expand": lower_expand,
+    "Tile": lower_tile, "Cast": lower_cast, "CastLike": lower_cast,
+}

@@ -1,8 +1,10 @@
-// shape_ops.cc - ops that only move data: copy (FORMAT.md op 12), transpose (13), concat (14).
+// shape_ops.cc - ops that only move data: copy (FORMAT.md op 12), transpose (13), concat (14); any
+// dtype, the same on every input and output.
 #include <cstring>
 
 #include "kernel_util.h"
 #include "op_defs.h"
+#include "move_util.h"
 
 namespace accel_emu {
 namespace {
@@ -18,8 +20,7 @@ bool validate_copy(const Graph& g, const Node& n, std::string* err) {
         return false;
     const TensorDesc& x = *kern::input(g, n, 0);
     const TensorDesc& y = kern::output(g, n, 0);
-    if (x.dtype != y.dtype)
-        return kern::fail(err, op, cat("input dtype ", x.dtype, " differs from output dtype ", y.dtype));
+    if (!kern::same_dtype(x, y, op, "input 0", err)) return false;
     if (x.numel != y.numel)
         return kern::fail(err, op, cat("element counts differ: ", kern::dims_str(x), " vs ", kern::dims_str(y)));
     return true;
@@ -34,10 +35,11 @@ void run_copy(const KernelArgs& a) {
 bool validate_transpose(const Graph& g, const Node& n, std::string* err) {
     using kern::cat;
     const char* op = "transpose";
-    if (!kern::check_common(g, n, op, {1, 1, 1, 1}, kern::DTypeRule::Float32, kern::ActRule::MustBeNone, err))
+    if (!kern::check_common(g, n, op, {1, 1, 1, 1}, kern::DTypeRule::Any, kern::ActRule::MustBeNone, err))
         return false;
     const TensorDesc& x = *kern::input(g, n, 0);
     const TensorDesc& y = kern::output(g, n, 0);
+    if (!kern::same_dtype(x, y, op, "input 0", err)) return false;
     if (y.ndim != x.ndim) return kern::fail(err, op, cat("output rank ", y.ndim, " differs from input rank ", x.ndim));
     bool seen[kMaxDims] = {false};
     for (int i = 0; i < x.ndim; ++i) {
@@ -51,72 +53,12 @@ bool validate_transpose(const Graph& g, const Node& n, std::string* err) {
     return true;
 }
 
-// out[i*ldo + j] = in[i + j*ldi] for i < rows, j < cols, in cache-sized square blocks.
-ACCEL_HOT void transpose2d(const float* ACCEL_RESTRICT in, int64_t ldi, float* ACCEL_RESTRICT out, int64_t ldo,
-                           int64_t rows, int64_t cols) {
-    constexpr int64_t T = 16;
-    for (int64_t i0 = 0; i0 < rows; i0 += T) {
-        const int64_t i1 = i0 + T < rows ? i0 + T : rows;
-        for (int64_t j0 = 0; j0 < cols; j0 += T) {
-            const int64_t j1 = j0 + T < cols ? j0 + T : cols;
-            for (int64_t i = i0; i < i1; ++i)
-                for (int64_t j = j0; j < j1; ++j) out[i * ldo + j] = in[i + j * ldi];
-        }
-    }
-}
-
 void run_transpose(const KernelArgs& a) {
     const TensorDesc& xd = kern::in_desc(a, 0);
-    const TensorDesc& yd = kern::out_desc(a, 0);
-    const float* X = kern::in_f(a, 0);
-    float* Y = kern::out_f(a, 0);
-    const int r = xd.ndim;
-    int64_t xs[kMaxDims], stride = 1;
-    for (int i = r - 1; i >= 0; --i) xs[i] = stride, stride *= xd.dims[i];
-    // Output axes with their input strides; size-1 axes dropped, axes adjacent in both merged.
-    int64_t od[kMaxDims], is[kMaxDims];
-    int nd = 0;
-    for (int i = 0; i < r; ++i) {
-        const int64_t d = yd.dims[i], s = xs[a.node->ints[i]];
-        if (d == 1) continue;
-        if (nd > 0 && is[nd - 1] == s * d) {
-            od[nd - 1] *= d;
-            is[nd - 1] = s;
-            continue;
-        }
-        od[nd] = d, is[nd] = s, ++nd;
-    }
-    if (nd == 0 || (nd == 1 && is[0] == 1)) {
-        std::memcpy(Y, X, sizeof(float) * yd.numel);
-        return;
-    }
-    int64_t os[kMaxDims];
-    stride = 1;
-    for (int i = nd - 1; i >= 0; --i) os[i] = stride, stride *= od[i];
-    const int in_last = nd - 1;
-    int b = 0;  // the output axis holding the input's innermost axis
-    while (b < in_last && is[b] != 1) ++b;
-    // Odometer over every axis but the innermost output axis and b.
-    int64_t ext[kMaxDims], si[kMaxDims], so[kMaxDims], idx[kMaxDims] = {0};
-    int no = 0;
-    for (int i = 0; i < nd; ++i)
-        if (i != in_last && i != b) ext[no] = od[i], si[no] = is[i], so[no] = os[i], ++no;
-    const int64_t blocks = yd.numel / (od[in_last] * (b == in_last ? 1 : od[b]));
-    int64_t oi = 0, oo = 0;
-    for (int64_t t = 0; t < blocks; ++t) {
-        if (b == in_last)
-            std::memcpy(Y + oo, X + oi, sizeof(float) * od[in_last]);
-        else
-            transpose2d(X + oi, is[in_last], Y + oo, os[b], od[b], od[in_last]);
-        for (int d = no - 1; d >= 0; --d) {
-            oi += si[d];
-            oo += so[d];
-            if (++idx[d] < ext[d]) break;
-            oi -= si[d] * ext[d];
-            oo -= so[d] * ext[d];
-            idx[d] = 0;
-        }
-    }
+    int64_t xs[kMaxDims], strides[kMaxDims];
+    kern::dense_strides(xd.dims, xd.ndim, xs);
+    for (int i = 0; i < xd.ndim; ++i) strides[i] = xs[a.node->ints[i]];
+    kern::strided_copy(a.in[0], strides, kern::out_desc(a, 0), a.out[0]);
 }
 
 // ---- concat
@@ -124,8 +66,7 @@ void run_transpose(const KernelArgs& a) {
 bool validate_concat(const Graph& g, const Node& n, std::string* err) {
     using kern::cat;
     const char* op = "concat";
-    if (!kern::check_common(g, n, op, {1, SIZE_MAX, 1, 1}, kern::DTypeRule::Float32, kern::ActRule::MustBeNone,
-                            err))
+    if (!kern::check_common(g, n, op, {1, SIZE_MAX, 1, 1}, kern::DTypeRule::Any, kern::ActRule::MustBeNone, err))
         return false;
     const TensorDesc& y = kern::output(g, n, 0);
     const int64_t axis = n.ints[0];
@@ -134,6 +75,7 @@ bool validate_concat(const Graph& g, const Node& n, std::string* err) {
     for (size_t k = 0; k < n.inputs.size(); ++k) {
         const TensorDesc* x = kern::input(g, n, k);
         if (!x) return kern::fail(err, op, cat("input ", k, " is absent"));
+        if (!kern::same_dtype(*x, y, op, cat("input ", k).c_str(), err)) return false;
         bool ok = x->ndim == y.ndim;
         for (int i = 0; ok && i < y.ndim; ++i) ok = i == axis || x->dims[i] == y.dims[i];
         if (!ok)
@@ -151,13 +93,13 @@ void run_concat(const KernelArgs& a) {
     const TensorDesc& yd = kern::out_desc(a, 0);
     const int axis = static_cast<int>(a.node->ints[0]);
     const int64_t outer = kern::prod(yd.dims, 0, axis);
-    const int64_t inner = kern::prod(yd.dims, axis + 1, yd.ndim);
+    const size_t inner = kern::prod(yd.dims, axis + 1, yd.ndim) * dtype_size(yd.dtype);  // bytes
     const size_t k = a.node->inputs.size();
-    float* y = kern::out_f(a, 0);
+    auto* y = static_cast<unsigned char*>(a.out[0]);
     for (int64_t o = 0; o < outer; ++o)
         for (size_t i = 0; i < k; ++i) {
-            const int64_t len = kern::in_desc(a, i).dims[axis] * inner;
-            std::memcpy(y, kern::in_f(a, i) + o * len, sizeof(float) * len);
+            const size_t len = kern::in_desc(a, i).dims[axis] * inner;
+            std::memcpy(y, static_cast<const unsigned char*>(a.in[i]) + o * len, len);
             y += len;
         }
 }
