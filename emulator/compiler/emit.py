@@ -11,6 +11,8 @@ from .ir import Graph, Node, Value
 
 F32 = np.dtype(np.float32)
 SPATIAL_OPS = frozenset({"conv", "convtranspose", "maxpool", "avgpool", "globalavgpool", "resize"})
+# Ops that move or convert data without computing on it: any dtype (FORMAT.md ops 12-14, 19, 20, 25, 26).
+ANY_DTYPE_OPS = frozenset({"copy", "transpose", "concat", "slice", "gather", "expand", "cast"})
 
 
 def fix_outputs(g: Graph) -> None:
@@ -67,9 +69,9 @@ def build(g: Graph):
     for name in g.outputs:
         add(name)
 
-    # Dtypes: every compute op is float32; copies keep any dtype.
+    # Dtypes: every compute op is float32; data movement keeps any dtype (its kernels check the rest).
     for n in g.nodes:
-        if n.op == "copy":
+        if n.op in ANY_DTYPE_OPS:
             continue
         for t in n.inputs + n.outputs:
             if t is None:

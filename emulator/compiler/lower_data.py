@@ -231,7 +231,7 @@ def lower_cast(ctx, node):
     else:
         to = ctx.input(node, 1).dtype
     if dtype_code(to) is None:
-        raise CompileError(f"{node.label}: cannot cast '{x.name}' to {to}: accel has no {to} tensors")
+        raise CompileError(f"{node.label}: unsupported cast of '{x.name}' to {to}: accel has no {to} tensors")
     y = ctx.output(node)
     if x.is_const:  # CastLike(constant, runtime tensor): only the dtype of the second one matters
         ctx.g.values[y] = Value(y, to, tuple(x.shape), np.asarray(x.const).astype(to))

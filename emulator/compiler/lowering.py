@@ -477,24 +477,6 @@ def lower_identity(ctx, node):
     ctx.copy_to(x.name, ctx.output(node), x.shape, node.name)
 
 
-def lower_cast(ctx, node):
-    """Cast and CastLike (every opset) of a runtime tensor to its own dtype (a copy). Conversions to
-    another dtype are not supported at run time (a constant input is cast at compile time).
-    """
-    x = ctx.input(node, 0)
-    if node.op == "Cast":
-        try:
-            to = np.dtype(helper.tensor_dtype_to_np_dtype(int(node.attr("to"))))
-        except Exception:
-            raise unsupported(node, f"to={node.attr('to')}") from None
-    else:
-        to = ctx.input(node, 1).dtype
-    if to != x.dtype:
-        raise CompileError(f"{node.label}: casting runtime tensor '{x.name}' from {x.dtype} to {to} "
-                           f"is not supported (runtime tensors are float32)")
-    ctx.copy_to(x.name, ctx.output(node), x.shape, node.name)
-
-
 def lower_flatten(ctx, node):
     """Flatten (every opset): any accel dtype, axis in [-rank, rank] (a copy).
     """
@@ -661,8 +643,7 @@ HANDLERS = {
     "Conv": lower_conv, "MaxPool": lower_pool, "AveragePool": lower_pool,
     "GlobalAveragePool": lower_global_avgpool, "GlobalMaxPool": lower_global_maxpool,
     "BatchNormalization": lower_batchnorm,
-    "Identity": lower_identity, "Dropout": lower_identity, "Cast": lower_cast,
-    "CastLike": lower_cast, "Flatten": lower_flatten, "Reshape": lower_reshape,
+    "Identity": lower_identity, "Dropout": lower_identity, "Flatten": lower_flatten, "Reshape": lower_reshape,
     "Squeeze": lower_squeeze, "Unsqueeze": lower_unsqueeze, "Transpose": lower_transpose,
     "Concat": lower_concat, "Softmax": lower_softmax,
 }

@@ -171,9 +171,12 @@ public:
     explicit Parser(Image in) : in_(in) {}
 
     bool run(Graph* out_graph, uint64_t* out_data_offset) {
-        if (!parse_header() || !parse_tensors() || !parse_io() || !parse_nodes() ||
-            !check_produced())
-            return false;
+        if (!parse_header() || !parse_tensors() || !parse_io()) return false;
+        // The ops' checks may read constants (gather's indices); the section was bounds-checked above.
+        g_.constants = in_.bytes(h_.data_offset, h_.data_size);
+        const bool nodes_ok = parse_nodes();
+        g_.constants = nullptr;
+        if (!nodes_ok || !check_produced()) return false;
         g_.weights_bytes = h_.data_size;
         *out_graph = std::move(g_);
         *out_data_offset = h_.data_offset;

@@ -604,9 +604,8 @@ def test_kernels_refuse_bad_nodes_at_load(dev, op, x, y, kw, match):
         dev.load(accm_model(op, x, y, **kw))
 
 
-def test_gather_index_out_of_range_in_a_file_reads_zeros(dev):
-    """The compiler never writes one; a hand-made file gets zeros, not a read outside the input."""
-    model = dev.load(accm_model("gather", (4, 2), (3, 2), extra=np.array([1, 9, -1], np.int64)))
-    x = rand((4, 2), "float32", 18)
-    (y,) = model.run(x)
-    np.testing.assert_array_equal(np.array(y), np.stack([x[1], np.zeros(2, np.float32), np.zeros(2, np.float32)]))
+@pytest.mark.parametrize("indices, bad", [([1, 9, 0], "index 9 at position 1"), ([0, -1], "index -1 at position 1")])
+def test_gather_index_out_of_range_in_a_file_is_refused_at_load(dev, indices, bad):
+    """The compiler never writes one; a hand-made file is refused when it loads, naming the index."""
+    with pytest.raises(accel.ModelFormatError, match=f"'n1'.*gather: {bad} is outside 0..3"):
+        dev.load(accm_model("gather", (4, 2), (len(indices), 2), extra=np.array(indices, np.int64)))

@@ -85,6 +85,16 @@ bool validate_gather(const Graph& g, const Node& n, std::string* err) {
         return kern::fail(err, op, cat("output shape ", kern::dims_str(y), " is not input ", kern::dims_str(x),
                                        " with axis ", axis, " replaced by the indices' shape ",
                                        kern::dims_str(ind)));
+    if (g.constants != nullptr) {
+        const uint8_t* raw = g.constants + ind.data_offset;
+        for (int64_t i = 0; i < ind.numel; ++i) {
+            int64_t v;
+            std::memcpy(&v, raw + i * sizeof v, sizeof v);
+            if (v < 0 || v >= x.dims[axis])
+                return kern::fail(err, op, cat("index ", v, " at position ", i, " is outside 0..",
+                                               x.dims[axis] - 1, " (axis ", axis, ")"));
+        }
+    }
     return true;
 }
 
