@@ -26,6 +26,7 @@ ABSENT = 0xFFFFFFFF
 MAX_DIMS = 8
 MAX_NAME_LENGTH = 4096
 MAX_TENSOR_BYTES = 1 << 40  # element count * dtype size (FORMAT.md, tensor record)
+MAX_ELEMENTS = (1 << 31) - 1  # what the compiler writes: the kernels' GEMMs take 32-bit sizes
 
 _HEADER = struct.Struct("<4sHHIIQIIIIII8Q2Q")
 _TENSOR = struct.Struct("<6I8qQQIiIIQ")
@@ -175,6 +176,9 @@ def write(tensors: list[Tensor], nodes: list[Node], inputs: list[int], outputs: 
         if math.prod(dims) * DTYPES[t.dtype].itemsize > MAX_TENSOR_BYTES:
             raise ValueError(f"tensor '{t.name}': dims {dims} of {DTYPES[t.dtype]} take more than "
                              f"{MAX_TENSOR_BYTES} bytes, the format's limit")
+        if math.prod(dims) > MAX_ELEMENTS:
+            raise ValueError(f"unsupported tensor size: '{t.name}' {dims} has more than {MAX_ELEMENTS} "
+                             f"elements (the emulator's kernels index GEMMs with 32-bit ints)")
         if t.layout in (LAYOUT_NCHW, LAYOUT_NHWC) and len(dims) != 4:
             raise ValueError(f"tensor '{t.name}': layout {t.layout} requires 4 dims")
         name_off, name_len = strings.add(t.name)

@@ -273,10 +273,13 @@ def import_model(model: onnx.ModelProto, input_shapes=None) -> Imported:
     return Imported(g, nodes, opset, list(model.opset_import), used)
 
 
+_ATTR_TYPES = frozenset(onnx.AttributeProto.AttributeType.values())
+
+
 def check_arity(node, opset: int) -> None:
-    """Refuses a node whose inputs or outputs do not fit its ONNX schema (a required input missing, too
-    many inputs...), so that no handler ever sees a malformed node. Ops without a schema pass: they are
-    refused as unsupported later."""
+    """Refuses a node that does not fit its ONNX schema (a required input or attribute missing, too many
+    inputs, an attribute of the wrong type...), so that no handler ever sees a malformed node. Ops
+    without a schema pass: they are refused as unsupported later."""
     try:
         schema = onnx.defs.get_schema(node.op, opset, "")
     except Exception:  # onnx.defs.SchemaError: not an op of this opset
@@ -290,6 +293,15 @@ def check_arity(node, opset: int) -> None:
             raise CompileError(f"{node.label}: required input {i} ('{formal.name}') is missing")
     if sum(1 for x in node.inputs if x) < schema.min_input:
         raise CompileError(f"{node.label}: {n_in} inputs, but {node.op} needs at least {schema.min_input}")
+    for a in node.proto.attribute:
+        formal = schema.attributes.get(a.name)
+        if formal is not None and int(a.type) != int(formal.type):
+            raise CompileError(f"{node.label}: attribute '{a.name}' is of type "
+                               f"{onnx.AttributeProto.AttributeType.Name(a.type) if a.type in _ATTR_TYPES else a.type}"
+                               f", but {node.op} takes {onnx.AttributeProto.AttributeType.Name(int(formal.type))}")
+    for name, formal in schema.attributes.items():
+        if formal.required and name not in node.attrs:
+            raise CompileError(f"{node.label}: required attribute '{name}' is missing")
     n_out = len(node.outputs)
     if n_out > schema.max_output:
         raise CompileError(f"{node.label}: {n_out} outputs, but {node.op} has at most {schema.max_output}")
