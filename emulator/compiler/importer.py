@@ -209,6 +209,9 @@ def import_model(model: onnx.ModelProto, input_shapes=None) -> Imported:
             opset = int(imp.version)
     if opset is None:
         opset = onnx.defs.onnx_opset_version()
+    if not 1 <= opset <= onnx.defs.onnx_opset_version():
+        raise CompileError(f"unsupported opset version {opset} (this compiler knows 1 to "
+                           f"{onnx.defs.onnx_opset_version()})")
 
     input_shapes = dict(input_shapes or {})
     all_names = set()

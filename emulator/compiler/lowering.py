@@ -254,6 +254,8 @@ def lower_prelu(ctx, node):
     """
     x = ctx.input(node, 0)
     slope = ctx.const_input(node, 1, "slope")
+    if slope is None:
+        raise CompileError(f"{node.label}: input 1 (slope) is required")
     y = ctx.output(node)
     if slope.size == 1:
         ctx.define(y, x.dtype, x.shape)
