@@ -279,10 +279,18 @@ def import_model(model: onnx.ModelProto, input_shapes=None) -> Imported:
 _ATTR_TYPES = frozenset(onnx.AttributeProto.AttributeType.values())
 
 
-def check_arity(node, opset: int) -> None:
+def _type_str(dtype) -> str:
+    try:
+        return f"tensor({onnx.TensorProto.DataType.Name(helper.np_dtype_to_tensor_dtype(dtype)).lower()})"
+    except Exception:  # noqa: BLE001 - a dtype onnx has no name for: nothing to compare
+        return ""
+
+
+def check_arity(node, opset: int, dtype_of=None) -> None:
     """Refuses a node that does not fit its ONNX schema (a required input or attribute missing, too many
-    inputs, an attribute of the wrong type...), so that no handler ever sees a malformed node. Ops
-    without a schema pass: they are refused as unsupported later."""
+    inputs, an attribute or an input of the wrong type...), so that no handler ever sees a malformed
+    node. dtype_of(name) gives a tensor's numpy dtype (or None if unknown). Ops without a schema pass:
+    they are refused as unsupported later."""
     try:
         schema = onnx.defs.get_schema(node.op, opset, "")
     except Exception:  # onnx.defs.SchemaError: not an op of this opset
@@ -296,6 +304,16 @@ def check_arity(node, opset: int) -> None:
             raise CompileError(f"{node.label}: required input {i} ('{formal.name}') is missing")
     if sum(1 for x in node.inputs if x) < schema.min_input:
         raise CompileError(f"{node.label}: {n_in} inputs, but {node.op} needs at least {schema.min_input}")
+    if dtype_of is not None and schema.inputs:
+        allowed = {c.type_param_str: set(c.allowed_type_strs) for c in schema.type_constraints}
+        for i, name in enumerate(node.inputs):
+            dtype = dtype_of(name) if name else None
+            formal = schema.inputs[min(i, len(schema.inputs) - 1)]
+            want = allowed.get(formal.type_str, {formal.type_str})
+            got = _type_str(dtype) if dtype is not None else ""
+            if got and got not in want:
+                raise CompileError(f"{node.label}: input {i} ('{name}') is a {got}, but {node.op} takes "
+                                   f"{', '.join(sorted(want))} there")
     for a in node.proto.attribute:
         formal = schema.attributes.get(a.name)
         if formal is not None and int(a.type) != int(formal.type):

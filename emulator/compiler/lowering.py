@@ -665,7 +665,7 @@ def lower(imp: Imported) -> Graph:
     for node in imp.nodes:
         if node.domain not in DEFAULT_DOMAINS:
             raise unsupported(node)
-        check_arity(node, imp.opset)
+        check_arity(node, imp.opset, lambda n: g.values[n].dtype if n in g.values else None)
         for i in node.inputs:
             if i:
                 g.value(i)
