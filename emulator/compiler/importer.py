@@ -293,7 +293,12 @@ def check_arity(node, opset: int, dtype_of=None) -> None:
     they are refused as unsupported later."""
     try:
         schema = onnx.defs.get_schema(node.op, opset, "")
-    except Exception:  # onnx.defs.SchemaError: not an op of this opset
+    except Exception:  # onnx.defs.SchemaError: no such op, or not yet at this opset
+        if onnx.defs.has(node.op, ""):
+            first = min(x.since_version for x in onnx.defs.get_all_schemas_with_history()
+                        if x.name == node.op and x.domain == "")
+            raise CompileError(f"unsupported op '{node.op}' at opset {opset} (node '{node.name}'): it "
+                               f"exists from opset {first} on") from None
         return
     single = onnx.defs.OpSchema.FormalParameterOption.Single
     n_in = len(node.inputs)
