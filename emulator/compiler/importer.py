@@ -11,7 +11,7 @@ import numpy as np
 import onnx
 from onnx import helper, inliner, numpy_helper
 
-from .accm import MAX_TENSOR_BYTES
+from .accm import MAX_ELEMENTS, MAX_TENSOR_BYTES
 from .errors import CompileError
 from .ir import Graph, NameGen, Value
 
@@ -251,6 +251,9 @@ def import_model(model: onnx.ModelProto, input_shapes=None) -> Imported:
                                f"maps or optionals)")
         dtype = _np_dtype(vi.type.tensor_type.elem_type, f"input '{vi.name}'")
         shape = _input_shape(vi, input_shapes.get(vi.name))
+        if math.prod(shape) > MAX_ELEMENTS:
+            raise CompileError(f"unsupported tensor size: input '{vi.name}' {shape} has more than "
+                               f"{MAX_ELEMENTS} elements")
         g.values[vi.name] = Value(vi.name, dtype, shape)
         g.inputs.append(vi.name)
 

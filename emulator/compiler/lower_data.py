@@ -161,7 +161,7 @@ def lower_gather(ctx, node):
     shape = tuple(x.shape[:axis]) + idx.shape + tuple(x.shape[axis + 1:])
     y = ctx.output(node)
     _nonempty(node, shape, f"output '{y}'")
-    if idx.ndim == 1 and np.array_equal(idx, np.arange(dim)):
+    if idx.ndim == 1 and idx.size == dim and np.array_equal(idx, np.arange(dim)):
         ctx.copy_to(x.name, y, shape, node.name)
         return
     ctx.define(y, x.dtype, shape)
