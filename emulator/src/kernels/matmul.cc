@@ -31,7 +31,9 @@ Plan plan(const TensorDesc& a, const TensorDesc& b) {
     const int ba = ra > 2 ? ra - 2 : 0, bb = rb > 2 ? rb - 2 : 0;
     p.nb = ba > bb ? ba : bb;
     p.ok = true;
-    int64_t stra = p.M * p.K, strb = p.K * p.N;  // matrix sizes, then running strides from the inside
+    // Each operand's own matrix size (B's inner dim is Kb: K may differ until validate refuses it), so
+    // that the running strides stay products of that operand's dims, which the reader bounds.
+    int64_t stra = p.M * p.K, strb = p.Kb * p.N;
     for (int i = p.nb - 1; i >= 0; --i) {
         const int ia = i - (p.nb - ba), ib = i - (p.nb - bb);
         const int64_t da = ia >= 0 ? a.dims[ia] : 1, db = ib >= 0 ? b.dims[ib] : 1;
