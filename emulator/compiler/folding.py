@@ -71,6 +71,27 @@ def _value_info(name: str, arr: np.ndarray) -> onnx.ValueInfoProto:
     return helper.make_tensor_value_info(name, elem, list(arr.shape))
 
 
+# The largest tensor folding may make: folding computes in NumPy on the host, and a model whose constants
+# would be larger than this (a few GB) is refused rather than left to exhaust the host's memory.
+FOLD_LIMIT_ELEMENTS = 1 << 28
+
+
+def _check_fold_size(node, model: onnx.ModelProto) -> None:
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model)
+    except Exception:  # noqa: BLE001 - inference is only a guard: the evaluator reports real errors
+        return
+    for vi in inferred.graph.output:
+        dims = vi.type.tensor_type.shape.dim
+        if dims and all(d.HasField("dim_value") for d in dims):
+            count = 1
+            for d in dims:
+                count *= max(int(d.dim_value), 0)
+            if count > FOLD_LIMIT_ELEMENTS:
+                raise CompileError(f"unsupported constant of {count} elements: folding {node.label} would "
+                                   f"make '{vi.name}' larger than {FOLD_LIMIT_ELEMENTS} elements")
+
+
 def evaluate(node, arrays: list, opset_imports: list) -> list:
     """Runs one node on constant inputs (None for absent optional ones). Returns one array per
     node output (None for an absent output)."""
@@ -89,6 +110,7 @@ def evaluate(node, arrays: list, opset_imports: list) -> list:
     outs = [helper.make_empty_tensor_value_info(o) for o in node.outputs if o]
     graph = helper.make_graph([node.proto], "fold", infos, outs)
     model = helper.make_model(graph, opset_imports=opset_imports)
+    _check_fold_size(node, model)
     try:
         results = _evaluator()(model).run(None, feeds)
     except Exception as e:
