@@ -77,19 +77,26 @@ FOLD_LIMIT_ELEMENTS = 1 << 28
 
 
 def _check_fold_size(node, model: onnx.ModelProto) -> None:
+    """Refuses to fold a node whose output would be too large, or that ONNX's own shape inference finds
+    invalid when it cannot tell the output's shape (negative pads and the like), before computing it."""
     try:
         inferred = onnx.shape_inference.infer_shapes(model)
     except Exception:  # noqa: BLE001 - inference is only a guard: the evaluator reports real errors
         return
     for vi in inferred.graph.output:
         dims = vi.type.tensor_type.shape.dim
-        if dims and all(d.HasField("dim_value") for d in dims):
-            count = 1
-            for d in dims:
-                count *= max(int(d.dim_value), 0)
-            if count > FOLD_LIMIT_ELEMENTS:
-                raise CompileError(f"unsupported constant of {count} elements: folding {node.label} would "
-                                   f"make '{vi.name}' larger than {FOLD_LIMIT_ELEMENTS} elements")
+        if not (vi.type.tensor_type.HasField("shape") and all(d.HasField("dim_value") for d in dims)):
+            try:
+                onnx.shape_inference.infer_shapes(model, strict_mode=True, data_prop=True)
+            except Exception as e:  # noqa: BLE001
+                raise CompileError(f"{node.label} is not valid ONNX: {e}") from e
+            continue
+        count = 1
+        for d in dims:
+            count *= max(int(d.dim_value), 0)
+        if count > FOLD_LIMIT_ELEMENTS:
+            raise CompileError(f"unsupported constant of {count} elements: folding {node.label} would "
+                               f"make '{vi.name}' larger than {FOLD_LIMIT_ELEMENTS} elements")
 
 
 def evaluate(node, arrays: list, opset_imports: list) -> list:
