@@ -280,6 +280,10 @@ def import_model(model: onnx.ModelProto, input_shapes=None) -> Imported:
 
 
 _ATTR_TYPES = frozenset(onnx.AttributeProto.AttributeType.values())
+# Window geometry of conv, pooling and the like: no real model comes near the limit, and folding such a
+# node on constants would try to allocate what the sizes say before any check could see the result.
+_GEOMETRY_ATTRIBUTES = frozenset({"pads", "strides", "dilations", "kernel_shape", "output_padding"})
+MAX_GEOMETRY = 1 << 20
 
 
 def _type_str(dtype) -> str:
@@ -328,6 +332,9 @@ def check_arity(node, opset: int, dtype_of=None) -> None:
             raise CompileError(f"{node.label}: attribute '{a.name}' is of type "
                                f"{onnx.AttributeProto.AttributeType.Name(a.type) if a.type in _ATTR_TYPES else a.type}"
                                f", but {node.op} takes {onnx.AttributeProto.AttributeType.Name(int(formal.type))}")
+        if a.name in _GEOMETRY_ATTRIBUTES and any(abs(int(v)) > MAX_GEOMETRY for v in a.ints):
+            raise CompileError(f"{node.label}: unsupported {a.name} {list(a.ints)}: window geometry is "
+                               f"limited to {MAX_GEOMETRY} (a larger one only makes tensors no memory holds)")
     for name, formal in schema.attributes.items():
         if formal.required and name not in node.attrs:
             raise CompileError(f"{node.label}: required attribute '{name}' is missing")
