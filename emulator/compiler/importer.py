@@ -318,14 +318,24 @@ def check_arity(node, opset: int, dtype_of=None) -> None:
         raise CompileError(f"{node.label}: {n_in} inputs, but {node.op} needs at least {schema.min_input}")
     if dtype_of is not None and schema.inputs:
         allowed = {c.type_param_str: set(c.allowed_type_strs) for c in schema.type_constraints}
+        bound: dict = {}  # type parameter -> (input index, type): inputs sharing a parameter share a type
         for i, name in enumerate(node.inputs):
             dtype = dtype_of(name) if name else None
             formal = schema.inputs[min(i, len(schema.inputs) - 1)]
             want = allowed.get(formal.type_str, {formal.type_str})
             got = _type_str(dtype) if dtype is not None else ""
-            if got and got not in want:
+            if not got:
+                continue
+            if got not in want:
                 raise CompileError(f"{node.label}: input {i} ('{name}') is a {got}, but {node.op} takes "
                                    f"{', '.join(sorted(want))} there")
+            variadic = formal.option == onnx.defs.OpSchema.FormalParameterOption.Variadic
+            if variadic and not formal.is_homogeneous:
+                continue  # each of its inputs may have a type of its own
+            first = bound.setdefault(formal.type_str, (i, got))
+            if first[1] != got:
+                raise CompileError(f"{node.label}: input {i} ('{name}') is a {got}, but input {first[0]} is a "
+                                   f"{first[1]}: {node.op} takes one type for both")
     for a in node.proto.attribute:
         formal = schema.attributes.get(a.name)
         if formal is not None and int(a.type) != int(formal.type):
