@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import CompileError
-from .lowering import _finish_1d, _lift_1d, _norm_axis, _prod, unsupported
+from .lowering import _finish_1d, _lift_1d, _norm_axis, _prod, conv_operands, unsupported
 from .spatial import (int_list, resize_from_scales, resize_from_sizes, transpose_out_size,
                       transpose_pads)
 
@@ -26,16 +26,7 @@ def lower_convtranspose(ctx, node):
     output_shape that exceeds the unpadded output by the stride or more.
 
     Emits one convtranspose node (FORMAT.md op 16); 1-D is lowered to 2-D with H = 1."""
-    x = ctx.input(node, 0)
-    w = ctx.const_input(node, 1, "weight W")
-    if w is None:
-        raise CompileError(f"{node.label}: input W is required")
-    b = ctx.const_input(node, 2, "bias B")
-    rank = len(x.shape)
-    if rank not in (3, 4):
-        raise unsupported(node, f"input rank {rank} (only 1-D and 2-D transposed convolutions)")
-    if w.ndim != rank:
-        raise CompileError(f"{node.label}: weight shape {w.shape} does not match input rank {rank}")
+    x, w, b, rank = conv_operands(ctx, node, "transposed convolutions")
     sp = rank - 2
     n, c = x.shape[:2]
     group = int(node.attr("group", 1))

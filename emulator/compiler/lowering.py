@@ -293,20 +293,29 @@ def _finish_1d(ctx, node, y2: str, y: str):
     ctx.copy_to(y2, y, (n, c, w), node.name)
 
 
+def conv_operands(ctx, node, what: str):
+    """(X, W, B or None, rank) of a Conv-like node: X 3-D or 4-D (`what` names the op's kind in the
+    refusal), W a constant of X's rank, B an optional constant."""
+    x = ctx.input(node, 0)
+    w = ctx.const_input(node, 1, "weight W")
+    if w is None:
+        raise CompileError(f"{node.label}: input W is required")
+    b = ctx.const_input(node, 2, "bias B")
+    rank = len(x.shape)
+    if rank not in (3, 4):
+        raise unsupported(node, f"input rank {rank} (only 1-D and 2-D {what})")
+    if w.ndim != rank:
+        raise CompileError(f"{node.label}: weight shape {w.shape} does not match input rank {rank}")
+    return x, w, b, rank
+
+
 def lower_conv(ctx, node):
     """Conv (every opset): 1-D and 2-D float32 convolutions (input rank 3 or 4) with constant W and
     optional constant B, group, strides, dilations, kernel_shape (must match W), pads and auto_pad
     (NOTSET, VALID, SAME_UPPER, SAME_LOWER). 3-D and higher convolutions and weights computed at run
     time are not supported.
     """
-    x = ctx.input(node, 0)
-    w = ctx.const_input(node, 1, "weight W")
-    b = ctx.const_input(node, 2, "bias B")
-    rank = len(x.shape)
-    if rank not in (3, 4):
-        raise unsupported(node, f"input rank {rank} (only 1-D and 2-D convolutions)")
-    if w.ndim != rank:
-        raise CompileError(f"{node.label}: weight shape {w.shape} does not match input rank {rank}")
+    x, w, b, rank = conv_operands(ctx, node, "convolutions")
     sp = rank - 2
     group = int(node.attr("group", 1))
     kernel = [int(k) for k in w.shape[2:]]
