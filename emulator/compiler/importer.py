@@ -293,7 +293,7 @@ def _type_str(dtype) -> str:
         return ""
 
 
-def check_arity(node, opset: int, dtype_of=None) -> None:
+def check_schema(node, opset: int, dtype_of=None) -> None:
     """Refuses a node that does not fit its ONNX schema (a required input or attribute missing, too many
     inputs, an attribute or an input of the wrong type...), so that no handler ever sees a malformed
     node. dtype_of(name) gives a tensor's numpy dtype (or None if unknown). Ops without a schema pass:

@@ -9,7 +9,7 @@ from onnx import helper
 from . import folding
 from .accm import ACTIVATIONS
 from .errors import CompileError
-from .importer import DEFAULT_DOMAINS, Imported, check_arity
+from .importer import DEFAULT_DOMAINS, Imported, check_schema
 from .ir import Graph, Node, Value
 from .spatial import int_list, out_size, resolve_pads
 
@@ -674,7 +674,7 @@ def lower(imp: Imported) -> Graph:
     for node in imp.nodes:
         if node.domain not in DEFAULT_DOMAINS:
             raise unsupported(node)
-        check_arity(node, imp.opset, lambda n: g.values[n].dtype if n in g.values else None)
+        check_schema(node, imp.opset, lambda n: g.values[n].dtype if n in g.values else None)
         for i in node.inputs:
             if i:
                 g.value(i)

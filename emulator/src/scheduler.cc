@@ -113,7 +113,7 @@ void Scheduler::worker_loop(int core) {
             uint64_t seen = submitted_.load(std::memory_order_relaxed);
             lock.unlock();
             spin_until([&] { return submitted_.load(std::memory_order_acquire) != seen ||
-                                    stopping_flag_.load(std::memory_order_relaxed); }, spin_ns_);
+                                    stopping_.load(std::memory_order_relaxed); }, spin_ns_);
             lock.lock();
             work_cv_.wait(lock, [&] { return stopping_ || (job = take_job_for(core)) != nullptr; });
         }
@@ -163,7 +163,7 @@ void Scheduler::completion_loop() {
                 uint64_t budget = spin_ns_;
                 if (earliest) budget = std::min<uint64_t>(budget, earliest > now_ns() ? earliest - now_ns() : 0);
                 spinning_done = !spin_until([&] { return completions_.load(std::memory_order_acquire) != seen ||
-                                                         stopping_flag_.load(std::memory_order_relaxed); },
+                                                         stopping_.load(std::memory_order_relaxed); },
                                             budget);
                 lock.lock();
                 continue;
@@ -233,7 +233,6 @@ void Scheduler::shutdown() {
     {
         std::lock_guard<std::mutex> lock(mutex_);
         stopping_ = true;
-        stopping_flag_.store(true, std::memory_order_relaxed);
     }
     work_cv_.notify_all();
     completion_cv_.notify_all();

@@ -54,12 +54,11 @@ private:
     std::deque<accel_job*> completed_;     // finished, callback not yet run
     uint32_t inflight_ = 0;
     uint64_t next_sequence_ = 0;
-    bool stopping_ = false;
     uint64_t armed_deadline_ = 0;          // when the sleeping completion thread wakes (0: it is awake)
-    // Written under mutex_, read without it by idle cores polling for work.
+    // Written under mutex_, read without it by idle cores and the completion thread while they poll.
+    std::atomic<bool> stopping_{false};
     std::atomic<uint64_t> submitted_{0};
     std::atomic<uint64_t> completions_{0};
-    std::atomic<bool> stopping_flag_{false};
     std::vector<std::thread> threads_;
 };
 

@@ -63,7 +63,6 @@ ACCEL_HOT void max_plane(const PoolGeom& q, const float* ACCEL_RESTRICT x, float
         kern::useful_taps(q.kh, q.dh, q.pt - oh * q.sh, 1, q.H, 1, &ki0, &ki1);
         for (int64_t ki = ki0; ki < ki1; ++ki) {
             const int64_t ih = oh * q.sh - q.pt + ki * q.dh;
-            if (ih < 0 || ih >= q.H) continue;
             for (int64_t kj = kj0; kj < kj1; ++kj) {
                 const int64_t off = kj * q.dw - q.pl;
                 int64_t lo, hi;
@@ -106,7 +105,6 @@ ACCEL_HOT void avg_plane(const PoolGeom& q, bool include_pad, const float* ACCEL
         kern::useful_taps(q.kh, 1, -hs, 1, q.H, 1, &ki0, &ki1);
         for (int64_t ki = ki0; ki < ki1; ++ki) {
             const int64_t ih = hs + ki;
-            if (ih < 0 || ih >= q.H) continue;
             for (int64_t kj = kj0; kj < kj1; ++kj) {
                 const int64_t off = kj - q.pl;
                 int64_t lo, hi;
