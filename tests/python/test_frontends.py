@@ -257,3 +257,60 @@ def test_both_cores_give_bit_identical_outputs(name, request):
         assert np.array_equal(np.asarray(via_api[i]), expected, equal_nan=True), (name, info.name)
         assert np.array_equal(np.asarray(via_tensors[i]), expected, equal_nan=True), (name, info.name)
     probe.close()
+
+
+# ---- behaviour both cores must share that the public API does not show ------------------------------
+
+@pytest.mark.parametrize("frontend", list(CORES))
+def test_callback_exception_reaches_unraisablehook(frontend, tiny_accm, monkeypatch):
+    core = CORES[frontend]
+    seen = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda u: seen.append((u.exc_type, str(u.exc_value))))
+    dev = core.CoreDevice("emu")
+    model = dev.load(tiny_accm.read_bytes())
+    calls = []
+
+    def callback(status, message, timing):
+        calls.append((status, message, len(timing)))
+        raise RuntimeError("raised by the callback")
+
+    job = model.submit([dev.alloc(64)], [dev.alloc(32)], callback)
+    job.wait(5)
+    for _ in range(500):  # the callback runs on the completion thread, around the wait's return
+        if seen:
+            break
+        import time
+
+        time.sleep(0.01)
+    assert calls == [(0, "", 4)]
+    assert seen == [(RuntimeError, "raised by the callback")]
+    assert model.submit([dev.alloc(64)], [dev.alloc(32)], lambda *a: None).wait(5) is None  # still works
+
+
+SELECT = r"""
+import sys
+if {block!r}:
+    sys.modules["accel._pybind"] = None  # the pybind11 core cannot be imported
+try:
+    import accel
+except ImportError as e:
+    print("ImportError:", e)
+else:
+    print(accel.frontend, "|", accel.frontend_features.get("fallback_reason", ""))
+"""
+
+
+@pytest.mark.parametrize("env,block,expected", [
+    ("", True, "cffi | pybind unavailable: ModuleNotFoundError: import of accel._pybind halted"),
+    ("cffi", True, "cffi | "),
+    ("pybind", True, "ImportError: ACCEL_FRONTEND=pybind: the pybind core (accel._pybind) cannot be imported"),
+    ("CFFI ", False, "cffi | "),
+    ("ctypes", False, "ImportError: ACCEL_FRONTEND='ctypes' is not a front-end; valid values: pybind, cffi"),
+    ("", False, "pybind | "),
+])
+def test_frontend_selection(env, block, expected):
+    environ = dict(os.environ, ACCEL_FRONTEND=env)
+    r = subprocess.run([sys.executable, "-c", SELECT.format(block=block)], env=environ, capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith(expected), r.stdout
