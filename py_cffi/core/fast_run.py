@@ -4,6 +4,7 @@ Python as possible. It answers None for anything else, and Model.run then takes 
 which handles every other case and words every error: errors are written in one place."""
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -15,6 +16,8 @@ from .waiting import run_blocking
 __all__ = ["FastPath", "set_fast_path", "run_tensors"]
 
 _ndarray = np.ndarray
+_HANDLE = attrgetter("_handle")  # of a DeviceTensor or a CoreBuffer: its accel_buffer*
+_NUMPY = DeviceTensor.numpy
 
 
 class _Spec:
@@ -51,26 +54,23 @@ class FastPath:
 
 
 
-def _matches(t: DeviceTensor, s: _Spec, device: Any) -> bool:
+def _accept(t: DeviceTensor, s: _Spec, device: Any) -> bool:
+    """Whether DeviceTensor `t` matches `s` on `device`; remembered on the tensor (it never changes)."""
     if t._dtype is not s.dtype or t._shape != s.shape or t._device is not device:
         return False
-    return s.layout is None or t._layout is None or t._layout == s.layout
+    if s.layout is not None and t._layout is not None and t._layout != s.layout:
+        return False
+    t._checked = s
+    return True
 
 
-def _handles(tensors: Any, specs: Tuple[_Spec, ...], device: Any) -> Optional[List[Any]]:
-    """The accel_buffer handles of `tensors` if each is a DeviceTensor matching its spec."""
+def _all_match(tensors: Any, specs: Tuple[_Spec, ...], device: Any) -> bool:
     if len(tensors) != len(specs):
-        return None
-    handles = []
+        return False
     for t, s in zip(tensors, specs):
-        if type(t) is not DeviceTensor:
-            return None
-        if t._checked is not s:
-            if not _matches(t, s, device):
-                return None
-            t._checked = s
-        handles.append(t._buffer._handle)
-    return handles
+        if type(t) is not DeviceTensor or (t._checked is not s and not _accept(t, s, device)):
+            return False
+    return True
 
 
 def set_fast_path(self: Any, device: Any, core_device: Any, inputs: Sequence[Any], outputs: Sequence[Any]) -> None:
@@ -90,26 +90,22 @@ def run_tensors(self: Any, inputs: Any, outputs: Any, priority: Any) -> Optional
         return None
     t = type(inputs)
     if t is DeviceTensor:
-        if fast.n_in != 1:
-            return None
         inputs = (inputs,)
     elif t is not list and t is not tuple:
         return None
-    in_handles = _handles(inputs, fast.inputs, fast.device)
-    if in_handles is None:
+    if not _all_match(inputs, fast.inputs, fast.device):
         return None
+    in_handles = list(map(_HANDLE, inputs))
     if outputs is None:
         fresh = [allocate(device, s.alloc_bytes) for s in fast.outputs]
-        out_handles = [b._handle for b in fresh]
+        out_handles = list(map(_HANDLE, fresh))
         results = [_ndarray(s.shape, s.dtype, b._memory) for s, b in zip(fast.outputs, fresh)]
     else:
         to = type(outputs)
-        if to is not list and to is not tuple:
+        if (to is not list and to is not tuple) or not _all_match(outputs, fast.outputs, fast.device):
             return None
-        out_handles = _handles(outputs, fast.outputs, fast.device)  # type: ignore[assignment]
-        if out_handles is None:
-            return None
-        results = [o.numpy() for o in outputs]
+        out_handles = list(map(_HANDLE, outputs))
+        results = list(map(_NUMPY, outputs))
     # inputs, outputs and results hold every buffer while the GIL is released
     run_blocking(model, in_handles, fast.n_in, out_handles, fast.n_out, priority, 0, 0, False)
     return results
