@@ -14,6 +14,7 @@ from _thread import get_ident
 from typing import Any, Callable, Optional, Tuple
 
 from ._lib import BUSY, CLOSED, NOT_READY, error, ffi, last_message, lib
+from ._scratch import records
 
 __all__ = ["SLICE_US", "REFUSED", "run_blocking", "submit", "wait_job", "on_main_thread"]
 
@@ -22,7 +23,6 @@ SLICE_US = 20000
 
 _MAIN = threading.main_thread().ident
 _CALL = ffi.typeof("accel_cffi_call *")
-_tls = threading.local()  # one accel_cffi_call per thread, reused (ffi.new costs ~0.5 us)
 REFUSED = lib.ACCEL_CFFI_REFUSED
 
 
@@ -47,10 +47,8 @@ def run_blocking(model: Any, inputs: Any, n_in: int, outputs: Any, n_out: int, p
     """Submit, wait and release one job; raises through ``from_status`` if it failed. Returns the
     job's timing if ``timing``, else None. A KeyboardInterrupt releases the job (one not started is
     cancelled). The caller keeps the buffers' owners alive."""
-    scratch = _tls.__dict__
-    call = scratch.pop("call", None)  # taken: a signal handler's nested run makes its own
-    if call is None:
-        call = ffi.new(_CALL)
+    scratch = records()
+    call = scratch.pop("call", None) or ffi.new(_CALL)
     if get_ident() != _MAIN:
         status = lib.accel_cffi_run(model, inputs, n_in, outputs, n_out, priority, core_mask, timeout_us, 0, -1,
                                     call)
