@@ -74,7 +74,7 @@ class CoreDevice:
 
     def alloc(self, nbytes: int) -> CoreBuffer:
         """Allocates device memory (accel_buffer_alloc)."""
-        if isinstance(nbytes, float) or not hasattr(type(nbytes), "__index__"):
+        if nbytes.__class__ is not int and (isinstance(nbytes, float) or not hasattr(type(nbytes), "__index__")):
             raise TypeError(f"alloc(): nbytes must be an int, not {type(nbytes).__name__}")
         return allocate(self._get(), nbytes)
 

@@ -17,7 +17,8 @@ from .waiting import run_blocking
 __all__ = ["FastPath", "set_fast_path", "run_tensors"]
 
 _ndarray = np.ndarray
-_HANDLE = attrgetter("_handle")  # of a DeviceTensor or a CoreBuffer: its accel_buffer*
+_HANDLE = attrgetter("_handle")  # of a CoreBuffer: its accel_buffer*
+_TENSOR_HANDLE = attrgetter("_buffer_handle")  # of a DeviceTensor
 _NUMPY = DeviceTensor.numpy
 _run_1x1 = lib.accel_cffi_run_1x1
 _run = lib.accel_cffi_run
@@ -111,8 +112,10 @@ def run_tensors(self: Any, inputs: Any, outputs: Any, priority: Any) -> Optional
         results = list(map(_NUMPY, outputs))
     # inputs, outs and results hold every buffer while the GIL is released
     if fast.one_to_one:
-        run_blocking(_run_1x1, model, inputs[0]._handle, outs[0]._handle, priority)
+        run_blocking(_run_1x1, model, inputs[0]._buffer_handle, outs[0]._handle if outputs is None
+                     else outs[0]._buffer_handle, priority)
     else:
-        run_blocking(_run, model, list(map(_HANDLE, inputs)), fast.n_in, list(map(_HANDLE, outs)), fast.n_out,
+        out_handles = list(map(_HANDLE if outputs is None else _TENSOR_HANDLE, outs))
+        run_blocking(_run, model, list(map(_TENSOR_HANDLE, inputs)), fast.n_in, out_handles, fast.n_out,
                      priority, 0, 0, _NULL)
     return results

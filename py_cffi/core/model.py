@@ -3,6 +3,7 @@ callback."""
 from __future__ import annotations
 
 import operator
+from operator import attrgetter
 from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 from ._lib import check, error, ffi, last_message, lib, text
@@ -18,6 +19,7 @@ _JOB_SLOT = ffi.typeof("accel_job **")
 _INFO = ffi.typeof("accel_tensor_info *")
 _COUNT = ffi.typeof("size_t *")
 _release_model = lib.accel_model_release
+_HANDLE = attrgetter("_handle")
 
 TensorTuple = Tuple[str, Tuple[int, ...], int, int, Tuple[int, ...], int, Any]
 
@@ -41,7 +43,7 @@ def buffer_handles(sequence: Any, what: str) -> Tuple[List[Any], Tuple[CoreBuffe
     while the GIL is released whatever happens to its list meanwhile."""
     items = tuple(sequence)
     try:
-        return [b._handle for b in items], items
+        return list(map(_HANDLE, items)), items
     except AttributeError:
         for i, b in enumerate(items):
             if type(b) is not CoreBuffer:

@@ -32,7 +32,7 @@ class DeviceTensor:
 
     # _array: a NumPy view made once, of which numpy() gives views; _checked: the fast path's spec
     # this tensor last matched (a tensor never changes, so once is enough).
-    __slots__ = ("_buffer", "_handle", "_shape", "_dtype", "_layout", "_device", "_nbytes", "_size",
+    __slots__ = ("_buffer", "_buffer_handle", "_shape", "_dtype", "_layout", "_device", "_nbytes", "_size",
                  "_interface", "_array", "_checked", "__weakref__")
 
     def __init__(self, buffer: CoreBuffer, shape: Any, dtype: Any, layout: Optional[str], device: Any) -> None:
@@ -58,7 +58,7 @@ class DeviceTensor:
             raise ValueError(f"DeviceTensor: shape {dims!r} of {dt} needs more than the buffer's "
                              f"{buffer.nbytes} bytes")
         self._buffer = buffer
-        self._handle = buffer._handle  # its accel_buffer*, kept by the buffer
+        self._buffer_handle = buffer._handle  # its accel_buffer*, kept by the buffer
         self._shape = dims
         self._dtype = dt
         self._layout = layout
