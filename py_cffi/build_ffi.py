@@ -29,7 +29,8 @@ SYSTEM_HEADERS = ("stddef.h", "stdint.h", "stdbool.h")
 
 # The Python callback the C trampoline calls ("Python+C": visible to cffi_helpers.c, another file).
 EXTERN_PYTHON = """
-extern "Python+C" void accel_cffi_job_done(accel_job* job, accel_status status, void* user_data);
+extern "Python+C" void accel_cffi_job_done(void* user_data, accel_status status, const accel_job_timing* timing,
+                                          const char* message);
 """
 
 

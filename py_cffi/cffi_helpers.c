@@ -5,8 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Defined by cffi in the generated module (extern "Python+C" in build_ffi.py). */
-void accel_cffi_job_done(accel_job* job, accel_status status, void* user_data);
+/* Defined by cffi in the generated module (extern "Python+C" in build_ffi.py): the Python side of a
+ * job's completion, given everything it reports so that Python makes no call back into C. */
+void accel_cffi_job_done(void* user_data, accel_status status, const accel_job_timing* timing,
+                         const char* message);
 
 static atomic_llong g_inflight;      /* jobs of this front-end not finished (callback returned) */
 static atomic_llong g_active;        /* trampolines past the door check, not yet out of Python */
@@ -169,7 +171,18 @@ accel_status accel_cffi_run_1x1(accel_model* model, accel_buffer* input, accel_b
  * drops after the callback, so the exit hook that sees zero knows no callback is still to come. */
 static void trampoline(accel_job* job, accel_status status, void* user_data) {
     atomic_fetch_add(&g_active, 1);
-    if (!atomic_load(&g_python_closed)) accel_cffi_job_done(job, status, user_data);
+    if (!atomic_load(&g_python_closed)) {
+        const char* message = "";
+        if (status != ACCEL_OK) {
+            accel_job_wait(job, 0); /* inside the callback: the job's result and message, no wait */
+            message = accel_last_error_message();
+        }
+        accel_job_timing timing;
+        memset(&timing, 0, sizeof timing);
+        timing.struct_size = sizeof timing;
+        accel_job_get_timing(job, &timing);
+        accel_cffi_job_done(user_data, status, &timing, message);
+    }
     atomic_fetch_sub(&g_active, 1);
     end_job();
 }

@@ -8,7 +8,7 @@ import time
 import weakref
 from typing import Any, Callable, Optional, Tuple
 
-from ._lib import NOT_READY, OK, check, error, ffi, last_message, lib
+from ._lib import NOT_READY, check, error, ffi, last_message, lib, text
 from .waiting import wait_job
 
 __all__ = ["CoreJob", "Completion", "timing_tuple", "new_timing"]
@@ -106,18 +106,14 @@ class Completion:
 
 
 @ffi.def_extern()
-def accel_cffi_job_done(job: Any, status: int, user_data: Any) -> None:
-    # On the driver's completion thread, with the GIL (cffi takes it). An exception of the callback
-    # propagates to cffi, which reports it through sys.unraisablehook.
+def accel_cffi_job_done(user_data: Any, status: int, timing: Any, message: Any) -> None:
+    # On the driver's completion thread, with the GIL (cffi takes it); the C trampoline gathered the
+    # job's timing and message. An exception of the callback propagates to cffi, which reports it
+    # through sys.unraisablehook.
     completion: Completion = ffi.from_handle(user_data)
     completion.discard()
-    message = ""
-    if status != OK:
-        lib.accel_job_wait(job, 0)  # inside the callback: the job's result and message, no wait
-        message = last_message()
-    t = new_timing()
-    lib.accel_job_get_timing(job, t)
-    completion.callback(status, message, timing_tuple(t))
+    completion.callback(status, text(message) if status else "",
+                        (timing.queued_ns, timing.started_ns, timing.finished_ns, timing.core))
 
 
 def _wait_until_zero(counter: Callable[[], int], seconds: float) -> None:

@@ -125,23 +125,32 @@ class CoreModel:
             raise TypeError("callback must be callable")
         in_handles, in_keep = buffer_handles(inputs, "inputs")
         out_handles, out_keep = buffer_handles(outputs, "outputs")
-        priority = _int_arg(priority, "priority", _INT32)
-        core_mask = _int_arg(core_mask, "core_mask", _UINT64)
-        timeout_us = _int_arg(timeout_us, "timeout_us", _INT64)
+        if priority.__class__ is not int or core_mask.__class__ is not int or timeout_us.__class__ is not int:
+            priority = _int_arg(priority, "priority", _INT32)
+            core_mask = _int_arg(core_mask, "core_mask", _UINT64)
+            timeout_us = _int_arg(timeout_us, "timeout_us", _INT64)
         completion = Completion(callback)
-        slot = ffi.new(_JOB_SLOT)
+        scratch = records()
+        slot = scratch.pop("job", None) or ffi.new(_JOB_SLOT)
+        slot[0] = ffi.NULL  # set by C only once the job is submitted
         try:
             status = submit(model, in_handles, len(in_keep), out_handles, len(out_keep), priority, core_mask,
                             timeout_us, completion.handle, slot)
-        except BaseException:  # Ctrl-C while waiting for a slot: nothing was submitted
-            completion.discard()
+        except BaseException:
+            # Ctrl-C while waiting for a slot. Once submitted, the callback will come and needs its
+            # completion: only a job never submitted drops it.
+            if slot[0] == ffi.NULL:
+                completion.discard()
             raise
         if status:
             completion.discard()
+            scratch["job"] = slot
             if status == REFUSED:
                 raise error(lib.ACCEL_ERR_CLOSED, "the interpreter is exiting: no new jobs")
             raise error(status, last_message())
-        return wrap_job(slot[0])
+        job = wrap_job(slot[0])
+        scratch["job"] = slot
+        return job
 
     # Model.run's fast path (fast_run.py)
     set_fast_path = set_fast_path
