@@ -189,8 +189,8 @@ static void trampoline(accel_job* job, accel_status status, void* user_data) {
 
 accel_status accel_cffi_submit(accel_model* model, accel_buffer* const* inputs, size_t input_count,
                                accel_buffer* const* outputs, size_t output_count, int32_t priority,
-                               uint64_t core_mask, int64_t timeout_us, int32_t no_wait, void* user_data,
-                               accel_job** out_job) {
+                               uint64_t core_mask, int64_t timeout_us, void* user_data, accel_job** out_job,
+                               int32_t no_wait) {
     accel_status status = begin_job();
     if (status != ACCEL_OK) return status;
     accel_run_options options;

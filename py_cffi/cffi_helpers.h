@@ -63,8 +63,8 @@ void accel_cffi_abandon(uint64_t token);
  * ACCEL_CFFI_REFUSED once the exit hook refuses jobs. */
 accel_status accel_cffi_submit(accel_model* model, accel_buffer* const* inputs, size_t input_count,
                                accel_buffer* const* outputs, size_t output_count, int32_t priority,
-                               uint64_t core_mask, int64_t timeout_us, int32_t no_wait, void* user_data,
-                               accel_job** out_job);
+                               uint64_t core_mask, int64_t timeout_us, void* user_data, accel_job** out_job,
+                               int32_t no_wait);
 
 /* The interpreter-exit protocol (CORE_API.md "Interpreter exit"), driven by the core's atexit hook:
  * refuse new jobs; wait until none is in flight; close the door so that later callbacks never enter

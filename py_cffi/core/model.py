@@ -51,6 +51,18 @@ def buffer_handles(sequence: Any, what: str) -> Tuple[List[Any], Tuple[CoreBuffe
         raise
 
 
+def _job_arguments(inputs: Any, outputs: Any, priority: Any, core_mask: Any, timeout_us: Any) -> Tuple[tuple, tuple]:
+    """The C arguments of a job, (inputs, input_count, outputs, output_count, priority, core_mask,
+    timeout_us), checked; and the CoreBuffers, for the caller to hold while the job is submitted."""
+    in_handles, in_keep = buffer_handles(inputs, "inputs")
+    out_handles, out_keep = buffer_handles(outputs, "outputs")
+    if priority.__class__ is not int or core_mask.__class__ is not int or timeout_us.__class__ is not int:
+        priority = _int_arg(priority, "priority", _INT32)
+        core_mask = _int_arg(core_mask, "core_mask", _UINT64)
+        timeout_us = _int_arg(timeout_us, "timeout_us", _INT64)
+    return (in_handles, len(in_keep), out_handles, len(out_keep), priority, core_mask, timeout_us), (in_keep, out_keep)
+
+
 def _quant(q: Any) -> Any:
     if q.type == lib.ACCEL_QUANT_NONE:
         return None
@@ -102,16 +114,10 @@ class CoreModel:
             core_mask: int = 0, timeout_us: int = 0) -> Tuple[int, int, int, int]:
         """Submit, wait (GIL released, Ctrl-C aware), release; returns (queued_ns, started_ns, finished_ns, core)."""
         model = self._get()
-        in_handles, in_keep = buffer_handles(inputs, "inputs")
-        out_handles, out_keep = buffer_handles(outputs, "outputs")
-        if priority.__class__ is not int or core_mask.__class__ is not int or timeout_us.__class__ is not int:
-            priority = _int_arg(priority, "priority", _INT32)
-            core_mask = _int_arg(core_mask, "core_mask", _UINT64)
-            timeout_us = _int_arg(timeout_us, "timeout_us", _INT64)
+        args, keep = _job_arguments(inputs, outputs, priority, core_mask, timeout_us)
         scratch = records()
         timing = scratch.pop("timing", None) or new_timing()
-        run_blocking(lib.accel_cffi_run, model, in_handles, len(in_keep), out_handles, len(out_keep), priority,
-                     core_mask, timeout_us, timing)
+        run_blocking(lib.accel_cffi_run, model, *args, timing)
         result = timing_tuple(timing)
         scratch["timing"] = timing
         return result
@@ -123,19 +129,13 @@ class CoreModel:
         model = self._get()
         if not callable(callback):
             raise TypeError("callback must be callable")
-        in_handles, in_keep = buffer_handles(inputs, "inputs")
-        out_handles, out_keep = buffer_handles(outputs, "outputs")
-        if priority.__class__ is not int or core_mask.__class__ is not int or timeout_us.__class__ is not int:
-            priority = _int_arg(priority, "priority", _INT32)
-            core_mask = _int_arg(core_mask, "core_mask", _UINT64)
-            timeout_us = _int_arg(timeout_us, "timeout_us", _INT64)
+        args, keep = _job_arguments(inputs, outputs, priority, core_mask, timeout_us)
         completion = Completion(callback)
         scratch = records()
         slot = scratch.pop("job", None) or ffi.new(_JOB_SLOT)
         slot[0] = ffi.NULL  # set by C only once the job is submitted
         try:
-            status = submit(model, in_handles, len(in_keep), out_handles, len(out_keep), priority, core_mask,
-                            timeout_us, completion.handle, slot)
+            status = submit(model, *args, completion.handle, slot)
         except BaseException:
             # Ctrl-C while waiting for a slot. Once submitted, the callback will come and needs its
             # completion: only a job never submitted drops it.

@@ -63,18 +63,14 @@ def run_blocking(run: Callable[..., int], *args: Any) -> None:
         raise error(status, last_message())
 
 
-def submit(model: Any, inputs: Any, n_in: int, outputs: Any, n_out: int, priority: int, core_mask: int,
-           timeout_us: int, user_data: Any, job: Any) -> int:
-    """accel_cffi_submit (completion through the Python callback), Ctrl-C aware on the main thread
-    while it waits for an in-flight slot. Returns its status; the job goes to ``job[0]``."""
+def submit(*args: Any) -> int:
+    """``accel_cffi_submit(*args, no_wait)`` (completion through the Python callback), Ctrl-C aware on
+    the main thread while it waits for an in-flight slot. Returns its status."""
     if get_ident() != _MAIN:
-        return int(lib.accel_cffi_submit(model, inputs, n_in, outputs, n_out, priority, core_mask, timeout_us,
-                                         0, user_data, job))
-    status = lib.accel_cffi_submit(model, inputs, n_in, outputs, n_out, priority, core_mask, timeout_us, 1,
-                                   user_data, job)
+        return int(lib.accel_cffi_submit(*args, 0))
+    status = lib.accel_cffi_submit(*args, 1)
     if status == BUSY:
-        status = _until_free(lambda: lib.accel_cffi_submit(
-            model, inputs, n_in, outputs, n_out, priority, core_mask, timeout_us, 1, user_data, job))
+        status = _until_free(lambda: lib.accel_cffi_submit(*args, 1))
     return int(status)
 
 
