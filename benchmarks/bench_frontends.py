@@ -288,7 +288,9 @@ class Engine:
         self.proc.kill()
         self.proc.wait()
         self._err.flush()
-        err = "\n".join(self.log.read_text().strip().splitlines()[-5:])
+        # The error itself: the last line that is not a traceback's indented frame.
+        lines = [line for line in self.log.read_text().splitlines() if line.strip() and not line[0].isspace()]
+        err = lines[-1] if lines else "(it printed no error)"
         hint = ""
         if self.name != "c":
             hint = f"\n(leave it out with --frontends {','.join(f for f in FRONTENDS if f != self.name)})"
