@@ -95,6 +95,8 @@ void bind_buffer(py::module_& m) {
                                "usable size in bytes (rounded up to the device alignment)")
         .def_property_readonly("address", [](const CoreBuffer& self) { return (uintptr_t)self.data; },
                                "host pointer")
+        .def_property_readonly("memory", [](py::object self) { return self; },
+                               "The bytes as a buffer-protocol object (1-D, writable) that keeps this buffer alive.")
         .def("write", &buffer_write, py::arg("array"),
              "One copy of any strided array's bytes, C order, from offset 0 (accel_buffer_write_strided).")
         .def("__repr__", [](const CoreBuffer& self) {

@@ -138,14 +138,22 @@ void bind_tensor(py::module_& m) {
             return py::buffer_info(t.core->data, t.dtype.itemsize(), t.format, (py::ssize_t)t.shape.size(), t.shape,
                                    t.strides, /*readonly=*/false);
         })
-        .def_property_readonly("shape", [](const DeviceTensor& t) { return t.shape_tuple; })
-        .def_property_readonly("dtype", [](const DeviceTensor& t) { return t.dtype; })
-        .def_property_readonly("layout", [](const DeviceTensor& t) { return t.layout; })
-        .def_property_readonly("nbytes", [](const DeviceTensor& t) { return t.nbytes; })
-        .def_property_readonly("ndim", [](const DeviceTensor& t) { return t.shape.size(); })
-        .def_property_readonly("size", [](const DeviceTensor& t) { return t.size; })
-        .def_property_readonly("device", [](const DeviceTensor& t) { return t.device; })
-        .def_property_readonly("buffer", [](const DeviceTensor& t) { return t.buffer; })
+        .def_property_readonly("shape", [](const DeviceTensor& t) { return t.shape_tuple; },
+                               "The shape, a tuple of ints.")
+        .def_property_readonly("dtype", [](const DeviceTensor& t) { return t.dtype; },
+                               "The element type, a numpy.dtype.")
+        .def_property_readonly("layout", [](const DeviceTensor& t) { return t.layout; },
+                               "The image layout (\"NCHW\", \"NHWC\") or None.")
+        .def_property_readonly("nbytes", [](const DeviceTensor& t) { return t.nbytes; },
+                               "Size in bytes: prod(shape) * dtype.itemsize.")
+        .def_property_readonly("ndim", [](const DeviceTensor& t) { return t.shape.size(); },
+                               "Number of dimensions.")
+        .def_property_readonly("size", [](const DeviceTensor& t) { return t.size; },
+                               "Number of elements.")
+        .def_property_readonly("device", [](const DeviceTensor& t) { return t.device; },
+                               "The device the tensor belongs to, as given when it was made.")
+        .def_property_readonly("buffer", [](const DeviceTensor& t) { return t.buffer; },
+                               "The CoreBuffer holding the tensor's memory.")
         .def("numpy", &numpy_view, "The zero-copy NumPy view (np.asarray(t)).")
         .def("__dlpack__", &dlpack, py::kw_only(), py::arg("stream") = py::none(),
              py::arg("max_version") = py::none(), py::arg("dl_device") = py::none(), py::arg("copy") = py::none(),

@@ -290,7 +290,7 @@ class Model:
                 buf.write(x)
             else:
                 # A padded device layout: one copy through a view with the device's strides.
-                np.ndarray(spec.shape, spec.dtype, buf, 0, spec.strides)[...] = x
+                np.ndarray(spec.shape, spec.dtype, buf.memory, 0, spec.strides)[...] = x
             return buf
         raise self._type_error(spec, x)
 
@@ -341,9 +341,9 @@ class Model:
             buf = alloc(s.alloc)
             bufs.append(buf)
             if s.dense:
-                arrays.append(np.ndarray(s.shape, s.dtype, buf))
+                arrays.append(np.ndarray(s.shape, s.dtype, buf.memory))
             else:
-                arrays.append(np.ndarray(s.shape, s.dtype, buf, 0, s.strides))
+                arrays.append(np.ndarray(s.shape, s.dtype, buf.memory, 0, s.strides))
         return bufs, arrays
 
     def _given_outputs(self, outputs: Any) -> Tuple[List[Any], List[np.ndarray]]:

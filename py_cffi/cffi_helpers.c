@@ -1,0 +1,133 @@
+/* cffi_helpers.c - see cffi_helpers.h. */
+#include "cffi_helpers.h"
+
+#include <stdatomic.h>
+#include <string.h>
+
+/* Defined by cffi in the generated module (extern "Python+C" in build_ffi.py). */
+void accel_cffi_job_done(accel_job* job, accel_status status, void* user_data);
+
+static atomic_llong g_inflight;      /* jobs of this front-end not finished (callback returned) */
+static atomic_llong g_active;        /* trampolines past the door check, not yet out of Python */
+static atomic_int g_refuse_jobs;     /* set by the exit hook: no new jobs */
+static atomic_int g_python_closed;   /* set by the exit hook once it has waited: callbacks skip Python */
+
+accel_status accel_cffi_alloc(accel_device* device, uint64_t nbytes, accel_cffi_allocation* out) {
+    accel_buffer* buffer = NULL;
+    void* data = NULL;
+    uint64_t size = 0;
+    accel_status status = accel_buffer_alloc(device, nbytes, &buffer);
+    if (status == ACCEL_OK) status = accel_buffer_host_ptr(buffer, &data);
+    if (status == ACCEL_OK) status = accel_buffer_size(buffer, &size);
+    if (status != ACCEL_OK) {
+        accel_buffer_release(buffer); /* void: the failing call's message stays */
+        buffer = NULL;
+        data = NULL;
+        size = 0;
+    }
+    out->buffer = buffer;
+    out->data = (uint8_t*)data;
+    out->size = size;
+    return status;
+}
+
+accel_status accel_cffi_write(accel_buffer* buffer, const void* src, uint32_t ndim, const int64_t* shape,
+                              const int64_t* strides, uint32_t element_size) {
+    int64_t merged_shape[ACCEL_MAX_DIMS];
+    int64_t merged_strides[ACCEL_MAX_DIMS];
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < ndim; i++) {
+        if (shape[i] == 0) return ACCEL_OK; /* nothing to copy */
+        if (shape[i] == 1) continue;
+        if (n > 0 && merged_strides[n - 1] == strides[i] * shape[i]) {
+            merged_shape[n - 1] *= shape[i];
+            merged_strides[n - 1] = strides[i];
+            continue;
+        }
+        if (n == ACCEL_MAX_DIMS) {
+            /* Let the library word the refusal: it names the dimension limit. */
+            return accel_buffer_write_strided(buffer, 0, src, ndim, shape, strides, element_size);
+        }
+        merged_shape[n] = shape[i];
+        merged_strides[n] = strides[i];
+        n++;
+    }
+    return accel_buffer_write_strided(buffer, 0, src, n, merged_shape, merged_strides, element_size);
+}
+
+static void fill_options(accel_run_options* o, int32_t priority, uint64_t core_mask, int64_t timeout_us,
+                         int32_t no_wait) {
+    memset(o, 0, sizeof *o);
+    o->struct_size = sizeof *o;
+    o->priority = priority;
+    o->core_mask = core_mask;
+    o->timeout_us = timeout_us;
+    o->flags = no_wait ? ACCEL_SUBMIT_NO_WAIT : 0;
+}
+
+accel_status accel_cffi_finish(accel_job** job_slot, int64_t slice_us, accel_job_timing* out_timing) {
+    accel_job* job = *job_slot;
+    accel_status status = accel_job_wait(job, slice_us);
+    if (status == ACCEL_ERR_NOT_READY) return status;
+    if (out_timing) {
+        memset(out_timing, 0, sizeof *out_timing);
+        out_timing->struct_size = sizeof *out_timing;
+        accel_job_get_timing(job, out_timing); /* success leaves the job's message in place */
+    }
+    *job_slot = NULL;
+    accel_job_release(job);
+    return status;
+}
+
+accel_status accel_cffi_run(accel_model* model, accel_buffer* const* inputs, size_t input_count,
+                            accel_buffer* const* outputs, size_t output_count, int32_t priority,
+                            uint64_t core_mask, int64_t timeout_us, int32_t no_wait, int64_t slice_us,
+                            accel_job** out_job, accel_job_timing* out_timing) {
+    accel_run_options options;
+    fill_options(&options, priority, core_mask, timeout_us, no_wait);
+    *out_job = NULL;
+    accel_status status = accel_job_submit(model, inputs, input_count, outputs, output_count, &options, out_job);
+    if (status != ACCEL_OK) return status;
+    return accel_cffi_finish(out_job, slice_us, out_timing);
+}
+
+/* The driver's completion callback: into Python unless the door is closed. The in-flight count
+ * drops after the callback, so the exit hook that sees zero knows no callback is still to come. */
+static void trampoline(accel_job* job, accel_status status, void* user_data) {
+    atomic_fetch_add(&g_active, 1);
+    if (!atomic_load(&g_python_closed)) accel_cffi_job_done(job, status, user_data);
+    atomic_fetch_sub(&g_active, 1);
+    atomic_fetch_sub(&g_inflight, 1);
+}
+
+accel_status accel_cffi_begin_job(void) {
+    atomic_fetch_add(&g_inflight, 1); /* before the check: the exit hook sees this job or refuses it */
+    if (atomic_load(&g_refuse_jobs)) {
+        atomic_fetch_sub(&g_inflight, 1);
+        return ACCEL_ERR_CLOSED;
+    }
+    return ACCEL_OK;
+}
+
+void accel_cffi_end_job(void) { atomic_fetch_sub(&g_inflight, 1); }
+
+accel_status accel_cffi_submit(accel_model* model, accel_buffer* const* inputs, size_t input_count,
+                               accel_buffer* const* outputs, size_t output_count, int32_t priority,
+                               uint64_t core_mask, int64_t timeout_us, int32_t no_wait, void* user_data,
+                               accel_job** out_job) {
+    accel_status status = accel_cffi_begin_job();
+    if (status != ACCEL_OK) return status;
+    accel_run_options options;
+    fill_options(&options, priority, core_mask, timeout_us, no_wait);
+    options.callback = trampoline;
+    options.user_data = user_data;
+    status = accel_job_submit(model, inputs, input_count, outputs, output_count, &options, out_job);
+    if (status != ACCEL_OK) accel_cffi_end_job(); /* no callback will come */
+    return status;
+}
+
+void accel_cffi_refuse_jobs(void) { atomic_store(&g_refuse_jobs, 1); }
+int32_t accel_cffi_jobs_refused(void) { return atomic_load(&g_refuse_jobs); }
+void accel_cffi_close_python(void) { atomic_store(&g_python_closed, 1); }
+int64_t accel_cffi_inflight(void) { return atomic_load(&g_inflight); }
+int64_t accel_cffi_active(void) { return atomic_load(&g_active); }

@@ -1,0 +1,71 @@
+/* cffi_helpers.h - the few C functions of the cffi front-end (accel._cffi). Plain C over the public
+ * ABI, no Python API (so the module stays a cffi module, PyPy included). Each one saves Python
+ * round trips on a hot path (every call through cffi releases and retakes the GIL) or guards the
+ * door between the driver's threads and the interpreter. build_ffi.py makes the cdef from this
+ * header, so everything here is visible as accel._cffi.lib.<name>. */
+#ifndef ACCEL_CFFI_HELPERS_H
+#define ACCEL_CFFI_HELPERS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <accel/accel.h>
+
+/* A buffer as accel_cffi_alloc returns it: the handle (one reference), its host pointer and size. */
+typedef struct accel_cffi_allocation {
+    accel_buffer* buffer;
+    uint8_t* data;
+    uint64_t size;
+} accel_cffi_allocation;
+
+/* accel_buffer_alloc, then its host pointer and usable size; on failure nothing is left allocated. */
+accel_status accel_cffi_alloc(accel_device* device, uint64_t nbytes, accel_cffi_allocation* out);
+
+/* One copy of a strided host array into `buffer` from offset 0 (accel_buffer_write_strided), for
+ * arrays of up to 64 dimensions: unit dimensions are dropped and contiguous neighbours merged first,
+ * so an array that is at most ACCEL_MAX_DIMS-dimensional at heart is accepted. */
+accel_status accel_cffi_write(accel_buffer* buffer, const void* src, uint32_t ndim, const int64_t* shape,
+                              const int64_t* strides, uint32_t element_size);
+
+/* Submits a job (no callback) and waits up to `slice_us` (negative: until it ends). If it ended:
+ * its timing goes to *out_timing (may be NULL), the job is released, *out_job is NULL and its result
+ * is returned (the message is the thread's accel_last_error_message()). If the slice ended first:
+ * ACCEL_ERR_NOT_READY with the job in *out_job, for the caller to wait on (accel_cffi_finish).
+ * `no_wait` submits with ACCEL_SUBMIT_NO_WAIT (then ACCEL_ERR_BUSY when no slot is free).
+ * *out_job is NULL exactly when the caller has no job to release, whatever happens in Python
+ * between two calls (a KeyboardInterrupt). */
+accel_status accel_cffi_run(accel_model* model, accel_buffer* const* inputs, size_t input_count,
+                            accel_buffer* const* outputs, size_t output_count, int32_t priority,
+                            uint64_t core_mask, int64_t timeout_us, int32_t no_wait, int64_t slice_us,
+                            accel_job** out_job, accel_job_timing* out_timing);
+
+/* Waits for the job in *job (from accel_cffi_run) up to `slice_us` (negative: until it ends). If it
+ * ended: timing to *out_timing (may be NULL), the job released and *job set to NULL, its result
+ * returned; else ACCEL_ERR_NOT_READY and the job is still the caller's. */
+accel_status accel_cffi_finish(accel_job** job, int64_t slice_us, accel_job_timing* out_timing);
+
+/* Submits a job whose completion calls the Python callback accel_cffi_job_done(job, status,
+ * user_data) through a C trampoline, unless the door to Python is closed (accel_cffi_close_python).
+ * Counts the job as in flight until its callback has returned (or, on failure here, not at all).
+ * ACCEL_ERR_CLOSED once accel_cffi_refuse_jobs was called. */
+accel_status accel_cffi_submit(accel_model* model, accel_buffer* const* inputs, size_t input_count,
+                               accel_buffer* const* outputs, size_t output_count, int32_t priority,
+                               uint64_t core_mask, int64_t timeout_us, int32_t no_wait, void* user_data,
+                               accel_job** out_job);
+
+/* The interpreter-exit protocol (CORE_API.md "Interpreter exit"), driven by the core's atexit hook:
+ * refuse new jobs; wait until none is in flight; close the door so that later callbacks never enter
+ * Python; wait until no trampoline is inside Python. Counters: jobs in flight and trampolines in
+ * Python. */
+void accel_cffi_refuse_jobs(void);
+int32_t accel_cffi_jobs_refused(void);
+void accel_cffi_close_python(void);
+int64_t accel_cffi_inflight(void);
+int64_t accel_cffi_active(void);
+
+/* Counts a synchronous run as in flight (accel_cffi_run's caller brackets it) so the exit hook waits
+ * for it too. begin returns ACCEL_ERR_CLOSED, counting nothing, once jobs are refused. */
+accel_status accel_cffi_begin_job(void);
+void accel_cffi_end_job(void);
+
+#endif /* ACCEL_CFFI_HELPERS_H */

@@ -1,0 +1,40 @@
+"""The compiled cffi module (``accel._cffi``) and how a failed call becomes accel's exception."""
+from __future__ import annotations
+
+from accel._cffi import ffi, lib
+
+__all__ = ["ffi", "lib", "error", "check", "last_message", "text", "CLOSED", "NOT_READY", "BUSY"]
+
+OK = lib.ACCEL_OK
+CLOSED = lib.ACCEL_ERR_CLOSED
+NOT_READY = lib.ACCEL_ERR_NOT_READY
+BUSY = lib.ACCEL_ERR_BUSY
+CANCELLED = lib.ACCEL_ERR_CANCELLED
+
+_from_status = None
+
+
+def text(p: object) -> str:
+    """A str from a UTF-8 C string; invalid sequences become U+FFFD rather than raising."""
+    return "" if p == ffi.NULL else ffi.string(p).decode("utf-8", "replace")  # type: ignore[union-attr]
+
+
+def last_message() -> str:
+    """The calling thread's ``accel_last_error_message()``: call it right after the failure."""
+    return text(lib.accel_last_error_message())
+
+
+def error(status: int, message: str) -> BaseException:
+    """``accel.errors.from_status(status, message)``; accel.errors is imported on the first error."""
+    global _from_status
+    if _from_status is None:
+        from accel.errors import from_status
+
+        _from_status = from_status
+    return _from_status(status, message)
+
+
+def check(status: int) -> None:
+    """Raises the calling thread's last error if ``status`` is a failure."""
+    if status:
+        raise error(status, last_message())

@@ -1,0 +1,93 @@
+"""CoreBuffer: device memory (one accel_buffer reference) and one-copy writes into it."""
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import numpy as np
+
+from ._lib import check, ffi, lib
+
+__all__ = ["CoreBuffer", "allocate"]
+
+_ALLOCATION = ffi.typeof("accel_cffi_allocation *")
+_BYTES = ffi.typeof("uint8_t *")
+_INT64S = ffi.typeof("int64_t[]")
+_release = lib.accel_buffer_release
+
+
+class CoreBuffer:
+    """Device memory (one accel_buffer reference); a writable 1-D uint8 buffer."""
+
+    # _handle is the accel_buffer*; the reference it stands for is owned by the C pointer behind
+    # _memory (ffi.gc), so the buffer goes when the last of this object and of the arrays made from
+    # its memory goes.
+    __slots__ = ("_handle", "_memory", "_nbytes", "_address", "__weakref__")
+
+    def __init__(self) -> None:
+        raise TypeError("accel._cffi_core.CoreBuffer cannot be instantiated from Python: "
+                        "CoreDevice.alloc makes them")
+
+    @property
+    def nbytes(self) -> int:
+        """usable size in bytes (rounded up to the device alignment)"""
+        return self._nbytes  # type: ignore[no-any-return]
+
+    @property
+    def address(self) -> int:
+        """host pointer"""
+        return self._address  # type: ignore[no-any-return]
+
+    @property
+    def memory(self) -> Any:
+        """The bytes as a buffer-protocol object (1-D, writable) that keeps this buffer alive."""
+        return self._memory
+
+    def write(self, array: Any) -> None:
+        """One copy of any strided array's bytes, C order, from offset 0 (accel_buffer_write_strided)."""
+        a = array if type(array) is np.ndarray else _as_array(array)
+        n = a.nbytes
+        if n > self._nbytes:
+            raise ValueError(f"the array holds {n} bytes, the buffer only {self._nbytes}")
+        if n == 0:
+            return
+        handle = self._handle
+        if a.flags.c_contiguous:
+            check(lib.accel_buffer_write(handle, 0, ffi.from_buffer(a, require_writable=False), n))
+            return
+        data = a.__array_interface__["data"][0]  # the first element, wherever the strides lead
+        check(lib.accel_cffi_write(handle, ffi.cast("void *", data), a.ndim, ffi.new(_INT64S, a.shape),
+                                   ffi.new(_INT64S, a.strides), a.itemsize))
+
+    def __repr__(self) -> str:
+        return f"CoreBuffer(nbytes={self._nbytes}, address=0x{self._address:x})"
+
+    if sys.version_info >= (3, 12):
+        def __buffer__(self, flags: int) -> memoryview:
+            return memoryview(self._memory)
+
+
+def _as_array(obj: Any) -> np.ndarray:
+    # Any buffer-protocol exporter, read as it is (no copy, no cast).
+    try:
+        memoryview(obj)
+    except TypeError:
+        raise TypeError(f"write(): array must support the buffer protocol, not {type(obj).__name__}") from None
+    return np.asarray(obj)
+
+
+def allocate(device: Any, nbytes: int) -> CoreBuffer:
+    """accel_buffer_alloc on ``device`` (an ``accel_device *``) as a CoreBuffer."""
+    out = ffi.new(_ALLOCATION)
+    check(lib.accel_cffi_alloc(device, nbytes, out))
+    return _wrap(out.buffer, out.data, out.size)
+
+
+def _wrap(handle: Any, data: Any, size: int) -> CoreBuffer:
+    buf = object.__new__(CoreBuffer)
+    buf._handle = handle
+    owner = ffi.gc(data, lambda _data: _release(handle))
+    buf._memory = ffi.buffer(owner, size)
+    buf._nbytes = int(size)
+    buf._address = int(ffi.cast("uintptr_t", data))
+    return buf

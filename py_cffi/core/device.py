@@ -1,0 +1,97 @@
+"""CoreDevice (open, info, stats, alloc, load, check, close) and the module-level functions."""
+from __future__ import annotations
+
+from typing import Any, Dict, List
+
+from ._lib import check, error, ffi, last_message, lib, text
+from .buffer import CoreBuffer, allocate
+from .model import CoreModel, wrap_model
+
+__all__ = ["CoreDevice", "abi_version", "version", "backends"]
+
+_release_device = lib.accel_device_release
+
+
+def abi_version() -> int:
+    """accel_abi_version(): (major << 16) | minor"""
+    return int(lib.accel_abi_version())
+
+
+def version() -> str:
+    """libaccel's release version"""
+    return text(lib.accel_version_string())
+
+
+def backends() -> List[str]:
+    """The schemes of the usable drivers, in loader order."""
+    count = ffi.new("size_t *")
+    check(lib.accel_driver_count(count))
+    name = ffi.new("const char **")
+    names = []
+    for i in range(count[0]):
+        check(lib.accel_driver_name(i, name))
+        names.append(text(name[0]))
+    return names
+
+
+class CoreDevice:
+    """An open device (one accel_device reference)."""
+
+    __slots__ = ("_device", "__weakref__")
+
+    def __init__(self, uri: str) -> None:
+        """Opens a device by URI (accel_device_open)."""
+        if not isinstance(uri, str):
+            raise TypeError(f"uri must be a str, not {type(uri).__name__}")
+        out = ffi.new("accel_device **")
+        status = lib.accel_device_open(uri.encode("utf-8", "surrogatepass"), out)
+        if status:
+            raise error(status, last_message())
+        self._device = ffi.gc(out[0], _release_device)
+
+    def _get(self) -> Any:
+        device = self._device
+        if device is None:
+            raise error(lib.ACCEL_ERR_CLOSED, "the device is closed")
+        return device
+
+    def info(self) -> Dict[str, Any]:
+        """name, backend, cores, max_inflight, debug, alignment, pool_bytes"""
+        info = ffi.new("accel_device_info *")
+        info.struct_size = ffi.sizeof("accel_device_info")
+        check(lib.accel_device_get_info(self._get(), info))
+        return {"name": text(info.name), "backend": text(info.backend), "cores": int(info.cores),
+                "max_inflight": int(info.max_inflight), "debug": bool(info.debug),
+                "alignment": int(info.alignment), "pool_bytes": int(info.pool_bytes)}
+
+    def stats(self) -> Dict[str, int]:
+        """bytes_in_use, peak_bytes_in_use, live_buffers, allocations, bytes_copied, jobs_submitted, jobs_completed"""
+        st = ffi.new("accel_memory_stats *")
+        st.struct_size = ffi.sizeof("accel_memory_stats")
+        check(lib.accel_device_get_stats(self._get(), st))
+        return {k: int(getattr(st, k)) for k in ("bytes_in_use", "peak_bytes_in_use", "live_buffers", "allocations",
+                                                 "bytes_copied", "jobs_submitted", "jobs_completed")}
+
+    def alloc(self, nbytes: int) -> CoreBuffer:
+        """Allocates device memory (accel_buffer_alloc)."""
+        if isinstance(nbytes, float) or not hasattr(type(nbytes), "__index__"):
+            raise TypeError(f"alloc(): nbytes must be an int, not {type(nbytes).__name__}")
+        return allocate(self._get(), nbytes)
+
+    def load(self, data: Any) -> CoreModel:
+        """Loads a model from the bytes of any buffer-protocol object (accel_model_load_memory)."""
+        device = self._get()  # held: close() from another thread cannot free it under the load
+        view = ffi.from_buffer(data, require_writable=False)
+        out = ffi.new("accel_model **")
+        status = lib.accel_model_load_memory(device, view, len(view), out)
+        if status:
+            raise error(status, last_message())
+        return wrap_model(out[0])
+
+    def check(self) -> None:
+        """Checks every live buffer's guard bytes (accel_device_check)."""
+        check(lib.accel_device_check(self._get()))
+
+    def close(self) -> None:
+        """Drops this object's device reference (idempotent)."""
+        self._device = None  # the handle's ffi.gc releases it once no call holds it any more

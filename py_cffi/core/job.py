@@ -1,0 +1,145 @@
+"""CoreJob (wait, done, timing, release), the completion callback from the driver's thread, and the
+interpreter-exit protocol for callbacks still in flight."""
+from __future__ import annotations
+
+import atexit
+import math
+import time
+import weakref
+from typing import Any, Callable, Optional, Tuple
+
+from ._lib import NOT_READY, OK, check, error, ffi, last_message, lib
+from .waiting import wait_job
+
+__all__ = ["CoreJob", "Completion", "timing_tuple", "new_timing"]
+
+_TIMING = ffi.typeof("accel_job_timing *")
+_release_job = lib.accel_job_release
+
+Timing = Tuple[int, int, int, int]
+
+# Every CoreJob not yet collected, for the exit hook (it releases them if their jobs take too long).
+_live: "weakref.WeakSet[CoreJob]" = weakref.WeakSet()
+
+
+def new_timing() -> Any:
+    t = ffi.new(_TIMING)
+    t.struct_size = ffi.sizeof("accel_job_timing")
+    return t
+
+
+def timing_tuple(t: Any) -> Timing:
+    return (int(t.queued_ns), int(t.started_ns), int(t.finished_ns), int(t.core))
+
+
+class CoreJob:
+    """A submitted job (one accel_job reference)."""
+
+    __slots__ = ("_job", "__weakref__")
+
+    def __init__(self) -> None:
+        raise TypeError("accel._cffi_core.CoreJob cannot be instantiated from Python: CoreModel.submit "
+                        "makes them")
+
+    def _get(self) -> Any:
+        job = self._job
+        if job is None:
+            raise error(lib.ACCEL_ERR_CLOSED, "the job is released")
+        return job
+
+    def wait(self, timeout: Optional[float] = None) -> None:
+        """Waits (GIL released, Ctrl-C aware); raises if the job failed or `timeout` seconds passed."""
+        timeout_us: Optional[int] = None
+        if timeout is not None:
+            seconds = float(timeout)
+            if math.isnan(seconds):
+                raise ValueError("timeout is NaN")
+            if seconds <= 0:
+                timeout_us = 0
+            elif seconds < 1e9:
+                timeout_us = math.ceil(seconds * 1e6)
+        job = self._get()  # held here: release() from another thread cannot free it under the wait
+        status = wait_job(job, timeout_us)
+        if status == NOT_READY:
+            raise error(status, f"the job did not finish within {timeout:g} s")
+        if status:
+            raise error(status, last_message())
+
+    def done(self) -> bool:
+        """True once the job has finished (accel_job_poll)."""
+        done = ffi.new("int32_t *")
+        check(lib.accel_job_poll(self._get(), done))
+        return bool(done[0])
+
+    def timing(self) -> Timing:
+        """(queued_ns, started_ns, finished_ns, core)"""
+        t = new_timing()
+        check(lib.accel_job_get_timing(self._get(), t))
+        return timing_tuple(t)
+
+    def release(self) -> None:
+        """Drops the job reference (idempotent); a job not started is cancelled."""
+        self._job = None  # the handle's ffi.gc releases it once no wait holds it any more
+
+
+def wrap_job(handle: Any) -> CoreJob:
+    job = object.__new__(CoreJob)
+    job._job = ffi.gc(handle, _release_job)
+    _live.add(job)
+    return job
+
+
+class Completion:
+    """What a job's completion calls: the Python callback. Its cffi handle is the job's user_data;
+    the set below keeps it alive until the driver has called back."""
+
+    __slots__ = ("callback", "handle")
+    pending: "set[Completion]" = set()
+
+    def __init__(self, callback: Callable[[int, str, Timing], Any]) -> None:
+        self.callback = callback
+        self.handle = ffi.new_handle(self)
+        Completion.pending.add(self)
+
+    def discard(self) -> None:
+        Completion.pending.discard(self)
+
+
+@ffi.def_extern()
+def accel_cffi_job_done(job: Any, status: int, user_data: Any) -> None:
+    # On the driver's completion thread, with the GIL (cffi takes it). An exception of the callback
+    # propagates to cffi, which reports it through sys.unraisablehook.
+    completion: Completion = ffi.from_handle(user_data)
+    completion.discard()
+    message = ""
+    if status != OK:
+        lib.accel_job_wait(job, 0)  # inside the callback: the job's result and message, no wait
+        message = last_message()
+    t = new_timing()
+    lib.accel_job_get_timing(job, t)
+    completion.callback(status, message, timing_tuple(t))
+
+
+def _wait_until_zero(counter: Callable[[], int], seconds: float) -> None:
+    give_up = time.monotonic() + seconds
+    while counter() > 0 and time.monotonic() < give_up:
+        time.sleep(0.001)  # without the GIL: the callbacks take it
+
+
+def _on_exit() -> None:
+    # atexit (before finalization, while the driver's threads may still take the GIL): refuse new
+    # jobs and let those in flight finish and call back; if that takes too long, release the jobs
+    # (those not started are cancelled) and wait for the running ones. Then close the door to Python
+    # and wait for the callbacks already inside. Every wait is bounded, so exit never hangs.
+    lib.accel_cffi_refuse_jobs()
+    _wait_until_zero(lib.accel_cffi_inflight, 5.0)
+    if lib.accel_cffi_inflight() > 0:
+        for job in list(_live):
+            job.release()
+        _wait_until_zero(lib.accel_cffi_inflight, 5.0)
+    lib.accel_cffi_close_python()
+    _wait_until_zero(lib.accel_cffi_active, 1.0)
+
+
+def install_exit_hook() -> None:
+    atexit.register(_on_exit)

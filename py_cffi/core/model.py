@@ -1,0 +1,144 @@
+"""CoreModel: tensor metadata, run (submit + sliced wait, GIL released) and submit with a completion
+callback."""
+from __future__ import annotations
+
+import operator
+from typing import Any, Callable, List, Optional, Sequence, Tuple
+
+from ._lib import check, error, ffi, last_message, lib, text
+from .buffer import CoreBuffer
+from .job import Completion, CoreJob, new_timing, timing_tuple, wrap_job
+from .waiting import run_blocking, submit
+
+__all__ = ["CoreModel", "wrap_model"]
+
+_BUFFERS = ffi.typeof("accel_buffer *[]")
+_JOB_SLOT = ffi.typeof("accel_job **")
+_INFO = ffi.typeof("accel_tensor_info *")
+_COUNT = ffi.typeof("size_t *")
+_release_model = lib.accel_model_release
+
+TensorTuple = Tuple[str, Tuple[int, ...], int, int, Tuple[int, ...], int, Any]
+
+_INT32 = (-(1 << 31), (1 << 31) - 1)
+_UINT64 = (0, (1 << 64) - 1)
+_INT64 = (-(1 << 63), (1 << 63) - 1)
+
+
+def _int_arg(value: Any, name: str, bounds: Tuple[int, int]) -> int:
+    if isinstance(value, float) or not hasattr(type(value), "__index__"):
+        raise TypeError(f"run(): {name} must be an int, not {type(value).__name__}")
+    v = operator.index(value)
+    if not bounds[0] <= v <= bounds[1]:
+        raise ValueError(f"run(): {name} is out of range")
+    return v
+
+
+def buffer_handles(sequence: Any, what: str) -> Tuple[Any, Tuple[CoreBuffer, ...]]:
+    """The accel_buffer handles of a sequence of CoreBuffers, and the CoreBuffers themselves (held by
+    the caller while the GIL is released, whatever happens to its list meanwhile)."""
+    items = tuple(sequence)
+    for i, b in enumerate(items):
+        if type(b) is not CoreBuffer:
+            raise TypeError(f"{what}[{i}] must be a CoreBuffer, not {type(b).__name__}")
+    return ffi.new(_BUFFERS, [b._handle for b in items]), items
+
+
+def _quant(q: Any) -> Any:
+    if q.type == lib.ACCEL_QUANT_NONE:
+        return None
+    n = q.count
+    scales = tuple(float(q.scales[i]) for i in range(n)) if q.scales != ffi.NULL else ()
+    zero_points = tuple(int(q.zero_points[i]) for i in range(n)) if q.zero_points != ffi.NULL else None
+    shifts = tuple(int(q.shifts[i]) for i in range(n)) if q.shifts != ffi.NULL else None
+    return (int(q.type), int(q.axis), scales, zero_points, shifts)
+
+
+class CoreModel:
+    """A loaded model (one accel_model reference)."""
+
+    __slots__ = ("_model", "__weakref__")
+
+    def __init__(self) -> None:
+        raise TypeError("accel._cffi_core.CoreModel cannot be instantiated from Python: CoreDevice.load "
+                        "makes them")
+
+    def _get(self) -> Any:
+        model = self._model
+        if model is None:
+            raise error(lib.ACCEL_ERR_CLOSED, "the model is released")
+        return model
+
+    def _infos(self, outputs: bool) -> List[TensorTuple]:
+        model = self._get()
+        count = ffi.new(_COUNT)
+        check(lib.accel_model_output_count(model, count) if outputs else lib.accel_model_input_count(model, count))
+        infos = []
+        for i in range(count[0]):
+            t = ffi.new(_INFO)
+            t.struct_size = ffi.sizeof("accel_tensor_info")
+            check(lib.accel_model_output_info(model, i, t) if outputs else lib.accel_model_input_info(model, i, t))
+            ndim = min(t.ndim, lib.ACCEL_MAX_DIMS)
+            infos.append((text(t.name), tuple(int(t.shape[d]) for d in range(ndim)), int(t.dtype), int(t.layout),
+                          tuple(int(t.strides[d]) for d in range(ndim)), int(t.byte_size), _quant(t.quant)))
+        return infos
+
+    def inputs(self) -> List[TensorTuple]:
+        """[(name, shape, dtype, layout, strides, byte_size, quant)] of the inputs"""
+        return self._infos(False)
+
+    def outputs(self) -> List[TensorTuple]:
+        """[(name, shape, dtype, layout, strides, byte_size, quant)] of the outputs"""
+        return self._infos(True)
+
+    def run(self, inputs: Sequence[CoreBuffer], outputs: Sequence[CoreBuffer], priority: int = 0,
+            core_mask: int = 0, timeout_us: int = 0) -> Tuple[int, int, int, int]:
+        """Submit, wait (GIL released, Ctrl-C aware), release; returns (queued_ns, started_ns, finished_ns, core)."""
+        model = self._get()
+        in_handles, in_keep = buffer_handles(inputs, "inputs")
+        out_handles, out_keep = buffer_handles(outputs, "outputs")
+        if priority.__class__ is not int or core_mask.__class__ is not int or timeout_us.__class__ is not int:
+            priority = _int_arg(priority, "priority", _INT32)
+            core_mask = _int_arg(core_mask, "core_mask", _UINT64)
+            timeout_us = _int_arg(timeout_us, "timeout_us", _INT64)
+        timing = new_timing()
+        run_blocking(model, in_handles, len(in_keep), out_handles, len(out_keep), priority, core_mask, timeout_us,
+                     timing)
+        return timing_tuple(timing)
+
+    def submit(self, inputs: Sequence[CoreBuffer], outputs: Sequence[CoreBuffer],
+               callback: Callable[[int, str, Tuple[int, int, int, int]], Any], priority: int = 0,
+               core_mask: int = 0, timeout_us: int = 0) -> CoreJob:
+        """Submits with callback(status, message, timing), called once on the completion thread."""
+        model = self._get()
+        if not callable(callback):
+            raise TypeError("callback must be callable")
+        in_handles, in_keep = buffer_handles(inputs, "inputs")
+        out_handles, out_keep = buffer_handles(outputs, "outputs")
+        priority = _int_arg(priority, "priority", _INT32)
+        core_mask = _int_arg(core_mask, "core_mask", _UINT64)
+        timeout_us = _int_arg(timeout_us, "timeout_us", _INT64)
+        completion = Completion(callback)
+        slot = ffi.new(_JOB_SLOT)
+        try:
+            status = submit(model, in_handles, len(in_keep), out_handles, len(out_keep), priority, core_mask,
+                            timeout_us, completion.handle, slot)
+        except BaseException:  # Ctrl-C while waiting for a slot: nothing was submitted
+            completion.discard()
+            raise
+        if status:
+            completion.discard()
+            if status == lib.ACCEL_ERR_CLOSED and lib.accel_cffi_jobs_refused():
+                raise error(status, "the interpreter is exiting: no new jobs")
+            raise error(status, last_message())
+        return wrap_job(slot[0])
+
+    def release(self) -> None:
+        """Drops the model reference now (idempotent)."""
+        self._model = None  # the handle's ffi.gc releases it once no run holds it any more
+
+
+def wrap_model(handle: Any) -> CoreModel:
+    model = object.__new__(CoreModel)
+    model._model = ffi.gc(handle, _release_model)
+    return model

@@ -1,0 +1,102 @@
+"""Runs and waits that release the GIL yet stay responsive to Ctrl-C.
+
+Every call into ``accel._cffi.lib`` releases the GIL. On the main thread (the only one that runs
+signal handlers) a wait is made in slices of at most 20 ms, and Python runs the handlers between two
+slices, so Ctrl-C raises KeyboardInterrupt within ~20 ms; a submission that has to wait for an
+in-flight slot polls with ``ACCEL_SUBMIT_NO_WAIT`` and short sleeps. Other threads make one untimed
+wait (a timed wait costs more in the kernel, and they could not run the handlers anyway).
+"""
+from __future__ import annotations
+
+import threading
+import time
+from _thread import get_ident
+from typing import Any, Optional
+
+from ._lib import BUSY, NOT_READY, error, ffi, last_message, lib
+
+__all__ = ["SLICE_US", "run_blocking", "submit", "wait_job", "on_main_thread"]
+
+#: Longest a wait on the main thread goes without running the signal handlers.
+SLICE_US = 20000
+
+_MAIN = threading.main_thread().ident
+_JOB_SLOT = ffi.typeof("accel_job **")
+
+
+def on_main_thread() -> bool:
+    return get_ident() == _MAIN
+
+
+def _until_free(retry: Any) -> int:
+    """Retries a NO_WAIT submission while it is refused for want of a slot (sleeps of 20 us growing to
+    1 ms; time.sleep runs the signal handlers). Returns the first other status."""
+    pause = 20e-6
+    while True:
+        time.sleep(pause)
+        status = retry()
+        if status != BUSY:
+            return int(status)
+        pause = min(pause * 2, 1e-3)
+
+
+def run_blocking(model: Any, inputs: Any, n_in: int, outputs: Any, n_out: int, priority: int,
+                 core_mask: int, timeout_us: int, timing: Any) -> None:
+    """Submit, wait and release one job; raises through ``from_status`` if it failed. ``timing`` (an
+    ``accel_job_timing *`` or NULL) receives its timing. A KeyboardInterrupt releases the job (one not
+    started is cancelled). The caller keeps the buffers' owners alive."""
+    status = lib.accel_cffi_begin_job()
+    if status:
+        raise error(status, "the interpreter is exiting: no new jobs")
+    job = ffi.new(_JOB_SLOT)  # NULL whenever there is no job of ours to release
+    try:
+        if get_ident() != _MAIN:
+            status = lib.accel_cffi_run(model, inputs, n_in, outputs, n_out, priority, core_mask, timeout_us,
+                                        0, -1, job, timing)
+        else:
+            status = lib.accel_cffi_run(model, inputs, n_in, outputs, n_out, priority, core_mask, timeout_us,
+                                        1, SLICE_US, job, timing)
+            if status == BUSY:
+                status = _until_free(lambda: lib.accel_cffi_run(
+                    model, inputs, n_in, outputs, n_out, priority, core_mask, timeout_us, 1, SLICE_US, job,
+                    timing))
+            while status == NOT_READY:  # the signal handlers run between two slices
+                status = lib.accel_cffi_finish(job, SLICE_US, timing)
+        if status:
+            raise error(status, last_message())
+    finally:
+        if job[0] != ffi.NULL:  # interrupted while it ran or waited for a core
+            lib.accel_job_release(job[0])
+        lib.accel_cffi_end_job()
+
+
+def submit(model: Any, inputs: Any, n_in: int, outputs: Any, n_out: int, priority: int, core_mask: int,
+           timeout_us: int, user_data: Any, job: Any) -> int:
+    """accel_cffi_submit (completion through the Python callback), Ctrl-C aware on the main thread
+    while it waits for an in-flight slot. Returns its status; the job goes to ``job[0]``."""
+    if get_ident() != _MAIN:
+        return int(lib.accel_cffi_submit(model, inputs, n_in, outputs, n_out, priority, core_mask, timeout_us,
+                                         0, user_data, job))
+    status = lib.accel_cffi_submit(model, inputs, n_in, outputs, n_out, priority, core_mask, timeout_us, 1,
+                                   user_data, job)
+    if status == BUSY:
+        status = _until_free(lambda: lib.accel_cffi_submit(
+            model, inputs, n_in, outputs, n_out, priority, core_mask, timeout_us, 1, user_data, job))
+    return int(status)
+
+
+def wait_job(job: Any, timeout_us: Optional[int]) -> int:
+    """Waits for ``job`` (None: until it ends); returns the job's result, or NOT_READY if the timeout
+    passed first. Signal handlers run between slices on the main thread."""
+    if timeout_us is None and get_ident() != _MAIN:
+        return int(lib.accel_job_wait(job, -1))
+    deadline = None if timeout_us is None else time.monotonic() + timeout_us * 1e-6
+    while True:
+        slice_us = SLICE_US
+        if deadline is not None:
+            slice_us = max(0, min(SLICE_US, int((deadline - time.monotonic()) * 1e6)))
+        status = lib.accel_job_wait(job, slice_us)
+        if status != NOT_READY:
+            return int(status)
+        if deadline is not None and time.monotonic() >= deadline:
+            return int(status)
