@@ -46,24 +46,28 @@ def preprocess(cc: List[str], header: Path, include: List[Path], macros_only: bo
         return subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
 
 
-def declarations(cc: List[str], headers: List[str], include: List[Path]) -> str:
-    """The headers' declarations, preprocessed together (each once, by its include guard), with no
-    line markers or blank lines."""
+def _wrapper_output(cc: List[str], headers: List[str], include: List[Path], macros_only: bool) -> str:
+    # The headers preprocessed together, each once (by its include guard).
     with tempfile.TemporaryDirectory() as tmp:
         wrapper = Path(tmp) / "cdef.h"
         wrapper.write_text("".join(f"#include {h}\n" for h in headers))
-        text = preprocess(cc, wrapper, include)
+        return preprocess(cc, wrapper, include, macros_only)
+
+
+def declarations(cc: List[str], headers: List[str], include: List[Path]) -> str:
+    """The headers' declarations, with no line markers or blank lines."""
+    text = _wrapper_output(cc, headers, include, False)
     return "\n".join(line for line in text.splitlines() if line.strip())
 
 
 INTEGER_MACRO = re.compile(r"#define (ACCEL_[A-Z0-9_]+) (.+)$")
 
 
-def integer_macros(cc: List[str], header: Path, include: List[Path]) -> str:
-    """``#define NAME ...`` for every ACCEL_* macro of the header that has a value (the include
+def integer_macros(cc: List[str], headers: List[str], include: List[Path]) -> str:
+    """``#define NAME ...`` for every ACCEL_* macro of the headers that has a value (the include
     guards and the export attribute have none)."""
     out = []
-    for line in preprocess(cc, header, include, macros_only=True).splitlines():
+    for line in _wrapper_output(cc, headers, include, True).splitlines():
         m = INTEGER_MACRO.match(line.strip())
         if m and not m.group(2).startswith("__attribute__"):
             out.append(f"#define {m.group(1)} ...")
@@ -71,11 +75,11 @@ def integer_macros(cc: List[str], header: Path, include: List[Path]) -> str:
 
 
 def builder(cc: List[str], include: List[Path], helpers: Path) -> cffi.FFI:
-    accel_h = include[0] / "accel" / "accel.h"
+    headers = ["<accel/accel.h>", f'"{helpers.name}"']
     all_includes = [*include, helpers.parent]
     ffi = cffi.FFI()
-    ffi.cdef(declarations(cc, ["<accel/accel.h>", f'"{helpers.name}"'], all_includes))
-    ffi.cdef(integer_macros(cc, accel_h, all_includes))
+    ffi.cdef(declarations(cc, headers, all_includes))
+    ffi.cdef(integer_macros(cc, headers, all_includes))
     ffi.cdef(EXTERN_PYTHON)
     ffi.set_source(MODULE, f'#include <accel/accel.h>\n#include "{helpers.name}"\n')
     return ffi

@@ -65,30 +65,50 @@ static void fill_options(accel_run_options* o, int32_t priority, uint64_t core_m
     o->flags = no_wait ? ACCEL_SUBMIT_NO_WAIT : 0;
 }
 
-accel_status accel_cffi_finish(accel_job** job_slot, int64_t slice_us, accel_job_timing* out_timing) {
-    accel_job* job = *job_slot;
-    accel_status status = accel_job_wait(job, slice_us);
-    if (status == ACCEL_ERR_NOT_READY) return status;
-    if (out_timing) {
-        memset(out_timing, 0, sizeof *out_timing);
-        out_timing->struct_size = sizeof *out_timing;
-        accel_job_get_timing(job, out_timing); /* success leaves the job's message in place */
+static accel_status begin_job(void) {
+    atomic_fetch_add(&g_inflight, 1); /* before the check: the exit hook sees this job or refuses it */
+    if (atomic_load(&g_refuse_jobs)) {
+        atomic_fetch_sub(&g_inflight, 1);
+        return ACCEL_CFFI_REFUSED;
     }
-    *job_slot = NULL;
-    accel_job_release(job);
+    return ACCEL_OK;
+}
+
+static void end_job(void) { atomic_fetch_sub(&g_inflight, 1); }
+
+accel_status accel_cffi_finish(accel_cffi_call* call, int64_t slice_us) {
+    accel_status status = accel_job_wait(call->job, slice_us);
+    if (status == ACCEL_ERR_NOT_READY) return status;
+    memset(&call->timing, 0, sizeof call->timing);
+    call->timing.struct_size = sizeof call->timing;
+    accel_job_get_timing(call->job, &call->timing); /* success leaves the job's message in place */
+    accel_cffi_abandon(call);
     return status;
+}
+
+void accel_cffi_abandon(accel_cffi_call* call) {
+    if (!call->job) return;
+    accel_job_release(call->job);
+    call->job = NULL;
+    end_job();
 }
 
 accel_status accel_cffi_run(accel_model* model, accel_buffer* const* inputs, size_t input_count,
                             accel_buffer* const* outputs, size_t output_count, int32_t priority,
                             uint64_t core_mask, int64_t timeout_us, int32_t no_wait, int64_t slice_us,
-                            accel_job** out_job, accel_job_timing* out_timing) {
+                            accel_cffi_call* call) {
+    call->job = NULL;
+    accel_status status = begin_job();
+    if (status != ACCEL_OK) return status;
     accel_run_options options;
     fill_options(&options, priority, core_mask, timeout_us, no_wait);
-    *out_job = NULL;
-    accel_status status = accel_job_submit(model, inputs, input_count, outputs, output_count, &options, out_job);
-    if (status != ACCEL_OK) return status;
-    return accel_cffi_finish(out_job, slice_us, out_timing);
+    status = accel_job_submit(model, inputs, input_count, outputs, output_count, &options, &call->job);
+    if (status != ACCEL_OK) {
+        call->job = NULL;
+        end_job();
+        return status;
+    }
+    return accel_cffi_finish(call, slice_us);
 }
 
 /* The driver's completion callback: into Python unless the door is closed. The in-flight count
@@ -97,37 +117,25 @@ static void trampoline(accel_job* job, accel_status status, void* user_data) {
     atomic_fetch_add(&g_active, 1);
     if (!atomic_load(&g_python_closed)) accel_cffi_job_done(job, status, user_data);
     atomic_fetch_sub(&g_active, 1);
-    atomic_fetch_sub(&g_inflight, 1);
+    end_job();
 }
-
-accel_status accel_cffi_begin_job(void) {
-    atomic_fetch_add(&g_inflight, 1); /* before the check: the exit hook sees this job or refuses it */
-    if (atomic_load(&g_refuse_jobs)) {
-        atomic_fetch_sub(&g_inflight, 1);
-        return ACCEL_ERR_CLOSED;
-    }
-    return ACCEL_OK;
-}
-
-void accel_cffi_end_job(void) { atomic_fetch_sub(&g_inflight, 1); }
 
 accel_status accel_cffi_submit(accel_model* model, accel_buffer* const* inputs, size_t input_count,
                                accel_buffer* const* outputs, size_t output_count, int32_t priority,
                                uint64_t core_mask, int64_t timeout_us, int32_t no_wait, void* user_data,
                                accel_job** out_job) {
-    accel_status status = accel_cffi_begin_job();
+    accel_status status = begin_job();
     if (status != ACCEL_OK) return status;
     accel_run_options options;
     fill_options(&options, priority, core_mask, timeout_us, no_wait);
     options.callback = trampoline;
     options.user_data = user_data;
     status = accel_job_submit(model, inputs, input_count, outputs, output_count, &options, out_job);
-    if (status != ACCEL_OK) accel_cffi_end_job(); /* no callback will come */
+    if (status != ACCEL_OK) end_job(); /* no callback will come */
     return status;
 }
 
 void accel_cffi_refuse_jobs(void) { atomic_store(&g_refuse_jobs, 1); }
-int32_t accel_cffi_jobs_refused(void) { return atomic_load(&g_refuse_jobs); }
 void accel_cffi_close_python(void) { atomic_store(&g_python_closed, 1); }
 int64_t accel_cffi_inflight(void) { return atomic_load(&g_inflight); }
 int64_t accel_cffi_active(void) { return atomic_load(&g_active); }

@@ -27,27 +27,39 @@ accel_status accel_cffi_alloc(accel_device* device, uint64_t nbytes, accel_cffi_
 accel_status accel_cffi_write(accel_buffer* buffer, const void* src, uint32_t ndim, const int64_t* shape,
                               const int64_t* strides, uint32_t element_size);
 
-/* Submits a job (no callback) and waits up to `slice_us` (negative: until it ends). If it ended:
- * its timing goes to *out_timing (may be NULL), the job is released, *out_job is NULL and its result
- * is returned (the message is the thread's accel_last_error_message()). If the slice ended first:
- * ACCEL_ERR_NOT_READY with the job in *out_job, for the caller to wait on (accel_cffi_finish).
+/* Returned instead of a status when the exit hook refuses new jobs (not an accel_status value). */
+#define ACCEL_CFFI_REFUSED (-1)
+
+/* One synchronous run in progress: the job while it outlives a wait slice (NULL whenever the
+ * caller has no job to release, whatever happens in Python between two calls, a KeyboardInterrupt
+ * included), and its timing once it has ended. */
+typedef struct accel_cffi_call {
+    accel_job* job;
+    accel_job_timing timing;
+} accel_cffi_call;
+
+/* Submits a job (no callback) and waits up to `slice_us` (negative: until it ends), counted as in
+ * flight for the exit hook meanwhile. If it ended: call->timing is filled, the job released and its
+ * result returned (the message is the thread's accel_last_error_message()). If the slice ended first:
+ * ACCEL_ERR_NOT_READY with the job in call->job, for accel_cffi_finish or accel_cffi_abandon.
  * `no_wait` submits with ACCEL_SUBMIT_NO_WAIT (then ACCEL_ERR_BUSY when no slot is free).
- * *out_job is NULL exactly when the caller has no job to release, whatever happens in Python
- * between two calls (a KeyboardInterrupt). */
+ * ACCEL_CFFI_REFUSED once the exit hook refuses jobs. */
 accel_status accel_cffi_run(accel_model* model, accel_buffer* const* inputs, size_t input_count,
                             accel_buffer* const* outputs, size_t output_count, int32_t priority,
                             uint64_t core_mask, int64_t timeout_us, int32_t no_wait, int64_t slice_us,
-                            accel_job** out_job, accel_job_timing* out_timing);
+                            accel_cffi_call* call);
 
-/* Waits for the job in *job (from accel_cffi_run) up to `slice_us` (negative: until it ends). If it
- * ended: timing to *out_timing (may be NULL), the job released and *job set to NULL, its result
- * returned; else ACCEL_ERR_NOT_READY and the job is still the caller's. */
-accel_status accel_cffi_finish(accel_job** job, int64_t slice_us, accel_job_timing* out_timing);
+/* Waits for call->job up to `slice_us` (negative: until it ends). If it ended: as accel_cffi_run;
+ * else ACCEL_ERR_NOT_READY and the job is still in call->job. */
+accel_status accel_cffi_finish(accel_cffi_call* call, int64_t slice_us);
+
+/* Releases call->job if there is one (a job not started is cancelled) and stops counting it. */
+void accel_cffi_abandon(accel_cffi_call* call);
 
 /* Submits a job whose completion calls the Python callback accel_cffi_job_done(job, status,
  * user_data) through a C trampoline, unless the door to Python is closed (accel_cffi_close_python).
  * Counts the job as in flight until its callback has returned (or, on failure here, not at all).
- * ACCEL_ERR_CLOSED once accel_cffi_refuse_jobs was called. */
+ * ACCEL_CFFI_REFUSED once the exit hook refuses jobs. */
 accel_status accel_cffi_submit(accel_model* model, accel_buffer* const* inputs, size_t input_count,
                                accel_buffer* const* outputs, size_t output_count, int32_t priority,
                                uint64_t core_mask, int64_t timeout_us, int32_t no_wait, void* user_data,
@@ -58,14 +70,8 @@ accel_status accel_cffi_submit(accel_model* model, accel_buffer* const* inputs, 
  * Python; wait until no trampoline is inside Python. Counters: jobs in flight and trampolines in
  * Python. */
 void accel_cffi_refuse_jobs(void);
-int32_t accel_cffi_jobs_refused(void);
 void accel_cffi_close_python(void);
 int64_t accel_cffi_inflight(void);
 int64_t accel_cffi_active(void);
-
-/* Counts a synchronous run as in flight (accel_cffi_run's caller brackets it) so the exit hook waits
- * for it too. begin returns ACCEL_ERR_CLOSED, counting nothing, once jobs are refused. */
-accel_status accel_cffi_begin_job(void);
-void accel_cffi_end_job(void);
 
 #endif /* ACCEL_CFFI_HELPERS_H */

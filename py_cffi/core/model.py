@@ -7,12 +7,12 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 from ._lib import check, error, ffi, last_message, lib, text
 from .buffer import CoreBuffer
-from .job import Completion, CoreJob, new_timing, timing_tuple, wrap_job
-from .waiting import run_blocking, submit
+from .fast_run import run_tensors, set_fast_path
+from .job import Completion, CoreJob, wrap_job
+from .waiting import REFUSED, run_blocking, submit
 
 __all__ = ["CoreModel", "wrap_model"]
 
-_BUFFERS = ffi.typeof("accel_buffer *[]")
 _JOB_SLOT = ffi.typeof("accel_job **")
 _INFO = ffi.typeof("accel_tensor_info *")
 _COUNT = ffi.typeof("size_t *")
@@ -34,14 +34,18 @@ def _int_arg(value: Any, name: str, bounds: Tuple[int, int]) -> int:
     return v
 
 
-def buffer_handles(sequence: Any, what: str) -> Tuple[Any, Tuple[CoreBuffer, ...]]:
-    """The accel_buffer handles of a sequence of CoreBuffers, and the CoreBuffers themselves (held by
-    the caller while the GIL is released, whatever happens to its list meanwhile)."""
+def buffer_handles(sequence: Any, what: str) -> Tuple[List[Any], Tuple[CoreBuffer, ...]]:
+    """The accel_buffer handles of a sequence of CoreBuffers (a list, which cffi passes as a
+    temporary C array, cheaper than ffi.new), and the CoreBuffers themselves, for the caller to hold
+    while the GIL is released whatever happens to its list meanwhile."""
     items = tuple(sequence)
-    for i, b in enumerate(items):
-        if type(b) is not CoreBuffer:
-            raise TypeError(f"{what}[{i}] must be a CoreBuffer, not {type(b).__name__}")
-    return ffi.new(_BUFFERS, [b._handle for b in items]), items
+    try:
+        return [b._handle for b in items], items
+    except AttributeError:
+        for i, b in enumerate(items):
+            if type(b) is not CoreBuffer:
+                raise TypeError(f"{what}[{i}] must be a CoreBuffer, not {type(b).__name__}") from None
+        raise
 
 
 def _quant(q: Any) -> Any:
@@ -57,7 +61,7 @@ def _quant(q: Any) -> Any:
 class CoreModel:
     """A loaded model (one accel_model reference)."""
 
-    __slots__ = ("_model", "__weakref__")
+    __slots__ = ("_model", "_fast", "__weakref__")
 
     def __init__(self) -> None:
         raise TypeError("accel._cffi_core.CoreModel cannot be instantiated from Python: CoreDevice.load "
@@ -101,10 +105,8 @@ class CoreModel:
             priority = _int_arg(priority, "priority", _INT32)
             core_mask = _int_arg(core_mask, "core_mask", _UINT64)
             timeout_us = _int_arg(timeout_us, "timeout_us", _INT64)
-        timing = new_timing()
-        run_blocking(model, in_handles, len(in_keep), out_handles, len(out_keep), priority, core_mask, timeout_us,
-                     timing)
-        return timing_tuple(timing)
+        return run_blocking(model, in_handles, len(in_keep), out_handles, len(out_keep), priority, core_mask,
+                            timeout_us, True)  # type: ignore[return-value]
 
     def submit(self, inputs: Sequence[CoreBuffer], outputs: Sequence[CoreBuffer],
                callback: Callable[[int, str, Tuple[int, int, int, int]], Any], priority: int = 0,
@@ -128,10 +130,14 @@ class CoreModel:
             raise
         if status:
             completion.discard()
-            if status == lib.ACCEL_ERR_CLOSED and lib.accel_cffi_jobs_refused():
-                raise error(status, "the interpreter is exiting: no new jobs")
+            if status == REFUSED:
+                raise error(lib.ACCEL_ERR_CLOSED, "the interpreter is exiting: no new jobs")
             raise error(status, last_message())
         return wrap_job(slot[0])
+
+    # Model.run's fast path (fast_run.py)
+    set_fast_path = set_fast_path
+    run_tensors = run_tensors
 
     def release(self) -> None:
         """Drops the model reference now (idempotent)."""
@@ -141,4 +147,5 @@ class CoreModel:
 def wrap_model(handle: Any) -> CoreModel:
     model = object.__new__(CoreModel)
     model._model = ffi.gc(handle, _release_model)
+    model._fast = None
     return model

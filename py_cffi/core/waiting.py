@@ -11,17 +11,19 @@ from __future__ import annotations
 import threading
 import time
 from _thread import get_ident
-from typing import Any, Optional
+from typing import Any, Callable, Optional, Tuple
 
-from ._lib import BUSY, NOT_READY, error, ffi, last_message, lib
+from ._lib import BUSY, CLOSED, NOT_READY, error, ffi, last_message, lib
 
-__all__ = ["SLICE_US", "run_blocking", "submit", "wait_job", "on_main_thread"]
+__all__ = ["SLICE_US", "REFUSED", "run_blocking", "submit", "wait_job", "on_main_thread"]
 
 #: Longest a wait on the main thread goes without running the signal handlers.
 SLICE_US = 20000
 
 _MAIN = threading.main_thread().ident
-_JOB_SLOT = ffi.typeof("accel_job **")
+_CALL = ffi.typeof("accel_cffi_call *")
+_tls = threading.local()  # one accel_cffi_call per thread, reused (ffi.new costs ~0.5 us)
+REFUSED = lib.ACCEL_CFFI_REFUSED
 
 
 def on_main_thread() -> bool:
@@ -41,33 +43,51 @@ def _until_free(retry: Any) -> int:
 
 
 def run_blocking(model: Any, inputs: Any, n_in: int, outputs: Any, n_out: int, priority: int,
-                 core_mask: int, timeout_us: int, timing: Any) -> None:
-    """Submit, wait and release one job; raises through ``from_status`` if it failed. ``timing`` (an
-    ``accel_job_timing *`` or NULL) receives its timing. A KeyboardInterrupt releases the job (one not
-    started is cancelled). The caller keeps the buffers' owners alive."""
-    status = lib.accel_cffi_begin_job()
+                 core_mask: int, timeout_us: int, timing: bool) -> Optional[Tuple[int, int, int, int]]:
+    """Submit, wait and release one job; raises through ``from_status`` if it failed. Returns the
+    job's timing if ``timing``, else None. A KeyboardInterrupt releases the job (one not started is
+    cancelled). The caller keeps the buffers' owners alive."""
+    scratch = _tls.__dict__
+    call = scratch.pop("call", None)  # taken: a signal handler's nested run makes its own
+    if call is None:
+        call = ffi.new(_CALL)
+    if get_ident() != _MAIN:
+        status = lib.accel_cffi_run(model, inputs, n_in, outputs, n_out, priority, core_mask, timeout_us, 0, -1,
+                                    call)
+    else:
+        status = lib.accel_cffi_run(model, inputs, n_in, outputs, n_out, priority, core_mask, timeout_us, 1,
+                                    SLICE_US, call)
+        if status == BUSY or status == NOT_READY:
+            status = _finish_on_main(call, lambda: lib.accel_cffi_run(
+                model, inputs, n_in, outputs, n_out, priority, core_mask, timeout_us, 1, SLICE_US, call))
     if status:
-        raise error(status, "the interpreter is exiting: no new jobs")
-    job = ffi.new(_JOB_SLOT)  # NULL whenever there is no job of ours to release
+        scratch["call"] = call
+        raise _run_error(status)
+    t = call.timing
+    result = (t.queued_ns, t.started_ns, t.finished_ns, t.core) if timing else None
+    scratch["call"] = call
+    return result
+
+
+def _finish_on_main(call: Any, resubmit: Callable[[], int]) -> int:
+    # The slow part of a run on the main thread: waiting for an in-flight slot, then for the job,
+    # with the signal handlers run in between; an exception (Ctrl-C) abandons the job.
     try:
-        if get_ident() != _MAIN:
-            status = lib.accel_cffi_run(model, inputs, n_in, outputs, n_out, priority, core_mask, timeout_us,
-                                        0, -1, job, timing)
-        else:
-            status = lib.accel_cffi_run(model, inputs, n_in, outputs, n_out, priority, core_mask, timeout_us,
-                                        1, SLICE_US, job, timing)
-            if status == BUSY:
-                status = _until_free(lambda: lib.accel_cffi_run(
-                    model, inputs, n_in, outputs, n_out, priority, core_mask, timeout_us, 1, SLICE_US, job,
-                    timing))
-            while status == NOT_READY:  # the signal handlers run between two slices
-                status = lib.accel_cffi_finish(job, SLICE_US, timing)
-        if status:
-            raise error(status, last_message())
+        status = lib.accel_cffi_finish(call, SLICE_US) if call.job != ffi.NULL else BUSY
+        if status == BUSY:
+            status = _until_free(resubmit)
+        while status == NOT_READY:
+            status = lib.accel_cffi_finish(call, SLICE_US)
+        return int(status)
     finally:
-        if job[0] != ffi.NULL:  # interrupted while it ran or waited for a core
-            lib.accel_job_release(job[0])
-        lib.accel_cffi_end_job()
+        if call.job != ffi.NULL:
+            lib.accel_cffi_abandon(call)
+
+
+def _run_error(status: int) -> BaseException:
+    if status == REFUSED:
+        return error(CLOSED, "the interpreter is exiting: no new jobs")
+    return error(status, last_message())
 
 
 def submit(model: Any, inputs: Any, n_in: int, outputs: Any, n_out: int, priority: int, core_mask: int,

@@ -23,7 +23,7 @@ FRONTENDS: Dict[str, str] = {"pybind": "accel._pybind", "cffi": "accel._cffi_cor
 # module-level FEATURES dict).
 _FEATURES: Dict[str, Dict[str, Any]] = {
     "pybind": {"buffer_protocol": True, "array_interface": False, "dlpack": True, "fast_run": True},
-    "cffi": {"buffer_protocol": False, "array_interface": True, "dlpack": True, "fast_run": False},
+    "cffi": {"buffer_protocol": False, "array_interface": True, "dlpack": True, "fast_run": True},
 }
 
 

@@ -58,6 +58,9 @@ class CoreBuffer:
     # Host pointer of the memory.
     @property
     def address(self) -> int: ...
+    # The bytes as a buffer-protocol object (this CoreBuffer itself) that keeps the memory alive.
+    @property
+    def memory(self) -> CoreBuffer: ...
     # Exactly one copy of the array's bytes, in C order from offset 0, from any strides (negative,
     # zero, non-contiguous; read-only arrays too) through accel_buffer_write_strided (counted in
     # stats()["bytes_copied"]). ValueError if array.nbytes > nbytes. Copies above 64 KiB release
@@ -130,7 +133,7 @@ class DeviceTensor:
     def device(self) -> Any: ...
     @property
     def buffer(self) -> CoreBuffer: ...
-    # The zero-copy NumPy view (its .base is the tensor).
+    # The zero-copy NumPy view (it keeps the device memory alive).
     def numpy(self) -> np.ndarray: ...
     # DLPack export of the NumPy view (the capsule keeps the tensor alive); versioned when the
     # consumer asks with max_version and NumPy supports it. copy=True raises BufferError.

@@ -1,0 +1,111 @@
+"""CoreModel.run_tensors for the cffi core: the common case of Model.run (DeviceTensors that match the
+model exactly; outputs given as DeviceTensors or left to be allocated) checked and run with as little
+Python as possible. It answers None for anything else, and Model.run then takes its Python path,
+which handles every other case and words every error: errors are written in one place."""
+from __future__ import annotations
+
+from operator import attrgetter
+from typing import Any, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from .buffer import allocate
+from .tensor import DeviceTensor
+from .waiting import run_blocking
+
+__all__ = ["FastPath", "set_fast_path", "run_tensors"]
+
+_ndarray = np.ndarray
+_HANDLE = attrgetter("_handle")  # of a DeviceTensor or a CoreBuffer: its accel_buffer*
+_NUMPY = DeviceTensor.numpy
+
+
+class _Spec:
+    """One input or output as the fast path checks it. Only dense tensors are ever taken."""
+
+    __slots__ = ("dtype", "shape", "layout", "alloc_bytes", "dense")
+
+    def __init__(self, spec: Sequence[Any]) -> None:
+        # (dtype, shape, layout, alloc_bytes, dense), made by accel.model.Model.
+        self.dtype = spec[0]  # compared by identity: NumPy's builtin dtypes are singletons
+        self.shape = tuple(int(d) for d in spec[1])
+        self.layout = spec[2]
+        self.alloc_bytes = int(spec[3])
+        self.dense = bool(spec[4])
+
+
+class FastPath:
+    """What run_tensors checks a call against: the model's tensors as the public Model sees them."""
+
+    __slots__ = ("device", "core_device", "inputs", "outputs", "n_in", "n_out", "all_dense")
+
+    def __init__(self, device: Any, core_device: Any, inputs: Sequence[Any], outputs: Sequence[Any]) -> None:
+        from .device import CoreDevice
+
+        if type(core_device) is not CoreDevice:
+            raise TypeError(f"core_device must be a CoreDevice, not {type(core_device).__name__}")
+        self.device = device  # the public Device: a DeviceTensor of another one is not ours
+        self.core_device = core_device  # to allocate fresh outputs (and to see it closed)
+        self.inputs = tuple(_Spec(s) for s in inputs)
+        self.outputs = tuple(_Spec(s) for s in outputs)
+        self.n_in = len(self.inputs)
+        self.n_out = len(self.outputs)
+        self.all_dense = all(s.dense for s in self.inputs + self.outputs)
+
+
+
+def _accept(t: DeviceTensor, s: _Spec, device: Any) -> bool:
+    """Whether DeviceTensor `t` matches `s` on `device`; remembered on the tensor (it never changes)."""
+    if t._dtype is not s.dtype or t._shape != s.shape or t._device is not device:
+        return False
+    if s.layout is not None and t._layout is not None and t._layout != s.layout:
+        return False
+    t._checked = s
+    return True
+
+
+def _all_match(tensors: Any, specs: Tuple[_Spec, ...], device: Any) -> bool:
+    if len(tensors) != len(specs):
+        return False
+    for t, s in zip(tensors, specs):
+        if type(t) is not DeviceTensor or (t._checked is not s and not _accept(t, s, device)):
+            return False
+    return True
+
+
+def set_fast_path(self: Any, device: Any, core_device: Any, inputs: Sequence[Any], outputs: Sequence[Any]) -> None:
+    """Enables run_tensors: the public Device, its CoreDevice and one (dtype, shape, layout, alloc_bytes, dense) tuple per input and output."""
+    self._fast = FastPath(device, core_device, inputs, outputs)
+
+
+def run_tensors(self: Any, inputs: Any, outputs: Any, priority: Any) -> Optional[List[np.ndarray]]:
+    """Model.run's fast path: runs and returns the output arrays, or None (nothing done) if the call is not one it takes."""
+    fast = self._fast
+    model = self._model
+    if fast is None or model is None or priority.__class__ is not int or not 0 <= priority <= 255 \
+            or not fast.all_dense:
+        return None
+    device = fast.core_device._device
+    if device is None:
+        return None
+    t = type(inputs)
+    if t is DeviceTensor:
+        inputs = (inputs,)
+    elif t is not list and t is not tuple:
+        return None
+    if not _all_match(inputs, fast.inputs, fast.device):
+        return None
+    in_handles = list(map(_HANDLE, inputs))
+    if outputs is None:
+        fresh = [allocate(device, s.alloc_bytes) for s in fast.outputs]
+        out_handles = list(map(_HANDLE, fresh))
+        results = [_ndarray(s.shape, s.dtype, b._memory) for s, b in zip(fast.outputs, fresh)]
+    else:
+        to = type(outputs)
+        if (to is not list and to is not tuple) or not _all_match(outputs, fast.outputs, fast.device):
+            return None
+        out_handles = list(map(_HANDLE, outputs))
+        results = list(map(_NUMPY, outputs))
+    # inputs, outputs and results hold every buffer while the GIL is released
+    run_blocking(model, in_handles, fast.n_in, out_handles, fast.n_out, priority, 0, 0, False)
+    return results
