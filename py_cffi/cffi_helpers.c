@@ -2,6 +2,7 @@
 #include "cffi_helpers.h"
 
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Defined by cffi in the generated module (extern "Python+C" in build_ffi.py). */
@@ -76,39 +77,92 @@ static accel_status begin_job(void) {
 
 static void end_job(void) { atomic_fetch_sub(&g_inflight, 1); }
 
-accel_status accel_cffi_finish(accel_cffi_call* call, int64_t slice_us) {
-    accel_status status = accel_job_wait(call->job, slice_us);
-    if (status == ACCEL_ERR_NOT_READY) return status;
-    memset(&call->timing, 0, sizeof call->timing);
-    call->timing.struct_size = sizeof call->timing;
-    accel_job_get_timing(call->job, &call->timing); /* success leaves the job's message in place */
-    accel_cffi_abandon(call);
+/* The calling thread's parked jobs (accel_cffi_run), most recent first. */
+typedef struct parked_job {
+    accel_job* job;
+    accel_job_timing* timing; /* the run's, filled when the job ends */
+    uint64_t token;
+    struct parked_job* next;
+} parked_job;
+static _Thread_local parked_job* t_parked;
+
+/* The link that points at the job parked under `token`, or NULL. */
+static parked_job** find_parked(uint64_t token) {
+    for (parked_job** link = &t_parked; *link; link = &(*link)->next)
+        if ((*link)->token == token) return link;
+    return NULL;
+}
+
+static void unpark_and_release(parked_job** link) {
+    parked_job* p = *link;
+    *link = p->next;
+    accel_job_release(p->job); /* void: the job's message stays the thread's last error */
+    free(p);
+    end_job();
+}
+
+/* Waits for `job`; if it ended, fills *timing (may be NULL) and returns its result; if not, NOT_READY. */
+static accel_status wait_slice(accel_job* job, int64_t slice_us, accel_job_timing* timing) {
+    accel_status status = accel_job_wait(job, slice_us);
+    if (status != ACCEL_ERR_NOT_READY && timing) {
+        memset(timing, 0, sizeof *timing);
+        timing->struct_size = sizeof *timing;
+        accel_job_get_timing(job, timing); /* success leaves the job's message in place */
+    }
     return status;
 }
 
-void accel_cffi_abandon(accel_cffi_call* call) {
-    if (!call->job) return;
-    accel_job_release(call->job);
-    call->job = NULL;
-    end_job();
+accel_status accel_cffi_finish(uint64_t token, int64_t slice_us) {
+    parked_job** link = find_parked(token);
+    if (!link) return ACCEL_ERR_INTERNAL;
+    accel_status status = wait_slice((*link)->job, slice_us, (*link)->timing);
+    if (status != ACCEL_ERR_NOT_READY) unpark_and_release(find_parked(token));
+    return status;
+}
+
+void accel_cffi_abandon(uint64_t token) {
+    parked_job** link = find_parked(token);
+    if (link) unpark_and_release(link);
 }
 
 accel_status accel_cffi_run(accel_model* model, accel_buffer* const* inputs, size_t input_count,
                             accel_buffer* const* outputs, size_t output_count, int32_t priority,
-                            uint64_t core_mask, int64_t timeout_us, int32_t no_wait, int64_t slice_us,
-                            accel_cffi_call* call) {
-    call->job = NULL;
+                            uint64_t core_mask, int64_t timeout_us, accel_job_timing* timing,
+                            int32_t no_wait, int64_t slice_us, uint64_t token) {
     accel_status status = begin_job();
     if (status != ACCEL_OK) return status;
+    parked_job* parked = NULL;
+    if (slice_us >= 0) { /* allocated first: once submitted, the job must be parkable */
+        parked = (parked_job*)malloc(sizeof *parked);
+        if (!parked) {
+            end_job();
+            return ACCEL_ERR_OUT_OF_MEMORY;
+        }
+    }
     accel_run_options options;
     fill_options(&options, priority, core_mask, timeout_us, no_wait);
-    status = accel_job_submit(model, inputs, input_count, outputs, output_count, &options, &call->job);
-    if (status != ACCEL_OK) {
-        call->job = NULL;
-        end_job();
-        return status;
+    accel_job* job = NULL;
+    status = accel_job_submit(model, inputs, input_count, outputs, output_count, &options, &job);
+    if (status == ACCEL_OK) {
+        status = wait_slice(job, slice_us, timing);
+        if (status == ACCEL_ERR_NOT_READY) {
+            parked->job = job;
+            parked->timing = timing;
+            parked->token = token;
+            parked->next = t_parked;
+            t_parked = parked;
+            return status;
+        }
+        accel_job_release(job);
     }
-    return accel_cffi_finish(call, slice_us);
+    free(parked);
+    end_job();
+    return status;
+}
+
+accel_status accel_cffi_run_1x1(accel_model* model, accel_buffer* input, accel_buffer* output,
+                                int32_t priority, int32_t no_wait, int64_t slice_us, uint64_t token) {
+    return accel_cffi_run(model, &input, 1, &output, 1, priority, 0, 0, NULL, no_wait, slice_us, token);
 }
 
 /* The driver's completion callback: into Python unless the door is closed. The in-flight count

@@ -30,31 +30,32 @@ accel_status accel_cffi_write(accel_buffer* buffer, const void* src, uint32_t nd
 /* Returned instead of a status when the exit hook refuses new jobs (not an accel_status value). */
 #define ACCEL_CFFI_REFUSED (-1)
 
-/* One synchronous run in progress: the job while it outlives a wait slice (NULL whenever the
- * caller has no job to release, whatever happens in Python between two calls, a KeyboardInterrupt
- * included), and its timing once it has ended. */
-typedef struct accel_cffi_call {
-    accel_job* job;
-    accel_job_timing timing;
-} accel_cffi_call;
-
-/* Submits a job (no callback) and waits up to `slice_us` (negative: until it ends), counted as in
- * flight for the exit hook meanwhile. If it ended: call->timing is filled, the job released and its
- * result returned (the message is the thread's accel_last_error_message()). If the slice ended first:
- * ACCEL_ERR_NOT_READY with the job in call->job, for accel_cffi_finish or accel_cffi_abandon.
- * `no_wait` submits with ACCEL_SUBMIT_NO_WAIT (then ACCEL_ERR_BUSY when no slot is free).
- * ACCEL_CFFI_REFUSED once the exit hook refuses jobs. */
+/* Submits a job (no callback) and waits up to `slice_us` (negative: until it ends), counting it as
+ * in flight for the exit hook meanwhile. If it ended: *timing (may be NULL) is filled, the job
+ * released and its result returned (the message is the thread's accel_last_error_message()).
+ * If the slice ended first: ACCEL_ERR_NOT_READY, and the job is *parked* under `token` on the calling
+ * thread's list of parked jobs, for accel_cffi_finish or accel_cffi_abandon. The C side holds the
+ * job, so an exception in Python (a KeyboardInterrupt) at any point loses nothing: the caller's
+ * handler abandons its token, parked or not. Tokens tell apart the runs of one thread (a run
+ * nested in a signal handler between two slices of another).
+ * `no_wait` submits with ACCEL_SUBMIT_NO_WAIT (then ACCEL_ERR_BUSY when no slot is free, nothing
+ * parked). ACCEL_CFFI_REFUSED once the exit hook refuses jobs. */
 accel_status accel_cffi_run(accel_model* model, accel_buffer* const* inputs, size_t input_count,
                             accel_buffer* const* outputs, size_t output_count, int32_t priority,
-                            uint64_t core_mask, int64_t timeout_us, int32_t no_wait, int64_t slice_us,
-                            accel_cffi_call* call);
+                            uint64_t core_mask, int64_t timeout_us, accel_job_timing* timing,
+                            int32_t no_wait, int64_t slice_us, uint64_t token);
 
-/* Waits for call->job up to `slice_us` (negative: until it ends). If it ended: as accel_cffi_run;
- * else ACCEL_ERR_NOT_READY and the job is still in call->job. */
-accel_status accel_cffi_finish(accel_cffi_call* call, int64_t slice_us);
+/* accel_cffi_run for the common one-input, one-output model: no arrays to build in Python. */
+accel_status accel_cffi_run_1x1(accel_model* model, accel_buffer* input, accel_buffer* output,
+                                int32_t priority, int32_t no_wait, int64_t slice_us, uint64_t token);
 
-/* Releases call->job if there is one (a job not started is cancelled) and stops counting it. */
-void accel_cffi_abandon(accel_cffi_call* call);
+/* Waits for the job parked under `token` up to `slice_us` (negative: until it ends). If it ended: as
+ * accel_cffi_run (timing to the run's `timing`, unparked, released, result returned); else
+ * ACCEL_ERR_NOT_READY. */
+accel_status accel_cffi_finish(uint64_t token, int64_t slice_us);
+
+/* Unparks and releases the job parked under `token`, if any (a job not started is cancelled). */
+void accel_cffi_abandon(uint64_t token);
 
 /* Submits a job whose completion calls the Python callback accel_cffi_job_done(job, status,
  * user_data) through a C trampoline, unless the door to Python is closed (accel_cffi_close_python).

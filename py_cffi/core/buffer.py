@@ -6,14 +6,17 @@ from typing import Any
 
 import numpy as np
 
-from ._lib import check, ffi, lib
+from ._lib import check, error, ffi, last_message, lib
+from ._scratch import records
 
 __all__ = ["CoreBuffer", "allocate"]
 
 _ALLOCATION = ffi.typeof("accel_cffi_allocation *")
-_BYTES = ffi.typeof("uint8_t *")
 _INT64S = ffi.typeof("int64_t[]")
 _release = lib.accel_buffer_release
+_new = object.__new__
+_gc = ffi.gc
+_buffer = ffi.buffer
 
 
 class CoreBuffer:
@@ -22,7 +25,7 @@ class CoreBuffer:
     # _handle is the accel_buffer*; the reference it stands for is owned by the C pointer behind
     # _memory (ffi.gc), so the buffer goes when the last of this object and of the arrays made from
     # its memory goes.
-    __slots__ = ("_handle", "_memory", "_nbytes", "_address", "__weakref__")
+    __slots__ = ("_handle", "_memory", "_nbytes", "_data", "__weakref__")
 
     def __init__(self) -> None:
         raise TypeError("accel._cffi_core.CoreBuffer cannot be instantiated from Python: "
@@ -36,7 +39,7 @@ class CoreBuffer:
     @property
     def address(self) -> int:
         """host pointer"""
-        return self._address  # type: ignore[no-any-return]
+        return int(ffi.cast("uintptr_t", self._data))
 
     @property
     def memory(self) -> Any:
@@ -53,14 +56,14 @@ class CoreBuffer:
             return
         handle = self._handle
         if a.flags.c_contiguous:
-            check(lib.accel_buffer_write(handle, 0, ffi.from_buffer(a, require_writable=False), n))
+            check(lib.accel_buffer_write(handle, 0, ffi.from_buffer(a), n))  # read only: fine
             return
         data = a.__array_interface__["data"][0]  # the first element, wherever the strides lead
         check(lib.accel_cffi_write(handle, ffi.cast("void *", data), a.ndim, ffi.new(_INT64S, a.shape),
                                    ffi.new(_INT64S, a.strides), a.itemsize))
 
     def __repr__(self) -> str:
-        return f"CoreBuffer(nbytes={self._nbytes}, address=0x{self._address:x})"
+        return f"CoreBuffer(nbytes={self._nbytes}, address=0x{self.address:x})"
 
     if sys.version_info >= (3, 12):
         def __buffer__(self, flags: int) -> memoryview:
@@ -78,16 +81,18 @@ def _as_array(obj: Any) -> np.ndarray:
 
 def allocate(device: Any, nbytes: int) -> CoreBuffer:
     """accel_buffer_alloc on ``device`` (an ``accel_device *``) as a CoreBuffer."""
-    out = ffi.new(_ALLOCATION)
-    check(lib.accel_cffi_alloc(device, nbytes, out))
-    return _wrap(out.buffer, out.data, out.size)
-
-
-def _wrap(handle: Any, data: Any, size: int) -> CoreBuffer:
-    buf = object.__new__(CoreBuffer)
+    scratch = records()
+    out = scratch.pop("allocation", None) or ffi.new(_ALLOCATION)
+    status = lib.accel_cffi_alloc(device, nbytes, out)
+    handle = out.buffer
+    data = out.data
+    size = out.size
+    scratch["allocation"] = out
+    if status:
+        raise error(status, last_message())
+    buf = _new(CoreBuffer)
     buf._handle = handle
-    owner = ffi.gc(data, lambda _data: _release(handle))
-    buf._memory = ffi.buffer(owner, size)
-    buf._nbytes = int(size)
-    buf._address = int(ffi.cast("uintptr_t", data))
+    buf._memory = _buffer(_gc(data, lambda _data: _release(handle)), size)
+    buf._nbytes = size
+    buf._data = data
     return buf

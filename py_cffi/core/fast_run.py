@@ -9,6 +9,7 @@ from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from ._lib import ffi, lib
 from .buffer import allocate
 from .tensor import DeviceTensor
 from .waiting import run_blocking
@@ -18,6 +19,9 @@ __all__ = ["FastPath", "set_fast_path", "run_tensors"]
 _ndarray = np.ndarray
 _HANDLE = attrgetter("_handle")  # of a DeviceTensor or a CoreBuffer: its accel_buffer*
 _NUMPY = DeviceTensor.numpy
+_run_1x1 = lib.accel_cffi_run_1x1
+_run = lib.accel_cffi_run
+_NULL = ffi.NULL
 
 
 class _Spec:
@@ -37,7 +41,7 @@ class _Spec:
 class FastPath:
     """What run_tensors checks a call against: the model's tensors as the public Model sees them."""
 
-    __slots__ = ("device", "core_device", "inputs", "outputs", "n_in", "n_out", "all_dense")
+    __slots__ = ("device", "core_device", "inputs", "outputs", "n_in", "n_out", "one_to_one", "all_dense")
 
     def __init__(self, device: Any, core_device: Any, inputs: Sequence[Any], outputs: Sequence[Any]) -> None:
         from .device import CoreDevice
@@ -50,6 +54,7 @@ class FastPath:
         self.outputs = tuple(_Spec(s) for s in outputs)
         self.n_in = len(self.inputs)
         self.n_out = len(self.outputs)
+        self.one_to_one = self.n_in == 1 and self.n_out == 1
         self.all_dense = all(s.dense for s in self.inputs + self.outputs)
 
 
@@ -95,17 +100,19 @@ def run_tensors(self: Any, inputs: Any, outputs: Any, priority: Any) -> Optional
         return None
     if not _all_match(inputs, fast.inputs, fast.device):
         return None
-    in_handles = list(map(_HANDLE, inputs))
     if outputs is None:
-        fresh = [allocate(device, s.alloc_bytes) for s in fast.outputs]
-        out_handles = list(map(_HANDLE, fresh))
-        results = [_ndarray(s.shape, s.dtype, b._memory) for s, b in zip(fast.outputs, fresh)]
+        outs = [allocate(device, s.alloc_bytes) for s in fast.outputs]  # CoreBuffers
+        results = [_ndarray(s.shape, s.dtype, b._memory) for s, b in zip(fast.outputs, outs)]
     else:
         to = type(outputs)
         if (to is not list and to is not tuple) or not _all_match(outputs, fast.outputs, fast.device):
             return None
-        out_handles = list(map(_HANDLE, outputs))
+        outs = outputs  # DeviceTensors
         results = list(map(_NUMPY, outputs))
-    # inputs, outputs and results hold every buffer while the GIL is released
-    run_blocking(model, in_handles, fast.n_in, out_handles, fast.n_out, priority, 0, 0, False)
+    # inputs, outs and results hold every buffer while the GIL is released
+    if fast.one_to_one:
+        run_blocking(_run_1x1, model, inputs[0]._handle, outs[0]._handle, priority)
+    else:
+        run_blocking(_run, model, list(map(_HANDLE, inputs)), fast.n_in, list(map(_HANDLE, outs)), fast.n_out,
+                     priority, 0, 0, _NULL)
     return results

@@ -8,7 +8,8 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple
 from ._lib import check, error, ffi, last_message, lib, text
 from .buffer import CoreBuffer
 from .fast_run import run_tensors, set_fast_path
-from .job import Completion, CoreJob, wrap_job
+from ._scratch import records
+from .job import Completion, CoreJob, new_timing, timing_tuple, wrap_job
 from .waiting import REFUSED, run_blocking, submit
 
 __all__ = ["CoreModel", "wrap_model"]
@@ -105,8 +106,13 @@ class CoreModel:
             priority = _int_arg(priority, "priority", _INT32)
             core_mask = _int_arg(core_mask, "core_mask", _UINT64)
             timeout_us = _int_arg(timeout_us, "timeout_us", _INT64)
-        return run_blocking(model, in_handles, len(in_keep), out_handles, len(out_keep), priority, core_mask,
-                            timeout_us, True)  # type: ignore[return-value]
+        scratch = records()
+        timing = scratch.pop("timing", None) or new_timing()
+        run_blocking(lib.accel_cffi_run, model, in_handles, len(in_keep), out_handles, len(out_keep), priority,
+                     core_mask, timeout_us, timing)
+        result = timing_tuple(timing)
+        scratch["timing"] = timing
+        return result
 
     def submit(self, inputs: Sequence[CoreBuffer], outputs: Sequence[CoreBuffer],
                callback: Callable[[int, str, Tuple[int, int, int, int]], Any], priority: int = 0,

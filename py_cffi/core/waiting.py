@@ -8,26 +8,22 @@ wait (a timed wait costs more in the kernel, and they could not run the handlers
 """
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from _thread import get_ident
-from typing import Any, Callable, Optional, Tuple
+from typing import Any, Callable, Optional
 
 from ._lib import BUSY, CLOSED, NOT_READY, error, ffi, last_message, lib
 
-__all__ = ["SLICE_US", "REFUSED", "run_blocking", "submit", "wait_job", "on_main_thread"]
+__all__ = ["SLICE_US", "REFUSED", "run_blocking", "submit", "wait_job"]
 
 #: Longest a wait on the main thread goes without running the signal handlers.
 SLICE_US = 20000
 
 _MAIN = threading.main_thread().ident
-_CALL = ffi.typeof("accel_cffi_call *")
-_tls = threading.local()  # one accel_cffi_call per thread, reused (ffi.new costs ~0.5 us)
+_tokens = itertools.count(1)  # next() is atomic under the GIL
 REFUSED = lib.ACCEL_CFFI_REFUSED
-
-
-def on_main_thread() -> bool:
-    return get_ident() == _MAIN
 
 
 def _until_free(retry: Any) -> int:
@@ -42,52 +38,29 @@ def _until_free(retry: Any) -> int:
         pause = min(pause * 2, 1e-3)
 
 
-def run_blocking(model: Any, inputs: Any, n_in: int, outputs: Any, n_out: int, priority: int,
-                 core_mask: int, timeout_us: int, timing: bool) -> Optional[Tuple[int, int, int, int]]:
-    """Submit, wait and release one job; raises through ``from_status`` if it failed. Returns the
-    job's timing if ``timing``, else None. A KeyboardInterrupt releases the job (one not started is
-    cancelled). The caller keeps the buffers' owners alive."""
-    scratch = _tls.__dict__
-    call = scratch.pop("call", None)  # taken: a signal handler's nested run makes its own
-    if call is None:
-        call = ffi.new(_CALL)
+def run_blocking(run: Callable[..., int], *args: Any) -> None:
+    """One synchronous run: ``run(*args, no_wait, slice_us, token)``, where ``run`` is
+    accel_cffi_run or accel_cffi_run_1x1; raises through ``from_status`` if the job failed. On the main
+    thread the job waits in slices (and for an in-flight slot by polling), so the signal handlers run
+    in between; a KeyboardInterrupt releases the job (one not started is cancelled). The caller keeps
+    the buffers' owners alive."""
     if get_ident() != _MAIN:
-        status = lib.accel_cffi_run(model, inputs, n_in, outputs, n_out, priority, core_mask, timeout_us, 0, -1,
-                                    call)
+        status = run(*args, 0, -1, 0)
     else:
-        status = lib.accel_cffi_run(model, inputs, n_in, outputs, n_out, priority, core_mask, timeout_us, 1,
-                                    SLICE_US, call)
-        if status == BUSY or status == NOT_READY:
-            status = _finish_on_main(call, lambda: lib.accel_cffi_run(
-                model, inputs, n_in, outputs, n_out, priority, core_mask, timeout_us, 1, SLICE_US, call))
+        token = next(_tokens)
+        try:
+            status = run(*args, 1, SLICE_US, token)
+            if status == BUSY:
+                status = _until_free(lambda: run(*args, 1, SLICE_US, token))
+            while status == NOT_READY:  # parked under `token`
+                status = lib.accel_cffi_finish(token, SLICE_US)
+        except BaseException:
+            lib.accel_cffi_abandon(token)
+            raise
     if status:
-        scratch["call"] = call
-        raise _run_error(status)
-    t = call.timing
-    result = (t.queued_ns, t.started_ns, t.finished_ns, t.core) if timing else None
-    scratch["call"] = call
-    return result
-
-
-def _finish_on_main(call: Any, resubmit: Callable[[], int]) -> int:
-    # The slow part of a run on the main thread: waiting for an in-flight slot, then for the job,
-    # with the signal handlers run in between; an exception (Ctrl-C) abandons the job.
-    try:
-        status = lib.accel_cffi_finish(call, SLICE_US) if call.job != ffi.NULL else BUSY
-        if status == BUSY:
-            status = _until_free(resubmit)
-        while status == NOT_READY:
-            status = lib.accel_cffi_finish(call, SLICE_US)
-        return int(status)
-    finally:
-        if call.job != ffi.NULL:
-            lib.accel_cffi_abandon(call)
-
-
-def _run_error(status: int) -> BaseException:
-    if status == REFUSED:
-        return error(CLOSED, "the interpreter is exiting: no new jobs")
-    return error(status, last_message())
+        if status == REFUSED:
+            raise error(CLOSED, "the interpreter is exiting: no new jobs")
+        raise error(status, last_message())
 
 
 def submit(model: Any, inputs: Any, n_in: int, outputs: Any, n_out: int, priority: int, core_mask: int,

@@ -15,6 +15,7 @@ import textwrap
 import threading
 import time
 
+import numpy as np
 import onnx
 import pytest
 
@@ -161,6 +162,34 @@ def test_ctrl_c_interrupts_await(very_slow_path):
         latency = interrupted_after(lambda: asyncio.run(main()), "interrupt_main")
         assert latency < LATENCY_LIMIT, latency
         settle(d, d.stats(), timeout=30)
+
+
+def test_a_signal_handler_may_run_a_model_while_a_run_waits(dev, tiny, slow):
+    # The handler runs on the main thread between two wait slices of the outer run: its own run must
+    # not disturb the outer one (whose job the front-end is holding between slices), and both give
+    # their numbers.
+    x_slow = rand(slow.inputs[0].shape, 2)
+    expected_slow = slow.run(x_slow)[0].copy()
+    x_tiny = rand((1, 16), 3)
+    expected_tiny = tiny.run(x_tiny)[0].copy()
+    inner = []
+
+    def handler(signum, frame):
+        inner.append(tiny.run(x_tiny)[0].copy())
+
+    previous = signal.signal(signal.SIGALRM, handler)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.03, 0.03)
+        got = slow.run(x_slow)[0]
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert inner, "the handler never ran during the run: make the run longer"
+    for y in inner:
+        np.testing.assert_array_equal(y, expected_tiny)
+    np.testing.assert_array_equal(got, expected_slow)
+    stats = settle(dev)
+    assert stats["jobs_completed"] == stats["jobs_submitted"]
 
 
 # ---------------------------------------------------------------------------------------------------
