@@ -1,6 +1,7 @@
 /* cffi_helpers.c - see cffi_helpers.h. */
 #include "cffi_helpers.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,10 +115,10 @@ static accel_status wait_slice(accel_job* job, int64_t slice_us, accel_job_timin
     return status;
 }
 
-accel_status accel_cffi_finish(uint64_t token, int64_t slice_us) {
+accel_status accel_cffi_finish(uint64_t token) {
     parked_job** link = find_parked(token);
     if (!link) return ACCEL_ERR_INTERNAL;
-    accel_status status = wait_slice((*link)->job, slice_us, (*link)->timing);
+    accel_status status = wait_slice((*link)->job, ACCEL_CFFI_SLICE_US, (*link)->timing);
     if (status != ACCEL_ERR_NOT_READY) unpark_and_release(find_parked(token));
     return status;
 }
@@ -127,14 +128,22 @@ void accel_cffi_abandon(uint64_t token) {
     if (link) unpark_and_release(link);
 }
 
+static atomic_ulong g_main_thread;
+
+void accel_cffi_set_main_thread(uint64_t thread_ident) { atomic_store(&g_main_thread, (unsigned long)thread_ident); }
+
+static int on_main_thread(void) { return (unsigned long)pthread_self() == atomic_load(&g_main_thread); }
+
 accel_status accel_cffi_run(accel_model* model, accel_buffer* const* inputs, size_t input_count,
                             accel_buffer* const* outputs, size_t output_count, int32_t priority,
-                            uint64_t core_mask, int64_t timeout_us, accel_job_timing* timing,
-                            int32_t no_wait, int64_t slice_us, uint64_t token) {
+                            uint64_t core_mask, int64_t timeout_us, accel_job_timing* timing, uint64_t token) {
     accel_status status = begin_job();
     if (status != ACCEL_OK) return status;
+    const int main_thread = on_main_thread();
+    const int no_wait = main_thread;
+    const int64_t slice_us = main_thread ? ACCEL_CFFI_SLICE_US : -1;
     parked_job* parked = NULL;
-    if (slice_us >= 0) { /* allocated first: once submitted, the job must be parkable */
+    if (main_thread) { /* allocated first: once submitted, the job must be parkable */
         parked = (parked_job*)malloc(sizeof *parked);
         if (!parked) {
             end_job();
@@ -163,8 +172,8 @@ accel_status accel_cffi_run(accel_model* model, accel_buffer* const* inputs, siz
 }
 
 accel_status accel_cffi_run_1x1(accel_model* model, accel_buffer* input, accel_buffer* output,
-                                int32_t priority, int32_t no_wait, int64_t slice_us, uint64_t token) {
-    return accel_cffi_run(model, &input, 1, &output, 1, priority, 0, 0, NULL, no_wait, slice_us, token);
+                                int32_t priority, uint64_t token) {
+    return accel_cffi_run(model, &input, 1, &output, 1, priority, 0, 0, NULL, token);
 }
 
 /* The driver's completion callback: into Python unless the door is closed. The in-flight count
@@ -189,12 +198,11 @@ static void trampoline(accel_job* job, accel_status status, void* user_data) {
 
 accel_status accel_cffi_submit(accel_model* model, accel_buffer* const* inputs, size_t input_count,
                                accel_buffer* const* outputs, size_t output_count, int32_t priority,
-                               uint64_t core_mask, int64_t timeout_us, void* user_data, accel_job** out_job,
-                               int32_t no_wait) {
+                               uint64_t core_mask, int64_t timeout_us, void* user_data, accel_job** out_job) {
     accel_status status = begin_job();
     if (status != ACCEL_OK) return status;
     accel_run_options options;
-    fill_options(&options, priority, core_mask, timeout_us, no_wait);
+    fill_options(&options, priority, core_mask, timeout_us, on_main_thread());
     options.callback = trampoline;
     options.user_data = user_data;
     status = accel_job_submit(model, inputs, input_count, outputs, output_count, &options, out_job);

@@ -30,41 +30,50 @@ accel_status accel_cffi_write(accel_buffer* buffer, const void* src, uint32_t nd
 /* Returned instead of a status when the exit hook refuses new jobs (not an accel_status value). */
 #define ACCEL_CFFI_REFUSED (-1)
 
-/* Submits a job (no callback) and waits up to `slice_us` (negative: until it ends), counting it as
- * in flight for the exit hook meanwhile. If it ended: *timing (may be NULL) is filled, the job
- * released and its result returned (the message is the thread's accel_last_error_message()).
- * If the slice ended first: ACCEL_ERR_NOT_READY, and the job is *parked* under `token` on the calling
- * thread's list of parked jobs, for accel_cffi_finish or accel_cffi_abandon. The C side holds the
- * job, so an exception in Python (a KeyboardInterrupt) at any point loses nothing: the caller's
- * handler abandons its token, parked or not. Tokens tell apart the runs of one thread (a run
- * nested in a signal handler between two slices of another).
- * `no_wait` submits with ACCEL_SUBMIT_NO_WAIT (then ACCEL_ERR_BUSY when no slot is free, nothing
- * parked). ACCEL_CFFI_REFUSED once the exit hook refuses jobs. */
+/* Records which thread is the interpreter's main thread (the only one that runs signal handlers):
+ * `thread_ident` is Python's threading.main_thread().ident, which CPython and PyPy make from
+ * pthread_self() on POSIX systems. */
+void accel_cffi_set_main_thread(uint64_t thread_ident);
+
+/* Submits a job (no callback) and waits for it, counting it as in flight for the exit hook meanwhile.
+ * On a thread other than the main one: submits (blocking for an in-flight slot if need be) and waits
+ * until the job ends. On the main thread, which must come back to Python often enough to run the
+ * signal handlers (Ctrl-C): submits with ACCEL_SUBMIT_NO_WAIT (ACCEL_ERR_BUSY when no slot is free,
+ * nothing submitted) and waits one slice of ACCEL_CFFI_SLICE_US; if the job has not ended by then it
+ * returns ACCEL_ERR_NOT_READY and the job is *parked* under `token` on the thread's list of parked jobs,
+ * for accel_cffi_finish or accel_cffi_abandon. The C side holds the job, so an exception in Python (a
+ * KeyboardInterrupt) at any point loses nothing: the caller's handler abandons its token, parked or
+ * not. Tokens tell apart the runs of one thread (one nested in a signal handler between two slices of
+ * another). When the job ends: *timing (may be NULL) is filled, the job released and its result
+ * returned (the message is the thread's accel_last_error_message()). ACCEL_CFFI_REFUSED once the exit
+ * hook refuses jobs. */
 accel_status accel_cffi_run(accel_model* model, accel_buffer* const* inputs, size_t input_count,
                             accel_buffer* const* outputs, size_t output_count, int32_t priority,
-                            uint64_t core_mask, int64_t timeout_us, accel_job_timing* timing,
-                            int32_t no_wait, int64_t slice_us, uint64_t token);
+                            uint64_t core_mask, int64_t timeout_us, accel_job_timing* timing, uint64_t token);
 
 /* accel_cffi_run for the common one-input, one-output model: no arrays to build in Python. */
 accel_status accel_cffi_run_1x1(accel_model* model, accel_buffer* input, accel_buffer* output,
-                                int32_t priority, int32_t no_wait, int64_t slice_us, uint64_t token);
+                                int32_t priority, uint64_t token);
 
-/* Waits for the job parked under `token` up to `slice_us` (negative: until it ends). If it ended: as
- * accel_cffi_run (timing to the run's `timing`, unparked, released, result returned); else
- * ACCEL_ERR_NOT_READY. */
-accel_status accel_cffi_finish(uint64_t token, int64_t slice_us);
+/* Longest a wait on the main thread lasts before it returns to Python (microseconds). */
+#define ACCEL_CFFI_SLICE_US 20000
+
+/* Waits one more slice for the job parked under `token`. If it ended: as accel_cffi_run (timing to the
+ * run's `timing`, unparked, released, result returned); else ACCEL_ERR_NOT_READY. */
+accel_status accel_cffi_finish(uint64_t token);
 
 /* Unparks and releases the job parked under `token`, if any (a job not started is cancelled). */
 void accel_cffi_abandon(uint64_t token);
 
-/* Submits a job whose completion calls the Python callback accel_cffi_job_done(job, status,
- * user_data) through a C trampoline, unless the door to Python is closed (accel_cffi_close_python).
- * Counts the job as in flight until its callback has returned (or, on failure here, not at all).
+/* Submits a job whose completion calls the Python callback accel_cffi_job_done through a C trampoline,
+ * unless the door to Python is closed (accel_cffi_close_python). Counts the job as in flight until its
+ * callback has returned (or, on failure here, not at all). On the main thread it does not block for an
+ * in-flight slot (ACCEL_SUBMIT_NO_WAIT: ACCEL_ERR_BUSY), so that the caller can run the signal
+ * handlers while it retries.
  * ACCEL_CFFI_REFUSED once the exit hook refuses jobs. */
 accel_status accel_cffi_submit(accel_model* model, accel_buffer* const* inputs, size_t input_count,
                                accel_buffer* const* outputs, size_t output_count, int32_t priority,
-                               uint64_t core_mask, int64_t timeout_us, void* user_data, accel_job** out_job,
-                               int32_t no_wait);
+                               uint64_t core_mask, int64_t timeout_us, void* user_data, accel_job** out_job);
 
 /* The interpreter-exit protocol (CORE_API.md "Interpreter exit"), driven by the core's atexit hook:
  * refuse new jobs; wait until none is in flight; close the door so that later callbacks never enter

@@ -81,41 +81,60 @@ def _all_match(tensors: Any, specs: Tuple[_Spec, ...], device: Any) -> bool:
 
 def set_fast_path(self: Any, device: Any, core_device: Any, inputs: Sequence[Any], outputs: Sequence[Any]) -> None:
     """Enables run_tensors: the public Device, its CoreDevice and one (dtype, shape, layout, alloc_bytes, dense) tuple per input and output."""
-    self._fast = FastPath(device, core_device, inputs, outputs)
+    fast = FastPath(device, core_device, inputs, outputs)
+    self._fast = fast if fast.all_dense else None  # a padded tensor always takes the Python path
 
 
 def run_tensors(self: Any, inputs: Any, outputs: Any, priority: Any) -> Optional[List[np.ndarray]]:
     """Model.run's fast path: runs and returns the output arrays, or None (nothing done) if the call is not one it takes."""
     fast = self._fast
     model = self._model
-    if fast is None or model is None or priority.__class__ is not int or not 0 <= priority <= 255 \
-            or not fast.all_dense:
-        return None
-    device = fast.core_device._device
-    if device is None:
+    if (fast is None or model is None or priority.__class__ is not int or not 0 <= priority <= 255
+            or fast.core_device._device is None):
         return None
     t = type(inputs)
     if t is DeviceTensor:
         inputs = (inputs,)
     elif t is not list and t is not tuple:
         return None
+    if fast.one_to_one:  # the common case, without lists or loops
+        if len(inputs) != 1:
+            return None
+        x = inputs[0]
+        spec = fast.inputs[0]
+        if type(x) is not DeviceTensor or (x._checked is not spec and not _accept(x, spec, fast.device)):
+            return None
+        spec = fast.outputs[0]
+        if outputs is None:
+            buf = allocate(fast.core_device._device, spec.alloc_bytes)
+            result = _ndarray(spec.shape, spec.dtype, buf._memory)
+            out_handle = buf._handle
+        else:
+            to = type(outputs)
+            if (to is not list and to is not tuple) or len(outputs) != 1:
+                return None
+            y = outputs[0]
+            if type(y) is not DeviceTensor or (y._checked is not spec and not _accept(y, spec, fast.device)):
+                return None
+            result = y.numpy()
+            out_handle = y._buffer_handle
+        # x and result hold the buffers while the GIL is released
+        run_blocking(_run_1x1, model, x._buffer_handle, out_handle, priority)
+        return [result]
     if not _all_match(inputs, fast.inputs, fast.device):
         return None
     if outputs is None:
-        outs = [allocate(device, s.alloc_bytes) for s in fast.outputs]  # CoreBuffers
-        results = [_ndarray(s.shape, s.dtype, b._memory) for s, b in zip(fast.outputs, outs)]
+        device = fast.core_device._device
+        fresh = [allocate(device, s.alloc_bytes) for s in fast.outputs]
+        results = [_ndarray(s.shape, s.dtype, b._memory) for s, b in zip(fast.outputs, fresh)]
+        out_handles = list(map(_HANDLE, fresh))
     else:
         to = type(outputs)
         if (to is not list and to is not tuple) or not _all_match(outputs, fast.outputs, fast.device):
             return None
-        outs = outputs  # DeviceTensors
         results = list(map(_NUMPY, outputs))
-    # inputs, outs and results hold every buffer while the GIL is released
-    if fast.one_to_one:
-        run_blocking(_run_1x1, model, inputs[0]._buffer_handle, outs[0]._handle if outputs is None
-                     else outs[0]._buffer_handle, priority)
-    else:
-        out_handles = list(map(_HANDLE if outputs is None else _TENSOR_HANDLE, outs))
-        run_blocking(_run, model, list(map(_TENSOR_HANDLE, inputs)), fast.n_in, out_handles, fast.n_out,
-                     priority, 0, 0, _NULL)
+        out_handles = list(map(_TENSOR_HANDLE, outputs))
+    # inputs, outputs and results hold every buffer while the GIL is released
+    run_blocking(_run, model, list(map(_TENSOR_HANDLE, inputs)), fast.n_in, out_handles, fast.n_out, priority,
+                 0, 0, _NULL)
     return results

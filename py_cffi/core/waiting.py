@@ -19,10 +19,13 @@ from ._lib import BUSY, CLOSED, NOT_READY, error, ffi, last_message, lib
 __all__ = ["SLICE_US", "REFUSED", "run_blocking", "submit", "wait_job"]
 
 #: Longest a wait on the main thread goes without running the signal handlers.
-SLICE_US = 20000
+SLICE_US = lib.ACCEL_CFFI_SLICE_US
 
 _MAIN = threading.main_thread().ident
 _tokens = itertools.count(1)  # next() is atomic under the GIL
+_finish = lib.accel_cffi_finish
+_abandon = lib.accel_cffi_abandon
+lib.accel_cffi_set_main_thread(_MAIN)
 REFUSED = lib.ACCEL_CFFI_REFUSED
 
 
@@ -39,24 +42,21 @@ def _until_free(retry: Any) -> int:
 
 
 def run_blocking(run: Callable[..., int], *args: Any) -> None:
-    """One synchronous run: ``run(*args, no_wait, slice_us, token)``, where ``run`` is
-    accel_cffi_run or accel_cffi_run_1x1; raises through ``from_status`` if the job failed. On the main
-    thread the job waits in slices (and for an in-flight slot by polling), so the signal handlers run
-    in between; a KeyboardInterrupt releases the job (one not started is cancelled). The caller keeps
-    the buffers' owners alive."""
-    if get_ident() != _MAIN:
-        status = run(*args, 0, -1, 0)
-    else:
-        token = next(_tokens)
-        try:
-            status = run(*args, 1, SLICE_US, token)
-            if status == BUSY:
-                status = _until_free(lambda: run(*args, 1, SLICE_US, token))
-            while status == NOT_READY:  # parked under `token`
-                status = lib.accel_cffi_finish(token, SLICE_US)
-        except BaseException:
-            lib.accel_cffi_abandon(token)
-            raise
+    """One synchronous run, ``run(*args, token)`` with ``run`` accel_cffi_run or accel_cffi_run_1x1;
+    raises through ``from_status`` if the job failed. On the main thread the C side submits without
+    blocking and waits in slices (cffi_helpers.h), and between two the signal handlers run here; a
+    KeyboardInterrupt releases the job (one not started is cancelled). The caller keeps the buffers'
+    owners alive."""
+    token = next(_tokens)
+    try:
+        status = run(*args, token)
+        if status == BUSY and get_ident() == _MAIN:  # no slot free, nothing submitted: retry
+            status = _until_free(lambda: run(*args, token))
+        while status == NOT_READY:  # the main thread: the job is parked under `token`
+            status = _finish(token)
+    except BaseException:
+        _abandon(token)
+        raise
     if status:
         if status == REFUSED:
             raise error(CLOSED, "the interpreter is exiting: no new jobs")
@@ -64,13 +64,12 @@ def run_blocking(run: Callable[..., int], *args: Any) -> None:
 
 
 def submit(*args: Any) -> int:
-    """``accel_cffi_submit(*args, no_wait)`` (completion through the Python callback), Ctrl-C aware on
-    the main thread while it waits for an in-flight slot. Returns its status."""
-    if get_ident() != _MAIN:
-        return int(lib.accel_cffi_submit(*args, 0))
-    status = lib.accel_cffi_submit(*args, 1)
-    if status == BUSY:
-        status = _until_free(lambda: lib.accel_cffi_submit(*args, 1))
+    """``accel_cffi_submit(*args)`` (completion through the Python callback); on the main thread, which
+    the C side never blocks, it retries while no in-flight slot is free, running the signal handlers
+    between tries. Returns its status."""
+    status = lib.accel_cffi_submit(*args)
+    if status == BUSY and get_ident() == _MAIN:  # elsewhere BUSY is final (a completion callback's)
+        status = _until_free(lambda: lib.accel_cffi_submit(*args))
     return int(status)
 
 
