@@ -1,5 +1,7 @@
-/* cffi_helpers.c - see cffi_helpers.h. */
+/* cffi_helpers.c - see cffi_helpers.h: allocation, strided writes, jobs with a Python completion, the
+ * exit protocol's counters. The synchronous runs are in cffi_run.c. */
 #include "cffi_helpers.h"
+#include "cffi_internal.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -59,8 +61,8 @@ accel_status accel_cffi_write(accel_buffer* buffer, const void* src, uint32_t nd
     return accel_buffer_write_strided(buffer, 0, src, n, merged_shape, merged_strides, element_size);
 }
 
-static void fill_options(accel_run_options* o, int32_t priority, uint64_t core_mask, int64_t timeout_us,
-                         int32_t no_wait) {
+void accel_cffi_fill_options(accel_run_options* o, int32_t priority, uint64_t core_mask, int64_t timeout_us,
+                             int32_t no_wait) {
     memset(o, 0, sizeof *o);
     o->struct_size = sizeof *o;
     o->priority = priority;
@@ -69,7 +71,7 @@ static void fill_options(accel_run_options* o, int32_t priority, uint64_t core_m
     o->flags = no_wait ? ACCEL_SUBMIT_NO_WAIT : 0;
 }
 
-static accel_status begin_job(void) {
+accel_status accel_cffi_begin_job(void) {
     atomic_fetch_add(&g_inflight, 1); /* before the check: the exit hook sees this job or refuses it */
     if (atomic_load(&g_refuse_jobs)) {
         atomic_fetch_sub(&g_inflight, 1);
@@ -78,103 +80,13 @@ static accel_status begin_job(void) {
     return ACCEL_OK;
 }
 
-static void end_job(void) { atomic_fetch_sub(&g_inflight, 1); }
-
-/* The calling thread's parked jobs (accel_cffi_run), most recent first. */
-typedef struct parked_job {
-    accel_job* job;
-    accel_job_timing* timing; /* the run's, filled when the job ends */
-    uint64_t token;
-    struct parked_job* next;
-} parked_job;
-static _Thread_local parked_job* t_parked;
-
-/* The link that points at the job parked under `token`, or NULL. */
-static parked_job** find_parked(uint64_t token) {
-    for (parked_job** link = &t_parked; *link; link = &(*link)->next)
-        if ((*link)->token == token) return link;
-    return NULL;
-}
-
-static void unpark_and_release(parked_job** link) {
-    parked_job* p = *link;
-    *link = p->next;
-    accel_job_release(p->job); /* void: the job's message stays the thread's last error */
-    free(p);
-    end_job();
-}
-
-/* Waits for `job`; if it ended, fills *timing (may be NULL) and returns its result; if not, NOT_READY. */
-static accel_status wait_slice(accel_job* job, int64_t slice_us, accel_job_timing* timing) {
-    accel_status status = accel_job_wait(job, slice_us);
-    if (status != ACCEL_ERR_NOT_READY && timing) {
-        memset(timing, 0, sizeof *timing);
-        timing->struct_size = sizeof *timing;
-        accel_job_get_timing(job, timing); /* success leaves the job's message in place */
-    }
-    return status;
-}
-
-accel_status accel_cffi_finish(uint64_t token) {
-    parked_job** link = find_parked(token);
-    if (!link) return ACCEL_ERR_INTERNAL;
-    accel_status status = wait_slice((*link)->job, ACCEL_CFFI_SLICE_US, (*link)->timing);
-    if (status != ACCEL_ERR_NOT_READY) unpark_and_release(find_parked(token));
-    return status;
-}
-
-void accel_cffi_abandon(uint64_t token) {
-    parked_job** link = find_parked(token);
-    if (link) unpark_and_release(link);
-}
+void accel_cffi_end_job(void) { atomic_fetch_sub(&g_inflight, 1); }
 
 static atomic_ulong g_main_thread;
 
 void accel_cffi_set_main_thread(uint64_t thread_ident) { atomic_store(&g_main_thread, (unsigned long)thread_ident); }
 
-static int on_main_thread(void) { return (unsigned long)pthread_self() == atomic_load(&g_main_thread); }
-
-accel_status accel_cffi_run(accel_model* model, accel_buffer* const* inputs, size_t input_count,
-                            accel_buffer* const* outputs, size_t output_count, int32_t priority,
-                            uint64_t core_mask, int64_t timeout_us, accel_job_timing* timing, uint64_t token) {
-    accel_status status = begin_job();
-    if (status != ACCEL_OK) return status;
-    const int main_thread = on_main_thread();
-    const int no_wait = main_thread;
-    const int64_t slice_us = main_thread ? ACCEL_CFFI_SLICE_US : -1;
-    parked_job* parked = NULL;
-    if (main_thread) { /* allocated first: once submitted, the job must be parkable */
-        parked = (parked_job*)malloc(sizeof *parked);
-        if (!parked) {
-            end_job();
-            return ACCEL_ERR_OUT_OF_MEMORY;
-        }
-    }
-    accel_run_options options;
-    fill_options(&options, priority, core_mask, timeout_us, no_wait);
-    accel_job* job = NULL;
-    status = accel_job_submit(model, inputs, input_count, outputs, output_count, &options, &job);
-    if (status == ACCEL_OK) {
-        status = wait_slice(job, slice_us, timing);
-        if (status == ACCEL_ERR_NOT_READY) {
-            parked->job = job;
-            parked->timing = timing;
-            parked->token = token;
-            parked->next = t_parked;
-            t_parked = parked;
-            return status;
-        }
-        accel_job_release(job);
-    }
-    free(parked);
-    end_job();
-    return status;
-}
-
-accel_status accel_cffi_run_1x1(accel_model* model, accel_buffer* input, accel_buffer* output,
-                                int32_t priority, uint64_t token) {
-    return accel_cffi_run(model, &input, 1, &output, 1, priority, 0, 0, NULL, token);
-}
+int accel_cffi_on_main_thread(void) { return (unsigned long)pthread_self() == atomic_load(&g_main_thread); }
 
 /* The driver's completion callback: into Python unless the door is closed. The in-flight count
  * drops after the callback, so the exit hook that sees zero knows no callback is still to come. */
@@ -193,20 +105,20 @@ static void trampoline(accel_job* job, accel_status status, void* user_data) {
         accel_cffi_job_done(user_data, status, &timing, message);
     }
     atomic_fetch_sub(&g_active, 1);
-    end_job();
+    accel_cffi_end_job();
 }
 
 accel_status accel_cffi_submit(accel_model* model, accel_buffer* const* inputs, size_t input_count,
                                accel_buffer* const* outputs, size_t output_count, int32_t priority,
                                uint64_t core_mask, int64_t timeout_us, void* user_data, accel_job** out_job) {
-    accel_status status = begin_job();
+    accel_status status = accel_cffi_begin_job();
     if (status != ACCEL_OK) return status;
     accel_run_options options;
-    fill_options(&options, priority, core_mask, timeout_us, on_main_thread());
+    accel_cffi_fill_options(&options, priority, core_mask, timeout_us, accel_cffi_on_main_thread());
     options.callback = trampoline;
     options.user_data = user_data;
     status = accel_job_submit(model, inputs, input_count, outputs, output_count, &options, out_job);
-    if (status != ACCEL_OK) end_job(); /* no callback will come */
+    if (status != ACCEL_OK) accel_cffi_end_job(); /* no callback will come */
     return status;
 }
 

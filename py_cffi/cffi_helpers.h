@@ -35,18 +35,17 @@ accel_status accel_cffi_write(accel_buffer* buffer, const void* src, uint32_t nd
  * pthread_self() on POSIX systems. */
 void accel_cffi_set_main_thread(uint64_t thread_ident);
 
-/* Submits a job (no callback) and waits for it, counting it as in flight for the exit hook meanwhile.
+/* Runs a job (no callback) and waits for it, counting it as in flight for the exit hook meanwhile.
  * On a thread other than the main one: submits (blocking for an in-flight slot if need be) and waits
- * until the job ends. On the main thread, which must come back to Python often enough to run the
- * signal handlers (Ctrl-C): submits with ACCEL_SUBMIT_NO_WAIT (ACCEL_ERR_BUSY when no slot is free,
- * nothing submitted) and waits one slice of ACCEL_CFFI_SLICE_US; if the job has not ended by then it
- * returns ACCEL_ERR_NOT_READY and the job is *parked* under `token` on the thread's list of parked jobs,
- * for accel_cffi_finish or accel_cffi_abandon. The C side holds the job, so an exception in Python (a
- * KeyboardInterrupt) at any point loses nothing: the caller's handler abandons its token, parked or
- * not. Tokens tell apart the runs of one thread (one nested in a signal handler between two slices of
- * another). When the job ends: *timing (may be NULL) is filled, the job released and its result
- * returned (the message is the thread's accel_last_error_message()). ACCEL_CFFI_REFUSED once the exit
- * hook refuses jobs. */
+ * until the job ends. On the main thread, which must come back to Python at least every
+ * ACCEL_CFFI_SLICE_US so that the signal handlers run (Ctrl-C), the run waits at most that long for a
+ * slot and its job; if it is not over by then it returns ACCEL_ERR_NOT_READY and stays *pending* under
+ * `token`, for accel_cffi_finish or accel_cffi_abandon. The run lives on the C side, so an exception in
+ * Python (a KeyboardInterrupt) at any point loses nothing: the caller's handler abandons its token,
+ * pending or not. Tokens tell apart the runs of one thread (one nested in a signal handler between
+ * two slices of another). When the job ends: *timing (may be NULL) is filled, the job released and its
+ * result returned (the message is the thread's accel_last_error_message()). ACCEL_CFFI_REFUSED once
+ * the exit hook refuses jobs. The caller holds the model and the buffers until the run is over. */
 accel_status accel_cffi_run(accel_model* model, accel_buffer* const* inputs, size_t input_count,
                             accel_buffer* const* outputs, size_t output_count, int32_t priority,
                             uint64_t core_mask, int64_t timeout_us, accel_job_timing* timing, uint64_t token);
@@ -55,14 +54,22 @@ accel_status accel_cffi_run(accel_model* model, accel_buffer* const* inputs, siz
 accel_status accel_cffi_run_1x1(accel_model* model, accel_buffer* input, accel_buffer* output,
                                 int32_t priority, uint64_t token);
 
+/* accel_cffi_run_1x1 from host memory: a fresh input buffer of `input_bytes` on `device` receives
+ * `src_bytes` from `src` (one copy, counted in bytes_copied, however long the run waits for a slot),
+ * and goes when the run is over. */
+accel_status accel_cffi_run_copied_1x1(accel_model* model, accel_device* device, const void* src,
+                                       uint64_t src_bytes, uint64_t input_bytes, accel_buffer* output,
+                                       int32_t priority, uint64_t token);
+
 /* Longest a wait on the main thread lasts before it returns to Python (microseconds). */
 #define ACCEL_CFFI_SLICE_US 20000
 
-/* Waits one more slice for the job parked under `token`. If it ended: as accel_cffi_run (timing to the
- * run's `timing`, unparked, released, result returned); else ACCEL_ERR_NOT_READY. */
+/* One more slice of the run pending under `token`. If it is over: as accel_cffi_run (timing to the
+ * run's `timing`, result returned); else ACCEL_ERR_NOT_READY. */
 accel_status accel_cffi_finish(uint64_t token);
 
-/* Unparks and releases the job parked under `token`, if any (a job not started is cancelled). */
+/* Ends the run pending under `token`, if any: a job not started is cancelled, one running finishes
+ * on its own. */
 void accel_cffi_abandon(uint64_t token);
 
 /* Submits a job whose completion calls the Python callback accel_cffi_job_done through a C trampoline,

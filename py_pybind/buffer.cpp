@@ -22,9 +22,6 @@ CoreBuffer& core_buffer_of(py::handle obj, const char* what, Py_ssize_t index) {
 
 namespace {
 
-// Copies above this size run with the GIL released.
-constexpr Py_ssize_t kNoGilCopyBytes = 64 * 1024;
-
 // Exactly one copy of any strided array (negative, zero, non-contiguous strides; read-only
 // exporters too) into the buffer, densely in C order, through accel_buffer_write_strided.
 void buffer_write(CoreBuffer& self, py::handle array) {

@@ -79,6 +79,9 @@ CoreBuffer& core_buffer_of(py::handle obj, const char* what, Py_ssize_t index = 
 // A new CoreBuffer of at least `nbytes` on `device` (accel_buffer_alloc); raises on failure.
 std::unique_ptr<CoreBuffer> alloc_buffer(accel_device* device, uint64_t nbytes);
 
+// Copies into device memory above this size run with the GIL released.
+constexpr Py_ssize_t kNoGilCopyBytes = 64 * 1024;
+
 void bind_device(py::module_& m);
 void bind_buffer(py::module_& m);
 void bind_tensor(py::module_& m);

@@ -9,6 +9,7 @@
 #include "errors.h"
 #include "run.h"
 #include "tensor.h"
+#include "wait.h"
 
 namespace accel_py {
 
@@ -38,24 +39,67 @@ struct Held {
     size_t kept = 0;
 };
 
-// Takes the DeviceTensors of `arg` (a list or tuple; or one bare tensor if `bare_ok`) if each
-// matches its spec: their handles go to `handles` and they are held. False if any does not.
-bool take_tensors(PyObject* arg, bool bare_ok, const std::vector<FastSpec>& specs, const FastPath& fast,
-                  accel_buffer** handles, Held& held) {
+// A NumPy array the fast path copies in: exactly an ndarray (no subclass), of the spec's very dtype
+// object and shape, C-contiguous. Anything else is left to the Python path.
+bool matching_array(PyObject* obj, const FastSpec& spec) {
+    static PyTypeObject* ndarray_type =
+        reinterpret_cast<PyTypeObject*>(py::module_::import("numpy").attr("ndarray").ptr());
+    if (Py_TYPE(obj) != ndarray_type || !spec.dense) return false;
+    py::array a = py::reinterpret_borrow<py::array>(obj);
+    if (a.dtype().ptr() != spec.dtype.ptr() || (size_t)a.ndim() != spec.shape.size()) return false;
+    for (size_t i = 0; i < spec.shape.size(); i++)
+        if (a.shape((py::ssize_t)i) != spec.shape[i]) return false;
+    return (a.flags() & py::detail::npy_api::NPY_ARRAY_C_CONTIGUOUS_) != 0;
+}
+
+// One copy of a matching array into a fresh buffer of the spec's size; returns its handle and holds
+// the buffer. Large copies release the GIL.
+accel_buffer* copy_in(PyObject* obj, const FastSpec& spec, accel_device* device, Held& held) {
+    py::array a = py::reinterpret_borrow<py::array>(obj);
+    std::unique_ptr<CoreBuffer> buffer = alloc_buffer(device, spec.alloc_bytes);
+    const uint64_t nbytes = (uint64_t)a.nbytes();
+    accel_status status;
+    std::string message;
+    if (nbytes > (uint64_t)kNoGilCopyBytes) {
+        NoGil nogil;
+        status = accel_buffer_write(buffer->handle, 0, a.data(), nbytes);
+        if (status != ACCEL_OK) message = accel_last_error_message();
+        nogil.end();
+    } else {
+        status = accel_buffer_write(buffer->handle, 0, a.data(), nbytes);
+        if (status != ACCEL_OK) message = accel_last_error_message();
+    }
+    if (status != ACCEL_OK) raise_status(status, message);
+    accel_buffer* handle = buffer->handle;
+    held.keep[held.kept++] = py::cast(std::move(buffer));
+    return handle;
+}
+
+// Takes the tensors of `arg` (a list or tuple; or one bare tensor if `inputs`) if each matches its
+// spec: DeviceTensors, and for inputs NumPy arrays too (copied into fresh buffers). Their handles go
+// to `handles` and what owns them is held. False (nothing copied) if any does not match.
+bool take_tensors(PyObject* arg, bool inputs, const std::vector<FastSpec>& specs, const FastPath& fast,
+                  accel_device* device, accel_buffer** handles, Held& held) {
     PyObject* const* items = &arg;
     size_t count = 1;
     if (PyList_CheckExact(arg) || PyTuple_CheckExact(arg)) {
         items = PySequence_Fast_ITEMS(arg);
         count = (size_t)PySequence_Fast_GET_SIZE(arg);
-    } else if (!bare_ok) {
+    } else if (!inputs) {
         return false;
     }
     if (count != specs.size()) return false;
+    for (size_t i = 0; i < count; i++)
+        if (!matching_tensor(items[i], specs[i], fast) && !(inputs && matching_array(items[i], specs[i])))
+            return false;
+    // Every item matches: only now is anything allocated or copied.
     for (size_t i = 0; i < count; i++) {
-        DeviceTensor* t = matching_tensor(items[i], specs[i], fast);
-        if (!t) return false;
-        handles[i] = t->core->handle;
-        held.keep[held.kept++] = py::reinterpret_borrow<py::object>(items[i]);
+        if (DeviceTensor* t = matching_tensor(items[i], specs[i], fast)) {
+            handles[i] = t->core->handle;
+            held.keep[held.kept++] = py::reinterpret_borrow<py::object>(items[i]);
+        } else {
+            handles[i] = copy_in(items[i], specs[i], device, held);
+        }
     }
     return true;
 }
@@ -75,7 +119,7 @@ py::object run_tensors(CoreModel& self, py::handle inputs, py::handle outputs, p
     if (n_in > kMaxTensors || n_out > kMaxTensors) return py::none();
 
     Held held;
-    if (!take_tensors(inputs.ptr(), n_in == 1, fast->inputs, *fast, held.in, held)) return py::none();
+    if (!take_tensors(inputs.ptr(), true, fast->inputs, *fast, device.handle, held.in, held)) return py::none();
     py::list results(n_out);
     if (outputs.is_none()) {
         for (size_t i = 0; i < n_out; i++) {
@@ -88,8 +132,10 @@ py::object run_tensors(CoreModel& self, py::handle inputs, py::handle outputs, p
             results[i] = py::array(spec.dtype, spec.shape, {}, data, owner);
         }
     } else {
-        if (!take_tensors(outputs.ptr(), false, fast->outputs, *fast, held.out, held)) return py::none();
-        for (size_t i = 0; i < n_out; i++) results[i] = numpy_view(held.keep[n_in + i]);
+        const size_t first_output = held.kept;
+        if (!take_tensors(outputs.ptr(), false, fast->outputs, *fast, device.handle, held.out, held))
+            return py::none();
+        for (size_t i = 0; i < n_out; i++) results[i] = numpy_view(held.keep[first_output + i]);
     }
     run_blocking(self.handle, held.in, n_in, held.out, n_out, make_options((int32_t)priority, 0, 0), nullptr);
     return std::move(results);

@@ -1,6 +1,6 @@
 """CoreModel.run_tensors for the cffi core: the common case of Model.run (DeviceTensors that match the
-model exactly; outputs given as DeviceTensors or left to be allocated) checked and run with as little
-Python as possible. It answers None for anything else, and Model.run then takes its Python path,
+model exactly, or for inputs NumPy arrays to copy in whole; outputs given as DeviceTensors or left to be
+allocated) checked and run with as little Python as possible. It answers None for anything else, and Model.run then takes its Python path,
 which handles every other case and words every error: errors are written in one place."""
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any, List, Optional, Sequence, Tuple
 import numpy as np
 
 from ._lib import ffi, lib
-from .buffer import allocate
+from .buffer import CoreBuffer, allocate
 from .tensor import DeviceTensor
 from .waiting import run_blocking
 
@@ -22,6 +22,8 @@ _TENSOR_HANDLE = attrgetter("_buffer_handle")  # of a DeviceTensor
 _NUMPY = DeviceTensor.numpy
 _run_1x1 = lib.accel_cffi_run_1x1
 _run = lib.accel_cffi_run
+_run_copied_1x1 = lib.accel_cffi_run_copied_1x1
+_from_buffer = ffi.from_buffer
 _NULL = ffi.NULL
 
 
@@ -70,11 +72,22 @@ def _accept(t: DeviceTensor, s: _Spec, device: Any) -> bool:
     return True
 
 
-def _all_match(tensors: Any, specs: Tuple[_Spec, ...], device: Any) -> bool:
+def _copyable(x: np.ndarray, s: _Spec) -> bool:
+    """Whether NumPy array `x` can be copied in as `s` in one piece: its very dtype, shape, C order."""
+    return x.dtype is s.dtype and x.shape == s.shape and x.flags.c_contiguous
+
+
+def _all_match(tensors: Any, specs: Tuple[_Spec, ...], device: Any, copies: bool = False) -> bool:
+    """Whether each of `tensors` is a DeviceTensor matching its spec (or, with `copies`, a NumPy array
+    to copy in)."""
     if len(tensors) != len(specs):
         return False
     for t, s in zip(tensors, specs):
-        if type(t) is not DeviceTensor or (t._checked is not s and not _accept(t, s, device)):
+        tt = type(t)
+        if tt is DeviceTensor:
+            if t._checked is not s and not _accept(t, s, device):
+                return False
+        elif not copies or tt is not _ndarray or not _copyable(t, s):
             return False
     return True
 
@@ -93,7 +106,7 @@ def run_tensors(self: Any, inputs: Any, outputs: Any, priority: Any) -> Optional
             or fast.core_device._device is None):
         return None
     t = type(inputs)
-    if t is DeviceTensor:
+    if t is DeviceTensor or t is _ndarray:
         inputs = (inputs,)
     elif t is not list and t is not tuple:
         return None
@@ -102,7 +115,11 @@ def run_tensors(self: Any, inputs: Any, outputs: Any, priority: Any) -> Optional
             return None
         x = inputs[0]
         spec = fast.inputs[0]
-        if type(x) is not DeviceTensor or (x._checked is not spec and not _accept(x, spec, fast.device)):
+        tx = type(x)
+        if tx is DeviceTensor:
+            if x._checked is not spec and not _accept(x, spec, fast.device):
+                return None
+        elif tx is not _ndarray or not _copyable(x, spec):
             return None
         spec = fast.outputs[0]
         if outputs is None:
@@ -119,12 +136,16 @@ def run_tensors(self: Any, inputs: Any, outputs: Any, priority: Any) -> Optional
             result = y.numpy()
             out_handle = y._buffer_handle
         # x and result hold the buffers while the GIL is released
-        run_blocking(_run_1x1, model, x._buffer_handle, out_handle, priority)
+        if tx is DeviceTensor:
+            run_blocking(_run_1x1, model, x._buffer_handle, out_handle, priority)
+        else:
+            run_blocking(_run_copied_1x1, model, fast.core_device._device, _from_buffer(x), x.nbytes,
+                         fast.inputs[0].alloc_bytes, out_handle, priority)
         return [result]
-    if not _all_match(inputs, fast.inputs, fast.device):
+    if not _all_match(inputs, fast.inputs, fast.device, copies=True):
         return None
+    device = fast.core_device._device
     if outputs is None:
-        device = fast.core_device._device
         fresh = [allocate(device, s.alloc_bytes) for s in fast.outputs]
         results = [_ndarray(s.shape, s.dtype, b._memory) for s, b in zip(fast.outputs, fresh)]
         out_handles = list(map(_HANDLE, fresh))
@@ -134,7 +155,14 @@ def run_tensors(self: Any, inputs: Any, outputs: Any, priority: Any) -> Optional
             return None
         results = list(map(_NUMPY, outputs))
         out_handles = list(map(_TENSOR_HANDLE, outputs))
-    # inputs, outputs and results hold every buffer while the GIL is released
-    run_blocking(_run, model, list(map(_TENSOR_HANDLE, inputs)), fast.n_in, out_handles, fast.n_out, priority,
-                 0, 0, _NULL)
+    keep = [_copied_in(x, s, device) if type(x) is _ndarray else x for x, s in zip(inputs, fast.inputs)]
+    in_handles = [b._handle if type(b) is CoreBuffer else b._buffer_handle for b in keep]
+    # keep, outputs and results hold every buffer while the GIL is released
+    run_blocking(_run, model, in_handles, fast.n_in, out_handles, fast.n_out, priority, 0, 0, _NULL)
     return results
+
+
+def _copied_in(x: np.ndarray, spec: _Spec, device: Any) -> CoreBuffer:
+    buf = allocate(device, spec.alloc_bytes)
+    buf.write(x)
+    return buf

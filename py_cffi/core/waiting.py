@@ -42,17 +42,15 @@ def _until_free(retry: Any) -> int:
 
 
 def run_blocking(run: Callable[..., int], *args: Any) -> None:
-    """One synchronous run, ``run(*args, token)`` with ``run`` accel_cffi_run or accel_cffi_run_1x1;
-    raises through ``from_status`` if the job failed. On the main thread the C side submits without
-    blocking and waits in slices (cffi_helpers.h), and between two the signal handlers run here; a
-    KeyboardInterrupt releases the job (one not started is cancelled). The caller keeps the buffers'
-    owners alive."""
+    """One synchronous run, ``run(*args, token)`` with ``run`` accel_cffi_run or a variant of it;
+    raises through ``from_status`` if the job failed. On the main thread the C side waits for a slot
+    and for the job in slices (cffi_run.c), and between two the signal handlers run here; a
+    KeyboardInterrupt ends the run (a job not started is cancelled). The caller keeps the model and
+    the buffers' owners alive."""
     token = next(_tokens)
     try:
         status = run(*args, token)
-        if status == BUSY and get_ident() == _MAIN:  # no slot free, nothing submitted: retry
-            status = _until_free(lambda: run(*args, token))
-        while status == NOT_READY:  # the main thread: the job is parked under `token`
+        while status == NOT_READY:  # the main thread: the run is pending under `token`
             status = _finish(token)
     except BaseException:
         _abandon(token)

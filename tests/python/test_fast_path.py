@@ -1,7 +1,8 @@
 """Model.run's two paths give one behaviour.
 
 A core may offer a fast path for the common case (CORE_API.md, ``run_tensors``: DeviceTensors that
-match the model exactly, in and out); every other call, and every error, goes through the Python path.
+match the model exactly, in and out, or NumPy arrays to copy in whole); every other call, and every
+error, goes through the Python path.
 These tests hold the two to the same results and the same zero-copy guarantees, and check that the
 fast path declines (does nothing, returns None) every call it must leave to the Python path.
 """
@@ -90,6 +91,25 @@ def test_fast_path_runs_matching_tensors(dev, tiny):
         assert np.array_equal(res[0], _python_path(tiny, t)[0])
 
 
+@pytest.mark.parametrize("model_name", ["tiny", "two_io"])
+def test_fast_path_copies_numpy_inputs_once(dev, model_name, request):
+    model = request.getfixturevalue(model_name)
+    fast = _core_fast(model)
+    if fast is None:
+        return
+    arrays, tensors = _inputs(dev, model, seed=5)
+    expected = _python_path(model, arrays)
+    mixed = [arrays[0]] + tensors[1:]  # an array and (for two inputs) a DeviceTensor
+    base = dev.stats()
+    got = fast(mixed if len(mixed) > 1 else mixed[0], None, 0)
+    after = dev.stats()
+    assert got is not None and len(got) == len(expected)
+    for g, e in zip(got, expected):
+        assert np.array_equal(g, e)
+    assert after["bytes_copied"] - base["bytes_copied"] == arrays[0].nbytes  # one copy, of the array only
+    assert after["allocations"] - base["allocations"] == 1 + len(model.outputs)
+
+
 def test_fast_path_declines_what_it_does_not_take(dev, dev1, tiny, two_io):
     fast = _core_fast(tiny)
     if fast is None:
@@ -97,8 +117,15 @@ def test_fast_path_declines_what_it_does_not_take(dev, dev1, tiny, two_io):
     t = dev.tensor(np.ones((1, 16), np.float32))
     o = dev.empty((1, 8), np.float32)
     other_device = dev1.tensor(np.ones((1, 16), np.float32))
+    class Sub(np.ndarray):
+        pass
+
     declined = {
-        "numpy input": (np.ones((1, 16), np.float32), None, 0),
+        "numpy input of another dtype": (np.ones((1, 16), np.float64), None, 0),
+        "numpy input of another shape": (np.ones((16,), np.float32), None, 0),
+        "non-contiguous numpy input": (np.ones((1, 32), np.float32)[:, ::2], None, 0),
+        "numpy subclass input": (np.ones((1, 16), np.float32).view(Sub), None, 0),
+        "list input": ([[1.0] * 16], None, 0),
         "wrong dtype": (dev.tensor(np.ones((1, 16), np.int32)), None, 0),
         "wrong shape": (dev.tensor(np.ones((16,), np.float32)), None, 0),
         "other device": (other_device, None, 0),
