@@ -12,3 +12,5 @@ for frontend in pybind cffi; do
   echo "== Python tests on the ${frontend} front-end"
   ACCEL_FRONTEND="${frontend}" python3 -m pytest tests/python
 done
+echo "== The front-end benchmark runs (a smoke run: speed is measured by a full run, not here)"
+python3 benchmarks/bench_frontends.py --quick
