@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import Any, Tuple
 
 import numpy as np
 
@@ -25,7 +25,7 @@ class CoreBuffer:
     # _handle is the accel_buffer*; the reference it stands for is owned by the C pointer behind
     # _memory (ffi.gc), so the buffer goes when the last of this object and of the arrays made from
     # its memory goes.
-    __slots__ = ("_handle", "_memory", "_nbytes", "_data", "__weakref__")
+    __slots__ = ("_handle", "_memory", "_nbytes", "__weakref__")
 
     def __init__(self) -> None:
         raise TypeError("accel._cffi_core.CoreBuffer cannot be instantiated from Python: "
@@ -39,7 +39,7 @@ class CoreBuffer:
     @property
     def address(self) -> int:
         """host pointer"""
-        return int(ffi.cast("uintptr_t", self._data))
+        return int(ffi.cast("uintptr_t", ffi.from_buffer(self._memory)))
 
     @property
     def memory(self) -> Any:
@@ -79,8 +79,9 @@ def _as_array(obj: Any) -> np.ndarray:
     return np.asarray(obj)
 
 
-def allocate(device: Any, nbytes: int) -> CoreBuffer:
-    """accel_buffer_alloc on ``device`` (an ``accel_device *``) as a CoreBuffer."""
+def allocate_memory(device: Any, nbytes: int) -> Tuple[Any, Any]:
+    """accel_buffer_alloc on ``device`` (an ``accel_device *``): its handle, and its bytes as a cffi
+    buffer that owns the reference (the buffer goes when the last object made from it goes)."""
     scratch = records()
     out = scratch.pop("allocation", None) or ffi.new(_ALLOCATION)
     status = lib.accel_cffi_alloc(device, nbytes, out)
@@ -90,9 +91,14 @@ def allocate(device: Any, nbytes: int) -> CoreBuffer:
     scratch["allocation"] = out
     if status:
         raise error(status, last_message())
+    return handle, _buffer(_gc(data, lambda _data: _release(handle)), size)
+
+
+def allocate(device: Any, nbytes: int) -> CoreBuffer:
+    """accel_buffer_alloc on ``device`` (an ``accel_device *``) as a CoreBuffer."""
+    handle, memory = allocate_memory(device, nbytes)
     buf = _new(CoreBuffer)
     buf._handle = handle
-    buf._memory = _buffer(_gc(data, lambda _data: _release(handle)), size)
-    buf._nbytes = size
-    buf._data = data
+    buf._memory = memory
+    buf._nbytes = len(memory)
     return buf

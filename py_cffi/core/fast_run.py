@@ -10,7 +10,7 @@ from typing import Any, List, Optional, Sequence, Tuple
 import numpy as np
 
 from ._lib import ffi, lib
-from .buffer import CoreBuffer, allocate
+from .buffer import CoreBuffer, allocate, allocate_memory
 from .tensor import DeviceTensor
 from .waiting import run_blocking
 
@@ -122,10 +122,9 @@ def run_tensors(self: Any, inputs: Any, outputs: Any, priority: Any) -> Optional
         elif tx is not _ndarray or not _copyable(x, spec):
             return None
         spec = fast.outputs[0]
-        if outputs is None:
-            buf = allocate(fast.core_device._device, spec.alloc_bytes)
-            result = _ndarray(spec.shape, spec.dtype, buf._memory)
-            out_handle = buf._handle
+        if outputs is None:  # the array alone owns its fresh buffer: no CoreBuffer is made
+            out_handle, memory = allocate_memory(fast.core_device._device, spec.alloc_bytes)
+            result = _ndarray(spec.shape, spec.dtype, memory)
         else:
             to = type(outputs)
             if (to is not list and to is not tuple) or len(outputs) != 1:
