@@ -102,8 +102,10 @@ def run_tensors(self: Any, inputs: Any, outputs: Any, priority: Any) -> Optional
     """Model.run's fast path: runs and returns the output arrays, or None (nothing done) if the call is not one it takes."""
     fast = self._fast
     model = self._model
-    if (fast is None or model is None or priority.__class__ is not int or not 0 <= priority <= 255
-            or fast.core_device._device is None):
+    if fast is None or model is None or priority.__class__ is not int or not 0 <= priority <= 255:
+        return None
+    device = fast.core_device._device  # read once: another thread may close the device meanwhile
+    if device is None:
         return None
     t = type(inputs)
     if t is DeviceTensor or t is _ndarray:
@@ -129,7 +131,7 @@ def run_tensors(self: Any, inputs: Any, outputs: Any, priority: Any) -> Optional
             return None
         spec = fast.outputs[0]
         if outputs is None:  # the array alone owns its fresh buffer: no CoreBuffer is made
-            out_handle, memory = allocate_memory(fast.core_device._device, spec.alloc_bytes)
+            out_handle, memory = allocate_memory(device, spec.alloc_bytes)
             result = _ndarray(spec.shape, spec.dtype, memory)
         else:
             to = type(outputs)
@@ -144,12 +146,11 @@ def run_tensors(self: Any, inputs: Any, outputs: Any, priority: Any) -> Optional
         if src is None:
             run_blocking(_run_1x1, model, x._buffer_handle, out_handle, priority)
         else:
-            run_blocking(_run_copied_1x1, model, fast.core_device._device, src, len(src),
+            run_blocking(_run_copied_1x1, model, device, src, len(src),
                          fast.inputs[0].alloc_bytes, out_handle, priority)
         return [result]
     if not _all_match(inputs, fast.inputs, fast.device, copies=True):
         return None
-    device = fast.core_device._device
     if outputs is None:
         fresh = [allocate(device, s.alloc_bytes) for s in fast.outputs]
         results = [_ndarray(s.shape, s.dtype, b._memory) for s, b in zip(fast.outputs, fresh)]
