@@ -1,7 +1,8 @@
 """CoreModel.run_tensors for the cffi core: the common case of Model.run (DeviceTensors that match the
 model exactly, or for inputs NumPy arrays to copy in whole; outputs given as DeviceTensors or left to be
-allocated) checked and run with as little Python as possible. It answers None for anything else, and Model.run then takes its Python path,
-which handles every other case and words every error: errors are written in one place."""
+allocated) checked and run with as little Python as possible. It answers None for anything else, and
+Model.run then takes its Python path, which handles every other case and words every error: errors are
+written in one place."""
 from __future__ import annotations
 
 from operator import attrgetter
@@ -28,9 +29,9 @@ _NULL = ffi.NULL
 
 
 class _Spec:
-    """One input or output as the fast path checks it. Only dense tensors are ever taken."""
+    """One input or output as the fast path checks it (a model with a padded one has no fast path)."""
 
-    __slots__ = ("dtype", "shape", "layout", "alloc_bytes", "dense")
+    __slots__ = ("dtype", "shape", "layout", "alloc_bytes")
 
     def __init__(self, spec: Sequence[Any]) -> None:
         # (dtype, shape, layout, alloc_bytes, dense), made by accel.model.Model.
@@ -38,7 +39,6 @@ class _Spec:
         self.shape = tuple(int(d) for d in spec[1])
         self.layout = spec[2]
         self.alloc_bytes = int(spec[3])
-        self.dense = bool(spec[4])
 
 
 class FastPath:
@@ -58,7 +58,7 @@ class FastPath:
         self.n_in = len(self.inputs)
         self.n_out = len(self.outputs)
         self.one_to_one = self.n_in == 1 and self.n_out == 1
-        self.all_dense = all(s.dense for s in self.inputs + self.outputs)
+        self.all_dense = all(bool(s[4]) for s in (*inputs, *outputs))
 
 
 

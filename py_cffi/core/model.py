@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import operator
 from operator import attrgetter
-from typing import Any, Callable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, List, Sequence, Tuple
 
 from ._lib import check, error, ffi, last_message, lib, text
+from ._scratch import records
 from .buffer import CoreBuffer
 from .fast_run import run_tensors, set_fast_path
-from ._scratch import records
 from .job import Completion, CoreJob, new_timing, timing_tuple, wrap_job
 from .waiting import REFUSED, run_blocking, submit
 

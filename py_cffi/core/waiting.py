@@ -1,10 +1,12 @@
 """Runs and waits that release the GIL yet stay responsive to Ctrl-C.
 
 Every call into ``accel._cffi.lib`` releases the GIL. On the main thread (the only one that runs
-signal handlers) a wait is made in slices of at most 20 ms, and Python runs the handlers between two
-slices, so Ctrl-C raises KeyboardInterrupt within ~20 ms; a submission that has to wait for an
-in-flight slot polls with ``ACCEL_SUBMIT_NO_WAIT`` and short sleeps. Other threads make one untimed
-wait (a timed wait costs more in the kernel, and they could not run the handlers anyway).
+signal handlers) nothing blocks for long in C: a synchronous run waits for an in-flight slot and for
+its job in slices of at most 20 ms, kept between two slices on the C side (``cffi_run.c``); a
+submission with a callback that finds no free slot is retried here with short sleeps; a job's wait is
+sliced too. Python runs the handlers between two slices, so Ctrl-C raises KeyboardInterrupt within
+~20 ms. Other threads block in C once (a timed wait costs more in the kernel, and they could not run
+the handlers anyway).
 """
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ import time
 from _thread import get_ident
 from typing import Any, Callable, Optional
 
-from ._lib import BUSY, CLOSED, NOT_READY, error, ffi, last_message, lib
+from ._lib import BUSY, CLOSED, NOT_READY, error, last_message, lib
 
 __all__ = ["SLICE_US", "REFUSED", "run_blocking", "submit", "wait_job"]
 
