@@ -241,6 +241,7 @@ int32_t hbDNNInitializeFromDDR(hbPackedDNNHandle_t* packed, const void** data, i
 int32_t hbDNNRelease(hbPackedDNNHandle_t handle) {
     State& s = state();
     std::unique_ptr<Packed> packed;
+    accel_device* last = nullptr;
     {
         std::lock_guard<std::mutex> lock(s.mutex);
         auto it = s.packed.find(static_cast<Packed*>(handle));
@@ -248,8 +249,16 @@ int32_t hbDNNRelease(hbPackedDNNHandle_t handle) {
         packed.reset(*it);
         s.packed.erase(it);
         for (auto& m : packed->models) s.models.erase(m.get());
+        // With no model left the emulator goes too (its threads with it, before the process exits);
+        // tasks still running hold their model, and so the device, themselves.
+        if (s.packed.empty()) {
+            last = s.device;
+            s.device = nullptr;
+        }
     }
-    return HB_DNN_SUCCESS;  // tasks still running hold the emulator's model themselves
+    packed.reset();
+    accel_device_release(last);
+    return HB_DNN_SUCCESS;
 }
 
 int32_t hbDNNGetModelNameList(const char*** names, int32_t* count, hbPackedDNNHandle_t handle) {
