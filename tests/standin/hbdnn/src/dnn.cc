@@ -167,11 +167,10 @@ void on_done(accel_job* job, accel_status status, void* user_data) {
         userdata = task->userdata;
     }
     if (callback) callback(task, result, userdata);
-    {
-        std::lock_guard<std::mutex> lock(task->mutex);
-        task->done = true;
-    }
     state().in_flight.fetch_sub(1);
+    // Notified under the lock and not touched after: a waiter that wakes may free the task at once.
+    std::lock_guard<std::mutex> lock(task->mutex);
+    task->done = true;
     task->cv.notify_all();
 }
 
