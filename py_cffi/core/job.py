@@ -112,8 +112,7 @@ def accel_cffi_job_done(user_data: Any, status: int, timing: Any, message: Any) 
     # through sys.unraisablehook.
     completion: Completion = ffi.from_handle(user_data)
     completion.discard()
-    completion.callback(status, text(message) if status else "",
-                        (timing.queued_ns, timing.started_ns, timing.finished_ns, timing.core))
+    completion.callback(status, text(message) if status else "", timing_tuple(timing))
 
 
 def _wait_until_zero(counter: Callable[[], int], seconds: float) -> None:

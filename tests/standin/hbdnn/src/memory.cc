@@ -40,6 +40,19 @@ Block* find(Registry& r, const hbSysMem* mem) {
     return &it->second;
 }
 
+// Runs fn(the CPU side) of the block `mem` describes, under the registry's lock, if that block holds
+// `size` bytes; else HB_SYS_INVALID_ARGUMENT.
+template <class Fn>
+int32_t with_cpu_side(const hbSysMem* mem, uint32_t size, Fn fn) {
+    if (!mem) return HB_SYS_INVALID_ARGUMENT;
+    Registry& r = registry();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    Block* block = find(r, mem);
+    if (!block || size > block->size) return HB_SYS_INVALID_ARGUMENT;
+    fn(block->cpu.get());
+    return HB_SYS_SUCCESS;
+}
+
 int32_t allocate(hbSysMem* mem, uint32_t size, bool cached) {
     if (!mem || size == 0) return HB_SYS_INVALID_ARGUMENT;
     Block block;
@@ -101,23 +114,13 @@ int32_t hbSysFlushMem(hbSysMem* mem, int32_t flag) {
 }
 
 int32_t hbSysWriteMem(hbSysMem* dest, char* src, uint32_t size) {
-    if (!dest || !src) return HB_SYS_INVALID_ARGUMENT;
-    auto& r = registry();
-    std::lock_guard<std::mutex> lock(r.mutex);
-    standin::Block* block = standin::find(r, dest);
-    if (!block || size > block->size) return HB_SYS_INVALID_ARGUMENT;
-    std::memcpy(block->cpu.get(), src, size);
-    return HB_SYS_SUCCESS;
+    if (!src) return HB_SYS_INVALID_ARGUMENT;
+    return standin::with_cpu_side(dest, size, [&](uint8_t* cpu) { std::memcpy(cpu, src, size); });
 }
 
 int32_t hbSysReadMem(char* dest, hbSysMem* src, uint32_t size) {
-    if (!dest || !src) return HB_SYS_INVALID_ARGUMENT;
-    auto& r = registry();
-    std::lock_guard<std::mutex> lock(r.mutex);
-    standin::Block* block = standin::find(r, src);
-    if (!block || size > block->size) return HB_SYS_INVALID_ARGUMENT;
-    std::memcpy(dest, block->cpu.get(), size);
-    return HB_SYS_SUCCESS;
+    if (!dest) return HB_SYS_INVALID_ARGUMENT;
+    return standin::with_cpu_side(src, size, [&](uint8_t* cpu) { std::memcpy(dest, cpu, size); });
 }
 
 // For the stand-in's own tests (C): the device side of a bus address range.
@@ -127,9 +130,8 @@ int32_t hbSysFreeMem(hbSysMem* mem) {
     if (!mem) return HB_SYS_INVALID_ARGUMENT;
     auto& r = registry();
     std::lock_guard<std::mutex> lock(r.mutex);
-    auto it = r.by_phy.find(mem->phyAddr);
-    if (it == r.by_phy.end() || it->second.cpu.get() != mem->virAddr) return HB_SYS_INVALID_ARGUMENT;
-    r.by_phy.erase(it);
+    if (!standin::find(r, mem)) return HB_SYS_INVALID_ARGUMENT;
+    r.by_phy.erase(mem->phyAddr);
     mem->virAddr = nullptr;
     mem->phyAddr = 0;
     mem->memSize = 0;
