@@ -7,6 +7,15 @@ Models (ONNX, built here with fixed seeds and written once per session):
   slow     x[512, 512] -> 20 chained 512x512 MatMuls (~50-200 ms per run on one emulated core)
   cnn      the bundled accel/models/tiny_cnn.onnx
 Reference numerics come from onnxruntime (`ort_run`).
+
+The device under test is ``ACCEL_TEST_DEVICE`` (default ``emu:cores=2``), e.g. ``bpu:0`` or ``vart:0`` with
+the stand-in SDKs (ci/test_vendor_devices.sh). On a device other than the emulator:
+  - only the tests that use the device under test (the fixture ``dev``, directly or through a model
+    fixture) run, minus those marked ``emulator`` (they test the emulator itself: its URI options, its
+    compile cache, its memory pool); the others are deselected, and the summary says how many and why;
+  - ``Device.load`` goes through the stand-in's toolchain (``standin_toolchain.py``): ONNX and emulator
+    models become the device's own format (``.bin``, ``.xmodel``) first, as the vendor's compiler would
+    make them, so every test loads its models as it does on the emulator.
 """
 from __future__ import annotations
 
@@ -24,7 +33,40 @@ from onnx import TensorProto, helper, numpy_helper
 import accel
 
 F = TensorProto.FLOAT
-DEVICE_URI = "emu:cores=2"
+DEVICE_URI = os.environ.get("ACCEL_TEST_DEVICE", "") or "emu:cores=2"
+BACKEND = DEVICE_URI.partition(":")[0]
+ON_EMULATOR = BACKEND == "emu"
+# The fixtures through which a test uses the device under test.
+DEVICE_FIXTURES = frozenset({"dev", "dev1", "tiny", "two_io", "slow", "cnn"})
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "emulator: tests the emulator itself (not run when ACCEL_TEST_DEVICE names another device)")
+    if not ON_EMULATOR:
+        import standin_toolchain
+
+        standin_toolchain.install(BACKEND)
+
+
+def pytest_collection_modifyitems(config, items):
+    if ON_EMULATOR:
+        return
+    keep, drop = [], []
+    for item in items:
+        on_device = DEVICE_FIXTURES.intersection(getattr(item, "fixturenames", ()))
+        (keep if on_device and item.get_closest_marker("emulator") is None else drop).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+    config._accel_deselected = len(drop)  # noqa: SLF001 - read by the summary below
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    if not ON_EMULATOR:
+        terminalreporter.write_line(
+            f"device under test: {DEVICE_URI} (ACCEL_TEST_DEVICE); {getattr(config, '_accel_deselected', 0)} "
+            f"tests deselected: they test the emulator itself or do not use the device under test")
 SLOW_DIM = 512
 SLOW_DEPTH = 20
 
@@ -140,7 +182,8 @@ def tiny_accm(model_dir, tiny_path):
 
 @pytest.fixture
 def dev():
-    """A fresh emulator device with 2 cores; closed after the test."""
+    """A fresh device under test (the emulator with 2 cores unless ACCEL_TEST_DEVICE says otherwise);
+    closed after the test."""
     d = accel.open(DEVICE_URI)
     try:
         yield d
@@ -153,7 +196,7 @@ def dev1():
     """A fresh one-core emulator device. Exact memory baselines use it: the emulator keeps one workspace
     per job of a model running at the same time (bounded by the cores), so on one core the device's
     memory after load is the baseline."""
-    d = accel.open("emu:cores=1")
+    d = accel.open("emu:cores=1" if ON_EMULATOR else DEVICE_URI)
     try:
         yield d
     finally:

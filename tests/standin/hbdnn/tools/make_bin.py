@@ -47,22 +47,27 @@ def tensor_record(name: str, valid: Sequence[int], spec: Dict[str, Any]) -> byte
             + struct.pack(f"<I{len(zero_points)}b", len(zero_points), *zero_points))
 
 
-def model_record(onnx_path: Path, spec: Dict[str, Any]) -> bytes:
-    from accel import compiler
+def accm_record(name: str, data: bytes, spec: Dict[str, Any]) -> bytes:
+    """One model of a `.bin`: the emulator model `data` (.accm bytes) and its tensors as `spec` says."""
     from accel.compiler import accm as accm_format
 
-    data = compiler.compile_model(str(onnx_path))
     image = accm_format.read(data)
-    out = _str(onnx_path.stem) + struct.pack("<Q", len(data)) + data
+    out = _str(name) + struct.pack("<Q", len(data)) + data
     out += struct.pack("<II", len(image["inputs"]), len(image["outputs"]))
     for kind in ("inputs", "outputs"):
         for index in image[kind]:
             t = image["tensors"][index]
             if t["dtype_name"] != "float32":
-                raise ValueError(f"{onnx_path.name}: {kind[:-1]} {t['name']!r} is {t['dtype_name']}; the "
+                raise ValueError(f"{name}: {kind[:-1]} {t['name']!r} is {t['dtype_name']}; the "
                                  f"stand-in's emulator models have float32 tensors")
             out += tensor_record(t["name"], t["dims"], spec.get(kind, {}).get(t["name"], {}))
     return out
+
+
+def model_record(onnx_path: Path, spec: Dict[str, Any]) -> bytes:
+    from accel import compiler
+
+    return accm_record(onnx_path.stem, compiler.compile_model(str(onnx_path)), spec)
 
 
 def pack(models: List[bytes]) -> bytes:

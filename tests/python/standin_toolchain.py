@@ -1,0 +1,94 @@
+"""The stand-in SDKs' toolchain, for running the Python suite on a vendor device (ACCEL_TEST_DEVICE).
+
+On a board, a model reaches the BPU as a `.bin` made by Horizon's compiler and the DPU as an `.xmodel`
+made by Vitis AI's; ``Device.load`` takes those and nothing else. The stand-in SDKs (tests/standin) run
+their model files on the emulator, and their tools pack an emulator model into one. ``install`` wraps
+``accel.Device.load`` so that an ONNX model or an emulator model handed to a device of that backend is
+packed first, exactly as the test would have loaded it on the emulator: a path stays a path (a packed file
+of the same stem, so the model keeps its name), bytes stay bytes. Everything else (the device's own files,
+bad input) reaches the real ``load`` untouched, so its errors are the driver's.
+
+Test-only: nothing here is part of accel.
+"""
+from __future__ import annotations
+
+import atexit
+import functools
+import itertools
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Callable, Dict
+
+import accel
+from accel import compile_cache
+
+STANDIN = Path(__file__).resolve().parents[1] / "standin"
+ACCM_MAGIC = b"ACCM"
+
+
+def _bpu_packer() -> Callable[[str, bytes], bytes]:
+    sys.path.insert(0, str(STANDIN / "hbdnn" / "tools"))
+    import make_bin
+
+    return lambda name, accm: make_bin.pack([make_bin.accm_record(name, accm, {})])
+
+
+def _vart_packer() -> Callable[[str, bytes], bytes]:
+    sys.path.insert(0, str(STANDIN / "vart" / "tools"))
+    import make_xmodel
+
+    return make_xmodel.pack_accm
+
+
+PACKERS: Dict[str, Callable[[], Callable[[str, bytes], bytes]]] = {"bpu": _bpu_packer, "vart": _vart_packer}
+SUFFIXES = {"bpu": ".bin", "vart": ".xmodel"}
+
+
+def install(backend: str) -> None:
+    if backend not in PACKERS:
+        raise SystemExit(f"ACCEL_TEST_DEVICE: no stand-in toolchain for backend {backend!r} "
+                         f"(known: {', '.join(sorted(PACKERS))})")
+    pack = PACKERS[backend]()
+    suffix = SUFFIXES[backend]
+    folder = Path(tempfile.mkdtemp(prefix=f"accel-{backend}-models-"))
+    atexit.register(shutil.rmtree, folder, True)
+    serial = itertools.count()
+    original = accel.Device.load
+
+    @functools.wraps(original)
+    def load(self, path_or_bytes, input_shapes=None):
+        if self.info.backend != backend:
+            return original(self, path_or_bytes, input_shapes)
+        is_path = isinstance(path_or_bytes, (str, os.PathLike))
+        if is_path:
+            path = Path(os.fspath(path_or_bytes))
+            if not path.is_file():
+                return original(self, path_or_bytes, input_shapes)
+            data, name = path.read_bytes(), path.stem
+            is_onnx = path.suffix.lower() == ".onnx"
+        elif isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
+            data, name = bytes(path_or_bytes), "model"
+            is_onnx = data[:1] == b"\x08"
+        else:
+            return original(self, path_or_bytes, input_shapes)
+        if data[:4] == ACCM_MAGIC:
+            accm = data
+        elif is_onnx:
+            shapes = compile_cache.normalize_input_shapes(input_shapes)
+            accm = compile_cache.compile_onnx(data, shapes, repr(name), None)[0]
+            input_shapes = None
+        else:
+            return original(self, path_or_bytes, input_shapes)
+        packed = pack(name, accm)
+        if not is_path:
+            return original(self, packed, input_shapes)
+        # A folder per load: two tests' "model.onnx" must not share a file, even in threads.
+        target = folder / str(next(serial)) / f"{name}{suffix}"
+        target.parent.mkdir()
+        target.write_bytes(packed)
+        return original(self, str(target), input_shapes)
+
+    accel.Device.load = load
