@@ -43,19 +43,28 @@ DEVICE_FIXTURES = frozenset({"dev", "dev1", "tiny", "two_io", "slow", "cnn"})
 def pytest_configure(config):
     config.addinivalue_line(
         "markers", "emulator: tests the emulator itself (not run when ACCEL_TEST_DEVICE names another device)")
+    config.addinivalue_line(
+        "markers", "vendor(*backends): needs a vendor device (of one of these backends, if any are named)")
     if not ON_EMULATOR:
         import standin_toolchain
 
         standin_toolchain.install(BACKEND)
 
 
-def pytest_collection_modifyitems(config, items):
+def _runs_here(item) -> bool:
+    vendor = item.get_closest_marker("vendor")
     if ON_EMULATOR:
-        return
+        return vendor is None
+    if vendor is not None:
+        return not vendor.args or BACKEND in vendor.args
+    on_device = DEVICE_FIXTURES.intersection(getattr(item, "fixturenames", ()))
+    return bool(on_device) and item.get_closest_marker("emulator") is None
+
+
+def pytest_collection_modifyitems(config, items):
     keep, drop = [], []
     for item in items:
-        on_device = DEVICE_FIXTURES.intersection(getattr(item, "fixturenames", ()))
-        (keep if on_device and item.get_closest_marker("emulator") is None else drop).append(item)
+        (keep if _runs_here(item) else drop).append(item)
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
@@ -63,10 +72,10 @@ def pytest_collection_modifyitems(config, items):
 
 
 def pytest_terminal_summary(terminalreporter, config):
-    if not ON_EMULATOR:
-        terminalreporter.write_line(
-            f"device under test: {DEVICE_URI} (ACCEL_TEST_DEVICE); {getattr(config, '_accel_deselected', 0)} "
-            f"tests deselected: they test the emulator itself or do not use the device under test")
+    why = ("they need a vendor device (ACCEL_TEST_DEVICE=bpu:0 or vart:0 runs them)" if ON_EMULATOR else
+           "they test the emulator itself, another backend, or do not use the device under test")
+    terminalreporter.write_line(f"device under test: {DEVICE_URI}; "
+                                f"{getattr(config, '_accel_deselected', 0)} tests deselected: {why}")
 SLOW_DIM = 512
 SLOW_DEPTH = 20
 

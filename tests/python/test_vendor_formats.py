@@ -1,0 +1,92 @@
+"""What only a vendor device has, through the public Python API: padded (aligned) device layouts,
+quantized int8 tensors with their scales, the vendors' layouts. Runs on the device under test when it is
+a vendor device (ACCEL_TEST_DEVICE=bpu:0 or vart:0, with the stand-in SDKs); a test marked
+``vendor("bpu")`` runs on that backend only. The emulator has no such models: on the emulator these tests
+are deselected (conftest.py), and the vendor runs of the suite (ci/test.sh) run them.
+"""
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from conftest import rand
+from standin_toolchain import STANDIN
+
+pytestmark = pytest.mark.vendor
+
+
+def _double_onnx(shape):
+    """y = 2 * x."""
+    g = helper.make_graph(
+        [helper.make_node("Mul", ["x", "two"], ["y"])], "double",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(shape))],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, list(shape))],
+        [numpy_helper.from_array(np.array(2.0, np.float32), "two")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m.SerializeToString()
+
+
+def _bin(onnx_bytes, spec):
+    from accel import compiler
+
+    sys.path.insert(0, str(STANDIN / "hbdnn" / "tools"))
+    import make_bin
+
+    return make_bin.pack([make_bin.accm_record("double", compiler.compile_model(onnx_bytes), spec)])
+
+
+def _int8(shape, seed):
+    return np.random.default_rng(seed).integers(-60, 60, size=shape, dtype=np.int8)
+
+
+@pytest.mark.vendor("bpu")
+def test_bpu_padded_int8_tensors(dev):
+    spec = {"inputs": {"x": {"type": "S8", "scale": [0.05], "aligned": [1, 4, 4, 8]}},
+            "outputs": {"y": {"type": "S8", "scale": [0.1], "aligned": [1, 3, 4, 8]}}}
+    model = dev.load(_bin(_double_onnx((1, 3, 4, 5)), spec))
+    (x_info,), (y_info,) = model.inputs, model.outputs
+    assert (x_info.dtype, x_info.shape, x_info.layout) == (np.int8, (1, 3, 4, 5), "NCHW")
+    assert x_info.strides == (128, 32, 8, 1) and x_info.nbytes == 128 and not x_info.dense
+    assert y_info.strides == (96, 32, 8, 1) and y_info.nbytes == 96
+    assert x_info.quant.type == "per_tensor" and x_info.quant.scales == pytest.approx((0.05,))
+    assert y_info.quant.scales == pytest.approx((0.1,))
+
+    x = _int8((1, 3, 4, 5), 1)
+    (y,) = model.run(x)
+    # real y = 2 * 0.05 * x_q, stored with scale 0.1: y_q == x_q exactly (no saturation in range).
+    np.testing.assert_array_equal(np.asarray(y), x)
+    assert np.asarray(y).strides == (96, 32, 8, 1)
+    # Async, and into a device tensor of the padded layout, agree.
+    (y2,) = model.run_async(x).result(timeout=30)
+    np.testing.assert_array_equal(np.asarray(y2), x)
+
+
+@pytest.mark.vendor("bpu")
+def test_bpu_nhwc_float_model(dev):
+    spec = {"inputs": {"x": {"layout": "NHWC"}}, "outputs": {"y": {"layout": "NHWC"}}}
+    model = dev.load(_bin(_double_onnx((1, 4, 4, 3)), spec))
+    assert model.inputs[0].layout == "NHWC" and model.inputs[0].dtype == np.float32
+    x = rand((1, 4, 4, 3), seed=2)
+    np.testing.assert_array_equal(np.asarray(model.run(x)[0]), 2 * x)
+
+
+@pytest.mark.vendor("bpu")
+def test_bpu_input_of_wrong_dtype_is_refused(dev):
+    import accel
+
+    spec = {"inputs": {"x": {"type": "S8", "scale": [0.05]}}, "outputs": {"y": {"type": "S8", "scale": [0.1]}}}
+    model = dev.load(_bin(_double_onnx((1, 3, 4, 5)), spec))
+    with pytest.raises(accel.DTypeError, match="int8"):
+        model.run(rand((1, 3, 4, 5)))
+
+
+def test_model_from_onnx_is_refused_with_the_toolchain_named(dev, tiny_path):
+    import accel
+
+    with pytest.raises(accel.UnsupportedError, match="toolchain"):
+        dev.load.__wrapped__(dev, str(tiny_path))
