@@ -62,6 +62,7 @@ accel_device* Engine::device() {
 }
 
 Result Engine::load(const std::vector<std::vector<uint8_t>>& files, const Parser& parse, void** out) {
+    if (!out) return Result::InvalidArgument;
     *out = nullptr;
     accel_device* dev = device();
     if (!dev) return Result::NoDevice;
@@ -81,6 +82,30 @@ Result Engine::load(const std::vector<std::vector<uint8_t>>& files, const Parser
     *out = pack.get();
     packs_.insert(pack.release());
     return Result::Ok;
+}
+
+Result Engine::load_files(const char* const* names, int32_t count, const Parser& parse, void** pack) {
+    if (!names || count <= 0) return Result::InvalidArgument;
+    std::vector<std::vector<uint8_t>> files(count);
+    for (int32_t i = 0; i < count; i++) {
+        if (!names[i]) return Result::InvalidArgument;
+        std::ifstream f(names[i], std::ios::binary);
+        if (!f) return Result::FileOpen;
+        files[i].assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+    }
+    return load(files, parse, pack);
+}
+
+Result Engine::load_memory(const void* const* data, const int32_t* lengths, int32_t count, const Parser& parse,
+                           void** pack) {
+    if (!data || !lengths || count <= 0) return Result::InvalidArgument;
+    std::vector<std::vector<uint8_t>> files;
+    for (int32_t i = 0; i < count; i++) {
+        if (!data[i] || lengths[i] <= 0) return Result::InvalidArgument;
+        const uint8_t* p = static_cast<const uint8_t*>(data[i]);
+        files.emplace_back(p, p + lengths[i]);
+    }
+    return load(files, parse, pack);
 }
 
 Result Engine::release_pack(void* handle) {
@@ -368,13 +393,6 @@ Result Engine::release_task(Task* task) {
     }
     delete task;
     return Result::Ok;
-}
-
-bool read_file(const char* path, std::vector<uint8_t>& bytes) {
-    std::ifstream f(path, std::ios::binary);
-    if (!f) return false;
-    bytes.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-    return true;
 }
 
 }  // namespace standin

@@ -41,6 +41,7 @@ enum class Result {
     InvalidModel,       // a file that is not a stand-in model file
     IncompatibleModel,  // its emulator model does not load
     NoDevice,           // the emulator could not be opened
+    FileOpen,           // a model file that cannot be read
     TaskLimit,
     RunFailed,
     Timeout,
@@ -67,6 +68,10 @@ public:
     using Parser = std::function<bool(const uint8_t* data, size_t size,
                                       std::vector<std::shared_ptr<LoadedModel>>& out)>;
     Result load(const std::vector<std::vector<uint8_t>>& files, const Parser& parse, void** pack);
+    // The same from file names, or from files in memory (InvalidArgument: a null or empty entry).
+    Result load_files(const char* const* names, int32_t count, const Parser& parse, void** pack);
+    Result load_memory(const void* const* data, const int32_t* lengths, int32_t count, const Parser& parse,
+                       void** pack);
     Result release_pack(void* pack);
     Result model_names(void* pack, const char*** names, int32_t* count);
     Result find_model(void* pack, const char* name, void** model);  // InvalidArgument: no such name
@@ -113,8 +118,5 @@ private:
     bool held_ = false;
     std::vector<Task*> pending_;  // what the hold keeps, in order
 };
-
-// A whole file's bytes; false if it cannot be opened.
-bool read_file(const char* path, std::vector<uint8_t>& bytes);
 
 }  // namespace standin

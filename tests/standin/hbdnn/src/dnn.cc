@@ -4,7 +4,6 @@
 // BPU's input and output stages would.
 #include <vector>
 
-#include "device_memory.h"
 #include "dnn/hb_dnn.h"
 #include "engine.h"
 #include "model_file.h"
@@ -36,10 +35,12 @@ bool tensor_matches(const hbDNNTensor& given, const DnnTensor& expected) {
            given.sysMem[0].memSize >= (uint32_t)expected.props.alignedByteSize;
 }
 
-int32_t load_packed(const std::vector<std::vector<uint8_t>>& files, hbPackedDNNHandle_t* out) {
-    if (!out) return HB_DNN_INVALID_ARGUMENT;
-    switch (engine().load(files, parse_model_file, out)) {
+// What a model file load ends with, as a libdnn status.
+int32_t load_status(Result r) {
+    switch (r) {
         case Result::Ok: return HB_DNN_SUCCESS;
+        case Result::InvalidArgument: return HB_DNN_INVALID_ARGUMENT;
+        case Result::FileOpen: return HB_DNN_CAN_NOT_OPEN_FILE;
         case Result::InvalidModel: return HB_DNN_INVALID_MODEL;
         case Result::IncompatibleModel: return HB_DNN_INCOMPATIBLE_MODEL;
         default: return HB_DNN_RUN_TASK_FAILED;  // no emulator
@@ -94,24 +95,11 @@ const char* hbDNNGetErrorDesc(int32_t code) {
 }
 
 int32_t hbDNNInitializeFromFiles(hbPackedDNNHandle_t* packed, const char** names, int32_t count) {
-    if (!names || count <= 0) return HB_DNN_INVALID_ARGUMENT;
-    std::vector<std::vector<uint8_t>> files(count);
-    for (int32_t i = 0; i < count; i++) {
-        if (!names[i]) return HB_DNN_INVALID_ARGUMENT;
-        if (!read_file(names[i], files[i])) return HB_DNN_CAN_NOT_OPEN_FILE;
-    }
-    return load_packed(files, packed);
+    return load_status(engine().load_files(names, count, parse_model_file, packed));
 }
 
 int32_t hbDNNInitializeFromDDR(hbPackedDNNHandle_t* packed, const void** data, int32_t* lengths, int32_t count) {
-    if (!data || !lengths || count <= 0) return HB_DNN_INVALID_ARGUMENT;
-    std::vector<std::vector<uint8_t>> files;
-    for (int32_t i = 0; i < count; i++) {
-        if (!data[i] || lengths[i] <= 0) return HB_DNN_INVALID_ARGUMENT;
-        const uint8_t* p = static_cast<const uint8_t*>(data[i]);
-        files.emplace_back(p, p + lengths[i]);
-    }
-    return load_packed(files, packed);
+    return load_status(engine().load_memory(data, lengths, count, parse_model_file, packed));
 }
 
 int32_t hbDNNRelease(hbPackedDNNHandle_t handle) {
