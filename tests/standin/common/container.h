@@ -6,7 +6,10 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <memory>
 #include <vector>
+
+#include "engine.h"
 
 namespace standin {
 
@@ -91,6 +94,27 @@ bool parse_container(const uint8_t* data, size_t size, const char (&magic)[9], R
                 }
     }
     return true;
+}
+
+// The models of parsed records, for a stand-in whose Model (a LoadedModel) keeps its vendor's view of
+// each tensor in vendor_inputs / vendor_outputs, beside the neutral one: each Record has .vendor and
+// .desc.
+template <class Model, class Record>
+void build_models(std::vector<ModelRecord<Record>>& records, std::vector<std::shared_ptr<LoadedModel>>& out) {
+    for (auto& rec : records) {
+        auto m = std::make_shared<Model>();
+        m->name = rec.name;
+        m->accm = std::move(rec.accm);
+        for (Record& t : rec.inputs) {
+            m->inputs.push_back(t.desc);
+            m->vendor_inputs.push_back(t.vendor);
+        }
+        for (Record& t : rec.outputs) {
+            m->outputs.push_back(t.desc);
+            m->vendor_outputs.push_back(t.vendor);
+        }
+        out.push_back(std::move(m));
+    }
 }
 
 }  // namespace standin

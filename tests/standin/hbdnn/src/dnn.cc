@@ -18,14 +18,17 @@ Engine& engine() {
     return *e;  // never destroyed: jobs may complete during exit
 }
 
-const DnnModel* known_model(hbDNNHandle_t h) { return static_cast<const DnnModel*>(engine().known_model(h)); }
+using VendorModel = DnnModel;
+constexpr int32_t kNoDeviceStatus = HB_DNN_RUN_TASK_FAILED;
 
-bool same_shape(const hbDNNTensorShape& a, const hbDNNTensorShape& b) {
-    if (a.numDimensions != b.numDimensions) return false;
-    for (int i = 0; i < a.numDimensions; i++)
-        if (a.dimensionSize[i] != b.dimensionSize[i]) return false;
-    return true;
-}
+}  // namespace
+}  // namespace standin
+
+using namespace standin;
+
+#include "hb_model_api.inc"
+
+namespace {
 
 // Whether the user's tensor fits the model's description closely enough for the BPU to run it.
 bool tensor_matches(const hbDNNTensor& given, const DnnTensor& expected) {
@@ -35,34 +38,7 @@ bool tensor_matches(const hbDNNTensor& given, const DnnTensor& expected) {
            given.sysMem[0].memSize >= (uint32_t)expected.props.alignedByteSize;
 }
 
-// What a model file load ends with, as a libdnn status.
-int32_t load_status(Result r) {
-    switch (r) {
-        case Result::Ok: return HB_DNN_SUCCESS;
-        case Result::InvalidArgument: return HB_DNN_INVALID_ARGUMENT;
-        case Result::FileOpen: return HB_DNN_CAN_NOT_OPEN_FILE;
-        case Result::InvalidModel: return HB_DNN_INVALID_MODEL;
-        case Result::IncompatibleModel: return HB_DNN_INCOMPATIBLE_MODEL;
-        default: return HB_DNN_RUN_TASK_FAILED;  // no emulator
-    }
-}
-
-int32_t tensor_name(const char** name, const std::vector<TensorDesc>& ts, int32_t index) {
-    if (!name || index < 0 || (size_t)index >= ts.size()) return HB_DNN_INVALID_ARGUMENT;
-    *name = ts[index].name.c_str();
-    return HB_DNN_SUCCESS;
-}
-
-int32_t tensor_props(hbDNNTensorProperties* props, const std::vector<DnnTensor>& ts, int32_t index) {
-    if (!props || index < 0 || (size_t)index >= ts.size()) return HB_DNN_INVALID_ARGUMENT;
-    *props = ts[index].properties();
-    return HB_DNN_SUCCESS;
-}
-
 }  // namespace
-}  // namespace standin
-
-using namespace standin;
 
 extern "C" {
 
@@ -94,70 +70,6 @@ const char* hbDNNGetErrorDesc(int32_t code) {
     }
 }
 
-int32_t hbDNNInitializeFromFiles(hbPackedDNNHandle_t* packed, const char** names, int32_t count) {
-    return load_status(engine().load_files(names, count, parse_model_file, packed));
-}
-
-int32_t hbDNNInitializeFromDDR(hbPackedDNNHandle_t* packed, const void** data, int32_t* lengths, int32_t count) {
-    return load_status(engine().load_memory(data, lengths, count, parse_model_file, packed));
-}
-
-int32_t hbDNNRelease(hbPackedDNNHandle_t handle) {
-    return engine().release_pack(handle) == Result::Ok ? HB_DNN_SUCCESS : HB_DNN_INVALID_PACKED_DNN_HANDLE;
-}
-
-int32_t hbDNNGetModelNameList(const char*** names, int32_t* count, hbPackedDNNHandle_t handle) {
-    if (!names || !count) return HB_DNN_INVALID_ARGUMENT;
-    return engine().model_names(handle, names, count) == Result::Ok ? HB_DNN_SUCCESS : HB_DNN_INVALID_PACKED_DNN_HANDLE;
-}
-
-int32_t hbDNNGetModelHandle(hbDNNHandle_t* out, hbPackedDNNHandle_t handle, const char* name) {
-    if (!out || !name) return HB_DNN_INVALID_ARGUMENT;
-    switch (engine().find_model(handle, name, out)) {
-        case Result::Ok: return HB_DNN_SUCCESS;
-        case Result::UnknownPack: return HB_DNN_INVALID_PACKED_DNN_HANDLE;
-        default: return HB_DNN_INVALID_ARGUMENT;
-    }
-}
-
-#define STANDIN_MODEL(h) \
-    const DnnModel* model = known_model(h); \
-    if (!model) return HB_DNN_INVALID_DNN_HANDLE
-
-int32_t hbDNNGetInputCount(int32_t* count, hbDNNHandle_t h) {
-    STANDIN_MODEL(h);
-    if (!count) return HB_DNN_INVALID_ARGUMENT;
-    *count = (int32_t)model->inputs.size();
-    return HB_DNN_SUCCESS;
-}
-
-int32_t hbDNNGetOutputCount(int32_t* count, hbDNNHandle_t h) {
-    STANDIN_MODEL(h);
-    if (!count) return HB_DNN_INVALID_ARGUMENT;
-    *count = (int32_t)model->outputs.size();
-    return HB_DNN_SUCCESS;
-}
-
-int32_t hbDNNGetInputName(const char** name, hbDNNHandle_t h, int32_t i) {
-    STANDIN_MODEL(h);
-    return tensor_name(name, model->inputs, i);
-}
-
-int32_t hbDNNGetOutputName(const char** name, hbDNNHandle_t h, int32_t i) {
-    STANDIN_MODEL(h);
-    return tensor_name(name, model->outputs, i);
-}
-
-int32_t hbDNNGetInputTensorProperties(hbDNNTensorProperties* props, hbDNNHandle_t h, int32_t i) {
-    STANDIN_MODEL(h);
-    return tensor_props(props, model->dnn_inputs, i);
-}
-
-int32_t hbDNNGetOutputTensorProperties(hbDNNTensorProperties* props, hbDNNHandle_t h, int32_t i) {
-    STANDIN_MODEL(h);
-    return tensor_props(props, model->dnn_outputs, i);
-}
-
 int32_t hbDNNInfer(hbDNNTaskHandle_t* task_out, hbDNNTensor** output, const hbDNNTensor* input, hbDNNHandle_t h,
                    hbDNNInferCtrlParam* ctrl) {
     STANDIN_MODEL(h);
@@ -165,9 +77,9 @@ int32_t hbDNNInfer(hbDNNTaskHandle_t* task_out, hbDNNTensor** output, const hbDN
     if (ctrl->priority < HB_DNN_PRIORITY_LOWEST || ctrl->priority > HB_DNN_PRIORITY_HIGHEST)
         return HB_DNN_INVALID_ARGUMENT;
     for (size_t i = 0; i < model->inputs.size(); i++)
-        if (!tensor_matches(input[i], model->dnn_inputs[i])) return HB_DNN_INVALID_ARGUMENT;
+        if (!tensor_matches(input[i], model->vendor_inputs[i])) return HB_DNN_INVALID_ARGUMENT;
     for (size_t i = 0; i < model->outputs.size(); i++)
-        if (!tensor_matches((*output)[i], model->dnn_outputs[i])) return HB_DNN_INVALID_ARGUMENT;
+        if (!tensor_matches((*output)[i], model->vendor_outputs[i])) return HB_DNN_INVALID_ARGUMENT;
     Task* task = nullptr;
     if (engine().create_task(&task) != Result::Ok) return HB_DNN_TASK_NUM_EXCEED_LIMIT;
     std::vector<uint64_t> in_phy, out_phy;

@@ -28,7 +28,7 @@ struct DnnTensor {
 };
 
 struct DnnModel : LoadedModel {
-    std::vector<DnnTensor> dnn_inputs, dnn_outputs;  // in step with LoadedModel::inputs, outputs
+    std::vector<DnnTensor> vendor_inputs, vendor_outputs;  // in step with LoadedModel::inputs, outputs
 };
 
 // Parses a whole file; false for anything malformed.

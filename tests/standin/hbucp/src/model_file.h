@@ -27,7 +27,7 @@ struct UcpTensor {
 };
 
 struct UcpModel : LoadedModel {
-    std::vector<UcpTensor> ucp_inputs, ucp_outputs;  // in step with LoadedModel::inputs, outputs
+    std::vector<UcpTensor> vendor_inputs, vendor_outputs;  // in step with LoadedModel::inputs, outputs
 };
 
 // Parses a whole file; false for anything malformed.
