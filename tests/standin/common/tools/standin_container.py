@@ -18,6 +18,17 @@ def string(s: str) -> bytes:
     return struct.pack("<I", len(b)) + b
 
 
+def quantization(spec: Dict[str, Any], zero_point_code: str) -> tuple:
+    """(quantization name, the packed scale and zero point lists) of a tensor's spec: "scale" and
+    "zero_point" lists (each a u32 count, then f32 / `zero_point_code` values), "quant" defaulting to
+    SCALE when there are scales."""
+    scales = spec.get("scale", [])
+    zero_points = spec.get("zero_point", [])
+    return (spec.get("quant", "SCALE" if scales else "NONE"),
+            struct.pack(f"<I{len(scales)}f", len(scales), *scales)
+            + struct.pack(f"<I{len(zero_points)}{zero_point_code}", len(zero_points), *zero_points))
+
+
 def model_record(onnx_path: Path, spec: Dict[str, Any], tensor_record: TensorRecord) -> bytes:
     """One model: `onnx_path` compiled for the emulator, its tensors described as `spec` says
     ({"inputs": {name: {...}}, "outputs": {...}}, read by `tensor_record`)."""

@@ -9,23 +9,11 @@
 
 #include "dnn/hb_dnn.h"
 #include "engine.h"
+#include "hb_tensor.h"
 
 namespace standin {
 
-struct DnnTensor {
-    hbDNNTensorProperties props{};  // its scale pointers are null: properties() sets them
-    std::vector<float> scales;
-    std::vector<int8_t> zero_points;
-
-    // The properties as hbDNNGet{Input,Output}TensorProperties gives them: the scale arrays point
-    // into this description, valid while the model is loaded.
-    hbDNNTensorProperties properties() const {
-        hbDNNTensorProperties p = props;
-        p.scale.scaleData = scales.empty() ? nullptr : const_cast<float*>(scales.data());
-        p.scale.zeroPointData = zero_points.empty() ? nullptr : const_cast<int8_t*>(zero_points.data());
-        return p;
-    }
-};
+using DnnTensor = HbTensor<hbDNNTensorProperties, int8_t>;
 
 struct DnnModel : LoadedModel {
     std::vector<DnnTensor> vendor_inputs, vendor_outputs;  // in step with LoadedModel::inputs, outputs

@@ -34,14 +34,10 @@ def tensor_record(name: str, valid: Sequence[int], spec: Dict[str, Any]) -> byte
     aligned = spec.get("aligned", list(valid))
     if len(aligned) != len(valid) or any(a < v for a, v in zip(aligned, valid)):
         raise ValueError(f"{name}: aligned shape {aligned} does not contain the valid shape {list(valid)}")
-    scales = spec.get("scale", [])
-    zero_points = spec.get("zero_point", [])
-    quant = spec.get("quant", "SCALE" if scales else "NONE")
+    quant, quant_values = standin_container.quantization(spec, "b")
     layout = spec.get("layout", "NCHW" if len(valid) == 4 else "NONE")
     return (standin_container.string(name) + struct.pack("<ii", LAYOUTS[layout], TYPES[spec.get("type", "F32")])
-            + _shape(valid) + _shape(aligned) + struct.pack("<ii", QUANT[quant], spec.get("axis", -1))
-            + struct.pack(f"<I{len(scales)}f", len(scales), *scales)
-            + struct.pack(f"<I{len(zero_points)}b", len(zero_points), *zero_points))
+            + _shape(valid) + _shape(aligned) + struct.pack("<ii", QUANT[quant], spec.get("axis", -1)) + quant_values)
 
 
 def model_record(onnx_path: Path, spec: Dict[str, Any]) -> bytes:

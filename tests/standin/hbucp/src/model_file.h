@@ -7,23 +7,14 @@
 #include <vector>
 
 #include "engine.h"
+#include "hb_tensor.h"
 #include "hobot/dnn/hb_dnn.h"
 
 namespace standin {
 namespace ucp {
 
-struct UcpTensor {
-    hbDNNTensorProperties props{};  // its scale pointers are null: properties() sets them
-    std::vector<float> scales;
-    std::vector<int32_t> zero_points;
+struct UcpTensor : HbTensor<hbDNNTensorProperties, int32_t> {
     bool dynamic = false;  // some stride is -1: the user gives it at inference
-
-    hbDNNTensorProperties properties() const {
-        hbDNNTensorProperties p = props;
-        p.scale.scaleData = scales.empty() ? nullptr : const_cast<float*>(scales.data());
-        p.scale.zeroPointData = zero_points.empty() ? nullptr : const_cast<int32_t*>(zero_points.data());
-        return p;
-    }
 };
 
 struct UcpModel : LoadedModel {

@@ -51,15 +51,11 @@ def tensor_record(name: str, valid: Sequence[int], spec: Dict[str, Any]) -> byte
     if len(valid) > MAX_DIMS:
         raise ValueError(f"{name}: shape {list(valid)} has more than {MAX_DIMS} dimensions")
     strides, aligned_bytes = _layout(name, valid, spec)
-    scales = spec.get("scale", [])
-    zero_points = spec.get("zero_point", [])
-    quant = spec.get("quant", "SCALE" if scales else "NONE")
+    quant, quant_values = standin_container.quantization(spec, "i")
     pad = MAX_DIMS - len(valid)
     return (standin_container.string(name) + struct.pack("<ii", TYPES[spec.get("type", "F32")], len(valid))
             + struct.pack("<10i", *(list(valid) + [0] * pad)) + struct.pack("<10q", *(strides + [0] * pad))
-            + struct.pack("<qii", aligned_bytes, QUANT[quant], spec.get("axis", -1))
-            + struct.pack(f"<I{len(scales)}f", len(scales), *scales)
-            + struct.pack(f"<I{len(zero_points)}i", len(zero_points), *zero_points))
+            + struct.pack("<qii", aligned_bytes, QUANT[quant], spec.get("axis", -1)) + quant_values)
 
 
 def model_record(onnx_path: Path, spec: Dict[str, Any]) -> bytes:
