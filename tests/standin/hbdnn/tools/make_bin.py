@@ -9,21 +9,18 @@ described to the user as the spec says (default: float32 with the valid shape as
 """
 from __future__ import annotations
 
-import json
 import struct
 import sys
 from pathlib import Path
 from typing import Any, Dict, List, Sequence
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "common" / "tools"))
+import standin_container  # noqa: E402
+
 TYPES = {"S8": 8, "U8": 9, "F16": 10, "S16": 11, "U16": 12, "F32": 13, "S32": 14, "U32": 15}
 LAYOUTS = {"NHWC": 0, "NCHW": 2, "NONE": 255}
 QUANT = {"NONE": 0, "SHIFT": 1, "SCALE": 2}
 MAX_DIMS = 8
-
-
-def _str(s: str) -> bytes:
-    b = s.encode("utf-8")
-    return struct.pack("<I", len(b)) + b
 
 
 def _shape(dims: Sequence[int]) -> bytes:
@@ -37,54 +34,26 @@ def tensor_record(name: str, valid: Sequence[int], spec: Dict[str, Any]) -> byte
     aligned = spec.get("aligned", list(valid))
     if len(aligned) != len(valid) or any(a < v for a, v in zip(aligned, valid)):
         raise ValueError(f"{name}: aligned shape {aligned} does not contain the valid shape {list(valid)}")
-    scales = spec.get("scale", [])
-    zero_points = spec.get("zero_point", [])
-    quant = spec.get("quant", "SCALE" if scales else "NONE")
+    quant, quant_values = standin_container.quantization(spec, "b")
     layout = spec.get("layout", "NCHW" if len(valid) == 4 else "NONE")
-    return (_str(name) + struct.pack("<ii", LAYOUTS[layout], TYPES[spec.get("type", "F32")]) + _shape(valid)
-            + _shape(aligned) + struct.pack("<ii", QUANT[quant], spec.get("axis", -1))
-            + struct.pack(f"<I{len(scales)}f", len(scales), *scales)
-            + struct.pack(f"<I{len(zero_points)}b", len(zero_points), *zero_points))
-
-
-def accm_record(name: str, data: bytes, spec: Dict[str, Any]) -> bytes:
-    """One model of a `.bin`: the emulator model `data` (.accm bytes) and its tensors as `spec` says."""
-    from accel.compiler import accm as accm_format
-
-    image = accm_format.read(data)
-    out = _str(name) + struct.pack("<Q", len(data)) + data
-    out += struct.pack("<II", len(image["inputs"]), len(image["outputs"]))
-    for kind in ("inputs", "outputs"):
-        for index in image[kind]:
-            t = image["tensors"][index]
-            if t["dtype_name"] != "float32":
-                raise ValueError(f"{name}: {kind[:-1]} {t['name']!r} is {t['dtype_name']}; the "
-                                 f"stand-in's emulator models have float32 tensors")
-            out += tensor_record(t["name"], t["dims"], spec.get(kind, {}).get(t["name"], {}))
-    return out
+    return (standin_container.string(name) + struct.pack("<ii", LAYOUTS[layout], TYPES[spec.get("type", "F32")])
+            + _shape(valid) + _shape(aligned) + struct.pack("<ii", QUANT[quant], spec.get("axis", -1)) + quant_values)
 
 
 def model_record(onnx_path: Path, spec: Dict[str, Any]) -> bytes:
-    from accel import compiler
+    return standin_container.model_record(onnx_path, spec, tensor_record)
 
-    return accm_record(onnx_path.stem, compiler.compile_model(str(onnx_path)), spec)
+
+def accm_record(name: str, data: bytes, spec: Dict[str, Any]) -> bytes:
+    return standin_container.accm_record(name, data, spec, tensor_record)
 
 
 def pack(models: List[bytes]) -> bytes:
-    return b"ACCELHB1" + struct.pack("<I", len(models)) + b"".join(models)
+    return standin_container.pack(b"ACCELHB1", models)
 
 
 def main(argv: List[str]) -> int:
-    if len(argv) < 2:
-        print(__doc__, file=sys.stderr)
-        return 2
-    records = []
-    for arg in argv[1:]:
-        path, _, spec_path = arg.partition(":")
-        spec = json.loads(Path(spec_path).read_text()) if spec_path else {}
-        records.append(model_record(Path(path), spec))
-    Path(argv[0]).write_bytes(pack(records))
-    return 0
+    return standin_container.main(argv, __doc__, model_record, pack)
 
 
 if __name__ == "__main__":
