@@ -264,10 +264,10 @@ void finish_job(accel_job* j) {
         j->status = status;
         j->message = message;
         j->timing.finished_ns = std::max(finished, j->timing.started_ns);
-        if (status == ACCEL_ERR_CANCELLED || (status == ACCEL_ERR_TIMEOUT && !j->runtime_done)) {
-            // It may never have run: say so unless the runtime reported its end.
-            if (!j->runtime_done) j->timing.core = -1, j->timing.started_ns = 0;
-        }
+        // A job cancelled or timed out whose task did not end well never ran, as far as anyone can tell.
+        bool ran = j->runtime_done && j->runtime_status.ok();
+        if ((status == ACCEL_ERR_CANCELLED || status == ACCEL_ERR_TIMEOUT) && !ran)
+            j->timing.core = -1, j->timing.started_ns = 0;
         j->phase.store(kFinishing, std::memory_order_release);
     }
     if (j->callback) {
