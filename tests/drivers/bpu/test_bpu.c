@@ -425,16 +425,41 @@ static void test_async(void) {
 
 /* ---- cancel and timeout (tasks held by the stand-in) ---- */
 
-static void test_cancel(void) {
-    accel_device* d = test_open("bpu:0");
-    accel_model* m = load(d, "dense.bin");
-    io x = make_io(d, m, "dense");
+/* dense.bin on bpu:0, its buffers, and options with a counting callback. */
+typedef struct dense_setup {
+    accel_device* d;
+    accel_model* m;
+    io x;
     cb_state s;
-    memset(&s, 0, sizeof s);
-    pthread_mutex_init(&s.mutex, NULL);
-    accel_run_options o = options();
-    o.callback = on_done;
-    o.user_data = &s;
+    accel_run_options o;
+} dense_setup;
+
+static void dense_open(dense_setup* t) {
+    t->d = test_open("bpu:0");
+    t->m = load(t->d, "dense.bin");
+    t->x = make_io(t->d, t->m, "dense");
+    memset(&t->s, 0, sizeof t->s);
+    pthread_mutex_init(&t->s.mutex, NULL);
+    t->o = options();
+    t->o.callback = on_done;
+    t->o.user_data = &t->s;
+}
+
+static void dense_close(dense_setup* t) {
+    release_io(&t->x);
+    pthread_mutex_destroy(&t->s.mutex);
+    accel_model_release(t->m);
+    accel_device_release(t->d);
+}
+
+static void test_cancel(void) {
+    dense_setup t;
+    dense_open(&t);
+    accel_device* d = t.d;
+    accel_model* m = t.m;
+    io x = t.x;
+    cb_state* s = &t.s;
+    accel_run_options o = t.o;
 
     standin_hbdnn_hold(1);
     accel_job* job = submit(m, &x, &o);
@@ -447,10 +472,10 @@ static void test_cancel(void) {
     EXPECT_OK(accel_job_poll(job, &done));
     EXPECT(done == 0, "releasing one of two references does not cancel");
     accel_job_release(job); /* the last: cancelled while held */
-    for (int i = 0; i < 3000 && !calls_of(&s); i++) test_sleep_ms(1);
-    pthread_mutex_lock(&s.mutex);
-    EXPECT(s.calls == 1 && s.ok == 0, "cancelled job: %d calls, %d ok", s.calls, s.ok);
-    pthread_mutex_unlock(&s.mutex);
+    for (int i = 0; i < 3000 && !calls_of(s); i++) test_sleep_ms(1);
+    pthread_mutex_lock(&s->mutex);
+    EXPECT(s->calls == 1 && s->ok == 0, "cancelled job: %d calls, %d ok", s->calls, s->ok);
+    pthread_mutex_unlock(&s->mutex);
     standin_hbdnn_hold(0);
 
     /* A job that finished before its release stays finished. */
@@ -458,28 +483,21 @@ static void test_cancel(void) {
     job = submit(m, &x, &o);
     EXPECT_OK(accel_job_wait(job, -1));
     accel_job_release(job);
-    EXPECT(s.calls == 2 && s.ok == 1, "finished job: %d calls, %d ok", s.calls, s.ok);
+    EXPECT(s->calls == 2 && s->ok == 1, "finished job: %d calls, %d ok", s->calls, s->ok);
     EXPECT(compare_output(m, "dense", 0, host(x.out[0])), "output after a cancelled job");
 
     accel_memory_stats st = stats(d);
     EXPECT(st.jobs_submitted == 2 && st.jobs_completed == 2, "stats: %llu submitted %llu completed",
            (unsigned long long)st.jobs_submitted, (unsigned long long)st.jobs_completed);
-    release_io(&x);
-    pthread_mutex_destroy(&s.mutex);
-    accel_model_release(m);
-    accel_device_release(d);
+    dense_close(&t);
 }
 
 static void test_timeout(void) {
-    accel_device* d = test_open("bpu:0");
-    accel_model* m = load(d, "dense.bin");
-    io x = make_io(d, m, "dense");
-    cb_state s;
-    memset(&s, 0, sizeof s);
-    pthread_mutex_init(&s.mutex, NULL);
-    accel_run_options o = options();
-    o.callback = on_done;
-    o.user_data = &s;
+    dense_setup t;
+    dense_open(&t);
+    accel_model* m = t.m;
+    io x = t.x;
+    accel_run_options o = t.o;
     o.timeout_us = 20000;
 
     standin_hbdnn_hold(1);
@@ -489,9 +507,10 @@ static void test_timeout(void) {
     EXPECT_ERROR_REPORTED(ACCEL_ERR_TIMEOUT);
     uint64_t waited_ms = (test_now_ns() - t0) / 1000000;
     EXPECT(waited_ms >= 19 && waited_ms < 5000, "timed out after %llu ms", (unsigned long long)waited_ms);
-    EXPECT(s.calls == 1 && s.ok == 0, "timed out job: %d calls", s.calls);
-    accel_job_timing t = test_timing(job);
-    EXPECT(t.core == -1 && t.started_ns == 0 && t.finished_ns >= t.queued_ns, "a job that never ran: core %d", t.core);
+    EXPECT(t.s.calls == 1 && t.s.ok == 0, "timed out job: %d calls", t.s.calls);
+    accel_job_timing tm = test_timing(job);
+    EXPECT(tm.core == -1 && tm.started_ns == 0 && tm.finished_ns >= tm.queued_ns, "a job that never ran: core %d",
+           tm.core);
     accel_job_release(job);
     /* Through accel_run too. */
     EXPECT_STATUS(accel_run(m, x.in, 1, x.out, 1, &o), ACCEL_ERR_TIMEOUT);
@@ -504,10 +523,7 @@ static void test_timeout(void) {
     EXPECT_OK(accel_job_wait(job, -1));
     EXPECT(compare_output(m, "dense", 0, host(x.out[0])), "output after timeouts");
     accel_job_release(job);
-    release_io(&x);
-    pthread_mutex_destroy(&s.mutex);
-    accel_model_release(m);
-    accel_device_release(d);
+    dense_close(&t);
 }
 
 /* ---- limits: the device's 32 slots and libdnn's process-wide 32 tasks ---- */
