@@ -1,6 +1,8 @@
 // dnn_tensor.cc - see dnn_tensor.h.
 #include "dnn_tensor.h"
 
+#include <cstring>
+
 namespace accel_bpu {
 namespace {
 
@@ -62,7 +64,11 @@ Status describe_tensor(const hbDNNTensorProperties& p, const char* name, const c
     }
     t.byte_size = (uint64_t)p.alignedByteSize;
     t.quant_axis = -1;
-    if (p.quantiType == SCALE) {
+    // Read as a plain integer: a value the enum does not name must be refused, not loaded as the enum.
+    int quanti = 0;
+    static_assert(sizeof quanti == sizeof p.quantiType, "hbDNNQuantiType is an int");
+    std::memcpy(&quanti, &p.quantiType, sizeof quanti);
+    if (quanti == SCALE) {
         const hbDNNQuantiScale& s = p.scale;
         if (s.scaleLen <= 0 || !s.scaleData)
             return bad(ACCEL_ERR_MODEL_FORMAT, what + " is SCALE-quantized without scales");
@@ -82,7 +88,7 @@ Status describe_tensor(const hbDNNTensorProperties& p, const char* name, const c
             t.quant = ACCEL_QUANT_PER_AXIS;
             t.quant_axis = p.quantizeAxis;
         }
-    } else if (p.quantiType == SHIFT) {
+    } else if (quanti == SHIFT) {
         const hbDNNQuantiShift& s = p.shift;
         if (s.shiftLen <= 0 || !s.shiftData)
             return bad(ACCEL_ERR_MODEL_FORMAT, what + " is SHIFT-quantized without shifts");
@@ -95,8 +101,8 @@ Status describe_tensor(const hbDNNTensorProperties& p, const char* name, const c
                                                        std::to_string(p.quantizeAxis));
             t.quant_axis = p.quantizeAxis;
         }
-    } else if (p.quantiType != NONE) {
-        return bad(ACCEL_ERR_UNSUPPORTED, what + " has quantiType " + std::to_string((int)p.quantiType));
+    } else if (quanti != NONE) {
+        return bad(ACCEL_ERR_UNSUPPORTED, what + " has quantiType " + std::to_string(quanti));
     }
     *out = std::move(t);
     return Status{};

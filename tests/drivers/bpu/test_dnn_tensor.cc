@@ -112,7 +112,8 @@ int main() {
     p.alignedByteSize = 0;
     CHECK(describe_tensor(p, "x", "input", &t).code == ACCEL_ERR_MODEL_FORMAT);
     p = props_1x3x8x8(HB_DNN_TENSOR_TYPE_F32);
-    p.quantiType = (hbDNNQuantiType)5;
+    const int unknown_quanti = 5;  // stored as an int: loading it as the enum would be undefined
+    std::memcpy(&p.quantiType, &unknown_quanti, sizeof unknown_quanti);
     CHECK(describe_tensor(p, "x", "input", &t).code == ACCEL_ERR_UNSUPPORTED);
 
     if (failures) std::fprintf(stderr, "%d checks failed\n", failures);

@@ -54,6 +54,7 @@ struct Task {
     std::condition_variable cv;
     bool finished = false;  // the job ended and its outputs are written
     bool done = false;      // ... and its callback has returned: waiters may go
+    bool submitted = false;  // accel_job_submit has returned (job is set): release may take the job
     int32_t status = HB_DNN_SUCCESS;
     hbDNNTaskDoneCb callback = nullptr;
     void* userdata = nullptr;
@@ -174,9 +175,17 @@ void on_done(accel_job* job, accel_status status, void* user_data) {
     task->cv.notify_all();
 }
 
+// The job may finish (and a caller release the task) before accel_job_submit returns: its handle is
+// stored under the task's lock, and hbDNNReleaseTask waits for it.
 bool submit(Task* task) {
-    return accel_job_submit(task->model->emulated, task->in.data(), task->in.size(), task->out.data(),
-                            task->out.size(), &task->options, &task->job) == ACCEL_OK;
+    accel_job* job = nullptr;
+    bool ok = accel_job_submit(task->model->emulated, task->in.data(), task->in.size(), task->out.data(),
+                               task->out.size(), &task->options, &job) == ACCEL_OK;
+    std::lock_guard<std::mutex> lock(task->mutex);
+    task->job = job;
+    task->submitted = true;
+    task->cv.notify_all();
+    return ok;
 }
 
 }  // namespace
@@ -469,8 +478,13 @@ int32_t hbDNNReleaseTask(hbDNNTaskHandle_t h) {
     if (was_pending) on_done(nullptr, ACCEL_ERR_CANCELLED, task);  // never ran: cancelled
     // Waits for the job (a job not started is cancelled by the release below, one running finishes),
     // so that its completion never touches a freed task.
-    accel_job* job = task->job;
-    task->job = nullptr;
+    accel_job* job = nullptr;
+    if (!was_pending) {  // it was (or is being) submitted: take its job once submit has stored it
+        std::unique_lock<std::mutex> lock(task->mutex);
+        task->cv.wait(lock, [&] { return task->submitted; });
+        job = task->job;
+        task->job = nullptr;
+    }
     accel_job_release(job);  // cancels a job not started; its callback still runs (cancelled)
     {
         std::unique_lock<std::mutex> lock(task->mutex);
