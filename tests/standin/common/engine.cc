@@ -29,7 +29,8 @@ struct Part {
     std::vector<TensorDesc> in_desc, out_desc;
     std::vector<uint64_t> in_phy, out_phy;
     std::vector<accel_buffer*> in, out;  // float32 tensors of the emulated model
-    accel_job* job = nullptr;
+    accel_job* job = nullptr;  // set under the task's lock once accel_job_submit returns
+    bool launched = false;     // ... and then this is true: release may take the job
     accel_run_options options{};
     ~Part() {
         accel_job_release(job);
@@ -259,9 +260,17 @@ void Engine::finish(Task* task) {
 
 namespace {
 
+// The job may end, and a caller release its task, before accel_job_submit returns: the handle is
+// stored under the task's lock, and release_task waits for it.
 bool launch(Part* part) {
-    return accel_job_submit(part->model->emulated, part->in.data(), part->in.size(), part->out.data(),
-                            part->out.size(), &part->options, &part->job) == ACCEL_OK;
+    accel_job* job = nullptr;
+    bool ok = accel_job_submit(part->model->emulated, part->in.data(), part->in.size(), part->out.data(),
+                               part->out.size(), &part->options, &job) == ACCEL_OK;
+    std::lock_guard<std::mutex> lock(part->task->mutex);
+    part->job = job;
+    part->launched = true;
+    part->task->cv.notify_all();
+    return ok;
 }
 
 }  // namespace
@@ -383,8 +392,13 @@ Result Engine::release_task(Task* task) {
     // Waits for the jobs (one not started is cancelled by its release, one running finishes), so
     // that no completion touches a freed task.
     for (auto& part : task->parts) {
-        accel_job* job = part->job;
-        part->job = nullptr;
+        accel_job* job = nullptr;
+        if (!was_pending) {  // launched, or being launched: take its job once launch has stored it
+            std::unique_lock<std::mutex> lock(task->mutex);
+            task->cv.wait(lock, [&] { return part->launched; });
+            job = part->job;
+            part->job = nullptr;
+        }
         accel_job_release(job);  // its callback still runs (cancelled)
     }
     {

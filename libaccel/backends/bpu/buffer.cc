@@ -1,0 +1,144 @@
+// buffer.cc - device buffers: BPU memory from the runtime (cached, so flushed by hand), and the
+// runtime's copies in and out of it.
+//
+// Coherence: jobs CLEAN their inputs before the task starts and INVALIDATE their outputs before they
+// are reported done, so accel_buffer_write/_read and the host pointer see and give the right bytes
+// with no accel_buffer_sync. accel_buffer_sync is there for the host pointer's users who share the
+// memory with something else; the runtime flushes whole blocks, so it flushes the whole buffer (an
+// INVALIDATE then also drops host writes elsewhere in the buffer that were not cleaned).
+#include <cstring>
+#include <new>
+
+#include "entry_points.h"
+#include "handles.h"
+#include "status.h"
+
+namespace accel_bpu {
+namespace {
+
+accel_status check_range(const char* fn, accel_buffer* b, uint64_t offset, uint64_t size) {
+    uint64_t total = b->memory->size();
+    if (offset > total || size > total - offset)
+        return fail(ACCEL_ERR_INVALID_ARGUMENT,
+                    format("%s: bytes [%llu, %llu) are not all inside buffer #%llu of %llu bytes", fn,
+                           (unsigned long long)offset, (unsigned long long)(offset + size), (unsigned long long)b->id,
+                           (unsigned long long)total));
+    return ACCEL_OK;
+}
+
+// Copies dimension `dim` and those inside it of a strided source into `dst` in C order; returns the
+// end of what it wrote.
+uint8_t* gather(uint8_t* dst, const uint8_t* src, uint32_t dim, uint32_t ndim, const int64_t* shape,
+                const int64_t* strides, uint32_t element_size) {
+    if (dim == ndim) {
+        memcpy(dst, src, element_size);
+        return dst + element_size;
+    }
+    for (int64_t i = 0; i < shape[dim]; i++)
+        dst = gather(dst, src + i * strides[dim], dim + 1, ndim, shape, strides, element_size);
+    return dst;
+}
+
+}  // namespace
+
+accel_status buffer_alloc(accel_device* d, uint64_t size, accel_buffer** out) {
+    if (size == 0) return fail(ACCEL_ERR_INVALID_ARGUMENT, "accel_buffer_alloc: size 0");
+    std::unique_ptr<Memory> memory;
+    Status s = d->runtime->allocate(size, kAlignment, &memory);
+    if (!s.ok()) return fail(s.code, "accel_buffer_alloc: " + s.message);
+    auto* b = new (std::nothrow) accel_buffer();
+    if (!b) return fail(ACCEL_ERR_OUT_OF_MEMORY, "bpu: out of host memory");
+    b->header.driver = &kDriverTable;
+    b->device = d;
+    d->refs.fetch_add(1, std::memory_order_relaxed);
+    b->memory = std::move(memory);
+    b->id = d->next_buffer_id.fetch_add(1);
+    d->live_buffers++;
+    {
+        std::lock_guard<std::mutex> lock(d->stats_mutex);
+        d->bytes_in_use += b->memory->size();
+        if (d->bytes_in_use > d->peak_bytes_in_use) d->peak_bytes_in_use = d->bytes_in_use;
+        d->allocations++;
+    }
+    *out = b;
+    return ACCEL_OK;
+}
+
+accel_status buffer_import(accel_device*, void*, uint64_t, accel_buffer**) {
+    return fail(ACCEL_ERR_UNSUPPORTED, "accel_buffer_import: the BPU runtime (libdnn) cannot use memory it did not "
+                                       "allocate: use accel_buffer_alloc and write into its host pointer");
+}
+
+void buffer_retain(accel_buffer* b) { b->refs.fetch_add(1, std::memory_order_relaxed); }
+
+void buffer_release(accel_buffer* b) {
+    if (b->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+    accel_device* d = b->device;
+    {
+        std::lock_guard<std::mutex> lock(d->stats_mutex);
+        d->bytes_in_use -= b->memory->size();
+    }
+    d->live_buffers--;
+    delete b;
+    device_release(d);
+}
+
+accel_status buffer_host_ptr(accel_buffer* b, void** out) {
+    *out = b->memory->host();
+    return ACCEL_OK;
+}
+
+accel_status buffer_size(accel_buffer* b, uint64_t* out) {
+    *out = b->memory->size();
+    return ACCEL_OK;
+}
+
+accel_status buffer_sync(accel_buffer* b, accel_sync_direction direction, uint64_t offset, uint64_t size) {
+    if (direction != ACCEL_SYNC_TO_DEVICE && direction != ACCEL_SYNC_TO_HOST)
+        return fail(ACCEL_ERR_INVALID_ARGUMENT, format("accel_buffer_sync: unknown direction %d", direction));
+    accel_status s = check_range("accel_buffer_sync", b, offset, size);
+    if (s != ACCEL_OK) return s;
+    Status f = b->memory->flush(direction == ACCEL_SYNC_TO_DEVICE);
+    return f.ok() ? ACCEL_OK : fail(f.code, "accel_buffer_sync: " + f.message);
+}
+
+accel_status buffer_write(accel_buffer* b, uint64_t offset, const void* src, uint64_t size) {
+    accel_status s = check_range("accel_buffer_write", b, offset, size);
+    if (s != ACCEL_OK) return s;
+    if (size) memmove(static_cast<uint8_t*>(b->memory->host()) + offset, src, size);
+    b->device->bytes_copied += size;
+    return ACCEL_OK;
+}
+
+accel_status buffer_write_strided(accel_buffer* b, uint64_t offset, const void* src, uint32_t ndim,
+                                  const int64_t* shape, const int64_t* strides, uint32_t element_size) {
+    if (ndim > ACCEL_MAX_DIMS)
+        return fail(ACCEL_ERR_INVALID_ARGUMENT, format("accel_buffer_write_strided: %u dimensions (at most %d)", ndim,
+                                                       ACCEL_MAX_DIMS));
+    uint64_t bytes = element_size;
+    for (uint32_t i = 0; i < ndim; i++) {
+        if (shape[i] < 0)
+            return fail(ACCEL_ERR_SHAPE, format("accel_buffer_write_strided: dimension %u is negative (%lld)", i,
+                                                (long long)shape[i]));
+        if (shape[i] != 0 && bytes > UINT64_MAX / (uint64_t)shape[i])
+            return fail(ACCEL_ERR_SHAPE, "accel_buffer_write_strided: the shape's size overflows");
+        bytes *= (uint64_t)shape[i];
+    }
+    accel_status s = check_range("accel_buffer_write_strided", b, offset, bytes);
+    if (s != ACCEL_OK) return s;
+    if (bytes)
+        gather(static_cast<uint8_t*>(b->memory->host()) + offset, static_cast<const uint8_t*>(src), 0, ndim, shape,
+               strides, element_size);
+    b->device->bytes_copied += bytes;
+    return ACCEL_OK;
+}
+
+accel_status buffer_read(accel_buffer* b, uint64_t offset, void* dst, uint64_t size) {
+    accel_status s = check_range("accel_buffer_read", b, offset, size);
+    if (s != ACCEL_OK) return s;
+    if (size) memmove(dst, static_cast<const uint8_t*>(b->memory->host()) + offset, size);
+    b->device->bytes_copied += size;
+    return ACCEL_OK;
+}
+
+}  // namespace accel_bpu

@@ -1,0 +1,337 @@
+// job.cc - submitting a job (every argument checked before the runtime sees it), the in-flight limit,
+// cache maintenance around the run, waiting, and ending a job on the completer's thread.
+//
+// A user of the ABI never flushes by hand: submit CLEANs every input before the task starts, and the
+// completer INVALIDATEs every output before the job is reported done (callback, wait, poll).
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <new>
+
+#include "completer.h"
+#include "entry_points.h"
+#include "handles.h"
+#include "status.h"
+
+namespace accel_bpu {
+
+thread_local accel_job* tl_job_in_callback = nullptr;
+
+uint64_t now_ns() {
+    return (uint64_t)std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+namespace {
+
+// Timeouts longer than this (about 31 years) mean "never": they would overflow the clocks.
+constexpr int64_t kForeverUs = 1000000000000000LL;
+
+accel_status check_buffers(accel_model* m, accel_buffer* const* bufs, size_t count,
+                           const std::vector<accel_tensor_info>& infos, const char* what) {
+    if (count != infos.size())
+        return fail(ACCEL_ERR_INVALID_ARGUMENT,
+                    format("accel_job_submit: the model has %zu %ss, %zu given", infos.size(), what, count));
+    for (size_t i = 0; i < count; i++) {
+        const accel_tensor_info& t = infos[i];
+        accel_buffer* b = bufs[i];
+        if (!b) return fail(ACCEL_ERR_INVALID_ARGUMENT, format("accel_job_submit: %s %zu ('%s') is NULL", what, i, t.name));
+        if (b->header.driver != &kDriverTable || b->device != m->device)
+            return fail(ACCEL_ERR_INVALID_ARGUMENT,
+                        format("accel_job_submit: %s %zu ('%s') is a buffer of another device", what, i, t.name));
+        if (b->memory->size() < t.byte_size)
+            return fail(ACCEL_ERR_SHAPE,
+                        format("accel_job_submit: %s %zu ('%s') needs %llu bytes (its aligned, padded size), "
+                               "buffer #%llu holds %llu",
+                               what, i, t.name, (unsigned long long)t.byte_size, (unsigned long long)b->id,
+                               (unsigned long long)b->memory->size()));
+    }
+    return ACCEL_OK;
+}
+
+accel_status check_aliasing(accel_model* m, accel_buffer* const* in, size_t nin, accel_buffer* const* out, size_t nout) {
+    for (size_t o = 0; o < nout; o++) {
+        for (size_t i = 0; i < nin; i++)
+            if (out[o] == in[i])
+                return fail(ACCEL_ERR_INVALID_ARGUMENT,
+                            format("accel_job_submit: output %zu ('%s') is the same buffer as input %zu ('%s')", o,
+                                   m->output_infos[o].name, i, m->input_infos[i].name));
+        for (size_t p = 0; p < o; p++)
+            if (out[o] == out[p])
+                return fail(ACCEL_ERR_INVALID_ARGUMENT,
+                            format("accel_job_submit: outputs %zu ('%s') and %zu ('%s') are the same buffer", p,
+                                   m->output_infos[p].name, o, m->output_infos[o].name));
+    }
+    return ACCEL_OK;
+}
+
+// The device's core selection for a job: bit i of the result is board core i.
+accel_status board_cores(accel_device* d, uint64_t core_mask, uint64_t* out) {
+    uint64_t all = d->cores >= 64 ? ~0ull : ((1ull << d->cores) - 1);
+    if (core_mask && !(core_mask & all))
+        return fail(ACCEL_ERR_INVALID_ARGUMENT, format("accel_job_submit: core_mask 0x%llx selects none of the "
+                                                       "device's %u cores",
+                                                       (unsigned long long)core_mask, d->cores));
+    uint64_t mask = core_mask ? core_mask & all : all;
+    uint64_t board = 0;
+    for (uint32_t i = 0, bit = 0; i < 64; i++) {
+        if (!((d->board_cores >> i) & 1)) continue;
+        if ((mask >> bit) & 1) board |= 1ull << i;
+        bit++;
+    }
+    *out = board;
+    return ACCEL_OK;
+}
+
+// Takes an in-flight slot: blocks while the device's max_inflight jobs are in flight, unless the
+// caller may not block (no-wait flag, or inside a completion callback, where waiting could never end).
+accel_status take_slot(accel_device* d, bool may_block) {
+    std::unique_lock<std::mutex> lock(d->slots_mutex);
+    if (d->inflight >= d->max_inflight) {
+        if (!may_block)
+            return fail(ACCEL_ERR_BUSY, format("accel_job_submit: %u jobs are in flight on the device (its "
+                                               "max_inflight)%s",
+                                               d->max_inflight,
+                                               tl_job_in_callback ? "; a completion callback cannot wait for a slot" : ""));
+        d->slot_freed.wait(lock, [d] { return d->inflight < d->max_inflight; });
+    }
+    d->inflight++;
+    return ACCEL_OK;
+}
+
+void give_slot(accel_device* d) {
+    std::lock_guard<std::mutex> lock(d->slots_mutex);
+    d->inflight--;
+    d->slot_freed.notify_all();
+}
+
+void drop_references(accel_job* j) {
+    for (accel_buffer* b : j->inputs) buffer_release(b);
+    for (accel_buffer* b : j->outputs) buffer_release(b);
+    j->inputs.clear();
+    j->outputs.clear();
+    if (j->model) model_release(j->model);
+    j->model = nullptr;
+    accel_device* d = j->device;
+    j->device = nullptr;
+    if (d) device_release(d);  // may be the last: the device (and its completer) then goes
+}
+
+void destroy_job(accel_job* j) {
+    j->task.reset();
+    drop_references(j);
+    delete j;
+}
+
+// The runtime's report that a task ended (its thread, or the submitting one inside start()).
+void on_task_done(void* context, const Status& status) {
+    auto* j = static_cast<accel_job*>(context);
+    j->runtime_status = status;
+    j->runtime_done = true;
+    j->runtime_done_ns = now_ns();
+    j->completer->end(j, EndReason::Finished, true);
+}
+
+// Starts the job's task. The runtime's own task limit is process wide (other devices, other users of
+// the runtime): when it is reached, wait for a slot there too, or say BUSY if the caller may not wait.
+accel_status start_task(accel_job* j, const std::vector<Memory*>& in, const std::vector<Memory*>& out,
+                        const Schedule& schedule, bool may_block) {
+    accel_device* d = j->device;
+    for (;;) {
+        Status s = j->task->start(in, out, schedule);
+        if (s.ok()) return ACCEL_OK;
+        if (s.code != ACCEL_ERR_BUSY || !may_block) return fail(s.code, "accel_job_submit: " + s.message);
+        // Our own jobs' ends wake us; other users' do not: look again every millisecond.
+        std::unique_lock<std::mutex> lock(d->slots_mutex);
+        d->slot_freed.wait_for(lock, std::chrono::milliseconds(1));
+    }
+}
+
+}  // namespace
+
+accel_status job_submit(accel_model* m, accel_buffer* const* inputs, size_t nin, accel_buffer* const* outputs,
+                        size_t nout, const accel_run_options* options, accel_job** out) {
+    accel_run_options o{};
+    memcpy(&o, options, options->struct_size < sizeof o ? options->struct_size : sizeof o);
+    accel_device* d = m->device;
+    if (o.priority < 0 || o.priority > 255)
+        return fail(ACCEL_ERR_INVALID_ARGUMENT, format("accel_job_submit: priority %d is outside 0..255", o.priority));
+    if (o.flags & ~(uint32_t)ACCEL_SUBMIT_NO_WAIT)
+        return fail(ACCEL_ERR_INVALID_ARGUMENT, format("accel_job_submit: unknown flags 0x%x", o.flags));
+    if (!out && !o.callback)
+        return fail(ACCEL_ERR_INVALID_ARGUMENT, "accel_job_submit: no job handle and no callback: the result "
+                                                "could never be seen");
+    Schedule schedule;
+    schedule.priority = o.priority;
+    accel_status s = board_cores(d, o.core_mask, &schedule.cores);
+    if (s == ACCEL_OK) s = check_buffers(m, inputs, nin, m->input_infos, "input");
+    if (s == ACCEL_OK) s = check_buffers(m, outputs, nout, m->output_infos, "output");
+    if (s == ACCEL_OK) s = check_aliasing(m, inputs, nin, outputs, nout);
+    if (s != ACCEL_OK) return s;
+
+    const bool may_block = !(o.flags & ACCEL_SUBMIT_NO_WAIT) && !tl_job_in_callback;
+    const uint64_t queued_ns = now_ns();
+    s = take_slot(d, may_block);
+    if (s != ACCEL_OK) return s;
+
+    auto* j = new (std::nothrow) accel_job();
+    if (!j) {
+        give_slot(d);
+        return fail(ACCEL_ERR_OUT_OF_MEMORY, "bpu: out of host memory submitting a job");
+    }
+    j->header.driver = &kDriverTable;
+    // The caller's, the completer's and this call's own (the job may end before submit returns).
+    j->refs = out ? 3 : 2;
+    j->user_refs = out ? 1 : 0;
+    j->device = d;
+    d->refs.fetch_add(1, std::memory_order_relaxed);
+    j->model = m;
+    model_retain(m);
+    std::vector<Memory*> in_mem, out_mem;
+    for (size_t i = 0; i < nin; i++) buffer_retain(inputs[i]), j->inputs.push_back(inputs[i]), in_mem.push_back(inputs[i]->memory.get());
+    for (size_t i = 0; i < nout; i++) buffer_retain(outputs[i]), j->outputs.push_back(outputs[i]), out_mem.push_back(outputs[i]->memory.get());
+    j->callback = o.callback;
+    j->user_data = o.user_data;
+    j->completer = d->completer;
+    j->timing.struct_size = sizeof j->timing;
+    j->timing.core = -1;
+    j->timing.queued_ns = queued_ns;
+    if (o.timeout_us > 0 && o.timeout_us <= kForeverUs) j->deadline_ns = queued_ns + (uint64_t)o.timeout_us * 1000u;
+
+    // The BPU reads memory, not the CPU's cache: what the host wrote must reach it.
+    for (size_t i = 0; s == ACCEL_OK && i < nin; i++) {
+        Status f = in_mem[i]->flush(true);
+        if (!f.ok()) s = fail(f.code, format("accel_job_submit: input %zu ('%s'): %s", i, m->input_infos[i].name,
+                                             f.message.c_str()));
+    }
+    // Set before the task starts (it may end at once): libdnn says neither when a task began to run
+    // nor on which core, so "started" is when the runtime took it and the core the first allowed.
+    j->timing.started_ns = now_ns();
+    for (uint32_t i = 0; i < d->cores; i++)
+        if (!o.core_mask || ((o.core_mask >> i) & 1)) {
+            j->timing.core = (int32_t)i;
+            break;
+        }
+    if (s == ACCEL_OK) {
+        j->task = m->model->new_task(&on_task_done, j);
+        s = start_task(j, in_mem, out_mem, schedule, may_block);
+    }
+    if (s != ACCEL_OK) {
+        destroy_job(j);
+        give_slot(d);
+        return s;
+    }
+    int expected = kStarting;
+    j->phase.compare_exchange_strong(expected, kRunning, std::memory_order_acq_rel);
+    j->completer->watch(j);
+    d->jobs_submitted++;
+    if (out) *out = j;
+    job_unref(j);
+    return ACCEL_OK;
+}
+
+void finish_job(accel_job* j) {
+    // After end() the runtime reports nothing more about the task: what it said can be read.
+    j->task->end();
+    j->task.reset();
+    accel_status status = ACCEL_OK;
+    std::string message;
+    switch (j->reason) {
+        case EndReason::Finished:
+            if (!j->runtime_status.ok()) status = j->runtime_status.code, message = j->runtime_status.message;
+            break;
+        case EndReason::TimedOut:
+            status = ACCEL_ERR_TIMEOUT;
+            message = "the job did not finish within its timeout (its task was released: hbDNNReleaseTask)";
+            break;
+        case EndReason::Cancelled:
+            // libdnn does not say whether a task had started: one that ended well before its release
+            // counts as finished, any other as cancelled.
+            if (j->runtime_done && j->runtime_status.ok()) break;
+            status = ACCEL_ERR_CANCELLED;
+            message = "the job was released before it finished";
+            break;
+    }
+    // The host reads through its cache: drop what it holds of the outputs the BPU wrote.
+    for (size_t i = 0; status == ACCEL_OK && i < j->outputs.size(); i++) {
+        Status f = j->outputs[i]->memory->flush(false);
+        if (!f.ok()) status = f.code, message = format("output %zu: %s", i, f.message.c_str());
+    }
+    uint64_t finished = j->reason == EndReason::Finished && j->runtime_done_ns ? j->runtime_done_ns : now_ns();
+    {
+        std::lock_guard<std::mutex> lock(j->mutex);
+        j->status = status;
+        j->message = message;
+        j->timing.finished_ns = std::max(finished, j->timing.started_ns);
+        // A job cancelled or timed out whose task did not end well never ran, as far as anyone can tell.
+        bool ran = j->runtime_done && j->runtime_status.ok();
+        if ((status == ACCEL_ERR_CANCELLED || status == ACCEL_ERR_TIMEOUT) && !ran)
+            j->timing.core = -1, j->timing.started_ns = 0;
+        j->phase.store(kFinishing, std::memory_order_release);
+    }
+    if (j->callback) {
+        tl_job_in_callback = j;
+        j->callback(j, status, j->user_data);
+        tl_job_in_callback = nullptr;
+    }
+    accel_device* d = j->device;
+    d->jobs_completed++;
+    give_slot(d);
+    drop_references(j);
+    {
+        std::lock_guard<std::mutex> lock(j->mutex);
+        j->phase.store(kDone, std::memory_order_release);
+        j->done_cv.notify_all();
+    }
+    job_unref(j);
+}
+
+accel_status job_wait(accel_job* j, int64_t timeout_us) {
+    std::unique_lock<std::mutex> lock(j->mutex);
+    // Inside its own callback the job has its result; waiting for kDone there would wait for ourselves.
+    auto done = [&] {
+        int p = j->phase.load(std::memory_order_acquire);
+        return p == kDone || (p == kFinishing && tl_job_in_callback == j);
+    };
+    if (timeout_us < 0 || timeout_us > kForeverUs) {
+        j->done_cv.wait(lock, done);
+    } else if (!j->done_cv.wait_until(lock, std::chrono::steady_clock::now() + std::chrono::microseconds(timeout_us),
+                                      done)) {
+        return fail(ACCEL_ERR_NOT_READY, "accel_job_wait: the job has not finished yet");
+    }
+    if (j->status != ACCEL_OK) return fail(j->status, j->message);
+    return ACCEL_OK;
+}
+
+accel_status job_poll(accel_job* j, int32_t* out_done) {
+    std::lock_guard<std::mutex> lock(j->mutex);
+    int p = j->phase.load(std::memory_order_acquire);
+    *out_done = p == kDone || (p == kFinishing && tl_job_in_callback == j);
+    return ACCEL_OK;
+}
+
+accel_status job_get_timing(accel_job* j, accel_job_timing* out) {
+    std::lock_guard<std::mutex> lock(j->mutex);
+    accel_job_timing t = j->timing;
+    t.struct_size = out->struct_size;
+    memcpy(out, &t, out->struct_size < sizeof t ? out->struct_size : sizeof t);
+    return ACCEL_OK;
+}
+
+void job_retain(accel_job* j) {
+    j->user_refs.fetch_add(1, std::memory_order_relaxed);
+    j->refs.fetch_add(1, std::memory_order_relaxed);
+}
+
+void job_unref(accel_job* j) {
+    if (j->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) destroy_job(j);
+}
+
+void job_release(accel_job* j) {
+    // No one can wait for it any more: a job not ended yet is cancelled (its task released).
+    if (j->user_refs.fetch_sub(1, std::memory_order_acq_rel) == 1) j->completer->end(j, EndReason::Cancelled, false);
+    job_unref(j);
+}
+
+}  // namespace accel_bpu

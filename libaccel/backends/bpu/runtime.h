@@ -1,0 +1,103 @@
+// runtime.h - what the bpu driver needs from a Horizon runtime generation, and nothing of its types.
+//
+// The ABI side of the driver (handles, entry points, jobs, timing, stats, the in-flight limit) is
+// generic; everything a runtime generation does its own way sits behind these classes:
+//   - runtime_dnn.cc: X3/X5 libdnn (hbSys* memory, hbDNNInitializeFrom*, hbDNNInfer, task callbacks);
+//   - runtime_ucp.cc (later): S100 hbDNNInferV2 + hbUCP* (hbUCPMallocCached, hbUCPSubmitTask, ...).
+// CMake (ACCEL_BPU_API) compiles exactly one of them; it defines make_runtime().
+//
+// Rules for an implementation: no exception leaves it except std::bad_alloc; every failure is a Status
+// whose message names the vendor call, its code and the vendor's description, e.g.
+// "hbDNNInfer: -6000009 (task number exceeds limit)".
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "accel/accel.h"
+
+namespace accel_bpu {
+
+struct Status {
+    accel_status code = ACCEL_OK;
+    std::string message;
+    bool ok() const { return code == ACCEL_OK; }
+};
+
+// One tensor of a model as the ABI describes it; the runtime fills it from its own properties.
+// The driver points accel_tensor_info's arrays into it (the model owns it).
+struct TensorDesc {
+    std::string name;
+    accel_dtype dtype = ACCEL_DTYPE_UNKNOWN;
+    accel_layout layout = ACCEL_LAYOUT_NONE;
+    uint32_t ndim = 0;
+    int64_t shape[ACCEL_MAX_DIMS] = {0};    // valid shape
+    int64_t strides[ACCEL_MAX_DIMS] = {0};  // bytes, of the (padded) device buffer
+    uint64_t byte_size = 0;                 // padding included
+    accel_quant_type quant = ACCEL_QUANT_NONE;
+    int32_t quant_axis = -1;
+    std::vector<float> scales;
+    std::vector<int32_t> zero_points;  // empty: symmetric
+    std::vector<uint8_t> shifts;
+};
+
+// A block of device memory the runtime allocated: a host mapping that needs explicit cache maintenance.
+class Memory {
+public:
+    virtual ~Memory() = default;  // frees the block
+    virtual void* host() const = 0;
+    virtual uint64_t size() const = 0;  // usable bytes from host()
+    // Cache maintenance of the whole block: to_device = CLEAN (the CPU wrote), else INVALIDATE.
+    virtual Status flush(bool to_device) = 0;
+};
+
+// How a task is scheduled, in the ABI's terms (the runtime maps them onto its own).
+struct Schedule {
+    int32_t priority = 0;   // 0..255, higher first; 255 may preempt (libdnn: HB_DNN_PRIORITY_PREEMP)
+    uint64_t cores = 0;     // bit i: BPU core i of the board; 0: any core
+};
+
+// The runtime reports a task's end here, on a thread of its own, exactly once per started task (or
+// not at all if the task is ended first by Task::end).
+using TaskDoneFn = void (*)(void* context, const Status& status);
+
+// One inference. start() at most once; end() is called once the driver no longer waits for it (after
+// the done callback, or to stop/cancel it): when end() returns, the runtime calls the done callback no
+// more and touches the task's memory no more. end() is never called from the done callback itself.
+class Task {
+public:
+    virtual ~Task() = default;
+    // Starts the task: the tensors are `inputs`/`outputs` (one Memory each, in model order, each at least
+    // the tensor's byte_size). ACCEL_ERR_BUSY means the runtime's own task limit was reached.
+    virtual Status start(const std::vector<Memory*>& inputs, const std::vector<Memory*>& outputs,
+                         const Schedule& schedule) = 0;
+    virtual void end() = 0;
+};
+
+class Model {
+public:
+    virtual ~Model() = default;  // unloads
+    virtual const std::vector<TensorDesc>& inputs() const = 0;
+    virtual const std::vector<TensorDesc>& outputs() const = 0;
+    virtual std::unique_ptr<Task> new_task(TaskDoneFn done, void* context) = 0;
+};
+
+class Runtime {
+public:
+    virtual ~Runtime() = default;
+    virtual const char* device_name() const = 0;   // static, e.g. "Horizon BPU (libdnn 1.24.5)"
+    virtual uint32_t core_count() const = 0;       // BPU cores a task may be pinned to
+    virtual uint32_t task_limit() const = 0;       // tasks in flight at once (process wide)
+    virtual Status allocate(uint64_t size, uint64_t alignment, std::unique_ptr<Memory>* out) = 0;
+    // `model_name` empty: the first model of the file. Errors: NOT_FOUND (no such file / model name),
+    // MODEL_FORMAT, UNSUPPORTED (a tensor type the ABI cannot describe, named).
+    virtual Status load_file(const std::string& path, const std::string& model_name, std::unique_ptr<Model>* out) = 0;
+    virtual Status load_memory(const void* data, uint64_t size, std::unique_ptr<Model>* out) = 0;
+};
+
+// The runtime generation this driver was built for.
+std::unique_ptr<Runtime> make_runtime();
+
+}  // namespace accel_bpu
