@@ -186,7 +186,9 @@ def difference(got: np.ndarray, want: np.ndarray, name: str, against: str) -> Op
     text = f"output {name!r} differs from {against} in {differ} of {a.size} elements"
     if a.dtype.kind in "fiu":
         gap = np.abs(a.astype(np.float64) - b.astype(np.float64))
-        text += f" (largest difference {float(np.nanmax(gap)):.3g})"
+        gap = gap[np.isfinite(gap)]
+        if gap.size:
+            text += f" (largest difference {float(gap.max()):.3g})"
     return text
 
 
