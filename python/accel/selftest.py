@@ -93,9 +93,11 @@ class Findings:
         self.data: Dict[str, Any] = {}
 
     def note(self, text: str) -> None:
+        """Adds a line of information to the report."""
         self.notes.append(text)
 
     def problem(self, text: str) -> None:
+        """Records a problem: the check will FAIL."""
         self.problems.append(text)
 
     def expect(self, condition: bool, text: str) -> bool:
@@ -310,39 +312,42 @@ def _driver_files() -> List[str]:
     return found
 
 
-def check_environment(ctx: Context, f: Findings) -> None:
-    """Versions, front-end, platform, the drivers found; FAIL if no driver serves the URI's scheme or
-    libaccel's ABI major version is not the one the package was built for."""
+def environment_facts() -> Dict[str, Any]:
+    """What a bug report needs to know about the installation and the machine."""
     abi = accel.abi_version()
-    runtime_abi = (abi >> 16, abi & 0xFFFF)
     header_abi = _header_abi()
-    backends = accel.backends()
-    features = [k for k, v in accel.frontend_features.items() if v is True]
-    f.data.update(
+    return dict(
         accel_version=accel.__version__, library_version=accel.library_version(),
-        abi_version="%d.%d" % runtime_abi,
+        abi=(abi >> 16, abi & 0xFFFF), abi_version="%d.%d" % (abi >> 16, abi & 0xFFFF), header_abi=header_abi,
         header_abi_version=None if header_abi is None else "%d.%d" % header_abi,
         frontend=accel.frontend, frontend_features=dict(accel.frontend_features),
         python=sys.version.split()[0], python_implementation=platform.python_implementation(),
         platform=platform.platform(), machine=platform.machine(), cpu_count=os.cpu_count(),
-        numpy=np.__version__, backends=backends, driver_files=_driver_files(),
+        numpy=np.__version__, backends=accel.backends(), driver_files=_driver_files(),
         environment={k: v for k, v in sorted(os.environ.items()) if k.startswith("ACCEL_")})
-    f.summary = (f"accel {accel.__version__}, libaccel {accel.library_version()}, ABI "
-                 f"{f.data['abi_version']}, front-end {accel.frontend}, Python {f.data['python']}, "
-                 f"drivers: {', '.join(backends) or 'none'}")
-    f.note(f"front-end {accel.frontend} ({', '.join(features)})"
-           + (f"; {accel.frontend_features['fallback_reason']}" if "fallback_reason" in accel.frontend_features
-              else ""))
-    f.note(f"platform {f.data['platform']} ({f.data['machine']}, {f.data['cpu_count']} CPUs), "
-           f"{f.data['python_implementation']} {f.data['python']}, NumPy {np.__version__}")
-    f.note("driver files: " + (", ".join(f.data["driver_files"]) or "none"))
-    if f.data["environment"]:
-        f.note("environment: " + " ".join(f"{k}={v}" for k, v in f.data["environment"].items()))
+
+
+def check_environment(ctx: Context, f: Findings) -> None:
+    """Versions, front-end, platform, the drivers found; FAIL if no driver serves the URI's scheme or
+    libaccel's ABI major version is not the one the package was built for."""
+    f.data.update(environment_facts())
+    d = f.data
+    runtime_abi, header_abi, backends = d["abi"], d["header_abi"], d["backends"]
+    features = [k for k, v in d["frontend_features"].items() if v is True]
+    fallback = d["frontend_features"].get("fallback_reason")
+    f.summary = (f"accel {d['accel_version']}, libaccel {d['library_version']}, ABI {d['abi_version']}, "
+                 f"front-end {d['frontend']}, Python {d['python']}, drivers: {', '.join(backends) or 'none'}")
+    f.note(f"front-end {d['frontend']} ({', '.join(features)})" + (f"; {fallback}" if fallback else ""))
+    f.note(f"platform {d['platform']} ({d['machine']}, {d['cpu_count']} CPUs), "
+           f"{d['python_implementation']} {d['python']}, NumPy {d['numpy']}")
+    f.note("driver files: " + (", ".join(d["driver_files"]) or "none"))
+    if d["environment"]:
+        f.note("environment: " + " ".join(f"{k}={v}" for k, v in d["environment"].items()))
     if header_abi is None:
         f.note("accel.h is not installed with the package: the ABI version is not compared")
     elif header_abi[0] != runtime_abi[0] or runtime_abi[1] < header_abi[1]:
-        f.problem(f"libaccel's ABI is {f.data['abi_version']} but the package was built for "
-                  f"{f.data['header_abi_version']}")
+        f.problem(f"libaccel's ABI is {d['abi_version']} but the package was built for "
+                  f"{d['header_abi_version']}")
     f.expect(ctx.scheme in backends,
              f"no usable driver for {ctx.scheme!r} (usable: {', '.join(backends) or 'none'}); put "
              f"libaccel_driver_{ctx.scheme}.so in a folder named by ACCEL_DRIVER_PATH")
@@ -365,7 +370,8 @@ def check_open_device(ctx: Context, f: Findings) -> None:
              f"alignment {i.alignment} is not a power of two")
     stats = device.stats()
     f.data["stats"] = stats
-    f.expect(sorted(stats) == sorted(STATS_KEYS), f"stats keys {sorted(stats)}, expected {sorted(STATS_KEYS)}")
+    f.expect(sorted(stats) == sorted(STATS_KEYS),
+             f"stats keys {sorted(stats)}, expected {sorted(STATS_KEYS)}")
     f.expect(all(v >= 0 for v in stats.values()), f"negative stats: {stats}")
 
 
@@ -466,8 +472,9 @@ def check_introspection(ctx: Context, f: Findings) -> None:
         names = [i.name for i in infos]
         f.expect(len(set(names)) == len(names), f"duplicate {kind} names: {names}")
         for i in infos:
+            padded = "" if i.dense else " (padded)"
             f.note(f"{kind} {i.name!r}: {_describe(i)} layout {i.layout or 'none'}, strides "
-                   f"{list(i.strides)}, {i.nbytes} bytes{'' if i.dense else ' (padded)'}, {_quant_text(i.quant)}")
+                   f"{list(i.strides)}, {i.nbytes} bytes{padded}, {_quant_text(i.quant)}")
             f.data[kind + "s"].append(dict(asdict(i), dtype=str(i.dtype), dense=i.dense))
             for text in tensor_problems(i):
                 f.problem(text)
@@ -505,7 +512,8 @@ def check_sync_run(ctx: Context, f: Findings) -> None:
     if usable:
         ctx.inputs = inputs
         ctx.reference = [np.array(o, copy=True) for o in outputs]
-    f.summary = f"{_count(len(outputs), 'output')} in {f.data['run_ms']:.2f} ms" + ("" if f.problems else ", finite")
+    f.summary = (f"{_count(len(outputs), 'output')} in {f.data['run_ms']:.2f} ms"
+                 + ("" if f.problems else ", finite"))
 
 
 def check_determinism(ctx: Context, f: Findings) -> None:
@@ -656,7 +664,8 @@ def check_error_paths(ctx: Context, f: Findings) -> None:
     bad_dtype = list(inputs)
     bad_dtype[0] = inputs[0].astype(_wrong_dtype(first.dtype))
     _expect_error(f, "wrong shape", lambda: model.run(bad_shape), accel.ShapeError, [first.name])
-    _expect_error(f, "wrong shape (async)", lambda: model.run_async(bad_shape), accel.ShapeError, [first.name])
+    _expect_error(f, "wrong shape (async)", lambda: model.run_async(bad_shape), accel.ShapeError,
+                  [first.name])
     _expect_error(f, "wrong dtype", lambda: model.run(bad_dtype), accel.DTypeError, [first.name])
     _expect_error(f, "one input too many", lambda: model.run(inputs + [inputs[0]]),
                   accel.InvalidArgumentError, names)
@@ -812,10 +821,12 @@ class Report:
     hung: Optional[str] = None
 
     def counts(self) -> Dict[str, int]:
+        """How many checks ended with each status."""
         return {s: sum(r.status == s for r in self.results) for s in (PASS, FAIL, ERROR, SKIP)}
 
     @property
     def passed(self) -> bool:
+        """True when every check passed."""
         return bool(self.results) and all(r.status == PASS for r in self.results)
 
     @property
@@ -831,21 +842,25 @@ class Report:
         raise KeyError(name)
 
     def to_dict(self) -> Dict[str, Any]:
+        """The whole report as JSON-ready data (``format`` says its version)."""
         return {"format": REPORT_FORMAT, "result": PASS if self.passed else FAIL, "exit_code": self.exit_code,
                 "device": self.uri, "model": self.model, "quick": self.quick, "started": self.started,
                 "seconds": self.seconds, "hung": self.hung, "counts": self.counts(),
                 "checks": [asdict(r) for r in self.results]}
 
     def write_json(self, path: "os.PathLike[str] | str") -> None:
+        """Writes :meth:`to_dict` to ``path`` as JSON."""
         with open(path, "w", encoding="utf-8") as out:
             json.dump(self.to_dict(), out, indent=2, default=_jsonable)
             out.write("\n")
 
     def header(self) -> str:
+        """The report's first line: device, model, mode, start time."""
         return (f"accel selftest: device {self.uri!r}, model {self.model}"
                 f"{' (quick)' if self.quick else ''}, started {self.started}")
 
     def footer(self) -> str:
+        """The report's last line: the counts and the result."""
         c = self.counts()
         text = (f"{c[PASS]} passed, {c[FAIL]} failed, {c[ERROR]} errors, {c[SKIP]} skipped in "
                 f"{self.seconds:.2f} s: {PASS if self.passed else FAIL}")

@@ -70,7 +70,9 @@ def test_console_script_passes_and_writes_json(tmp_path):
                                                                                 "float32", "NCHW")
     assert image["strides"] == [49152, 16384, 256, 4] and image["nbytes"] == 49152
     assert checks["inflight"]["jobs"] == 16 + 2
-    assert checks["device_memory"]["after"]["live_buffers"] <= checks["device_memory"]["baseline"]["live_buffers"]
+    memory = checks["device_memory"]
+    assert memory["after"]["live_buffers"] <= memory["baseline"]["live_buffers"]
+    assert memory["one_at_a_time"]["bytes_in_use"] <= memory["baseline"]["bytes_in_use"]
     assert checks["rss"]["growth"] <= checks["rss"]["bound"]
     lat = checks["latency"]
     assert 0 < lat["min_ms"] <= lat["p50_ms"] <= lat["p99_ms"] <= lat["max_ms"]
@@ -108,7 +110,7 @@ def test_compiled_accm_model(tiny_accm):
     ([], "the following arguments are required: --device"),
     (["--device", "emu", "--frobnicate"], "unrecognized arguments: --frobnicate"),
     (["--device", "emu", "--model", "no/such/model.accm"], "--model 'no/such/model.accm': no such file"),
-    (["--device", "emu", "--json", "no/such/folder/r.json"], "--json 'no/such/folder/r.json': no such folder"),
+    (["--device", "emu", "--json", "no/such/dir/r.json"], "--json 'no/such/dir/r.json': no such folder"),
     (["--device", "emu", "--check-timeout", "0"], "--check-timeout must be > 0 seconds"),
     (["--device", ":0"], "has no scheme"),
     (["--device", "bpu:0"], "--model is required for --device 'bpu:0': the bundled ONNX model compiles only "
@@ -202,7 +204,8 @@ def _nudged_future(monkeypatch):
 
 def _bad_device_info(monkeypatch):
     original = accel.Device.info
-    monkeypatch.setattr(accel.Device, "info", property(lambda self: replace(original.fget(self), max_inflight=0)))
+    monkeypatch.setattr(accel.Device, "info",
+                        property(lambda self: replace(original.fget(self), max_inflight=0)))
 
 
 def _no_outputs(monkeypatch):
@@ -232,9 +235,11 @@ FAULTS = {
     "overlapping_strides": (_bad_strides, [
         ("introspection", "'probabilities': strides (1, 1) overlap for shape (1, 10)")]),
     "wrong_error_class": (_wrong_shape_error, [
-        ("error_paths", "wrong shape: expected accel.ShapeError, got accel.errors.InvalidArgumentError: bad input")]),
+        ("error_paths",
+         "wrong shape: expected accel.ShapeError, got accel.errors.InvalidArgumentError: bad input")]),
     "timeout_raises_device_error": (_timeout_is_device_error, [
-        ("timeouts", "sync run: expected completion or accel.TimeoutError, got DeviceError: the device stopped")]),
+        ("timeouts",
+         "sync run: expected completion or accel.TimeoutError, got DeviceError: the device stopped")]),
     "no_driver": (lambda mp: mp.setattr(accel, "backends", lambda: []), [
         ("environment", "no usable driver for 'emu'")]),
     "bad_device_info": (_bad_device_info, [("open_device", "max_inflight 0")]),
