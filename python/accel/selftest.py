@@ -651,8 +651,8 @@ def _wrong_dtype(dtype: np.dtype) -> np.dtype:
 
 
 def check_error_paths(ctx: Context, f: Findings) -> None:
-    """Wrong shape, wrong dtype (sync and async), wrong input count and an unknown input name must raise
-    ShapeError, DTypeError and InvalidArgumentError naming the input; FAIL otherwise."""
+    """A wrong shape (sync and async), a wrong dtype, one input too many and an unknown input name must
+    raise ShapeError, DTypeError and InvalidArgumentError naming the input; FAIL otherwise."""
     assert ctx.model is not None
     model = ctx.model
     inputs = random_inputs(model.inputs, seed=2)
