@@ -12,5 +12,15 @@ for frontend in pybind cffi; do
   echo "== Python tests on the ${frontend} front-end"
   ACCEL_FRONTEND="${frontend}" python3 -m pytest tests/python
 done
+# The vendor drivers, built above against the stand-in SDKs (tests/standin), under the same suite: the
+# stand-ins run on the emulator driver installed with the package, the drivers come from the build tree.
+drivers="$(python3 -c 'import accel, os; print(os.path.join(os.path.dirname(accel.__file__), "lib", "accel-drivers"))')"
+for device in ${ACCEL_VENDOR_TEST_DEVICES:-bpu:0}; do
+  for frontend in pybind cffi; do
+    echo "== Python tests on ${device} (stand-in SDK), ${frontend} front-end"
+    ACCEL_TEST_DEVICE="${device}" ACCEL_FRONTEND="${frontend}" \
+      ACCEL_DRIVER_PATH="${drivers}:${PWD}/build/ctest/standin/drivers" python3 -m pytest -q tests/python
+  done
+done
 echo "== The front-end benchmark runs (a smoke run: speed is measured by a full run, not here)"
 python3 benchmarks/bench_frontends.py --quick

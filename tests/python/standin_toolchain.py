@@ -47,6 +47,15 @@ PACKERS: Dict[str, Callable[[], Callable[[str, bytes], bytes]]] = {"bpu": _bpu_p
 SUFFIXES = {"bpu": ".bin", "vart": ".xmodel"}
 
 
+def model_file(backend: str, onnx_path: Path, folder: Path) -> Path:
+    """`onnx_path` compiled for the emulator and packed into `folder` as the backend's model file."""
+    from accel import compiler
+
+    target = Path(folder) / (Path(onnx_path).stem + SUFFIXES[backend])
+    target.write_bytes(PACKERS[backend]()(Path(onnx_path).stem, compiler.compile_model(str(onnx_path))))
+    return target
+
+
 def install(backend: str) -> None:
     if backend not in PACKERS:
         raise SystemExit(f"ACCEL_TEST_DEVICE: no stand-in toolchain for backend {backend!r} "

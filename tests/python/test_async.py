@@ -112,10 +112,14 @@ def test_64_jobs_in_flight(tiny_path, medium_path):
             assert np.array_equal(y, m.run(x)[0])
 
 
-def test_64_jobs_past_max_inflight(dev, tiny):
-    """Default max_inflight is 16: the 17th submission waits for a free slot; all 64 complete."""
+@pytest.mark.emulator
+def test_default_max_inflight_is_16(dev):
     assert dev.info.max_inflight == 16
-    xs = [rand((1, 16), i) for i in range(64)]
+
+
+def test_4x_max_inflight_jobs(dev, tiny):
+    """The submission past max_inflight waits for a free slot; all 4 x max_inflight complete."""
+    xs = [rand((1, 16), i) for i in range(4 * dev.info.max_inflight)]
     futs = [tiny.run_async(x) for x in xs]
     done, not_done = concurrent.futures.wait(futs, timeout=30)
     assert not not_done

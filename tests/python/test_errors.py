@@ -150,11 +150,13 @@ def test_load_garbage_file(dev, tmp_path):
     raises(accel.ModelFormatError, lambda: dev.load(str(p)), "junk")
 
 
+@pytest.mark.emulator
 def test_load_truncated_accm(dev, tiny_accm):
     data = tiny_accm.read_bytes()
     raises(accel.ModelFormatError, lambda: dev.load(data[: len(data) // 2]))
 
 
+@pytest.mark.emulator
 def test_load_corrupt_accm_header(dev, tiny_accm):
     data = bytearray(tiny_accm.read_bytes())
     data[8:16] = b"\xff" * 8  # version / sizes

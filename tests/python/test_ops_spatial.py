@@ -464,6 +464,7 @@ def _load_error(dev, op, x_dims, y_dims, ints, floats=(), weights=None):
     return str(e.value)
 
 
+@pytest.mark.emulator  # the emulator's own checks of its model format, and their messages
 def test_load_refuses_bad_nodes(dev):
     w = rnd((2, 3, 2, 2), 0)
     base = [1, 2, 2, 2, 2, 0, 0, 0, 0, 1, 1, 0, 0]

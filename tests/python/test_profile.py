@@ -87,11 +87,13 @@ def test_chrome_trace_structure(slow, tiny):
         assert isinstance(e["ts"], (int, float)) and isinstance(e["dur"], (int, float))
         assert e["ts"] >= 0 and e["dur"] >= 0
         assert isinstance(e["pid"], int) and isinstance(e["tid"], int)
-    # one track per emulated core: 6 slow jobs on a 2-core device use both cores
+    # one track per core: 6 slow jobs on the device (2 cores on the emulator) use every core
+    info = slow.device.info
     slow_tids = {e["tid"] for e in jobs if e["name"] == slow.name}
-    assert slow_tids == {0, 1}
-    # jobs on one core never overlap
-    for tid in slow_tids:
+    assert slow_tids == set(range(info.cores))
+    # jobs on one core never overlap; libdnn does not say when a task starts, so a BPU job's span starts
+    # when libdnn accepted it and spans overlap there (libaccel/backends/bpu/README.md)
+    for tid in slow_tids if info.backend != "bpu" else ():
         evs = sorted((e for e in jobs if e["tid"] == tid), key=lambda e: e["ts"])
         for a, b in zip(evs, evs[1:]):
             assert a["ts"] + a["dur"] <= b["ts"] + 1.0, (a, b)
@@ -102,7 +104,7 @@ def test_chrome_trace_structure(slow, tiny):
         assert (e["pid"], e["tid"]) in thread_names
         assert "core" in thread_names[(e["pid"], e["tid"])].lower()
     procs = [e for e in meta if e["name"] == "process_name"]
-    assert procs and all("emu" in e["args"]["name"] for e in procs)
+    assert procs and all(info.backend in e["args"]["name"] for e in procs)
 
 
 def test_chrome_trace_two_devices_two_processes(tiny_path):

@@ -43,6 +43,23 @@ def status_lines(text):
 
 # ---- the whole run passes ----------------------------------------------------------------------------
 
+@pytest.mark.vendor
+def test_console_script_passes_on_the_vendor_device(tmp_path):
+    """On the vendor device under test (ACCEL_TEST_DEVICE), with the bundled CNN in the device's format."""
+    from conftest import BACKEND, CNN_PATH
+    from standin_toolchain import model_file
+
+    model = model_file(BACKEND, CNN_PATH, tmp_path)
+    result = run_cli("selftest", "--device", DEVICE_URI, "--model", str(model), "--json", str(tmp_path / "r.json"))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert status_lines(result.stdout) == {n: PASS for n in NAMES}, result.stdout
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["device"] == DEVICE_URI and report["model"] == str(model)
+    checks = {c["name"]: c["data"] for c in report["checks"]}
+    assert checks["open_device"]["info"]["backend"] == BACKEND
+    assert BACKEND in checks["environment"]["backends"]
+
+
 def test_console_script_passes_and_writes_json(tmp_path):
     report_path = tmp_path / "report.json"
     result = run_cli("selftest", "--device", DEVICE_URI, "--json", str(report_path))

@@ -182,14 +182,16 @@ bool strides_valid(const TensorDesc& t) {
 void to_float(const TensorDesc& t, const uint8_t* src, float* dst) {
     for_each_valid(t, [&](int64_t n, int64_t offset, int64_t axis_index) {
         Affine a = affine_at(t, axis_index);
-        dst[n] = (load_element(t.type, src + offset) - a.zero) * a.scale;
+        float v = load_element(t.type, src + offset);
+        dst[n] = t.quant == Quant::None ? v : (v - a.zero) * a.scale;
     });
 }
 
 void from_float(const TensorDesc& t, const float* src, uint8_t* dst) {
     for_each_valid(t, [&](int64_t n, int64_t offset, int64_t axis_index) {
         Affine a = affine_at(t, axis_index);
-        store_element(t.type, dst + offset, src[n] / a.scale + a.zero);
+        // Adding a zero point of 0 would turn -0.0 into +0.0: a tensor that is not quantized is stored as is.
+        store_element(t.type, dst + offset, t.quant == Quant::None ? src[n] : src[n] / a.scale + a.zero);
     });
 }
 
