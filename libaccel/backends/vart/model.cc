@@ -116,7 +116,8 @@ accel_status make_runners(accel_device* d, std::unique_ptr<xir::Graph> graph, st
     return ACCEL_OK;
 }
 
-accel_status load_graph(accel_device* d, const char* path, accel_model** out) {
+// `what` names the model in messages (the path, or "the model bytes").
+accel_status load_graph(accel_device* d, const char* path, const std::string& what, accel_model** out) {
     // XIR ends the process on a file it cannot open: check first.
     int fd = ::open(path, O_RDONLY);
     if (fd < 0) return fail(ACCEL_ERR_NOT_FOUND, format("cannot open '%s': %s", path, std::strerror(errno)));
@@ -128,9 +129,9 @@ accel_status load_graph(accel_device* d, const char* path, accel_model** out) {
     try {
         graph = xir::Graph::deserialize(path);
     } catch (const std::exception& e) {
-        return fail(ACCEL_ERR_MODEL_FORMAT, format("'%s' is not a valid xmodel: %s", path, e.what()));
+        return fail(ACCEL_ERR_MODEL_FORMAT, format("%s is not a valid xmodel: %s", what.c_str(), e.what()));
     }
-    if (!graph) return fail(ACCEL_ERR_MODEL_FORMAT, format("'%s' is not a valid xmodel", path));
+    if (!graph) return fail(ACCEL_ERR_MODEL_FORMAT, format("%s is not a valid xmodel", what.c_str()));
     std::shared_ptr<Runners> runners;
     if (accel_status s = make_runners(d, std::move(graph), &runners)) return s;
 
@@ -173,7 +174,9 @@ accel_status load_graph(accel_device* d, const char* path, accel_model** out) {
 
 }  // namespace
 
-accel_status model_load_file(accel_device* d, const char* path, accel_model** out) { return load_graph(d, path, out); }
+accel_status model_load_file(accel_device* d, const char* path, accel_model** out) {
+    return load_graph(d, path, std::string("'") + path + "'", out);
+}
 
 // XIR reads graphs from files only: the bytes go to a private temporary file, removed at once.
 accel_status model_load_memory(accel_device* d, const void* data, uint64_t size, accel_model** out) {
@@ -195,7 +198,7 @@ accel_status model_load_memory(accel_device* d, const void* data, uint64_t size,
         left -= (uint64_t)n;
     }
     ::close(fd);
-    accel_status s = load_graph(d, path.c_str(), out);
+    accel_status s = load_graph(d, path.c_str(), "the model bytes", out);
     ::unlink(path.c_str());
     return s;
 }
