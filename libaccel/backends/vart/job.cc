@@ -85,14 +85,13 @@ accel_status acquire_slot(accel_device* d, bool no_wait) {
     return ACCEL_OK;
 }
 
-// Runs the job on `slot` (a worker; the job is Running and the worker holds a reference).
-void run(accel_model* m, size_t slot_index, Job* job) {
+// Runs the job on `slot` (a worker; the job is Running and the worker holds a reference). `in` and
+// `out` are the worker's own references to the job's buffers: a job that times out lets go of its own
+// while VART may still use them.
+void run(accel_model* m, size_t slot_index, Job* job, const std::vector<accel_buffer*>& in,
+         const std::vector<accel_buffer*>& out) {
     Runners& r = *m->runners;
     Slot& slot = r.slots[slot_index];
-    // The worker's own references: a timed-out job lets go of its buffers while VART may still use them.
-    std::vector<accel_buffer*> in = job->inputs, out = job->outputs;
-    for (accel_buffer* b : in) buffer_retain(b);
-    for (accel_buffer* b : out) buffer_retain(b);
     std::vector<std::unique_ptr<HostView>> views;
     std::vector<vart::TensorBuffer*> vin, vout;
     uint64_t copied = 0;
@@ -133,6 +132,7 @@ void run(accel_model* m, size_t slot_index, Job* job) {
 
 void worker_loop(accel_model* m, size_t slot) {
     std::vector<Job*> stale;
+    std::vector<accel_buffer*> in, out;
     for (;;) {
         Job* job = nullptr;
         {
@@ -148,6 +148,11 @@ void worker_loop(accel_model* m, size_t slot) {
                         continue;
                     }
                     if (j->pinned_slot < 0 || j->pinned_slot == (int)slot) {
+                        // Taken while the job still holds its buffers (a timeout cannot end it meanwhile).
+                        in = j->inputs;
+                        out = j->outputs;
+                        for (accel_buffer* b : in) buffer_retain(b);
+                        for (accel_buffer* b : out) buffer_retain(b);
                         j->state = JobState::Running;
                         j->timing.started_ns = now_ns();
                         j->timing.core = (int32_t)slot;
@@ -165,7 +170,7 @@ void worker_loop(accel_model* m, size_t slot) {
         stale.clear();
         if (!job && !m->stop) continue;
         if (!job) return;
-        run(m, slot, job);
+        run(m, slot, job, in, out);
         job_unref(job);  // the queue's reference
     }
 }
