@@ -3,40 +3,25 @@
  * and concurrent jobs with callbacks, every validation error (the stand-in would abort the process on
  * any of them reaching it), per-job timeouts and cancellation while VART holds a runner.
  * argv: <models folder> <path of the stand-in's libvart-runner.so> <part> */
-#define _POSIX_C_SOURCE 200809L
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <accel/accel.h>
 
-#define CHECK(cond)                                                                  \
-    do {                                                                             \
-        if (!(cond)) {                                                               \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-            exit(1);                                                                 \
-        }                                                                            \
-    } while (0)
-#define OK(call)                                                                                      \
-    do {                                                                                              \
-        accel_status s_ = (call);                                                                     \
-        if (s_ != ACCEL_OK) {                                                                         \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, accel_last_error_message()); \
-            exit(1);                                                                                  \
-        }                                                                                             \
-    } while (0)
+#include "test_util.h"
+
+#define CHECK(cond) REQUIRE(cond, "check failed: %s", #cond)
+#define OK(call) REQUIRE_OK(call)
 /* A call that must fail with `status` and a message containing `text`. */
-#define FAILS(call, status, text)                                                                       \
-    do {                                                                                                \
-        accel_status s_ = (call);                                                                       \
-        if (s_ != (status) || !strstr(accel_last_error_message(), (text))) {                           \
-            fprintf(stderr, "%s:%d: %s gave %s \"%s\", expected %s with \"%s\"\n", __FILE__, __LINE__, #call, \
-                    accel_status_name(s_), accel_last_error_message(), accel_status_name(status), text);     \
-            exit(1);                                                                                    \
-        }                                                                                               \
+#define FAILS(call, status, text)                                                                        \
+    do {                                                                                                 \
+        accel_status s_ = (call);                                                                        \
+        REQUIRE(s_ == (status) && strstr(accel_last_error_message(), (text)),                            \
+                "%s gave %s \"%s\", expected %s with \"%s\"", #call, accel_status_name(s_),              \
+                accel_last_error_message(), accel_status_name(status), text);                            \
     } while (0)
 
 static const char* g_dir;
@@ -44,17 +29,10 @@ static void (*g_hold)(int);
 static int (*g_running)(void);
 
 static void* read_file(const char* name, size_t* size) {
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s", g_dir, name);
-    FILE* f = fopen(path, "rb");
-    CHECK(f != NULL);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    void* data = malloc((size_t)n + 1);
-    CHECK(data && fread(data, 1, (size_t)n, f) == (size_t)n);
-    fclose(f);
-    if (size) *size = (size_t)n;
+    char* path = test_path(g_dir, name);
+    size_t ignored;
+    void* data = test_read_file(path, size ? size : &ignored);
+    free(path);
     return data;
 }
 
@@ -66,11 +44,7 @@ static accel_model* load(accel_device* dev, const char* file) {
     return m;
 }
 
-static accel_buffer* alloc(accel_device* dev, uint64_t size) {
-    accel_buffer* b = NULL;
-    OK(accel_buffer_alloc(dev, size, &b));
-    return b;
-}
+#define alloc test_alloc
 
 static void* host(accel_buffer* b) {
     void* p = NULL;
@@ -80,11 +54,7 @@ static void* host(accel_buffer* b) {
 
 static void close_enough(const int8_t* got, const int8_t* want, size_t n) {
     size_t i;
-    for (i = 0; i < n; i++)
-        if (abs(got[i] - want[i]) > 1) {
-            fprintf(stderr, "element %zu: got %d, want %d\n", i, got[i], want[i]);
-            exit(1);
-        }
+    for (i = 0; i < n; i++) REQUIRE(abs(got[i] - want[i]) <= 1, "element %zu: got %d, want %d", i, got[i], want[i]);
 }
 
 static uint64_t copied(accel_device* dev) {
@@ -95,12 +65,7 @@ static uint64_t copied(accel_device* dev) {
     return s.bytes_copied;
 }
 
-static void sleep_ms(int ms) {
-    struct timespec ts;
-    ts.tv_sec = ms / 1000;
-    ts.tv_nsec = (long)(ms % 1000) * 1000000L;
-    nanosleep(&ts, NULL);
-}
+#define sleep_ms test_sleep_ms
 
 /* ---- conv: x (1,8,8,3) -> y (1,8,8,4), int8 NHWC ---- */
 
@@ -521,6 +486,7 @@ static void test_timeouts(void) {
 
 int main(int argc, char** argv) {
     void* runner_lib;
+    test_name = "driver_vart";
     CHECK(argc == 4);
     g_dir = argv[1];
     /* The stand-in's test hooks, from the library the driver loaded. */
@@ -540,6 +506,5 @@ int main(int argc, char** argv) {
     free(g_x);
     free(g_y);
     dlclose(runner_lib);
-    printf("vart %s: ok\n", argv[3]);
-    return 0;
+    return test_finish();
 }
