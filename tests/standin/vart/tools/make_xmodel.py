@@ -127,9 +127,15 @@ def main(argv: List[str]) -> int:
     fix = {}
     for item in a.fix_point:
         name, _, value = item.rpartition("=")
+        if not name or not value.lstrip("-").isdigit():
+            p.error(f"--fix-point {item!r}: expected NAME=INTEGER")
         fix[name] = int(value)
+    try:
+        data = build(a.onnx, fix, a.dpu_subgraphs)
+    except ValueError as e:  # CompileError is one too
+        p.error(str(e))
     with open(a.out, "wb") as f:
-        f.write(build(a.onnx, fix, a.dpu_subgraphs))
+        f.write(data)
     return 0
 
 
