@@ -1,0 +1,287 @@
+// job.cc - jobs on the vart device. A submission is checked completely first (counts, buffers, byte
+// sizes: the runner would abort the process on any mismatch), then queued for the model's workers,
+// one per runner. A worker runs the job on its runner: buffers lent from that runner for the same
+// tensor are used as they are (sync_for_write before, sync_for_read after), any other buffer is handed
+// to VART as a HOST_VIRT buffer of the runner's own tensor, which the runner copies (counted in
+// bytes_copied). execute_async blocks; the per-job timeout ends the job at its deadline even while
+// VART still runs it (the worker keeps its own references until VART returns).
+#include <algorithm>
+#include <cstring>
+
+#include "entry_points.h"
+#include "handles.h"
+
+namespace accel_vart {
+namespace {
+
+constexpr int64_t kForeverUs = 1000000000000000ll;  // 10^15 us: "no timeout" above this
+
+// An accel buffer given to VART as ordinary host memory holding `tensor` (the runner copies it).
+class HostView : public vart::TensorBuffer {
+  public:
+    HostView(const xir::Tensor* tensor, accel_buffer* b) : vart::TensorBuffer(tensor), buffer_(b) {}
+    std::pair<uint64_t, size_t> data(const std::vector<int32_t> idx) override {
+        size_t offset = 0;
+        if (!idx.empty()) {
+            const std::vector<int32_t> shape = tensor_->get_shape();
+            for (size_t d = 0; d < shape.size() && d < idx.size(); d++) offset = offset * shape[d] + idx[d];
+            offset *= (size_t)(tensor_->get_data_type().bit_width / 8);
+        }
+        offset = std::min<size_t>(offset, buffer_->size);
+        return {(uint64_t)(uintptr_t)(buffer_->host + offset), buffer_->size - offset};
+    }
+
+  private:
+    accel_buffer* buffer_;
+};
+
+bool lent_for(const accel_buffer* b, const Runners* r, bool is_output, size_t index) {
+    return b->lender.get() == r && b->is_output == is_output && b->index == index;
+}
+
+// The slot whose own buffers the job uses most (-1: none, any slot will do).
+int pinned_slot(accel_model* m, const std::vector<accel_buffer*>& in, const std::vector<accel_buffer*>& out) {
+    std::vector<int> votes(m->runners->slots.size(), 0);
+    for (size_t i = 0; i < in.size(); i++)
+        if (lent_for(in[i], m->runners.get(), false, i)) votes[in[i]->slot]++;
+    for (size_t i = 0; i < out.size(); i++)
+        if (lent_for(out[i], m->runners.get(), true, i)) votes[out[i]->slot]++;
+    auto best = std::max_element(votes.begin(), votes.end());
+    return best == votes.end() || *best == 0 ? -1 : (int)(best - votes.begin());
+}
+
+accel_status check_buffers(accel_model* m, accel_buffer* const* given, size_t count,
+                           const std::vector<accel_tensor_info>& infos, const char* kind) {
+    if (count != infos.size())
+        return fail(ACCEL_ERR_INVALID_ARGUMENT,
+                    format("accel_job_submit: %zu %ss given, the model has %zu", count, kind, infos.size()));
+    if (count && !given) return fail(ACCEL_ERR_INVALID_ARGUMENT, format("accel_job_submit: no %s array", kind));
+    for (size_t i = 0; i < count; i++) {
+        const accel_buffer* b = given[i];
+        const char* name = infos[i].name;
+        if (!b) return fail(ACCEL_ERR_INVALID_ARGUMENT, format("accel_job_submit: %s '%s' is NULL", kind, name));
+        if (b->header.driver != &kDriverTable || b->device != m->device)
+            return fail(ACCEL_ERR_INVALID_ARGUMENT,
+                        format("accel_job_submit: the buffer for %s '%s' belongs to another device", kind, name));
+        if (b->size < infos[i].byte_size)
+            return fail(ACCEL_ERR_SHAPE, format("accel_job_submit: %s '%s' needs %llu bytes, its buffer has %llu", kind,
+                                                name, (unsigned long long)infos[i].byte_size,
+                                                (unsigned long long)b->size));
+    }
+    return ACCEL_OK;
+}
+
+// Waits for an in-flight slot (or says BUSY). Inside a callback waiting could never end.
+accel_status acquire_slot(accel_device* d, bool no_wait) {
+    std::unique_lock<std::mutex> lock(d->mutex);
+    if (d->in_flight >= d->runners) {
+        if (no_wait || on_completion_thread())
+            return fail(ACCEL_ERR_BUSY, format("accel_job_submit: %u jobs already in flight (max_inflight %u)%s",
+                                               d->in_flight, d->runners,
+                                               on_completion_thread() ? " and called from a completion callback" : ""));
+        d->slot_cv.wait(lock, [d] { return d->in_flight < d->runners; });
+    }
+    d->in_flight++;
+    return ACCEL_OK;
+}
+
+// Runs the job on `slot` (a worker; the job is Running and the worker holds a reference). `in` and
+// `out` are the worker's own references to the job's buffers: a job that times out lets go of its own
+// while VART may still use them.
+void run(accel_model* m, size_t slot_index, Job* job, const std::vector<accel_buffer*>& in,
+         const std::vector<accel_buffer*>& out) {
+    Runners& r = *m->runners;
+    Slot& slot = r.slots[slot_index];
+    std::vector<std::unique_ptr<HostView>> views;
+    std::vector<vart::TensorBuffer*> vin, vout;
+    uint64_t copied = 0;
+    auto pick = [&](accel_buffer* b, bool is_output, size_t i) -> vart::TensorBuffer* {
+        const auto& own = is_output ? slot.outputs : slot.inputs;
+        if (lent_for(b, &r, is_output, i) && b->slot == slot_index && i < own.size()) return own[i];
+        const xir::Tensor* t = (is_output ? r.output_tensors : r.input_tensors)[i];
+        views.push_back(std::make_unique<HostView>(t, b));
+        copied += (uint64_t)t->get_data_size();
+        return views.back().get();
+    };
+    for (size_t i = 0; i < in.size(); i++) vin.push_back(pick(in[i], false, i));
+    for (size_t i = 0; i < out.size(); i++) vout.push_back(pick(out[i], true, i));
+    accel_status status = ACCEL_OK;
+    std::string message;
+    try {
+        for (size_t i = 0; i < vin.size(); i++)
+            if (i < slot.inputs.size() && vin[i] == slot.inputs[i]) vin[i]->sync_for_write(0, (size_t)r.input_tensors[i]->get_data_size());
+        auto started = slot.runner->execute_async(vin, vout);
+        int rc = started.second == 0 ? slot.runner->wait((int)started.first, -1) : started.second;
+        if (started.second != 0 || rc != 0) {
+            status = ACCEL_ERR_DEVICE;
+            message = format("VART: execute_async returned %d, wait %d", started.second, rc);
+        }
+        for (size_t i = 0; status == ACCEL_OK && i < vout.size(); i++)
+            if (i < slot.outputs.size() && vout[i] == slot.outputs[i]) vout[i]->sync_for_read(0, (size_t)r.output_tensors[i]->get_data_size());
+    } catch (const std::exception& e) {
+        status = ACCEL_ERR_DEVICE;
+        message = format("VART: %s", e.what());
+    }
+    m->device->bytes_copied.fetch_add(copied);
+    for (accel_buffer* b : in) buffer_release(b);
+    for (accel_buffer* b : out) buffer_release(b);
+    finish_job(job, status, message);
+}
+
+}  // namespace
+
+void worker_loop(accel_model* m, size_t slot) {
+    std::vector<Job*> stale;
+    std::vector<accel_buffer*> in, out;
+    for (;;) {
+        Job* job = nullptr;
+        {
+            std::unique_lock<std::mutex> lock(m->queue_mutex);
+            for (;;) {
+                // Drop entries of jobs that ended while queued; take the first this slot may run.
+                for (auto it = m->queue.begin(); it != m->queue.end();) {
+                    Job* j = *it;
+                    std::lock_guard<std::mutex> jl(j->mutex);
+                    if (j->state != JobState::Queued) {
+                        it = m->queue.erase(it);
+                        stale.push_back(j);
+                        continue;
+                    }
+                    if (j->pinned_slot < 0 || j->pinned_slot == (int)slot) {
+                        // Taken while the job still holds its buffers (a timeout cannot end it meanwhile).
+                        in = j->inputs;
+                        out = j->outputs;
+                        for (accel_buffer* b : in) buffer_retain(b);
+                        for (accel_buffer* b : out) buffer_retain(b);
+                        j->state = JobState::Running;
+                        j->timing.started_ns = now_ns();
+                        j->timing.core = (int32_t)slot;
+                        m->queue.erase(it);
+                        job = j;
+                        break;
+                    }
+                    ++it;
+                }
+                if (job || m->stop || !stale.empty()) break;
+                m->queue_cv.wait(lock);
+            }
+        }
+        for (Job* j : stale) job_unref(j);  // the queue's references, outside the locks
+        stale.clear();
+        if (!job && !m->stop) continue;
+        if (!job) return;
+        run(m, slot, job, in, out);
+        job_unref(job);  // the queue's reference
+    }
+}
+
+accel_status job_submit(accel_model* m, accel_buffer* const* inputs, size_t nin, accel_buffer* const* outputs,
+                        size_t nout, const accel_run_options* options, accel_job** out) {
+    accel_run_options o{};
+    std::memcpy(&o, options, std::min<size_t>(options->struct_size, sizeof o));
+    if (o.priority < 0 || o.priority > 255)
+        return fail(ACCEL_ERR_INVALID_ARGUMENT, format("accel_job_submit: priority %d is outside 0..255", o.priority));
+    if (!out && !o.callback)
+        return fail(ACCEL_ERR_INVALID_ARGUMENT, "accel_job_submit: no job handle wanted and no callback given");
+    if (accel_status s = check_buffers(m, inputs, nin, m->input_infos, "input")) return s;
+    if (accel_status s = check_buffers(m, outputs, nout, m->output_infos, "output")) return s;
+    for (size_t i = 0; i < nout; i++) {
+        for (size_t k = 0; k < nin; k++)
+            if (outputs[i] == inputs[k])
+                return fail(ACCEL_ERR_INVALID_ARGUMENT,
+                            format("accel_job_submit: output '%s' is also input '%s'", m->output_infos[i].name,
+                                   m->input_infos[k].name));
+        for (size_t k = 0; k < i; k++)
+            if (outputs[i] == outputs[k])
+                return fail(ACCEL_ERR_INVALID_ARGUMENT,
+                            format("accel_job_submit: outputs '%s' and '%s' share a buffer", m->output_infos[k].name,
+                                   m->output_infos[i].name));
+    }
+    accel_device* d = m->device;
+    if (accel_status s = acquire_slot(d, (o.flags & ACCEL_SUBMIT_NO_WAIT) != 0)) return s;
+    auto* j = new Job;
+    j->header.driver = &kDriverTable;
+    j->model = m;
+    model_retain(m);
+    j->inputs.assign(inputs, inputs + nin);
+    j->outputs.assign(outputs, outputs + nout);
+    for (accel_buffer* b : j->inputs) buffer_retain(b);
+    for (accel_buffer* b : j->outputs) buffer_retain(b);
+    j->priority = o.priority;
+    j->callback = o.callback;
+    j->user_data = o.user_data;
+    j->pinned_slot = pinned_slot(m, j->inputs, j->outputs);
+    j->timing.struct_size = sizeof j->timing;
+    j->timing.core = -1;
+    j->timing.queued_ns = now_ns();
+    if (o.timeout_us > 0 && o.timeout_us <= kForeverUs) j->deadline_ns = j->timing.queued_ns + (uint64_t)o.timeout_us * 1000u;
+    if (!out) j->user_refs.store(0);  // fire and forget: no caller reference to cancel with
+    if (!out) j->refs.fetch_sub(1);
+    d->jobs_submitted.fetch_add(1);
+    {
+        std::lock_guard<std::mutex> lock(m->queue_mutex);
+        static std::atomic<uint64_t> sequence{0};
+        j->sequence = sequence.fetch_add(1);
+        j->refs.fetch_add(1);  // the queue's
+        auto at = std::find_if(m->queue.begin(), m->queue.end(), [j](Job* q) { return q->priority < j->priority; });
+        m->queue.insert(at, j);
+    }
+    m->queue_cv.notify_all();
+    if (j->deadline_ns) watch_deadline(d, j);
+    if (out) *out = j;
+    return ACCEL_OK;
+}
+
+accel_status job_wait(accel_job* j, int64_t timeout_us) {
+    std::unique_lock<std::mutex> lock(j->mutex);
+    // Inside its own callback the job has its result; waiting for Done there would wait for ourselves.
+    auto done = [&] {
+        return j->state == JobState::Done || (j->state == JobState::Finishing && job_in_callback() == j);
+    };
+    if (timeout_us < 0 || timeout_us > kForeverUs) {
+        j->done_cv.wait(lock, done);
+    } else if (!j->done_cv.wait_for(lock, std::chrono::microseconds(timeout_us), done)) {
+        return fail(ACCEL_ERR_NOT_READY, "accel_job_wait: the job has not finished yet");
+    }
+    if (j->status != ACCEL_OK) return fail(j->status, j->message);
+    return ACCEL_OK;
+}
+
+accel_status job_poll(accel_job* j, int32_t* out_done) {
+    std::lock_guard<std::mutex> lock(j->mutex);
+    *out_done = j->state == JobState::Done || (j->state == JobState::Finishing && job_in_callback() == j);
+    return ACCEL_OK;
+}
+
+accel_status job_get_timing(accel_job* j, accel_job_timing* out) {
+    std::lock_guard<std::mutex> lock(j->mutex);
+    accel_job_timing t = j->timing;
+    t.struct_size = out->struct_size;
+    std::memcpy(out, &t, std::min<size_t>(out->struct_size, sizeof t));
+    return ACCEL_OK;
+}
+
+void job_retain(accel_job* j) {
+    j->user_refs.fetch_add(1);
+    j->refs.fetch_add(1);
+}
+
+void job_unref(Job* j) {
+    if (j->refs.fetch_sub(1) == 1) delete j;
+}
+
+// The caller's last reference to a job that has not started cancels it.
+void job_release(accel_job* j) {
+    if (!j) return;
+    if (j->user_refs.fetch_sub(1) == 1) {
+        bool queued;
+        {
+            std::lock_guard<std::mutex> lock(j->mutex);
+            queued = j->state == JobState::Queued;
+        }
+        if (queued) finish_job(j, ACCEL_ERR_CANCELLED, "the job was released before it started", true);
+    }
+    job_unref(j);
+}
+
+}  // namespace accel_vart

@@ -1,0 +1,55 @@
+// tensor_buffer.hpp - vart::TensorBuffer (stand-in): memory holding one tensor, as the runner reads and
+// writes it. A buffer's location says who can see it: HOST_VIRT is ordinary process memory (the runner
+// copies it in and out), HOST_PHY is device memory the host also maps (a runner's own buffers: the
+// device reads what the last sync_for_write made visible and the host sees device writes only after
+// sync_for_read), DEVICE_n is memory only device n sees.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "xir/tensor/tensor.hpp"
+#include "xir/util/standin_export.hpp"
+
+namespace vart {
+
+class XIR_STANDIN_API TensorBuffer {
+  public:
+    enum class location_t {
+        HOST_VIRT = 0,
+        HOST_PHY = 1,
+        DEVICE_0 = 2,
+        DEVICE_1 = 3,
+        DEVICE_2 = 4,
+        DEVICE_3 = 5,
+        DEVICE_4 = 6,
+        DEVICE_5 = 7,
+        DEVICE_6 = 8,
+        DEVICE_7 = 9
+    };
+
+    explicit TensorBuffer(const xir::Tensor* tensor) : tensor_(tensor) {}
+    TensorBuffer(const TensorBuffer&) = delete;
+    TensorBuffer& operator=(const TensorBuffer&) = delete;
+    virtual ~TensorBuffer();
+
+    // The host address of element `idx` (all zeros or empty: the first) and the bytes from there to
+    // the end of the buffer.
+    virtual std::pair<std::uint64_t, std::size_t> data(const std::vector<std::int32_t> idx = {}) = 0;
+    virtual location_t get_location() const { return location_t::HOST_VIRT; }
+    // The device (physical) address of element `idx`; HOST_VIRT buffers have none (0, 0).
+    virtual std::pair<std::uint64_t, std::size_t> data_phy(const std::vector<std::int32_t> idx);
+    // Makes the device's writes to [offset, offset+size) visible to the host.
+    virtual void sync_for_read(std::uint64_t offset, std::size_t size);
+    // Makes the host's writes to [offset, offset+size) visible to the device.
+    virtual void sync_for_write(std::uint64_t offset, std::size_t size);
+
+    const xir::Tensor* get_tensor() const { return tensor_; }
+
+  protected:
+    const xir::Tensor* tensor_;
+};
+
+}  // namespace vart

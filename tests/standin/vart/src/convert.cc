@@ -1,0 +1,89 @@
+// convert.cc - see convert.h.
+#include "convert.h"
+
+#include <cmath>
+
+#include "fatal.h"
+
+namespace standin_vart {
+namespace {
+
+// Element n (C order) of an NHWC tensor is element nchw_index(n) of its NCHW counterpart.
+struct Transpose {
+    bool on = false;
+    int64_t h = 1, w = 1, c = 1;
+    int64_t operator()(int64_t n) const {
+        if (!on) return n;
+        int64_t ci = n % c, rest = n / c;
+        int64_t wi = rest % w;
+        rest /= w;
+        int64_t hi = rest % h, ni = rest / h;
+        return ((ni * c + ci) * h + hi) * w + wi;
+    }
+};
+
+Transpose transpose_of(const FixedTensor& t) {
+    Transpose tr;
+    const std::vector<std::int32_t> s = t.tensor->get_shape();
+    if (t.nchw && s.size() == 4) {
+        tr.on = true;
+        tr.h = s[1];
+        tr.w = s[2];
+        tr.c = s[3];
+    }
+    return tr;
+}
+
+float real(const FixedTensor& t, std::uint8_t byte) {
+    int q = t.is_signed ? (int)(std::int8_t)byte : (int)byte;
+    return std::ldexp((float)q, -t.fix_point);
+}
+
+}  // namespace
+
+FixedTensor fixed_view(const xir::Tensor* tensor) {
+    const xir::DataType& dt = tensor->get_data_type();
+    if ((dt.type != xir::DataType::XINT && dt.type != xir::DataType::XUINT) || dt.bit_width != 8)
+        fatal("DPU tensor %s is %s; the stand-in's DPU runs xint8/xuint8 tensors", tensor->get_name().c_str(),
+              dt.to_string().c_str());
+    FixedTensor f{tensor, dt.type == xir::DataType::XINT, 0, false};
+    if (!tensor->has_attr("fix_point")) fatal("DPU tensor %s has no fix_point", tensor->get_name().c_str());
+    f.fix_point = tensor->get_attr<int>("fix_point");
+    f.nchw = tensor->has_attr("standin_nchw") && tensor->get_attr<int>("standin_nchw") != 0;
+    return f;
+}
+
+void to_float(const FixedTensor& t, const std::uint8_t* q, float* out) {
+    const Transpose tr = transpose_of(t);
+    const int64_t n = t.tensor->get_element_num();
+    for (int64_t i = 0; i < n; i++) out[tr(i)] = real(t, q[i]);
+}
+
+void from_float(const FixedTensor& t, const float* v, std::uint8_t* q) {
+    const Transpose tr = transpose_of(t);
+    const int64_t n = t.tensor->get_element_num();
+    const double lo = t.is_signed ? -128.0 : 0.0, hi = t.is_signed ? 127.0 : 255.0;
+    for (int64_t i = 0; i < n; i++) {
+        double r = std::nearbyint(std::ldexp((double)v[tr(i)], t.fix_point));
+        if (std::isnan(r)) r = 0;
+        r = r < lo ? lo : (r > hi ? hi : r);
+        q[i] = t.is_signed ? (std::uint8_t)(std::int8_t)r : (std::uint8_t)r;
+    }
+}
+
+void float_to_xint_truncating(const FixedTensor& t, const float* x, std::uint8_t* q) {
+    const int64_t n = t.tensor->get_element_num();
+    for (int64_t i = 0; i < n; i++) {
+        double r = std::trunc(std::ldexp((double)x[i], t.fix_point));
+        // Wraps like the int8 cast of the vendor's samples; NaN and huge values (undefined in C++) as 0.
+        long long whole = std::isfinite(r) && std::fabs(r) < 9e18 ? (long long)r : 0;
+        q[i] = (std::uint8_t)(whole & 0xff);
+    }
+}
+
+void xint_to_float(const FixedTensor& t, const std::uint8_t* q, float* x) {
+    const int64_t n = t.tensor->get_element_num();
+    for (int64_t i = 0; i < n; i++) x[i] = real(t, q[i]);
+}
+
+}  // namespace standin_vart

@@ -1,0 +1,215 @@
+// dpu_runner.cc - the stand-in's DPU runner: vart::Runner::create_runner and a RunnerExt that runs a
+// DPU subgraph's emulator model (its "accm" attribute) on accel's emulator, with the vendor runner's
+// rules (runner.hpp): blocking execute_async, no re-entry, and std::abort() on any misuse.
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "convert.h"
+#include "emulator.h"
+#include "fatal.h"
+#include "host_phy_buffer.h"
+#include "vart/runner_ext.hpp"
+
+namespace vart {
+Runner::~Runner() = default;
+Runner::TensorFormat Runner::get_tensor_format() { return TensorFormat::NHWC; }
+RunnerExt::~RunnerExt() = default;
+}  // namespace vart
+
+namespace standin_vart {
+namespace {
+
+// XLNX_DPU_TIMEOUT: seconds a job may take before the runtime gives up on the DPU (and the process).
+unsigned long long dpu_timeout_ns() {
+    const char* env = std::getenv("XLNX_DPU_TIMEOUT");
+    long seconds = env && *env ? std::strtol(env, nullptr, 10) : 10;
+    if (seconds <= 0) seconds = 10;
+    return (unsigned long long)seconds * 1000000000ull;
+}
+
+// One side of a run: the tensor the runner expects and the bytes it reads from or writes to.
+struct Port {
+    FixedTensor fixed;
+    std::unique_ptr<HostPhyBuffer> own;  // the runner's HOST_PHY buffer
+    accel_buffer* emulated = nullptr;    // the emulator model's float32 tensor
+};
+
+class DpuRunner : public vart::RunnerExt {
+  public:
+    explicit DpuRunner(const xir::Subgraph* subgraph);
+    ~DpuRunner() override;
+
+    std::pair<std::uint32_t, int> execute_async(const std::vector<vart::TensorBuffer*>& input,
+                                                const std::vector<vart::TensorBuffer*>& output) override;
+    int wait(int, int) override { return 0; }
+    std::vector<const xir::Tensor*> get_input_tensors() override { return tensors(inputs_); }
+    std::vector<const xir::Tensor*> get_output_tensors() override { return tensors(outputs_); }
+    std::vector<vart::TensorBuffer*> get_inputs() override { return buffers(inputs_); }
+    std::vector<vart::TensorBuffer*> get_outputs() override { return buffers(outputs_); }
+
+  private:
+    static std::vector<const xir::Tensor*> tensors(const std::vector<Port>& ports) {
+        std::vector<const xir::Tensor*> out;
+        for (const Port& p : ports) out.push_back(p.fixed.tensor);
+        return out;
+    }
+    static std::vector<vart::TensorBuffer*> buffers(const std::vector<Port>& ports) {
+        std::vector<vart::TensorBuffer*> out;
+        for (const Port& p : ports) out.push_back(p.own.get());
+        return out;
+    }
+    void make_ports(const std::vector<const xir::Tensor*>& ts, std::vector<Port>& ports);
+    vart::TensorBuffer* match(const std::vector<vart::TensorBuffer*>& given, size_t index, const Port& port,
+                              const char* kind);
+    void read_input(vart::TensorBuffer* given, Port& port);
+    void write_output(vart::TensorBuffer* given, Port& port);
+    void run_emulated();
+
+    std::string name_;
+    accel_device* device_ = nullptr;
+    accel_model* model_ = nullptr;
+    std::vector<Port> inputs_, outputs_;
+    std::atomic<bool> busy_{false};
+    std::atomic<std::uint32_t> next_job_{1};
+};
+
+DpuRunner::DpuRunner(const xir::Subgraph* subgraph) : name_(subgraph->get_name()) {
+    if (!subgraph->has_attr("device") || subgraph->get_attr<std::string>("device") != "DPU")
+        fatal("create_runner: subgraph %s is not a DPU subgraph", name_.c_str());
+    if (!subgraph->has_attr("accm")) fatal("create_runner: DPU subgraph %s has no code", name_.c_str());
+    const std::vector<char> code = subgraph->get_attr<std::vector<char>>("accm");
+    device_ = acquire_emulator();
+    if (!device_) fatal("create_runner: cannot open the DPU (the emulator): %s", accel_last_error_message());
+    if (accel_model_load_memory(device_, code.data(), code.size(), &model_) != ACCEL_OK)
+        fatal("create_runner: subgraph %s: %s", name_.c_str(), accel_last_error_message());
+    make_ports(subgraph->get_sorted_input_tensors(), inputs_);
+    make_ports(subgraph->get_sorted_output_tensors(), outputs_);
+    size_t nin = 0, nout = 0;
+    accel_model_input_count(model_, &nin);
+    accel_model_output_count(model_, &nout);
+    if (nin != inputs_.size() || nout != outputs_.size())
+        fatal("create_runner: subgraph %s: its code has %zu inputs and %zu outputs, its tensors %zu and %zu",
+              name_.c_str(), nin, nout, inputs_.size(), outputs_.size());
+}
+
+void DpuRunner::make_ports(const std::vector<const xir::Tensor*>& ts, std::vector<Port>& ports) {
+    for (const xir::Tensor* t : ts) {
+        Port p{fixed_view(t), std::make_unique<HostPhyBuffer>(t), nullptr};
+        if (accel_buffer_alloc(device_, (uint64_t)t->get_element_num() * sizeof(float), &p.emulated) != ACCEL_OK)
+            fatal("create_runner: no DPU memory for %s", t->get_name().c_str());
+        ports.push_back(std::move(p));
+    }
+}
+
+DpuRunner::~DpuRunner() {
+    for (Port& p : inputs_) accel_buffer_release(p.emulated);
+    for (Port& p : outputs_) accel_buffer_release(p.emulated);
+    accel_model_release(model_);
+    release_emulator();
+}
+
+// The buffer for runner tensor `index`: the one at that position if it is the runner's own, else the
+// HOST_VIRT buffer whose tensor name contains the runner tensor's name (the vendor matches by name).
+vart::TensorBuffer* DpuRunner::match(const std::vector<vart::TensorBuffer*>& given, size_t index,
+                                     const Port& port, const char* kind) {
+    const std::string& want = port.fixed.tensor->get_name();
+    if (given[index] == port.own.get()) return given[index];
+    vart::TensorBuffer* found = nullptr;
+    for (vart::TensorBuffer* b : given) {
+        if (!b) fatal("execute_async: a null %s buffer", kind);
+        if (b->get_location() != vart::TensorBuffer::location_t::HOST_VIRT || !b->get_tensor()) continue;
+        const std::string name = b->get_tensor()->get_name();
+        if (name == want) {
+            found = b;
+            break;
+        }
+        if (!found && name.find(want) != std::string::npos) found = b;
+    }
+    if (!found) fatal("execute_async: no %s buffer for tensor %s (HOST_VIRT, matched by name)", kind, want.c_str());
+    const xir::Tensor* t = found->get_tensor();
+    if (t->get_shape() != port.fixed.tensor->get_shape())
+        fatal("execute_async: %s tensor %s: wrong dims", kind, want.c_str());
+    const xir::DataType& dt = t->get_data_type();
+    const bool as_float = dt.type == xir::DataType::FLOAT && dt.bit_width == 32;
+    if (!as_float && dt != port.fixed.tensor->get_data_type())
+        fatal("execute_async: %s tensor %s: wrong data type %s (expected %s or float32)", kind, want.c_str(),
+              dt.to_string().c_str(), port.fixed.tensor->get_data_type().to_string().c_str());
+    size_t need = (size_t)t->get_element_num() * (as_float ? 4 : 1);
+    if (found->data({}).second < need)
+        fatal("execute_async: %s tensor %s: buffer of %zu bytes, %zu needed", kind, want.c_str(),
+              found->data({}).second, need);
+    return found;
+}
+
+void DpuRunner::read_input(vart::TensorBuffer* given, Port& port) {
+    void* emulated = nullptr;
+    accel_buffer_host_ptr(port.emulated, &emulated);
+    float* dst = static_cast<float*>(emulated);
+    if (given == port.own.get()) return to_float(port.fixed, port.own->device_side(), dst);
+    const auto* src = reinterpret_cast<const std::uint8_t*>((std::uintptr_t)given->data({}).first);
+    if (given->get_tensor()->get_data_type().type != xir::DataType::FLOAT) return to_float(port.fixed, src, dst);
+    std::vector<std::uint8_t> q((size_t)port.fixed.tensor->get_element_num());
+    float_to_xint_truncating(port.fixed, reinterpret_cast<const float*>(src), q.data());
+    to_float(port.fixed, q.data(), dst);
+}
+
+void DpuRunner::write_output(vart::TensorBuffer* given, Port& port) {
+    void* emulated = nullptr;
+    accel_buffer_host_ptr(port.emulated, &emulated);
+    const float* src = static_cast<const float*>(emulated);
+    if (given == port.own.get()) return from_float(port.fixed, src, port.own->device_side());
+    auto* dst = reinterpret_cast<std::uint8_t*>((std::uintptr_t)given->data({}).first);
+    if (given->get_tensor()->get_data_type().type != xir::DataType::FLOAT) return from_float(port.fixed, src, dst);
+    std::vector<std::uint8_t> q((size_t)port.fixed.tensor->get_element_num());
+    from_float(port.fixed, src, q.data());
+    xint_to_float(port.fixed, q.data(), reinterpret_cast<float*>(dst));
+}
+
+void DpuRunner::run_emulated() {
+    const unsigned long long deadline = now_ns() + dpu_timeout_ns();
+    if (!wait_while_held(deadline)) fatal("DPU timeout: subgraph %s did not finish (XLNX_DPU_TIMEOUT)", name_.c_str());
+    std::vector<accel_buffer*> in, out;
+    for (Port& p : inputs_) in.push_back(p.emulated);
+    for (Port& p : outputs_) out.push_back(p.emulated);
+    accel_job* job = nullptr;
+    if (accel_job_submit(model_, in.data(), in.size(), out.data(), out.size(), nullptr, &job) != ACCEL_OK)
+        fatal("DPU: subgraph %s: %s", name_.c_str(), accel_last_error_message());
+    unsigned long long now = now_ns();
+    accel_status st = accel_job_wait(job, now < deadline ? (int64_t)((deadline - now) / 1000) : 0);
+    if (st == ACCEL_ERR_NOT_READY) fatal("DPU timeout: subgraph %s did not finish (XLNX_DPU_TIMEOUT)", name_.c_str());
+    if (st != ACCEL_OK) fatal("DPU: subgraph %s: %s", name_.c_str(), accel_last_error_message());
+    accel_job_release(job);
+}
+
+std::pair<std::uint32_t, int> DpuRunner::execute_async(const std::vector<vart::TensorBuffer*>& input,
+                                                       const std::vector<vart::TensorBuffer*>& output) {
+    if (busy_.exchange(true)) fatal("execute_async: runner of subgraph %s is already running a job", name_.c_str());
+    count_running(1);
+    if (input.size() != inputs_.size() || output.size() != outputs_.size())
+        fatal("execute_async: %zu inputs and %zu outputs given, subgraph %s has %zu and %zu", input.size(),
+              output.size(), name_.c_str(), inputs_.size(), outputs_.size());
+    std::vector<vart::TensorBuffer*> in(inputs_.size()), out(outputs_.size());
+    for (size_t i = 0; i < inputs_.size(); i++) in[i] = match(input, i, inputs_[i], "input");
+    for (size_t i = 0; i < outputs_.size(); i++) out[i] = match(output, i, outputs_[i], "output");
+    for (size_t i = 0; i < inputs_.size(); i++) read_input(in[i], inputs_[i]);
+    run_emulated();
+    for (size_t i = 0; i < outputs_.size(); i++) write_output(out[i], outputs_[i]);
+    count_running(-1);
+    busy_.store(false);
+    return {next_job_.fetch_add(1), 0};
+}
+
+}  // namespace
+}  // namespace standin_vart
+
+namespace vart {
+
+std::unique_ptr<Runner> Runner::create_runner(const xir::Subgraph* subgraph, const std::string& mode) {
+    if (!subgraph) standin_vart::fatal("create_runner: null subgraph");
+    if (!mode.empty() && mode != "run") standin_vart::fatal("create_runner: mode \"%s\" is not available", mode.c_str());
+    return std::make_unique<standin_vart::DpuRunner>(subgraph);
+}
+
+}  // namespace vart

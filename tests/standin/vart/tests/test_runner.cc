@@ -1,0 +1,216 @@
+// test_runner.cc - the VART stand-in through the vendor's API, as a user (or the vart driver) uses it:
+// deserialize, pick the DPU subgraph, run with the runner's own HOST_PHY buffers and their syncs (and
+// see stale data without them), HOST_VIRT buffers matched by name, the float->xint truncation, and the
+// aborts (wrong dims, wrong dtype, a re-entrant call, the DPU timeout) in child processes.
+// argv[1]: the folder of make_test_models.py.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "vart/runner_ext.hpp"
+#include "xir/graph/graph.hpp"
+
+extern "C" void standin_vart_hold(int on);
+extern "C" int standin_vart_running(void);
+
+#define CHECK(cond)                                                                  \
+    do {                                                                             \
+        if (!(cond)) {                                                               \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+            exit(1);                                                                 \
+        }                                                                            \
+    } while (0)
+
+namespace {
+
+std::string g_dir;
+
+std::vector<int8_t> read_file(const std::string& name) {
+    std::ifstream f(g_dir + "/" + name, std::ios::binary);
+    CHECK(f.good());
+    std::vector<char> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    return std::vector<int8_t>(bytes.begin(), bytes.end());
+}
+
+const xir::Subgraph* dpu_subgraph(const xir::Graph& g) {
+    for (const xir::Subgraph* s : g.get_root_subgraph()->children_topological_sort())
+        if (s->has_attr("device") && s->get_attr<std::string>("device") == "DPU") return s;
+    CHECK(!"no DPU subgraph");
+    return nullptr;
+}
+
+struct Loaded {
+    std::unique_ptr<xir::Graph> graph;
+    std::unique_ptr<vart::Runner> runner;
+    vart::RunnerExt* ext = nullptr;
+};
+
+Loaded load(const char* file) {
+    Loaded l;
+    l.graph = xir::Graph::deserialize(g_dir + "/" + file);
+    l.runner = vart::Runner::create_runner(dpu_subgraph(*l.graph), "run");
+    l.ext = dynamic_cast<vart::RunnerExt*>(l.runner.get());
+    CHECK(l.ext != nullptr);
+    return l;
+}
+
+int8_t* host(vart::TensorBuffer* b) { return reinterpret_cast<int8_t*>((uintptr_t)b->data({}).first); }
+
+void close_enough(const int8_t* got, const std::vector<int8_t>& want) {
+    for (size_t i = 0; i < want.size(); i++)
+        if (std::abs(got[i] - want[i]) > 1) {
+            fprintf(stderr, "element %zu: got %d, want %d\n", i, got[i], want[i]);
+            exit(1);
+        }
+}
+
+// A HOST_VIRT buffer of the user's own memory (the vendor's CpuFlatTensorBuffer plays this part).
+class UserBuffer : public vart::TensorBuffer {
+  public:
+    UserBuffer(const std::string& name, std::vector<int32_t> shape, xir::DataType type)
+        : vart::TensorBuffer(nullptr), tensor(xir::Tensor::create(name, shape, type)),
+          bytes((size_t)tensor->get_data_size()) {
+        tensor_ = tensor.get();
+    }
+    std::pair<uint64_t, size_t> data(const std::vector<int32_t>) override {
+        return {(uint64_t)(uintptr_t)bytes.data(), bytes.size()};
+    }
+    std::unique_ptr<xir::Tensor> tensor;
+    std::vector<char> bytes;
+};
+
+void test_zero_copy() {
+    Loaded l = load("conv.xmodel");
+    CHECK(l.runner->get_tensor_format() == vart::Runner::TensorFormat::NHWC);
+    auto ins = l.runner->get_input_tensors();
+    auto outs = l.runner->get_output_tensors();
+    CHECK(ins.size() == 1 && outs.size() == 1);
+    CHECK(ins[0]->get_name() == "x" && ins[0]->get_shape() == std::vector<int32_t>({1, 8, 8, 3}));
+    CHECK(ins[0]->get_data_type() == xir::DataType(xir::DataType::XINT, 8));
+    CHECK(ins[0]->get_attr<int>("fix_point") == 6);
+    CHECK(outs[0]->get_shape() == std::vector<int32_t>({1, 8, 8, 4}) && outs[0]->get_element_num() == 256);
+    vart::TensorBuffer* in = l.ext->get_inputs()[0];
+    vart::TensorBuffer* out = l.ext->get_outputs()[0];
+    CHECK(in->get_location() == vart::TensorBuffer::location_t::HOST_PHY);
+    CHECK(in->data({}).second == 192 && in->data({0, 1, 0, 0}).second == 192 - 24);
+    CHECK(in->data_phy({}).first != 0 && in->get_tensor() == ins[0]);
+
+    // A run on zeros (the device side as allocated) gives relu(bias).
+    auto r = l.runner->execute_async({in}, {out});
+    CHECK(r.second == 0 && l.runner->wait((int)r.first, -1) == 0);
+    std::vector<int8_t> zero_out(256);
+    CHECK(std::memcmp(host(out), zero_out.data(), 256) == 0);  // no sync_for_read yet: stale
+    out->sync_for_read(0, 256);
+    std::memcpy(zero_out.data(), host(out), 256);
+
+    // The input written but not synced: the device still sees zeros.
+    std::vector<int8_t> x = read_file("conv.in0.bin"), y = read_file("conv.out0.bin");
+    std::memcpy(host(in), x.data(), x.size());
+    l.runner->execute_async({in}, {out});
+    out->sync_for_read(0, 256);
+    CHECK(std::memcmp(host(out), zero_out.data(), 256) == 0);
+
+    in->sync_for_write(0, x.size());
+    l.runner->execute_async({in}, {out});
+    out->sync_for_read(0, 256);
+    close_enough(host(out), y);
+}
+
+void test_host_virt() {
+    Loaded l = load("two_io.xmodel");
+    const xir::DataType i8(xir::DataType::XINT, 8), f32(xir::DataType::FLOAT, 32);
+    // Given in the wrong order and with extra name parts: the runner matches them by name.
+    UserBuffer a("a", {1, 16}, i8), ab("model/ab", {1, 16}, i8), sum("sum", {1, 16}, i8), diff("diff", {1, 16}, i8);
+    std::vector<int8_t> qa = read_file("two_io.in0.bin"), qab = read_file("two_io.in1.bin");
+    std::memcpy(a.bytes.data(), qa.data(), 16);
+    std::memcpy(ab.bytes.data(), qab.data(), 16);
+    l.runner->execute_async({&ab, &a}, {&diff, &sum});
+    close_enough(reinterpret_cast<int8_t*>(sum.bytes.data()), read_file("two_io.out0.bin"));
+    close_enough(reinterpret_cast<int8_t*>(diff.bytes.data()), read_file("two_io.out1.bin"));
+
+    // Float buffers: x * 2^5 truncated toward zero and wrapped to 8 bits, no saturation.
+    UserBuffer fa("a", {1, 16}, f32), fab("ab", {1, 16}, f32), fsum("sum", {1, 16}, f32), fdiff("diff", {1, 16}, f32);
+    float* va = reinterpret_cast<float*>(fa.bytes.data());
+    float* vab = reinterpret_cast<float*>(fab.bytes.data());
+    va[0] = -1.9f / 32;  // -1.9 -> -1 (rounding would give -2)
+    va[1] = 4.5f;        // 144 wraps to -112, -3.5
+    va[2] = 1.99f / 32;  // 1.99 -> 1
+    l.runner->execute_async({&fa, &fab}, {&fsum, &fdiff});
+    const float* s = reinterpret_cast<const float*>(fsum.bytes.data());
+    CHECK(s[0] == -1.0f / 32 && s[1] == -3.5f && s[2] == 1.0f / 32 && s[3] == 0.0f);
+    (void)vab;
+}
+
+// ---- the aborts, each in a child process ----
+
+void abort_case(const std::string& which) {
+    if (which == "timeout") {
+        Loaded l = load("conv.xmodel");  // XLNX_DPU_TIMEOUT=1 from the parent
+        standin_vart_hold(1);
+        l.runner->execute_async(l.ext->get_inputs(), l.ext->get_outputs());
+    } else if (which == "reentrant") {
+        Loaded l = load("conv.xmodel");
+        standin_vart_hold(1);
+        std::thread first([&] { l.runner->execute_async(l.ext->get_inputs(), l.ext->get_outputs()); });
+        while (standin_vart_running() == 0) std::this_thread::yield();
+        l.runner->execute_async(l.ext->get_inputs(), l.ext->get_outputs());
+        first.join();
+    } else {
+        Loaded l = load("two_io.xmodel");
+        const xir::DataType i8(xir::DataType::XINT, 8);
+        bool dims = which == "dims";
+        UserBuffer a("a", {1, dims ? 8 : 16}, dims ? i8 : xir::DataType(xir::DataType::INT, 16));
+        auto own = l.ext->get_inputs();
+        l.runner->execute_async({&a, own[1]}, l.ext->get_outputs());
+    }
+    fprintf(stderr, "abort case %s returned\n", which.c_str());
+    exit(0);  // the parent expects SIGABRT
+}
+
+void expect_abort(const char* self, const char* which, bool short_timeout) {
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        if (short_timeout) setenv("XLNX_DPU_TIMEOUT", "1", 1);
+        execl(self, self, g_dir.c_str(), "abort", which, (char*)nullptr);
+        _exit(127);
+    }
+    int status = 0;
+    CHECK(waitpid(pid, &status, 0) == pid);
+    if (!(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT)) {
+        fprintf(stderr, "abort case %s: child status %d, expected SIGABRT\n", which, status);
+        exit(1);
+    }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CHECK(argc >= 2);
+    g_dir = argv[1];
+    if (argc == 4 && std::string(argv[2]) == "abort") abort_case(argv[3]);
+    const char* self = "/proc/self/exe";
+    char path[4096];
+    ssize_t n = readlink(self, path, sizeof path - 1);
+    CHECK(n > 0);
+    path[n] = 0;
+    // Before any thread exists in this process (fork with threads is what sanitizers dislike).
+    expect_abort(path, "dims", false);
+    expect_abort(path, "dtype", false);
+    expect_abort(path, "reentrant", false);
+    expect_abort(path, "timeout", true);
+    test_zero_copy();
+    test_host_virt();
+    printf("standin vart runner: ok\n");
+    return 0;
+}
