@@ -60,7 +60,7 @@ def install(backend: str) -> None:
     if backend not in PACKERS:
         raise SystemExit(f"ACCEL_TEST_DEVICE: no stand-in toolchain for backend {backend!r} "
                          f"(known: {', '.join(sorted(PACKERS))})")
-    pack = PACKERS[backend]()
+    packers: list = []  # made at the first load that needs one
     suffix = SUFFIXES[backend]
     folder = Path(tempfile.mkdtemp(prefix=f"accel-{backend}-models-"))
     atexit.register(shutil.rmtree, folder, True)
@@ -91,7 +91,9 @@ def install(backend: str) -> None:
             input_shapes = None
         else:
             return original(self, path_or_bytes, input_shapes)
-        packed = pack(name, accm)
+        if not packers:
+            packers.append(PACKERS[backend]())
+        packed = packers[0](name, accm)
         if not is_path:
             return original(self, packed, input_shapes)
         # A folder per load: two tests' "model.onnx" must not share a file, even in threads.

@@ -90,3 +90,42 @@ def test_model_from_onnx_is_refused_with_the_toolchain_named(dev, tiny_path):
 
     with pytest.raises(accel.UnsupportedError, match="toolchain"):
         dev.load.__wrapped__(dev, str(tiny_path))
+
+
+def _xmodel(tmp_path, onnx_bytes, fix_points):
+    sys.path.insert(0, str(STANDIN / "vart" / "tools"))
+    import make_xmodel
+
+    path = tmp_path / "double.onnx"
+    path.write_bytes(onnx_bytes)
+    return make_xmodel.build(str(path), fix_points)
+
+
+@pytest.mark.vendor("vart")
+def test_vart_xint8_nhwc_tensors_with_fix_points(dev, tmp_path):
+    model = dev.load(_xmodel(tmp_path, _double_onnx((1, 3, 4, 5)), {"x": 6, "y": 5}))
+    (x_info,), (y_info,) = model.inputs, model.outputs
+    # The DPU's tensors: NHWC, int8, real = q * 2^-fix_point.
+    assert (x_info.dtype, x_info.shape, x_info.layout) == (np.int8, (1, 4, 5, 3), "NHWC")
+    assert x_info.quant.type == "shift" and x_info.quant.shifts == (6,)
+    assert y_info.quant.type == "shift" and y_info.quant.shifts == (5,)
+
+    x = _int8((1, 4, 5, 3), 3)
+    (y,) = model.run(x)
+    # real y = 2 * x_q / 64 = x_q / 32, stored with fix point 5: y_q == x_q.
+    np.testing.assert_array_equal(np.asarray(y), x)
+    (y2,) = model.run_async(x).result(timeout=30)
+    np.testing.assert_array_equal(np.asarray(y2), x)
+
+
+@pytest.mark.vendor("vart")
+def test_vart_refuses_wrong_input_before_vart_sees_it(dev, tmp_path):
+    import accel
+
+    model = dev.load(_xmodel(tmp_path, _double_onnx((1, 3, 4, 5)), {"x": 6, "y": 5}))
+    with pytest.raises(accel.ShapeError, match="x"):
+        model.run(_int8((1, 3, 4, 5), 4))  # NCHW given to an NHWC tensor
+    with pytest.raises(accel.DTypeError, match="int8"):
+        model.run(rand((1, 4, 5, 3)))
+    (y,) = model.run(_int8((1, 4, 5, 3), 5))  # the process is alive and the device usable
+    assert np.asarray(y).shape == (1, 4, 5, 3)
