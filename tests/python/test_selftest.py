@@ -16,7 +16,7 @@ from conftest import DEVICE_URI
 
 import accel
 from accel import cli, selftest
-from accel.selftest import CHECKS, ERROR, FAIL, PASS, SKIP, Check, run_selftest
+from accel.selftest import CHECKS, ERROR, FAIL, PASS, SKIP, Check, checks_resources, run_selftest
 
 NAMES = [c.name for c in CHECKS]
 
@@ -231,7 +231,8 @@ def _no_outputs(monkeypatch):
 
 def _growing_rss(monkeypatch):
     grown = itertools.count()
-    monkeypatch.setattr(selftest, "rss_bytes", lambda: ((100 + 1024 * next(grown)) * selftest.MIB, "RSS"))
+    monkeypatch.setattr(checks_resources, "rss_bytes",
+                        lambda: ((100 + 1024 * next(grown)) * selftest.MIB, "RSS"))
 
 
 # fault -> (how to inject it, [(a check it must fail, a problem that check must report)])

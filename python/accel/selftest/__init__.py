@@ -1,0 +1,34 @@
+"""``accel selftest``: a conformance run of a device and a model, with a report to attach to a bug.
+
+    accel selftest --device emu:cores=2                    # the emulator and the bundled tiny CNN
+    accel selftest --device bpu:0 --model net.hbm --json report.json
+    accel selftest --device vart:0 --model net.xmodel --quick
+
+Each check (``CHECKS``, in order; docs/selftest.md says what each one does) ends PASS; FAIL, when it found
+the device or the runtime not doing what accel promises; ERROR, when something raised that the check did
+not expect (a device error in the middle of a run, say); or SKIP, when it needs what an earlier check
+failed to make (no device, no model). The exit code is 0 when every check passed, 1 otherwise, 2 for a
+usage error. From Python: ``report = run_selftest("emu:cores=2")``, then ``report.exit_code`` and
+``report.to_dict()``.
+
+The package, one job a module: ``framework`` (what a check is: Settings, Context, Findings, Check,
+CheckResult, the statuses), ``checks_setup``, ``checks_runs`` and ``checks_resources`` (the checks, by
+subject), ``environment`` and ``tensor_metadata`` (what two of them examine), ``helpers`` (what checks of
+several subjects share), ``checks`` (their order), ``runner`` (running them), ``report`` (the text and
+JSON report) and ``command`` (the ``accel selftest`` subcommand).
+"""
+from __future__ import annotations
+
+# Beside __all__, the package offers the statuses, Context, MIB, REPORT_FORMAT, run_check, format_result and
+# usage_problem, as the single module did. A test that replaces rss_bytes patches it where check_rss reads
+# it: accel.selftest.checks_resources.
+from .checks import CHECKS
+from .command import command, register, usage_problem
+from .framework import (DEFAULT_MODEL, ERROR, FAIL, FULL, PASS, QUICK, SKIP, Check, CheckFailed, CheckResult,
+                        Context, Findings, Settings)
+from .helpers import MIB
+from .report import REPORT_FORMAT, Report, format_result
+from .runner import run_check, run_selftest
+
+__all__ = ["CHECKS", "Check", "CheckFailed", "CheckResult", "Findings", "Report", "Settings", "FULL",
+           "QUICK", "DEFAULT_MODEL", "run_selftest", "register", "command"]

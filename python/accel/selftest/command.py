@@ -1,0 +1,71 @@
+"""The ``accel selftest`` subcommand: its arguments, the usage errors found before anything runs, and
+the command that runs the checks and writes the report."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any, Optional
+
+from .framework import FULL
+from .runner import run_selftest
+
+
+def register(subparsers: Any) -> argparse.ArgumentParser:
+    """Adds ``selftest`` to the ``accel`` command's subparsers (see accel.cli)."""
+    p = subparsers.add_parser(
+        "selftest", help="check that a device and a model work as accel promises",
+        description="Runs conformance checks on a device (a board or the emulator) and prints a report "
+                    "to attach to a bug. Exit code: 0 all passed, 1 a check failed, 2 usage error.")
+    p.add_argument("--device", required=True, metavar="URI",
+                   help="the device: emu[:options], bpu:0, vart:0, ...")
+    p.add_argument("--model", metavar="PATH",
+                   help="the model to run (required except on the emulator, which runs the bundled "
+                        "tiny CNN by default): .hbm/.bin on BPU, .xmodel on VART, .onnx or .accm on emu")
+    p.add_argument("--json", metavar="REPORT.json", help="also write the full report as JSON")
+    p.add_argument("--quick", action="store_true", help="fewer runs per check")
+    p.add_argument("--check-timeout", type=float, default=FULL.check_timeout, metavar="SECONDS",
+                   help=f"report a check as hung after this long (default {FULL.check_timeout:g})")
+    p.set_defaults(handler=command)
+    return p
+
+
+def usage_problem(args: argparse.Namespace) -> Optional[str]:
+    """What is wrong with the arguments before anything runs, or None."""
+    scheme = args.device.split(":", 1)[0]
+    if not scheme:
+        return f"--device {args.device!r} has no scheme: use emu, bpu:0, vart:0, ..."
+    if args.model is None and scheme != "emu":
+        return (f"--model is required for --device {args.device!r}: the bundled ONNX model compiles only "
+                f"for the emulator; pass a model compiled for the board (.hbm/.bin on BPU, .xmodel on VART)")
+    if args.model is not None and scheme != "emu" and args.model.lower().endswith(".onnx"):
+        return (f"--model {args.model!r} is ONNX, which compiles only for the emulator; pass a model "
+                f"compiled for {scheme!r} with the vendor's toolchain")
+    if args.model is not None and not Path(args.model).is_file():
+        return f"--model {args.model!r}: no such file"
+    if args.json is not None and not Path(args.json).resolve().parent.is_dir():
+        return f"--json {args.json!r}: no such folder"
+    if not args.check_timeout > 0:
+        return f"--check-timeout must be > 0 seconds, got {args.check_timeout:g}"
+    return None
+
+
+def command(args: argparse.Namespace) -> int:
+    """``accel selftest``: runs the checks, prints the report, writes the JSON; returns the exit code."""
+    from ..cli import UsageError
+
+    problem = usage_problem(args)
+    if problem:
+        raise UsageError(problem)
+    report = run_selftest(args.device, args.model, quick=args.quick, check_timeout=args.check_timeout,
+                          out=sys.stdout)
+    if args.json:
+        report.write_json(args.json)
+        print(f"report written to {args.json}")
+    if report.hung:
+        # A hung job may never let the device close or the interpreter finalize: leave at once.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(report.exit_code)
+    return report.exit_code

@@ -1,0 +1,105 @@
+"""What a selftest check is and what it works with: how much work it does (``Settings``), what the checks
+share (``Context``), what one check found (``Findings``), the check itself (``Check``), its outcome
+(``CheckResult``) and the statuses it can end with."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+import numpy as np
+
+import accel
+
+PASS, FAIL, ERROR, SKIP = "PASS", "FAIL", "ERROR", "SKIP"
+PACKAGE_DIR = Path(accel.__file__).resolve().parent
+#: The model the emulator runs when no ``--model`` is given.
+DEFAULT_MODEL = PACKAGE_DIR / "models" / "tiny_cnn.onnx"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How much work each check does (``FULL`` by default, ``QUICK`` with ``--quick``)."""
+
+    repeats: int  # determinism: reruns of the first input
+    async_jobs: int
+    threads: int
+    runs_per_thread: int
+    leak_runs: int
+    rss_warmup: int
+    rss_runs: int
+    latency_runs: int
+    check_timeout: float  # seconds a check may take before it is reported as hung
+
+
+FULL = Settings(repeats=5, async_jobs=16, threads=4, runs_per_thread=25, leak_runs=200, rss_warmup=100,
+                rss_runs=2000, latency_runs=500, check_timeout=120.0)
+QUICK = Settings(repeats=2, async_jobs=4, threads=2, runs_per_thread=5, leak_runs=30, rss_warmup=20,
+                 rss_runs=300, latency_runs=50, check_timeout=120.0)
+
+
+class CheckFailed(Exception):
+    """Raised by a check that cannot go on: the device or runtime did not do what accel promises."""
+
+
+class Findings:
+    """What one check found: a one-line summary, notes (information), problems (each one a FAIL) and
+    data for the JSON report. ``problem`` may be called from several threads at once."""
+
+    def __init__(self) -> None:
+        self.summary = ""
+        self.notes: List[str] = []
+        self.problems: List[str] = []
+        self.data: Dict[str, Any] = {}
+
+    def note(self, text: str) -> None:
+        """Adds a line of information to the report."""
+        self.notes.append(text)
+
+    def problem(self, text: str) -> None:
+        """Records a problem: the check will FAIL."""
+        self.problems.append(text)
+
+    def expect(self, condition: bool, text: str) -> bool:
+        """Records ``text`` as a problem unless ``condition`` holds; returns ``condition``."""
+        if not condition:
+            self.problem(text)
+        return condition
+
+
+class Context:
+    """What the checks share: the arguments, and what earlier checks made (device, model, inputs and the
+    reference outputs of the first sync run)."""
+
+    def __init__(self, uri: str, model_path: Optional[Path], settings: Settings) -> None:
+        self.uri = uri
+        self.scheme = uri.split(":", 1)[0]
+        self.model_path = model_path
+        self.settings = settings
+        self.device: Optional[accel.Device] = None
+        self.model: Optional[accel.Model] = None
+        self.inputs: Optional[List[np.ndarray]] = None
+        self.reference: Optional[List[np.ndarray]] = None
+
+
+@dataclass(frozen=True)
+class Check:
+    """One check: ``run(context, findings)``; ``needs`` names the Context attributes it uses."""
+
+    name: str
+    run: Callable[[Context, Findings], None]
+    needs: Tuple[str, ...]
+    title: str
+
+
+@dataclass
+class CheckResult:
+    """The outcome of one check, as the report shows it."""
+
+    name: str
+    status: str
+    seconds: float
+    summary: str = ""
+    notes: List[str] = field(default_factory=list)
+    problems: List[str] = field(default_factory=list)
+    data: Dict[str, Any] = field(default_factory=dict)

@@ -1,0 +1,87 @@
+"""Running the checks: each in a worker thread with a time limit, skipped when it needs what an earlier
+check failed to make; the report written as the results come."""
+from __future__ import annotations
+
+import datetime
+import os
+import time
+import traceback
+from dataclasses import replace
+from pathlib import Path
+from typing import Optional, Sequence, TextIO
+
+from .checks import CHECKS, MADE_BY
+from .framework import (DEFAULT_MODEL, ERROR, FAIL, FULL, PASS, QUICK, SKIP, Check, CheckFailed, CheckResult,
+                        Context, Findings)
+from .helpers import in_thread
+from .report import Report, format_result
+
+
+def _skip_reason(check: Check, ctx: Context, report: Report) -> Optional[str]:
+    if report.hung:
+        return f"not run: check {report.hung!r} did not finish"
+    missing = [n for n in check.needs if getattr(ctx, n) is None]
+    if missing:
+        return f"not run: needs the {missing[0]} that {MADE_BY[missing[0]]} makes"
+    return None
+
+
+def run_check(check: Check, ctx: Context, report: Report) -> CheckResult:
+    """Runs one check in a worker thread, at most ``settings.check_timeout`` seconds."""
+    reason = _skip_reason(check, ctx, report)
+    if reason:
+        return CheckResult(check.name, SKIP, 0.0, reason)
+    f = Findings()
+    t0 = time.perf_counter()
+    finished, _, error = in_thread(lambda: check.run(ctx, f), ctx.settings.check_timeout)
+    seconds = time.perf_counter() - t0
+    status = PASS
+    if not finished:
+        report.hung = check.name
+        f.problem(f"did not finish within {ctx.settings.check_timeout:g} s")
+    elif isinstance(error, CheckFailed):
+        f.problem(str(error))
+    elif error is not None:
+        status = ERROR
+        f.summary = f"{type(error).__name__}: {error}"
+        f.data["traceback"] = "".join(traceback.format_exception(type(error), error, error.__traceback__))
+        f.notes.append(f"at {traceback.extract_tb(error.__traceback__)[-1].name}(), "
+                       f"see the JSON report's traceback")
+    if status == PASS and f.problems:
+        status = FAIL
+        f.summary = f.summary or f.problems[0]
+    return CheckResult(check.name, status, seconds, f.summary, f.notes, list(f.problems), f.data)
+
+
+def run_selftest(uri: str, model: "Optional[os.PathLike[str] | str]" = None, *, quick: bool = False,
+                 check_timeout: Optional[float] = None, out: Optional[TextIO] = None,
+                 checks: Sequence[Check] = CHECKS) -> Report:
+    """Runs ``checks`` on the device at ``uri`` with ``model`` (default: the bundled tiny CNN, which
+    only the emulator can load) and returns the :class:`Report`; each result is written to ``out`` as
+    it comes."""
+    settings = QUICK if quick else FULL
+    if check_timeout is not None:
+        settings = replace(settings, check_timeout=float(check_timeout))
+    path = Path(model) if model is not None else None
+    ctx = Context(uri, path, settings)
+    started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    report = Report(uri, str(path or DEFAULT_MODEL), quick, started)
+    _emit(out, report.header())
+    t0 = time.perf_counter()
+    try:
+        for check in checks:
+            result = run_check(check, ctx, report)
+            report.results.append(result)
+            _emit(out, format_result(result))
+    finally:
+        if ctx.device is not None and not report.hung:
+            ctx.device.close()
+    report.seconds = time.perf_counter() - t0
+    _emit(out, report.footer())
+    return report
+
+
+def _emit(out: Optional[TextIO], text: str) -> None:
+    if out is not None:
+        out.write(text + "\n")
+        out.flush()
