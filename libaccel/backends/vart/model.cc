@@ -37,7 +37,7 @@ accel_status check_tensor(const xir::Tensor* t) {
                     format("DPU tensor '%s' is %s; only xint8, xuint8 and float32 tensors are supported",
                            name.c_str(), dt.to_string().c_str()));
     const std::vector<int32_t> shape = t->get_shape();
-    if (shape.empty() || shape.size() > ACCEL_MAX_DIMS)
+    if (shape.size() > ACCEL_MAX_DIMS)  // rank 0 (a scalar) is one element
         return fail(ACCEL_ERR_UNSUPPORTED, format("DPU tensor '%s' has rank %zu", name.c_str(), shape.size()));
     if (is_fixed_point(dt) && !t->has_attr("fix_point"))
         return fail(ACCEL_ERR_MODEL_FORMAT, format("DPU tensor '%s' has no fix_point", name.c_str()));
