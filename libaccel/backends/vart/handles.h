@@ -39,6 +39,7 @@ struct Runners {
     std::unique_ptr<xir::Graph> graph;  // declared first: destroyed after the runners
     std::vector<Slot> slots;
     std::vector<const xir::Tensor*> input_tensors, output_tensors;  // the runners' order
+    accel_layout layout = ACCEL_LAYOUT_NHWC;                         // of their 4-D tensors
     std::mutex lend_mutex;                                          // guards the slots' lent flags
 };
 

@@ -1,6 +1,7 @@
 // model.cc - loading an .xmodel: deserialize, select the DPU subgraph (exactly one), create one runner
-// per in-flight slot, describe its tensors (int8/uint8, NHWC, fix_point as ACCEL_QUANT_SHIFT) and
-// start one worker thread per runner. Everything VART would abort on is checked here first.
+// per in-flight slot, describe its tensors (xint8/xuint8 with fix_point as ACCEL_QUANT_SHIFT, or float32
+// unquantized; 4-D ones in the runner's tensor format) and start one worker thread per runner.
+// Everything VART would abort on is checked here first.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -21,45 +22,72 @@ namespace {
 
 bool is_dpu(const xir::Subgraph* s) { return s->has_attr("device") && s->get_attr<std::string>("device") == "DPU"; }
 
+bool is_fixed_point(const xir::DataType& dt) {
+    return (dt.type == xir::DataType::XINT || dt.type == xir::DataType::XUINT) && dt.bit_width == 8;
+}
+
+bool is_float32(const xir::DataType& dt) { return dt.type == xir::DataType::FLOAT && dt.bit_width == 32; }
+
 // What the DPU runner would abort on (create_runner) or what we cannot describe.
 accel_status check_tensor(const xir::Tensor* t) {
     const std::string name = t->get_name();
     const xir::DataType& dt = t->get_data_type();
-    if ((dt.type != xir::DataType::XINT && dt.type != xir::DataType::XUINT) || dt.bit_width != 8)
+    if (!is_fixed_point(dt) && !is_float32(dt))
         return fail(ACCEL_ERR_UNSUPPORTED,
-                    format("DPU tensor '%s' is %s; only xint8 and xuint8 tensors are supported", name.c_str(),
-                           dt.to_string().c_str()));
+                    format("DPU tensor '%s' is %s; only xint8, xuint8 and float32 tensors are supported",
+                           name.c_str(), dt.to_string().c_str()));
     const std::vector<int32_t> shape = t->get_shape();
-    if (shape.empty() || shape.size() > ACCEL_MAX_DIMS)
+    if (shape.size() > ACCEL_MAX_DIMS)  // rank 0 (a scalar) is one element
         return fail(ACCEL_ERR_UNSUPPORTED, format("DPU tensor '%s' has rank %zu", name.c_str(), shape.size()));
-    if (!t->has_attr("fix_point"))
+    if (is_fixed_point(dt) && !t->has_attr("fix_point"))
         return fail(ACCEL_ERR_MODEL_FORMAT, format("DPU tensor '%s' has no fix_point", name.c_str()));
     for (int32_t dim : shape)
         if (dim <= 0) return fail(ACCEL_ERR_MODEL_FORMAT, format("DPU tensor '%s' has a dim <= 0", name.c_str()));
     return ACCEL_OK;
 }
 
+// The runner's layout of its 4-D tensors, by the enumerator's name (its value differs between VART's
+// headers, so the raw enum never crosses into our ABI).
+accel_status runner_layout(vart::Runner* runner, accel_layout* out) {
+    switch (runner->get_tensor_format()) {
+        case vart::Runner::TensorFormat::NHWC:
+            *out = ACCEL_LAYOUT_NHWC;
+            return ACCEL_OK;
+        case vart::Runner::TensorFormat::NCHW:
+            *out = ACCEL_LAYOUT_NCHW;
+            return ACCEL_OK;
+    }
+    return fail(ACCEL_ERR_UNSUPPORTED,
+                format("the runner reports tensor format %d, neither NHWC nor NCHW", (int)runner->get_tensor_format()));
+}
+
 // The model's view of one DPU tensor; the strings and quantization arrays live in the model.
-accel_status describe(accel_model* m, const xir::Tensor* t, size_t slot_in_storage, accel_tensor_info* info) {
+accel_status describe(accel_model* m, const xir::Tensor* t, accel_layout layout4, size_t slot_in_storage,
+                      accel_tensor_info* info) {
     if (accel_status s = check_tensor(t)) return s;
     const std::vector<int32_t> shape = t->get_shape();
     const xir::DataType& dt = t->get_data_type();
-    const int fp = t->get_attr<int>("fix_point");
     *info = accel_tensor_info{};
     info->struct_size = sizeof *info;
-    info->dtype = dt.type == xir::DataType::XINT ? ACCEL_DTYPE_INT8 : ACCEL_DTYPE_UINT8;
-    info->layout = shape.size() == 4 ? ACCEL_LAYOUT_NHWC : ACCEL_LAYOUT_NONE;
+    if (is_float32(dt))
+        info->dtype = ACCEL_DTYPE_FLOAT32;
+    else
+        info->dtype = dt.type == xir::DataType::XINT ? ACCEL_DTYPE_INT8 : ACCEL_DTYPE_UINT8;
+    info->layout = shape.size() == 4 ? layout4 : ACCEL_LAYOUT_NONE;
     info->ndim = (uint32_t)shape.size();
-    int64_t stride = 1;
+    int64_t stride = dt.bit_width / 8;  // byte strides, dense
     for (int d = (int)shape.size() - 1; d >= 0; d--) {
         info->shape[d] = shape[d];
         info->strides[d] = stride;
         stride *= shape[d];
     }
     info->byte_size = (uint64_t)stride;
+    m->names[slot_in_storage] = t->get_name();
+    info->quant.axis = -1;
+    if (!is_fixed_point(dt)) return ACCEL_OK;  // ACCEL_QUANT_NONE, count 0
     // real = q * 2^-fix_point, which is ACCEL_QUANT_SHIFT exactly; a negative fix point does not fit its
     // uint8 shift and becomes the per-tensor scale 2^-fix_point (also exact).
-    info->quant.axis = -1;
+    const int fp = t->get_attr<int>("fix_point");
     info->quant.count = 1;
     if (fp >= 0 && fp <= 255) {
         info->quant.type = ACCEL_QUANT_SHIFT;
@@ -68,7 +96,6 @@ accel_status describe(accel_model* m, const xir::Tensor* t, size_t slot_in_stora
         info->quant.type = ACCEL_QUANT_PER_TENSOR;
         m->scales[slot_in_storage] = std::ldexp(1.0f, -fp);
     }
-    m->names[slot_in_storage] = t->get_name();
     return ACCEL_OK;
 }
 
@@ -102,6 +129,7 @@ accel_status make_runners(accel_device* d, std::unique_ptr<xir::Graph> graph, st
         if (i == 0) {
             r->input_tensors = slot.runner->get_input_tensors();
             r->output_tensors = slot.runner->get_output_tensors();
+            if (accel_status s = runner_layout(slot.runner.get(), &r->layout)) return s;
         }
         // Own buffers are usable only if there is one per tensor; otherwise every job copies.
         if (slot.inputs.size() != r->input_tensors.size() || slot.outputs.size() != r->output_tensors.size()) {
@@ -145,14 +173,17 @@ accel_status load_graph(accel_device* d, const char* path, const std::string& wh
     m->input_infos.resize(nin);
     m->output_infos.resize(nout);
     for (size_t i = 0; i < nin; i++)
-        if (accel_status s = describe(m.get(), runners->input_tensors[i], i, &m->input_infos[i])) return s;
+        if (accel_status s = describe(m.get(), runners->input_tensors[i], runners->layout, i, &m->input_infos[i]))
+            return s;
     for (size_t i = 0; i < nout; i++)
-        if (accel_status s = describe(m.get(), runners->output_tensors[i], nin + i, &m->output_infos[i])) return s;
+        if (accel_status s =
+                describe(m.get(), runners->output_tensors[i], runners->layout, nin + i, &m->output_infos[i]))
+            return s;
     auto fix_up = [&](accel_tensor_info& info, size_t k) {
         info.name = m->names[k].c_str();
         if (info.quant.type == ACCEL_QUANT_SHIFT)
             info.quant.shifts = &m->shifts[k];
-        else
+        else if (info.quant.type == ACCEL_QUANT_PER_TENSOR)
             info.quant.scales = &m->scales[k];
     };
     for (size_t i = 0; i < nin; i++) fix_up(m->input_infos[i], i);

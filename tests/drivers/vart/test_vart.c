@@ -1,9 +1,11 @@
 /* test_vart.c - the vart driver through accel's public ABI, on the stand-in VART: opening and
- * introspection, zero-copy and copying runs checked against onnxruntime's numbers (int8, +-1), async
+ * introspection, zero-copy and copying runs checked against onnxruntime's numbers (int8, +-1; a float32
+ * NCHW DPU subgraph, the stand-in's liberty, within float tolerance), async
  * and concurrent jobs with callbacks, every validation error (the stand-in would abort the process on
  * any of them reaching it), per-job timeouts and cancellation while VART holds a runner.
  * argv: <models folder> <path of the stand-in's libvart-runner.so> <part> */
 #include <dlfcn.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -220,6 +222,57 @@ static void test_runs(void) {
     free(sum);
     free(diff);
     accel_model_release(m2);
+    accel_device_release(dev);
+}
+
+/* ---- a float32 NCHW DPU subgraph: x (1,3,8,8) -> y (1,4,8,8), unquantized ---- */
+
+static void check_dense_f32_nchw(const accel_tensor_info* t, const char* name, int64_t c) {
+    CHECK(strcmp(t->name, name) == 0 && t->dtype == ACCEL_DTYPE_FLOAT32 && t->layout == ACCEL_LAYOUT_NCHW);
+    CHECK(t->ndim == 4 && t->shape[0] == 1 && t->shape[1] == c && t->shape[2] == 8 && t->shape[3] == 8);
+    CHECK(t->strides[3] == 4 && t->strides[2] == 32 && t->strides[1] == 256 && t->strides[0] == c * 256);
+    CHECK(t->byte_size == (uint64_t)c * 256 && t->quant.type == ACCEL_QUANT_NONE && t->quant.count == 0);
+    CHECK(t->quant.shifts == NULL && t->quant.scales == NULL);
+}
+
+static void test_float(void) {
+    accel_device* dev = NULL;
+    accel_model* m;
+    accel_tensor_info t;
+    float *x, *y;
+    int round;
+    size_t i;
+
+    OK(accel_device_open("vart:0,runners=2", &dev));
+    m = load(dev, "conv_f32.xmodel");
+    memset(&t, 0, sizeof t);
+    t.struct_size = sizeof t;
+    OK(accel_model_input_info(m, 0, &t));
+    check_dense_f32_nchw(&t, "x", 3);
+    OK(accel_model_output_info(m, 0, &t));
+    check_dense_f32_nchw(&t, "y", 4);
+
+    x = (float*)read_file("conv_f32.in0.bin", NULL);
+    y = (float*)read_file("conv_f32.out0.bin", NULL);
+    for (round = 0; round < 2; round++) {
+        uint64_t extra = round ? 64 : 0, before = copied(dev); /* lent (zero copy), then plain */
+        conv_io io;
+        const float* got;
+        io.in = alloc(dev, 768 + extra);
+        io.out = alloc(dev, 1024 + extra);
+        memcpy(host(io.in), x, 768);
+        memset(host(io.out), 0x55, 1024);
+        OK(conv_run(m, &io, NULL));
+        got = (const float*)host(io.out);
+        for (i = 0; i < 256; i++)
+            REQUIRE(fabsf(got[i] - y[i]) <= 1e-4f + 1e-4f * fabsf(y[i]), "y[%zu]: got %g, want %g", i, got[i], y[i]);
+        CHECK(copied(dev) == before + (round ? 768 + 1024 : 0));
+        accel_buffer_release(io.in);
+        accel_buffer_release(io.out);
+    }
+    free(x);
+    free(y);
+    accel_model_release(m);
     accel_device_release(dev);
 }
 
@@ -502,6 +555,7 @@ int main(int argc, char** argv) {
     else if (strcmp(argv[3], "async") == 0) test_async();
     else if (strcmp(argv[3], "errors") == 0) test_errors();
     else if (strcmp(argv[3], "timeouts") == 0) test_timeouts();
+    else if (strcmp(argv[3], "float") == 0) test_float();
     else CHECK(!"unknown part");
     free(g_x);
     free(g_y);

@@ -29,9 +29,20 @@ unsigned long long dpu_timeout_ns() {
     return (unsigned long long)seconds * 1000000000ull;
 }
 
+// What the subgraph declares in its stand-in attribute "standin_tensor_format" ("NHWC", the default
+// and what a real DPU has, or "NCHW": a stand-in liberty for running NCHW models as they are).
+vart::Runner::TensorFormat declared_format(const xir::Subgraph* subgraph) {
+    if (!subgraph->has_attr("standin_tensor_format")) return vart::Runner::TensorFormat::NHWC;
+    const std::string format = subgraph->get_attr<std::string>("standin_tensor_format");
+    if (format == "NHWC") return vart::Runner::TensorFormat::NHWC;
+    if (format == "NCHW") return vart::Runner::TensorFormat::NCHW;
+    fatal("create_runner: subgraph %s: standin_tensor_format \"%s\" is neither NHWC nor NCHW",
+          subgraph->get_name().c_str(), format.c_str());
+}
+
 // One side of a run: the tensor the runner expects and the bytes it reads from or writes to.
 struct Port {
-    FixedTensor fixed;
+    DpuTensor dpu;
     std::unique_ptr<HostPhyBuffer> own;  // the runner's HOST_PHY buffer
     accel_buffer* emulated = nullptr;    // the emulator model's float32 tensor
 };
@@ -44,6 +55,7 @@ class DpuRunner : public vart::RunnerExt {
     std::pair<std::uint32_t, int> execute_async(const std::vector<vart::TensorBuffer*>& input,
                                                 const std::vector<vart::TensorBuffer*>& output) override;
     int wait(int, int) override { return 0; }
+    TensorFormat get_tensor_format() override { return format_; }
     std::vector<const xir::Tensor*> get_input_tensors() override { return tensors(inputs_); }
     std::vector<const xir::Tensor*> get_output_tensors() override { return tensors(outputs_); }
     std::vector<vart::TensorBuffer*> get_inputs() override { return buffers(inputs_); }
@@ -52,7 +64,7 @@ class DpuRunner : public vart::RunnerExt {
   private:
     static std::vector<const xir::Tensor*> tensors(const std::vector<Port>& ports) {
         std::vector<const xir::Tensor*> out;
-        for (const Port& p : ports) out.push_back(p.fixed.tensor);
+        for (const Port& p : ports) out.push_back(p.dpu.tensor);
         return out;
     }
     static std::vector<vart::TensorBuffer*> buffers(const std::vector<Port>& ports) {
@@ -68,6 +80,7 @@ class DpuRunner : public vart::RunnerExt {
     void run_emulated();
 
     std::string name_;
+    TensorFormat format_ = TensorFormat::NHWC;
     accel_device* device_ = nullptr;
     accel_model* model_ = nullptr;
     std::vector<Port> inputs_, outputs_;
@@ -80,12 +93,18 @@ DpuRunner::DpuRunner(const xir::Subgraph* subgraph) : name_(subgraph->get_name()
         fatal("create_runner: subgraph %s is not a DPU subgraph", name_.c_str());
     if (!subgraph->has_attr("accm")) fatal("create_runner: DPU subgraph %s has no code", name_.c_str());
     const std::vector<char> code = subgraph->get_attr<std::vector<char>>("accm");
+    format_ = declared_format(subgraph);
     device_ = acquire_emulator();
     if (!device_) fatal("create_runner: cannot open the DPU (the emulator): %s", accel_last_error_message());
     if (accel_model_load_memory(device_, code.data(), code.size(), &model_) != ACCEL_OK)
         fatal("create_runner: subgraph %s: %s", name_.c_str(), accel_last_error_message());
     make_ports(subgraph->get_sorted_input_tensors(), inputs_);
     make_ports(subgraph->get_sorted_output_tensors(), outputs_);
+    for (const auto* ports : {&inputs_, &outputs_})
+        for (const Port& p : *ports)
+            if (format_ == TensorFormat::NCHW && p.dpu.nchw)
+                fatal("create_runner: subgraph %s is NCHW, its tensor %s says standin_nchw", name_.c_str(),
+                      p.dpu.tensor->get_name().c_str());
     size_t nin = 0, nout = 0;
     accel_model_input_count(model_, &nin);
     accel_model_output_count(model_, &nout);
@@ -96,7 +115,7 @@ DpuRunner::DpuRunner(const xir::Subgraph* subgraph) : name_(subgraph->get_name()
 
 void DpuRunner::make_ports(const std::vector<const xir::Tensor*>& ts, std::vector<Port>& ports) {
     for (const xir::Tensor* t : ts) {
-        Port p{fixed_view(t), std::make_unique<HostPhyBuffer>(t), nullptr};
+        Port p{dpu_view(t), std::make_unique<HostPhyBuffer>(t), nullptr};
         if (accel_buffer_alloc(device_, (uint64_t)t->get_element_num() * sizeof(float), &p.emulated) != ACCEL_OK)
             fatal("create_runner: no DPU memory for %s", t->get_name().c_str());
         ports.push_back(std::move(p));
@@ -114,7 +133,7 @@ DpuRunner::~DpuRunner() {
 // HOST_VIRT buffer whose tensor name contains the runner tensor's name (the vendor matches by name).
 vart::TensorBuffer* DpuRunner::match(const std::vector<vart::TensorBuffer*>& given, size_t index,
                                      const Port& port, const char* kind) {
-    const std::string& want = port.fixed.tensor->get_name();
+    const std::string& want = port.dpu.tensor->get_name();
     if (given[index] == port.own.get()) return given[index];
     vart::TensorBuffer* found = nullptr;
     for (vart::TensorBuffer* b : given) {
@@ -129,14 +148,15 @@ vart::TensorBuffer* DpuRunner::match(const std::vector<vart::TensorBuffer*>& giv
     }
     if (!found) fatal("execute_async: no %s buffer for tensor %s (HOST_VIRT, matched by name)", kind, want.c_str());
     const xir::Tensor* t = found->get_tensor();
-    if (t->get_shape() != port.fixed.tensor->get_shape())
+    if (t->get_shape() != port.dpu.tensor->get_shape())
         fatal("execute_async: %s tensor %s: wrong dims", kind, want.c_str());
     const xir::DataType& dt = t->get_data_type();
-    const bool as_float = dt.type == xir::DataType::FLOAT && dt.bit_width == 32;
-    if (!as_float && dt != port.fixed.tensor->get_data_type())
-        fatal("execute_async: %s tensor %s: wrong data type %s (expected %s or float32)", kind, want.c_str(),
-              dt.to_string().c_str(), port.fixed.tensor->get_data_type().to_string().c_str());
-    size_t need = (size_t)t->get_element_num() * (as_float ? 4 : 1);
+    const bool as_float = dt == xir::DataType(xir::DataType::FLOAT, 32);  // converted with fix_point if xint
+    if (dt != port.dpu.tensor->get_data_type() && !(as_float && port.dpu.kind != DpuTensor::FLOAT32))
+        fatal("execute_async: %s tensor %s: wrong data type %s (expected %s%s)", kind, want.c_str(),
+              dt.to_string().c_str(), port.dpu.tensor->get_data_type().to_string().c_str(),
+              port.dpu.kind == DpuTensor::FLOAT32 ? "" : " or float32");
+    const size_t need = (size_t)t->get_data_size();
     if (found->data({}).second < need)
         fatal("execute_async: %s tensor %s: buffer of %zu bytes, %zu needed", kind, want.c_str(),
               found->data({}).second, need);
@@ -147,24 +167,24 @@ void DpuRunner::read_input(vart::TensorBuffer* given, Port& port) {
     void* emulated = nullptr;
     accel_buffer_host_ptr(port.emulated, &emulated);
     float* dst = static_cast<float*>(emulated);
-    if (given == port.own.get()) return to_float(port.fixed, port.own->device_side(), dst);
+    if (given == port.own.get()) return to_float(port.dpu, port.own->device_side(), dst);
     const auto* src = reinterpret_cast<const std::uint8_t*>((std::uintptr_t)given->data({}).first);
-    if (given->get_tensor()->get_data_type().type != xir::DataType::FLOAT) return to_float(port.fixed, src, dst);
-    std::vector<std::uint8_t> q((size_t)port.fixed.tensor->get_element_num());
-    float_to_xint_truncating(port.fixed, reinterpret_cast<const float*>(src), q.data());
-    to_float(port.fixed, q.data(), dst);
+    if (given->get_tensor()->get_data_type() == port.dpu.tensor->get_data_type()) return to_float(port.dpu, src, dst);
+    std::vector<std::uint8_t> q((size_t)port.dpu.tensor->get_element_num());
+    float_to_xint_truncating(port.dpu, reinterpret_cast<const float*>(src), q.data());
+    to_float(port.dpu, q.data(), dst);
 }
 
 void DpuRunner::write_output(vart::TensorBuffer* given, Port& port) {
     void* emulated = nullptr;
     accel_buffer_host_ptr(port.emulated, &emulated);
     const float* src = static_cast<const float*>(emulated);
-    if (given == port.own.get()) return from_float(port.fixed, src, port.own->device_side());
+    if (given == port.own.get()) return from_float(port.dpu, src, port.own->device_side());
     auto* dst = reinterpret_cast<std::uint8_t*>((std::uintptr_t)given->data({}).first);
-    if (given->get_tensor()->get_data_type().type != xir::DataType::FLOAT) return from_float(port.fixed, src, dst);
-    std::vector<std::uint8_t> q((size_t)port.fixed.tensor->get_element_num());
-    from_float(port.fixed, src, q.data());
-    xint_to_float(port.fixed, q.data(), reinterpret_cast<float*>(dst));
+    if (given->get_tensor()->get_data_type() == port.dpu.tensor->get_data_type()) return from_float(port.dpu, src, dst);
+    std::vector<std::uint8_t> q((size_t)port.dpu.tensor->get_element_num());
+    from_float(port.dpu, src, q.data());
+    xint_to_float(port.dpu, q.data(), reinterpret_cast<float*>(dst));
 }
 
 void DpuRunner::run_emulated() {

@@ -1,6 +1,6 @@
 // test_runner.cc - the VART stand-in through the vendor's API, as a user (or the vart driver) uses it:
 // deserialize, pick the DPU subgraph, run with the runner's own HOST_PHY buffers and their syncs (and
-// see stale data without them), HOST_VIRT buffers matched by name, the float->xint truncation, and the
+// see stale data without them), HOST_VIRT buffers matched by name, the float->xint truncation, a float32 NCHW subgraph, and the
 // aborts (wrong dims, wrong dtype, a re-entrant call, the DPU timeout) in child processes.
 // argv[1]: the folder of make_test_models.py.
 #include <sys/wait.h>
@@ -151,6 +151,34 @@ void test_host_virt() {
     (void)vab;
 }
 
+// A float32 subgraph declared NCHW (the stand-in's liberty): the format reported, the tensors as the
+// model has them, plain copies (own buffers and HOST_VIRT ones) and onnxruntime's numbers.
+void test_float() {
+    Loaded l = load("conv_f32.xmodel");
+    CHECK(l.runner->get_tensor_format() == vart::Runner::TensorFormat::NCHW);
+    const xir::DataType f32(xir::DataType::FLOAT, 32);
+    auto ins = l.runner->get_input_tensors();
+    CHECK(ins[0]->get_shape() == std::vector<int32_t>({1, 3, 8, 8}) && ins[0]->get_data_type() == f32);
+    CHECK(!ins[0]->has_attr("fix_point") && ins[0]->get_data_size() == 768);
+    std::vector<int8_t> x = read_file("conv_f32.in0.bin"), y = read_file("conv_f32.out0.bin");
+    auto check = [&](const void* got) {
+        const float* g = static_cast<const float*>(got);
+        const float* want = reinterpret_cast<const float*>(y.data());
+        for (size_t i = 0; i < y.size() / 4; i++) CHECK(std::fabs(g[i] - want[i]) <= 1e-4f + 1e-4f * std::fabs(want[i]));
+    };
+    vart::TensorBuffer* in = l.ext->get_inputs()[0];
+    vart::TensorBuffer* out = l.ext->get_outputs()[0];
+    std::memcpy(host(in), x.data(), x.size());
+    in->sync_for_write(0, x.size());
+    l.runner->execute_async({in}, {out});
+    out->sync_for_read(0, y.size());
+    check(host(out));
+    UserBuffer ux("x", {1, 3, 8, 8}, f32), uy("y", {1, 4, 8, 8}, f32);
+    std::memcpy(ux.bytes.data(), x.data(), x.size());
+    l.runner->execute_async({&ux}, {&uy});
+    check(uy.bytes.data());
+}
+
 // ---- the aborts, each in a child process ----
 
 void abort_case(const std::string& which) {
@@ -165,6 +193,10 @@ void abort_case(const std::string& which) {
         while (standin_vart_running() == 0) std::this_thread::yield();
         l.runner->execute_async(l.ext->get_inputs(), l.ext->get_outputs());
         first.join();
+    } else if (which == "float_dtype") {  // an xint8 buffer for a float32 tensor
+        Loaded l = load("conv_f32.xmodel");
+        UserBuffer x("x", {1, 3, 8, 8}, xir::DataType(xir::DataType::XINT, 8));
+        l.runner->execute_async({&x}, l.ext->get_outputs());
     } else {
         Loaded l = load("two_io.xmodel");
         const xir::DataType i8(xir::DataType::XINT, 8);
@@ -207,10 +239,12 @@ int main(int argc, char** argv) {
     // Before any thread exists in this process (fork with threads is what sanitizers dislike).
     expect_abort(path, "dims", false);
     expect_abort(path, "dtype", false);
+    expect_abort(path, "float_dtype", false);
     expect_abort(path, "reentrant", false);
     expect_abort(path, "timeout", true);
     test_zero_copy();
     test_host_virt();
+    test_float();
     printf("standin vart runner: ok\n");
     return 0;
 }

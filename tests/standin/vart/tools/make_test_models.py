@@ -5,9 +5,11 @@
     two_io.xmodel    a[1,16], ab[1,16] -> sum = a + ab, diff = a - ab (rank 2; "ab" contains "a", the
                      vendor's by-name buffer matching must not confuse them); all fix_point 5
     two_dpu.xmodel   conv with its DPU subgraph twice; no_dpu.xmodel: conv with none
+    conv_f32.xmodel  conv packed with --float: x[1,3,8,8] -> y[1,4,8,8], float32 NCHW as in the ONNX model
     <model>.in<i>.bin / <model>.out<i>.bin   int8 inputs (random, fixed seed) and the expected int8 outputs:
                      onnxruntime on the dequantized inputs, requantized (nearest, saturated), NHWC
     <model>.fix      the fix points, inputs then outputs, one per line
+    conv_f32.in0.bin / conv_f32.out0.bin   float32 input (random, fixed seed) and onnxruntime's output
 """
 from __future__ import annotations
 
@@ -83,6 +85,14 @@ def main(out: Path) -> None:
     conv_fix["y"] = make_xmodel.fix_point_for(ranges["y"])
     write_reference(out, "conv", out / "conv.onnx", conv_fix, rng)
     write_reference(out, "two_io", out / "two_io.onnx", two_fix, rng)
+
+    from accel import compiler
+
+    (out / "conv_f32.xmodel").write_bytes(make_xmodel.pack_accm("conv_f32", compiler.compile_model(str(out / "conv.onnx"))))
+    x = rng.standard_normal((1, 3, 8, 8)).astype(np.float32)
+    sess = ort.InferenceSession(str(out / "conv.onnx"), providers=["CPUExecutionProvider"])
+    (out / "conv_f32.in0.bin").write_bytes(x.tobytes())
+    (out / "conv_f32.out0.bin").write_bytes(sess.run(["y"], {"x": x})[0].astype(np.float32).tobytes())
 
 
 if __name__ == "__main__":

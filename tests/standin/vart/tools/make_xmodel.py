@@ -1,6 +1,7 @@
 """Writes an ONNX model as the VART stand-in's `.xmodel` (FORMAT.md beside this folder).
 
     python make_xmodel.py model.onnx out.xmodel [--fix-point NAME=FP ...] [--dpu-subgraphs N]
+    python make_xmodel.py model.onnx out.xmodel --float [--dpu-subgraphs N]
 
 The model is compiled with accel.compiler into an emulator model of float32 tensors, which becomes the
 code of the DPU subgraph. The DPU's tensors are xint8 with a fix_point each (real = q * 2^-fix_point);
@@ -8,6 +9,9 @@ code of the DPU subgraph. The DPU's tensors are xint8 with a fix_point each (rea
 Fix points: --fix-point NAME=FP for any input or output; otherwise inputs get 6 (values in [-2, 2)) and
 outputs the largest fix point that holds the output's range on random inputs spanning the inputs'
 ranges (onnxruntime), so that outputs rarely saturate.
+--float: the DPU subgraph's tensors are the emulator model's own, float32 with their shapes, in a
+subgraph declared NCHW (a stand-in liberty, for running float NCHW test suites on `vart:0`; a real DPU
+has xint8 NHWC tensors). `pack_accm(name, accm)` does the same for an emulator model's bytes.
 --dpu-subgraphs N writes the DPU subgraph N times (N = 0 or 2 make models the vart driver refuses).
 """
 from __future__ import annotations
@@ -35,8 +39,9 @@ def _tensor(name: str, type_code: int, bits: int, dims: Sequence[int], attrs: Di
     return out
 
 
-def _subgraph(name: str, device: str, inputs: List[bytes], outputs: List[bytes], blobs: Dict[str, bytes]) -> bytes:
-    out = _str(name) + struct.pack("<I", 1) + _str("device") + _str(device)
+def _subgraph(name: str, attrs: Dict[str, str], inputs: List[bytes], outputs: List[bytes],
+              blobs: Dict[str, bytes]) -> bytes:
+    out = _str(name) + struct.pack("<I", len(attrs)) + b"".join(_str(k) + _str(v) for k, v in attrs.items())
     out += struct.pack("<I", len(blobs))
     for key, blob in blobs.items():
         out += _str(key) + struct.pack("<Q", len(blob)) + blob
@@ -72,19 +77,61 @@ def calibrate(onnx_path: str, inputs: List[dict], fix: Dict[str, int]) -> Dict[s
     return {n: float(np.max(np.abs(v))) for n, v in zip(names, sess.run(names, feeds))}
 
 
-def build(onnx_path: str, fix_points: Dict[str, int] | None = None, dpu_subgraphs: int = 1) -> bytes:
-    """The stand-in .xmodel bytes of an ONNX model (see the module's help)."""
-    from accel import compiler
+def _interface(code: bytes, what: str):
+    """The emulator model's input and output tensors (all float32, or ValueError)."""
     from accel.compiler import accm as accm_format
 
-    code = compiler.compile_model(onnx_path)
     image = accm_format.read(code)
     ins = [image["tensors"][i] for i in image["inputs"]]
     outs = [image["tensors"][i] for i in image["outputs"]]
     for t in ins + outs:
         if t["dtype_name"] != "float32":
-            raise ValueError(f"{onnx_path}: tensor {t['name']!r} is {t['dtype_name']}; the stand-in's DPU "
+            raise ValueError(f"{what}: tensor {t['name']!r} is {t['dtype_name']}; the stand-in's DPU "
                              f"subgraphs take float32 models")
+    return ins, outs
+
+
+def _container(graph_name: str, code: bytes, ins: List[dict], outs: List[dict], fix: Dict[str, int] | None,
+               dpu_subgraphs: int) -> bytes:
+    """The .xmodel: a USER subgraph of the float inputs, the DPU subgraph(s) running `code`, and (xint8
+    DPU tensors: `fix` gives their fix points) a CPU subgraph turning the outputs back into floats.
+    Without `fix` the DPU tensors are the model's own float32 ones and the subgraph is declared NCHW."""
+    quantized = fix is not None
+    dims = nhwc if quantized else list
+
+    def dpu_tensor(t: dict) -> bytes:
+        if not quantized:
+            return _tensor(t["name"], FLOAT, 32, t["dims"], {})
+        attrs = {"fix_point": fix[t["name"]]}
+        if len(t["dims"]) == 4:
+            attrs["standin_nchw"] = 1
+        return _tensor(t["name"], XINT, 8, nhwc(t["dims"]), attrs)
+
+    def float_tensor(t: dict) -> bytes:
+        return _tensor(t["name"], FLOAT, 32, dims(t["dims"]), {})
+
+    dpu_attrs = {"device": "DPU"} if quantized else {"device": "DPU", "standin_tensor_format": "NCHW"}
+    children = [_subgraph("subgraph_input", {"device": "USER"}, [], [float_tensor(t) for t in ins], {})]
+    for k in range(dpu_subgraphs):
+        suffix = "" if dpu_subgraphs == 1 else f"_{k}"
+        children.append(_subgraph(f"subgraph_{graph_name}{suffix}", dpu_attrs, [dpu_tensor(t) for t in ins],
+                                  [dpu_tensor(t) for t in outs], {"accm": code}))
+    if quantized:
+        children.append(_subgraph("subgraph_post", {"device": "CPU"}, [dpu_tensor(t) for t in outs],
+                                  [float_tensor(t) for t in outs], {}))
+    return b"ACCELXM1" + _str(graph_name) + struct.pack("<I", len(children)) + b"".join(children)
+
+
+def _graph_name(onnx_path: str) -> str:
+    return onnx_path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+
+
+def build(onnx_path: str, fix_points: Dict[str, int] | None = None, dpu_subgraphs: int = 1) -> bytes:
+    """The stand-in .xmodel bytes of an ONNX model, xint8 NHWC (see the module's help)."""
+    from accel import compiler
+
+    code = compiler.compile_model(onnx_path)
+    ins, outs = _interface(code, onnx_path)
     fix = dict(fix_points or {})
     known = {t["name"] for t in ins + outs}
     unknown = sorted(set(fix) - known)
@@ -96,25 +143,14 @@ def build(onnx_path: str, fix_points: Dict[str, int] | None = None, dpu_subgraph
         ranges = calibrate(onnx_path, ins, fix)
         for t in outs:
             fix.setdefault(t["name"], fix_point_for(ranges[t["name"]]))
+    return _container(_graph_name(onnx_path), code, ins, outs, fix, dpu_subgraphs)
 
-    def dpu_tensor(t: dict) -> bytes:
-        attrs = {"fix_point": fix[t["name"]]}
-        if len(t["dims"]) == 4:
-            attrs["standin_nchw"] = 1
-        return _tensor(t["name"], XINT, 8, nhwc(t["dims"]), attrs)
 
-    def float_tensor(t: dict) -> bytes:
-        return _tensor(t["name"], FLOAT, 32, nhwc(t["dims"]), {})
-
-    graph_name = onnx_path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
-    children = [_subgraph("subgraph_input", "USER", [], [float_tensor(t) for t in ins], {})]
-    for k in range(dpu_subgraphs):
-        suffix = "" if dpu_subgraphs == 1 else f"_{k}"
-        children.append(_subgraph(f"subgraph_{graph_name}{suffix}", "DPU", [dpu_tensor(t) for t in ins],
-                                  [dpu_tensor(t) for t in outs], {"accm": code}))
-    children.append(_subgraph("subgraph_post", "CPU", [dpu_tensor(t) for t in outs],
-                              [float_tensor(t) for t in outs], {}))
-    return b"ACCELXM1" + _str(graph_name) + struct.pack("<I", len(children)) + b"".join(children)
+def pack_accm(name: str, accm: bytes, dpu_subgraphs: int = 1) -> bytes:
+    """The stand-in .xmodel bytes whose DPU subgraph runs the emulator model `accm` with its own float32
+    tensors, shapes unchanged, declared NCHW (see the module's help); `name` names the graph."""
+    ins, outs = _interface(accm, name)
+    return _container(name, accm, ins, outs, None, dpu_subgraphs)
 
 
 def main(argv: List[str]) -> int:
@@ -123,7 +159,10 @@ def main(argv: List[str]) -> int:
     p.add_argument("out")
     p.add_argument("--fix-point", action="append", default=[], metavar="NAME=FP")
     p.add_argument("--dpu-subgraphs", type=int, default=1)
+    p.add_argument("--float", action="store_true", help="float32 NCHW DPU tensors, as the model has them")
     a = p.parse_args(argv)
+    if a.float and a.fix_point:
+        p.error("--fix-point: a --float model has no fix points")
     fix = {}
     for item in a.fix_point:
         name, _, value = item.rpartition("=")
@@ -131,7 +170,12 @@ def main(argv: List[str]) -> int:
             p.error(f"--fix-point {item!r}: expected NAME=INTEGER")
         fix[name] = int(value)
     try:
-        data = build(a.onnx, fix, a.dpu_subgraphs)
+        if a.float:
+            from accel import compiler
+
+            data = pack_accm(_graph_name(a.onnx), compiler.compile_model(a.onnx), a.dpu_subgraphs)
+        else:
+            data = build(a.onnx, fix, a.dpu_subgraphs)
     except ValueError as e:  # CompileError is one too
         p.error(str(e))
     with open(a.out, "wb") as f:

@@ -28,13 +28,16 @@ class XIR_STANDIN_API Runner {
 
     // Runs one job: inputs and outputs in the order of get_input_tensors()/get_output_tensors(), each
     // either this runner's own buffer (RunnerExt::get_inputs/get_outputs: no copy) or a HOST_VIRT buffer
-    // of a tensor with the same name, dims and data type (or FLOAT, converted with fix_point), copied.
+    // of a tensor with the same name, dims and data type (or FLOAT for an xint tensor, converted with
+    // fix_point), copied.
     // Returns {job id, 0}; the job has finished when it returns.
     virtual std::pair<std::uint32_t, int> execute_async(const std::vector<TensorBuffer*>& input,
                                                         const std::vector<TensorBuffer*>& output) = 0;
     // The job has already finished (execute_async blocks): 0.
     virtual int wait(int jobid, int timeout = -1) = 0;
 
+    // The layout of the runner's 4-D tensors. A real DPU's is NHWC; the stand-in's DPU runner reports
+    // what its subgraph declares (FORMAT.md: "standin_tensor_format").
     enum class TensorFormat { NHWC = 0, NCHW };
     virtual TensorFormat get_tensor_format();
 

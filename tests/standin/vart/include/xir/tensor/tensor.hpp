@@ -1,6 +1,7 @@
 // tensor.hpp - xir::Tensor (stand-in): a named tensor of a graph with its shape, element type and
 // attributes. DPU tensors are XINT/XUINT with an int attribute "fix_point": the real value of an
-// element q is q * 2^-fix_point (so a float input x becomes q = x * 2^fix_point).
+// element q is q * 2^-fix_point (so a float input x becomes q = x * 2^fix_point). The stand-in's DPU
+// also takes FLOAT (32-bit) tensors, unquantized (a stand-in liberty; see FORMAT.md).
 #pragma once
 
 #include <cstdint>
