@@ -15,7 +15,7 @@ done
 # The vendor drivers, built above against the stand-in SDKs (tests/standin), under the same suite: the
 # stand-ins run on the emulator driver installed with the package, the drivers come from the build tree.
 drivers="$(python3 -c 'import accel, os; print(os.path.join(os.path.dirname(accel.__file__), "lib", "accel-drivers"))')"
-for device in ${ACCEL_VENDOR_TEST_DEVICES:-bpu:0}; do
+for device in ${ACCEL_VENDOR_TEST_DEVICES:-bpu:0 vart:0}; do
   for frontend in pybind cffi; do
     echo "== Python tests on ${device} (stand-in SDK), ${frontend} front-end"
     ACCEL_TEST_DEVICE="${device}" ACCEL_FRONTEND="${frontend}" \

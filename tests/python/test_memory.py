@@ -6,7 +6,7 @@ import gc
 
 import numpy as np
 
-from conftest import rand, rss_bytes, settle
+from conftest import EXACT_COPIES, rand, rss_bytes, settle
 
 RUNS = 10_000
 
@@ -32,7 +32,10 @@ def test_device_memory_back_to_baseline_after_10000_numpy_runs(dev1, tiny_path):
     assert dev.stats()["live_buffers"] <= base["live_buffers"] + 2  # only the last output is held
     del last
     s = _check_back_to_base(dev, base, RUNS)
-    assert s["bytes_copied"] - base["bytes_copied"] == RUNS * x.nbytes
+    if EXACT_COPIES:
+        assert s["bytes_copied"] - base["bytes_copied"] == RUNS * x.nbytes
+    else:  # and the output when VART copies it
+        assert s["bytes_copied"] - base["bytes_copied"] <= RUNS * (x.nbytes + 8 * 4)
 
 
 def test_no_pool_allocation_per_run_with_preallocated_tensors(dev1, tiny_path):
