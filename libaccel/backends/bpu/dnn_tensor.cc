@@ -15,22 +15,7 @@ const char* type_name(int32_t type) {
     return type >= 0 && type < (int32_t)(sizeof kNames / sizeof kNames[0]) ? kNames[type] : "unknown type";
 }
 
-accel_dtype dtype_of(int32_t type) {
-    switch (type) {
-        case HB_DNN_TENSOR_TYPE_S8: return ACCEL_DTYPE_INT8;
-        case HB_DNN_TENSOR_TYPE_U8: return ACCEL_DTYPE_UINT8;
-        case HB_DNN_TENSOR_TYPE_S16: return ACCEL_DTYPE_INT16;
-        case HB_DNN_TENSOR_TYPE_U16: return ACCEL_DTYPE_UINT16;
-        case HB_DNN_TENSOR_TYPE_S32: return ACCEL_DTYPE_INT32;
-        case HB_DNN_TENSOR_TYPE_U32: return ACCEL_DTYPE_UINT32;
-        case HB_DNN_TENSOR_TYPE_F16: return ACCEL_DTYPE_FLOAT16;
-        case HB_DNN_TENSOR_TYPE_F32: return ACCEL_DTYPE_FLOAT32;
-        // Image types (several planes, sub-sampled chroma), 4-bit and 64-bit types: no ABI dtype.
-        default: return ACCEL_DTYPE_UNKNOWN;
-    }
-}
-
-Status bad(accel_status code, std::string message) { return Status{code, std::move(message)}; }
+#include "hb_tensor.inc"
 
 }  // namespace
 
@@ -38,12 +23,9 @@ Status describe_tensor(const hbDNNTensorProperties& p, const char* name, const c
     TensorDesc t;
     t.name = name ? name : "";
     const std::string what = std::string(kind) + " '" + t.name + "'";
-    t.dtype = dtype_of(p.tensorType);
+    t.dtype = plain_dtype(p.tensorType);
     if (t.dtype == ACCEL_DTYPE_UNKNOWN)
-        return bad(ACCEL_ERR_UNSUPPORTED, what + " has type " + type_name(p.tensorType) + " (" +
-                                              std::to_string(p.tensorType) +
-                                              "), which the bpu driver does not support (S8, U8, S16, U16, "
-                                              "S32, U32, F16 and F32 only)");
+        return unsupported_type(what, type_name(p.tensorType), p.tensorType, "S8, U8, S16, U16, S32, U32, F16 and F32");
     switch (p.tensorLayout) {
         case HB_DNN_LAYOUT_NHWC: t.layout = ACCEL_LAYOUT_NHWC; break;
         case HB_DNN_LAYOUT_NCHW: t.layout = ACCEL_LAYOUT_NCHW; break;
@@ -64,30 +46,10 @@ Status describe_tensor(const hbDNNTensorProperties& p, const char* name, const c
     }
     t.byte_size = (uint64_t)p.alignedByteSize;
     t.quant_axis = -1;
-    // Read as a plain integer: a value the enum does not name must be refused, not loaded as the enum.
-    int quanti = 0;
-    static_assert(sizeof quanti == sizeof p.quantiType, "hbDNNQuantiType is an int");
-    std::memcpy(&quanti, &p.quantiType, sizeof quanti);
+    const int quanti = quanti_type(p);
     if (quanti == SCALE) {
-        const hbDNNQuantiScale& s = p.scale;
-        if (s.scaleLen <= 0 || !s.scaleData)
-            return bad(ACCEL_ERR_MODEL_FORMAT, what + " is SCALE-quantized without scales");
-        if (s.zeroPointLen != 0 && (s.zeroPointLen != s.scaleLen || !s.zeroPointData))
-            return bad(ACCEL_ERR_MODEL_FORMAT, what + ": " + std::to_string(s.zeroPointLen) + " zero points for " +
-                                                   std::to_string(s.scaleLen) + " scales");
-        t.scales.assign(s.scaleData, s.scaleData + s.scaleLen);
-        for (int32_t i = 0; i < s.zeroPointLen; i++) t.zero_points.push_back(s.zeroPointData[i]);
-        if (s.scaleLen == 1) {
-            t.quant = ACCEL_QUANT_PER_TENSOR;
-        } else {
-            if (p.quantizeAxis < 0 || (uint32_t)p.quantizeAxis >= t.ndim ||
-                t.shape[p.quantizeAxis] != s.scaleLen)
-                return bad(ACCEL_ERR_MODEL_FORMAT, what + ": " + std::to_string(s.scaleLen) +
-                                                       " scales do not match quantizeAxis " +
-                                                       std::to_string(p.quantizeAxis));
-            t.quant = ACCEL_QUANT_PER_AXIS;
-            t.quant_axis = p.quantizeAxis;
-        }
+        Status st = describe_scale(p, what, &t);
+        if (!st.ok()) return st;
     } else if (quanti == SHIFT) {
         const hbDNNQuantiShift& s = p.shift;
         if (s.shiftLen <= 0 || !s.shiftData)
@@ -95,10 +57,8 @@ Status describe_tensor(const hbDNNTensorProperties& p, const char* name, const c
         t.quant = ACCEL_QUANT_SHIFT;
         t.shifts.assign(s.shiftData, s.shiftData + s.shiftLen);
         if (s.shiftLen > 1) {
-            if (p.quantizeAxis < 0 || (uint32_t)p.quantizeAxis >= t.ndim || t.shape[p.quantizeAxis] != s.shiftLen)
-                return bad(ACCEL_ERR_MODEL_FORMAT, what + ": " + std::to_string(s.shiftLen) +
-                                                       " shifts do not match quantizeAxis " +
-                                                       std::to_string(p.quantizeAxis));
+            Status st = check_axis(t, p.quantizeAxis, s.shiftLen, "shifts", what);
+            if (!st.ok()) return st;
             t.quant_axis = p.quantizeAxis;
         }
     } else if (quanti != NONE) {

@@ -16,6 +16,9 @@
 #include "runtime.h"
 
 namespace accel_bpu {
+
+extern const char kRuntimeDescription[] = "Horizon BPU (RDK X3/X5 libdnn): bpu:0, bpu:1, bpu:any";
+
 namespace {
 
 constexpr uint32_t kTaskLimit = 32;
@@ -65,11 +68,13 @@ private:
     uint64_t offset_, size_;
 };
 
-class DnnModel;
+using PackedHandle = hbPackedDNNHandle_t;
+
+#include "hb_model.inc"
 
 class DnnTask final : public Task {
 public:
-    DnnTask(DnnModel* model, TaskDoneFn done, void* context) : model_(model), done_(done), context_(context) {}
+    DnnTask(HbModel* model, TaskDoneFn done, void* context) : model_(model), done_(done), context_(context) {}
     ~DnnTask() override { end(); }
     Status start(const std::vector<Memory*>& inputs, const std::vector<Memory*>& outputs,
                  const Schedule& schedule) override;
@@ -83,81 +88,18 @@ private:
         auto* t = static_cast<DnnTask*>(self);
         t->done_(t->context_, vendor_status("hbDNNInfer (task)", status));
     }
-    DnnModel* model_;
+    HbModel* model_;
     TaskDoneFn done_;
     void* context_;
     hbDNNTaskHandle_t handle_ = nullptr;
     std::vector<hbDNNTensor> in_, out_;  // alive while the task may read them
 };
 
-class DnnModel final : public Model {
+class DnnModel final : public HbModel {
 public:
-    ~DnnModel() override {
-        if (packed_) hbDNNRelease(packed_);
-    }
-    const std::vector<TensorDesc>& inputs() const override { return inputs_; }
-    const std::vector<TensorDesc>& outputs() const override { return outputs_; }
     std::unique_ptr<Task> new_task(TaskDoneFn done, void* context) override {
         return std::make_unique<DnnTask>(this, done, context);
     }
-
-    // Takes the packed handle (released with the model) and picks `name` (empty: the first model).
-    Status open(hbPackedDNNHandle_t packed, const std::string& name) {
-        packed_ = packed;
-        const char** names = nullptr;
-        int32_t count = 0;
-        Status s = vendor_status("hbDNNGetModelNameList", hbDNNGetModelNameList(&names, &count, packed_));
-        if (!s.ok()) return s;
-        if (count <= 0 || !names) return Status{ACCEL_ERR_MODEL_FORMAT, "the model file holds no model"};
-        const char* chosen = names[0];
-        if (!name.empty()) {
-            chosen = nullptr;
-            std::string list;
-            for (int32_t i = 0; i < count; i++) {
-                if (names[i] && name == names[i]) chosen = names[i];
-                list += std::string(i ? ", " : "") + "'" + (names[i] ? names[i] : "") + "'";
-            }
-            if (!chosen)
-                return Status{ACCEL_ERR_NOT_FOUND, "the model file holds no model '" + name + "' (it holds " + list + ")"};
-        }
-        s = vendor_status("hbDNNGetModelHandle", hbDNNGetModelHandle(&handle_, packed_, chosen));
-        if (s.ok()) s = describe(true);
-        if (s.ok()) s = describe(false);
-        return s;
-    }
-
-    hbDNNHandle_t handle() const { return handle_; }
-    const std::vector<hbDNNTensorProperties>& props(bool input) const { return input ? in_props_ : out_props_; }
-
-private:
-    Status describe(bool input) {
-        int32_t count = 0;
-        Status s = vendor_status(input ? "hbDNNGetInputCount" : "hbDNNGetOutputCount",
-                                 input ? hbDNNGetInputCount(&count, handle_) : hbDNNGetOutputCount(&count, handle_));
-        for (int32_t i = 0; s.ok() && i < count; i++) {
-            const char* name = nullptr;
-            hbDNNTensorProperties p;
-            std::memset(&p, 0, sizeof p);
-            s = vendor_status(input ? "hbDNNGetInputName" : "hbDNNGetOutputName",
-                              input ? hbDNNGetInputName(&name, handle_, i) : hbDNNGetOutputName(&name, handle_, i));
-            if (s.ok())
-                s = vendor_status(input ? "hbDNNGetInputTensorProperties" : "hbDNNGetOutputTensorProperties",
-                                  input ? hbDNNGetInputTensorProperties(&p, handle_, i)
-                                        : hbDNNGetOutputTensorProperties(&p, handle_, i));
-            TensorDesc t;
-            if (s.ok()) s = describe_tensor(p, name, input ? "input" : "output", &t);
-            if (s.ok()) {
-                (input ? inputs_ : outputs_).push_back(std::move(t));
-                (input ? in_props_ : out_props_).push_back(p);
-            }
-        }
-        return s;
-    }
-
-    hbPackedDNNHandle_t packed_ = nullptr;
-    hbDNNHandle_t handle_ = nullptr;
-    std::vector<TensorDesc> inputs_, outputs_;
-    std::vector<hbDNNTensorProperties> in_props_, out_props_;  // their arrays point into libdnn's model
 };
 
 Status DnnTask::start(const std::vector<Memory*>& inputs, const std::vector<Memory*>& outputs,
@@ -199,55 +141,27 @@ public:
     uint32_t task_limit() const override { return kTaskLimit; }
 
     Status allocate(uint64_t size, uint64_t alignment, std::unique_ptr<Memory>* out) override {
-        // Cached memory is page aligned on a board; where it is not, allocate more and align the view.
-        uint64_t rounded = (size + alignment - 1) / alignment * alignment;
-        for (uint64_t extra : {uint64_t(0), alignment}) {
-            if (rounded + extra > UINT32_MAX)
+        auto alloc = [size](uint64_t bytes, hbSysMem* block) {
+            if (bytes > UINT32_MAX)
                 return Status{ACCEL_ERR_OUT_OF_MEMORY, "hbSysAllocCachedMem: " + std::to_string(size) +
                                                            " bytes is more than one block can hold (4 GiB)"};
-            hbSysMem block;
-            std::memset(&block, 0, sizeof block);
-            Status s = vendor_status("hbSysAllocCachedMem", hbSysAllocCachedMem(&block, (uint32_t)(rounded + extra)));
-            if (!s.ok()) return s;
-            uint64_t misalign = reinterpret_cast<uintptr_t>(block.virAddr) % alignment;
-            if (misalign && !extra) {
-                hbSysFreeMem(&block);
-                continue;
-            }
-            uint64_t offset = misalign ? alignment - misalign : 0;
-            out->reset(new DnnMemory(block, offset, rounded));
-            return Status{};
-        }
-        return Status{ACCEL_ERR_INTERNAL, "unreachable"};
-    }
-
-    Status load_file(const std::string& path, const std::string& model_name, std::unique_ptr<Model>* out) override {
-        hbPackedDNNHandle_t packed = nullptr;
-        const char* files[] = {path.c_str()};
-        Status s = vendor_status("hbDNNInitializeFromFiles", hbDNNInitializeFromFiles(&packed, files, 1));
-        if (!s.ok()) return s;
-        return adopt(packed, model_name, out);
-    }
-
-    Status load_memory(const void* data, uint64_t size, std::unique_ptr<Model>* out) override {
-        if (size > INT32_MAX)
-            return Status{ACCEL_ERR_MODEL_FORMAT, "hbDNNInitializeFromDDR: a model of more than 2 GiB"};
-        hbPackedDNNHandle_t packed = nullptr;
-        const void* blobs[] = {data};
-        int32_t lengths[] = {(int32_t)size};
-        Status s = vendor_status("hbDNNInitializeFromDDR", hbDNNInitializeFromDDR(&packed, blobs, lengths, 1));
-        if (!s.ok()) return s;
-        return adopt(packed, std::string(), out);
-    }
-
-private:
-    static Status adopt(hbPackedDNNHandle_t packed, const std::string& name, std::unique_ptr<Model>* out) {
-        auto model = std::make_unique<DnnModel>();
-        Status s = model->open(packed, name);
-        if (s.ok()) *out = std::move(model);
+            return vendor_status("hbSysAllocCachedMem", hbSysAllocCachedMem(block, (uint32_t)bytes));
+        };
+        hbSysMem block;
+        uint64_t offset = 0, rounded = 0;
+        Status s = allocate_aligned(size, alignment, alloc, hbSysFreeMem, &block, &offset, &rounded);
+        if (s.ok()) out->reset(new DnnMemory(block, offset, rounded));
         return s;
     }
 
+    Status load_file(const std::string& path, const std::string& model_name, std::unique_ptr<Model>* out) override {
+        return load_file_as<DnnModel>(path, model_name, out);
+    }
+    Status load_memory(const void* data, uint64_t size, std::unique_ptr<Model>* out) override {
+        return load_memory_as<DnnModel>(data, size, out);
+    }
+
+private:
     std::string name_ = std::string("Horizon BPU (libdnn ") + hbDNNGetVersion() + ")";
 };
 
