@@ -61,8 +61,9 @@ Status describe_tensor(hbDNNTensorProperties& p, const char* name, const char* k
         t.shape[i] = size;
         t.strides[i] = stride == -1 ? inner : stride;
         dynamic |= stride == -1;
+        if (size && t.strides[i] > kMaxBytes / size)
+            return bad(ACCEL_ERR_MODEL_FORMAT, what + ": its strides reach beyond 2^48 bytes");
         inner = t.strides[i] * (size ? size : 1);
-        if (inner > kMaxBytes) return bad(ACCEL_ERR_MODEL_FORMAT, what + ": its strides reach beyond 2^48 bytes");
     }
     if (dynamic) {
         // The whole of the outermost dimension, as a static layout's alignedByteSize counts it.

@@ -1,19 +1,9 @@
 // test_dnn_tensor.cc - libdnn tensor properties -> the ABI's description (dnn_tensor.cc), for what the
 // stand-in's model files cannot carry: image and 64-bit types, SHIFT quantization, bad properties.
-#include <cstdio>
 #include <cstring>
-#include <string>
 
 #include "dnn_tensor.h"
-
-static int failures = 0;
-#define CHECK(cond)                                                               \
-    do {                                                                          \
-        if (!(cond)) {                                                            \
-            std::fprintf(stderr, "%s:%d: failed: %s\n", __FILE__, __LINE__, #cond); \
-            failures++;                                                           \
-        }                                                                         \
-    } while (0)
+#include "tensor_check.h"
 
 static hbDNNTensorProperties props_1x3x8x8(int32_t type) {
     hbDNNTensorProperties p;
@@ -29,8 +19,6 @@ static hbDNNTensorProperties props_1x3x8x8(int32_t type) {
     p.quantizeAxis = -1;
     return p;
 }
-
-static bool contains(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }
 
 int main() {
     using accel_bpu::describe_tensor;
@@ -116,6 +104,5 @@ int main() {
     std::memcpy(&p.quantiType, &unknown_quanti, sizeof unknown_quanti);
     CHECK(describe_tensor(p, "x", "input", &t).code == ACCEL_ERR_UNSUPPORTED);
 
-    if (failures) std::fprintf(stderr, "%d checks failed\n", failures);
-    return failures ? 1 : 0;
+    return finish_checks();
 }
