@@ -45,61 +45,30 @@ Status vendor_status(const char* call, int32_t code) {
         case HB_UCP_TASK_NUMBER_EXCEED_LIMIT: mapped = ACCEL_ERR_BUSY; break;
         default: mapped = ACCEL_ERR_DEVICE; break;
     }
-    const char* desc = hbUCPGetErrorDesc(code);
-    return Status{mapped, std::string(call) + ": " + std::to_string(code) + " (" + (desc ? desc : "?") + ")"};
+    return vendor_failure(mapped, call, code, hbUCPGetErrorDesc(code));
 }
 
-class UcpMemory final : public Memory {
-public:
-    // `block` is what hbUCPMallocCached gave; the user's view starts `offset` bytes into it.
-    UcpMemory(const hbUCPSysMem& block, uint64_t offset, uint64_t size) : block_(block), offset_(offset), size_(size) {}
-    ~UcpMemory() override { hbUCPFree(&block_); }
-    void* host() const override { return static_cast<uint8_t*>(block_.virAddr) + offset_; }
-    uint64_t size() const override { return size_; }
-    Status flush(bool to_device) override {
-        return vendor_status("hbUCPMemFlush",
-                             hbUCPMemFlush(&block_, to_device ? HB_SYS_MEM_CACHE_CLEAN : HB_SYS_MEM_CACHE_INVALIDATE));
-    }
-    // The tensor memory the BPU sees: the user's view of the block.
-    hbUCPSysMem view() const { return hbUCPSysMem{block_.phyAddr + offset_, host(), size_}; }
-
-private:
-    hbUCPSysMem block_;
-    uint64_t offset_, size_;
-};
-
+using Block = hbUCPSysMem;
 using PackedHandle = hbDNNPackedHandle_t;
+using TaskHandle = hbUCPTaskHandle_t;
+constexpr auto free_block = hbUCPFree;
+constexpr auto release_task = hbUCPReleaseTask;
+constexpr const char* kTaskCall = "hbUCPSubmitTask (task)";
 
-#include "hb_model.inc"
+Status flush_block(Block* block, bool to_device) {
+    return vendor_status("hbUCPMemFlush",
+                         hbUCPMemFlush(block, to_device ? HB_SYS_MEM_CACHE_CLEAN : HB_SYS_MEM_CACHE_INVALIDATE));
+}
 
-class UcpTask final : public Task {
+void attach(hbDNNTensor& tensor, const Block& block) { tensor.sysMem = block; }
+
+#include "hb_runtime.inc"
+
+class UcpTask final : public HbTask {
 public:
-    UcpTask(HbModel* model, TaskDoneFn done, void* context) : model_(model), done_(done), context_(context) {}
-    ~UcpTask() override { end(); }
+    using HbTask::HbTask;
     Status start(const std::vector<Memory*>& inputs, const std::vector<Memory*>& outputs,
                  const Schedule& schedule) override;
-    void end() override {
-        if (handle_) hbUCPReleaseTask(handle_);
-        handle_ = nullptr;
-    }
-
-private:
-    static void on_done(hbUCPTaskHandle_t, int32_t status, void* self) {
-        auto* t = static_cast<UcpTask*>(self);
-        t->done_(t->context_, vendor_status("hbUCPSubmitTask (task)", status));
-    }
-    HbModel* model_;
-    TaskDoneFn done_;
-    void* context_;
-    hbUCPTaskHandle_t handle_ = nullptr;
-    std::vector<hbDNNTensor> in_, out_;  // alive while the task may read them
-};
-
-class UcpModel final : public HbModel {
-public:
-    std::unique_ptr<Task> new_task(TaskDoneFn done, void* context) override {
-        return std::make_unique<UcpTask>(this, done, context);
-    }
 };
 
 // The board cores a task may run on as hbUCP backend bits: all of them (or none named) is any core.
@@ -114,24 +83,14 @@ uint64_t backend_of(uint64_t cores) {
 
 Status UcpTask::start(const std::vector<Memory*>& inputs, const std::vector<Memory*>& outputs,
                       const Schedule& schedule) {
-    auto tensors = [](const std::vector<Memory*>& mems, const std::vector<hbDNNTensorProperties>& props) {
-        std::vector<hbDNNTensor> out(mems.size());
-        for (size_t i = 0; i < mems.size(); i++) {
-            std::memset(&out[i], 0, sizeof out[i]);
-            out[i].sysMem = static_cast<UcpMemory*>(mems[i])->view();
-            out[i].properties = props[i];
-        }
-        return out;
-    };
-    in_ = tensors(inputs, model_->props(true));
-    out_ = tensors(outputs, model_->props(false));
+    make_tensors(inputs, outputs);
     // Made, not started: the callback is set before the task can end.
     Status s = vendor_status("hbDNNInferV2", hbDNNInferV2(&handle_, out_.data(), in_.data(), model_->handle()));
     if (!s.ok()) {
         handle_ = nullptr;
         return s;
     }
-    s = vendor_status("hbUCPSetTaskDoneCb", hbUCPSetTaskDoneCb(handle_, &UcpTask::on_done, this));
+    s = vendor_status("hbUCPSetTaskDoneCb", hbUCPSetTaskDoneCb(handle_, &on_done, this));
     if (s.ok()) {
         hbUCPSchedParam sched;
         HB_UCP_INITIALIZE_SCHED_PARAM(&sched);
@@ -143,32 +102,17 @@ Status UcpTask::start(const std::vector<Memory*>& inputs, const std::vector<Memo
     return s;
 }
 
-class UcpRuntime final : public Runtime {
+class UcpRuntime final : public HbRuntime<UcpTask> {
 public:
-    const char* device_name() const override { return name_.c_str(); }
-    uint32_t core_count() const override { return kCores; }
-    uint32_t task_limit() const override { return kTaskLimit; }
+    UcpRuntime()
+        : HbRuntime(std::string("Horizon BPU (hbUCP ") + hbUCPGetVersion() + ", " + hbUCPGetSocName() + ")", kCores) {}
 
     Status allocate(uint64_t size, uint64_t alignment, std::unique_ptr<Memory>* out) override {
         auto alloc = [](uint64_t bytes, hbUCPSysMem* block) {
             return vendor_status("hbUCPMallocCached", hbUCPMallocCached(block, bytes, 0));
         };
-        hbUCPSysMem block;
-        uint64_t offset = 0, rounded = 0;
-        Status s = allocate_aligned(size, alignment, alloc, hbUCPFree, &block, &offset, &rounded);
-        if (s.ok()) out->reset(new UcpMemory(block, offset, rounded));
-        return s;
+        return allocate_memory(size, alignment, alloc, out);
     }
-
-    Status load_file(const std::string& path, const std::string& model_name, std::unique_ptr<Model>* out) override {
-        return load_file_as<UcpModel>(path, model_name, out);
-    }
-    Status load_memory(const void* data, uint64_t size, std::unique_ptr<Model>* out) override {
-        return load_memory_as<UcpModel>(data, size, out);
-    }
-
-private:
-    std::string name_ = std::string("Horizon BPU (hbUCP ") + hbUCPGetVersion() + ", " + hbUCPGetSocName() + ")";
 };
 
 }  // namespace

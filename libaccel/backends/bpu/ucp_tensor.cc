@@ -6,15 +6,13 @@
 namespace accel_bpu {
 namespace {
 
-const char* type_name(int32_t type) {
-    static const char* const kNames[] = {"TENSOR_TYPE_S4",  "TENSOR_TYPE_U4",  "TENSOR_TYPE_S8",  "TENSOR_TYPE_U8",
-                                         "TENSOR_TYPE_F16", "TENSOR_TYPE_S16", "TENSOR_TYPE_U16", "TENSOR_TYPE_F32",
-                                         "TENSOR_TYPE_S32", "TENSOR_TYPE_U32", "TENSOR_TYPE_F64", "TENSOR_TYPE_S64",
-                                         "TENSOR_TYPE_U64", "TENSOR_TYPE_BOOL8"};
-    return type >= 0 && type < (int32_t)(sizeof kNames / sizeof kNames[0]) ? kNames[type] : "unknown type";
-}
-
 #include "hb_tensor.inc"
+
+// hbDNNDataType's names, by value (for messages).
+const char* const kTypeNames[] = {"TENSOR_TYPE_S4",  "TENSOR_TYPE_U4",  "TENSOR_TYPE_S8",  "TENSOR_TYPE_U8",
+                                  "TENSOR_TYPE_F16", "TENSOR_TYPE_S16", "TENSOR_TYPE_U16", "TENSOR_TYPE_F32",
+                                  "TENSOR_TYPE_S32", "TENSOR_TYPE_U32", "TENSOR_TYPE_F64", "TENSOR_TYPE_S64",
+                                  "TENSOR_TYPE_U64", "TENSOR_TYPE_BOOL8"};
 
 int64_t element_size(accel_dtype t) {
     switch (t) {
@@ -39,7 +37,7 @@ Status describe_tensor(hbDNNTensorProperties& p, const char* name, const char* k
     const std::string what = std::string(kind) + " '" + t.name + "'";
     t.dtype = p.tensorType == HB_DNN_TENSOR_TYPE_BOOL8 ? ACCEL_DTYPE_BOOL : plain_dtype(p.tensorType);
     if (t.dtype == ACCEL_DTYPE_UNKNOWN)
-        return unsupported_type(what, type_name(p.tensorType), p.tensorType,
+        return unsupported_type(what, name_in(kTypeNames, p.tensorType), p.tensorType,
                                 "S8, U8, S16, U16, S32, U32, F16, F32 and BOOL8");
     t.layout = ACCEL_LAYOUT_NONE;  // S100 tensors say nothing of NCHW or NHWC
     const hbDNNTensorShape& valid = p.validShape;
@@ -73,14 +71,9 @@ Status describe_tensor(hbDNNTensorProperties& p, const char* name, const char* k
     if (p.alignedByteSize <= 0)
         return bad(ACCEL_ERR_MODEL_FORMAT, what + " has alignedByteSize " + std::to_string(p.alignedByteSize));
     t.byte_size = (uint64_t)p.alignedByteSize;
-    t.quant_axis = -1;
-    const int quanti = quanti_type(p);
-    if (quanti == SCALE) {
-        Status st = describe_scale(p, what, &t);
-        if (!st.ok()) return st;
-    } else if (quanti != NONE) {
-        return bad(ACCEL_ERR_UNSUPPORTED, what + " has quantiType " + std::to_string(quanti));
-    }
+    // S100 has no SHIFT.
+    Status st = describe_quantization(p, what, &t, [&](int quanti) { return refuse_quanti(what, quanti); });
+    if (!st.ok()) return st;
     *out = std::move(t);
     return Status{};
 }

@@ -3,22 +3,11 @@
 // has, 4- and 64-bit types, dynamic strides in several places, bad properties.
 #include <cstring>
 
-#include "tensor_check.h"
 #include "ucp_tensor.h"
+// After the generation's header: its names are used there.
+#include "tensor_check.h"
 
-static hbDNNTensorProperties props_1x3x8x8(int32_t type) {
-    hbDNNTensorProperties p;
-    std::memset(&p, 0, sizeof p);
-    p.validShape.numDimensions = 4;
-    const int32_t valid[4] = {1, 3, 8, 8};
-    for (int i = 0; i < 4; i++) p.validShape.dimensionSize[i] = valid[i];
-    p.stride[3] = 1, p.stride[2] = 8, p.stride[1] = 64, p.stride[0] = 256;  // channels padded to 4
-    p.alignedByteSize = 256;
-    p.tensorType = type;
-    p.quantiType = NONE;
-    p.quantizeAxis = -1;
-    return p;
-}
+static hbDNNTensorProperties props_1x3x8x8(int32_t type) { return props_1x3x8x8<hbDNNTensorProperties>(type); }
 
 int main() {
     using accel_bpu::describe_tensor;
@@ -85,12 +74,7 @@ int main() {
     p = props_1x3x8x8(HB_DNN_TENSOR_TYPE_S32);
     float scales[3] = {0.5f, 0.25f, 0.125f};
     int32_t zero_points[3] = {-70000, 0, 1000};
-    p.quantiType = SCALE;
-    p.scale.scaleLen = 3;
-    p.scale.scaleData = scales;
-    p.scale.zeroPointLen = 3;
-    p.scale.zeroPointData = zero_points;
-    p.quantizeAxis = 1;
+    set_scale(p, scales, zero_points, 3, 1);
     s = describe_tensor(p, "x", "input", &t);
     CHECK(s.ok() && t.quant == ACCEL_QUANT_PER_AXIS && t.quant_axis == 1 && t.scales.size() == 3 &&
           t.zero_points.size() == 3 && t.zero_points[0] == -70000 && t.zero_points[2] == 1000);
