@@ -63,6 +63,12 @@ public:
     using HbTask::HbTask;
     Status start(const std::vector<Memory*>& inputs, const std::vector<Memory*>& outputs,
                  const Schedule& schedule) override;
+
+private:
+    static void on_done(hbDNNTaskHandle_t, int32_t status, void* self) {
+        auto* t = static_cast<DnnTask*>(self);
+        t->done_(t->context_, vendor_status(kTaskCall, status));
+    }
 };
 
 Status DnnTask::start(const std::vector<Memory*>& inputs, const std::vector<Memory*>& outputs,

@@ -16,6 +16,7 @@
 #include <hobot/hb_ucp_sys.h>
 
 #include <cstring>
+#include <mutex>
 #include <new>
 
 #include "runtime.h"
@@ -69,7 +70,31 @@ public:
     using HbTask::HbTask;
     Status start(const std::vector<Memory*>& inputs, const std::vector<Memory*>& outputs,
                  const Schedule& schedule) override;
+
+private:
+    // The callback is set before the submit, so a short task may end while hbUCPSubmitTask still runs;
+    // its end is then reported when the submit returns, never while the runtime is inside a call on
+    // the task (the driver releases a task that has ended).
+    static void on_end(hbUCPTaskHandle_t, int32_t status, void* self);
+
+    std::mutex mutex_;
+    bool submitting_ = false, ended_in_submit_ = false;
+    Status end_status_;
 };
+
+void UcpTask::on_end(hbUCPTaskHandle_t, int32_t status, void* self) {
+    auto* t = static_cast<UcpTask*>(self);
+    Status s = vendor_status(kTaskCall, status);
+    {
+        std::lock_guard<std::mutex> lock(t->mutex_);
+        if (t->submitting_) {
+            t->ended_in_submit_ = true;
+            t->end_status_ = std::move(s);
+            return;
+        }
+    }
+    t->done_(t->context_, s);
+}
 
 // The board cores a task may run on as hbUCP backend bits: all of them (or none named) is any core.
 uint64_t backend_of(uint64_t cores) {
@@ -90,13 +115,24 @@ Status UcpTask::start(const std::vector<Memory*>& inputs, const std::vector<Memo
         handle_ = nullptr;
         return s;
     }
-    s = vendor_status("hbUCPSetTaskDoneCb", hbUCPSetTaskDoneCb(handle_, &on_done, this));
+    s = vendor_status("hbUCPSetTaskDoneCb", hbUCPSetTaskDoneCb(handle_, &UcpTask::on_end, this));
     if (s.ok()) {
         hbUCPSchedParam sched;
         HB_UCP_INITIALIZE_SCHED_PARAM(&sched);
         sched.priority = schedule.priority;  // the ABI's 0..255 is hbUCP's: 254 and 255 preempt on a board
         sched.backend = backend_of(schedule.cores);
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            submitting_ = true;
+        }
         s = vendor_status("hbUCPSubmitTask", hbUCPSubmitTask(handle_, &sched));
+        bool ended;
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            submitting_ = false;
+            ended = ended_in_submit_;
+        }
+        if (s.ok() && ended) done_(context_, end_status_);
     }
     if (!s.ok()) end();  // never started: freed, no callback
     return s;
