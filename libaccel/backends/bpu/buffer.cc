@@ -65,7 +65,7 @@ accel_status buffer_alloc(accel_device* d, uint64_t size, accel_buffer** out) {
 }
 
 accel_status buffer_import(accel_device*, void*, uint64_t, accel_buffer**) {
-    return fail(ACCEL_ERR_UNSUPPORTED, "accel_buffer_import: the BPU runtime (libdnn) cannot use memory it did not "
+    return fail(ACCEL_ERR_UNSUPPORTED, "accel_buffer_import: the BPU runtime cannot use memory it did not "
                                        "allocate: use accel_buffer_alloc and write into its host pointer");
 }
 

@@ -3,7 +3,7 @@
 // URI: "bpu:<core>[,cores=N]" with <core> = 0 or 1 (every job of the device runs on that BPU core; the
 // device has one core) or "any" (or nothing: the runtime picks among the board's cores, and a job's
 // core_mask bit i selects BPU core i). cores=N says how many BPU cores the board has (default: what
-// the runtime generation addresses, 2 for libdnn; RDK X5 has 1).
+// the runtime generation addresses: 2 for libdnn, RDK X5 has 1; 4 for hbUCP).
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -44,8 +44,8 @@ accel_status parse_options(const char* text, Options* out) {
                    out->board_cores > 0) {
         } else {
             return fail(ACCEL_ERR_INVALID_ARGUMENT,
-                        format("accel_device_open: bad bpu option '%s' in 'bpu:%s' (expected bpu:0, bpu:1 or "
-                               "bpu:any, then optionally ,cores=N)",
+                        format("accel_device_open: bad bpu option '%s' in 'bpu:%s' (expected bpu:<core number> "
+                               "or bpu:any, then optionally ,cores=N)",
                                item.c_str(), text));
         }
         first = false;
@@ -108,7 +108,7 @@ accel_status device_get_info(accel_device* d, accel_device_info* out) {
     info.max_inflight = d->max_inflight;
     info.debug = 0;
     info.alignment = kAlignment;
-    info.pool_bytes = 0;  // libdnn does not say how much BPU memory there is
+    info.pool_bytes = 0;  // the runtime does not say how much BPU memory there is
     info.name = d->name.c_str();
     info.backend = "bpu";
     memcpy(out, &info, out->struct_size < sizeof info ? out->struct_size : sizeof info);
@@ -120,7 +120,7 @@ accel_status device_get_stats(accel_device* d, accel_memory_stats* out) {
     s.struct_size = out->struct_size;
     {
         std::lock_guard<std::mutex> lock(d->stats_mutex);
-        s.bytes_in_use = d->bytes_in_use;  // buffers only: libdnn keeps model memory to itself
+        s.bytes_in_use = d->bytes_in_use;  // buffers only: the runtime keeps model memory to itself
         s.peak_bytes_in_use = d->peak_bytes_in_use;
         s.allocations = d->allocations;
     }

@@ -6,31 +6,28 @@
 namespace accel_bpu {
 namespace {
 
-const char* type_name(int32_t type) {
-    static const char* const kNames[] = {"IMG_TYPE_Y",   "IMG_TYPE_NV12", "IMG_TYPE_NV12_SEPARATE", "IMG_TYPE_YUV444",
-                                         "IMG_TYPE_RGB", "IMG_TYPE_BGR",  "TENSOR_TYPE_S4",         "TENSOR_TYPE_U4",
-                                         "TENSOR_TYPE_S8", "TENSOR_TYPE_U8", "TENSOR_TYPE_F16",     "TENSOR_TYPE_S16",
-                                         "TENSOR_TYPE_U16", "TENSOR_TYPE_F32", "TENSOR_TYPE_S32",   "TENSOR_TYPE_U32",
-                                         "TENSOR_TYPE_F64", "TENSOR_TYPE_S64", "TENSOR_TYPE_U64"};
-    return type >= 0 && type < (int32_t)(sizeof kNames / sizeof kNames[0]) ? kNames[type] : "unknown type";
-}
+#include "hb_tensor.inc"
 
-accel_dtype dtype_of(int32_t type) {
-    switch (type) {
-        case HB_DNN_TENSOR_TYPE_S8: return ACCEL_DTYPE_INT8;
-        case HB_DNN_TENSOR_TYPE_U8: return ACCEL_DTYPE_UINT8;
-        case HB_DNN_TENSOR_TYPE_S16: return ACCEL_DTYPE_INT16;
-        case HB_DNN_TENSOR_TYPE_U16: return ACCEL_DTYPE_UINT16;
-        case HB_DNN_TENSOR_TYPE_S32: return ACCEL_DTYPE_INT32;
-        case HB_DNN_TENSOR_TYPE_U32: return ACCEL_DTYPE_UINT32;
-        case HB_DNN_TENSOR_TYPE_F16: return ACCEL_DTYPE_FLOAT16;
-        case HB_DNN_TENSOR_TYPE_F32: return ACCEL_DTYPE_FLOAT32;
-        // Image types (several planes, sub-sampled chroma), 4-bit and 64-bit types: no ABI dtype.
-        default: return ACCEL_DTYPE_UNKNOWN;
+// hbDNNDataType's names, by value (for messages).
+const char* const kTypeNames[] = {"IMG_TYPE_Y",   "IMG_TYPE_NV12", "IMG_TYPE_NV12_SEPARATE", "IMG_TYPE_YUV444",
+                                  "IMG_TYPE_RGB", "IMG_TYPE_BGR",  "TENSOR_TYPE_S4",         "TENSOR_TYPE_U4",
+                                  "TENSOR_TYPE_S8", "TENSOR_TYPE_U8", "TENSOR_TYPE_F16",     "TENSOR_TYPE_S16",
+                                  "TENSOR_TYPE_U16", "TENSOR_TYPE_F32", "TENSOR_TYPE_S32",   "TENSOR_TYPE_U32",
+                                  "TENSOR_TYPE_F64", "TENSOR_TYPE_S64", "TENSOR_TYPE_U64"};
+
+// SHIFT (X3/X5 only): real = q / 2^shift, per tensor or along quantizeAxis.
+Status describe_shift(const hbDNNTensorProperties& p, const std::string& what, TensorDesc* t) {
+    const hbDNNQuantiShift& s = p.shift;
+    if (s.shiftLen <= 0 || !s.shiftData) return bad(ACCEL_ERR_MODEL_FORMAT, what + " is SHIFT-quantized without shifts");
+    t->quant = ACCEL_QUANT_SHIFT;
+    t->shifts.assign(s.shiftData, s.shiftData + s.shiftLen);
+    if (s.shiftLen > 1) {
+        Status st = check_axis(*t, p.quantizeAxis, s.shiftLen, "shifts", what);
+        if (!st.ok()) return st;
+        t->quant_axis = p.quantizeAxis;
     }
+    return Status{};
 }
-
-Status bad(accel_status code, std::string message) { return Status{code, std::move(message)}; }
 
 }  // namespace
 
@@ -38,12 +35,9 @@ Status describe_tensor(const hbDNNTensorProperties& p, const char* name, const c
     TensorDesc t;
     t.name = name ? name : "";
     const std::string what = std::string(kind) + " '" + t.name + "'";
-    t.dtype = dtype_of(p.tensorType);
+    t.dtype = plain_dtype(p.tensorType);
     if (t.dtype == ACCEL_DTYPE_UNKNOWN)
-        return bad(ACCEL_ERR_UNSUPPORTED, what + " has type " + type_name(p.tensorType) + " (" +
-                                              std::to_string(p.tensorType) +
-                                              "), which the bpu driver does not support (S8, U8, S16, U16, "
-                                              "S32, U32, F16 and F32 only)");
+        return unsupported_type(what, name_in(kTypeNames, p.tensorType), p.tensorType, "S8, U8, S16, U16, S32, U32, F16 and F32");
     switch (p.tensorLayout) {
         case HB_DNN_LAYOUT_NHWC: t.layout = ACCEL_LAYOUT_NHWC; break;
         case HB_DNN_LAYOUT_NCHW: t.layout = ACCEL_LAYOUT_NCHW; break;
@@ -63,47 +57,10 @@ Status describe_tensor(const hbDNNTensorProperties& p, const char* name, const c
         t.strides[i] = p.stride[i];
     }
     t.byte_size = (uint64_t)p.alignedByteSize;
-    t.quant_axis = -1;
-    // Read as a plain integer: a value the enum does not name must be refused, not loaded as the enum.
-    int quanti = 0;
-    static_assert(sizeof quanti == sizeof p.quantiType, "hbDNNQuantiType is an int");
-    std::memcpy(&quanti, &p.quantiType, sizeof quanti);
-    if (quanti == SCALE) {
-        const hbDNNQuantiScale& s = p.scale;
-        if (s.scaleLen <= 0 || !s.scaleData)
-            return bad(ACCEL_ERR_MODEL_FORMAT, what + " is SCALE-quantized without scales");
-        if (s.zeroPointLen != 0 && (s.zeroPointLen != s.scaleLen || !s.zeroPointData))
-            return bad(ACCEL_ERR_MODEL_FORMAT, what + ": " + std::to_string(s.zeroPointLen) + " zero points for " +
-                                                   std::to_string(s.scaleLen) + " scales");
-        t.scales.assign(s.scaleData, s.scaleData + s.scaleLen);
-        for (int32_t i = 0; i < s.zeroPointLen; i++) t.zero_points.push_back(s.zeroPointData[i]);
-        if (s.scaleLen == 1) {
-            t.quant = ACCEL_QUANT_PER_TENSOR;
-        } else {
-            if (p.quantizeAxis < 0 || (uint32_t)p.quantizeAxis >= t.ndim ||
-                t.shape[p.quantizeAxis] != s.scaleLen)
-                return bad(ACCEL_ERR_MODEL_FORMAT, what + ": " + std::to_string(s.scaleLen) +
-                                                       " scales do not match quantizeAxis " +
-                                                       std::to_string(p.quantizeAxis));
-            t.quant = ACCEL_QUANT_PER_AXIS;
-            t.quant_axis = p.quantizeAxis;
-        }
-    } else if (quanti == SHIFT) {
-        const hbDNNQuantiShift& s = p.shift;
-        if (s.shiftLen <= 0 || !s.shiftData)
-            return bad(ACCEL_ERR_MODEL_FORMAT, what + " is SHIFT-quantized without shifts");
-        t.quant = ACCEL_QUANT_SHIFT;
-        t.shifts.assign(s.shiftData, s.shiftData + s.shiftLen);
-        if (s.shiftLen > 1) {
-            if (p.quantizeAxis < 0 || (uint32_t)p.quantizeAxis >= t.ndim || t.shape[p.quantizeAxis] != s.shiftLen)
-                return bad(ACCEL_ERR_MODEL_FORMAT, what + ": " + std::to_string(s.shiftLen) +
-                                                       " shifts do not match quantizeAxis " +
-                                                       std::to_string(p.quantizeAxis));
-            t.quant_axis = p.quantizeAxis;
-        }
-    } else if (quanti != NONE) {
-        return bad(ACCEL_ERR_UNSUPPORTED, what + " has quantiType " + std::to_string(quanti));
-    }
+    Status st = describe_quantization(p, what, &t, [&](int quanti) {
+        return quanti == SHIFT ? describe_shift(p, what, &t) : refuse_quanti(what, quanti);
+    });
+    if (!st.ok()) return st;
     *out = std::move(t);
     return Status{};
 }

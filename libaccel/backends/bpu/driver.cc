@@ -43,7 +43,7 @@ extern const accel_driver_table kDriverTable = {
     sizeof(accel_driver_table),
     ACCEL_ABI_VERSION,
     "bpu",
-    "Horizon BPU (RDK X3/X5 libdnn): bpu:0, bpu:1, bpu:any",
+    kRuntimeDescription,
     [](const char* o, accel_device** out) { return CALL("accel_device_open", device_open(o, out)); },
     [](accel_device* d) { d->refs.fetch_add(1, std::memory_order_relaxed); },
     [](accel_device* d) { CALL_VOID("accel_device_release", device_release(d)); },

@@ -205,7 +205,7 @@ accel_status job_submit(accel_model* m, accel_buffer* const* inputs, size_t nin,
         if (!f.ok()) s = fail(f.code, format("accel_job_submit: input %zu ('%s'): %s", i, m->input_infos[i].name,
                                              f.message.c_str()));
     }
-    // Set before the task starts (it may end at once): libdnn says neither when a task began to run
+    // Set before the task starts (it may end at once): the runtime says neither when a task began to run
     // nor on which core, so "started" is when the runtime took it and the core the first allowed.
     j->timing.started_ns = now_ns();
     for (uint32_t i = 0; i < d->cores; i++)
@@ -243,10 +243,10 @@ void finish_job(accel_job* j) {
             break;
         case EndReason::TimedOut:
             status = ACCEL_ERR_TIMEOUT;
-            message = "the job did not finish within its timeout (its task was released: hbDNNReleaseTask)";
+            message = "the job did not finish within its timeout (its runtime task was released)";
             break;
         case EndReason::Cancelled:
-            // libdnn does not say whether a task had started: one that ended well before its release
+            // The runtime does not say whether a task had started: one that ended well before its release
             // counts as finished, any other as cancelled.
             if (j->runtime_done && j->runtime_status.ok()) break;
             status = ACCEL_ERR_CANCELLED;

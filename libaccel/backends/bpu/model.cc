@@ -1,4 +1,4 @@
-// model.cc - loading a model (libdnn: a packed .bin file of one or more models) and describing its
+// model.cc - loading a model (a packed .bin / .hbm file of one or more models) and describing its
 // tensors through the ABI.
 //
 // A file packing several models loads its first one; "path#name" loads the model `name` of it (when

@@ -3,8 +3,9 @@
 // The ABI side of the driver (handles, entry points, jobs, timing, stats, the in-flight limit) is
 // generic; everything a runtime generation does its own way sits behind these classes:
 //   - runtime_dnn.cc: X3/X5 libdnn (hbSys* memory, hbDNNInitializeFrom*, hbDNNInfer, task callbacks);
-//   - runtime_ucp.cc (later): S100 hbDNNInferV2 + hbUCP* (hbUCPMallocCached, hbUCPSubmitTask, ...).
-// CMake (ACCEL_BPU_API) compiles exactly one of them; it defines make_runtime().
+//   - runtime_ucp.cc: S100 hbDNNInferV2 + hbUCP* (hbUCPMallocCached, hbUCPSubmitTask, ...).
+// A driver library is built with exactly one of them (CMake: ACCEL_BPU_API); it defines make_runtime()
+// and kRuntimeDescription. What both share by the vendor's names is in hb_model.inc and hb_tensor.inc.
 //
 // Rules for an implementation: no exception leaves it except std::bad_alloc; every failure is a Status
 // whose message names the vendor call, its code and the vendor's description, e.g.
@@ -25,6 +26,11 @@ struct Status {
     std::string message;
     bool ok() const { return code == ACCEL_OK; }
 };
+
+// A vendor call's failure: "<call>: <code> (<description>)".
+inline Status vendor_failure(accel_status mapped, const char* call, int32_t code, const char* description) {
+    return Status{mapped, std::string(call) + ": " + std::to_string(code) + " (" + (description ? description : "?") + ")"};
+}
 
 // One tensor of a model as the ABI describes it; the runtime fills it from its own properties.
 // The driver points accel_tensor_info's arrays into it (the model owns it).
@@ -55,7 +61,7 @@ public:
 
 // How a task is scheduled, in the ABI's terms (the runtime maps them onto its own).
 struct Schedule {
-    int32_t priority = 0;   // 0..255, higher first; 255 may preempt (libdnn: HB_DNN_PRIORITY_PREEMP)
+    int32_t priority = 0;   // 0..255, higher first; the top may preempt (libdnn 255, hbUCP 254 and 255)
     uint64_t cores = 0;     // bit i: BPU core i of the board; 0: any core
 };
 
@@ -87,7 +93,7 @@ public:
 class Runtime {
 public:
     virtual ~Runtime() = default;
-    virtual const char* device_name() const = 0;   // static, e.g. "Horizon BPU (libdnn 1.24.5)"
+    virtual const char* device_name() const = 0;   // e.g. "Horizon BPU (libdnn 1.24.5)"
     virtual uint32_t core_count() const = 0;       // BPU cores a task may be pinned to
     virtual uint32_t task_limit() const = 0;       // tasks in flight at once (process wide)
     virtual Status allocate(uint64_t size, uint64_t alignment, std::unique_ptr<Memory>* out) = 0;
@@ -97,7 +103,8 @@ public:
     virtual Status load_memory(const void* data, uint64_t size, std::unique_ptr<Model>* out) = 0;
 };
 
-// The runtime generation this driver was built for.
+// The runtime generation this driver was built for, and the driver's description naming it.
 std::unique_ptr<Runtime> make_runtime();
+extern const char kRuntimeDescription[];
 
 }  // namespace accel_bpu

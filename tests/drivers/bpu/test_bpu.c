@@ -1,8 +1,10 @@
-/* test_bpu.c - the bpu driver through the public ABI only, on the libdnn stand-in:
- *   test_bpu <models dir> info|run|async|cancel|timeout|limits|errors
- * The models and their reference bytes come from make_models.py (the fixture). The stand-in's test hook
- * standin_hbdnn_hold(1) keeps tasks from running, which makes limits, timeouts and cancellation
- * deterministic. */
+/* test_bpu.c - the bpu driver through the public ABI only, on a stand-in runtime of either generation:
+ *   test_bpu <models dir> dnn|ucp info|run|async|cancel|timeout|limits|errors
+ * dnn: the X3/X5 libdnn driver on its stand-in, .bin models; ucp: the S100 hbUCP driver on its
+ * stand-in, .hbm models. The models and their reference bytes come from make_models.py (the fixture).
+ * The stand-in's test hook (STANDIN_HOLD(1), named by CMake: the executable links the generation's
+ * stand-in) keeps tasks from running, which makes limits, timeouts and cancellation deterministic.
+ * What a generation cannot express is left out with a printed reason. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,19 +12,55 @@
 
 #include "../../c/test_util.h"
 
-void standin_hbdnn_hold(int on);
+void STANDIN_HOLD(int on);
+
+/* What differs between the generations, as the tests see it. */
+typedef struct generation {
+    const char* name;
+    const char* suffix;         /* of its model files */
+    uint32_t cores;             /* BPU cores its runtime addresses (bpu:any's default) */
+    int has_layout;             /* tensors say NCHW / NHWC */
+    int s100;                   /* dynamic strides and int32 zero points (the dyn model) */
+    const char* device_name;    /* part of the device's name */
+    const char* missing_file;   /* part of the message for a model file that does not exist */
+    const char* invalid_model;  /* ... for one that is not a model */
+    const char* task_limit;     /* ... at the runtime's own task limit */
+} generation;
+
+static const generation kGenerations[] = {
+    {"dnn", ".bin", 2, 1, 0, "libdnn", "hbDNNInitializeFromFiles: -6000006 (can not open file)",
+     "hbDNNInitializeFromFiles: -6000002 (invalid model)", "hbDNNInfer: -6000009 (task number exceeds limit)"},
+    {"ucp", ".hbm", 4, 0, 1, "hbUCP", "hbDNNInitializeFromFiles: -500001 (file cannot be opened)",
+     "hbDNNInitializeFromFiles: -600002 (invalid model)", "hbDNNInferV2: -200001 (too many tasks)"},
+};
 
 static const char* g_dir;
+static const generation* g;
+
+/* The path of model file <name><suffix><tail> (tail: "" or "#model"). */
+static char* model_path(const char* name, const char* tail) {
+    char file[128];
+    snprintf(file, sizeof file, "%s%s%s", name, g->suffix, tail);
+    return test_path(g_dir, file);
+}
+
+/* A part of a test the generation cannot express, said so. */
+static void left_out(const char* what, const char* why) {
+    printf("%s: %s left out: %s\n", g->name, what, why);
+}
 
 /* ---- helpers ---- */
 
-static accel_model* load(accel_device* d, const char* file) {
-    char* path = test_path(g_dir, file);
+/* Loads model file <name><suffix><tail>. */
+static accel_model* load_model(accel_device* d, const char* name, const char* tail) {
+    char* path = model_path(name, tail);
     accel_model* m = NULL;
     REQUIRE_OK(accel_model_load_file(d, path, &m));
     free(path);
     return m;
 }
+
+static accel_model* load(accel_device* d, const char* name) { return load_model(d, name, ""); }
 
 static accel_tensor_info info_of(accel_model* m, int input, size_t i) {
     accel_tensor_info t;
@@ -166,8 +204,9 @@ static void test_info(void) {
     }
     EXPECT(found == 1, "the bpu driver was found %zu times", found);
 
-    struct { const char* uri; uint32_t cores; } good[] = {{"bpu:0", 1}, {"bpu:1", 1}, {"bpu:any", 2}, {"bpu", 2},
-                                                         {"bpu:any,cores=1", 1}, {"bpu:0,cores=2", 1}};
+    struct { const char* uri; uint32_t cores; } good[] = {{"bpu:0", 1}, {"bpu:1", 1}, {"bpu:any", g->cores},
+                                                         {"bpu", g->cores}, {"bpu:any,cores=1", 1},
+                                                         {"bpu:0,cores=2", 1}};
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
         accel_device* d = test_open(good[i].uri);
         accel_device_info info;
@@ -178,14 +217,17 @@ static void test_info(void) {
         EXPECT(info.cores == good[i].cores, "%s: %u cores, want %u", good[i].uri, info.cores, good[i].cores);
         EXPECT(info.max_inflight == 32 && info.alignment == 64 && info.debug == 0, "%s: max_inflight %u alignment %llu",
                good[i].uri, info.max_inflight, (unsigned long long)info.alignment);
-        EXPECT(strstr(info.name, "libdnn") != NULL, "name '%s'", info.name);
+        EXPECT(strstr(info.name, g->device_name) != NULL, "name '%s'", info.name);
         EXPECT_OK(accel_device_check(d));
         accel_device_release(d);
     }
-    struct { const char* uri; accel_status want; } bad[] = {{"bpu:2", ACCEL_ERR_NOT_FOUND},
+    char beyond[32], too_many[32];
+    snprintf(beyond, sizeof beyond, "bpu:%u", g->cores);
+    snprintf(too_many, sizeof too_many, "bpu:any,cores=%u", g->cores + 1);
+    struct { const char* uri; accel_status want; } bad[] = {{beyond, ACCEL_ERR_NOT_FOUND},
                                                            {"bpu:1,cores=1", ACCEL_ERR_NOT_FOUND},
                                                            {"bpu:x", ACCEL_ERR_INVALID_ARGUMENT},
-                                                           {"bpu:any,cores=3", ACCEL_ERR_INVALID_ARGUMENT},
+                                                           {too_many, ACCEL_ERR_INVALID_ARGUMENT},
                                                            {"bpu:any,pool=1M", ACCEL_ERR_INVALID_ARGUMENT},
                                                            {"bpu:0,0", ACCEL_ERR_INVALID_ARGUMENT}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -196,11 +238,12 @@ static void test_info(void) {
 
     accel_device* d = test_open("bpu:0");
     /* int8: input S8 [1,3,8,8] aligned [1,4,8,8]; output S8 per-axis, aligned [1,3,8,16]. */
-    accel_model* m = load(d, "int8.bin");
+    accel_model* m = load(d, "int8");
     accel_tensor_info x = info_of(m, 1, 0), y = info_of(m, 0, 0);
     const int64_t shape[4] = {1, 3, 8, 8}, x_strides[4] = {256, 64, 8, 1}, y_strides[4] = {384, 128, 16, 1};
     EXPECT(strcmp(x.name, "x") == 0 && strcmp(y.name, "y") == 0, "names '%s' '%s'", x.name, y.name);
-    EXPECT(x.dtype == ACCEL_DTYPE_INT8 && x.layout == ACCEL_LAYOUT_NCHW && x.ndim == 4 && x.byte_size == 256,
+    const accel_layout nchw = g->has_layout ? ACCEL_LAYOUT_NCHW : ACCEL_LAYOUT_NONE;
+    EXPECT(x.dtype == ACCEL_DTYPE_INT8 && x.layout == nchw && x.ndim == 4 && x.byte_size == 256,
            "x: dtype %d layout %d ndim %u byte_size %llu", x.dtype, x.layout, x.ndim, (unsigned long long)x.byte_size);
     expect_dims(x.shape, shape, 4, "x.shape");
     expect_dims(x.strides, x_strides, 4, "x.strides");
@@ -221,11 +264,13 @@ static void test_info(void) {
     accel_model_release(m);
 
     /* nhwc: float32 NHWC padded in C; output U8 per tensor. */
-    m = load(d, "nhwc.bin");
+    m = load(d, "nhwc");
     x = info_of(m, 1, 0);
     y = info_of(m, 0, 0);
     const int64_t hx[4] = {1024, 128, 16, 4}, hy[4] = {192, 24, 3, 1};
-    EXPECT(x.layout == ACCEL_LAYOUT_NHWC && x.dtype == ACCEL_DTYPE_FLOAT32 && x.byte_size == 1024 &&
+    if (!g->has_layout) left_out("the NCHW and NHWC layout checks", "S100 tensor properties have no layout (NONE)");
+    EXPECT(x.layout == (g->has_layout ? ACCEL_LAYOUT_NHWC : ACCEL_LAYOUT_NONE) && x.dtype == ACCEL_DTYPE_FLOAT32 &&
+               x.byte_size == 1024 &&
                x.quant.type == ACCEL_QUANT_NONE && !x.quant.scales,
            "nhwc x: layout %d dtype %d byte_size %llu quant %d", x.layout, x.dtype, (unsigned long long)x.byte_size,
            x.quant.type);
@@ -236,7 +281,7 @@ static void test_info(void) {
     accel_model_release(m);
 
     /* two inputs, two outputs, an S16 input, 2-D tensors without layout. */
-    m = load(d, "two.bin");
+    m = load(d, "two");
     EXPECT(count_of(m, 1) == 2 && count_of(m, 0) == 2, "two: counts");
     accel_tensor_info b = info_of(m, 1, 1), prod = info_of(m, 0, 1);
     EXPECT(strcmp(b.name, "b") == 0 && b.dtype == ACCEL_DTYPE_INT16 && b.layout == ACCEL_LAYOUT_NONE && b.ndim == 2 &&
@@ -245,14 +290,35 @@ static void test_info(void) {
     EXPECT(strcmp(prod.name, "prod") == 0, "two output 1 '%s'", prod.name);
     accel_model_release(m);
 
+    /* S100: a dynamic stride, which the driver makes dense (and sizes the buffer by); zero points
+     * beyond int8 (130 for a U8 input, 1000 for an S16 output). */
+    if (g->s100) {
+        m = load(d, "dyn");
+        x = info_of(m, 1, 0);
+        y = info_of(m, 0, 0);
+        const int64_t dyn_shape[3] = {1, 4, 6}, dyn_x[3] = {32, 8, 1}, dyn_y[3] = {48, 12, 2};
+        EXPECT(x.dtype == ACCEL_DTYPE_UINT8 && x.ndim == 3 && x.byte_size == 32 && x.quant.type == ACCEL_QUANT_PER_TENSOR &&
+                   x.quant.zero_points && x.quant.zero_points[0] == 130,
+               "dyn x: dtype %d ndim %u byte_size %llu quant %d", x.dtype, x.ndim, (unsigned long long)x.byte_size,
+               x.quant.type);
+        expect_dims(x.shape, dyn_shape, 3, "dyn x.shape");
+        expect_dims(x.strides, dyn_x, 3, "dyn x.strides");
+        EXPECT(y.dtype == ACCEL_DTYPE_INT16 && y.byte_size == 48 && y.quant.zero_points && y.quant.zero_points[0] == 1000,
+               "dyn y: dtype %d byte_size %llu", y.dtype, (unsigned long long)y.byte_size);
+        expect_dims(y.strides, dyn_y, 3, "dyn y.strides");
+        accel_model_release(m);
+    } else {
+        left_out("the dyn model (dynamic strides, int32 zero points)", "X3/X5 libdnn has neither");
+    }
+
     /* A file of several models: the first, or one by name. */
-    m = load(d, "multi.bin");
-    EXPECT(info_of(m, 1, 0).layout == ACCEL_LAYOUT_NCHW, "multi.bin loads its first model (dense)");
+    m = load(d, "multi");
+    EXPECT(info_of(m, 1, 0).byte_size == 768, "multi loads its first model (dense)");
     accel_model_release(m);
-    m = load(d, "multi.bin#nhwc");
-    EXPECT(info_of(m, 1, 0).layout == ACCEL_LAYOUT_NHWC, "multi.bin#nhwc loads nhwc");
+    m = load_model(d, "multi", "#nhwc");
+    EXPECT(info_of(m, 1, 0).byte_size == 1024, "multi#nhwc loads nhwc");
     accel_model_release(m);
-    char* path = test_path(g_dir, "multi.bin#nope");
+    char* path = model_path("multi", "#nope");
     EXPECT_STATUS(accel_model_load_file(d, path, &m), ACCEL_ERR_NOT_FOUND);
     EXPECT(strstr(accel_last_error_message(), "'nhwc'") != NULL, "message '%s' lists the models",
            accel_last_error_message());
@@ -263,9 +329,7 @@ static void test_info(void) {
 /* ---- run: numbers, coherence without manual syncs, stats ---- */
 
 static void run_model(accel_device* d, const char* name, const accel_run_options* o) {
-    char file[64];
-    snprintf(file, sizeof file, "%s.bin", name);
-    accel_model* m = load(d, file);
+    accel_model* m = load(d, name);
     io x = make_io(d, m, name);
     REQUIRE_OK(accel_run(m, x.in, x.n_in, x.out, x.n_out, o));
     for (size_t i = 0; i < x.n_out; i++) EXPECT(compare_output(m, name, i, host(x.out[i])), "%s output %zu", name, i);
@@ -305,10 +369,12 @@ static void test_run(void) {
     o.priority = 7;
     o.core_mask = 1;
     run_model(d, "two", &o);
+    if (g->s100) run_model(d, "dyn", &o);
+    else left_out("running the dyn model", "X3/X5 libdnn has no dynamic strides or int32 zero points");
 
     /* From memory. */
     size_t size = 0;
-    char* path = test_path(g_dir, "dense.bin");
+    char* path = model_path("dense", "");
     void* bytes = test_read_file(path, &size);
     accel_model* m = NULL;
     REQUIRE_OK(accel_model_load_memory(d, bytes, size, &m));
@@ -372,7 +438,7 @@ static void on_done(accel_job* job, accel_status status, void* user) {
 static void test_async(void) {
     enum { N = 20 };
     accel_device* d = test_open("bpu:any");
-    accel_model* m = load(d, "dense.bin");
+    accel_model* m = load(d, "dense");
     io x[N];
     cb_state s[N];
     accel_job* jobs[N];
@@ -395,7 +461,7 @@ static void test_async(void) {
         EXPECT(compare_output(m, "dense", 0, host(x[i].out[0])), "job %d output", i);
         accel_job_timing t = test_timing(jobs[i]);
         EXPECT(t.queued_ns > 0 && t.queued_ns <= t.started_ns && t.started_ns <= t.finished_ns && t.core >= 0 &&
-                   t.core < 2,
+                   t.core < (int32_t)g->cores,
                "job %d timing %llu %llu %llu core %d", i, (unsigned long long)t.queued_ns,
                (unsigned long long)t.started_ns, (unsigned long long)t.finished_ns, t.core);
         accel_job_release(jobs[i]);
@@ -425,7 +491,7 @@ static void test_async(void) {
 
 /* ---- cancel and timeout (tasks held by the stand-in) ---- */
 
-/* dense.bin on bpu:0, its buffers, and options with a counting callback. */
+/* dense on bpu:0, its buffers, and options with a counting callback. */
 typedef struct dense_setup {
     accel_device* d;
     accel_model* m;
@@ -436,7 +502,7 @@ typedef struct dense_setup {
 
 static void dense_open(dense_setup* t) {
     t->d = test_open("bpu:0");
-    t->m = load(t->d, "dense.bin");
+    t->m = load(t->d, "dense");
     t->x = make_io(t->d, t->m, "dense");
     memset(&t->s, 0, sizeof t->s);
     pthread_mutex_init(&t->s.mutex, NULL);
@@ -461,7 +527,7 @@ static void test_cancel(void) {
     cb_state* s = &t.s;
     accel_run_options o = t.o;
 
-    standin_hbdnn_hold(1);
+    STANDIN_HOLD(1);
     accel_job* job = submit(m, &x, &o);
     int32_t done = 1;
     EXPECT_OK(accel_job_poll(job, &done));
@@ -476,7 +542,7 @@ static void test_cancel(void) {
     pthread_mutex_lock(&s->mutex);
     EXPECT(s->calls == 1 && s->ok == 0, "cancelled job: %d calls, %d ok", s->calls, s->ok);
     pthread_mutex_unlock(&s->mutex);
-    standin_hbdnn_hold(0);
+    STANDIN_HOLD(0);
 
     /* A job that finished before its release stays finished. */
     memset(host(x.out[0]), 0, 768);
@@ -500,7 +566,7 @@ static void test_timeout(void) {
     accel_run_options o = t.o;
     o.timeout_us = 20000;
 
-    standin_hbdnn_hold(1);
+    STANDIN_HOLD(1);
     uint64_t t0 = test_now_ns();
     accel_job* job = submit(m, &x, &o);
     EXPECT_STATUS(accel_job_wait(job, -1), ACCEL_ERR_TIMEOUT);
@@ -514,7 +580,7 @@ static void test_timeout(void) {
     accel_job_release(job);
     /* Through accel_run too. */
     EXPECT_STATUS(accel_run(m, x.in, 1, x.out, 1, &o), ACCEL_ERR_TIMEOUT);
-    standin_hbdnn_hold(0);
+    STANDIN_HOLD(0);
 
     /* A job that ends in time is not affected by its timeout; the device works on. */
     o.timeout_us = 10 * 1000 * 1000;
@@ -526,7 +592,7 @@ static void test_timeout(void) {
     dense_close(&t);
 }
 
-/* ---- limits: the device's 32 slots and libdnn's process-wide 32 tasks ---- */
+/* ---- limits: the device's 32 slots and the runtime's process-wide 32 tasks ---- */
 
 typedef struct blocked {
     accel_model* model;
@@ -576,15 +642,15 @@ static void test_limits(void) {
     enum { LIMIT = 32 };
     accel_device* d0 = test_open("bpu:0");
     accel_device* d1 = test_open("bpu:1");
-    accel_model* m0 = load(d0, "dense.bin");
-    accel_model* m1 = load(d1, "dense.bin");
+    accel_model* m0 = load(d0, "dense");
+    accel_model* m1 = load(d1, "dense");
     io x0 = make_io(d0, m0, "dense"), x1 = make_io(d1, m1, "dense");
     /* Each job its own output: the same input is fine. */
     accel_buffer* outs[LIMIT];
     accel_job* jobs[LIMIT];
     nested n = {m0, &x0, ACCEL_OK, 0};
 
-    standin_hbdnn_hold(1);
+    STANDIN_HOLD(1);
     for (int i = 0; i < LIMIT; i++) {
         outs[i] = test_alloc(d0, 768);
         accel_run_options o = options();
@@ -598,9 +664,9 @@ static void test_limits(void) {
     /* The device's own limit. */
     EXPECT_STATUS(accel_job_submit(m0, x0.in, 1, x0.out, 1, &o, &extra), ACCEL_ERR_BUSY);
     EXPECT(strstr(accel_last_error_message(), "max_inflight") != NULL, "message '%s'", accel_last_error_message());
-    /* libdnn's, reached through another device. */
+    /* The runtime's, reached through another device. */
     EXPECT_STATUS(accel_job_submit(m1, x1.in, 1, x1.out, 1, &o, &extra), ACCEL_ERR_BUSY);
-    EXPECT(strstr(accel_last_error_message(), "hbDNNInfer: -6000009 (task number exceeds limit)") != NULL,
+    EXPECT(strstr(accel_last_error_message(), g->task_limit) != NULL,
            "message '%s'", accel_last_error_message());
     EXPECT_ERROR_REPORTED(ACCEL_ERR_BUSY);
 
@@ -612,12 +678,12 @@ static void test_limits(void) {
     REQUIRE(pthread_create(&t1, NULL, submit_blocking, &b1) == 0, "pthread_create");
     test_sleep_ms(100);
     EXPECT(!has_returned(&b0) && !has_returned(&b1), "submits at the limit did not block");
-    standin_hbdnn_hold(0);
+    STANDIN_HOLD(0);
     pthread_join(t0, NULL);
     pthread_join(t1, NULL);
     EXPECT(b0.status == ACCEL_OK && b1.status == ACCEL_OK, "blocked runs: %s %s", accel_status_name(b0.status),
            accel_status_name(b1.status));
-    EXPECT(compare_output(m1, "dense", 0, host(x1.out[0])), "the run that waited for libdnn");
+    EXPECT(compare_output(m1, "dense", 0, host(x1.out[0])), "the run that waited for the runtime");
     for (int i = 0; i < LIMIT; i++) {
         EXPECT_OK(accel_job_wait(jobs[i], -1));
         accel_job_release(jobs[i]);
@@ -638,7 +704,7 @@ static void test_limits(void) {
 /* ---- errors ---- */
 
 static void expect_load_error(accel_device* d, const char* file, accel_status want, const char* text) {
-    char* path = test_path(g_dir, file);
+    char* path = model_path(file, "");
     accel_model* m = NULL;
     EXPECT_STATUS(accel_model_load_file(d, path, &m), want);
     EXPECT_ERROR_REPORTED(want);
@@ -650,11 +716,11 @@ static void expect_load_error(accel_device* d, const char* file, accel_status wa
 
 static void test_errors(void) {
     accel_device* d = test_open("bpu:any");
-    expect_load_error(d, "missing.bin", ACCEL_ERR_NOT_FOUND, "-6000006 (can not open file)");
-    expect_load_error(d, "bad.bin", ACCEL_ERR_MODEL_FORMAT, "hbDNNInitializeFromFiles: -6000002 (invalid model)");
-    expect_load_error(d, "short.bin", ACCEL_ERR_MODEL_FORMAT, "-6000002");
+    expect_load_error(d, "missing", ACCEL_ERR_NOT_FOUND, g->missing_file);
+    expect_load_error(d, "bad", ACCEL_ERR_MODEL_FORMAT, g->invalid_model);
+    expect_load_error(d, "short", ACCEL_ERR_MODEL_FORMAT, g->invalid_model);
     accel_model* m = NULL;
-    EXPECT_STATUS(accel_model_load_memory(d, "ACCELHB1", 8, &m), ACCEL_ERR_MODEL_FORMAT);
+    EXPECT_STATUS(accel_model_load_memory(d, "ACCELHM1", 8, &m), ACCEL_ERR_MODEL_FORMAT);
     EXPECT(strstr(accel_last_error_message(), "hbDNNInitializeFromDDR") != NULL, "'%s'", accel_last_error_message());
 
     accel_buffer* b = NULL;
@@ -662,7 +728,7 @@ static void test_errors(void) {
     EXPECT_STATUS(accel_buffer_import(d, mem, 64, &b), ACCEL_ERR_UNSUPPORTED);
     EXPECT_ERROR_REPORTED(ACCEL_ERR_UNSUPPORTED);
 
-    m = load(d, "two.bin");
+    m = load(d, "two");
     io x = make_io(d, m, "two");
     accel_run_options o = options();
     accel_job* job = NULL;
@@ -671,7 +737,7 @@ static void test_errors(void) {
     EXPECT_STATUS(accel_job_submit(m, x.in, 2, x.out, 3, &o, &job), ACCEL_ERR_INVALID_ARGUMENT);
     /* A buffer smaller than the tensor's aligned size (int8's output: 1x3x8x16 bytes). */
     accel_buffer* small = test_alloc(d, 16);
-    accel_model* padded = load(d, "int8.bin");
+    accel_model* padded = load(d, "int8");
     io y = make_io(d, padded, "int8");
     EXPECT_STATUS(accel_job_submit(padded, y.in, 1, &small, 1, &o, &job), ACCEL_ERR_SHAPE);
     EXPECT(strstr(accel_last_error_message(), "('y') needs 384 bytes") != NULL, "'%s'", accel_last_error_message());
@@ -693,7 +759,7 @@ static void test_errors(void) {
     o.priority = 256;
     EXPECT_STATUS(accel_job_submit(m, x.in, 2, x.out, 2, &o, &job), ACCEL_ERR_INVALID_ARGUMENT);
     o.priority = 0;
-    o.core_mask = 4;
+    o.core_mask = 1ull << g->cores;
     EXPECT_STATUS(accel_job_submit(m, x.in, 2, x.out, 2, &o, &job), ACCEL_ERR_INVALID_ARGUMENT);
     o.core_mask = 0;
     o.flags = 8;
@@ -724,26 +790,27 @@ static void test_errors(void) {
 }
 
 int main(int argc, char** argv) {
-    if (argc != 3) {
-        fprintf(stderr, "usage: %s <models dir> info|run|async|cancel|timeout|limits|errors\n", argv[0]);
+    if (argc != 4 || (strcmp(argv[2], "dnn") && strcmp(argv[2], "ucp"))) {
+        fprintf(stderr, "usage: %s <models dir> dnn|ucp info|run|async|cancel|timeout|limits|errors\n", argv[0]);
         return 2;
     }
     g_dir = argv[1];
-    test_name = argv[2];
+    g = &kGenerations[strcmp(argv[2], "dnn") ? 1 : 0];
+    test_name = argv[3];
     /* The stand-in runs on an emulator device that it opens with the first model and closes with the
      * last; a process that opens and closes it again and again has threads of closed devices exiting
      * while new ones start, where TSan reports glibc freeing a dead thread's dynamic TLS as a race.
      * Real programs keep their runtime up: so does this one, with one model loaded throughout. */
     accel_device* keeper_device = test_open("bpu:any");
-    accel_model* keeper = load(keeper_device, "dense.bin");
-    if (!strcmp(argv[2], "info")) test_info();
-    else if (!strcmp(argv[2], "run")) test_run();
-    else if (!strcmp(argv[2], "async")) test_async();
-    else if (!strcmp(argv[2], "cancel")) test_cancel();
-    else if (!strcmp(argv[2], "timeout")) test_timeout();
-    else if (!strcmp(argv[2], "limits")) test_limits();
-    else if (!strcmp(argv[2], "errors")) test_errors();
-    else REQUIRE(0, "unknown test '%s'", argv[2]);
+    accel_model* keeper = load(keeper_device, "dense");
+    if (!strcmp(test_name, "info")) test_info();
+    else if (!strcmp(test_name, "run")) test_run();
+    else if (!strcmp(test_name, "async")) test_async();
+    else if (!strcmp(test_name, "cancel")) test_cancel();
+    else if (!strcmp(test_name, "timeout")) test_timeout();
+    else if (!strcmp(test_name, "limits")) test_limits();
+    else if (!strcmp(test_name, "errors")) test_errors();
+    else REQUIRE(0, "unknown test '%s'", test_name);
     accel_model_release(keeper);
     accel_device_release(keeper_device);
     return test_finish();

@@ -1,36 +1,19 @@
 // test_dnn_tensor.cc - libdnn tensor properties -> the ABI's description (dnn_tensor.cc), for what the
 // stand-in's model files cannot carry: image and 64-bit types, SHIFT quantization, bad properties.
-#include <cstdio>
 #include <cstring>
-#include <string>
 
 #include "dnn_tensor.h"
+#include "tensor_check.h"
 
-static int failures = 0;
-#define CHECK(cond)                                                               \
-    do {                                                                          \
-        if (!(cond)) {                                                            \
-            std::fprintf(stderr, "%s:%d: failed: %s\n", __FILE__, __LINE__, #cond); \
-            failures++;                                                           \
-        }                                                                         \
-    } while (0)
-
+// With the aligned shape and layout only libdnn has.
 static hbDNNTensorProperties props_1x3x8x8(int32_t type) {
-    hbDNNTensorProperties p;
-    std::memset(&p, 0, sizeof p);
-    p.validShape.numDimensions = p.alignedShape.numDimensions = 4;
-    const int32_t valid[4] = {1, 3, 8, 8}, aligned[4] = {1, 4, 8, 8};
-    for (int i = 0; i < 4; i++) p.validShape.dimensionSize[i] = valid[i], p.alignedShape.dimensionSize[i] = aligned[i];
-    p.stride[3] = 1, p.stride[2] = 8, p.stride[1] = 64, p.stride[0] = 256;
-    p.alignedByteSize = 256;
+    hbDNNTensorProperties p = props_1x3x8x8<hbDNNTensorProperties>(type);
+    p.alignedShape.numDimensions = 4;
+    const int32_t aligned[4] = {1, 4, 8, 8};
+    for (int i = 0; i < 4; i++) p.alignedShape.dimensionSize[i] = aligned[i];
     p.tensorLayout = HB_DNN_LAYOUT_NCHW;
-    p.tensorType = type;
-    p.quantiType = NONE;
-    p.quantizeAxis = -1;
     return p;
 }
-
-static bool contains(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }
 
 int main() {
     using accel_bpu::describe_tensor;
@@ -83,12 +66,7 @@ int main() {
     p = props_1x3x8x8(HB_DNN_TENSOR_TYPE_S8);
     float scales[3] = {0.5f, 0.25f, 0.125f};
     int8_t zero_points[3] = {-3, 0, 7};
-    p.quantiType = SCALE;
-    p.scale.scaleLen = 3;
-    p.scale.scaleData = scales;
-    p.scale.zeroPointLen = 3;
-    p.scale.zeroPointData = zero_points;
-    p.quantizeAxis = 1;
+    set_scale(p, scales, zero_points, 3, 1);
     s = describe_tensor(p, "x", "input", &t);
     scales[0] = 9.0f;
     CHECK(s.ok() && t.quant == ACCEL_QUANT_PER_AXIS && t.quant_axis == 1 && t.scales.size() == 3 &&
@@ -116,6 +94,5 @@ int main() {
     std::memcpy(&p.quantiType, &unknown_quanti, sizeof unknown_quanti);
     CHECK(describe_tensor(p, "x", "input", &t).code == ACCEL_ERR_UNSUPPORTED);
 
-    if (failures) std::fprintf(stderr, "%d checks failed\n", failures);
-    return failures ? 1 : 0;
+    return finish_checks();
 }
