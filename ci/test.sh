@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The README's test command: installs accel with what its tests need, then runs every test: the C
 # tests (ctest, through the public ABI) and the Python tests (pytest, against the installed package),
-# the whole Python suite once per front-end (pybind11, then cffi: ACCEL_FRONTEND selects at import).
+# the whole Python suite once per front-end (pybind11, then cffi: ACCEL_FRONTEND selects at import), and
+# again on the vendor devices through their drivers and the stand-in SDKs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m pip install --quiet ".[test]"
@@ -14,12 +15,14 @@ for frontend in pybind cffi; do
 done
 # The vendor drivers, built above against the stand-in SDKs (tests/standin), under the same suite: the
 # stand-ins run on the emulator driver installed with the package, the drivers come from the build tree.
+# Each run: device URI, the folder of its driver, its model format (X3/X5 .bin, S100 .hbm, .xmodel).
 drivers="$(python3 -c 'import accel, os; print(os.path.join(os.path.dirname(accel.__file__), "lib", "accel-drivers"))')"
-for device in ${ACCEL_VENDOR_TEST_DEVICES:-bpu:0 vart:0}; do
+for run in bpu:0,drivers,.bin bpu:0,drivers-ucp,.hbm vart:0,drivers,.xmodel; do
+  IFS=, read -r device folder format <<<"${run}"
   for frontend in pybind cffi; do
-    echo "== Python tests on ${device} (stand-in SDK), ${frontend} front-end"
-    ACCEL_TEST_DEVICE="${device}" ACCEL_FRONTEND="${frontend}" \
-      ACCEL_DRIVER_PATH="${drivers}:${PWD}/build/ctest/standin/drivers" python3 -m pytest -q tests/python
+    echo "== Python tests on ${device} (${format} models, stand-in SDK), ${frontend} front-end"
+    ACCEL_TEST_DEVICE="${device}" ACCEL_TEST_MODEL_FORMAT="${format}" ACCEL_FRONTEND="${frontend}" \
+      ACCEL_DRIVER_PATH="${drivers}:${PWD}/build/ctest/standin/${folder}" python3 -m pytest -q tests/python
   done
 done
 echo "== The front-end benchmark runs (a smoke run: speed is measured by a full run, not here)"

@@ -9,13 +9,15 @@ Models (ONNX, built here with fixed seeds and written once per session):
 Reference numerics come from onnxruntime (`ort_run`).
 
 The device under test is ``ACCEL_TEST_DEVICE`` (default ``emu:cores=2``), e.g. ``bpu:0`` or ``vart:0`` with
-the stand-in SDKs (ci/test_vendor_devices.sh). On a device other than the emulator:
+the stand-in SDKs (ci/test.sh; ``ACCEL_TEST_MODEL_FORMAT=.hbm`` for the BPU driver built for S100). On a
+device other than the emulator:
   - only the tests that use the device under test (the fixture ``dev``, directly or through a model
     fixture) run, minus those marked ``emulator`` (they test the emulator itself: its URI options, its
     compile cache, its memory pool); the others are deselected, and the summary says how many and why;
   - ``Device.load`` goes through the stand-in's toolchain (``standin_toolchain.py``): ONNX and emulator
     models become the device's own format (``.bin``, ``.xmodel``) first, as the vendor's compiler would
-    make them, so every test loads its models as it does on the emulator.
+    make them, so every test loads its models as it does on the emulator;
+  - tests marked ``vendor`` run (tests/python/test_vendor_formats.py: what only vendor models have).
 """
 from __future__ import annotations
 
@@ -39,6 +41,8 @@ ON_EMULATOR = BACKEND == "emu"
 # On vart a device tensor escapes VART's copy only when it is the own buffer of the runner that runs the
 # job (libaccel/backends/vart/README.md): there the runtime's copies are bounded, not exact.
 EXACT_COPIES = BACKEND != "vart"
+# S100 models (.hbm) describe no tensor layout: an image tensor is a plain shape there.
+NCHW = None if os.environ.get("ACCEL_TEST_MODEL_FORMAT") == ".hbm" else "NCHW"
 # The fixtures through which a test uses the device under test.
 DEVICE_FIXTURES = frozenset({"dev", "dev1", "tiny", "two_io", "slow", "cnn"})
 

@@ -29,11 +29,10 @@ STANDIN = Path(__file__).resolve().parents[1] / "standin"
 ACCM_MAGIC = b"ACCM"
 
 
-def _bpu_packer() -> Callable[[str, bytes], bytes]:
-    sys.path.insert(0, str(STANDIN / "hbdnn" / "tools"))
-    import make_bin
-
-    return lambda name, accm: make_bin.pack([make_bin.accm_record(name, accm, {})])
+def _horizon_packer(folder: str, module: str) -> Callable[[str, bytes], bytes]:
+    sys.path.insert(0, str(STANDIN / folder / "tools"))
+    tool = __import__(module)
+    return lambda name, accm: tool.pack([tool.accm_record(name, accm, {})])
 
 
 def _vart_packer() -> Callable[[str, bytes], bytes]:
@@ -43,25 +42,38 @@ def _vart_packer() -> Callable[[str, bytes], bytes]:
     return make_xmodel.pack_accm
 
 
-PACKERS: Dict[str, Callable[[], Callable[[str, bytes], bytes]]] = {"bpu": _bpu_packer, "vart": _vart_packer}
-SUFFIXES = {"bpu": ".bin", "vart": ".xmodel"}
+# Model formats by file suffix: X3/X5's `.bin`, S100's `.hbm`, Vitis AI's `.xmodel`.
+PACKERS: Dict[str, Callable[[], Callable[[str, bytes], bytes]]] = {
+    ".bin": lambda: _horizon_packer("hbdnn", "make_bin"),
+    ".hbm": lambda: _horizon_packer("hbucp", "make_hbm"),
+    ".xmodel": _vart_packer,
+}
+# A backend's format; the BPU's depends on the runtime generation the driver was built for, which the
+# test run names (ACCEL_TEST_MODEL_FORMAT=.hbm for S100).
+DEFAULT_SUFFIXES = {"bpu": ".bin", "vart": ".xmodel"}
+
+
+def suffix_for(backend: str) -> str:
+    suffix = os.environ.get("ACCEL_TEST_MODEL_FORMAT", "") or DEFAULT_SUFFIXES.get(backend, "")
+    if suffix not in PACKERS:
+        raise SystemExit(f"ACCEL_TEST_DEVICE / ACCEL_TEST_MODEL_FORMAT: no stand-in toolchain for backend "
+                         f"{backend!r} and format {suffix!r} (known: {', '.join(sorted(PACKERS))})")
+    return suffix
 
 
 def model_file(backend: str, onnx_path: Path, folder: Path) -> Path:
     """`onnx_path` compiled for the emulator and packed into `folder` as the backend's model file."""
     from accel import compiler
 
-    target = Path(folder) / (Path(onnx_path).stem + SUFFIXES[backend])
-    target.write_bytes(PACKERS[backend]()(Path(onnx_path).stem, compiler.compile_model(str(onnx_path))))
+    suffix = suffix_for(backend)
+    target = Path(folder) / (Path(onnx_path).stem + suffix)
+    target.write_bytes(PACKERS[suffix]()(Path(onnx_path).stem, compiler.compile_model(str(onnx_path))))
     return target
 
 
 def install(backend: str) -> None:
-    if backend not in PACKERS:
-        raise SystemExit(f"ACCEL_TEST_DEVICE: no stand-in toolchain for backend {backend!r} "
-                         f"(known: {', '.join(sorted(PACKERS))})")
+    suffix = suffix_for(backend)
     packers: list = []  # made at the first load that needs one
-    suffix = SUFFIXES[backend]
     folder = Path(tempfile.mkdtemp(prefix=f"accel-{backend}-models-"))
     atexit.register(shutil.rmtree, folder, True)
     serial = itertools.count()
@@ -92,7 +104,7 @@ def install(backend: str) -> None:
         else:
             return original(self, path_or_bytes, input_shapes)
         if not packers:
-            packers.append(PACKERS[backend]())
+            packers.append(PACKERS[suffix]())
         packed = packers[0](name, accm)
         if not is_path:
             return original(self, packed, input_shapes)

@@ -11,7 +11,7 @@ import onnx
 import pytest
 
 import accel
-from conftest import DEVICE_URI, buffer_protocol, make_tiny, ort_run, rand
+from conftest import DEVICE_URI, NCHW, buffer_protocol, make_tiny, ort_run, rand
 
 ALL_DTYPES = [np.float32, np.float16, np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32,
               np.int64, np.uint64, np.bool_]
@@ -283,14 +283,14 @@ def test_tensor_info_fields(tiny):
 
 def test_tensor_info_cnn_layout(cnn):
     (x,) = cnn.inputs
-    assert x.name == "image" and x.shape == (1, 3, 64, 64) and x.layout == "NCHW"
+    assert x.name == "image" and x.shape == (1, 3, 64, 64) and x.layout == NCHW
     assert cnn.outputs[0].shape == (1, 10)
 
 
 def test_tensor_info_two_io(two_io):
     assert [t.name for t in two_io.inputs] == ["a", "b"]
     assert [t.name for t in two_io.outputs] == ["conv_out", "mm_out"]
-    assert two_io.inputs[0].layout == "NCHW"
+    assert two_io.inputs[0].layout == NCHW
     assert two_io.inputs[1].layout is None
     assert two_io.outputs[0].shape == (1, 4, 8, 8) and two_io.outputs[1].shape == (2, 5)
 

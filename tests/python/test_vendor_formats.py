@@ -14,7 +14,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from conftest import rand
-from standin_toolchain import STANDIN
+from standin_toolchain import STANDIN, suffix_for
 
 pytestmark = pytest.mark.vendor
 
@@ -31,13 +31,18 @@ def _double_onnx(shape):
     return m.SerializeToString()
 
 
+# The BPU's model format: X3/X5's `.bin` or S100's `.hbm` (which has no layouts), as the run names it.
+HBM = suffix_for("bpu") == ".hbm"
+
+
 def _bin(onnx_bytes, spec):
+    """A `.bin` (or `.hbm` on S100) of the model, its tensors described by `spec`."""
     from accel import compiler
 
-    sys.path.insert(0, str(STANDIN / "hbdnn" / "tools"))
-    import make_bin
-
-    return make_bin.pack([make_bin.accm_record("double", compiler.compile_model(onnx_bytes), spec)])
+    folder, module = ("hbucp", "make_hbm") if HBM else ("hbdnn", "make_bin")
+    sys.path.insert(0, str(STANDIN / folder / "tools"))
+    tool = __import__(module)
+    return tool.pack([tool.accm_record("double", compiler.compile_model(onnx_bytes), spec)])
 
 
 def _int8(shape, seed):
@@ -50,7 +55,7 @@ def test_bpu_padded_int8_tensors(dev):
             "outputs": {"y": {"type": "S8", "scale": [0.1], "aligned": [1, 3, 4, 8]}}}
     model = dev.load(_bin(_double_onnx((1, 3, 4, 5)), spec))
     (x_info,), (y_info,) = model.inputs, model.outputs
-    assert (x_info.dtype, x_info.shape, x_info.layout) == (np.int8, (1, 3, 4, 5), "NCHW")
+    assert (x_info.dtype, x_info.shape, x_info.layout) == (np.int8, (1, 3, 4, 5), None if HBM else "NCHW")
     assert x_info.strides == (128, 32, 8, 1) and x_info.nbytes == 128 and not x_info.dense
     assert y_info.strides == (96, 32, 8, 1) and y_info.nbytes == 96
     assert x_info.quant.type == "per_tensor" and x_info.quant.scales == pytest.approx((0.05,))
@@ -67,10 +72,11 @@ def test_bpu_padded_int8_tensors(dev):
 
 
 @pytest.mark.vendor("bpu")
-def test_bpu_nhwc_float_model(dev):
+def test_bpu_float_model_layout(dev):
+    """X3/X5 tensors say their layout (NHWC here); S100's have none."""
     spec = {"inputs": {"x": {"layout": "NHWC"}}, "outputs": {"y": {"layout": "NHWC"}}}
-    model = dev.load(_bin(_double_onnx((1, 4, 4, 3)), spec))
-    assert model.inputs[0].layout == "NHWC" and model.inputs[0].dtype == np.float32
+    model = dev.load(_bin(_double_onnx((1, 4, 4, 3)), {} if HBM else spec))
+    assert model.inputs[0].layout == (None if HBM else "NHWC") and model.inputs[0].dtype == np.float32
     x = rand((1, 4, 4, 3), seed=2)
     np.testing.assert_array_equal(np.asarray(model.run(x)[0]), 2 * x)
 

@@ -62,6 +62,10 @@ def model_record(onnx_path: Path, spec: Dict[str, Any]) -> bytes:
     return standin_container.model_record(onnx_path, spec, tensor_record)
 
 
+def accm_record(name: str, data: bytes, spec: Dict[str, Any]) -> bytes:
+    return standin_container.accm_record(name, data, spec, tensor_record)
+
+
 def pack(models: List[bytes]) -> bytes:
     return standin_container.pack(b"ACCELHM1", models)
 
