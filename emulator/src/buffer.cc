@@ -3,6 +3,7 @@
 #include <cstring>
 #include <new>
 
+#include "driver_kit/buffer_copy.h"
 #include "handles.h"
 #include "status.h"
 
@@ -22,37 +23,12 @@ accel_buffer* new_buffer(accel_device* d) {
 }
 
 accel_status check_range(const char* fn, accel_buffer* b, uint64_t offset, uint64_t size) {
-    if (offset > b->size || size > b->size - offset)
+    if (!accel_kit::range_inside(offset, size, b->size))
         return fail(ACCEL_ERR_INVALID_ARGUMENT,
                     format("%s: range [%llu, %llu+%llu) exceeds buffer #%llu of %llu bytes", fn,
                            (unsigned long long)offset, (unsigned long long)offset, (unsigned long long)size,
                            (unsigned long long)b->id, (unsigned long long)b->size));
     return ACCEL_OK;
-}
-
-// Copies an N-d strided array densely; the innermost contiguous run is copied with memcpy.
-void copy_strided(uint8_t* dst, const uint8_t* src, uint32_t ndim, const int64_t* shape,
-                  const int64_t* strides, uint64_t elem) {
-    // Merge trailing dims that are contiguous in the source into one run.
-    uint64_t run = elem;
-    int inner = (int)ndim;
-    while (inner > 0 && strides[inner - 1] == (int64_t)run) {
-        run *= (uint64_t)shape[inner - 1];
-        inner--;
-    }
-    int64_t index[ACCEL_MAX_DIMS] = {0};
-    uint64_t outer = 1;
-    for (int i = 0; i < inner; i++) outer *= (uint64_t)shape[i];
-    for (uint64_t n = 0; n < outer; n++) {
-        int64_t off = 0;
-        for (int i = 0; i < inner; i++) off += index[i] * strides[i];
-        memcpy(dst, src + off, run);
-        dst += run;
-        for (int i = inner - 1; i >= 0; i--) {
-            if (++index[i] < shape[i]) break;
-            index[i] = 0;
-        }
-    }
 }
 
 }  // namespace
@@ -145,18 +121,17 @@ accel_status buffer_write(accel_buffer* b, uint64_t offset, const void* src, uin
 
 accel_status buffer_write_strided(accel_buffer* b, uint64_t offset, const void* src, uint32_t ndim,
                                   const int64_t* shape, const int64_t* strides, uint32_t elem) {
-    uint64_t bytes = elem;
-    for (uint32_t i = 0; i < ndim; i++) {
-        if (shape[i] < 0)
-            return fail(ACCEL_ERR_SHAPE, format("accel_buffer_write_strided: shape[%u] is negative (%lld)", i,
-                                                (long long)shape[i]));
-        if (shape[i] != 0 && bytes > UINT64_MAX / (uint64_t)shape[i])
-            return fail(ACCEL_ERR_SHAPE, "accel_buffer_write_strided: shape overflows");
-        bytes *= (uint64_t)shape[i];
-    }
+    uint64_t bytes = 0;
+    uint32_t dim = 0;
+    accel_kit::DenseSize dense = accel_kit::dense_bytes(ndim, shape, elem, &bytes, &dim);
+    if (dense == accel_kit::DenseSize::NegativeDim)
+        return fail(ACCEL_ERR_SHAPE, format("accel_buffer_write_strided: shape[%u] is negative (%lld)", dim,
+                                            (long long)shape[dim]));
+    if (dense == accel_kit::DenseSize::Overflow)
+        return fail(ACCEL_ERR_SHAPE, "accel_buffer_write_strided: shape overflows");
     accel_status s = check_range("accel_buffer_write_strided", b, offset, bytes);
     if (s != ACCEL_OK) return s;
-    if (bytes) copy_strided(b->host + offset, static_cast<const uint8_t*>(src), ndim, shape, strides, elem);
+    if (bytes) accel_kit::copy_strided(b->host + offset, static_cast<const uint8_t*>(src), ndim, shape, strides, elem);
     b->device->bytes_copied += bytes;
     return ACCEL_OK;
 }

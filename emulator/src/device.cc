@@ -7,6 +7,8 @@
 #include <new>
 #include <string>
 
+#include "driver_kit/abi_copy.h"
+#include "driver_kit/options.h"
 #include "handles.h"
 #include "scheduler.h"
 #include "status.h"
@@ -57,12 +59,7 @@ bool debug_from_environment() {
 accel_status parse_options(const char* text, DeviceOptions* o) {
     o->cores = default_cores();
     o->debug = debug_from_environment();
-    std::string all(text);
-    size_t pos = 0;
-    while (pos <= all.size() && !all.empty()) {
-        size_t comma = all.find(',', pos);
-        std::string item = all.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-        pos = comma == std::string::npos ? all.size() + 1 : comma + 1;
+    for (const std::string& item : accel_kit::split_options(text)) {
         size_t eq = item.find('=');
         std::string key = item.substr(0, eq), value = eq == std::string::npos ? "" : item.substr(eq + 1);
         uint64_t v = 0;
@@ -118,6 +115,8 @@ accel_status device_open(const char* options, accel_device** out) {
     return ACCEL_OK;
 }
 
+void device_retain(accel_device* d) { d->refs.fetch_add(1); }
+
 void device_release(accel_device* d) {
     if (d->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
     d->scheduler->shutdown();
@@ -126,7 +125,6 @@ void device_release(accel_device* d) {
 
 accel_status device_get_info(accel_device* d, accel_device_info* out) {
     accel_device_info info{};
-    info.struct_size = out->struct_size;
     info.cores = d->options.cores;
     info.max_inflight = d->options.max_inflight;
     info.debug = d->options.debug ? 1 : 0;
@@ -134,14 +132,13 @@ accel_status device_get_info(accel_device* d, accel_device_info* out) {
     info.pool_bytes = d->pool.capacity();
     info.name = "accel emulator";
     info.backend = "emu";
-    memcpy(out, &info, out->struct_size < sizeof info ? out->struct_size : sizeof info);
+    accel_kit::copy_to_caller(info, out);
     return ACCEL_OK;
 }
 
 accel_status device_get_stats(accel_device* d, accel_memory_stats* out) {
     PoolStats p = d->pool.stats();
     accel_memory_stats st{};
-    st.struct_size = out->struct_size;
     st.bytes_in_use = p.bytes_in_use;
     st.peak_bytes_in_use = p.peak_bytes_in_use;
     st.live_buffers = d->live_buffers.load();
@@ -149,7 +146,7 @@ accel_status device_get_stats(accel_device* d, accel_memory_stats* out) {
     st.bytes_copied = d->bytes_copied.load();
     st.jobs_submitted = d->jobs_submitted.load();
     st.jobs_completed = d->jobs_completed.load();
-    memcpy(out, &st, out->struct_size < sizeof st ? out->struct_size : sizeof st);
+    accel_kit::copy_to_caller(st, out);
     return ACCEL_OK;
 }
 

@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "accel/driver.h"
+#include "driver_kit/clock.h"
+#include "entry_points.h"
 #include "graph.h"
 #include "plan.h"
 #include "pool.h"
@@ -114,11 +116,6 @@ struct accel_job {
 
 namespace accel_emu {
 
-extern const accel_driver_table kDriverTable;
-
-void device_release(accel_device* device);
-void buffer_release(accel_buffer* buffer);
-void model_release(accel_model* model);
 // Drops a reference that is not the caller's (the scheduler's): never cancels.
 void job_unref(accel_job* job);
 
@@ -129,6 +126,6 @@ void release_workspace(accel_model* model, Workspace* ws);
 // Runs the job's graph on `core` and returns its status (the message in *message). Worker threads only.
 accel_status run_job(accel_job* job, int core, std::string* message);
 
-uint64_t now_ns();
+using accel_kit::now_ns;
 
 }  // namespace accel_emu

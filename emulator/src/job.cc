@@ -2,11 +2,11 @@
 // reference counting: the caller's references and the scheduler's one are counted apart, because
 // the caller dropping its last reference before the job ran means "cancel".
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 #include <new>
 #include <thread>
 
+#include "driver_kit/job_wait.h"
 #include "dtypes.h"
 #include "entry_points.h"
 #include "handles.h"
@@ -16,16 +16,9 @@
 
 namespace accel_emu {
 
-uint64_t now_ns() {
-    return (uint64_t)std::chrono::duration_cast<std::chrono::nanoseconds>(
-               std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-}
-
 namespace {
 
-// Timeouts longer than this (about 31 years) mean "never": they would overflow the clocks.
-constexpr int64_t kForeverUs = 1000000000000000LL;
+using accel_kit::kForeverUs;
 
 std::string shape_text(const accel_tensor_info& t) {
     std::string s = "(";
@@ -133,6 +126,12 @@ accel_status job_submit(accel_model* m, accel_buffer* const* inputs, size_t nin,
     return ACCEL_OK;
 }
 
+// Whether the caller may see the job as ended (j->mutex held). Inside its own callback the job has
+// its result; waiting for Done there would wait for ourselves.
+static bool ended_for_caller(accel_job* j) {
+    return j->state == JobState::Done || (j->state == JobState::Finishing && tl_job_in_callback == j);
+}
+
 accel_status job_wait(accel_job* j, int64_t timeout_us) {
     // A short job ends sooner than a sleeping thread can be woken: poll first (spin.h).
     if (timeout_us != 0 && tl_job_in_callback != j) {
@@ -140,34 +139,14 @@ accel_status job_wait(accel_job* j, int64_t timeout_us) {
         if (timeout_us > 0 && timeout_us <= kForeverUs) budget = std::min<uint64_t>(budget, (uint64_t)timeout_us * 1000u);
         spin_until([j] { return j->done.load(std::memory_order_acquire); }, budget);
     }
-    std::unique_lock<std::mutex> lock(j->mutex);
-    // Inside its own callback the job has its result; waiting for Done there would wait for ourselves.
-    auto done = [&] {
-        return j->state == JobState::Done || (j->state == JobState::Finishing && tl_job_in_callback == j);
-    };
-    if (timeout_us < 0 || timeout_us > kForeverUs) {
-        j->done_cv.wait(lock, done);
-    } else if (!j->done_cv.wait_until(lock, std::chrono::steady_clock::now() + std::chrono::microseconds(timeout_us),
-                                      done)) {
-        return fail(ACCEL_ERR_NOT_READY, "accel_job_wait: the job has not finished yet");
-    }
-    if (j->status != ACCEL_OK) return fail(j->status, j->message);
-    return ACCEL_OK;
+    return accel_kit::wait_job(j, timeout_us, [j] { return ended_for_caller(j); });
 }
 
 accel_status job_poll(accel_job* j, int32_t* out_done) {
-    std::lock_guard<std::mutex> lock(j->mutex);
-    *out_done = j->state == JobState::Done || (j->state == JobState::Finishing && tl_job_in_callback == j);
-    return ACCEL_OK;
+    return accel_kit::poll_job(j, out_done, [j] { return ended_for_caller(j); });
 }
 
-accel_status job_get_timing(accel_job* j, accel_job_timing* out) {
-    std::lock_guard<std::mutex> lock(j->mutex);
-    accel_job_timing t = j->timing;
-    t.struct_size = out->struct_size;
-    memcpy(out, &t, out->struct_size < sizeof t ? out->struct_size : sizeof t);
-    return ACCEL_OK;
-}
+accel_status job_get_timing(accel_job* j, accel_job_timing* out) { return accel_kit::job_timing(j, out); }
 
 void job_retain(accel_job* j) {
     j->user_refs.fetch_add(1, std::memory_order_relaxed);

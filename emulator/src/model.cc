@@ -7,6 +7,7 @@
 #include <new>
 #include <vector>
 
+#include "driver_kit/abi_copy.h"
 #include "handles.h"
 #include "model_reader.h"
 #include "ops.h"
@@ -198,10 +199,7 @@ static accel_status copy_info(const std::vector<accel_tensor_info>& infos, size_
     if (index >= infos.size())
         return fail(ACCEL_ERR_INVALID_ARGUMENT,
                     format("%s index %zu out of range (the model has %zu)", what, index, infos.size()));
-    uint32_t n = out->struct_size < sizeof(accel_tensor_info) ? out->struct_size : (uint32_t)sizeof(accel_tensor_info);
-    accel_tensor_info info = infos[index];
-    info.struct_size = out->struct_size;
-    memcpy(out, &info, n);
+    accel_kit::copy_to_caller(infos[index], out);
     return ACCEL_OK;
 }
 

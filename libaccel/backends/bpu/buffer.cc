@@ -9,6 +9,7 @@
 #include <cstring>
 #include <new>
 
+#include "driver_kit/buffer_copy.h"
 #include "entry_points.h"
 #include "handles.h"
 #include "status.h"
@@ -18,25 +19,12 @@ namespace {
 
 accel_status check_range(const char* fn, accel_buffer* b, uint64_t offset, uint64_t size) {
     uint64_t total = b->memory->size();
-    if (offset > total || size > total - offset)
+    if (!accel_kit::range_inside(offset, size, total))
         return fail(ACCEL_ERR_INVALID_ARGUMENT,
                     format("%s: bytes [%llu, %llu) are not all inside buffer #%llu of %llu bytes", fn,
                            (unsigned long long)offset, (unsigned long long)(offset + size), (unsigned long long)b->id,
                            (unsigned long long)total));
     return ACCEL_OK;
-}
-
-// Copies dimension `dim` and those inside it of a strided source into `dst` in C order; returns the
-// end of what it wrote.
-uint8_t* gather(uint8_t* dst, const uint8_t* src, uint32_t dim, uint32_t ndim, const int64_t* shape,
-                const int64_t* strides, uint32_t element_size) {
-    if (dim == ndim) {
-        memcpy(dst, src, element_size);
-        return dst + element_size;
-    }
-    for (int64_t i = 0; i < shape[dim]; i++)
-        dst = gather(dst, src + i * strides[dim], dim + 1, ndim, shape, strides, element_size);
-    return dst;
 }
 
 }  // namespace
@@ -115,20 +103,19 @@ accel_status buffer_write_strided(accel_buffer* b, uint64_t offset, const void* 
     if (ndim > ACCEL_MAX_DIMS)
         return fail(ACCEL_ERR_INVALID_ARGUMENT, format("accel_buffer_write_strided: %u dimensions (at most %d)", ndim,
                                                        ACCEL_MAX_DIMS));
-    uint64_t bytes = element_size;
-    for (uint32_t i = 0; i < ndim; i++) {
-        if (shape[i] < 0)
-            return fail(ACCEL_ERR_SHAPE, format("accel_buffer_write_strided: dimension %u is negative (%lld)", i,
-                                                (long long)shape[i]));
-        if (shape[i] != 0 && bytes > UINT64_MAX / (uint64_t)shape[i])
-            return fail(ACCEL_ERR_SHAPE, "accel_buffer_write_strided: the shape's size overflows");
-        bytes *= (uint64_t)shape[i];
-    }
+    uint64_t bytes = 0;
+    uint32_t dim = 0;
+    accel_kit::DenseSize dense = accel_kit::dense_bytes(ndim, shape, element_size, &bytes, &dim);
+    if (dense == accel_kit::DenseSize::NegativeDim)
+        return fail(ACCEL_ERR_SHAPE, format("accel_buffer_write_strided: dimension %u is negative (%lld)", dim,
+                                            (long long)shape[dim]));
+    if (dense == accel_kit::DenseSize::Overflow)
+        return fail(ACCEL_ERR_SHAPE, "accel_buffer_write_strided: the shape's size overflows");
     accel_status s = check_range("accel_buffer_write_strided", b, offset, bytes);
     if (s != ACCEL_OK) return s;
     if (bytes)
-        gather(static_cast<uint8_t*>(b->memory->host()) + offset, static_cast<const uint8_t*>(src), 0, ndim, shape,
-               strides, element_size);
+        accel_kit::copy_strided(static_cast<uint8_t*>(b->memory->host()) + offset, static_cast<const uint8_t*>(src),
+                                ndim, shape, strides, element_size);
     b->device->bytes_copied += bytes;
     return ACCEL_OK;
 }

@@ -10,6 +10,8 @@
 #include <string>
 
 #include "completer.h"
+#include "driver_kit/abi_copy.h"
+#include "driver_kit/options.h"
 #include "entry_points.h"
 #include "handles.h"
 #include "status.h"
@@ -30,13 +32,8 @@ struct Options {
 };
 
 accel_status parse_options(const char* text, Options* out) {
-    std::string all(text);
-    size_t start = 0;
     bool first = true;
-    while (start <= all.size()) {
-        size_t comma = all.find(',', start);
-        std::string item = all.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-        start = comma == std::string::npos ? all.size() + 1 : comma + 1;
+    for (const std::string& item : accel_kit::split_options(text)) {
         if (first && (item.empty() || item == "any")) {
         } else if (first && parse_uint(item, &out->core)) {
             out->any = false;
@@ -97,13 +94,14 @@ accel_status device_open(const char* options, accel_device** out) {
     return ACCEL_OK;
 }
 
+void device_retain(accel_device* d) { d->refs.fetch_add(1, std::memory_order_relaxed); }
+
 void device_release(accel_device* d) {
     if (d->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) destroy_device(d);
 }
 
 accel_status device_get_info(accel_device* d, accel_device_info* out) {
     accel_device_info info{};
-    info.struct_size = out->struct_size;
     info.cores = d->cores;
     info.max_inflight = d->max_inflight;
     info.debug = 0;
@@ -111,13 +109,12 @@ accel_status device_get_info(accel_device* d, accel_device_info* out) {
     info.pool_bytes = 0;  // the runtime does not say how much BPU memory there is
     info.name = d->name.c_str();
     info.backend = "bpu";
-    memcpy(out, &info, out->struct_size < sizeof info ? out->struct_size : sizeof info);
+    accel_kit::copy_to_caller(info, out);
     return ACCEL_OK;
 }
 
 accel_status device_get_stats(accel_device* d, accel_memory_stats* out) {
     accel_memory_stats s{};
-    s.struct_size = out->struct_size;
     {
         std::lock_guard<std::mutex> lock(d->stats_mutex);
         s.bytes_in_use = d->bytes_in_use;  // buffers only: the runtime keeps model memory to itself
@@ -128,8 +125,11 @@ accel_status device_get_stats(accel_device* d, accel_memory_stats* out) {
     s.bytes_copied = d->bytes_copied.load();
     s.jobs_submitted = d->jobs_submitted.load();
     s.jobs_completed = d->jobs_completed.load();
-    memcpy(out, &s, out->struct_size < sizeof s ? out->struct_size : sizeof s);
+    accel_kit::copy_to_caller(s, out);
     return ACCEL_OK;
 }
+
+// No guard bytes on the BPU: nothing to check.
+accel_status device_check(accel_device*) { return ACCEL_OK; }
 
 }  // namespace accel_bpu

@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "accel/driver.h"
+#include "driver_kit/clock.h"
+#include "entry_points.h"
 #include "runtime.h"
 
 namespace accel_bpu {
@@ -96,19 +98,12 @@ struct accel_job {
 
 namespace accel_bpu {
 
-extern const accel_driver_table kDriverTable;
-
-void device_release(accel_device* device);
-void buffer_retain(accel_buffer* buffer);
-void buffer_release(accel_buffer* buffer);
-void model_retain(accel_model* model);
-void model_release(accel_model* model);
 // Drops a reference that is not the caller's (the completer's): never cancels.
 void job_unref(accel_job* job);
 // Ends the job on the completer's thread: see job.cc.
 void finish_job(accel_job* job);
 
-uint64_t now_ns();
+using accel_kit::now_ns;
 
 // The job whose callback runs on this thread (nullptr outside callbacks).
 extern thread_local accel_job* tl_job_in_callback;

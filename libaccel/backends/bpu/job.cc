@@ -9,6 +9,7 @@
 #include <new>
 
 #include "completer.h"
+#include "driver_kit/job_wait.h"
 #include "entry_points.h"
 #include "handles.h"
 #include "status.h"
@@ -17,16 +18,9 @@ namespace accel_bpu {
 
 thread_local accel_job* tl_job_in_callback = nullptr;
 
-uint64_t now_ns() {
-    return (uint64_t)std::chrono::duration_cast<std::chrono::nanoseconds>(
-               std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-}
-
 namespace {
 
-// Timeouts longer than this (about 31 years) mean "never": they would overflow the clocks.
-constexpr int64_t kForeverUs = 1000000000000000LL;
+using accel_kit::kForeverUs;
 
 accel_status check_buffers(accel_model* m, accel_buffer* const* bufs, size_t count,
                            const std::vector<accel_tensor_info>& infos, const char* what) {
@@ -287,37 +281,22 @@ void finish_job(accel_job* j) {
     job_unref(j);
 }
 
+// Whether the caller may see the job as ended (j->mutex held). Inside its own callback the job has
+// its result; waiting for kDone there would wait for ourselves.
+static bool ended_for_caller(accel_job* j) {
+    int p = j->phase.load(std::memory_order_acquire);
+    return p == kDone || (p == kFinishing && tl_job_in_callback == j);
+}
+
 accel_status job_wait(accel_job* j, int64_t timeout_us) {
-    std::unique_lock<std::mutex> lock(j->mutex);
-    // Inside its own callback the job has its result; waiting for kDone there would wait for ourselves.
-    auto done = [&] {
-        int p = j->phase.load(std::memory_order_acquire);
-        return p == kDone || (p == kFinishing && tl_job_in_callback == j);
-    };
-    if (timeout_us < 0 || timeout_us > kForeverUs) {
-        j->done_cv.wait(lock, done);
-    } else if (!j->done_cv.wait_until(lock, std::chrono::steady_clock::now() + std::chrono::microseconds(timeout_us),
-                                      done)) {
-        return fail(ACCEL_ERR_NOT_READY, "accel_job_wait: the job has not finished yet");
-    }
-    if (j->status != ACCEL_OK) return fail(j->status, j->message);
-    return ACCEL_OK;
+    return accel_kit::wait_job(j, timeout_us, [j] { return ended_for_caller(j); });
 }
 
 accel_status job_poll(accel_job* j, int32_t* out_done) {
-    std::lock_guard<std::mutex> lock(j->mutex);
-    int p = j->phase.load(std::memory_order_acquire);
-    *out_done = p == kDone || (p == kFinishing && tl_job_in_callback == j);
-    return ACCEL_OK;
+    return accel_kit::poll_job(j, out_done, [j] { return ended_for_caller(j); });
 }
 
-accel_status job_get_timing(accel_job* j, accel_job_timing* out) {
-    std::lock_guard<std::mutex> lock(j->mutex);
-    accel_job_timing t = j->timing;
-    t.struct_size = out->struct_size;
-    memcpy(out, &t, out->struct_size < sizeof t ? out->struct_size : sizeof t);
-    return ACCEL_OK;
-}
+accel_status job_get_timing(accel_job* j, accel_job_timing* out) { return accel_kit::job_timing(j, out); }
 
 void job_retain(accel_job* j) {
     j->user_refs.fetch_add(1, std::memory_order_relaxed);

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <new>
 
+#include "driver_kit/abi_copy.h"
 #include "entry_points.h"
 #include "handles.h"
 #include "status.h"
@@ -60,9 +61,7 @@ accel_status tensor_info(const std::vector<accel_tensor_info>& infos, size_t ind
     if (index >= infos.size())
         return fail(ACCEL_ERR_INVALID_ARGUMENT,
                     format("accel_model_%s_info: index %zu, but the model has %zu %ss", what, index, infos.size(), what));
-    accel_tensor_info info = infos[index];
-    info.struct_size = out->struct_size;
-    memcpy(out, &info, out->struct_size < sizeof info ? out->struct_size : sizeof info);
+    accel_kit::copy_to_caller(infos[index], out);
     return ACCEL_OK;
 }
 

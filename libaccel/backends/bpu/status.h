@@ -1,19 +1,9 @@
-// status.h - how the bpu driver reports a failure: the message goes to libaccel's per-thread last
-// error (through the host API the loader gave the driver) and the status code is returned.
+// status.h - the bpu driver reports a failure through the driver kit (driver_kit/status.h).
 #pragma once
 
-#include <string>
-
-#include "accel/driver.h"
+#include "driver_kit/status.h"
 
 namespace accel_bpu {
-
-void set_host(const accel_host_api* host);
-
-// Records `message` as the calling thread's last error and returns `status`.
-accel_status fail(accel_status status, const std::string& message);
-
-// printf-style formatting into a std::string, for messages.
-std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
-
+using accel_kit::fail;
+using accel_kit::format;
 }  // namespace accel_bpu

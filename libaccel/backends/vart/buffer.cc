@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "driver_kit/buffer_copy.h"
 #include "entry_points.h"
 #include "handles.h"
 
@@ -67,7 +68,7 @@ accel_buffer* borrow(accel_device* d, uint64_t size) {
 }
 
 accel_status check_range(accel_buffer* b, const char* what, uint64_t offset, uint64_t size) {
-    if (offset > b->size || size > b->size - offset)
+    if (!accel_kit::range_inside(offset, size, b->size))
         return fail(ACCEL_ERR_INVALID_ARGUMENT,
                     format("%s: [%llu, +%llu) is outside the %llu-byte buffer", what, (unsigned long long)offset,
                            (unsigned long long)size, (unsigned long long)b->size));
@@ -171,18 +172,8 @@ accel_status buffer_write_strided(accel_buffer* b, uint64_t offset, const void* 
     }
     if (count > (1ull << 40) / element_size) return fail(ACCEL_ERR_SHAPE, "accel_buffer_write_strided: too large");
     if (accel_status st = check_range(b, "accel_buffer_write_strided", offset, count * element_size)) return st;
-    int64_t index[ACCEL_MAX_DIMS] = {0};
-    uint8_t* dst = b->host + offset;
-    const uint8_t* base = static_cast<const uint8_t*>(src);
-    for (uint64_t n = 0; n < count; n++) {
-        int64_t at = 0;
-        for (uint32_t d = 0; d < ndim; d++) at += index[d] * strides[d];
-        std::memcpy(dst + n * element_size, base + at, element_size);
-        for (int d = (int)ndim - 1; d >= 0; d--) {
-            if (++index[d] < shape[d]) break;
-            index[d] = 0;
-        }
-    }
+    if (count)
+        accel_kit::copy_strided(b->host + offset, static_cast<const uint8_t*>(src), ndim, shape, strides, element_size);
     b->device->bytes_copied.fetch_add(count * element_size);
     return ACCEL_OK;
 }

@@ -1,12 +1,12 @@
 // device.cc - the vart device: URI options, info and stats, and the completion thread that ends jobs
 // (callbacks, references, waiters) and enforces the per-job timeouts.
-#include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <map>
 
+#include "driver_kit/abi_copy.h"
+#include "driver_kit/options.h"
 #include "entry_points.h"
 #include "handles.h"
 
@@ -23,7 +23,6 @@ struct Completion {
 
 namespace {
 
-const accel_host_api* g_host = nullptr;
 thread_local bool t_on_completion_thread = false;
 thread_local Job* t_job_in_callback = nullptr;
 
@@ -116,28 +115,6 @@ bool parse_uint(const std::string& s, uint64_t* out) {
 
 }  // namespace
 
-uint64_t now_ns() {
-    timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-void set_host(const accel_host_api* host) { g_host = host; }
-
-accel_status fail(accel_status status, const std::string& message) {
-    if (g_host && g_host->set_error) g_host->set_error(status, ("vart: " + message).c_str());
-    return status;
-}
-
-std::string format(const char* fmt, ...) {
-    char buffer[1024];
-    va_list args;
-    va_start(args, fmt);
-    vsnprintf(buffer, sizeof buffer, fmt, args);
-    va_end(args);
-    return buffer;
-}
-
 bool on_completion_thread() { return t_on_completion_thread; }
 
 Job* job_in_callback() { return t_job_in_callback; }
@@ -170,13 +147,8 @@ void watch_deadline(accel_device* d, Job* job) {
 // "vart:0", "vart:0,runners=N" (or "vart", "vart:runners=N"): DPU device 0 with N runners per model.
 accel_status device_open(const char* options, accel_device** out) {
     uint64_t runners = 2;
-    std::string opts = options;
-    size_t pos = 0;
     bool first = true;
-    while (pos <= opts.size() && !opts.empty()) {
-        size_t comma = opts.find(',', pos);
-        std::string item = opts.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-        pos = comma == std::string::npos ? opts.size() + 1 : comma + 1;
+    for (const std::string& item : accel_kit::split_options(options)) {
         size_t eq = item.find('=');
         if (first && eq == std::string::npos) {
             uint64_t index;
@@ -220,7 +192,6 @@ void device_release(accel_device* d) {
 
 accel_status device_get_info(accel_device* d, accel_device_info* out) {
     accel_device_info info{};
-    info.struct_size = out->struct_size;
     info.cores = d->runners;
     info.max_inflight = d->runners;
     info.debug = 0;
@@ -228,13 +199,12 @@ accel_status device_get_info(accel_device* d, accel_device_info* out) {
     info.pool_bytes = 0;
     info.name = "Vitis AI DPU (VART)";
     info.backend = "vart";
-    std::memcpy(out, &info, std::min<size_t>(out->struct_size, sizeof info));
+    accel_kit::copy_to_caller(info, out);
     return ACCEL_OK;
 }
 
 accel_status device_get_stats(accel_device* d, accel_memory_stats* out) {
     accel_memory_stats s{};
-    s.struct_size = out->struct_size;
     s.bytes_in_use = d->bytes_in_use.load();
     s.peak_bytes_in_use = d->peak_bytes.load();
     s.live_buffers = d->live_buffers.load();
@@ -242,8 +212,10 @@ accel_status device_get_stats(accel_device* d, accel_memory_stats* out) {
     s.bytes_copied = d->bytes_copied.load();
     s.jobs_submitted = d->jobs_submitted.load();
     s.jobs_completed = d->jobs_completed.load();
-    std::memcpy(out, &s, std::min<size_t>(out->struct_size, sizeof s));
+    accel_kit::copy_to_caller(s, out);
     return ACCEL_OK;
 }
+
+accel_status device_check(accel_device*) { return ACCEL_OK; }  // no guard bytes on this device
 
 }  // namespace accel_vart

@@ -20,6 +20,9 @@
 #include <vector>
 
 #include "accel/driver.h"
+#include "driver_kit/clock.h"
+#include "driver_kit/status.h"
+#include "entry_points.h"
 #include "vart/runner_ext.hpp"
 #include "xir/graph/graph.hpp"
 
@@ -122,17 +125,10 @@ namespace accel_vart {
 
 using Job = accel_job;
 
-uint64_t now_ns();
-accel_status fail(accel_status status, const std::string& message);
-std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
-void set_host(const accel_host_api* host);
-
-void device_retain(accel_device* d);
-void device_release(accel_device* d);
-void buffer_retain(accel_buffer* b);
-void buffer_release(accel_buffer* b);
-void model_retain(accel_model* m);
-void model_release(accel_model* m);
+// Every message starts "vart: " (the kit's fail adds it: see driver.cc).
+using accel_kit::fail;
+using accel_kit::format;
+using accel_kit::now_ns;
 
 // Jobs (job.cc) and their ends (device.cc).
 void worker_loop(accel_model* m, size_t slot);

@@ -8,13 +8,14 @@
 #include <algorithm>
 #include <cstring>
 
+#include "driver_kit/job_wait.h"
 #include "entry_points.h"
 #include "handles.h"
 
 namespace accel_vart {
 namespace {
 
-constexpr int64_t kForeverUs = 1000000000000000ll;  // 10^15 us: "no timeout" above this
+using accel_kit::kForeverUs;
 
 // An accel buffer given to VART as ordinary host memory holding `tensor` (the runner copies it).
 class HostView : public vart::TensorBuffer {
@@ -232,34 +233,21 @@ accel_status job_submit(accel_model* m, accel_buffer* const* inputs, size_t nin,
     return ACCEL_OK;
 }
 
+// Whether the caller may see the job as ended (j->mutex held). Inside its own callback the job has
+// its result; waiting for Done there would wait for ourselves.
+static bool ended_for_caller(accel_job* j) {
+    return j->state == JobState::Done || (j->state == JobState::Finishing && job_in_callback() == j);
+}
+
 accel_status job_wait(accel_job* j, int64_t timeout_us) {
-    std::unique_lock<std::mutex> lock(j->mutex);
-    // Inside its own callback the job has its result; waiting for Done there would wait for ourselves.
-    auto done = [&] {
-        return j->state == JobState::Done || (j->state == JobState::Finishing && job_in_callback() == j);
-    };
-    if (timeout_us < 0 || timeout_us > kForeverUs) {
-        j->done_cv.wait(lock, done);
-    } else if (!j->done_cv.wait_for(lock, std::chrono::microseconds(timeout_us), done)) {
-        return fail(ACCEL_ERR_NOT_READY, "accel_job_wait: the job has not finished yet");
-    }
-    if (j->status != ACCEL_OK) return fail(j->status, j->message);
-    return ACCEL_OK;
+    return accel_kit::wait_job(j, timeout_us, [j] { return ended_for_caller(j); });
 }
 
 accel_status job_poll(accel_job* j, int32_t* out_done) {
-    std::lock_guard<std::mutex> lock(j->mutex);
-    *out_done = j->state == JobState::Done || (j->state == JobState::Finishing && job_in_callback() == j);
-    return ACCEL_OK;
+    return accel_kit::poll_job(j, out_done, [j] { return ended_for_caller(j); });
 }
 
-accel_status job_get_timing(accel_job* j, accel_job_timing* out) {
-    std::lock_guard<std::mutex> lock(j->mutex);
-    accel_job_timing t = j->timing;
-    t.struct_size = out->struct_size;
-    std::memcpy(out, &t, std::min<size_t>(out->struct_size, sizeof t));
-    return ACCEL_OK;
-}
+accel_status job_get_timing(accel_job* j, accel_job_timing* out) { return accel_kit::job_timing(j, out); }
 
 void job_retain(accel_job* j) {
     j->user_refs.fetch_add(1);

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "driver_kit/abi_copy.h"
 #include "entry_points.h"
 #include "handles.h"
 
@@ -265,9 +266,7 @@ static accel_status info_at(const std::vector<accel_tensor_info>& infos, const c
     if (index >= infos.size())
         return fail(ACCEL_ERR_INVALID_ARGUMENT, format("%s index %zu: the model has %zu", kind, index, infos.size()));
     if (out->struct_size < sizeof(uint32_t)) return fail(ACCEL_ERR_INVALID_ARGUMENT, "struct_size too small");
-    uint32_t size = out->struct_size;
-    std::memcpy(out, &infos[index], std::min<size_t>(size, sizeof(accel_tensor_info)));
-    out->struct_size = size;
+    accel_kit::copy_to_caller(infos[index], out);
     return ACCEL_OK;
 }
 

@@ -1,21 +1,29 @@
 // status.cc - see status.h.
-#include "status.h"
+#include "driver_kit/status.h"
 
 #include <cstdarg>
 #include <cstdio>
 #include <vector>
 
-namespace accel_bpu {
+namespace accel_kit {
 
 namespace {
 const accel_host_api* g_host = nullptr;
+const char* g_prefix = "";
+}  // namespace
+
+void set_host(const accel_host_api* host, const char* prefix) {
+    g_host = host;
+    g_prefix = prefix;
 }
 
-void set_host(const accel_host_api* host) { g_host = host; }
-
-accel_status fail(accel_status status, const std::string& message) {
+accel_status report(accel_status status, const std::string& message) {
     if (g_host && g_host->set_error) g_host->set_error(status, message.c_str());
     return status;
+}
+
+accel_status fail(accel_status status, const std::string& message) {
+    return report(status, *g_prefix ? g_prefix + message : message);
 }
 
 std::string format(const char* fmt, ...) {
@@ -30,4 +38,4 @@ std::string format(const char* fmt, ...) {
     return std::string(text.data());
 }
 
-}  // namespace accel_bpu
+}  // namespace accel_kit
