@@ -6,7 +6,7 @@
 #include <new>
 #include <thread>
 
-#include "driver_kit/job_wait.h"
+#include "driver_kit/clock.h"
 #include "dtypes.h"
 #include "entry_points.h"
 #include "handles.h"
@@ -126,27 +126,18 @@ accel_status job_submit(accel_model* m, accel_buffer* const* inputs, size_t nin,
     return ACCEL_OK;
 }
 
-// Whether the caller may see the job as ended (j->mutex held). Inside its own callback the job has
-// its result; waiting for Done there would wait for ourselves.
-static bool ended_for_caller(accel_job* j) {
+// Inside its own callback the job has its result: waiting for Done there would wait for ourselves.
+bool job_ended(accel_job* j) {
     return j->state == JobState::Done || (j->state == JobState::Finishing && tl_job_in_callback == j);
 }
 
-accel_status job_wait(accel_job* j, int64_t timeout_us) {
-    // A short job ends sooner than a sleeping thread can be woken: poll first (spin.h).
-    if (timeout_us != 0 && tl_job_in_callback != j) {
-        uint64_t budget = j->scheduler->spin_ns();
-        if (timeout_us > 0 && timeout_us <= kForeverUs) budget = std::min<uint64_t>(budget, (uint64_t)timeout_us * 1000u);
-        spin_until([j] { return j->done.load(std::memory_order_acquire); }, budget);
-    }
-    return accel_kit::wait_job(j, timeout_us, [j] { return ended_for_caller(j); });
+// A short job ends sooner than a sleeping thread can be woken: poll first (spin.h).
+void job_before_wait(accel_job* j, int64_t timeout_us) {
+    if (timeout_us == 0 || tl_job_in_callback == j) return;
+    uint64_t budget = j->scheduler->spin_ns();
+    if (timeout_us > 0 && timeout_us <= kForeverUs) budget = std::min<uint64_t>(budget, (uint64_t)timeout_us * 1000u);
+    spin_until([j] { return j->done.load(std::memory_order_acquire); }, budget);
 }
-
-accel_status job_poll(accel_job* j, int32_t* out_done) {
-    return accel_kit::poll_job(j, out_done, [j] { return ended_for_caller(j); });
-}
-
-accel_status job_get_timing(accel_job* j, accel_job_timing* out) { return accel_kit::job_timing(j, out); }
 
 void job_retain(accel_job* j) {
     j->user_refs.fetch_add(1, std::memory_order_relaxed);

@@ -9,7 +9,6 @@
 #include <new>
 
 #include "completer.h"
-#include "driver_kit/job_wait.h"
 #include "entry_points.h"
 #include "handles.h"
 #include "status.h"
@@ -281,22 +280,13 @@ void finish_job(accel_job* j) {
     job_unref(j);
 }
 
-// Whether the caller may see the job as ended (j->mutex held). Inside its own callback the job has
-// its result; waiting for kDone there would wait for ourselves.
-static bool ended_for_caller(accel_job* j) {
+// Inside its own callback the job has its result: waiting for kDone there would wait for ourselves.
+bool job_ended(accel_job* j) {
     int p = j->phase.load(std::memory_order_acquire);
     return p == kDone || (p == kFinishing && tl_job_in_callback == j);
 }
 
-accel_status job_wait(accel_job* j, int64_t timeout_us) {
-    return accel_kit::wait_job(j, timeout_us, [j] { return ended_for_caller(j); });
-}
-
-accel_status job_poll(accel_job* j, int32_t* out_done) {
-    return accel_kit::poll_job(j, out_done, [j] { return ended_for_caller(j); });
-}
-
-accel_status job_get_timing(accel_job* j, accel_job_timing* out) { return accel_kit::job_timing(j, out); }
+void job_before_wait(accel_job*, int64_t) {}  // the runtime signals ends: nothing to poll
 
 void job_retain(accel_job* j) {
     j->user_refs.fetch_add(1, std::memory_order_relaxed);

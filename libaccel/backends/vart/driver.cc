@@ -1,6 +1,7 @@
 // driver.cc - the vart driver: what it is, and its function table and entry point, made by the driver
 // kit (driver_kit/driver_table.inc) from the implementations in the other files.
 #include "driver_kit/guard.h"
+#include "driver_kit/job_wait.h"
 #include "entry_points.h"
 #include "handles.h"
 

@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cstring>
 
-#include "driver_kit/job_wait.h"
 #include "entry_points.h"
 #include "handles.h"
 
@@ -233,21 +232,12 @@ accel_status job_submit(accel_model* m, accel_buffer* const* inputs, size_t nin,
     return ACCEL_OK;
 }
 
-// Whether the caller may see the job as ended (j->mutex held). Inside its own callback the job has
-// its result; waiting for Done there would wait for ourselves.
-static bool ended_for_caller(accel_job* j) {
+// Inside its own callback the job has its result: waiting for Done there would wait for ourselves.
+bool job_ended(accel_job* j) {
     return j->state == JobState::Done || (j->state == JobState::Finishing && job_in_callback() == j);
 }
 
-accel_status job_wait(accel_job* j, int64_t timeout_us) {
-    return accel_kit::wait_job(j, timeout_us, [j] { return ended_for_caller(j); });
-}
-
-accel_status job_poll(accel_job* j, int32_t* out_done) {
-    return accel_kit::poll_job(j, out_done, [j] { return ended_for_caller(j); });
-}
-
-accel_status job_get_timing(accel_job* j, accel_job_timing* out) { return accel_kit::job_timing(j, out); }
+void job_before_wait(accel_job*, int64_t) {}  // the completion thread signals ends: nothing to poll
 
 void job_retain(accel_job* j) {
     j->user_refs.fetch_add(1);

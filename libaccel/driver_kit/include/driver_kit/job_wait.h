@@ -1,6 +1,6 @@
 // job_wait.h - accel_job_wait, _poll and _get_timing for a driver's job, which ends under its `mutex`
 // and notifies `done_cv` when it does, with its result in `status` and `message` and its `timing`.
-// `ended()` says (the mutex held) whether the caller may see the job as ended; it is the driver's.
+// `ended(j)` says (the mutex held) whether the caller may see the job as ended; it is the driver's.
 #pragma once
 
 #include <chrono>
@@ -13,8 +13,11 @@
 
 namespace accel_kit {
 
-template <class Job, class Ended>
-accel_status wait_job(Job* j, int64_t timeout_us, Ended ended) {
+// `before_wait(j, timeout_us)` runs first, without the mutex.
+template <class Job, class BeforeWait, class Ended>
+accel_status wait_job(Job* j, int64_t timeout_us, BeforeWait before_wait, Ended ended_for_caller) {
+    before_wait(j, timeout_us);
+    auto ended = [&] { return ended_for_caller(j); };
     std::unique_lock<std::mutex> lock(j->mutex);
     if (timeout_us < 0 || timeout_us > kForeverUs) {
         j->done_cv.wait(lock, ended);
@@ -29,7 +32,7 @@ accel_status wait_job(Job* j, int64_t timeout_us, Ended ended) {
 template <class Job, class Ended>
 accel_status poll_job(Job* j, int32_t* out_done, Ended ended) {
     std::lock_guard<std::mutex> lock(j->mutex);
-    *out_done = ended();
+    *out_done = ended(j);
     return ACCEL_OK;
 }
 
