@@ -7,16 +7,11 @@
 
 #include "dnn/hb_dnn.h"
 
+#include "check.h"
+
 /* The stand-in's test hook: while held, tasks are accepted but wait (see src/dnn.cc). */
 void standin_hbdnn_hold(int on);
 
-#define CHECK(cond)                                                                  \
-    do {                                                                             \
-        if (!(cond)) {                                                               \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-            exit(1);                                                                 \
-        }                                                                            \
-    } while (0)
 #define OK(call) CHECK((call) == 0)
 
 static hbDNNHandle_t load(const char* dir, const char* file, hbPackedDNNHandle_t* packed) {

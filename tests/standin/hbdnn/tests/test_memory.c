@@ -5,16 +5,11 @@
 
 #include "dnn/hb_sys.h"
 
+#include "check.h"
+
 /* From the stand-in (tests only): the device side of a bus address range. */
 unsigned char* standin_device_bytes(unsigned long long phy, size_t bytes);
 
-#define CHECK(cond)                                                   \
-    do {                                                              \
-        if (!(cond)) {                                                \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-            return 1;                                                 \
-        }                                                             \
-    } while (0)
 
 int main(void) {
     hbSysMem cached, plain;

@@ -12,16 +12,11 @@
 #include "hobot/hb_ucp.h"
 #include "hobot/hb_ucp_status.h"
 
+#include "check.h"
+
 /* The stand-in's test hook: while held, submitted tasks are accepted but wait (see src/ucp.cc). */
 void standin_hbucp_hold(int on);
 
-#define CHECK(cond)                                                                  \
-    do {                                                                             \
-        if (!(cond)) {                                                               \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-            exit(1);                                                                 \
-        }                                                                            \
-    } while (0)
 #define OK(call) CHECK((call) == 0)
 
 static const char* dir;

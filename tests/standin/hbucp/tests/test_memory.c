@@ -7,16 +7,11 @@
 #include "hobot/hb_ucp_status.h"
 #include "hobot/hb_ucp_sys.h"
 
+#include "check.h"
+
 /* From the stand-in (tests only): the device side of a bus address range. */
 unsigned char* standin_hbucp_device_bytes(unsigned long long phy, unsigned long long bytes);
 
-#define CHECK(cond)                                                                  \
-    do {                                                                             \
-        if (!(cond)) {                                                               \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-            return 1;                                                                \
-        }                                                                            \
-    } while (0)
 
 int main(void) {
     hbUCPSysMem cached, plain, none;

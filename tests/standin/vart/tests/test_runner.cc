@@ -20,16 +20,11 @@
 #include "vart/runner_ext.hpp"
 #include "xir/graph/graph.hpp"
 
+#include "check.h"
+
 extern "C" void standin_vart_hold(int on);
 extern "C" int standin_vart_running(void);
 
-#define CHECK(cond)                                                                  \
-    do {                                                                             \
-        if (!(cond)) {                                                               \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-            exit(1);                                                                 \
-        }                                                                            \
-    } while (0)
 
 namespace {
 
