@@ -1,10 +1,14 @@
 # GEMM-shaped work goes through a CBLAS when one is found: scipy-openblas32 (the pip build; its
 # symbols carry a "scipy_" prefix) or a system CBLAS (conan, plain CMake). Otherwise the emulator's
 # portable GEMM is used, so the library always builds.
+# A conan package must not depend on a Python environment: its recipe turns the scipy probe off.
+option(ACCEL_BLAS_FROM_PYTHON "Look for scipy-openblas32 in the Python found first" ON)
 set(ACCEL_BLAS "portable")
 if(ACCEL_USE_BLAS)
-  find_package(Python3 COMPONENTS Interpreter QUIET)
-  if(Python3_FOUND)
+  if(ACCEL_BLAS_FROM_PYTHON)
+    find_package(Python3 COMPONENTS Interpreter QUIET)
+  endif()
+  if(ACCEL_BLAS_FROM_PYTHON AND Python3_FOUND)
     execute_process(
       COMMAND "${Python3_EXECUTABLE}" -c "import scipy_openblas32 as s; print(s.get_include_dir() + ';' + s.get_lib_dir())"
       OUTPUT_VARIABLE _scipy_blas OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE _scipy_rc)
