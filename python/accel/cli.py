@@ -16,7 +16,8 @@ from typing import List, Optional
 __all__ = ["SUBCOMMANDS", "UsageError", "build_parser", "main"]
 
 #: Subcommand name -> the module (in this package) that registers it.
-SUBCOMMANDS = {"selftest": "selftest"}
+SUBCOMMANDS = {"info": "commands.info", "compile": "commands.compile", "run": "commands.run",
+               "bench": "commands.bench", "demo": "commands.demo", "selftest": "selftest"}
 
 
 class UsageError(Exception):

@@ -31,6 +31,20 @@ def runner_path() -> Path:
     return path
 
 
+def runner_environment() -> dict[str, str]:
+    """The environment for the C runner: its driver finds scipy-openblas32's library through a RUNPATH
+    that holds only when that package sits beside accel (not in a venv over the system's packages), so
+    add the package's library folder to the loader's path, as accel._blas does for this process."""
+    env = dict(os.environ)
+    try:
+        import scipy_openblas32
+    except ImportError:
+        return env
+    env["LD_LIBRARY_PATH"] = os.pathsep.join(p for p in (scipy_openblas32.get_lib_dir(),
+                                                         env.get("LD_LIBRARY_PATH")) if p)
+    return env
+
+
 def reference_outputs(model_path: Path, feeds: dict[str, np.ndarray]) -> tuple[str, list[np.ndarray]]:
     try:
         import onnxruntime as ort
@@ -43,12 +57,20 @@ def reference_outputs(model_path: Path, feeds: dict[str, np.ndarray]) -> tuple[s
         return "onnx.reference", ReferenceEvaluator(str(model_path)).run(None, feeds)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="accel-demo", description=__doc__.splitlines()[0])
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The demo's options (shared by ``accel-demo`` and ``accel demo``)."""
     parser.add_argument("--uri", default="emu", help="device URI (default: emu, the emulator)")
     parser.add_argument("--repeat", type=int, default=50, help="timed runs (default 50)")
-    args = parser.parse_args(argv)
 
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="accel-demo", description=__doc__.splitlines()[0])
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
+
+
+def run(args: argparse.Namespace) -> int:
+    """Compiles, runs and compares the bundled CNN with the options of :func:`add_arguments`."""
     from . import compiler
 
     with tempfile.TemporaryDirectory(prefix="accel-demo-") as tmp:
@@ -64,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
         (work / "image.bin").write_bytes(image.tobytes())
         cmd = [str(runner_path()), str(accm), "--uri", args.uri, "--input", str(work / "image.bin"),
                "--output-prefix", str(work / "out"), "--repeat", str(args.repeat)]
-        result = subprocess.run(cmd, capture_output=True, text=True)
+        result = subprocess.run(cmd, capture_output=True, text=True, env=runner_environment())
         sys.stdout.write(result.stdout)
         if result.returncode != 0:
             sys.stderr.write(result.stderr)

@@ -1,0 +1,170 @@
+"""``accel bench``: latency of single runs and throughput with several jobs in flight, on random inputs."""
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import sys
+import time
+from typing import Any, Callable, List, Optional, TextIO
+
+import numpy as np
+
+from ..cli import UsageError
+from .common import (add_device_option, add_input_shape_option, describe_tensors, existing_file, input_shapes,
+                     load_model, reports_failures, writable_path)
+
+DEFAULT_SECONDS = 2.0
+
+
+def register(subparsers: Any) -> argparse.ArgumentParser:
+    """Adds ``bench`` to the ``accel`` command's subparsers (see accel.cli)."""
+    p = subparsers.add_parser(
+        "bench", help="latency and throughput of a model on a device",
+        description="Runs a model on random inputs of its dtypes: first one job at a time (latency p50 and "
+                    "p99), then with --jobs jobs in flight (throughput), each phase for --seconds or "
+                    f"--runs runs (default {DEFAULT_SECONDS:g} s). Exit code: 0 ok, 1 failure, 2 usage error.")
+    p.add_argument("model", metavar="MODEL", help="the model: .onnx (emulator) or compiled (.accm, ...)")
+    add_device_option(p)
+    p.add_argument("--jobs", type=int, default=None, metavar="N",
+                   help="jobs in flight in the throughput phase (default: the device's cores)")
+    limit = p.add_mutually_exclusive_group()
+    limit.add_argument("--seconds", type=float, metavar="S", help="how long each phase runs")
+    limit.add_argument("--runs", type=int, metavar="N", help="how many runs each phase makes")
+    p.add_argument("--trace", metavar="TRACE.json", help="write a Chrome trace of every job (accel.profile)")
+    p.add_argument("--progress", action="store_true", help="show the progress bar even if stderr is not a TTY")
+    p.add_argument("--json", action="store_true", help="print the results as one JSON object")
+    add_input_shape_option(p)
+    p.set_defaults(handler=command)
+    return p
+
+
+def usage_problem(args: argparse.Namespace) -> Optional[str]:
+    if args.jobs is not None and args.jobs < 1:
+        return f"--jobs must be >= 1, got {args.jobs}"
+    if args.seconds is not None and not args.seconds > 0:
+        return f"--seconds must be > 0, got {args.seconds:g}"
+    if args.runs is not None and args.runs < 1:
+        return f"--runs must be >= 1, got {args.runs}"
+    return None
+
+
+def random_input(info: Any, rng: np.random.Generator) -> np.ndarray:
+    """A random array of the input's shape and dtype: [0, 1) floats, small integers, booleans."""
+    dt = np.dtype(info.dtype)
+    if dt.kind == "f":
+        return rng.random(info.shape, dtype=np.float32).astype(dt)
+    if dt.kind == "b":
+        return rng.integers(0, 2, info.shape).astype(dt)
+    return rng.integers(0, min(np.iinfo(dt).max, 16), info.shape, endpoint=True).astype(dt)
+
+
+class Progress:
+    """A one-line progress bar on a stream, redrawn at most 10 times a second; silent when disabled."""
+
+    WIDTH = 30
+
+    def __init__(self, stream: TextIO, enabled: bool) -> None:
+        self._stream = stream
+        self._enabled = enabled
+        self._drawn = 0.0
+
+    def update(self, label: str, fraction: float) -> None:
+        now = time.monotonic()
+        if not self._enabled or (now - self._drawn < 0.1 and fraction < 1):
+            return
+        self._drawn = now
+        filled = int(self.WIDTH * min(fraction, 1.0))
+        self._stream.write(f"\r{label:<10} [{'#' * filled}{'.' * (self.WIDTH - filled)}] {fraction:4.0%}")
+        self._stream.flush()
+
+    def done(self) -> None:
+        if self._enabled:
+            self._stream.write("\r" + " " * (self.WIDTH + 20) + "\r")
+            self._stream.flush()
+
+
+class Limit:
+    """When a phase ends: after ``runs`` runs, or ``seconds`` after it started."""
+
+    def __init__(self, runs: Optional[int], seconds: Optional[float]) -> None:
+        self.runs, self.seconds = runs, seconds
+        self.start = time.perf_counter()
+
+    def fraction(self, done: int) -> float:
+        if self.runs is not None:
+            return done / self.runs
+        return (time.perf_counter() - self.start) / self.seconds  # type: ignore[operator]
+
+    def reached(self, done: int) -> bool:
+        return self.fraction(done) >= 1.0
+
+
+def measure_latency(run: Callable[[], Any], limit: Limit, progress: Progress) -> List[float]:
+    """Seconds of each synchronous run until the limit."""
+    latencies: List[float] = []
+    while not limit.reached(len(latencies)):
+        t0 = time.perf_counter()
+        run()
+        latencies.append(time.perf_counter() - t0)
+        progress.update("latency", limit.fraction(len(latencies)))
+    return latencies
+
+
+def measure_throughput(submit: Callable[[], Any], jobs: int, limit: Limit, progress: Progress) -> tuple:
+    """``(runs, seconds)`` with ``jobs`` jobs kept in flight until the limit, then drained."""
+    in_flight: collections.deque = collections.deque()
+    submitted = done = 0
+    while not limit.reached(submitted):
+        while len(in_flight) < jobs and not limit.reached(submitted):
+            in_flight.append(submit())
+            submitted += 1
+        if in_flight:
+            in_flight.popleft().result()
+            done += 1
+        progress.update("throughput", limit.fraction(submitted))
+    for fut in in_flight:
+        fut.result()
+        done += 1
+    return done, time.perf_counter() - limit.start
+
+
+@reports_failures("bench")
+def command(args: argparse.Namespace) -> int:
+    """``accel bench``: measures, prints the figures, writes the trace; returns the exit code."""
+    import accel
+
+    problem = usage_problem(args)
+    if problem:
+        raise UsageError(problem)
+    path = existing_file("MODEL", args.model)
+    trace_path = writable_path("--trace", args.trace) if args.trace else None
+    seconds = args.seconds if args.seconds is not None or args.runs is not None else DEFAULT_SECONDS
+    progress = Progress(sys.stderr, args.progress or sys.stderr.isatty())
+
+    with accel.open(args.device) as dev, accel.profile() as prof:
+        model = load_model(dev, path, input_shapes(args.input_shape))
+        rng = np.random.default_rng(0)
+        x = [random_input(i, rng) for i in model.inputs]
+        jobs = args.jobs or dev.info.cores
+        model.run(x)  # warm-up: first-run costs are not latency
+        prof.clear()
+        latencies = measure_latency(lambda: model.run(x), Limit(args.runs, seconds), progress)
+        runs, elapsed = measure_throughput(lambda: model.run_async(x), jobs, Limit(args.runs, seconds), progress)
+        progress.done()
+    p50, p99 = (float(v) * 1e3 for v in np.percentile(latencies, [50, 99]))
+    result = {"model": str(path), "device": args.device, "inputs": describe_tensors(model.inputs),
+              "latency_runs": len(latencies), "latency_p50_ms": p50, "latency_p99_ms": p99,
+              "jobs": jobs, "throughput_runs": runs, "throughput_per_s": runs / elapsed}
+    if trace_path is not None:
+        prof.export_chrome_trace(trace_path)
+        result["trace"] = str(trace_path)
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return 0
+    print(f"{path.name} on {args.device}: inputs {result['inputs']}")
+    print(f"latency: p50 {p50:.3f} ms, p99 {p99:.3f} ms ({len(latencies)} runs, one at a time)")
+    print(f"throughput: {result['throughput_per_s']:.1f} runs/s ({runs} runs, {jobs} jobs in flight)")
+    if trace_path is not None:
+        print(f"trace written to {trace_path} ({len(prof)} jobs)")
+    return 0

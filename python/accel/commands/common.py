@@ -1,0 +1,79 @@
+"""What the ``accel`` verbs share: turning accel's own errors into a message and exit code 1, file
+arguments checked before anything runs, and loading a model (ONNX or compiled) on a device."""
+from __future__ import annotations
+
+import functools
+import sys
+from pathlib import Path
+from typing import Any, Callable, Dict, Optional, Sequence, Tuple
+
+from ..cli import UsageError
+
+#: The device verbs use unless ``--device`` says otherwise.
+DEFAULT_DEVICE = "emu"
+
+
+def reports_failures(verb: str) -> Callable[[Callable[[Any], int]], Callable[[Any], int]]:
+    """Wraps a handler so that a failure of accel, the compiler or the file system prints
+    ``accel VERB: error: ...`` on stderr and returns 1 instead of raising a traceback."""
+    from ..compiler import CompileError
+    from ..errors import AccelError
+
+    def wrap(handler: Callable[[Any], int]) -> Callable[[Any], int]:
+        @functools.wraps(handler)
+        def run(args: Any) -> int:
+            try:
+                return handler(args)
+            # ValueError/TypeError: Model.run names a wrong input name or count, or a non-array, with them.
+            except (AccelError, CompileError, OSError, ValueError, TypeError) as e:
+                print(f"accel {verb}: error: {e}", file=sys.stderr)
+                return 1
+        return run
+    return wrap
+
+
+def existing_file(option: str, path: str) -> Path:
+    """``path`` as a Path; a UsageError naming ``option`` if there is no such file."""
+    p = Path(path)
+    if not p.is_file():
+        raise UsageError(f"{option} {path!r}: no such file")
+    return p
+
+
+def writable_path(option: str, path: str) -> Path:
+    """``path`` as a Path; a UsageError naming ``option`` if its folder does not exist."""
+    p = Path(path)
+    if not p.resolve().parent.is_dir():
+        raise UsageError(f"{option} {path!r}: no such folder")
+    return p
+
+
+def input_shapes(pairs: Sequence[Tuple[str, Tuple[int, ...]]]) -> Optional[Dict[str, Tuple[int, ...]]]:
+    """``--input-shape`` values (see :func:`add_input_shape_option`) as the compiler's dict, or None."""
+    return dict(pairs) or None
+
+
+def add_input_shape_option(parser: Any) -> None:
+    """Adds the compiler's repeatable ``--input-shape NAME=D0,D1,...`` to ``parser``."""
+    # The same syntax as `python -m accel.compiler`, from its own parser.
+    from ..compiler.__main__ import _shape_arg
+
+    parser.add_argument("--input-shape", action="append", default=[], type=_shape_arg, metavar="NAME=D0,D1,...",
+                        help="ONNX only: fix an input's shape (repeatable)")
+
+
+def add_device_option(parser: Any) -> None:
+    parser.add_argument("--device", default=DEFAULT_DEVICE, metavar="URI",
+                        help=f"the device: emu[:options], bpu:0, vart:0, ... (default {DEFAULT_DEVICE})")
+
+
+def load_model(device: Any, path: Path, shapes: Optional[Dict[str, Tuple[int, ...]]]) -> Any:
+    """``path`` loaded on ``device``: ONNX (compiled on the fly, emulator only) or a compiled model."""
+    if shapes and not path.name.lower().endswith(".onnx"):
+        raise UsageError(f"--input-shape applies to ONNX models only; {str(path)!r} is already compiled")
+    return device.load(path, input_shapes=shapes)
+
+
+def describe_tensors(infos: Sequence[Any]) -> str:
+    """``name shape dtype`` of each of a model's inputs or outputs, comma separated."""
+    return ", ".join(f"{i.name} {tuple(i.shape)} {i.dtype}" for i in infos)

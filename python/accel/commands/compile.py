@@ -1,0 +1,32 @@
+"""``accel compile``: an ONNX model to the emulator's ``.accm`` format with ``accel.compiler``."""
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from .common import add_input_shape_option, existing_file, input_shapes, reports_failures, writable_path
+
+
+def register(subparsers: Any) -> argparse.ArgumentParser:
+    """Adds ``compile`` to the ``accel`` command's subparsers (see accel.cli)."""
+    p = subparsers.add_parser(
+        "compile", help="compile an ONNX model for the emulator (.accm)",
+        description="Compiles an ONNX model to the emulator's .accm format. Exit code: 0 ok, 1 the model "
+                    "cannot be compiled (the message names the op and the node), 2 usage error.")
+    p.add_argument("model", metavar="MODEL.onnx", help="the ONNX model")
+    p.add_argument("-o", "--output", required=True, metavar="MODEL.accm", help="the .accm file to write")
+    add_input_shape_option(p)
+    p.set_defaults(handler=command)
+    return p
+
+
+@reports_failures("compile")
+def command(args: argparse.Namespace) -> int:
+    """``accel compile``: compiles, writes the file, prints its summary; returns the exit code."""
+    from ..compiler import compile_file
+
+    src = existing_file("MODEL", args.model)
+    dst = writable_path("-o", args.output)
+    s = compile_file(src, dst, input_shapes(args.input_shape))
+    print(f"{dst}: {s['nodes']} nodes, {s['tensors']} tensors, {s['weight_bytes']} weight bytes")
+    return 0

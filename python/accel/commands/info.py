@@ -1,0 +1,84 @@
+"""``accel info``: the installation (versions, front-end, drivers) and the devices it can open."""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+from typing import Any, Dict, List, Optional
+
+from .common import reports_failures
+
+
+def register(subparsers: Any) -> argparse.ArgumentParser:
+    """Adds ``info`` to the ``accel`` command's subparsers (see accel.cli)."""
+    p = subparsers.add_parser(
+        "info", help="versions, front-end, drivers and devices",
+        description="Prints accel's versions, the front-end in use, the drivers found and the properties "
+                    "of each usable backend's default device (or of --device). Exit code: 0 ok, 1 a "
+                    "device given with --device cannot be opened, 2 usage error.")
+    p.add_argument("--device", metavar="URI", help="show only this device (e.g. emu:cores=2)")
+    p.add_argument("--json", action="store_true", help="print the facts as one JSON object")
+    p.set_defaults(handler=command)
+    return p
+
+
+def default_uri(scheme: str) -> str:
+    """The URI of a backend's first device: the emulator takes no index, boards count from 0."""
+    return scheme if scheme == "emu" else f"{scheme}:0"
+
+
+def device_facts(uri: str) -> Dict[str, Any]:
+    """``{"uri", "info": DeviceInfo fields}``; raises accel's error if the device cannot be opened."""
+    import accel
+
+    with accel.open(uri) as dev:
+        return {"uri": uri, "info": dataclasses.asdict(dev.info)}
+
+
+def gather(device: Optional[str]) -> Dict[str, Any]:
+    """Everything ``accel info`` prints. A backend's default device that cannot be opened is listed with
+    its error; a ``device`` given explicitly that cannot be opened raises."""
+    from ..selftest.environment import environment_facts
+
+    env = environment_facts()
+    facts = {k: env[k] for k in ("accel_version", "library_version", "abi_version", "frontend",
+                                 "frontend_features", "backends", "driver_files")}
+    devices: List[Dict[str, Any]] = []
+    if device is not None:
+        devices.append(device_facts(device))
+    else:
+        for scheme in env["backends"]:
+            uri = default_uri(scheme)
+            try:
+                devices.append(device_facts(uri))
+            except Exception as e:  # a board that is absent must not hide the others
+                devices.append({"uri": uri, "error": f"{type(e).__name__}: {e}"})
+    facts["devices"] = devices
+    return facts
+
+
+def print_text(facts: Dict[str, Any]) -> None:
+    print(f"accel {facts['accel_version']} (libaccel {facts['library_version']}, ABI {facts['abi_version']})")
+    print(f"front-end: {facts['frontend']}")
+    print(f"backends: {', '.join(facts['backends']) or '(none)'}")
+    print("driver files:" + ("" if facts["driver_files"] else " (none)"))
+    for f in facts["driver_files"]:
+        print(f"  {f}")
+    for d in facts["devices"]:
+        print(f"device {d['uri']}:")
+        if "error" in d:
+            print(f"  cannot open: {d['error']}")
+            continue
+        for key, value in d["info"].items():
+            print(f"  {key}: {value}")
+
+
+@reports_failures("info")
+def command(args: argparse.Namespace) -> int:
+    """``accel info``: prints the facts as text or JSON; returns the exit code."""
+    facts = gather(args.device)
+    if args.json:
+        print(json.dumps(facts, indent=2, default=str))
+    else:
+        print_text(facts)
+    return 0

@@ -1,0 +1,96 @@
+"""``accel run``: one run of a model on a device, with inputs from ``.npy`` files."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any, Dict, List, Sequence
+
+import numpy as np
+
+from ..cli import UsageError
+from .common import (add_device_option, add_input_shape_option, describe_tensors, existing_file, input_shapes,
+                     load_model, reports_failures, writable_path)
+
+
+def register(subparsers: Any) -> argparse.ArgumentParser:
+    """Adds ``run`` to the ``accel`` command's subparsers (see accel.cli)."""
+    p = subparsers.add_parser(
+        "run", help="run a model once on inputs from .npy files",
+        description="Loads a model (ONNX on the emulator, or a compiled model), runs it once, and prints "
+                    "each output's name, shape, dtype and a summary. Inputs are never cast: each .npy "
+                    "must have the input's dtype and shape. Exit code: 0 ok, 1 failure (a wrong input, "
+                    "a model that cannot load), 2 usage error.")
+    p.add_argument("model", metavar="MODEL", help="the model: .onnx (emulator) or compiled (.accm, ...)")
+    p.add_argument("--input", action="append", default=[], required=True, metavar="[NAME=]FILE.npy",
+                   help="an input: FILE.npy for the model's inputs in order, NAME=FILE.npy by name (repeatable)")
+    p.add_argument("--output", metavar="OUT.npz", help="save the outputs (by name) to this .npz file")
+    add_device_option(p)
+    add_input_shape_option(p)
+    p.set_defaults(handler=command)
+    return p
+
+
+def split_input(text: str) -> tuple:
+    """``(name or None, path)`` of an ``--input`` value; ``a=b.npy`` is a name unless the whole is a file."""
+    name, sep, path = text.partition("=")
+    if sep and name and not Path(text).is_file():
+        return name, path
+    return None, text
+
+
+def read_inputs(values: Sequence[str]) -> List[tuple]:
+    """``[(name or None, array)]`` from the ``--input`` values; UsageError for a missing file."""
+    found = []
+    for value in values:
+        name, path = split_input(value)
+        try:
+            array = np.load(existing_file("--input", path), allow_pickle=False)
+        except ValueError as e:  # not a .npy file, or one holding Python objects
+            raise UsageError(f"--input {value!r}: not a NumPy .npy array ({e})") from None
+        found.append((name, array))
+    return found
+
+
+def feeds(model: Any, given: List[tuple]) -> Dict[str, np.ndarray]:
+    """``{input name: array}``: named inputs as given, unnamed ones filling the remaining inputs in order.
+    Unknown or missing names are left for ``Model.run`` to report."""
+    named = {n: a for n, a in given if n is not None}
+    free = [i.name for i in model.inputs if i.name not in named]
+    unnamed = [a for n, a in given if n is None]
+    if len(unnamed) > len(free):
+        raise ValueError(f"{len(given)} inputs given; model {model.name!r} takes {len(model.inputs)}: "
+                         f"{describe_tensors(model.inputs)}")
+    named.update(zip(free, unnamed))
+    return named
+
+
+def summary(array: np.ndarray) -> str:
+    """A short summary of an output: its range and mean, and its first values."""
+    if array.size == 0:
+        return "empty"
+    flat = array.reshape(-1)
+    wide = flat.astype(np.float64)
+    head = np.array2string(flat[:6], precision=4, separator=", ")
+    more = " ..." if flat.size > 6 else ""
+    return f"min {wide.min():.6g} max {wide.max():.6g} mean {wide.mean():.6g} values {head}{more}"
+
+
+@reports_failures("run")
+def command(args: argparse.Namespace) -> int:
+    """``accel run``: loads, runs once, prints and saves the outputs; returns the exit code."""
+    import accel
+
+    path = existing_file("MODEL", args.model)
+    out_path = writable_path("--output", args.output) if args.output else None
+    given = read_inputs(args.input)
+    with accel.open(args.device) as dev:
+        model = load_model(dev, path, input_shapes(args.input_shape))
+        results = model.run(feeds(model, given))
+        outputs = {info.name: np.array(r) for info, r in zip(model.outputs, results)}
+    for name, array in outputs.items():
+        print(f"{name}: shape {array.shape} {array.dtype}: {summary(array)}")
+    if out_path is not None:
+        with open(out_path, "wb") as f:  # a file object: np.savez would add .npz to another suffix
+            np.savez(f, **outputs)
+        print(f"outputs saved to {out_path}")
+    return 0

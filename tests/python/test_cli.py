@@ -1,0 +1,315 @@
+"""The `accel` verbs on the emulator: info, compile, run, bench and demo. Their success paths with the output
+checked (run's numbers against onnxruntime, the .npz it saves, the JSON and the Chrome trace), every usage
+error (exit 2 and the message), and model and input errors (exit 1, the message, no traceback). Most run
+in-process through cli.main; a few through the installed console script."""
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from conftest import CNN_PATH, ort_run
+from onnx import TensorProto, helper
+
+import accel
+from accel import cli
+
+EMU = "emu:cores=2"
+
+
+def accel_command():
+    """The installed `accel` console script (beside this Python), else the module."""
+    script = Path(sys.executable).parent / "accel"
+    return [str(script)] if script.is_file() else [sys.executable, "-m", "accel.cli"]
+
+
+def run_script(*args):
+    return subprocess.run(accel_command() + [str(a) for a in args], capture_output=True, text=True, timeout=120)
+
+
+def run_main(capsys, *args):
+    """(exit code, stdout, stderr) of cli.main(args), argparse's SystemExit included."""
+    try:
+        code = cli.main([str(a) for a in args])
+    except SystemExit as e:
+        code = e.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def usage_error(capsys, *args):
+    """The message of a usage error (exit 2, with the verb's usage line)."""
+    code, out, err = run_main(capsys, *args)
+    assert code == 2, (code, out, err)
+    assert err.startswith("usage: accel"), err
+    return err
+
+
+@pytest.fixture(scope="module")
+def unsupported_path(tmp_path_factory):
+    """An ONNX model with an op the compiler lacks (NonZero, node 'nz')."""
+    g = helper.make_graph([helper.make_node("NonZero", ["x"], ["y"], name="nz")], "unsupported",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+                          [helper.make_tensor_value_info("y", TensorProto.INT64, [1, None])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    path = tmp_path_factory.mktemp("unsupported") / "nonzero.onnx"
+    onnx.save(m, str(path))
+    return path
+
+
+@pytest.fixture(scope="module")
+def image(tmp_path_factory):
+    """(path of an .npy input of the bundled CNN, the array)."""
+    x = np.random.default_rng(5).random((1, 3, 64, 64), dtype=np.float32)
+    path = tmp_path_factory.mktemp("inputs") / "image.npy"
+    np.save(path, x)
+    return path, x
+
+
+# ---- every verb has --help and is listed -------------------------------------------------------------
+
+@pytest.mark.parametrize("verb", ["info", "compile", "run", "bench", "demo", "selftest"])
+def test_every_verb_has_help(capsys, verb):
+    code, out, _ = run_main(capsys, verb, "--help")
+    assert code == 0 and out.startswith(f"usage: accel {verb}"), out
+
+
+def test_console_script_lists_the_verbs():
+    result = run_script("--help")
+    assert result.returncode == 0, result.stderr
+    for verb in ("info", "compile", "run", "bench", "demo", "selftest"):
+        assert re.search(rf"^\s+{verb}\s", result.stdout, re.M), result.stdout
+
+
+def test_no_verb_is_a_usage_error(capsys):
+    assert "required: COMMAND" in usage_error(capsys)
+
+
+# ---- info --------------------------------------------------------------------------------------------
+
+def test_info_text(capsys):
+    code, out, err = run_main(capsys, "info")
+    assert code == 0, err
+    abi = accel.abi_version()
+    assert f"accel {accel.__version__} (libaccel {accel.library_version()}, ABI {abi >> 16}.{abi & 0xFFFF})" in out
+    assert f"front-end: {accel.frontend}" in out
+    assert re.search(r"^backends: .*\bemu\b", out, re.M)
+    assert re.search(r"^  \S*libaccel_driver_emu\.so$", out, re.M), out
+    assert "device emu:\n  name: accel emulator\n  backend: emu\n" in out
+
+
+def test_info_json_of_one_device(capsys):
+    code, out, err = run_main(capsys, "info", "--device", EMU, "--json")
+    assert code == 0, err
+    facts = json.loads(out)
+    assert facts["accel_version"] == accel.__version__ and facts["frontend"] == accel.frontend
+    assert facts["abi_version"] == "%d.%d" % divmod(accel.abi_version(), 1 << 16)
+    assert "emu" in facts["backends"] and any(f.endswith("libaccel_driver_emu.so") for f in facts["driver_files"])
+    (device,) = facts["devices"]
+    assert device["uri"] == EMU
+    with accel.open(EMU) as dev:
+        assert device["info"] == dict(name=dev.info.name, backend="emu", cores=2, max_inflight=dev.info.max_inflight,
+                                      debug=False, alignment=dev.info.alignment, pool_bytes=dev.info.pool_bytes)
+
+
+def test_info_of_a_bad_device_fails(capsys):
+    code, out, err = run_main(capsys, "info", "--device", "emu:cores=0")
+    assert code == 1 and err.startswith("accel info: error: ") and "cores='0'" in err, err
+    assert "Traceback" not in err
+
+
+def test_info_of_a_missing_backend_fails(capsys):
+    code, _, err = run_main(capsys, "info", "--device", "nosuchscheme:0")
+    assert code == 1 and "nosuchscheme" in err, err
+
+
+# ---- compile -----------------------------------------------------------------------------------------
+
+def test_compile_writes_a_model_that_runs(capsys, tmp_path, image):
+    accm = tmp_path / "cnn.accm"
+    code, out, err = run_main(capsys, "compile", CNN_PATH, "-o", accm)
+    assert code == 0, err
+    assert re.fullmatch(rf"{re.escape(str(accm))}: \d+ nodes, \d+ tensors, \d+ weight bytes\n", out), out
+    assert accm.read_bytes()[:4] == b"ACCM"
+    with accel.open(EMU) as dev:
+        (got,) = dev.load(accm).run(image[1])
+        np.testing.assert_allclose(got, ort_run(CNN_PATH, {"image": image[1]})[0], rtol=1e-4, atol=1e-6)
+
+
+def test_compile_with_input_shape(capsys, tmp_path, symbolic_path):
+    accm = tmp_path / "sym.accm"
+    code, _, err = run_main(capsys, "compile", symbolic_path, "-o", accm, "--input-shape", "x=3,16")
+    assert code == 0, err
+    with accel.open(EMU) as dev:
+        assert dev.load(accm).inputs[0].shape == (3, 16)
+
+
+def test_compile_names_the_unsupported_op_and_node(capsys, tmp_path, unsupported_path):
+    code, out, err = run_main(capsys, "compile", unsupported_path, "-o", tmp_path / "x.accm")
+    assert code == 1, (out, err)
+    assert err.startswith("accel compile: error: ") and "NonZero" in err and "'nz'" in err, err
+    assert "Traceback" not in err and not (tmp_path / "x.accm").exists()
+
+
+def test_compile_of_a_symbolic_model_without_its_shape_fails(capsys, tmp_path, symbolic_path):
+    code, _, err = run_main(capsys, "compile", symbolic_path, "-o", tmp_path / "x.accm")
+    assert code == 1 and "'x'" in err, err
+
+
+def test_compile_usage_errors(capsys, tmp_path):
+    assert "required: -o/--output" in usage_error(capsys, "compile", CNN_PATH)
+    assert "MODEL 'nope.onnx': no such file" in usage_error(capsys, "compile", "nope.onnx", "-o", tmp_path / "x")
+    assert "no such folder" in usage_error(capsys, "compile", CNN_PATH, "-o", tmp_path / "no" / "x.accm")
+    assert "expected name=d0,d1" in usage_error(capsys, "compile", CNN_PATH, "-o", tmp_path / "x", "--input-shape", "3")
+
+
+# ---- run ---------------------------------------------------------------------------------------------
+
+def test_run_matches_onnxruntime_and_saves_npz(capsys, tmp_path, image):
+    path, x = image
+    out_path = tmp_path / "out.npz"
+    code, out, err = run_main(capsys, "run", CNN_PATH, "--input", path, "--output", out_path, "--device", EMU)
+    assert code == 0, err
+    (expected,) = ort_run(CNN_PATH, {"image": x})
+    with np.load(out_path) as saved:
+        assert list(saved) == ["probabilities"]
+        got = saved["probabilities"]
+    assert got.shape == (1, 10) and got.dtype == np.float32
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-6)
+    m = re.search(r"^probabilities: shape \(1, 10\) float32: min (\S+) max (\S+) mean (\S+) values \[(.*)\]", out, re.M)
+    assert m, out
+    np.testing.assert_allclose([float(v) for v in m.group(1, 2, 3)], [expected.min(), expected.max(), expected.mean()],
+                               rtol=1e-4)
+    np.testing.assert_allclose([float(v) for v in m.group(4).split(",")], expected[0, :6], atol=1e-4)
+    assert f"outputs saved to {out_path}" in out
+
+
+def test_run_named_inputs_of_a_compiled_model(capsys, tmp_path, two_io_path):
+    rng = np.random.default_rng(6)
+    a = rng.standard_normal((1, 3, 8, 8)).astype(np.float32)
+    b = rng.standard_normal((2, 8)).astype(np.float32)
+    np.save(tmp_path / "a.npy", a)
+    np.save(tmp_path / "b.npy", b)
+    accm = tmp_path / "two_io.accm"
+    assert run_main(capsys, "compile", two_io_path, "-o", accm)[0] == 0
+    # b by name first, a unnamed: a fills the input left.
+    code, out, err = run_main(capsys, "run", accm, "--input", f"b={tmp_path / 'b.npy'}", "--input", tmp_path / "a.npy",
+                              "--output", tmp_path / "o.npz")
+    assert code == 0, err
+    assert "conv_out: shape (1, 4, 8, 8) float32" in out and "mm_out: shape (2, 5) float32" in out
+    expected = ort_run(two_io_path, {"a": a, "b": b})
+    with np.load(tmp_path / "o.npz") as saved:
+        assert sorted(saved) == ["conv_out", "mm_out"]
+        for name, want in zip(["conv_out", "mm_out"], expected):
+            np.testing.assert_allclose(saved[name], want, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("array, message", [
+    (np.zeros((1, 3, 32, 32), np.float32), "input 'image': expected shape (1, 3, 64, 64), got (1, 3, 32, 32)"),
+    (np.zeros((1, 3, 64, 64), np.float64), "input 'image': expected dtype float32, got float64"),
+])
+def test_run_reports_a_wrong_input(capsys, tmp_path, array, message):
+    np.save(tmp_path / "x.npy", array)
+    code, out, err = run_main(capsys, "run", CNN_PATH, "--input", tmp_path / "x.npy")
+    assert code == 1 and out == "", (out, err)
+    assert err.startswith("accel run: error: ") and message in err and "Traceback" not in err, err
+
+
+def test_run_reports_wrong_names_and_counts(capsys, image):
+    code, _, err = run_main(capsys, "run", CNN_PATH, "--input", f"foo={image[0]}")
+    assert code == 1 and "has no input 'foo'" in err, err
+    code, _, err = run_main(capsys, "run", CNN_PATH, "--input", image[0], "--input", image[0])
+    assert code == 1 and "2 inputs given; model 'tiny_cnn' takes 1: image (1, 3, 64, 64) float32" in err, err
+
+
+def test_run_reports_a_model_that_cannot_load(capsys, tmp_path, image, unsupported_path):
+    code, _, err = run_main(capsys, "run", unsupported_path, "--input", image[0])
+    assert code == 1 and "NonZero" in err and "Traceback" not in err, err
+    (tmp_path / "junk.accm").write_bytes(b"ACCM" + bytes(60))
+    code, _, err = run_main(capsys, "run", tmp_path / "junk.accm", "--input", image[0])
+    assert code == 1 and "junk.accm" in err, err
+
+
+def test_run_usage_errors(capsys, tmp_path, image):
+    assert "required: --input" in usage_error(capsys, "run", CNN_PATH)
+    assert "MODEL 'nope.onnx': no such file" in usage_error(capsys, "run", "nope.onnx", "--input", image[0])
+    assert "--input 'x=nope.npy': no such file" not in usage_error(capsys, "run", CNN_PATH, "--input", "x=nope.npy")
+    assert "--input 'nope.npy': no such file" in usage_error(capsys, "run", CNN_PATH, "--input", "x=nope.npy")
+    (tmp_path / "text.npy").write_text("not numpy")
+    assert "not a NumPy .npy array" in usage_error(capsys, "run", CNN_PATH, "--input", tmp_path / "text.npy")
+    assert "no such folder" in usage_error(capsys, "run", CNN_PATH, "--input", image[0], "--output",
+                                           tmp_path / "no" / "o.npz")
+    assert "--input-shape applies to ONNX models only" in usage_error(
+        capsys, "run", tmp_path / "text.npy", "--input", image[0], "--input-shape", "image=1,3,64,64")
+
+
+def test_run_through_the_console_script(tmp_path, image):
+    result = run_script("run", CNN_PATH, "--input", image[0], "--device", EMU, "--output", tmp_path / "o.npz")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("probabilities: shape (1, 10) float32: min ")
+    result = run_script("run", CNN_PATH, "--input", f"nope={image[0]}")
+    assert result.returncode == 1 and "has no input 'nope'" in result.stderr and "Traceback" not in result.stderr
+
+
+# ---- bench -------------------------------------------------------------------------------------------
+
+def test_bench_text_and_trace(capsys, tmp_path):
+    trace = tmp_path / "trace.json"
+    code, out, err = run_main(capsys, "bench", CNN_PATH, "--device", EMU, "--runs", "20", "--jobs", "3",
+                              "--trace", trace)
+    assert code == 0, err
+    assert err == ""  # no progress bar: stderr is not a TTY
+    assert re.search(r"^latency: p50 [0-9.]+ ms, p99 [0-9.]+ ms \(20 runs, one at a time\)$", out, re.M), out
+    assert re.search(r"^throughput: [0-9.]+ runs/s \(20 runs, 3 jobs in flight\)$", out, re.M), out
+    assert f"trace written to {trace} (40 jobs)" in out
+    events = json.loads(trace.read_text())["traceEvents"]
+    jobs = [e for e in events if e.get("ph") == "X"]
+    assert len(jobs) == 40 and all(e["dur"] >= 0 and e["ts"] >= 0 for e in jobs)
+
+
+def test_bench_json_with_progress_and_integer_inputs(capsys, tmp_path):
+    # An int32 input: random inputs follow the model's dtypes.
+    g = helper.make_graph([helper.make_node("Cast", ["x"], ["y"], to=TensorProto.FLOAT)], "ints",
+                          [helper.make_tensor_value_info("x", TensorProto.INT32, [2, 3])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    onnx.save(m, str(tmp_path / "ints.onnx"))
+    code, out, err = run_main(capsys, "bench", tmp_path / "ints.onnx", "--seconds", "0.2", "--json", "--progress")
+    assert code == 0, err
+    r = json.loads(out)
+    assert r["inputs"] == "x (2, 3) int32" and r["jobs"] >= 1
+    assert r["latency_runs"] >= 1 and r["throughput_runs"] >= 1 and r["throughput_per_s"] > 0
+    assert 0 < r["latency_p50_ms"] <= r["latency_p99_ms"]
+    assert "latency    [" in err and "throughput [" in err and "100%" in err
+
+
+def test_bench_usage_errors(capsys, tmp_path):
+    assert "--jobs must be >= 1, got 0" in usage_error(capsys, "bench", CNN_PATH, "--jobs", "0")
+    assert "--runs must be >= 1, got 0" in usage_error(capsys, "bench", CNN_PATH, "--runs", "0")
+    assert "--seconds must be > 0, got -1" in usage_error(capsys, "bench", CNN_PATH, "--seconds", "-1")
+    assert "not allowed with argument" in usage_error(capsys, "bench", CNN_PATH, "--runs", "3", "--seconds", "1")
+    assert "invalid int value" in usage_error(capsys, "bench", CNN_PATH, "--jobs", "x")
+    assert "no such folder" in usage_error(capsys, "bench", CNN_PATH, "--trace", tmp_path / "no" / "t.json")
+    assert "MODEL 'nope.onnx': no such file" in usage_error(capsys, "bench", "nope.onnx")
+
+
+def test_bench_reports_a_bad_device(capsys):
+    code, _, err = run_main(capsys, "bench", CNN_PATH, "--device", "emu:cores=0", "--runs", "1")
+    assert code == 1 and err.startswith("accel bench: error: ") and "cores='0'" in err, err
+
+
+# ---- demo --------------------------------------------------------------------------------------------
+
+def test_demo_through_the_console_script():
+    result = run_script("demo", "--repeat", "2")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "accel-demo: OK" in result.stdout
+
+
+def test_demo_usage_error(capsys):
+    assert "invalid int value" in usage_error(capsys, "demo", "--repeat", "x")
