@@ -14,13 +14,15 @@ from __future__ import annotations
 
 import atexit
 import functools
+import importlib
 import itertools
 import os
 import shutil
 import sys
 import tempfile
 from pathlib import Path
-from typing import Callable, Dict
+from types import ModuleType
+from typing import Callable, Dict, Tuple
 
 import accel
 from accel import compile_cache
@@ -29,25 +31,32 @@ STANDIN = Path(__file__).resolve().parents[1] / "standin"
 ACCM_MAGIC = b"ACCM"
 
 
-def _horizon_packer(folder: str, module: str) -> Callable[[str, bytes], bytes]:
-    sys.path.insert(0, str(STANDIN / folder / "tools"))
-    tool = __import__(module)
-    return lambda name, accm: tool.pack([tool.accm_record(name, accm, {})])
-
-
-def _vart_packer() -> Callable[[str, bytes], bytes]:
-    sys.path.insert(0, str(STANDIN / "vart" / "tools"))
-    import make_xmodel
-
-    return make_xmodel.pack_accm
-
-
-# Model formats by file suffix: X3/X5's `.bin`, S100's `.hbm`, Vitis AI's `.xmodel`.
-PACKERS: Dict[str, Callable[[], Callable[[str, bytes], bytes]]] = {
-    ".bin": lambda: _horizon_packer("hbdnn", "make_bin"),
-    ".hbm": lambda: _horizon_packer("hbucp", "make_hbm"),
-    ".xmodel": _vart_packer,
+# Model formats by file suffix (X3/X5's `.bin`, S100's `.hbm`, Vitis AI's `.xmodel`): the stand-in folder
+# and module of the tool that packs them.
+TOOLS: Dict[str, Tuple[str, str]] = {
+    ".bin": ("hbdnn", "make_bin"),
+    ".hbm": ("hbucp", "make_hbm"),
+    ".xmodel": ("vart", "make_xmodel"),
 }
+
+
+def tool(suffix: str) -> ModuleType:
+    """The stand-in's packing tool (a module of tests/standin/*/tools) for the format `suffix`."""
+    folder, module = TOOLS[suffix]
+    tools = str(STANDIN / folder / "tools")
+    if tools not in sys.path:
+        sys.path.insert(0, tools)
+    return importlib.import_module(module)
+
+
+def packer(suffix: str) -> Callable[[str, bytes], bytes]:
+    """(model name, emulator model bytes) -> the format's file bytes, tensors described as the model has them."""
+    t = tool(suffix)
+    if suffix == ".xmodel":
+        return t.pack_accm
+    return lambda name, accm: t.pack([t.accm_record(name, accm, {})])
+
+
 # A backend's format; the BPU's depends on the runtime generation the driver was built for, which the
 # test run names (ACCEL_TEST_MODEL_FORMAT=.hbm for S100).
 DEFAULT_SUFFIXES = {"bpu": ".bin", "vart": ".xmodel"}
@@ -55,9 +64,9 @@ DEFAULT_SUFFIXES = {"bpu": ".bin", "vart": ".xmodel"}
 
 def suffix_for(backend: str) -> str:
     suffix = os.environ.get("ACCEL_TEST_MODEL_FORMAT", "") or DEFAULT_SUFFIXES.get(backend, "")
-    if suffix not in PACKERS:
+    if suffix not in TOOLS:
         raise SystemExit(f"ACCEL_TEST_DEVICE / ACCEL_TEST_MODEL_FORMAT: no stand-in toolchain for backend "
-                         f"{backend!r} and format {suffix!r} (known: {', '.join(sorted(PACKERS))})")
+                         f"{backend!r} and format {suffix!r} (known: {', '.join(sorted(TOOLS))})")
     return suffix
 
 
@@ -67,7 +76,7 @@ def model_file(backend: str, onnx_path: Path, folder: Path) -> Path:
 
     suffix = suffix_for(backend)
     target = Path(folder) / (Path(onnx_path).stem + suffix)
-    target.write_bytes(PACKERS[suffix]()(Path(onnx_path).stem, compiler.compile_model(str(onnx_path))))
+    target.write_bytes(packer(suffix)(Path(onnx_path).stem, compiler.compile_model(str(onnx_path))))
     return target
 
 
@@ -104,7 +113,7 @@ def install(backend: str) -> None:
         else:
             return original(self, path_or_bytes, input_shapes)
         if not packers:
-            packers.append(PACKERS[suffix]())
+            packers.append(packer(suffix))
         packed = packers[0](name, accm)
         if not is_path:
             return original(self, packed, input_shapes)

@@ -6,15 +6,13 @@ are deselected (conftest.py), and the vendor runs of the suite (ci/test.sh) run 
 """
 from __future__ import annotations
 
-import sys
 
 import numpy as np
-import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from conftest import rand
-from standin_toolchain import STANDIN, suffix_for
+from standin_toolchain import suffix_for, tool
 
 pytestmark = pytest.mark.vendor
 
@@ -39,10 +37,8 @@ def _bin(onnx_bytes, spec):
     """A `.bin` (or `.hbm` on S100) of the model, its tensors described by `spec`."""
     from accel import compiler
 
-    folder, module = ("hbucp", "make_hbm") if HBM else ("hbdnn", "make_bin")
-    sys.path.insert(0, str(STANDIN / folder / "tools"))
-    tool = __import__(module)
-    return tool.pack([tool.accm_record("double", compiler.compile_model(onnx_bytes), spec)])
+    t = tool(suffix_for("bpu"))
+    return t.pack([t.accm_record("double", compiler.compile_model(onnx_bytes), spec)])
 
 
 def _int8(shape, seed):
@@ -99,12 +95,9 @@ def test_model_from_onnx_is_refused_with_the_toolchain_named(dev, tiny_path):
 
 
 def _xmodel(tmp_path, onnx_bytes, fix_points):
-    sys.path.insert(0, str(STANDIN / "vart" / "tools"))
-    import make_xmodel
-
     path = tmp_path / "double.onnx"
     path.write_bytes(onnx_bytes)
-    return make_xmodel.build(str(path), fix_points)
+    return tool(".xmodel").build(str(path), fix_points)
 
 
 @pytest.mark.vendor("vart")
