@@ -1,4 +1,4 @@
-"""The .accm container (emulator/FORMAT.md, version 1.0): a byte-exact writer and a reader.
+"""The .accm container (emulator/FORMAT.md, version 1.1): a byte-exact writer and a reader.
 
 `write(tensors, nodes, inputs, outputs)` lays the file out in the order FORMAT.md gives (header, tensor
 table, node table, io table, edge table, string table, 64-aligned data section). `read(path_or_bytes)`

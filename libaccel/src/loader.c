@@ -49,13 +49,24 @@ static void reject(const char* scheme, accel_status status, const char* why) {
 /* Every function pointer of the version-1.0 table must be set. */
 static int table_complete(const accel_driver_table* t) {
     const char* first = (const char*)&t->device_open;
-    const char* end = (const char*)t + sizeof(accel_driver_table);
+    const char* end = (const char*)t + ACCEL_DRIVER_TABLE_SIZE_1_0;
     for (const char* p = first; p < end; p += sizeof(void (*)(void))) {
         void (*fn)(void);
         memcpy(&fn, p, sizeof fn);
         if (!fn) return 0;
     }
     return 1;
+}
+
+/* Why a driver's answer cannot be used, or NULL when it can. */
+static const char* table_problem(accel_status status, const accel_driver_table* t) {
+    if (status != ACCEL_OK) return "its entry point failed";
+    if (!t) return "its entry point returned no table";
+    if ((t->abi_version >> 16) != ACCEL_ABI_VERSION_MAJOR) return "it is built for another major ABI version";
+    if (t->struct_size < ACCEL_DRIVER_TABLE_SIZE_1_0) return "its function table is smaller than ABI 1.0's";
+    if (!t->scheme || !t->scheme[0]) return "its table names no URI scheme";
+    if (!table_complete(t)) return "its function table has unset entries";
+    return NULL;
 }
 
 static int already_usable(const char* scheme) {
@@ -93,14 +104,11 @@ static void try_driver(const char* path) {
     }
     const accel_driver_table* table = NULL;
     accel_status status = entry(ACCEL_ABI_VERSION, &host_api, &table);
-    int usable_table = status == ACCEL_OK && table &&
-                       (table->abi_version >> 16) == ACCEL_ABI_VERSION_MAJOR &&
-                       table->struct_size >= sizeof(accel_driver_table) && table->scheme &&
-                       table->scheme[0] && table_complete(table);
-    if (!usable_table) {
+    const char* problem = table_problem(status, table);
+    if (problem) {
         uint32_t v = table ? table->abi_version : 0;
         snprintf(why, sizeof why,
-                 "driver %s is built for ABI %u.%u and libaccel is ABI %u.%u: it was refused", path,
+                 "driver %s was refused: %s (driver ABI %u.%u, libaccel ABI %u.%u)", path, problem,
                  (unsigned)(v >> 16), (unsigned)(v & 0xFFFF), ACCEL_ABI_VERSION_MAJOR,
                  ACCEL_ABI_VERSION_MINOR);
         reject(table && table->scheme && table->scheme[0] ? table->scheme : scheme,

@@ -102,6 +102,7 @@ int main(int argc, char** argv) {
         snprintf(loader_version, sizeof loader_version, "%u.%u", (unsigned)ACCEL_ABI_VERSION_MAJOR,
                  (unsigned)ACCEL_ABI_VERSION_MINOR);
         EXPECT(strstr(msg, "libaccel_driver_bad.so") != NULL, "the message does not name the file: '%s'", msg);
+        EXPECT(strstr(msg, "another major ABI version") != NULL, "the message does not say why: '%s'", msg);
         EXPECT(strstr(msg, "99.0") != NULL, "the message does not give the driver's ABI version 99.0: '%s'", msg);
         EXPECT(strstr(msg, loader_version) != NULL, "the message does not give libaccel's ABI version %s: '%s'",
                loader_version, msg);

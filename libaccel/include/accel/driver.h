@@ -19,6 +19,8 @@
 #ifndef ACCEL_DRIVER_H
 #define ACCEL_DRIVER_H
 
+#include <stddef.h>
+
 #include "accel/accel.h"
 
 #ifdef __cplusplus
@@ -89,6 +91,12 @@ typedef struct accel_driver_table {
     void (*job_retain)(accel_job* job);
     void (*job_release)(accel_job* job);
 } accel_driver_table;
+
+/* The table grows only by appending members (a minor version). A loader accepts any table of its
+ * major version at least this large, the size of version 1.0's table, and treats members beyond a
+ * driver's struct_size as absent: a driver built for an older minor keeps loading. */
+#define ACCEL_DRIVER_TABLE_SIZE_1_0 \
+    (offsetof(accel_driver_table, job_release) + sizeof(void (*)(void)))
 
 #define ACCEL_DRIVER_ENTRY_SYMBOL "accel_driver_entry"
 
