@@ -191,7 +191,9 @@ ACCEL_API accel_status accel_driver_name(size_t index, const char** out_name);
  * "bpu:0", "vart:0". Options are driver specific; an unknown option is ACCEL_ERR_INVALID_ARGUMENT.
  * An unknown scheme is ACCEL_ERR_NOT_FOUND. On success *out_device holds one reference (caller owns).
  * Emulator options: cores=N (default: CPU count), pool=BYTES[K|M|G] (default 256M),
- * max_inflight=N (default 16), debug=0|1 (guard bytes; default from ACCEL_EMU_DEBUG). */
+ * max_inflight=N (default 16), spin=MICROSECONDS (how long idle threads and waiters poll before
+ * they sleep; default 50),
+ * debug=0|1 (guard bytes; default from ACCEL_EMU_DEBUG). */
 ACCEL_API accel_status accel_device_open(const char* uri, accel_device** out_device);
 ACCEL_API void accel_device_retain(accel_device* device);
 /* Drops a reference. The device is destroyed when its last reference (including those held by
@@ -323,7 +325,8 @@ ACCEL_API accel_status accel_model_output_info(accel_model* model, size_t index,
  * The job handle is valid during the call; retain it to keep it longer. Keep callbacks short: they run
  * in completion order on one thread per device, and the job keeps its in-flight slot until its
  * callback returns. A callback may call any accel_* function; inside it accel_job_wait(job, 0) gives
- * the result and message. Threads blocked in accel_job_wait wake after the callback has returned and
+ * the result and message. It must not wait with a timeout for another job of the same device that has a
+ * callback: that callback runs after this one returns, on this thread (poll such jobs instead). Threads blocked in accel_job_wait wake after the callback has returned and
  * the job has dropped its references to the model, buffers and device. */
 typedef void (*accel_job_callback)(accel_job* job, accel_status status, void* user_data);
 
