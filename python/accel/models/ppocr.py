@@ -1,7 +1,7 @@
 """The PP-OCR models (text detection, direction classification, recognition) as shipped in the
 rapidocr-onnxruntime wheel on PyPI, fetched once into a cache folder and checked against known SHA-256s.
 
-    from models import ppocr
+    from accel.models import ppocr
     path = ppocr.fetch("ppocr_det")        # downloads the wheel on first use (~15 MB)
 
 The cache folder is $ACCEL_MODEL_CACHE, else ~/.cache/accel/models. The wheel is fetched with pip
