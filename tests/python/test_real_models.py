@@ -19,7 +19,7 @@ import accel
 from accel import compiler
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from models import catalog, ppocr  # noqa: E402
+from models import catalog, ppocr
 
 REL_TOL = 1e-4
 
