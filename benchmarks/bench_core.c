@@ -24,13 +24,13 @@ static int cmp(const void* a, const void* b) {
     return (x > y) - (x < y);
 }
 
-#define CHECK(call)                                                                              \
-    do {                                                                                         \
-        accel_status s_ = (call);                                                                \
-        if (s_ != ACCEL_OK) {                                                                    \
+#define CHECK(call)                                                                                    \
+    do {                                                                                               \
+        accel_status s_ = (call);                                                                      \
+        if (s_ != ACCEL_OK) {                                                                          \
             fprintf(stderr, "%s: %s: %s\n", #call, accel_status_name(s_), accel_last_error_message()); \
-            exit(1);                                                                             \
-        }                                                                                        \
+            exit(1);                                                                                   \
+        }                                                                                              \
     } while (0)
 
 enum { ALLOC_ROUNDS = 200000, LIVE = 1000 };
