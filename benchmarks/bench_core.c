@@ -24,13 +24,13 @@ static int cmp(const void* a, const void* b) {
     return (x > y) - (x < y);
 }
 
-#define CHECK(call)                                                                              \
-    do {                                                                                         \
-        accel_status s_ = (call);                                                                \
-        if (s_ != ACCEL_OK) {                                                                    \
+#define CHECK(call)                                                                                    \
+    do {                                                                                               \
+        accel_status s_ = (call);                                                                      \
+        if (s_ != ACCEL_OK) {                                                                          \
             fprintf(stderr, "%s: %s: %s\n", #call, accel_status_name(s_), accel_last_error_message()); \
-            exit(1);                                                                             \
-        }                                                                                        \
+            exit(1);                                                                                   \
+        }                                                                                              \
     } while (0)
 
 enum { ALLOC_ROUNDS = 200000, LIVE = 1000 };
@@ -96,7 +96,8 @@ int main(int argc, char** argv) {
     accel_buffer* in[16];
     accel_buffer* out[16];
     for (size_t i = 0; i < n_in && i < 16; i++) {
-        accel_tensor_info t = {sizeof t};
+        accel_tensor_info t = {0};
+        t.struct_size = sizeof t;
         CHECK(accel_model_input_info(model, i, &t));
         CHECK(accel_buffer_alloc(dev, t.byte_size, &in[i]));
         void* p;
@@ -104,7 +105,8 @@ int main(int argc, char** argv) {
         memset(p, 0, t.byte_size);
     }
     for (size_t i = 0; i < n_out && i < 16; i++) {
-        accel_tensor_info t = {sizeof t};
+        accel_tensor_info t = {0};
+        t.struct_size = sizeof t;
         CHECK(accel_model_output_info(model, i, &t));
         CHECK(accel_buffer_alloc(dev, t.byte_size, &out[i]));
     }
@@ -119,7 +121,8 @@ int main(int argc, char** argv) {
     qsort(times, RUNS, sizeof times[0], cmp);
     printf("%-44s %12.3f %12s %8s\n", "sync inference, median (ms)", times[RUNS / 2] / 1e6, "-", "-");
     printf("%-44s %12.3f %12s %8s\n", "sync inference, p99 (ms)", times[RUNS * 99 / 100] / 1e6, "-", "-");
-    accel_memory_stats st = {sizeof st};
+    accel_memory_stats st = {0};
+    st.struct_size = sizeof st;
     CHECK(accel_device_get_stats(dev, &st));
     printf("device memory in use: %llu bytes (peak %llu) after %llu jobs\n", (unsigned long long)st.bytes_in_use,
            (unsigned long long)st.peak_bytes_in_use, (unsigned long long)st.jobs_completed);

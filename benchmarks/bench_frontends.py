@@ -251,7 +251,7 @@ def package_dir() -> Path:
     spec = importlib.util.find_spec("accel")
     if spec is None or not spec.submodule_search_locations:
         raise SystemExit("bench_frontends: the accel package is not installed")
-    return Path(list(spec.submodule_search_locations)[0])
+    return Path(next(iter(spec.submodule_search_locations)))
 
 
 def blas_dir() -> str:
@@ -280,7 +280,7 @@ class Engine:
     def __init__(self, name: str, cmd: List[str], env: Dict[str, str], log: Path) -> None:
         self.name = name
         self.log = log
-        self._err = open(log, "w")
+        self._err = open(log, "w")  # noqa: SIM115 (the child's stderr for the engine's life; closed in close())
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._err,
                                      env=env, text=True)
 

@@ -66,7 +66,7 @@ def latencies(run: Callable[[], object], count: int) -> List[float]:
 
 def emu_throughput(model, x, outs: List[list], jobs: int) -> float:
     """Jobs per second with len(outs) jobs in flight (one set of output tensors each), `jobs` in all."""
-    window: "collections.deque" = collections.deque()
+    window: collections.deque = collections.deque()
     t0 = time.perf_counter()
     for i in range(jobs):
         if len(window) == len(outs):

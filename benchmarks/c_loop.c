@@ -39,8 +39,8 @@ static void die(const char* what) {
     exit(1);
 }
 
-#define CHECK(call)                     \
-    do {                                \
+#define CHECK(call)                         \
+    do {                                    \
         if ((call) != ACCEL_OK) die(#call); \
     } while (0)
 
@@ -106,9 +106,7 @@ static void* host_array(uint64_t nbytes, int fill) {
 
 /* ---- the rows: one call each ---- */
 
-static void run_tensors(struct ctx* c) {
-    CHECK(accel_run(c->tiny.handle, &c->tiny.in, 1, &c->tiny.out, 1, NULL));
-}
+static void run_tensors(struct ctx* c) { CHECK(accel_run(c->tiny.handle, &c->tiny.in, 1, &c->tiny.out, 1, NULL)); }
 
 static void run_with_host_input(struct ctx* c, const struct model* m, const void* host) {
     accel_buffer* in = NULL;
@@ -163,8 +161,8 @@ struct row {
 };
 
 static const struct row ROWS[] = {
-    {"run_tensors", run_tensors}, {"run_numpy", run_numpy}, {"async", async_batch},
-    {"view", view},               {"copy_in", copy_in},     {"memcpy", copy_bytes},
+    {"run_tensors", run_tensors}, {"run_numpy", run_numpy}, {"async", async_batch}, {"view", view},
+    {"copy_in", copy_in},         {"memcpy", copy_bytes},
 };
 
 /* ns per call of row->call: warm up for warmup_ms, then time the calls the warm-up rate fits in target_ms. */

@@ -2,7 +2,9 @@
 with malloc and with onnxruntime (same model, one thread), in one run.
 
     python benchmarks/core.py            # builds bench_core with CMake into build/bench first
+    python benchmarks/core.py --build-dir DIR   # or into DIR: an existing build dir is only brought up to date
 """
+import argparse
 import subprocess
 import sys
 import tempfile
@@ -15,7 +17,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def main() -> int:
-    build = ROOT / "build" / "bench"
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--build-dir", type=Path, default=ROOT / "build" / "bench",
+                    help="the CMake build dir for bench_core (default build/bench)")
+    build = ap.parse_args().build_dir.resolve()
     subprocess.run(["cmake", "-S", str(ROOT), "-B", str(build), "-G", "Ninja", "-DACCEL_BUILD_BENCHMARKS=ON"],
                    check=True, stdout=subprocess.DEVNULL)
     subprocess.run(["cmake", "--build", str(build), "--target", "bench_core", "accel_driver_emu"], check=True,

@@ -50,7 +50,7 @@ def _package_dir() -> str:
     spec = importlib.util.find_spec("accel")  # finds the package without running its __init__
     if spec is None or not spec.submodule_search_locations:
         raise ImportError("the accel package is not installed")
-    return list(spec.submodule_search_locations)[0]
+    return next(iter(spec.submodule_search_locations))
 
 
 def _preload_blas(pkg: str) -> None:
@@ -119,10 +119,10 @@ class Device:
         check(lib.accel_device_open(uri.encode(), byref(h)))
         self.handle = h.value
 
-    def alloc(self, nbytes: int) -> "Buffer":
+    def alloc(self, nbytes: int) -> Buffer:
         return Buffer(self, nbytes)
 
-    def load(self, data: bytes) -> "Model":
+    def load(self, data: bytes) -> Model:
         return Model(self, data)
 
     def __del__(self) -> None:

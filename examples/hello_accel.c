@@ -51,8 +51,7 @@ int main(int argc, char** argv) {
     accel_job* jobs[ASYNC_JOBS] = {NULL};
     accel_status async_status[ASYNC_JOBS];
 
-    printf("libaccel %s, ABI %u.%u\n", accel_version_string(), accel_abi_version() >> 16,
-           accel_abi_version() & 0xffff);
+    printf("libaccel %s, ABI %u.%u\n", accel_version_string(), accel_abi_version() >> 16, accel_abi_version() & 0xffff);
     if (failed(accel_device_open(uri, &device), "accel_device_open")) goto cleanup;
     if (failed(accel_model_load_file(device, argv[1], &model), "accel_model_load_file")) goto cleanup;
 
@@ -79,8 +78,8 @@ int main(int argc, char** argv) {
     uint64_t in_count = 1, out_count = 1;
     for (uint32_t d = 0; d < in_info.ndim; d++) in_count *= (uint64_t)in_info.shape[d];
     for (uint32_t d = 0; d < out_info.ndim; d++) out_count *= (uint64_t)out_info.shape[d];
-    printf("model: input '%s' %llu floats, output '%s' %llu floats\n", in_info.name,
-           (unsigned long long)in_count, out_info.name, (unsigned long long)out_count);
+    printf("model: input '%s' %llu floats, output '%s' %llu floats\n", in_info.name, (unsigned long long)in_count,
+           out_info.name, (unsigned long long)out_count);
 
     /* Device memory with a host pointer: fill it in place, then tell the device (a no-op on the
      * emulator, a cache flush on boards). */
@@ -107,10 +106,8 @@ int main(int argc, char** argv) {
      * be read by many jobs, but written by one). The callback reports each job's status; waiting on
      * the job handle is the other way to learn it. */
     for (int j = 0; j < ASYNC_JOBS; j++) {
-        if (failed(accel_buffer_alloc(device, out_info.byte_size, &async_out[j]), "accel_buffer_alloc"))
-            goto cleanup;
-        accel_run_options options = {.struct_size = sizeof options, .callback = on_done,
-                                      .user_data = &async_status[j]};
+        if (failed(accel_buffer_alloc(device, out_info.byte_size, &async_out[j]), "accel_buffer_alloc")) goto cleanup;
+        accel_run_options options = {.struct_size = sizeof options, .callback = on_done, .user_data = &async_status[j]};
         if (failed(accel_job_submit(model, &input, 1, &async_out[j], 1, &options, &jobs[j]), "accel_job_submit"))
             goto cleanup;
     }

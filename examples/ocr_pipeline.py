@@ -57,7 +57,8 @@ def box_blur(img: np.ndarray, radius: int) -> np.ndarray:
     for axis in (0, 1):
         padded = np.pad(img, [(radius + 1, radius) if a == axis else (0, 0) for a in (0, 1)], mode="edge")
         sums = np.cumsum(padded, axis=axis, dtype=np.float64)
-        img = (np.take(sums, range(size, sums.shape[axis]), axis) - np.take(sums, range(sums.shape[axis] - size), axis)) / size
+        n = sums.shape[axis]
+        img = (np.take(sums, range(size, n), axis) - np.take(sums, range(n - size), axis)) / size
     return img
 
 
@@ -111,7 +112,7 @@ def text_boxes(prob: np.ndarray, threshold: float = 0.3, min_score: float = 0.6,
         if min(h, w) < 3 or prob[y0:y1, x0:x1].mean() < min_score:  # specks and faint regions
             continue
         # DB's unclip: grow the box by area * ratio / perimeter on every side.
-        d = int(round(h * w * unclip_ratio / (2 * (h + w))))
+        d = round(h * w * unclip_ratio / (2 * (h + w)))
         boxes.append((max(0, int(y0) - d), max(0, int(x0) - d),
                       min(prob.shape[0], int(y1) + d), min(prob.shape[1], int(x1) + d)))
     return reading_order(boxes)
@@ -147,7 +148,7 @@ def recognizer_input(page: np.ndarray, box: tuple[int, int, int, int]) -> np.nda
     """The box's crop at height REC_H (aspect kept), scaled to [-1, 1], padded right with 0 to REC_W."""
     top, left, bottom, right = box
     crop = page[top:bottom, left:right]
-    width = min(REC_W, max(1, int(round(crop.shape[1] * REC_H / crop.shape[0]))))
+    width = min(REC_W, max(1, round(crop.shape[1] * REC_H / crop.shape[0])))
     x = np.zeros((1, 3, REC_H, REC_W), np.float32)
     x[0, :, :, :width] = (resize_bilinear(crop, REC_H, width) / 255.0 - 0.5).transpose(2, 0, 1) / 0.5
     return x
@@ -170,7 +171,8 @@ def recognizer_charset(path: Path) -> list[str]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--text", default="ACCEL 2026", help=f"what to print, in the characters {''.join(sorted(FONT))!r}")
+    parser.add_argument("--text", default="ACCEL 2026",
+                        help=f"what to print, in the characters {''.join(sorted(FONT))!r}")
     parser.add_argument("--save", type=Path, help="write every model input and output to this .npz")
     args = parser.parse_args()
 

@@ -83,17 +83,20 @@ int main(int argc, char** argv) {
     long repeat = 1;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--uri") && i + 1 < argc) uri = argv[++i];
-        else if (!strcmp(argv[i], "--input") && i + 1 < argc && input_files < MAX_TENSORS) inputs[input_files++] = argv[++i];
+        else if (!strcmp(argv[i], "--input") && i + 1 < argc && input_files < MAX_TENSORS)
+            inputs[input_files++] = argv[++i];
         else if (!strcmp(argv[i], "--output-prefix") && i + 1 < argc) output_prefix = argv[++i];
         else if (!strcmp(argv[i], "--repeat") && i + 1 < argc) repeat = strtol(argv[++i], NULL, 10);
         else if (argv[i][0] != '-' && !model_path) model_path = argv[i];
         else {
-            fprintf(stderr, "usage: %s MODEL [--uri URI] [--input FILE]... [--output-prefix PREFIX] [--repeat N]\n", argv[0]);
+            fprintf(stderr, "usage: %s MODEL [--uri URI] [--input FILE]... [--output-prefix PREFIX] [--repeat N]\n",
+                    argv[0]);
             return 2;
         }
     }
     if (!model_path || repeat < 1) {
-        fprintf(stderr, "usage: %s MODEL [--uri URI] [--input FILE]... [--output-prefix PREFIX] [--repeat N]\n", argv[0]);
+        fprintf(stderr, "usage: %s MODEL [--uri URI] [--input FILE]... [--output-prefix PREFIX] [--repeat N]\n",
+                argv[0]);
         return 2;
     }
     if ((accel_abi_version() >> 16) != ACCEL_ABI_VERSION_MAJOR) {
@@ -113,10 +116,12 @@ int main(int argc, char** argv) {
 
     if (check(accel_device_open(uri, &device), "open device")) goto done;
     if (check(accel_model_load_file(device, model_path, &model), "load model")) goto done;
-    if (check(accel_model_input_count(model, &n_in), "inputs") || check(accel_model_output_count(model, &n_out), "outputs"))
+    if (check(accel_model_input_count(model, &n_in), "inputs") ||
+        check(accel_model_output_count(model, &n_out), "outputs"))
         goto done;
     if (n_in > MAX_TENSORS || n_out > MAX_TENSORS || input_files > n_in) {
-        fprintf(stderr, "error: the model has %zu inputs and %zu outputs; %zu input files given\n", n_in, n_out, input_files);
+        fprintf(stderr, "error: the model has %zu inputs and %zu outputs; %zu input files given\n", n_in, n_out,
+                input_files);
         goto done;
     }
     for (size_t i = 0; i < n_in; i++) {

@@ -10,8 +10,7 @@
 
 /* Defined by cffi in the generated module (extern "Python+C" in build_ffi.py): the Python side of a
  * job's completion, given everything it reports so that Python makes no call back into C. */
-void accel_cffi_job_done(void* user_data, accel_status status, const accel_job_timing* timing,
-                         const char* message);
+void accel_cffi_job_done(void* user_data, accel_status status, const accel_job_timing* timing, const char* message);
 
 static atomic_llong g_inflight;      /* jobs of this front-end not finished (callback returned) */
 static atomic_llong g_active;        /* trampolines past the door check, not yet out of Python */
@@ -109,8 +108,8 @@ static void trampoline(accel_job* job, accel_status status, void* user_data) {
 }
 
 accel_status accel_cffi_submit(accel_model* model, accel_buffer* const* inputs, size_t input_count,
-                               accel_buffer* const* outputs, size_t output_count, int32_t priority,
-                               uint64_t core_mask, int64_t timeout_us, void* user_data, accel_job** out_job) {
+                               accel_buffer* const* outputs, size_t output_count, int32_t priority, uint64_t core_mask,
+                               int64_t timeout_us, void* user_data, accel_job** out_job) {
     accel_status status = accel_cffi_begin_job();
     if (status != ACCEL_OK) return status;
     accel_run_options options;

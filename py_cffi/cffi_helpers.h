@@ -47,19 +47,18 @@ void accel_cffi_set_main_thread(uint64_t thread_ident);
  * result returned (the message is the thread's accel_last_error_message()). ACCEL_CFFI_REFUSED once
  * the exit hook refuses jobs. The caller holds the model and the buffers until the run is over. */
 accel_status accel_cffi_run(accel_model* model, accel_buffer* const* inputs, size_t input_count,
-                            accel_buffer* const* outputs, size_t output_count, int32_t priority,
-                            uint64_t core_mask, int64_t timeout_us, accel_job_timing* timing, uint64_t token);
+                            accel_buffer* const* outputs, size_t output_count, int32_t priority, uint64_t core_mask,
+                            int64_t timeout_us, accel_job_timing* timing, uint64_t token);
 
 /* accel_cffi_run for the common one-input, one-output model: no arrays to build in Python. */
-accel_status accel_cffi_run_1x1(accel_model* model, accel_buffer* input, accel_buffer* output,
-                                int32_t priority, uint64_t token);
+accel_status accel_cffi_run_1x1(accel_model* model, accel_buffer* input, accel_buffer* output, int32_t priority,
+                                uint64_t token);
 
 /* accel_cffi_run_1x1 from host memory: a fresh input buffer of `input_bytes` on `device` receives
  * `src_bytes` from `src` (one copy, counted in bytes_copied, however long the run waits for a slot),
  * and goes when the run is over. */
-accel_status accel_cffi_run_copied_1x1(accel_model* model, accel_device* device, const void* src,
-                                       uint64_t src_bytes, uint64_t input_bytes, accel_buffer* output,
-                                       int32_t priority, uint64_t token);
+accel_status accel_cffi_run_copied_1x1(accel_model* model, accel_device* device, const void* src, uint64_t src_bytes,
+                                       uint64_t input_bytes, accel_buffer* output, int32_t priority, uint64_t token);
 
 /* Longest a wait on the main thread lasts before it returns to Python (microseconds). */
 #define ACCEL_CFFI_SLICE_US 20000
@@ -79,8 +78,8 @@ void accel_cffi_abandon(uint64_t token);
  * handlers while it retries.
  * ACCEL_CFFI_REFUSED once the exit hook refuses jobs. */
 accel_status accel_cffi_submit(accel_model* model, accel_buffer* const* inputs, size_t input_count,
-                               accel_buffer* const* outputs, size_t output_count, int32_t priority,
-                               uint64_t core_mask, int64_t timeout_us, void* user_data, accel_job** out_job);
+                               accel_buffer* const* outputs, size_t output_count, int32_t priority, uint64_t core_mask,
+                               int64_t timeout_us, void* user_data, accel_job** out_job);
 
 /* The interpreter-exit protocol (CORE_API.md "Interpreter exit"), driven by the core's atexit hook:
  * refuse new jobs; wait until none is in flight; close the door so that later callbacks never enter

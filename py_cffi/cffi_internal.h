@@ -9,8 +9,8 @@
 accel_status accel_cffi_begin_job(void);
 void accel_cffi_end_job(void);
 
-void accel_cffi_fill_options(accel_run_options* options, int32_t priority, uint64_t core_mask,
-                             int64_t timeout_us, int32_t no_wait);
+void accel_cffi_fill_options(accel_run_options* options, int32_t priority, uint64_t core_mask, int64_t timeout_us,
+                             int32_t no_wait);
 
 /* True on the interpreter's main thread (accel_cffi_set_main_thread). */
 int accel_cffi_on_main_thread(void);

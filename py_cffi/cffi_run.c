@@ -66,8 +66,8 @@ static accel_status submit_until(accel_model* model, accel_buffer* const* buffer
                                  int64_t deadline_us) {
     long pause = 20;
     for (;;) {
-        accel_status status = accel_job_submit(model, buffers, input_count, buffers + input_count,
-                                               output_count, options, out_job);
+        accel_status status =
+            accel_job_submit(model, buffers, input_count, buffers + input_count, output_count, options, out_job);
         if (status != ACCEL_ERR_BUSY || now_us() >= deadline_us) return status;
         sleep_us(pause);
         pause = pause < 500 ? pause * 2 : 1000;
@@ -88,8 +88,8 @@ static void end_run(pending_run* run) {
 static accel_status advance(pending_run* run) {
     const int64_t deadline = now_us() + ACCEL_CFFI_SLICE_US;
     if (!run->job) {
-        accel_status status = submit_until(run->model, run->buffers, run->input_count, run->output_count,
-                                           &run->options, &run->job, deadline);
+        accel_status status = submit_until(run->model, run->buffers, run->input_count, run->output_count, &run->options,
+                                           &run->job, deadline);
         if (status == ACCEL_ERR_BUSY) return ACCEL_ERR_NOT_READY;
         if (status != ACCEL_OK) {
             run->job = NULL;
@@ -114,9 +114,8 @@ static accel_status run_on_main(pending_run* run) {
 
 /* Starts a run (the in-flight count taken); `owned_input` (may be NULL) is released at its end. */
 static accel_status start_run(accel_model* model, accel_buffer* const* inputs, size_t input_count,
-                              accel_buffer* const* outputs, size_t output_count, int32_t priority,
-                              uint64_t core_mask, int64_t timeout_us, accel_job_timing* timing,
-                              uint64_t token, accel_buffer* owned_input) {
+                              accel_buffer* const* outputs, size_t output_count, int32_t priority, uint64_t core_mask,
+                              int64_t timeout_us, accel_job_timing* timing, uint64_t token, accel_buffer* owned_input) {
     if (!accel_cffi_on_main_thread()) {
         accel_run_options options;
         accel_cffi_fill_options(&options, priority, core_mask, timeout_us, 0);
@@ -152,22 +151,21 @@ static accel_status start_run(accel_model* model, accel_buffer* const* inputs, s
 }
 
 accel_status accel_cffi_run(accel_model* model, accel_buffer* const* inputs, size_t input_count,
-                            accel_buffer* const* outputs, size_t output_count, int32_t priority,
-                            uint64_t core_mask, int64_t timeout_us, accel_job_timing* timing, uint64_t token) {
+                            accel_buffer* const* outputs, size_t output_count, int32_t priority, uint64_t core_mask,
+                            int64_t timeout_us, accel_job_timing* timing, uint64_t token) {
     accel_status status = accel_cffi_begin_job();
     if (status != ACCEL_OK) return status;
-    return start_run(model, inputs, input_count, outputs, output_count, priority, core_mask, timeout_us, timing,
-                     token, NULL);
+    return start_run(model, inputs, input_count, outputs, output_count, priority, core_mask, timeout_us, timing, token,
+                     NULL);
 }
 
-accel_status accel_cffi_run_1x1(accel_model* model, accel_buffer* input, accel_buffer* output,
-                                int32_t priority, uint64_t token) {
+accel_status accel_cffi_run_1x1(accel_model* model, accel_buffer* input, accel_buffer* output, int32_t priority,
+                                uint64_t token) {
     return accel_cffi_run(model, &input, 1, &output, 1, priority, 0, 0, NULL, token);
 }
 
-accel_status accel_cffi_run_copied_1x1(accel_model* model, accel_device* device, const void* src,
-                                       uint64_t src_bytes, uint64_t input_bytes, accel_buffer* output,
-                                       int32_t priority, uint64_t token) {
+accel_status accel_cffi_run_copied_1x1(accel_model* model, accel_device* device, const void* src, uint64_t src_bytes,
+                                       uint64_t input_bytes, accel_buffer* output, int32_t priority, uint64_t token) {
     accel_status status = accel_cffi_begin_job();
     if (status != ACCEL_OK) return status;
     accel_buffer* input = NULL;

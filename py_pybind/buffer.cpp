@@ -88,12 +88,14 @@ void bind_buffer(py::module_& m) {
             return py::buffer_info(self.data, 1, "B", 1, {(py::ssize_t)self.nbytes}, {(py::ssize_t)1},
                                    /*readonly=*/false);
         })
-        .def_property_readonly("nbytes", [](const CoreBuffer& self) { return self.nbytes; },
-                               "usable size in bytes (rounded up to the device alignment)")
-        .def_property_readonly("address", [](const CoreBuffer& self) { return (uintptr_t)self.data; },
-                               "host pointer")
-        .def_property_readonly("memory", [](py::object self) { return self; },
-                               "The bytes as a buffer-protocol object (1-D, writable) that keeps this buffer alive.")
+        .def_property_readonly(
+            "nbytes", [](const CoreBuffer& self) { return self.nbytes; },
+            "usable size in bytes (rounded up to the device alignment)")
+        .def_property_readonly(
+            "address", [](const CoreBuffer& self) { return (uintptr_t)self.data; }, "host pointer")
+        .def_property_readonly(
+            "memory", [](py::object self) { return self; },
+            "The bytes as a buffer-protocol object (1-D, writable) that keeps this buffer alive.")
         .def("write", &buffer_write, py::arg("array"),
              "One copy of any strided array's bytes, C order, from offset 0 (accel_buffer_write_strided).")
         .def("__repr__", [](const CoreBuffer& self) {

@@ -115,8 +115,9 @@ void bind_device(py::module_& m) {
         .def("alloc", &device_alloc, py::arg("nbytes"), "Allocates device memory (accel_buffer_alloc).")
         .def("load", &device_load, py::arg("data"),
              "Loads a model from the bytes of any buffer-protocol object (accel_model_load_memory).")
-        .def("check", [](const CoreDevice& self) { check(accel_device_check(self.get())); },
-             "Checks every live buffer's guard bytes (accel_device_check).")
+        .def(
+            "check", [](const CoreDevice& self) { check(accel_device_check(self.get())); },
+            "Checks every live buffer's guard bytes (accel_device_check).")
         .def("close", &device_close, "Drops this object's device reference (idempotent).");
 }
 

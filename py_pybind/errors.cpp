@@ -17,10 +17,9 @@ py::str utf8(const char* text) {
 void raise_status(accel_status status, const char* message) {
     // Stored once and never destroyed (no decref after the interpreter is gone).
     PYBIND11_CONSTINIT static py::gil_safe_call_once_and_store<py::object> from_status;
-    py::object factory = from_status
-                             .call_once_and_store_result(
-                                 [] { return py::module_::import("accel.errors").attr("from_status"); })
-                             .get_stored();
+    py::object factory =
+        from_status.call_once_and_store_result([] { return py::module_::import("accel.errors").attr("from_status"); })
+            .get_stored();
     py::object exc = factory(status, utf8(message));
     PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exc.ptr())), exc.ptr());
     throw py::error_already_set();

@@ -22,8 +22,7 @@ DeviceTensor* matching_tensor(PyObject* obj, const FastSpec& spec, const FastPat
     DeviceTensor* t = py::handle(obj).cast<DeviceTensor*>();
     if (t->dtype.ptr() != spec.dtype.ptr() || t->shape != spec.shape || t->device.ptr() != fast.device.ptr())
         return nullptr;
-    if (!spec.layout.is_none() && !t->layout.is_none() &&
-        PyUnicode_Compare(t->layout.ptr(), spec.layout.ptr()) != 0)
+    if (!spec.layout.is_none() && !t->layout.is_none() && PyUnicode_Compare(t->layout.ptr(), spec.layout.ptr()) != 0)
         return nullptr;
     return t;
 }
@@ -90,8 +89,7 @@ bool take_tensors(PyObject* arg, bool inputs, const std::vector<FastSpec>& specs
     }
     if (count != specs.size()) return false;
     for (size_t i = 0; i < count; i++)
-        if (!matching_tensor(items[i], specs[i], fast) && !(inputs && matching_array(items[i], specs[i])))
-            return false;
+        if (!matching_tensor(items[i], specs[i], fast) && !(inputs && matching_array(items[i], specs[i]))) return false;
     // Every item matches: only now is anything allocated or copied.
     for (size_t i = 0; i < count; i++) {
         if (DeviceTensor* t = matching_tensor(items[i], specs[i], fast)) {
@@ -133,8 +131,7 @@ py::object run_tensors(CoreModel& self, py::handle inputs, py::handle outputs, p
         }
     } else {
         const size_t first_output = held.kept;
-        if (!take_tensors(outputs.ptr(), false, fast->outputs, *fast, device.handle, held.out, held))
-            return py::none();
+        if (!take_tensors(outputs.ptr(), false, fast->outputs, *fast, device.handle, held.out, held)) return py::none();
         for (size_t i = 0; i < n_out; i++) results[i] = numpy_view(held.keep[first_output + i]);
     }
     run_blocking(self.handle, held.in, n_in, held.out, n_out, make_options((int32_t)priority, 0, 0), nullptr);

@@ -130,8 +130,7 @@ struct PendingCallback {
     PyObject* callable;  // one reference, dropped with the GIL after the call
 };
 
-void call_python(PyObject* callable, accel_status status, const std::string& message,
-                 const accel_job_timing& timing) {
+void call_python(PyObject* callable, accel_status status, const std::string& message, const accel_job_timing& timing) {
     CallbackGil gil;
     try {
         py::handle fn(callable);

@@ -126,7 +126,6 @@ private:
     std::vector<PyObject*> large_objects_;
 };
 
-
 // Releases a job handle when it goes out of scope (no GIL needed).
 struct JobRef {
     accel_job* job = nullptr;
@@ -162,8 +161,8 @@ void run_blocking(accel_model* model, accel_buffer* const* inputs, size_t input_
 
 namespace {
 
-py::tuple model_run(const CoreModel& self, py::handle inputs, py::handle outputs, int32_t priority,
-                    uint64_t core_mask, int64_t timeout_us) {
+py::tuple model_run(const CoreModel& self, py::handle inputs, py::handle outputs, int32_t priority, uint64_t core_mask,
+                    int64_t timeout_us) {
     accel_model* model = self.get();
     BufferArgs in(inputs, "inputs");
     BufferArgs out(outputs, "outputs");
@@ -247,12 +246,13 @@ PyObject* run_fastcall(PyObject* self, PyObject* const* args, Py_ssize_t nargs, 
 }
 
 PyMethodDef g_run_def = {
-    "run", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(&run_fastcall)), METH_FASTCALL | METH_KEYWORDS,
+    "run", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(&run_fastcall)),
+    METH_FASTCALL | METH_KEYWORDS,
     "run($self, /, inputs, outputs, priority=0, core_mask=0, timeout_us=0)\n--\n\n"
     "Submit, wait (GIL released, Ctrl-C aware), release; returns (queued_ns, started_ns, finished_ns, core)."};
 
-std::unique_ptr<CoreJob> model_submit(const CoreModel& self, py::handle inputs, py::handle outputs,
-                                      py::handle callback, int32_t priority, uint64_t core_mask, int64_t timeout_us) {
+std::unique_ptr<CoreJob> model_submit(const CoreModel& self, py::handle inputs, py::handle outputs, py::handle callback,
+                                      int32_t priority, uint64_t core_mask, int64_t timeout_us) {
     accel_model* model = self.get();
     if (!PyCallable_Check(callback.ptr())) throw py::type_error("callback must be callable");
     BufferArgs in(inputs, "inputs");
@@ -295,11 +295,12 @@ void bind_model(py::module_& m) {
     }
     Py_DECREF(run);
     bind_fast_run(cls);
-    cls
-        .def("inputs", [](const CoreModel& self) { return tensor_infos(self, false); },
-             "[(name, shape, dtype, layout, strides, byte_size, quant)] of the inputs")
-        .def("outputs", [](const CoreModel& self) { return tensor_infos(self, true); },
-             "[(name, shape, dtype, layout, strides, byte_size, quant)] of the outputs")
+    cls.def(
+           "inputs", [](const CoreModel& self) { return tensor_infos(self, false); },
+           "[(name, shape, dtype, layout, strides, byte_size, quant)] of the inputs")
+        .def(
+            "outputs", [](const CoreModel& self) { return tensor_infos(self, true); },
+            "[(name, shape, dtype, layout, strides, byte_size, quant)] of the outputs")
         .def("submit", &model_submit, py::arg("inputs"), py::arg("outputs"), py::arg("callback"),
              py::arg("priority") = 0, py::arg("core_mask") = 0, py::arg("timeout_us") = 0,
              "Submits with callback(status, message, timing), called once on the completion thread.")

@@ -13,7 +13,6 @@ namespace accel_py {
 
 namespace {
 
-
 // The buffer-protocol format of an accel dtype, "" for anything else.
 const char* format_of(const py::dtype& dt) {
     if (!py::bool_(dt.attr("isnative"))) return "";
@@ -79,12 +78,12 @@ std::unique_ptr<DeviceTensor> make_tensor(py::object buffer, py::object shape, p
     t->size = (py::ssize_t)elements;
     t->nbytes = t->size * itemsize;
     t->strides.assign(t->shape.size(), itemsize);
-    for (size_t i = t->shape.size(); i-- > 1;) t->strides[i - 1] = t->strides[i] * std::max<py::ssize_t>(t->shape[i], 1);
+    for (size_t i = t->shape.size(); i-- > 1;)
+        t->strides[i - 1] = t->strides[i] * std::max<py::ssize_t>(t->shape[i], 1);
     t->shape_tuple = py::tuple(dims.size());
     for (size_t i = 0; i < t->shape.size(); i++) t->shape_tuple[i] = py::int_(t->shape[i]);
     return t;
 }
-
 
 py::object dlpack(py::handle self, py::object stream, py::object max_version, py::object dl_device, py::object copy) {
     if (!copy.is_none() && PyObject_IsTrue(copy.ptr()) == 1) {
@@ -138,27 +137,29 @@ void bind_tensor(py::module_& m) {
             return py::buffer_info(t.core->data, t.dtype.itemsize(), t.format, (py::ssize_t)t.shape.size(), t.shape,
                                    t.strides, /*readonly=*/false);
         })
-        .def_property_readonly("shape", [](const DeviceTensor& t) { return t.shape_tuple; },
-                               "The shape, a tuple of ints.")
-        .def_property_readonly("dtype", [](const DeviceTensor& t) { return t.dtype; },
-                               "The element type, a numpy.dtype.")
-        .def_property_readonly("layout", [](const DeviceTensor& t) { return t.layout; },
-                               "The image layout (\"NCHW\", \"NHWC\") or None.")
-        .def_property_readonly("nbytes", [](const DeviceTensor& t) { return t.nbytes; },
-                               "Size in bytes: prod(shape) * dtype.itemsize.")
-        .def_property_readonly("ndim", [](const DeviceTensor& t) { return t.shape.size(); },
-                               "Number of dimensions.")
-        .def_property_readonly("size", [](const DeviceTensor& t) { return t.size; },
-                               "Number of elements.")
-        .def_property_readonly("device", [](const DeviceTensor& t) { return t.device; },
-                               "The device the tensor belongs to, as given when it was made.")
-        .def_property_readonly("buffer", [](const DeviceTensor& t) { return t.buffer; },
-                               "The CoreBuffer holding the tensor's memory.")
+        .def_property_readonly(
+            "shape", [](const DeviceTensor& t) { return t.shape_tuple; }, "The shape, a tuple of ints.")
+        .def_property_readonly(
+            "dtype", [](const DeviceTensor& t) { return t.dtype; }, "The element type, a numpy.dtype.")
+        .def_property_readonly(
+            "layout", [](const DeviceTensor& t) { return t.layout; }, "The image layout (\"NCHW\", \"NHWC\") or None.")
+        .def_property_readonly(
+            "nbytes", [](const DeviceTensor& t) { return t.nbytes; }, "Size in bytes: prod(shape) * dtype.itemsize.")
+        .def_property_readonly(
+            "ndim", [](const DeviceTensor& t) { return t.shape.size(); }, "Number of dimensions.")
+        .def_property_readonly(
+            "size", [](const DeviceTensor& t) { return t.size; }, "Number of elements.")
+        .def_property_readonly(
+            "device", [](const DeviceTensor& t) { return t.device; },
+            "The device the tensor belongs to, as given when it was made.")
+        .def_property_readonly(
+            "buffer", [](const DeviceTensor& t) { return t.buffer; }, "The CoreBuffer holding the tensor's memory.")
         .def("numpy", &numpy_view, "The zero-copy NumPy view (np.asarray(t)).")
-        .def("__dlpack__", &dlpack, py::kw_only(), py::arg("stream") = py::none(),
-             py::arg("max_version") = py::none(), py::arg("dl_device") = py::none(), py::arg("copy") = py::none(),
+        .def("__dlpack__", &dlpack, py::kw_only(), py::arg("stream") = py::none(), py::arg("max_version") = py::none(),
+             py::arg("dl_device") = py::none(), py::arg("copy") = py::none(),
              "DLPack export of the NumPy view; the capsule keeps the tensor alive. copy=True is refused.")
-        .def("__dlpack_device__", [](py::handle) { return py::make_tuple(1, 0); }, "(kDLCPU, 0)")
+        .def(
+            "__dlpack_device__", [](py::handle) { return py::make_tuple(1, 0); }, "(kDLCPU, 0)")
         .def("__repr__", &tensor_repr);
 }
 

@@ -61,8 +61,8 @@ static int run_shipped_model(const char* models) {
         failed(accel_model_output_info(model, 0, &out_info), "output info"))
         goto done;
     if (out_info.byte_size != sizeof got) {
-        fprintf(stderr, "test_package: output holds %llu bytes, expected %zu\n",
-                (unsigned long long)out_info.byte_size, sizeof got);
+        fprintf(stderr, "test_package: output holds %llu bytes, expected %zu\n", (unsigned long long)out_info.byte_size,
+                sizeof got);
         goto done;
     }
     if (failed(accel_buffer_alloc(device, in_info.byte_size, &input), "allocate input") ||
@@ -97,7 +97,8 @@ done:
 
 int main(int argc, char** argv) {
     if ((accel_abi_version() >> 16) != ACCEL_ABI_VERSION_MAJOR) {
-        fprintf(stderr, "test_package: libaccel ABI %u, header %u\n", accel_abi_version() >> 16, ACCEL_ABI_VERSION_MAJOR);
+        fprintf(stderr, "test_package: libaccel ABI %u, header %u\n", accel_abi_version() >> 16,
+                ACCEL_ABI_VERSION_MAJOR);
         return 1;
     }
     printf("test_package: libaccel %s\n", accel_version_string());

@@ -56,7 +56,7 @@ ACTIVATIONS = {
 ACTIVATION_NAMES = {v: k for k, v in ACTIVATIONS.items()}
 
 # accel_dtype codes (accel.h) <-> numpy.
-DTYPES = {
+DTYPES: dict[int, np.dtype] = {
     1: np.dtype(np.float32), 2: np.dtype(np.float16), 3: np.dtype(np.int8), 4: np.dtype(np.uint8),
     5: np.dtype(np.int16), 6: np.dtype(np.int32), 7: np.dtype(np.int64), 8: np.dtype(np.uint16),
     9: np.dtype(np.uint32), 10: np.dtype(np.uint64), 11: np.dtype(np.bool_),
@@ -195,12 +195,13 @@ def write(tensors: list[Tensor], nodes: list[Node], inputs: list[int], outputs: 
         floats = [float(v) for v in n.floats] + [0.0] * (6 - len(n.floats))
         if len(ints) != 16 or len(floats) != 6:
             raise ValueError(f"node '{n.name}': too many parameters")
-        name_off, name_len = strings.add(_truncate_utf8(n.name.replace("\0", "\ufffd"), MAX_NAME_LENGTH))  # names are for messages; the reader refuses NUL
+        # Names are for messages; the reader refuses NUL.
+        name_off, name_len = strings.add(_truncate_utf8(n.name.replace("\0", "\ufffd"), MAX_NAME_LENGTH))
         ins = [ABSENT if t is None else int(t) for t in n.inputs]
         outs = [int(t) for t in n.outputs]
-        for t in ins + outs:
-            if t != ABSENT and not 0 <= t < tcount:
-                raise ValueError(f"node '{n.name}': tensor index {t} out of range")
+        for index in ins + outs:
+            if index != ABSENT and not 0 <= index < tcount:
+                raise ValueError(f"node '{n.name}': tensor index {index} out of range")
         node_records += _NODE.pack(
             n.op, len(ins), len(outs), len(edges), name_off, name_len, n.activation,
             n.act_alpha, n.act_beta, 0, *ints, *floats)

@@ -81,7 +81,7 @@ def build(g: Graph):
                 raise CompileError(f"tensor '{t}' has dtype {v.dtype}, but the runtime computes in "
                                    f"float32 only (node '{n.name}', op {n.op})")
 
-    nchw = set(name for name in g.inputs if len(g.value(name).shape) == 4)
+    nchw = {name for name in g.inputs if len(g.value(name).shape) == 4}
     for n in g.nodes:
         if n.op in SPATIAL_OPS:
             for t in (n.inputs[0], n.outputs[0]):

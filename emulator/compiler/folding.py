@@ -123,7 +123,7 @@ def evaluate(node, arrays: list, opset_imports: list) -> list:
     except Exception as e:
         raise CompileError(f"constant folding failed at {node.label}: {type(e).__name__}: {e}") from e
     it = iter(results)
-    out = []
+    out: list[np.ndarray | None] = []
     for o in node.outputs:
         if not o:
             out.append(None)

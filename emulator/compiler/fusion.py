@@ -11,8 +11,8 @@ from .accm import ACTIVATIONS
 from .ir import Graph, Node
 from .lower_elementwise import expand_norm_const
 
-FUSABLE = frozenset({"conv", "convtranspose", "gemm", "matmul", "add", "sub", "mul", "div", "pow", "min", "max", "reduce",
-                     "layernorm"})
+FUSABLE = frozenset({"conv", "convtranspose", "gemm", "matmul", "add", "sub", "mul", "div", "pow", "min", "max",
+                     "reduce", "layernorm"})
 
 
 def _drop(g: Graph, removed: set) -> None:
@@ -112,7 +112,7 @@ def fuse_silu(g: Graph) -> None:
     """mul(x, sigmoid(x)), either operand order, becomes activation silu(x) when the sigmoid's output
     is read by that mul alone; also with the sigmoid of x * 1 (swish with beta 1, as Paddle exports)."""
     u = _Uses(g)
-    removed = set()
+    removed: set[int] = set()  # id() of the nodes taken out
     for m in g.nodes:
         if m.op != "mul" or m.act or id(m) in removed:
             continue
@@ -209,7 +209,7 @@ def _match_layernorm(u: _Uses, r1):
         return None
     matched.append(div)
     norm_shape = tuple(shape[axis:])
-    params = {"mul": None, "add": None}
+    params: dict[str, np.ndarray | None] = {"mul": None, "add": None}
     for op in ("mul", "add"):  # the scale, then the bias, each optional
         y = matched[-1].outputs[0]
         nxt = u.only_user(y)

@@ -127,6 +127,12 @@ def _sparse_to_dense(sp: onnx.SparseTensorProto) -> np.ndarray:
     return dense.reshape(dims)
 
 
+def _type_code(declared) -> int:
+    """A schema attribute's AttributeProto type code (onnx's stub does not say that its pybind11 enum
+    converts to int)."""
+    return int(declared.type)
+
+
 def _input_shape(vi: onnx.ValueInfoProto, given) -> tuple:
     name = vi.name
     tt = vi.type.tensor_type
@@ -145,10 +151,10 @@ def _input_shape(vi: onnx.ValueInfoProto, given) -> tuple:
     if model_dims is None:
         raise CompileError(f"input '{name}' has no shape in the model; pass "
                            f"input_shapes={{'{name}': (...)}} to fix it")
-    shape = []
+    dims = []
     for i, d in enumerate(model_dims):
         if d.HasField("dim_value") and d.dim_value >= 1:
-            shape.append(int(d.dim_value))
+            dims.append(int(d.dim_value))
             continue
         if d.HasField("dim_value") and d.dim_value == 0:
             raise CompileError(f"unsupported empty input '{name}' (dim {i} is 0): the format has no "
@@ -161,7 +167,7 @@ def _input_shape(vi: onnx.ValueInfoProto, given) -> tuple:
             what = "is unknown"
         raise CompileError(f"input '{name}' dim {i} {what}; the compiler needs static shapes: pass "
                            f"input_shapes={{'{name}': (...)}} to fix it")
-    return tuple(shape)
+    return tuple(dims)
 
 
 def _toposort(nodes: list, available: set) -> list:
@@ -337,16 +343,16 @@ def check_schema(node, opset: int, dtype_of=None) -> None:
                 raise CompileError(f"{node.label}: input {i} ('{name}') is a {got}, but input {first[0]} is a "
                                    f"{first[1]}: {node.op} takes one type for both")
     for a in node.proto.attribute:
-        formal = schema.attributes.get(a.name)
-        if formal is not None and int(a.type) != int(formal.type):
+        declared = schema.attributes.get(a.name)
+        if declared is not None and int(a.type) != _type_code(declared):
             raise CompileError(f"{node.label}: attribute '{a.name}' is of type "
                                f"{onnx.AttributeProto.AttributeType.Name(a.type) if a.type in _ATTR_TYPES else a.type}"
-                               f", but {node.op} takes {onnx.AttributeProto.AttributeType.Name(int(formal.type))}")
+                               f", but {node.op} takes {onnx.AttributeProto.AttributeType.Name(_type_code(declared))}")
         if a.name in _GEOMETRY_ATTRIBUTES and any(abs(int(v)) > MAX_GEOMETRY for v in a.ints):
             raise CompileError(f"{node.label}: unsupported {a.name} {list(a.ints)}: window geometry is "
                                f"limited to {MAX_GEOMETRY} (a larger one only makes tensors no memory holds)")
-    for name, formal in schema.attributes.items():
-        if formal.required and name not in node.attrs:
+    for name, declared in schema.attributes.items():
+        if declared.required and name not in node.attrs:
             raise CompileError(f"{node.label}: required attribute '{name}' is missing")
     n_out = len(node.outputs)
     if n_out > schema.max_output:

@@ -122,7 +122,7 @@ class Graph:
         for idx, n in enumerate(self.nodes):
             for o in n.outputs:
                 prod[o] = idx
-        deps = [set() for _ in self.nodes]
+        deps: list[set[int]] = [set() for _ in self.nodes]
         users: list[list[int]] = [[] for _ in self.nodes]
         for idx, n in enumerate(self.nodes):
             for i in n.inputs:

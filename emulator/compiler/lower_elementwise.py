@@ -296,4 +296,4 @@ HANDLERS.update({
     "Pow": lower_pow, "Sum": lower_sum, "Min": lower_min_max, "Max": lower_min_max,
     "LayerNormalization": lower_layernorm,
 })
-HANDLERS.update({op: lower_reduce for op in REDUCE_FUNCTIONS})
+HANDLERS.update(dict.fromkeys(REDUCE_FUNCTIONS, lower_reduce))

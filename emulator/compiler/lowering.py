@@ -4,7 +4,6 @@ nodes (FORMAT.md ops), computing every output's static shape with the op's own r
 from __future__ import annotations
 
 import numpy as np
-from onnx import helper
 
 from . import folding
 from .accm import ACTIVATIONS

@@ -61,8 +61,8 @@ accel_status buffer_alloc(accel_device* d, uint64_t size, accel_buffer** out) {
 
 accel_status buffer_import(accel_device* d, void* host, uint64_t size, accel_buffer** out) {
     if (reinterpret_cast<uintptr_t>(host) % kAlignment != 0)
-        return fail(ACCEL_ERR_ALIGNMENT, format("accel_buffer_import: host pointer %p is not %llu-byte aligned",
-                                                host, (unsigned long long)kAlignment));
+        return fail(ACCEL_ERR_ALIGNMENT, format("accel_buffer_import: host pointer %p is not %llu-byte aligned", host,
+                                                (unsigned long long)kAlignment));
     accel_buffer* b = new_buffer(d);
     if (!b) return fail(ACCEL_ERR_OUT_OF_MEMORY, "emu: out of host memory");
     b->host = static_cast<uint8_t*>(host);
@@ -125,8 +125,8 @@ accel_status buffer_write_strided(accel_buffer* b, uint64_t offset, const void* 
     uint32_t dim = 0;
     accel_kit::DenseSize dense = accel_kit::dense_bytes(ndim, shape, elem, &bytes, &dim);
     if (dense == accel_kit::DenseSize::NegativeDim)
-        return fail(ACCEL_ERR_SHAPE, format("accel_buffer_write_strided: shape[%u] is negative (%lld)", dim,
-                                            (long long)shape[dim]));
+        return fail(ACCEL_ERR_SHAPE,
+                    format("accel_buffer_write_strided: shape[%u] is negative (%lld)", dim, (long long)shape[dim]));
     if (dense == accel_kit::DenseSize::Overflow)
         return fail(ACCEL_ERR_SHAPE, "accel_buffer_write_strided: shape overflows");
     accel_status s = check_range("accel_buffer_write_strided", b, offset, bytes);

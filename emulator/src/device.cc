@@ -65,7 +65,8 @@ accel_status parse_options(const char* text, DeviceOptions* o) {
         uint64_t v = 0;
         if (key == "cores") {
             if (!parse_uint(value, &v) || v < 1 || v > 64)
-                return fail(ACCEL_ERR_INVALID_ARGUMENT, format("emu: cores='%s' is not a number from 1 to 64", value.c_str()));
+                return fail(ACCEL_ERR_INVALID_ARGUMENT,
+                            format("emu: cores='%s' is not a number from 1 to 64", value.c_str()));
             o->cores = (uint32_t)v;
         } else if (key == "pool") {
             if (!parse_bytes(value, &v) || v < (64ull << 10) || v > (64ull << 30))
@@ -87,8 +88,9 @@ accel_status parse_options(const char* text, DeviceOptions* o) {
                 return fail(ACCEL_ERR_INVALID_ARGUMENT, format("emu: debug='%s' must be 0 or 1", value.c_str()));
             o->debug = value == "1";
         } else {
-            return fail(ACCEL_ERR_INVALID_ARGUMENT,
-                        format("emu: unknown option '%s' (known: cores, pool, max_inflight, spin, debug)", item.c_str()));
+            return fail(
+                ACCEL_ERR_INVALID_ARGUMENT,
+                format("emu: unknown option '%s' (known: cores, pool, max_inflight, spin, debug)", item.c_str()));
         }
     }
     return ACCEL_OK;
@@ -160,9 +162,8 @@ accel_status device_check(accel_device* d) {
     for (accel_buffer* b : d->live) {
         std::string problem;
         if (!d->pool.check(b->block, &problem))
-            return fail(ACCEL_ERR_MEMORY_CORRUPTION,
-                        format("buffer #%llu (%llu bytes): %s", (unsigned long long)b->id,
-                               (unsigned long long)b->size, problem.c_str()));
+            return fail(ACCEL_ERR_MEMORY_CORRUPTION, format("buffer #%llu (%llu bytes): %s", (unsigned long long)b->id,
+                                                            (unsigned long long)b->size, problem.c_str()));
     }
     return ACCEL_OK;
 }

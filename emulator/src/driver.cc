@@ -17,8 +17,8 @@ accel_status on_load() {
 
 }  // namespace
 
-constexpr accel_kit::DriverInfo kDriverInfo = {
-    "emu", "accel emulator: a software device with real numerics", "internal error", "", on_load};
+constexpr accel_kit::DriverInfo kDriverInfo = {"emu", "accel emulator: a software device with real numerics",
+                                               "internal error", "", on_load};
 
 #include "driver_kit/driver_table.inc"
 

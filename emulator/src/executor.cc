@@ -29,8 +29,7 @@ accel_status check_guards(const accel_model* m, const accel_job* job, const Work
         for (size_t i = 0; i < bufs.size(); i++) {
             if (!pool.check(bufs[i]->block, &problem)) {
                 *message = format("%s %zu ('%s', buffer #%llu, %llu bytes): %s", what, i, infos[i].name,
-                                  (unsigned long long)bufs[i]->id, (unsigned long long)bufs[i]->size,
-                                  problem.c_str());
+                                  (unsigned long long)bufs[i]->id, (unsigned long long)bufs[i]->size, problem.c_str());
                 return false;
             }
         }

@@ -89,7 +89,7 @@ namespace accel_emu {
 // Queued -> Running -> Finishing (result known; callback, then references dropped) -> Done. A job can
 // also go from Queued straight to Finishing (cancelled, or timed out before it started).
 enum class JobState { Queued, Running, Finishing, Done };
-}
+}  // namespace accel_emu
 
 struct accel_job {
     accel_object_header header;

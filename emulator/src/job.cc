@@ -29,27 +29,29 @@ std::string shape_text(const accel_tensor_info& t) {
 accel_status check_buffers(accel_model* m, accel_buffer* const* bufs, size_t count,
                            const std::vector<accel_tensor_info>& infos, const char* what) {
     if (count != infos.size())
-        return fail(ACCEL_ERR_INVALID_ARGUMENT, format("accel_job_submit: the model has %zu %ss, %zu given",
-                                                       infos.size(), what, count));
+        return fail(ACCEL_ERR_INVALID_ARGUMENT,
+                    format("accel_job_submit: the model has %zu %ss, %zu given", infos.size(), what, count));
     for (size_t i = 0; i < count; i++) {
         const accel_tensor_info& t = infos[i];
         accel_buffer* b = bufs[i];
-        if (!b) return fail(ACCEL_ERR_INVALID_ARGUMENT, format("accel_job_submit: %s %zu ('%s') is NULL", what, i, t.name));
+        if (!b)
+            return fail(ACCEL_ERR_INVALID_ARGUMENT, format("accel_job_submit: %s %zu ('%s') is NULL", what, i, t.name));
         if (b->header.driver != &kDriverTable || b->device != m->device)
             return fail(ACCEL_ERR_INVALID_ARGUMENT,
                         format("accel_job_submit: %s %zu ('%s') is a buffer of another device", what, i, t.name));
         if (b->size < t.byte_size)
-            return fail(ACCEL_ERR_SHAPE, format("accel_job_submit: %s %zu ('%s') needs %llu bytes for %s %s, "
-                                                "buffer #%llu holds %llu",
-                                                what, i, t.name, (unsigned long long)t.byte_size,
-                                                shape_text(t).c_str(), dtype_name(t.dtype),
-                                                (unsigned long long)b->id, (unsigned long long)b->size));
+            return fail(ACCEL_ERR_SHAPE,
+                        format("accel_job_submit: %s %zu ('%s') needs %llu bytes for %s %s, "
+                               "buffer #%llu holds %llu",
+                               what, i, t.name, (unsigned long long)t.byte_size, shape_text(t).c_str(),
+                               dtype_name(t.dtype), (unsigned long long)b->id, (unsigned long long)b->size));
     }
     return ACCEL_OK;
 }
 
 // An output buffer that is also an input, or another output, would be overwritten while it is read.
-accel_status check_aliasing(accel_model* m, accel_buffer* const* in, size_t nin, accel_buffer* const* out, size_t nout) {
+accel_status check_aliasing(accel_model* m, accel_buffer* const* in, size_t nin, accel_buffer* const* out,
+                            size_t nout) {
     for (size_t o = 0; o < nout; o++) {
         for (size_t i = 0; i < nin; i++)
             if (out[o]->host == in[i]->host)

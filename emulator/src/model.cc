@@ -151,8 +151,10 @@ static accel_status load_image(accel_device* d, const void* data, uint64_t size,
     }
     m->input_infos.resize(m->graph.inputs.size());
     m->output_infos.resize(m->graph.outputs.size());
-    for (size_t i = 0; i < m->graph.inputs.size(); i++) describe(m->graph.tensors[m->graph.inputs[i]], &m->input_infos[i]);
-    for (size_t i = 0; i < m->graph.outputs.size(); i++) describe(m->graph.tensors[m->graph.outputs[i]], &m->output_infos[i]);
+    for (size_t i = 0; i < m->graph.inputs.size(); i++)
+        describe(m->graph.tensors[m->graph.inputs[i]], &m->input_infos[i]);
+    for (size_t i = 0; i < m->graph.outputs.size(); i++)
+        describe(m->graph.tensors[m->graph.outputs[i]], &m->output_infos[i]);
     *out = m;
     return ACCEL_OK;
 }

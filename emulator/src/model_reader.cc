@@ -83,9 +83,7 @@ public:
     uint64_t size() const { return size_; }
 
     // True if [off, off+len) lies inside [lo, lo+lim) without overflow.
-    static bool fits(uint64_t off, uint64_t len, uint64_t limit) {
-        return off <= limit && len <= limit - off;
-    }
+    static bool fits(uint64_t off, uint64_t len, uint64_t limit) { return off <= limit && len <= limit - off; }
 
     const uint8_t* bytes(uint64_t off, uint64_t len) const {
         if (!fits(off, len, size_)) throw ReadOutOfBounds{off, len};
@@ -107,10 +105,8 @@ private:
 
 template <typename T>
 void append(std::string* s, const T& v) {
-    if constexpr (std::is_arithmetic_v<T>)
-        s->append(std::to_string(v));
-    else
-        s->append(v);
+    if constexpr (std::is_arithmetic_v<T>) s->append(std::to_string(v));
+    else s->append(v);
 }
 
 template <typename... A>
@@ -125,21 +121,29 @@ bool valid_utf8(const uint8_t* p, size_t n) {
     size_t i = 0;
     while (i < n) {
         const uint8_t c = p[i];
-        if (c < 0x80) { ++i; continue; }
+        if (c < 0x80) {
+            ++i;
+            continue;
+        }
         size_t len;
         uint32_t cp;
-        if (c >= 0xC2 && c <= 0xDF) { len = 2; cp = c & 0x1Fu; }
-        else if (c >= 0xE0 && c <= 0xEF) { len = 3; cp = c & 0x0Fu; }
-        else if (c >= 0xF0 && c <= 0xF4) { len = 4; cp = c & 0x07u; }
-        else return false;
+        if (c >= 0xC2 && c <= 0xDF) {
+            len = 2;
+            cp = c & 0x1Fu;
+        } else if (c >= 0xE0 && c <= 0xEF) {
+            len = 3;
+            cp = c & 0x0Fu;
+        } else if (c >= 0xF0 && c <= 0xF4) {
+            len = 4;
+            cp = c & 0x07u;
+        } else return false;
         if (n - i < len) return false;
         for (size_t k = 1; k < len; ++k) {
             const uint8_t cc = p[i + k];
             if ((cc & 0xC0u) != 0x80u) return false;
             cp = (cp << 6) | (cc & 0x3Fu);
         }
-        if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10FFFF ||
-            (cp >= 0xD800 && cp <= 0xDFFF))
+        if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
             return false;
         i += len;
     }
@@ -153,9 +157,8 @@ struct Header {
     uint32_t header_size = 0, flags = 0;
     uint64_t file_size = 0;
     uint32_t tensor_count = 0, node_count = 0, input_count = 0, output_count = 0, edge_count = 0;
-    uint64_t tensor_table_offset = 0, node_table_offset = 0, io_table_offset = 0,
-             edge_table_offset = 0, string_table_offset = 0, string_table_size = 0,
-             data_offset = 0, data_size = 0;
+    uint64_t tensor_table_offset = 0, node_table_offset = 0, io_table_offset = 0, edge_table_offset = 0,
+             string_table_offset = 0, string_table_size = 0, data_offset = 0, data_size = 0;
 };
 
 struct Section {
@@ -193,9 +196,7 @@ private:
 
     // Reserved fields must be 0 in files of a minor version this reader knows. A higher minor may
     // have appended fields in reserved space (FORMAT.md: versioning), which this reader ignores.
-    bool reserved_ok(uint64_t value) const {
-        return value == 0 || h_.version_minor > kVersionMinor;
-    }
+    bool reserved_ok(uint64_t value) const { return value == 0 || h_.version_minor > kVersionMinor; }
 
     std::string tensor_label(uint32_t i) const {
         if (i < g_.tensors.size() && !g_.tensors[i].name.empty())
@@ -204,11 +205,10 @@ private:
     }
 
     // Reads a name from the string table, checking its range, length, NUL bytes and UTF-8.
-    bool read_name(const std::string& who, uint32_t name_offset, uint32_t name_length,
-                   uint32_t min_length, std::string* name) {
+    bool read_name(const std::string& who, uint32_t name_offset, uint32_t name_length, uint32_t min_length,
+                   std::string* name) {
         if (name_length < min_length || name_length > kMaxNameLength)
-            return fail(cat(who, ": name_length ", name_length, " is outside ", min_length, "..",
-                            kMaxNameLength));
+            return fail(cat(who, ": name_length ", name_length, " is outside ", min_length, "..", kMaxNameLength));
         if (!Image::fits(name_offset, name_length, h_.string_table_size))
             return fail(cat(who, ": name_offset ", name_offset, " + name_length ", name_length,
                             " exceeds string table size ", h_.string_table_size));
@@ -225,8 +225,7 @@ private:
 
     bool parse_header() {
         const uint64_t size = in_.size();
-        if (size < kHeaderBytes)
-            return fail(cat("header: file size ", size, " is smaller than the 128-byte header"));
+        if (size < kHeaderBytes) return fail(cat("header: file size ", size, " is smaller than the 128-byte header"));
         const uint8_t* magic = in_.bytes(0, 4);
         if (std::memcmp(magic, "ACCM", 4) != 0) {
             static const char hex[] = "0123456789abcdef";
@@ -242,18 +241,16 @@ private:
         h_.version_minor = in_.u16(6);
         if (h_.version_major != kVersionMajor)
             return fail(cat("header: version_major ", unsigned(h_.version_major),
-                            " is not supported (this reader knows version ",
-                            unsigned(kVersionMajor), ".x)"));
+                            " is not supported (this reader knows version ", unsigned(kVersionMajor), ".x)"));
         h_.header_size = in_.u32(8);
         if (h_.header_size < kHeaderBytes || h_.header_size > size)
-            return fail(cat("header: header_size ", h_.header_size, " is outside 128..", size,
-                            " (the file size)"));
+            return fail(cat("header: header_size ", h_.header_size, " is outside 128..", size, " (the file size)"));
         h_.flags = in_.u32(12);
         if (h_.flags != 0) return fail(cat("header: flags ", h_.flags, " must be 0 (reserved)"));
         h_.file_size = in_.u64(16);
         if (h_.file_size != size)
-            return fail(cat("header: file_size ", h_.file_size, " does not match the image size ",
-                            size, " (truncated or padded file)"));
+            return fail(cat("header: file_size ", h_.file_size, " does not match the image size ", size,
+                            " (truncated or padded file)"));
         h_.tensor_count = in_.u32(24);
         h_.node_count = in_.u32(28);
         h_.input_count = in_.u32(32);
@@ -271,63 +268,51 @@ private:
         h_.data_size = in_.u64(104);
         for (uint64_t off : {uint64_t(112), uint64_t(120)})
             if (!reserved_ok(in_.u64(off)))
-                return fail(cat("header: reserved field at offset ", off, " is ", in_.u64(off),
-                                ", must be 0"));
+                return fail(cat("header: reserved field at offset ", off, " is ", in_.u64(off), ", must be 0"));
 
         if (h_.tensor_count < 1 || h_.tensor_count > kMaxTensorCount)
-            return fail(cat("header: tensor_count ", h_.tensor_count, " is outside 1..",
-                            kMaxTensorCount));
+            return fail(cat("header: tensor_count ", h_.tensor_count, " is outside 1..", kMaxTensorCount));
         if (h_.node_count > kMaxNodeCount)
-            return fail(cat("header: node_count ", h_.node_count, " is outside 0..",
-                            kMaxNodeCount));
+            return fail(cat("header: node_count ", h_.node_count, " is outside 0..", kMaxNodeCount));
         if (h_.input_count < 1 || h_.input_count > kMaxIoCount)
-            return fail(cat("header: input_count ", h_.input_count, " is outside 1..",
-                            kMaxIoCount));
+            return fail(cat("header: input_count ", h_.input_count, " is outside 1..", kMaxIoCount));
         if (h_.output_count < 1 || h_.output_count > kMaxIoCount)
-            return fail(cat("header: output_count ", h_.output_count, " is outside 1..",
-                            kMaxIoCount));
+            return fail(cat("header: output_count ", h_.output_count, " is outside 1..", kMaxIoCount));
         if (uint64_t(h_.input_count) + h_.output_count > h_.tensor_count)
-            return fail(cat("header: input_count ", h_.input_count, " + output_count ",
-                            h_.output_count, " exceeds tensor_count ", h_.tensor_count));
+            return fail(cat("header: input_count ", h_.input_count, " + output_count ", h_.output_count,
+                            " exceeds tensor_count ", h_.tensor_count));
 
         // Every count is a u32 and every record at most 192 bytes: these products cannot overflow.
         Section sections[] = {
             {"header", "header_size", 0, h_.header_size, 1},
             {"tensor table", "tensor_table_offset", h_.tensor_table_offset,
              uint64_t(h_.tensor_count) * kTensorRecordBytes, 8},
-            {"node table", "node_table_offset", h_.node_table_offset,
-             uint64_t(h_.node_count) * kNodeRecordBytes, 8},
-            {"io table", "io_table_offset", h_.io_table_offset,
-             (uint64_t(h_.input_count) + h_.output_count) * 4, 4},
-            {"edge table", "edge_table_offset", h_.edge_table_offset,
-             uint64_t(h_.edge_count) * 4, 4},
-            {"string table", "string_table_offset", h_.string_table_offset,
-             h_.string_table_size, 1},
+            {"node table", "node_table_offset", h_.node_table_offset, uint64_t(h_.node_count) * kNodeRecordBytes, 8},
+            {"io table", "io_table_offset", h_.io_table_offset, (uint64_t(h_.input_count) + h_.output_count) * 4, 4},
+            {"edge table", "edge_table_offset", h_.edge_table_offset, uint64_t(h_.edge_count) * 4, 4},
+            {"string table", "string_table_offset", h_.string_table_offset, h_.string_table_size, 1},
             {"data section", "data_offset", h_.data_offset, h_.data_size, kDataAlignment},
         };
         for (const Section& s : sections) {
             if (!Image::fits(s.offset, s.length, size))
-                return fail(cat("header: ", s.name, " (", s.offset_field, " ", s.offset, " + ",
-                                s.length, " bytes) exceeds the file size ", size));
+                return fail(cat("header: ", s.name, " (", s.offset_field, " ", s.offset, " + ", s.length,
+                                " bytes) exceeds the file size ", size));
         }
         for (const Section& s : sections) {
             if (s.offset % s.alignment != 0)
-                return fail(cat("header: ", s.offset_field, " ", s.offset, " is not a multiple of ",
-                                s.alignment));
+                return fail(cat("header: ", s.offset_field, " ", s.offset, " is not a multiple of ", s.alignment));
         }
         // Non-empty sections must not overlap (empty ones occupy no bytes).
         std::vector<const Section*> order;
         for (const Section& s : sections)
             if (s.length > 0) order.push_back(&s);
-        std::sort(order.begin(), order.end(),
-                  [](const Section* a, const Section* b) { return a->offset < b->offset; });
+        std::sort(order.begin(), order.end(), [](const Section* a, const Section* b) { return a->offset < b->offset; });
         for (size_t i = 1; i < order.size(); ++i) {
             const Section* a = order[i - 1];
             const Section* b = order[i];
             if (a->offset + a->length > b->offset)  // both fit in the file: no overflow
-                return fail(cat("header: ", a->name, " [", a->offset, ", ", a->offset + a->length,
-                                ") overlaps ", b->name, " [", b->offset, ", ",
-                                b->offset + b->length, ")"));
+                return fail(cat("header: ", a->name, " [", a->offset, ", ", a->offset + a->length, ") overlaps ",
+                                b->name, " [", b->offset, ", ", b->offset + b->length, ")"));
         }
         // edge_count must be the sum of the nodes' input and output counts.
         uint64_t edges = 0;
@@ -337,8 +322,7 @@ private:
         }
         if (edges != h_.edge_count)
             return fail(cat("header: edge_count ", h_.edge_count,
-                            " does not equal the sum of the nodes' input and output counts (",
-                            edges, ")"));
+                            " does not equal the sum of the nodes' input and output counts (", edges, ")"));
         return true;
     }
 
@@ -356,8 +340,8 @@ private:
             if (!read_name(who0, in_.u32(base + 0), in_.u32(base + 4), 1, &t.name)) return false;
             auto ins = names.emplace(std::string_view(t.name), i);
             if (!ins.second)
-                return fail(cat(who0, ": name '", t.name, "' is already used by tensor ",
-                                ins.first->second, " (names must be unique)"));
+                return fail(cat(who0, ": name '", t.name, "' is already used by tensor ", ins.first->second,
+                                " (names must be unique)"));
             const std::string who = tensor_label(i);
 
             const uint32_t dtype = in_.u32(base + 8);
@@ -366,11 +350,9 @@ private:
             const uint32_t ndim = in_.u32(base + 20);
             const uint64_t esize = dtype_size(dtype);
             if (esize == 0) return fail(cat(who, ": dtype ", dtype, " is unknown"));
-            if (layout > ACCEL_LAYOUT_NHWC)
-                return fail(cat(who, ": layout ", layout, " is unknown"));
+            if (layout > ACCEL_LAYOUT_NHWC) return fail(cat(who, ": layout ", layout, " is unknown"));
             if (kind > 3) return fail(cat(who, ": kind ", kind, " is unknown"));
-            if (ndim > uint32_t(kMaxDims))
-                return fail(cat(who, ": ndim ", ndim, " exceeds ", kMaxDims));
+            if (ndim > uint32_t(kMaxDims)) return fail(cat(who, ": ndim ", ndim, " exceeds ", kMaxDims));
             if (layout != ACCEL_LAYOUT_NONE && ndim != 4)
                 return fail(cat(who, ": layout ", layout == ACCEL_LAYOUT_NCHW ? "NCHW" : "NHWC",
                                 " requires ndim 4, got ", ndim));
@@ -388,12 +370,11 @@ private:
                 if (d < ndim) {
                     if (v < 1) return fail(cat(who, ": dims[", d, "] is ", v, ", must be >= 1"));
                     if (uint64_t(v) > max_numel / numel)
-                        return fail(cat(who, ": element count exceeds the limit (dims[", d, "] = ",
-                                        v, "; element count * dtype size must be <= 2^40)"));
+                        return fail(cat(who, ": element count exceeds the limit (dims[", d, "] = ", v,
+                                        "; element count * dtype size must be <= 2^40)"));
                     numel *= uint64_t(v);
                 } else if (v != 0) {
-                    return fail(cat(who, ": dims[", d, "] is ", v, " beyond ndim ", ndim,
-                                    ", must be 0"));
+                    return fail(cat(who, ": dims[", d, "] is ", v, " beyond ndim ", ndim, ", must be 0"));
                 }
             }
             t.numel = int64_t(numel);
@@ -403,27 +384,24 @@ private:
             const uint64_t data_size = in_.u64(base + 96);
             if (t.kind == TensorKind::Constant) {
                 if (data_offset % kDataAlignment != 0)
-                    return fail(cat(who, ": data_offset ", data_offset,
-                                    " is not a multiple of 64"));
+                    return fail(cat(who, ": data_offset ", data_offset, " is not a multiple of 64"));
                 if (data_size != t.bytes)
-                    return fail(cat(who, ": data_size ", data_size, " does not equal ", t.bytes,
-                                    " (element count ", numel, " * dtype size ", esize, ")"));
+                    return fail(cat(who, ": data_size ", data_size, " does not equal ", t.bytes, " (element count ",
+                                    numel, " * dtype size ", esize, ")"));
                 if (!Image::fits(data_offset, data_size, h_.data_size))
                     return fail(cat(who, ": data_offset ", data_offset, " + data_size ", data_size,
                                     " exceeds data section size ", h_.data_size));
                 t.data_offset = data_offset;
             } else if (data_offset != 0 || data_size != 0) {
                 return fail(cat(who, ": data_offset ", data_offset, " and data_size ", data_size,
-                                " must be 0 for a tensor of kind ", kind, " (", kind_name(kind),
-                                ")"));
+                                " must be 0 for a tensor of kind ", kind, " (", kind_name(kind), ")"));
             }
 
             if (!parse_quant(who, base, &t)) return false;
 
             const uint32_t reserved = in_.u32(base + 116);
             if (!reserved_ok(reserved))
-                return fail(cat(who, ": reserved field at offset 116 is ", reserved,
-                                ", must be 0"));
+                return fail(cat(who, ": reserved field at offset 116 is ", reserved, ", must be 0"));
         }
         return true;
     }
@@ -436,44 +414,38 @@ private:
         if (type > ACCEL_QUANT_SHIFT) return fail(cat(who, ": quant_type ", type, " is unknown"));
         if (type == ACCEL_QUANT_NONE) {
             if (axis != -1 || count != 0 || qoff != 0)
-                return fail(cat(who, ": quant_type 0 (none) requires quant_axis -1, quant_count 0 "
-                                     "and quant_offset 0; got ",
+                return fail(cat(who,
+                                ": quant_type 0 (none) requires quant_axis -1, quant_count 0 "
+                                "and quant_offset 0; got ",
                                 axis, ", ", count, ", ", qoff));
             return true;
         }
         const bool axis_in_range = axis >= 0 && axis < t->ndim;
         if (type == ACCEL_QUANT_PER_TENSOR) {
-            if (axis != -1)
-                return fail(cat(who, ": quant_axis ", axis,
-                                " must be -1 for per-tensor quantization"));
-            if (count != 1)
-                return fail(cat(who, ": quant_count ", count,
-                                " must be 1 for per-tensor quantization"));
+            if (axis != -1) return fail(cat(who, ": quant_axis ", axis, " must be -1 for per-tensor quantization"));
+            if (count != 1) return fail(cat(who, ": quant_count ", count, " must be 1 for per-tensor quantization"));
         } else {
             // Per-axis and shift: quant_axis -1 with quant_count 1 (one value for the whole
             // tensor), or quant_axis in 0..ndim-1 with quant_count == dims[quant_axis].
             const char* what = type == ACCEL_QUANT_PER_AXIS ? "per-axis" : "shift";
             if (axis == -1) {
                 if (count != 1)
-                    return fail(cat(who, ": quant_count ", count, " must be 1 for ", what,
-                                    " quantization with quant_axis -1"));
+                    return fail(
+                        cat(who, ": quant_count ", count, " must be 1 for ", what, " quantization with quant_axis -1"));
             } else {
                 if (!axis_in_range)
-                    return fail(cat(who, ": quant_axis ", axis, " is outside 0..", t->ndim - 1,
-                                    " (or -1) for ", what, " quantization"));
+                    return fail(cat(who, ": quant_axis ", axis, " is outside 0..", t->ndim - 1, " (or -1) for ", what,
+                                    " quantization"));
                 if (uint64_t(count) != uint64_t(t->dims[axis]))
-                    return fail(cat(who, ": quant_count ", count, " does not equal dims[", axis,
-                                    "] = ", t->dims[axis], " for ", what, " quantization"));
+                    return fail(cat(who, ": quant_count ", count, " does not equal dims[", axis, "] = ", t->dims[axis],
+                                    " for ", what, " quantization"));
             }
         }
-        if (qoff % 4 != 0)
-            return fail(cat(who, ": quant_offset ", qoff, " is not a multiple of 4"));
-        const uint64_t qbytes =
-            type == ACCEL_QUANT_SHIFT ? uint64_t(count) : uint64_t(count) * 8;  // f32 + i32 each
+        if (qoff % 4 != 0) return fail(cat(who, ": quant_offset ", qoff, " is not a multiple of 4"));
+        const uint64_t qbytes = type == ACCEL_QUANT_SHIFT ? uint64_t(count) : uint64_t(count) * 8;  // f32 + i32 each
         if (!Image::fits(qoff, qbytes, h_.data_size))
             return fail(cat(who, ": quant_offset ", qoff, " + ", qbytes,
-                            " bytes of quantization parameters exceeds data section size ",
-                            h_.data_size));
+                            " bytes of quantization parameters exceeds data section size ", h_.data_size));
         // The range is inside the file now, so count is bounded by the file size.
         const uint64_t p = h_.data_offset + qoff;
         t->quant.type = accel_quant_type(type);
@@ -505,24 +477,21 @@ private:
             const std::string who = cat("io table: ", is_input ? "input " : "output ", pos);
             const uint32_t t = in_.u32(h_.io_table_offset + 4 * uint64_t(j));
             if (t >= h_.tensor_count)
-                return fail(cat(who, ": tensor index ", t, " is out of range (tensor_count ",
-                                h_.tensor_count, ")"));
+                return fail(cat(who, ": tensor index ", t, " is out of range (tensor_count ", h_.tensor_count, ")"));
             const TensorKind want = is_input ? TensorKind::Input : TensorKind::Output;
             const uint32_t kind = uint32_t(g_.tensors[t].kind);
             if (g_.tensors[t].kind != want)
-                return fail(cat(who, " is ", tensor_label(t), " of kind ", kind, " (",
-                                kind_name(kind), "), expected kind ", uint32_t(want), " (",
-                                kind_name(uint32_t(want)), ")"));
-            if (listed[t])
-                return fail(cat(who, ": ", tensor_label(t), " is listed more than once"));
+                return fail(cat(who, " is ", tensor_label(t), " of kind ", kind, " (", kind_name(kind),
+                                "), expected kind ", uint32_t(want), " (", kind_name(uint32_t(want)), ")"));
+            if (listed[t]) return fail(cat(who, ": ", tensor_label(t), " is listed more than once"));
             listed[t] = 1;
             (is_input ? g_.inputs : g_.outputs).push_back(t);
         }
         for (uint32_t t = 0; t < h_.tensor_count; ++t) {
             const TensorKind k = g_.tensors[t].kind;
             if ((k == TensorKind::Input || k == TensorKind::Output) && !listed[t])
-                return fail(cat(tensor_label(t), ": kind ", uint32_t(k), " (",
-                                kind_name(uint32_t(k)), ") but not listed in the io table"));
+                return fail(cat(tensor_label(t), ": kind ", uint32_t(k), " (", kind_name(uint32_t(k)),
+                                ") but not listed in the io table"));
         }
         return true;
     }
@@ -538,10 +507,8 @@ private:
             const uint64_t base = h_.node_table_offset + uint64_t(n) * kNodeRecordBytes;
             g_.nodes.emplace_back();
             Node& node = g_.nodes.back();
-            if (!read_name(cat("node ", n), in_.u32(base + 16), in_.u32(base + 20), 0, &node.name))
-                return false;
-            const std::string who =
-                node.name.empty() ? cat("node ", n) : cat("node ", n, " ('", node.name, "')");
+            if (!read_name(cat("node ", n), in_.u32(base + 16), in_.u32(base + 20), 0, &node.name)) return false;
+            const std::string who = node.name.empty() ? cat("node ", n) : cat("node ", n, " ('", node.name, "')");
 
             const uint32_t op = in_.u32(base + 0);
             const uint32_t n_in = in_.u32(base + 4);
@@ -552,15 +519,12 @@ private:
             if (def == nullptr)
                 return fail(cat(who, ": op code ", op, " is unknown to this reader (file version ",
                                 unsigned(h_.version_major), ".", unsigned(h_.version_minor), ")"));
-            if (n_in > kMaxNodeEdges)
-                return fail(cat(who, ": input_count ", n_in, " exceeds ", kMaxNodeEdges));
-            if (n_out > kMaxNodeEdges)
-                return fail(cat(who, ": output_count ", n_out, " exceeds ", kMaxNodeEdges));
+            if (n_in > kMaxNodeEdges) return fail(cat(who, ": input_count ", n_in, " exceeds ", kMaxNodeEdges));
+            if (n_out > kMaxNodeEdges) return fail(cat(who, ": output_count ", n_out, " exceeds ", kMaxNodeEdges));
             if (!Image::fits(edge_offset, uint64_t(n_in) + n_out, h_.edge_count))
-                return fail(cat(who, ": edge_offset ", edge_offset, " + input_count ", n_in,
-                                " + output_count ", n_out, " exceeds edge_count ", h_.edge_count));
-            if (!valid_activation(act))
-                return fail(cat(who, ": activation ", act, " is unknown"));
+                return fail(cat(who, ": edge_offset ", edge_offset, " + input_count ", n_in, " + output_count ", n_out,
+                                " exceeds edge_count ", h_.edge_count));
+            if (!valid_activation(act)) return fail(cat(who, ": activation ", act, " is unknown"));
             const uint32_t reserved = in_.u32(base + 36);
             if (!reserved_ok(reserved))
                 return fail(cat(who, ": reserved field at offset 36 is ", reserved, ", must be 0"));
@@ -580,8 +544,8 @@ private:
                 node.inputs[k] = t;
                 if (t == kAbsent) continue;
                 if (t >= tcount)
-                    return fail(cat(who, ": input ", k, " is tensor index ", t,
-                                    ", out of range (tensor_count ", tcount, ")"));
+                    return fail(
+                        cat(who, ": input ", k, " is tensor index ", t, ", out of range (tensor_count ", tcount, ")"));
                 const TensorKind kind = g_.tensors[t].kind;
                 if (kind != TensorKind::Constant && kind != TensorKind::Input && producer[t] < 0)
                     return fail(cat(who, ": input ", k, " is ", tensor_label(t),
@@ -593,19 +557,17 @@ private:
                 const uint32_t t = in_.u32(edges + 4 * (uint64_t(n_in) + k));
                 node.outputs[k] = t;
                 if (t >= tcount)
-                    return fail(cat(who, ": output ", k, " is tensor index ", t,
-                                    ", out of range (tensor_count ", tcount, ")"));
+                    return fail(
+                        cat(who, ": output ", k, " is tensor index ", t, ", out of range (tensor_count ", tcount, ")"));
                 const TensorKind kind = g_.tensors[t].kind;
                 if (kind == TensorKind::Constant || kind == TensorKind::Input)
-                    return fail(cat(who, ": output ", k, " is ", tensor_label(t), " of kind ",
-                                    uint32_t(kind), " (", kind_name(uint32_t(kind)),
-                                    "), which no node may write"));
+                    return fail(cat(who, ": output ", k, " is ", tensor_label(t), " of kind ", uint32_t(kind), " (",
+                                    kind_name(uint32_t(kind)), "), which no node may write"));
                 if (input_of[t] == int64_t(n))
-                    return fail(cat(who, ": output ", k, " is ", tensor_label(t),
-                                    ", which is also an input of the same node"));
+                    return fail(
+                        cat(who, ": output ", k, " is ", tensor_label(t), ", which is also an input of the same node"));
                 if (producer[t] >= 0)
-                    return fail(cat(who, ": output ", k, " is ", tensor_label(t),
-                                    ", which node ", producer[t],
+                    return fail(cat(who, ": output ", k, " is ", tensor_label(t), ", which node ", producer[t],
                                     " already produces (each tensor has exactly one producer)"));
                 producer[t] = n;
             }
@@ -619,8 +581,7 @@ private:
             }
             if (!op_ok) {
                 if (op_err.empty())
-                    op_err = cat(def->name != nullptr ? def->name : "op",
-                                 ": rejected by the op's check");
+                    op_err = cat(def->name != nullptr ? def->name : "op", ": rejected by the op's check");
                 return fail(cat(who, ": ", op_err));
             }
         }
@@ -634,8 +595,8 @@ private:
         for (uint32_t t = 0; t < h_.tensor_count; ++t) {
             const TensorKind k = g_.tensors[t].kind;
             if ((k == TensorKind::Activation || k == TensorKind::Output) && producer_[t] < 0)
-                return fail(cat(tensor_label(t), ": kind ", uint32_t(k), " (",
-                                kind_name(uint32_t(k)), ") but no node produces it"));
+                return fail(cat(tensor_label(t), ": kind ", uint32_t(k), " (", kind_name(uint32_t(k)),
+                                ") but no node produces it"));
         }
         return true;
     }
@@ -649,8 +610,7 @@ private:
 
 }  // namespace
 
-bool read_model(const uint8_t* data, size_t size, Graph* graph, uint64_t* data_section_offset,
-                std::string* error) {
+bool read_model(const uint8_t* data, size_t size, Graph* graph, uint64_t* data_section_offset, std::string* error) {
     std::string scratch;
     std::string* err = error != nullptr ? error : &scratch;
     try {
@@ -669,9 +629,8 @@ bool read_model(const uint8_t* data, size_t size, Graph* graph, uint64_t* data_s
         return false;
     } catch (const ReadOutOfBounds& e) {
         try {
-            *err = cat("internal error in the model reader: read of ", e.length,
-                       " bytes at offset ", e.offset, " outside the ", uint64_t(size),
-                       "-byte image");
+            *err = cat("internal error in the model reader: read of ", e.length, " bytes at offset ", e.offset,
+                       " outside the ", uint64_t(size), "-byte image");
         } catch (...) {
         }
     } catch (const std::bad_alloc&) {

@@ -15,7 +15,6 @@ namespace accel_emu {
 // (graph->weights_bytes is its size; constants' data_offset are relative to it) and returns true.
 // On failure returns false with *error describing the first problem found (field and value, and the
 // tensor or node name when known); *graph is then unspecified.
-bool read_model(const uint8_t* data, size_t size, Graph* graph, uint64_t* data_section_offset,
-                std::string* error);
+bool read_model(const uint8_t* data, size_t size, Graph* graph, uint64_t* data_section_offset, std::string* error);
 
 }  // namespace accel_emu

@@ -27,8 +27,7 @@ bool Pool::reserve(uint64_t bytes, bool debug) {
     capacity_ = round_up(bytes, kAlignment);
     debug_ = debug;
     // MAP_NORESERVE: the region is the device's, but pages cost host memory only once touched.
-    void* p = mmap(nullptr, capacity_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                   -1, 0);
+    void* p = mmap(nullptr, capacity_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED) {
         capacity_ = 0;
         return false;

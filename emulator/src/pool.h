@@ -7,10 +7,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
-#include <set>
-#include <utility>
 #include <mutex>
+#include <set>
 #include <string>
+#include <utility>
 
 namespace accel_emu {
 

@@ -112,8 +112,12 @@ void Scheduler::worker_loop(int core) {
             // Idle: poll for a new submission for a while, then sleep until one comes.
             uint64_t seen = submitted_.load(std::memory_order_relaxed);
             lock.unlock();
-            spin_until([&] { return submitted_.load(std::memory_order_acquire) != seen ||
-                                    stopping_.load(std::memory_order_relaxed); }, spin_ns_);
+            spin_until(
+                [&] {
+                    return submitted_.load(std::memory_order_acquire) != seen ||
+                           stopping_.load(std::memory_order_relaxed);
+                },
+                spin_ns_);
             lock.lock();
             work_cv_.wait(lock, [&] { return stopping_ || (job = take_job_for(core)) != nullptr; });
         }
@@ -162,9 +166,12 @@ void Scheduler::completion_loop() {
                 lock.unlock();
                 uint64_t budget = spin_ns_;
                 if (earliest) budget = std::min<uint64_t>(budget, earliest > now_ns() ? earliest - now_ns() : 0);
-                spinning_done = !spin_until([&] { return completions_.load(std::memory_order_acquire) != seen ||
-                                                         stopping_.load(std::memory_order_relaxed); },
-                                            budget);
+                spinning_done = !spin_until(
+                    [&] {
+                        return completions_.load(std::memory_order_acquire) != seen ||
+                               stopping_.load(std::memory_order_relaxed);
+                    },
+                    budget);
                 lock.lock();
                 continue;
             }
@@ -173,8 +180,8 @@ void Scheduler::completion_loop() {
                 uint64_t now = now_ns();
                 if (now < earliest) {
                     armed_deadline_ = earliest;
-                    completion_cv_.wait_until(lock, std::chrono::steady_clock::time_point(
-                                                        std::chrono::nanoseconds(earliest)));
+                    completion_cv_.wait_until(
+                        lock, std::chrono::steady_clock::time_point(std::chrono::nanoseconds(earliest)));
                 }
                 expire_queued_locked(now_ns());
             } else {

@@ -70,6 +70,7 @@ def build(seed: int = 7) -> onnx.ModelProto:
 
 
 if __name__ == "__main__":
-    out = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parents[2] / "python/accel/models/tiny_cnn.onnx"
+    default = Path(__file__).resolve().parents[2] / "python/accel/models/tiny_cnn.onnx"
+    out = Path(sys.argv[1]) if len(sys.argv) > 1 else default
     onnx.save(build(), out)
     print(f"wrote {out} ({out.stat().st_size} bytes)")

@@ -7,8 +7,7 @@
 
 namespace accel_kit {
 
-DenseSize dense_bytes(uint32_t ndim, const int64_t* shape, uint64_t element_size, uint64_t* bytes,
-                      uint32_t* bad_dim) {
+DenseSize dense_bytes(uint32_t ndim, const int64_t* shape, uint64_t element_size, uint64_t* bytes, uint32_t* bad_dim) {
     uint64_t total = element_size;
     for (uint32_t i = 0; i < ndim; i++) {
         if (shape[i] < 0) {

@@ -7,18 +7,18 @@
 #define DRIVER_OF(handle) (((const accel_object_header*)(const void*)(handle))->driver)
 
 /* Calls a driver function and makes sure a failure always leaves a message. */
-#define CALL_DRIVER(fn_name, expr)                                                              \
-    do {                                                                                        \
-        accel_error_begin_call();                                                               \
-        accel_status status_ = (expr);                                                          \
-        if (status_ != ACCEL_OK && !accel_error_was_set())                                      \
-            accel_fail(status_, "%s failed: %s", fn_name, accel_status_name(status_));          \
-        return status_;                                                                         \
+#define CALL_DRIVER(fn_name, expr)                                                     \
+    do {                                                                               \
+        accel_error_begin_call();                                                      \
+        accel_status status_ = (expr);                                                 \
+        if (status_ != ACCEL_OK && !accel_error_was_set())                             \
+            accel_fail(status_, "%s failed: %s", fn_name, accel_status_name(status_)); \
+        return status_;                                                                \
     } while (0)
 
-#define REQUIRE(cond, fn_name, what)                                                            \
-    do {                                                                                        \
-        if (!(cond)) return accel_fail(ACCEL_ERR_INVALID_ARGUMENT, "%s: %s", fn_name, what);    \
+#define REQUIRE(cond, fn_name, what)                                                         \
+    do {                                                                                     \
+        if (!(cond)) return accel_fail(ACCEL_ERR_INVALID_ARGUMENT, "%s: %s", fn_name, what); \
     } while (0)
 
 /* ---- devices ---- */
@@ -30,8 +30,7 @@ ACCEL_API accel_status accel_device_open(const char* uri, accel_device** out_dev
     size_t scheme_len = colon ? (size_t)(colon - uri) : strlen(uri);
     if (scheme_len == 0)
         return accel_fail(ACCEL_ERR_INVALID_ARGUMENT,
-                          "accel_device_open: URI '%s' has no scheme (expected e.g. 'emu' or 'emu:cores=2')",
-                          uri);
+                          "accel_device_open: URI '%s' has no scheme (expected e.g. 'emu' or 'emu:cores=2')", uri);
     accel_status status = ACCEL_OK;
     const accel_driver_table* driver = accel_find_driver(uri, scheme_len, &status);
     if (!driver) return status;
@@ -103,8 +102,8 @@ ACCEL_API accel_status accel_buffer_size(accel_buffer* buffer, uint64_t* out_siz
     CALL_DRIVER("accel_buffer_size", DRIVER_OF(buffer)->buffer_size(buffer, out_size));
 }
 
-ACCEL_API accel_status accel_buffer_sync(accel_buffer* buffer, accel_sync_direction direction,
-                                         uint64_t offset, uint64_t size) {
+ACCEL_API accel_status accel_buffer_sync(accel_buffer* buffer, accel_sync_direction direction, uint64_t offset,
+                                         uint64_t size) {
     REQUIRE(buffer, "accel_buffer_sync", "buffer is NULL");
     if (direction != ACCEL_SYNC_TO_DEVICE && direction != ACCEL_SYNC_TO_HOST)
         return accel_fail(ACCEL_ERR_INVALID_ARGUMENT, "accel_buffer_sync: unknown direction %d", (int)direction);
@@ -117,9 +116,9 @@ ACCEL_API accel_status accel_buffer_write(accel_buffer* buffer, uint64_t offset,
     CALL_DRIVER("accel_buffer_write", DRIVER_OF(buffer)->buffer_write(buffer, offset, src, size));
 }
 
-ACCEL_API accel_status accel_buffer_write_strided(accel_buffer* buffer, uint64_t offset, const void* src,
-                                                  uint32_t ndim, const int64_t* shape,
-                                                  const int64_t* src_strides, uint32_t element_size) {
+ACCEL_API accel_status accel_buffer_write_strided(accel_buffer* buffer, uint64_t offset, const void* src, uint32_t ndim,
+                                                  const int64_t* shape, const int64_t* src_strides,
+                                                  uint32_t element_size) {
     REQUIRE(buffer, "accel_buffer_write_strided", "buffer is NULL");
     REQUIRE(src, "accel_buffer_write_strided", "src is NULL");
     REQUIRE(ndim <= ACCEL_MAX_DIMS, "accel_buffer_write_strided", "ndim exceeds ACCEL_MAX_DIMS");
@@ -203,11 +202,10 @@ ACCEL_API accel_status accel_job_submit(accel_model* model, accel_buffer* const*
     if (!out_job) {
         size_t callback_end = offsetof(accel_run_options, callback) + sizeof(accel_job_callback);
         if (opts->struct_size < callback_end || !opts->callback)
-            return accel_fail(ACCEL_ERR_INVALID_ARGUMENT,
-                              "accel_job_submit: out_job is NULL and no callback is set");
+            return accel_fail(ACCEL_ERR_INVALID_ARGUMENT, "accel_job_submit: out_job is NULL and no callback is set");
     }
-    CALL_DRIVER("accel_job_submit", DRIVER_OF(model)->job_submit(model, inputs, input_count, outputs,
-                                                                   output_count, opts, out_job));
+    CALL_DRIVER("accel_job_submit",
+                DRIVER_OF(model)->job_submit(model, inputs, input_count, outputs, output_count, opts, out_job));
 }
 
 ACCEL_API accel_status accel_job_wait(accel_job* job, int64_t timeout_us) {
@@ -237,8 +235,7 @@ ACCEL_API void accel_job_release(accel_job* job) {
 }
 
 ACCEL_API accel_status accel_run(accel_model* model, accel_buffer* const* inputs, size_t input_count,
-                                 accel_buffer* const* outputs, size_t output_count,
-                                 const accel_run_options* options) {
+                                 accel_buffer* const* outputs, size_t output_count, const accel_run_options* options) {
     accel_job* job = NULL;
     accel_status status = accel_job_submit(model, inputs, input_count, outputs, output_count, options, &job);
     if (status != ACCEL_OK) return status;

@@ -6,8 +6,7 @@
 
 /* errors.c: the per-thread last error. */
 void accel_set_error(accel_status status, const char* message);
-accel_status accel_fail(accel_status status, const char* fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+accel_status accel_fail(accel_status status, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Marks the start of a driver call so that a driver failure without a message still gets one. */
 void accel_error_begin_call(void);
 int accel_error_was_set(void);

@@ -107,12 +107,9 @@ static void try_driver(const char* path) {
     const char* problem = table_problem(status, table);
     if (problem) {
         uint32_t v = table ? table->abi_version : 0;
-        snprintf(why, sizeof why,
-                 "driver %s was refused: %s (driver ABI %u.%u, libaccel ABI %u.%u)", path, problem,
-                 (unsigned)(v >> 16), (unsigned)(v & 0xFFFF), ACCEL_ABI_VERSION_MAJOR,
-                 ACCEL_ABI_VERSION_MINOR);
-        reject(table && table->scheme && table->scheme[0] ? table->scheme : scheme,
-               ACCEL_ERR_ABI_MISMATCH, why);
+        snprintf(why, sizeof why, "driver %s was refused: %s (driver ABI %u.%u, libaccel ABI %u.%u)", path, problem,
+                 (unsigned)(v >> 16), (unsigned)(v & 0xFFFF), ACCEL_ABI_VERSION_MAJOR, ACCEL_ABI_VERSION_MINOR);
+        reject(table && table->scheme && table->scheme[0] ? table->scheme : scheme, ACCEL_ERR_ABI_MISMATCH, why);
         dlclose(lib);
         return;
     }
@@ -125,9 +122,7 @@ static int ends_with(const char* s, const char* suffix) {
     return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
-static int compare_names(const void* a, const void* b) {
-    return strcmp(*(char* const*)a, *(char* const*)b);
-}
+static int compare_names(const void* a, const void* b) { return strcmp(*(char* const*)a, *(char* const*)b); }
 
 static void scan_directory(const char* dir) {
     DIR* d = opendir(dir);
@@ -136,8 +131,7 @@ static void scan_directory(const char* dir) {
     size_t n = 0;
     struct dirent* e;
     while ((e = readdir(d)) != NULL && n < MAX_DRIVERS) {
-        if (strncmp(e->d_name, DRIVER_PREFIX, strlen(DRIVER_PREFIX)) == 0 &&
-            ends_with(e->d_name, DRIVER_SUFFIX))
+        if (strncmp(e->d_name, DRIVER_PREFIX, strlen(DRIVER_PREFIX)) == 0 && ends_with(e->d_name, DRIVER_SUFFIX))
             names[n++] = strdup(e->d_name);
     }
     closedir(d);
@@ -209,8 +203,7 @@ const accel_driver_table* accel_usable_driver(size_t index) {
 const accel_driver_table* accel_find_driver(const char* scheme, size_t len, accel_status* status) {
     ensure_scanned();
     for (size_t i = 0; i < usable_count; i++)
-        if (strlen(usable[i]->scheme) == len && strncmp(usable[i]->scheme, scheme, len) == 0)
-            return usable[i];
+        if (strlen(usable[i]->scheme) == len && strncmp(usable[i]->scheme, scheme, len) == 0) return usable[i];
     for (size_t i = 0; i < rejected_count; i++) {
         if (strlen(rejected[i].scheme) == len && strncmp(rejected[i].scheme, scheme, len) == 0) {
             *status = accel_fail(rejected[i].status, "%s", rejected[i].why);
@@ -240,8 +233,8 @@ ACCEL_API accel_status accel_driver_name(size_t index, const char** out_name) {
     if (!out_name) return accel_fail(ACCEL_ERR_INVALID_ARGUMENT, "accel_driver_name: out_name is NULL");
     const accel_driver_table* t = accel_usable_driver(index);
     if (!t)
-        return accel_fail(ACCEL_ERR_INVALID_ARGUMENT, "accel_driver_name: index %zu out of range (%zu drivers)",
-                          index, accel_usable_driver_count());
+        return accel_fail(ACCEL_ERR_INVALID_ARGUMENT, "accel_driver_name: index %zu out of range (%zu drivers)", index,
+                          accel_usable_driver_count());
     *out_name = t->scheme;
     return ACCEL_OK;
 }

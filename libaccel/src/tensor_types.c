@@ -3,10 +3,17 @@
 
 ACCEL_API size_t accel_dtype_size(accel_dtype dtype) {
     switch (dtype) {
-        case ACCEL_DTYPE_FLOAT32: case ACCEL_DTYPE_INT32: case ACCEL_DTYPE_UINT32: return 4;
-        case ACCEL_DTYPE_FLOAT16: case ACCEL_DTYPE_INT16: case ACCEL_DTYPE_UINT16: return 2;
-        case ACCEL_DTYPE_INT8: case ACCEL_DTYPE_UINT8: case ACCEL_DTYPE_BOOL: return 1;
-        case ACCEL_DTYPE_INT64: case ACCEL_DTYPE_UINT64: return 8;
+        case ACCEL_DTYPE_FLOAT32:
+        case ACCEL_DTYPE_INT32:
+        case ACCEL_DTYPE_UINT32: return 4;
+        case ACCEL_DTYPE_FLOAT16:
+        case ACCEL_DTYPE_INT16:
+        case ACCEL_DTYPE_UINT16: return 2;
+        case ACCEL_DTYPE_INT8:
+        case ACCEL_DTYPE_UINT8:
+        case ACCEL_DTYPE_BOOL: return 1;
+        case ACCEL_DTYPE_INT64:
+        case ACCEL_DTYPE_UINT64: return 8;
         default: return 0;
     }
 }

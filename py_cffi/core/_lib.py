@@ -16,7 +16,7 @@ _from_status = None
 
 def text(p: object) -> str:
     """A str from a UTF-8 C string; invalid sequences become U+FFFD rather than raising."""
-    return "" if p == ffi.NULL else ffi.string(p).decode("utf-8", "replace")  # type: ignore[union-attr]
+    return "" if p == ffi.NULL else ffi.string(p).decode("utf-8", "replace")
 
 
 def last_message() -> str:

@@ -19,4 +19,4 @@ _tls = threading.local()
 
 def records() -> Dict[str, Any]:
     """The calling thread's records, by name."""
-    return _tls.__dict__  # type: ignore[no-any-return]
+    return _tls.__dict__

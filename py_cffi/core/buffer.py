@@ -26,6 +26,9 @@ class CoreBuffer:
     # _memory (ffi.gc), so the buffer goes when the last of this object and of the arrays made from
     # its memory goes.
     __slots__ = ("_handle", "_memory", "_nbytes", "__weakref__")
+    _handle: Any  # accel_buffer *
+    _memory: Any  # the cffi buffer over the host memory
+    _nbytes: int
 
     def __init__(self) -> None:
         raise TypeError("accel._cffi_core.CoreBuffer cannot be instantiated from Python: "
@@ -34,7 +37,7 @@ class CoreBuffer:
     @property
     def nbytes(self) -> int:
         """usable size in bytes (rounded up to the device alignment)"""
-        return self._nbytes  # type: ignore[no-any-return]
+        return self._nbytes
 
     @property
     def address(self) -> int:

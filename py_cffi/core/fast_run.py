@@ -92,14 +92,16 @@ def _all_match(tensors: Any, specs: Tuple[_Spec, ...], device: Any, copies: bool
     return True
 
 
+# These two docstrings are the pybind11 core's, word for word (tests/python/test_frontends.py): hence the
+# long lines.
 def set_fast_path(self: Any, device: Any, core_device: Any, inputs: Sequence[Any], outputs: Sequence[Any]) -> None:
-    """Enables run_tensors: the public Device, its CoreDevice and one (dtype, shape, layout, alloc_bytes, dense) tuple per input and output."""
+    """Enables run_tensors: the public Device, its CoreDevice and one (dtype, shape, layout, alloc_bytes, dense) tuple per input and output."""  # noqa: E501
     fast = FastPath(device, core_device, inputs, outputs)
     self._fast = fast if fast.all_dense else None  # a padded tensor always takes the Python path
 
 
 def run_tensors(self: Any, inputs: Any, outputs: Any, priority: Any) -> Optional[List[np.ndarray]]:
-    """Model.run's fast path: runs and returns the output arrays, or None (nothing done) if the call is not one it takes."""
+    """Model.run's fast path: runs and returns the output arrays, or None (nothing done) if the call is not one it takes."""  # noqa: E501
     fast = self._fast
     model = self._model
     if fast is None or model is None or priority.__class__ is not int or not 0 <= priority <= 255:
@@ -161,7 +163,7 @@ def run_tensors(self: Any, inputs: Any, outputs: Any, priority: Any) -> Optional
             return None
         results = list(map(_NUMPY, outputs))
         out_handles = list(map(_TENSOR_HANDLE, outputs))
-    keep = [_copied_in(x, s, device) if type(x) is _ndarray else x for x, s in zip(inputs, fast.inputs)]
+    keep: List[Any] = [_copied_in(x, s, device) if type(x) is _ndarray else x for x, s in zip(inputs, fast.inputs)]
     in_handles = [b._handle if type(b) is CoreBuffer else b._buffer_handle for b in keep]
     # keep, outputs and results hold every buffer while the GIL is released
     run_blocking(_run, model, in_handles, fast.n_in, out_handles, fast.n_out, priority, 0, 0, _NULL)

@@ -6,7 +6,7 @@ import atexit
 import math
 import time
 import weakref
-from typing import Any, Callable, Optional, Tuple
+from typing import Any, Callable, ClassVar, Optional, Tuple
 
 from ._lib import NOT_READY, check, error, ffi, last_message, lib, text
 from .waiting import wait_job
@@ -19,7 +19,7 @@ _release_job = lib.accel_job_release
 Timing = Tuple[int, int, int, int]
 
 # Every CoreJob not yet collected, for the exit hook (it releases them if their jobs take too long).
-_live: "weakref.WeakSet[CoreJob]" = weakref.WeakSet()
+_live: weakref.WeakSet[CoreJob] = weakref.WeakSet()
 
 
 def new_timing() -> Any:
@@ -36,6 +36,7 @@ class CoreJob:
     """A submitted job (one accel_job reference)."""
 
     __slots__ = ("_job", "__weakref__")
+    _job: Any  # accel_job * (ffi.gc), None once released
 
     def __init__(self) -> None:
         raise TypeError("accel._cffi_core.CoreJob cannot be instantiated from Python: CoreModel.submit "
@@ -94,7 +95,7 @@ class Completion:
     the set below keeps it alive until the driver has called back."""
 
     __slots__ = ("callback", "handle")
-    pending: "set[Completion]" = set()
+    pending: ClassVar[set[Completion]] = set()
 
     def __init__(self, callback: Callable[[int, str, Timing], Any]) -> None:
         self.callback = callback
@@ -105,7 +106,7 @@ class Completion:
         Completion.pending.discard(self)
 
 
-@ffi.def_extern()
+@ffi.def_extern()  # type: ignore[untyped-decorator]  # cffi's compiled module has no types
 def accel_cffi_job_done(user_data: Any, status: int, timing: Any, message: Any) -> None:
     # On the driver's completion thread, with the GIL (cffi takes it); the C trampoline gathered the
     # job's timing and message. An exception of the callback propagates to cffi, which reports it

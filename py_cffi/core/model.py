@@ -51,7 +51,8 @@ def buffer_handles(sequence: Any, what: str) -> Tuple[List[Any], Tuple[CoreBuffe
         raise
 
 
-def _job_arguments(inputs: Any, outputs: Any, priority: Any, core_mask: Any, timeout_us: Any) -> Tuple[tuple, tuple]:
+def _job_arguments(inputs: Any, outputs: Any, priority: Any, core_mask: Any,
+                   timeout_us: Any) -> Tuple[Tuple[Any, ...], Tuple[Any, ...]]:
     """The C arguments of a job, (inputs, input_count, outputs, output_count, priority, core_mask,
     timeout_us), checked; and the CoreBuffers, for the caller to hold while the job is submitted."""
     in_handles, in_keep = buffer_handles(inputs, "inputs")
@@ -77,6 +78,8 @@ class CoreModel:
     """A loaded model (one accel_model reference)."""
 
     __slots__ = ("_model", "_fast", "__weakref__")
+    _model: Any  # accel_model * (ffi.gc), None once released
+    _fast: Any  # fast_run.FastPath, or None: set by fast_run.set_fast_path
 
     def __init__(self) -> None:
         raise TypeError("accel._cffi_core.CoreModel cannot be instantiated from Python: CoreDevice.load "
@@ -114,7 +117,7 @@ class CoreModel:
             core_mask: int = 0, timeout_us: int = 0) -> Tuple[int, int, int, int]:
         """Submit, wait (GIL released, Ctrl-C aware), release; returns (queued_ns, started_ns, finished_ns, core)."""
         model = self._get()
-        args, keep = _job_arguments(inputs, outputs, priority, core_mask, timeout_us)
+        args, _keep = _job_arguments(inputs, outputs, priority, core_mask, timeout_us)
         scratch = records()
         timing = scratch.pop("timing", None) or new_timing()
         run_blocking(lib.accel_cffi_run, model, *args, timing)
@@ -129,7 +132,7 @@ class CoreModel:
         model = self._get()
         if not callable(callback):
             raise TypeError("callback must be callable")
-        args, keep = _job_arguments(inputs, outputs, priority, core_mask, timeout_us)
+        args, _keep = _job_arguments(inputs, outputs, priority, core_mask, timeout_us)
         completion = Completion(callback)
         scratch = records()
         slot = scratch.pop("job", None) or ffi.new(_JOB_SLOT)

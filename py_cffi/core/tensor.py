@@ -34,6 +34,17 @@ class DeviceTensor:
     # this tensor last matched (a tensor never changes, so once is enough).
     __slots__ = ("_buffer", "_buffer_handle", "_shape", "_dtype", "_layout", "_device", "_nbytes", "_size",
                  "_interface", "_array", "_checked", "__weakref__")
+    _buffer: CoreBuffer
+    _buffer_handle: Any  # its accel_buffer *
+    _shape: Tuple[int, ...]
+    _dtype: np.dtype[Any]
+    _layout: Optional[str]
+    _device: Any
+    _nbytes: int
+    _size: int
+    _interface: Optional[Dict[str, Any]]
+    _array: Optional[np.ndarray]
+    _checked: Any
 
     def __init__(self, buffer: CoreBuffer, shape: Any, dtype: Any, layout: Optional[str], device: Any) -> None:
         if type(buffer) is not CoreBuffer:
@@ -124,7 +135,8 @@ class DeviceTensor:
         a = self._array
         if a is None:
             a = self._array = _ndarray(self._shape, self._dtype, self._buffer._memory)
-        return a.view()
+        view: np.ndarray = a.view()
+        return view
 
     def __dlpack__(self, *, stream: Any = None, max_version: Any = None, dl_device: Any = None,
                    copy: Any = None) -> Any:

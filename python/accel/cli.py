@@ -31,7 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="accel", description="accel: one API for edge AI accelerators.")
     parser.add_argument("--version", action="version", version=f"accel {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name, module in SUBCOMMANDS.items():
+    for module in SUBCOMMANDS.values():
         sub = importlib.import_module(f"{__package__}.{module}").register(subparsers)
         sub.set_defaults(command_parser=sub)
     return parser
@@ -51,7 +51,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         return int(args.handler(args))
     except UsageError as e:
         args.command_parser.error(str(e))  # prints the usage and exits 2
-        raise AssertionError("unreachable")  # error() never returns
+        raise AssertionError("unreachable") from e  # error() never returns
     except KeyboardInterrupt:
         print("accel: interrupted", file=sys.stderr)
         return 130

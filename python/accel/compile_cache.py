@@ -22,7 +22,7 @@ from .errors import InvalidArgumentError, ModelFormatError, UnsupportedError
 __all__ = ["cache_dir", "compile_onnx", "normalize_input_shapes", "clear_memory_cache"]
 
 _MEMORY_LIMIT = 32
-_memory: "OrderedDict[str, bytes]" = OrderedDict()
+_memory: OrderedDict[str, bytes] = OrderedDict()
 _lock = threading.Lock()
 _fingerprint: Optional[str] = None
 _disk_disabled = False

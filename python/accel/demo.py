@@ -14,6 +14,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import List, cast
 
 import numpy as np
 
@@ -54,7 +55,8 @@ def reference_outputs(model_path: Path, feeds: dict[str, np.ndarray]) -> tuple[s
     except ImportError:
         from onnx.reference import ReferenceEvaluator
 
-        return "onnx.reference", ReferenceEvaluator(str(model_path)).run(None, feeds)
+        outputs = ReferenceEvaluator(str(model_path)).run(None, feeds)
+        return "onnx.reference", cast(List[np.ndarray], outputs)  # a list when no output names are given
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

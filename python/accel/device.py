@@ -108,7 +108,7 @@ class Device:
             self._closed = True
         self._core.close()
 
-    def __enter__(self) -> "Device":
+    def __enter__(self) -> Device:
         self._check_open()
         return self
 
@@ -203,7 +203,9 @@ class Device:
             what = repr(path)
             source: Optional[str] = path
             onnx_suffix = path.lower().endswith(".onnx")
-        elif isinstance(path_or_bytes, (bytes, bytearray, memoryview)) or _has_buffer(path_or_bytes):
+        # Any buffer is taken (a NumPy array of bytes...), though PathOrBytes can only name these three.
+        elif (isinstance(path_or_bytes, (bytes, bytearray, memoryview))
+              or _has_buffer(path_or_bytes)):  # type: ignore[unreachable]
             data = path_or_bytes
             name = "model"
             what = "the model bytes"
@@ -265,4 +267,4 @@ def _has_buffer(obj: object) -> bool:
 # make the name resolvable there (typing.get_type_hints) once Device exists.
 from . import model as _model_module  # noqa: E402
 
-setattr(_model_module, "Device", Device)
+setattr(_model_module, "Device", Device)  # noqa: B010 (model.py does not declare the name)

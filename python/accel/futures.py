@@ -16,7 +16,7 @@ import concurrent.futures
 import threading
 import time
 import weakref
-from typing import Any, Generator, List, Optional, Tuple
+from typing import Any, ClassVar, Generator, List, Optional, Tuple
 
 import numpy as np
 
@@ -238,7 +238,7 @@ class _Ticker:
     """Wakes an event loop every _WAIT_SLICE seconds while some coroutine awaits an accel Future, so
     the loop's thread runs its signal handlers. Used on the loop's thread only."""
 
-    _by_loop: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Ticker]" = weakref.WeakKeyDictionary()
+    _by_loop: ClassVar[weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Ticker]] = weakref.WeakKeyDictionary()
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = loop
@@ -246,7 +246,7 @@ class _Ticker:
         self._handle: Optional[asyncio.TimerHandle] = None
 
     @classmethod
-    def of(cls, loop: asyncio.AbstractEventLoop) -> "_Ticker":
+    def of(cls, loop: asyncio.AbstractEventLoop) -> _Ticker:
         ticker = cls._by_loop.get(loop)
         if ticker is None:
             ticker = cls._by_loop[loop] = cls(loop)

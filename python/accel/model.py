@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 import operator
-from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -83,7 +83,7 @@ def _timeout_us(timeout: Any) -> int:
         raise InvalidArgumentError(f"timeout must be > 0 seconds (or None for no timeout), got {timeout!r}")
     if math.isinf(t):
         return 0
-    return max(1, min(int(round(t * 1e6)), 10**15))
+    return max(1, min(round(t * 1e6), 10**15))
 
 
 class Model:
@@ -94,7 +94,7 @@ class Model:
     device's memory alive; once the device is closed its methods raise :class:`~accel.ClosedError`.
     """
 
-    def __init__(self, device: "Device", core_model: Any, name: str = "model") -> None:
+    def __init__(self, device: Device, core_model: Any, name: str = "model") -> None:
         """Wraps a core model; use :meth:`accel.Device.load` rather than calling this."""
         self._device = device
         self._core = core_model
@@ -111,7 +111,8 @@ class Model:
         self._core_device = device._core
         # The core's optional fast path for the common case of run (CORE_API.md): it answers None
         # for anything it does not take, and the Python path below handles that.
-        self._run_tensors = getattr(core_model, "run_tensors", None)
+        run_tensors: Optional[Callable[..., Optional[List[np.ndarray]]]] = getattr(core_model, "run_tensors", None)
+        self._run_tensors = run_tensors
         if self._run_tensors is not None:
             core_model.set_fast_path(device, device._core, [s.fast() for s in self._in_specs],
                                      [s.fast() for s in self._out_specs])
@@ -135,7 +136,7 @@ class Model:
         return self._name
 
     @property
-    def device(self) -> "Device":
+    def device(self) -> Device:
         """The device the model is loaded on."""
         return self._device
 

@@ -50,7 +50,7 @@ class JobRecord(NamedTuple):
 
 # The active profiles. Replaced (never mutated) under _lock, so readers need no lock: the hot path
 # of a run only tests it for truth.
-_active: Tuple["Profile", ...] = ()
+_active: Tuple[Profile, ...] = ()
 _lock = threading.Lock()
 
 
@@ -90,7 +90,7 @@ class Profile:
         """True between entering and leaving the ``with`` block."""
         return self._running
 
-    def start(self) -> "Profile":
+    def start(self) -> Profile:
         """Starts recording (what entering the ``with`` block does). Returns self."""
         global _active
         with _lock:
@@ -107,7 +107,7 @@ class Profile:
                 self._running = False
                 _active = tuple(p for p in _active if p is not self)
 
-    def __enter__(self) -> "Profile":
+    def __enter__(self) -> Profile:
         return self.start()
 
     def __exit__(self, *exc: Any) -> None:
@@ -215,7 +215,7 @@ class Profile:
         events.sort(key=lambda e: (e["pid"], e["tid"], e["ts"]))
         return {"traceEvents": meta + events, "displayTimeUnit": "ms"}
 
-    def export_chrome_trace(self, path: Union[str, "os.PathLike[str]"]) -> None:
+    def export_chrome_trace(self, path: Union[str, os.PathLike[str]]) -> None:
         """Writes the jobs as a JSON trace that chrome://tracing and Perfetto open: one process per
         device (named by its URI), one track per core ("core N"), one slice per job named by its model."""
         with open(os.fspath(path), "w", encoding="utf-8") as f:

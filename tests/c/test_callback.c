@@ -129,7 +129,8 @@ int main(int argc, char** argv) {
     EXPECT(r.timing_status == ACCEL_OK, "accel_job_get_timing inside the callback gave %s",
            accel_status_name(r.timing_status));
     EXPECT(r.timing.finished_ns != 0, "inside the callback the job has no finished_ns");
-    EXPECT(r.read_status == ACCEL_OK, "accel_buffer_read inside the callback gave %s", accel_status_name(r.read_status));
+    EXPECT(r.read_status == ACCEL_OK, "accel_buffer_read inside the callback gave %s",
+           accel_status_name(r.read_status));
     EXPECT(test_compare_floats(r.out, (const float*)c->outputs[0].data, (size_t)(c->outputs[0].byte_size / 4),
                                "output read inside the callback"),
            "the output read inside the callback is wrong: the callback ran before the output was written");

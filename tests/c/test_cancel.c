@@ -67,8 +67,8 @@ int main(int argc, char** argv) {
     pthread_mutex_unlock(&mu);
     EXPECT(!a_finished_at_cancel, "the slow job had finished before B was released: B was not queued");
     pthread_mutex_lock(&mu);
-    EXPECT(statuses[1] == ACCEL_ERR_CANCELLED, "the released queued job's callback saw %s, expected ACCEL_ERR_CANCELLED",
-           accel_status_name(statuses[1]));
+    EXPECT(statuses[1] == ACCEL_ERR_CANCELLED,
+           "the released queued job's callback saw %s, expected ACCEL_ERR_CANCELLED", accel_status_name(statuses[1]));
     pthread_mutex_unlock(&mu);
 
     EXPECT_OK(accel_job_wait(a, -1));

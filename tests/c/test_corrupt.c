@@ -37,7 +37,8 @@ static void wr(unsigned char* p, size_t width, uint64_t v) {
 static void run_once(accel_model* model) {
     size_t nin = 0, nout = 0;
     if (accel_model_input_count(model, &nin) != ACCEL_OK || accel_model_output_count(model, &nout) != ACCEL_OK) return;
-    EXPECT(nin >= 1 && nin <= 4096 && nout >= 1 && nout <= 4096, "a loaded model has %zu inputs, %zu outputs", nin, nout);
+    EXPECT(nin >= 1 && nin <= 4096 && nout >= 1 && nout <= 4096, "a loaded model has %zu inputs, %zu outputs", nin,
+           nout);
     if (nin > 16 || nout > 16) return;
     accel_buffer* in[16] = {0};
     accel_buffer* out[16] = {0};
@@ -46,7 +47,8 @@ static void run_once(accel_model* model) {
         accel_tensor_info info;
         memset(&info, 0, sizeof info);
         info.struct_size = sizeof info;
-        accel_status s = k < nin ? accel_model_input_info(model, k, &info) : accel_model_output_info(model, k - nin, &info);
+        accel_status s =
+            k < nin ? accel_model_input_info(model, k, &info) : accel_model_output_info(model, k - nin, &info);
         EXPECT(s == ACCEL_OK, "info of tensor %zu of a loaded model: %s", k, accel_status_name(s));
         if (s != ACCEL_OK) return;
         EXPECT(info.name != NULL, "a loaded model has a tensor with a NULL name");
@@ -61,8 +63,7 @@ static void run_once(accel_model* model) {
         accel_buffer_host_ptr(*slot, &p);
         if (k < nin && k < g_case->n_inputs && info.byte_size == g_case->inputs[k].byte_size)
             memcpy(p, g_case->inputs[k].data, (size_t)info.byte_size);
-        else
-            memset(p, 0, (size_t)size);
+        else memset(p, 0, (size_t)size);
     }
     if (ready) {
         accel_status s = accel_run(model, in, nin, out, nout, NULL);
@@ -125,16 +126,24 @@ static void mutate_field(const unsigned char* base, size_t n, size_t off, size_t
 
 static void mutate_u32(const unsigned char* base, size_t n, size_t off, const char* what) {
     uint32_t orig = (uint32_t)rd(base + off, 4);
-    const uint64_t values[] = {0, 1, 0xFFFFFFFFu, 0x80000000u, 0x7FFFFFFFu, 0x10000u, (uint32_t)(orig + 1),
-                               (uint32_t)(orig - 1), (uint32_t)(orig + 64), (uint32_t)n};
+    const uint64_t values[] = {0,
+                               1,
+                               0xFFFFFFFFu,
+                               0x80000000u,
+                               0x7FFFFFFFu,
+                               0x10000u,
+                               (uint32_t)(orig + 1),
+                               (uint32_t)(orig - 1),
+                               (uint32_t)(orig + 64),
+                               (uint32_t)n};
     mutate_field(base, n, off, 4, values, sizeof values / sizeof values[0], what);
 }
 
 static void mutate_u64(const unsigned char* base, size_t n, size_t off, const char* what) {
     uint64_t orig = rd(base + off, 8);
-    const uint64_t values[] = {0, 1, UINT64_MAX, 1ull << 63, (uint64_t)INT64_MAX, 1ull << 40, 0xFFFFFFFFull,
-                               orig + 1, orig - 1, orig + 64, orig - 64, (uint64_t)n, (uint64_t)n + 1,
-                               (uint64_t)n - 64, UINT64_MAX - 63};
+    const uint64_t values[] = {
+        0,        1,         UINT64_MAX, 1ull << 63,  (uint64_t)INT64_MAX, 1ull << 40,       0xFFFFFFFFull,  orig + 1,
+        orig - 1, orig + 64, orig - 64,  (uint64_t)n, (uint64_t)n + 1,     (uint64_t)n - 64, UINT64_MAX - 63};
     mutate_field(base, n, off, 8, values, sizeof values / sizeof values[0], what);
 }
 
@@ -207,21 +216,22 @@ int main(int argc, char** argv) {
         mutate_field(base, n, 6, 2, minor, 2, "version_minor");
     }
     static const size_t header_u32[] = {8, 12, 24, 28, 32, 36, 40, 44};
-    static const char* const header_u32_names[] = {"header_size", "flags", "tensor_count", "node_count",
-                                                   "input_count", "output_count", "edge_count", "reserved"};
+    static const char* const header_u32_names[] = {"header_size", "flags",        "tensor_count", "node_count",
+                                                   "input_count", "output_count", "edge_count",   "reserved"};
     for (size_t i = 0; i < sizeof header_u32 / sizeof header_u32[0]; i++)
         mutate_u32(base, n, header_u32[i], header_u32_names[i]);
     static const size_t header_u64[] = {16, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120};
-    static const char* const header_u64_names[] = {"file_size", "tensor_table_offset", "node_table_offset",
-                                                   "io_table_offset", "edge_table_offset", "string_table_offset",
-                                                   "string_table_size", "data_offset", "data_size", "reserved0",
-                                                   "reserved1"};
+    static const char* const header_u64_names[] = {
+        "file_size",         "tensor_table_offset", "node_table_offset", "io_table_offset",
+        "edge_table_offset", "string_table_offset", "string_table_size", "data_offset",
+        "data_size",         "reserved0",           "reserved1"};
     for (size_t i = 0; i < sizeof header_u64 / sizeof header_u64[0]; i++)
         mutate_u64(base, n, header_u64[i], header_u64_names[i]);
 
     /* ---- every field of every tensor and node record; io and edge entries ---- */
     uint32_t tensor_count = (uint32_t)rd(base + 24, 4), node_count = (uint32_t)rd(base + 28, 4);
-    uint32_t io_count = (uint32_t)rd(base + 32, 4) + (uint32_t)rd(base + 36, 4), edge_count = (uint32_t)rd(base + 40, 4);
+    uint32_t io_count = (uint32_t)rd(base + 32, 4) + (uint32_t)rd(base + 36, 4),
+             edge_count = (uint32_t)rd(base + 40, 4);
     uint64_t tensor_off = rd(base + 48, 8), node_off = rd(base + 56, 8), io_off = rd(base + 64, 8),
              edge_off = rd(base + 72, 8), str_off = rd(base + 80, 8), str_size = rd(base + 88, 8),
              data_off = rd(base + 96, 8);
@@ -344,9 +354,10 @@ int main(int argc, char** argv) {
     memset(&st, 0, sizeof st);
     st.struct_size = sizeof st;
     EXPECT_OK(accel_device_get_stats(g_dev, &st));
-    EXPECT(st.bytes_in_use == 0 && st.live_buffers == 0,
-           "after every variant was released: %llu bytes in use, %llu live buffers (a failed load leaked device memory?)",
-           (unsigned long long)st.bytes_in_use, (unsigned long long)st.live_buffers);
+    EXPECT(
+        st.bytes_in_use == 0 && st.live_buffers == 0,
+        "after every variant was released: %llu bytes in use, %llu live buffers (a failed load leaked device memory?)",
+        (unsigned long long)st.bytes_in_use, (unsigned long long)st.live_buffers);
     printf("corrupt: %zu loads (%zu truncations), %zu loaded and ran (%zu of those ran OK), %zu with a wrong status\n",
            g_loads, truncations, g_loaded, g_ran_ok, g_bad_status);
     accel_device_release(g_dev);

@@ -44,7 +44,8 @@ static void check_defaults(void) {
     REQUIRE_OK(accel_device_get_info(d, &info));
     EXPECT(info.cores >= 1, "default cores %u", info.cores);
     EXPECT(info.max_inflight == 16, "default max_inflight %u, documented 16", info.max_inflight);
-    EXPECT(info.pool_bytes == (256ull << 20), "default pool %llu, documented 256M", (unsigned long long)info.pool_bytes);
+    EXPECT(info.pool_bytes == (256ull << 20), "default pool %llu, documented 256M",
+           (unsigned long long)info.pool_bytes);
     EXPECT(info.alignment == 64, "alignment %llu, documented 64", (unsigned long long)info.alignment);
     EXPECT(info.debug == 0, "debug %u with ACCEL_EMU_DEBUG=0", info.debug);
     /* A struct from an older, smaller header: only struct_size bytes are written. */

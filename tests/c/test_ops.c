@@ -13,17 +13,18 @@
 static int check_info(const char* cname, const char* kind, size_t index, const accel_tensor_info* info,
                       const test_tensor* want) {
     int ok = 1;
-#define INFO_EXPECT(cond, ...)                                             \
-    do {                                                                   \
-        if (!(cond)) {                                                     \
-            fprintf(stderr, "ops: %s: %s %zu: ", cname, kind, index);      \
-            fprintf(stderr, __VA_ARGS__);                                  \
-            fputc('\n', stderr);                                           \
-            ok = 0;                                                        \
-        }                                                                  \
+#define INFO_EXPECT(cond, ...)                                        \
+    do {                                                              \
+        if (!(cond)) {                                                \
+            fprintf(stderr, "ops: %s: %s %zu: ", cname, kind, index); \
+            fprintf(stderr, __VA_ARGS__);                             \
+            fputc('\n', stderr);                                      \
+            ok = 0;                                                   \
+        }                                                             \
     } while (0)
     INFO_EXPECT(info->name != NULL, "name is NULL");
-    if (info->name) INFO_EXPECT(strcmp(info->name, want->name) == 0, "name '%s', expected '%s'", info->name, want->name);
+    if (info->name)
+        INFO_EXPECT(strcmp(info->name, want->name) == 0, "name '%s', expected '%s'", info->name, want->name);
     INFO_EXPECT(info->dtype == want->dtype, "dtype %s, expected %s", accel_dtype_name(info->dtype),
                 accel_dtype_name(want->dtype));
     INFO_EXPECT(info->ndim == want->ndim, "ndim %u, expected %u", info->ndim, want->ndim);
@@ -35,10 +36,10 @@ static int check_info(const char* cname, const char* kind, size_t index, const a
                     (long long)info->strides[i], (long long)stride);
         stride *= want->shape[i];
     }
-    INFO_EXPECT(info->byte_size == want->byte_size, "byte_size %llu, expected %llu", (unsigned long long)info->byte_size,
-                (unsigned long long)want->byte_size);
-    INFO_EXPECT(info->layout == ACCEL_LAYOUT_NONE || ((info->layout == ACCEL_LAYOUT_NCHW || info->layout == ACCEL_LAYOUT_NHWC) &&
-                                                      info->ndim == 4),
+    INFO_EXPECT(info->byte_size == want->byte_size, "byte_size %llu, expected %llu",
+                (unsigned long long)info->byte_size, (unsigned long long)want->byte_size);
+    INFO_EXPECT(info->layout == ACCEL_LAYOUT_NONE ||
+                    ((info->layout == ACCEL_LAYOUT_NCHW || info->layout == ACCEL_LAYOUT_NHWC) && info->ndim == 4),
                 "layout %d with ndim %u", (int)info->layout, info->ndim);
     INFO_EXPECT(info->quant.type == ACCEL_QUANT_NONE, "quantization type %d for a float model", (int)info->quant.type);
 #undef INFO_EXPECT
@@ -100,7 +101,8 @@ static int run_case(accel_device* d, const test_manifest* m, const test_case* c,
     test_make_io(d, c, in, out);
     s = accel_run(model, in, nin, out, nout, NULL);
     if (s != ACCEL_OK) {
-        fprintf(stderr, "%s: %s: accel_run gave %s: %s\n", test_name, c->name, accel_status_name(s), accel_last_error_message());
+        fprintf(stderr, "%s: %s: accel_run gave %s: %s\n", test_name, c->name, accel_status_name(s),
+                accel_last_error_message());
         ok = 0;
     } else {
         /* keep the first results, run again with poisoned outputs: same bits (no state kept between runs,

@@ -45,7 +45,8 @@ int main(void) {
     const accel_memory_stats s0 = stats_of(d);
     EXPECT(s0.live_buffers == 0, "a fresh device has %llu live buffers", (unsigned long long)s0.live_buffers);
     EXPECT(s0.bytes_in_use <= s0.peak_bytes_in_use, "bytes_in_use > peak on a fresh device");
-    EXPECT(s0.jobs_submitted == 0 && s0.jobs_completed == 0 && s0.bytes_copied == 0, "a fresh device has non-zero counters");
+    EXPECT(s0.jobs_submitted == 0 && s0.jobs_completed == 0 && s0.bytes_copied == 0,
+           "a fresh device has non-zero counters");
 
     /* ---- alignment, rounding, stats ---- */
     static const uint64_t sizes[] = {1, 63, 64, 65, 100, 127, 128, 1000, 4096, 4097};
@@ -75,12 +76,12 @@ int main(void) {
     accel_memory_stats s1 = stats_of(d);
     EXPECT(s1.live_buffers == s0.live_buffers + N, "live_buffers %llu, expected %llu",
            (unsigned long long)s1.live_buffers, (unsigned long long)(s0.live_buffers + N));
-    EXPECT(s1.allocations == s0.allocations + N, "allocations %llu, expected %llu",
-           (unsigned long long)s1.allocations, (unsigned long long)(s0.allocations + N));
+    EXPECT(s1.allocations == s0.allocations + N, "allocations %llu, expected %llu", (unsigned long long)s1.allocations,
+           (unsigned long long)(s0.allocations + N));
     EXPECT(s1.bytes_in_use == s0.bytes_in_use + total, "bytes_in_use %llu, expected %llu (+ the rounded sizes)",
            (unsigned long long)s1.bytes_in_use, (unsigned long long)(s0.bytes_in_use + total));
-    EXPECT(s1.peak_bytes_in_use >= s1.bytes_in_use, "peak %llu < in use %llu",
-           (unsigned long long)s1.peak_bytes_in_use, (unsigned long long)s1.bytes_in_use);
+    EXPECT(s1.peak_bytes_in_use >= s1.bytes_in_use, "peak %llu < in use %llu", (unsigned long long)s1.peak_bytes_in_use,
+           (unsigned long long)s1.bytes_in_use);
     EXPECT(s1.bytes_copied == s0.bytes_copied, "allocating counted copies");
 
     /* retain/release: a retained buffer survives one release */
@@ -122,13 +123,15 @@ int main(void) {
         if (s != ACCEL_OK) break;
         chunks[nchunks++] = c;
     }
-    EXPECT(s == ACCEL_ERR_OUT_OF_MEMORY, "exhausting the pool gave %s, not ACCEL_ERR_OUT_OF_MEMORY", accel_status_name(s));
+    EXPECT(s == ACCEL_ERR_OUT_OF_MEMORY, "exhausting the pool gave %s, not ACCEL_ERR_OUT_OF_MEMORY",
+           accel_status_name(s));
     EXPECT_ERROR_REPORTED(s);
     EXPECT(nchunks >= 12 && nchunks <= 16, "a 1M pool gave %zu chunks of 64K", nchunks);
     accel_memory_stats s3 = stats_of(d);
     EXPECT(s3.live_buffers == s0.live_buffers + nchunks, "a failed allocation changed live_buffers");
-    EXPECT(s3.allocations == s2.allocations + nchunks, "a failed allocation was counted in allocations (%llu, expected %llu)",
-           (unsigned long long)s3.allocations, (unsigned long long)(s2.allocations + nchunks));
+    EXPECT(s3.allocations == s2.allocations + nchunks,
+           "a failed allocation was counted in allocations (%llu, expected %llu)", (unsigned long long)s3.allocations,
+           (unsigned long long)(s2.allocations + nchunks));
     EXPECT(s3.peak_bytes_in_use <= POOL, "peak %llu exceeds the pool", (unsigned long long)s3.peak_bytes_in_use);
     /* freeing one makes the same allocation succeed again */
     accel_buffer_release(chunks[nchunks / 2]);
@@ -148,8 +151,10 @@ int main(void) {
     EXPECT(nsmall >= 900, "only %zu blocks of 1K fit in a 1M pool", nsmall);
     /* odd ones first (each freed block has used neighbours), then every third, then the rest */
     for (size_t i = 1; i < nsmall; i += 2) accel_buffer_release(small[i]), small[i] = NULL;
-    for (size_t i = 0; i < nsmall; i += 3) if (small[i]) accel_buffer_release(small[i]), small[i] = NULL;
-    for (size_t i = nsmall; i-- > 0;) if (small[i]) accel_buffer_release(small[i]), small[i] = NULL;
+    for (size_t i = 0; i < nsmall; i += 3)
+        if (small[i]) accel_buffer_release(small[i]), small[i] = NULL;
+    for (size_t i = nsmall; i-- > 0;)
+        if (small[i]) accel_buffer_release(small[i]), small[i] = NULL;
     free(small);
     accel_memory_stats s4 = stats_of(d);
     EXPECT(s4.bytes_in_use == s0.bytes_in_use, "bytes_in_use %llu after freeing the small blocks",
@@ -157,9 +162,10 @@ int main(void) {
     uint64_t big_size = POOL - s0.bytes_in_use - 4096;
     accel_buffer* big = NULL;
     s = accel_buffer_alloc(d, big_size, &big);
-    EXPECT(s == ACCEL_OK, "allocating %llu bytes (nearly the whole pool) after freeing many small blocks gave %s (%s): "
-           "free neighbours were not coalesced", (unsigned long long)big_size, accel_status_name(s),
-           s ? accel_last_error_message() : "");
+    EXPECT(s == ACCEL_OK,
+           "allocating %llu bytes (nearly the whole pool) after freeing many small blocks gave %s (%s): "
+           "free neighbours were not coalesced",
+           (unsigned long long)big_size, accel_status_name(s), s ? accel_last_error_message() : "");
     if (s == ACCEL_OK) {
         memset(host_ptr(big), 0x5A, (size_t)big_size);
         accel_buffer_release(big);
@@ -216,8 +222,8 @@ int main(void) {
            (unsigned long long)(c1.bytes_copied - c0.bytes_copied), 256 + 156 + 256 + 1);
     struct {
         uint64_t off, size;
-    } bad[] = {{0, 257}, {1, 256}, {200, 100}, {256, 1}, {257, 0}, {1000, 1}, {UINT64_MAX, 2}, {2, UINT64_MAX},
-               {UINT64_MAX, 0}, {128, UINT64_MAX - 64}};
+    } bad[] = {{0, 257},  {1, 256},        {200, 100},      {256, 1},        {257, 0},
+               {1000, 1}, {UINT64_MAX, 2}, {2, UINT64_MAX}, {UINT64_MAX, 0}, {128, UINT64_MAX - 64}};
     memcpy(dst, src, sizeof dst);
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         /* size may be huge: src/dst are never read that far when the range is checked first */
@@ -255,7 +261,8 @@ int main(void) {
     EXPECT_OK(accel_buffer_read(rb, 0, back, sizeof back));
     EXPECT(memcmp(back, t, sizeof t) == 0, "write_strided of a transposed 2-D array is not the dense transpose");
     accel_memory_stats w1 = stats_of(d);
-    EXPECT(w1.bytes_copied == w0.bytes_copied + sizeof t + sizeof back, "write_strided counted %llu bytes, expected %zu",
+    EXPECT(w1.bytes_copied == w0.bytes_copied + sizeof t + sizeof back,
+           "write_strided counted %llu bytes, expected %zu",
            (unsigned long long)(w1.bytes_copied - w0.bytes_copied - sizeof back), sizeof t);
     /* a contiguous 3-D array at an offset */
     float cube[2][3][4], cube_back[2][3][4];
@@ -270,7 +277,8 @@ int main(void) {
     int64_t shape1[1] = {8}, neg1[1] = {-(int64_t)sizeof(float)};
     EXPECT_OK(accel_buffer_write_strided(rb, 0, &v[7], 1, shape1, neg1, sizeof(float)));
     EXPECT_OK(accel_buffer_read(rb, 0, rev, sizeof rev));
-    for (int i = 0; i < 8; i++) EXPECT(rev[i] == (float)(7 - i), "negative stride: element %d is %g", i, (double)rev[i]);
+    for (int i = 0; i < 8; i++)
+        EXPECT(rev[i] == (float)(7 - i), "negative stride: element %d is %g", i, (double)rev[i]);
     /* zero stride: a broadcast scalar; every other row reversed in 2-D */
     float one = 3.25f, bc[5];
     int64_t shape5[1] = {5}, zero1[1] = {0};
@@ -312,8 +320,9 @@ int main(void) {
 
     accel_memory_stats end = stats_of(d);
     EXPECT(end.live_buffers == s0.live_buffers && end.bytes_in_use == s0.bytes_in_use,
-           "at the end: %llu live buffers, %llu bytes in use (baseline %llu, %llu)", (unsigned long long)end.live_buffers,
-           (unsigned long long)end.bytes_in_use, (unsigned long long)s0.live_buffers, (unsigned long long)s0.bytes_in_use);
+           "at the end: %llu live buffers, %llu bytes in use (baseline %llu, %llu)",
+           (unsigned long long)end.live_buffers, (unsigned long long)end.bytes_in_use,
+           (unsigned long long)s0.live_buffers, (unsigned long long)s0.bytes_in_use);
     accel_device_release(d);
     return test_finish();
 }

@@ -125,7 +125,8 @@ int main(int argc, char** argv) {
         pthread_mutex_unlock(&mu);
         test_sleep_ms(100); /* let the driver's thread finish tearing the device down */
         /* that thread could not join itself: it detached, which the last section counts on seeing */
-        EXPECT(detach_count() > 0, "a device torn down on its own thread detached nothing (is the "
+        EXPECT(detach_count() > 0,
+               "a device torn down on its own thread detached nothing (is the "
                "pthread_detach counter in this test still seeing the driver's calls?)");
     }
 
@@ -159,11 +160,14 @@ int main(int argc, char** argv) {
             }
             accel_buffer_release(big);
         }
-        EXPECT(live_after == 0, "in %d of %d rounds, buffers released after accel_run returned were still live "
-               "(live_buffers > 0): the finished job still held them", live_after, ROUNDS);
-        EXPECT(oom == 0, "in %d of %d rounds, allocating 900K of a 1M pool right after accel_run returned and its 800K "
-               "of buffers were released failed (%s): the finished job still held the buffers", oom, ROUNDS,
-               accel_status_name(first_status));
+        EXPECT(live_after == 0,
+               "in %d of %d rounds, buffers released after accel_run returned were still live "
+               "(live_buffers > 0): the finished job still held them",
+               live_after, ROUNDS);
+        EXPECT(oom == 0,
+               "in %d of %d rounds, allocating 900K of a 1M pool right after accel_run returned and its 800K "
+               "of buffers were released failed (%s): the finished job still held the buffers",
+               oom, ROUNDS, accel_status_name(first_status));
         accel_model_release(model);
         accel_device_release(d);
     }
@@ -191,11 +195,14 @@ int main(int argc, char** argv) {
             while (test_thread_count() > base && test_now_ns() < deadline) test_sleep_ms(1);
             if (test_thread_count() > base) lingering++;
         }
-        EXPECT(late == 0, "in %d of %d rounds releasing the device after accel_run detached a thread: the finished "
+        EXPECT(late == 0,
+               "in %d of %d rounds releasing the device after accel_run detached a thread: the finished "
                "job's references were dropped later, on a driver thread, which then tore the device down",
                late, ROUNDS);
-        EXPECT(lingering == 0, "in %d of %d rounds the device's threads were still running 2 s after the device "
-               "was released", lingering, ROUNDS);
+        EXPECT(lingering == 0,
+               "in %d of %d rounds the device's threads were still running 2 s after the device "
+               "was released",
+               lingering, ROUNDS);
     }
 
     test_manifest_free(&m);

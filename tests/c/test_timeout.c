@@ -66,8 +66,8 @@ static int limits(const test_manifest* m) {
     }
 
     /* huge job timeouts: effectively none */
-    static const int64_t timeouts[] = {INT64_MAX, INT64_MAX / 1000 + 5, INT64_MAX / 1000 - 5, (int64_t)(UINT64_MAX / 1000 / 2),
-                                       3600ll * 1000 * 1000 * 24 * 365 * 100};
+    static const int64_t timeouts[] = {INT64_MAX, INT64_MAX / 1000 + 5, INT64_MAX / 1000 - 5,
+                                       (int64_t)(UINT64_MAX / 1000 / 2), 3600ll * 1000 * 1000 * 24 * 365 * 100};
     for (size_t i = 0; i < sizeof timeouts / sizeof timeouts[0]; i++) {
         accel_run_options o;
         memset(&o, 0, sizeof o);
@@ -202,7 +202,8 @@ int main(int argc, char** argv) {
         accel_job_timing last = test_timing(ahead[2]);
         EXPECT(last.finished_ns == 0 || tb2.finished_ns < last.finished_ns,
                "a queued job's 1 ms timeout was handled only when the %.1f ms of slow jobs ahead of it had run: "
-               "a later deadline armed first hid it", 3 * slow_ns / 1e6);
+               "a later deadline armed first hid it",
+               3 * slow_ns / 1e6);
         for (int k = 0; k < 3; k++) {
             EXPECT_OK(accel_job_wait(ahead[k], -1));
             accel_job_release(ahead[k]);
@@ -249,8 +250,10 @@ int main(int argc, char** argv) {
                    "a job with a %.2f ms timeout reported ACCEL_OK but finished %.2f ms after submission", timeout_ms,
                    elapsed_ms);
         if (fractions[k] <= 0.125) {
-            EXPECT(s == ACCEL_ERR_TIMEOUT, "a %.1f ms job with a %.2f ms timeout finished with %s, expected "
-                   "ACCEL_ERR_TIMEOUT", slow_ns / 1e6, timeout_ms, accel_status_name(s));
+            EXPECT(s == ACCEL_ERR_TIMEOUT,
+                   "a %.1f ms job with a %.2f ms timeout finished with %s, expected "
+                   "ACCEL_ERR_TIMEOUT",
+                   slow_ns / 1e6, timeout_ms, accel_status_name(s));
             EXPECT(tr.started_ns != 0 && tr.core == 0, "the job that ran past its timeout has started_ns %llu, core %d",
                    (unsigned long long)tr.started_ns, tr.core);
         }

@@ -30,9 +30,11 @@ static void expect_open_ok(const char* uri, uint32_t cores, uint64_t pool, uint3
     info.struct_size = sizeof info;
     EXPECT_OK(accel_device_get_info(d, &info));
     if (cores) EXPECT(info.cores == cores, "%s: cores %u, expected %u", uri, info.cores, cores);
-    if (pool) EXPECT(info.pool_bytes == pool, "%s: pool_bytes %llu, expected %llu", uri,
-                     (unsigned long long)info.pool_bytes, (unsigned long long)pool);
-    if (inflight) EXPECT(info.max_inflight == inflight, "%s: max_inflight %u, expected %u", uri, info.max_inflight, inflight);
+    if (pool)
+        EXPECT(info.pool_bytes == pool, "%s: pool_bytes %llu, expected %llu", uri, (unsigned long long)info.pool_bytes,
+               (unsigned long long)pool);
+    if (inflight)
+        EXPECT(info.max_inflight == inflight, "%s: max_inflight %u, expected %u", uri, info.max_inflight, inflight);
     EXPECT(info.debug == debug, "%s: debug %u, expected %u", uri, info.debug, debug);
     accel_device_release(d);
 }
@@ -64,13 +66,19 @@ int main(void) {
     expect_open_fails("EMU", ACCEL_ERR_NOT_FOUND, -1);
 
     /* ---- bad emulator options ---- */
-    static const char* const bad_options[] = {
-        "emu:cores=0",      "emu:cores=abc",   "emu:cores=",        "emu:cores=-1",  "emu:cores=1x",
-        "emu:cores=99999999999999999999999", "emu:pool=1",        "emu:pool=abc",  "emu:pool=",
-        "emu:pool=12Q",     "emu:pool=-1M",    "emu:pool=99999999999999999999G",  "emu:bogus=1",
-        "emu:cores=1,bogus=1", "emu:debug=2",  "emu:debug=yes",     "emu:max_inflight=0",
-        "emu:max_inflight=x", "emu:cores",     "emu:=1",            "emu:cores=1,pool=1",
-        "emu:spin=",        "emu:spin=x",      "emu:spin=10001",    "emu:spin=-1"};
+    static const char* const bad_options[] = {"emu:cores=0",        "emu:cores=abc",
+                                              "emu:cores=",         "emu:cores=-1",
+                                              "emu:cores=1x",       "emu:cores=99999999999999999999999",
+                                              "emu:pool=1",         "emu:pool=abc",
+                                              "emu:pool=",          "emu:pool=12Q",
+                                              "emu:pool=-1M",       "emu:pool=99999999999999999999G",
+                                              "emu:bogus=1",        "emu:cores=1,bogus=1",
+                                              "emu:debug=2",        "emu:debug=yes",
+                                              "emu:max_inflight=0", "emu:max_inflight=x",
+                                              "emu:cores",          "emu:=1",
+                                              "emu:cores=1,pool=1", "emu:spin=",
+                                              "emu:spin=x",         "emu:spin=10001",
+                                              "emu:spin=-1"};
     for (size_t i = 0; i < sizeof bad_options / sizeof bad_options[0]; i++)
         expect_open_fails(bad_options[i], ACCEL_ERR_INVALID_ARGUMENT, -1);
     accel_device* d = SENTINEL_DEVICE;

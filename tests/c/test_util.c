@@ -229,8 +229,7 @@ void test_manifest_free(test_manifest* m) {
 const test_case* test_manifest_find(const test_manifest* m, const char* name) {
     for (size_t i = 0; i < m->count; i++) {
         if (strcmp(m->cases[i].name, name) == 0) {
-            REQUIRE(!m->cases[i].compile_error[0], "case '%s' did not compile: %s", name,
-                    m->cases[i].compile_error);
+            REQUIRE(!m->cases[i].compile_error[0], "case '%s' did not compile: %s", name, m->cases[i].compile_error);
             return &m->cases[i];
         }
     }

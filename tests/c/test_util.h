@@ -23,18 +23,24 @@ void test_fail_at(const char* file, int line, int fatal, const char* fmt, ...)
     ;
 int test_finish(void);
 
-#define REQUIRE(cond, ...) do { if (!(cond)) test_fail_at(__FILE__, __LINE__, 1, __VA_ARGS__); } while (0)
-#define EXPECT(cond, ...) do { if (!(cond)) test_fail_at(__FILE__, __LINE__, 0, __VA_ARGS__); } while (0)
+#define REQUIRE(cond, ...)                                             \
+    do {                                                               \
+        if (!(cond)) test_fail_at(__FILE__, __LINE__, 1, __VA_ARGS__); \
+    } while (0)
+#define EXPECT(cond, ...)                                              \
+    do {                                                               \
+        if (!(cond)) test_fail_at(__FILE__, __LINE__, 0, __VA_ARGS__); \
+    } while (0)
 
 /* Checks a call's status, printing the status name and accel_last_error_message() when it differs. */
-#define STATUS_CHECK_(fatal, expr, want)                                                              \
-    do {                                                                                              \
-        accel_status got_ = (expr);                                                                   \
-        accel_status want_ = (want);                                                                  \
-        if (got_ != want_)                                                                            \
-            test_fail_at(__FILE__, __LINE__, fatal, "%s returned %s, expected %s (last error: '%s')", \
-                         #expr, accel_status_name(got_), accel_status_name(want_),                    \
-                         got_ != ACCEL_OK ? accel_last_error_message() : "");                         \
+#define STATUS_CHECK_(fatal, expr, want)                                                                     \
+    do {                                                                                                     \
+        accel_status got_ = (expr);                                                                          \
+        accel_status want_ = (want);                                                                         \
+        if (got_ != want_)                                                                                   \
+            test_fail_at(__FILE__, __LINE__, fatal, "%s returned %s, expected %s (last error: '%s')", #expr, \
+                         accel_status_name(got_), accel_status_name(want_),                                  \
+                         got_ != ACCEL_OK ? accel_last_error_message() : "");                                \
     } while (0)
 #define REQUIRE_OK(expr) STATUS_CHECK_(1, expr, ACCEL_OK)
 #define EXPECT_OK(expr) STATUS_CHECK_(0, expr, ACCEL_OK)
@@ -42,12 +48,12 @@ int test_finish(void);
 #define EXPECT_STATUS(expr, want) STATUS_CHECK_(0, expr, want)
 
 /* A failing call must leave a non-empty message and the same status in accel_last_error_status(). */
-#define EXPECT_ERROR_REPORTED(status)                                                                  \
-    do {                                                                                               \
+#define EXPECT_ERROR_REPORTED(status)                                                                 \
+    do {                                                                                              \
         EXPECT(accel_last_error_message()[0] != '\0', "status %s left an empty error message",        \
-               accel_status_name(status));                                                             \
+               accel_status_name(status));                                                            \
         EXPECT(accel_last_error_status() == (status), "accel_last_error_status() is %s, expected %s", \
-               accel_status_name(accel_last_error_status()), accel_status_name(status));               \
+               accel_status_name(accel_last_error_status()), accel_status_name(status));              \
     } while (0)
 
 /* ---- time, threads ---- */

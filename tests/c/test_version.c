@@ -23,8 +23,8 @@ int main(void) {
     uint32_t v = accel_abi_version();
     EXPECT((v >> 16) == ACCEL_ABI_VERSION_MAJOR, "accel_abi_version() major %u, header major %u", v >> 16,
            (unsigned)ACCEL_ABI_VERSION_MAJOR);
-    EXPECT((long)(v & 0xFFFFu) >= (long)ACCEL_ABI_VERSION_MINOR, "accel_abi_version() minor %u < header minor %u", v & 0xFFFFu,
-           (unsigned)ACCEL_ABI_VERSION_MINOR);
+    EXPECT((long)(v & 0xFFFFu) >= (long)ACCEL_ABI_VERSION_MINOR, "accel_abi_version() minor %u < header minor %u",
+           v & 0xFFFFu, (unsigned)ACCEL_ABI_VERSION_MINOR);
     EXPECT(ACCEL_ABI_VERSION == ((uint32_t)ACCEL_ABI_VERSION_MAJOR << 16 | ACCEL_ABI_VERSION_MINOR),
            "ACCEL_ABI_VERSION macro is inconsistent");
 
@@ -34,16 +34,29 @@ int main(void) {
     EXPECT(vs[0] != '\0', "accel_version_string() is empty");
     unsigned a = 0, b = 0, c = 0;
     char tail = 0;
-    EXPECT(sscanf(vs, "%u.%u.%u%c", &a, &b, &c, &tail) == 3, "accel_version_string() '%s' is not major.minor.patch", vs);
+    EXPECT(sscanf(vs, "%u.%u.%u%c", &a, &b, &c, &tail) == 3, "accel_version_string() '%s' is not major.minor.patch",
+           vs);
     EXPECT(accel_version_string() == vs, "accel_version_string() is not static storage");
 
     /* ---- status names ---- */
-    static const char* const names[] = {
-        "ACCEL_OK", "ACCEL_ERR_INVALID_ARGUMENT", "ACCEL_ERR_SHAPE", "ACCEL_ERR_DTYPE", "ACCEL_ERR_ALIGNMENT",
-        "ACCEL_ERR_MODEL_FORMAT", "ACCEL_ERR_OUT_OF_MEMORY", "ACCEL_ERR_BUSY", "ACCEL_ERR_TIMEOUT",
-        "ACCEL_ERR_UNSUPPORTED", "ACCEL_ERR_DEVICE", "ACCEL_ERR_NOT_FOUND", "ACCEL_ERR_CANCELLED",
-        "ACCEL_ERR_NOT_READY", "ACCEL_ERR_ABI_MISMATCH", "ACCEL_ERR_MEMORY_CORRUPTION", "ACCEL_ERR_CLOSED",
-        "ACCEL_ERR_INTERNAL"};
+    static const char* const names[] = {"ACCEL_OK",
+                                        "ACCEL_ERR_INVALID_ARGUMENT",
+                                        "ACCEL_ERR_SHAPE",
+                                        "ACCEL_ERR_DTYPE",
+                                        "ACCEL_ERR_ALIGNMENT",
+                                        "ACCEL_ERR_MODEL_FORMAT",
+                                        "ACCEL_ERR_OUT_OF_MEMORY",
+                                        "ACCEL_ERR_BUSY",
+                                        "ACCEL_ERR_TIMEOUT",
+                                        "ACCEL_ERR_UNSUPPORTED",
+                                        "ACCEL_ERR_DEVICE",
+                                        "ACCEL_ERR_NOT_FOUND",
+                                        "ACCEL_ERR_CANCELLED",
+                                        "ACCEL_ERR_NOT_READY",
+                                        "ACCEL_ERR_ABI_MISMATCH",
+                                        "ACCEL_ERR_MEMORY_CORRUPTION",
+                                        "ACCEL_ERR_CLOSED",
+                                        "ACCEL_ERR_INTERNAL"};
     EXPECT(ACCEL_ERR_INTERNAL == 17 && ACCEL_ERR_MEMORY_CORRUPTION == 15 && ACCEL_OK == 0,
            "status enum values changed");
     for (int s = 0; s <= ACCEL_ERR_INTERNAL; s++) {
@@ -64,10 +77,11 @@ int main(void) {
         accel_dtype d;
         size_t size;
         const char* name;
-    } dt[] = {{ACCEL_DTYPE_FLOAT32, 4, "float32"}, {ACCEL_DTYPE_FLOAT16, 2, "float16"}, {ACCEL_DTYPE_INT8, 1, "int8"},
-              {ACCEL_DTYPE_UINT8, 1, "uint8"},     {ACCEL_DTYPE_INT16, 2, "int16"},     {ACCEL_DTYPE_INT32, 4, "int32"},
-              {ACCEL_DTYPE_INT64, 8, "int64"},     {ACCEL_DTYPE_UINT16, 2, "uint16"},   {ACCEL_DTYPE_UINT32, 4, "uint32"},
-              {ACCEL_DTYPE_UINT64, 8, "uint64"},   {ACCEL_DTYPE_BOOL, 1, "bool"}};
+    } dt[] = {
+        {ACCEL_DTYPE_FLOAT32, 4, "float32"}, {ACCEL_DTYPE_FLOAT16, 2, "float16"}, {ACCEL_DTYPE_INT8, 1, "int8"},
+        {ACCEL_DTYPE_UINT8, 1, "uint8"},     {ACCEL_DTYPE_INT16, 2, "int16"},     {ACCEL_DTYPE_INT32, 4, "int32"},
+        {ACCEL_DTYPE_INT64, 8, "int64"},     {ACCEL_DTYPE_UINT16, 2, "uint16"},   {ACCEL_DTYPE_UINT32, 4, "uint32"},
+        {ACCEL_DTYPE_UINT64, 8, "uint64"},   {ACCEL_DTYPE_BOOL, 1, "bool"}};
     for (size_t i = 0; i < sizeof dt / sizeof dt[0]; i++) {
         EXPECT(accel_dtype_size(dt[i].d) == dt[i].size, "accel_dtype_size(%d) = %zu, expected %zu", (int)dt[i].d,
                accel_dtype_size(dt[i].d), dt[i].size);

@@ -54,7 +54,7 @@ FOLLOW_ONNXRUNTIME = {
 }
 
 
-def onnxruntime_outputs(case: "Case") -> list:
+def onnxruntime_outputs(case: Case) -> list:
     """What onnxruntime computes for the case's model and inputs."""
     import onnxruntime as ort
 

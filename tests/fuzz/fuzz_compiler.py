@@ -21,7 +21,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 with atheris.instrument_imports(include=["accel", "fuzz_check"]):
     from fuzz_check import check_model
 
-from accel import compiler  # noqa: E402
+from accel import compiler
 
 
 def test_one_input(data: bytes) -> None:

@@ -10,7 +10,8 @@ static int describe(accel_model* model, int outputs, size_t index, uint64_t* byt
     accel_tensor_info info;
     memset(&info, 0, sizeof info);
     info.struct_size = sizeof info;
-    accel_status s = outputs ? accel_model_output_info(model, index, &info) : accel_model_input_info(model, index, &info);
+    accel_status s =
+        outputs ? accel_model_output_info(model, index, &info) : accel_model_input_info(model, index, &info);
     if (s != ACCEL_OK) {
         fprintf(stderr, "fuzz: %s %zu of a loaded model has no info: %s\n", outputs ? "output" : "input", index,
                 accel_last_error_message());

@@ -269,7 +269,7 @@ def shape_pattern(shape):
     if len(dims) == 1:
         return rf"[\(\[]\s*{dims[0]}\s*,?\s*[\)\]]|\b{dims[0]}\b"
     comma = r"\s*,\s*".join(dims)
-    cross = r"\s*[x×]\s*".join(dims)
+    cross = r"\s*[x×]\s*".join(dims)  # noqa: RUF001 (a message may write a shape with a multiplication sign)
     return rf"(?<![\d])(?:{comma}|{cross})(?![\d])"
 
 

@@ -121,7 +121,7 @@ def test_4x_max_inflight_jobs(dev, tiny):
     """The submission past max_inflight waits for a free slot; all 4 x max_inflight complete."""
     xs = [rand((1, 16), i) for i in range(4 * dev.info.max_inflight)]
     futs = [tiny.run_async(x) for x in xs]
-    done, not_done = concurrent.futures.wait(futs, timeout=30)
+    _done, not_done = concurrent.futures.wait(futs, timeout=30)
     assert not not_done
     for f, x in zip(futs, xs):
         assert np.array_equal(f.result()[0], tiny.run(x)[0])
@@ -273,7 +273,7 @@ def test_dropped_futures_leak_nothing(dev1, tiny_path):
     gc.collect()
     base = dev.stats()
     refs = []
-    for i in range(300):
+    for _i in range(300):
         f = tiny.run_async(x)
         refs.append(weakref.ref(f))
         del f

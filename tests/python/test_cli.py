@@ -107,7 +107,7 @@ def test_info_json_of_one_device(capsys):
     assert code == 0, err
     facts = json.loads(out)
     assert facts["accel_version"] == accel.__version__ and facts["frontend"] == accel.frontend
-    assert facts["abi_version"] == "%d.%d" % divmod(accel.abi_version(), 1 << 16)
+    assert facts["abi_version"] == "{}.{}".format(*divmod(accel.abi_version(), 1 << 16))
     assert "emu" in facts["backends"] and any(f.endswith("libaccel_driver_emu.so") for f in facts["driver_files"])
     (device,) = facts["devices"]
     assert device["uri"] == EMU
@@ -117,7 +117,7 @@ def test_info_json_of_one_device(capsys):
 
 
 def test_info_of_a_bad_device_fails(capsys):
-    code, out, err = run_main(capsys, "info", "--device", "emu:cores=0")
+    code, _out, err = run_main(capsys, "info", "--device", "emu:cores=0")
     assert code == 1 and err.startswith("accel info: error: ") and "cores='0'" in err, err
     assert "Traceback" not in err
 

@@ -33,10 +33,9 @@ def device_survives(request):
     """After every bad call the process and (when used) the device still work."""
     d = request.getfixturevalue("dev") if "dev" in request.fixturenames else None
     yield
-    if d is not None:
-        if not d.closed:
-            t = d.tensor(np.arange(4, dtype=np.float32))
-            assert np.array_equal(np.asarray(t), np.arange(4, dtype=np.float32))
+    if d is not None and not d.closed:
+        t = d.tensor(np.arange(4, dtype=np.float32))
+        assert np.array_equal(np.asarray(t), np.arange(4, dtype=np.float32))
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -414,33 +413,33 @@ def _closed(tiny_path):
 
 
 def test_run_after_close(tiny_path):
-    d, m, t = _closed(tiny_path)
+    _d, m, t = _closed(tiny_path)
     raises(accel.ClosedError, lambda: m.run(t), "closed")
     raises(accel.ClosedError, lambda: m.run(rand((1, 16))), "closed")
 
 
 def test_run_async_after_close(tiny_path):
-    d, m, t = _closed(tiny_path)
+    _d, m, t = _closed(tiny_path)
     raises(accel.ClosedError, lambda: m.run_async(t), "closed")
 
 
 def test_empty_after_close(tiny_path):
-    d, m, t = _closed(tiny_path)
+    d, _m, _t = _closed(tiny_path)
     raises(accel.ClosedError, lambda: d.empty((2,), np.float32), "closed")
 
 
 def test_tensor_after_close(tiny_path):
-    d, m, t = _closed(tiny_path)
+    d, _m, _t = _closed(tiny_path)
     raises(accel.ClosedError, lambda: d.tensor(rand((2,))), "closed")
 
 
 def test_load_after_close(tiny_path):
-    d, m, t = _closed(tiny_path)
+    d, _m, _t = _closed(tiny_path)
     raises(accel.ClosedError, lambda: d.load(str(tiny_path)), "closed")
 
 
 def test_stats_after_close(tiny_path):
-    d, m, t = _closed(tiny_path)
+    d, _m, _t = _closed(tiny_path)
     raises(accel.ClosedError, lambda: d.stats(), "closed")
 
 

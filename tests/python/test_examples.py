@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import re
 import subprocess
 import sys
@@ -123,7 +122,8 @@ def test_c_example_builds_against_the_package_and_runs(tmp_path):
                           env=runner_environment())
     assert done.returncode == 0, done.stdout + done.stderr
     out = done.stdout
-    assert len(re.findall(r"^job \d: ACCEL_OK on core [01], .* same scores as the synchronous run$", out, re.M)) == 4, out
+    jobs = re.findall(r"^job \d: ACCEL_OK on core [01], .* same scores as the synchronous run$", out, re.M)
+    assert len(jobs) == 4, out
     assert re.search(r"^loading a missing file: ACCEL_ERR_NOT_FOUND \(.*no-such-model\.accm.*\)$", out, re.M), out
     assert out.rstrip().endswith("ok")
 

@@ -165,7 +165,7 @@ def test_fast_path_declines_after_close(tiny_path):
 
 def test_errors_are_the_python_paths(dev, tiny):
     # What the fast path declines reaches the Python path's exact errors.
-    with pytest.raises(accel.DTypeError, match="'x'.*float32.*int32"):
+    with pytest.raises(accel.DTypeError, match=r"'x'.*float32.*int32"):
         tiny.run(dev.tensor(np.ones((1, 16), np.int32)))
     with pytest.raises(accel.ShapeError, match=r"'x'.*\(1, 16\).*\(16,\)"):
         tiny.run(dev.tensor(np.ones((16,), np.float32)))

@@ -25,7 +25,7 @@ import accel
 from accel import _cffi_core, _pybind, compiler
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from models import catalog  # noqa: E402
+from models import catalog
 
 CORES = {"pybind": _pybind, "cffi": _cffi_core}
 CONTRACT_FUNCTIONS = ["abi_version", "version", "backends"]

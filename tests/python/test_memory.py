@@ -62,7 +62,7 @@ def test_device_memory_back_to_baseline_after_10000_mixed_runs(dev1, two_io_path
     gc.collect()
     base = dev.stats()
     futs = []
-    for i in range(RUNS // 4):
+    for _i in range(RUNS // 4):
         two_io.run({"a": ta, "b": b})
         tiny.run([x])
         futs.append(tiny.run_async(x))

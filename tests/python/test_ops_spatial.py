@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import itertools
 import numpy as np
-import onnx
 import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper

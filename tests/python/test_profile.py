@@ -20,7 +20,7 @@ def _row(summary, name):
 
 def test_summary_table(dev, tiny, cnn):
     with accel.profile() as p:
-        for i in range(10):
+        for _ in range(10):
             cnn.run(np.zeros((1, 3, 64, 64), np.float32))
         for i in range(5):
             tiny.run(rand((1, 16), i))

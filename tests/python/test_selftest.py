@@ -52,7 +52,7 @@ def test_console_script_passes_on_the_vendor_device(tmp_path):
     model = model_file(BACKEND, CNN_PATH, tmp_path)
     result = run_cli("selftest", "--device", DEVICE_URI, "--model", str(model), "--json", str(tmp_path / "r.json"))
     assert result.returncode == 0, result.stdout + result.stderr
-    assert status_lines(result.stdout) == {n: PASS for n in NAMES}, result.stdout
+    assert status_lines(result.stdout) == dict.fromkeys(NAMES, PASS), result.stdout
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["device"] == DEVICE_URI and report["model"] == str(model)
     checks = {c["name"]: c["data"] for c in report["checks"]}
@@ -64,7 +64,7 @@ def test_console_script_passes_and_writes_json(tmp_path):
     report_path = tmp_path / "report.json"
     result = run_cli("selftest", "--device", DEVICE_URI, "--json", str(report_path))
     assert result.returncode == 0, result.stdout + result.stderr
-    assert status_lines(result.stdout) == {n: PASS for n in NAMES}, result.stdout
+    assert status_lines(result.stdout) == dict.fromkeys(NAMES, PASS), result.stdout
     assert f"{len(NAMES)} passed, 0 failed, 0 errors, 0 skipped" in result.stdout
     assert f"report written to {report_path}" in result.stdout
 
@@ -79,7 +79,7 @@ def test_console_script_passes_and_writes_json(tmp_path):
     env = checks["environment"]
     assert env["frontend"] == accel.frontend
     assert env["accel_version"] == accel.__version__
-    assert env["abi_version"] == "%d.%d" % (accel.abi_version() >> 16, accel.abi_version() & 0xFFFF)
+    assert env["abi_version"] == f"{accel.abi_version() >> 16}.{accel.abi_version() & 0xFFFF}"
     assert "emu" in env["backends"] and any(p.endswith("libaccel_driver_emu.so") for p in env["driver_files"])
     assert checks["open_device"]["info"]["cores"] == 2
     (image,) = checks["introspection"]["inputs"]
@@ -98,7 +98,7 @@ def test_console_script_passes_and_writes_json(tmp_path):
 def test_in_process_quick_run_passes(capsys):
     assert cli.main(["selftest", "--device", DEVICE_URI, "--quick"]) == 0
     out = capsys.readouterr().out
-    assert status_lines(out) == {n: PASS for n in NAMES}, out
+    assert status_lines(out) == dict.fromkeys(NAMES, PASS), out
     assert "(quick)" in out.splitlines()[0]
     assert "input 'image': float32[1, 3, 64, 64] layout NCHW, strides [49152, 16384, 256, 4]" in out
     assert "wrong shape: ShapeError: input 'image': expected shape (1, 3, 64, 64), got (1, 3, 64, 65)" in out

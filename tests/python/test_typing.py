@@ -131,7 +131,7 @@ def test_annotations_resolve():
     import typing
 
     checked = 0
-    for name, fn, owner in _signature_targets():
+    for _name, fn, _owner in _signature_targets():
         if _annotated(fn):
             typing.get_type_hints(fn, globalns=vars(sys.modules[fn.__module__]))
             checked += 1

@@ -207,10 +207,7 @@ def binary_case(op, variant, a_shape, b_shape, b_const):
         if op == "Div":  # keep denominators away from 0
             data = (np.sign(data) + (data == 0)) * (0.5 + np.abs(data))
             data = data.astype(np.float32)
-        if b_const:
-            bb = b.const(data, "k")
-        else:
-            bb = b.input("b", shape_b, data=data)
+        bb = b.const(data, "k") if b_const else b.input("b", shape_b, data=data)
         b.output(b.node(op, [a, bb], outputs=["y"]))
 
 
@@ -645,7 +642,7 @@ def main(argv) -> int:
         with open(os.path.join(out_dir, f"{name}.accm"), "wb") as f:
             f.write(accm)
         lines.append(f"case {name} {tag} {name}.accm {len(b.inputs)} {len(outs)}")
-        for i, (n, shape, arr) in enumerate(b.inputs):
+        for i, (n, _shape, arr) in enumerate(b.inputs):
             fname = f"{name}.in{i}.bin"
             arr.astype("<f4").tofile(os.path.join(out_dir, fname))
             lines.append(f"in {n} float32 {dims_text(arr.shape)} {fname}")

@@ -18,12 +18,8 @@ namespace {
 size_t no_scratch(const Graph&, const Node&) { return 0; }
 
 // The two dtypes with no C++ arithmetic type of their own, held by their bits.
-struct Half {
-    uint16_t bits;
-};
-struct Bool {
-    uint8_t byte;
-};
+struct Half { uint16_t bits; };
+struct Bool { uint8_t byte; };
 
 ACCEL_INLINE uint32_t bits_of(float f) {
     uint32_t u;
@@ -147,13 +143,12 @@ constexpr CastTable kTable;
 bool validate_cast(const Graph& g, const Node& n, std::string* err) {
     using kern::cat;
     const char* op = "cast";
-    if (!kern::check_common(g, n, op, {1, 1, 1, 1}, kern::DTypeRule::Any, kern::ActRule::MustBeNone, err))
-        return false;
+    if (!kern::check_common(g, n, op, {1, 1, 1, 1}, kern::DTypeRule::Any, kern::ActRule::MustBeNone, err)) return false;
     const TensorDesc& x = *kern::input(g, n, 0);
     const TensorDesc& y = kern::output(g, n, 0);
     if (!kern::same_dims(x, y))
-        return kern::fail(err, op, cat("output shape ", kern::dims_str(y), " differs from input shape ",
-                                       kern::dims_str(x)));
+        return kern::fail(err, op,
+                          cat("output shape ", kern::dims_str(y), " differs from input shape ", kern::dims_str(x)));
     return true;  // check_common admits known dtypes only: every pair has a loop
 }
 
@@ -161,10 +156,8 @@ void run_cast(const KernelArgs& a) {
     const TensorDesc& xd = kern::in_desc(a, 0);
     const TensorDesc& yd = kern::out_desc(a, 0);
     const CastFn fn = kTable.fn[xd.dtype - 1][yd.dtype - 1];
-    if (fn)
-        fn(a.in[0], a.out[0], xd.numel);
-    else
-        std::memcpy(a.out[0], a.in[0], xd.bytes);
+    if (fn) fn(a.in[0], a.out[0], xd.numel);
+    else std::memcpy(a.out[0], a.in[0], xd.bytes);
 }
 
 }  // namespace

@@ -8,8 +8,8 @@
 #include <algorithm>
 #include <cstring>
 
-#include "conv_geom.h"
 #include "conv_gemm.h"
+#include "conv_geom.h"
 #include "gemm.h"
 #include "kernel_util.h"
 #include "op_defs.h"
@@ -39,8 +39,8 @@ void finish_geom(ConvGeom* q) {
     q->P = q->OH * q->OW;
     q->K = q->Cg * q->kh * q->kw;
     q->depthwise = q->G == q->C && q->G == q->M && q->G > 1;
-    q->pointwise = q->kh == 1 && q->kw == 1 && q->sh == 1 && q->sw == 1 && q->pt == 0 && q->pl == 0 &&
-                   q->OH == q->H && q->OW == q->W;
+    q->pointwise = q->kh == 1 && q->kw == 1 && q->sh == 1 && q->sw == 1 && q->pt == 0 && q->pl == 0 && q->OH == q->H &&
+                   q->OW == q->W;
     if (q->depthwise || q->pointwise) {
         q->tile = 0;
     } else {
@@ -63,8 +63,7 @@ ConvGeom geom(const Graph& g, const Node& n) {
 bool validate(const Graph& g, const Node& n, std::string* err) {
     using kern::cat;
     using kern::fail;
-    if (!kern::check_common(g, n, kOp, {2, 3, 2, 1}, kern::DTypeRule::Float32, kern::ActRule::Fused, err))
-        return false;
+    if (!kern::check_common(g, n, kOp, {2, 3, 2, 1}, kern::DTypeRule::Float32, kern::ActRule::Fused, err)) return false;
     const TensorDesc& x = *kern::input(g, n, 0);
     const TensorDesc& w = *kern::input(g, n, 1);
     const TensorDesc* b = kern::input(g, n, 2);
@@ -79,11 +78,12 @@ bool validate(const Graph& g, const Node& n, std::string* err) {
     if (q.C % q.G != 0) return fail(err, kOp, cat("input channels ", q.C, " not divisible by group ", q.G));
     if (q.M % q.G != 0) return fail(err, kOp, cat("output channels ", q.M, " not divisible by group ", q.G));
     if (w.dims[1] != q.C / q.G)
-        return fail(err, kOp, cat("weight shape ", kern::dims_str(w), " needs dim 1 = ", q.C / q.G,
-                                  " (input channels ", q.C, " / group ", q.G, ")"));
+        return fail(err, kOp,
+                    cat("weight shape ", kern::dims_str(w), " needs dim 1 = ", q.C / q.G, " (input channels ", q.C,
+                        " / group ", q.G, ")"));
     if (n.ints[1] != q.kh || n.ints[2] != q.kw)
-        return fail(err, kOp, cat("kernel ", n.ints[1], "x", n.ints[2], " does not match weight shape ",
-                                  kern::dims_str(w)));
+        return fail(err, kOp,
+                    cat("kernel ", n.ints[1], "x", n.ints[2], " does not match weight shape ", kern::dims_str(w)));
     if (b) {
         if (b->kind != TensorKind::Constant) return fail(err, kOp, "bias is not a constant");
         if (b->ndim != 1 || b->dims[0] != q.M)
@@ -91,11 +91,11 @@ bool validate(const Graph& g, const Node& n, std::string* err) {
     }
     Axis ah{q.H, q.kh, q.sh, q.pt, n.ints[7], q.dh, 0};
     Axis aw{q.W, q.kw, q.sw, q.pl, n.ints[8], q.dw, 0};
-    if (!kern::window_axis(&ah, false, kOp, "h", err) || !kern::window_axis(&aw, false, kOp, "w", err))
-        return false;
+    if (!kern::window_axis(&ah, false, kOp, "h", err) || !kern::window_axis(&aw, false, kOp, "w", err)) return false;
     if (y.dims[0] != q.N || y.dims[1] != q.M || y.dims[2] != ah.out || y.dims[3] != aw.out)
-        return fail(err, kOp, cat("output shape ", kern::dims_str(y), " should be [", q.N, ",", q.M, ",", ah.out,
-                                  ",", aw.out, "]"));
+        return fail(
+            err, kOp,
+            cat("output shape ", kern::dims_str(y), " should be [", q.N, ",", q.M, ",", ah.out, ",", aw.out, "]"));
     q.OH = ah.out, q.OW = aw.out;
     finish_geom(&q);  // products below are bounded by tensor sizes, so cannot overflow
     if (q.Mg > kern::kBlasIntMax || q.P > kern::kBlasIntMax || q.K > kern::kBlasIntMax)
@@ -122,8 +122,9 @@ size_t scratch_bytes(const Graph& g, const Node& n) {
     const ConvGeom q = geom(g, n);
     switch (path(q)) {
         case Path::Depthwise:
-            return depthwise_blocked_applies(q) ? static_cast<size_t>(depthwise_blocked_scratch_floats(q)) * sizeof(float)
-                                                : 0;
+            return depthwise_blocked_applies(q)
+                       ? static_cast<size_t>(depthwise_blocked_scratch_floats(q)) * sizeof(float)
+                       : 0;
         case Path::Packed: return static_cast<size_t>(conv_gemm_scratch_floats(q)) * sizeof(float);
         case Path::Im2col: break;
     }
@@ -167,8 +168,7 @@ void im2col(const ConvGeom& q, const float* x, int64_t p0, int64_t t, float* ACC
                         for (int64_t j = 0; j < a - ow0; ++j) dst[j] = 0.f;
                         if (b > a) {
                             const float* src = xc + ih * q.W + (a * q.sw + off);
-                            if (q.sw == 1)
-                                std::memcpy(d, src, sizeof(float) * (b - a));
+                            if (q.sw == 1) std::memcpy(d, src, sizeof(float) * (b - a));
                             else if (q.sw == 2)
                                 for (int64_t j = 0; j < b - a; ++j) d[j] = src[2 * j];
                             else
@@ -214,8 +214,8 @@ void run(const KernelArgs& a) {
         const int64_t group_floats = conv_packed_weight_floats(1, q.Mg, q.K);
         for (int64_t i = 0; i < q.N; ++i)
             for (int64_t gi = 0; gi < q.G; ++gi)
-                conv_gemm(q, packed + gi * group_floats, X + (i * q.C + gi * q.Cg) * HW, n.act, n.act_alpha,
-                          n.act_beta, Y + (i * q.M + gi * q.Mg) * q.P, col);
+                conv_gemm(q, packed + gi * group_floats, X + (i * q.C + gi * q.Cg) * HW, n.act, n.act_alpha, n.act_beta,
+                          Y + (i * q.M + gi * q.Mg) * q.P, col);
         return;
     }
     const int Mg = static_cast<int>(q.Mg), P = static_cast<int>(q.P), K = static_cast<int>(q.K);

@@ -36,13 +36,11 @@ bool depthwise_blocked_applies(const ConvGeom& q) {
     return avx512 && q.depthwise && q.W <= kNarrowRow && q.H * q.W <= kSmallPlane && q.kh * q.kw <= kMaxTaps;
 }
 
-int64_t depthwise_blocked_scratch_floats(const ConvGeom& q) {
-    return (padded_rows(q) * padded_cols(q) + q.P) * kLanes;
-}
+int64_t depthwise_blocked_scratch_floats(const ConvGeom& q) { return (padded_rows(q) * padded_cols(q) + q.P) * kLanes; }
 
 __attribute__((target("avx512f"))) void depthwise_blocked(const ConvGeom& q, const float* x, const float* w,
-                                                         const float* bias, Act act, float alpha, float beta,
-                                                         float* y, float* scratch) {
+                                                          const float* bias, Act act, float alpha, float beta, float* y,
+                                                          float* scratch) {
     const int64_t Hp = padded_rows(q), Wp = padded_cols(q), HW = q.H * q.W, taps = q.kh * q.kw;
     float* buf = scratch;
     float* out = scratch + Hp * Wp * kLanes;
@@ -55,7 +53,8 @@ __attribute__((target("avx512f"))) void depthwise_blocked(const ConvGeom& q, con
         for (int64_t c = 0; c < nc; ++c) {
             const float* xc = x + (cb + c) * HW;
             for (int64_t ih = r0; ih < r1; ++ih)
-                for (int64_t iw = c0; iw < c1; ++iw) buf[((ih + q.pt) * Wp + iw + q.pl) * kLanes + c] = xc[ih * q.W + iw];
+                for (int64_t iw = c0; iw < c1; ++iw)
+                    buf[((ih + q.pt) * Wp + iw + q.pl) * kLanes + c] = xc[ih * q.W + iw];
         }
         if (nc < kLanes)  // stale channels of the previous block would be harmless, but keep lanes defined
             for (int64_t i = 0; i < Hp * Wp; ++i) std::fill_n(buf + i * kLanes + nc, kLanes - nc, 0.f);
@@ -74,7 +73,8 @@ __attribute__((target("avx512f"))) void depthwise_blocked(const ConvGeom& q, con
                 __m512 acc = bv;
                 for (int64_t ki = 0, t = 0; ki < q.kh; ++ki)
                     for (int64_t kj = 0; kj < q.kw; ++kj, ++t)
-                        acc = _mm512_fmadd_ps(wv[t], _mm512_loadu_ps(base + (ki * q.dh * Wp + kj * q.dw) * kLanes), acc);
+                        acc =
+                            _mm512_fmadd_ps(wv[t], _mm512_loadu_ps(base + (ki * q.dh * Wp + kj * q.dw) * kLanes), acc);
                 _mm512_storeu_ps(out + (oh * q.OW + ow) * kLanes, acc);
             }
         apply_activation(act, alpha, beta, out, static_cast<size_t>(q.P * kLanes));
@@ -89,8 +89,7 @@ __attribute__((target("avx512f"))) void depthwise_blocked(const ConvGeom& q, con
 
 bool depthwise_blocked_applies(const ConvGeom&) { return false; }
 int64_t depthwise_blocked_scratch_floats(const ConvGeom&) { return 0; }
-void depthwise_blocked(const ConvGeom&, const float*, const float*, const float*, Act, float, float, float*,
-                       float*) {}
+void depthwise_blocked(const ConvGeom&, const float*, const float*, const float*, Act, float, float, float*, float*) {}
 
 #endif
 

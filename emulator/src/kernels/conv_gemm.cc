@@ -26,7 +26,6 @@ constexpr int64_t kWholeActFloats = 64 * 1024;
 // The B block (one depth block by one column block) stays in L2 while every weight panel runs over it.
 constexpr int64_t kBlockFloats = 128 * 1024;
 
-
 // Columns per block: whole panels, within kBlockFloats for one depth block.
 int64_t column_block(const ConvGeom& q) {
     const int64_t fit = std::max<int64_t>(1, kBlockFloats / conv_depth_block(q.K) / NR) * NR;
@@ -39,9 +38,7 @@ int64_t conv_depth_block(int64_t K) {
     return (K + n - 1) / n;
 }
 
-int64_t conv_packed_weight_floats(int64_t G, int64_t Mg, int64_t K) {
-    return G * ((Mg + MR - 1) / MR) * MR * (K + 1);
-}
+int64_t conv_packed_weight_floats(int64_t G, int64_t Mg, int64_t K) { return G * ((Mg + MR - 1) / MR) * MR * (K + 1); }
 
 void conv_pack_weights(const float* w, const float* bias, int64_t G, int64_t Mg, int64_t K, float* out) {
     const int64_t panels = (Mg + MR - 1) / MR;
@@ -56,7 +53,9 @@ void conv_pack_weights(const float* w, const float* bias, int64_t G, int64_t Mg,
     }
 }
 
-int64_t conv_gemm_scratch_floats(const ConvGeom& q) { return q.pointwise ? 0 : conv_depth_block(q.K) * column_block(q); }
+int64_t conv_gemm_scratch_floats(const ConvGeom& q) {
+    return q.pointwise ? 0 : conv_depth_block(q.K) * column_block(q);
+}
 
 #if defined(ACCEL_CONV_GEMM)
 
@@ -82,7 +81,7 @@ ACCEL_AVX512 void micro(int64_t kc, const float* __restrict__ A, const float* __
         for (int i = 0; i < MR; ++i)
             for (int v = 0; v < NV; ++v)
                 acc[i][v] = kMasked && v == NV - 1 ? _mm512_maskz_loadu_ps(tail, C + i * ldc + 16 * v)
-                                        : _mm512_loadu_ps(C + i * ldc + 16 * v);
+                                                   : _mm512_loadu_ps(C + i * ldc + 16 * v);
     } else {
         for (int i = 0; i < MR; ++i)
             for (int v = 0; v < NV; ++v) acc[i][v] = bias ? _mm512_set1_ps(bias[i]) : _mm512_setzero_ps();
@@ -112,9 +111,7 @@ ACCEL_AVX512 inline __mmask16 lanes(int64_t base, int64_t lo, int64_t hi) {
 }
 
 // One output row's run of a B panel: output positions [ow0, ow0 + n) of row oh, at column `off` of the panel.
-struct Segment {
-    int64_t oh, ow0, n, off;
-};
+struct Segment { int64_t oh, ow0, n, off; };
 
 // Rows [k0, k0 + kc) of im2col(x), columns [p0, p0 + np), into dst[kc][NR] (columns past np unset: the
 // kernel's loads mask them). Row k is (channel, kernel row, kernel column); column p is (oh, ow).
@@ -234,7 +231,8 @@ ACCEL_AVX512 void conv_gemm(const ConvGeom& q, const float* group, const float* 
             packed_gemm(packed, Mg, K, pc, kc, scratch, NR, kc * NR, nc, bias_pad, pc > 0, y + c0, P);
         }
         if (act != Act::None && !act_whole)
-            for (int64_t r = 0; r < Mg; ++r) apply_activation(act, alpha, beta, y + r * P + c0, static_cast<size_t>(nc));
+            for (int64_t r = 0; r < Mg; ++r)
+                apply_activation(act, alpha, beta, y + r * P + c0, static_cast<size_t>(nc));
     }
     if (act != Act::None && act_whole) apply_activation(act, alpha, beta, y, static_cast<size_t>(Mg * P));
 }

@@ -50,11 +50,11 @@ Geom geom(const Graph& g, const Node& n) {
     q.Cg = q.C / q.G, q.Mg = q.M / q.G;
     q.HW = q.H * q.W, q.OP = q.OH * q.OW;
     q.R = q.Mg * q.kh * q.kw;
-    q.pointwise = q.kh == 1 && q.kw == 1 && q.sh == 1 && q.sw == 1 && q.pt == 0 && q.pl == 0 &&
-                  q.OH == q.H && q.OW == q.W;
+    q.pointwise =
+        q.kh == 1 && q.kw == 1 && q.sh == 1 && q.sw == 1 && q.pt == 0 && q.pl == 0 && q.OH == q.H && q.OW == q.W;
     q.direct = !q.pointwise && q.Cg == 1;
-    q.cover = axis_covered(q.kh, q.sh, q.dh, n.ints[11], n.ints[7]) &&
-              axis_covered(q.kw, q.sw, q.dw, n.ints[12], n.ints[8]);
+    q.cover =
+        axis_covered(q.kh, q.sh, q.dh, n.ints[11], n.ints[7]) && axis_covered(q.kw, q.sw, q.dw, n.ints[12], n.ints[8]);
     if (q.pointwise || q.direct) {
         q.tile = 0;
     } else {
@@ -65,23 +65,22 @@ Geom geom(const Graph& g, const Node& n) {
 }
 
 // OH = s*(in-1) + out_pad + d*(k-1) + 1 - pad_lo - pad_hi, with overflow checks; false with a message.
-bool axis_out(int64_t in, int64_t k, int64_t s, int64_t d, int64_t plo, int64_t phi, int64_t opad,
-              const char* nm, int64_t* out, std::string* err) {
+bool axis_out(int64_t in, int64_t k, int64_t s, int64_t d, int64_t plo, int64_t phi, int64_t opad, const char* nm,
+              int64_t* out, std::string* err) {
     using kern::cat;
     if (s < 1) return kern::fail(err, kOp, cat("stride_", nm, " ", s, " must be >= 1"));
     if (d < 1) return kern::fail(err, kOp, cat("dilation_", nm, " ", d, " must be >= 1"));
-    if (plo < 0 || phi < 0)
-        return kern::fail(err, kOp, cat("pads along ", nm, " (", plo, ", ", phi, ") must be >= 0"));
+    if (plo < 0 || phi < 0) return kern::fail(err, kOp, cat("pads along ", nm, " (", plo, ", ", phi, ") must be >= 0"));
     if (opad < 0 || (opad >= s && opad >= d))
-        return kern::fail(err, kOp, cat("output_pad_", nm, " ", opad, " must be >= 0 and less than stride ", s,
-                                        " or dilation ", d));
+        return kern::fail(
+            err, kOp, cat("output_pad_", nm, " ", opad, " must be >= 0 and less than stride ", s, " or dilation ", d));
     int64_t a = 0, b = 0, full = 0;
     if (!kern::mul_ok(s, in - 1, &a) || !kern::mul_ok(d, k - 1, &b) || !kern::add_ok(a, b, &full) ||
         !kern::add_ok(full, opad + 1, &full))
         return kern::fail(err, kOp, cat("geometry along ", nm, " overflows"));
     if (plo > full || phi > full - plo || full - plo - phi < 1)
-        return kern::fail(err, kOp, cat("pads along ", nm, " (", plo, ", ", phi, ") leave no output of the ",
-                                        full, " positions"));
+        return kern::fail(
+            err, kOp, cat("pads along ", nm, " (", plo, ", ", phi, ") leave no output of the ", full, " positions"));
     *out = full - plo - phi;
     return true;
 }
@@ -89,8 +88,7 @@ bool axis_out(int64_t in, int64_t k, int64_t s, int64_t d, int64_t plo, int64_t 
 bool validate(const Graph& g, const Node& n, std::string* err) {
     using kern::cat;
     using kern::fail;
-    if (!kern::check_common(g, n, kOp, {2, 3, 2, 1}, kern::DTypeRule::Float32, kern::ActRule::Fused, err))
-        return false;
+    if (!kern::check_common(g, n, kOp, {2, 3, 2, 1}, kern::DTypeRule::Float32, kern::ActRule::Fused, err)) return false;
     const TensorDesc& x = *kern::input(g, n, 0);
     const TensorDesc& w = *kern::input(g, n, 1);
     const TensorDesc* b = kern::input(g, n, 2);
@@ -107,8 +105,8 @@ bool validate(const Graph& g, const Node& n, std::string* err) {
     int64_t M = 0;
     if (!kern::mul_ok(w.dims[1], G, &M)) return fail(err, kOp, "output channel count overflows");
     if (n.ints[1] != w.dims[2] || n.ints[2] != w.dims[3])
-        return fail(err, kOp, cat("kernel ", n.ints[1], "x", n.ints[2], " does not match weight shape ",
-                                  kern::dims_str(w)));
+        return fail(err, kOp,
+                    cat("kernel ", n.ints[1], "x", n.ints[2], " does not match weight shape ", kern::dims_str(w)));
     if (b) {
         if (b->kind != TensorKind::Constant) return fail(err, kOp, "bias is not a constant");
         if (b->ndim != 1 || b->dims[0] != M)
@@ -119,8 +117,8 @@ bool validate(const Graph& g, const Node& n, std::string* err) {
         !axis_out(x.dims[3], w.dims[3], n.ints[4], n.ints[10], n.ints[6], n.ints[8], n.ints[12], "w", &OW, err))
         return false;
     if (y.dims[0] != x.dims[0] || y.dims[1] != M || y.dims[2] != OH || y.dims[3] != OW)
-        return fail(err, kOp, cat("output shape ", kern::dims_str(y), " should be [", x.dims[0], ",", M, ",", OH,
-                                  ",", OW, "]"));
+        return fail(err, kOp,
+                    cat("output shape ", kern::dims_str(y), " should be [", x.dims[0], ",", M, ",", OH, ",", OW, "]"));
     const Geom q = geom(g, n);  // products below are bounded by tensor sizes, so cannot overflow
     if (q.R > kern::kBlasIntMax || q.HW > kern::kBlasIntMax || q.Cg > kern::kBlasIntMax)
         return fail(err, kOp, cat("GEMM size ", q.R, "x", q.HW, "x", q.Cg, " exceeds the BLAS int range"));
@@ -187,8 +185,7 @@ ACCEL_INLINE void zip_rows(const float* ACCEL_RESTRICT src, int64_t ld, float* A
 // col2im when every output gets exactly one contribution (kernel == stride, see axis_covered): output
 // row (m, oh) is the kw col rows (m, ki, 0..kw-1) of one input row interleaved, stored with the bias, so
 // the output needs no zero fill and is written once, in order.
-ACCEL_HOT void col2im_cover(const Geom& q, const float* col, int64_t ih0, int64_t rows, const float* bias,
-                            float* y) {
+ACCEL_HOT void col2im_cover(const Geom& q, const float* col, int64_t ih0, int64_t rows, const float* bias, float* y) {
     const int64_t kw = q.kw, t = rows * q.W;
     // Input columns [a, b) have their whole patch inside the output row; the rest go tap by tap.
     const int64_t a = std::min(q.W, (q.pl + kw - 1) / kw);
@@ -205,10 +202,8 @@ ACCEL_HOT void col2im_cover(const Geom& q, const float* col, int64_t ih0, int64_
                 const float* src = col + (m * q.kh + ki) * kw * t + r * q.W;
                 float* yr = y + m * q.OP + oh * q.OW;  // yr[iw*kw + kj - pl]: tap kj of input column iw
                 float* mid = yr + (a * kw - q.pl);
-                if (kw == 2)
-                    zip_rows<2>(src + a, t, mid, b - a, bv);
-                else if (kw == 1)
-                    zip_rows<1>(src + a, t, mid, b - a, bv);
+                if (kw == 2) zip_rows<2>(src + a, t, mid, b - a, bv);
+                else if (kw == 1) zip_rows<1>(src + a, t, mid, b - a, bv);
                 else
                     for (int64_t kj = 0; kj < kw; ++kj)
                         for (int64_t j = 0; j < b - a; ++j) mid[j * kw + kj] = src[kj * t + a + j] + bv;
@@ -283,10 +278,8 @@ void run(const KernelArgs& a) {
                     const int64_t rows = std::min(tile_rows, q.H - ih0);
                     const int t = static_cast<int>(rows * q.W);
                     sgemm(true, false, R, t, K, 1.f, w, R, x + ih0 * q.W, HW, 0.f, col, t);
-                    if (q.cover)
-                        col2im_cover(q, col, ih0, rows, b, y);
-                    else
-                        col2im_add(q, col, ih0, rows, y);
+                    if (q.cover) col2im_cover(q, col, ih0, rows, b, y);
+                    else col2im_add(q, col, ih0, rows, y);
                 }
             }
             apply_activation(n.act, n.act_alpha, n.act_beta, y, static_cast<size_t>(q.Mg * q.OP));

@@ -77,8 +77,7 @@ ACCEL_HOT void plane(const ConvGeom& q, const float* x, const float* w, float bi
     kern::TapRanges tr;
     tr.init(q.kw, q.dw, q.pl, q.sw, q.W, q.OW);
     const int k = static_cast<int>(q.kh);
-    const bool fast_shape = q.kh == q.kw && (k == 3 || k == 5) && (q.sw == 1 || q.sw == 2) && q.dh == 1 &&
-                            q.dw == 1;
+    const bool fast_shape = q.kh == q.kw && (k == 3 || k == 5) && (q.sw == 1 || q.sw == 2) && q.dh == 1 && q.dw == 1;
     // Interior columns: the whole kernel row is in bounds, ow*sw - pl >= 0 and ow*sw - pl + kw <= W.
     int64_t a = q.OW, b = q.OW;
     if (fast_shape) {

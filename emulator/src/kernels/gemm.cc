@@ -56,22 +56,21 @@ void scale_c(int M, int N, float beta, float* C, int ldc) {
 
 bool args_ok(bool tA, bool tB, int M, int N, int K, int lda, int ldb, int ldc) {
     auto at_least = [](int ld, int n) { return ld >= (n > 1 ? n : 1); };
-    return M >= 0 && N >= 0 && K >= 0 && at_least(lda, tA ? M : K) && at_least(ldb, tB ? K : N) &&
-           at_least(ldc, N);
+    return M >= 0 && N >= 0 && K >= 0 && at_least(lda, tA ? M : K) && at_least(ldb, tB ? K : N) && at_least(ldc, N);
 }
 
 }  // namespace
 
-void sgemm(bool transA, bool transB, int M, int N, int K, float alpha, const float* A, int lda,
-           const float* B, int ldb, float beta, float* C, int ldc) {
+void sgemm(bool transA, bool transB, int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
+           float beta, float* C, int ldc) {
     if (!args_ok(transA, transB, M, N, K, lda, ldb, ldc) || M == 0 || N == 0) return;
     if (K == 0 || alpha == 0.f) {
         scale_c(M, N, beta, C, ldc);
         return;
     }
 #if defined(ACCEL_HAVE_CBLAS)
-    ACCEL_CBLAS_SGEMM(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans,
-                      M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    ACCEL_CBLAS_SGEMM(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans, M, N, K,
+                      alpha, A, lda, B, ldb, beta, C, ldc);
 #else
     sgemm_portable(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 #endif

@@ -14,12 +14,12 @@ const char* gemm_backend_name();
 // B is [K,N] ([N,K] if transB). With beta == 0, C is not read (it may hold garbage or NaN).
 // Empty sizes are handled here and never reach the BLAS; leading dimensions too small for the shapes
 // make the call do nothing (callers never pass them). Single-threaded, allocation-free, thread safe.
-void sgemm(bool transA, bool transB, int M, int N, int K, float alpha, const float* A, int lda,
-           const float* B, int ldb, float beta, float* C, int ldc);
+void sgemm(bool transA, bool transB, int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
+           float beta, float* C, int ldc);
 
 // The portable implementation, always built (also used to test the BLAS path against).
-void sgemm_portable(bool transA, bool transB, int M, int N, int K, float alpha, const float* A, int lda,
-                    const float* B, int ldb, float beta, float* C, int ldc);
+void sgemm_portable(bool transA, bool transB, int M, int N, int K, float alpha, const float* A, int lda, const float* B,
+                    int ldb, float beta, float* C, int ldc);
 const char* sgemm_portable_isa();
 
 }  // namespace accel_emu

@@ -8,9 +8,7 @@ namespace {
 
 constexpr const char* kOp = "gemm";
 
-struct Dims {
-    int64_t M, N, K, Kb;
-};
+struct Dims { int64_t M, N, K, Kb; };
 
 Dims dims_of(const Node& n, const TensorDesc& a, const TensorDesc& b) {
     const bool tA = n.ints[0] != 0, tB = n.ints[1] != 0;
@@ -21,8 +19,7 @@ Dims dims_of(const Node& n, const TensorDesc& a, const TensorDesc& b) {
 bool validate(const Graph& g, const Node& n, std::string* err) {
     using kern::cat;
     using kern::fail;
-    if (!kern::check_common(g, n, kOp, {2, 3, 2, 1}, kern::DTypeRule::Float32, kern::ActRule::Fused, err))
-        return false;
+    if (!kern::check_common(g, n, kOp, {2, 3, 2, 1}, kern::DTypeRule::Float32, kern::ActRule::Fused, err)) return false;
     const TensorDesc& a = *kern::input(g, n, 0);
     const TensorDesc& b = *kern::input(g, n, 1);
     const TensorDesc* c = kern::input(g, n, 2);
@@ -33,14 +30,15 @@ bool validate(const Graph& g, const Node& n, std::string* err) {
     if (b.ndim != 2) return fail(err, kOp, cat("B rank ", b.ndim, " is not 2"));
     const Dims d = dims_of(n, a, b);
     if (d.K != d.Kb)
-        return fail(err, kOp, cat("inner dims differ: A ", kern::dims_str(a), " transA ", n.ints[0], ", B ",
-                                  kern::dims_str(b), " transB ", n.ints[1]));
+        return fail(err, kOp,
+                    cat("inner dims differ: A ", kern::dims_str(a), " transA ", n.ints[0], ", B ", kern::dims_str(b),
+                        " transB ", n.ints[1]));
     if (y.ndim != 2 || y.dims[0] != d.M || y.dims[1] != d.N)
         return fail(err, kOp, cat("output shape ", kern::dims_str(y), " should be [", d.M, ",", d.N, "]"));
     if (c) {
-        const bool ok = c->ndim == 0 || (c->ndim == 1 && (c->dims[0] == 1 || c->dims[0] == d.N)) ||
-                        (c->ndim == 2 && (c->dims[0] == 1 || c->dims[0] == d.M) &&
-                         (c->dims[1] == 1 || c->dims[1] == d.N));
+        const bool ok =
+            c->ndim == 0 || (c->ndim == 1 && (c->dims[0] == 1 || c->dims[0] == d.N)) ||
+            (c->ndim == 2 && (c->dims[0] == 1 || c->dims[0] == d.M) && (c->dims[1] == 1 || c->dims[1] == d.N));
         if (!ok)
             return fail(err, kOp, cat("C shape ", kern::dims_str(*c), " does not broadcast to [", d.M, ",", d.N, "]"));
     }
@@ -80,9 +78,9 @@ void run(const KernelArgs& a) {
         fill_c(kern::in_desc(a, 2), C, beta, d.M, d.N, Y);
         gemm_beta = 1.f;
     }
-    sgemm(n.ints[0] != 0, n.ints[1] != 0, static_cast<int>(d.M), static_cast<int>(d.N), static_cast<int>(d.K),
-          alpha, kern::in_f(a, 0), static_cast<int>(ad.dims[1]), kern::in_f(a, 1), static_cast<int>(bd.dims[1]),
-          gemm_beta, Y, static_cast<int>(d.N));
+    sgemm(n.ints[0] != 0, n.ints[1] != 0, static_cast<int>(d.M), static_cast<int>(d.N), static_cast<int>(d.K), alpha,
+          kern::in_f(a, 0), static_cast<int>(ad.dims[1]), kern::in_f(a, 1), static_cast<int>(bd.dims[1]), gemm_beta, Y,
+          static_cast<int>(d.N));
     apply_activation(n.act, n.act_alpha, n.act_beta, Y, static_cast<size_t>(d.M * d.N));
 }
 

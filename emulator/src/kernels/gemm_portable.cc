@@ -27,8 +27,8 @@ struct Blocked {
     static constexpr int NC = NR * NB;
 
     // Ap: ceil(mc/MR) panels of [kc][MR], rows past mc zero, scaled by alpha.
-    static ALWAYS_INLINE void pack_a(bool tA, const float* A, int lda, int i0, int k0, int mc, int kc,
-                                     float alpha, float* __restrict__ Ap) {
+    static ALWAYS_INLINE void pack_a(bool tA, const float* A, int lda, int i0, int k0, int mc, int kc, float alpha,
+                                     float* __restrict__ Ap) {
         for (int ip = 0; ip < mc; ip += MR) {
             const int m = mc - ip < MR ? mc - ip : MR;
             float* dst = Ap + static_cast<ptrdiff_t>(ip) * kc;
@@ -107,8 +107,8 @@ struct Blocked {
                     for (int jr = 0; jr < nc; jr += NR)
                         for (int ir = 0; ir < mc; ir += MR)
                             micro(kc, Ap + static_cast<ptrdiff_t>(ir) * kc, Bp + static_cast<ptrdiff_t>(jr) * kc,
-                                  C + static_cast<ptrdiff_t>(ic + ir) * ldc + jc + jr, ldc,
-                                  mc - ir < MR ? mc - ir : MR, nc - jr < NR ? nc - jr : NR);
+                                  C + static_cast<ptrdiff_t>(ic + ir) * ldc + jc + jr, ldc, mc - ir < MR ? mc - ir : MR,
+                                  nc - jr < NR ? nc - jr : NR);
                 }
             }
         }
@@ -118,13 +118,12 @@ struct Blocked {
 #if defined(__x86_64__) && defined(__GNUC__)
 #define ACCEL_GEMM_X86_VARIANTS 1
 __attribute__((target("avx512f,avx2,fma"))) void gemm_avx512(bool tA, bool tB, int M, int N, int K, float alpha,
-                                                   const float* A, int lda, const float* B, int ldb, float* C,
-                                                   int ldc) {
+                                                             const float* A, int lda, const float* B, int ldb, float* C,
+                                                             int ldc) {
     Blocked<v16f, 12, 2, 6, 4>::run(tA, tB, M, N, K, alpha, A, lda, B, ldb, C, ldc);
 }
-__attribute__((target("avx2,fma"))) void gemm_avx2(bool tA, bool tB, int M, int N, int K, float alpha,
-                                                   const float* A, int lda, const float* B, int ldb, float* C,
-                                                   int ldc) {
+__attribute__((target("avx2,fma"))) void gemm_avx2(bool tA, bool tB, int M, int N, int K, float alpha, const float* A,
+                                                   int lda, const float* B, int ldb, float* C, int ldc) {
     Blocked<v8f, 6, 2, 12, 4>::run(tA, tB, M, N, K, alpha, A, lda, B, ldb, C, ldc);
 }
 #endif
@@ -135,8 +134,8 @@ using GenericKernel = Blocked<v8f, 6, 2, 12, 8>;  // 32 NEON registers: a 6x16 t
 using GenericKernel = Blocked<v4f, 4, 2, 16, 16>;  // 16 SSE registers: 4x8
 #endif
 
-void gemm_generic(bool tA, bool tB, int M, int N, int K, float alpha, const float* A, int lda, const float* B,
-                  int ldb, float* C, int ldc) {
+void gemm_generic(bool tA, bool tB, int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
+                  float* C, int ldc) {
     GenericKernel::run(tA, tB, M, N, K, alpha, A, lda, B, ldb, C, ldc);
 }
 
@@ -144,9 +143,9 @@ enum class Isa { Generic, Avx2, Avx512 };
 
 Isa isa() {
 #if defined(ACCEL_GEMM_X86_VARIANTS)
-    static const Isa chosen = __builtin_cpu_supports("avx512f")                                    ? Isa::Avx512
+    static const Isa chosen = __builtin_cpu_supports("avx512f")                                 ? Isa::Avx512
                               : __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? Isa::Avx2
-                                                                                                 : Isa::Generic;
+                                                                                                : Isa::Generic;
     return chosen;
 #else
     return Isa::Generic;

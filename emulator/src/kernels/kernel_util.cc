@@ -15,20 +15,16 @@ std::string dims_str(const TensorDesc& t) {
 
 // The reader has checked these, but a kernel's memory safety rests on them, so they are cheap to
 // re-check here rather than trust across module boundaries.
-static bool check_desc(const TensorDesc& t, const char* op, const char* role, size_t i,
-                       std::string* err) {
+static bool check_desc(const TensorDesc& t, const char* op, const char* role, size_t i, std::string* err) {
     if (t.ndim < 0 || t.ndim > kMaxDims)
         return fail(err, op, cat(role, " ", i, " rank ", t.ndim, " outside 0..", kMaxDims));
     int64_t n = 1;
     for (int d = 0; d < t.ndim; ++d) {
-        if (t.dims[d] < 1)
-            return fail(err, op, cat(role, " ", i, " dim ", d, " is ", t.dims[d], " (must be >= 1)"));
-        if (!mul_ok(n, t.dims[d], &n))
-            return fail(err, op, cat(role, " ", i, " element count overflows"));
+        if (t.dims[d] < 1) return fail(err, op, cat(role, " ", i, " dim ", d, " is ", t.dims[d], " (must be >= 1)"));
+        if (!mul_ok(n, t.dims[d], &n)) return fail(err, op, cat(role, " ", i, " element count overflows"));
     }
     if (n != t.numel)
-        return fail(err, op, cat(role, " ", i, " element count ", t.numel, " does not match its shape ",
-                                 dims_str(t)));
+        return fail(err, op, cat(role, " ", i, " element count ", t.numel, " does not match its shape ", dims_str(t)));
     int64_t bytes = 0;
     size_t es = dtype_size(t.dtype);
     if (es == 0) return fail(err, op, cat(role, " ", i, " has unknown dtype ", t.dtype));
@@ -37,14 +33,12 @@ static bool check_desc(const TensorDesc& t, const char* op, const char* role, si
     return true;
 }
 
-bool check_common(const Graph& g, const Node& n, const char* op, const Arity& ar, DTypeRule dt,
-                  ActRule act, std::string* err) {
+bool check_common(const Graph& g, const Node& n, const char* op, const Arity& ar, DTypeRule dt, ActRule act,
+                  std::string* err) {
     const size_t nin = n.inputs.size();
     if (nin < ar.min_in || nin > ar.max_in) {
-        if (ar.min_in == ar.max_in)
-            return fail(err, op, cat("expects ", ar.min_in, " inputs, got ", nin));
-        if (ar.max_in == SIZE_MAX)
-            return fail(err, op, cat("expects at least ", ar.min_in, " inputs, got ", nin));
+        if (ar.min_in == ar.max_in) return fail(err, op, cat("expects ", ar.min_in, " inputs, got ", nin));
+        if (ar.max_in == SIZE_MAX) return fail(err, op, cat("expects at least ", ar.min_in, " inputs, got ", nin));
         return fail(err, op, cat("expects ", ar.min_in, " to ", ar.max_in, " inputs, got ", nin));
     }
     if (n.outputs.size() != ar.outputs)
@@ -104,17 +98,14 @@ bool window_axis(Axis* ax, bool ceil, const char* op, const char* nm, std::strin
     const int64_t num = padded - ext;  // both non-negative, cannot overflow
     int64_t out;
     if (!ceil) {
-        if (num < 0)
-            return fail(err, op, cat("kernel extent ", ext, " exceeds padded input ", padded, " along ", nm));
+        if (num < 0) return fail(err, op, cat("kernel extent ", ext, " exceeds padded input ", padded, " along ", nm));
         out = num / ax->stride + 1;
     } else {
         out = (num >= 0 ? num / ax->stride + (num % ax->stride != 0) : -((-num) / ax->stride)) + 1;
         // ONNX: the last window must start inside the input or its leading padding.
         int64_t last_start = 0;
-        if (out >= 1 && (!mul_ok(out - 1, ax->stride, &last_start) || last_start >= ax->in + ax->pad_lo))
-            --out;
-        if (out < 1)
-            return fail(err, op, cat("kernel extent ", ext, " exceeds padded input ", padded, " along ", nm));
+        if (out >= 1 && (!mul_ok(out - 1, ax->stride, &last_start) || last_start >= ax->in + ax->pad_lo)) --out;
+        if (out < 1) return fail(err, op, cat("kernel extent ", ext, " exceeds padded input ", padded, " along ", nm));
     }
     ax->out = out;
     return true;

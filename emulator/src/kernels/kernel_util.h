@@ -69,12 +69,8 @@ std::string cat(Ts&&... parts) {
 std::string dims_str(const TensorDesc& t);  // "[1,3,224,224]"
 
 // Run-time accessors (no checks: validate has done them).
-inline const TensorDesc& in_desc(const KernelArgs& a, size_t i) {
-    return a.graph->tensors[a.node->inputs[i]];
-}
-inline const TensorDesc& out_desc(const KernelArgs& a, size_t i) {
-    return a.graph->tensors[a.node->outputs[i]];
-}
+inline const TensorDesc& in_desc(const KernelArgs& a, size_t i) { return a.graph->tensors[a.node->inputs[i]]; }
+inline const TensorDesc& out_desc(const KernelArgs& a, size_t i) { return a.graph->tensors[a.node->outputs[i]]; }
 inline const float* in_f(const KernelArgs& a, size_t i) { return static_cast<const float*>(a.in[i]); }
 inline float* out_f(const KernelArgs& a, size_t i) { return static_cast<float*>(a.out[i]); }
 
@@ -89,8 +85,8 @@ enum class ActRule { MustBeNone, Fused, Function };
 
 // Arity, tensor indices, descriptor sanity (ndim, dims >= 1, numel), dtypes and the activation field.
 // On failure sets *err to "<op>: <problem>" and returns false.
-bool check_common(const Graph& g, const Node& n, const char* op, const Arity& ar, DTypeRule dt,
-                  ActRule act, std::string* err);
+bool check_common(const Graph& g, const Node& n, const char* op, const Arity& ar, DTypeRule dt, ActRule act,
+                  std::string* err);
 
 inline bool fail(std::string* err, const char* op, const std::string& msg) {
     if (err) *err = std::string(op) + ": " + msg;
@@ -101,9 +97,7 @@ inline const TensorDesc* input(const Graph& g, const Node& n, size_t i) {
     if (i >= n.inputs.size() || n.inputs[i] == kAbsent) return nullptr;
     return &g.tensors[n.inputs[i]];
 }
-inline const TensorDesc& output(const Graph& g, const Node& n, size_t i) {
-    return g.tensors[n.outputs[i]];
-}
+inline const TensorDesc& output(const Graph& g, const Node& n, size_t i) { return g.tensors[n.outputs[i]]; }
 
 inline bool same_dims(const TensorDesc& a, const TensorDesc& b) {
     if (a.ndim != b.ndim) return false;
@@ -113,9 +107,7 @@ inline bool same_dims(const TensorDesc& a, const TensorDesc& b) {
 }
 
 // Window geometry of one spatial axis of conv/pool, all in int64 with overflow checks.
-struct Axis {
-    int64_t in, k, stride, pad_lo, pad_hi, dil, out;
-};
+struct Axis { int64_t in, k, stride, pad_lo, pad_hi, dil, out; };
 // Computes ax->out (floor mode, or ONNX ceil mode when `ceil` is set). False with a message if a
 // parameter is out of range, a product overflows or the output would be empty.
 bool window_axis(Axis* ax, bool ceil, const char* op, const char* axis_name, std::string* err);
@@ -149,8 +141,8 @@ struct TapRanges {
 // The taps [*first, *last) of a k-tap window (dilation dil, padding pad, stride s) that fall inside an
 // input of `in` for at least one of `out` outputs: a window far larger than its input (a legal but odd
 // model) then costs what its input costs, not what its size says.
-ACCEL_INLINE void useful_taps(int64_t k, int64_t dil, int64_t pad, int64_t s, int64_t in, int64_t out,
-                              int64_t* first, int64_t* last) {
+ACCEL_INLINE void useful_taps(int64_t k, int64_t dil, int64_t pad, int64_t s, int64_t in, int64_t out, int64_t* first,
+                              int64_t* last) {
     const int64_t lo = pad - (out - 1) * s;  // tap * dil must be >= lo and <= in - 1 + pad
     int64_t f = lo <= 0 ? 0 : (lo + dil - 1) / dil;
     int64_t l = (in - 1 + pad) < 0 ? 0 : (in - 1 + pad) / dil + 1;
@@ -159,8 +151,8 @@ ACCEL_INLINE void useful_taps(int64_t k, int64_t dil, int64_t pad, int64_t s, in
 }
 
 // y[r*ld + c] = act(y[r*ld + c] + bias[r]) for r < rows, c < cols (bias may be null).
-void bias_act_rows(float* y, int64_t rows, int64_t cols, int64_t ld, const float* bias, Act act,
-                   float alpha, float beta);
+void bias_act_rows(float* y, int64_t rows, int64_t cols, int64_t ld, const float* bias, Act act, float alpha,
+                   float beta);
 
 }  // namespace kern
 }  // namespace accel_emu

@@ -14,8 +14,7 @@ constexpr const char* kOp = "layernorm";
 
 bool validate(const Graph& g, const Node& n, std::string* err) {
     using kern::cat;
-    if (!kern::check_common(g, n, kOp, {2, 3, 2, 1}, kern::DTypeRule::Float32, kern::ActRule::Fused, err))
-        return false;
+    if (!kern::check_common(g, n, kOp, {2, 3, 2, 1}, kern::DTypeRule::Float32, kern::ActRule::Fused, err)) return false;
     const TensorDesc& x = *kern::input(g, n, 0);
     const TensorDesc& y = kern::output(g, n, 0);
     if (!kern::same_dims(x, y))
@@ -31,8 +30,9 @@ bool validate(const Graph& g, const Node& n, std::string* err) {
         bool ok = p->ndim == x.ndim - axis;
         for (int d = 0; ok && d < p->ndim; ++d) ok = p->dims[d] == x.dims[axis + d];
         if (!ok)
-            return kern::fail(err, kOp, cat(names[i], " shape ", kern::dims_str(*p), " is not the normalized dims of ",
-                                            kern::dims_str(x), " from axis ", axis));
+            return kern::fail(err, kOp,
+                              cat(names[i], " shape ", kern::dims_str(*p), " is not the normalized dims of ",
+                                  kern::dims_str(x), " from axis ", axis));
     }
     return true;
 }

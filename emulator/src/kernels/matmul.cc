@@ -57,18 +57,16 @@ Plan plan(const TensorDesc& a, const TensorDesc& b) {
 bool validate(const Graph& g, const Node& n, std::string* err) {
     using kern::cat;
     using kern::fail;
-    if (!kern::check_common(g, n, kOp, {2, 2, 2, 1}, kern::DTypeRule::Float32, kern::ActRule::Fused, err))
-        return false;
+    if (!kern::check_common(g, n, kOp, {2, 2, 2, 1}, kern::DTypeRule::Float32, kern::ActRule::Fused, err)) return false;
     const TensorDesc& a = *kern::input(g, n, 0);
     const TensorDesc& b = *kern::input(g, n, 1);
     const TensorDesc& y = kern::output(g, n, 0);
     if (a.ndim < 1 || b.ndim < 1) return fail(err, kOp, "operands must have rank >= 1");
     const Plan p = plan(a, b);
-    if (p.K != p.Kb)
-        return fail(err, kOp, cat("inner dims differ: A ", kern::dims_str(a), ", B ", kern::dims_str(b)));
+    if (p.K != p.Kb) return fail(err, kOp, cat("inner dims differ: A ", kern::dims_str(a), ", B ", kern::dims_str(b)));
     if (!p.ok)
-        return fail(err, kOp, cat("batch dims of A ", kern::dims_str(a), " and B ", kern::dims_str(b),
-                                  " do not broadcast"));
+        return fail(err, kOp,
+                    cat("batch dims of A ", kern::dims_str(a), " and B ", kern::dims_str(b), " do not broadcast"));
     if (p.overflow) return fail(err, kOp, "batch size overflows");
     bool same = y.ndim == p.yrank;
     for (int i = 0; same && i < p.yrank; ++i) same = y.dims[i] == p.ydims[i];

@@ -147,10 +147,8 @@ void copy_view(const T* in, T* out, const StridedView& v) {
         if (i != tb) ext[no] = v.dims[i], si[no] = v.strides[i], so[no] = os[i], blocks *= v.dims[i], ++no;
     int64_t oi = 0, oo = 0;
     for (int64_t t = 0; t < blocks; ++t) {
-        if (tb >= 0)
-            transpose_2d(in + oi, s, out + oo, os[tb], v.dims[tb], n);
-        else
-            copy_run(in + oi, s, out + oo, n);
+        if (tb >= 0) transpose_2d(in + oi, s, out + oo, os[tb], v.dims[tb], n);
+        else copy_run(in + oi, s, out + oo, n);
         for (int d = no - 1; d >= 0; --d) {
             oi += si[d];
             oo += so[d];

@@ -14,15 +14,13 @@ namespace {
 
 using kern::Axis;
 
-struct PoolGeom {
-    int64_t N, C, H, W, kh, kw, sh, sw, pt, pl, pb, pr, dh, dw, OH, OW;
-};
+struct PoolGeom { int64_t N, C, H, W, kh, kw, sh, sw, pt, pl, pb, pr, dh, dw, OH, OW; };
 
 PoolGeom geom(const Graph& g, const Node& n) {
     const TensorDesc& x = *kern::input(g, n, 0);
     const TensorDesc& y = kern::output(g, n, 0);
-    return {x.dims[0], x.dims[1], x.dims[2], x.dims[3], n.ints[1], n.ints[2], n.ints[3], n.ints[4], n.ints[5],
-            n.ints[6], n.ints[7], n.ints[8], n.ints[9], n.ints[10], y.dims[2], y.dims[3]};
+    return {x.dims[0], x.dims[1], x.dims[2], x.dims[3], n.ints[1], n.ints[2],  n.ints[3], n.ints[4],
+            n.ints[5], n.ints[6], n.ints[7], n.ints[8], n.ints[9], n.ints[10], y.dims[2], y.dims[3]};
 }
 
 bool validate_pool(const char* op, bool avg, const Graph& g, const Node& n, std::string* err) {
@@ -46,8 +44,9 @@ bool validate_pool(const char* op, bool avg, const Graph& g, const Node& n, std:
     const bool ceil = n.ints[11] != 0;
     if (!kern::window_axis(&ah, ceil, op, "h", err) || !kern::window_axis(&aw, ceil, op, "w", err)) return false;
     if (y.dims[0] != x.dims[0] || y.dims[1] != x.dims[1] || y.dims[2] != ah.out || y.dims[3] != aw.out)
-        return fail(err, op, cat("output shape ", kern::dims_str(y), " should be [", x.dims[0], ",", x.dims[1], ",",
-                                 ah.out, ",", aw.out, "]"));
+        return fail(err, op,
+                    cat("output shape ", kern::dims_str(y), " should be [", x.dims[0], ",", x.dims[1], ",", ah.out, ",",
+                        aw.out, "]"));
     return true;
 }
 
@@ -91,8 +90,7 @@ inline int64_t window_count(int64_t s, int64_t k, int64_t in, int64_t pad_hi, bo
     return std::max<int64_t>(0, std::min(e, in) - std::max<int64_t>(s, 0));
 }
 
-ACCEL_HOT void avg_plane(const PoolGeom& q, bool include_pad, const float* ACCEL_RESTRICT x,
-                         float* ACCEL_RESTRICT y) {
+ACCEL_HOT void avg_plane(const PoolGeom& q, bool include_pad, const float* ACCEL_RESTRICT x, float* ACCEL_RESTRICT y) {
     kern::TapRanges tr;
     tr.init(q.kw, 1, q.pl, q.sw, q.W, q.OW);
     int64_t kj0, kj1;
@@ -128,7 +126,9 @@ ACCEL_HOT void avg_plane(const PoolGeom& q, bool include_pad, const float* ACCEL
     }
 }
 
-bool validate_max(const Graph& g, const Node& n, std::string* err) { return validate_pool("maxpool", false, g, n, err); }
+bool validate_max(const Graph& g, const Node& n, std::string* err) {
+    return validate_pool("maxpool", false, g, n, err);
+}
 bool validate_avg(const Graph& g, const Node& n, std::string* err) { return validate_pool("avgpool", true, g, n, err); }
 
 size_t no_scratch(const Graph&, const Node&) { return 0; }
@@ -159,8 +159,9 @@ bool validate_global(const Graph& g, const Node& n, std::string* err) {
     bool ok = y.ndim == x.ndim && y.dims[0] == x.dims[0] && y.dims[1] == x.dims[1];
     for (int i = 2; ok && i < y.ndim; ++i) ok = y.dims[i] == 1;
     if (!ok)
-        return kern::fail(err, op, cat("output shape ", kern::dims_str(y), " should be [", x.dims[0], ",", x.dims[1],
-                                       ", 1...] of rank ", x.ndim));
+        return kern::fail(err, op,
+                          cat("output shape ", kern::dims_str(y), " should be [", x.dims[0], ",", x.dims[1],
+                              ", 1...] of rank ", x.ndim));
     return true;
 }
 

@@ -20,8 +20,7 @@ enum class Fn : int64_t { Mean = 1, Sum, Max, Min, Prod, SumSquare, L1, L2, LogS
 
 bool validate(const Graph& g, const Node& n, std::string* err) {
     using kern::cat;
-    if (!kern::check_common(g, n, kOp, {1, 1, 1, 1}, kern::DTypeRule::Float32, kern::ActRule::Fused, err))
-        return false;
+    if (!kern::check_common(g, n, kOp, {1, 1, 1, 1}, kern::DTypeRule::Float32, kern::ActRule::Fused, err)) return false;
     const TensorDesc& x = *kern::input(g, n, 0);
     const TensorDesc& y = kern::output(g, n, 0);
     const int64_t fn = n.ints[0], mask = n.ints[1];
@@ -29,13 +28,13 @@ bool validate(const Graph& g, const Node& n, std::string* err) {
         return kern::fail(err, kOp, cat("function ", fn, " is not 1..9"));
     if (mask <= 0 || (mask >> x.ndim) != 0)
         return kern::fail(err, kOp, cat("axes mask ", mask, " is empty or names an axis past rank ", x.ndim));
-    if (y.ndim != x.ndim)
-        return kern::fail(err, kOp, cat("output rank ", y.ndim, " is not the input's ", x.ndim));
+    if (y.ndim != x.ndim) return kern::fail(err, kOp, cat("output rank ", y.ndim, " is not the input's ", x.ndim));
     for (int i = 0; i < x.ndim; ++i) {
         const int64_t want = (mask >> i) & 1 ? 1 : x.dims[i];
         if (y.dims[i] != want)
-            return kern::fail(err, kOp, cat("output shape ", kern::dims_str(y), " is not ", kern::dims_str(x),
-                                            " with the axes of mask ", mask, " reduced to 1"));
+            return kern::fail(err, kOp,
+                              cat("output shape ", kern::dims_str(y), " is not ", kern::dims_str(x),
+                                  " with the axes of mask ", mask, " reduced to 1"));
     }
     return true;
 }
@@ -95,17 +94,23 @@ ACCEL_INLINE void store4(float* p, V4 v) { std::memcpy(p, &v, sizeof v); }
 struct Plain {
     static constexpr bool kVector = true;
     template <class T>
-    ACCEL_INLINE T operator()(T v, float) const { return v; }
+    ACCEL_INLINE T operator()(T v, float) const {
+        return v;
+    }
 };
 struct Square {
     static constexpr bool kVector = true;
     template <class T>
-    ACCEL_INLINE T operator()(T v, float) const { return v * v; }
+    ACCEL_INLINE T operator()(T v, float) const {
+        return v * v;
+    }
 };
 struct Magnitude {  // -0 stays -0, which adds as 0
     static constexpr bool kVector = true;
     template <class T>
-    ACCEL_INLINE T operator()(T v, float) const { return v < 0.f ? -v : v; }
+    ACCEL_INLINE T operator()(T v, float) const {
+        return v < 0.f ? -v : v;
+    }
 };
 struct ShiftedExp {
     static constexpr bool kVector = false;
@@ -114,22 +119,30 @@ struct ShiftedExp {
 struct Add {
     static constexpr float identity = 0.f;
     template <class T>
-    ACCEL_INLINE T operator()(T a, T v) const { return a + v; }
+    ACCEL_INLINE T operator()(T a, T v) const {
+        return a + v;
+    }
 };
 struct Mul {
     static constexpr float identity = 1.f;
     template <class T>
-    ACCEL_INLINE T operator()(T a, T v) const { return a * v; }
+    ACCEL_INLINE T operator()(T a, T v) const {
+        return a * v;
+    }
 };
 struct Greater {  // NaN wins: once a NaN is in, a NaN stays
     static constexpr float identity = -kern::kInf;
     template <class T>
-    ACCEL_INLINE T operator()(T a, T v) const { return (v > a) | (v != v) ? v : a; }
+    ACCEL_INLINE T operator()(T a, T v) const {
+        return (v > a) | (v != v) ? v : a;
+    }
 };
 struct Less {
     static constexpr float identity = kern::kInf;
     template <class T>
-    ACCEL_INLINE T operator()(T a, T v) const { return (v < a) | (v != v) ? v : a; }
+    ACCEL_INLINE T operator()(T a, T v) const {
+        return (v < a) | (v != v) ? v : a;
+    }
 };
 
 // C over f(x[i], s) for i < n, in 16 partial results (the compiler may not reorder float math itself).
@@ -221,10 +234,8 @@ ACCEL_HOT void reduce_into(const Runs& r, const float* ACCEL_RESTRICT x, float* 
     int64_t idx[kMaxDims] = {0};
     int64_t ox = 0, oy = 0;
     for (int64_t o = 0; o < outer; ++o) {
-        if (rows)
-            combine_rows<SHIFT>(x + ox, ld, nrows, y + oy, SHIFT ? shift + oy : nullptr, len, f, c);
-        else
-            y[oy] = c(y[oy], fold(x + ox, len, SHIFT ? shift[oy] : 0.f, f, c));
+        if (rows) combine_rows<SHIFT>(x + ox, ld, nrows, y + oy, SHIFT ? shift + oy : nullptr, len, f, c);
+        else y[oy] = c(y[oy], fold(x + ox, len, SHIFT ? shift[oy] : 0.f, f, c));
         for (int d = walk - 1; d >= 0; --d) {  // odometer over the outer runs
             ox += r.sx[d];
             oy += r.sy[d];

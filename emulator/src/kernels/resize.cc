@@ -48,8 +48,7 @@ bool validate(const Graph& g, const Node& n, std::string* err) {
     if (x.ndim != 4) return fail(err, kOp, cat("input rank ", x.ndim, " is not 4 (NCHW)"));
     if (y.ndim != 4) return fail(err, kOp, cat("output rank ", y.ndim, " is not 4"));
     if (y.dims[0] != x.dims[0] || y.dims[1] != x.dims[1])
-        return fail(err, kOp, cat("output shape ", kern::dims_str(y), " resizes N or C of input ",
-                                  kern::dims_str(x)));
+        return fail(err, kOp, cat("output shape ", kern::dims_str(y), " resizes N or C of input ", kern::dims_str(x)));
     if (n.ints[0] != 0 && n.ints[0] != 1) return fail(err, kOp, cat("mode ", n.ints[0], " is not 0 or 1"));
     if (n.ints[1] < 0 || n.ints[1] > static_cast<int64_t>(Coord::HalfPixelSymmetric))
         return fail(err, kOp, cat("coordinate transformation ", n.ints[1], " is not 0..5"));
@@ -61,8 +60,9 @@ bool validate(const Graph& g, const Node& n, std::string* err) {
         if (!(s > 0.f) || !std::isfinite(s)) return fail(err, kOp, cat("scale_", names[a], " ", s, " must be > 0"));
         // An axis of scale 1 maps output i to input i, so it must keep its size.
         if (s == 1.f && y.dims[2 + a] != x.dims[2 + a])
-            return fail(err, kOp, cat("scale_", names[a], " 1 but output shape ", kern::dims_str(y),
-                                      " changes that axis of input ", kern::dims_str(x)));
+            return fail(err, kOp,
+                        cat("scale_", names[a], " 1 but output shape ", kern::dims_str(y),
+                            " changes that axis of input ", kern::dims_str(x)));
     }
     return true;
 }
@@ -113,10 +113,8 @@ void run_nearest(const Geom& q, const float* X, float* Y, void* scratch) {
         float* y = Y + p * q.OH * q.OW;
         for (int64_t oy = 0; oy < q.OH; ++oy) {
             float* dst = y + oy * q.OW;
-            if (oy > 0 && iy[oy] == iy[oy - 1])
-                std::memcpy(dst, dst - q.OW, sizeof(float) * static_cast<size_t>(q.OW));
-            else
-                nearest_row(x + iy[oy] * q.W, ix, q.OW, q.W, rep, dst);
+            if (oy > 0 && iy[oy] == iy[oy - 1]) std::memcpy(dst, dst - q.OW, sizeof(float) * static_cast<size_t>(q.OW));
+            else nearest_row(x + iy[oy] * q.W, ix, q.OW, q.W, rep, dst);
         }
     }
 }
@@ -167,10 +165,8 @@ void run_linear(const Geom& q, const float* X, float* Y, void* scratch) {
 
 void run(const KernelArgs& a) {
     const Geom q = geom(*a.graph, *a.node);
-    if (q.linear)
-        run_linear(q, kern::in_f(a, 0), kern::out_f(a, 0), a.scratch);
-    else
-        run_nearest(q, kern::in_f(a, 0), kern::out_f(a, 0), a.scratch);
+    if (q.linear) run_linear(q, kern::in_f(a, 0), kern::out_f(a, 0), a.scratch);
+    else run_nearest(q, kern::in_f(a, 0), kern::out_f(a, 0), a.scratch);
 }
 
 }  // namespace

@@ -9,7 +9,11 @@ namespace resize {
 
 // FORMAT.md op 17, ints 1 and 2.
 enum class Coord : int64_t {
-    HalfPixel = 0, Asymmetric = 1, AlignCorners = 2, PytorchHalfPixel = 3, TfHalfPixelForNearest = 4,
+    HalfPixel = 0,
+    Asymmetric = 1,
+    AlignCorners = 2,
+    PytorchHalfPixel = 3,
+    TfHalfPixelForNearest = 4,
     HalfPixelSymmetric = 5,
 };
 enum class Rounding : int64_t { RoundPreferFloor = 0, RoundPreferCeil = 1, Floor = 2, Ceil = 3 };

@@ -3,8 +3,8 @@
 #include <cstring>
 
 #include "kernel_util.h"
-#include "op_defs.h"
 #include "move_util.h"
+#include "op_defs.h"
 
 namespace accel_emu {
 namespace {
@@ -16,8 +16,7 @@ size_t no_scratch(const Graph&, const Node&) { return 0; }
 bool validate_copy(const Graph& g, const Node& n, std::string* err) {
     using kern::cat;
     const char* op = "copy";
-    if (!kern::check_common(g, n, op, {1, 1, 1, 1}, kern::DTypeRule::Any, kern::ActRule::MustBeNone, err))
-        return false;
+    if (!kern::check_common(g, n, op, {1, 1, 1, 1}, kern::DTypeRule::Any, kern::ActRule::MustBeNone, err)) return false;
     const TensorDesc& x = *kern::input(g, n, 0);
     const TensorDesc& y = kern::output(g, n, 0);
     if (!kern::same_dtype(x, y, op, "input 0", err)) return false;
@@ -35,8 +34,7 @@ void run_copy(const KernelArgs& a) {
 bool validate_transpose(const Graph& g, const Node& n, std::string* err) {
     using kern::cat;
     const char* op = "transpose";
-    if (!kern::check_common(g, n, op, {1, 1, 1, 1}, kern::DTypeRule::Any, kern::ActRule::MustBeNone, err))
-        return false;
+    if (!kern::check_common(g, n, op, {1, 1, 1, 1}, kern::DTypeRule::Any, kern::ActRule::MustBeNone, err)) return false;
     const TensorDesc& x = *kern::input(g, n, 0);
     const TensorDesc& y = kern::output(g, n, 0);
     if (!kern::same_dtype(x, y, op, "input 0", err)) return false;
@@ -79,13 +77,14 @@ bool validate_concat(const Graph& g, const Node& n, std::string* err) {
         bool ok = x->ndim == y.ndim;
         for (int i = 0; ok && i < y.ndim; ++i) ok = i == axis || x->dims[i] == y.dims[i];
         if (!ok)
-            return kern::fail(err, op, cat("input ", k, " shape ", kern::dims_str(*x), " does not match output ",
-                                           kern::dims_str(y), " outside axis ", axis));
+            return kern::fail(err, op,
+                              cat("input ", k, " shape ", kern::dims_str(*x), " does not match output ",
+                                  kern::dims_str(y), " outside axis ", axis));
         if (!kern::add_ok(sum, x->dims[axis], &sum)) return kern::fail(err, op, "axis sizes overflow");
     }
     if (sum != y.dims[axis])
-        return kern::fail(err, op, cat("input sizes along axis ", axis, " sum to ", sum, ", output has ",
-                                       y.dims[axis]));
+        return kern::fail(err, op,
+                          cat("input sizes along axis ", axis, " sum to ", sum, ", output has ", y.dims[axis]));
     return true;
 }
 

@@ -13,8 +13,8 @@ size_t no_scratch(const Graph&, const Node&) { return 0; }
 
 // The checks the three share: one data input (gather: plus its indices), one output of its dtype.
 bool check_data_op(const Graph& g, const Node& n, const char* op, size_t inputs, std::string* err) {
-    if (!kern::check_common(g, n, op, {inputs, inputs, inputs, 1}, kern::DTypeRule::Any,
-                            kern::ActRule::MustBeNone, err))
+    if (!kern::check_common(g, n, op, {inputs, inputs, inputs, 1}, kern::DTypeRule::Any, kern::ActRule::MustBeNone,
+                            err))
         return false;
     return kern::same_dtype(*kern::input(g, n, 0), kern::output(g, n, 0), op, "input 0", err);
 }
@@ -32,16 +32,18 @@ bool validate_slice(const Graph& g, const Node& n, std::string* err) {
         const int64_t start = n.ints[i], step = n.ints[kMaxDims + i];
         if (i >= x.ndim) {
             if (start != 0 || step != 0)
-                return kern::fail(err, op, cat("start/step of axis ", i, " (", start, ", ", step,
-                                               ") must be 0: the rank is ", x.ndim));
+                return kern::fail(
+                    err, op,
+                    cat("start/step of axis ", i, " (", start, ", ", step, ") must be 0: the rank is ", x.ndim));
             continue;
         }
         if (step == 0) return kern::fail(err, op, cat("step of axis ", i, " is 0"));
         int64_t last = 0;
         if (start < 0 || start >= x.dims[i] || !kern::mul_ok(y.dims[i] - 1, step, &last) ||
             !kern::add_ok(start, last, &last) || last < 0 || last >= x.dims[i])
-            return kern::fail(err, op, cat("axis ", i, ": ", y.dims[i], " elements from ", start, " by step ", step,
-                                           " leave the input's 0..", x.dims[i] - 1));
+            return kern::fail(err, op,
+                              cat("axis ", i, ": ", y.dims[i], " elements from ", start, " by step ", step,
+                                  " leave the input's 0..", x.dims[i] - 1));
     }
     return true;
 }
@@ -72,27 +74,28 @@ bool validate_gather(const Graph& g, const Node& n, std::string* err) {
     if (x.ndim < 1) return kern::fail(err, op, "input 0 is a scalar");
     if (axis < 0 || axis >= x.ndim) return kern::fail(err, op, cat("axis ", axis, " outside 0..", x.ndim - 1));
     if (ind.kind != TensorKind::Constant || ind.dtype != ACCEL_DTYPE_INT64)
-        return kern::fail(err, op, cat("indices must be a constant int64 tensor (got ", dtype_name(ind.dtype),
-                                       ", kind ", uint32_t(ind.kind), ")"));
+        return kern::fail(err, op,
+                          cat("indices must be a constant int64 tensor (got ", dtype_name(ind.dtype), ", kind ",
+                              uint32_t(ind.kind), ")"));
     const int rank = x.ndim - 1 + ind.ndim;
     bool ok = y.ndim == rank;
     for (int i = 0; ok && i < rank; ++i) {
-        const int64_t want = i < axis ? x.dims[i] : i < axis + ind.ndim ? ind.dims[i - axis]
-                                                                        : x.dims[i - ind.ndim + 1];
+        const int64_t want = i < axis ? x.dims[i] : i < axis + ind.ndim ? ind.dims[i - axis] : x.dims[i - ind.ndim + 1];
         ok = y.dims[i] == want;
     }
     if (!ok)
-        return kern::fail(err, op, cat("output shape ", kern::dims_str(y), " is not input ", kern::dims_str(x),
-                                       " with axis ", axis, " replaced by the indices' shape ",
-                                       kern::dims_str(ind)));
+        return kern::fail(err, op,
+                          cat("output shape ", kern::dims_str(y), " is not input ", kern::dims_str(x), " with axis ",
+                              axis, " replaced by the indices' shape ", kern::dims_str(ind)));
     if (g.constants != nullptr) {
         const uint8_t* raw = g.constants + ind.data_offset;
         for (int64_t i = 0; i < ind.numel; ++i) {
             int64_t v;
             std::memcpy(&v, raw + i * sizeof v, sizeof v);
             if (v < 0 || v >= x.dims[axis])
-                return kern::fail(err, op, cat("index ", v, " at position ", i, " is outside 0..",
-                                               x.dims[axis] - 1, " (axis ", axis, ")"));
+                return kern::fail(
+                    err, op,
+                    cat("index ", v, " at position ", i, " is outside 0..", x.dims[axis] - 1, " (axis ", axis, ")"));
         }
     }
     return true;
@@ -119,22 +122,23 @@ void run_gather(const KernelArgs& a) {
     auto* y = static_cast<unsigned char*>(a.out[0]);
     switch (block) {  // one element per index: typed moves beat a memcpy call per element
         case 1: return gather_elements(x, idx, count, dim, outer, y);
-        case 2: return gather_elements(static_cast<const uint16_t*>(a.in[0]), idx, count, dim, outer,
-                                       static_cast<uint16_t*>(a.out[0]));
-        case 4: return gather_elements(static_cast<const uint32_t*>(a.in[0]), idx, count, dim, outer,
-                                       static_cast<uint32_t*>(a.out[0]));
-        case 8: return gather_elements(static_cast<const uint64_t*>(a.in[0]), idx, count, dim, outer,
-                                       static_cast<uint64_t*>(a.out[0]));
+        case 2:
+            return gather_elements(static_cast<const uint16_t*>(a.in[0]), idx, count, dim, outer,
+                                   static_cast<uint16_t*>(a.out[0]));
+        case 4:
+            return gather_elements(static_cast<const uint32_t*>(a.in[0]), idx, count, dim, outer,
+                                   static_cast<uint32_t*>(a.out[0]));
+        case 8:
+            return gather_elements(static_cast<const uint64_t*>(a.in[0]), idx, count, dim, outer,
+                                   static_cast<uint64_t*>(a.out[0]));
         default: break;
     }
     for (int64_t o = 0; o < outer; ++o, x += dim * block)
         for (int64_t k = 0; k < count; ++k, y += block) {
             // The compiler keeps indices in range; a hand-made file gets zeros, never a read outside X.
             const int64_t i = idx[k];
-            if (static_cast<uint64_t>(i) < static_cast<uint64_t>(dim))
-                std::memcpy(y, x + i * block, block);
-            else
-                std::memset(y, 0, block);
+            if (static_cast<uint64_t>(i) < static_cast<uint64_t>(dim)) std::memcpy(y, x + i * block, block);
+            else std::memset(y, 0, block);
         }
 }
 
@@ -150,8 +154,8 @@ bool validate_expand(const Graph& g, const Node& n, std::string* err) {
     bool ok = lead >= 0;
     for (int i = 0; ok && i < x.ndim; ++i) ok = x.dims[i] == 1 || x.dims[i] == y.dims[lead + i];
     if (!ok)
-        return kern::fail(err, op, cat("input ", kern::dims_str(x), " does not broadcast to output ",
-                                       kern::dims_str(y)));
+        return kern::fail(err, op,
+                          cat("input ", kern::dims_str(x), " does not broadcast to output ", kern::dims_str(y)));
     return true;
 }
 

@@ -75,10 +75,8 @@ void run(const KernelArgs& a) {
     const int64_t outer = kern::prod(xd.dims, 0, axis);
     const int64_t n = xd.dims[axis];
     const int64_t inner = kern::prod(xd.dims, axis + 1, xd.ndim);
-    if (a.node->ints[1] == 1 || inner == 1)
-        rows_softmax(kern::in_f(a, 0), kern::out_f(a, 0), outer, n * inner);
-    else
-        strided_softmax(kern::in_f(a, 0), kern::out_f(a, 0), outer, n, inner);
+    if (a.node->ints[1] == 1 || inner == 1) rows_softmax(kern::in_f(a, 0), kern::out_f(a, 0), outer, n * inner);
+    else strided_softmax(kern::in_f(a, 0), kern::out_f(a, 0), outer, n, inner);
 }
 
 }  // namespace

@@ -53,8 +53,9 @@ accel_status buffer_alloc(accel_device* d, uint64_t size, accel_buffer** out) {
 }
 
 accel_status buffer_import(accel_device*, void*, uint64_t, accel_buffer**) {
-    return fail(ACCEL_ERR_UNSUPPORTED, "accel_buffer_import: the BPU runtime cannot use memory it did not "
-                                       "allocate: use accel_buffer_alloc and write into its host pointer");
+    return fail(ACCEL_ERR_UNSUPPORTED,
+                "accel_buffer_import: the BPU runtime cannot use memory it did not "
+                "allocate: use accel_buffer_alloc and write into its host pointer");
 }
 
 void buffer_retain(accel_buffer* b) { b->refs.fetch_add(1, std::memory_order_relaxed); }
@@ -101,14 +102,14 @@ accel_status buffer_write(accel_buffer* b, uint64_t offset, const void* src, uin
 accel_status buffer_write_strided(accel_buffer* b, uint64_t offset, const void* src, uint32_t ndim,
                                   const int64_t* shape, const int64_t* strides, uint32_t element_size) {
     if (ndim > ACCEL_MAX_DIMS)
-        return fail(ACCEL_ERR_INVALID_ARGUMENT, format("accel_buffer_write_strided: %u dimensions (at most %d)", ndim,
-                                                       ACCEL_MAX_DIMS));
+        return fail(ACCEL_ERR_INVALID_ARGUMENT,
+                    format("accel_buffer_write_strided: %u dimensions (at most %d)", ndim, ACCEL_MAX_DIMS));
     uint64_t bytes = 0;
     uint32_t dim = 0;
     accel_kit::DenseSize dense = accel_kit::dense_bytes(ndim, shape, element_size, &bytes, &dim);
     if (dense == accel_kit::DenseSize::NegativeDim)
-        return fail(ACCEL_ERR_SHAPE, format("accel_buffer_write_strided: dimension %u is negative (%lld)", dim,
-                                            (long long)shape[dim]));
+        return fail(ACCEL_ERR_SHAPE,
+                    format("accel_buffer_write_strided: dimension %u is negative (%lld)", dim, (long long)shape[dim]));
     if (dense == accel_kit::DenseSize::Overflow)
         return fail(ACCEL_ERR_SHAPE, "accel_buffer_write_strided: the shape's size overflows");
     accel_status s = check_range("accel_buffer_write_strided", b, offset, bytes);

@@ -29,7 +29,8 @@ accel_status check_buffers(accel_model* m, accel_buffer* const* bufs, size_t cou
     for (size_t i = 0; i < count; i++) {
         const accel_tensor_info& t = infos[i];
         accel_buffer* b = bufs[i];
-        if (!b) return fail(ACCEL_ERR_INVALID_ARGUMENT, format("accel_job_submit: %s %zu ('%s') is NULL", what, i, t.name));
+        if (!b)
+            return fail(ACCEL_ERR_INVALID_ARGUMENT, format("accel_job_submit: %s %zu ('%s') is NULL", what, i, t.name));
         if (b->header.driver != &kDriverTable || b->device != m->device)
             return fail(ACCEL_ERR_INVALID_ARGUMENT,
                         format("accel_job_submit: %s %zu ('%s') is a buffer of another device", what, i, t.name));
@@ -43,7 +44,8 @@ accel_status check_buffers(accel_model* m, accel_buffer* const* bufs, size_t cou
     return ACCEL_OK;
 }
 
-accel_status check_aliasing(accel_model* m, accel_buffer* const* in, size_t nin, accel_buffer* const* out, size_t nout) {
+accel_status check_aliasing(accel_model* m, accel_buffer* const* in, size_t nin, accel_buffer* const* out,
+                            size_t nout) {
     for (size_t o = 0; o < nout; o++) {
         for (size_t i = 0; i < nin; i++)
             if (out[o] == in[i])
@@ -83,10 +85,11 @@ accel_status take_slot(accel_device* d, bool may_block) {
     std::unique_lock<std::mutex> lock(d->slots_mutex);
     if (d->inflight >= d->max_inflight) {
         if (!may_block)
-            return fail(ACCEL_ERR_BUSY, format("accel_job_submit: %u jobs are in flight on the device (its "
-                                               "max_inflight)%s",
-                                               d->max_inflight,
-                                               tl_job_in_callback ? "; a completion callback cannot wait for a slot" : ""));
+            return fail(
+                ACCEL_ERR_BUSY,
+                format("accel_job_submit: %u jobs are in flight on the device (its "
+                       "max_inflight)%s",
+                       d->max_inflight, tl_job_in_callback ? "; a completion callback cannot wait for a slot" : ""));
         d->slot_freed.wait(lock, [d] { return d->inflight < d->max_inflight; });
     }
     d->inflight++;
@@ -153,8 +156,9 @@ accel_status job_submit(accel_model* m, accel_buffer* const* inputs, size_t nin,
     if (o.flags & ~(uint32_t)ACCEL_SUBMIT_NO_WAIT)
         return fail(ACCEL_ERR_INVALID_ARGUMENT, format("accel_job_submit: unknown flags 0x%x", o.flags));
     if (!out && !o.callback)
-        return fail(ACCEL_ERR_INVALID_ARGUMENT, "accel_job_submit: no job handle and no callback: the result "
-                                                "could never be seen");
+        return fail(ACCEL_ERR_INVALID_ARGUMENT,
+                    "accel_job_submit: no job handle and no callback: the result "
+                    "could never be seen");
     Schedule schedule;
     schedule.priority = o.priority;
     accel_status s = board_cores(d, o.core_mask, &schedule.cores);
@@ -182,8 +186,10 @@ accel_status job_submit(accel_model* m, accel_buffer* const* inputs, size_t nin,
     j->model = m;
     model_retain(m);
     std::vector<Memory*> in_mem, out_mem;
-    for (size_t i = 0; i < nin; i++) buffer_retain(inputs[i]), j->inputs.push_back(inputs[i]), in_mem.push_back(inputs[i]->memory.get());
-    for (size_t i = 0; i < nout; i++) buffer_retain(outputs[i]), j->outputs.push_back(outputs[i]), out_mem.push_back(outputs[i]->memory.get());
+    for (size_t i = 0; i < nin; i++)
+        buffer_retain(inputs[i]), j->inputs.push_back(inputs[i]), in_mem.push_back(inputs[i]->memory.get());
+    for (size_t i = 0; i < nout; i++)
+        buffer_retain(outputs[i]), j->outputs.push_back(outputs[i]), out_mem.push_back(outputs[i]->memory.get());
     j->callback = o.callback;
     j->user_data = o.user_data;
     j->completer = d->completer;
@@ -195,8 +201,9 @@ accel_status job_submit(accel_model* m, accel_buffer* const* inputs, size_t nin,
     // The BPU reads memory, not the CPU's cache: what the host wrote must reach it.
     for (size_t i = 0; s == ACCEL_OK && i < nin; i++) {
         Status f = in_mem[i]->flush(true);
-        if (!f.ok()) s = fail(f.code, format("accel_job_submit: input %zu ('%s'): %s", i, m->input_infos[i].name,
-                                             f.message.c_str()));
+        if (!f.ok())
+            s = fail(f.code,
+                     format("accel_job_submit: input %zu ('%s'): %s", i, m->input_infos[i].name, f.message.c_str()));
     }
     // Set before the task starts (it may end at once): the runtime says neither when a task began to run
     // nor on which core, so "started" is when the runtime took it and the core the first allowed.

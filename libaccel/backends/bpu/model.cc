@@ -59,8 +59,8 @@ accel_status finish_load(accel_device* d, const char* fn, const Status& s, std::
 accel_status tensor_info(const std::vector<accel_tensor_info>& infos, size_t index, const char* what,
                          accel_tensor_info* out) {
     if (index >= infos.size())
-        return fail(ACCEL_ERR_INVALID_ARGUMENT,
-                    format("accel_model_%s_info: index %zu, but the model has %zu %ss", what, index, infos.size(), what));
+        return fail(ACCEL_ERR_INVALID_ARGUMENT, format("accel_model_%s_info: index %zu, but the model has %zu %ss",
+                                                       what, index, infos.size(), what));
     accel_kit::copy_to_caller(infos[index], out);
     return ACCEL_OK;
 }

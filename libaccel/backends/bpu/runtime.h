@@ -29,7 +29,8 @@ struct Status {
 
 // A vendor call's failure: "<call>: <code> (<description>)".
 inline Status vendor_failure(accel_status mapped, const char* call, int32_t code, const char* description) {
-    return Status{mapped, std::string(call) + ": " + std::to_string(code) + " (" + (description ? description : "?") + ")"};
+    return Status{mapped,
+                  std::string(call) + ": " + std::to_string(code) + " (" + (description ? description : "?") + ")"};
 }
 
 // One tensor of a model as the ABI describes it; the runtime fills it from its own properties.

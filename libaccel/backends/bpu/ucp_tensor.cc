@@ -9,9 +9,9 @@ namespace {
 #include "hb_tensor.inc"
 
 // hbDNNDataType's names, by value (for messages).
-const char* const kTypeNames[] = {"TENSOR_TYPE_S4",  "TENSOR_TYPE_U4",  "TENSOR_TYPE_S8",  "TENSOR_TYPE_U8",
-                                  "TENSOR_TYPE_F16", "TENSOR_TYPE_S16", "TENSOR_TYPE_U16", "TENSOR_TYPE_F32",
-                                  "TENSOR_TYPE_S32", "TENSOR_TYPE_U32", "TENSOR_TYPE_F64", "TENSOR_TYPE_S64",
+const char* const kTypeNames[] = {"TENSOR_TYPE_S4",  "TENSOR_TYPE_U4",   "TENSOR_TYPE_S8",  "TENSOR_TYPE_U8",
+                                  "TENSOR_TYPE_F16", "TENSOR_TYPE_S16",  "TENSOR_TYPE_U16", "TENSOR_TYPE_F32",
+                                  "TENSOR_TYPE_S32", "TENSOR_TYPE_U32",  "TENSOR_TYPE_F64", "TENSOR_TYPE_S64",
                                   "TENSOR_TYPE_U64", "TENSOR_TYPE_BOOL8"};
 
 int64_t element_size(accel_dtype t) {

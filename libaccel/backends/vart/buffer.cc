@@ -96,8 +96,8 @@ accel_status buffer_alloc(accel_device* d, uint64_t size, accel_buffer** out) {
 accel_status buffer_import(accel_device* d, void* host, uint64_t size, accel_buffer** out) {
     if (!host || size == 0) return fail(ACCEL_ERR_INVALID_ARGUMENT, "import of a null pointer or of 0 bytes");
     if ((uintptr_t)host % kAlignment != 0)
-        return fail(ACCEL_ERR_ALIGNMENT, format("imported pointer %p is not %llu-byte aligned", host,
-                                                (unsigned long long)kAlignment));
+        return fail(ACCEL_ERR_ALIGNMENT,
+                    format("imported pointer %p is not %llu-byte aligned", host, (unsigned long long)kAlignment));
     *out = new_buffer(d, static_cast<uint8_t*>(host), size);
     return ACCEL_OK;
 }
@@ -135,10 +135,8 @@ accel_status buffer_sync(accel_buffer* b, accel_sync_direction direction, uint64
     if (size == 0 && offset <= b->size) size = b->size - offset;
     if (accel_status st = check_range(b, "accel_buffer_sync", offset, size)) return st;
     if (b->runner_buffer && size > 0) {
-        if (direction == ACCEL_SYNC_TO_DEVICE)
-            b->runner_buffer->sync_for_write(offset, size);
-        else
-            b->runner_buffer->sync_for_read(offset, size);
+        if (direction == ACCEL_SYNC_TO_DEVICE) b->runner_buffer->sync_for_write(offset, size);
+        else b->runner_buffer->sync_for_read(offset, size);
     }
     return ACCEL_OK;
 }

@@ -95,10 +95,8 @@ void completion_loop(accel_device* d, std::shared_ptr<Completion> c) {
             lock.lock();
             continue;
         }
-        if (c->deadlines.empty())
-            c->cv.wait(lock);
-        else
-            c->cv.wait_for(lock, std::chrono::nanoseconds(c->deadlines.begin()->first - now));
+        if (c->deadlines.empty()) c->cv.wait(lock);
+        else c->cv.wait_for(lock, std::chrono::nanoseconds(c->deadlines.begin()->first - now));
     }
     // Stopped: the device is gone (no job is left); drop what the timer still held.
     std::multimap<uint64_t, Job*> left;
@@ -153,7 +151,8 @@ accel_status device_open(const char* options, accel_device** out) {
         if (first && eq == std::string::npos) {
             uint64_t index;
             if (!parse_uint(item, &index))
-                return fail(ACCEL_ERR_INVALID_ARGUMENT, format("bad device index '%s' (expected vart:0)", item.c_str()));
+                return fail(ACCEL_ERR_INVALID_ARGUMENT,
+                            format("bad device index '%s' (expected vart:0)", item.c_str()));
             if (index != 0) return fail(ACCEL_ERR_NOT_FOUND, format("no DPU device %s (only vart:0)", item.c_str()));
         } else if (eq != std::string::npos && item.substr(0, eq) == "runners") {
             if (!parse_uint(item.substr(eq + 1), &runners) || runners < 1 || runners > 64)
@@ -183,10 +182,8 @@ void device_release(accel_device* d) {
         c->cv.notify_all();
     }
     // The last reference may go on the completion thread itself (a job's end): it cannot join itself.
-    if (on_completion_thread())
-        c->thread.detach();
-    else
-        c->thread.join();
+    if (on_completion_thread()) c->thread.detach();
+    else c->thread.join();
     delete d;
 }
 

@@ -7,8 +7,8 @@
 
 namespace accel_vart {
 
-constexpr accel_kit::DriverInfo kDriverInfo = {
-    "vart", "Vitis AI runtime (VART/XIR): DPU subgraphs of .xmodel files", "internal error", "vart: ", nullptr};
+constexpr accel_kit::DriverInfo kDriverInfo = {"vart", "Vitis AI runtime (VART/XIR): DPU subgraphs of .xmodel files",
+                                               "internal error", "vart: ", nullptr};
 
 #include "driver_kit/driver_table.inc"
 

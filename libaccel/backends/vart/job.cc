@@ -18,7 +18,7 @@ using accel_kit::kForeverUs;
 
 // An accel buffer given to VART as ordinary host memory holding `tensor` (the runner copies it).
 class HostView : public vart::TensorBuffer {
-  public:
+public:
     HostView(const xir::Tensor* tensor, accel_buffer* b) : vart::TensorBuffer(tensor), buffer_(b) {}
     std::pair<uint64_t, size_t> data(const std::vector<int32_t> idx) override {
         size_t offset = 0;
@@ -31,7 +31,7 @@ class HostView : public vart::TensorBuffer {
         return {(uint64_t)(uintptr_t)(buffer_->host + offset), buffer_->size - offset};
     }
 
-  private:
+private:
     accel_buffer* buffer_;
 };
 
@@ -64,9 +64,9 @@ accel_status check_buffers(accel_model* m, accel_buffer* const* given, size_t co
             return fail(ACCEL_ERR_INVALID_ARGUMENT,
                         format("accel_job_submit: the buffer for %s '%s' belongs to another device", kind, name));
         if (b->size < infos[i].byte_size)
-            return fail(ACCEL_ERR_SHAPE, format("accel_job_submit: %s '%s' needs %llu bytes, its buffer has %llu", kind,
-                                                name, (unsigned long long)infos[i].byte_size,
-                                                (unsigned long long)b->size));
+            return fail(ACCEL_ERR_SHAPE,
+                        format("accel_job_submit: %s '%s' needs %llu bytes, its buffer has %llu", kind, name,
+                               (unsigned long long)infos[i].byte_size, (unsigned long long)b->size));
     }
     return ACCEL_OK;
 }
@@ -76,9 +76,9 @@ accel_status acquire_slot(accel_device* d, bool no_wait) {
     std::unique_lock<std::mutex> lock(d->mutex);
     if (d->in_flight >= d->runners) {
         if (no_wait || on_completion_thread())
-            return fail(ACCEL_ERR_BUSY, format("accel_job_submit: %u jobs already in flight (max_inflight %u)%s",
-                                               d->in_flight, d->runners,
-                                               on_completion_thread() ? " and called from a completion callback" : ""));
+            return fail(ACCEL_ERR_BUSY,
+                        format("accel_job_submit: %u jobs already in flight (max_inflight %u)%s", d->in_flight,
+                               d->runners, on_completion_thread() ? " and called from a completion callback" : ""));
         d->slot_cv.wait(lock, [d] { return d->in_flight < d->runners; });
     }
     d->in_flight++;
@@ -109,7 +109,8 @@ void run(accel_model* m, size_t slot_index, Job* job, const std::vector<accel_bu
     std::string message;
     try {
         for (size_t i = 0; i < vin.size(); i++)
-            if (i < slot.inputs.size() && vin[i] == slot.inputs[i]) vin[i]->sync_for_write(0, (size_t)r.input_tensors[i]->get_data_size());
+            if (i < slot.inputs.size() && vin[i] == slot.inputs[i])
+                vin[i]->sync_for_write(0, (size_t)r.input_tensors[i]->get_data_size());
         auto started = slot.runner->execute_async(vin, vout);
         int rc = started.second == 0 ? slot.runner->wait((int)started.first, -1) : started.second;
         if (started.second != 0 || rc != 0) {
@@ -117,7 +118,8 @@ void run(accel_model* m, size_t slot_index, Job* job, const std::vector<accel_bu
             message = format("VART: execute_async returned %d, wait %d", started.second, rc);
         }
         for (size_t i = 0; status == ACCEL_OK && i < vout.size(); i++)
-            if (i < slot.outputs.size() && vout[i] == slot.outputs[i]) vout[i]->sync_for_read(0, (size_t)r.output_tensors[i]->get_data_size());
+            if (i < slot.outputs.size() && vout[i] == slot.outputs[i])
+                vout[i]->sync_for_read(0, (size_t)r.output_tensors[i]->get_data_size());
     } catch (const std::exception& e) {
         status = ACCEL_ERR_DEVICE;
         message = format("VART: %s", e.what());
@@ -188,14 +190,12 @@ accel_status job_submit(accel_model* m, accel_buffer* const* inputs, size_t nin,
     for (size_t i = 0; i < nout; i++) {
         for (size_t k = 0; k < nin; k++)
             if (outputs[i] == inputs[k])
-                return fail(ACCEL_ERR_INVALID_ARGUMENT,
-                            format("accel_job_submit: output '%s' is also input '%s'", m->output_infos[i].name,
-                                   m->input_infos[k].name));
+                return fail(ACCEL_ERR_INVALID_ARGUMENT, format("accel_job_submit: output '%s' is also input '%s'",
+                                                               m->output_infos[i].name, m->input_infos[k].name));
         for (size_t k = 0; k < i; k++)
             if (outputs[i] == outputs[k])
-                return fail(ACCEL_ERR_INVALID_ARGUMENT,
-                            format("accel_job_submit: outputs '%s' and '%s' share a buffer", m->output_infos[k].name,
-                                   m->output_infos[i].name));
+                return fail(ACCEL_ERR_INVALID_ARGUMENT, format("accel_job_submit: outputs '%s' and '%s' share a buffer",
+                                                               m->output_infos[k].name, m->output_infos[i].name));
     }
     accel_device* d = m->device;
     if (accel_status s = acquire_slot(d, (o.flags & ACCEL_SUBMIT_NO_WAIT) != 0)) return s;
@@ -214,7 +214,8 @@ accel_status job_submit(accel_model* m, accel_buffer* const* inputs, size_t nin,
     j->timing.struct_size = sizeof j->timing;
     j->timing.core = -1;
     j->timing.queued_ns = now_ns();
-    if (o.timeout_us > 0 && o.timeout_us <= kForeverUs) j->deadline_ns = j->timing.queued_ns + (uint64_t)o.timeout_us * 1000u;
+    if (o.timeout_us > 0 && o.timeout_us <= kForeverUs)
+        j->deadline_ns = j->timing.queued_ns + (uint64_t)o.timeout_us * 1000u;
     if (!out) j->user_refs.store(0);  // fire and forget: no caller reference to cancel with
     if (!out) j->refs.fetch_sub(1);
     d->jobs_submitted.fetch_add(1);

@@ -35,8 +35,8 @@ accel_status check_tensor(const xir::Tensor* t) {
     const xir::DataType& dt = t->get_data_type();
     if (!is_fixed_point(dt) && !is_float32(dt))
         return fail(ACCEL_ERR_UNSUPPORTED,
-                    format("DPU tensor '%s' is %s; only xint8, xuint8 and float32 tensors are supported",
-                           name.c_str(), dt.to_string().c_str()));
+                    format("DPU tensor '%s' is %s; only xint8, xuint8 and float32 tensors are supported", name.c_str(),
+                           dt.to_string().c_str()));
     const std::vector<int32_t> shape = t->get_shape();
     if (shape.size() > ACCEL_MAX_DIMS)  // rank 0 (a scalar) is one element
         return fail(ACCEL_ERR_UNSUPPORTED, format("DPU tensor '%s' has rank %zu", name.c_str(), shape.size()));
@@ -51,12 +51,8 @@ accel_status check_tensor(const xir::Tensor* t) {
 // headers, so the raw enum never crosses into our ABI).
 accel_status runner_layout(vart::Runner* runner, accel_layout* out) {
     switch (runner->get_tensor_format()) {
-        case vart::Runner::TensorFormat::NHWC:
-            *out = ACCEL_LAYOUT_NHWC;
-            return ACCEL_OK;
-        case vart::Runner::TensorFormat::NCHW:
-            *out = ACCEL_LAYOUT_NCHW;
-            return ACCEL_OK;
+        case vart::Runner::TensorFormat::NHWC: *out = ACCEL_LAYOUT_NHWC; return ACCEL_OK;
+        case vart::Runner::TensorFormat::NCHW: *out = ACCEL_LAYOUT_NCHW; return ACCEL_OK;
     }
     return fail(ACCEL_ERR_UNSUPPORTED,
                 format("the runner reports tensor format %d, neither NHWC nor NCHW", (int)runner->get_tensor_format()));
@@ -70,10 +66,8 @@ accel_status describe(accel_model* m, const xir::Tensor* t, accel_layout layout4
     const xir::DataType& dt = t->get_data_type();
     *info = accel_tensor_info{};
     info->struct_size = sizeof *info;
-    if (is_float32(dt))
-        info->dtype = ACCEL_DTYPE_FLOAT32;
-    else
-        info->dtype = dt.type == xir::DataType::XINT ? ACCEL_DTYPE_INT8 : ACCEL_DTYPE_UINT8;
+    if (is_float32(dt)) info->dtype = ACCEL_DTYPE_FLOAT32;
+    else info->dtype = dt.type == xir::DataType::XINT ? ACCEL_DTYPE_INT8 : ACCEL_DTYPE_UINT8;
     info->layout = shape.size() == 4 ? layout4 : ACCEL_LAYOUT_NONE;
     info->ndim = (uint32_t)shape.size();
     int64_t stride = dt.bit_width / 8;  // byte strides, dense
@@ -182,10 +176,8 @@ accel_status load_graph(accel_device* d, const char* path, const std::string& wh
             return s;
     auto fix_up = [&](accel_tensor_info& info, size_t k) {
         info.name = m->names[k].c_str();
-        if (info.quant.type == ACCEL_QUANT_SHIFT)
-            info.quant.shifts = &m->shifts[k];
-        else if (info.quant.type == ACCEL_QUANT_PER_TENSOR)
-            info.quant.scales = &m->scales[k];
+        if (info.quant.type == ACCEL_QUANT_SHIFT) info.quant.shifts = &m->shifts[k];
+        else if (info.quant.type == ACCEL_QUANT_PER_TENSOR) info.quant.scales = &m->scales[k];
     };
     for (size_t i = 0; i < nin; i++) fix_up(m->input_infos[i], i);
     for (size_t i = 0; i < nout; i++) fix_up(m->output_infos[i], nin + i);
@@ -216,7 +208,9 @@ accel_status model_load_memory(accel_device* d, const void* data, uint64_t size,
     const char* dir = std::getenv("TMPDIR");
     std::string path = std::string(dir && *dir ? dir : "/tmp") + "/accel-vart-XXXXXX";
     int fd = mkstemp(&path[0]);
-    if (fd < 0) return fail(ACCEL_ERR_DEVICE, format("cannot create a temporary file for the xmodel: %s", std::strerror(errno)));
+    if (fd < 0)
+        return fail(ACCEL_ERR_DEVICE,
+                    format("cannot create a temporary file for the xmodel: %s", std::strerror(errno)));
     const uint8_t* p = static_cast<const uint8_t*>(data);
     uint64_t left = size;
     while (left > 0) {

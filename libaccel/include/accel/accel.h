@@ -269,24 +269,21 @@ enum accel_sync_direction_code {
 /* Makes [offset, offset+size) coherent in the given direction. size 0 means "to the end". Required on
  * boards with non-coherent caches; cheap where memory is coherent. accel_buffer_write/read and
  * accel_job_submit's inputs/outputs do this themselves. */
-ACCEL_API accel_status accel_buffer_sync(accel_buffer* buffer, accel_sync_direction direction,
-                                         uint64_t offset, uint64_t size);
+ACCEL_API accel_status accel_buffer_sync(accel_buffer* buffer, accel_sync_direction direction, uint64_t offset,
+                                         uint64_t size);
 
 /* Copies host memory into the buffer at `offset` (counted in bytes_copied). */
-ACCEL_API accel_status accel_buffer_write(accel_buffer* buffer, uint64_t offset, const void* src,
-                                          uint64_t size);
+ACCEL_API accel_status accel_buffer_write(accel_buffer* buffer, uint64_t offset, const void* src, uint64_t size);
 
 /* Copies an N-dimensional strided host array into the buffer, densely (C order) from `offset`:
  * `shape` has `ndim` entries, `src_strides` are byte strides (may be negative or zero),
  * `element_size` bytes per element. Exactly one copy, counted in bytes_copied. */
-ACCEL_API accel_status accel_buffer_write_strided(accel_buffer* buffer, uint64_t offset,
-                                                  const void* src, uint32_t ndim,
+ACCEL_API accel_status accel_buffer_write_strided(accel_buffer* buffer, uint64_t offset, const void* src, uint32_t ndim,
                                                   const int64_t* shape, const int64_t* src_strides,
                                                   uint32_t element_size);
 
 /* Copies from the buffer at `offset` into host memory (counted in bytes_copied). */
-ACCEL_API accel_status accel_buffer_read(accel_buffer* buffer, uint64_t offset, void* dst,
-                                         uint64_t size);
+ACCEL_API accel_status accel_buffer_read(accel_buffer* buffer, uint64_t offset, void* dst, uint64_t size);
 
 /* ------------------------------------------------------------------------------------------------ */
 /* Models                                                                                             */
@@ -296,8 +293,7 @@ ACCEL_API accel_status accel_buffer_read(accel_buffer* buffer, uint64_t offset, 
  * are copied into device memory: changing or deleting the file afterwards changes nothing.
  * ACCEL_ERR_NOT_FOUND if the file cannot be opened; ACCEL_ERR_MODEL_FORMAT if it is not a valid model.
  * *out_model: one reference; the model holds a reference to the device. */
-ACCEL_API accel_status accel_model_load_file(accel_device* device, const char* path,
-                                             accel_model** out_model);
+ACCEL_API accel_status accel_model_load_file(accel_device* device, const char* path, accel_model** out_model);
 
 /* Same, from memory. The bytes are only read during the call. */
 ACCEL_API accel_status accel_model_load_memory(accel_device* device, const void* data, uint64_t size,
@@ -311,10 +307,8 @@ ACCEL_API accel_status accel_model_output_count(accel_model* model, size_t* out_
 
 /* Fills *out_info (up to out_info->struct_size bytes) for input/output `index`. Pointers inside are
  * owned by the model and valid while it lives. */
-ACCEL_API accel_status accel_model_input_info(accel_model* model, size_t index,
-                                              accel_tensor_info* out_info);
-ACCEL_API accel_status accel_model_output_info(accel_model* model, size_t index,
-                                               accel_tensor_info* out_info);
+ACCEL_API accel_status accel_model_input_info(accel_model* model, size_t index, accel_tensor_info* out_info);
+ACCEL_API accel_status accel_model_output_info(accel_model* model, size_t index, accel_tensor_info* out_info);
 
 /* ------------------------------------------------------------------------------------------------ */
 /* Inference                                                                                          */
@@ -326,8 +320,9 @@ ACCEL_API accel_status accel_model_output_info(accel_model* model, size_t index,
  * in completion order on one thread per device, and the job keeps its in-flight slot until its
  * callback returns. A callback may call any accel_* function; inside it accel_job_wait(job, 0) gives
  * the result and message. It must not wait with a timeout for another job of the same device that has a
- * callback: that callback runs after this one returns, on this thread (poll such jobs instead). Threads blocked in accel_job_wait wake after the callback has returned and
- * the job has dropped its references to the model, buffers and device. */
+ * callback: that callback runs after this one returns, on this thread (poll such jobs instead). Threads blocked in
+ * accel_job_wait wake after the callback has returned and the job has dropped its references to the model, buffers and
+ * device. */
 typedef void (*accel_job_callback)(accel_job* job, accel_status status, void* user_data);
 
 enum accel_submit_flags {
@@ -357,8 +352,7 @@ typedef struct accel_run_options {
  * cancels it (its callback sees ACCEL_ERR_CANCELLED); releasing a running job lets it finish.
  * The job retains the model, the buffers and the device until it finishes. `out_job` may be NULL
  * when a callback is given: the job then runs and is cleaned up on its own (fire and forget). */
-ACCEL_API accel_status accel_job_submit(accel_model* model,
-                                        accel_buffer* const* inputs, size_t input_count,
+ACCEL_API accel_status accel_job_submit(accel_model* model, accel_buffer* const* inputs, size_t input_count,
                                         accel_buffer* const* outputs, size_t output_count,
                                         const accel_run_options* options, accel_job** out_job);
 
@@ -385,10 +379,8 @@ ACCEL_API void accel_job_retain(accel_job* job);
 ACCEL_API void accel_job_release(accel_job* job);
 
 /* Synchronous inference: submit, wait forever, release. Returns the job's result. */
-ACCEL_API accel_status accel_run(accel_model* model,
-                                 accel_buffer* const* inputs, size_t input_count,
-                                 accel_buffer* const* outputs, size_t output_count,
-                                 const accel_run_options* options);
+ACCEL_API accel_status accel_run(accel_model* model, accel_buffer* const* inputs, size_t input_count,
+                                 accel_buffer* const* outputs, size_t output_count, const accel_run_options* options);
 
 #ifdef __cplusplus
 } /* extern "C" */

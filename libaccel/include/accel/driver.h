@@ -30,9 +30,7 @@ extern "C" {
 struct accel_driver_table;
 
 /* The first member of every handle a driver returns. */
-typedef struct accel_object_header {
-    const struct accel_driver_table* driver;
-} accel_object_header;
+typedef struct accel_object_header { const struct accel_driver_table* driver; } accel_object_header;
 
 /* What the loader offers a driver. Valid for the life of the process. */
 typedef struct accel_host_api {
@@ -57,23 +55,19 @@ typedef struct accel_driver_table {
     accel_status (*device_check)(accel_device* device);
 
     accel_status (*buffer_alloc)(accel_device* device, uint64_t size, accel_buffer** out_buffer);
-    accel_status (*buffer_import)(accel_device* device, void* host_ptr, uint64_t size,
-                                  accel_buffer** out_buffer);
+    accel_status (*buffer_import)(accel_device* device, void* host_ptr, uint64_t size, accel_buffer** out_buffer);
     void (*buffer_retain)(accel_buffer* buffer);
     void (*buffer_release)(accel_buffer* buffer);
     accel_status (*buffer_host_ptr)(accel_buffer* buffer, void** out_ptr);
     accel_status (*buffer_size)(accel_buffer* buffer, uint64_t* out_size);
-    accel_status (*buffer_sync)(accel_buffer* buffer, accel_sync_direction direction, uint64_t offset,
-                                uint64_t size);
+    accel_status (*buffer_sync)(accel_buffer* buffer, accel_sync_direction direction, uint64_t offset, uint64_t size);
     accel_status (*buffer_write)(accel_buffer* buffer, uint64_t offset, const void* src, uint64_t size);
-    accel_status (*buffer_write_strided)(accel_buffer* buffer, uint64_t offset, const void* src,
-                                         uint32_t ndim, const int64_t* shape,
-                                         const int64_t* src_strides, uint32_t element_size);
+    accel_status (*buffer_write_strided)(accel_buffer* buffer, uint64_t offset, const void* src, uint32_t ndim,
+                                         const int64_t* shape, const int64_t* src_strides, uint32_t element_size);
     accel_status (*buffer_read)(accel_buffer* buffer, uint64_t offset, void* dst, uint64_t size);
 
     accel_status (*model_load_file)(accel_device* device, const char* path, accel_model** out_model);
-    accel_status (*model_load_memory)(accel_device* device, const void* data, uint64_t size,
-                                      accel_model** out_model);
+    accel_status (*model_load_memory)(accel_device* device, const void* data, uint64_t size, accel_model** out_model);
     void (*model_retain)(accel_model* model);
     void (*model_release)(accel_model* model);
     accel_status (*model_input_count)(accel_model* model, size_t* out_count);
@@ -83,8 +77,8 @@ typedef struct accel_driver_table {
 
     /* `options` is never NULL here: the loader passes defaults; struct_size is the caller's. */
     accel_status (*job_submit)(accel_model* model, accel_buffer* const* inputs, size_t input_count,
-                               accel_buffer* const* outputs, size_t output_count,
-                               const accel_run_options* options, accel_job** out_job);
+                               accel_buffer* const* outputs, size_t output_count, const accel_run_options* options,
+                               accel_job** out_job);
     accel_status (*job_wait)(accel_job* job, int64_t timeout_us);
     accel_status (*job_poll)(accel_job* job, int32_t* out_done);
     accel_status (*job_get_timing)(accel_job* job, accel_job_timing* out_timing);
@@ -95,8 +89,7 @@ typedef struct accel_driver_table {
 /* The table grows only by appending members (a minor version). A loader accepts any table of its
  * major version at least this large, the size of version 1.0's table, and treats members beyond a
  * driver's struct_size as absent: a driver built for an older minor keeps loading. */
-#define ACCEL_DRIVER_TABLE_SIZE_1_0 \
-    (offsetof(accel_driver_table, job_release) + sizeof(void (*)(void)))
+#define ACCEL_DRIVER_TABLE_SIZE_1_0 (offsetof(accel_driver_table, job_release) + sizeof(void (*)(void)))
 
 #define ACCEL_DRIVER_ENTRY_SYMBOL "accel_driver_entry"
 

@@ -6,7 +6,7 @@ import collections
 import json
 import sys
 import time
-from typing import Any, Callable, List, Optional, TextIO
+from typing import Any, Callable, List, Optional, TextIO, Tuple
 
 import numpy as np
 
@@ -19,7 +19,7 @@ DEFAULT_SECONDS = 2.0
 
 def register(subparsers: Any) -> argparse.ArgumentParser:
     """Adds ``bench`` to the ``accel`` command's subparsers (see accel.cli)."""
-    p = subparsers.add_parser(
+    p: argparse.ArgumentParser = subparsers.add_parser(
         "bench", help="latency and throughput of a model on a device",
         description="Runs a model on random inputs of its dtypes: first one job at a time (latency p50 and "
                     "p99), then with --jobs jobs in flight (throughput), each phase for --seconds or "
@@ -51,12 +51,13 @@ def usage_problem(args: argparse.Namespace) -> Optional[str]:
 
 def random_input(info: Any, rng: np.random.Generator) -> np.ndarray:
     """A random array of the input's shape and dtype: [0, 1) floats, small integers, booleans."""
-    dt = np.dtype(info.dtype)
+    dt: np.dtype[Any] = np.dtype(info.dtype)
+    shape: Tuple[int, ...] = tuple(info.shape)
     if dt.kind == "f":
-        return rng.random(info.shape, dtype=np.float32).astype(dt)
+        return rng.random(shape, dtype=np.float32).astype(dt)
     if dt.kind == "b":
-        return rng.integers(0, 2, info.shape).astype(dt)
-    return rng.integers(0, min(np.iinfo(dt).max, 16), info.shape, endpoint=True).astype(dt)
+        return rng.integers(0, 2, shape).astype(dt)
+    return rng.integers(0, min(np.iinfo(dt).max, 16), shape, endpoint=True).astype(dt)
 
 
 class Progress:
@@ -111,9 +112,9 @@ def measure_latency(run: Callable[[], Any], limit: Limit, progress: Progress) ->
     return latencies
 
 
-def measure_throughput(submit: Callable[[], Any], jobs: int, limit: Limit, progress: Progress) -> tuple:
+def measure_throughput(submit: Callable[[], Any], jobs: int, limit: Limit, progress: Progress) -> Tuple[int, float]:
     """``(runs, seconds)`` with ``jobs`` jobs kept in flight until the limit, then drained."""
-    in_flight: collections.deque = collections.deque()
+    in_flight: collections.deque[Any] = collections.deque()
     submitted = done = 0
     while not limit.reached(submitted):
         while len(in_flight) < jobs and not limit.reached(submitted):

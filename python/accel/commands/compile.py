@@ -9,7 +9,7 @@ from .common import add_input_shape_option, existing_file, input_shapes, reports
 
 def register(subparsers: Any) -> argparse.ArgumentParser:
     """Adds ``compile`` to the ``accel`` command's subparsers (see accel.cli)."""
-    p = subparsers.add_parser(
+    p: argparse.ArgumentParser = subparsers.add_parser(
         "compile", help="compile an ONNX model for the emulator (.accm)",
         description="Compiles an ONNX model to the emulator's .accm format. Exit code: 0 ok, 1 the model "
                     "cannot be compiled (the message names the op and the node), 2 usage error.")

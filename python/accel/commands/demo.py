@@ -9,8 +9,9 @@ from .. import demo
 
 def register(subparsers: Any) -> argparse.ArgumentParser:
     """Adds ``demo`` to the ``accel`` command's subparsers (see accel.cli)."""
-    p = subparsers.add_parser("demo", help="compile and run the bundled CNN on the emulator (as accel-demo)",
-                              description=demo.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p: argparse.ArgumentParser = subparsers.add_parser(
+        "demo", help="compile and run the bundled CNN on the emulator (as accel-demo)", description=demo.__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     demo.add_arguments(p)
     p.set_defaults(handler=demo.run)
     return p

@@ -11,7 +11,7 @@ from .common import reports_failures
 
 def register(subparsers: Any) -> argparse.ArgumentParser:
     """Adds ``info`` to the ``accel`` command's subparsers (see accel.cli)."""
-    p = subparsers.add_parser(
+    p: argparse.ArgumentParser = subparsers.add_parser(
         "info", help="versions, front-end, drivers and devices",
         description="Prints accel's versions, the front-end in use, the drivers found and the properties "
                     "of each usable backend's default device (or of --device). Exit code: 0 ok, 1 a "

@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 import argparse
+import zipfile
 from pathlib import Path
-from typing import Any, Dict, List, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -14,7 +15,7 @@ from .common import (add_device_option, add_input_shape_option, describe_tensors
 
 def register(subparsers: Any) -> argparse.ArgumentParser:
     """Adds ``run`` to the ``accel`` command's subparsers (see accel.cli)."""
-    p = subparsers.add_parser(
+    p: argparse.ArgumentParser = subparsers.add_parser(
         "run", help="run a model once on inputs from .npy files",
         description="Loads a model (ONNX on the emulator, or a compiled model), runs it once, and prints "
                     "each output's name, shape, dtype and a summary. Inputs are never cast: each .npy "
@@ -30,7 +31,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     return p
 
 
-def split_input(text: str) -> tuple:
+def split_input(text: str) -> Tuple[Optional[str], str]:
     """``(name or None, path)`` of an ``--input`` value; ``a=b.npy`` is a name unless the whole is a file."""
     name, sep, path = text.partition("=")
     if sep and name and not Path(text).is_file():
@@ -38,7 +39,7 @@ def split_input(text: str) -> tuple:
     return None, text
 
 
-def read_inputs(values: Sequence[str]) -> List[tuple]:
+def read_inputs(values: Sequence[str]) -> List[Tuple[Optional[str], np.ndarray]]:
     """``[(name or None, array)]`` from the ``--input`` values; UsageError for a missing file."""
     found = []
     for value in values:
@@ -51,7 +52,7 @@ def read_inputs(values: Sequence[str]) -> List[tuple]:
     return found
 
 
-def feeds(model: Any, given: List[tuple]) -> Dict[str, np.ndarray]:
+def feeds(model: Any, given: List[Tuple[Optional[str], np.ndarray]]) -> Dict[str, np.ndarray]:
     """``{input name: array}``: named inputs as given, unnamed ones filling the remaining inputs in order.
     Unknown or missing names are left for ``Model.run`` to report."""
     named = {n: a for n, a in given if n is not None}
@@ -75,6 +76,16 @@ def summary(array: np.ndarray) -> str:
     return f"min {wide.min():.6g} max {wide.max():.6g} mean {wide.mean():.6g} values {head}{more}"
 
 
+def save_npz(path: Path, arrays: Dict[str, np.ndarray]) -> None:
+    """The arrays by name in a ``.npz`` file (np.load reads it), whatever the names: ``np.savez(f, **arrays)``
+    would take an output named ``file`` or ``allow_pickle`` as its own argument. Written to ``path`` as
+    given (np.savez would add ``.npz`` to another suffix)."""
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED, allowZip64=True) as z:
+        for name, array in arrays.items():
+            with z.open(f"{name}.npy", "w", force_zip64=True) as member:
+                np.lib.format.write_array(member, array, allow_pickle=False)
+
+
 @reports_failures("run")
 def command(args: argparse.Namespace) -> int:
     """``accel run``: loads, runs once, prints and saves the outputs; returns the exit code."""
@@ -90,7 +101,6 @@ def command(args: argparse.Namespace) -> int:
     for name, array in outputs.items():
         print(f"{name}: shape {array.shape} {array.dtype}: {summary(array)}")
     if out_path is not None:
-        with open(out_path, "wb") as f:  # a file object: np.savez would add .npz to another suffix
-            np.savez(f, **outputs)
+        save_npz(out_path, outputs)
         print(f"outputs saved to {out_path}")
     return 0

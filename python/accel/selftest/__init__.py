@@ -23,12 +23,17 @@ from __future__ import annotations
 # usage_problem, as the single module did. A test that replaces rss_bytes patches it where check_rss reads
 # it: accel.selftest.checks_resources.
 from .checks import CHECKS
-from .command import command, register, usage_problem
-from .framework import (DEFAULT_MODEL, ERROR, FAIL, FULL, PASS, QUICK, SKIP, Check, CheckFailed, CheckResult,
-                        Context, Findings, Settings)
-from .helpers import MIB
-from .report import REPORT_FORMAT, Report, format_result
-from .runner import run_check, run_selftest
+from .command import command, register
+from .framework import DEFAULT_MODEL, FULL, QUICK, Check, CheckFailed, CheckResult, Findings, Settings
+from .report import Report
+from .runner import run_selftest
+
+# The re-exports beside __all__ (`name as name` marks them as such for linters and type checkers).
+from .command import usage_problem as usage_problem
+from .framework import ERROR as ERROR, FAIL as FAIL, PASS as PASS, SKIP as SKIP, Context as Context
+from .helpers import MIB as MIB
+from .report import REPORT_FORMAT as REPORT_FORMAT, format_result as format_result
+from .runner import run_check as run_check
 
 __all__ = ["CHECKS", "Check", "CheckFailed", "CheckResult", "Findings", "Report", "Settings", "FULL",
            "QUICK", "DEFAULT_MODEL", "run_selftest", "register", "command"]

@@ -101,8 +101,10 @@ def check_async_runs(ctx: Context, f: Findings) -> None:
             f.problem(f"future {k}: {text}")
     f.data["seconds_result"] = time.perf_counter() - t0
 
+    model, inputs = ctx.model, ctx.inputs  # narrowed (not None) inside gather too
+
     async def gather() -> List[List[np.ndarray]]:
-        return list(await asyncio.gather(*(ctx.model.run_async(ctx.inputs) for _ in range(2))))
+        return list(await asyncio.gather(*(model.run_async(inputs) for _ in range(2))))
 
     for k, outputs in enumerate(asyncio.run(asyncio.wait_for(gather(), limit))):
         for text in compare_outputs(outputs, ctx, "the sync run"):

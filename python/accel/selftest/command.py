@@ -14,7 +14,7 @@ from .runner import run_selftest
 
 def register(subparsers: Any) -> argparse.ArgumentParser:
     """Adds ``selftest`` to the ``accel`` command's subparsers (see accel.cli)."""
-    p = subparsers.add_parser(
+    p: argparse.ArgumentParser = subparsers.add_parser(
         "selftest", help="check that a device and a model work as accel promises",
         description="Runs conformance checks on a device (a board or the emulator) and prints a report "
                     "to attach to a bug. Exit code: 0 all passed, 1 a check failed, 2 usage error.")

@@ -45,8 +45,8 @@ def environment_facts() -> Dict[str, Any]:
     header_abi = _header_abi()
     return dict(
         accel_version=accel.__version__, library_version=accel.library_version(),
-        abi=(abi >> 16, abi & 0xFFFF), abi_version="%d.%d" % (abi >> 16, abi & 0xFFFF), header_abi=header_abi,
-        header_abi_version=None if header_abi is None else "%d.%d" % header_abi,
+        abi=(abi >> 16, abi & 0xFFFF), abi_version=f"{abi >> 16}.{abi & 0xFFFF}", header_abi=header_abi,
+        header_abi_version=None if header_abi is None else "{}.{}".format(*header_abi),
         frontend=accel.frontend, frontend_features=dict(accel.frontend_features),
         python=sys.version.split()[0], python_implementation=platform.python_implementation(),
         platform=platform.platform(), machine=platform.machine(), cpu_count=os.cpu_count(),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import gc
 import threading
 import time
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Type
 
 import numpy as np
 
@@ -82,7 +82,7 @@ def settle(device: accel.Device, baseline: Optional[Dict[str, int]] = None, time
         time.sleep(0.01)
 
 
-def expect_error(f: Findings, what: str, call: Callable[[], Any], cls: type,
+def expect_error(f: Findings, what: str, call: Callable[[], Any], cls: Type[BaseException],
                   names: Sequence[str] = ()) -> None:
     """Records a problem unless ``call()`` raises ``cls`` whose message names one of ``names``."""
     try:

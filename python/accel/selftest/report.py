@@ -56,7 +56,7 @@ class Report:
                 "seconds": self.seconds, "hung": self.hung, "counts": self.counts(),
                 "checks": [asdict(r) for r in self.results]}
 
-    def write_json(self, path: "os.PathLike[str] | str") -> None:
+    def write_json(self, path: os.PathLike[str] | str) -> None:
         """Writes :meth:`to_dict` to ``path`` as JSON."""
         with open(path, "w", encoding="utf-8") as out:
             json.dump(self.to_dict(), out, indent=2, default=_jsonable)

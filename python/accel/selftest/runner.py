@@ -53,7 +53,7 @@ def run_check(check: Check, ctx: Context, report: Report) -> CheckResult:
     return CheckResult(check.name, status, seconds, f.summary, f.notes, list(f.problems), f.data)
 
 
-def run_selftest(uri: str, model: "Optional[os.PathLike[str] | str]" = None, *, quick: bool = False,
+def run_selftest(uri: str, model: Optional[os.PathLike[str] | str] = None, *, quick: bool = False,
                  check_timeout: Optional[float] = None, out: Optional[TextIO] = None,
                  checks: Sequence[Check] = CHECKS) -> Report:
     """Runs ``checks`` on the device at ``uri`` with ``model`` (default: the bundled tiny CNN, which

@@ -30,10 +30,10 @@ import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "standin" / "hbdnn" / "tools"))
-import make_bin  # noqa: E402
+import make_bin
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "standin" / "hbucp" / "tools"))
-import make_hbm  # noqa: E402
+import make_hbm
 
 NP = {"F32": np.float32, "S8": np.int8, "U8": np.uint8, "S16": np.int16, "U16": np.uint16, "S32": np.int32}
 

@@ -8,12 +8,12 @@
 #include <string>
 
 static int failures = 0;
-#define CHECK(cond)                                                               \
-    do {                                                                          \
-        if (!(cond)) {                                                            \
+#define CHECK(cond)                                                                 \
+    do {                                                                            \
+        if (!(cond)) {                                                              \
             std::fprintf(stderr, "%s:%d: failed: %s\n", __FILE__, __LINE__, #cond); \
-            failures++;                                                           \
-        }                                                                         \
+            failures++;                                                             \
+        }                                                                           \
     } while (0)
 
 static bool contains(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }

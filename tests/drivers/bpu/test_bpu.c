@@ -45,9 +45,7 @@ static char* model_path(const char* name, const char* tail) {
 }
 
 /* A part of a test the generation cannot express, said so. */
-static void left_out(const char* what, const char* why) {
-    printf("%s: %s left out: %s\n", g->name, what, why);
-}
+static void left_out(const char* what, const char* why) { printf("%s: %s left out: %s\n", g->name, what, why); }
 
 /* ---- helpers ---- */
 
@@ -127,9 +125,21 @@ static double element(const uint8_t* p, accel_dtype t) {
     switch (t) {
         case ACCEL_DTYPE_INT8: return *(const int8_t*)p;
         case ACCEL_DTYPE_UINT8: return *p;
-        case ACCEL_DTYPE_INT16: { int16_t v; memcpy(&v, p, 2); return v; }
-        case ACCEL_DTYPE_INT32: { int32_t v; memcpy(&v, p, 4); return v; }
-        default: { float v; memcpy(&v, p, 4); return v; }
+        case ACCEL_DTYPE_INT16: {
+            int16_t v;
+            memcpy(&v, p, 2);
+            return v;
+        }
+        case ACCEL_DTYPE_INT32: {
+            int32_t v;
+            memcpy(&v, p, 4);
+            return v;
+        }
+        default: {
+            float v;
+            memcpy(&v, p, 4);
+            return v;
+        }
     }
 }
 
@@ -191,7 +201,8 @@ static accel_memory_stats stats(accel_device* d) {
 /* ---- info: URIs, device info, tensor descriptions ---- */
 
 static void expect_dims(const int64_t* got, const int64_t* want, uint32_t n, const char* what) {
-    for (uint32_t i = 0; i < n; i++) EXPECT(got[i] == want[i], "%s[%u] = %lld, want %lld", what, i, (long long)got[i], (long long)want[i]);
+    for (uint32_t i = 0; i < n; i++)
+        EXPECT(got[i] == want[i], "%s[%u] = %lld, want %lld", what, i, (long long)got[i], (long long)want[i]);
 }
 
 static void test_info(void) {
@@ -204,9 +215,11 @@ static void test_info(void) {
     }
     EXPECT(found == 1, "the bpu driver was found %zu times", found);
 
-    struct { const char* uri; uint32_t cores; } good[] = {{"bpu:0", 1}, {"bpu:1", 1}, {"bpu:any", g->cores},
-                                                         {"bpu", g->cores}, {"bpu:any,cores=1", 1},
-                                                         {"bpu:0,cores=2", 1}};
+    struct {
+        const char* uri;
+        uint32_t cores;
+    } good[] = {{"bpu:0", 1},      {"bpu:1", 1},           {"bpu:any", g->cores},
+                {"bpu", g->cores}, {"bpu:any,cores=1", 1}, {"bpu:0,cores=2", 1}};
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
         accel_device* d = test_open(good[i].uri);
         accel_device_info info;
@@ -224,12 +237,15 @@ static void test_info(void) {
     char beyond[32], too_many[32];
     snprintf(beyond, sizeof beyond, "bpu:%u", g->cores);
     snprintf(too_many, sizeof too_many, "bpu:any,cores=%u", g->cores + 1);
-    struct { const char* uri; accel_status want; } bad[] = {{beyond, ACCEL_ERR_NOT_FOUND},
-                                                           {"bpu:1,cores=1", ACCEL_ERR_NOT_FOUND},
-                                                           {"bpu:x", ACCEL_ERR_INVALID_ARGUMENT},
-                                                           {too_many, ACCEL_ERR_INVALID_ARGUMENT},
-                                                           {"bpu:any,pool=1M", ACCEL_ERR_INVALID_ARGUMENT},
-                                                           {"bpu:0,0", ACCEL_ERR_INVALID_ARGUMENT}};
+    struct {
+        const char* uri;
+        accel_status want;
+    } bad[] = {{beyond, ACCEL_ERR_NOT_FOUND},
+               {"bpu:1,cores=1", ACCEL_ERR_NOT_FOUND},
+               {"bpu:x", ACCEL_ERR_INVALID_ARGUMENT},
+               {too_many, ACCEL_ERR_INVALID_ARGUMENT},
+               {"bpu:any,pool=1M", ACCEL_ERR_INVALID_ARGUMENT},
+               {"bpu:0,0", ACCEL_ERR_INVALID_ARGUMENT}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         accel_device* d = NULL;
         EXPECT_STATUS(accel_device_open(bad[i].uri, &d), bad[i].want);
@@ -247,8 +263,8 @@ static void test_info(void) {
            "x: dtype %d layout %d ndim %u byte_size %llu", x.dtype, x.layout, x.ndim, (unsigned long long)x.byte_size);
     expect_dims(x.shape, shape, 4, "x.shape");
     expect_dims(x.strides, x_strides, 4, "x.strides");
-    EXPECT(x.quant.type == ACCEL_QUANT_PER_TENSOR && x.quant.count == 1 && x.quant.scales && x.quant.scales[0] == 0.05f &&
-               !x.quant.zero_points && !x.quant.shifts && x.quant.axis == -1,
+    EXPECT(x.quant.type == ACCEL_QUANT_PER_TENSOR && x.quant.count == 1 && x.quant.scales &&
+               x.quant.scales[0] == 0.05f && !x.quant.zero_points && !x.quant.shifts && x.quant.axis == -1,
            "x quant: type %d count %u axis %d", x.quant.type, x.quant.count, x.quant.axis);
     EXPECT(y.dtype == ACCEL_DTYPE_INT8 && y.byte_size == 384, "y: dtype %d byte_size %llu", y.dtype,
            (unsigned long long)y.byte_size);
@@ -270,8 +286,7 @@ static void test_info(void) {
     const int64_t hx[4] = {1024, 128, 16, 4}, hy[4] = {192, 24, 3, 1};
     if (!g->has_layout) left_out("the NCHW and NHWC layout checks", "S100 tensor properties have no layout (NONE)");
     EXPECT(x.layout == (g->has_layout ? ACCEL_LAYOUT_NHWC : ACCEL_LAYOUT_NONE) && x.dtype == ACCEL_DTYPE_FLOAT32 &&
-               x.byte_size == 1024 &&
-               x.quant.type == ACCEL_QUANT_NONE && !x.quant.scales,
+               x.byte_size == 1024 && x.quant.type == ACCEL_QUANT_NONE && !x.quant.scales,
            "nhwc x: layout %d dtype %d byte_size %llu quant %d", x.layout, x.dtype, (unsigned long long)x.byte_size,
            x.quant.type);
     expect_dims(x.strides, hx, 4, "nhwc x.strides");
@@ -297,14 +312,15 @@ static void test_info(void) {
         x = info_of(m, 1, 0);
         y = info_of(m, 0, 0);
         const int64_t dyn_shape[3] = {1, 4, 6}, dyn_x[3] = {32, 8, 1}, dyn_y[3] = {48, 12, 2};
-        EXPECT(x.dtype == ACCEL_DTYPE_UINT8 && x.ndim == 3 && x.byte_size == 32 && x.quant.type == ACCEL_QUANT_PER_TENSOR &&
-                   x.quant.zero_points && x.quant.zero_points[0] == 130,
+        EXPECT(x.dtype == ACCEL_DTYPE_UINT8 && x.ndim == 3 && x.byte_size == 32 &&
+                   x.quant.type == ACCEL_QUANT_PER_TENSOR && x.quant.zero_points && x.quant.zero_points[0] == 130,
                "dyn x: dtype %d ndim %u byte_size %llu quant %d", x.dtype, x.ndim, (unsigned long long)x.byte_size,
                x.quant.type);
         expect_dims(x.shape, dyn_shape, 3, "dyn x.shape");
         expect_dims(x.strides, dyn_x, 3, "dyn x.strides");
-        EXPECT(y.dtype == ACCEL_DTYPE_INT16 && y.byte_size == 48 && y.quant.zero_points && y.quant.zero_points[0] == 1000,
-               "dyn y: dtype %d byte_size %llu", y.dtype, (unsigned long long)y.byte_size);
+        EXPECT(
+            y.dtype == ACCEL_DTYPE_INT16 && y.byte_size == 48 && y.quant.zero_points && y.quant.zero_points[0] == 1000,
+            "dyn y: dtype %d byte_size %llu", y.dtype, (unsigned long long)y.byte_size);
         expect_dims(y.strides, dyn_y, 3, "dyn y.strides");
         accel_model_release(m);
     } else {
@@ -356,9 +372,8 @@ static void test_run(void) {
     EXPECT(s.live_buffers == 0 && s.bytes_in_use == 0 && s.jobs_submitted == 8 && s.jobs_completed == 8 &&
                s.allocations == 10 && s.peak_bytes_in_use >= 1024 && s.bytes_copied > 0,
            "stats: live %llu in use %llu submitted %llu completed %llu allocations %llu",
-           (unsigned long long)s.live_buffers, (unsigned long long)s.bytes_in_use,
-           (unsigned long long)s.jobs_submitted, (unsigned long long)s.jobs_completed,
-           (unsigned long long)s.allocations);
+           (unsigned long long)s.live_buffers, (unsigned long long)s.bytes_in_use, (unsigned long long)s.jobs_submitted,
+           (unsigned long long)s.jobs_completed, (unsigned long long)s.allocations);
     accel_device_release(d);
 
     /* Any core, priorities, core masks. */
@@ -666,8 +681,7 @@ static void test_limits(void) {
     EXPECT(strstr(accel_last_error_message(), "max_inflight") != NULL, "message '%s'", accel_last_error_message());
     /* The runtime's, reached through another device. */
     EXPECT_STATUS(accel_job_submit(m1, x1.in, 1, x1.out, 1, &o, &extra), ACCEL_ERR_BUSY);
-    EXPECT(strstr(accel_last_error_message(), g->task_limit) != NULL,
-           "message '%s'", accel_last_error_message());
+    EXPECT(strstr(accel_last_error_message(), g->task_limit) != NULL, "message '%s'", accel_last_error_message());
     EXPECT_ERROR_REPORTED(ACCEL_ERR_BUSY);
 
     /* Without the flag, both wait for a slot. */

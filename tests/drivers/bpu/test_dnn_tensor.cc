@@ -23,20 +23,24 @@ int main() {
 
     // Image and 64-bit types: refused at load, naming the tensor and the type.
     Status s = describe_tensor(props_1x3x8x8(HB_DNN_IMG_TYPE_NV12), "image", "input", &t);
-    CHECK(s.code == ACCEL_ERR_UNSUPPORTED && contains(s.message, "input 'image'") && contains(s.message, "IMG_TYPE_NV12"));
+    CHECK(s.code == ACCEL_ERR_UNSUPPORTED && contains(s.message, "input 'image'") &&
+          contains(s.message, "IMG_TYPE_NV12"));
     s = describe_tensor(props_1x3x8x8(HB_DNN_TENSOR_TYPE_S64), "big", "output", &t);
-    CHECK(s.code == ACCEL_ERR_UNSUPPORTED && contains(s.message, "output 'big'") && contains(s.message, "TENSOR_TYPE_S64"));
+    CHECK(s.code == ACCEL_ERR_UNSUPPORTED && contains(s.message, "output 'big'") &&
+          contains(s.message, "TENSOR_TYPE_S64"));
     s = describe_tensor(props_1x3x8x8(HB_DNN_TENSOR_TYPE_S4), "nibbles", "input", &t);
     CHECK(s.code == ACCEL_ERR_UNSUPPORTED && contains(s.message, "TENSOR_TYPE_S4"));
     s = describe_tensor(props_1x3x8x8(77), "odd", "input", &t);
     CHECK(s.code == ACCEL_ERR_UNSUPPORTED && contains(s.message, "77"));
 
     // Every supported type.
-    const struct { int32_t type; accel_dtype dtype; } types[] = {
-        {HB_DNN_TENSOR_TYPE_S8, ACCEL_DTYPE_INT8},    {HB_DNN_TENSOR_TYPE_U8, ACCEL_DTYPE_UINT8},
-        {HB_DNN_TENSOR_TYPE_S16, ACCEL_DTYPE_INT16},  {HB_DNN_TENSOR_TYPE_U16, ACCEL_DTYPE_UINT16},
-        {HB_DNN_TENSOR_TYPE_S32, ACCEL_DTYPE_INT32},  {HB_DNN_TENSOR_TYPE_U32, ACCEL_DTYPE_UINT32},
-        {HB_DNN_TENSOR_TYPE_F16, ACCEL_DTYPE_FLOAT16}, {HB_DNN_TENSOR_TYPE_F32, ACCEL_DTYPE_FLOAT32}};
+    const struct {
+        int32_t type;
+        accel_dtype dtype;
+    } types[] = {{HB_DNN_TENSOR_TYPE_S8, ACCEL_DTYPE_INT8},     {HB_DNN_TENSOR_TYPE_U8, ACCEL_DTYPE_UINT8},
+                 {HB_DNN_TENSOR_TYPE_S16, ACCEL_DTYPE_INT16},   {HB_DNN_TENSOR_TYPE_U16, ACCEL_DTYPE_UINT16},
+                 {HB_DNN_TENSOR_TYPE_S32, ACCEL_DTYPE_INT32},   {HB_DNN_TENSOR_TYPE_U32, ACCEL_DTYPE_UINT32},
+                 {HB_DNN_TENSOR_TYPE_F16, ACCEL_DTYPE_FLOAT16}, {HB_DNN_TENSOR_TYPE_F32, ACCEL_DTYPE_FLOAT32}};
     for (const auto& k : types) {
         s = describe_tensor(props_1x3x8x8(k.type), "x", "input", &t);
         CHECK(s.ok() && t.dtype == k.dtype && t.layout == ACCEL_LAYOUT_NCHW && t.ndim == 4 && t.byte_size == 256 &&

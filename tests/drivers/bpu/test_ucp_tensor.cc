@@ -18,7 +18,8 @@ int main() {
     // Types the ABI has no dtype for: refused at load, naming the tensor and the type.
     hbDNNTensorProperties p = props_1x3x8x8(HB_DNN_TENSOR_TYPE_S64);
     Status s = describe_tensor(p, "big", "output", &t);
-    CHECK(s.code == ACCEL_ERR_UNSUPPORTED && contains(s.message, "output 'big'") && contains(s.message, "TENSOR_TYPE_S64"));
+    CHECK(s.code == ACCEL_ERR_UNSUPPORTED && contains(s.message, "output 'big'") &&
+          contains(s.message, "TENSOR_TYPE_S64"));
     p = props_1x3x8x8(HB_DNN_TENSOR_TYPE_U4);
     s = describe_tensor(p, "nibbles", "input", &t);
     CHECK(s.code == ACCEL_ERR_UNSUPPORTED && contains(s.message, "TENSOR_TYPE_U4"));
@@ -26,12 +27,14 @@ int main() {
     CHECK(describe_tensor(p, "odd", "input", &t).code == ACCEL_ERR_UNSUPPORTED);
 
     // Every supported type; no layout (S100 properties have none), strides and size as given.
-    const struct { int32_t type; accel_dtype dtype; } types[] = {
-        {HB_DNN_TENSOR_TYPE_S8, ACCEL_DTYPE_INT8},     {HB_DNN_TENSOR_TYPE_U8, ACCEL_DTYPE_UINT8},
-        {HB_DNN_TENSOR_TYPE_S16, ACCEL_DTYPE_INT16},   {HB_DNN_TENSOR_TYPE_U16, ACCEL_DTYPE_UINT16},
-        {HB_DNN_TENSOR_TYPE_S32, ACCEL_DTYPE_INT32},   {HB_DNN_TENSOR_TYPE_U32, ACCEL_DTYPE_UINT32},
-        {HB_DNN_TENSOR_TYPE_F16, ACCEL_DTYPE_FLOAT16}, {HB_DNN_TENSOR_TYPE_F32, ACCEL_DTYPE_FLOAT32},
-        {HB_DNN_TENSOR_TYPE_BOOL8, ACCEL_DTYPE_BOOL}};
+    const struct {
+        int32_t type;
+        accel_dtype dtype;
+    } types[] = {{HB_DNN_TENSOR_TYPE_S8, ACCEL_DTYPE_INT8},     {HB_DNN_TENSOR_TYPE_U8, ACCEL_DTYPE_UINT8},
+                 {HB_DNN_TENSOR_TYPE_S16, ACCEL_DTYPE_INT16},   {HB_DNN_TENSOR_TYPE_U16, ACCEL_DTYPE_UINT16},
+                 {HB_DNN_TENSOR_TYPE_S32, ACCEL_DTYPE_INT32},   {HB_DNN_TENSOR_TYPE_U32, ACCEL_DTYPE_UINT32},
+                 {HB_DNN_TENSOR_TYPE_F16, ACCEL_DTYPE_FLOAT16}, {HB_DNN_TENSOR_TYPE_F32, ACCEL_DTYPE_FLOAT32},
+                 {HB_DNN_TENSOR_TYPE_BOOL8, ACCEL_DTYPE_BOOL}};
     for (const auto& k : types) {
         p = props_1x3x8x8(k.type);
         s = describe_tensor(p, "x", "input", &t);
@@ -44,7 +47,8 @@ int main() {
     p.validShape.numDimensions = ACCEL_MAX_DIMS + 1;
     for (int i = 0; i < ACCEL_MAX_DIMS + 1; i++) p.validShape.dimensionSize[i] = 1, p.stride[i] = 1;
     s = describe_tensor(p, "deep", "input", &t);
-    CHECK(s.code == ACCEL_ERR_UNSUPPORTED && contains(s.message, "input 'deep'") && contains(s.message, "9 dimensions"));
+    CHECK(s.code == ACCEL_ERR_UNSUPPORTED && contains(s.message, "input 'deep'") &&
+          contains(s.message, "9 dimensions"));
     p.validShape.numDimensions = HB_DNN_TENSOR_MAX_DIMENSIONS + 1;
     CHECK(describe_tensor(p, "x", "input", &t).code == ACCEL_ERR_MODEL_FORMAT);
     p.validShape.numDimensions = ACCEL_MAX_DIMS;

@@ -18,12 +18,12 @@
 #define CHECK(cond) REQUIRE(cond, "check failed: %s", #cond)
 #define OK(call) REQUIRE_OK(call)
 /* A call that must fail with `status` and a message containing `text`. */
-#define FAILS(call, status, text)                                                                        \
-    do {                                                                                                 \
-        accel_status s_ = (call);                                                                        \
-        REQUIRE(s_ == (status) && strstr(accel_last_error_message(), (text)),                            \
-                "%s gave %s \"%s\", expected %s with \"%s\"", #call, accel_status_name(s_),              \
-                accel_last_error_message(), accel_status_name(status), text);                            \
+#define FAILS(call, status, text)                                                           \
+    do {                                                                                    \
+        accel_status s_ = (call);                                                           \
+        REQUIRE(s_ == (status) && strstr(accel_last_error_message(), (text)),               \
+                "%s gave %s \"%s\", expected %s with \"%s\"", #call, accel_status_name(s_), \
+                accel_last_error_message(), accel_status_name(status), text);               \
     } while (0)
 
 static const char* g_dir;
@@ -288,7 +288,8 @@ static void count_callback(accel_job* job, accel_status status, void* user_data)
     counter* c = (counter*)user_data;
     int32_t done = 0;
     /* Inside its callback the job has its result. */
-    if (accel_job_wait(job, 0) != status || accel_job_poll(job, &done) != ACCEL_OK || !done) status = ACCEL_ERR_INTERNAL;
+    if (accel_job_wait(job, 0) != status || accel_job_poll(job, &done) != ACCEL_OK || !done)
+        status = ACCEL_ERR_INTERNAL;
     pthread_mutex_lock(&c->mutex);
     c->calls++;
     if (status != ACCEL_OK) c->failures++;
@@ -510,7 +511,8 @@ static void test_timeouts(void) {
     /* Its runner is still busy: the next job queues, and releasing it cancels it. */
     o.timeout_us = 0;
     OK(accel_job_submit(m, &io2.in, 1, &io2.out, 1, &o, &queued));
-    FAILS(accel_job_submit(m, &io2.in, 1, &io2.out, 1, &(accel_run_options){sizeof o, 0, 0, 0, ACCEL_SUBMIT_NO_WAIT, 0, 0, 0}, &busy),
+    FAILS(accel_job_submit(m, &io2.in, 1, &io2.out, 1,
+                           &(accel_run_options){sizeof o, 0, 0, 0, ACCEL_SUBMIT_NO_WAIT, 0, 0, 0}, &busy),
           ACCEL_ERR_BUSY, "max_inflight 1");
     FAILS(accel_job_wait(queued, 20000), ACCEL_ERR_NOT_READY, "not finished");
     accel_job_release(queued);

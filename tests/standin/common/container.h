@@ -5,8 +5,8 @@
 
 #include <cstdint>
 #include <cstring>
-#include <string>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "engine.h"
@@ -24,7 +24,9 @@ public:
         return true;
     }
     template <class T>
-    bool value(T& out) { return bytes(&out, sizeof out); }
+    bool value(T& out) {
+        return bytes(&out, sizeof out);
+    }
     // A u32 count then that many values.
     template <class T>
     bool counted(std::vector<T>& out, uint32_t max_count) {

@@ -65,8 +65,8 @@ public:
 
     // ---- model files ----
     // Parses one file into models (their names, tensors and accm set; emulated not yet).
-    using Parser = std::function<bool(const uint8_t* data, size_t size,
-                                      std::vector<std::shared_ptr<LoadedModel>>& out)>;
+    using Parser =
+        std::function<bool(const uint8_t* data, size_t size, std::vector<std::shared_ptr<LoadedModel>>& out)>;
     Result load(const std::vector<std::vector<uint8_t>>& files, const Parser& parse, void** pack);
     // The same from file names, or from files in memory (InvalidArgument: a null or empty entry).
     Result load_files(const char* const* names, int32_t count, const Parser& parse, void** pack);

@@ -33,7 +33,8 @@ float half_to_float(uint16_t h) {
     const int mantissa = h & 0x3ff;
     float v;
     if (exponent == 0) v = std::ldexp((float)mantissa, -24);
-    else if (exponent == 31) v = mantissa ? std::numeric_limits<float>::quiet_NaN() : std::numeric_limits<float>::infinity();
+    else if (exponent == 31)
+        v = mantissa ? std::numeric_limits<float>::quiet_NaN() : std::numeric_limits<float>::infinity();
     else v = std::ldexp((float)(mantissa | 0x400), exponent - 25);
     return (h & 0x8000) ? -v : v;
 }

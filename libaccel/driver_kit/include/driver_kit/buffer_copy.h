@@ -15,8 +15,7 @@ enum class DenseSize { Ok, NegativeDim, Overflow };
 
 // The bytes of a dense array of `shape` (ndim dims) of `element_size`-byte elements, into *bytes; on a
 // negative dimension its index goes to *bad_dim; Overflow when the size does not fit in 64 bits.
-DenseSize dense_bytes(uint32_t ndim, const int64_t* shape, uint64_t element_size, uint64_t* bytes,
-                      uint32_t* bad_dim);
+DenseSize dense_bytes(uint32_t ndim, const int64_t* shape, uint64_t element_size, uint64_t* bytes, uint32_t* bad_dim);
 
 // Copies the array at `src` (shape, byte strides) densely, in C order, to `dst`.
 void copy_strided(uint8_t* dst, const uint8_t* src, uint32_t ndim, const int64_t* shape, const int64_t* strides,

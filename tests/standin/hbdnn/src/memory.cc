@@ -36,8 +36,9 @@ int32_t hbSysAllocCachedMem(hbSysMem* mem, uint32_t size) { return allocate(mem,
 
 int32_t hbSysFlushMem(hbSysMem* mem, int32_t flag) {
     if (!mem || (flag != HB_SYS_MEM_CACHE_CLEAN && flag != HB_SYS_MEM_CACHE_INVALIDATE)) return HB_SYS_INVALID_ARGUMENT;
-    return sys_status(standin::mem_flush(mem->phyAddr, mem->virAddr,
-                                         flag == HB_SYS_MEM_CACHE_CLEAN ? standin::Flush::Clean : standin::Flush::Invalidate));
+    return sys_status(
+        standin::mem_flush(mem->phyAddr, mem->virAddr,
+                           flag == HB_SYS_MEM_CACHE_CLEAN ? standin::Flush::Clean : standin::Flush::Invalidate));
 }
 
 int32_t hbSysWriteMem(hbSysMem* dest, char* src, uint32_t size) {

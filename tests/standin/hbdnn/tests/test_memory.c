@@ -10,7 +10,6 @@
 /* From the stand-in (tests only): the device side of a bus address range. */
 unsigned char* standin_device_bytes(unsigned long long phy, size_t bytes);
 
-
 int main(void) {
     hbSysMem cached, plain;
     CHECK(hbSysAllocCachedMem(&cached, 64) == HB_SYS_SUCCESS && cached.virAddr && cached.memSize == 64);

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Sequence
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "common" / "tools"))
-import standin_container  # noqa: E402
+import standin_container
 
 TYPES = {"S8": 8, "U8": 9, "F16": 10, "S16": 11, "U16": 12, "F32": 13, "S32": 14, "U32": 15}
 LAYOUTS = {"NHWC": 0, "NCHW": 2, "NONE": 255}

@@ -15,7 +15,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import make_bin  # noqa: E402
+import make_bin
 
 
 def _save(graph, path: Path) -> None:

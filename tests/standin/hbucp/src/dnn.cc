@@ -44,8 +44,7 @@ namespace {
 // overlapping, memory smaller than the strides reach.
 bool given_layout(const hbDNNTensor& given, const UcpTensor& expected, const TensorDesc& desc, TensorDesc& out) {
     const hbDNNTensorProperties& p = given.properties;
-    if (p.tensorType != expected.props.tensorType || !same_shape(p.validShape, expected.props.validShape))
-        return false;
+    if (p.tensorType != expected.props.tensorType || !same_shape(p.validShape, expected.props.validShape)) return false;
     out = desc;
     for (int i = 0; i < desc.ndim; i++) {
         if (expected.props.stride[i] == -1) out.strides[i] = p.stride[i];
@@ -65,8 +64,7 @@ extern "C" {
 
 const char* hbDNNGetVersion(void) { return "3.x (accel stand-in)"; }
 
-int32_t hbDNNInferV2(hbUCPTaskHandle_t* task_handle, hbDNNTensor* output, hbDNNTensor const* input,
-                     hbDNNHandle_t h) {
+int32_t hbDNNInferV2(hbUCPTaskHandle_t* task_handle, hbDNNTensor* output, hbDNNTensor const* input, hbDNNHandle_t h) {
     STANDIN_MODEL(h);
     if (!output || !input) return HB_DNN_INVALID_ARGUMENT;
     if (!task_handle) return infer_sync(output, input, h);
@@ -77,7 +75,8 @@ int32_t hbDNNInferV2(hbUCPTaskHandle_t* task_handle, hbDNNTensor* output, hbDNNT
         in_phy.push_back(input[i].sysMem.phyAddr);
     }
     for (size_t i = 0; i < out.size(); i++) {
-        if (!given_layout(output[i], model->vendor_outputs[i], model->outputs[i], out[i])) return HB_DNN_INVALID_ARGUMENT;
+        if (!given_layout(output[i], model->vendor_outputs[i], model->outputs[i], out[i]))
+            return HB_DNN_INVALID_ARGUMENT;
         out_phy.push_back(output[i].sysMem.phyAddr);
     }
     Task* task = nullptr;

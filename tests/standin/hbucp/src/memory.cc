@@ -35,7 +35,7 @@ int32_t hbUCPMemFlush(hbUCPSysMem const* mem, int32_t flag) {
     if (!mem || (flag != HB_SYS_MEM_CACHE_CLEAN && flag != HB_SYS_MEM_CACHE_INVALIDATE)) return HB_UCP_INVALID_ARGUMENT;
     standin::Flush direction = flag == HB_SYS_MEM_CACHE_CLEAN ? standin::Flush::Clean : standin::Flush::Invalidate;
     return standin::mem_flush(mem->phyAddr, mem->virAddr, direction) == standin::MemStatus::Ok ? HB_UCP_SUCCESS
-                                                                                                : HB_UCP_MEM_IS_INVALID;
+                                                                                               : HB_UCP_MEM_IS_INVALID;
 }
 
 int32_t hbUCPFree(hbUCPSysMem* mem) {

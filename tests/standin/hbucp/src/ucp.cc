@@ -118,7 +118,8 @@ int32_t hbUCPSetTaskDoneCb(hbUCPTaskHandle_t handle, hbUCPTaskDoneCb cb, void* u
 }
 
 int32_t hbUCPReleaseTask(hbUCPTaskHandle_t handle) {
-    return engine().release_task(engine().known_task(handle)) == Result::Ok ? HB_UCP_SUCCESS : HB_UCP_TASK_HANDLE_INVALID;
+    return engine().release_task(engine().known_task(handle)) == Result::Ok ? HB_UCP_SUCCESS
+                                                                            : HB_UCP_TASK_HANDLE_INVALID;
 }
 
 // Tests only: while held, submitted tasks are accepted (and counted against the limit) but wait;

@@ -12,7 +12,6 @@
 /* From the stand-in (tests only): the device side of a bus address range. */
 unsigned char* standin_hbucp_device_bytes(unsigned long long phy, unsigned long long bytes);
 
-
 int main(void) {
     hbUCPSysMem cached, plain, none;
     CHECK(hbUCPMallocCached(&cached, 64, 0) == HB_UCP_SUCCESS && cached.virAddr && cached.memSize == 64);

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Sequence
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "common" / "tools"))
-import standin_container  # noqa: E402
+import standin_container
 
 TYPES = {"S8": 2, "U8": 3, "F16": 4, "S16": 5, "U16": 6, "F32": 7, "S32": 8, "U32": 9, "BOOL8": 13}
 SIZES = {"S8": 1, "U8": 1, "BOOL8": 1, "F16": 2, "S16": 2, "U16": 2, "F32": 4, "S32": 4, "U32": 4}

@@ -18,7 +18,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import make_hbm  # noqa: E402
+import make_hbm
 
 
 def _save(nodes, name: str, shape, inits, path: Path) -> None:

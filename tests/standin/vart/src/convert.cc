@@ -54,10 +54,8 @@ void copy_floats(const Transpose& tr, int64_t n, const std::uint8_t* src, bool t
 DpuTensor dpu_view(const xir::Tensor* tensor) {
     const xir::DataType& dt = tensor->get_data_type();
     DpuTensor f{tensor, DpuTensor::FLOAT32, 0, false};
-    if (dt == xir::DataType(xir::DataType::XINT, 8))
-        f.kind = DpuTensor::XINT8;
-    else if (dt == xir::DataType(xir::DataType::XUINT, 8))
-        f.kind = DpuTensor::XUINT8;
+    if (dt == xir::DataType(xir::DataType::XINT, 8)) f.kind = DpuTensor::XINT8;
+    else if (dt == xir::DataType(xir::DataType::XUINT, 8)) f.kind = DpuTensor::XUINT8;
     else if (dt != xir::DataType(xir::DataType::FLOAT, 32))
         fatal("DPU tensor %s is %s; the stand-in's DPU runs xint8, xuint8 and float32 tensors",
               tensor->get_name().c_str(), dt.to_string().c_str());

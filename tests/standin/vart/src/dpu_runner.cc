@@ -48,7 +48,7 @@ struct Port {
 };
 
 class DpuRunner : public vart::RunnerExt {
-  public:
+public:
     explicit DpuRunner(const xir::Subgraph* subgraph);
     ~DpuRunner() override;
 
@@ -61,7 +61,7 @@ class DpuRunner : public vart::RunnerExt {
     std::vector<vart::TensorBuffer*> get_inputs() override { return buffers(inputs_); }
     std::vector<vart::TensorBuffer*> get_outputs() override { return buffers(outputs_); }
 
-  private:
+private:
     static std::vector<const xir::Tensor*> tensors(const std::vector<Port>& ports) {
         std::vector<const xir::Tensor*> out;
         for (const Port& p : ports) out.push_back(p.dpu.tensor);
@@ -131,8 +131,8 @@ DpuRunner::~DpuRunner() {
 
 // The buffer for runner tensor `index`: the one at that position if it is the runner's own, else the
 // HOST_VIRT buffer whose tensor name contains the runner tensor's name (the vendor matches by name).
-vart::TensorBuffer* DpuRunner::match(const std::vector<vart::TensorBuffer*>& given, size_t index,
-                                     const Port& port, const char* kind) {
+vart::TensorBuffer* DpuRunner::match(const std::vector<vart::TensorBuffer*>& given, size_t index, const Port& port,
+                                     const char* kind) {
     const std::string& want = port.dpu.tensor->get_name();
     if (given[index] == port.own.get()) return given[index];
     vart::TensorBuffer* found = nullptr;
@@ -228,7 +228,8 @@ namespace vart {
 
 std::unique_ptr<Runner> Runner::create_runner(const xir::Subgraph* subgraph, const std::string& mode) {
     if (!subgraph) standin_vart::fatal("create_runner: null subgraph");
-    if (!mode.empty() && mode != "run") standin_vart::fatal("create_runner: mode \"%s\" is not available", mode.c_str());
+    if (!mode.empty() && mode != "run")
+        standin_vart::fatal("create_runner: mode \"%s\" is not available", mode.c_str());
     return std::make_unique<standin_vart::DpuRunner>(subgraph);
 }
 

@@ -55,8 +55,8 @@ HostPhyBuffer::~HostPhyBuffer() {
 std::size_t HostPhyBuffer::offset_of(const std::vector<std::int32_t>& idx) const {
     const std::vector<std::int32_t> shape = tensor_->get_shape();
     if (idx.empty()) return 0;
-    if (idx.size() != shape.size()) fatal("tensor %s: index of rank %zu, tensor rank %zu", tensor_->get_name().c_str(),
-                                          idx.size(), shape.size());
+    if (idx.size() != shape.size())
+        fatal("tensor %s: index of rank %zu, tensor rank %zu", tensor_->get_name().c_str(), idx.size(), shape.size());
     std::size_t offset = 0;
     for (std::size_t d = 0; d < shape.size(); d++) {
         if (idx[d] < 0 || idx[d] >= shape[d]) fatal("tensor %s: index out of range", tensor_->get_name().c_str());

@@ -11,7 +11,7 @@
 namespace standin_vart {
 
 class HostPhyBuffer : public vart::TensorBuffer {
-  public:
+public:
     explicit HostPhyBuffer(const xir::Tensor* tensor);
     ~HostPhyBuffer() override;
 
@@ -25,7 +25,7 @@ class HostPhyBuffer : public vart::TensorBuffer {
     std::uint8_t* device_side() { return device_; }
     std::size_t bytes() const { return bytes_; }
 
-  private:
+private:
     std::size_t offset_of(const std::vector<std::int32_t>& idx) const;
     void check_range(const char* what, std::uint64_t offset, std::size_t size) const;
 

@@ -1,8 +1,8 @@
 // test_runner.cc - the VART stand-in through the vendor's API, as a user (or the vart driver) uses it:
 // deserialize, pick the DPU subgraph, run with the runner's own HOST_PHY buffers and their syncs (and
-// see stale data without them), HOST_VIRT buffers matched by name, the float->xint truncation, a float32 NCHW subgraph, and the
-// aborts (wrong dims, wrong dtype, a re-entrant call, the DPU timeout) in child processes.
-// argv[1]: the folder of make_test_models.py.
+// see stale data without them), HOST_VIRT buffers matched by name, the float->xint truncation, a float32 NCHW subgraph,
+// and the aborts (wrong dims, wrong dtype, a re-entrant call, the DPU timeout) in child processes. argv[1]: the folder
+// of make_test_models.py.
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -24,7 +24,6 @@
 
 extern "C" void standin_vart_hold(int on);
 extern "C" int standin_vart_running(void);
-
 
 namespace {
 
@@ -71,9 +70,10 @@ void close_enough(const int8_t* got, const std::vector<int8_t>& want) {
 
 // A HOST_VIRT buffer of the user's own memory (the vendor's CpuFlatTensorBuffer plays this part).
 class UserBuffer : public vart::TensorBuffer {
-  public:
+public:
     UserBuffer(const std::string& name, std::vector<int32_t> shape, xir::DataType type)
-        : vart::TensorBuffer(nullptr), tensor(xir::Tensor::create(name, shape, type)),
+        : vart::TensorBuffer(nullptr),
+          tensor(xir::Tensor::create(name, shape, type)),
           bytes((size_t)tensor->get_data_size()) {
         tensor_ = tensor.get();
     }
@@ -138,7 +138,7 @@ void test_host_virt() {
     float* va = reinterpret_cast<float*>(fa.bytes.data());
     float* vab = reinterpret_cast<float*>(fab.bytes.data());
     va[0] = -1.9f / 32;  // -1.9 -> -1 (rounding would give -2)
-    va[1] = 4.5f;        // 144 wraps to -112, -3.5
+    va[1] = 4.5f;  // 144 wraps to -112, -3.5
     va[2] = 1.99f / 32;  // 1.99 -> 1
     l.runner->execute_async({&fa, &fab}, {&fsum, &fdiff});
     const float* s = reinterpret_cast<const float*>(fsum.bytes.data());
@@ -159,7 +159,8 @@ void test_float() {
     auto check = [&](const void* got) {
         const float* g = static_cast<const float*>(got);
         const float* want = reinterpret_cast<const float*>(y.data());
-        for (size_t i = 0; i < y.size() / 4; i++) CHECK(std::fabs(g[i] - want[i]) <= 1e-4f + 1e-4f * std::fabs(want[i]));
+        for (size_t i = 0; i < y.size() / 4; i++)
+            CHECK(std::fabs(g[i] - want[i]) <= 1e-4f + 1e-4f * std::fabs(want[i]));
     };
     vart::TensorBuffer* in = l.ext->get_inputs()[0];
     vart::TensorBuffer* out = l.ext->get_outputs()[0];

@@ -22,7 +22,7 @@ import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import make_xmodel  # noqa: E402
+import make_xmodel
 
 
 def _save(graph, path: Path) -> None:
@@ -88,7 +88,8 @@ def main(out: Path) -> None:
 
     from accel import compiler
 
-    (out / "conv_f32.xmodel").write_bytes(make_xmodel.pack_accm("conv_f32", compiler.compile_model(str(out / "conv.onnx"))))
+    accm = compiler.compile_model(str(out / "conv.onnx"))
+    (out / "conv_f32.xmodel").write_bytes(make_xmodel.pack_accm("conv_f32", accm))
     x = rng.standard_normal((1, 3, 8, 8)).astype(np.float32)
     sess = ort.InferenceSession(str(out / "conv.onnx"), providers=["CPUExecutionProvider"])
     (out / "conv_f32.in0.bin").write_bytes(x.tobytes())

@@ -108,15 +108,15 @@ typedef struct {
     int32_t reserved2;
 } hbDNNInferCtrlParam;
 
-#define HB_DNN_INITIALIZE_INFER_CTRL_PARAM(param) \
-    do {                                           \
-        (param)->bpuCoreId = HB_BPU_CORE_ANY;      \
-        (param)->dspCoreId = HB_DSP_CORE_ANY;      \
+#define HB_DNN_INITIALIZE_INFER_CTRL_PARAM(param)   \
+    do {                                            \
+        (param)->bpuCoreId = HB_BPU_CORE_ANY;       \
+        (param)->dspCoreId = HB_DSP_CORE_ANY;       \
         (param)->priority = HB_DNN_PRIORITY_LOWEST; \
-        (param)->more = 0;                         \
-        (param)->customId = 0;                     \
-        (param)->reserved1 = 0;                    \
-        (param)->reserved2 = 0;                    \
+        (param)->more = 0;                          \
+        (param)->customId = 0;                      \
+        (param)->reserved1 = 0;                     \
+        (param)->reserved2 = 0;                     \
     } while (0)
 
 typedef void (*hbDNNTaskDoneCb)(hbDNNTaskHandle_t taskHandle, int32_t status, void* userdata);
@@ -125,8 +125,8 @@ const char* hbDNNGetVersion(void);
 
 int32_t hbDNNInitializeFromFiles(hbPackedDNNHandle_t* packedDNNHandle, const char** modelFileNames,
                                  int32_t modelFileCount);
-int32_t hbDNNInitializeFromDDR(hbPackedDNNHandle_t* packedDNNHandle, const void** modelData,
-                               int32_t* modelDataLengths, int32_t modelDataCount);
+int32_t hbDNNInitializeFromDDR(hbPackedDNNHandle_t* packedDNNHandle, const void** modelData, int32_t* modelDataLengths,
+                               int32_t modelDataCount);
 int32_t hbDNNRelease(hbPackedDNNHandle_t packedDNNHandle);
 
 int32_t hbDNNGetModelNameList(const char*** modelNameList, int32_t* modelNameCount,
@@ -135,12 +135,10 @@ int32_t hbDNNGetModelHandle(hbDNNHandle_t* dnnHandle, hbPackedDNNHandle_t packed
 
 int32_t hbDNNGetInputCount(int32_t* inputCount, hbDNNHandle_t dnnHandle);
 int32_t hbDNNGetInputName(const char** name, hbDNNHandle_t dnnHandle, int32_t inputIndex);
-int32_t hbDNNGetInputTensorProperties(hbDNNTensorProperties* properties, hbDNNHandle_t dnnHandle,
-                                      int32_t inputIndex);
+int32_t hbDNNGetInputTensorProperties(hbDNNTensorProperties* properties, hbDNNHandle_t dnnHandle, int32_t inputIndex);
 int32_t hbDNNGetOutputCount(int32_t* outputCount, hbDNNHandle_t dnnHandle);
 int32_t hbDNNGetOutputName(const char** name, hbDNNHandle_t dnnHandle, int32_t outputIndex);
-int32_t hbDNNGetOutputTensorProperties(hbDNNTensorProperties* properties, hbDNNHandle_t dnnHandle,
-                                       int32_t outputIndex);
+int32_t hbDNNGetOutputTensorProperties(hbDNNTensorProperties* properties, hbDNNHandle_t dnnHandle, int32_t outputIndex);
 
 /* Starts one inference: *taskHandle must be NULL and receives the task; `output` points at an array of
  * as many tensors as the model has outputs, `input` at its inputs. */

@@ -80,8 +80,8 @@ const char* hbDNNGetVersion(void);
 
 int32_t hbDNNInitializeFromFiles(hbDNNPackedHandle_t* dnnPackedHandle, char const** modelFileNames,
                                  int32_t modelFileCount);
-int32_t hbDNNInitializeFromDDR(hbDNNPackedHandle_t* dnnPackedHandle, const void** modelData,
-                               int32_t* modelDataLengths, int32_t modelDataCount);
+int32_t hbDNNInitializeFromDDR(hbDNNPackedHandle_t* dnnPackedHandle, const void** modelData, int32_t* modelDataLengths,
+                               int32_t modelDataCount);
 int32_t hbDNNRelease(hbDNNPackedHandle_t dnnPackedHandle);
 
 int32_t hbDNNGetModelNameList(char const*** modelNameList, int32_t* modelNameCount,
@@ -90,12 +90,10 @@ int32_t hbDNNGetModelHandle(hbDNNHandle_t* dnnHandle, hbDNNPackedHandle_t dnnPac
 
 int32_t hbDNNGetInputCount(int32_t* inputCount, hbDNNHandle_t dnnHandle);
 int32_t hbDNNGetInputName(char const** name, hbDNNHandle_t dnnHandle, int32_t inputIndex);
-int32_t hbDNNGetInputTensorProperties(hbDNNTensorProperties* properties, hbDNNHandle_t dnnHandle,
-                                      int32_t inputIndex);
+int32_t hbDNNGetInputTensorProperties(hbDNNTensorProperties* properties, hbDNNHandle_t dnnHandle, int32_t inputIndex);
 int32_t hbDNNGetOutputCount(int32_t* outputCount, hbDNNHandle_t dnnHandle);
 int32_t hbDNNGetOutputName(char const** name, hbDNNHandle_t dnnHandle, int32_t outputIndex);
-int32_t hbDNNGetOutputTensorProperties(hbDNNTensorProperties* properties, hbDNNHandle_t dnnHandle,
-                                       int32_t outputIndex);
+int32_t hbDNNGetOutputTensorProperties(hbDNNTensorProperties* properties, hbDNNHandle_t dnnHandle, int32_t outputIndex);
 
 /* One inference of a model. taskHandle NULL: runs it now and returns when it ended (sync).
  * *taskHandle NULL: makes a new task (not started: hbUCPSubmitTask starts it). *taskHandle a task made
