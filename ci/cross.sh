@@ -8,8 +8,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 start=${SECONDS}
 
-packages=(gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user)
-if ! command -v aarch64-linux-gnu-g++ >/dev/null || ! command -v qemu-aarch64 >/dev/null; then
+packages=(gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user file)
+if ! command -v aarch64-linux-gnu-g++ >/dev/null || ! command -v qemu-aarch64 >/dev/null ||
+   ! command -v file >/dev/null; then
   export DEBIAN_FRONTEND=noninteractive
   # A fresh machine may have no package lists: update only when the install needs it.
   apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null 2>&1 || {
