@@ -4,6 +4,12 @@
 # A conan package must not depend on a Python environment: its recipe turns the scipy probe off.
 option(ACCEL_BLAS_FROM_PYTHON "Look for scipy-openblas32 in the Python found first" ON)
 set(ACCEL_BLAS "portable")
+# Cross-compiling, the Python found is the build host's: its scipy-openblas32 is for the wrong machine.
+# A CBLAS for the target can still come from the target root (the system CBLAS search below).
+if(CMAKE_CROSSCOMPILING AND ACCEL_BLAS_FROM_PYTHON)
+  message(STATUS "accel emulator GEMM: cross-compiling, the host Python's scipy-openblas32 is not used")
+  set(ACCEL_BLAS_FROM_PYTHON OFF)
+endif()
 if(ACCEL_USE_BLAS)
   if(ACCEL_BLAS_FROM_PYTHON)
     find_package(Python3 COMPONENTS Interpreter QUIET)
