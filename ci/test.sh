@@ -1,18 +1,16 @@
 #!/usr/bin/env bash
 # The README's test command: installs accel with what its tests need, then runs every test: the C
-# tests (ctest, through the public ABI) and the Python tests (pytest, against the installed package),
-# the whole Python suite once per front-end (pybind11, then cffi: ACCEL_FRONTEND selects at import), and
-# again on the vendor devices through their drivers and the stand-in SDKs.
+# tests (ctest, through the public ABI), then tox (tox.ini: the whole Python suite once per front-end,
+# pybind11 then cffi, against one built wheel; the linters and the warnings-as-errors build; the
+# benchmarks' smoke runs), then the Python suite again on the vendor devices through their drivers and
+# the stand-in SDKs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m pip install --quiet ".[test]"
 cmake -S . -B build/ctest -G Ninja -DACCEL_BUILD_TESTS=ON
 cmake --build build/ctest
 ctest --test-dir build/ctest --output-on-failure
-for frontend in pybind cffi; do
-  echo "== Python tests on the ${frontend} front-end"
-  ACCEL_FRONTEND="${frontend}" python3 -m pytest tests/python
-done
+bash ci/tox.sh
 # The vendor drivers, built above against the stand-in SDKs (tests/standin), under the same suite: the
 # stand-ins run on the emulator driver installed with the package, the drivers come from the build tree.
 # Each run: device URI, the folder of its driver, its model format (X3/X5 .bin, S100 .hbm, .xmodel).
@@ -25,5 +23,3 @@ for run in bpu:0,drivers,.bin bpu:0,drivers-ucp,.hbm vart:0,drivers,.xmodel; do
       ACCEL_DRIVER_PATH="${drivers}:${PWD}/build/ctest/standin/${folder}" python3 -m pytest -q tests/python
   done
 done
-echo "== The front-end benchmark runs (a smoke run: speed is measured by a full run, not here)"
-python3 benchmarks/bench_frontends.py --quick

@@ -1,8 +1,6 @@
 // errors.cpp - mapping a C status to the exception classes of accel.errors.
 #include "errors.h"
 
-#include <pybind11/gil_safe_call_once.h>
-
 #include <cstring>
 
 namespace accel_py {
@@ -14,13 +12,21 @@ py::str utf8(const char* text) {
     return py::reinterpret_steal<py::str>(s);
 }
 
+namespace {
+// A strong reference kept for the life of the process (no decref after the interpreter is gone).
+// Taken at import, not on the first error: a first error can come from a daemon thread while the
+// interpreter finalizes, and a lazy import there would release and retake the GIL, which CPython
+// answers by ending the thread (a forced unwind that must not meet a destructor retaking the GIL).
+PyObject* g_from_status = nullptr;
+}  // namespace
+
+void init_errors() {
+    if (!g_from_status)
+        g_from_status = py::object(py::module_::import("accel.errors").attr("from_status")).release().ptr();
+}
+
 void raise_status(accel_status status, const char* message) {
-    // Stored once and never destroyed (no decref after the interpreter is gone).
-    PYBIND11_CONSTINIT static py::gil_safe_call_once_and_store<py::object> from_status;
-    py::object factory =
-        from_status.call_once_and_store_result([] { return py::module_::import("accel.errors").attr("from_status"); })
-            .get_stored();
-    py::object exc = factory(status, utf8(message));
+    py::object exc = py::reinterpret_borrow<py::object>(g_from_status)(status, utf8(message));
     PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exc.ptr())), exc.ptr());
     throw py::error_already_set();
 }

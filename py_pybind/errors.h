@@ -10,8 +10,11 @@ namespace py = pybind11;
 
 namespace accel_py {
 
-// Sets the Python error to accel.errors.from_status(status, message) (accel.errors is imported on
-// the first error, then cached) and throws py::error_already_set. The GIL must be held.
+// Imports accel.errors and keeps its from_status for raise_status; called once, from the module's init.
+void init_errors();
+
+// Sets the Python error to accel.errors.from_status(status, message) and throws
+// py::error_already_set. The GIL must be held.
 [[noreturn]] void raise_status(accel_status status, const char* message);
 [[noreturn]] inline void raise_status(accel_status status, const std::string& message) {
     raise_status(status, message.c_str());

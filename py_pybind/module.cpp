@@ -33,6 +33,7 @@ PYBIND11_MODULE(_pybind, m) {
                                ".x, the loaded libaccel has ABI " + std::to_string(abi >> 16) + "." +
                                std::to_string(abi & 0xffff));
 
+    init_errors();
     m.doc() = "The pybind11 core of accel (see python/accel/CORE_API.md).";
     m.def("abi_version", [] { return accel_abi_version(); }, "accel_abi_version(): (major << 16) | minor");
     m.def("version", [] { return std::string(accel_version_string()); }, "libaccel's release version");

@@ -24,9 +24,10 @@ constexpr int64_t kMaxTaps = 49;
 constexpr int64_t kNarrowRow = 16;
 constexpr int64_t kSmallPlane = 256;
 
-// The padded input extent the taps reach: rows and columns.
-int64_t padded_rows(const ConvGeom& q) { return (q.OH - 1) * q.sh + (q.kh - 1) * q.dh + 1; }
-int64_t padded_cols(const ConvGeom& q) { return (q.OW - 1) * q.sw + (q.kw - 1) * q.dw + 1; }
+// The padded input extent the taps reach: rows and columns ([[maybe_unused]]: the blocked path that
+// uses them is built on x86-64 only).
+[[maybe_unused]] int64_t padded_rows(const ConvGeom& q) { return (q.OH - 1) * q.sh + (q.kh - 1) * q.dh + 1; }
+[[maybe_unused]] int64_t padded_cols(const ConvGeom& q) { return (q.OW - 1) * q.sw + (q.kw - 1) * q.dw + 1; }
 }  // namespace
 
 #if defined(ACCEL_DW_BLOCKED)
