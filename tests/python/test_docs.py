@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-import os
 import re
 import subprocess
 import sys
@@ -21,6 +20,7 @@ import numpy as np
 import pytest
 
 import accel
+import c_programs
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
@@ -263,29 +263,10 @@ def test_python_examples_run(page, monkeypatch):
         dev.close()
 
 
-def package_dirs() -> Tuple[Path, Path]:
-    """The installed package's libaccel folder, and the headers of this tree."""
-    lib = Path(accel.__file__).resolve().parent / "lib"
-    assert (lib / "libaccel.so").exists(), f"no libaccel.so in {lib}"
-    return lib, ROOT / "libaccel" / "include"
-
-
-def c_environment(driver_path: str = "") -> Dict[str, str]:
-    from accel.demo import runner_environment
-
-    env = runner_environment()  # the emulator driver's BLAS, wherever pip put it
-    env["ACCEL_DRIVER_PATH"] = driver_path  # empty: the package's accel-drivers/
-    return env
-
-
 def compile_c(source: str, out: Path, *flags: str) -> None:
     src = out.with_suffix(".c")
     src.write_text(source)
-    lib, include = package_dirs()
-    cmd = [os.environ.get("CC", "cc"), "-Wall", "-Wextra", "-Werror", "-pedantic", "-I", str(include),
-           *flags, str(src), "-o", str(out), "-L", str(lib), "-laccel", f"-Wl,-rpath,{lib}"]
-    done = subprocess.run(cmd, capture_output=True, text=True)
-    assert done.returncode == 0, f"{' '.join(cmd)}\n{done.stderr}"
+    c_programs.build(src, out, *flags)
 
 
 def test_c_example_builds_and_runs(tmp_path):
@@ -294,7 +275,7 @@ def test_c_example_builds_and_runs(tmp_path):
     compile_c(source, exe, "-std=c99")
     done = subprocess.run([str(exe), str(ROOT / "models" / "tiny_cnn.accm"),
                            str(ROOT / "models" / "tiny_cnn.input.bin")],
-                          capture_output=True, text=True, env=c_environment(), timeout=60)
+                          capture_output=True, text=True, env=c_programs.environment(""), timeout=60)
     assert done.returncode == 0, done.stderr
     got = np.array([float(v) for v in done.stdout.split()], dtype=np.float32)
     expected = np.fromfile(ROOT / "models" / "tiny_cnn.expected.bin", dtype=np.float32)
@@ -335,7 +316,7 @@ def test_minimal_driver_builds_and_loads(tmp_path):
     drivers.mkdir()
     compile_c(source, drivers / "libaccel_driver_null.so", "-std=c11", "-shared", "-fPIC", "-fvisibility=hidden")
     done = subprocess.run([sys.executable, "-c", DRIVER_CHECK], capture_output=True, text=True,
-                          env=c_environment(str(drivers)), timeout=120)
+                          env=c_programs.environment(str(drivers)), timeout=120)
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stdout + done.stderr
 
 

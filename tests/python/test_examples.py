@@ -17,7 +17,7 @@ import onnxruntime as ort
 import pytest
 
 import accel
-from accel.demo import runner_environment
+import c_programs
 from accel.models import ppocr
 
 pytestmark = pytest.mark.emulator  # every example opens the emulator itself
@@ -109,17 +109,13 @@ def test_profile_trace(tmp_path):
 
 def test_c_example_builds_against_the_package_and_runs(tmp_path):
     exe = tmp_path / "hello_accel"
-    lib = PACKAGE / "lib"
-    build = subprocess.run(["cc", "-std=c99", "-Wall", "-Wextra", "-Werror", str(EXAMPLES / "hello_accel.c"),
-                            f"-I{PACKAGE / 'include'}", f"-L{lib}", "-laccel", f"-Wl,-rpath,{lib}", "-o", str(exe)],
-                           capture_output=True, text=True, timeout=120)
-    assert build.returncode == 0, build.stderr
+    c_programs.build(EXAMPLES / "hello_accel.c", exe, "-std=c99")
     model = tmp_path / "tiny_cnn.accm"
     from accel import compiler
 
     model.write_bytes(compiler.compile_model(str(TINY_CNN)))
     done = subprocess.run([str(exe), str(model), "emu:cores=2"], capture_output=True, text=True, timeout=60,
-                          env=runner_environment())
+                          env=c_programs.environment())
     assert done.returncode == 0, done.stdout + done.stderr
     out = done.stdout
     jobs = re.findall(r"^job \d: ACCEL_OK on core [01], .* same scores as the synchronous run$", out, re.M)
