@@ -188,6 +188,28 @@ def test_run_matches_onnxruntime_and_saves_npz(capsys, tmp_path, image):
     assert f"outputs saved to {out_path}" in out
 
 
+def test_run_saves_outputs_named_like_savez_arguments(capsys, tmp_path):
+    """Outputs named `file` and `allow_pickle` (np.savez's own parameters) are saved under their names."""
+    names = ("file", "allow_pickle")
+    g = helper.make_graph([helper.make_node("Neg", ["x"], [names[0]]), helper.make_node("Abs", ["x"], [names[1]])],
+                          "savez_names", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+                          [helper.make_tensor_value_info(n, TensorProto.FLOAT, [2, 3]) for n in names])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, str(tmp_path / "m.onnx"))
+    x = np.arange(-3, 3, dtype=np.float32).reshape(2, 3)
+    np.save(tmp_path / "x.npy", x)
+    out_path = tmp_path / "out.data"  # not .npz: saved under this very name
+    code, out, err = run_main(capsys, "run", tmp_path / "m.onnx", "--input", tmp_path / "x.npy", "--output", out_path,
+                              "--device", EMU)
+    assert code == 0, err
+    assert f"outputs saved to {out_path}" in out
+    with np.load(out_path) as saved:
+        assert sorted(saved) == ["allow_pickle", "file"]
+        np.testing.assert_array_equal(saved["file"], -x)
+        np.testing.assert_array_equal(saved["allow_pickle"], np.abs(x))
+
+
 def test_run_named_inputs_of_a_compiled_model(capsys, tmp_path, two_io_path):
     rng = np.random.default_rng(6)
     a = rng.standard_normal((1, 3, 8, 8)).astype(np.float32)
