@@ -5,6 +5,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=(--dry-run --Werror)
 if [[ "${1:-}" == "--fix" ]]; then mode=(-i); fi
-git ls-files -z -- '*.c' '*.h' '*.cc' '*.cpp' '*.inc' ':!:build/*' ':!:build-*/*' \
-  | xargs -0 clang-format "${mode[@]}"
-echo "clang-format: $(git ls-files -- '*.c' '*.h' '*.cc' '*.cpp' '*.inc' ':!:build/*' ':!:build-*/*' | wc -l) files checked"
+mapfile -d '' files < <(git ls-files -z -- '*.c' '*.h' '*.cc' '*.cpp' '*.inc' ':!:build/*' ':!:build-*/*')
+clang-format "${mode[@]}" "${files[@]}"
+echo "clang-format: ${#files[@]} files checked"
