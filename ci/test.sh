@@ -6,11 +6,17 @@
 # the stand-in SDKs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-python3 -m pip install --quiet ".[test]"
+# One wheel, built once: installed here (for the vendor-device runs below) and into every tox env.
+rm -rf build/wheel
+python3 -m pip wheel --quiet --no-deps -w build/wheel .
+wheel="$(ls build/wheel/accel-*.whl)"
+# accel itself replaced even when the same version is installed, then what it and its tests need.
+python3 -m pip install --quiet --force-reinstall --no-deps "${wheel}"
+python3 -m pip install --quiet "${wheel}[test]"
 cmake -S . -B build/ctest -G Ninja -DACCEL_BUILD_TESTS=ON
 cmake --build build/ctest
 ctest --test-dir build/ctest --output-on-failure
-bash ci/tox.sh
+bash ci/tox.sh --installpkg "${wheel}"
 # The vendor drivers, built above against the stand-in SDKs (tests/standin), under the same suite: the
 # stand-ins run on the emulator driver installed with the package, the drivers come from the build tree.
 # Each run: device URI, the folder of its driver, its model format (X3/X5 .bin, S100 .hbm, .xmodel).
