@@ -4,7 +4,7 @@
 #include "driver_kit/job_wait.h"
 #include "entry_points.h"
 #include "handles.h"
-#include "kernels/gemm.h"
+#include "math/gemm.h"
 #include "ops.h"
 
 namespace accel_emu {

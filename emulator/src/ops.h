@@ -7,6 +7,7 @@
 #include <string>
 
 #include "graph.h"
+#include "math/activation.h"  // apply_activation, valid_activation
 
 namespace accel_emu {
 
@@ -39,11 +40,5 @@ struct OpDef {
 
 // The definition of `op`, or nullptr if the code is unknown.
 const OpDef* find_op(uint32_t op);
-
-// Applies a fused activation in place to n floats.
-void apply_activation(Act act, float alpha, float beta, float* data, size_t n);
-
-// Is `act` a known activation code?
-bool valid_activation(uint32_t act);
 
 }  // namespace accel_emu

@@ -1,0 +1,43 @@
+// conv_gemm.h - the conv GEMM for CPUs with AVX-512: Y[M,P] = W[M,K] * B[K,P] + bias, where W is the
+// conv's weights packed once at load (panels of kConvMR output channels, [K][kConvMR] each, rows past M
+// zero) and B is the im2col matrix of the input, never built whole: each kConvNR-column panel of it is
+// either read in place (1x1, stride 1, unpadded: B is the input) or gathered into a small buffer and then
+// used against every weight panel. The fused activation is applied to each block of output columns
+// while it is in cache.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "graph.h"
+#include "math/conv_geom.h"
+
+namespace accel_emu {
+
+constexpr int64_t kConvMR = 8;   // output channels per register tile
+constexpr int64_t kConvNR = 48;  // output positions per register tile (3 AVX-512 vectors)
+constexpr int64_t kConvDepthBlock = 256;  // GEMM depth per pass, at most
+
+// K split into equal blocks of at most kConvDepthBlock.
+int64_t conv_depth_block(int64_t K);
+
+// Is the packed conv GEMM usable on this CPU (AVX-512F)? The same answer for the whole process.
+bool conv_gemm_available();
+
+// Floats of packed weights and bias for G groups of Mg output channels of depth K.
+int64_t conv_packed_weight_floats(int64_t G, int64_t Mg, int64_t K);
+
+// Packs w ([G*Mg][K], as ONNX lays out conv weights) and bias ([G*Mg], nullable: zeros) into `out`
+// (conv_packed_weight_floats floats): per group, the bias padded to whole panels, then the panels.
+void conv_pack_weights(const float* w, const float* bias, int64_t G, int64_t Mg, int64_t K, float* out);
+
+// Floats of scratch conv_gemm needs for geometry q (0 when B is read in place).
+int64_t conv_gemm_scratch_floats(const ConvGeom& q);
+
+// One group of one image: y[Mg][P] = act(W * im2col(x) + bias). `group` points at the group's packed
+// data (conv_packed_weight_floats(1, Mg, K) floats each), x at its first input channel, y at its first
+// output channel. scratch has conv_gemm_scratch_floats(q) floats, 64-byte aligned.
+void conv_gemm(const ConvGeom& q, const float* group, const float* x, Act act, float alpha, float beta, float* y,
+               float* scratch);
+
+}  // namespace accel_emu

@@ -1,0 +1,23 @@
+// depthwise.h - direct depthwise convolution (one input channel per output channel): one plane at a
+// time (depthwise.cc), or small planes 16 channels at a time with AVX-512 (conv_dw_blocked.cc).
+#pragma once
+
+#include <cstdint>
+
+#include "graph.h"
+#include "math/conv_geom.h"
+
+namespace accel_emu {
+
+// One image-channel plane of a depthwise conv (one input channel per output channel):
+// y[OH*OW] = conv(x[H*W], w[kh*kw]) + bias, before the activation.
+void depthwise_plane(const ConvGeom& q, const float* x, const float* w, float bias, float* y);
+
+// Small planes, 16 channels at a time (AVX-512): does geometry q (depthwise) take this path?
+bool depthwise_blocked_applies(const ConvGeom& q);
+int64_t depthwise_blocked_scratch_floats(const ConvGeom& q);
+// One image: y[C][OH*OW] = act(conv(x[C][H*W], w[C][kh*kw]) + bias); bias nullable.
+void depthwise_blocked(const ConvGeom& q, const float* x, const float* w, const float* bias, Act act, float alpha,
+                       float beta, float* y, float* scratch);
+
+}  // namespace accel_emu

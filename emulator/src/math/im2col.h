@@ -1,0 +1,15 @@
+// im2col.h - the im2col matrix of a conv, a tile of columns at a time, for the im2col + sgemm path of
+// ops/conv.cc (CPUs without AVX-512, and convs with fewer output positions than a vector).
+#pragma once
+
+#include <cstdint>
+
+#include "math/conv_geom.h"
+
+namespace accel_emu {
+
+// Columns [p0, p0 + t) of the im2col matrix of one group, x at the group's first input channel, into
+// col[K][t]: row (c, ki, kj), column p = oh*OW + ow; taps outside the input are 0.
+void im2col(const ConvGeom& q, const float* x, int64_t p0, int64_t t, float* col);
+
+}  // namespace accel_emu

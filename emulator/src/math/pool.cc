@@ -1,0 +1,106 @@
+// pool.cc - see pool.h. Windows are walked row by row: for each kernel tap, the range of output columns
+// whose input column is in bounds is computed once, so the inner loops carry no bounds tests and
+// vectorize. Taps outside the input never contribute (a max over an empty window is the lowest float, an
+// average over one is 0).
+#include "math/pool.h"
+
+#include <algorithm>
+#include <cfloat>
+
+#include "math/fast_math.h"
+#include "math/math_util.h"
+
+namespace accel_emu {
+namespace {
+
+ACCEL_HOT void max_plane(const PoolGeom& q, const float* ACCEL_RESTRICT x, float* ACCEL_RESTRICT y) {
+    kern::TapRanges tr;
+    tr.init(q.kw, q.dw, q.pl, q.sw, q.W, q.OW);
+    int64_t kj0, kj1;
+    kern::useful_taps(q.kw, q.dw, q.pl, q.sw, q.W, q.OW, &kj0, &kj1);
+    for (int64_t oh = 0; oh < q.OH; ++oh) {
+        float* yr = y + oh * q.OW;
+        for (int64_t ow = 0; ow < q.OW; ++ow) yr[ow] = -FLT_MAX;
+        int64_t ki0, ki1;
+        kern::useful_taps(q.kh, q.dh, q.pt - oh * q.sh, 1, q.H, 1, &ki0, &ki1);
+        for (int64_t ki = ki0; ki < ki1; ++ki) {
+            const int64_t ih = oh * q.sh - q.pt + ki * q.dh;
+            for (int64_t kj = kj0; kj < kj1; ++kj) {
+                const int64_t off = kj * q.dw - q.pl;
+                int64_t lo, hi;
+                tr.get(kj, &lo, &hi);
+                if (hi <= lo) continue;
+                const float* src = x + ih * q.W + (lo * q.sw + off);
+                float* d = yr + lo;
+                const int64_t cnt = hi - lo;
+                if (q.sw == 1) {
+                    for (int64_t j = 0; j < cnt; ++j) d[j] = src[j] > d[j] ? src[j] : d[j];
+                } else if (q.sw == 2) {
+                    for (int64_t j = 0; j < cnt; ++j) d[j] = src[2 * j] > d[j] ? src[2 * j] : d[j];
+                } else {
+                    for (int64_t j = 0; j < cnt; ++j) d[j] = src[j * q.sw] > d[j] ? src[j * q.sw] : d[j];
+                }
+            }
+        }
+    }
+}
+
+// Number of window positions [s, s+k) counted along one axis: clipped to the input, or (include_pad) to
+// the padded input [-pad_lo, in + pad_hi), which is what onnxruntime does for ceil_mode windows.
+inline int64_t window_count(int64_t s, int64_t k, int64_t in, int64_t pad_hi, bool include_pad) {
+    int64_t e = s + k;
+    if (include_pad) return std::min(e, in + pad_hi) - s;
+    return std::max<int64_t>(0, std::min(e, in) - std::max<int64_t>(s, 0));
+}
+
+ACCEL_HOT void avg_plane(const PoolGeom& q, bool include_pad, const float* ACCEL_RESTRICT x, float* ACCEL_RESTRICT y) {
+    kern::TapRanges tr;
+    tr.init(q.kw, 1, q.pl, q.sw, q.W, q.OW);
+    int64_t kj0, kj1;
+    kern::useful_taps(q.kw, 1, q.pl, q.sw, q.W, q.OW, &kj0, &kj1);
+    for (int64_t oh = 0; oh < q.OH; ++oh) {
+        float* yr = y + oh * q.OW;
+        for (int64_t ow = 0; ow < q.OW; ++ow) yr[ow] = 0.f;
+        const int64_t hs = oh * q.sh - q.pt;
+        int64_t ki0, ki1;
+        kern::useful_taps(q.kh, 1, -hs, 1, q.H, 1, &ki0, &ki1);
+        for (int64_t ki = ki0; ki < ki1; ++ki) {
+            const int64_t ih = hs + ki;
+            for (int64_t kj = kj0; kj < kj1; ++kj) {
+                const int64_t off = kj - q.pl;
+                int64_t lo, hi;
+                tr.get(kj, &lo, &hi);
+                if (hi <= lo) continue;
+                const float* src = x + ih * q.W + (lo * q.sw + off);
+                float* d = yr + lo;
+                const int64_t cnt = hi - lo;
+                if (q.sw == 1) {
+                    for (int64_t j = 0; j < cnt; ++j) d[j] += src[j];
+                } else {
+                    for (int64_t j = 0; j < cnt; ++j) d[j] += src[j * q.sw];
+                }
+            }
+        }
+        const int64_t ch = window_count(hs, q.kh, q.H, q.pb, include_pad);
+        for (int64_t ow = 0; ow < q.OW; ++ow) {
+            const int64_t cnt = ch * window_count(ow * q.sw - q.pl, q.kw, q.W, q.pr, include_pad);
+            yr[ow] = cnt > 0 ? yr[ow] / static_cast<float>(cnt) : 0.f;
+        }
+    }
+}
+
+ACCEL_HOT void global_avg(const float* x, float* y, int64_t planes, int64_t n) {
+    const float inv = 1.f / static_cast<float>(n);
+    for (int64_t p = 0; p < planes; ++p) y[p] = kern::sum_reduce(x + p * n, n) * inv;
+}
+
+}  // namespace
+
+// Plain functions in front of the clones: an ifunc symbol would otherwise be exported from the driver.
+void max_pool_plane(const PoolGeom& q, const float* x, float* y) { max_plane(q, x, y); }
+
+void avg_pool_plane(const PoolGeom& q, bool include_pad, const float* x, float* y) { avg_plane(q, include_pad, x, y); }
+
+void global_avg_pool(const float* x, float* y, int64_t planes, int64_t n) { global_avg(x, y, planes, n); }
+
+}  // namespace accel_emu

@@ -1,0 +1,73 @@
+// binary.cc - add, sub, mul, div, pow, min, max with numpy broadcasting (FORMAT.md ops 4-7, 21-23): the
+// shape checks, and a run through the one broadcast implementation (math/broadcast.cc).
+#include "math/broadcast.h"
+#include "ops/op_defs.h"
+#include "ops/op_util.h"
+
+namespace accel_emu {
+namespace {
+
+const char* name_of(BinOp op) {
+    switch (op) {
+        case BinOp::Add: return "add";
+        case BinOp::Sub: return "sub";
+        case BinOp::Mul: return "mul";
+        case BinOp::Div: return "div";
+        case BinOp::Pow: return "pow";
+        case BinOp::Min: return "min";
+        case BinOp::Max: return "max";
+    }
+    return "?";
+}
+
+bool validate_op(BinOp op, const Graph& g, const Node& n, std::string* err) {
+    using kern::cat;
+    const char* nm = name_of(op);
+    if (!kern::check_common(g, n, nm, {2, 2, 2, 1}, kern::DTypeRule::Float32, kern::ActRule::Fused, err)) return false;
+    const TensorDesc& a = *kern::input(g, n, 0);
+    const TensorDesc& b = *kern::input(g, n, 1);
+    const TensorDesc& y = kern::output(g, n, 0);
+    const int r = a.ndim > b.ndim ? a.ndim : b.ndim;
+    if (y.ndim != r)
+        return kern::fail(
+            err, nm,
+            cat("output rank ", y.ndim, " is not ", r, " (A ", kern::dims_str(a), ", B ", kern::dims_str(b), ")"));
+    for (int i = 0; i < r; ++i) {
+        const int64_t da = broadcast_dim(a, r, i), db = broadcast_dim(b, r, i);
+        if (da != db && da != 1 && db != 1)
+            return kern::fail(err, nm,
+                              cat("shapes ", kern::dims_str(a), " and ", kern::dims_str(b), " do not broadcast (dim ",
+                                  i, ": ", da, " vs ", db, ")"));
+        if (y.dims[i] != (da > db ? da : db))
+            return kern::fail(err, nm,
+                              cat("output shape ", kern::dims_str(y), " is not the broadcast of ", kern::dims_str(a),
+                                  " and ", kern::dims_str(b)));
+    }
+    return true;
+}
+
+template <BinOp OP>
+bool validate(const Graph& g, const Node& n, std::string* err) {
+    return validate_op(OP, g, n, err);
+}
+
+template <BinOp OP>
+void run_op(const KernelArgs& args) {
+    const Node& n = *args.node;
+    binary_broadcast(OP, kern::in_desc(args, 0), kern::in_desc(args, 1), kern::out_desc(args, 0), kern::in_f(args, 0),
+                     kern::in_f(args, 1), kern::out_f(args, 0), n.act, n.act_alpha, n.act_beta);
+}
+
+size_t scratch_bytes(const Graph&, const Node&) { return 0; }
+
+}  // namespace
+
+const OpDef kAddDef = {"add", validate<BinOp::Add>, scratch_bytes, run_op<BinOp::Add>, nullptr, nullptr};
+const OpDef kSubDef = {"sub", validate<BinOp::Sub>, scratch_bytes, run_op<BinOp::Sub>, nullptr, nullptr};
+const OpDef kMulDef = {"mul", validate<BinOp::Mul>, scratch_bytes, run_op<BinOp::Mul>, nullptr, nullptr};
+const OpDef kDivDef = {"div", validate<BinOp::Div>, scratch_bytes, run_op<BinOp::Div>, nullptr, nullptr};
+const OpDef kPowDef = {"pow", validate<BinOp::Pow>, scratch_bytes, run_op<BinOp::Pow>, nullptr, nullptr};
+const OpDef kMinDef = {"min", validate<BinOp::Min>, scratch_bytes, run_op<BinOp::Min>, nullptr, nullptr};
+const OpDef kMaxDef = {"max", validate<BinOp::Max>, scratch_bytes, run_op<BinOp::Max>, nullptr, nullptr};
+
+}  // namespace accel_emu

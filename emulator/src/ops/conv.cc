@@ -1,0 +1,212 @@
+// conv.cc - 2-D convolution (FORMAT.md op 1): the checks, the geometry, the choice of path, and the
+// run. Depthwise convs (group == C == M) run a direct kernel (math/depthwise.cc; small planes 16 channels
+// at a time with AVX-512: math/conv_dw_blocked.cc). With AVX-512 the others run on the packed conv GEMM
+// (math/conv_gemm.h: weights and bias packed at load by prepare(), im2col gathered a panel at a time, 1x1
+// stride-1 unpadded convs read in place). Without it: 1x1 stride-1 unpadded conv is one sgemm per group
+// per image on the input as it lies, the rest im2col (math/im2col.cc) + sgemm over column tiles so the
+// scratch stays cache-sized whatever the image size. Bias and the fused activation are applied to each
+// result block while it is hot.
+#include <algorithm>
+
+#include "math/activation.h"
+#include "math/conv_gemm.h"
+#include "math/conv_geom.h"
+#include "math/depthwise.h"
+#include "math/gemm.h"
+#include "math/im2col.h"
+#include "ops/op_defs.h"
+#include "ops/op_util.h"
+
+namespace accel_emu {
+namespace {
+
+using kern::Axis;
+
+constexpr const char* kOp = "conv";
+// im2col tile budget in floats (1 MiB): big enough for the GEMM to run at speed, small enough for L2.
+constexpr int64_t kTileFloats = 256 * 1024;
+
+void fill_geom(const Graph& g, const Node& n, ConvGeom* q) {
+    const TensorDesc& x = *kern::input(g, n, 0);
+    const TensorDesc& w = *kern::input(g, n, 1);
+    q->N = x.dims[0], q->C = x.dims[1], q->H = x.dims[2], q->W = x.dims[3];
+    q->M = w.dims[0], q->kh = w.dims[2], q->kw = w.dims[3];
+    q->G = n.ints[0];
+    q->sh = n.ints[3], q->sw = n.ints[4], q->pt = n.ints[5], q->pl = n.ints[6];
+    q->dh = n.ints[9], q->dw = n.ints[10];
+}
+
+// Everything but the output sizes, which validate computes with overflow checks first.
+void finish_geom(ConvGeom* q) {
+    q->Cg = q->C / q->G, q->Mg = q->M / q->G;
+    q->P = q->OH * q->OW;
+    q->K = q->Cg * q->kh * q->kw;
+    q->depthwise = q->G == q->C && q->G == q->M && q->G > 1;
+    q->pointwise = q->kh == 1 && q->kw == 1 && q->sh == 1 && q->sw == 1 && q->pt == 0 && q->pl == 0 && q->OH == q->H &&
+                   q->OW == q->W;
+    if (q->depthwise || q->pointwise) {
+        q->tile = 0;
+    } else {
+        int64_t t = kTileFloats / q->K;
+        t = std::max<int64_t>(t, 64);
+        if (t < q->P) t = t / 16 * 16;  // whole cache lines per row of the column buffer
+        q->tile = std::min(t, q->P);
+    }
+}
+
+ConvGeom geom(const Graph& g, const Node& n) {
+    ConvGeom q;
+    fill_geom(g, n, &q);
+    const TensorDesc& y = kern::output(g, n, 0);
+    q.OH = y.dims[2], q.OW = y.dims[3];
+    finish_geom(&q);
+    return q;
+}
+
+bool validate(const Graph& g, const Node& n, std::string* err) {
+    using kern::cat;
+    using kern::fail;
+    if (!kern::check_common(g, n, kOp, {2, 3, 2, 1}, kern::DTypeRule::Float32, kern::ActRule::Fused, err)) return false;
+    const TensorDesc& x = *kern::input(g, n, 0);
+    const TensorDesc& w = *kern::input(g, n, 1);
+    const TensorDesc* b = kern::input(g, n, 2);
+    const TensorDesc& y = kern::output(g, n, 0);
+    if (x.ndim != 4) return fail(err, kOp, cat("input rank ", x.ndim, " is not 4 (NCHW)"));
+    if (w.ndim != 4) return fail(err, kOp, cat("weight rank ", w.ndim, " is not 4"));
+    if (y.ndim != 4) return fail(err, kOp, cat("output rank ", y.ndim, " is not 4"));
+    if (w.kind != TensorKind::Constant) return fail(err, kOp, "weight is not a constant");
+    ConvGeom q;
+    fill_geom(g, n, &q);
+    if (q.G < 1) return fail(err, kOp, cat("group ", q.G, " must be >= 1"));
+    if (q.C % q.G != 0) return fail(err, kOp, cat("input channels ", q.C, " not divisible by group ", q.G));
+    if (q.M % q.G != 0) return fail(err, kOp, cat("output channels ", q.M, " not divisible by group ", q.G));
+    if (w.dims[1] != q.C / q.G)
+        return fail(err, kOp,
+                    cat("weight shape ", kern::dims_str(w), " needs dim 1 = ", q.C / q.G, " (input channels ", q.C,
+                        " / group ", q.G, ")"));
+    if (n.ints[1] != q.kh || n.ints[2] != q.kw)
+        return fail(err, kOp,
+                    cat("kernel ", n.ints[1], "x", n.ints[2], " does not match weight shape ", kern::dims_str(w)));
+    if (b) {
+        if (b->kind != TensorKind::Constant) return fail(err, kOp, "bias is not a constant");
+        if (b->ndim != 1 || b->dims[0] != q.M)
+            return fail(err, kOp, cat("bias shape ", kern::dims_str(*b), " is not [", q.M, "]"));
+    }
+    Axis ah{q.H, q.kh, q.sh, q.pt, n.ints[7], q.dh, 0};
+    Axis aw{q.W, q.kw, q.sw, q.pl, n.ints[8], q.dw, 0};
+    if (!kern::window_axis(&ah, false, kOp, "h", err) || !kern::window_axis(&aw, false, kOp, "w", err)) return false;
+    if (y.dims[0] != q.N || y.dims[1] != q.M || y.dims[2] != ah.out || y.dims[3] != aw.out)
+        return fail(
+            err, kOp,
+            cat("output shape ", kern::dims_str(y), " should be [", q.N, ",", q.M, ",", ah.out, ",", aw.out, "]"));
+    q.OH = ah.out, q.OW = aw.out;
+    finish_geom(&q);  // products below are bounded by tensor sizes, so cannot overflow
+    if (q.Mg > kern::kBlasIntMax || q.P > kern::kBlasIntMax || q.K > kern::kBlasIntMax)
+        return fail(err, kOp, cat("GEMM size ", q.Mg, "x", q.P, "x", q.K, " exceeds the BLAS int range"));
+    int64_t scratch = 0;
+    if (!kern::mul_ok(q.K, q.tile, &scratch) || !kern::mul_ok(scratch, 4, &scratch) ||
+        static_cast<uint64_t>(scratch) > kern::kMaxScratchBytes)
+        return fail(err, kOp, "im2col scratch too large");
+    return true;
+}
+
+// How a conv runs: depthwise ones directly; with AVX-512 the rest on the packed conv GEMM (weights packed
+// at load); otherwise im2col + sgemm.
+enum class Path { Depthwise, Packed, Im2col };
+
+Path path(const ConvGeom& q) {
+    if (q.depthwise) return Path::Depthwise;
+    // Fewer output positions than a vector (squeeze-excite 1x1 convs): a GEMV, which the BLAS does better.
+    if (conv_gemm_available() && q.P >= 16) return Path::Packed;
+    return Path::Im2col;
+}
+
+size_t scratch_bytes(const Graph& g, const Node& n) {
+    const ConvGeom q = geom(g, n);
+    switch (path(q)) {
+        case Path::Depthwise:
+            return depthwise_blocked_applies(q)
+                       ? static_cast<size_t>(depthwise_blocked_scratch_floats(q)) * sizeof(float)
+                       : 0;
+        case Path::Packed: return static_cast<size_t>(conv_gemm_scratch_floats(q)) * sizeof(float);
+        case Path::Im2col: break;
+    }
+    return static_cast<size_t>(q.K * q.tile) * sizeof(float);
+}
+
+size_t prepared_bytes(const Graph& g, const Node& n) {
+    const ConvGeom q = geom(g, n);
+    switch (path(q)) {
+        case Path::Packed: return static_cast<size_t>(conv_packed_weight_floats(q.G, q.Mg, q.K)) * sizeof(float);
+        default: return 0;
+    }
+}
+
+void prepare(const Graph& g, const Node& n, const void* const* in, void* out) {
+    const ConvGeom q = geom(g, n);
+    const float* w = static_cast<const float*>(in[1]);
+    const float* bias = n.inputs.size() > 2 ? static_cast<const float*>(in[2]) : nullptr;
+    conv_pack_weights(w, bias, q.G, q.Mg, q.K, static_cast<float*>(out));
+}
+
+void run(const KernelArgs& a) {
+    const ConvGeom q = geom(*a.graph, *a.node);
+    const Node& n = *a.node;
+    const float* X = kern::in_f(a, 0);
+    const float* Wt = kern::in_f(a, 1);
+    const float* B = n.inputs.size() > 2 ? kern::in_f(a, 2) : nullptr;
+    float* Y = kern::out_f(a, 0);
+    float* col = static_cast<float*>(a.scratch);
+    const int64_t HW = q.H * q.W;
+
+    const Path how = path(q);
+    if (how == Path::Depthwise && depthwise_blocked_applies(q)) {
+        for (int64_t i = 0; i < q.N; ++i)
+            depthwise_blocked(q, X + i * q.C * HW, Wt, B, n.act, n.act_alpha, n.act_beta, Y + i * q.C * q.P, col);
+        return;
+    }
+    if (how == Path::Depthwise) {
+        for (int64_t i = 0; i < q.N; ++i)
+            for (int64_t c = 0; c < q.C; ++c) {
+                float* y = Y + (i * q.C + c) * q.P;
+                depthwise_plane(q, X + (i * q.C + c) * HW, Wt + c * q.kh * q.kw, B ? B[c] : 0.f, y);
+                apply_activation(n.act, n.act_alpha, n.act_beta, y, static_cast<size_t>(q.P));
+            }
+        return;
+    }
+    if (how == Path::Packed) {
+        const float* packed = static_cast<const float*>(a.prepared);
+        const int64_t group_floats = conv_packed_weight_floats(1, q.Mg, q.K);
+        for (int64_t i = 0; i < q.N; ++i)
+            for (int64_t gi = 0; gi < q.G; ++gi)
+                conv_gemm(q, packed + gi * group_floats, X + (i * q.C + gi * q.Cg) * HW, n.act, n.act_alpha, n.act_beta,
+                          Y + (i * q.M + gi * q.Mg) * q.P, col);
+        return;
+    }
+    const int Mg = static_cast<int>(q.Mg), P = static_cast<int>(q.P), K = static_cast<int>(q.K);
+    for (int64_t i = 0; i < q.N; ++i) {
+        for (int64_t gi = 0; gi < q.G; ++gi) {
+            const float* x = X + (i * q.C + gi * q.Cg) * HW;
+            const float* w = Wt + gi * q.Mg * q.K;
+            const float* b = B ? B + gi * q.Mg : nullptr;
+            float* y = Y + (i * q.M + gi * q.Mg) * q.P;
+            if (q.pointwise) {
+                sgemm(false, false, Mg, P, K, 1.f, w, K, x, P, 0.f, y, P);
+                kern::bias_act_rows(y, q.Mg, q.P, q.P, b, n.act, n.act_alpha, n.act_beta);
+                continue;
+            }
+            for (int64_t p0 = 0; p0 < q.P; p0 += q.tile) {
+                const int64_t t = std::min(q.tile, q.P - p0);
+                im2col(q, x, p0, t, col);
+                sgemm(false, false, Mg, static_cast<int>(t), K, 1.f, w, K, col, static_cast<int>(t), 0.f, y + p0, P);
+                kern::bias_act_rows(y + p0, q.Mg, t, q.P, b, n.act, n.act_alpha, n.act_beta);
+            }
+        }
+    }
+}
+
+}  // namespace
+
+const OpDef kConvDef = {kOp, validate, scratch_bytes, run, prepared_bytes, prepare};
+
+}  // namespace accel_emu

@@ -1,0 +1,91 @@
+// gemm.cc - ONNX Gemm (FORMAT.md op 2): Y = act(alpha * op(A) * op(B) + beta * C), C broadcast.
+#include "math/gemm.h"
+#include "ops/op_defs.h"
+#include "ops/op_util.h"
+
+namespace accel_emu {
+namespace {
+
+constexpr const char* kOp = "gemm";
+
+struct Dims { int64_t M, N, K, Kb; };
+
+Dims dims_of(const Node& n, const TensorDesc& a, const TensorDesc& b) {
+    const bool tA = n.ints[0] != 0, tB = n.ints[1] != 0;
+    return {tA ? a.dims[1] : a.dims[0], tB ? b.dims[0] : b.dims[1], tA ? a.dims[0] : a.dims[1],
+            tB ? b.dims[1] : b.dims[0]};
+}
+
+bool validate(const Graph& g, const Node& n, std::string* err) {
+    using kern::cat;
+    using kern::fail;
+    if (!kern::check_common(g, n, kOp, {2, 3, 2, 1}, kern::DTypeRule::Float32, kern::ActRule::Fused, err)) return false;
+    const TensorDesc& a = *kern::input(g, n, 0);
+    const TensorDesc& b = *kern::input(g, n, 1);
+    const TensorDesc* c = kern::input(g, n, 2);
+    const TensorDesc& y = kern::output(g, n, 0);
+    if (n.ints[0] != 0 && n.ints[0] != 1) return fail(err, kOp, cat("transA ", n.ints[0], " is not 0 or 1"));
+    if (n.ints[1] != 0 && n.ints[1] != 1) return fail(err, kOp, cat("transB ", n.ints[1], " is not 0 or 1"));
+    if (a.ndim != 2) return fail(err, kOp, cat("A rank ", a.ndim, " is not 2"));
+    if (b.ndim != 2) return fail(err, kOp, cat("B rank ", b.ndim, " is not 2"));
+    const Dims d = dims_of(n, a, b);
+    if (d.K != d.Kb)
+        return fail(err, kOp,
+                    cat("inner dims differ: A ", kern::dims_str(a), " transA ", n.ints[0], ", B ", kern::dims_str(b),
+                        " transB ", n.ints[1]));
+    if (y.ndim != 2 || y.dims[0] != d.M || y.dims[1] != d.N)
+        return fail(err, kOp, cat("output shape ", kern::dims_str(y), " should be [", d.M, ",", d.N, "]"));
+    if (c) {
+        const bool ok =
+            c->ndim == 0 || (c->ndim == 1 && (c->dims[0] == 1 || c->dims[0] == d.N)) ||
+            (c->ndim == 2 && (c->dims[0] == 1 || c->dims[0] == d.M) && (c->dims[1] == 1 || c->dims[1] == d.N));
+        if (!ok)
+            return fail(err, kOp, cat("C shape ", kern::dims_str(*c), " does not broadcast to [", d.M, ",", d.N, "]"));
+    }
+    if (d.M > kern::kBlasIntMax || d.N > kern::kBlasIntMax || d.K > kern::kBlasIntMax)
+        return fail(err, kOp, cat("GEMM size ", d.M, "x", d.N, "x", d.K, " exceeds the BLAS int range"));
+    return true;
+}
+
+size_t scratch_bytes(const Graph&, const Node&) { return 0; }
+
+// Y = beta * C broadcast to [M,N].
+void fill_c(const TensorDesc& cd, const float* c, float beta, int64_t M, int64_t N, float* y) {
+    const int64_t rows = cd.ndim == 2 ? cd.dims[0] : 1;
+    const int64_t cols = cd.ndim >= 1 ? cd.dims[cd.ndim - 1] : 1;
+    for (int64_t i = 0; i < M; ++i) {
+        const float* cr = c + (rows == 1 ? 0 : i) * cols;
+        float* yr = y + i * N;
+        if (cols == 1) {
+            const float v = beta * cr[0];
+            for (int64_t j = 0; j < N; ++j) yr[j] = v;
+        } else {
+            for (int64_t j = 0; j < N; ++j) yr[j] = beta * cr[j];
+        }
+    }
+}
+
+void run(const KernelArgs& a) {
+    const Node& n = *a.node;
+    const TensorDesc& ad = kern::in_desc(a, 0);
+    const TensorDesc& bd = kern::in_desc(a, 1);
+    const Dims d = dims_of(n, ad, bd);
+    const float alpha = n.floats[0], beta = n.floats[1];
+    const float* C = n.inputs.size() > 2 ? kern::in_f(a, 2) : nullptr;
+    float* Y = kern::out_f(a, 0);
+    float gemm_beta = 0.f;
+    if (C && beta != 0.f) {
+        fill_c(kern::in_desc(a, 2), C, beta, d.M, d.N, Y);
+        gemm_beta = 1.f;
+    }
+    sgemm(n.ints[0] != 0, n.ints[1] != 0, static_cast<int>(d.M), static_cast<int>(d.N), static_cast<int>(d.K), alpha,
+          kern::in_f(a, 0), static_cast<int>(ad.dims[1]), kern::in_f(a, 1), static_cast<int>(bd.dims[1]), gemm_beta, Y,
+          static_cast<int>(d.N));
+    apply_activation(n.act, n.act_alpha, n.act_beta, Y, static_cast<size_t>(d.M * d.N));
+}
+
+}  // namespace
+
+const OpDef kGemmDef = {kOp, validate, scratch_bytes, run, nullptr, nullptr};
+
+}  // namespace accel_emu

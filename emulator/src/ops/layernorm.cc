@@ -1,0 +1,58 @@
+// layernorm.cc - layer normalization (FORMAT.md op 24): each row of X flattened to [outer, inner] at
+// the axis is normalized by its mean and biased variance (two passes over the row, which is in cache:
+// no cancellation from a sum of squares), then scaled by S and shifted by the optional B.
+#include <cmath>
+
+#include "math/activation.h"
+#include "math/layernorm.h"
+#include "ops/op_defs.h"
+#include "ops/op_util.h"
+
+namespace accel_emu {
+namespace {
+
+constexpr const char* kOp = "layernorm";
+
+bool validate(const Graph& g, const Node& n, std::string* err) {
+    using kern::cat;
+    if (!kern::check_common(g, n, kOp, {2, 3, 2, 1}, kern::DTypeRule::Float32, kern::ActRule::Fused, err)) return false;
+    const TensorDesc& x = *kern::input(g, n, 0);
+    const TensorDesc& y = kern::output(g, n, 0);
+    if (!kern::same_dims(x, y))
+        return kern::fail(err, kOp, cat("output shape ", kern::dims_str(y), " differs from input ", kern::dims_str(x)));
+    const int64_t axis = n.ints[0];
+    if (axis < 0 || axis >= x.ndim) return kern::fail(err, kOp, cat("axis ", axis, " outside 0..", x.ndim - 1));
+    const float eps = n.floats[0];
+    if (!(eps > 0.f) || !std::isfinite(eps)) return kern::fail(err, kOp, cat("epsilon ", eps, " is not > 0"));
+    const char* names[] = {"", "scale", "bias"};
+    for (size_t i = 1; i < n.inputs.size(); ++i) {
+        const TensorDesc* p = kern::input(g, n, i);
+        if (p == nullptr) continue;
+        bool ok = p->ndim == x.ndim - axis;
+        for (int d = 0; ok && d < p->ndim; ++d) ok = p->dims[d] == x.dims[axis + d];
+        if (!ok)
+            return kern::fail(err, kOp,
+                              cat(names[i], " shape ", kern::dims_str(*p), " is not the normalized dims of ",
+                                  kern::dims_str(x), " from axis ", axis));
+    }
+    return true;
+}
+
+size_t scratch_bytes(const Graph&, const Node&) { return 0; }
+
+void run(const KernelArgs& a) {
+    const Node& n = *a.node;
+    const TensorDesc& xd = kern::in_desc(a, 0);
+    const int axis = static_cast<int>(n.ints[0]);
+    const int64_t inner = kern::prod(xd.dims, axis, xd.ndim);
+    const float* bias = n.inputs.size() > 2 ? kern::in_f(a, 2) : nullptr;  // nullptr also when absent
+    float* y = kern::out_f(a, 0);
+    layernorm_rows(kern::in_f(a, 0), kern::in_f(a, 1), bias, y, xd.numel / inner, inner, n.floats[0]);
+    apply_activation(n.act, n.act_alpha, n.act_beta, y, static_cast<size_t>(xd.numel));
+}
+
+}  // namespace
+
+const OpDef kLayerNormDef = {"layernorm", validate, scratch_bytes, run, nullptr, nullptr};
+
+}  // namespace accel_emu

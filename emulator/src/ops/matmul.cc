@@ -1,0 +1,121 @@
+// matmul.cc - numpy matmul (FORMAT.md op 3): 1-D operands promoted (and the added dim dropped from Y),
+// batch dims broadcast. Stacked A against an unbatched B is one tall GEMM; otherwise one GEMM per batch.
+#include "math/gemm.h"
+#include "ops/op_defs.h"
+#include "ops/op_util.h"
+
+namespace accel_emu {
+namespace {
+
+constexpr const char* kOp = "matmul";
+
+struct Plan {
+    int64_t M, N, K, Kb;
+    int nb;                        // broadcast batch rank
+    int64_t batch[kMaxDims];       // broadcast batch dims
+    int64_t sa[kMaxDims], sb[kMaxDims];  // element strides of A's and B's matrices per batch dim (0: broadcast)
+    int64_t count;                 // batch count
+    bool ok;                       // batch dims broadcast
+    bool overflow;                 // their product overflows
+    int64_t ydims[kMaxDims];
+    int yrank;
+};
+
+Plan plan(const TensorDesc& a, const TensorDesc& b) {
+    Plan p{};
+    const int ra = a.ndim, rb = b.ndim;
+    p.M = ra >= 2 ? a.dims[ra - 2] : 1;
+    p.K = a.dims[ra - 1];
+    p.Kb = rb >= 2 ? b.dims[rb - 2] : b.dims[0];
+    p.N = rb >= 2 ? b.dims[rb - 1] : 1;
+    const int ba = ra > 2 ? ra - 2 : 0, bb = rb > 2 ? rb - 2 : 0;
+    p.nb = ba > bb ? ba : bb;
+    p.ok = true;
+    // Each operand's own matrix size (B's inner dim is Kb: K may differ until validate refuses it), so
+    // that the running strides stay products of that operand's dims, which the reader bounds.
+    int64_t stra = p.M * p.K, strb = p.Kb * p.N;
+    for (int i = p.nb - 1; i >= 0; --i) {
+        const int ia = i - (p.nb - ba), ib = i - (p.nb - bb);
+        const int64_t da = ia >= 0 ? a.dims[ia] : 1, db = ib >= 0 ? b.dims[ib] : 1;
+        if (da != db && da != 1 && db != 1) p.ok = false;
+        p.batch[i] = da > db ? da : db;
+        p.sa[i] = da == 1 ? 0 : stra;
+        p.sb[i] = db == 1 ? 0 : strb;
+        stra *= da;
+        strb *= db;
+    }
+    p.count = 1;  // a product of broadcast maxima: not bounded by any tensor until Y is checked
+    for (int i = 0; i < p.nb; ++i)
+        if (!kern::mul_ok(p.count, p.batch[i], &p.count)) p.overflow = true, p.count = 1;
+    p.yrank = 0;
+    for (int i = 0; i < p.nb; ++i) p.ydims[p.yrank++] = p.batch[i];
+    if (ra >= 2) p.ydims[p.yrank++] = p.M;
+    if (rb >= 2) p.ydims[p.yrank++] = p.N;
+    return p;
+}
+
+bool validate(const Graph& g, const Node& n, std::string* err) {
+    using kern::cat;
+    using kern::fail;
+    if (!kern::check_common(g, n, kOp, {2, 2, 2, 1}, kern::DTypeRule::Float32, kern::ActRule::Fused, err)) return false;
+    const TensorDesc& a = *kern::input(g, n, 0);
+    const TensorDesc& b = *kern::input(g, n, 1);
+    const TensorDesc& y = kern::output(g, n, 0);
+    if (a.ndim < 1 || b.ndim < 1) return fail(err, kOp, "operands must have rank >= 1");
+    const Plan p = plan(a, b);
+    if (p.K != p.Kb) return fail(err, kOp, cat("inner dims differ: A ", kern::dims_str(a), ", B ", kern::dims_str(b)));
+    if (!p.ok)
+        return fail(err, kOp,
+                    cat("batch dims of A ", kern::dims_str(a), " and B ", kern::dims_str(b), " do not broadcast"));
+    if (p.overflow) return fail(err, kOp, "batch size overflows");
+    bool same = y.ndim == p.yrank;
+    for (int i = 0; same && i < p.yrank; ++i) same = y.dims[i] == p.ydims[i];
+    if (!same) {
+        TensorDesc want;
+        want.ndim = p.yrank;
+        for (int i = 0; i < p.yrank; ++i) want.dims[i] = p.ydims[i];
+        return fail(err, kOp, cat("output shape ", kern::dims_str(y), " should be ", kern::dims_str(want)));
+    }
+    if (p.M > kern::kBlasIntMax || p.N > kern::kBlasIntMax || p.K > kern::kBlasIntMax)
+        return fail(err, kOp, cat("GEMM size ", p.M, "x", p.N, "x", p.K, " exceeds the BLAS int range"));
+    return true;
+}
+
+size_t scratch_bytes(const Graph&, const Node&) { return 0; }
+
+void run(const KernelArgs& args) {
+    const Node& n = *args.node;
+    const Plan p = plan(kern::in_desc(args, 0), kern::in_desc(args, 1));
+    const float* A = kern::in_f(args, 0);
+    const float* B = kern::in_f(args, 1);
+    float* Y = kern::out_f(args, 0);
+    const int N = static_cast<int>(p.N), K = static_cast<int>(p.K);
+    const int64_t a_count = kern::prod(kern::in_desc(args, 0).dims, 0, kern::in_desc(args, 0).ndim) / (p.M * p.K);
+    const int64_t b_count = kern::prod(kern::in_desc(args, 1).dims, 0, kern::in_desc(args, 1).ndim) / (p.K * p.N);
+    const int64_t tall = p.M * p.count;
+    if (b_count == 1 && a_count == p.count && tall <= kern::kBlasIntMax) {
+        // A's matrices are contiguous and each meets the same B: stack them into one GEMM.
+        sgemm(false, false, static_cast<int>(tall), N, K, 1.f, A, K, B, N, 0.f, Y, N);
+    } else {
+        int64_t idx[kMaxDims] = {0};
+        int64_t oa = 0, ob = 0;
+        for (int64_t t = 0; t < p.count; ++t) {
+            sgemm(false, false, static_cast<int>(p.M), N, K, 1.f, A + oa, K, B + ob, N, 0.f, Y + t * p.M * p.N, N);
+            for (int d = p.nb - 1; d >= 0; --d) {  // odometer over the batch dims
+                oa += p.sa[d];
+                ob += p.sb[d];
+                if (++idx[d] < p.batch[d]) break;
+                oa -= p.sa[d] * p.batch[d];
+                ob -= p.sb[d] * p.batch[d];
+                idx[d] = 0;
+            }
+        }
+    }
+    apply_activation(n.act, n.act_alpha, n.act_beta, Y, static_cast<size_t>(p.count * p.M * p.N));
+}
+
+}  // namespace
+
+const OpDef kMatMulDef = {kOp, validate, scratch_bytes, run, nullptr, nullptr};
+
+}  // namespace accel_emu

@@ -1,0 +1,86 @@
+// op_util.h - what the ops share: overflow-checked size math, tensor access and the checks every op's
+// validate starts with. Validation code may allocate (error strings); run code here never does. The
+// math the ops run is in ../math.
+#pragma once
+
+#include <climits>
+#include <cstddef>
+#include <cstdint>
+#include <sstream>
+#include <string>
+#include <utility>
+
+#include "dtypes.h"
+#include "graph.h"
+#include "math/math_util.h"
+#include "ops.h"
+
+namespace accel_emu {
+namespace kern {
+
+// Sizes handed to a BLAS must fit its (32-bit) int.
+constexpr int64_t kBlasIntMax = INT_MAX;
+// No single scratch area may exceed what one tensor may hold (FORMAT.md: 2^40 bytes).
+constexpr uint64_t kMaxScratchBytes = uint64_t(1) << 40;
+
+inline bool mul_ok(int64_t a, int64_t b, int64_t* r) { return !__builtin_mul_overflow(a, b, r); }
+inline bool add_ok(int64_t a, int64_t b, int64_t* r) { return !__builtin_add_overflow(a, b, r); }
+
+template <typename... Ts>
+std::string cat(Ts&&... parts) {
+    std::ostringstream os;
+    (os << ... << std::forward<Ts>(parts));
+    return os.str();
+}
+
+std::string dims_str(const TensorDesc& t);  // "[1,3,224,224]"
+
+// Run-time accessors (no checks: validate has done them).
+inline const TensorDesc& in_desc(const KernelArgs& a, size_t i) { return a.graph->tensors[a.node->inputs[i]]; }
+inline const TensorDesc& out_desc(const KernelArgs& a, size_t i) { return a.graph->tensors[a.node->outputs[i]]; }
+inline const float* in_f(const KernelArgs& a, size_t i) { return static_cast<const float*>(a.in[i]); }
+inline float* out_f(const KernelArgs& a, size_t i) { return static_cast<float*>(a.out[i]); }
+
+// What the common checks expect of a node.
+struct Arity {
+    size_t min_in, max_in;     // input count range (optional trailing inputs may also be kAbsent)
+    size_t required_in;        // the first `required_in` inputs must be present
+    size_t outputs;            // exact output count
+};
+enum class DTypeRule { Float32, Any };
+enum class ActRule { MustBeNone, Fused, Function };
+
+// Arity, tensor indices, descriptor sanity (ndim, dims >= 1, numel), dtypes and the activation field.
+// On failure sets *err to "<op>: <problem>" and returns false.
+bool check_common(const Graph& g, const Node& n, const char* op, const Arity& ar, DTypeRule dt, ActRule act,
+                  std::string* err);
+
+inline bool fail(std::string* err, const char* op, const std::string& msg) {
+    if (err) *err = std::string(op) + ": " + msg;
+    return false;
+}
+
+inline const TensorDesc* input(const Graph& g, const Node& n, size_t i) {
+    if (i >= n.inputs.size() || n.inputs[i] == kAbsent) return nullptr;
+    return &g.tensors[n.inputs[i]];
+}
+inline const TensorDesc& output(const Graph& g, const Node& n, size_t i) { return g.tensors[n.outputs[i]]; }
+
+// True if `x` has `y`'s dtype; else false with "<op>: <what> dtype <x> differs from output dtype <y>".
+bool same_dtype(const TensorDesc& x, const TensorDesc& y, const char* op, const char* what, std::string* err);
+
+inline bool same_dims(const TensorDesc& a, const TensorDesc& b) {
+    if (a.ndim != b.ndim) return false;
+    for (int i = 0; i < a.ndim; ++i)
+        if (a.dims[i] != b.dims[i]) return false;
+    return true;
+}
+
+// Window geometry of one spatial axis of conv/pool, all in int64 with overflow checks.
+struct Axis { int64_t in, k, stride, pad_lo, pad_hi, dil, out; };
+// Computes ax->out (floor mode, or ONNX ceil mode when `ceil` is set). False with a message if a
+// parameter is out of range, a product overflows or the output would be empty.
+bool window_axis(Axis* ax, bool ceil, const char* op, const char* axis_name, std::string* err);
+
+}  // namespace kern
+}  // namespace accel_emu

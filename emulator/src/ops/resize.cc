@@ -1,0 +1,71 @@
+// resize.cc - nearest and bilinear resize of the H and W axes of NCHW (FORMAT.md op 17): the checks,
+// the per-axis coordinate parameters, and a run through math/resize.cc.
+#include <cmath>
+
+#include "math/resize.h"
+#include "ops/op_defs.h"
+#include "ops/op_util.h"
+
+namespace accel_emu {
+namespace {
+
+using namespace resize;
+
+constexpr const char* kOp = "resize";
+
+ResizeGeom geom(const Graph& g, const Node& n) {
+    const TensorDesc& x = *kern::input(g, n, 0);
+    const TensorDesc& y = kern::output(g, n, 0);
+    ResizeGeom q;
+    q.planes = x.dims[0] * x.dims[1];
+    q.H = x.dims[2], q.W = x.dims[3], q.OH = y.dims[2], q.OW = y.dims[3];
+    q.linear = n.ints[0] == 1;
+    const auto coord = static_cast<Coord>(n.ints[1]);
+    const auto round = static_cast<Rounding>(n.ints[2]);
+    q.ph = {coord, round, n.floats[0], q.H, q.OH};
+    q.pw = {coord, round, n.floats[1], q.W, q.OW};
+    return q;
+}
+
+bool validate(const Graph& g, const Node& n, std::string* err) {
+    using kern::cat;
+    using kern::fail;
+    if (!kern::check_common(g, n, kOp, {1, 1, 1, 1}, kern::DTypeRule::Float32, kern::ActRule::MustBeNone, err))
+        return false;
+    const TensorDesc& x = *kern::input(g, n, 0);
+    const TensorDesc& y = kern::output(g, n, 0);
+    if (x.ndim != 4) return fail(err, kOp, cat("input rank ", x.ndim, " is not 4 (NCHW)"));
+    if (y.ndim != 4) return fail(err, kOp, cat("output rank ", y.ndim, " is not 4"));
+    if (y.dims[0] != x.dims[0] || y.dims[1] != x.dims[1])
+        return fail(err, kOp, cat("output shape ", kern::dims_str(y), " resizes N or C of input ", kern::dims_str(x)));
+    if (n.ints[0] != 0 && n.ints[0] != 1) return fail(err, kOp, cat("mode ", n.ints[0], " is not 0 or 1"));
+    if (n.ints[1] < 0 || n.ints[1] > static_cast<int64_t>(Coord::HalfPixelSymmetric))
+        return fail(err, kOp, cat("coordinate transformation ", n.ints[1], " is not 0..5"));
+    if (n.ints[2] < 0 || n.ints[2] > static_cast<int64_t>(Rounding::Ceil))
+        return fail(err, kOp, cat("nearest rounding ", n.ints[2], " is not 0..3"));
+    const char* names[2] = {"h", "w"};
+    for (int a = 0; a < 2; ++a) {
+        const float s = n.floats[a];
+        if (!(s > 0.f) || !std::isfinite(s)) return fail(err, kOp, cat("scale_", names[a], " ", s, " must be > 0"));
+        // An axis of scale 1 maps output i to input i, so it must keep its size.
+        if (s == 1.f && y.dims[2 + a] != x.dims[2 + a])
+            return fail(err, kOp,
+                        cat("scale_", names[a], " 1 but output shape ", kern::dims_str(y),
+                            " changes that axis of input ", kern::dims_str(x)));
+    }
+    return true;
+}
+
+size_t scratch_bytes(const Graph& g, const Node& n) { return resize_scratch_bytes(geom(g, n)); }
+
+void run(const KernelArgs& a) {
+    const ResizeGeom q = geom(*a.graph, *a.node);
+    if (q.linear) resize_linear(q, kern::in_f(a, 0), kern::out_f(a, 0), a.scratch);
+    else resize_nearest(q, kern::in_f(a, 0), kern::out_f(a, 0), a.scratch);
+}
+
+}  // namespace
+
+const OpDef kResizeDef = {kOp, validate, scratch_bytes, run, nullptr, nullptr};
+
+}  // namespace accel_emu

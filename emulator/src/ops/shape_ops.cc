@@ -1,0 +1,112 @@
+// shape_ops.cc - ops that only move data: copy (FORMAT.md op 12), transpose (13), concat (14); any
+// dtype, the same on every input and output.
+#include <cstring>
+
+#include "math/strided_copy.h"
+#include "ops/op_defs.h"
+#include "ops/op_util.h"
+
+namespace accel_emu {
+namespace {
+
+size_t no_scratch(const Graph&, const Node&) { return 0; }
+
+// ---- copy: Reshape, Flatten, Identity; any dtype, bytes unchanged.
+
+bool validate_copy(const Graph& g, const Node& n, std::string* err) {
+    using kern::cat;
+    const char* op = "copy";
+    if (!kern::check_common(g, n, op, {1, 1, 1, 1}, kern::DTypeRule::Any, kern::ActRule::MustBeNone, err)) return false;
+    const TensorDesc& x = *kern::input(g, n, 0);
+    const TensorDesc& y = kern::output(g, n, 0);
+    if (!kern::same_dtype(x, y, op, "input 0", err)) return false;
+    if (x.numel != y.numel)
+        return kern::fail(err, op, cat("element counts differ: ", kern::dims_str(x), " vs ", kern::dims_str(y)));
+    return true;
+}
+
+void run_copy(const KernelArgs& a) {
+    if (a.in[0] != a.out[0]) std::memmove(a.out[0], a.in[0], kern::out_desc(a, 0).bytes);
+}
+
+// ---- transpose
+
+bool validate_transpose(const Graph& g, const Node& n, std::string* err) {
+    using kern::cat;
+    const char* op = "transpose";
+    if (!kern::check_common(g, n, op, {1, 1, 1, 1}, kern::DTypeRule::Any, kern::ActRule::MustBeNone, err)) return false;
+    const TensorDesc& x = *kern::input(g, n, 0);
+    const TensorDesc& y = kern::output(g, n, 0);
+    if (!kern::same_dtype(x, y, op, "input 0", err)) return false;
+    if (y.ndim != x.ndim) return kern::fail(err, op, cat("output rank ", y.ndim, " differs from input rank ", x.ndim));
+    bool seen[kMaxDims] = {false};
+    for (int i = 0; i < x.ndim; ++i) {
+        const int64_t p = n.ints[i];
+        if (p < 0 || p >= x.ndim) return kern::fail(err, op, cat("perm[", i, "] = ", p, " outside 0..", x.ndim - 1));
+        if (seen[p]) return kern::fail(err, op, cat("perm repeats axis ", p));
+        seen[p] = true;
+        if (y.dims[i] != x.dims[p])
+            return kern::fail(err, op, cat("output dim ", i, " is ", y.dims[i], ", input dim ", p, " is ", x.dims[p]));
+    }
+    return true;
+}
+
+void run_transpose(const KernelArgs& a) {
+    const TensorDesc& xd = kern::in_desc(a, 0);
+    int64_t xs[kMaxDims], strides[kMaxDims];
+    kern::dense_strides(xd.dims, xd.ndim, xs);
+    for (int i = 0; i < xd.ndim; ++i) strides[i] = xs[a.node->ints[i]];
+    kern::strided_copy(a.in[0], strides, kern::out_desc(a, 0), a.out[0]);
+}
+
+// ---- concat
+
+bool validate_concat(const Graph& g, const Node& n, std::string* err) {
+    using kern::cat;
+    const char* op = "concat";
+    if (!kern::check_common(g, n, op, {1, SIZE_MAX, 1, 1}, kern::DTypeRule::Any, kern::ActRule::MustBeNone, err))
+        return false;
+    const TensorDesc& y = kern::output(g, n, 0);
+    const int64_t axis = n.ints[0];
+    if (axis < 0 || axis >= y.ndim) return kern::fail(err, op, cat("axis ", axis, " outside 0..", y.ndim - 1));
+    int64_t sum = 0;
+    for (size_t k = 0; k < n.inputs.size(); ++k) {
+        const TensorDesc* x = kern::input(g, n, k);
+        if (!x) return kern::fail(err, op, cat("input ", k, " is absent"));
+        if (!kern::same_dtype(*x, y, op, cat("input ", k).c_str(), err)) return false;
+        bool ok = x->ndim == y.ndim;
+        for (int i = 0; ok && i < y.ndim; ++i) ok = i == axis || x->dims[i] == y.dims[i];
+        if (!ok)
+            return kern::fail(err, op,
+                              cat("input ", k, " shape ", kern::dims_str(*x), " does not match output ",
+                                  kern::dims_str(y), " outside axis ", axis));
+        if (!kern::add_ok(sum, x->dims[axis], &sum)) return kern::fail(err, op, "axis sizes overflow");
+    }
+    if (sum != y.dims[axis])
+        return kern::fail(err, op,
+                          cat("input sizes along axis ", axis, " sum to ", sum, ", output has ", y.dims[axis]));
+    return true;
+}
+
+void run_concat(const KernelArgs& a) {
+    const TensorDesc& yd = kern::out_desc(a, 0);
+    const int axis = static_cast<int>(a.node->ints[0]);
+    const int64_t outer = kern::prod(yd.dims, 0, axis);
+    const size_t inner = kern::prod(yd.dims, axis + 1, yd.ndim) * dtype_size(yd.dtype);  // bytes
+    const size_t k = a.node->inputs.size();
+    auto* y = static_cast<unsigned char*>(a.out[0]);
+    for (int64_t o = 0; o < outer; ++o)
+        for (size_t i = 0; i < k; ++i) {
+            const size_t len = kern::in_desc(a, i).dims[axis] * inner;
+            std::memcpy(y, static_cast<const unsigned char*>(a.in[i]) + o * len, len);
+            y += len;
+        }
+}
+
+}  // namespace
+
+const OpDef kCopyDef = {"copy", validate_copy, no_scratch, run_copy, nullptr, nullptr};
+const OpDef kTransposeDef = {"transpose", validate_transpose, no_scratch, run_transpose, nullptr, nullptr};
+const OpDef kConcatDef = {"concat", validate_concat, no_scratch, run_concat, nullptr, nullptr};
+
+}  // namespace accel_emu

@@ -1,0 +1,181 @@
+// slice.cc - ops that read parts of their input: slice (FORMAT.md op 19), gather (20) and expand (25);
+// any dtype, the output's the input's.
+#include <cstring>
+
+#include "math/strided_copy.h"
+#include "ops/op_defs.h"
+#include "ops/op_util.h"
+
+namespace accel_emu {
+namespace {
+
+size_t no_scratch(const Graph&, const Node&) { return 0; }
+
+// The checks the three share: one data input (gather: plus its indices), one output of its dtype.
+bool check_data_op(const Graph& g, const Node& n, const char* op, size_t inputs, std::string* err) {
+    if (!kern::check_common(g, n, op, {inputs, inputs, inputs, 1}, kern::DTypeRule::Any, kern::ActRule::MustBeNone,
+                            err))
+        return false;
+    return kern::same_dtype(*kern::input(g, n, 0), kern::output(g, n, 0), op, "input 0", err);
+}
+
+// ---- slice: Y[i0, i1, ...] = X[start0 + i0*step0, start1 + i1*step1, ...]
+
+bool validate_slice(const Graph& g, const Node& n, std::string* err) {
+    using kern::cat;
+    const char* op = "slice";
+    if (!check_data_op(g, n, op, 1, err)) return false;
+    const TensorDesc& x = *kern::input(g, n, 0);
+    const TensorDesc& y = kern::output(g, n, 0);
+    if (y.ndim != x.ndim) return kern::fail(err, op, cat("output rank ", y.ndim, " differs from input rank ", x.ndim));
+    for (int i = 0; i < kMaxDims; ++i) {
+        const int64_t start = n.ints[i], step = n.ints[kMaxDims + i];
+        if (i >= x.ndim) {
+            if (start != 0 || step != 0)
+                return kern::fail(
+                    err, op,
+                    cat("start/step of axis ", i, " (", start, ", ", step, ") must be 0: the rank is ", x.ndim));
+            continue;
+        }
+        if (step == 0) return kern::fail(err, op, cat("step of axis ", i, " is 0"));
+        int64_t last = 0;
+        if (start < 0 || start >= x.dims[i] || !kern::mul_ok(y.dims[i] - 1, step, &last) ||
+            !kern::add_ok(start, last, &last) || last < 0 || last >= x.dims[i])
+            return kern::fail(err, op,
+                              cat("axis ", i, ": ", y.dims[i], " elements from ", start, " by step ", step,
+                                  " leave the input's 0..", x.dims[i] - 1));
+    }
+    return true;
+}
+
+void run_slice(const KernelArgs& a) {
+    const TensorDesc& xd = kern::in_desc(a, 0);
+    int64_t xs[kMaxDims], strides[kMaxDims], origin = 0;
+    kern::dense_strides(xd.dims, xd.ndim, xs);
+    for (int i = 0; i < xd.ndim; ++i) {
+        origin += a.node->ints[i] * xs[i];
+        strides[i] = a.node->ints[kMaxDims + i] * xs[i];
+    }
+    const auto* x = static_cast<const unsigned char*>(a.in[0]);
+    kern::strided_copy(x + origin * dtype_size(xd.dtype), strides, kern::out_desc(a, 0), a.out[0]);
+}
+
+// ---- gather: Y = X.dims[:axis] + I.dims + X.dims[axis+1:], blocks of X picked by the indices I.
+// validate sees shapes but not constant data, so the index values are bounded when the kernel runs.
+
+bool validate_gather(const Graph& g, const Node& n, std::string* err) {
+    using kern::cat;
+    const char* op = "gather";
+    if (!check_data_op(g, n, op, 2, err)) return false;
+    const TensorDesc& x = *kern::input(g, n, 0);
+    const TensorDesc& ind = *kern::input(g, n, 1);
+    const TensorDesc& y = kern::output(g, n, 0);
+    const int64_t axis = n.ints[0];
+    if (x.ndim < 1) return kern::fail(err, op, "input 0 is a scalar");
+    if (axis < 0 || axis >= x.ndim) return kern::fail(err, op, cat("axis ", axis, " outside 0..", x.ndim - 1));
+    if (ind.kind != TensorKind::Constant || ind.dtype != ACCEL_DTYPE_INT64)
+        return kern::fail(err, op,
+                          cat("indices must be a constant int64 tensor (got ", dtype_name(ind.dtype), ", kind ",
+                              uint32_t(ind.kind), ")"));
+    const int rank = x.ndim - 1 + ind.ndim;
+    bool ok = y.ndim == rank;
+    for (int i = 0; ok && i < rank; ++i) {
+        const int64_t want = i < axis ? x.dims[i] : i < axis + ind.ndim ? ind.dims[i - axis] : x.dims[i - ind.ndim + 1];
+        ok = y.dims[i] == want;
+    }
+    if (!ok)
+        return kern::fail(err, op,
+                          cat("output shape ", kern::dims_str(y), " is not input ", kern::dims_str(x), " with axis ",
+                              axis, " replaced by the indices' shape ", kern::dims_str(ind)));
+    if (g.constants != nullptr) {
+        const uint8_t* raw = g.constants + ind.data_offset;
+        for (int64_t i = 0; i < ind.numel; ++i) {
+            int64_t v;
+            std::memcpy(&v, raw + i * sizeof v, sizeof v);
+            if (v < 0 || v >= x.dims[axis])
+                return kern::fail(
+                    err, op,
+                    cat("index ", v, " at position ", i, " is outside 0..", x.dims[axis] - 1, " (axis ", axis, ")"));
+        }
+    }
+    return true;
+}
+
+template <class T>
+void gather_elements(const T* x, const int64_t* idx, int64_t count, int64_t dim, int64_t outer, T* y) {
+    for (int64_t o = 0; o < outer; ++o, x += dim)
+        for (int64_t k = 0; k < count; ++k) {
+            const int64_t i = idx[k];
+            *y++ = static_cast<uint64_t>(i) < static_cast<uint64_t>(dim) ? x[i] : T(0);
+        }
+}
+
+void run_gather(const KernelArgs& a) {
+    const TensorDesc& xd = kern::in_desc(a, 0);
+    const TensorDesc& id = kern::in_desc(a, 1);
+    const int axis = static_cast<int>(a.node->ints[0]);
+    const int64_t dim = xd.dims[axis], count = id.numel;
+    const int64_t outer = kern::prod(xd.dims, 0, axis);
+    const size_t block = kern::prod(xd.dims, axis + 1, xd.ndim) * dtype_size(xd.dtype);  // bytes
+    const auto* x = static_cast<const unsigned char*>(a.in[0]);
+    const auto* idx = static_cast<const int64_t*>(a.in[1]);
+    auto* y = static_cast<unsigned char*>(a.out[0]);
+    switch (block) {  // one element per index: typed moves beat a memcpy call per element
+        case 1: return gather_elements(x, idx, count, dim, outer, y);
+        case 2:
+            return gather_elements(static_cast<const uint16_t*>(a.in[0]), idx, count, dim, outer,
+                                   static_cast<uint16_t*>(a.out[0]));
+        case 4:
+            return gather_elements(static_cast<const uint32_t*>(a.in[0]), idx, count, dim, outer,
+                                   static_cast<uint32_t*>(a.out[0]));
+        case 8:
+            return gather_elements(static_cast<const uint64_t*>(a.in[0]), idx, count, dim, outer,
+                                   static_cast<uint64_t*>(a.out[0]));
+        default: break;
+    }
+    for (int64_t o = 0; o < outer; ++o, x += dim * block)
+        for (int64_t k = 0; k < count; ++k, y += block) {
+            // The compiler keeps indices in range; a hand-made file gets zeros, never a read outside X.
+            const int64_t i = idx[k];
+            if (static_cast<uint64_t>(i) < static_cast<uint64_t>(dim)) std::memcpy(y, x + i * block, block);
+            else std::memset(y, 0, block);
+        }
+}
+
+// ---- expand: Y is X broadcast (numpy rules) to Y's shape
+
+bool validate_expand(const Graph& g, const Node& n, std::string* err) {
+    using kern::cat;
+    const char* op = "expand";
+    if (!check_data_op(g, n, op, 1, err)) return false;
+    const TensorDesc& x = *kern::input(g, n, 0);
+    const TensorDesc& y = kern::output(g, n, 0);
+    const int lead = y.ndim - x.ndim;
+    bool ok = lead >= 0;
+    for (int i = 0; ok && i < x.ndim; ++i) ok = x.dims[i] == 1 || x.dims[i] == y.dims[lead + i];
+    if (!ok)
+        return kern::fail(err, op,
+                          cat("input ", kern::dims_str(x), " does not broadcast to output ", kern::dims_str(y)));
+    return true;
+}
+
+void run_expand(const KernelArgs& a) {
+    const TensorDesc& xd = kern::in_desc(a, 0);
+    const TensorDesc& yd = kern::out_desc(a, 0);
+    int64_t xs[kMaxDims], strides[kMaxDims];
+    kern::dense_strides(xd.dims, xd.ndim, xs);
+    const int lead = yd.ndim - xd.ndim;  // X is right-aligned to Y
+    for (int i = 0; i < yd.ndim; ++i) {
+        const int j = i - lead;
+        strides[i] = j < 0 || xd.dims[j] == 1 ? 0 : xs[j];
+    }
+    kern::strided_copy(a.in[0], strides, yd, a.out[0]);
+}
+
+}  // namespace
+
+const OpDef kSliceDef = {"slice", validate_slice, no_scratch, run_slice, nullptr, nullptr};
+const OpDef kGatherDef = {"gather", validate_gather, no_scratch, run_gather, nullptr, nullptr};
+const OpDef kExpandDef = {"expand", validate_expand, no_scratch, run_expand, nullptr, nullptr};
+
+}  // namespace accel_emu
