@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 # The codes, generated from emulator/op_schema.py; accm.OPS and accm.ACTIVATIONS stay their names here.
-from .op_params import ACTIVATION_NAMES, ACTIVATIONS, OP_NAMES, OPS  # noqa: F401
+from .op_params import ACTIVATION_NAMES, ACTIVATIONS, OP_NAMES, OPS, PARAMS  # noqa: F401
 
 MAGIC = b"ACCM"
 VERSION_MAJOR = 1
@@ -82,6 +82,11 @@ class Node:
     act_beta: float = 0.0
     ints: list = field(default_factory=list)
     floats: list = field(default_factory=list)
+
+
+def _params_of(op_name, ints, floats):
+    cls = PARAMS.get(op_name)
+    return None if cls is None else cls.from_record(ints, floats)
 
 
 def _align(n: int, a: int) -> int:
@@ -318,6 +323,8 @@ def read(path_or_bytes) -> dict:
             "activation": r[6], "activation_name": ACTIVATION_NAMES.get(r[6], "unknown"),
             "act_alpha": r[7], "act_beta": r[8], "reserved": r[9],
             "ints": list(r[10:26]), "floats": list(r[26:32]),
+            # By name: the op's parameter class (op_params.PARAMS), None for an op without parameters.
+            "params": _params_of(OP_NAMES.get(op), r[10:26], r[26:32]),
         })
 
     io = list(struct.unpack_from(f"<{n_io}I", buf, header["io_table_offset"]))
