@@ -224,23 +224,23 @@ ACCEL_HOT void log_plus(float* y, const float* m, int64_t n) {
 
 }  // namespace
 
-void reduce(ReduceFunction fn, const ReduceRuns& r, const float* x, float* y, int64_t ny, float* scratch) {
+void reduce(ReduceFn fn, const ReduceRuns& r, const float* x, float* y, int64_t ny, float* scratch) {
     switch (fn) {
-        case ReduceFunction::Mean:
+        case ReduceFn::Mean:
             reduce_into<false>(r, x, y, nullptr, ny, Plain{}, Add{});
             divide(y, ny, static_cast<float>(r.count));
             break;
-        case ReduceFunction::Sum: reduce_into<false>(r, x, y, nullptr, ny, Plain{}, Add{}); break;
-        case ReduceFunction::Max: reduce_into<false>(r, x, y, nullptr, ny, Plain{}, Greater{}); break;
-        case ReduceFunction::Min: reduce_into<false>(r, x, y, nullptr, ny, Plain{}, Less{}); break;
-        case ReduceFunction::Prod: reduce_into<false>(r, x, y, nullptr, ny, Plain{}, Mul{}); break;
-        case ReduceFunction::SumSquare: reduce_into<false>(r, x, y, nullptr, ny, Square{}, Add{}); break;
-        case ReduceFunction::L1: reduce_into<false>(r, x, y, nullptr, ny, Magnitude{}, Add{}); break;
-        case ReduceFunction::L2:
+        case ReduceFn::Sum: reduce_into<false>(r, x, y, nullptr, ny, Plain{}, Add{}); break;
+        case ReduceFn::Max: reduce_into<false>(r, x, y, nullptr, ny, Plain{}, Greater{}); break;
+        case ReduceFn::Min: reduce_into<false>(r, x, y, nullptr, ny, Plain{}, Less{}); break;
+        case ReduceFn::Prod: reduce_into<false>(r, x, y, nullptr, ny, Plain{}, Mul{}); break;
+        case ReduceFn::SumSquare: reduce_into<false>(r, x, y, nullptr, ny, Square{}, Add{}); break;
+        case ReduceFn::L1: reduce_into<false>(r, x, y, nullptr, ny, Magnitude{}, Add{}); break;
+        case ReduceFn::L2:
             reduce_into<false>(r, x, y, nullptr, ny, Square{}, Add{});
             square_root(y, ny);
             break;
-        case ReduceFunction::LogSumExp: {
+        case ReduceFn::LogSumExp: {
             float* m = scratch;
             reduce_into<false>(r, x, m, nullptr, ny, Plain{}, Greater{});
             finite_or_zero(m, ny);

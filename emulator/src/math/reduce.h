@@ -8,9 +8,6 @@
 
 namespace accel_emu {
 
-// FORMAT.md op 18, ints[0].
-enum class ReduceFunction : int64_t { Mean = 1, Sum, Max, Min, Prod, SumSquare, L1, L2, LogSumExp };
-
 // The input as runs of dims, outermost first: ext[k] elements, input stride sx[k], output stride sy[k]
 // (0 for a reduced run).
 struct ReduceRuns {
@@ -25,6 +22,6 @@ ReduceRuns reduce_runs(const int64_t* dims, int ndim, int64_t mask);
 
 // y[ny] (the input shape with the reduced axes 1) = fn over the reduced axes of x, shaped as r says.
 // log_sum_exp needs ny floats of scratch (each output's max); the others none (scratch may be null).
-void reduce(ReduceFunction fn, const ReduceRuns& r, const float* x, float* y, int64_t ny, float* scratch);
+void reduce(ReduceFn fn, const ReduceRuns& r, const float* x, float* y, int64_t ny, float* scratch);
 
 }  // namespace accel_emu

@@ -14,17 +14,17 @@ namespace {
 float original(const Params& p, float x) {
     const float s = p.scale, len_in = static_cast<float>(p.in), len_out = static_cast<float>(p.out);
     switch (p.coord) {
-        case Coord::Asymmetric: return x / s;
-        case Coord::AlignCorners: return len_out == 1 ? 0.f : x * (len_in - 1) / (len_out - 1);
-        case Coord::PytorchHalfPixel: return len_out > 1 ? (x + 0.5f) / s - 0.5f : 0.f;
-        case Coord::TfHalfPixelForNearest: return (x + 0.5f) / s;
-        case Coord::HalfPixelSymmetric: {
+        case ResizeCoord::Asymmetric: return x / s;
+        case ResizeCoord::AlignCorners: return len_out == 1 ? 0.f : x * (len_in - 1) / (len_out - 1);
+        case ResizeCoord::PytorchHalfPixel: return len_out > 1 ? (x + 0.5f) / s - 0.5f : 0.f;
+        case ResizeCoord::TfHalfPixelForNearest: return (x + 0.5f) / s;
+        case ResizeCoord::HalfPixelSymmetric: {
             // The output's centre stays on the input's when the size was rounded down from in * scale.
             const float adjustment = len_out / (s * len_in);
             const float offset = len_in / 2 * (1 - adjustment);
             return static_cast<float>(offset + (x + 0.5) / s - 0.5);
         }
-        case Coord::HalfPixel: break;
+        case ResizeCoord::HalfPixel: break;
     }
     return (x + 0.5f) / s - 0.5f;
 }
@@ -40,16 +40,16 @@ float bounded(const Params& p, float x) {
 // a rounding error (for example 2 / (4 / 7.f)) still go the preferred way.
 constexpr float kTieTolerance = 1e-6f;
 
-int64_t rounded(Rounding r, float x) {
+int64_t rounded(NearestRounding r, float x) {
     const float lo = std::floor(x);
     switch (r) {
-        case Rounding::Floor: return static_cast<int64_t>(lo);
-        case Rounding::Ceil: return static_cast<int64_t>(std::ceil(x));
-        case Rounding::RoundPreferFloor:
-        case Rounding::RoundPreferCeil: break;
+        case NearestRounding::Floor: return static_cast<int64_t>(lo);
+        case NearestRounding::Ceil: return static_cast<int64_t>(std::ceil(x));
+        case NearestRounding::RoundPreferFloor:
+        case NearestRounding::RoundPreferCeil: break;
     }
     if (std::fabs(x - lo - 0.5f) <= kTieTolerance)
-        return static_cast<int64_t>(lo) + (r == Rounding::RoundPreferCeil ? 1 : 0);
+        return static_cast<int64_t>(lo) + (r == NearestRounding::RoundPreferCeil ? 1 : 0);
     return static_cast<int64_t>(std::round(x));
 }
 

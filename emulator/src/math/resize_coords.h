@@ -4,23 +4,14 @@
 
 #include <cstdint>
 
+#include "op_codes.h"  // ResizeCoord, NearestRounding
+
 namespace accel_emu {
 namespace resize {
 
-// FORMAT.md op 17, ints 1 and 2.
-enum class Coord : int64_t {
-    HalfPixel = 0,
-    Asymmetric = 1,
-    AlignCorners = 2,
-    PytorchHalfPixel = 3,
-    TfHalfPixelForNearest = 4,
-    HalfPixelSymmetric = 5,
-};
-enum class Rounding : int64_t { RoundPreferFloor = 0, RoundPreferCeil = 1, Floor = 2, Ceil = 3 };
-
 struct Params {
-    Coord coord;
-    Rounding round;
+    ResizeCoord coord;
+    NearestRounding round;
     float scale;  // > 0 and finite; exactly 1 means output i is input i (then in == out)
     int64_t in, out;
 };

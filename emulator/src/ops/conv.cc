@@ -14,6 +14,7 @@
 #include "math/depthwise.h"
 #include "math/gemm.h"
 #include "math/im2col.h"
+#include "op_params.h"
 #include "ops/op_defs.h"
 #include "ops/op_util.h"
 
@@ -30,10 +31,11 @@ void fill_geom(const Graph& g, const Node& n, ConvGeom* q) {
     const TensorDesc& x = *kern::input(g, n, 0);
     const TensorDesc& w = *kern::input(g, n, 1);
     q->N = x.dims[0], q->C = x.dims[1], q->H = x.dims[2], q->W = x.dims[3];
+    const ConvParams p = ConvParams::of(n);
     q->M = w.dims[0], q->kh = w.dims[2], q->kw = w.dims[3];
-    q->G = n.ints[0];
-    q->sh = n.ints[3], q->sw = n.ints[4], q->pt = n.ints[5], q->pl = n.ints[6];
-    q->dh = n.ints[9], q->dw = n.ints[10];
+    q->G = p.group;
+    q->sh = p.stride_h, q->sw = p.stride_w, q->pt = p.pad_top, q->pl = p.pad_left;
+    q->dh = p.dilation_h, q->dw = p.dilation_w;
 }
 
 // Everything but the output sizes, which validate computes with overflow checks first.
@@ -75,6 +77,7 @@ bool validate(const Graph& g, const Node& n, std::string* err) {
     if (w.ndim != 4) return fail(err, kOp, cat("weight rank ", w.ndim, " is not 4"));
     if (y.ndim != 4) return fail(err, kOp, cat("output rank ", y.ndim, " is not 4"));
     if (w.kind != TensorKind::Constant) return fail(err, kOp, "weight is not a constant");
+    const ConvParams p = ConvParams::of(n);
     ConvGeom q;
     fill_geom(g, n, &q);
     if (q.G < 1) return fail(err, kOp, cat("group ", q.G, " must be >= 1"));
@@ -84,16 +87,16 @@ bool validate(const Graph& g, const Node& n, std::string* err) {
         return fail(err, kOp,
                     cat("weight shape ", kern::dims_str(w), " needs dim 1 = ", q.C / q.G, " (input channels ", q.C,
                         " / group ", q.G, ")"));
-    if (n.ints[1] != q.kh || n.ints[2] != q.kw)
+    if (p.kernel_h != q.kh || p.kernel_w != q.kw)
         return fail(err, kOp,
-                    cat("kernel ", n.ints[1], "x", n.ints[2], " does not match weight shape ", kern::dims_str(w)));
+                    cat("kernel ", p.kernel_h, "x", p.kernel_w, " does not match weight shape ", kern::dims_str(w)));
     if (b) {
         if (b->kind != TensorKind::Constant) return fail(err, kOp, "bias is not a constant");
         if (b->ndim != 1 || b->dims[0] != q.M)
             return fail(err, kOp, cat("bias shape ", kern::dims_str(*b), " is not [", q.M, "]"));
     }
-    Axis ah{q.H, q.kh, q.sh, q.pt, n.ints[7], q.dh, 0};
-    Axis aw{q.W, q.kw, q.sw, q.pl, n.ints[8], q.dw, 0};
+    Axis ah{q.H, q.kh, q.sh, q.pt, p.pad_bottom, q.dh, 0};
+    Axis aw{q.W, q.kw, q.sw, q.pl, p.pad_right, q.dw, 0};
     if (!kern::window_axis(&ah, false, kOp, "h", err) || !kern::window_axis(&aw, false, kOp, "w", err)) return false;
     if (y.dims[0] != q.N || y.dims[1] != q.M || y.dims[2] != ah.out || y.dims[3] != aw.out)
         return fail(

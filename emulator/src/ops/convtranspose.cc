@@ -11,6 +11,7 @@
 #include "math/activation.h"
 #include "math/col2im.h"
 #include "math/gemm.h"
+#include "op_params.h"
 #include "ops/op_defs.h"
 #include "ops/op_util.h"
 
@@ -32,11 +33,12 @@ ConvTransposeGeom geom(const Graph& g, const Node& n) {
     const TensorDesc& x = *kern::input(g, n, 0);
     const TensorDesc& w = *kern::input(g, n, 1);
     const TensorDesc& y = kern::output(g, n, 0);
+    const ConvTransposeParams p = ConvTransposeParams::of(n);
     ConvTransposeGeom q;
     q.N = x.dims[0], q.C = x.dims[1], q.H = x.dims[2], q.W = x.dims[3];
-    q.G = n.ints[0], q.kh = w.dims[2], q.kw = w.dims[3];
-    q.sh = n.ints[3], q.sw = n.ints[4], q.pt = n.ints[5], q.pl = n.ints[6];
-    q.dh = n.ints[9], q.dw = n.ints[10];
+    q.G = p.group, q.kh = w.dims[2], q.kw = w.dims[3];
+    q.sh = p.stride_h, q.sw = p.stride_w, q.pt = p.pad_top, q.pl = p.pad_left;
+    q.dh = p.dilation_h, q.dw = p.dilation_w;
     q.M = y.dims[1], q.OH = y.dims[2], q.OW = y.dims[3];
     q.Cg = q.C / q.G, q.Mg = q.M / q.G;
     q.HW = q.H * q.W, q.OP = q.OH * q.OW;
@@ -44,8 +46,8 @@ ConvTransposeGeom geom(const Graph& g, const Node& n) {
     q.pointwise =
         q.kh == 1 && q.kw == 1 && q.sh == 1 && q.sw == 1 && q.pt == 0 && q.pl == 0 && q.OH == q.H && q.OW == q.W;
     q.direct = !q.pointwise && q.Cg == 1;
-    q.cover =
-        axis_covered(q.kh, q.sh, q.dh, n.ints[11], n.ints[7]) && axis_covered(q.kw, q.sw, q.dw, n.ints[12], n.ints[8]);
+    q.cover = axis_covered(q.kh, q.sh, q.dh, p.output_pad_h, p.pad_bottom) &&
+              axis_covered(q.kw, q.sw, q.dw, p.output_pad_w, p.pad_right);
     if (q.pointwise || q.direct) {
         q.tile = 0;
     } else {
@@ -88,24 +90,27 @@ bool validate(const Graph& g, const Node& n, std::string* err) {
     for (const auto& [t, role] : ranked)
         if (t->ndim != 4) return fail(err, kOp, cat(role, " rank ", t->ndim, " is not 4 (NCHW)"));
     if (w.kind != TensorKind::Constant) return fail(err, kOp, "weight is not a constant");
-    const int64_t G = n.ints[0], C = x.dims[1];
+    const ConvTransposeParams p = ConvTransposeParams::of(n);
+    const int64_t G = p.group, C = x.dims[1];
     if (G < 1) return fail(err, kOp, cat("group ", G, " must be >= 1"));
     if (C % G != 0) return fail(err, kOp, cat("input channels ", C, " not divisible by group ", G));
     if (w.dims[0] != C)
         return fail(err, kOp, cat("weight shape ", kern::dims_str(w), " needs dim 0 = ", C, " (input channels)"));
     int64_t M = 0;
     if (!kern::mul_ok(w.dims[1], G, &M)) return fail(err, kOp, "output channel count overflows");
-    if (n.ints[1] != w.dims[2] || n.ints[2] != w.dims[3])
+    if (p.kernel_h != w.dims[2] || p.kernel_w != w.dims[3])
         return fail(err, kOp,
-                    cat("kernel ", n.ints[1], "x", n.ints[2], " does not match weight shape ", kern::dims_str(w)));
+                    cat("kernel ", p.kernel_h, "x", p.kernel_w, " does not match weight shape ", kern::dims_str(w)));
     if (b) {
         if (b->kind != TensorKind::Constant) return fail(err, kOp, "bias is not a constant");
         if (b->ndim != 1 || b->dims[0] != M)
             return fail(err, kOp, cat("bias shape ", kern::dims_str(*b), " is not [", M, "]"));
     }
     int64_t OH = 0, OW = 0;
-    if (!axis_out(x.dims[2], w.dims[2], n.ints[3], n.ints[9], n.ints[5], n.ints[7], n.ints[11], "h", &OH, err) ||
-        !axis_out(x.dims[3], w.dims[3], n.ints[4], n.ints[10], n.ints[6], n.ints[8], n.ints[12], "w", &OW, err))
+    if (!axis_out(x.dims[2], w.dims[2], p.stride_h, p.dilation_h, p.pad_top, p.pad_bottom, p.output_pad_h, "h", &OH,
+                  err) ||
+        !axis_out(x.dims[3], w.dims[3], p.stride_w, p.dilation_w, p.pad_left, p.pad_right, p.output_pad_w, "w", &OW,
+                  err))
         return false;
     if (y.dims[0] != x.dims[0] || y.dims[1] != M || y.dims[2] != OH || y.dims[3] != OW)
         return fail(err, kOp,

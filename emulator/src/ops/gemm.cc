@@ -1,5 +1,6 @@
 // gemm.cc - ONNX Gemm (FORMAT.md op 2): Y = act(alpha * op(A) * op(B) + beta * C), C broadcast.
 #include "math/gemm.h"
+#include "op_params.h"
 #include "ops/op_defs.h"
 #include "ops/op_util.h"
 
@@ -10,8 +11,8 @@ constexpr const char* kOp = "gemm";
 
 struct Dims { int64_t M, N, K, Kb; };
 
-Dims dims_of(const Node& n, const TensorDesc& a, const TensorDesc& b) {
-    const bool tA = n.ints[0] != 0, tB = n.ints[1] != 0;
+Dims dims_of(const GemmParams& p, const TensorDesc& a, const TensorDesc& b) {
+    const bool tA = p.trans_a != 0, tB = p.trans_b != 0;
     return {tA ? a.dims[1] : a.dims[0], tB ? b.dims[0] : b.dims[1], tA ? a.dims[0] : a.dims[1],
             tB ? b.dims[1] : b.dims[0]};
 }
@@ -24,15 +25,16 @@ bool validate(const Graph& g, const Node& n, std::string* err) {
     const TensorDesc& b = *kern::input(g, n, 1);
     const TensorDesc* c = kern::input(g, n, 2);
     const TensorDesc& y = kern::output(g, n, 0);
-    if (n.ints[0] != 0 && n.ints[0] != 1) return fail(err, kOp, cat("transA ", n.ints[0], " is not 0 or 1"));
-    if (n.ints[1] != 0 && n.ints[1] != 1) return fail(err, kOp, cat("transB ", n.ints[1], " is not 0 or 1"));
+    const GemmParams p = GemmParams::of(n);
+    if (p.trans_a != 0 && p.trans_a != 1) return fail(err, kOp, cat("transA ", p.trans_a, " is not 0 or 1"));
+    if (p.trans_b != 0 && p.trans_b != 1) return fail(err, kOp, cat("transB ", p.trans_b, " is not 0 or 1"));
     if (a.ndim != 2) return fail(err, kOp, cat("A rank ", a.ndim, " is not 2"));
     if (b.ndim != 2) return fail(err, kOp, cat("B rank ", b.ndim, " is not 2"));
-    const Dims d = dims_of(n, a, b);
+    const Dims d = dims_of(p, a, b);
     if (d.K != d.Kb)
         return fail(err, kOp,
-                    cat("inner dims differ: A ", kern::dims_str(a), " transA ", n.ints[0], ", B ", kern::dims_str(b),
-                        " transB ", n.ints[1]));
+                    cat("inner dims differ: A ", kern::dims_str(a), " transA ", p.trans_a, ", B ", kern::dims_str(b),
+                        " transB ", p.trans_b));
     if (y.ndim != 2 || y.dims[0] != d.M || y.dims[1] != d.N)
         return fail(err, kOp, cat("output shape ", kern::dims_str(y), " should be [", d.M, ",", d.N, "]"));
     if (c) {
@@ -69,8 +71,9 @@ void run(const KernelArgs& a) {
     const Node& n = *a.node;
     const TensorDesc& ad = kern::in_desc(a, 0);
     const TensorDesc& bd = kern::in_desc(a, 1);
-    const Dims d = dims_of(n, ad, bd);
-    const float alpha = n.floats[0], beta = n.floats[1];
+    const GemmParams p = GemmParams::of(n);
+    const Dims d = dims_of(p, ad, bd);
+    const float alpha = p.alpha, beta = p.beta;
     const float* C = n.inputs.size() > 2 ? kern::in_f(a, 2) : nullptr;
     float* Y = kern::out_f(a, 0);
     float gemm_beta = 0.f;
@@ -78,7 +81,7 @@ void run(const KernelArgs& a) {
         fill_c(kern::in_desc(a, 2), C, beta, d.M, d.N, Y);
         gemm_beta = 1.f;
     }
-    sgemm(n.ints[0] != 0, n.ints[1] != 0, static_cast<int>(d.M), static_cast<int>(d.N), static_cast<int>(d.K), alpha,
+    sgemm(p.trans_a != 0, p.trans_b != 0, static_cast<int>(d.M), static_cast<int>(d.N), static_cast<int>(d.K), alpha,
           kern::in_f(a, 0), static_cast<int>(ad.dims[1]), kern::in_f(a, 1), static_cast<int>(bd.dims[1]), gemm_beta, Y,
           static_cast<int>(d.N));
     apply_activation(n.act, n.act_alpha, n.act_beta, Y, static_cast<size_t>(d.M * d.N));

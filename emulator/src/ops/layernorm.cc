@@ -5,6 +5,7 @@
 
 #include "math/activation.h"
 #include "math/layernorm.h"
+#include "op_params.h"
 #include "ops/op_defs.h"
 #include "ops/op_util.h"
 
@@ -20,9 +21,10 @@ bool validate(const Graph& g, const Node& n, std::string* err) {
     const TensorDesc& y = kern::output(g, n, 0);
     if (!kern::same_dims(x, y))
         return kern::fail(err, kOp, cat("output shape ", kern::dims_str(y), " differs from input ", kern::dims_str(x)));
-    const int64_t axis = n.ints[0];
+    const LayerNormParams params = LayerNormParams::of(n);
+    const int64_t axis = params.axis;
     if (axis < 0 || axis >= x.ndim) return kern::fail(err, kOp, cat("axis ", axis, " outside 0..", x.ndim - 1));
-    const float eps = n.floats[0];
+    const float eps = params.epsilon;
     if (!(eps > 0.f) || !std::isfinite(eps)) return kern::fail(err, kOp, cat("epsilon ", eps, " is not > 0"));
     const char* names[] = {"", "scale", "bias"};
     for (size_t i = 1; i < n.inputs.size(); ++i) {
@@ -43,11 +45,12 @@ size_t scratch_bytes(const Graph&, const Node&) { return 0; }
 void run(const KernelArgs& a) {
     const Node& n = *a.node;
     const TensorDesc& xd = kern::in_desc(a, 0);
-    const int axis = static_cast<int>(n.ints[0]);
+    const LayerNormParams p = LayerNormParams::of(n);
+    const int axis = static_cast<int>(p.axis);
     const int64_t inner = kern::prod(xd.dims, axis, xd.ndim);
     const float* bias = n.inputs.size() > 2 ? kern::in_f(a, 2) : nullptr;  // nullptr also when absent
     float* y = kern::out_f(a, 0);
-    layernorm_rows(kern::in_f(a, 0), kern::in_f(a, 1), bias, y, xd.numel / inner, inner, n.floats[0]);
+    layernorm_rows(kern::in_f(a, 0), kern::in_f(a, 1), bias, y, xd.numel / inner, inner, p.epsilon);
     apply_activation(n.act, n.act_alpha, n.act_beta, y, static_cast<size_t>(xd.numel));
 }
 

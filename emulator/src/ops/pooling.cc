@@ -1,6 +1,9 @@
 // pooling.cc - maxpool, avgpool (FORMAT.md ops 9, 10) and globalavgpool (op 11): the checks, the window
 // geometry, and a run over the planes, each pooled by math/pool.cc.
+#include <type_traits>
+
 #include "math/pool.h"
+#include "op_params.h"
 #include "ops/op_defs.h"
 #include "ops/op_util.h"
 
@@ -9,14 +12,18 @@ namespace {
 
 using kern::Axis;
 
+// P: MaxPoolParams or AvgPoolParams, which share the window fields.
+template <class P>
 PoolGeom geom(const Graph& g, const Node& n) {
     const TensorDesc& x = *kern::input(g, n, 0);
     const TensorDesc& y = kern::output(g, n, 0);
-    return {x.dims[0], x.dims[1], x.dims[2], x.dims[3], n.ints[1], n.ints[2],  n.ints[3], n.ints[4],
-            n.ints[5], n.ints[6], n.ints[7], n.ints[8], n.ints[9], n.ints[10], y.dims[2], y.dims[3]};
+    const P p = P::of(n);
+    return {x.dims[0], x.dims[1],  x.dims[2],    x.dims[3],   p.kernel_h,   p.kernel_w,   p.stride_h, p.stride_w,
+            p.pad_top, p.pad_left, p.pad_bottom, p.pad_right, p.dilation_h, p.dilation_w, y.dims[2],  y.dims[3]};
 }
 
-bool validate_pool(const char* op, bool avg, const Graph& g, const Node& n, std::string* err) {
+template <class P>
+bool validate_pool(const char* op, const Graph& g, const Node& n, std::string* err) {
     using kern::cat;
     using kern::fail;
     if (!kern::check_common(g, n, op, {1, 1, 1, 1}, kern::DTypeRule::Float32, kern::ActRule::MustBeNone, err))
@@ -25,16 +32,17 @@ bool validate_pool(const char* op, bool avg, const Graph& g, const Node& n, std:
     const TensorDesc& y = kern::output(g, n, 0);
     if (x.ndim != 4) return fail(err, op, cat("input rank ", x.ndim, " is not 4 (NCHW)"));
     if (y.ndim != 4) return fail(err, op, cat("output rank ", y.ndim, " is not 4"));
-    if (n.ints[11] != 0 && n.ints[11] != 1) return fail(err, op, cat("ceil_mode ", n.ints[11], " is not 0 or 1"));
-    if (avg) {
-        if (n.ints[12] != 0 && n.ints[12] != 1)
-            return fail(err, op, cat("count_include_pad ", n.ints[12], " is not 0 or 1"));
-        if (n.ints[9] != 1 || n.ints[10] != 1)
-            return fail(err, op, cat("dilations ", n.ints[9], "x", n.ints[10], " are not 1x1"));
+    const P p = P::of(n);
+    if (p.ceil_mode != 0 && p.ceil_mode != 1) return fail(err, op, cat("ceil_mode ", p.ceil_mode, " is not 0 or 1"));
+    if constexpr (std::is_same_v<P, AvgPoolParams>) {
+        if (p.count_include_pad != 0 && p.count_include_pad != 1)
+            return fail(err, op, cat("count_include_pad ", p.count_include_pad, " is not 0 or 1"));
+        if (p.dilation_h != 1 || p.dilation_w != 1)
+            return fail(err, op, cat("dilations ", p.dilation_h, "x", p.dilation_w, " are not 1x1"));
     }
-    Axis ah{x.dims[2], n.ints[1], n.ints[3], n.ints[5], n.ints[7], n.ints[9], 0};
-    Axis aw{x.dims[3], n.ints[2], n.ints[4], n.ints[6], n.ints[8], n.ints[10], 0};
-    const bool ceil = n.ints[11] != 0;
+    Axis ah{x.dims[2], p.kernel_h, p.stride_h, p.pad_top, p.pad_bottom, p.dilation_h, 0};
+    Axis aw{x.dims[3], p.kernel_w, p.stride_w, p.pad_left, p.pad_right, p.dilation_w, 0};
+    const bool ceil = p.ceil_mode != 0;
     if (!kern::window_axis(&ah, ceil, op, "h", err) || !kern::window_axis(&aw, ceil, op, "w", err)) return false;
     if (y.dims[0] != x.dims[0] || y.dims[1] != x.dims[1] || y.dims[2] != ah.out || y.dims[3] != aw.out)
         return fail(err, op,
@@ -44,22 +52,24 @@ bool validate_pool(const char* op, bool avg, const Graph& g, const Node& n, std:
 }
 
 bool validate_max(const Graph& g, const Node& n, std::string* err) {
-    return validate_pool("maxpool", false, g, n, err);
+    return validate_pool<MaxPoolParams>("maxpool", g, n, err);
 }
-bool validate_avg(const Graph& g, const Node& n, std::string* err) { return validate_pool("avgpool", true, g, n, err); }
+bool validate_avg(const Graph& g, const Node& n, std::string* err) {
+    return validate_pool<AvgPoolParams>("avgpool", g, n, err);
+}
 
 size_t no_scratch(const Graph&, const Node&) { return 0; }
 
 void run_max(const KernelArgs& a) {
-    const PoolGeom q = geom(*a.graph, *a.node);
+    const PoolGeom q = geom<MaxPoolParams>(*a.graph, *a.node);
     const float* X = kern::in_f(a, 0);
     float* Y = kern::out_f(a, 0);
     for (int64_t p = 0; p < q.N * q.C; ++p) max_pool_plane(q, X + p * q.H * q.W, Y + p * q.OH * q.OW);
 }
 
 void run_avg(const KernelArgs& a) {
-    const PoolGeom q = geom(*a.graph, *a.node);
-    const bool include_pad = a.node->ints[12] != 0;
+    const PoolGeom q = geom<AvgPoolParams>(*a.graph, *a.node);
+    const bool include_pad = AvgPoolParams::of(*a.node).count_include_pad != 0;
     const float* X = kern::in_f(a, 0);
     float* Y = kern::out_f(a, 0);
     for (int64_t p = 0; p < q.N * q.C; ++p) avg_pool_plane(q, include_pad, X + p * q.H * q.W, Y + p * q.OH * q.OW);

@@ -2,6 +2,7 @@
 // needs, and a run through math/reduce.cc.
 #include "math/reduce.h"
 #include "math/activation.h"
+#include "op_params.h"
 #include "ops/op_defs.h"
 #include "ops/op_util.h"
 
@@ -10,15 +11,14 @@ namespace {
 
 constexpr const char* kOp = "reduce";
 
-using Fn = ReduceFunction;
-
 bool validate(const Graph& g, const Node& n, std::string* err) {
     using kern::cat;
     if (!kern::check_common(g, n, kOp, {1, 1, 1, 1}, kern::DTypeRule::Float32, kern::ActRule::Fused, err)) return false;
     const TensorDesc& x = *kern::input(g, n, 0);
     const TensorDesc& y = kern::output(g, n, 0);
-    const int64_t fn = n.ints[0], mask = n.ints[1];
-    if (fn < static_cast<int64_t>(Fn::Mean) || fn > static_cast<int64_t>(Fn::LogSumExp))
+    const ReduceParams p = ReduceParams::of(n);
+    const int64_t fn = static_cast<int64_t>(p.function), mask = p.axes_mask;
+    if (fn < static_cast<int64_t>(ReduceFn::Mean) || fn > static_cast<int64_t>(ReduceFn::LogSumExp))
         return kern::fail(err, kOp, cat("function ", fn, " is not 1..9"));
     if (mask <= 0 || (mask >> x.ndim) != 0)
         return kern::fail(err, kOp, cat("axes mask ", mask, " is empty or names an axis past rank ", x.ndim));
@@ -35,17 +35,18 @@ bool validate(const Graph& g, const Node& n, std::string* err) {
 
 // log_sum_exp keeps each output's max in scratch.
 size_t scratch_bytes(const Graph& g, const Node& n) {
-    if (static_cast<Fn>(n.ints[0]) != Fn::LogSumExp) return 0;
+    if (ReduceParams::of(n).function != ReduceFn::LogSumExp) return 0;
     return static_cast<size_t>(kern::output(g, n, 0).numel) * sizeof(float);
 }
 
 void run(const KernelArgs& a) {
     const Node& n = *a.node;
     const TensorDesc& xd = kern::in_desc(a, 0);
-    const ReduceRuns r = reduce_runs(xd.dims, xd.ndim, n.ints[1]);
+    const ReduceParams p = ReduceParams::of(n);
+    const ReduceRuns r = reduce_runs(xd.dims, xd.ndim, p.axes_mask);
     float* y = kern::out_f(a, 0);
     const int64_t ny = kern::out_desc(a, 0).numel;
-    reduce(static_cast<Fn>(n.ints[0]), r, kern::in_f(a, 0), y, ny, static_cast<float*>(a.scratch));
+    reduce(p.function, r, kern::in_f(a, 0), y, ny, static_cast<float*>(a.scratch));
     apply_activation(n.act, n.act_alpha, n.act_beta, y, static_cast<size_t>(ny));
 }
 

@@ -3,13 +3,12 @@
 #include <cmath>
 
 #include "math/resize.h"
+#include "op_params.h"
 #include "ops/op_defs.h"
 #include "ops/op_util.h"
 
 namespace accel_emu {
 namespace {
-
-using namespace resize;
 
 constexpr const char* kOp = "resize";
 
@@ -19,11 +18,10 @@ ResizeGeom geom(const Graph& g, const Node& n) {
     ResizeGeom q;
     q.planes = x.dims[0] * x.dims[1];
     q.H = x.dims[2], q.W = x.dims[3], q.OH = y.dims[2], q.OW = y.dims[3];
-    q.linear = n.ints[0] == 1;
-    const auto coord = static_cast<Coord>(n.ints[1]);
-    const auto round = static_cast<Rounding>(n.ints[2]);
-    q.ph = {coord, round, n.floats[0], q.H, q.OH};
-    q.pw = {coord, round, n.floats[1], q.W, q.OW};
+    const ResizeParams p = ResizeParams::of(n);
+    q.linear = p.mode == ResizeMode::Linear;
+    q.ph = {p.coord_transform, p.nearest_rounding, p.scale_h, q.H, q.OH};
+    q.pw = {p.coord_transform, p.nearest_rounding, p.scale_w, q.W, q.OW};
     return q;
 }
 
@@ -38,14 +36,18 @@ bool validate(const Graph& g, const Node& n, std::string* err) {
     if (y.ndim != 4) return fail(err, kOp, cat("output rank ", y.ndim, " is not 4"));
     if (y.dims[0] != x.dims[0] || y.dims[1] != x.dims[1])
         return fail(err, kOp, cat("output shape ", kern::dims_str(y), " resizes N or C of input ", kern::dims_str(x)));
-    if (n.ints[0] != 0 && n.ints[0] != 1) return fail(err, kOp, cat("mode ", n.ints[0], " is not 0 or 1"));
-    if (n.ints[1] < 0 || n.ints[1] > static_cast<int64_t>(Coord::HalfPixelSymmetric))
-        return fail(err, kOp, cat("coordinate transformation ", n.ints[1], " is not 0..5"));
-    if (n.ints[2] < 0 || n.ints[2] > static_cast<int64_t>(Rounding::Ceil))
-        return fail(err, kOp, cat("nearest rounding ", n.ints[2], " is not 0..3"));
+    const ResizeParams p = ResizeParams::of(n);
+    const int64_t mode = static_cast<int64_t>(p.mode), coord = static_cast<int64_t>(p.coord_transform);
+    const int64_t rounding = static_cast<int64_t>(p.nearest_rounding);
+    if (mode != static_cast<int64_t>(ResizeMode::Nearest) && mode != static_cast<int64_t>(ResizeMode::Linear))
+        return fail(err, kOp, cat("mode ", mode, " is not 0 or 1"));
+    if (coord < 0 || coord > static_cast<int64_t>(ResizeCoord::HalfPixelSymmetric))
+        return fail(err, kOp, cat("coordinate transformation ", coord, " is not 0..5"));
+    if (rounding < 0 || rounding > static_cast<int64_t>(NearestRounding::Ceil))
+        return fail(err, kOp, cat("nearest rounding ", rounding, " is not 0..3"));
     const char* names[2] = {"h", "w"};
     for (int a = 0; a < 2; ++a) {
-        const float s = n.floats[a];
+        const float s = a == 0 ? p.scale_h : p.scale_w;
         if (!(s > 0.f) || !std::isfinite(s)) return fail(err, kOp, cat("scale_", names[a], " ", s, " must be > 0"));
         // An axis of scale 1 maps output i to input i, so it must keep its size.
         if (s == 1.f && y.dims[2 + a] != x.dims[2 + a])

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "math/strided_copy.h"
+#include "op_params.h"
 #include "ops/op_defs.h"
 #include "ops/op_util.h"
 
@@ -39,9 +40,10 @@ bool validate_transpose(const Graph& g, const Node& n, std::string* err) {
     const TensorDesc& y = kern::output(g, n, 0);
     if (!kern::same_dtype(x, y, op, "input 0", err)) return false;
     if (y.ndim != x.ndim) return kern::fail(err, op, cat("output rank ", y.ndim, " differs from input rank ", x.ndim));
+    const TransposeParams tp = TransposeParams::of(n);
     bool seen[kMaxDims] = {false};
     for (int i = 0; i < x.ndim; ++i) {
-        const int64_t p = n.ints[i];
+        const int64_t p = tp.perm[i];
         if (p < 0 || p >= x.ndim) return kern::fail(err, op, cat("perm[", i, "] = ", p, " outside 0..", x.ndim - 1));
         if (seen[p]) return kern::fail(err, op, cat("perm repeats axis ", p));
         seen[p] = true;
@@ -55,7 +57,8 @@ void run_transpose(const KernelArgs& a) {
     const TensorDesc& xd = kern::in_desc(a, 0);
     int64_t xs[kMaxDims], strides[kMaxDims];
     kern::dense_strides(xd.dims, xd.ndim, xs);
-    for (int i = 0; i < xd.ndim; ++i) strides[i] = xs[a.node->ints[i]];
+    const TransposeParams p = TransposeParams::of(*a.node);
+    for (int i = 0; i < xd.ndim; ++i) strides[i] = xs[p.perm[i]];
     kern::strided_copy(a.in[0], strides, kern::out_desc(a, 0), a.out[0]);
 }
 
@@ -67,7 +70,7 @@ bool validate_concat(const Graph& g, const Node& n, std::string* err) {
     if (!kern::check_common(g, n, op, {1, SIZE_MAX, 1, 1}, kern::DTypeRule::Any, kern::ActRule::MustBeNone, err))
         return false;
     const TensorDesc& y = kern::output(g, n, 0);
-    const int64_t axis = n.ints[0];
+    const int64_t axis = ConcatParams::of(n).axis;
     if (axis < 0 || axis >= y.ndim) return kern::fail(err, op, cat("axis ", axis, " outside 0..", y.ndim - 1));
     int64_t sum = 0;
     for (size_t k = 0; k < n.inputs.size(); ++k) {
@@ -90,7 +93,7 @@ bool validate_concat(const Graph& g, const Node& n, std::string* err) {
 
 void run_concat(const KernelArgs& a) {
     const TensorDesc& yd = kern::out_desc(a, 0);
-    const int axis = static_cast<int>(a.node->ints[0]);
+    const int axis = static_cast<int>(ConcatParams::of(*a.node).axis);
     const int64_t outer = kern::prod(yd.dims, 0, axis);
     const size_t inner = kern::prod(yd.dims, axis + 1, yd.ndim) * dtype_size(yd.dtype);  // bytes
     const size_t k = a.node->inputs.size();

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "math/strided_copy.h"
+#include "op_params.h"
 #include "ops/op_defs.h"
 #include "ops/op_util.h"
 
@@ -28,8 +29,9 @@ bool validate_slice(const Graph& g, const Node& n, std::string* err) {
     const TensorDesc& x = *kern::input(g, n, 0);
     const TensorDesc& y = kern::output(g, n, 0);
     if (y.ndim != x.ndim) return kern::fail(err, op, cat("output rank ", y.ndim, " differs from input rank ", x.ndim));
+    const SliceParams p = SliceParams::of(n);
     for (int i = 0; i < kMaxDims; ++i) {
-        const int64_t start = n.ints[i], step = n.ints[kMaxDims + i];
+        const int64_t start = p.starts[i], step = p.steps[i];
         if (i >= x.ndim) {
             if (start != 0 || step != 0)
                 return kern::fail(
@@ -52,9 +54,10 @@ void run_slice(const KernelArgs& a) {
     const TensorDesc& xd = kern::in_desc(a, 0);
     int64_t xs[kMaxDims], strides[kMaxDims], origin = 0;
     kern::dense_strides(xd.dims, xd.ndim, xs);
+    const SliceParams p = SliceParams::of(*a.node);
     for (int i = 0; i < xd.ndim; ++i) {
-        origin += a.node->ints[i] * xs[i];
-        strides[i] = a.node->ints[kMaxDims + i] * xs[i];
+        origin += p.starts[i] * xs[i];
+        strides[i] = p.steps[i] * xs[i];
     }
     const auto* x = static_cast<const unsigned char*>(a.in[0]);
     kern::strided_copy(x + origin * dtype_size(xd.dtype), strides, kern::out_desc(a, 0), a.out[0]);
@@ -70,7 +73,7 @@ bool validate_gather(const Graph& g, const Node& n, std::string* err) {
     const TensorDesc& x = *kern::input(g, n, 0);
     const TensorDesc& ind = *kern::input(g, n, 1);
     const TensorDesc& y = kern::output(g, n, 0);
-    const int64_t axis = n.ints[0];
+    const int64_t axis = GatherParams::of(n).axis;
     if (x.ndim < 1) return kern::fail(err, op, "input 0 is a scalar");
     if (axis < 0 || axis >= x.ndim) return kern::fail(err, op, cat("axis ", axis, " outside 0..", x.ndim - 1));
     if (ind.kind != TensorKind::Constant || ind.dtype != ACCEL_DTYPE_INT64)
@@ -113,7 +116,7 @@ void gather_elements(const T* x, const int64_t* idx, int64_t count, int64_t dim,
 void run_gather(const KernelArgs& a) {
     const TensorDesc& xd = kern::in_desc(a, 0);
     const TensorDesc& id = kern::in_desc(a, 1);
-    const int axis = static_cast<int>(a.node->ints[0]);
+    const int axis = static_cast<int>(GatherParams::of(*a.node).axis);
     const int64_t dim = xd.dims[axis], count = id.numel;
     const int64_t outer = kern::prod(xd.dims, 0, axis);
     const size_t block = kern::prod(xd.dims, axis + 1, xd.ndim) * dtype_size(xd.dtype);  // bytes
