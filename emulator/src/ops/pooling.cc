@@ -18,8 +18,12 @@ PoolGeom geom(const Graph& g, const Node& n) {
     const TensorDesc& x = *kern::input(g, n, 0);
     const TensorDesc& y = kern::output(g, n, 0);
     const P p = P::of(n);
-    return {x.dims[0], x.dims[1],  x.dims[2],    x.dims[3],   p.kernel_h,   p.kernel_w,   p.stride_h, p.stride_w,
-            p.pad_top, p.pad_left, p.pad_bottom, p.pad_right, p.dilation_h, p.dilation_w, y.dims[2],  y.dims[3]};
+    PoolGeom q;
+    q.N = x.dims[0], q.C = x.dims[1], q.H = x.dims[2], q.W = x.dims[3];
+    q.kh = p.kernel_h, q.kw = p.kernel_w, q.sh = p.stride_h, q.sw = p.stride_w;
+    q.pt = p.pad_top, q.pl = p.pad_left, q.pb = p.pad_bottom, q.pr = p.pad_right;
+    q.dh = p.dilation_h, q.dw = p.dilation_w, q.OH = y.dims[2], q.OW = y.dims[3];
+    return q;
 }
 
 template <class P>
