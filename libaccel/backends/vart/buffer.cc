@@ -75,11 +75,7 @@ std::string outside(const accel_buffer* b, uint64_t offset, uint64_t size) {
 
 }  // namespace
 
-extern const accel_kit::BufferRules kBufferRules = {
-    [](const accel_buffer* b) -> void* { return b->host; },
-    [](const accel_buffer* b) { return b->size; },
-    outside,
-};
+extern const accel_kit::BufferRules kBufferRules = accel_kit::member_rules<accel_buffer>(outside);
 
 accel_status buffer_alloc(accel_device* d, uint64_t size, accel_buffer** out) {
     if (size == 0) return fail(ACCEL_ERR_INVALID_ARGUMENT, "buffer size 0");

@@ -25,6 +25,13 @@ struct BufferRules {
     std::string (*outside)(const accel_buffer* b, uint64_t offset, uint64_t size);
 };
 
+// The rules of a buffer type whose host pointer and usable size are its `host` and `size` members.
+template <class Buffer>
+constexpr BufferRules member_rules(std::string (*outside)(const accel_buffer* b, uint64_t offset, uint64_t size)) {
+    return {[](const accel_buffer* b) -> void* { return static_cast<const Buffer*>(b)->host; },
+            [](const accel_buffer* b) -> uint64_t { return static_cast<const Buffer*>(b)->size; }, outside};
+}
+
 // A buffer of a job as its messages name it: the model's "input" or "output" `index`, of `tensor`.
 struct JobTensor {
     const char* kind;
