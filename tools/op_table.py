@@ -3,7 +3,7 @@
     python tools/op_table.py [-o docs/ops.md] [--check]
 
 The ONNX ops are accel.compiler.SUPPORTED_OPS, each described by the first paragraph of its handler's
-docstring (HANDLERS in accel.compiler.lowering); the compile-time folding comes from
+docstring (HANDLERS in accel.compiler.lower, the union of its op-family modules'); the compile-time folding comes from
 accel.compiler.folding; the runtime ops and activation codes are accel.compiler.accm.OPS and
 ACTIVATIONS, described by their rows in emulator/FORMAT.md (which must list exactly those codes and
 names). Uses the installed accel (`pip install .` first). --check exits 1 when the file differs.
@@ -36,7 +36,7 @@ def _cell(text: str) -> str:
 
 def handler_groups() -> list:
     """[(sorted ONNX op names, handler)] for every handler in HANDLERS, ordered by first op name."""
-    from accel.compiler.lowering import HANDLERS
+    from accel.compiler.lower import HANDLERS
 
     groups: dict = {}
     for op, fn in HANDLERS.items():
@@ -88,7 +88,7 @@ def render(format_md: str) -> str:
         f"## ONNX ops compiled by `accel.compiler` ({len(SUPPORTED_OPS)})",
         "",
         "What each op supports, from its handler's docstring (`HANDLERS` in "
-        "`emulator/compiler/lowering.py` and the op-family modules). Anything else raises "
+        "`emulator/compiler/lower/`, one module per op family). Anything else raises "
         "`CompileError` naming the op, the node and what is unsupported. Runtime ops compute in "
         "float32 unless the op says otherwise.",
         "",
@@ -96,8 +96,8 @@ def render(format_md: str) -> str:
         "|---|---|---|",
     ]
     for ops, fn in groups:
-        out.append(f"| {', '.join(ops)} | {_cell(first_paragraph(fn))} | `{fn.__module__.rsplit('.', 1)[-1]}"
-                   f".{fn.__name__}` |")
+        out.append(f"| {', '.join(ops)} | {_cell(first_paragraph(fn))} | "
+                   f"`{fn.__module__.removeprefix('accel.compiler.')}.{fn.__name__}` |")
     out += [
         "",
         "## Folded at compile time",
