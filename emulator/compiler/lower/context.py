@@ -9,7 +9,6 @@ from ..errors import CompileError
 from ..importer import DEFAULT_DOMAINS, Imported
 from ..ir import Graph, Node, Value
 
-
 F32 = np.dtype(np.float32)
 
 

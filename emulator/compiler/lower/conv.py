@@ -35,6 +35,18 @@ def conv_operands(ctx, node, what: str):
     return x, w, b, rank
 
 
+def kernel_strides_dilations(node, w, sp: int):
+    """(kernel, strides, dilations) of a Conv-like node with `sp` spatial dims: the kernel is W's, and a
+    kernel_shape attribute must match it."""
+    kernel = [int(k) for k in w.shape[2:]]
+    if node.attr("kernel_shape") is not None and [int(k) for k in node.attr("kernel_shape")] != kernel:
+        raise CompileError(f"{node.label}: kernel_shape {list(node.attr('kernel_shape'))} does not "
+                           f"match the weight shape {w.shape}")
+    strides = int_list(node, "strides", [1] * sp, sp, minimum=1)
+    dil = int_list(node, "dilations", [1] * sp, sp, minimum=1)
+    return kernel, strides, dil
+
+
 def lower_conv(ctx, node):
     """Conv (every opset): 1-D and 2-D float32 convolutions (input rank 3 or 4) with constant W and
     optional constant B, group, strides, dilations, kernel_shape (must match W), pads and auto_pad
@@ -44,12 +56,7 @@ def lower_conv(ctx, node):
     x, w, b, rank = conv_operands(ctx, node, "convolutions")
     sp = rank - 2
     group = int(node.attr("group", 1))
-    kernel = [int(k) for k in w.shape[2:]]
-    if node.attr("kernel_shape") is not None and [int(k) for k in node.attr("kernel_shape")] != kernel:
-        raise CompileError(f"{node.label}: kernel_shape {list(node.attr('kernel_shape'))} does not "
-                           f"match the weight shape {w.shape}")
-    strides = int_list(node, "strides", [1] * sp, sp, minimum=1)
-    dil = int_list(node, "dilations", [1] * sp, sp, minimum=1)
+    kernel, strides, dil = kernel_strides_dilations(node, w, sp)
     begins, ends = resolve_pads(node, x.shape[2:], kernel, strides, dil)
     n, c = x.shape[:2]
     m = int(w.shape[0])
@@ -178,12 +185,7 @@ def lower_convtranspose(ctx, node):
     m = int(w.shape[1]) * group
     if b is not None and tuple(b.shape) != (m,):
         raise CompileError(f"{node.label}: bias shape {b.shape} is not ({m},)")
-    kernel = [int(k) for k in w.shape[2:]]
-    if node.attr("kernel_shape") is not None and [int(k) for k in node.attr("kernel_shape")] != kernel:
-        raise CompileError(f"{node.label}: kernel_shape {list(node.attr('kernel_shape'))} does not "
-                           f"match the weight shape {w.shape}")
-    strides = int_list(node, "strides", [1] * sp, sp, minimum=1)
-    dil = int_list(node, "dilations", [1] * sp, sp, minimum=1)
+    kernel, strides, dil = kernel_strides_dilations(node, w, sp)
     out_pads = int_list(node, "output_padding", [0] * sp, sp, minimum=0)
     for op, s, d in zip(out_pads, strides, dil):
         if op >= s and op >= d:
