@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 
-from . import accm
+from . import accm, affine, batchnorm, emit, fusion, importer, lower
 from .errors import CompileError
 from .lower import SUPPORTED_OPS
 
@@ -31,8 +31,6 @@ def compile_model(model, input_shapes=None) -> bytes:
     CompileError (a ValueError) naming the input and the dim. Unsupported ops, attributes and dtypes
     raise CompileError naming the op type and the node.
     """
-    from . import affine, batchnorm, emit, fusion, importer, lower
-
     if input_shapes is not None and not hasattr(input_shapes, "items"):
         raise TypeError("input_shapes must be a dict mapping input names to shapes")
     proto = importer.load(model)
