@@ -1,27 +1,28 @@
-"""Writes docs/ops.md, the op table, from the code.
+"""Writes what is generated from the code: docs/ops.md and the op schema's outputs.
 
-    python tools/op_table.py [-o docs/ops.md] [--check]
+    python tools/op_table.py [--check]
 
-The ONNX ops are accel.compiler.SUPPORTED_OPS, each described by the first paragraph of its handler's
-docstring (HANDLERS in accel.compiler.lower, the union of its op-family modules'); the compile-time folding comes from
-accel.compiler.folding; the runtime ops and activation codes are accel.compiler.accm.OPS and
-ACTIVATIONS, described by their rows in emulator/FORMAT.md (which must list exactly those codes and
-names). Uses the installed accel (`pip install .` first). --check exits 1 when the file differs.
+From emulator/op_schema.py (the runtime ops' one source; tools/op_codegen.py): the kernels' op_codes.h
+and op_params.h, the compiler's op_params.py, and FORMAT.md's activation and op-code tables. Then
+docs/ops.md: the ONNX ops are accel.compiler.SUPPORTED_OPS, each described by the first paragraph of its
+handler's docstring (HANDLERS in accel.compiler.lower, the union of its op-family modules'); the
+compile-time folding comes from accel.compiler.folding; the runtime ops and activation codes from the
+schema. docs/ops.md needs the installed accel (`pip install .` first), so it is written last. --check
+writes nothing and exits 1 if any file is stale.
 """
 from __future__ import annotations
 
 import argparse
 import inspect
-import re
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-FORMAT_MD = ROOT / "emulator" / "FORMAT.md"
-OPS_MD = ROOT / "docs" / "ops.md"
-GENERATOR = "python tools/op_table.py"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import op_codegen  # a sibling script, not an installed module
 
-_ROW = re.compile(r"^\|\s*(\d+)\s*\|\s*(\w+)\s*\|(.*)\|\s*$")
+ROOT = op_codegen.ROOT
+OPS_MD = ROOT / "docs" / "ops.md"
+GENERATOR = op_codegen.GENERATOR
 
 
 def first_paragraph(obj) -> str:
@@ -44,39 +45,18 @@ def handler_groups() -> list:
     return sorted(((sorted(ops), fn) for fn, ops in groups.items()), key=lambda g: g[0][0])
 
 
-def format_rows(text: str, heading: str, codes: dict) -> dict:
-    """{code: [cells after code and name]} of FORMAT.md's table under `heading` ("### ..."), checked
-    against `codes` ({name: code}): every code and name must match, both ways."""
-    start = text.find(f"\n{heading}")
-    if start < 0:
-        raise ValueError(f"{FORMAT_MD.name} has no section '{heading}'")
-    end = text.find("\n#", start + 1)
-    rows = {}
-    for line in text[start:end if end >= 0 else None].splitlines():
-        m = _ROW.match(line)
-        if m:
-            code, name = int(m.group(1)), m.group(2)
-            if codes.get(name) != code or code in rows:
-                raise ValueError(f"{FORMAT_MD.name} '{heading}': row {code} '{name}' does not match "
-                                 f"accm.py ({name} -> {codes.get(name)})")
-            rows[code] = [c.strip() for c in m.group(3).split("|")]
-    missing = sorted(set(codes.values()) - set(rows))
-    if missing:
-        raise ValueError(f"{FORMAT_MD.name} '{heading}' has no row for codes {missing}")
-    return rows
-
-
-def _code_table(format_md: str, heading: str, codes: dict, title: str, intro: str, columns) -> list:
-    """A section listing `codes` ({name: code}) with the first cell of their FORMAT.md rows."""
-    rows = format_rows(format_md, heading, codes)
+def _code_table(title: str, intro: str, columns, rows) -> list:
+    """A section listing (code, name, description) rows."""
     out = ["", f"## {title}", "", intro, "", f"| code | {columns[0]} | {columns[1]} |", "|---:|---|---|"]
-    for name, code in sorted(codes.items(), key=lambda kv: kv[1]):
-        out.append(f"| {code} | {name} | {_cell(rows[code][0])} |")
+    out += [f"| {code} | {name} | {_cell(text)} |" for code, name, text in rows]
     return out
 
 
-def render(format_md: str) -> str:
-    from accel.compiler import SUPPORTED_OPS, accm, folding
+def render() -> str:
+    """docs/ops.md."""
+    from accel.compiler import SUPPORTED_OPS, folding
+
+    schema = op_codegen.load_schema()
 
     groups = handler_groups()
     out = [
@@ -106,31 +86,41 @@ def render(format_md: str) -> str:
         f"nondeterministic ones ({', '.join(sorted(folding.NONDETERMINISTIC_OPS))}); a folded value "
         "becomes a constant of the model.",
     ]
-    out += _code_table(format_md, "### Op codes", accm.OPS, "Runtime ops (`.accm`, FORMAT.md)",
-                       "What the emulator executes; parameters and shape rules are in "
-                       "[FORMAT.md](../emulator/FORMAT.md) (\"Op codes\").", ("op", "inputs -> outputs"))
-    out += _code_table(format_md, "### Fused activations", accm.ACTIVATIONS, "Activation codes",
+    out += _code_table("Runtime ops (`.accm`, FORMAT.md)",
+                       "What the emulator executes (`emulator/op_schema.py`); parameters and shape rules are "
+                       "in [FORMAT.md](../emulator/FORMAT.md) (\"Op codes\").", ("op", "inputs -> outputs"),
+                       [(op.code, op.name, op.signature) for op in schema.OPS])
+    out += _code_table("Activation codes",
                        "The function of an `activation` node, or fused into the output of a conv, gemm "
-                       "or other node (FORMAT.md, \"Fused activations\").", ("name", "y ="))
+                       "or other node (FORMAT.md, \"Fused activations\").", ("name", "y ="),
+                       [(a.code, a.name, a.formula) for a in schema.ACTIVATIONS])
     return "\n".join(out) + "\n"
+
+
+def stale(files: dict) -> list:
+    """The paths of `files` ({path: text}) whose contents differ from text."""
+    return [p for p, text in files.items() if (p.read_text(encoding="utf-8") if p.exists() else None) != text]
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("-o", "--output", default=str(OPS_MD), help="the file to write (default: docs/ops.md)")
-    ap.add_argument("--check", action="store_true", help="only compare: exit 1 if the file is stale")
+    ap.add_argument("--check", action="store_true", help="only compare: exit 1 if a file is stale")
     args = ap.parse_args(argv)
-    text = render(FORMAT_MD.read_text(encoding="utf-8"))
-    out = Path(args.output)
+    files = op_codegen.outputs()
     if args.check:
-        current = out.read_text(encoding="utf-8") if out.exists() else ""
-        if current != text:
-            print(f"{out} is out of date: run {GENERATOR}", file=sys.stderr)
-            return 1
-        return 0
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(text, encoding="utf-8")
-    print(f"{out}: {sum(len(ops) for ops, _ in handler_groups())} ONNX ops")
+        files[OPS_MD] = render()
+        out_of_date = stale(files)
+        for p in out_of_date:
+            print(f"{p.relative_to(ROOT)} is out of date: run {GENERATOR}", file=sys.stderr)
+        return 1 if out_of_date else 0
+    for p in stale(files):
+        p.write_text(files[p], encoding="utf-8")
+        print(f"{p.relative_to(ROOT)} written")
+    # After the schema's outputs: rendering imports the installed compiler.
+    text = render()
+    if stale({OPS_MD: text}):
+        OPS_MD.write_text(text, encoding="utf-8")
+    print(f"{OPS_MD.relative_to(ROOT)}: {sum(len(ops) for ops, _ in handler_groups())} ONNX ops")
     return 0
 
 

@@ -15,6 +15,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+# The codes, generated from emulator/op_schema.py; accm.OPS and accm.ACTIVATIONS stay their names here.
+from .op_params import ACTIVATION_NAMES, ACTIVATIONS, OP_NAMES, OPS, PARAMS  # noqa: F401
+
 MAGIC = b"ACCM"
 VERSION_MAJOR = 1
 VERSION_MINOR = 1
@@ -33,27 +36,6 @@ _TENSOR = struct.Struct("<6I8qQQIiIIQ")
 _NODE = struct.Struct("<7IffI16q6f")
 assert _HEADER.size == HEADER_SIZE and _TENSOR.size == TENSOR_RECORD_SIZE
 assert _NODE.size == NODE_RECORD_SIZE
-
-# Op codes (FORMAT.md "Op codes").
-OPS = {
-    "conv": 1, "gemm": 2, "matmul": 3, "add": 4, "sub": 5, "mul": 6, "div": 7, "activation": 8,
-    "maxpool": 9, "avgpool": 10, "globalavgpool": 11, "copy": 12, "transpose": 13, "concat": 14,
-    "softmax": 15,
-    # format 1.1
-    "convtranspose": 16, "resize": 17, "reduce": 18, "slice": 19, "gather": 20, "pow": 21, "min": 22,
-    "max": 23, "layernorm": 24, "expand": 25, "cast": 26,
-}
-OP_NAMES = {v: k for k, v in OPS.items()}
-
-# Fused activation codes (FORMAT.md "Fused activations").
-ACTIVATIONS = {
-    "none": 0, "relu": 1, "clip": 2, "sigmoid": 3, "hardsigmoid": 4, "hardswish": 5, "leakyrelu": 6,
-    # format 1.1
-    "tanh": 7, "silu": 8, "gelu": 9, "elu": 10, "softplus": 11, "sqrt": 12, "exp": 13, "log": 14, "neg": 15,
-    "abs": 16, "reciprocal": 17, "erf": 18, "floor": 19, "ceil": 20, "pow": 21, "round": 22, "gelu_tanh": 23,
-    "selu": 24, "softsign": 25,
-}
-ACTIVATION_NAMES = {v: k for k, v in ACTIVATIONS.items()}
 
 # accel_dtype codes (accel.h) <-> numpy.
 DTYPES: dict[int, np.dtype] = {
@@ -100,6 +82,11 @@ class Node:
     act_beta: float = 0.0
     ints: list = field(default_factory=list)
     floats: list = field(default_factory=list)
+
+
+def _params_of(op_name, ints, floats):
+    cls = PARAMS.get(op_name)
+    return None if cls is None else cls.from_record(ints, floats)
 
 
 def _align(n: int, a: int) -> int:
@@ -336,6 +323,8 @@ def read(path_or_bytes) -> dict:
             "activation": r[6], "activation_name": ACTIVATION_NAMES.get(r[6], "unknown"),
             "act_alpha": r[7], "act_beta": r[8], "reserved": r[9],
             "ints": list(r[10:26]), "floats": list(r[26:32]),
+            # By name: the op's parameter class (op_params.PARAMS), None for an op without parameters.
+            "params": _params_of(OP_NAMES.get(op), r[10:26], r[26:32]),
         })
 
     io = list(struct.unpack_from(f"<{n_io}I", buf, header["io_table_offset"]))

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <new>
 
+#include "driver_kit/buffer_checks.h"
 #include "driver_kit/buffer_copy.h"
 #include "handles.h"
 #include "status.h"
@@ -22,16 +23,15 @@ accel_buffer* new_buffer(accel_device* d) {
     return b;
 }
 
-accel_status check_range(const char* fn, accel_buffer* b, uint64_t offset, uint64_t size) {
-    if (!accel_kit::range_inside(offset, size, b->size))
-        return fail(ACCEL_ERR_INVALID_ARGUMENT,
-                    format("%s: range [%llu, %llu+%llu) exceeds buffer #%llu of %llu bytes", fn,
-                           (unsigned long long)offset, (unsigned long long)offset, (unsigned long long)size,
-                           (unsigned long long)b->id, (unsigned long long)b->size));
-    return ACCEL_OK;
+std::string outside(const accel_buffer* b, uint64_t offset, uint64_t size) {
+    return format("range [%llu, %llu+%llu) exceeds buffer #%llu of %llu bytes", (unsigned long long)offset,
+                  (unsigned long long)offset, (unsigned long long)size, (unsigned long long)b->id,
+                  (unsigned long long)b->size);
 }
 
 }  // namespace
+
+extern const accel_kit::BufferRules kBufferRules = accel_kit::member_rules<accel_buffer>(outside);
 
 accel_status buffer_alloc(accel_device* d, uint64_t size, accel_buffer** out) {
     Block block;
@@ -95,24 +95,13 @@ void buffer_release(accel_buffer* b) {
     device_release(d);
 }
 
-accel_status buffer_host_ptr(accel_buffer* b, void** out) {
-    *out = b->host;
-    return ACCEL_OK;
-}
-
-accel_status buffer_size(accel_buffer* b, uint64_t* out) {
-    *out = b->size;
-    return ACCEL_OK;
-}
-
 accel_status buffer_sync(accel_buffer* b, accel_sync_direction, uint64_t offset, uint64_t size) {
     // Host and emulated device share coherent memory: only the range is checked, as a board would.
-    if (size == 0 && offset <= b->size) return ACCEL_OK;
-    return check_range("accel_buffer_sync", b, offset, size);
+    return accel_kit::check_sync_range(b, offset, &size, kBufferRules);
 }
 
 accel_status buffer_write(accel_buffer* b, uint64_t offset, const void* src, uint64_t size) {
-    accel_status s = check_range("accel_buffer_write", b, offset, size);
+    accel_status s = accel_kit::check_range("accel_buffer_write", b, offset, size, kBufferRules);
     if (s != ACCEL_OK) return s;
     if (size) memmove(b->host + offset, src, size);
     b->device->bytes_copied += size;
@@ -129,7 +118,7 @@ accel_status buffer_write_strided(accel_buffer* b, uint64_t offset, const void* 
                     format("accel_buffer_write_strided: shape[%u] is negative (%lld)", dim, (long long)shape[dim]));
     if (dense == accel_kit::DenseSize::Overflow)
         return fail(ACCEL_ERR_SHAPE, "accel_buffer_write_strided: shape overflows");
-    accel_status s = check_range("accel_buffer_write_strided", b, offset, bytes);
+    accel_status s = accel_kit::check_range("accel_buffer_write_strided", b, offset, bytes, kBufferRules);
     if (s != ACCEL_OK) return s;
     if (bytes) accel_kit::copy_strided(b->host + offset, static_cast<const uint8_t*>(src), ndim, shape, strides, elem);
     b->device->bytes_copied += bytes;
@@ -137,7 +126,7 @@ accel_status buffer_write_strided(accel_buffer* b, uint64_t offset, const void* 
 }
 
 accel_status buffer_read(accel_buffer* b, uint64_t offset, void* dst, uint64_t size) {
-    accel_status s = check_range("accel_buffer_read", b, offset, size);
+    accel_status s = accel_kit::check_range("accel_buffer_read", b, offset, size, kBufferRules);
     if (s != ACCEL_OK) return s;
     if (size) memmove(dst, b->host + offset, size);
     b->device->bytes_copied += size;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "accel/accel.h"
+#include "op_codes.h"
 
 namespace accel_emu {
 
@@ -14,66 +15,6 @@ constexpr int kMaxDims = ACCEL_MAX_DIMS;
 constexpr uint32_t kAbsent = 0xFFFFFFFFu;  // an optional node input that is not given
 
 enum class TensorKind : uint32_t { Activation = 0, Input = 1, Output = 2, Constant = 3 };
-
-enum class Op : uint32_t {
-    Conv = 1,
-    Gemm = 2,
-    MatMul = 3,
-    Add = 4,
-    Sub = 5,
-    Mul = 6,
-    Div = 7,
-    Activation = 8,
-    MaxPool = 9,
-    AvgPool = 10,
-    GlobalAvgPool = 11,
-    Copy = 12,
-    Transpose = 13,
-    Concat = 14,
-    Softmax = 15,
-    // format 1.1
-    ConvTranspose = 16,
-    Resize = 17,
-    Reduce = 18,
-    Slice = 19,
-    Gather = 20,
-    Pow = 21,
-    Min = 22,
-    Max = 23,
-    LayerNorm = 24,
-    Expand = 25,
-    Cast = 26,
-};
-
-enum class Act : uint32_t {
-    None = 0,
-    Relu = 1,
-    Clip = 2,
-    Sigmoid = 3,
-    HardSigmoid = 4,
-    HardSwish = 5,
-    LeakyRelu = 6,
-    // format 1.1
-    Tanh = 7,
-    Silu = 8,
-    Gelu = 9,
-    Elu = 10,
-    Softplus = 11,
-    Sqrt = 12,
-    Exp = 13,
-    Log = 14,
-    Neg = 15,
-    Abs = 16,
-    Reciprocal = 17,
-    Erf = 18,
-    Floor = 19,
-    Ceil = 20,
-    Pow = 21,
-    Round = 22,
-    GeluTanh = 23,
-    Selu = 24,
-    Softsign = 25,
-};
 
 struct Quant {
     accel_quant_type type = ACCEL_QUANT_NONE;
@@ -104,6 +45,7 @@ struct Node {
     Act act = Act::None;
     float act_alpha = 0.f;
     float act_beta = 0.f;
+    // The op's parameters as the file holds them; read them by name through op_params.h.
     int64_t ints[16] = {0};
     float floats[6] = {0};
 };

@@ -6,6 +6,7 @@
 #include <new>
 #include <thread>
 
+#include "driver_kit/buffer_checks.h"
 #include "driver_kit/clock.h"
 #include "dtypes.h"
 #include "entry_points.h"
@@ -26,46 +27,14 @@ std::string shape_text(const accel_tensor_info& t) {
     return s + (t.ndim == 1 ? ",)" : ")");
 }
 
-accel_status check_buffers(accel_model* m, accel_buffer* const* bufs, size_t count,
-                           const std::vector<accel_tensor_info>& infos, const char* what) {
-    if (count != infos.size())
-        return fail(ACCEL_ERR_INVALID_ARGUMENT,
-                    format("accel_job_submit: the model has %zu %ss, %zu given", infos.size(), what, count));
-    for (size_t i = 0; i < count; i++) {
-        const accel_tensor_info& t = infos[i];
-        accel_buffer* b = bufs[i];
-        if (!b)
-            return fail(ACCEL_ERR_INVALID_ARGUMENT, format("accel_job_submit: %s %zu ('%s') is NULL", what, i, t.name));
-        if (b->header.driver != &kDriverTable || b->device != m->device)
-            return fail(ACCEL_ERR_INVALID_ARGUMENT,
-                        format("accel_job_submit: %s %zu ('%s') is a buffer of another device", what, i, t.name));
-        if (b->size < t.byte_size)
-            return fail(ACCEL_ERR_SHAPE,
-                        format("accel_job_submit: %s %zu ('%s') needs %llu bytes for %s %s, "
-                               "buffer #%llu holds %llu",
-                               what, i, t.name, (unsigned long long)t.byte_size, shape_text(t).c_str(),
-                               dtype_name(t.dtype), (unsigned long long)b->id, (unsigned long long)b->size));
-    }
-    return ACCEL_OK;
+// A buffer too small for its tensor, in the emulator's words (the rest: the kit's indexed wording).
+std::string too_small(const accel_kit::JobTensor& t, const accel_buffer* b, uint64_t bytes) {
+    return format("%s %zu ('%s') needs %llu bytes for %s %s, buffer #%llu holds %llu", t.kind, t.index, t.tensor.name,
+                  (unsigned long long)t.tensor.byte_size, shape_text(t.tensor).c_str(), dtype_name(t.tensor.dtype),
+                  (unsigned long long)b->id, (unsigned long long)bytes);
 }
 
-// An output buffer that is also an input, or another output, would be overwritten while it is read.
-accel_status check_aliasing(accel_model* m, accel_buffer* const* in, size_t nin, accel_buffer* const* out,
-                            size_t nout) {
-    for (size_t o = 0; o < nout; o++) {
-        for (size_t i = 0; i < nin; i++)
-            if (out[o]->host == in[i]->host)
-                return fail(ACCEL_ERR_INVALID_ARGUMENT,
-                            format("accel_job_submit: output %zu ('%s') is the same buffer as input %zu ('%s')", o,
-                                   m->output_infos[o].name, i, m->input_infos[i].name));
-        for (size_t p = 0; p < o; p++)
-            if (out[o]->host == out[p]->host)
-                return fail(ACCEL_ERR_INVALID_ARGUMENT,
-                            format("accel_job_submit: outputs %zu ('%s') and %zu ('%s') are the same buffer", p,
-                                   m->output_infos[p].name, o, m->output_infos[o].name));
-    }
-    return ACCEL_OK;
-}
+constexpr accel_kit::JobBufferWording kWording = accel_kit::indexed_wording(too_small);
 
 void destroy_job(accel_job* j) {
     // A job that never reached the scheduler still holds what submit retained.
@@ -91,9 +60,7 @@ accel_status job_submit(accel_model* m, accel_buffer* const* inputs, size_t nin,
                            (unsigned long long)o.core_mask, cores));
     if (o.flags & ~(uint32_t)ACCEL_SUBMIT_NO_WAIT)
         return fail(ACCEL_ERR_INVALID_ARGUMENT, format("accel_job_submit: unknown flags 0x%x", o.flags));
-    accel_status s = check_buffers(m, inputs, nin, m->input_infos, "input");
-    if (s == ACCEL_OK) s = check_buffers(m, outputs, nout, m->output_infos, "output");
-    if (s == ACCEL_OK) s = check_aliasing(m, inputs, nin, outputs, nout);
+    accel_status s = accel_kit::check_job_buffers(m, inputs, nin, outputs, nout, kBufferRules, kWording);
     if (s != ACCEL_OK) return s;
 
     auto* j = new (std::nothrow) accel_job();

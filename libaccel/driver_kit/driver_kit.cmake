@@ -1,6 +1,7 @@
 # The driver kit: what every driver (emulator, bpu, vart) does the same way, written once: the guarded
-# function table and entry point, the entry points' declarations, failure reporting, buffer copies,
-# job waits. It is internal: never installed, never part of libaccel's ABI, and libaccel does not use it.
+# function table and entry point, the entry points' declarations, failure reporting, buffer checks and
+# copies, job waits. It is internal: never installed, never part of libaccel's ABI, and libaccel does
+# not use it.
 #
 # A driver links it with target_link_libraries(<driver> PRIVATE accel_driver_kit): its sources are
 # compiled into the driver with the driver's own flags, so that each driver (a library of its own)
@@ -11,4 +12,5 @@ target_include_directories(accel_driver_kit INTERFACE "${CMAKE_CURRENT_LIST_DIR}
 target_sources(accel_driver_kit INTERFACE
   "${CMAKE_CURRENT_LIST_DIR}/status.cc"
   "${CMAKE_CURRENT_LIST_DIR}/buffer_copy.cc"
+  "${CMAKE_CURRENT_LIST_DIR}/buffer_checks.cc"
   "${CMAKE_CURRENT_LIST_DIR}/options.cc")

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <new>
 
+#include "driver_kit/buffer_checks.h"
 #include "driver_kit/buffer_copy.h"
 #include "entry_points.h"
 #include "handles.h"
@@ -17,17 +18,19 @@
 namespace accel_bpu {
 namespace {
 
-accel_status check_range(const char* fn, accel_buffer* b, uint64_t offset, uint64_t size) {
-    uint64_t total = b->memory->size();
-    if (!accel_kit::range_inside(offset, size, total))
-        return fail(ACCEL_ERR_INVALID_ARGUMENT,
-                    format("%s: bytes [%llu, %llu) are not all inside buffer #%llu of %llu bytes", fn,
-                           (unsigned long long)offset, (unsigned long long)(offset + size), (unsigned long long)b->id,
-                           (unsigned long long)total));
-    return ACCEL_OK;
+std::string outside(const accel_buffer* b, uint64_t offset, uint64_t size) {
+    return format("bytes [%llu, %llu) are not all inside buffer #%llu of %llu bytes", (unsigned long long)offset,
+                  (unsigned long long)(offset + size), (unsigned long long)b->id,
+                  (unsigned long long)b->memory->size());
 }
 
 }  // namespace
+
+extern const accel_kit::BufferRules kBufferRules = {
+    [](const accel_buffer* b) { return b->memory->host(); },
+    [](const accel_buffer* b) { return b->memory->size(); },
+    outside,
+};
 
 accel_status buffer_alloc(accel_device* d, uint64_t size, accel_buffer** out) {
     if (size == 0) return fail(ACCEL_ERR_INVALID_ARGUMENT, "accel_buffer_alloc: size 0");
@@ -72,27 +75,15 @@ void buffer_release(accel_buffer* b) {
     device_release(d);
 }
 
-accel_status buffer_host_ptr(accel_buffer* b, void** out) {
-    *out = b->memory->host();
-    return ACCEL_OK;
-}
-
-accel_status buffer_size(accel_buffer* b, uint64_t* out) {
-    *out = b->memory->size();
-    return ACCEL_OK;
-}
-
 accel_status buffer_sync(accel_buffer* b, accel_sync_direction direction, uint64_t offset, uint64_t size) {
-    if (direction != ACCEL_SYNC_TO_DEVICE && direction != ACCEL_SYNC_TO_HOST)
-        return fail(ACCEL_ERR_INVALID_ARGUMENT, format("accel_buffer_sync: unknown direction %d", direction));
-    accel_status s = check_range("accel_buffer_sync", b, offset, size);
+    accel_status s = accel_kit::check_sync_range(b, offset, &size, kBufferRules);
     if (s != ACCEL_OK) return s;
     Status f = b->memory->flush(direction == ACCEL_SYNC_TO_DEVICE);
     return f.ok() ? ACCEL_OK : fail(f.code, "accel_buffer_sync: " + f.message);
 }
 
 accel_status buffer_write(accel_buffer* b, uint64_t offset, const void* src, uint64_t size) {
-    accel_status s = check_range("accel_buffer_write", b, offset, size);
+    accel_status s = accel_kit::check_range("accel_buffer_write", b, offset, size, kBufferRules);
     if (s != ACCEL_OK) return s;
     if (size) memmove(static_cast<uint8_t*>(b->memory->host()) + offset, src, size);
     b->device->bytes_copied += size;
@@ -112,7 +103,7 @@ accel_status buffer_write_strided(accel_buffer* b, uint64_t offset, const void* 
                     format("accel_buffer_write_strided: dimension %u is negative (%lld)", dim, (long long)shape[dim]));
     if (dense == accel_kit::DenseSize::Overflow)
         return fail(ACCEL_ERR_SHAPE, "accel_buffer_write_strided: the shape's size overflows");
-    accel_status s = check_range("accel_buffer_write_strided", b, offset, bytes);
+    accel_status s = accel_kit::check_range("accel_buffer_write_strided", b, offset, bytes, kBufferRules);
     if (s != ACCEL_OK) return s;
     if (bytes)
         accel_kit::copy_strided(static_cast<uint8_t*>(b->memory->host()) + offset, static_cast<const uint8_t*>(src),
@@ -122,7 +113,7 @@ accel_status buffer_write_strided(accel_buffer* b, uint64_t offset, const void* 
 }
 
 accel_status buffer_read(accel_buffer* b, uint64_t offset, void* dst, uint64_t size) {
-    accel_status s = check_range("accel_buffer_read", b, offset, size);
+    accel_status s = accel_kit::check_range("accel_buffer_read", b, offset, size, kBufferRules);
     if (s != ACCEL_OK) return s;
     if (size) memmove(dst, static_cast<const uint8_t*>(b->memory->host()) + offset, size);
     b->device->bytes_copied += size;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "accel/driver.h"
+#include "driver_kit/buffer_checks.h"
 
 namespace accel_bpu {
 #include "driver_kit/entry_points.inc"

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "driver_kit/buffer_checks.h"
 #include "driver_kit/buffer_copy.h"
 #include "entry_points.h"
 #include "handles.h"
@@ -67,15 +68,14 @@ accel_buffer* borrow(accel_device* d, uint64_t size) {
     return nullptr;
 }
 
-accel_status check_range(accel_buffer* b, const char* what, uint64_t offset, uint64_t size) {
-    if (!accel_kit::range_inside(offset, size, b->size))
-        return fail(ACCEL_ERR_INVALID_ARGUMENT,
-                    format("%s: [%llu, +%llu) is outside the %llu-byte buffer", what, (unsigned long long)offset,
-                           (unsigned long long)size, (unsigned long long)b->size));
-    return ACCEL_OK;
+std::string outside(const accel_buffer* b, uint64_t offset, uint64_t size) {
+    return format("[%llu, +%llu) is outside the %llu-byte buffer", (unsigned long long)offset, (unsigned long long)size,
+                  (unsigned long long)b->size);
 }
 
 }  // namespace
+
+extern const accel_kit::BufferRules kBufferRules = accel_kit::member_rules<accel_buffer>(outside);
 
 accel_status buffer_alloc(accel_device* d, uint64_t size, accel_buffer** out) {
     if (size == 0) return fail(ACCEL_ERR_INVALID_ARGUMENT, "buffer size 0");
@@ -119,21 +119,8 @@ void buffer_release(accel_buffer* b) {
     device_release(d);
 }
 
-accel_status buffer_host_ptr(accel_buffer* b, void** out) {
-    *out = b->host;
-    return ACCEL_OK;
-}
-
-accel_status buffer_size(accel_buffer* b, uint64_t* out) {
-    *out = b->size;
-    return ACCEL_OK;
-}
-
 accel_status buffer_sync(accel_buffer* b, accel_sync_direction direction, uint64_t offset, uint64_t size) {
-    if (direction != ACCEL_SYNC_TO_DEVICE && direction != ACCEL_SYNC_TO_HOST)
-        return fail(ACCEL_ERR_INVALID_ARGUMENT, format("unknown sync direction %d", (int)direction));
-    if (size == 0 && offset <= b->size) size = b->size - offset;
-    if (accel_status st = check_range(b, "accel_buffer_sync", offset, size)) return st;
+    if (accel_status st = accel_kit::check_sync_range(b, offset, &size, kBufferRules)) return st;
     if (b->runner_buffer && size > 0) {
         if (direction == ACCEL_SYNC_TO_DEVICE) b->runner_buffer->sync_for_write(offset, size);
         else b->runner_buffer->sync_for_read(offset, size);
@@ -142,7 +129,7 @@ accel_status buffer_sync(accel_buffer* b, accel_sync_direction direction, uint64
 }
 
 accel_status buffer_write(accel_buffer* b, uint64_t offset, const void* src, uint64_t size) {
-    if (accel_status st = check_range(b, "accel_buffer_write", offset, size)) return st;
+    if (accel_status st = accel_kit::check_range("accel_buffer_write", b, offset, size, kBufferRules)) return st;
     if (size && !src) return fail(ACCEL_ERR_INVALID_ARGUMENT, "accel_buffer_write: null source");
     if (size) std::memcpy(b->host + offset, src, size);
     b->device->bytes_copied.fetch_add(size);
@@ -150,7 +137,7 @@ accel_status buffer_write(accel_buffer* b, uint64_t offset, const void* src, uin
 }
 
 accel_status buffer_read(accel_buffer* b, uint64_t offset, void* dst, uint64_t size) {
-    if (accel_status st = check_range(b, "accel_buffer_read", offset, size)) return st;
+    if (accel_status st = accel_kit::check_range("accel_buffer_read", b, offset, size, kBufferRules)) return st;
     if (size && !dst) return fail(ACCEL_ERR_INVALID_ARGUMENT, "accel_buffer_read: null destination");
     if (size) std::memcpy(dst, b->host + offset, size);
     b->device->bytes_copied.fetch_add(size);
@@ -169,7 +156,9 @@ accel_status buffer_write_strided(accel_buffer* b, uint64_t offset, const void* 
         count *= (uint64_t)shape[i];
     }
     if (count > (1ull << 40) / element_size) return fail(ACCEL_ERR_SHAPE, "accel_buffer_write_strided: too large");
-    if (accel_status st = check_range(b, "accel_buffer_write_strided", offset, count * element_size)) return st;
+    if (accel_status st =
+            accel_kit::check_range("accel_buffer_write_strided", b, offset, count * element_size, kBufferRules))
+        return st;
     if (count)
         accel_kit::copy_strided(b->host + offset, static_cast<const uint8_t*>(src), ndim, shape, strides, element_size);
     b->device->bytes_copied.fetch_add(count * element_size);

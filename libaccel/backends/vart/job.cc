@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "driver_kit/buffer_checks.h"
 #include "entry_points.h"
 #include "handles.h"
 
@@ -50,26 +51,26 @@ int pinned_slot(accel_model* m, const std::vector<accel_buffer*>& in, const std:
     return best == votes.end() || *best == 0 ? -1 : (int)(best - votes.begin());
 }
 
-accel_status check_buffers(accel_model* m, accel_buffer* const* given, size_t count,
-                           const std::vector<accel_tensor_info>& infos, const char* kind) {
-    if (count != infos.size())
-        return fail(ACCEL_ERR_INVALID_ARGUMENT,
-                    format("accel_job_submit: %zu %ss given, the model has %zu", count, kind, infos.size()));
-    if (count && !given) return fail(ACCEL_ERR_INVALID_ARGUMENT, format("accel_job_submit: no %s array", kind));
-    for (size_t i = 0; i < count; i++) {
-        const accel_buffer* b = given[i];
-        const char* name = infos[i].name;
-        if (!b) return fail(ACCEL_ERR_INVALID_ARGUMENT, format("accel_job_submit: %s '%s' is NULL", kind, name));
-        if (b->header.driver != &kDriverTable || b->device != m->device)
-            return fail(ACCEL_ERR_INVALID_ARGUMENT,
-                        format("accel_job_submit: the buffer for %s '%s' belongs to another device", kind, name));
-        if (b->size < infos[i].byte_size)
-            return fail(ACCEL_ERR_SHAPE,
-                        format("accel_job_submit: %s '%s' needs %llu bytes, its buffer has %llu", kind, name,
-                               (unsigned long long)infos[i].byte_size, (unsigned long long)b->size));
-    }
-    return ACCEL_OK;
-}
+// How the vart driver's messages name what accel_kit::check_job_buffers finds: a buffer by its tensor.
+constexpr accel_kit::JobBufferWording kWording = {
+    [](const char* kind, size_t given, size_t expected) {
+        return format("%zu %ss given, the model has %zu", given, kind, expected);
+    },
+    [](const accel_kit::JobTensor& t) { return format("%s '%s' is NULL", t.kind, t.tensor.name); },
+    [](const accel_kit::JobTensor& t) {
+        return format("the buffer for %s '%s' belongs to another device", t.kind, t.tensor.name);
+    },
+    [](const accel_kit::JobTensor& t, const accel_buffer*, uint64_t bytes) {
+        return format("%s '%s' needs %llu bytes, its buffer has %llu", t.kind, t.tensor.name,
+                      (unsigned long long)t.tensor.byte_size, (unsigned long long)bytes);
+    },
+    [](const accel_kit::JobTensor& output, const accel_kit::JobTensor& input) {
+        return format("output '%s' is also input '%s'", output.tensor.name, input.tensor.name);
+    },
+    [](const accel_kit::JobTensor& first, const accel_kit::JobTensor& second) {
+        return format("outputs '%s' and '%s' share a buffer", first.tensor.name, second.tensor.name);
+    },
+};
 
 // Waits for an in-flight slot (or says BUSY). Inside a callback waiting could never end.
 accel_status acquire_slot(accel_device* d, bool no_wait) {
@@ -185,18 +186,7 @@ accel_status job_submit(accel_model* m, accel_buffer* const* inputs, size_t nin,
         return fail(ACCEL_ERR_INVALID_ARGUMENT, format("accel_job_submit: priority %d is outside 0..255", o.priority));
     if (!out && !o.callback)
         return fail(ACCEL_ERR_INVALID_ARGUMENT, "accel_job_submit: no job handle wanted and no callback given");
-    if (accel_status s = check_buffers(m, inputs, nin, m->input_infos, "input")) return s;
-    if (accel_status s = check_buffers(m, outputs, nout, m->output_infos, "output")) return s;
-    for (size_t i = 0; i < nout; i++) {
-        for (size_t k = 0; k < nin; k++)
-            if (outputs[i] == inputs[k])
-                return fail(ACCEL_ERR_INVALID_ARGUMENT, format("accel_job_submit: output '%s' is also input '%s'",
-                                                               m->output_infos[i].name, m->input_infos[k].name));
-        for (size_t k = 0; k < i; k++)
-            if (outputs[i] == outputs[k])
-                return fail(ACCEL_ERR_INVALID_ARGUMENT, format("accel_job_submit: outputs '%s' and '%s' share a buffer",
-                                                               m->output_infos[k].name, m->output_infos[i].name));
-    }
+    if (accel_status s = accel_kit::check_job_buffers(m, inputs, nin, outputs, nout, kBufferRules, kWording)) return s;
     accel_device* d = m->device;
     if (accel_status s = acquire_slot(d, (o.flags & ACCEL_SUBMIT_NO_WAIT) != 0)) return s;
     auto* j = new Job;

@@ -4,7 +4,7 @@
  * One API over AI-accelerator runtimes (the software emulator "emu", Horizon BPU, Vitis AI).
  * A program links libaccel only; backends are drivers loaded at run time (see accel/driver.h).
  *
- * Rules that hold for every declaration below (docs/C_API_Guidelines-style):
+ * Rules that hold for every declaration below (after ONNX Runtime's C API guidelines):
  *  - C99; only fixed-width integers, size_t, UTF-8 const char* and plain structs cross this header.
  *  - Every fallible call returns accel_status. ACCEL_OK is 0. On failure, out-parameters are left
  *    untouched and accel_last_error_message() on the same thread describes the failure.
@@ -373,9 +373,20 @@ typedef struct accel_job_timing {
     uint64_t finished_ns;     /* 0 if not finished */
 } accel_job_timing;
 
+/* Fills *out_timing (up to out_timing->struct_size bytes) with the job's timing so far. Callable at any
+ * time while the handle is valid (a reference held, or inside the job's callback, where finished_ns is
+ * already set); thread safe. What has not happened yet reads 0 (started_ns, finished_ns) or -1 (core):
+ * a job that never started (cancelled, or timed out while queued) keeps started_ns 0 and core -1. */
 ACCEL_API accel_status accel_job_get_timing(accel_job* job, accel_job_timing* out_timing);
 
+/* Adds a reference to the job, owned by the caller (one more accel_job_release). A job is cancelled only
+ * when the last reference a caller holds goes, so a retained job keeps running; inside a completion
+ * callback, retaining keeps the handle valid after the callback returns. Accepts NULL; thread safe. */
 ACCEL_API void accel_job_retain(accel_job* job);
+/* Drops a reference; the handle must not be used after its last one. When the last reference a caller
+ * holds goes before the job has started, the job is cancelled (its callback sees ACCEL_ERR_CANCELLED);
+ * a running job finishes, and drops its model, buffers and device when it does. Never waits for the
+ * job. Accepts NULL; thread safe, also inside a completion callback. */
 ACCEL_API void accel_job_release(accel_job* job);
 
 /* Synchronous inference: submit, wait forever, release. Returns the job's result. */

@@ -438,6 +438,11 @@ static void test_errors(void) {
     FAILS(accel_run(m, &small, 1, &out, 1, NULL), ACCEL_ERR_SHAPE, "input 'x' needs 192 bytes, its buffer has 128");
     FAILS(accel_run(m, &in, 1, &small, 1, NULL), ACCEL_ERR_SHAPE, "output 'y' needs 256 bytes");
     FAILS(accel_run(m, &out, 1, &out, 1, NULL), ACCEL_ERR_INVALID_ARGUMENT, "output 'y' is also input 'x'");
+    /* Aliasing is by memory, not by handle: a second buffer over the output's bytes is that output too. */
+    accel_buffer* alias = NULL;
+    OK(accel_buffer_import(dev, host(out), 256, &alias));
+    FAILS(accel_run(m, &alias, 1, &out, 1, NULL), ACCEL_ERR_INVALID_ARGUMENT, "output 'y' is also input 'x'");
+    accel_buffer_release(alias);
     FAILS(accel_run(m, &in, 1, &foreign, 1, NULL), ACCEL_ERR_INVALID_ARGUMENT, "belongs to another device");
     memset(&o, 0, sizeof o);
     o.struct_size = sizeof o;

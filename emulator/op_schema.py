@@ -1,0 +1,257 @@
+"""The emulator's runtime ops: the one source of their codes, parameters and rules.
+
+Everything that must agree between the compiler, the file format and the kernels is written here
+once; `python tools/op_table.py` generates from it
+- `emulator/src/op_codes.h`: the `Op` and `Act` enums and the parameter value enums (the kernels),
+- `emulator/src/op_params.h`: one parameter struct per op, read from a node by name (the kernels),
+- `emulator/compiler/op_params.py`: the codes and one parameter class per op (the compiler),
+- the "Fused activations" and "Op codes" tables of `emulator/FORMAT.md`,
+and `python tools/op_table.py --check` (run by the tests) fails when one of them is stale.
+
+A parameter lives in a node record's `ints` (16 x i64) or `floats` (6 x f32) at a fixed slot, which
+is part of the file format: a slot, once given, never changes meaning. `count` > 1 is an array of
+that many consecutive slots. Ops and activation codes are append-only; `minor` is the format minor
+version that added them (a reader accepts a newer minor only if it knows every code in the file).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+INT_SLOTS = 16
+FLOAT_SLOTS = 6
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    slot: int
+    doc: str
+    count: int = 1          # > 1: an array over slots slot .. slot+count-1
+    kind: str = "int"       # "int" (ints, i64) or "float" (floats, f32)
+    enum: str | None = None  # the ValueEnum its values come from
+
+
+def F(name: str, slot: int, doc: str) -> Param:
+    """A float parameter."""
+    return Param(name, slot, doc, kind="float")
+
+
+@dataclass(frozen=True)
+class ValueEnum:
+    """Named values of an int parameter (a C++ `enum class` and Python constants)."""
+
+    name: str
+    values: tuple  # ((name, code), ...); names in snake_case
+
+
+@dataclass(frozen=True)
+class Op:
+    code: int
+    name: str            # as in FORMAT.md and the compiler's IR
+    minor: int           # format minor version that added it
+    signature: str       # "inputs -> outputs"
+    rule: str            # what it computes, shape rules, constraints
+    params: tuple = ()
+    any_dtype: bool = False  # else float32 only
+    class_name: str = ""     # the parameter class: name.title() unless given
+
+    @property
+    def cname(self) -> str:
+        return self.class_name or self.name.title()
+
+
+@dataclass(frozen=True)
+class Activation:
+    code: int
+    name: str
+    minor: int
+    formula: str
+    cname: str = field(default="")
+
+    @property
+    def enum_name(self) -> str:
+        return self.cname or "".join(w.title() for w in self.name.split("_"))
+
+
+# ---- parameter value enums ------------------------------------------------------------------------
+
+REDUCE_FN = ValueEnum("ReduceFn", (("mean", 1), ("sum", 2), ("max", 3), ("min", 4), ("prod", 5),
+                                   ("sum_square", 6), ("l1", 7), ("l2", 8), ("log_sum_exp", 9)))
+RESIZE_MODE = ValueEnum("ResizeMode", (("nearest", 0), ("linear", 1)))
+RESIZE_COORD = ValueEnum("ResizeCoord", (("half_pixel", 0), ("asymmetric", 1), ("align_corners", 2),
+                                         ("pytorch_half_pixel", 3), ("tf_half_pixel_for_nearest", 4),
+                                         ("half_pixel_symmetric", 5)))
+NEAREST_ROUNDING = ValueEnum("NearestRounding", (("round_prefer_floor", 0), ("round_prefer_ceil", 1),
+                                                 ("floor", 2), ("ceil", 3)))
+ENUMS = (REDUCE_FN, RESIZE_MODE, RESIZE_COORD, NEAREST_ROUNDING)
+
+# ---- shared parameter groups ----------------------------------------------------------------------
+
+_WINDOW = (
+    Param("kernel_h", 1, "window height (>= 1)"),
+    Param("kernel_w", 2, "window width (>= 1)"),
+    Param("stride_h", 3, "(>= 1)"),
+    Param("stride_w", 4, "(>= 1)"),
+    Param("pad_top", 5, "(>= 0)"),
+    Param("pad_left", 6, "(>= 0)"),
+    Param("pad_bottom", 7, "(>= 0)"),
+    Param("pad_right", 8, "(>= 0)"),
+    Param("dilation_h", 9, "(>= 1)"),
+    Param("dilation_w", 10, "(>= 1)"),
+)
+_CONV = (Param("group", 0, "g (C and M divisible by g)"), *_WINDOW)
+
+# ---- ops ------------------------------------------------------------------------------------------
+
+OPS = (
+    Op(1, "conv", 0, "X[N,C,H,W], W[M,C/g,kh,kw], B[M] optional -> Y[N,M,OH,OW]",
+       "OH = (H + pad_top + pad_bottom - dilation_h*(kh-1) - 1) / stride_h + 1, likewise OW, both >= 1. "
+       "W and B must be constants.", _CONV),
+    Op(2, "gemm", 0, "A, B, C optional -> Y[M,N]",
+       "A is [M,K] or [K,M] if trans_a, B is [K,N] or [N,K] if trans_b; Y = alpha * A' B' + beta * C, "
+       "C broadcasts to [M,N] (numpy rules)",
+       (Param("trans_a", 0, "0 or 1"), Param("trans_b", 1, "0 or 1"),
+        F("alpha", 0, "factor of A' B'"), F("beta", 1, "factor of C"))),
+    Op(3, "matmul", 0, "A, B -> Y",
+       "numpy matmul: ranks >= 1, 1-D operands promoted and the added dim removed, batch dims broadcast",
+       class_name="MatMul"),
+    Op(4, "add", 0, "A, B -> Y", "numpy broadcasting: Y's shape is the broadcast of A's and B's"),
+    Op(5, "sub", 0, "A, B -> Y", "as add"),
+    Op(6, "mul", 0, "A, B -> Y", "as add"),
+    Op(7, "div", 0, "A, B -> Y", "as add"),
+    Op(8, "activation", 0, "X -> Y",
+       "Y has X's shape; the node's activation field is the function (must not be 0)"),
+    Op(9, "maxpool", 0, "X[N,C,H,W] -> Y[N,C,OH,OW]",
+       "kernel, strides, pads and dilations as conv (int slot 0 unused); OH = floor or ceil((H + pads - "
+       "dilation*(k-1) - 1) / stride) + 1, and with ceil_mode the last window must start inside the input "
+       "or left padding (as ONNX); padding never wins a max",
+       (*_WINDOW, Param("ceil_mode", 11, "0 floor, 1 ceil")), class_name="MaxPool"),
+    Op(10, "avgpool", 0, "X[N,C,H,W] -> Y[N,C,OH,OW]", "as maxpool (dilations 1)",
+       (*_WINDOW, Param("ceil_mode", 11, "0 floor, 1 ceil"),
+        Param("count_include_pad", 12, "1: padding counts in the divisor")), class_name="AvgPool"),
+    Op(11, "globalavgpool", 0, "X[N,C,...] -> Y[N,C,1,...]", "mean over every dim after the second",
+       class_name="GlobalAvgPool"),
+    Op(12, "copy", 0, "X -> Y",
+       "same element count and dtype; bytes copied unchanged (Reshape, Flatten, Identity)", any_dtype=True),
+    Op(13, "transpose", 0, "X -> Y", "Y.dims[i] = X.dims[perm[i]]; Y's dtype is X's",
+       (Param("perm", 0, "a permutation of 0..ndim-1; entries past ndim 0", count=8),), any_dtype=True),
+    Op(14, "concat", 0, "X0..Xn-1 (n >= 1) -> Y",
+       "all inputs equal Y's shape but along axis, where sizes sum to Y's; the same dtype for every input "
+       "and Y", (Param("axis", 0, "0 .. ndim-1"),), any_dtype=True),
+    Op(15, "softmax", 0, "X -> Y", "softmax of X",
+       (Param("axis", 0, "0 .. ndim-1"),
+        Param("coerce_2d", 1, "0: over that one axis (opset >= 13), 1: over all dims from axis on "
+                              "(opset < 13)"))),
+    Op(16, "convtranspose", 1, "X[N,C,H,W], W[C,M/g,kh,kw], B[M] optional -> Y[N,M,OH,OW]",
+       "C and M divisible by g; OH = stride_h*(H-1) + output_pad_h + dilation_h*(kh-1) + 1 - pad_top - "
+       "pad_bottom >= 1, likewise OW. Y[n,m,oh,ow] = B[m] + the sum of X[n,c,ih,iw] * W[c, m - g_m*M/g, "
+       "ki, kj] over the input channels c of m's group g_m and every (ih, iw, ki, kj) with oh = "
+       "ih*stride_h - pad_top + ki*dilation_h and ow = iw*stride_w - pad_left + kj*dilation_w (outputs no "
+       "tap reaches, as output padding can add, are B[m]). W and B must be constants.",
+       (*_CONV, Param("output_pad_h", 11, ">= 0, less than stride_h or dilation_h"),
+        Param("output_pad_w", 12, ">= 0, less than stride_w or dilation_w")), class_name="ConvTranspose"),
+    Op(17, "resize", 1, "X[N,C,H,W] -> Y[N,C,OH,OW]",
+       "N and C are not resized. Per axis (in, out, scale s): a scale of exactly 1 maps output o to input "
+       "o (then out = in); otherwise output o maps to ONNX's coordinate x(o) evaluated in float32 as "
+       "onnxruntime does (half_pixel (o+0.5)/s-0.5, asymmetric o/s, align_corners o*(in-1)/(out-1) or 0 "
+       "if out = 1, pytorch_half_pixel (o+0.5)/s-0.5 or 0 if out = 1, tf_half_pixel_for_nearest "
+       "(o+0.5)/s, half_pixel_symmetric (in/2)*(1-out/(s*in)) + (o+0.5)/s - 0.5). Nearest reads input "
+       "round(x) clamped to [0, in-1], where a coordinate within 1e-6 of a half is a tie for the "
+       "round_prefer modes. Linear clamps x to [0, in-1] and weighs inputs floor(x) and min(floor(x)+1, "
+       "in-1) by 1-frac(x) and frac(x).",
+       (Param("mode", 0, "linear: bilinear over H and W", enum="ResizeMode"),
+        Param("coord_transform", 1, "the coordinate transformation", enum="ResizeCoord"),
+        Param("nearest_rounding", 2, "nearest mode only (else 0)", enum="NearestRounding"),
+        F("scale_h", 0, "> 0; the scale of ONNX's coordinate formulas (OH/H when the model gives sizes)"),
+        F("scale_w", 1, "> 0; likewise for W"))),
+    Op(18, "reduce", 1, "X -> Y",
+       "Y has X's rank with every reduced dim 1 (keepdims=0 is a copy after it). Mean is the sum over the "
+       "count; max and min are NaN if any reduced element is; log_sum_exp is max + log(sum(exp(x - max))) "
+       "(no overflow; -inf if every element is -inf). The node's activation applies to Y.",
+       (Param("function", 0, "what is computed", enum="ReduceFn"),
+        Param("axes_mask", 1, "bit i: axis i is reduced; not 0, no bit at or past ndim"))),
+    Op(19, "slice", 1, "X -> Y",
+       "Y[i0, i1, ...] = X[start0 + i0*step0, start1 + i1*step1, ...] for Y's dims, every index inside X "
+       "(checked at load); entries past ndim are 0. Y's dtype is X's.",
+       (Param("starts", 0, "first index per axis", count=8),
+        Param("steps", 8, "step per axis (not 0; negative walks backwards)", count=8)), any_dtype=True),
+    Op(20, "gather", 1, "X, I -> Y",
+       "I is a constant int64 tensor of indices 0 <= i < X.dims[axis] (negative ones are made positive by "
+       "the compiler); Y's shape is X.dims[:axis] + I.dims + X.dims[axis+1:] (a scalar I removes the "
+       "axis). Y's dtype is X's.", (Param("axis", 0, "0 .. ndim-1"),), any_dtype=True),
+    Op(21, "pow", 1, "A, B -> Y", "as add: A ^ B elementwise, as C's powf"),
+    Op(22, "min", 1, "A, B -> Y", "as add: the smaller of A and B (NaN if either is)"),
+    Op(23, "max", 1, "A, B -> Y", "as add: the larger of A and B (NaN if either is)"),
+    Op(24, "layernorm", 1, "X, S, B optional -> Y",
+       "Y = (X - mean) / sqrt(var + epsilon) * S + B, mean and (biased) var over the dims from axis on; S "
+       "and B are shaped X.dims[axis:]. The node's activation applies to Y.",
+       (Param("axis", 0, "0 .. ndim-1"), F("epsilon", 0, "> 0")), class_name="LayerNorm"),
+    Op(25, "expand", 1, "X -> Y",
+       "Y is X broadcast (numpy rules: X right-aligned to Y's rank, each of its dims 1 or Y's) to Y's "
+       "shape. Y's dtype is X's.", any_dtype=True),
+    Op(26, "cast", 1, "X -> Y",
+       "X converted to Y's dtype (same shape), as ONNX Cast: float to integer truncates toward zero (ONNX "
+       "leaves NaN and out-of-range values unspecified: here NaN gives 0 and the others saturate to the "
+       "integer type's min or max), integer to integer wraps (two's complement), to bool is x != 0 (NaN "
+       "is true), bool to number is 0 or 1, to float16 rounds to nearest even (subnormals, infinities and "
+       "NaN kept; from 65520 on it is inf). The same dtype is a copy.", any_dtype=True),
+)
+
+# ---- fused activations ----------------------------------------------------------------------------
+
+ACTIVATIONS = (
+    Activation(0, "none", 0, "x"),
+    Activation(1, "relu", 0, "max(x, 0)"),
+    Activation(2, "clip", 0, "min(max(x, alpha), beta)"),
+    Activation(3, "sigmoid", 0, "1 / (1 + exp(-x))"),
+    Activation(4, "hardsigmoid", 0, "max(0, min(1, alpha * x + beta))", "HardSigmoid"),
+    Activation(5, "hardswish", 0, "x * max(0, min(1, x / 6 + 1/2))", "HardSwish"),
+    Activation(6, "leakyrelu", 0, "x >= 0 ? x : alpha * x", "LeakyRelu"),
+    Activation(7, "tanh", 1, "tanh(x)"),
+    Activation(8, "silu", 1, "x * sigmoid(x)"),
+    Activation(9, "gelu", 1, "0.5 * x * (1 + erf(x / sqrt(2)))"),
+    Activation(10, "elu", 1, "x >= 0 ? x : alpha * (exp(x) - 1)"),
+    Activation(11, "softplus", 1, "log(1 + exp(x))"),
+    Activation(12, "sqrt", 1, "sqrt(x)"),
+    Activation(13, "exp", 1, "exp(x)"),
+    Activation(14, "log", 1, "log(x)"),
+    Activation(15, "neg", 1, "-x"),
+    Activation(16, "abs", 1, "abs(x)"),
+    Activation(17, "reciprocal", 1, "1 / x"),
+    Activation(18, "erf", 1, "erf(x)"),
+    Activation(19, "floor", 1, "floor(x)"),
+    Activation(20, "ceil", 1, "ceil(x)"),
+    Activation(21, "pow", 1, "x ^ alpha, as C's powf (1 for alpha = 0 whatever x; NaN for x < 0 with a "
+                             "non-integer alpha)"),
+    Activation(22, "round", 1, "x rounded to the nearest integer, halves to even"),
+    Activation(23, "gelu_tanh", 1, "0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)))"),
+    Activation(24, "selu", 1, "x > 0 ? beta * x : beta * alpha * (exp(x) - 1) (ONNX's alpha, and its gamma "
+                              "as beta)"),
+    Activation(25, "softsign", 1, "x / (1 + abs(x))"),
+)
+
+
+def check(ops=OPS, activations=ACTIVATIONS, enums=ENUMS) -> None:
+    """Raises ValueError if the schema contradicts itself (codes, names, slots)."""
+    enums = {e.name for e in enums}
+    for what, items in (("op", ops), ("activation", activations)):
+        codes = [i.code for i in items]
+        names = [i.name for i in items]
+        if len(set(codes)) != len(codes) or len(set(names)) != len(names):
+            raise ValueError(f"duplicate {what} code or name")
+        if sorted(codes) != codes:
+            raise ValueError(f"{what} codes are not in order")
+    for op in ops:
+        used: dict = {}
+        for p in op.params:
+            limit = INT_SLOTS if p.kind == "int" else FLOAT_SLOTS
+            if p.kind not in ("int", "float") or p.count < 1 or p.slot < 0 or p.slot + p.count > limit:
+                raise ValueError(f"op {op.name}: parameter {p.name} lies outside the {p.kind} slots")
+            if p.enum is not None and p.enum not in enums:
+                raise ValueError(f"op {op.name}: parameter {p.name} names an unknown enum {p.enum}")
+            for s in range(p.slot, p.slot + p.count):
+                other = used.setdefault((p.kind, s), p.name)
+                if other != p.name:
+                    raise ValueError(f"op {op.name}: {p.name} and {other} share {p.kind} slot {s}")
+        if len({p.name for p in op.params}) != len(op.params):
+            raise ValueError(f"op {op.name}: duplicate parameter name")
