@@ -5,10 +5,10 @@
 From emulator/op_schema.py (the runtime ops' one source; tools/op_codegen.py): the kernels' op_codes.h
 and op_params.h, the compiler's op_params.py, and FORMAT.md's activation and op-code tables. Then
 docs/ops.md: the ONNX ops are accel.compiler.SUPPORTED_OPS, each described by the first paragraph of its
-handler's docstring (HANDLERS in accel.compiler.lowering); the compile-time folding comes from
-accel.compiler.folding; the runtime ops and activation codes from the schema. docs/ops.md needs the
-installed accel (`pip install .` first), so it is written last. --check writes nothing and exits 1 if
-any file is stale.
+handler's docstring (HANDLERS in accel.compiler.lower, the union of its op-family modules'); the
+compile-time folding comes from accel.compiler.folding; the runtime ops and activation codes from the
+schema. docs/ops.md needs the installed accel (`pip install .` first), so it is written last. --check
+writes nothing and exits 1 if any file is stale.
 """
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def _cell(text: str) -> str:
 
 def handler_groups() -> list:
     """[(sorted ONNX op names, handler)] for every handler in HANDLERS, ordered by first op name."""
-    from accel.compiler.lowering import HANDLERS
+    from accel.compiler.lower import HANDLERS
 
     groups: dict = {}
     for op, fn in HANDLERS.items():
@@ -68,7 +68,7 @@ def render() -> str:
         f"## ONNX ops compiled by `accel.compiler` ({len(SUPPORTED_OPS)})",
         "",
         "What each op supports, from its handler's docstring (`HANDLERS` in "
-        "`emulator/compiler/lowering.py` and the op-family modules). Anything else raises "
+        "`emulator/compiler/lower/`, one module per op family). Anything else raises "
         "`CompileError` naming the op, the node and what is unsupported. Runtime ops compute in "
         "float32 unless the op says otherwise.",
         "",
@@ -76,8 +76,8 @@ def render() -> str:
         "|---|---|---|",
     ]
     for ops, fn in groups:
-        out.append(f"| {', '.join(ops)} | {_cell(first_paragraph(fn))} | `{fn.__module__.rsplit('.', 1)[-1]}"
-                   f".{fn.__name__}` |")
+        out.append(f"| {', '.join(ops)} | {_cell(first_paragraph(fn))} | "
+                   f"`{fn.__module__.removeprefix('accel.compiler.')}.{fn.__name__}` |")
     out += [
         "",
         "## Folded at compile time",

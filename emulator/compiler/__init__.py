@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import os
 
-from . import accm
+from . import accm, affine, batchnorm, emit, fusion, importer, lower
 from .errors import CompileError
-from .lowering import SUPPORTED_OPS
+from .lower import SUPPORTED_OPS
 
 __all__ = ["CompileError", "SUPPORTED_OPS", "accm", "compile_file", "compile_model", "summary"]
 
@@ -31,13 +31,11 @@ def compile_model(model, input_shapes=None) -> bytes:
     CompileError (a ValueError) naming the input and the dim. Unsupported ops, attributes and dtypes
     raise CompileError naming the op type and the node.
     """
-    from . import affine, batchnorm, emit, fusion, importer, lowering
-
     if input_shapes is not None and not hasattr(input_shapes, "items"):
         raise TypeError("input_shapes must be a dict mapping input names to shapes")
     proto = importer.load(model)
     imported = importer.import_model(proto, input_shapes)
-    g = lowering.lower(imported)
+    g = lower.lower(imported)
     g.remove_dead()
     batchnorm.fold_batchnorm(g)
     fusion.simplify_copies(g)

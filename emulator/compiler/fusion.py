@@ -9,7 +9,7 @@ import numpy as np
 
 from .accm import ACTIVATIONS
 from .ir import Graph, Node
-from .lower_elementwise import expand_norm_const
+from .lower.normalization import expand_norm_const
 
 FUSABLE = frozenset({"conv", "convtranspose", "gemm", "matmul", "add", "sub", "mul", "div", "pow", "min", "max",
                      "reduce", "layernorm"})

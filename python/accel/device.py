@@ -262,9 +262,3 @@ def _has_buffer(obj: object) -> bool:
         return False
     return True
 
-
-# model.py names Device in its annotations but cannot import this module (it imports model.py):
-# make the name resolvable there (typing.get_type_hints) once Device exists.
-from . import model as _model_module  # noqa: E402
-
-setattr(_model_module, "Device", Device)  # noqa: B010 (model.py does not declare the name)

@@ -41,8 +41,8 @@ PASSED, FAILED, UNSUPPORTED, NOT_RUN = "passed", "failed", "unsupported", "not r
 OUTCOMES = (PASSED, FAILED, UNSUPPORTED, NOT_RUN)
 
 _NEEDS_CONSTANT = re.compile(r"\('([^']+)'\) must be a constant")
-# How the compiler words a refusal of something valid in ONNX (lowering.unsupported() and the dtype rules
-# of emit.py and lowering.py).
+# How the compiler words a refusal of something valid in ONNX (lower.context.unsupported() and the dtype
+# rules of emit.py and the lowering handlers).
 _DECLARATION = re.compile(r"\bunsupported\b|\bnot supported\b|\bdoes not support\b|float32 only")
 
 

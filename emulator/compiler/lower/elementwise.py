@@ -1,24 +1,135 @@
-"""Elementwise math, reductions and normalization: unary functions (as activation codes), Pow, Min, Max,
-the Reduce* ops and LayerNormalization (FORMAT.md 1.1 ops).
+"""Elementwise math: Add, Sub, Mul, Div, the activations (as activation codes), the unary functions, Pow,
+Sum, Min, Max, and the Reduce* ops (FORMAT.md ops add to div, activation, pow, min, max, reduce).
 
-Each handler takes (ctx, node) as in lowering.py and emits runtime nodes. Runtime tensors are float32
-only: any other dtype is a CompileError naming it (integer math on constants is folded before lowering)."""
+Runtime tensors are float32 only: any other dtype is a CompileError naming it (integer math on constants is
+folded before lowering)."""
 from __future__ import annotations
 
 import numpy as np
 
-from .accm import ACTIVATIONS
-from .errors import CompileError
-from .ir import Value
-from .lowering import F32, _broadcast, _legacy_broadcast_operand, _norm_axis, unsupported
+from ..accm import ACTIVATIONS
+from ..errors import CompileError
+from ..ir import Value
+from .context import F32, broadcast_shape, float_input, normalize_axis, unsupported
 
 
-def float_input(ctx, node, i) -> Value:
-    """Input i, which must be present and float32."""
-    v = ctx.input(node, i)
-    if v.dtype != F32:
-        raise unsupported(node, f"dtype {v.dtype} of input '{v.name}' (float32 only)")
-    return v
+# ---------------------------------------------------------------------------------------------------
+# Add, Sub, Mul, Div
+# ---------------------------------------------------------------------------------------------------
+
+_BINARY = {"Add": "add", "Sub": "sub", "Mul": "mul", "Div": "div"}
+
+
+def _legacy_broadcast_operand(ctx, node, a: Value, b: Value) -> str:
+    """Opset < 7 Add/Sub/Mul/Div with broadcast=1 (and axis): B reshaped for numpy broadcasting."""
+    if ctx.opset >= 7 or not node.attr("broadcast", 0):
+        return b.name
+    ra, rb = len(a.shape), len(b.shape)
+    axis = int(node.attr("axis", ra - rb))
+    if axis < 0:
+        axis += ra
+    if axis < 0 or axis + rb > ra:
+        raise CompileError(f"{node.label}: legacy broadcast axis {axis} does not fit shapes "
+                           f"{a.shape} and {b.shape}")
+    shape = tuple(b.shape) + (1,) * (ra - axis - rb)
+    if shape == tuple(b.shape):
+        return b.name
+    if b.is_const:
+        return ctx.const(b.const.reshape(shape), f"{b.name}_bcast")
+    return ctx.reshape_temp(b.name, shape, node.name, f"{b.name}_bcast")
+
+
+def lower_binary(ctx, node):
+    """Add, Sub, Mul, Div (every opset): float32 A and B with numpy broadcasting (opset >= 7), or the
+    legacy broadcast=1 with axis (opset < 7: B aligned at axis). Other dtypes (integer division
+    included) are not supported on runtime tensors.
+    """
+    a, b = ctx.input(node, 0), ctx.input(node, 1)
+    bname = _legacy_broadcast_operand(ctx, node, a, b)
+    bshape = ctx.g.value(bname).shape
+    shape = broadcast_shape(node, a.shape, bshape)
+    y = ctx.define(ctx.output(node), a.dtype, shape)
+    ctx.emit(_BINARY[node.op], [a.name, bname], [y], node.name)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Activations
+# ---------------------------------------------------------------------------------------------------
+
+def _scalar(node, arr, what) -> float:
+    arr = np.asarray(arr)
+    if arr.size != 1:
+        raise CompileError(f"{node.label}: {what} must be a scalar, got shape {arr.shape}")
+    return float(arr.reshape(()))
+
+
+def activation_params(ctx, node):
+    """(code, alpha, beta) of an activation op."""
+    op = node.op
+    if op == "Relu":
+        return ACTIVATIONS["relu"], 0.0, 0.0
+    if op == "Sigmoid":
+        return ACTIVATIONS["sigmoid"], 0.0, 0.0
+    if op == "HardSwish":
+        return ACTIVATIONS["hardswish"], 0.0, 0.0
+    if op == "HardSigmoid":
+        return (ACTIVATIONS["hardsigmoid"], float(node.attr("alpha", 0.2)),
+                float(node.attr("beta", 0.5)))
+    if op == "LeakyRelu":
+        return ACTIVATIONS["leakyrelu"], float(node.attr("alpha", 0.01)), 0.0
+    if op == "Clip":
+        if ctx.opset < 11:
+            lo = float(node.attr("min", -np.inf))
+            hi = float(node.attr("max", np.inf))
+        else:
+            mn = ctx.const_input(node, 1, "min")
+            mx = ctx.const_input(node, 2, "max")
+            lo = -np.inf if mn is None else _scalar(node, mn, "min")
+            hi = np.inf if mx is None else _scalar(node, mx, "max")
+        return ACTIVATIONS["clip"], lo, hi
+    raise unsupported(node)
+
+
+def lower_activation(ctx, node):
+    """Relu, Sigmoid, HardSwish, HardSigmoid (alpha, beta), LeakyRelu (alpha) and Clip (every opset),
+    float32. Clip takes min/max attributes (opset < 11) or min/max inputs (opset >= 11) that must be
+    constant scalars; an absent bound is unbounded. Clip with bounds computed at run time, and integer
+    inputs, are not supported.
+    """
+    x = ctx.input(node, 0)
+    code, alpha, beta = activation_params(ctx, node)
+    y = ctx.define(ctx.output(node), x.dtype, x.shape)
+    ctx.emit("activation", [x.name], [y], node.name, act=code, alpha=alpha, beta=beta)
+
+
+def lower_prelu(ctx, node):
+    """PRelu (every opset): float32 X with a constant slope that broadcasts to X (a one-element slope
+    is a fused leaky relu). A slope computed at run time is not supported.
+    """
+    x = ctx.input(node, 0)
+    slope = ctx.const_input(node, 1, "slope")
+    if slope is None:
+        raise CompileError(f"{node.label}: input 1 (slope) is required")
+    y = ctx.output(node)
+    if slope.size == 1:
+        ctx.define(y, x.dtype, x.shape)
+        ctx.emit("activation", [x.name], [y], node.name, act=ACTIVATIONS["leakyrelu"],
+                 alpha=float(slope.reshape(())), beta=0.0)
+        return
+    if broadcast_shape(node, x.shape, slope.shape) != tuple(x.shape):
+        raise CompileError(f"{node.label}: slope {slope.shape} does not broadcast to {x.shape}")
+    # prelu(x) = relu(x) * (1 - slope) + x * slope
+    slope = slope.astype(x.dtype if x.dtype is not None else F32)
+    r = ctx.temp(f"{y}_relu", x.dtype, x.shape)
+    ctx.emit("activation", [x.name], [r], f"{node.name}/relu", act=ACTIVATIONS["relu"])
+    one_minus = ctx.const(1 - slope, f"{y}_one_minus_slope")
+    s = ctx.const(slope, f"{y}_slope")
+    a = ctx.temp(f"{y}_pos", x.dtype, x.shape)
+    ctx.emit("mul", [r, one_minus], [a], f"{node.name}/mul_pos")
+    b = ctx.temp(f"{y}_neg", x.dtype, x.shape)
+    ctx.emit("mul", [x.name, s], [b], f"{node.name}/mul_slope")
+    ctx.define(y, x.dtype, x.shape)
+    ctx.emit("add", [a, b], [y], f"{node.name}/add")
 
 
 def emit_activation(ctx, node, x: Value, name: str, alpha=0.0, beta=0.0, out=None) -> str:
@@ -94,7 +205,7 @@ def lower_pow(ctx, node):
     the `pow` op. Before opset 7, broadcast=1 and axis are honoured as for Add."""
     x = float_input(ctx, node, 0)
     e = ctx.g.value(_legacy_broadcast_operand(ctx, node, x, ctx.input(node, 1)))
-    shape = _broadcast(node, x.shape, e.shape)
+    shape = broadcast_shape(node, x.shape, e.shape)
     if e.is_const:
         if not (np.issubdtype(e.const.dtype, np.floating) or np.issubdtype(e.const.dtype, np.integer)):
             raise unsupported(node, f"exponent dtype {e.const.dtype}")
@@ -122,7 +233,7 @@ def chain_binary(ctx, node, op: str, ins: list) -> None:
         return
     acc = ins[0]
     for k, v in enumerate(ins[1:], start=1):
-        shape = _broadcast(node, acc.shape, v.shape)
+        shape = broadcast_shape(node, acc.shape, v.shape)
         last = k == len(ins) - 1
         out = ctx.define(y, acc.dtype, shape) if last else ctx.temp(f"{y}_{op}{k}", acc.dtype, shape)
         ctx.emit(op, [acc.name, v.name], [out], node.name)
@@ -194,7 +305,7 @@ def lower_reduce(ctx, node):
         axes, rank, keep = [0], 1, 0
     elif axes is None:
         axes = list(range(rank))
-    norm = sorted(_norm_axis(node, a, rank, "axes") for a in axes)
+    norm = sorted(normalize_axis(node, a, rank, "axes") for a in axes)
     if len(set(norm)) != len(norm):
         raise CompileError(f"{node.label}: repeated axes {axes}")
     kept = tuple(1 if i in norm else d for i, d in enumerate(x.shape))
@@ -209,91 +320,12 @@ def lower_reduce(ctx, node):
         ctx.copy_to(out, y, final, node.name)
 
 
-# ---------------------------------------------------------------------------------------------------
-# LayerNormalization
-# ---------------------------------------------------------------------------------------------------
-
-def norm_tail(shape, norm_shape):
-    """`shape` without the leading 1s it has beyond norm_shape's rank, if it broadcasts into norm_shape
-    (so a scale or bias of that shape varies along the normalized dims only); else None."""
-    shape, norm_shape = tuple(shape), tuple(norm_shape)
-    lead = len(shape) - len(norm_shape)
-    if lead > 0:
-        if any(d != 1 for d in shape[:lead]):
-            return None
-        shape = shape[lead:]
-    try:
-        return shape if tuple(np.broadcast_shapes(shape, norm_shape)) == norm_shape else None
-    except ValueError:
-        return None
-
-
-def expand_norm_const(array, norm_shape):
-    """A constant scale or bias as a float32 array shaped norm_shape, or None if it does not fit."""
-    tail = norm_tail(np.shape(array), norm_shape)
-    if tail is None:
-        return None
-    return np.ascontiguousarray(np.broadcast_to(np.asarray(array, F32).reshape(tail), tuple(norm_shape)))
-
-
-def norm_param(ctx, node, v: Value, norm_shape: tuple, what: str):
-    """A scale or bias that broadcasts into the dims from the axis on, as a tensor shaped norm_shape:
-    a constant is expanded at compile time; a runtime tensor is reshaped (a copy) when it has the
-    element count, else broadcast by a mul with ones. None if it does not broadcast so."""
-    norm_shape = tuple(norm_shape)
-    if tuple(v.shape) == norm_shape:
-        return v.name
-    if v.is_const:
-        full = expand_norm_const(v.const, norm_shape)
-        return None if full is None else ctx.const(full, f"{v.name}_{what}")
-    tail = norm_tail(v.shape, norm_shape)
-    if tail is None:
-        return None
-    if np.prod(tail, dtype=np.int64) == np.prod(norm_shape, dtype=np.int64):
-        return ctx.reshape_temp(v.name, norm_shape, node.name, f"{v.name}_{what}")
-    ones = ctx.const(np.ones(norm_shape, F32), f"{node.name}_ones")
-    full = ctx.temp(f"{v.name}_{what}", F32, norm_shape)
-    ctx.emit("mul", [v.name, ones], [full], node.name)
-    return full
-
-
-def lower_layernorm(ctx, node):
-    """LayerNormalization (opset 17), float32: axis, epsilon (> 0), Scale and optional B, constant or
-    not, of any shape that broadcasts into the normalized dims X.shape[axis:]. Only output Y may be
-    used (Mean and InvStdDev are refused); stash_type is ignored (statistics are float32). One
-    `layernorm` node."""
-    x = float_input(ctx, node, 0)
-    rank = len(x.shape)
-    if rank == 0:
-        raise CompileError(f"{node.label}: input is a scalar")
-    axis = _norm_axis(node, node.attr("axis", -1), rank)
-    eps = float(node.attr("epsilon", 1e-5))
-    if not eps > 0 or not np.isfinite(eps):
-        raise unsupported(node, f"epsilon={eps} (must be > 0)")
-    ctx.forbid_outputs_from(node, 1, "LayerNormalization Mean and InvStdDev")
-    norm_shape = tuple(x.shape[axis:])
-    params = []
-    for i, what in ((1, "scale"), (2, "bias")):
-        v = ctx.input_opt(node, i)
-        if v is None:
-            if i == 1:
-                raise CompileError(f"{node.label}: input Scale is required")
-            continue
-        if v.dtype != F32:
-            raise unsupported(node, f"dtype {v.dtype} of input '{v.name}' (float32 only)")
-        name = norm_param(ctx, node, v, norm_shape, what)
-        if name is None:
-            raise unsupported(node, f"{what} shape {tuple(v.shape)} (must broadcast into the normalized "
-                                    f"dims {norm_shape})")
-        params.append(name)
-    y = ctx.define(ctx.output(node), x.dtype, x.shape)
-    ctx.emit("layernorm", [x.name] + params, [y], node.name, ints=[axis], floats=[eps])
-
-
-HANDLERS: dict = {op: _unary(op, act, what) for op, act, what in _UNARY}
-HANDLERS.update({
-    "Elu": lower_elu, "Selu": lower_selu, "Gelu": lower_gelu,
+HANDLERS: dict = {
+    "Add": lower_binary, "Sub": lower_binary, "Mul": lower_binary, "Div": lower_binary,
+    "Relu": lower_activation, "Sigmoid": lower_activation, "HardSigmoid": lower_activation,
+    "HardSwish": lower_activation, "LeakyRelu": lower_activation, "Clip": lower_activation,
+    "PRelu": lower_prelu, "Elu": lower_elu, "Selu": lower_selu, "Gelu": lower_gelu,
     "Pow": lower_pow, "Sum": lower_sum, "Min": lower_min_max, "Max": lower_min_max,
-    "LayerNormalization": lower_layernorm,
-})
+}
+HANDLERS.update({op: _unary(op, act, what) for op, act, what in _UNARY})
 HANDLERS.update(dict.fromkeys(REDUCE_FUNCTIONS, lower_reduce))

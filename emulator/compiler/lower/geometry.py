@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import CompileError
+from ..errors import CompileError
 
 
 def int_list(node, name, default, n, *, minimum=None):

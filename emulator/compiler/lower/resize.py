@@ -1,14 +1,12 @@
-"""Spatial ops beyond conv and pooling: ConvTranspose and Resize (Upsample) (FORMAT.md 1.1 ops).
-
-Each handler takes (ctx, node) as in lowering.py and emits runtime nodes."""
+"""Resize and Upsample (FORMAT.md op 17, resize)."""
 from __future__ import annotations
 
 import numpy as np
 
-from .errors import CompileError
-from .lowering import _finish_1d, _lift_1d, _norm_axis, _prod, conv_operands, unsupported
-from .spatial import (int_list, resize_from_scales, resize_from_sizes, transpose_out_size,
-                      transpose_pads)
+from ..errors import CompileError
+from .context import element_count, normalize_axis, unsupported
+from .geometry import resize_from_scales, resize_from_sizes
+
 
 # FORMAT.md op 17: ints 0 mode, 1 coordinate transformation, 2 nearest rounding.
 _MODES = {"nearest": 0, "linear": 1}
@@ -16,61 +14,6 @@ _COORDS = {"half_pixel": 0, "asymmetric": 1, "align_corners": 2, "pytorch_half_p
            "tf_half_pixel_for_nn": 4, "half_pixel_symmetric": 5}
 _ROUNDINGS = {"round_prefer_floor": 0, "round_prefer_ceil": 1, "floor": 2, "ceil": 3}
 _ASYMMETRIC, _FLOOR, _CEIL = _COORDS["asymmetric"], _ROUNDINGS["floor"], _ROUNDINGS["ceil"]
-
-
-def lower_convtranspose(ctx, node):
-    """ConvTranspose, every opset, 1-D and 2-D, float32: group (incl. depthwise), strides, dilations, pads,
-    auto_pad NOTSET / VALID / SAME_UPPER / SAME_LOWER, output_padding (less than its stride or dilation),
-    output_shape (pads derived as the ONNX spec says; where they would be negative, as onnxruntime does),
-    optional bias. W and B must be constants (after folding). Not supported: 3-D and higher, an
-    output_shape that exceeds the unpadded output by the stride or more.
-
-    Emits one convtranspose node (FORMAT.md op 16); 1-D is lowered to 2-D with H = 1."""
-    x, w, b, rank = conv_operands(ctx, node, "transposed convolutions")
-    sp = rank - 2
-    n, c = x.shape[:2]
-    group = int(node.attr("group", 1))
-    if group < 1 or w.shape[0] != c or c % group:
-        raise CompileError(f"{node.label}: input channels {c}, weight {w.shape} and group {group} "
-                           f"do not agree (weight dim 0 must be the input channels, divisible by group)")
-    m = int(w.shape[1]) * group
-    if b is not None and tuple(b.shape) != (m,):
-        raise CompileError(f"{node.label}: bias shape {b.shape} is not ({m},)")
-    kernel = [int(k) for k in w.shape[2:]]
-    if node.attr("kernel_shape") is not None and [int(k) for k in node.attr("kernel_shape")] != kernel:
-        raise CompileError(f"{node.label}: kernel_shape {list(node.attr('kernel_shape'))} does not "
-                           f"match the weight shape {w.shape}")
-    strides = int_list(node, "strides", [1] * sp, sp, minimum=1)
-    dil = int_list(node, "dilations", [1] * sp, sp, minimum=1)
-    out_pads = int_list(node, "output_padding", [0] * sp, sp, minimum=0)
-    for op, s, d in zip(out_pads, strides, dil):
-        if op >= s and op >= d:
-            raise CompileError(f"{node.label}: output_padding {out_pads} must be less than the stride "
-                               f"{strides} or the dilation {dil}")
-    output_shape = node.attr("output_shape")
-    if output_shape is not None:
-        output_shape = [int(v) for v in output_shape]
-        if len(output_shape) != sp:
-            raise CompileError(f"{node.label}: output_shape {output_shape} must have {sp} values")
-    begins, ends, out_pads = transpose_pads(node, x.shape[2:], kernel, strides, dil, out_pads, output_shape)
-    if sp == 1:
-        kernel, strides, dil, out_pads = [1] + kernel, [1] + strides, [1] + dil, [0] + out_pads
-        begins, ends = [0] + begins, [0] + ends
-        xin = _lift_1d(ctx, node, x)
-        wname = ctx.const(w.reshape(c, w.shape[1], 1, w.shape[2]), f"{node.inputs[1]}_2d")
-    else:
-        xin, wname = x.name, node.inputs[1]
-    in_hw = ctx.g.value(xin).shape[2:]
-    out_hw = [transpose_out_size(node, in_hw[i], kernel[i], strides[i], dil[i], begins[i], ends[i],
-                                 out_pads[i]) for i in range(2)]
-    inputs = [xin, wname] + ([node.inputs[2]] if b is not None else [])
-    ints = [group, kernel[0], kernel[1], strides[0], strides[1], begins[0], begins[1], ends[0], ends[1],
-            dil[0], dil[1], out_pads[0], out_pads[1]]
-    y, shape = ctx.output(node), (n, m, *out_hw)
-    out = ctx.temp(f"{y}_2d", x.dtype, shape) if sp == 1 else ctx.define(y, x.dtype, shape)
-    ctx.emit("convtranspose", inputs, [out], node.name, ints=ints)
-    if sp == 1:
-        _finish_1d(ctx, node, out, y)
 
 
 def _values(node, arr, what, count):
@@ -122,8 +65,8 @@ def _emit_resize(ctx, node, x, out_shape, scales, mode, coord, rounding):
         ctx.emit("resize", [x.name], [y], node.name, ints=ints, floats=floats)
         return
     h, w = (x.shape[-2], x.shape[-1]) if rank >= 2 else (1, x.shape[0])
-    xin = ctx.reshape_temp(x.name, (_prod(x.shape[:-2]), 1, h, w), node.name, f"{x.name}_nchw")
-    y4 = ctx.temp(f"{y}_nchw", x.dtype, (_prod(x.shape[:-2]), 1, oh, ow))
+    xin = ctx.reshape_temp(x.name, (element_count(x.shape[:-2]), 1, h, w), node.name, f"{x.name}_nchw")
+    y4 = ctx.temp(f"{y}_nchw", x.dtype, (element_count(x.shape[:-2]), 1, oh, ow))
     ctx.emit("resize", [xin], [y4], node.name, ints=ints, floats=floats)
     ctx.copy_to(y4, y, out_shape, node.name)
 
@@ -167,7 +110,7 @@ def lower_resize(ctx, node):
         if policy not in ("stretch", "not_larger", "not_smaller"):
             raise unsupported(node, f"keep_aspect_ratio_policy '{policy}'")
         if node.attr("axes") is not None:
-            axes = [_norm_axis(node, a, rank, "axes") for a in node.attr("axes")]
+            axes = [normalize_axis(node, a, rank, "axes") for a in node.attr("axes")]
             if len(set(axes)) != len(axes):
                 raise CompileError(f"{node.label}: repeated axes {list(node.attr('axes'))}")
     scales = ctx.const_input(node, 2, "scales")
@@ -217,6 +160,4 @@ def lower_upsample(ctx, node):
     _emit_resize(ctx, node, x, out, scales, mode, _ASYMMETRIC, _FLOOR)
 
 
-HANDLERS: dict = {
-    "ConvTranspose": lower_convtranspose, "Resize": lower_resize, "Upsample": lower_upsample,
-}
+HANDLERS: dict = {"Resize": lower_resize, "Upsample": lower_upsample}

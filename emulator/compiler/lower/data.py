@@ -1,18 +1,60 @@
-"""Data movement: Slice, Split, Gather, Expand, Tile, Cast and CastLike at run time (FORMAT.md 1.1 ops
-slice, gather, expand, cast), on every dtype accel has: float16 and integer tensors flow through these
-(and through the copies, transposes and concats of lowering.py) while the ops that compute stay float32.
-
-Each handler takes (ctx, node) as in lowering.py and emits runtime nodes. All-constant nodes never get
-here: lowering.py folds them first."""
+"""Data movement: Transpose and Concat, and Slice, Split, Gather, Expand, Tile, Cast and CastLike at run
+time (FORMAT.md ops transpose, concat, slice, gather, expand, cast), on every dtype accel has where the op
+says so: float16 and integer tensors flow through these (and through the copies of reshape.py) while the
+ops that compute stay float32. All-constant nodes never get here: the driver (lower/__init__.py) folds
+them first."""
 from __future__ import annotations
 
 import numpy as np
 from onnx import helper
 
-from .accm import MAX_DIMS, dtype_code
-from .errors import CompileError
-from .ir import Value
-from .lowering import _broadcast, _norm_axis, unsupported
+from ..accm import MAX_DIMS, dtype_code
+from ..errors import CompileError
+from ..ir import Value
+from .context import broadcast_shape, element_count, normalize_axis, unsupported
+
+
+def lower_transpose(ctx, node):
+    """Transpose (every opset): float32, perm given or the default reversal. Other dtypes are not
+    supported.
+    """
+    x = ctx.input(node, 0)
+    rank = len(x.shape)
+    perm = node.attr("perm")
+    perm = list(range(rank))[::-1] if perm is None else [int(p) for p in perm]
+    if sorted(perm) != list(range(rank)):
+        raise CompileError(f"{node.label}: perm {perm} is not a permutation of 0..{rank - 1}")
+    y = ctx.define(ctx.output(node), x.dtype, tuple(x.shape[p] for p in perm))
+    ctx.emit("transpose", [x.name], [y], node.name, ints=perm)
+
+
+def lower_concat(ctx, node):
+    """Concat (every opset): float32 inputs, axis (default 1 before opset 4; negative allowed);
+    empty inputs are dropped. Other dtypes are not supported.
+    """
+    ins = [ctx.input(node, i) for i in range(len(node.inputs))]
+    if not ins:
+        raise CompileError(f"{node.label}: no inputs")
+    rank = len(ins[0].shape)
+    if rank == 0:
+        raise CompileError(f"{node.label}: cannot concatenate scalars")
+    axis = node.attr("axis", 1 if ctx.opset < 4 else None)
+    if axis is None:
+        raise CompileError(f"{node.label}: attribute axis is required")
+    axis = normalize_axis(node, axis, rank)
+    for v in ins:
+        if len(v.shape) != rank or any(v.shape[i] != ins[0].shape[i] for i in range(rank) if i != axis):
+            raise CompileError(f"{node.label}: input '{v.name}' {v.shape} does not match "
+                               f"{ins[0].shape} outside axis {axis}")
+    shape = list(ins[0].shape)
+    shape[axis] = sum(v.shape[axis] for v in ins)
+    live = [v for v in ins if element_count(v.shape) > 0]  # empty inputs contribute nothing
+    y = ctx.output(node)
+    if len(live) == 1:
+        ctx.copy_to(live[0].name, y, shape, node.name)
+        return
+    ctx.define(y, ins[0].dtype, shape)
+    ctx.emit("concat", [v.name for v in live], [y], node.name, ints=[axis])
 
 
 def _int_list(values) -> list:
@@ -74,7 +116,7 @@ def lower_slice(ctx, node):
     if not len(starts) == len(ends) == len(axes) == len(steps):
         raise CompileError(f"{node.label}: starts {starts}, ends {ends}, axes {axes} and steps {steps} "
                            f"differ in length")
-    axes = [_norm_axis(node, a, rank, "axes") for a in axes]
+    axes = [normalize_axis(node, a, rank, "axes") for a in axes]
     if len(set(axes)) != len(axes):
         raise CompileError(f"{node.label}: repeated axes {axes}")
     first, step, shape = [0] * rank, [1] * rank, list(x.shape)
@@ -124,7 +166,7 @@ def lower_split(ctx, node):
     rank = len(x.shape)
     if rank == 0:
         raise CompileError(f"{node.label}: cannot split a scalar")
-    axis = _norm_axis(node, node.attr("axis", 0), rank)
+    axis = normalize_axis(node, node.attr("axis", 0), rank)
     sizes = _split_sizes(ctx, node, x.shape[axis], len(node.outputs))
     offset = 0
     for i, (y, size) in enumerate(zip(node.outputs, sizes)):
@@ -144,7 +186,7 @@ def lower_gather(ctx, node):
     rank = len(x.shape)
     if rank == 0:
         raise CompileError(f"{node.label}: cannot gather from a scalar")
-    axis = _norm_axis(node, node.attr("axis", 0), rank)
+    axis = normalize_axis(node, node.attr("axis", 0), rank)
     ind = ctx.input(node, 1)
     if not ind.is_const:
         raise unsupported(node, f"runtime indices '{ind.name}' (only constant indices)")
@@ -175,7 +217,7 @@ def lower_expand(ctx, node):
     target = ctx.const_input(node, 1, "shape")
     if target is None:
         raise CompileError(f"{node.label}: input shape is required")
-    shape = _broadcast(node, x.shape, _int_list(target))
+    shape = broadcast_shape(node, x.shape, _int_list(target))
     y = ctx.output(node)
     _nonempty(node, shape, f"output '{y}'")
     if shape == tuple(x.shape):
@@ -243,6 +285,7 @@ def lower_cast(ctx, node):
 
 
 HANDLERS: dict = {
+    "Transpose": lower_transpose, "Concat": lower_concat,
     "Slice": lower_slice, "Split": lower_split, "Gather": lower_gather, "Expand": lower_expand,
     "Tile": lower_tile, "Cast": lower_cast, "CastLike": lower_cast,
 }

@@ -1,0 +1,115 @@
+"""The lowering context every op handler gets, and the helpers the op families share: inputs, outputs and
+the nodes a handler emits, axis and broadcast rules, and the refusal of what is not supported."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import CompileError
+from ..importer import DEFAULT_DOMAINS, Imported
+from ..ir import Graph, Node, Value
+
+F32 = np.dtype(np.float32)
+
+
+def unsupported(node, what=None) -> CompileError:
+    dom = f" (domain '{node.domain}')" if node.domain not in DEFAULT_DOMAINS else ""
+    if what is None:
+        return CompileError(f"unsupported op '{node.op}'{dom} (node '{node.name}')")
+    return CompileError(f"unsupported {what} in op '{node.op}' (node '{node.name}')")
+
+
+class Ctx:
+    def __init__(self, imp: Imported):
+        self.g: Graph = imp.graph
+        self.opset = imp.opset
+        self.used = imp.used
+
+    # ---- inputs ----
+    def input(self, node, i) -> Value:
+        if i >= len(node.inputs) or not node.inputs[i]:
+            raise CompileError(f"{node.label}: input {i} is required")
+        return self.g.value(node.inputs[i])
+
+    def input_opt(self, node, i):
+        if i >= len(node.inputs) or not node.inputs[i]:
+            return None
+        return self.g.value(node.inputs[i])
+
+    def const_input(self, node, i, what):
+        v = self.input_opt(node, i)
+        if v is None:
+            return None
+        if not v.is_const:
+            raise CompileError(f"{node.label}: {what} ('{v.name}') must be a constant "
+                               f"(after constant folding)")
+        return v.const
+
+    def output(self, node, i=0) -> str:
+        if i >= len(node.outputs) or not node.outputs[i]:
+            raise CompileError(f"{node.label}: output {i} is required")
+        return node.outputs[i]
+
+    def forbid_outputs_from(self, node, first, why):
+        for o in node.outputs[first:]:
+            if o and o in self.used:
+                raise unsupported(node, f"output '{o}' ({why})")
+
+    # ---- building ----
+    def define(self, name, dtype, shape) -> str:
+        shape = tuple(int(d) for d in shape)
+        self.g.values[name] = Value(name, np.dtype(dtype) if dtype is not None else None, shape)
+        return name
+
+    def temp(self, hint, dtype, shape) -> str:
+        return self.g.add_value(hint, dtype, tuple(int(d) for d in shape))
+
+    def const(self, array, hint) -> str:
+        return self.g.add_const(np.asarray(array, order="C"), hint)
+
+    def emit(self, op, inputs, outputs, name, **kw) -> Node:
+        n = Node(op, list(inputs), list(outputs), name, **kw)
+        self.g.nodes.append(n)
+        return n
+
+    def copy_to(self, src: str, dst_name: str, shape, name) -> str:
+        """A copy node from src into a new value dst_name shaped `shape` (a reshape)."""
+        v = self.g.value(src)
+        shape = tuple(int(d) for d in shape)
+        if int(np.prod(shape, dtype=np.int64)) != int(np.prod(v.shape, dtype=np.int64)):
+            raise CompileError(f"node '{name}': cannot reshape '{src}' {v.shape} to {shape}")
+        self.define(dst_name, v.dtype, shape)
+        self.emit("copy", [src], [dst_name], name)
+        return dst_name
+
+    def reshape_temp(self, src: str, shape, name, hint) -> str:
+        return self.copy_to(src, self.g.names.new(hint), shape, name)
+
+
+def normalize_axis(node, axis, rank, what="axis", allow_end=False):
+    """axis in [-rank, rank) (or [-rank, rank] with allow_end) -> a non-negative axis."""
+    axis = int(axis)
+    a = axis + rank if axis < 0 else axis
+    if not 0 <= a < (rank + 1 if allow_end else rank):
+        raise CompileError(f"{node.label}: {what} {axis} is out of range for rank {rank}")
+    return a
+
+
+def element_count(shape) -> int:
+    return int(np.prod(shape, dtype=np.int64))
+
+
+def broadcast_shape(node, *shapes) -> tuple:
+    try:
+        return tuple(np.broadcast_shapes(*[tuple(s) for s in shapes]))
+    except ValueError:
+        raise CompileError(f"{node.label}: shapes {' and '.join(str(tuple(s)) for s in shapes)} "
+                           f"do not broadcast") from None
+
+
+def float_input(ctx, node, i) -> Value:
+    """Input i, which must be present and float32."""
+    v = ctx.input(node, i)
+    if v.dtype != F32:
+        raise unsupported(node, f"dtype {v.dtype} of input '{v.name}' (float32 only)")
+    return v
