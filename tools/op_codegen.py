@@ -80,7 +80,15 @@ def op_codes_h(s) -> str:
         out.append(f"enum class {e.name} : int64_t {{")
         out += [f"    {_camel(n)} = {c}," for n, c in e.values]
         out.append("};")
-    out += ["", "}  // namespace accel_emu", ""]
+    out += ["", "// True if `v` is one of the values above (a file may hold any number).", ""]
+    known = [("Op", [o.cname for o in s.OPS]), ("Act", [a.enum_name for a in s.ACTIVATIONS])]
+    known += [(e.name, [_camel(n) for n, _ in e.values]) for e in s.ENUMS]
+    for name, members in known:
+        out.append(f"constexpr bool is_known({name} v) {{")
+        out.append("    switch (v) {")
+        out += [f"        case {name}::{m}:" for m in members[:-1]]
+        out += [f"        case {name}::{members[-1]}: return true;", "    }", "    return false;", "}", ""]
+    out += ["}  // namespace accel_emu", ""]
     return "\n".join(out)
 
 

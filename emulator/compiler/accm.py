@@ -16,7 +16,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 # The codes, generated from emulator/op_schema.py; accm.OPS and accm.ACTIVATIONS stay their names here.
-from .op_params import ACTIVATION_NAMES, ACTIVATIONS, OP_NAMES, OPS, PARAMS  # noqa: F401
+from .op_params import ACTIVATION_NAMES as ACTIVATION_NAMES
+from .op_params import ACTIVATIONS as ACTIVATIONS
+from .op_params import OP_NAMES as OP_NAMES
+from .op_params import OPS as OPS
+from .op_params import PARAMS
 
 MAGIC = b"ACCM"
 VERSION_MAJOR = 1

@@ -4,9 +4,12 @@ constant that broadcasts to its output becomes a gemm with C (the exporters' Lin
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from .ir import Graph
+from .op_params import Gemm
 
 F32 = np.dtype(np.float32)
 
@@ -32,7 +35,7 @@ def scale_out_channels(conv, w: np.ndarray, vec: np.ndarray) -> np.ndarray:
     for conv, W[C, M/g, ...] (channel m of group m // (M/g) at dim 1) for convtranspose."""
     if conv.op == "conv":
         return w * vec.reshape(-1, *([1] * (w.ndim - 1)))
-    groups, c, mg = conv.ints[0], w.shape[0], w.shape[1]
+    groups, c, mg = conv.params.group, w.shape[0], w.shape[1]
     grouped = w.reshape(groups, c // groups, mg, *w.shape[2:])
     return (grouped * vec.reshape(groups, 1, mg, *([1] * (w.ndim - 2)))).reshape(w.shape)
 
@@ -72,11 +75,11 @@ def _fold_into_gemm(g: Graph, mm, node, const: np.ndarray) -> bool:
         a, b = (g.value(i).shape for i in mm.inputs)
         if len(a) != 2 or len(b) != 2:
             return False
-        mm.op, mm.ints, mm.floats = "gemm", [0, 0], [1.0, 1.0]
+        mm.op, mm.params = "gemm", Gemm(trans_a=0, trans_b=0, alpha=1.0, beta=1.0)
         mm.inputs = mm.inputs[:2] + [g.add_const(const, f"{mm.name or mm.outputs[0]}_bias")]
         return True
     # gemm: C' = beta * C + c, beta' = 1
-    alpha, beta = mm.floats[0], mm.floats[1]
+    beta = mm.params.beta
     if len(mm.inputs) > 2 and mm.inputs[2] is not None:
         c_old = g.value(mm.inputs[2])
         if not c_old.is_const:
@@ -84,7 +87,7 @@ def _fold_into_gemm(g: Graph, mm, node, const: np.ndarray) -> bool:
         new_c = (np.float32(beta) * c_old.const + const).astype(F32)
     else:
         new_c = const
-    mm.floats = [alpha, 1.0]
+    mm.params = dataclasses.replace(mm.params, beta=1.0)
     mm.inputs = mm.inputs[:2] + [g.add_const(new_c, f"{mm.name or mm.outputs[0]}_bias")]
     return True
 

@@ -120,6 +120,6 @@ def build(g: Graph):
         nodes.append(accm.Node(
             op=accm.OPS[n.op], inputs=[None if t is None else index[t] for t in n.inputs],
             outputs=[index[t] for t in n.outputs], name=n.name, activation=int(n.act),
-            act_alpha=float(n.alpha), act_beta=float(n.beta), ints=list(n.ints),
-            floats=list(n.floats)))
+            act_alpha=float(n.alpha), act_beta=float(n.beta), ints=n.params.ints() if n.params else [],
+            floats=n.params.floats() if n.params else []))
     return tensors, nodes, [index[t] for t in g.inputs], [index[t] for t in g.outputs]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .accm import ACTIVATIONS
+from .op_params import ACTIVATIONS, LayerNorm, ReduceFn
 from .ir import Graph, Node
 from .lower.normalization import expand_norm_const
 
@@ -68,7 +68,6 @@ def simplify_copies(g: Graph) -> None:
 
 
 SIGMOID, SILU, SQRT, POW = (ACTIVATIONS[k] for k in ("sigmoid", "silu", "sqrt", "pow"))
-REDUCE_MEAN = 1
 
 
 class _Uses:
@@ -154,8 +153,8 @@ def _mean_mask(g: Graph, node):
     over, or None if node is not a mean without fused activation."""
     if node is None or node.act:
         return None
-    if node.op == "reduce" and node.ints[0] == REDUCE_MEAN:
-        return int(node.ints[1])
+    if node.op == "reduce" and node.params.function == ReduceFn.MEAN:
+        return int(node.params.axes_mask)
     if node.op == "globalavgpool":
         rank = len(g.value(node.inputs[0]).shape)
         return (1 << rank) - (1 << 2)
@@ -224,7 +223,7 @@ def _match_layernorm(u: _Uses, r1):
     inputs = [x, g.add_const(scale, f"{r1.name or x}_ln_scale")]
     if params["add"] is not None:
         inputs.append(g.add_const(params["add"], f"{r1.name or x}_ln_bias"))
-    new = Node("layernorm", inputs, [matched[-1].outputs[0]], r1.name, ints=[axis], floats=[eps])
+    new = Node("layernorm", inputs, [matched[-1].outputs[0]], r1.name, params=LayerNorm(axis=axis, epsilon=eps))
     return matched, new
 
 

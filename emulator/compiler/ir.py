@@ -6,7 +6,8 @@ Node ops are the FORMAT.md op names ("conv", "add", "copy", ...) plus the pseudo
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -34,8 +35,8 @@ class Node:
     act: int = 0
     alpha: float = 0.0
     beta: float = 0.0
-    ints: list = field(default_factory=list)
-    floats: list = field(default_factory=list)
+    # The op's parameters by name: an instance of its op_params class, None for an op without any.
+    params: Any = None
 
 
 class NameGen:

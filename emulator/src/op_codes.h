@@ -98,4 +98,115 @@ enum class NearestRounding : int64_t {
     Ceil = 3,
 };
 
+// True if `v` is one of the values above (a file may hold any number).
+
+constexpr bool is_known(Op v) {
+    switch (v) {
+        case Op::Conv:
+        case Op::Gemm:
+        case Op::MatMul:
+        case Op::Add:
+        case Op::Sub:
+        case Op::Mul:
+        case Op::Div:
+        case Op::Activation:
+        case Op::MaxPool:
+        case Op::AvgPool:
+        case Op::GlobalAvgPool:
+        case Op::Copy:
+        case Op::Transpose:
+        case Op::Concat:
+        case Op::Softmax:
+        case Op::ConvTranspose:
+        case Op::Resize:
+        case Op::Reduce:
+        case Op::Slice:
+        case Op::Gather:
+        case Op::Pow:
+        case Op::Min:
+        case Op::Max:
+        case Op::LayerNorm:
+        case Op::Expand:
+        case Op::Cast: return true;
+    }
+    return false;
+}
+
+constexpr bool is_known(Act v) {
+    switch (v) {
+        case Act::None:
+        case Act::Relu:
+        case Act::Clip:
+        case Act::Sigmoid:
+        case Act::HardSigmoid:
+        case Act::HardSwish:
+        case Act::LeakyRelu:
+        case Act::Tanh:
+        case Act::Silu:
+        case Act::Gelu:
+        case Act::Elu:
+        case Act::Softplus:
+        case Act::Sqrt:
+        case Act::Exp:
+        case Act::Log:
+        case Act::Neg:
+        case Act::Abs:
+        case Act::Reciprocal:
+        case Act::Erf:
+        case Act::Floor:
+        case Act::Ceil:
+        case Act::Pow:
+        case Act::Round:
+        case Act::GeluTanh:
+        case Act::Selu:
+        case Act::Softsign: return true;
+    }
+    return false;
+}
+
+constexpr bool is_known(ReduceFn v) {
+    switch (v) {
+        case ReduceFn::Mean:
+        case ReduceFn::Sum:
+        case ReduceFn::Max:
+        case ReduceFn::Min:
+        case ReduceFn::Prod:
+        case ReduceFn::SumSquare:
+        case ReduceFn::L1:
+        case ReduceFn::L2:
+        case ReduceFn::LogSumExp: return true;
+    }
+    return false;
+}
+
+constexpr bool is_known(ResizeMode v) {
+    switch (v) {
+        case ResizeMode::Nearest:
+        case ResizeMode::Linear: return true;
+    }
+    return false;
+}
+
+constexpr bool is_known(ResizeCoord v) {
+    switch (v) {
+        case ResizeCoord::HalfPixel:
+        case ResizeCoord::Asymmetric:
+        case ResizeCoord::AlignCorners:
+        case ResizeCoord::PytorchHalfPixel:
+        case ResizeCoord::TfHalfPixelForNearest:
+        case ResizeCoord::HalfPixelSymmetric: return true;
+    }
+    return false;
+}
+
+constexpr bool is_known(NearestRounding v) {
+    switch (v) {
+        case NearestRounding::RoundPreferFloor:
+        case NearestRounding::RoundPreferCeil:
+        case NearestRounding::Floor:
+        case NearestRounding::Ceil: return true;
+    }
+    return false;
+}
+
 }  // namespace accel_emu

@@ -75,3 +75,47 @@ def test_parameter_class_packs_unused_slots_as_zero():
     assert op_params.Transpose(perm=(2, 0, 1)).ints() == [2, 0, 1, 0, 0, 0, 0, 0]
     with pytest.raises(ValueError, match="perm has 9 entries, at most 8"):
         op_params.Transpose(perm=tuple(range(9)))
+
+
+# Where a parameter may be read by slot: the generated code, and the file layer (the record reader and
+# writer), which moves the ints and floats of a record as they are.
+_SLOT_READERS = {
+    "emulator/src/op_params.h": None,  # generated: every line
+    "emulator/src/graph.h": r"^\s*(int64_t ints|float floats)\[\d+\] = \{0\};",
+    "emulator/src/model_reader.cc": r"node\.(ints|floats)\[k\] = in_\.",
+    "emulator/compiler/op_params.py": None,
+    "emulator/compiler/accm.py": None,
+    "emulator/compiler/emit.py": r"(ints|floats)=n\.params\.(ints|floats)\(\)",
+    "emulator/compiler/importer.py": r"\ba\.ints\b",  # an ONNX AttributeProto's ints, not a node's
+}
+
+
+def _positional_reads(root: Path):
+    import re
+
+    cpp = re.compile(r"\b(ints|floats)\[")
+    py = re.compile(r"\.(ints|floats)\b(?!\()|\b(ints|floats)=|\[\"(ints|floats)\"\]")
+    for path in sorted([*root.glob("emulator/src/**/*.cc"), *root.glob("emulator/src/**/*.h"),
+                        *root.glob("emulator/compiler/**/*.py")]):
+        rel = path.relative_to(root).as_posix()
+        allowed = _SLOT_READERS.get(rel, "")
+        if allowed is None:
+            continue
+        pattern = py if path.suffix == ".py" else cpp
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if pattern.search(line) and not (allowed and re.search(allowed, line)):
+                yield f"{rel}:{number}: {line.strip()}"
+
+
+def test_kernels_and_compiler_read_parameters_by_name():
+    found = list(_positional_reads(ROOT))
+    assert not found, "op parameters read by slot outside generated code (use op_params):\n" + "\n".join(found)
+
+
+def test_the_positional_read_check_finds_one(tmp_path):
+    (tmp_path / "emulator" / "src" / "ops").mkdir(parents=True)
+    (tmp_path / "emulator" / "compiler").mkdir(parents=True)
+    (tmp_path / "emulator" / "src" / "ops" / "conv.cc").write_text("int64_t g = n.ints[0];\n")
+    (tmp_path / "emulator" / "compiler" / "fusion.py").write_text("axis = node.ints[0]\nNode(ints=[1])\n")
+    assert [f.split(":")[0] for f in _positional_reads(tmp_path)] == [
+        "emulator/compiler/fusion.py", "emulator/compiler/fusion.py", "emulator/src/ops/conv.cc"]

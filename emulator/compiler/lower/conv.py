@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..errors import CompileError
 from ..ir import Value
+from ..op_params import AvgPool, Conv, ConvTranspose, MaxPool
 from .context import unsupported
 from .geometry import int_list, out_size, resolve_pads, transpose_out_size, transpose_pads
 
@@ -11,6 +12,13 @@ from .geometry import int_list, out_size, resolve_pads, transpose_out_size, tran
 def _lift_1d(ctx, node, x: Value) -> str:
     n, c, w = x.shape
     return ctx.reshape_temp(x.name, (n, c, 1, w), node.name, f"{x.name}_2d")
+
+
+def _window(kernel, strides, dil, begins, ends) -> dict:
+    """The 2-D window parameters shared by conv, convtranspose and the pools, by name ([h, w] each)."""
+    return dict(kernel_h=kernel[0], kernel_w=kernel[1], stride_h=strides[0], stride_w=strides[1],
+                pad_top=begins[0], pad_left=begins[1], pad_bottom=ends[0], pad_right=ends[1],
+                dilation_h=dil[0], dilation_w=dil[1])
 
 
 def _finish_1d(ctx, node, y2: str, y: str):
@@ -77,16 +85,15 @@ def lower_conv(ctx, node):
     out_hw = [out_size(node, in_hw[i], kernel[i], strides[i], dil[i], begins[i], ends[i])
               for i in range(2)]
     inputs = [xin, wname] + ([node.inputs[2]] if b is not None else [])
-    ints = [group, kernel[0], kernel[1], strides[0], strides[1], begins[0], begins[1], ends[0],
-            ends[1], dil[0], dil[1]]
+    params = Conv(group=group, **_window(kernel, strides, dil, begins, ends))
     y = ctx.output(node)
     if sp == 1:
         y2 = ctx.temp(f"{y}_2d", x.dtype, (n, m, *out_hw))
-        ctx.emit("conv", inputs, [y2], node.name, ints=ints)
+        ctx.emit("conv", inputs, [y2], node.name, params=params)
         _finish_1d(ctx, node, y2, y)
     else:
         ctx.define(y, x.dtype, (n, m, *out_hw))
-        ctx.emit("conv", inputs, [y], node.name, ints=ints)
+        ctx.emit("conv", inputs, [y], node.name, params=params)
 
 
 def lower_pool(ctx, node):
@@ -129,19 +136,20 @@ def _emit_pool(ctx, node, x, op, kernel, strides, dil, begins, ends, ceil_mode, 
     in_hw = ctx.g.value(xin).shape[2:]
     out_hw = [out_size(node, in_hw[i], kernel[i], strides[i], dil[i], begins[i], ends[i],
                        bool(ceil_mode)) for i in range(2)]
-    ints = [0, kernel[0], kernel[1], strides[0], strides[1], begins[0], begins[1], ends[0], ends[1],
-            dil[0], dil[1], 1 if ceil_mode else 0]
+    window = _window(kernel, strides, dil, begins, ends)
     if op == "avgpool":
-        ints.append(1 if cip else 0)
+        params = AvgPool(**window, ceil_mode=1 if ceil_mode else 0, count_include_pad=1 if cip else 0)
+    else:
+        params = MaxPool(**window, ceil_mode=1 if ceil_mode else 0)
     n, c = x.shape[:2]
     y = ctx.output(node)
     if sp == 1:
         y2 = ctx.temp(f"{y}_2d", x.dtype, (n, c, *out_hw))
-        ctx.emit(op, [xin], [y2], node.name, ints=ints)
+        ctx.emit(op, [xin], [y2], node.name, params=params)
         _finish_1d(ctx, node, y2, y)
     else:
         ctx.define(y, x.dtype, (n, c, *out_hw))
-        ctx.emit(op, [xin], [y], node.name, ints=ints)
+        ctx.emit(op, [xin], [y], node.name, params=params)
 
 
 def lower_global_avgpool(ctx, node):
@@ -208,11 +216,11 @@ def lower_convtranspose(ctx, node):
     out_hw = [transpose_out_size(node, in_hw[i], kernel[i], strides[i], dil[i], begins[i], ends[i],
                                  out_pads[i]) for i in range(2)]
     inputs = [xin, wname] + ([node.inputs[2]] if b is not None else [])
-    ints = [group, kernel[0], kernel[1], strides[0], strides[1], begins[0], begins[1], ends[0], ends[1],
-            dil[0], dil[1], out_pads[0], out_pads[1]]
+    params = ConvTranspose(group=group, **_window(kernel, strides, dil, begins, ends), output_pad_h=out_pads[0],
+                           output_pad_w=out_pads[1])
     y, shape = ctx.output(node), (n, m, *out_hw)
     out = ctx.temp(f"{y}_2d", x.dtype, shape) if sp == 1 else ctx.define(y, x.dtype, shape)
-    ctx.emit("convtranspose", inputs, [out], node.name, ints=ints)
+    ctx.emit("convtranspose", inputs, [out], node.name, params=params)
     if sp == 1:
         _finish_1d(ctx, node, out, y)
 

@@ -11,6 +11,7 @@ from onnx import helper
 from ..accm import MAX_DIMS, dtype_code
 from ..errors import CompileError
 from ..ir import Value
+from ..op_params import Concat, Gather, Slice, Transpose
 from .context import broadcast_shape, element_count, normalize_axis, unsupported
 
 
@@ -25,7 +26,7 @@ def lower_transpose(ctx, node):
     if sorted(perm) != list(range(rank)):
         raise CompileError(f"{node.label}: perm {perm} is not a permutation of 0..{rank - 1}")
     y = ctx.define(ctx.output(node), x.dtype, tuple(x.shape[p] for p in perm))
-    ctx.emit("transpose", [x.name], [y], node.name, ints=perm)
+    ctx.emit("transpose", [x.name], [y], node.name, params=Transpose(perm=perm))
 
 
 def lower_concat(ctx, node):
@@ -54,7 +55,7 @@ def lower_concat(ctx, node):
         ctx.copy_to(live[0].name, y, shape, node.name)
         return
     ctx.define(y, ins[0].dtype, shape)
-    ctx.emit("concat", [v.name for v in live], [y], node.name, ints=[axis])
+    ctx.emit("concat", [v.name for v in live], [y], node.name, params=Concat(axis=axis))
 
 
 def _int_list(values) -> list:
@@ -73,9 +74,8 @@ def _emit_slice(ctx, node, x: Value, y: str, starts, steps, shape, name) -> None
     if tuple(shape) == tuple(x.shape) and all(s == 0 for s in starts) and all(s == 1 for s in steps):
         ctx.copy_to(x.name, y, shape, name)
         return
-    pad = [0] * (MAX_DIMS - len(shape))
     ctx.define(y, x.dtype, shape)
-    ctx.emit("slice", [x.name], [y], name, ints=list(starts) + pad + list(steps) + pad)
+    ctx.emit("slice", [x.name], [y], name, params=Slice(starts=starts, steps=steps))
 
 
 def slice_range(start, end, step, dim) -> tuple:
@@ -207,7 +207,7 @@ def lower_gather(ctx, node):
         ctx.copy_to(x.name, y, shape, node.name)
         return
     ctx.define(y, x.dtype, shape)
-    ctx.emit("gather", [x.name, ctx.const(idx, f"{y}_indices")], [y], node.name, ints=[axis])
+    ctx.emit("gather", [x.name, ctx.const(idx, f"{y}_indices")], [y], node.name, params=Gather(axis=axis))
 
 
 def lower_expand(ctx, node):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..accm import ACTIVATIONS
+from ..op_params import ACTIVATIONS, Reduce, ReduceFn
 from ..errors import CompileError
 from ..ir import Value
 from .context import F32, broadcast_shape, float_input, normalize_axis, unsupported
@@ -261,8 +261,9 @@ def lower_min_max(ctx, node):
 # ---------------------------------------------------------------------------------------------------
 
 REDUCE_FUNCTIONS = {
-    "ReduceMean": 1, "ReduceSum": 2, "ReduceMax": 3, "ReduceMin": 4, "ReduceProd": 5,
-    "ReduceSumSquare": 6, "ReduceL1": 7, "ReduceL2": 8, "ReduceLogSumExp": 9,
+    "ReduceMean": ReduceFn.MEAN, "ReduceSum": ReduceFn.SUM, "ReduceMax": ReduceFn.MAX, "ReduceMin": ReduceFn.MIN,
+    "ReduceProd": ReduceFn.PROD, "ReduceSumSquare": ReduceFn.SUM_SQUARE, "ReduceL1": ReduceFn.L1,
+    "ReduceL2": ReduceFn.L2, "ReduceLogSumExp": ReduceFn.LOG_SUM_EXP,
 }
 # A reduction over no axes (noop_with_empty_axes=1) still applies the per-element part, as onnxruntime.
 _NOOP_ACTIVATION = {"ReduceSumSquare": ("pow", 2.0), "ReduceL1": ("abs", 0.0), "ReduceL2": ("abs", 0.0)}
@@ -311,11 +312,11 @@ def lower_reduce(ctx, node):
     kept = tuple(1 if i in norm else d for i, d in enumerate(x.shape))
     final = kept if keep else tuple(d for i, d in enumerate(x.shape) if i not in norm)
     if node.op == "ReduceMean" and rank >= 3 and norm == list(range(2, rank)):
-        op, kw = "globalavgpool", {}
+        op, params = "globalavgpool", None
     else:
-        op, kw = "reduce", {"ints": [fn, sum(1 << a for a in norm)]}
+        op, params = "reduce", Reduce(function=fn, axes_mask=sum(1 << a for a in norm))
     out = ctx.define(y, x.dtype, kept) if final == kept else ctx.temp(f"{y}_keepdims", x.dtype, kept)
-    ctx.emit(op, [x.name], [out], node.name, **kw)
+    ctx.emit(op, [x.name], [out], node.name, params=params)
     if out != y:
         ctx.copy_to(out, y, final, node.name)
 

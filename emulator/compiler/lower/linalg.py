@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..errors import CompileError
+from ..op_params import Gemm
 from .context import broadcast_shape
 
 
@@ -25,8 +26,8 @@ def lower_gemm(ctx, node):
             raise CompileError(f"{node.label}: C {c.shape} does not broadcast to {(m, n)}")
         inputs.append(c.name)
     y = ctx.define(ctx.output(node), a.dtype, (m, n))
-    ctx.emit("gemm", inputs, [y], node.name, ints=[ta, tb],
-             floats=[float(node.attr("alpha", 1.0)), float(node.attr("beta", 1.0))])
+    params = Gemm(trans_a=ta, trans_b=tb, alpha=float(node.attr("alpha", 1.0)), beta=float(node.attr("beta", 1.0)))
+    ctx.emit("gemm", inputs, [y], node.name, params=params)
 
 
 def matmul_shape(node, a, b) -> tuple:

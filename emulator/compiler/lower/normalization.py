@@ -6,6 +6,7 @@ import numpy as np
 
 from ..errors import CompileError
 from ..ir import Value
+from ..op_params import LayerNorm, Softmax
 from .context import F32, float_input, normalize_axis, unsupported
 
 
@@ -118,7 +119,7 @@ def lower_layernorm(ctx, node):
                                     f"dims {norm_shape})")
         params.append(name)
     y = ctx.define(ctx.output(node), x.dtype, x.shape)
-    ctx.emit("layernorm", [x.name] + params, [y], node.name, ints=[axis], floats=[eps])
+    ctx.emit("layernorm", [x.name] + params, [y], node.name, params=LayerNorm(axis=axis, epsilon=eps))
 
 
 def lower_softmax(ctx, node):
@@ -132,7 +133,7 @@ def lower_softmax(ctx, node):
     legacy = ctx.opset < 13
     axis = normalize_axis(node, node.attr("axis", 1 if legacy else -1), rank)
     y = ctx.define(ctx.output(node), x.dtype, x.shape)
-    ctx.emit("softmax", [x.name], [y], node.name, ints=[axis, 1 if legacy else 0])
+    ctx.emit("softmax", [x.name], [y], node.name, params=Softmax(axis=axis, coerce_2d=1 if legacy else 0))
 
 
 HANDLERS: dict = {

@@ -4,16 +4,16 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import CompileError
+from ..op_params import NearestRounding, Resize, ResizeCoord, ResizeMode
 from .context import element_count, normalize_axis, unsupported
 from .geometry import resize_from_scales, resize_from_sizes
 
-
-# FORMAT.md op 17: ints 0 mode, 1 coordinate transformation, 2 nearest rounding.
-_MODES = {"nearest": 0, "linear": 1}
-_COORDS = {"half_pixel": 0, "asymmetric": 1, "align_corners": 2, "pytorch_half_pixel": 3,
-           "tf_half_pixel_for_nn": 4, "half_pixel_symmetric": 5}
-_ROUNDINGS = {"round_prefer_floor": 0, "round_prefer_ceil": 1, "floor": 2, "ceil": 3}
-_ASYMMETRIC, _FLOOR, _CEIL = _COORDS["asymmetric"], _ROUNDINGS["floor"], _ROUNDINGS["ceil"]
+# ONNX's attribute values -> the op's (emulator/op_schema.py); ONNX abbreviates one of them.
+_MODES = ResizeMode.BY_NAME
+_COORDS = {**ResizeCoord.BY_NAME, "tf_half_pixel_for_nn": ResizeCoord.TF_HALF_PIXEL_FOR_NEAREST}
+del _COORDS["tf_half_pixel_for_nearest"]
+_ROUNDINGS = NearestRounding.BY_NAME
+_ASYMMETRIC, _FLOOR, _CEIL = ResizeCoord.ASYMMETRIC, NearestRounding.FLOOR, NearestRounding.CEIL
 
 
 def _values(node, arr, what, count):
@@ -58,16 +58,17 @@ def _emit_resize(ctx, node, x, out_shape, scales, mode, coord, rounding):
         return
     oh, ow = (out_shape[-2], out_shape[-1]) if rank >= 2 else (1, out_shape[0])
     sh, sw = (scales[-2], scales[-1]) if rank >= 2 else (1.0, scales[0])
-    ints = [mode, coord, rounding if mode == _MODES["nearest"] else 0]
-    floats = [float(sh), float(sw)]
+    params = Resize(mode=mode, coord_transform=coord,
+                    nearest_rounding=rounding if mode == ResizeMode.NEAREST else 0, scale_h=float(sh),
+                    scale_w=float(sw))
     if rank == 4:
         ctx.define(y, x.dtype, out_shape)
-        ctx.emit("resize", [x.name], [y], node.name, ints=ints, floats=floats)
+        ctx.emit("resize", [x.name], [y], node.name, params=params)
         return
     h, w = (x.shape[-2], x.shape[-1]) if rank >= 2 else (1, x.shape[0])
     xin = ctx.reshape_temp(x.name, (element_count(x.shape[:-2]), 1, h, w), node.name, f"{x.name}_nchw")
     y4 = ctx.temp(f"{y}_nchw", x.dtype, (element_count(x.shape[:-2]), 1, oh, ow))
-    ctx.emit("resize", [xin], [y4], node.name, ints=ints, floats=floats)
+    ctx.emit("resize", [xin], [y4], node.name, params=params)
     ctx.copy_to(y4, y, out_shape, node.name)
 
 

@@ -207,7 +207,7 @@ ACCEL_HOT void act_map(Act act, float a, float b, const float* x, float* y, size
 
 }  // namespace
 
-bool valid_activation(uint32_t act) { return act <= static_cast<uint32_t>(Act::Softsign); }
+bool valid_activation(uint32_t act) { return is_known(static_cast<Act>(act)); }
 
 void apply_activation(Act act, float alpha, float beta, float* data, size_t n) {
     if (act == Act::None || n == 0 || data == nullptr || !valid_activation(static_cast<uint32_t>(act))) return;

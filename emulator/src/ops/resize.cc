@@ -39,12 +39,9 @@ bool validate(const Graph& g, const Node& n, std::string* err) {
     const ResizeParams p = ResizeParams::of(n);
     const int64_t mode = static_cast<int64_t>(p.mode), coord = static_cast<int64_t>(p.coord_transform);
     const int64_t rounding = static_cast<int64_t>(p.nearest_rounding);
-    if (mode != static_cast<int64_t>(ResizeMode::Nearest) && mode != static_cast<int64_t>(ResizeMode::Linear))
-        return fail(err, kOp, cat("mode ", mode, " is not 0 or 1"));
-    if (coord < 0 || coord > static_cast<int64_t>(ResizeCoord::HalfPixelSymmetric))
-        return fail(err, kOp, cat("coordinate transformation ", coord, " is not 0..5"));
-    if (rounding < 0 || rounding > static_cast<int64_t>(NearestRounding::Ceil))
-        return fail(err, kOp, cat("nearest rounding ", rounding, " is not 0..3"));
+    if (!is_known(p.mode)) return fail(err, kOp, cat("mode ", mode, " is not 0 or 1"));
+    if (!is_known(p.coord_transform)) return fail(err, kOp, cat("coordinate transformation ", coord, " is not 0..5"));
+    if (!is_known(p.nearest_rounding)) return fail(err, kOp, cat("nearest rounding ", rounding, " is not 0..3"));
     const char* names[2] = {"h", "w"};
     for (int a = 0; a < 2; ++a) {
         const float s = a == 0 ? p.scale_h : p.scale_w;
