@@ -133,7 +133,7 @@ def op_params_h(s) -> str:
 
 def _py_field(p) -> str:
     if p.count > 1:
-        return f"    {p.name}: Tuple[{'int' if p.kind == 'int' else 'float'}, ...]  # up to {p.count}: {p.doc}"
+        return f"    {p.name}: Sequence[{'int' if p.kind == 'int' else 'float'}]  # up to {p.count} (a tuple): {p.doc}"
     return f"    {p.name}: {'int' if p.kind == 'int' else 'float'}  # {p.doc}"
 
 
@@ -191,7 +191,7 @@ def op_params_py(s) -> str:
            "One frozen class per op with parameters; ints() and floats() lay them out in the node record's",
            "slots, from_record() reads them back. PARAMS maps an op name to its class.",
            '"""', "from __future__ import annotations", "", "from dataclasses import dataclass",
-           "from typing import Any, ClassVar, Dict, List, Sequence, Tuple", "",
+           "from typing import Any, ClassVar, Dict, List, Sequence, Tuple, Type", "",
            "# Op codes and the format minor version that added each.",
            *_wrapped("OPS: Dict[str, int] = {", (f'"{o.name}": {o.code}' for o in s.OPS), "}"),
            "OP_NAMES: Dict[int, str] = {v: k for k, v in OPS.items()}",
@@ -222,8 +222,8 @@ def op_params_py(s) -> str:
                                  for p in sorted(op.params, key=lambda p: p.slot) if p.kind == kind), ",)"
                                 if sum(p.kind == kind for p in op.params) == 1 else ")", indent="        ")
         out += [_py_field(p) for p in op.params]
-    out += ["", "", *_wrapped("PARAMS: Dict[str, type] = {", (f'"{o.name}": {o.cname}' for o in s.OPS if o.params),
-                          "}"), ""]
+    classes = (f'"{o.name}": {o.cname}' for o in s.OPS if o.params)
+    out += ["", "", *_wrapped("PARAMS: Dict[str, Type[Params]] = {", classes, "}"), ""]
     return "\n".join(out)
 
 

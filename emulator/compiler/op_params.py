@@ -8,7 +8,7 @@ slots, from_record() reads them back. PARAMS maps an op name to its class.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar, Dict, List, Sequence, Tuple
+from typing import Any, ClassVar, Dict, List, Sequence, Tuple, Type
 
 # Op codes and the format minor version that added each.
 OPS: Dict[str, int] = {
@@ -232,7 +232,7 @@ class Transpose(Params):
 
     OP: ClassVar[str] = "transpose"
     INTS: ClassVar[Tuple[Tuple[str, int, int], ...]] = (("perm", 0, 8),)
-    perm: Tuple[int, ...]  # up to 8: a permutation of 0..ndim-1; entries past ndim 0
+    perm: Sequence[int]  # up to 8 (a tuple): a permutation of 0..ndim-1; entries past ndim 0
 
 
 @dataclass(frozen=True)
@@ -311,8 +311,8 @@ class Slice(Params):
 
     OP: ClassVar[str] = "slice"
     INTS: ClassVar[Tuple[Tuple[str, int, int], ...]] = (("starts", 0, 8), ("steps", 8, 8))
-    starts: Tuple[int, ...]  # up to 8: first index per axis
-    steps: Tuple[int, ...]  # up to 8: step per axis (not 0; negative walks backwards)
+    starts: Sequence[int]  # up to 8 (a tuple): first index per axis
+    steps: Sequence[int]  # up to 8 (a tuple): step per axis (not 0; negative walks backwards)
 
 
 @dataclass(frozen=True)
@@ -335,7 +335,7 @@ class LayerNorm(Params):
     epsilon: float  # > 0
 
 
-PARAMS: Dict[str, type] = {
+PARAMS: Dict[str, Type[Params]] = {
     "conv": Conv, "gemm": Gemm, "maxpool": MaxPool, "avgpool": AvgPool, "transpose": Transpose,
     "concat": Concat, "softmax": Softmax, "convtranspose": ConvTranspose, "resize": Resize, "reduce": Reduce,
     "slice": Slice, "gather": Gather, "layernorm": LayerNorm,

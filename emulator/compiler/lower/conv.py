@@ -137,10 +137,9 @@ def _emit_pool(ctx, node, x, op, kernel, strides, dil, begins, ends, ceil_mode, 
     out_hw = [out_size(node, in_hw[i], kernel[i], strides[i], dil[i], begins[i], ends[i],
                        bool(ceil_mode)) for i in range(2)]
     window = _window(kernel, strides, dil, begins, ends)
-    if op == "avgpool":
-        params = AvgPool(**window, ceil_mode=1 if ceil_mode else 0, count_include_pad=1 if cip else 0)
-    else:
-        params = MaxPool(**window, ceil_mode=1 if ceil_mode else 0)
+    ceil = 1 if ceil_mode else 0
+    params = (AvgPool(**window, ceil_mode=ceil, count_include_pad=1 if cip else 0) if op == "avgpool"
+              else MaxPool(**window, ceil_mode=ceil))
     n, c = x.shape[:2]
     y = ctx.output(node)
     if sp == 1:
