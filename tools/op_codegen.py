@@ -59,23 +59,23 @@ def _wrapped(head: str, items, tail: str, indent: str = "    ", width: int = 110
 
 # ---- C++ ------------------------------------------------------------------------------------------
 
+def _code_enum(name: str, members) -> list:
+    """A C++ enum of file codes, (name, code, minor) each, marking where each format minor begins."""
+    out, minor = [f"enum class {name} : uint32_t {{"], None
+    for member, code, added in members:
+        if minor is not None and added != minor:
+            out.append(f"    // format 1.{added}")
+        minor = added
+        out.append(f"    {member} = {code},")
+    return [*out, "};", ""]
+
+
 def op_codes_h(s) -> str:
     out = ["// op_codes.h - the runtime op and activation codes (FORMAT.md).", f"// {NOTICE}", "#pragma once", "",
-           "#include <cstdint>", "", "namespace accel_emu {", "", "enum class Op : uint32_t {"]
-    minor = None
-    for op in s.OPS:
-        if op.minor != minor and minor is not None:
-            out.append(f"    // format 1.{op.minor}")
-        minor = op.minor
-        out.append(f"    {op.cname} = {op.code},")
-    out += ["};", "", "enum class Act : uint32_t {"]
-    minor = None
-    for a in s.ACTIVATIONS:
-        if a.minor != minor and minor is not None:
-            out.append(f"    // format 1.{a.minor}")
-        minor = a.minor
-        out.append(f"    {a.enum_name} = {a.code},")
-    out += ["};", "", "// Named values of op parameters (op_params.h).", ""]
+           "#include <cstdint>", "", "namespace accel_emu {", ""]
+    out += _code_enum("Op", ((op.cname, op.code, op.minor) for op in s.OPS))
+    out += _code_enum("Act", ((a.enum_name, a.code, a.minor) for a in s.ACTIVATIONS))
+    out += ["// Named values of op parameters (op_params.h).", ""]
     for e in s.ENUMS:
         out.append(f"enum class {e.name} : int64_t {{")
         out += [f"    {_camel(n)} = {c}," for n, c in e.values]
@@ -137,61 +137,12 @@ def _py_field(p) -> str:
     return f"    {p.name}: {'int' if p.kind == 'int' else 'float'}  # {p.doc}"
 
 
-_PY_BASE = '''
-class Params:
-    """What every op's parameter class shares: packing into the record's slots and back. INTS and FLOATS
-    are the layout, (field, first slot, count) each; count > 1 is an array field (a tuple, unused
-    entries 0 in the file)."""
-
-    OP: ClassVar[str] = ""
-    INTS: ClassVar[Tuple[Tuple[str, int, int], ...]] = ()
-    FLOATS: ClassVar[Tuple[Tuple[str, int, int], ...]] = ()
-
-    def __post_init__(self) -> None:
-        for name, _, count in self.INTS + self.FLOATS:
-            if count > 1:
-                value = tuple(getattr(self, name))
-                if len(value) > count:
-                    raise ValueError(f"{self.OP}: {name} has {len(value)} entries, at most {count}")
-                object.__setattr__(self, name, value)
-
-    def _pack(self, layout: Tuple[Tuple[str, int, int], ...], kind: type) -> list:
-        out: list = []
-        for name, slot, count in layout:
-            out += [kind(0)] * (slot - len(out))
-            value = getattr(self, name)
-            if count > 1:
-                out += [kind(v) for v in value] + [kind(0)] * (count - len(value))
-            else:
-                out.append(kind(value))
-        return out
-
-    def ints(self) -> List[int]:
-        """The record's ints up to the last one used."""
-        return self._pack(self.INTS, int)
-
-    def floats(self) -> List[float]:
-        """The record's floats up to the last one used."""
-        return self._pack(self.FLOATS, float)
-
-    @classmethod
-    def from_record(cls, ints: Sequence[int], floats: Sequence[float]) -> Any:
-        """The parameters in a node record's ints and floats."""
-        fields = {}
-        for layout, values, kind in ((cls.INTS, ints, int), (cls.FLOATS, floats, float)):
-            for name, slot, count in layout:
-                chunk = [kind(v) for v in values[slot:slot + count]]
-                fields[name] = tuple(chunk) if count > 1 else chunk[0]
-        return cls(**fields)
-'''
-
-
 def op_params_py(s) -> str:
     out = ['"""The runtime ops\' codes and parameters (FORMAT.md "Op codes").', "", NOTICE, "",
            "One frozen class per op with parameters; ints() and floats() lay them out in the node record's",
            "slots, from_record() reads them back. PARAMS maps an op name to its class.",
            '"""', "from __future__ import annotations", "", "from dataclasses import dataclass",
-           "from typing import Any, ClassVar, Dict, List, Sequence, Tuple, Type", "",
+           "from typing import ClassVar, Dict, Sequence, Tuple, Type", "", "from .param_record import Params", "",
            "# Op codes and the format minor version that added each.",
            *_wrapped("OPS: Dict[str, int] = {", (f'"{o.name}": {o.code}' for o in s.OPS), "}"),
            "OP_NAMES: Dict[int, str] = {v: k for k, v in OPS.items()}",
@@ -209,7 +160,6 @@ def op_params_py(s) -> str:
         out += _wrapped("    BY_NAME: ClassVar[Dict[str, int]] = {", (f'"{n}": {c}' for n, c in e.values), "}",
                         indent="        ")
         out.append("")
-    out += _PY_BASE.rstrip("\n").split("\n")
     for op in s.OPS:
         if not op.params:
             continue
