@@ -1,9 +1,9 @@
 // module.cpp - accel._pybind: the pybind11 core of the accel package (python/accel/CORE_API.md).
 #include <string>
 
+#include "accel_runcore.h"
 #include "core.h"
 #include "errors.h"
-#include "accel_runcore.h"
 #include "job.h"
 
 namespace accel_py {

@@ -161,9 +161,9 @@ ACCEL_API accel_status accel_buffer_write_strided(accel_buffer* buffer, uint64_t
                           "accel_buffer_write_strided: the array has %u dimensions, %u once unit ones are dropped and "
                           "contiguous ones merged; at most %d are supported",
                           ndim, merged, ACCEL_MAX_DIMS);
-    CALL_DRIVER("accel_buffer_write_strided", DRIVER_OF(buffer)->buffer_write_strided(buffer, offset, src, merged,
-                                                                                      merged_shape, merged_strides,
-                                                                                      element_size));
+    CALL_DRIVER("accel_buffer_write_strided",
+                DRIVER_OF(buffer)->buffer_write_strided(buffer, offset, src, merged, merged_shape, merged_strides,
+                                                        element_size));
 }
 
 ACCEL_API accel_status accel_buffer_read(accel_buffer* buffer, uint64_t offset, void* dst, uint64_t size) {

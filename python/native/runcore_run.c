@@ -114,7 +114,8 @@ accel_status accel_runcore_run(accel_model* model, accel_buffer* const* inputs, 
     const int main_thread = runcore_on_main_thread();
     runcore_fill_options(&run.options, priority, core_mask, timeout_us, main_thread);
     if (!main_thread) {
-        accel_status status = accel_job_submit(model, inputs, input_count, outputs, output_count, &run.options, &run.job);
+        accel_status status =
+            accel_job_submit(model, inputs, input_count, outputs, output_count, &run.options, &run.job);
         if (status == ACCEL_OK) {
             status = accel_job_wait(run.job, -1);
             runcore_get_timing(run.job, timing);

@@ -33,9 +33,7 @@ int runcore_hook_enter(void) {
 
 void runcore_hook_leave(void) { atomic_fetch_sub(&g_hooks_inside, 1); }
 
-void accel_runcore_set_main_thread(uint64_t thread_ident) {
-    atomic_store(&g_main_thread, (unsigned long)thread_ident);
-}
+void accel_runcore_set_main_thread(uint64_t thread_ident) { atomic_store(&g_main_thread, (unsigned long)thread_ident); }
 
 int runcore_on_main_thread(void) {
     return (unsigned long)pthread_self() == atomic_load_explicit(&g_main_thread, memory_order_relaxed);

@@ -17,8 +17,7 @@ void runcore_sleep_us(long us) {
     nanosleep(&ts, NULL);
 }
 
-void runcore_fill_options(accel_run_options* o, int32_t priority, uint64_t core_mask, int64_t timeout_us,
-                          int no_wait) {
+void runcore_fill_options(accel_run_options* o, int32_t priority, uint64_t core_mask, int64_t timeout_us, int no_wait) {
     memset(o, 0, sizeof *o);
     o->struct_size = sizeof *o;
     o->priority = priority;

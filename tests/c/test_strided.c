@@ -88,7 +88,8 @@ int main(void) {
     strides_of(20, shape, 1, 2, strides);
     const uint64_t before = bytes_copied(d);
     EXPECT_OK(accel_buffer_write_strided(buf, 0, src, 20, shape, strides, 1));
-    EXPECT(bytes_copied(d) == before, "a zero-size write copied %llu bytes", (unsigned long long)(bytes_copied(d) - before));
+    EXPECT(bytes_copied(d) == before, "a zero-size write copied %llu bytes",
+           (unsigned long long)(bytes_copied(d) - before));
 
     /* more than ACCEL_MAX_DIMS left after merging: refused, both counts named */
     const uint32_t rank = ACCEL_MAX_DIMS + 3;

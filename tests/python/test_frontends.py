@@ -320,31 +320,32 @@ def test_strided_write_merges_and_refuses_in_libaccel(frontend):
     dev.close()
 
 
-def test_inflight_callbacks_counts_until_the_callback_returned(tiny_accm):
+@pytest.mark.parametrize("frontend", list(CORES))
+def test_inflight_callbacks_counts_until_the_callback_returned(frontend, tiny_accm):
     # accel.futures.inflight() is the core's count: a job submitted with a callback counts until that
-    # callback has returned, on either core.
-    for core in CORES.values():
-        dev = core.CoreDevice("emu")
-        model = dev.load(tiny_accm.read_bytes())
-        release = threading.Event()
-        inside = threading.Event()
+    # callback has returned.
+    core = CORES[frontend]
+    dev = core.CoreDevice("emu")
+    model = dev.load(tiny_accm.read_bytes())
+    release = threading.Event()
+    inside = threading.Event()
 
-        def callback(status, message, timing):
-            inside.set()
-            release.wait(10)
+    def callback(status, message, timing):
+        inside.set()
+        release.wait(10)
 
-        before = core.inflight_callbacks()
-        job = model.submit([dev.alloc(64)], [dev.alloc(32)], callback)
-        assert inside.wait(10)
-        assert core.inflight_callbacks() == before + 1
-        release.set()
-        job.wait(5)
-        deadline = time.monotonic() + 5
-        while core.inflight_callbacks() != before and time.monotonic() < deadline:
-            time.sleep(0.001)
-        assert core.inflight_callbacks() == before
-        model.release()
-        dev.close()
+    before = core.inflight_callbacks()
+    job = model.submit([dev.alloc(64)], [dev.alloc(32)], callback)
+    assert inside.wait(10)
+    assert core.inflight_callbacks() == before + 1
+    release.set()
+    job.wait(5)
+    deadline = time.monotonic() + 5
+    while core.inflight_callbacks() != before and time.monotonic() < deadline:
+        time.sleep(0.001)
+    assert core.inflight_callbacks() == before
+    model.release()
+    dev.close()
 
 
 SELECT = r"""
