@@ -63,8 +63,8 @@ static accel_status advance(pending_run* run) {
     return status;
 }
 
-/* Moves a run that is not over onto the heap, under its token. */
-static accel_status keep_pending(const pending_run* on_stack) {
+/* Moves a run that is not over onto the heap, under its token (or ends it if that fails). */
+static accel_status keep_pending(pending_run* on_stack) {
     pending_run* run = (pending_run*)malloc(sizeof *run);
     accel_buffer** copy = NULL;
     const size_t count = on_stack->input_count + on_stack->output_count;
@@ -79,15 +79,13 @@ static accel_status keep_pending(const pending_run* on_stack) {
     if (!run || (!on_stack->job && count && !copy)) {
         free(run);
         free(copy);
-        end_run((pending_run*)on_stack);
+        end_run(on_stack);
         return ACCEL_ERR_OUT_OF_MEMORY;
     }
     *run = *on_stack;
-    if (copy) {
-        run->buffers_copy = copy;
-        run->inputs = copy;
-        run->outputs = copy + run->input_count;
-    }
+    run->inputs = copy; /* the caller's arrays are only valid during the call */
+    run->outputs = copy ? copy + run->input_count : NULL;
+    run->buffers_copy = copy;
     run->next = t_pending;
     t_pending = run;
     return ACCEL_RUNCORE_SLICE_OVER;

@@ -97,7 +97,8 @@ int main(int argc, char** argv) {
     accel_job* job = NULL;
     s = accel_runcore_submit(ms, sin, 1, sout, 1, 0, 0, 0, &hook_calls, &job);
     REQUIRE_OK(s);
-    EXPECT(accel_runcore_callbacks_pending() == 1, "callbacks pending: %lld", (long long)accel_runcore_callbacks_pending());
+    EXPECT(accel_runcore_callbacks_pending() == 1, "callbacks pending: %lld",
+           (long long)accel_runcore_callbacks_pending());
     EXPECT_STATUS(accel_runcore_wait(job, accel_runcore_deadline(0.001)), ACCEL_ERR_NOT_READY);
     slices = 0;
     s = accel_runcore_wait(job, ACCEL_RUNCORE_FOREVER);
