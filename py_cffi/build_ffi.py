@@ -1,13 +1,15 @@
 """Generates accel._cffi, the cffi module of the cffi front-end (API mode, out of line).
 
 The cdef is made from the real public header at build time, never copied by hand: the C compiler
-preprocesses ``accel/accel.h`` (and ``cffi_helpers.h``, this front-end's few C helpers) against empty
+preprocesses ``accel/accel.h`` (and ``cffi_helpers.h``, this front-end's few C helpers, which include the
+front-ends' run core ``accel_runcore.h``) against empty
 stand-ins of the system headers, so that only the library's own declarations remain and cffi knows the
 fixed-width types itself; the header's integer macros (``ACCEL_MAX_DIMS``...) are added as
 ``#define NAME ...``, whose values cffi takes from the compiler. The C source is then written with
 ``emit_c_code`` and compiled by CMake (py_cffi/CMakeLists.txt), the pyzmq pattern.
 
-    python build_ffi.py --cc gcc --include libaccel/include --helpers py_cffi/cffi_helpers.h --out _cffi.c
+    python build_ffi.py --cc gcc --include libaccel/include --include python/native \
+        --helpers py_cffi/cffi_helpers.h --out _cffi.c
 """
 from __future__ import annotations
 
@@ -27,10 +29,11 @@ MODULE = "accel._cffi"
 # their types: size_t, the intN_t family).
 SYSTEM_HEADERS = ("stddef.h", "stdint.h", "stdbool.h")
 
-# The Python callback the C trampoline calls ("Python+C": visible to cffi_helpers.c, another file).
+# The Python side of a job's completion: the run core's hook (accel_runcore_set_completion_hook), given
+# everything the job reports so that Python makes no call back into C.
 EXTERN_PYTHON = """
-extern "Python+C" void accel_cffi_job_done(void* user_data, accel_status status, const accel_job_timing* timing,
-                                          const char* message);
+extern "Python" void accel_cffi_job_done(void* user_data, accel_status status, const accel_job_timing* timing,
+                                     const char* message);
 """
 
 
@@ -89,11 +92,12 @@ def builder(cc: List[str], include: List[Path], helpers: Path) -> cffi.FFI:
 def main(argv: List[str]) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--cc", required=True, help="the C compiler (and any leading flags), for -E")
-    p.add_argument("--include", required=True, type=Path, help="libaccel's public include directory")
+    p.add_argument("--include", required=True, type=Path, action="append",
+                   help="an include directory: libaccel's public one, the run core's (repeatable)")
     p.add_argument("--helpers", required=True, type=Path, help="cffi_helpers.h")
     p.add_argument("--out", required=True, type=Path, help="the C file to write")
     args = p.parse_args(argv)
-    ffi = builder(args.cc.split(";"), [args.include], args.helpers)
+    ffi = builder(args.cc.split(";"), args.include, args.helpers)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     ffi.emit_c_code(str(args.out))
     return 0

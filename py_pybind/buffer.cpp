@@ -35,33 +35,15 @@ void buffer_write(CoreBuffer& self, py::handle array) {
     }
     if (v.len == 0) return;
 
-    // Drop unit dimensions and merge dimensions that are contiguous with each other, so an array of
-    // any rank (NumPy allows 64) that is ACCEL_MAX_DIMS-dimensional at heart is accepted.
-    int64_t shape[ACCEL_MAX_DIMS];
-    int64_t strides[ACCEL_MAX_DIMS];
-    uint32_t ndim = 0;
-    int64_t dense_strides[PyBUF_MAX_NDIM];  // C order, for an exporter that gives no strides
-    if (v.ndim > PyBUF_MAX_NDIM) throw py::value_error("the array has too many dimensions");
-    int64_t dense = v.itemsize;
-    for (int i = v.ndim - 1; i >= 0; i--) {
-        dense_strides[i] = dense;
-        dense *= v.shape[i];
-    }
-    for (int i = 0; i < v.ndim; i++) {
-        int64_t n = v.shape[i];
-        int64_t stride = v.strides ? v.strides[i] : dense_strides[i];
-        if (n == 1) continue;
-        if (ndim > 0 && strides[ndim - 1] == stride * n) {
-            shape[ndim - 1] *= n;
-            strides[ndim - 1] = stride;
-            continue;
-        }
-        if (ndim == ACCEL_MAX_DIMS)
-            throw py::value_error("the array has more than " + std::to_string(ACCEL_MAX_DIMS) +
-                                  " dimensions that cannot be merged");
-        shape[ndim] = n;
-        strides[ndim] = stride;
-        ndim++;
+    // As the exporter gives them (PyBUF_STRIDED_RO: strides always there); libaccel merges what it can
+    // and words a refusal, as for the cffi core.
+    int64_t shape[PyBUF_MAX_NDIM];
+    int64_t strides[PyBUF_MAX_NDIM];
+    if (v.ndim > PyBUF_MAX_NDIM) throw py::value_error("the array has more dimensions than Python buffers allow");
+    const uint32_t ndim = (uint32_t)v.ndim;
+    for (uint32_t i = 0; i < ndim; i++) {
+        shape[i] = v.shape[i];
+        strides[i] = v.strides[i];
     }
 
     accel_status status;

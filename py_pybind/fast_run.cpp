@@ -134,7 +134,7 @@ py::object run_tensors(CoreModel& self, py::handle inputs, py::handle outputs, p
         if (!take_tensors(outputs.ptr(), false, fast->outputs, *fast, device.handle, held.out, held)) return py::none();
         for (size_t i = 0; i < n_out; i++) results[i] = numpy_view(held.keep[first_output + i]);
     }
-    run_blocking(self.handle, held.in, n_in, held.out, n_out, make_options((int32_t)priority, 0, 0), nullptr);
+    run_blocking(self.handle, held.in, n_in, held.out, n_out, (int32_t)priority, 0, 0, nullptr);
     return std::move(results);
 }
 

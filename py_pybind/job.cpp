@@ -1,18 +1,16 @@
-// job.cpp - CoreJob (wait, done, timing, release), the completion-callback trampoline, and the
-// interpreter-exit protocol for callbacks still in flight.
+// job.cpp - CoreJob (wait, done, timing, release), the completion hook the run core calls, and the
+// interpreter-exit drain over the run core.
 #include "job.h"
 
 #include <pybind11/stl.h>
 
 #include <atomic>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <new>
 #include <optional>
 #include <string>
-#include <thread>
 
 #if defined(__GLIBCXX__)
 #include <cxxabi.h>
@@ -73,18 +71,10 @@ py::tuple timing_tuple(const accel_job_timing& t) {
 }
 
 // ---- completion callbacks and interpreter exit ----------------------------------------------------
+// The run core (accel_runcore.h) counts the jobs, guards the door to Python and drains at exit; what
+// is left here is taking the GIL on the driver's thread and calling the Python callable.
 
 namespace {
-
-// Jobs submitted through this core and not finished yet (for a job with a Python callback: until the
-// callback has returned; for CoreModel.run: until its wait has seen the job end).
-std::atomic<long> g_inflight{0};
-// Trampolines past their "may I call Python?" check and not yet done with the GIL.
-std::atomic<long> g_active{0};
-// Set when the atexit hook starts: no new submissions (they would outlive the interpreter).
-std::atomic<bool> g_refuse_submit{false};
-// Set when the atexit hook has waited: from then on callbacks never enter Python.
-std::atomic<bool> g_no_python{false};
 
 // ---- one Python thread state per completion thread -------------------------------------------------
 // A fresh PyThreadState for every callback (what gil_scoped_acquire does on a foreign thread) costs
@@ -101,7 +91,7 @@ std::atomic<DeadState*> g_dead_states{nullptr};  // never destroyed: threads may
 struct KeptState {
     PyThreadState* state = nullptr;
     ~KeptState() {  // the thread ends: no GIL, perhaps no interpreter any more
-        if (!state || g_no_python.load()) return;  // after exit the interpreter frees it itself
+        if (!state || !accel_runcore_door_open()) return;  // after exit the interpreter frees it itself
         auto* node = new (std::nothrow) DeadState{state, g_dead_states.load()};
         if (!node) return;
         while (!g_dead_states.compare_exchange_weak(node->next, node)) {
@@ -126,15 +116,11 @@ private:
     py::gil_scoped_acquire gil_;
 };
 
-struct PendingCallback {
-    PyObject* callable;  // one reference, dropped with the GIL after the call
-};
-
-void call_python(PyObject* callable, accel_status status, const std::string& message, const accel_job_timing& timing) {
+void call_python(PyObject* callable, accel_status status, const char* message, const accel_job_timing& timing) {
     CallbackGil gil;
     try {
         py::handle fn(callable);
-        fn(status, utf8(message.c_str()), timing_tuple(timing));
+        fn(status, utf8(message), timing_tuple(timing));
     } catch (py::error_already_set& e) {
         e.discard_as_unraisable(py::reinterpret_borrow<py::object>(callable));
     } catch (const std::exception& e) {
@@ -144,65 +130,40 @@ void call_python(PyObject* callable, accel_status status, const std::string& mes
     Py_DECREF(callable);
 }
 
-// Runs on the driver's completion thread. No C++ exception may leave it (except the forced unwind
-// of a thread that CPython ends, which must pass).
-void trampoline(accel_job* job, accel_status status, void* user_data) {
-    auto* pending = static_cast<PendingCallback*>(user_data);
-    g_active.fetch_add(1);
+// The run core's completion hook, on the driver's completion thread; user_data is the callable (one
+// reference). No C++ exception may leave it (except the forced unwind of a thread that CPython ends,
+// which must pass). Once finalization began Python may not be entered any more: the callable is then
+// leaked rather than touched without the GIL.
+void completion_hook(void* user_data, accel_status status, const accel_job_timing* timing, const char* message) {
     try {
-        // After the atexit hook (or once finalization began) Python may not be entered any more:
-        // the callable is then leaked rather than touched without the GIL.
-        if (!g_no_python.load() && !interpreter_finalizing()) {
-            std::string message;
-            if (status != ACCEL_OK) {
-                accel_job_wait(job, 0);  // inside the callback: the job's result and message, no wait
-                message = accel_last_error_message();
-            }
-            accel_job_timing timing;
-            std::memset(&timing, 0, sizeof timing);
-            timing.struct_size = sizeof timing;
-            accel_job_get_timing(job, &timing);
-            call_python(pending->callable, status, message, timing);
-        }
+        if (!interpreter_finalizing()) call_python(static_cast<PyObject*>(user_data), status, message, *timing);
 #if defined(__GLIBCXX__)
     } catch (abi::__forced_unwind&) {
         throw;
 #endif
     } catch (...) {
     }
-    delete pending;
-    g_active.fetch_sub(1);
-    end_job();
 }
 
-void wait_until_zero(const std::atomic<long>& counter, std::chrono::milliseconds limit) {
-    auto give_up = std::chrono::steady_clock::now() + limit;
-    while (counter.load() > 0 && std::chrono::steady_clock::now() < give_up)
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
-}
-
-// atexit (before finalization, while other threads may still take the GIL): refuse new jobs and
-// let the jobs in flight finish and their callbacks run (the GIL is released meanwhile); if that
-// takes too long, cancel the jobs that have not started (their CoreJob handles are released) and
-// wait for the running ones. Then close the door to Python and wait for the trampolines already
-// inside. Every wait is bounded, so exit never hangs.
-void on_exit() {
-    g_refuse_submit.store(true);
-    {
-        NoGil nogil;
-        wait_until_zero(g_inflight, std::chrono::seconds(5));
-        nogil.end();
-    }
-    if (g_inflight.load() > 0) {
-        CoreJob::release_all();
-        NoGil nogil;
-        wait_until_zero(g_inflight, std::chrono::seconds(5));
-        nogil.end();
-    }
-    g_no_python.store(true);
+int wait_without_gil(int (*wait)(int64_t), int64_t limit_us) {
     NoGil nogil;
-    wait_until_zero(g_active, std::chrono::seconds(1));
+    int done = wait(limit_us);
     nogil.end();
+    return done;
+}
+
+// The run core's exit drain (atexit, before finalization, while other threads may still take the
+// GIL): if the jobs in flight take too long, the CoreJob handles go (a job not started is cancelled)
+// and the running ones get another wait.
+void on_exit() {
+    constexpr int64_t kDrainUs = 5000000, kHooksUs = 1000000;
+    accel_runcore_refuse_jobs();
+    if (!wait_without_gil(accel_runcore_wait_idle, kDrainUs)) {
+        CoreJob::release_all();
+        wait_without_gil(accel_runcore_wait_idle, kDrainUs);
+    }
+    accel_runcore_close_door();
+    wait_without_gil(accel_runcore_wait_hooks_done, kHooksUs);
 }
 
 }  // namespace
@@ -218,36 +179,13 @@ void free_dead_thread_states() {
     }
 }
 
-void begin_job() {
-    g_inflight.fetch_add(1);  // before the check, so the hook either sees this job or refuses it
-    if (g_refuse_submit.load()) {
-        g_inflight.fetch_sub(1);
-        raise_status(ACCEL_ERR_CLOSED, "the interpreter is exiting: no new jobs");
-    }
-}
+void raise_refused() { raise_status(ACCEL_ERR_CLOSED, "the interpreter is exiting: no new jobs"); }
 
-void end_job() { g_inflight.fetch_sub(1); }
-
-void attach_callback(accel_run_options& options, py::handle callable) {
-    free_dead_thread_states();
-    begin_job();
-    options.callback = &trampoline;
-    options.user_data = new PendingCallback{callable.inc_ref().ptr()};
-}
-
-void discard_callback(accel_run_options& options) {
-    if (auto* pending = static_cast<PendingCallback*>(options.user_data)) {
-        Py_DECREF(pending->callable);
-        delete pending;
-    }
-    options.user_data = nullptr;
-    options.callback = nullptr;
-    end_job();
-}
-
-void install_exit_hook(py::module_& m) {
+void install_core_hooks() {
+    accel_runcore_set_completion_hook(&completion_hook);
+    accel_runcore_set_main_thread(
+        py::module_::import("threading").attr("main_thread")().attr("ident").cast<unsigned long long>());
     py::module_::import("atexit").attr("register")(py::cpp_function(&on_exit));
-    (void)m;
 }
 
 // ---- CoreJob ------------------------------------------------------------------------------------
@@ -255,13 +193,12 @@ void install_exit_hook(py::module_& m) {
 namespace {
 
 void job_wait(const CoreJob& self, std::optional<double> timeout) {
-    int64_t timeout_us = -1;
+    int64_t deadline = ACCEL_RUNCORE_FOREVER;
     double seconds = 0;
     if (timeout) {
         seconds = *timeout;
         if (std::isnan(seconds)) throw py::value_error("timeout is NaN");
-        if (seconds <= 0) timeout_us = 0;
-        else if (seconds < 1e9) timeout_us = (int64_t)std::ceil(seconds * 1e6);
+        deadline = accel_runcore_deadline(seconds);
     }
     accel_job* job = self.get();
     accel_status status;
@@ -269,7 +206,7 @@ void job_wait(const CoreJob& self, std::optional<double> timeout) {
     accel_job_retain(job);  // release() from another thread may run while the GIL is released
     {
         NoGil nogil;
-        status = wait_job(nogil, job, timeout_us);
+        status = slices(nogil, accel_runcore_wait(job, deadline), [&] { return accel_runcore_wait(job, deadline); });
         if (status != ACCEL_OK && status != kWaitInterrupted) message = accel_last_error_message();
         accel_job_release(job);
         nogil.end();

@@ -1,5 +1,6 @@
 // model.cpp - CoreModel: tensor metadata, run (submit + sliced wait, GIL released) and submit with a
 // completion callback.
+#include <atomic>
 #include <cstring>
 #include <limits>
 #include <new>
@@ -126,36 +127,29 @@ private:
     std::vector<PyObject*> large_objects_;
 };
 
-// Releases a job handle when it goes out of scope (no GIL needed).
-struct JobRef {
-    accel_job* job = nullptr;
-    ~JobRef() { accel_job_release(job); }
-};
-
 }  // namespace
 
 void run_blocking(accel_model* model, accel_buffer* const* inputs, size_t input_count, accel_buffer* const* outputs,
-                  size_t output_count, const accel_run_options& options, accel_job_timing* timing) {
+                  size_t output_count, int32_t priority, uint64_t core_mask, int64_t timeout_us,
+                  accel_job_timing* timing) {
+    static std::atomic<uint64_t> tokens{0};
+    const uint64_t token = ++tokens;
     accel_status status;
     std::string message;
-    begin_job();  // counted until the wait below has seen the job finish
     accel_model_retain(model);  // release() from another thread may run while the GIL is released
     {
         NoGil nogil;
-        {
-            JobRef job;
-            status = submit_job(nogil, model, inputs, input_count, outputs, output_count, options, &job.job);
-            accel_model_release(model);  // the job holds the model now (void: the last error stays)
-            if (status == ACCEL_OK) {
-                status = wait_job(nogil, job.job, -1);
-                if (status == ACCEL_OK && timing) accel_job_get_timing(job.job, timing);
-            }
-            if (status != ACCEL_OK && status != kWaitInterrupted) message = accel_last_error_message();
-        }  // the job handle goes here: a job interrupted before it started is cancelled
-        end_job();
+        status = accel_runcore_run(model, inputs, input_count, outputs, output_count, priority, core_mask, timeout_us,
+                                   timing, nullptr, token);
+        status = slices(nogil, status, [&] { return accel_runcore_finish(token); });
+        // Interrupted: the run ends here (a job not started is cancelled, a running one frees itself).
+        if (status == kWaitInterrupted) accel_runcore_abandon(token);
+        else if (status != ACCEL_OK && status != ACCEL_RUNCORE_REFUSED) message = accel_last_error_message();
+        accel_model_release(model);  // void: the last error stays
         nogil.end();
     }
     if (status == kWaitInterrupted) throw py::error_already_set();
+    if (status == ACCEL_RUNCORE_REFUSED) raise_refused();
     if (status != ACCEL_OK) raise_status(status, message);
 }
 
@@ -169,8 +163,7 @@ py::tuple model_run(const CoreModel& self, py::handle inputs, py::handle outputs
     accel_job_timing timing;
     std::memset(&timing, 0, sizeof timing);
     timing.struct_size = sizeof timing;
-    run_blocking(model, in.data(), in.size(), out.data(), out.size(), make_options(priority, core_mask, timeout_us),
-                 &timing);
+    run_blocking(model, in.data(), in.size(), out.data(), out.size(), priority, core_mask, timeout_us, &timing);
     return timing_tuple(timing);
 }
 
@@ -257,22 +250,28 @@ std::unique_ptr<CoreJob> model_submit(const CoreModel& self, py::handle inputs, 
     if (!PyCallable_Check(callback.ptr())) throw py::type_error("callback must be callable");
     BufferArgs in(inputs, "inputs");
     BufferArgs out(outputs, "outputs");
-    accel_run_options options = make_options(priority, core_mask, timeout_us);
     auto job = std::make_unique<CoreJob>();
-    attach_callback(options, callback);
+    free_dead_thread_states();
+    PyObject* callable = callback.inc_ref().ptr();  // the completion hook's, dropped there
     accel_status status;
     std::string message;
     accel_model_retain(model);
     {
         NoGil nogil;  // submission blocks (Ctrl-C aware) while max_inflight jobs are in flight
-        status = submit_job(nogil, model, in.data(), in.size(), out.data(), out.size(), options, &job->handle);
+        auto submit = [&] {
+            return accel_runcore_submit(model, in.data(), in.size(), out.data(), out.size(), priority, core_mask,
+                                        timeout_us, callable, &job->handle);
+        };
+        status = slices(nogil, submit(), submit);
         accel_model_release(model);
-        if (status != ACCEL_OK && status != kWaitInterrupted) message = accel_last_error_message();
+        if (status != ACCEL_OK && status != kWaitInterrupted && status != ACCEL_RUNCORE_REFUSED)
+            message = accel_last_error_message();
         nogil.end();
     }
     if (status != ACCEL_OK) {
-        discard_callback(options);
+        Py_DECREF(callable);  // no completion will come
         if (status == kWaitInterrupted) throw py::error_already_set();
+        if (status == ACCEL_RUNCORE_REFUSED) raise_refused();
         raise_status(status, message);
     }
     return job;

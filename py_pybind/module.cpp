@@ -1,10 +1,10 @@
 // module.cpp - accel._pybind: the pybind11 core of the accel package (python/accel/CORE_API.md).
 #include <string>
 
+#include "accel_runcore.h"
 #include "core.h"
 #include "errors.h"
 #include "job.h"
-#include "wait.h"
 
 namespace accel_py {
 namespace {
@@ -38,12 +38,13 @@ PYBIND11_MODULE(_pybind, m) {
     m.def("abi_version", [] { return accel_abi_version(); }, "accel_abi_version(): (major << 16) | minor");
     m.def("version", [] { return std::string(accel_version_string()); }, "libaccel's release version");
     m.def("backends", &backends, "The schemes of the usable drivers, in loader order.");
+    m.def("inflight_callbacks", &accel_runcore_callbacks_pending,
+          "Jobs submitted with CoreModel.submit whose callback has not returned yet.");
 
     bind_device(m);
     bind_buffer(m);
     bind_tensor(m);
     bind_model(m);
     bind_job(m);
-    install_exit_hook(m);
-    set_signal_thread(py::module_::import("threading").attr("main_thread")().attr("ident").cast<unsigned long>());
+    install_core_hooks();
 }

@@ -1,8 +1,11 @@
-// wait.h - waiting for a job with the GIL released, without becoming deaf to Ctrl-C.
+// wait.h - waiting with the GIL released, without becoming deaf to Ctrl-C: the GIL region, and the
+// loop that runs the signal handlers between two slices of the run core.
 #pragma once
 
 #include <Python.h>
 #include <accel/accel.h>
+
+#include "accel_runcore.h"
 
 namespace accel_py {
 
@@ -42,30 +45,20 @@ private:
 // True once the interpreter has started finalizing: no thread but the main one may enter it.
 bool interpreter_finalizing();
 
-// Records the calling thread as the one that runs signal handlers (the main thread; called from the
-// module's init, which asks the threading module which thread that is).
-void set_signal_thread(unsigned long thread_ident);
+// Returned by slices() when a signal handler raised; the Python error is set. Not an accel_status
+// value, nor one of the run core's answers.
+constexpr accel_status kWaitInterrupted = -3;
 
-// Longest a wait goes without checking for signals.
-constexpr int64_t kWaitSliceUs = 20000;
-
-// Returned by wait_job when a signal handler raised; the Python error is set.
-constexpr accel_status kWaitInterrupted = -1;
-
-// Waits for `job` inside `nogil`: accel_job_wait in slices of at most kWaitSliceUs, running the
-// signal handlers between slices. timeout_us < 0 waits forever. Only the main thread runs signal
-// handlers, so another thread waiting forever makes one untimed wait (a timed wait costs about a
-// microsecond more in the kernel). Returns the job's own result (its
-// message is the thread's accel_last_error_message()), ACCEL_ERR_NOT_READY if `timeout_us` passed
-// first, or kWaitInterrupted.
-accel_status wait_job(NoGil& nogil, accel_job* job, int64_t timeout_us);
-
-// accel_job_submit inside `nogil`, interruptible by Ctrl-C: a submission that must wait for an
-// in-flight slot (max_inflight reached) blocks in libaccel on other threads, but on the main thread
-// it polls with ACCEL_SUBMIT_NO_WAIT (sleeps of 20 us growing to 1 ms) and runs the signal handlers
-// every 20 ms. Returns accel_job_submit's status or kWaitInterrupted.
-accel_status submit_job(NoGil& nogil, accel_model* model, accel_buffer* const* inputs, size_t input_count,
-                        accel_buffer* const* outputs, size_t output_count, const accel_run_options& options,
-                        accel_job** out_job);
+// Completes a call of the run core (accel_runcore.h) inside `nogil`: while it answers
+// ACCEL_RUNCORE_SLICE_OVER (the main thread's slice ended first), runs the signal handlers and calls
+// `again`. Returns the first other answer, or kWaitInterrupted.
+template <class Again>
+accel_status slices(NoGil& nogil, accel_status status, Again again) {
+    while (status == ACCEL_RUNCORE_SLICE_OVER) {
+        if (!nogil.check_signals()) return kWaitInterrupted;
+        status = again();
+    }
+    return status;
+}
 
 }  // namespace accel_py

@@ -1,5 +1,6 @@
 /* api.c - the public entry points: argument checks that every backend shares, then dispatch to the
  * driver that owns the handle (its table pointer is the first member of every handle). */
+#include <stdint.h>
 #include <string.h>
 
 #include "internal.h"
@@ -116,16 +117,53 @@ ACCEL_API accel_status accel_buffer_write(accel_buffer* buffer, uint64_t offset,
     CALL_DRIVER("accel_buffer_write", DRIVER_OF(buffer)->buffer_write(buffer, offset, src, size));
 }
 
+/* Whether dimension `outer` (stride `outer_stride`) steps over exactly `n` of the next one's steps, so
+ * that the two are one dimension of `n` times its extent (never true where the product overflows). */
+static int contiguous(int64_t outer_stride, int64_t stride, int64_t n) {
+    if (stride > INT64_MAX / n || stride < INT64_MIN / n) return 0;
+    return outer_stride == stride * n;
+}
+
 ACCEL_API accel_status accel_buffer_write_strided(accel_buffer* buffer, uint64_t offset, const void* src, uint32_t ndim,
                                                   const int64_t* shape, const int64_t* src_strides,
                                                   uint32_t element_size) {
     REQUIRE(buffer, "accel_buffer_write_strided", "buffer is NULL");
     REQUIRE(src, "accel_buffer_write_strided", "src is NULL");
-    REQUIRE(ndim <= ACCEL_MAX_DIMS, "accel_buffer_write_strided", "ndim exceeds ACCEL_MAX_DIMS");
     REQUIRE(ndim == 0 || (shape && src_strides), "accel_buffer_write_strided", "shape or src_strides is NULL");
     REQUIRE(element_size > 0, "accel_buffer_write_strided", "element_size is 0");
+    /* The array at heart: unit dimensions dropped, each dimension merged into the one before it when
+     * the two are contiguous with each other; a zero-size array copies nothing. Drivers see at most
+     * ACCEL_MAX_DIMS dimensions. */
+    int64_t merged_shape[ACCEL_MAX_DIMS];
+    int64_t merged_strides[ACCEL_MAX_DIMS];
+    uint32_t merged = 0; /* may pass ACCEL_MAX_DIMS, for the refusal's message; only the first are kept */
+    int64_t last_stride = 0; /* of the last merged dimension */
+    int empty = 0;
+    for (uint32_t i = 0; i < ndim; i++) {
+        const int64_t n = shape[i];
+        if (n < 0)
+            return accel_fail(ACCEL_ERR_INVALID_ARGUMENT, "accel_buffer_write_strided: dimension %u is %lld", i,
+                              (long long)n);
+        if (n == 0) empty = 1;
+        if (n <= 1 || empty) continue;
+        const int joins = merged > 0 && contiguous(last_stride, src_strides[i], n) &&
+                          (merged > ACCEL_MAX_DIMS || merged_shape[merged - 1] <= INT64_MAX / n);
+        if (!joins) merged++;
+        if (merged <= ACCEL_MAX_DIMS) {
+            merged_shape[merged - 1] = joins ? merged_shape[merged - 1] * n : n;
+            merged_strides[merged - 1] = src_strides[i];
+        }
+        last_stride = src_strides[i];
+    }
+    if (empty) return ACCEL_OK;
+    if (merged > ACCEL_MAX_DIMS)
+        return accel_fail(ACCEL_ERR_INVALID_ARGUMENT,
+                          "accel_buffer_write_strided: the array has %u dimensions, %u once unit ones are dropped and "
+                          "contiguous ones merged; at most %d are supported",
+                          ndim, merged, ACCEL_MAX_DIMS);
     CALL_DRIVER("accel_buffer_write_strided",
-                DRIVER_OF(buffer)->buffer_write_strided(buffer, offset, src, ndim, shape, src_strides, element_size));
+                DRIVER_OF(buffer)->buffer_write_strided(buffer, offset, src, merged, merged_shape, merged_strides,
+                                                        element_size));
 }
 
 ACCEL_API accel_status accel_buffer_read(accel_buffer* buffer, uint64_t offset, void* dst, uint64_t size) {

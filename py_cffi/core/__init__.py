@@ -7,12 +7,12 @@ import sys
 from ._lib import lib
 from .buffer import CoreBuffer
 from .device import CoreDevice, abi_version, backends, version
-from .job import CoreJob, install_exit_hook
+from .job import CoreJob, inflight_callbacks, install_exit_hook
 from .model import CoreModel
 from .tensor import DeviceTensor
 
-__all__ = ["abi_version", "version", "backends", "CoreDevice", "CoreBuffer", "CoreModel", "CoreJob",
-           "DeviceTensor", "FEATURES"]
+__all__ = ["abi_version", "version", "backends", "inflight_callbacks", "CoreDevice", "CoreBuffer", "CoreModel",
+           "CoreJob", "DeviceTensor", "FEATURES"]
 
 # A libaccel of another ABI major version would misread every struct: refuse to load.
 _abi = int(lib.accel_abi_version())

@@ -62,8 +62,8 @@ class CoreBuffer:
             check(lib.accel_buffer_write(handle, 0, ffi.from_buffer(a), n))  # read only: fine
             return
         data = a.__array_interface__["data"][0]  # the first element, wherever the strides lead
-        check(lib.accel_cffi_write(handle, ffi.cast("void *", data), a.ndim, ffi.new(_INT64S, a.shape),
-                                   ffi.new(_INT64S, a.strides), a.itemsize))
+        check(lib.accel_buffer_write_strided(handle, 0, ffi.cast("void *", data), a.ndim, ffi.new(_INT64S, a.shape),
+                                             ffi.new(_INT64S, a.strides), a.itemsize))
 
     def __repr__(self) -> str:
         return f"CoreBuffer(nbytes={self._nbytes}, address=0x{self.address:x})"

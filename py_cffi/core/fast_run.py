@@ -22,7 +22,7 @@ _HANDLE = attrgetter("_handle")  # of a CoreBuffer: its accel_buffer*
 _TENSOR_HANDLE = attrgetter("_buffer_handle")  # of a DeviceTensor
 _NUMPY = DeviceTensor.numpy
 _run_1x1 = lib.accel_cffi_run_1x1
-_run = lib.accel_cffi_run
+_run = lib.accel_runcore_run
 _run_copied_1x1 = lib.accel_cffi_run_copied_1x1
 _from_buffer = ffi.from_buffer
 _NULL = ffi.NULL
@@ -166,7 +166,7 @@ def run_tensors(self: Any, inputs: Any, outputs: Any, priority: Any) -> Optional
     keep: List[Any] = [_copied_in(x, s, device) if type(x) is _ndarray else x for x, s in zip(inputs, fast.inputs)]
     in_handles = [b._handle if type(b) is CoreBuffer else b._buffer_handle for b in keep]
     # keep, outputs and results hold every buffer while the GIL is released
-    run_blocking(_run, model, in_handles, fast.n_in, out_handles, fast.n_out, priority, 0, 0, _NULL)
+    run_blocking(_run, model, in_handles, fast.n_in, out_handles, fast.n_out, priority, 0, 0, _NULL, _NULL)
     return results
 
 

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import atexit
 import math
-import time
 import weakref
 from typing import Any, Callable, ClassVar, Optional, Tuple
 
 from ._lib import NOT_READY, check, error, ffi, last_message, lib, text
-from .waiting import wait_job
+from .waiting import FOREVER, wait_job
 
-__all__ = ["CoreJob", "Completion", "timing_tuple", "new_timing"]
+__all__ = ["CoreJob", "Completion", "timing_tuple", "new_timing", "inflight_callbacks"]
 
 _TIMING = ffi.typeof("accel_job_timing *")
 _release_job = lib.accel_job_release
@@ -50,17 +49,14 @@ class CoreJob:
 
     def wait(self, timeout: Optional[float] = None) -> None:
         """Waits (GIL released, Ctrl-C aware); raises if the job failed or `timeout` seconds passed."""
-        timeout_us: Optional[int] = None
+        deadline = FOREVER
         if timeout is not None:
             seconds = float(timeout)
             if math.isnan(seconds):
                 raise ValueError("timeout is NaN")
-            if seconds <= 0:
-                timeout_us = 0
-            elif seconds < 1e9:
-                timeout_us = math.ceil(seconds * 1e6)
+            deadline = lib.accel_runcore_deadline(seconds)
         job = self._get()  # held here: release() from another thread cannot free it under the wait
-        status = wait_job(job, timeout_us)
+        status = wait_job(job, deadline)
         if status == NOT_READY:
             raise error(status, f"the job did not finish within {timeout:g} s")
         if status:
@@ -81,6 +77,11 @@ class CoreJob:
     def release(self) -> None:
         """Drops the job reference (idempotent); a job not started is cancelled."""
         self._job = None  # the handle's ffi.gc releases it once no wait holds it any more
+
+
+def inflight_callbacks() -> int:
+    """Jobs submitted with CoreModel.submit whose callback has not returned yet."""
+    return int(lib.accel_runcore_callbacks_pending())
 
 
 def wrap_job(handle: Any) -> CoreJob:
@@ -108,33 +109,31 @@ class Completion:
 
 @ffi.def_extern()  # type: ignore[untyped-decorator]  # cffi's compiled module has no types
 def accel_cffi_job_done(user_data: Any, status: int, timing: Any, message: Any) -> None:
-    # On the driver's completion thread, with the GIL (cffi takes it); the C trampoline gathered the
-    # job's timing and message. An exception of the callback propagates to cffi, which reports it
-    # through sys.unraisablehook.
+    # The run core's completion hook: on the driver's completion thread, with the GIL (cffi takes
+    # it), only while the core's door is open. An exception of the callback propagates to cffi, which
+    # reports it through sys.unraisablehook.
     completion: Completion = ffi.from_handle(user_data)
     completion.discard()
     completion.callback(status, text(message) if status else "", timing_tuple(timing))
 
 
-def _wait_until_zero(counter: Callable[[], int], seconds: float) -> None:
-    give_up = time.monotonic() + seconds
-    while counter() > 0 and time.monotonic() < give_up:
-        time.sleep(0.001)  # without the GIL: the callbacks take it
+lib.accel_runcore_set_completion_hook(lib.accel_cffi_job_done)
+
+_DRAIN_US = 5_000_000  # each of the drain's waits for the jobs in flight
+_HOOKS_US = 1_000_000  # its last wait, for the completions already inside Python
 
 
 def _on_exit() -> None:
-    # atexit (before finalization, while the driver's threads may still take the GIL): refuse new
-    # jobs and let those in flight finish and call back; if that takes too long, release the jobs
-    # (those not started are cancelled) and wait for the running ones. Then close the door to Python
-    # and wait for the callbacks already inside. Every wait is bounded, so exit never hangs.
-    lib.accel_cffi_refuse_jobs()
-    _wait_until_zero(lib.accel_cffi_inflight, 5.0)
-    if lib.accel_cffi_inflight() > 0:
+    # The run core's exit drain (atexit, before finalization, while the driver's threads may still
+    # take the GIL; every call below releases it). If the jobs in flight take too long, their handles
+    # go (a job not started is cancelled) and the running ones get another wait.
+    lib.accel_runcore_refuse_jobs()
+    if not lib.accel_runcore_wait_idle(_DRAIN_US):
         for job in list(_live):
             job.release()
-        _wait_until_zero(lib.accel_cffi_inflight, 5.0)
-    lib.accel_cffi_close_python()
-    _wait_until_zero(lib.accel_cffi_active, 1.0)
+        lib.accel_runcore_wait_idle(_DRAIN_US)
+    lib.accel_runcore_close_door()
+    lib.accel_runcore_wait_hooks_done(_HOOKS_US)
 
 
 def install_exit_hook() -> None:

@@ -11,7 +11,7 @@ from ._scratch import records
 from .buffer import CoreBuffer
 from .fast_run import run_tensors, set_fast_path
 from .job import Completion, CoreJob, new_timing, timing_tuple, wrap_job
-from .waiting import REFUSED, run_blocking, submit
+from .waiting import REFUSED, refused, run_blocking, submit
 
 __all__ = ["CoreModel", "wrap_model"]
 
@@ -120,7 +120,7 @@ class CoreModel:
         args, _keep = _job_arguments(inputs, outputs, priority, core_mask, timeout_us)
         scratch = records()
         timing = scratch.pop("timing", None) or new_timing()
-        run_blocking(lib.accel_cffi_run, model, *args, timing)
+        run_blocking(lib.accel_runcore_run, model, *args, timing, ffi.NULL)
         result = timing_tuple(timing)
         scratch["timing"] = timing
         return result
@@ -149,7 +149,7 @@ class CoreModel:
             completion.discard()
             scratch["job"] = slot
             if status == REFUSED:
-                raise error(lib.ACCEL_ERR_CLOSED, "the interpreter is exiting: no new jobs")
+                raise refused()
             raise error(status, last_message())
         job = wrap_job(slot[0])
         scratch["job"] = slot

@@ -1,90 +1,71 @@
-"""Runs and waits that release the GIL yet stay responsive to Ctrl-C.
+"""Runs and waits that release the GIL yet stay responsive to Ctrl-C, over the front-ends' run core
+(``python/native/accel_runcore.h``).
 
 Every call into ``accel._cffi.lib`` releases the GIL. On the main thread (the only one that runs
-signal handlers) nothing blocks for long in C: a synchronous run waits for an in-flight slot and for
-its job in slices of at most 20 ms, kept between two slices on the C side (``cffi_run.c``); a
-submission with a callback that finds no free slot is retried here with short sleeps; a job's wait is
-sliced too. Python runs the handlers between two slices, so Ctrl-C raises KeyboardInterrupt within
-~20 ms. Other threads block in C once (a timed wait costs more in the kernel, and they could not run
-the handlers anyway).
+signal handlers) the run core never blocks for longer than a slice (20 ms): it answers SLICE_OVER,
+the loops here call it again, and Python runs the handlers in between, so Ctrl-C raises
+KeyboardInterrupt within ~20 ms. A synchronous run is kept between two slices on the C side, under a
+token. Other threads block in C once.
 """
 from __future__ import annotations
 
 import itertools
 import threading
-import time
-from _thread import get_ident
-from typing import Any, Callable, Optional
+from typing import Any, Callable
 
-from ._lib import BUSY, CLOSED, NOT_READY, error, last_message, lib
+from ._lib import CLOSED, error, last_message, lib
 
-__all__ = ["SLICE_US", "REFUSED", "run_blocking", "submit", "wait_job"]
+__all__ = ["SLICE_OVER", "REFUSED", "FOREVER", "run_blocking", "submit", "wait_job"]
 
-#: Longest a wait on the main thread goes without running the signal handlers.
-SLICE_US = lib.ACCEL_CFFI_SLICE_US
+SLICE_OVER = lib.ACCEL_RUNCORE_SLICE_OVER
+REFUSED = lib.ACCEL_RUNCORE_REFUSED
+FOREVER = lib.ACCEL_RUNCORE_FOREVER
 
-_MAIN = threading.main_thread().ident
 _tokens = itertools.count(1)  # next() is atomic under the GIL
-_finish = lib.accel_cffi_finish
-_abandon = lib.accel_cffi_abandon
-lib.accel_cffi_set_main_thread(_MAIN)
-REFUSED = lib.ACCEL_CFFI_REFUSED
+_finish = lib.accel_runcore_finish
+_abandon = lib.accel_runcore_abandon
+_submit = lib.accel_runcore_submit
+_wait = lib.accel_runcore_wait
+lib.accel_runcore_set_main_thread(threading.main_thread().ident)
 
 
-def _until_free(retry: Any) -> int:
-    """Retries a NO_WAIT submission while it is refused for want of a slot (sleeps of 20 us growing to
-    1 ms; time.sleep runs the signal handlers). Returns the first other status."""
-    pause = 20e-6
-    while True:
-        time.sleep(pause)
-        status = retry()
-        if status != BUSY:
-            return int(status)
-        pause = min(pause * 2, 1e-3)
+def refused() -> BaseException:
+    """What a run or a submission the exit drain refused raises."""
+    return error(CLOSED, "the interpreter is exiting: no new jobs")
 
 
 def run_blocking(run: Callable[..., int], *args: Any) -> None:
-    """One synchronous run, ``run(*args, token)`` with ``run`` accel_cffi_run or a variant of it;
-    raises through ``from_status`` if the job failed. On the main thread the C side waits for a slot
-    and for the job in slices (cffi_run.c), and between two the signal handlers run here; a
-    KeyboardInterrupt ends the run (a job not started is cancelled). The caller keeps the model and
-    the buffers' owners alive."""
+    """One synchronous run, ``run(*args, token)`` with ``run`` accel_runcore_run or a variant of it;
+    raises through ``from_status`` if the job failed. Between two slices of the main thread the signal
+    handlers run here; a KeyboardInterrupt ends the run (a job not started is cancelled). The caller
+    keeps the model and the buffers' owners alive."""
     token = next(_tokens)
     try:
         status = run(*args, token)
-        while status == NOT_READY:  # the main thread: the run is pending under `token`
+        while status == SLICE_OVER:  # the main thread: the run is pending under `token`
             status = _finish(token)
     except BaseException:
         _abandon(token)
         raise
     if status:
         if status == REFUSED:
-            raise error(CLOSED, "the interpreter is exiting: no new jobs")
+            raise refused()
         raise error(status, last_message())
 
 
 def submit(*args: Any) -> int:
-    """``accel_cffi_submit(*args)`` (completion through the Python callback); on the main thread, which
-    the C side never blocks, it retries while no in-flight slot is free, running the signal handlers
-    between tries. Returns its status."""
-    status = lib.accel_cffi_submit(*args)
-    if status == BUSY and get_ident() == _MAIN:  # elsewhere BUSY is final (a completion callback's)
-        status = _until_free(lambda: lib.accel_cffi_submit(*args))
+    """``accel_runcore_submit(*args)`` (completion through the core's hook), called again while the
+    main thread's slice ends before an in-flight slot comes free. Returns its status."""
+    status = _submit(*args)
+    while status == SLICE_OVER:
+        status = _submit(*args)
     return int(status)
 
 
-def wait_job(job: Any, timeout_us: Optional[int]) -> int:
-    """Waits for ``job`` (None: until it ends); returns the job's result, or NOT_READY if the timeout
-    passed first. Signal handlers run between slices on the main thread."""
-    if timeout_us is None and get_ident() != _MAIN:
-        return int(lib.accel_job_wait(job, -1))
-    deadline = None if timeout_us is None else time.monotonic() + timeout_us * 1e-6
-    while True:
-        slice_us = SLICE_US
-        if deadline is not None:
-            slice_us = max(0, min(SLICE_US, int((deadline - time.monotonic()) * 1e6)))
-        status = lib.accel_job_wait(job, slice_us)
-        if status != NOT_READY:
-            return int(status)
-        if deadline is not None and time.monotonic() >= deadline:
-            return int(status)
+def wait_job(job: Any, deadline: int) -> int:
+    """Waits for ``job`` until ``deadline`` (FOREVER or ``accel_runcore_deadline``); returns the job's
+    result, or NOT_READY if the deadline passed first."""
+    status = _wait(job, deadline)
+    while status == SLICE_OVER:
+        status = _wait(job, deadline)
+    return int(status)

@@ -27,6 +27,9 @@ def version() -> str: ...
 # The URI schemes of the usable drivers, in loader order, e.g. ["emu"].
 def backends() -> List[str]: ...
 
+# Jobs submitted with CoreModel.submit whose callback has not returned yet (the run core's count).
+def inflight_callbacks() -> int: ...
+
 class CoreDevice:
     # accel_device_open(uri); holds one device reference. NotFoundError for an unknown scheme,
     # InvalidArgumentError for a bad option.

@@ -5,13 +5,12 @@ A Future is a ``concurrent.futures.Future`` completed from the driver's completi
 ``as_completed()`` all work, and ``await`` works in asyncio. Done-callbacks run on the driver's
 completion thread: keep them short.
 
-At interpreter exit an ``atexit`` hook waits (at most ``EXIT_WAIT_SECONDS`` in total) for the jobs still
-in flight, so that no completion callback runs while the interpreter is being torn down.
+At interpreter exit the core's ``atexit`` hook (its exit drain) waits, a few seconds at most, for the jobs
+still in flight, so that no completion callback runs while the interpreter is being torn down.
 """
 from __future__ import annotations
 
 import asyncio
-import atexit
 import concurrent.futures
 import threading
 import time
@@ -21,12 +20,11 @@ from typing import Any, ClassVar, Generator, List, Optional, Tuple
 import numpy as np
 
 from . import profiling as _profiling
+from ._frontend import core as _core
 from .errors import from_status
 
-__all__ = ["Future", "inflight", "wait_inflight", "EXIT_WAIT_SECONDS"]
+__all__ = ["Future", "inflight", "wait_inflight"]
 
-#: The most the atexit hook waits for jobs in flight, in seconds.
-EXIT_WAIT_SECONDS = 5.0
 # How long cancel() waits for the driver to confirm a cancellation.
 _CANCEL_CONFIRM_SECONDS = 1.0
 # Longest a blocked wait goes without running the main thread's signal handlers.
@@ -34,54 +32,29 @@ _WAIT_SLICE = 0.02
 
 _CANCELLED = 12  # ACCEL_ERR_CANCELLED
 
-# ---- jobs in flight (for the atexit hook) ----
-_inflight_cv = threading.Condition(threading.Lock())
-_inflight = 0
 # Set while a completion callback runs on this thread (a driver's completion thread): cancel() must
 # not wait there for a callback that only that same thread could deliver.
 _tls = threading.local()
-
-
-def _begin() -> None:
-    global _inflight
-    with _inflight_cv:
-        _inflight += 1
-
-
-def _end() -> None:
-    global _inflight
-    with _inflight_cv:
-        _inflight -= 1
-        if _inflight <= 0:
-            _inflight_cv.notify_all()
+# The core counts the jobs it submitted with a completion callback until the callback has returned.
+_callbacks_pending = _core.inflight_callbacks
+# How often wait_inflight looks at that count.
+_POLL_SECONDS = 0.001
 
 
 def inflight() -> int:
-    """Number of jobs submitted with ``run_async`` whose completion callback has not run yet."""
-    return _inflight
+    """Number of jobs submitted with ``run_async`` whose completion callback has not returned yet."""
+    return int(_callbacks_pending())
 
 
 def wait_inflight(timeout: Optional[float] = None) -> bool:
     """Waits until no ``run_async`` job is in flight, at most ``timeout`` seconds (None: forever).
     Returns True if none is left."""
     deadline = None if timeout is None else time.monotonic() + timeout
-    with _inflight_cv:
-        while _inflight > 0:
-            remaining = None if deadline is None else deadline - time.monotonic()
-            if remaining is not None and remaining <= 0:
-                return False
-            _inflight_cv.wait(remaining if remaining is None else min(remaining, 0.1))
+    while _callbacks_pending() > 0:
+        if deadline is not None and time.monotonic() >= deadline:
+            return False
+        time.sleep(_POLL_SECONDS)
     return True
-
-
-def _wait_at_exit() -> None:
-    try:
-        wait_inflight(EXIT_WAIT_SECONDS)
-    except BaseException:  # Ctrl-C during exit: give up waiting, never hang
-        pass
-
-
-atexit.register(_wait_at_exit)
 
 
 class Future(concurrent.futures.Future[List[np.ndarray]]):
@@ -138,7 +111,6 @@ class Future(concurrent.futures.Future[List[np.ndarray]]):
                 job.release()
         finally:
             tls.in_callback = outer
-            _end()
 
     # -- public ----------------------------------------------------------------------------------------
 

@@ -10,7 +10,7 @@ import numpy as np
 from . import profiling as _profiling
 from ._frontend import core
 from .errors import AccelError, ClosedError, DTypeError, InvalidArgumentError, ShapeError
-from .futures import Future, _begin, _end
+from .futures import Future
 from .tensor_info import TensorInfo, dense_strides, from_core
 
 if TYPE_CHECKING:
@@ -233,12 +233,7 @@ class Model:
         fut._outputs = results
         fut._model_name = self._name
         fut._device_uri = self._uri
-        _begin()
-        try:
-            job = self._core.submit(in_bufs, out_bufs, fut._complete, priority, 0, timeout_us)
-        except BaseException:
-            _end()
-            raise
+        job = self._core.submit(in_bufs, out_bufs, fut._complete, priority, 0, timeout_us)
         fut._attach(job)
         return fut
 

@@ -366,3 +366,18 @@ def test_submit_from_callback_on_a_full_device_is_busy(tiny_path, slow_path):
         assert ev.wait(10)
         assert len(seen) == 1 and type(seen[0]) is accel.BusyError, seen
         assert m.run(rand((1, 16), 2))[0].shape == (1, 8)
+
+
+def test_inflight_counts_run_async_jobs_until_their_callback_ran(dev, slow):
+    # accel.futures.inflight() is the core's count of jobs with a completion callback: a slow job
+    # counts while it runs, and wait_inflight() returns once its callback (which completes the
+    # future) has returned.
+    from accel import futures
+
+    assert futures.wait_inflight(10)
+    f = slow.run_async(rand((512, 512), 3))
+    assert futures.inflight() == 1
+    assert not futures.wait_inflight(0)
+    assert futures.wait_inflight(30)
+    assert futures.inflight() == 0
+    assert f.done()

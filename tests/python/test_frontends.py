@@ -15,6 +15,8 @@ import json
 import os
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -28,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from models import catalog
 
 CORES = {"pybind": _pybind, "cffi": _cffi_core}
-CONTRACT_FUNCTIONS = ["abi_version", "version", "backends"]
+CONTRACT_FUNCTIONS = ["abi_version", "version", "backends", "inflight_callbacks"]
 CONTRACT_CLASSES = ["CoreDevice", "CoreBuffer", "CoreModel", "CoreJob", "DeviceTensor"]
 # Protocol methods that are part of the surface (the others, object's own, are not).
 DUNDERS = {"__init__", "__repr__", "__dlpack__", "__dlpack_device__"}
@@ -285,6 +287,65 @@ def test_callback_exception_reaches_unraisablehook(frontend, tiny_accm, monkeypa
     assert calls == [(0, "", 4)]
     assert seen == [(RuntimeError, "raised by the callback")]
     assert model.submit([dev.alloc(64)], [dev.alloc(32)], lambda *a: None).wait(5) is None  # still works
+
+
+def _strided(shape, gap=2):
+    """A uint8 array of `shape` whose dimensions of extent > 1 are none contiguous with the next (a
+    view into a larger array), so that only the unit ones go when libaccel merges."""
+    full_shape = [n * gap if n > 1 else n for n in shape]
+    full = np.arange(int(np.prod(full_shape)), dtype=np.uint8).reshape(full_shape)
+    return full[tuple(slice(None, None, gap) if n > 1 else slice(None) for n in shape)]
+
+
+@pytest.mark.parametrize("frontend", list(CORES))
+def test_strided_write_merges_and_refuses_in_libaccel(frontend):
+    # Both cores hand the array's own shape and strides to accel_buffer_write_strided: an array of many
+    # dimensions but few at heart is copied, one of more than ACCEL_MAX_DIMS at heart is refused with
+    # libaccel's message, the same over both.
+    core = CORES[frontend]
+    dev = core.CoreDevice("emu")
+    buf = dev.alloc(1 << 16)
+    deep = _strided((1, 2, 1, 3) + (1,) * 50 + (2, 1, 2, 2, 1, 2, 1, 3))  # 62 dims, 7 at heart
+    assert deep.ndim == 62 and not deep.flags.c_contiguous
+    buf.write(deep)
+    assert bytes(memoryview(buf.memory)[:deep.size]) == deep.tobytes()
+    wide = _strided((2,) * 9)
+    with pytest.raises(accel.AccelError) as e:
+        buf.write(wide)
+    assert isinstance(e.value, accel.InvalidArgumentError)
+    assert "the array has 9 dimensions, 9 once unit ones are dropped and contiguous ones merged" in str(e.value)
+    empty = _strided((3, 0, 2) + (2,) * 10)
+    assert empty.size == 0 and empty.ndim == 13
+    buf.write(empty)  # nothing to copy, however many dimensions
+    dev.close()
+
+
+@pytest.mark.parametrize("frontend", list(CORES))
+def test_inflight_callbacks_counts_until_the_callback_returned(frontend, tiny_accm):
+    # accel.futures.inflight() is the core's count: a job submitted with a callback counts until that
+    # callback has returned.
+    core = CORES[frontend]
+    dev = core.CoreDevice("emu")
+    model = dev.load(tiny_accm.read_bytes())
+    release = threading.Event()
+    inside = threading.Event()
+
+    def callback(status, message, timing):
+        inside.set()
+        release.wait(10)
+
+    before = core.inflight_callbacks()
+    job = model.submit([dev.alloc(64)], [dev.alloc(32)], callback)
+    assert inside.wait(10)
+    assert core.inflight_callbacks() == before + 1
+    release.set()
+    job.wait(5)
+    deadline = time.monotonic() + 5
+    while core.inflight_callbacks() != before and time.monotonic() < deadline:
+        time.sleep(0.001)
+    assert core.inflight_callbacks() == before
+    model.release()
+    dev.close()
 
 
 SELECT = r"""

@@ -277,7 +277,13 @@ ACCEL_API accel_status accel_buffer_write(accel_buffer* buffer, uint64_t offset,
 
 /* Copies an N-dimensional strided host array into the buffer, densely (C order) from `offset`:
  * `shape` has `ndim` entries, `src_strides` are byte strides (may be negative or zero),
- * `element_size` bytes per element. Exactly one copy, counted in bytes_copied. */
+ * `element_size` bytes per element. Exactly one copy, counted in bytes_copied. Any `ndim` is
+ * accepted whose array is at most ACCEL_MAX_DIMS-dimensional at heart: dimensions of extent 1 are
+ * dropped and a dimension contiguous with the one before it (that one's stride is its extent times
+ * its stride) is merged into it, so a NumPy array of up to 64 dimensions, or a slice of one, copies
+ * as its merged form; ACCEL_ERR_INVALID_ARGUMENT, naming both dimension counts, if more than
+ * ACCEL_MAX_DIMS remain, or for a negative extent (naming the dimension). An array with an extent
+ * of 0 copies nothing and succeeds. */
 ACCEL_API accel_status accel_buffer_write_strided(accel_buffer* buffer, uint64_t offset, const void* src, uint32_t ndim,
                                                   const int64_t* shape, const int64_t* src_strides,
                                                   uint32_t element_size);

@@ -1,0 +1,122 @@
+/* accel_runcore.h - the run machinery of the Python front-ends, written once: plain C over the public
+ * ABI with no Python API, compiled into both extension modules (accel._pybind and accel._cffi, each
+ * with its own copy of the state below), so that pybind11 and cffi submit, count, wait and drain
+ * alike and keep only what their binding must do (the GIL, object wrappers, the buffer protocol).
+ *
+ * The main thread is the only one that runs Python's signal handlers, so a call there never blocks
+ * for longer than ACCEL_RUNCORE_SLICE_US: it answers ACCEL_RUNCORE_SLICE_OVER instead, the binding
+ * runs the handlers (a KeyboardInterrupt may come out of them) and calls again. Other threads block
+ * in libaccel once: a timed wait costs more in the kernel, and they could not run the handlers anyway.
+ *
+ * The state is process-wide per module: the jobs in flight, the completion callbacks still to return,
+ * the exit drain's two flags (refuse new jobs, the door to Python closed) and the main thread's id.
+ * Every function may be called from any thread unless said otherwise. */
+#ifndef ACCEL_RUNCORE_H
+#define ACCEL_RUNCORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <accel/accel.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Longest a call on the main thread goes without coming back to the binding (microseconds). */
+#define ACCEL_RUNCORE_SLICE_US 20000
+
+/* Answers that are not accel_status values. */
+#define ACCEL_RUNCORE_REFUSED (-1)    /* the exit drain refuses new jobs (accel_runcore_refuse_jobs) */
+#define ACCEL_RUNCORE_SLICE_OVER (-2) /* the main thread's slice ended first: run the handlers, call again */
+
+/* A deadline (accel_runcore_wait) that never comes. */
+#define ACCEL_RUNCORE_FOREVER (-1)
+
+/* Records the interpreter's main thread: `thread_ident` is Python's threading.main_thread().ident,
+ * which CPython and PyPy make from pthread_self() on POSIX systems. Called once, at module import. */
+void accel_runcore_set_main_thread(uint64_t thread_ident);
+
+/* ---- completions ---------------------------------------------------------------------------------- */
+
+/* What the binding does when a job submitted with accel_runcore_submit ends: called exactly once per
+ * job, on the driver's completion thread, with the job's result, its timing and its message ("" on
+ * success), unless the door to Python is closed by then (the binding's user_data is then dropped
+ * untouched). The hook must not unwind into the core, except for the forced unwind of a thread that
+ * the interpreter ends, which must pass. */
+typedef void (*accel_runcore_completion_hook)(void* user_data, accel_status status, const accel_job_timing* timing,
+                                              const char* message);
+
+/* Sets the hook, once, at module import (before any submission). */
+void accel_runcore_set_completion_hook(accel_runcore_completion_hook hook);
+
+/* Submits a job whose completion calls the hook with `user_data`. Counted as in flight, and as a
+ * callback pending, until the hook has returned (or, when this fails, not at all: the caller then
+ * drops user_data itself). On the main thread a job that finds no free in-flight slot is retried
+ * (ACCEL_SUBMIT_NO_WAIT, sleeps of 20 us growing to 1 ms) for at most one slice, then SLICE_OVER is
+ * answered (nothing submitted); elsewhere it blocks in libaccel. ACCEL_RUNCORE_REFUSED once the exit
+ * drain refuses jobs. The caller holds the model and the buffers during the call. */
+accel_status accel_runcore_submit(accel_model* model, accel_buffer* const* inputs, size_t input_count,
+                                  accel_buffer* const* outputs, size_t output_count, int32_t priority,
+                                  uint64_t core_mask, int64_t timeout_us, void* user_data, accel_job** out_job);
+
+/* ---- synchronous runs ----------------------------------------------------------------------------- */
+
+/* Runs a job (no callback) and waits for it, counted as in flight meanwhile. Off the main thread: one
+ * blocking submission and one untimed wait. On the main thread the run waits at most a slice for a
+ * slot and its job; if it is not over by then it answers SLICE_OVER and stays *pending* under `token`,
+ * for accel_runcore_finish or accel_runcore_abandon. The run lives here, not in the binding, so an
+ * exception between two slices (a KeyboardInterrupt) loses nothing: the binding abandons its token,
+ * pending or not. Tokens tell apart the runs of one thread (one nested in a signal handler between two
+ * slices of another). When the job ends: *timing (may be NULL) is filled, the job released, and its
+ * result returned (the message is the thread's accel_last_error_message()). `owned_input` (may be
+ * NULL) is a buffer the run owns and releases at its end, whatever happens. ACCEL_RUNCORE_REFUSED once
+ * the exit drain refuses jobs. The caller holds the model and the buffers until the run is over. */
+accel_status accel_runcore_run(accel_model* model, accel_buffer* const* inputs, size_t input_count,
+                               accel_buffer* const* outputs, size_t output_count, int32_t priority, uint64_t core_mask,
+                               int64_t timeout_us, accel_job_timing* timing, accel_buffer* owned_input, uint64_t token);
+
+/* One more slice of the run pending under `token` (on the thread that started it): as
+ * accel_runcore_run, SLICE_OVER while it is not over. ACCEL_ERR_INTERNAL for an unknown token. */
+accel_status accel_runcore_finish(uint64_t token);
+
+/* Ends the run pending under `token` on this thread, if any: a job not started is cancelled, one
+ * running finishes on its own and frees what it holds. */
+void accel_runcore_abandon(uint64_t token);
+
+/* ---- waiting for a job ---------------------------------------------------------------------------- */
+
+/* The deadline of a wait of `timeout_s` seconds from now, for accel_runcore_wait: now for 0 or less
+ * (one poll), ACCEL_RUNCORE_FOREVER from 1e9 s (some 30 years) up, else now plus the timeout rounded
+ * up to a microsecond. The caller refuses NaN. */
+int64_t accel_runcore_deadline(double timeout_s);
+
+/* Waits for `job` until `deadline` (ACCEL_RUNCORE_FOREVER or from accel_runcore_deadline): its result
+ * when it ends (the message is the thread's accel_last_error_message()), ACCEL_ERR_NOT_READY once the
+ * deadline passed first, and on the main thread SLICE_OVER when a slice ended before either. */
+accel_status accel_runcore_wait(accel_job* job, int64_t deadline);
+
+/* ---- counts and the exit drain -------------------------------------------------------------------- */
+
+/* Jobs submitted with accel_runcore_submit whose hook has not returned (accel.futures.inflight()). */
+int64_t accel_runcore_callbacks_pending(void);
+
+/* Whether completions still enter the binding (accel_runcore_close_door not called yet). */
+int accel_runcore_door_open(void);
+
+/* The interpreter-exit drain (CORE_API.md "Interpreter exit"), in this order, from the binding's
+ * atexit hook (before finalization, with the GIL released while it waits): refuse new jobs; wait
+ * until no job is in flight (the binding may release its job handles, cancelling those not started,
+ * and wait again); close the door so that later completions skip the hook; wait until no hook is
+ * running any more. The waits are bounded (`limit_us`) so that exit never hangs; they answer 1 if
+ * the count came to zero in time. */
+void accel_runcore_refuse_jobs(void);
+int accel_runcore_wait_idle(int64_t limit_us);
+void accel_runcore_close_door(void);
+int accel_runcore_wait_hooks_done(int64_t limit_us);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ACCEL_RUNCORE_H */

@@ -1,0 +1,58 @@
+/* runcore_state.c - the run core's process-wide state (see accel_runcore.h): the counters, the exit
+ * drain's flags and waits, the main thread's identity. */
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "runcore_internal.h"
+
+static atomic_llong g_in_flight;         /* jobs submitted and not over (callback jobs: hook returned) */
+static atomic_llong g_callbacks_pending; /* callback jobs whose hook has not returned */
+static atomic_llong g_hooks_inside;      /* completions past the door check, not yet out of the binding */
+static atomic_int g_refuse_jobs;         /* set by the drain: no new jobs */
+static atomic_int g_door_closed;         /* set by the drain once it has waited: completions skip the hook */
+static atomic_ulong g_main_thread;
+
+accel_status runcore_begin_job(void) {
+    atomic_fetch_add(&g_in_flight, 1); /* before the check: the drain either sees this job or refuses it */
+    if (atomic_load(&g_refuse_jobs)) {
+        atomic_fetch_sub(&g_in_flight, 1);
+        return ACCEL_RUNCORE_REFUSED;
+    }
+    return ACCEL_OK;
+}
+
+void runcore_end_job(void) { atomic_fetch_sub(&g_in_flight, 1); }
+
+void runcore_callback_begin(void) { atomic_fetch_add(&g_callbacks_pending, 1); }
+void runcore_callback_end(void) { atomic_fetch_sub(&g_callbacks_pending, 1); }
+
+int runcore_hook_enter(void) {
+    atomic_fetch_add(&g_hooks_inside, 1); /* before the check: the drain's last wait sees this one */
+    return !atomic_load(&g_door_closed);
+}
+
+void runcore_hook_leave(void) { atomic_fetch_sub(&g_hooks_inside, 1); }
+
+void accel_runcore_set_main_thread(uint64_t thread_ident) { atomic_store(&g_main_thread, (unsigned long)thread_ident); }
+
+int runcore_on_main_thread(void) {
+    return (unsigned long)pthread_self() == atomic_load_explicit(&g_main_thread, memory_order_relaxed);
+}
+
+int64_t accel_runcore_callbacks_pending(void) { return atomic_load(&g_callbacks_pending); }
+int accel_runcore_door_open(void) { return !atomic_load(&g_door_closed); }
+void accel_runcore_refuse_jobs(void) { atomic_store(&g_refuse_jobs, 1); }
+void accel_runcore_close_door(void) { atomic_store(&g_door_closed, 1); }
+
+/* Polls `counter` every millisecond until it is zero or `limit_us` passed; 1 if it came to zero. */
+static int wait_until_zero(atomic_llong* counter, int64_t limit_us) {
+    const int64_t give_up = runcore_now_us() + limit_us;
+    while (atomic_load(counter) > 0) {
+        if (runcore_now_us() >= give_up) return 0;
+        runcore_sleep_us(1000);
+    }
+    return 1;
+}
+
+int accel_runcore_wait_idle(int64_t limit_us) { return wait_until_zero(&g_in_flight, limit_us); }
+int accel_runcore_wait_hooks_done(int64_t limit_us) { return wait_until_zero(&g_hooks_inside, limit_us); }
