@@ -5,6 +5,7 @@ from typing import Any, Dict, List
 
 from ._lib import check, error, ffi, last_message, lib, text
 from .buffer import CoreBuffer, allocate
+from .device_base import DeviceBase
 from .model import CoreModel, wrap_model
 
 __all__ = ["CoreDevice", "abi_version", "version", "backends"]
@@ -34,7 +35,7 @@ def backends() -> List[str]:
     return names
 
 
-class CoreDevice:
+class CoreDevice(DeviceBase):
     """An open device (one accel_device reference)."""
 
     __slots__ = ("_device", "__weakref__")

@@ -12,6 +12,7 @@ import numpy as np
 
 from ._lib import ffi, lib
 from .buffer import CoreBuffer, allocate, allocate_memory
+from .device_base import DeviceBase
 from .tensor import DeviceTensor
 from .waiting import run_blocking
 
@@ -47,9 +48,7 @@ class FastPath:
     __slots__ = ("device", "core_device", "inputs", "outputs", "n_in", "n_out", "one_to_one", "all_dense")
 
     def __init__(self, device: Any, core_device: Any, inputs: Sequence[Any], outputs: Sequence[Any]) -> None:
-        from .device import CoreDevice
-
-        if type(core_device) is not CoreDevice:
+        if not isinstance(core_device, DeviceBase):
             raise TypeError(f"core_device must be a CoreDevice, not {type(core_device).__name__}")
         self.device = device  # the public Device: a DeviceTensor of another one is not ours
         self.core_device = core_device  # to allocate fresh outputs (and to see it closed)

@@ -165,10 +165,7 @@ def _package_of(module: str) -> str:
 
 # Circles there today, each with where it is. Strict: the test fails once the circle is gone, so that the
 # entry is removed with it.
-KNOWN_CIRCLES = {
-    "accel._cffi_core": "py_cffi/core/fast_run.py imports device.py inside a function (device.py -> model.py "
-                        "-> fast_run.py -> device.py); py_cffi/core is being rewritten",
-}
+KNOWN_CIRCLES: dict = {}
 
 
 @pytest.mark.parametrize("package", [
