@@ -52,7 +52,8 @@ class Op:
     signature: str       # "inputs -> outputs"
     rule: str            # what it computes, shape rules, constraints
     params: tuple = ()
-    any_dtype: bool = False  # else float32 only
+    any_dtype: bool = False  # else float32 only, unless `dtypes` says otherwise
+    dtypes: str = ""         # the op's own dtype rule (quantized ops), in place of float32 only
     class_name: str = ""     # the parameter class: name.title() unless given
 
     @property
@@ -83,7 +84,9 @@ RESIZE_COORD = ValueEnum("ResizeCoord", (("half_pixel", 0), ("asymmetric", 1), (
                                          ("half_pixel_symmetric", 5)))
 NEAREST_ROUNDING = ValueEnum("NearestRounding", (("round_prefer_floor", 0), ("round_prefer_ceil", 1),
                                                  ("floor", 2), ("ceil", 3)))
-ENUMS = (REDUCE_FN, RESIZE_MODE, RESIZE_COORD, NEAREST_ROUNDING)
+# The header's int8_rules (minor 2): whose integer arithmetic a model's quantized ops compute.
+INT8_RULES = ValueEnum("Int8Rules", (("ort", 0),))
+ENUMS = (REDUCE_FN, RESIZE_MODE, RESIZE_COORD, NEAREST_ROUNDING, INT8_RULES)
 
 # ---- shared parameter groups ----------------------------------------------------------------------
 
@@ -125,7 +128,8 @@ OPS = (
        "kernel, strides, pads and dilations as conv (int slot 0 unused); OH = floor or ceil((H + pads - "
        "dilation*(k-1) - 1) / stride) + 1, and with ceil_mode the last window must start inside the input "
        "or left padding (as ONNX); padding never wins a max",
-       (*_WINDOW, Param("ceil_mode", 11, "0 floor, 1 ceil")), class_name="MaxPool"),
+       (*_WINDOW, Param("ceil_mode", 11, "0 floor, 1 ceil")), class_name="MaxPool",
+       dtypes="float32; or (minor 2) X and Y int8 or uint8 with the same quantization"),
     Op(10, "avgpool", 0, "X[N,C,H,W] -> Y[N,C,OH,OW]", "as maxpool (dilations 1)",
        (*_WINDOW, Param("ceil_mode", 11, "0 floor, 1 ceil"),
         Param("count_include_pad", 12, "1: padding counts in the divisor")), class_name="AvgPool"),
@@ -195,6 +199,53 @@ OPS = (
        "integer type's min or max), integer to integer wraps (two's complement), to bool is x != 0 (NaN "
        "is true), bool to number is 0 or 1, to float16 rounds to nearest even (subnormals, infinities and "
        "NaN kept; from 65520 on it is inf). The same dtype is a copy.", any_dtype=True),
+    # Quantized ops (minor 2). A quantized tensor is int8 or uint8 (int32 for a bias) with a quantization
+    # record (FORMAT.md, tensor record): real = (q - z) * s, per tensor or per axis. "requantized" below is
+    # onnxruntime's rule: an int32 sum acc becomes clamp(nearbyint(max(min(float32(acc) * r, qmax - z_Y),
+    # qmin - z_Y)) + z_Y) with float32 arithmetic, rounding half to even, [qmin, qmax] Y's dtype's range.
+    Op(27, "quantize", 2, "X -> Y",
+       "Y = saturate(nearbyint(X / s) + z) with Y's quantization (s, z per tensor, or per Y's quant_axis), "
+       "a float32 division, rounding half to even", dtypes="X float32, Y int8 or uint8 of X's shape"),
+    Op(28, "dequantize", 2, "X -> Y", "Y = float32(X - z) * s with X's quantization (per tensor or per axis)",
+       dtypes="X int8, uint8 or int32, quantized; Y float32 of X's shape"),
+    Op(29, "qconv", 2, "X[N,C,H,W], W[M,C/g,kh,kw], B[M] optional -> Y[N,M,OH,OW]",
+       "geometry as conv. acc = B[m] + the sum over the window of (X - z_X) * (W - z_W[m]) in int32 (taps "
+       "in the padding add 0), requantized with r[m] = float32(float32(s_X * s_W[m]) / s_Y). W and B must "
+       "be constants.", _CONV, class_name="QConv",
+       dtypes="X, Y int8 or uint8 and W int8 or uint8, quantized (W per tensor or per axis 0); B int32"),
+    Op(30, "qmatmul", 2, "A, B -> Y",
+       "as matmul, over (A - z_A) and (B - z_B) in int32, requantized with r[n] = float32(float32(s_A * "
+       "s_B[n]) / s_Y); B per tensor or per axis of its last dim", class_name="QMatMul",
+       dtypes="A, B, Y int8 or uint8, quantized (A per tensor)"),
+    Op(31, "qgemm", 2, "A, B, C optional -> Y[M,N]",
+       "as gemm with beta 1: acc = C + A' B' over (A - z_A) and (B - z_B[n]) in int32 (C int32, broadcast to "
+       "[M,N]); a quantized Y is acc requantized with r[n] = float32(float32(float32(alpha * s_A) * s_B[n]) "
+       "/ s_Y); a float32 Y is float32(acc) * float32(alpha * s_A * s_B[n]). B and C must be constants.",
+       (Param("trans_a", 0, "0 or 1"), Param("trans_b", 1, "0 or 1"), F("alpha", 0, "factor of A' B'")),
+       class_name="QGemm",
+       dtypes="A int8 or uint8 per tensor, B int8 or uint8 per tensor or per output column, C int32, Y "
+              "int8 or uint8 (quantized) or float32"),
+    Op(32, "qadd", 2, "A, B -> Y",
+       "broadcast as add; Y = saturate(nearbyint(float32(A - z_A) * (s_A / s_Y) + float32(B - z_B) * (s_B / "
+       "s_Y)) + z_Y) as onnxruntime's QLinearAdd", class_name="QAdd",
+       dtypes="A, B, Y one of int8 or uint8, quantized per tensor"),
+    Op(33, "qmul", 2, "A, B -> Y",
+       "broadcast as add; Y = saturate(nearbyint(float32(A - z_A) * float32(B - z_B) * (s_A * s_B / s_Y)) "
+       "+ z_Y) as onnxruntime's QLinearMul", class_name="QMul",
+       dtypes="A, B, Y one of int8 or uint8, quantized per tensor"),
+    Op(34, "qactivation", 2, "X -> Y",
+       "Y = quantize(f(dequantize(X))) elementwise, f the node's activation field (none: a requantization), "
+       "as a 256-entry table made at load with the float kernels", class_name="QActivation",
+       dtypes="X, Y int8 or uint8, quantized per tensor, of one shape"),
+    Op(35, "qavgpool", 2, "X[N,C,H,W] -> Y[N,C,OH,OW]",
+       "as avgpool, over (X - z_X): Y = saturate(nearbyint(float32(sum) * float32(s_X / (s_Y * count))) "
+       "+ z_Y), count the window's size (with or without padding as count_include_pad says)",
+       (*_WINDOW, Param("ceil_mode", 11, "0 floor, 1 ceil"),
+        Param("count_include_pad", 12, "1: padding counts in the divisor")), class_name="QAvgPool",
+       dtypes="X, Y int8 or uint8, quantized per tensor"),
+    Op(36, "qglobalavgpool", 2, "X[N,C,...] -> Y[N,C,1,...]",
+       "the sum over every dim after the second of (X - z_X) in int32, requantized with r = float32(s_X / "
+       "(s_Y * count))", class_name="QGlobalAvgPool", dtypes="X, Y int8 or uint8, quantized per tensor"),
 )
 
 # ---- fused activations ----------------------------------------------------------------------------

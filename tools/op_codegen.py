@@ -147,8 +147,10 @@ def op_params_py(s) -> str:
            *_wrapped("OPS: Dict[str, int] = {", (f'"{o.name}": {o.code}' for o in s.OPS), "}"),
            "OP_NAMES: Dict[int, str] = {v: k for k, v in OPS.items()}",
            *_wrapped("OP_MINOR: Dict[str, int] = {", (f'"{o.name}": {o.minor}' for o in s.OPS), "}"),
-           "# Ops of any dtype (the others compute in float32 only).",
+           "# Ops of any dtype, and the ops that compute in float32 only (the others state their own dtypes).",
            *_wrapped("ANY_DTYPE_OPS = frozenset({", (f'"{o.name}"' for o in s.OPS if o.any_dtype), "})"),
+           *_wrapped("FLOAT32_ONLY_OPS = frozenset({",
+                     (f'"{o.name}"' for o in s.OPS if not o.any_dtype and not o.dtypes), "})"),
            "", "# Fused activation codes and the format minor version that added each.",
            *_wrapped("ACTIVATIONS: Dict[str, int] = {", (f'"{a.name}": {a.code}' for a in s.ACTIVATIONS), "}"),
            "ACTIVATION_NAMES: Dict[int, str] = {v: k for k, v in ACTIVATIONS.items()}",
@@ -213,6 +215,8 @@ def _op_table(s) -> list:
         text = f"{params}. {rule}" if params else rule
         if op.any_dtype:
             text += " Any dtype."
+        elif op.dtypes:
+            text += f" Dtypes: {op.dtypes}."
         out.append(f"| {op.code} | {op.name} | {_cell(op.signature)} | {_cell(text)} |")
     return out
 

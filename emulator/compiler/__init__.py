@@ -5,7 +5,8 @@
     compiler.compile_file("model.onnx", "model.accm")
     tables = compiler.accm.read(data)
 
-Steps: import (static input shapes, initializers and Constant nodes as constants), constant folding
+Steps: import (static input shapes, initializers and Constant nodes as constants), QDQ fusion (a quantized
+model's DequantizeLinear -> op -> QuantizeLinear groups become int8 ops as onnxruntime fuses them), constant folding
 (shape subgraphs and any node whose inputs are all constant), lowering to the runtime op set with
 per-op shape rules, BatchNormalization folded into Conv (or lowered to mul + add), copy elimination,
 constant bias/scale folded into conv and gemm (MatMul + Add -> Gemm), activation fusion, dead-code
@@ -16,25 +17,32 @@ from __future__ import annotations
 
 import os
 
-from . import accm, affine, batchnorm, emit, fusion, importer, lower
+from . import accm, affine, batchnorm, emit, fusion, importer, lower, qdq
 from .errors import CompileError
 from .lower import SUPPORTED_OPS
 
-__all__ = ["CompileError", "SUPPORTED_OPS", "accm", "compile_file", "compile_model", "summary"]
+__all__ = ["INT8_RULES", "CompileError", "SUPPORTED_OPS", "accm", "compile_file", "compile_model", "summary"]
 
 
-def compile_model(model, input_shapes=None) -> bytes:
+INT8_RULES = tuple(accm.INT8_RULES)
+
+
+def compile_model(model, input_shapes=None, int8="ort") -> bytes:
     """Compiles an ONNX model (a path, bytes or onnx.ModelProto) to .accm bytes.
 
     input_shapes maps graph input names to shapes (tuples of ints); it fixes symbolic dims and
     overrides the model's own. A dim that is neither static in the model nor given raises
     CompileError (a ValueError) naming the input and the dim. Unsupported ops, attributes and dtypes
-    raise CompileError naming the op type and the node.
+    raise CompileError naming the op type and the node. int8 names the integer arithmetic of the quantized
+    ops (INT8_RULES: "ort", onnxruntime's CPU kernels); it is recorded in the model.
     """
     if input_shapes is not None and not hasattr(input_shapes, "items"):
         raise TypeError("input_shapes must be a dict mapping input names to shapes")
+    if int8 not in INT8_RULES:
+        raise ValueError(f"int8 must be one of {', '.join(INT8_RULES)}, not {int8!r}")
     proto = importer.load(model)
     imported = importer.import_model(proto, input_shapes)
+    qdq.fuse(imported)
     g = lower.lower(imported)
     g.remove_dead()
     batchnorm.fold_batchnorm(g)
@@ -45,14 +53,14 @@ def compile_model(model, input_shapes=None) -> bytes:
     fusion.fuse_activations(g)
     tensors, nodes, inputs, outputs = emit.build(g)
     try:
-        return accm.write(tensors, nodes, inputs, outputs)
+        return accm.write(tensors, nodes, inputs, outputs, int8_rules=int8)
     except ValueError as e:
         raise CompileError(str(e)) from e
 
 
-def compile_file(src, dst, input_shapes=None) -> dict:
+def compile_file(src, dst, input_shapes=None, int8="ort") -> dict:
     """Compiles the ONNX file `src` and writes the .accm file `dst`. Returns summary() of it."""
-    data = compile_model(os.fspath(src), input_shapes)
+    data = compile_model(os.fspath(src), input_shapes, int8)
     tmp = f"{os.fspath(dst)}.tmp{os.getpid()}"
     with open(tmp, "wb") as f:
         f.write(data)

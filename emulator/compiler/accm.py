@@ -1,4 +1,4 @@
-"""The .accm container (emulator/FORMAT.md, version 1.1): a byte-exact writer and a reader.
+"""The .accm container (emulator/FORMAT.md, version 1.2): a byte-exact writer and a reader.
 
 `write(tensors, nodes, inputs, outputs)` lays the file out in the order FORMAT.md gives (header, tensor
 table, node table, io table, edge table, string table, 64-aligned data section). `read(path_or_bytes)`
@@ -18,13 +18,15 @@ import numpy as np
 # The codes, generated from emulator/op_schema.py; accm.OPS and accm.ACTIVATIONS stay their names here.
 from .op_params import ACTIVATION_NAMES as ACTIVATION_NAMES
 from .op_params import ACTIVATIONS as ACTIVATIONS
+from .op_params import OP_MINOR, Int8Rules
 from .op_params import OP_NAMES as OP_NAMES
 from .op_params import OPS as OPS
 from .op_params import PARAMS
 
 MAGIC = b"ACCM"
 VERSION_MAJOR = 1
-VERSION_MINOR = 1
+VERSION_MINOR = 2  # the newest this writer knows; a file gets the oldest minor that holds what it uses
+FLOAT_MINOR = 1    # what a float32 model without minor-2 features is written as (readers of 1.1 load it)
 HEADER_SIZE = 128
 TENSOR_RECORD_SIZE = 128
 NODE_RECORD_SIZE = 192
@@ -51,6 +53,8 @@ _DTYPE_CODES = {v: k for k, v in DTYPES.items()}
 
 LAYOUT_NONE, LAYOUT_NCHW, LAYOUT_NHWC = 0, 1, 2
 KIND_ACTIVATION, KIND_INPUT, KIND_OUTPUT, KIND_CONSTANT = 0, 1, 2, 3
+QUANT_NONE, QUANT_PER_TENSOR, QUANT_PER_AXIS = 0, 1, 2
+INT8_RULES = Int8Rules.BY_NAME  # header field int8_rules (minor 2): whose integer arithmetic the model computes
 
 
 def dtype_code(dtype) -> int | None:
@@ -71,6 +75,11 @@ class Tensor:
     dims: tuple
     layout: int = LAYOUT_NONE
     data: np.ndarray | None = None
+    # Quantization (minor 2): float32 scales and int32 zero points of one length, and the axis they run
+    # along (None: per tensor, one of each).
+    scales: np.ndarray | None = None
+    zero_points: np.ndarray | None = None
+    quant_axis: int | None = None
 
 
 @dataclass
@@ -126,7 +135,14 @@ def _truncate_utf8(s: str, limit: int) -> str:
     return b[:limit].decode("utf-8", errors="ignore")
 
 
-def write(tensors: list[Tensor], nodes: list[Node], inputs: list[int], outputs: list[int]) -> bytes:
+def _minor(tensors: list[Tensor], nodes: list[Node]) -> int:
+    """The oldest format minor that holds every op and field used."""
+    minor = max([OP_MINOR[OP_NAMES[n.op]] for n in nodes if n.op in OP_NAMES] + [FLOAT_MINOR])
+    return max(minor, 2) if any(t.scales is not None for t in tensors) else minor
+
+
+def write(tensors: list[Tensor], nodes: list[Node], inputs: list[int], outputs: list[int],
+          int8_rules: str = "ort") -> bytes:
     """Serializes a graph into .accm bytes. Raises ValueError on anything FORMAT.md does not allow."""
     strings = _Strings()
     tcount, ncount = len(tensors), len(nodes)
@@ -153,6 +169,17 @@ def write(tensors: list[Tensor], nodes: list[Node], inputs: list[int], outputs: 
             blobs.append((off, raw))
             const_place[i] = (off, len(raw))
             data_size = off + len(raw)
+    quant_place: dict[int, int] = {}
+    for i, t in enumerate(tensors):
+        if t.scales is not None:
+            scales = np.asarray(t.scales, "<f4").reshape(-1)
+            zeros = np.asarray(t.zero_points, "<i4").reshape(-1)
+            if scales.size != zeros.size or scales.size < 1:
+                raise ValueError(f"tensor '{t.name}': {scales.size} scales and {zeros.size} zero points")
+            off = _align(data_size, 4)
+            blobs.append((off, scales.tobytes() + zeros.tobytes()))
+            quant_place[i] = off
+            data_size = off + 8 * scales.size
 
     tensor_records = bytearray()
     for i, t in enumerate(tensors):
@@ -174,10 +201,15 @@ def write(tensors: list[Tensor], nodes: list[Node], inputs: list[int], outputs: 
             raise ValueError(f"tensor '{t.name}': layout {t.layout} requires 4 dims")
         name_off, name_len = strings.add(t.name)
         doff, dsize = const_place.get(i, (0, 0))
+        qtype, qaxis, qcount = QUANT_NONE, -1, 0
+        if t.scales is not None:
+            qcount = int(np.asarray(t.scales).size)
+            qtype = QUANT_PER_TENSOR if t.quant_axis is None else QUANT_PER_AXIS
+            qaxis = -1 if t.quant_axis is None else int(t.quant_axis)
         tensor_records += _TENSOR.pack(
             name_off, name_len, t.dtype, t.layout, t.kind, len(dims),
             *(dims + (0,) * (MAX_DIMS - len(dims))),
-            doff, dsize, 0, -1, 0, 0, 0)
+            doff, dsize, qtype, qaxis, qcount, 0, quant_place.get(i, 0))
 
     node_records = bytearray()
     edges: list[int] = []
@@ -209,9 +241,11 @@ def write(tensors: list[Tensor], nodes: list[Node], inputs: list[int], outputs: 
     data_off = _align(str_off + len(string_data), DATA_ALIGNMENT)
     file_size = data_off + data_size
 
+    if int8_rules not in INT8_RULES:
+        raise ValueError(f"unknown int8 rules {int8_rules!r} (known: {', '.join(INT8_RULES)})")
     header = _HEADER.pack(
-        MAGIC, VERSION_MAJOR, VERSION_MINOR, HEADER_SIZE, 0, file_size,
-        tcount, ncount, len(inputs), len(outputs), len(edges), 0,
+        MAGIC, VERSION_MAJOR, _minor(tensors, nodes), HEADER_SIZE, 0, file_size,
+        tcount, ncount, len(inputs), len(outputs), len(edges), INT8_RULES[int8_rules],
         tensor_off, node_off, io_off, edge_off, str_off, len(string_data), data_off, data_size,
         0, 0)
 
@@ -251,7 +285,7 @@ def read(path_or_bytes) -> dict:
         raise ValueError(f"file is {len(buf)} bytes, shorter than the {HEADER_SIZE}-byte header")
     h = _HEADER.unpack_from(buf, 0)
     keys = ["magic", "version_major", "version_minor", "header_size", "flags", "file_size",
-            "tensor_count", "node_count", "input_count", "output_count", "edge_count", "reserved",
+            "tensor_count", "node_count", "input_count", "output_count", "edge_count", "int8_rules",
             "tensor_table_offset", "node_table_offset", "io_table_offset", "edge_table_offset",
             "string_table_offset", "string_table_size", "data_offset", "data_size"]
     header = dict(zip(keys, h[:20]))
@@ -293,7 +327,14 @@ def read(path_or_bytes) -> dict:
             "dims": tuple(r[6:6 + ndim]), "dims_raw": tuple(r[6:14]),
             "data_offset": r[14], "data_size": r[15], "quant_type": r[16], "quant_axis": r[17],
             "quant_count": r[18], "reserved": r[19], "quant_offset": r[20], "data": None,
+            "scales": None, "zero_points": None,
         }
+        if t["quant_type"] in (QUANT_PER_TENSOR, QUANT_PER_AXIS):
+            count = t["quant_count"]
+            _check_range(f"tensor '{t['name']}' quantization", t["quant_offset"], 8 * count, header["data_size"])
+            start = data0 + t["quant_offset"]
+            t["scales"] = np.frombuffer(buf, "<f4", count, start).astype(np.float32)
+            t["zero_points"] = np.frombuffer(buf, "<i4", count, start + 4 * count).astype(np.int32)
         t["dtype_name"] = DTYPES[t["dtype"]].name if t["dtype"] in DTYPES else "unknown"
         if t["kind"] == KIND_CONSTANT:
             if t["dtype"] not in DTYPES:

@@ -8,11 +8,11 @@ import numpy as np
 from . import accm
 from .errors import CompileError
 from .ir import Graph, Node, Value
+from .op_params import FLOAT32_ONLY_OPS
 
 F32 = np.dtype(np.float32)
-SPATIAL_OPS = frozenset({"conv", "convtranspose", "maxpool", "avgpool", "globalavgpool", "resize"})
-# Ops that move or convert data without computing on it: any dtype (FORMAT.md ops 12-14, 19, 20, 25, 26).
-ANY_DTYPE_OPS = frozenset({"copy", "transpose", "concat", "slice", "gather", "expand", "cast"})
+SPATIAL_OPS = frozenset({"conv", "convtranspose", "maxpool", "avgpool", "globalavgpool", "resize", "qconv",
+                         "qavgpool", "qglobalavgpool"})
 
 
 def fix_outputs(g: Graph) -> None:
@@ -69,9 +69,10 @@ def build(g: Graph):
     for name in g.outputs:
         add(name)
 
-    # Dtypes: every compute op is float32; data movement keeps any dtype (its kernels check the rest).
+    # Dtypes: the float32-only ops are checked here; the others state their own rules, which their
+    # kernels check at load.
     for n in g.nodes:
-        if n.op in ANY_DTYPE_OPS:
+        if n.op not in FLOAT32_ONLY_OPS:
             continue
         for t in n.inputs + n.outputs:
             if t is None:
@@ -108,10 +109,13 @@ def build(g: Graph):
             kind = accm.KIND_CONSTANT
         else:
             kind = accm.KIND_ACTIVATION
+        q = v.quant
         tensors.append(accm.Tensor(
             name=name, dtype=_accel_dtype(v), kind=kind, dims=tuple(int(d) for d in v.shape),
             layout=accm.LAYOUT_NCHW if name in nchw else accm.LAYOUT_NONE,
-            data=np.asarray(v.const, order="C") if kind == accm.KIND_CONSTANT else None))
+            data=np.asarray(v.const, order="C") if kind == accm.KIND_CONSTANT else None,
+            scales=None if q is None else q.scale, zero_points=None if q is None else q.zero_point,
+            quant_axis=None if q is None else q.axis))
 
     nodes = []
     for n in g.nodes:

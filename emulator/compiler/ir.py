@@ -20,6 +20,7 @@ class Value:
     dtype: np.dtype | None
     shape: tuple
     const: np.ndarray | None = None
+    quant: Any = None  # quant.Quant of an int8/uint8 (or int32 bias) tensor, None for a plain one
 
     @property
     def is_const(self) -> bool:

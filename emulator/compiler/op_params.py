@@ -17,17 +17,24 @@ OPS: Dict[str, int] = {
     "conv": 1, "gemm": 2, "matmul": 3, "add": 4, "sub": 5, "mul": 6, "div": 7, "activation": 8, "maxpool": 9,
     "avgpool": 10, "globalavgpool": 11, "copy": 12, "transpose": 13, "concat": 14, "softmax": 15,
     "convtranspose": 16, "resize": 17, "reduce": 18, "slice": 19, "gather": 20, "pow": 21, "min": 22,
-    "max": 23, "layernorm": 24, "expand": 25, "cast": 26,
+    "max": 23, "layernorm": 24, "expand": 25, "cast": 26, "quantize": 27, "dequantize": 28, "qconv": 29,
+    "qmatmul": 30, "qgemm": 31, "qadd": 32, "qmul": 33, "qactivation": 34, "qavgpool": 35,
+    "qglobalavgpool": 36,
 }
 OP_NAMES: Dict[int, str] = {v: k for k, v in OPS.items()}
 OP_MINOR: Dict[str, int] = {
     "conv": 0, "gemm": 0, "matmul": 0, "add": 0, "sub": 0, "mul": 0, "div": 0, "activation": 0, "maxpool": 0,
     "avgpool": 0, "globalavgpool": 0, "copy": 0, "transpose": 0, "concat": 0, "softmax": 0,
     "convtranspose": 1, "resize": 1, "reduce": 1, "slice": 1, "gather": 1, "pow": 1, "min": 1, "max": 1,
-    "layernorm": 1, "expand": 1, "cast": 1,
+    "layernorm": 1, "expand": 1, "cast": 1, "quantize": 2, "dequantize": 2, "qconv": 2, "qmatmul": 2,
+    "qgemm": 2, "qadd": 2, "qmul": 2, "qactivation": 2, "qavgpool": 2, "qglobalavgpool": 2,
 }
-# Ops of any dtype (the others compute in float32 only).
+# Ops of any dtype, and the ops that compute in float32 only (the others state their own dtypes).
 ANY_DTYPE_OPS = frozenset({"copy", "transpose", "concat", "slice", "gather", "expand", "cast"})
+FLOAT32_ONLY_OPS = frozenset({
+    "conv", "gemm", "matmul", "add", "sub", "mul", "div", "activation", "avgpool", "globalavgpool",
+    "softmax", "convtranspose", "resize", "reduce", "pow", "min", "max", "layernorm",
+})
 
 # Fused activation codes and the format minor version that added each.
 ACTIVATIONS: Dict[str, int] = {
@@ -96,6 +103,13 @@ class NearestRounding:
     BY_NAME: ClassVar[Dict[str, int]] = {
         "round_prefer_floor": 0, "round_prefer_ceil": 1, "floor": 2, "ceil": 3,
     }
+
+
+class Int8Rules:
+    """Values of the parameters typed Int8Rules."""
+
+    ORT = 0
+    BY_NAME: ClassVar[Dict[str, int]] = {"ort": 0}
 
 
 
@@ -291,8 +305,68 @@ class LayerNorm(Params):
     epsilon: float  # > 0
 
 
+@dataclass(frozen=True)
+class QConv(Params):
+    """Parameters of qconv (op 29)."""
+
+    OP: ClassVar[str] = "qconv"
+    INTS: ClassVar[Tuple[Tuple[str, int, int], ...]] = (
+        ("group", 0, 1), ("kernel_h", 1, 1), ("kernel_w", 2, 1), ("stride_h", 3, 1), ("stride_w", 4, 1),
+        ("pad_top", 5, 1), ("pad_left", 6, 1), ("pad_bottom", 7, 1), ("pad_right", 8, 1),
+        ("dilation_h", 9, 1), ("dilation_w", 10, 1),
+    )
+    group: int  # g (C and M divisible by g)
+    kernel_h: int  # window height (>= 1)
+    kernel_w: int  # window width (>= 1)
+    stride_h: int  # (>= 1)
+    stride_w: int  # (>= 1)
+    pad_top: int  # (>= 0)
+    pad_left: int  # (>= 0)
+    pad_bottom: int  # (>= 0)
+    pad_right: int  # (>= 0)
+    dilation_h: int  # (>= 1)
+    dilation_w: int  # (>= 1)
+
+
+@dataclass(frozen=True)
+class QGemm(Params):
+    """Parameters of qgemm (op 31)."""
+
+    OP: ClassVar[str] = "qgemm"
+    INTS: ClassVar[Tuple[Tuple[str, int, int], ...]] = (("trans_a", 0, 1), ("trans_b", 1, 1))
+    FLOATS: ClassVar[Tuple[Tuple[str, int, int], ...]] = (("alpha", 0, 1),)
+    trans_a: int  # 0 or 1
+    trans_b: int  # 0 or 1
+    alpha: float  # factor of A' B'
+
+
+@dataclass(frozen=True)
+class QAvgPool(Params):
+    """Parameters of qavgpool (op 35)."""
+
+    OP: ClassVar[str] = "qavgpool"
+    INTS: ClassVar[Tuple[Tuple[str, int, int], ...]] = (
+        ("kernel_h", 1, 1), ("kernel_w", 2, 1), ("stride_h", 3, 1), ("stride_w", 4, 1), ("pad_top", 5, 1),
+        ("pad_left", 6, 1), ("pad_bottom", 7, 1), ("pad_right", 8, 1), ("dilation_h", 9, 1),
+        ("dilation_w", 10, 1), ("ceil_mode", 11, 1), ("count_include_pad", 12, 1),
+    )
+    kernel_h: int  # window height (>= 1)
+    kernel_w: int  # window width (>= 1)
+    stride_h: int  # (>= 1)
+    stride_w: int  # (>= 1)
+    pad_top: int  # (>= 0)
+    pad_left: int  # (>= 0)
+    pad_bottom: int  # (>= 0)
+    pad_right: int  # (>= 0)
+    dilation_h: int  # (>= 1)
+    dilation_w: int  # (>= 1)
+    ceil_mode: int  # 0 floor, 1 ceil
+    count_include_pad: int  # 1: padding counts in the divisor
+
+
 PARAMS: Dict[str, Type[Params]] = {
     "conv": Conv, "gemm": Gemm, "maxpool": MaxPool, "avgpool": AvgPool, "transpose": Transpose,
     "concat": Concat, "softmax": Softmax, "convtranspose": ConvTranspose, "resize": Resize, "reduce": Reduce,
-    "slice": Slice, "gather": Gather, "layernorm": LayerNorm,
+    "slice": Slice, "gather": Gather, "layernorm": LayerNorm, "qconv": QConv, "qgemm": QGemm,
+    "qavgpool": QAvgPool,
 }

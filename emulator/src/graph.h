@@ -56,6 +56,7 @@ struct Graph {
     std::vector<uint32_t> inputs;   // tensor indices of the graph inputs, in order
     std::vector<uint32_t> outputs;  // tensor indices of the graph outputs, in order
     uint64_t weights_bytes = 0;     // size of the data section (constants live there)
+    Int8Rules int8_rules = Int8Rules::Ort;  // whose integer arithmetic the quantized ops compute
     // The data section while the reader runs the ops' checks (a constant's bytes are at its
     // data_offset; they may be unaligned), nullptr at any other time.
     const uint8_t* constants = nullptr;

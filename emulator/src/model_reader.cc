@@ -35,7 +35,7 @@ constexpr uint64_t kHeaderBytes = 128;
 constexpr uint64_t kTensorRecordBytes = 128;
 constexpr uint64_t kNodeRecordBytes = 192;
 constexpr uint16_t kVersionMajor = 1;
-constexpr uint16_t kVersionMinor = 1;  // the newest minor this reader was written for
+constexpr uint16_t kVersionMinor = 2;  // the newest minor this reader was written for
 constexpr uint32_t kMaxTensorCount = 1000000;
 constexpr uint32_t kMaxNodeCount = 1000000;
 constexpr uint32_t kMaxIoCount = 4096;
@@ -256,8 +256,13 @@ private:
         h_.input_count = in_.u32(32);
         h_.output_count = in_.u32(36);
         h_.edge_count = in_.u32(40);
-        if (!reserved_ok(in_.u32(44)))
-            return fail(cat("header: reserved field at offset 44 is ", in_.u32(44), ", must be 0"));
+        // int8_rules (minor 2; reserved and 0 before): whose integer arithmetic the model computes.
+        const uint32_t rules = in_.u32(44);
+        if (h_.version_minor < 2 && rules != 0)
+            return fail(cat("header: reserved field at offset 44 is ", rules, ", must be 0"));
+        if (!is_known(Int8Rules(rules)))
+            return fail(cat("header: int8_rules ", rules, " is unknown to this reader (0 ort)"));
+        g_.int8_rules = Int8Rules(rules);
         h_.tensor_table_offset = in_.u64(48);
         h_.node_table_offset = in_.u64(56);
         h_.io_table_offset = in_.u64(64);

@@ -34,6 +34,17 @@ enum class Op : uint32_t {
     LayerNorm = 24,
     Expand = 25,
     Cast = 26,
+    // format 1.2
+    Quantize = 27,
+    Dequantize = 28,
+    QConv = 29,
+    QMatMul = 30,
+    QGemm = 31,
+    QAdd = 32,
+    QMul = 33,
+    QActivation = 34,
+    QAvgPool = 35,
+    QGlobalAvgPool = 36,
 };
 
 enum class Act : uint32_t {
@@ -97,6 +108,9 @@ enum class NearestRounding : int64_t {
     Floor = 2,
     Ceil = 3,
 };
+enum class Int8Rules : int64_t {
+    Ort = 0,
+};
 
 // True if `v` is one of the values above (a file may hold any number).
 
@@ -127,7 +141,17 @@ constexpr bool is_known(Op v) {
         case Op::Max:
         case Op::LayerNorm:
         case Op::Expand:
-        case Op::Cast: return true;
+        case Op::Cast:
+        case Op::Quantize:
+        case Op::Dequantize:
+        case Op::QConv:
+        case Op::QMatMul:
+        case Op::QGemm:
+        case Op::QAdd:
+        case Op::QMul:
+        case Op::QActivation:
+        case Op::QAvgPool:
+        case Op::QGlobalAvgPool: return true;
     }
     return false;
 }
@@ -205,6 +229,13 @@ constexpr bool is_known(NearestRounding v) {
         case NearestRounding::RoundPreferCeil:
         case NearestRounding::Floor:
         case NearestRounding::Ceil: return true;
+    }
+    return false;
+}
+
+constexpr bool is_known(Int8Rules v) {
+    switch (v) {
+        case Int8Rules::Ort: return true;
     }
     return false;
 }

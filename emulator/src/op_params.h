@@ -259,4 +259,83 @@ struct LayerNormParams {
     }
 };
 
+// qconv (op 29)
+struct QConvParams {
+    int64_t group;  // g (C and M divisible by g)
+    int64_t kernel_h;  // window height (>= 1)
+    int64_t kernel_w;  // window width (>= 1)
+    int64_t stride_h;  // (>= 1)
+    int64_t stride_w;  // (>= 1)
+    int64_t pad_top;  // (>= 0)
+    int64_t pad_left;  // (>= 0)
+    int64_t pad_bottom;  // (>= 0)
+    int64_t pad_right;  // (>= 0)
+    int64_t dilation_h;  // (>= 1)
+    int64_t dilation_w;  // (>= 1)
+
+    static QConvParams of(const Node& n) {
+        QConvParams p;
+        p.group = n.ints[0];
+        p.kernel_h = n.ints[1];
+        p.kernel_w = n.ints[2];
+        p.stride_h = n.ints[3];
+        p.stride_w = n.ints[4];
+        p.pad_top = n.ints[5];
+        p.pad_left = n.ints[6];
+        p.pad_bottom = n.ints[7];
+        p.pad_right = n.ints[8];
+        p.dilation_h = n.ints[9];
+        p.dilation_w = n.ints[10];
+        return p;
+    }
+};
+
+// qgemm (op 31)
+struct QGemmParams {
+    int64_t trans_a;  // 0 or 1
+    int64_t trans_b;  // 0 or 1
+    float alpha;  // factor of A' B'
+
+    static QGemmParams of(const Node& n) {
+        QGemmParams p;
+        p.trans_a = n.ints[0];
+        p.trans_b = n.ints[1];
+        p.alpha = n.floats[0];
+        return p;
+    }
+};
+
+// qavgpool (op 35)
+struct QAvgPoolParams {
+    int64_t kernel_h;  // window height (>= 1)
+    int64_t kernel_w;  // window width (>= 1)
+    int64_t stride_h;  // (>= 1)
+    int64_t stride_w;  // (>= 1)
+    int64_t pad_top;  // (>= 0)
+    int64_t pad_left;  // (>= 0)
+    int64_t pad_bottom;  // (>= 0)
+    int64_t pad_right;  // (>= 0)
+    int64_t dilation_h;  // (>= 1)
+    int64_t dilation_w;  // (>= 1)
+    int64_t ceil_mode;  // 0 floor, 1 ceil
+    int64_t count_include_pad;  // 1: padding counts in the divisor
+
+    static QAvgPoolParams of(const Node& n) {
+        QAvgPoolParams p;
+        p.kernel_h = n.ints[1];
+        p.kernel_w = n.ints[2];
+        p.stride_h = n.ints[3];
+        p.stride_w = n.ints[4];
+        p.pad_top = n.ints[5];
+        p.pad_left = n.ints[6];
+        p.pad_bottom = n.ints[7];
+        p.pad_right = n.ints[8];
+        p.dilation_h = n.ints[9];
+        p.dilation_w = n.ints[10];
+        p.ceil_mode = n.ints[11];
+        p.count_include_pad = n.ints[12];
+        return p;
+    }
+};
+
 }  // namespace accel_emu

@@ -56,8 +56,8 @@ def check_invariants(data):
     """The structural rules of FORMAT.md, checked on the bytes."""
     t = accm.read(data)
     h = t["header"]
-    assert h["magic"] == b"ACCM" and h["version_major"] == 1 and h["version_minor"] == accm.VERSION_MINOR == 1
-    assert h["header_size"] == 128 and h["flags"] == 0 and h["reserved"] == 0
+    assert h["magic"] == b"ACCM" and h["version_major"] == 1 and h["version_minor"] == accm.FLOAT_MINOR == 1
+    assert h["header_size"] == 128 and h["flags"] == 0 and h["int8_rules"] == 0
     assert h["reserved2"] == [0, 0]
     assert h["file_size"] == len(data)
     assert h["tensor_table_offset"] % 8 == 0 and h["node_table_offset"] % 8 == 0

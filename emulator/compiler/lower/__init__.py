@@ -11,11 +11,14 @@ from .. import folding
 from ..errors import CompileError
 from ..importer import DEFAULT_DOMAINS, Imported, check_schema
 from ..ir import Graph, Value
-from . import conv, data, elementwise, linalg, normalization, reshape, resize
+from . import conv, data, elementwise, linalg, normalization, quantized, reshape, resize
 from .context import Ctx, unsupported
 
 
-FAMILIES = (linalg, elementwise, normalization, conv, resize, reshape, data)
+FAMILIES = (linalg, elementwise, normalization, conv, resize, reshape, data, quantized)
+# Ops that move int8 data without computing on it: their output keeps the input's quantization.
+QUANT_KEEPING_OPS = frozenset({"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Identity", "Slice",
+                               "Gather", "MaxPool", "Split", "Expand", "Resize", "DepthToSpace", "SpaceToDepth"})
 
 
 def _union(families) -> dict:
@@ -36,7 +39,8 @@ def lower(imp: Imported) -> Graph:
     ctx = Ctx(imp)
     g = imp.graph
     for node in imp.nodes:
-        if node.domain not in DEFAULT_DOMAINS:
+        if node.domain not in DEFAULT_DOMAINS and not (node.domain == quantized.MS_DOMAIN
+                                                       and node.op in quantized.MS_OPS):
             raise unsupported(node)
         check_schema(node, imp.opset, lambda n: g.values[n].dtype if n in g.values else None)
         for i in node.inputs:
@@ -46,7 +50,7 @@ def lower(imp: Imported) -> Graph:
         results = None
         if node.op in folding.NONDETERMINISTIC_OPS:
             raise unsupported(node)
-        if all(g.values[i].is_const for i in present):
+        if all(g.values[i].is_const for i in present) and node.op not in quantized.SELF_FOLDING:
             arrays = [g.values[i].const if i else None for i in node.inputs]
             results = folding.evaluate(node, arrays, imp.opset_imports)
         elif node.op == "Shape":
@@ -67,7 +71,19 @@ def lower(imp: Imported) -> Graph:
         if handler is None:
             raise unsupported(node)
         handler(ctx, node)
+        if node.op in QUANT_KEEPING_OPS:
+            _keep_quant(g, node)
         for o in node.outputs:
             if o and o not in g.values and o in imp.used:
                 raise CompileError(f"{node.label}: output '{o}' is not supported")
     return g
+
+
+def _keep_quant(g: Graph, node) -> None:
+    q = g.values[node.inputs[0]].quant
+    if q is None or not q.per_tensor:
+        return
+    for o in node.outputs:
+        v = g.values.get(o) if o else None
+        if v is not None and v.quant is None and v.dtype == g.values[node.inputs[0]].dtype and not v.is_const:
+            v.quant = q

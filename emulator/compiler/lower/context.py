@@ -8,6 +8,7 @@ import numpy as np
 from ..errors import CompileError
 from ..importer import DEFAULT_DOMAINS, Imported
 from ..ir import Graph, Node, Value
+from ..quant import QUANT_DTYPES
 
 F32 = np.dtype(np.float32)
 
@@ -56,13 +57,15 @@ class Ctx:
                 raise unsupported(node, f"output '{o}' ({why})")
 
     # ---- building ----
-    def define(self, name, dtype, shape) -> str:
+    def define(self, name, dtype, shape, quant=None) -> str:
         shape = tuple(int(d) for d in shape)
-        self.g.values[name] = Value(name, np.dtype(dtype) if dtype is not None else None, shape)
+        self.g.values[name] = Value(name, np.dtype(dtype) if dtype is not None else None, shape, quant=quant)
         return name
 
-    def temp(self, hint, dtype, shape) -> str:
-        return self.g.add_value(hint, dtype, tuple(int(d) for d in shape))
+    def temp(self, hint, dtype, shape, quant=None) -> str:
+        name = self.g.add_value(hint, dtype, tuple(int(d) for d in shape))
+        self.g.values[name].quant = quant
+        return name
 
     def const(self, array, hint) -> str:
         return self.g.add_const(np.asarray(array, order="C"), hint)
@@ -78,12 +81,41 @@ class Ctx:
         shape = tuple(int(d) for d in shape)
         if int(np.prod(shape, dtype=np.int64)) != int(np.prod(v.shape, dtype=np.int64)):
             raise CompileError(f"node '{name}': cannot reshape '{src}' {v.shape} to {shape}")
-        self.define(dst_name, v.dtype, shape)
+        self.define(dst_name, v.dtype, shape, quant=v.quant if v.quant is not None and v.quant.per_tensor else None)
         self.emit("copy", [src], [dst_name], name)
         return dst_name
 
     def reshape_temp(self, src: str, shape, name, hint) -> str:
         return self.copy_to(src, self.g.names.new(hint), shape, name)
+
+    # ---- quantized tensors ----
+    def quantized(self, name: str, q, node) -> str:
+        """The runtime tensor `name` (int8 or uint8) read with quantization q: itself when it has q or no
+        quantization yet (it takes q), else a copy that reinterprets its integers with q (ONNX keeps scales
+        on the Q/DQ nodes, so one tensor may be read with different ones)."""
+        v = self.g.value(name)
+        if v.dtype not in QUANT_DTYPES:
+            raise CompileError(f"{node.label}: input '{name}' is {v.dtype}, not int8 or uint8")
+        if v.is_const:
+            return self.quantized_const(name, q)
+        if v.quant is None:
+            v.quant = q
+            return name
+        if v.quant.same(q):
+            return name
+        out = self.temp(f"{name}_requant", v.dtype, v.shape, quant=q)
+        self.emit("copy", [name], [out], node.name)
+        return out
+
+    def quantized_const(self, name: str, q) -> str:
+        """The constant `name` with quantization q: itself if it has q or none yet, else a new constant."""
+        v = self.g.value(name)
+        if v.quant is None or v.quant.same(q):
+            v.quant = q
+            return name
+        out = self.const(v.const, f"{name}_q")
+        self.g.values[out].quant = q
+        return out
 
 
 def normalize_axis(node, axis, rank, what="axis", allow_end=False):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..errors import CompileError
 from ..ir import Value
-from ..op_params import AvgPool, Conv, ConvTranspose, MaxPool
+from ..op_params import AvgPool, Conv, ConvTranspose, MaxPool, QConv
 from .context import unsupported
 from .geometry import int_list, out_size, resolve_pads, transpose_out_size, transpose_pads
 
@@ -61,7 +61,15 @@ def lower_conv(ctx, node):
     (NOTSET, VALID, SAME_UPPER, SAME_LOWER). 3-D and higher convolutions and weights computed at run
     time are not supported.
     """
-    x, w, b, rank = conv_operands(ctx, node, "convolutions")
+    x, w, b, _ = conv_operands(ctx, node, "convolutions")
+    emit_conv(ctx, node, "conv", x, w, node.inputs[1], node.inputs[2] if b is not None else None, b, x.dtype)
+
+
+def emit_conv(ctx, node, op, x: Value, w, wname, bname, b, ydtype, wquant=None, yquant=None):
+    """The conv node (op "conv" or "qconv") of a Conv-like ONNX node: its geometry from the node's attributes,
+    over input x, weights w (the constant named wname, quantized by wquant for qconv) and bias b (named
+    bname, or None), into the node's output of dtype ydtype (quantized by yquant)."""
+    rank = len(x.shape)
     sp = rank - 2
     group = int(node.attr("group", 1))
     kernel, strides, dil = kernel_strides_dilations(node, w, sp)
@@ -78,22 +86,24 @@ def lower_conv(ctx, node):
         begins, ends = [0] + begins, [0] + ends
         xin = _lift_1d(ctx, node, x)
         w = w.reshape(m, w.shape[1], 1, w.shape[2])
-        wname = ctx.const(w, f"{node.inputs[1]}_2d")
+        wname = ctx.const(w, f"{wname}_2d")
     else:
-        xin, wname = x.name, node.inputs[1]
+        xin = x.name
+    if wquant is not None:
+        wname = ctx.quantized_const(wname, wquant)
     in_hw = ctx.g.value(xin).shape[2:]
     out_hw = [out_size(node, in_hw[i], kernel[i], strides[i], dil[i], begins[i], ends[i])
               for i in range(2)]
-    inputs = [xin, wname] + ([node.inputs[2]] if b is not None else [])
-    params = Conv(group=group, **_window(kernel, strides, dil, begins, ends))
+    inputs = [xin, wname] + ([bname] if bname is not None else [])
+    params = (QConv if op == "qconv" else Conv)(group=group, **_window(kernel, strides, dil, begins, ends))
     y = ctx.output(node)
     if sp == 1:
-        y2 = ctx.temp(f"{y}_2d", x.dtype, (n, m, *out_hw))
-        ctx.emit("conv", inputs, [y2], node.name, params=params)
+        y2 = ctx.temp(f"{y}_2d", ydtype, (n, m, *out_hw), quant=yquant)
+        ctx.emit(op, inputs, [y2], node.name, params=params)
         _finish_1d(ctx, node, y2, y)
     else:
-        ctx.define(y, x.dtype, (n, m, *out_hw))
-        ctx.emit("conv", inputs, [y], node.name, params=params)
+        ctx.define(y, ydtype, (n, m, *out_hw), quant=yquant)
+        ctx.emit(op, inputs, [y], node.name, params=params)
 
 
 def lower_pool(ctx, node):

@@ -13,14 +13,16 @@
 namespace accel_emu {
 namespace {
 
-ACCEL_HOT void max_plane(const PoolGeom& q, const float* ACCEL_RESTRICT x, float* ACCEL_RESTRICT y) {
+// T: float, int8_t or uint8_t; an empty window gives `lowest`.
+template <typename T>
+ACCEL_HOT void max_plane(const PoolGeom& q, const T* ACCEL_RESTRICT x, T* ACCEL_RESTRICT y, T lowest) {
     kern::TapRanges tr;
     tr.init(q.kw, q.dw, q.pl, q.sw, q.W, q.OW);
     int64_t kj0, kj1;
     kern::useful_taps(q.kw, q.dw, q.pl, q.sw, q.W, q.OW, &kj0, &kj1);
     for (int64_t oh = 0; oh < q.OH; ++oh) {
-        float* yr = y + oh * q.OW;
-        for (int64_t ow = 0; ow < q.OW; ++ow) yr[ow] = -FLT_MAX;
+        T* yr = y + oh * q.OW;
+        for (int64_t ow = 0; ow < q.OW; ++ow) yr[ow] = lowest;
         int64_t ki0, ki1;
         kern::useful_taps(q.kh, q.dh, q.pt - oh * q.sh, 1, q.H, 1, &ki0, &ki1);
         for (int64_t ki = ki0; ki < ki1; ++ki) {
@@ -30,8 +32,8 @@ ACCEL_HOT void max_plane(const PoolGeom& q, const float* ACCEL_RESTRICT x, float
                 int64_t lo, hi;
                 tr.get(kj, &lo, &hi);
                 if (hi <= lo) continue;
-                const float* src = x + ih * q.W + (lo * q.sw + off);
-                float* d = yr + lo;
+                const T* src = x + ih * q.W + (lo * q.sw + off);
+                T* d = yr + lo;
                 const int64_t cnt = hi - lo;
                 if (q.sw == 1) {
                     for (int64_t j = 0; j < cnt; ++j) d[j] = src[j] > d[j] ? src[j] : d[j];
@@ -97,7 +99,9 @@ ACCEL_HOT void global_avg(const float* x, float* y, int64_t planes, int64_t n) {
 }  // namespace
 
 // Plain functions in front of the clones: an ifunc symbol would otherwise be exported from the driver.
-void max_pool_plane(const PoolGeom& q, const float* x, float* y) { max_plane(q, x, y); }
+void max_pool_plane(const PoolGeom& q, const float* x, float* y) { max_plane(q, x, y, -FLT_MAX); }
+void max_pool_plane(const PoolGeom& q, const int8_t* x, int8_t* y) { max_plane<int8_t>(q, x, y, INT8_MIN); }
+void max_pool_plane(const PoolGeom& q, const uint8_t* x, uint8_t* y) { max_plane<uint8_t>(q, x, y, 0); }
 
 void avg_pool_plane(const PoolGeom& q, bool include_pad, const float* x, float* y) { avg_plane(q, include_pad, x, y); }
 

@@ -21,29 +21,9 @@ const char* name_of(BinOp op) {
 }
 
 bool validate_op(BinOp op, const Graph& g, const Node& n, std::string* err) {
-    using kern::cat;
     const char* nm = name_of(op);
     if (!kern::check_common(g, n, nm, {2, 2, 2, 1}, kern::DTypeRule::Float32, kern::ActRule::Fused, err)) return false;
-    const TensorDesc& a = *kern::input(g, n, 0);
-    const TensorDesc& b = *kern::input(g, n, 1);
-    const TensorDesc& y = kern::output(g, n, 0);
-    const int r = a.ndim > b.ndim ? a.ndim : b.ndim;
-    if (y.ndim != r)
-        return kern::fail(
-            err, nm,
-            cat("output rank ", y.ndim, " is not ", r, " (A ", kern::dims_str(a), ", B ", kern::dims_str(b), ")"));
-    for (int i = 0; i < r; ++i) {
-        const int64_t da = broadcast_dim(a, r, i), db = broadcast_dim(b, r, i);
-        if (da != db && da != 1 && db != 1)
-            return kern::fail(err, nm,
-                              cat("shapes ", kern::dims_str(a), " and ", kern::dims_str(b), " do not broadcast (dim ",
-                                  i, ": ", da, " vs ", db, ")"));
-        if (y.dims[i] != (da > db ? da : db))
-            return kern::fail(err, nm,
-                              cat("output shape ", kern::dims_str(y), " is not the broadcast of ", kern::dims_str(a),
-                                  " and ", kern::dims_str(b)));
-    }
-    return true;
+    return kern::check_broadcast(*kern::input(g, n, 0), *kern::input(g, n, 1), kern::output(g, n, 0), nm, err);
 }
 
 template <BinOp OP>

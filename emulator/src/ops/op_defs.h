@@ -31,5 +31,15 @@ extern const OpDef kMaxDef;
 extern const OpDef kLayerNormDef;
 extern const OpDef kExpandDef;
 extern const OpDef kCastDef;
+extern const OpDef kQuantizeDef;
+extern const OpDef kDequantizeDef;
+extern const OpDef kQConvDef;
+extern const OpDef kQMatMulDef;
+extern const OpDef kQGemmDef;
+extern const OpDef kQAddDef;
+extern const OpDef kQMulDef;
+extern const OpDef kQActivationDef;
+extern const OpDef kQAvgPoolDef;
+extern const OpDef kQGlobalAvgPoolDef;
 
 }  // namespace accel_emu

@@ -1,6 +1,8 @@
 // op_util.cc - the checks every op's validate shares, and conv/pool window geometry.
 #include "ops/op_util.h"
 
+#include "math/broadcast.h"
+
 namespace accel_emu {
 namespace kern {
 
@@ -84,6 +86,23 @@ bool check_common(const Graph& g, const Node& n, const char* op, const Arity& ar
 bool same_dtype(const TensorDesc& x, const TensorDesc& y, const char* op, const char* what, std::string* err) {
     if (x.dtype == y.dtype) return true;
     return fail(err, op, cat(what, " dtype ", dtype_name(x.dtype), " differs from output dtype ", dtype_name(y.dtype)));
+}
+
+bool check_broadcast(const TensorDesc& a, const TensorDesc& b, const TensorDesc& y, const char* op, std::string* err) {
+    const int r = a.ndim > b.ndim ? a.ndim : b.ndim;
+    if (y.ndim != r)
+        return fail(err, op, cat("output rank ", y.ndim, " is not ", r, " (A ", dims_str(a), ", B ", dims_str(b), ")"));
+    for (int i = 0; i < r; ++i) {
+        const int64_t da = broadcast_dim(a, r, i), db = broadcast_dim(b, r, i);
+        if (da != db && da != 1 && db != 1)
+            return fail(err, op,
+                        cat("shapes ", dims_str(a), " and ", dims_str(b), " do not broadcast (dim ", i, ": ", da, " vs ",
+                            db, ")"));
+        if (y.dims[i] != (da > db ? da : db))
+            return fail(err, op,
+                        cat("output shape ", dims_str(y), " is not the broadcast of ", dims_str(a), " and ", dims_str(b)));
+    }
+    return true;
 }
 
 bool window_axis(Axis* ax, bool ceil, const char* op, const char* nm, std::string* err) {

@@ -76,6 +76,9 @@ inline bool same_dims(const TensorDesc& a, const TensorDesc& b) {
     return true;
 }
 
+// y's shape is the numpy broadcast of a's and b's; else "<op>: <problem>" in *err and false.
+bool check_broadcast(const TensorDesc& a, const TensorDesc& b, const TensorDesc& y, const char* op, std::string* err);
+
 // Window geometry of one spatial axis of conv/pool, all in int64 with overflow checks.
 struct Axis { int64_t in, k, stride, pad_lo, pad_hi, dil, out; };
 // Computes ax->out (floor mode, or ONNX ceil mode when `ceil` is set). False with a message if a

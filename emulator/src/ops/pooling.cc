@@ -6,6 +6,7 @@
 #include "op_params.h"
 #include "ops/op_defs.h"
 #include "ops/op_util.h"
+#include "ops/quant_util.h"
 
 namespace accel_emu {
 namespace {
@@ -26,14 +27,35 @@ PoolGeom geom(const Graph& g, const Node& n) {
     return q;
 }
 
+// maxpool also takes int8 or uint8, X and Y of one dtype and quantized alike or not at all (the max of
+// the integers is the integer of the max).
+bool check_pool_dtypes(const char* op, bool int8_ok, const TensorDesc& x, const TensorDesc& y, std::string* err) {
+    using kern::cat;
+    if (x.dtype == ACCEL_DTYPE_FLOAT32 && y.dtype == ACCEL_DTYPE_FLOAT32) return true;
+    if (!int8_ok) return kern::fail(err, op, "input and output must be float32");
+    if (!kern::is_q8(x) || x.dtype != y.dtype)
+        return kern::fail(err, op, cat("input '", x.name, "' and output '", y.name, "' must be both float32, int8 or uint8"));
+    if (x.quant.type == ACCEL_QUANT_NONE && y.quant.type == ACCEL_QUANT_NONE) return true;
+    if (!kern::check_quantized(x, op, "input", kern::QuantShape::PerTensor, -1, false, err) ||
+        !kern::check_quantized(y, op, "output", kern::QuantShape::PerTensor, -1, false, err))
+        return false;
+    const QParams a = kern::qparams(x), b = kern::qparams(y);
+    if (a.scale != b.scale || a.zero != b.zero)
+        return kern::fail(err, op, cat("input '", x.name, "' and output '", y.name, "' are not quantized alike"));
+    return true;
+}
+
 template <class P>
 bool validate_pool(const char* op, const Graph& g, const Node& n, std::string* err) {
     using kern::cat;
     using kern::fail;
-    if (!kern::check_common(g, n, op, {1, 1, 1, 1}, kern::DTypeRule::Float32, kern::ActRule::MustBeNone, err))
+    constexpr bool kMax = std::is_same_v<P, MaxPoolParams>;
+    if (!kern::check_common(g, n, op, {1, 1, 1, 1}, kMax ? kern::DTypeRule::Any : kern::DTypeRule::Float32,
+                            kern::ActRule::MustBeNone, err))
         return false;
     const TensorDesc& x = *kern::input(g, n, 0);
     const TensorDesc& y = kern::output(g, n, 0);
+    if (!check_pool_dtypes(op, kMax, x, y, err)) return false;
     if (x.ndim != 4) return fail(err, op, cat("input rank ", x.ndim, " is not 4 (NCHW)"));
     if (y.ndim != 4) return fail(err, op, cat("output rank ", y.ndim, " is not 4"));
     const P p = P::of(n);
@@ -64,11 +86,20 @@ bool validate_avg(const Graph& g, const Node& n, std::string* err) {
 
 size_t no_scratch(const Graph&, const Node&) { return 0; }
 
+template <typename T>
+void max_planes(const PoolGeom& q, const void* x, void* y) {
+    const T* X = static_cast<const T*>(x);
+    T* Y = static_cast<T*>(y);
+    for (int64_t p = 0; p < q.N * q.C; ++p) max_pool_plane(q, X + p * q.H * q.W, Y + p * q.OH * q.OW);
+}
+
 void run_max(const KernelArgs& a) {
     const PoolGeom q = geom<MaxPoolParams>(*a.graph, *a.node);
-    const float* X = kern::in_f(a, 0);
-    float* Y = kern::out_f(a, 0);
-    for (int64_t p = 0; p < q.N * q.C; ++p) max_pool_plane(q, X + p * q.H * q.W, Y + p * q.OH * q.OW);
+    switch (kern::in_desc(a, 0).dtype) {
+        case ACCEL_DTYPE_INT8: max_planes<int8_t>(q, a.in[0], a.out[0]); break;
+        case ACCEL_DTYPE_UINT8: max_planes<uint8_t>(q, a.in[0], a.out[0]); break;
+        default: max_planes<float>(q, a.in[0], a.out[0]); break;
+    }
 }
 
 void run_avg(const KernelArgs& a) {

@@ -31,6 +31,16 @@ const OpDef* find_op(uint32_t op) {
         case Op::LayerNorm: return &kLayerNormDef;
         case Op::Expand: return &kExpandDef;
         case Op::Cast: return &kCastDef;
+        case Op::Quantize: return &kQuantizeDef;
+        case Op::Dequantize: return &kDequantizeDef;
+        case Op::QConv: return nullptr;
+        case Op::QMatMul: return nullptr;
+        case Op::QGemm: return nullptr;
+        case Op::QAdd: return &kQAddDef;
+        case Op::QMul: return &kQMulDef;
+        case Op::QActivation: return &kQActivationDef;
+        case Op::QAvgPool: return nullptr;
+        case Op::QGlobalAvgPool: return nullptr;
     }
     return nullptr;
 }

@@ -1,0 +1,335 @@
+"""Quantized ops in onnxruntime's operator form: QuantizeLinear and DequantizeLinear (the edges of int8
+regions, or folded on constants), QLinearConv, QLinearMatMul and com.microsoft's QLinearAdd, QLinearMul,
+QLinearSigmoid, QLinearLeakyRelu, QLinearAveragePool, QLinearGlobalAveragePool, QLinearConcat and QGemm.
+QDQ models reach here too: qdq.py first turns their DQ -> op -> Q groups into these ops, as onnxruntime's
+graph optimizer does.
+
+Each quantized operand is a runtime tensor carrying its scale and zero point (Ctx.quantized); an op's
+output is defined with the quantization the node gives it.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import quant
+from ..errors import CompileError
+from ..ir import Value
+from ..op_params import ACTIVATIONS, Concat, QAvgPool, QGemm
+from .context import normalize_axis, unsupported
+from .conv import emit_conv, lower_global_avgpool, lower_pool
+from .linalg import matmul_shape
+
+MS_DOMAIN = "com.microsoft"
+I32 = np.dtype(np.int32)
+F32 = np.dtype(np.float32)
+
+
+def quant_of(ctx, node, si, zi, shape, dtype, what, axis=None) -> quant.Quant:
+    """The Quant given by the node's constant scale (input si) and zero point (input zi, optional) for a
+    tensor of `shape` and `dtype`."""
+    scale = ctx.const_input(node, si, f"{what} scale")
+    if scale is None:
+        raise CompileError(f"{node.label}: the {what} scale (input {si}) is required")
+    zero = ctx.const_input(node, zi, f"{what} zero point") if zi is not None else None
+    return quant.make(scale, zero, axis, dtype, shape, f"{node.label}: {what}")
+
+
+def _zero_dtype(ctx, node, zi, default=np.uint8) -> np.dtype:
+    v = ctx.input_opt(node, zi)
+    return np.dtype(default) if v is None else v.dtype
+
+
+def _q8(node, v: Value, what: str) -> None:
+    if v.dtype not in quant.QUANT_DTYPES:
+        raise unsupported(node, f"{what} dtype {v.dtype} (int8 and uint8 only)")
+
+
+def lower_quantize(ctx, node):
+    """QuantizeLinear (opsets 10-21): float32 X to int8 or uint8 (the zero point's dtype, else
+    output_dtype, else uint8), per tensor or per axis. Folded when X is a constant. Not supported: blocked
+    quantization, 4-bit and float8 outputs, float16 inputs."""
+    x = ctx.input(node, 0)
+    if x.dtype != F32:
+        raise unsupported(node, f"input dtype {x.dtype} (float32 only)")
+    zv = ctx.input_opt(node, 2)
+    if zv is not None:
+        ydtype = zv.dtype
+    elif node.attr("output_dtype"):
+        ydtype = np.dtype(onnx_dtype(node, int(node.attr("output_dtype"))))
+    else:
+        ydtype = np.dtype(np.uint8)
+    if ydtype not in quant.QUANT_DTYPES:
+        raise unsupported(node, f"output dtype {ydtype} (int8 and uint8 only)")
+    if int(node.attr("block_size", 0)):
+        raise unsupported(node, "blocked quantization (block_size)")
+    q = quant_of(ctx, node, 1, 2, x.shape, ydtype, "output", node.attr("axis"))
+    y = ctx.output(node)
+    if x.is_const:
+        ctx.g.values[y] = Value(y, ydtype, x.shape, quant.quantize(x.const, q, ydtype), quant=q)
+        return
+    ctx.define(y, ydtype, x.shape, quant=q)
+    ctx.emit("quantize", [x.name], [y], node.name)
+
+
+def onnx_dtype(node, code: int):
+    from onnx import helper  # the importer has loaded onnx already: no cost
+
+    try:
+        return helper.tensor_dtype_to_np_dtype(code)
+    except Exception:
+        raise unsupported(node, f"output_dtype {code}") from None
+
+
+def lower_dequantize(ctx, node):
+    """DequantizeLinear (opsets 10-21): int8, uint8 or int32 X to float32, per tensor or per axis. Folded
+    when X is a constant (a weight that no int8 op takes). Not supported: blocked quantization, 4-bit and
+    float8 inputs, float16 outputs."""
+    x = ctx.input(node, 0)
+    if x.dtype not in quant.QUANT_DTYPES + (I32,):
+        raise unsupported(node, f"input dtype {x.dtype} (int8, uint8 and int32 only)")
+    if int(node.attr("block_size", 0)):
+        raise unsupported(node, "blocked quantization (block_size)")
+    q = quant_of(ctx, node, 1, 2, x.shape, x.dtype, "input", node.attr("axis"))
+    y = ctx.output(node)
+    if x.is_const:
+        ctx.g.values[y] = Value(y, F32, x.shape, quant.dequantize(x.const, q))
+        return
+    xin = ctx.quantized(x.name, q, node) if x.dtype != I32 else _int32_with(ctx, x, q)
+    ctx.define(y, F32, x.shape)
+    ctx.emit("dequantize", [xin], [y], node.name)
+
+
+def _int32_with(ctx, x: Value, q) -> str:
+    if x.quant is None or x.quant.same(q):
+        x.quant = q
+        return x.name
+    raise CompileError(f"tensor '{x.name}' (int32) is dequantized with two different scales")
+
+
+def lower_qlinearconv(ctx, node):
+    """QLinearConv (opset 10): 1-D and 2-D, uint8 or int8 X and Y, int8 or uint8 W per tensor or per
+    output channel, optional int32 bias; the geometry attributes as Conv."""
+    x = ctx.input(node, 0)
+    _q8(node, x, "input X")
+    w = ctx.const_input(node, 3, "weight W")
+    if w is None:
+        raise CompileError(f"{node.label}: input W is required")
+    wv = ctx.input(node, 3)
+    _q8(node, wv, "weight W")
+    if w.ndim != len(x.shape) or w.ndim not in (3, 4):
+        raise unsupported(node, f"input {x.shape} and weight {w.shape} (only 1-D and 2-D convolutions)")
+    xq = quant_of(ctx, node, 1, 2, x.shape, x.dtype, "input")
+    wq = quant_of(ctx, node, 4, 5, w.shape, w.dtype, "weight", axis=0)
+    ydtype = _zero_dtype(ctx, node, 7)
+    yq = quant_of(ctx, node, 6, 7, (), ydtype, "output")
+    b = ctx.const_input(node, 8, "bias B")
+    if b is not None and b.dtype != I32:
+        raise CompileError(f"{node.label}: bias B is {b.dtype}, not int32")
+    xin = ctx.g.value(ctx.quantized(x.name, xq, node))
+    emit_conv(ctx, node, "qconv", xin, w, node.inputs[3], node.inputs[8] if b is not None else None, b, ydtype,
+              wquant=wq, yquant=yq)
+
+
+def _matmul_quants(ctx, node, a: Value, b: Value, first: int):
+    """(A's, B's and Y's Quant, Y's dtype) of QLinearMatMul-like inputs starting at `first`."""
+    aq = quant_of(ctx, node, first + 1, first + 2, a.shape, a.dtype, "input A")
+    baxis = len(b.shape) - 1 if len(b.shape) >= 2 else None
+    bq = quant_of(ctx, node, first + 4, first + 5, b.shape, b.dtype, "input B", axis=baxis)
+    if not aq.per_tensor:
+        raise unsupported(node, "input A quantized per axis")
+    return aq, bq
+
+
+def lower_qlinearmatmul(ctx, node):
+    """QLinearMatMul (opsets 10, 21): int8 or uint8 operands with numpy matmul semantics, A per tensor, B
+    per tensor or per column."""
+    a, b = ctx.input(node, 0), ctx.input(node, 3)
+    _q8(node, a, "input A")
+    _q8(node, b, "input B")
+    aq, bq = _matmul_quants(ctx, node, a, b, 0)
+    ydtype = _zero_dtype(ctx, node, 7)
+    yq = quant_of(ctx, node, 6, 7, (), ydtype, "output")
+    ins = [ctx.quantized(a.name, aq, node), ctx.quantized(b.name, bq, node)]
+    y = ctx.define(ctx.output(node), ydtype, matmul_shape(node, a.shape, b.shape), quant=yq)
+    ctx.emit("qmatmul", ins, [y], node.name)
+
+
+def lower_qgemm(ctx, node):
+    """com.microsoft QGemm: 2-D int8 or uint8 A (per tensor) and constant B (per tensor or per output
+    column), optional constant int32 C, transA, transB, alpha; quantized output when y_scale is given,
+    else float32."""
+    a, b = ctx.input(node, 0), ctx.input(node, 3)
+    _q8(node, a, "input A")
+    _q8(node, b, "input B")
+    if len(a.shape) != 2 or len(b.shape) != 2:
+        raise CompileError(f"{node.label}: A {a.shape} and B {b.shape} must be 2-D")
+    if not b.is_const:
+        raise unsupported(node, "input B computed at run time")
+    ta, tb = int(int(node.attr("transA", 0)) != 0), int(int(node.attr("transB", 0)) != 0)
+    m, k = (a.shape[1], a.shape[0]) if ta else a.shape
+    k2, n = (b.shape[1], b.shape[0]) if tb else b.shape
+    if k != k2:
+        raise CompileError(f"{node.label}: inner dims differ (A {a.shape} transA={ta}, B {b.shape} transB={tb})")
+    aq = quant_of(ctx, node, 1, 2, a.shape, a.dtype, "input A")
+    bq = quant_of(ctx, node, 4, 5, b.shape, b.dtype, "input B", axis=0 if tb else 1)
+    if not aq.per_tensor:
+        raise unsupported(node, "input A quantized per axis")
+    ins = [ctx.quantized(a.name, aq, node), ctx.quantized_const(b.name, bq)]
+    c = ctx.input_opt(node, 6)
+    if c is not None:
+        if not c.is_const or c.dtype != I32:
+            raise unsupported(node, f"input C '{c.name}' ({c.dtype}; only a constant int32 C)")
+        if tuple(np.broadcast_shapes(c.shape, (m, n))) != (m, n):
+            raise CompileError(f"{node.label}: C {c.shape} does not broadcast to {(m, n)}")
+        ins.append(c.name)
+    if ctx.input_opt(node, 7) is not None:
+        ydtype = _zero_dtype(ctx, node, 8)
+        y = ctx.define(ctx.output(node), ydtype, (m, n), quant=quant_of(ctx, node, 7, 8, (), ydtype, "output"))
+    else:
+        y = ctx.define(ctx.output(node), F32, (m, n))
+    ctx.emit("qgemm", ins, [y], node.name, params=QGemm(trans_a=ta, trans_b=tb, alpha=float(node.attr("alpha", 1.0))))
+
+
+def _binary(op: str):
+    def handler(ctx, node):
+        a, b = ctx.input(node, 0), ctx.input(node, 3)
+        _q8(node, a, "input A")
+        _q8(node, b, "input B")
+        if a.dtype != b.dtype:
+            raise CompileError(f"{node.label}: inputs A ({a.dtype}) and B ({b.dtype}) differ in dtype")
+        aq = quant_of(ctx, node, 1, 2, a.shape, a.dtype, "input A")
+        bq = quant_of(ctx, node, 4, 5, b.shape, b.dtype, "input B")
+        yq = quant_of(ctx, node, 6, 7, (), a.dtype, "output")
+        for v, q in ((a, aq), (b, bq)):
+            if not q.per_tensor:
+                raise unsupported(node, f"input '{v.name}' quantized per axis")
+        shape = tuple(np.broadcast_shapes(a.shape, b.shape))
+        ins = [ctx.quantized(a.name, aq, node), ctx.quantized(b.name, bq, node)]
+        y = ctx.define(ctx.output(node), a.dtype, shape, quant=yq)
+        ctx.emit(op, ins, [y], node.name)
+
+    handler.__doc__ = f"com.microsoft QLinear{op[1:].title()}: int8 or uint8, per tensor, numpy broadcasting."
+    return handler
+
+
+def _unary_table(act: str):
+    def handler(ctx, node):
+        x = ctx.input(node, 0)
+        _q8(node, x, "input X")
+        xq = quant_of(ctx, node, 1, 2, x.shape, x.dtype, "input X")
+        yq = quant_of(ctx, node, 3, 4, (), x.dtype, "output")
+        emit_qactivation(ctx, node, x.name, xq, yq, act, float(node.attr("alpha", 0.01)) if act == "leakyrelu" else 0.0)
+
+    handler.__doc__ = f"com.microsoft QLinear{act.title()}: int8 or uint8, per tensor (a 256-entry table)."
+    return handler
+
+
+def emit_qactivation(ctx, node, x: str, xq, yq, act: str, alpha=0.0, beta=0.0, out=None) -> str:
+    """Y = quantize(act(dequantize(X))) as a table; act "none" is a requantization."""
+    v = ctx.g.value(x)
+    xin = ctx.quantized(x, xq, node)
+    y = out or ctx.output(node)
+    ctx.define(y, v.dtype, v.shape, quant=yq)
+    ctx.emit("qactivation", [xin], [y], node.name, act=ACTIVATIONS[act], alpha=alpha, beta=beta)
+    return y
+
+
+def _channels_first(node):
+    if int(node.attr("channels_last", 0)):
+        raise unsupported(node, "channels_last=1")
+
+
+def lower_qavgpool(ctx, node):
+    """com.microsoft QLinearAveragePool: as AveragePool (channels first), int8 or uint8 per tensor."""
+    _channels_first(node)
+    x = ctx.input(node, 0)
+    _q8(node, x, "input X")
+    xq = quant_of(ctx, node, 1, 2, x.shape, x.dtype, "input X")
+    yq = quant_of(ctx, node, 3, 4, (), x.dtype, "output")
+    _pool_via(ctx, node, lower_pool, "AveragePool", "qavgpool", ctx.quantized(x.name, xq, node), yq)
+
+
+def lower_qglobalavgpool(ctx, node):
+    """com.microsoft QLinearGlobalAveragePool (channels first): int8 or uint8 per tensor."""
+    _channels_first(node)
+    x = ctx.input(node, 0)
+    _q8(node, x, "input X")
+    xq = quant_of(ctx, node, 1, 2, x.shape, x.dtype, "input X")
+    yq = quant_of(ctx, node, 3, 4, (), x.dtype, "output")
+    _pool_via(ctx, node, lower_global_avgpool, "GlobalAveragePool", "qglobalavgpool",
+              ctx.quantized(x.name, xq, node), yq)
+
+
+def _pool_via(ctx, node, lower, onnx_op, op, x: str, yq):
+    """Lowers the pool as its float twin does, then makes the emitted node the quantized op."""
+    first = len(ctx.g.nodes)
+    lower(ctx, _Proxy(node, onnx_op, [x]))
+    for n in ctx.g.nodes[first:]:
+        if n.op in ("avgpool", "globalavgpool"):
+            n.op = op
+            if n.params is not None:
+                n.params = QAvgPool(**{f: getattr(n.params, f) for f in QAvgPool.__dataclass_fields__})
+        for o in n.outputs:  # the pool's output and a 1-D pool's reshape after it
+            ctx.g.values[o].quant = yq
+
+
+class _Proxy:
+    """A node seen as another op with other inputs (the same name, outputs and attributes)."""
+
+    def __init__(self, node, op, inputs):
+        self._node, self.op, self.inputs = node, op, inputs
+        self.name, self.outputs, self.domain = node.name, node.outputs, ""
+
+    @property
+    def label(self):
+        return self._node.label
+
+    def attr(self, name, default=None):
+        return self._node.attr(name, default)
+
+
+def lower_qconcat(ctx, node):
+    """com.microsoft QLinearConcat: int8 or uint8 inputs, each with its scale and zero point; an input
+    quantized unlike the output is requantized first (a table), as onnxruntime does."""
+    if len(node.inputs) < 5 or (len(node.inputs) - 2) % 3:
+        raise CompileError(f"{node.label}: takes Y_scale, Y_zero_point and (X, X_scale, X_zero_point) triples")
+    xs = [ctx.input(node, i) for i in range(2, len(node.inputs), 3)]
+    for v in xs:
+        _q8(node, v, f"input '{v.name}'")
+    dtype = xs[0].dtype
+    if any(v.dtype != dtype for v in xs):
+        raise CompileError(f"{node.label}: inputs differ in dtype")
+    yq = quant_of(ctx, node, 0, 1, (), dtype, "output")
+    rank = len(xs[0].shape)
+    axis = normalize_axis(node, node.attr("axis", 0), rank)
+    ins = []
+    for j, v in enumerate(xs):
+        i = 2 + 3 * j
+        xq = quant_of(ctx, node, i + 1, i + 2, v.shape, dtype, f"input '{v.name}'")
+        if xq.same(yq):
+            ins.append(ctx.quantized(v.name, xq, node))
+        else:
+            t = ctx.temp(f"{v.name}_requant", dtype, v.shape)
+            ins.append(emit_qactivation(ctx, node, v.name, xq, yq, "none", out=t))
+    shape = list(xs[0].shape)
+    for v in xs:
+        if len(v.shape) != rank or any(v.shape[d] != shape[d] for d in range(rank) if d != axis):
+            raise CompileError(f"{node.label}: input '{v.name}' {v.shape} does not match {xs[0].shape} outside "
+                               f"axis {axis}")
+    shape[axis] = sum(v.shape[axis] for v in xs)
+    y = ctx.define(ctx.output(node), dtype, shape, quant=yq)
+    ctx.emit("concat", ins, [y], node.name, params=Concat(axis=axis))
+
+
+HANDLERS: dict = {
+    "QuantizeLinear": lower_quantize, "DequantizeLinear": lower_dequantize, "QLinearConv": lower_qlinearconv,
+    "QLinearMatMul": lower_qlinearmatmul, "QGemm": lower_qgemm, "QLinearAdd": _binary("qadd"),
+    "QLinearMul": _binary("qmul"), "QLinearSigmoid": _unary_table("sigmoid"),
+    "QLinearLeakyRelu": _unary_table("leakyrelu"), "QLinearAveragePool": lower_qavgpool,
+    "QLinearGlobalAveragePool": lower_qglobalavgpool, "QLinearConcat": lower_qconcat,
+}
+# The com.microsoft ops among them (the others are in ONNX's default domain).
+MS_OPS = frozenset({"QGemm", "QLinearAdd", "QLinearMul", "QLinearSigmoid", "QLinearLeakyRelu", "QLinearAveragePool",
+                    "QLinearGlobalAveragePool", "QLinearConcat"})
+# Ops whose handler folds constant inputs itself, with onnxruntime's arithmetic.
+SELF_FOLDING = frozenset({"QuantizeLinear", "DequantizeLinear"})

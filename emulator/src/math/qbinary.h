@@ -1,0 +1,17 @@
+// qbinary.h - the quantized elementwise binary ops with numpy broadcasting (ops/qbinary.cc: FORMAT.md ops
+// 32, 33), int8 or uint8, with onnxruntime's QLinearAdd and QLinearMul arithmetic.
+#pragma once
+
+#include "graph.h"
+#include "math/quantize.h"
+
+namespace accel_emu {
+
+enum class QBinOp { Add, Mul };
+
+// Y = A op B over the real values, A shaped ad and B shaped bd broadcast to Y's shape yd (checked by the
+// caller); all three of one 8-bit dtype.
+void qbinary_broadcast(QBinOp op, const TensorDesc& ad, const TensorDesc& bd, const TensorDesc& yd, const QParams& qa,
+                       const QParams& qb, const QParams& qy, const void* A, const void* B, void* Y);
+
+}  // namespace accel_emu

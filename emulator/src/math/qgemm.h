@@ -1,0 +1,79 @@
+// qgemm.h - the int8 GEMM of the quantized ops (qconv, qmatmul, qgemm): 8-bit operands, exact int32
+// accumulation, and an epilogue that turns each int32 sum into the op's output with onnxruntime's rules.
+//
+// Terms: W is the "weight" operand, M rows of K (a conv's weights, or a matmul's constant B transposed),
+// packed once at load by qgemm_pack; X is the "activation" operand, K by N, read as the caller lays it
+// out (qgemm_wx: K rows of N, an NCHW plane or an im2col panel; qgemm_xw: N rows of K, a matmul's rows).
+// For output (m, n):
+//     acc = sum_k (W[m][k] - w_zero[m]) * (X[k][n] - x_zero) + bias[m]          (int32, exact)
+// and the epilogue writes, by QGemmSpec::out:
+//     Q8     y = clamp(nearbyint(max(min(float(acc) * scale[m], qmax - y_zero), qmin - y_zero)) + y_zero)
+//            (float32 multiply, round half to even: onnxruntime's MlasRequantizeOutput)
+//     Int32  y = acc
+//     Float  y = float(acc) * scale[m] + fbias[m]     (two float32 roundings, no FMA; fbias nullable)
+// Every ISA path gives the same bytes as the portable one for the same inputs (tests check it).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "math/conv_geom.h"
+
+namespace accel_emu {
+
+// The int8 code paths, slowest to fastest. Which one runs is chosen when a model loads (qisa_select) and
+// recorded in what the op prepares, so a model keeps its path for its lifetime.
+enum class QIsa : int32_t { Portable = 0, Avx2 = 1, Avx512Vnni = 2, Amx = 3 };
+
+// The fastest path this CPU (and OS, for AMX tiles) supports, capped by the environment variable
+// ACCEL_EMU_ISA (portable | avx2 | avx512vnni | amx; unset or unknown: no cap), read at every call.
+QIsa qisa_select();
+// "portable", "avx2", "avx512vnni", "amx".
+const char* qisa_name(QIsa isa);
+
+enum class QOut : int32_t { Q8 = 0, Int32 = 1, Float = 2 };
+
+// One GEMM's operands and epilogue. Pointers are only read during qgemm_pack.
+struct QGemmSpec {
+    int64_t M = 0, K = 0;
+    bool w_signed = true;            // W is int8 (else uint8)
+    bool x_signed = false;           // X is int8 (else uint8)
+    int32_t x_zero = 0;              // X's zero point
+    const int32_t* w_zero = nullptr; // [M] W's zero points (nullptr: all 0)
+    const int32_t* bias = nullptr;   // [M] int32 bias (nullptr: 0)
+    QOut out = QOut::Q8;
+    const float* scale = nullptr;    // [M] (Q8, Float)
+    const float* fbias = nullptr;    // [M] (Float; nullptr: 0)
+    bool y_signed = false;           // Q8: output int8 (else uint8)
+    int32_t y_zero = 0;              // Q8: output zero point
+};
+
+// Bytes of the packed form of spec for isa (weights, per-row constants, the epilogue's parameters).
+size_t qgemm_packed_bytes(QIsa isa, const QGemmSpec& spec);
+// Packs w ([M][K] row-major, int8 or uint8 as spec says) and spec's constants into out (qgemm_packed_bytes
+// bytes, 64-byte aligned). The packed form records isa, M, K and the epilogue: the runs need nothing else.
+void qgemm_pack(QIsa isa, const QGemmSpec& spec, const void* w, void* out);
+
+// Scratch bytes a run over N columns needs (X panels, int32 tiles), whichever of the forms below.
+size_t qgemm_scratch_bytes(const void* packed, int64_t N);
+
+// y[m * ldy + n] = epilogue(acc(m, n)), X[k][n] at x[k * ldx + n] (bytes; int32 or float outputs are
+// indexed in elements of their type).
+void qgemm_wx(const void* packed, int64_t N, const void* x, int64_t ldx, void* y, int64_t ldy, void* scratch);
+// y[n * ldy + m] = epilogue(acc(m, n)), X[k][n] at x[n * ldx + k].
+void qgemm_xw(const void* packed, int64_t N, const void* x, int64_t ldx, void* y, int64_t ldy, void* scratch);
+
+// A quantized conv of one group of one image, NCHW: y[Mg][OH*OW] = epilogue(W_group * im2col(x)), taps
+// outside the input read x_zero. `packed` was made from the group's weights [Mg][K] (K = Cg*kh*kw in
+// ONNX's order), x points at the group's first input channel, y at its first output channel.
+size_t qconv_scratch_bytes(const void* packed, const ConvGeom& q);
+void qconv(const void* packed, const ConvGeom& q, const void* x, void* y, void* scratch);
+
+// A quantized depthwise conv (group == C == M) of one image, NCHW, with the same epilogue per channel:
+// spec.M = C, spec.K = kh*kw, w [C][kh*kw].
+size_t qdepthwise_packed_bytes(QIsa isa, const QGemmSpec& spec);
+void qdepthwise_pack(QIsa isa, const QGemmSpec& spec, const void* w, void* out);
+size_t qdepthwise_scratch_bytes(const void* packed, const ConvGeom& q);
+void qdepthwise(const void* packed, const ConvGeom& q, const void* x, void* y, void* scratch);
+
+}  // namespace accel_emu

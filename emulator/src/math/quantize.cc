@@ -1,0 +1,61 @@
+// quantize.cc - quantize, dequantize and table lookup loops over the scalar rules of quantize.h; plain
+// loops the compiler vectorizes (the rules are exact, so any vector form gives the same bytes).
+#include "math/quantize.h"
+
+namespace accel_emu {
+
+namespace {
+
+template <typename Q>
+void quantize_rows(const float* x, int64_t outer, int64_t channels, int64_t inner, const float* scale,
+                   const int32_t* zero, bool is_signed, Q* y) {
+    for (int64_t o = 0; o < outer; ++o)
+        for (int64_t c = 0; c < channels; ++c) {
+            const float s = scale[c];
+            const int32_t z = zero[c];
+            const float lo = static_cast<float>(qmin_of(is_signed) - z), hi = static_cast<float>(qmax_of(is_signed) - z);
+            const int64_t base = (o * channels + c) * inner;
+            for (int64_t i = 0; i < inner; ++i)
+                y[base + i] = static_cast<Q>(clamp_round(x[base + i] / s, lo, hi) + z);
+        }
+}
+
+template <typename T>
+void dequantize_rows(const T* x, int64_t outer, int64_t channels, int64_t inner, const float* scale,
+                     const int32_t* zero, float* y) {
+    for (int64_t o = 0; o < outer; ++o)
+        for (int64_t c = 0; c < channels; ++c) {
+            const float s = scale[c];
+            const int32_t z = zero[c];
+            const int64_t base = (o * channels + c) * inner;
+            // x - z in int64: an int32 tensor's difference may not fit int32, and onnxruntime's is exact.
+            for (int64_t i = 0; i < inner; ++i)
+                y[base + i] = static_cast<float>(static_cast<int64_t>(x[base + i]) - z) * s;
+        }
+}
+
+}  // namespace
+
+void quantize_linear(const float* x, int64_t outer, int64_t channels, int64_t inner, const float* scale,
+                     const int32_t* zero, bool is_signed, void* y) {
+    if (is_signed)
+        quantize_rows(x, outer, channels, inner, scale, zero, true, static_cast<int8_t*>(y));
+    else
+        quantize_rows(x, outer, channels, inner, scale, zero, false, static_cast<uint8_t*>(y));
+}
+
+void dequantize_linear(const void* x, int elem_bytes, bool is_signed, int64_t outer, int64_t channels,
+                       int64_t inner, const float* scale, const int32_t* zero, float* y) {
+    if (elem_bytes == 4)
+        dequantize_rows(static_cast<const int32_t*>(x), outer, channels, inner, scale, zero, y);
+    else if (is_signed)
+        dequantize_rows(static_cast<const int8_t*>(x), outer, channels, inner, scale, zero, y);
+    else
+        dequantize_rows(static_cast<const uint8_t*>(x), outer, channels, inner, scale, zero, y);
+}
+
+void lookup_table(const uint8_t table[256], const uint8_t* x, uint8_t* y, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[i] = table[x[i]];
+}
+
+}  // namespace accel_emu

@@ -1,0 +1,55 @@
+// quantize.h - the scalar rules of onnxruntime's int8 arithmetic (the `ort` rules), written once, and the
+// loops of the ops that are nothing but those rules: quantize, dequantize and 256-entry tables.
+//
+// onnxruntime's x86 kernels clamp in float before converting (max then min, as maxps/minps do: a NaN
+// becomes the lower bound), convert with the default rounding mode (half to even) and add the zero point.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+namespace accel_emu {
+
+// One tensor's scale and zero point (real = (q - zero) * scale), and whether it is int8 (else uint8).
+struct QParams {
+    float scale;
+    int32_t zero;
+    bool is_signed;
+};
+
+inline int32_t qmin_of(bool is_signed) { return is_signed ? -128 : 0; }
+inline int32_t qmax_of(bool is_signed) { return is_signed ? 127 : 255; }
+
+// round-half-to-even of v clamped to [lo, hi] (integral floats) as cvtps2dq after maxps/minps.
+inline int32_t clamp_round(float v, float lo, float hi) {
+    v = v > lo ? v : lo;
+    v = v < hi ? v : hi;
+    return static_cast<int32_t>(std::nearbyint(v));
+}
+
+// QuantizeLinear: saturate(nearbyint(x / scale) + zero) with a true float32 division.
+inline int32_t quantize_value(float x, float scale, int32_t zero, bool is_signed) {
+    const float lo = static_cast<float>(qmin_of(is_signed) - zero), hi = static_cast<float>(qmax_of(is_signed) - zero);
+    return clamp_round(x / scale, lo, hi) + zero;
+}
+
+// The requantization of an int32 sum (MlasRequantizeOutput): float32(acc) * multiplier, clamped and
+// rounded as above, plus the output zero point.
+inline int32_t requantize_value(int32_t acc, float multiplier, int32_t zero, bool is_signed) {
+    const float lo = static_cast<float>(qmin_of(is_signed) - zero), hi = static_cast<float>(qmax_of(is_signed) - zero);
+    return clamp_round(static_cast<float>(acc) * multiplier, lo, hi) + zero;
+}
+
+// y[i] = quantize(x[i]) for a tensor laid out outer x channels x inner with per-channel scale[c] and
+// zero[c] (channels 1: per tensor). y is int8 or uint8 as is_signed says.
+void quantize_linear(const float* x, int64_t outer, int64_t channels, int64_t inner, const float* scale,
+                     const int32_t* zero, bool is_signed, void* y);
+
+// y[i] = float32(x[i] - zero[c]) * scale[c], x int8, uint8 or int32 (elem_bytes 1 with is_signed, or 4).
+void dequantize_linear(const void* x, int elem_bytes, bool is_signed, int64_t outer, int64_t channels,
+                       int64_t inner, const float* scale, const int32_t* zero, float* y);
+
+// y[i] = table[x[i] as an unsigned byte], n elements (the table of an 8-bit elementwise op).
+void lookup_table(const uint8_t table[256], const uint8_t* x, uint8_t* y, int64_t n);
+
+}  // namespace accel_emu

@@ -1,0 +1,38 @@
+// quant_util.h - what the quantized ops (FORMAT.md ops 27-36) share: the load-time checks of a quantized
+// tensor's dtype and quantization record, and its parameters in the form the math takes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "graph.h"
+#include "math/quantize.h"
+
+namespace accel_emu {
+namespace kern {
+
+// Which quantization records a role accepts.
+enum class QuantShape { PerTensor, PerTensorOrAxis };
+
+// `t` is int8 or uint8 (or int32 where allow_int32) with a scale/zero-point record of `shape` (per axis:
+// along `axis` if axis >= 0, any axis if -1), every scale finite and > 0, every zero point inside the
+// dtype's range. On failure "<op>: <role> '<name>' ..." in *err and false.
+bool check_quantized(const TensorDesc& t, const char* op, const char* role, QuantShape shape, int axis,
+                     bool allow_int32, std::string* err);
+
+// Is `t` int8 or uint8?
+inline bool is_q8(const TensorDesc& t) { return t.dtype == ACCEL_DTYPE_INT8 || t.dtype == ACCEL_DTYPE_UINT8; }
+
+// The per-tensor parameters of a checked quantized tensor.
+inline QParams qparams(const TensorDesc& t) {
+    return QParams{t.quant.scales[0], t.quant.zero_points[0], t.dtype == ACCEL_DTYPE_INT8};
+}
+
+// The layout of a per-axis record over `t`: outer x channels x inner (channels 1 for per tensor).
+struct AxisSplit {
+    int64_t outer, channels, inner;
+};
+AxisSplit axis_split(const TensorDesc& t);
+
+}  // namespace kern
+}  // namespace accel_emu

@@ -1,0 +1,98 @@
+// quantize.cc - quantize, dequantize and qactivation (FORMAT.md ops 27, 28, 34): the boundaries between
+// float and int8 regions, and the 8-bit elementwise ops, each a 256-entry table made at load by running
+// the float kernel (math/activation.cc) over the 256 dequantized inputs, so that it computes exactly what
+// dequantize -> activation -> quantize would.
+#include "math/activation.h"
+#include "math/quantize.h"
+#include "ops/op_defs.h"
+#include "ops/op_util.h"
+#include "ops/quant_util.h"
+
+namespace accel_emu {
+namespace {
+
+using kern::cat;
+using kern::fail;
+
+size_t no_scratch(const Graph&, const Node&) { return 0; }
+
+bool same_shape(const TensorDesc& x, const TensorDesc& y, const char* op, std::string* err) {
+    if (kern::same_dims(x, y)) return true;
+    return fail(err, op, cat("output shape ", kern::dims_str(y), " differs from input ", kern::dims_str(x)));
+}
+
+bool validate_quantize(const Graph& g, const Node& n, std::string* err) {
+    const char* op = "quantize";
+    if (!kern::check_common(g, n, op, {1, 1, 1, 1}, kern::DTypeRule::Any, kern::ActRule::MustBeNone, err))
+        return false;
+    const TensorDesc& x = *kern::input(g, n, 0);
+    const TensorDesc& y = kern::output(g, n, 0);
+    if (x.dtype != ACCEL_DTYPE_FLOAT32) return fail(err, op, cat("input '", x.name, "' is not float32"));
+    return kern::check_quantized(y, op, "output", kern::QuantShape::PerTensorOrAxis, -1, false, err) &&
+           same_shape(x, y, op, err);
+}
+
+void run_quantize(const KernelArgs& a) {
+    const TensorDesc& y = kern::out_desc(a, 0);
+    const kern::AxisSplit s = kern::axis_split(y);
+    quantize_linear(kern::in_f(a, 0), s.outer, s.channels, s.inner, y.quant.scales.data(), y.quant.zero_points.data(),
+                    y.dtype == ACCEL_DTYPE_INT8, a.out[0]);
+}
+
+bool validate_dequantize(const Graph& g, const Node& n, std::string* err) {
+    const char* op = "dequantize";
+    if (!kern::check_common(g, n, op, {1, 1, 1, 1}, kern::DTypeRule::Any, kern::ActRule::MustBeNone, err))
+        return false;
+    const TensorDesc& x = *kern::input(g, n, 0);
+    const TensorDesc& y = kern::output(g, n, 0);
+    if (y.dtype != ACCEL_DTYPE_FLOAT32) return fail(err, op, cat("output '", y.name, "' is not float32"));
+    return kern::check_quantized(x, op, "input", kern::QuantShape::PerTensorOrAxis, -1, true, err) &&
+           same_shape(x, y, op, err);
+}
+
+void run_dequantize(const KernelArgs& a) {
+    const TensorDesc& x = kern::in_desc(a, 0);
+    const kern::AxisSplit s = kern::axis_split(x);
+    dequantize_linear(a.in[0], x.dtype == ACCEL_DTYPE_INT32 ? 4 : 1, x.dtype == ACCEL_DTYPE_INT8, s.outer, s.channels,
+                      s.inner, x.quant.scales.data(), x.quant.zero_points.data(), kern::out_f(a, 0));
+}
+
+bool validate_qactivation(const Graph& g, const Node& n, std::string* err) {
+    const char* op = "qactivation";
+    if (!kern::check_common(g, n, op, {1, 1, 1, 1}, kern::DTypeRule::Any, kern::ActRule::Fused, err)) return false;
+    const TensorDesc& x = *kern::input(g, n, 0);
+    const TensorDesc& y = kern::output(g, n, 0);
+    return kern::check_quantized(x, op, "input", kern::QuantShape::PerTensor, -1, false, err) &&
+           kern::check_quantized(y, op, "output", kern::QuantShape::PerTensor, -1, false, err) &&
+           same_shape(x, y, op, err);
+}
+
+size_t table_bytes(const Graph&, const Node&) { return 256; }
+
+// table[b] for the input byte b: its value as X's dtype, dequantized, through the activation, quantized.
+void make_table(const Graph& g, const Node& n, const void* const*, void* out) {
+    const QParams x = kern::qparams(*kern::input(g, n, 0));
+    const QParams y = kern::qparams(kern::output(g, n, 0));
+    float v[256];
+    for (int b = 0; b < 256; ++b) {
+        const int32_t q = x.is_signed ? static_cast<int8_t>(b) : b;
+        v[b] = static_cast<float>(q - x.zero) * x.scale;
+    }
+    apply_activation(n.act, n.act_alpha, n.act_beta, v, 256);
+    uint8_t* table = static_cast<uint8_t*>(out);
+    for (int b = 0; b < 256; ++b) table[b] = static_cast<uint8_t>(quantize_value(v[b], y.scale, y.zero, y.is_signed));
+}
+
+void run_qactivation(const KernelArgs& a) {
+    lookup_table(static_cast<const uint8_t*>(a.prepared), static_cast<const uint8_t*>(a.in[0]),
+                 static_cast<uint8_t*>(a.out[0]), kern::out_desc(a, 0).numel);
+}
+
+}  // namespace
+
+const OpDef kQuantizeDef = {"quantize", validate_quantize, no_scratch, run_quantize, nullptr, nullptr};
+const OpDef kDequantizeDef = {"dequantize", validate_dequantize, no_scratch, run_dequantize, nullptr, nullptr};
+const OpDef kQActivationDef = {"qactivation", validate_qactivation, no_scratch, run_qactivation, table_bytes,
+                               make_table};
+
+}  // namespace accel_emu
