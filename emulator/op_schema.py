@@ -226,12 +226,12 @@ OPS = (
        dtypes="A int8 or uint8 per tensor, B int8 or uint8 per tensor or per output column, C int32, Y "
               "int8 or uint8 (quantized) or float32"),
     Op(32, "qadd", 2, "A, B -> Y",
-       "broadcast as add; Y = saturate(nearbyint(float32(A - z_A) * (s_A / s_Y) + float32(B - z_B) * (s_B / "
-       "s_Y)) + z_Y) as onnxruntime's QLinearAdd", class_name="QAdd",
-       dtypes="A, B, Y one of int8 or uint8, quantized per tensor"),
+       "broadcast as add; Y = saturate(nearbyint(fma(A, rA, fma(B, rB, F)))) in float32 with rA = s_A / s_Y, "
+       "rB = s_B / s_Y and F = z_Y - fma(rA, z_A, rB * z_B), as onnxruntime's QLinearAdd (so A and B do not "
+       "commute)", class_name="QAdd", dtypes="A, B, Y one of int8 or uint8, quantized per tensor"),
     Op(33, "qmul", 2, "A, B -> Y",
-       "broadcast as add; Y = saturate(nearbyint(float32(A - z_A) * float32(B - z_B) * (s_A * s_B / s_Y)) "
-       "+ z_Y) as onnxruntime's QLinearMul", class_name="QMul",
+       "broadcast as add; Y = saturate(nearbyint(float32((A - z_A) * (B - z_B)) * r + z_Y)) in float32 with r = "
+       "float32(s_A * s_B) / s_Y, as onnxruntime's QLinearMul", class_name="QMul",
        dtypes="A, B, Y one of int8 or uint8, quantized per tensor"),
     Op(34, "qactivation", 2, "X -> Y",
        "Y = quantize(f(dequantize(X))) elementwise, f the node's activation field (none: a requantization), "

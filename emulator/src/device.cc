@@ -83,6 +83,11 @@ accel_status parse_options(const char* text, DeviceOptions* o) {
                 return fail(ACCEL_ERR_INVALID_ARGUMENT,
                             format("emu: spin='%s' is not a number of microseconds from 0 to 10000", value.c_str()));
             o->spin_us = (uint32_t)v;
+        } else if (key == "int8") {
+            if (value != "ort")
+                return fail(ACCEL_ERR_INVALID_ARGUMENT,
+                            format("emu: int8='%s' is not a known rule set (known: ort)", value.c_str()));
+            o->int8 = Int8Rules::Ort;
         } else if (key == "debug") {
             if (value != "0" && value != "1")
                 return fail(ACCEL_ERR_INVALID_ARGUMENT, format("emu: debug='%s' must be 0 or 1", value.c_str()));
@@ -90,7 +95,7 @@ accel_status parse_options(const char* text, DeviceOptions* o) {
         } else {
             return fail(
                 ACCEL_ERR_INVALID_ARGUMENT,
-                format("emu: unknown option '%s' (known: cores, pool, max_inflight, spin, debug)", item.c_str()));
+                format("emu: unknown option '%s' (known: cores, pool, max_inflight, spin, int8, debug)", item.c_str()));
         }
     }
     return ACCEL_OK;

@@ -35,6 +35,7 @@ struct DeviceOptions {
     uint32_t max_inflight = 16;
     uint32_t spin_us = 50;  // how long an idle core and a waiting caller poll before sleeping
     bool debug = false;
+    Int8Rules int8 = Int8Rules::Ort;  // whose integer arithmetic the device computes (emu:int8=...)
 };
 }  // namespace accel_emu
 

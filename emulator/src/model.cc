@@ -113,6 +113,13 @@ void release_workspace(accel_model* m, Workspace* ws) {
     m->idle_workspaces.push_back(ws);
 }
 
+// Does the model compute on quantized tensors (whose arithmetic the int8 rules decide)?
+static bool has_quantized_ops(const Graph& g) {
+    for (const TensorDesc& t : g.tensors)
+        if (t.quant.type != ACCEL_QUANT_NONE) return true;
+    return false;
+}
+
 // `origin` names the file in error messages ("" when loading from memory).
 static accel_status load_image(accel_device* d, const void* data, uint64_t size, const std::string& origin,
                                accel_model** out) {
@@ -129,6 +136,11 @@ static accel_status load_image(accel_device* d, const void* data, uint64_t size,
         model_release(m);
         return fail(ACCEL_ERR_MODEL_FORMAT,
                     "invalid model" + (origin.empty() ? std::string() : " '" + origin + "'") + ": " + error);
+    }
+    if (m->graph.int8_rules != d->options.int8 && has_quantized_ops(m->graph)) {
+        model_release(m);
+        return fail(ACCEL_ERR_UNSUPPORTED, "model" + (origin.empty() ? std::string() : " '" + origin + "'") +
+                                               " computes int8 with other rules than the device (emu:int8=...)");
     }
     accel_status s = ACCEL_OK;
     if (m->graph.weights_bytes) {

@@ -29,6 +29,7 @@ from .errors import (AbiMismatchError, AccelError, AlignmentError, BusyError, Ca
 from .futures import Future
 from .model import Model
 from .profiling import JobRecord, Profile, profile
+from .quantization import dequantize, quantize
 from .tensor_info import Quantization, TensorInfo
 
 #: The front-end in use: ``"pybind"`` or ``"cffi"``.
@@ -50,7 +51,8 @@ def open(uri: str = "emu") -> Device:  # noqa: A001 - accel.open, like io.open
     """Opens a device by URI and returns a :class:`Device` (a context manager).
 
     ``uri`` is ``"<scheme>[:<options>]"``: ``"emu"`` (the emulator; options ``cores=N``,
-    ``pool=256M``, ``max_inflight=N``, ``debug=0|1``, e.g. ``"emu:cores=2,pool=64M"``), ``"bpu:0"``,
+    ``pool=256M``, ``max_inflight=N``, ``int8=ort`` (the integer arithmetic of quantized models:
+    onnxruntime's), ``debug=0|1``, e.g. ``"emu:cores=2,pool=64M"``), ``"bpu:0"``,
     ``"vart:0"``. Raises NotFoundError for a scheme with no driver (see :func:`backends`) and
     InvalidArgumentError for a bad option.
     """
@@ -75,7 +77,7 @@ def library_version() -> str:
 __all__ = [
     "__version__", "frontend", "frontend_features", "open", "backends", "abi_version",
     "library_version", "Device", "DeviceInfo", "DeviceTensor", "Model", "TensorInfo", "Quantization",
-    "Future", "profile", "Profile", "JobRecord", "errors", "compile_cache", "profiling",
+    "Future", "profile", "Profile", "JobRecord", "errors", "compile_cache", "profiling", "quantize", "dequantize",
     "AccelError", "InvalidArgumentError", "ShapeError", "DTypeError", "AlignmentError",
     "ModelFormatError", "OutOfMemoryError", "BusyError", "TimeoutError", "UnsupportedError",
     "DeviceError", "NotFoundError", "CancelledError", "NotReadyError", "AbiMismatchError",

@@ -77,8 +77,8 @@ def _compiler_fingerprint() -> str:
 
         h = hashlib.sha256(f"accm {accm.VERSION_MAJOR}.{accm.VERSION_MINOR}\0".encode())
         folder = Path(compiler.__file__).resolve().parent
-        for p in sorted(folder.glob("*.py")):
-            h.update(p.name.encode() + b"\0")
+        for p in sorted(folder.rglob("*.py")):
+            h.update(p.relative_to(folder).as_posix().encode() + b"\0")
             try:
                 h.update(p.read_bytes())
             except OSError:
@@ -88,11 +88,13 @@ def _compiler_fingerprint() -> str:
     return _fingerprint
 
 
-def cache_key(onnx_bytes: bytes, input_shapes: Optional[Mapping[str, Tuple[int, ...]]]) -> str:
-    """SHA-256 (hex) of the ONNX bytes, the sorted input shapes and the compiler's fingerprint."""
+def cache_key(onnx_bytes: bytes, input_shapes: Optional[Mapping[str, Tuple[int, ...]]], int8: str = "ort") -> str:
+    """SHA-256 (hex) of the ONNX bytes, the sorted input shapes, the int8 rule set and the compiler's
+    fingerprint."""
     shapes = sorted((k, list(v)) for k, v in (input_shapes or {}).items())
     h = hashlib.sha256(b"accel-compile-cache 1\0")
     h.update(_compiler_fingerprint().encode() + b"\0")
+    h.update(f"int8={int8}\0".encode())
     h.update(json.dumps(shapes).encode() + b"\0")
     h.update(onnx_bytes)
     return h.hexdigest()
@@ -151,8 +153,9 @@ def invalidate(key: str) -> None:
 
 
 def compile_onnx(onnx_bytes: bytes, input_shapes: Optional[Mapping[str, Tuple[int, ...]]],
-                 what: str = "model", path: Optional[str] = None) -> Tuple[bytes, str, bool]:
-    """The .accm bytes of an ONNX model, compiled or from the cache.
+                 what: str = "model", path: Optional[str] = None, int8: str = "ort") -> Tuple[bytes, str, bool]:
+    """The .accm bytes of an ONNX model, compiled or from the cache, its quantized ops with the int8 rule
+    set `int8`.
 
     ``path``, when the model came from a file, is what the compiler reads (so that weights stored as
     ONNX external data next to it are found); the cache key covers ``onnx_bytes`` only.
@@ -160,7 +163,7 @@ def compile_onnx(onnx_bytes: bytes, input_shapes: Optional[Mapping[str, Tuple[in
     raises ModelFormatError naming ``what`` (the compiler's error is its ``__cause__``); an input_shapes
     error raises InvalidArgumentError, an op or dtype the emulator lacks UnsupportedError.
     """
-    key = cache_key(onnx_bytes, input_shapes)
+    key = cache_key(onnx_bytes, input_shapes, int8)
     with _lock:
         hit = _memory.get(key)
     if hit is not None:
@@ -174,7 +177,7 @@ def compile_onnx(onnx_bytes: bytes, input_shapes: Optional[Mapping[str, Tuple[in
 
     shapes = {k: tuple(v) for k, v in input_shapes.items()} if input_shapes else None
     try:
-        data = compiler.compile_model(path if path is not None else onnx_bytes, shapes)
+        data = compiler.compile_model(path if path is not None else onnx_bytes, shapes, int8)
     except compiler.CompileError as e:
         text = str(e)
         if "input_shapes" in text:  # a bad or missing input shape: the caller's to fix

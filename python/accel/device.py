@@ -232,7 +232,8 @@ class Device:
 
         shapes = compile_cache.normalize_input_shapes(input_shapes)
         onnx_bytes = data if isinstance(data, bytes) else bytes(memoryview(data).cast("B"))
-        accm, key, cached = compile_cache.compile_onnx(onnx_bytes, shapes, what, source)
+        int8 = self._int8_rules()
+        accm, key, cached = compile_cache.compile_onnx(onnx_bytes, shapes, what, source, int8)
         self._check_open()
         try:
             core_model = self._core.load(accm)
@@ -241,9 +242,19 @@ class Device:
                 raise
             # A damaged cache entry: compile again.
             compile_cache.invalidate(key)
-            accm, key, cached = compile_cache.compile_onnx(onnx_bytes, shapes, what, source)
+            accm, key, cached = compile_cache.compile_onnx(onnx_bytes, shapes, what, source, int8)
             core_model = self._core.load(accm)
         return Model(self, core_model, name)
+
+    def _int8_rules(self) -> str:
+        """The emulator's int8 rule set, as its URI's ``int8=`` option gives it (the device has checked
+        it when it opened): what an ONNX model is compiled for."""
+        _, _, options = self._uri.partition(":")
+        for item in options.split(","):
+            key, _, value = item.partition("=")
+            if key.strip() == "int8":
+                return value.strip()
+        return "ort"
 
     def _load_core(self, data: Any, path: Optional[str]) -> Any:
         try:

@@ -205,11 +205,28 @@ def _binary(op: str):
                 raise unsupported(node, f"input '{v.name}' quantized per axis")
         shape = tuple(np.broadcast_shapes(a.shape, b.shape))
         ins = [ctx.quantized(a.name, aq, node), ctx.quantized(b.name, bq, node)]
+        if op == "qadd" and _a_is_span_scalar(a.shape, b.shape):
+            ins.reverse()  # onnxruntime's kernel then takes B as its first operand, which rounds differently
         y = ctx.define(ctx.output(node), a.dtype, shape, quant=yq)
         ctx.emit(op, ins, [y], node.name)
 
     handler.__doc__ = f"com.microsoft QLinear{op[1:].title()}: int8 or uint8, per tensor, numpy broadcasting."
     return handler
+
+
+def _a_is_span_scalar(sa, sb) -> bool:
+    """Does onnxruntime's broadcast loop see A as one value per span of B (its "input 0 scalar" case)?
+    A is a single value, or A has size 1 in the innermost dim where either input is larger than 1
+    while B does not."""
+    na, nb = int(np.prod(sa, dtype=np.int64)), int(np.prod(sb, dtype=np.int64))
+    if na == 1 or nb == 1:
+        return na == 1 and nb != 1
+    n = max(len(sa), len(sb))
+    pa, pb = (1,) * (n - len(sa)) + tuple(sa), (1,) * (n - len(sb)) + tuple(sb)
+    for da, db in zip(reversed(pa), reversed(pb)):
+        if max(da, db) > 1:
+            return da == 1
+    return False
 
 
 def _unary_table(act: str):

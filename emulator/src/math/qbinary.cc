@@ -2,30 +2,47 @@
 // stride of 0 or 1 along it, so the inner loop is a plain elementwise loop the compiler vectorizes.
 #include "math/qbinary.h"
 
+#include <cmath>
+
 #include "math/broadcast.h"
 
 namespace accel_emu {
 namespace {
 
-// The per-element rule of one op, with its constants computed once per run as onnxruntime does.
+// onnxruntime's int8 arithmetic rounds in float and saturates after: clamping to one step outside the
+// range first keeps the saturated result and keeps the conversion defined (a NaN gives the minimum, as
+// cvtps2dq's "integer indefinite" does).
+inline int32_t round_saturate(float v, bool is_signed) {
+    const int32_t lo = qmin_of(is_signed), hi = qmax_of(is_signed);
+    const int32_t r = clamp_round(v, float(lo - 1), float(hi + 1));
+    return r < lo ? lo : r > hi ? hi : r;
+}
+
+// QLinearAdd (MlasQLinearAdd, FMA): v = fma(a, rA, fma(b, rB, F)) with rA = sA / sY, rB = sB / sY and
+// F = zY - fma(rA, zA, rB * zB). The operands' order matters; the compiler gives them in onnxruntime's.
 struct AddRule {
-    float ra, rb, lo, hi;
-    int32_t za, zb, zy;
+    float ra, rb, f;
+    bool is_signed;
     AddRule(const QParams& a, const QParams& b, const QParams& y)
-        : ra(a.scale / y.scale), rb(b.scale / y.scale), lo(float(qmin_of(y.is_signed) - y.zero)),
-          hi(float(qmax_of(y.is_signed) - y.zero)), za(a.zero), zb(b.zero), zy(y.zero) {}
+        : ra(a.scale / y.scale), rb(b.scale / y.scale),
+          f(float(y.zero) - std::fma(ra, float(a.zero), rb * float(b.zero))), is_signed(y.is_signed) {}
     int32_t operator()(int32_t a, int32_t b) const {
-        return clamp_round(float(a - za) * ra + float(b - zb) * rb, lo, hi) + zy;
+        return round_saturate(std::fma(float(a), ra, std::fma(float(b), rb, f)), is_signed);
     }
 };
 
+// QLinearMul (MlasQLinearMul): v = float32((a - zA) * (b - zB)) * r + zY, r = (sA * sB) / sY, a multiply
+// and an add (no FMA).
 struct MulRule {
-    float r, lo, hi;
-    int32_t za, zb, zy;
+    float r, zy;
+    int32_t za, zb;
+    bool is_signed;
     MulRule(const QParams& a, const QParams& b, const QParams& y)
-        : r(a.scale * b.scale / y.scale), lo(float(qmin_of(y.is_signed) - y.zero)),
-          hi(float(qmax_of(y.is_signed) - y.zero)), za(a.zero), zb(b.zero), zy(y.zero) {}
-    int32_t operator()(int32_t a, int32_t b) const { return clamp_round(float(a - za) * float(b - zb) * r, lo, hi) + zy; }
+        : r(a.scale * b.scale / y.scale), zy(float(y.zero)), za(a.zero), zb(b.zero), is_signed(y.is_signed) {}
+    int32_t operator()(int32_t a, int32_t b) const {
+        const float p = float((a - za) * (b - zb)) * r;
+        return round_saturate(p + zy, is_signed);
+    }
 };
 
 template <typename T, class Rule>

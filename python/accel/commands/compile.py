@@ -16,6 +16,10 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("model", metavar="MODEL.onnx", help="the ONNX model")
     p.add_argument("-o", "--output", required=True, metavar="MODEL.accm", help="the .accm file to write")
     add_input_shape_option(p)
+    p.add_argument("--int8", default="ort", choices=("ort",),
+                   help="the integer arithmetic of a quantized model's int8 ops: 'ort' (onnxruntime's CPU "
+                        "kernels, the default); the device that loads the model must use the same "
+                        "(emu:int8=...)")
     p.set_defaults(handler=command)
     return p
 
@@ -27,6 +31,6 @@ def command(args: argparse.Namespace) -> int:
 
     src = existing_file("MODEL", args.model)
     dst = writable_path("-o", args.output)
-    s = compile_file(src, dst, input_shapes(args.input_shape))
+    s = compile_file(src, dst, input_shapes(args.input_shape), args.int8)
     print(f"{dst}: {s['nodes']} nodes, {s['tensors']} tensors, {s['weight_bytes']} weight bytes")
     return 0

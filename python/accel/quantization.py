@@ -1,0 +1,65 @@
+"""``accel.quantize`` and ``accel.dequantize``: a quantized model input or output's integers to and from
+real values, with the tensor's own scales and zero points (``TensorInfo.quant``) and onnxruntime's
+QuantizeLinear / DequantizeLinear arithmetic (the compiler's, ``accel.compiler.quant``), so that a value
+quantized here is what the model's own QuantizeLinear would have made of it.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .tensor_info import TensorInfo
+
+__all__ = ["dequantize", "quantize"]
+
+
+def _record(info: TensorInfo, ndim: int) -> Any:
+    from .compiler import quant  # numpy only, but its package loads onnx: not at ``import accel``
+
+    q = info.quant
+    if not isinstance(info, TensorInfo) or q is None:
+        name = getattr(info, "name", info)
+        raise ValueError(f"tensor {name!r} is not quantized (its TensorInfo.quant is None)")
+    if q.type == "shift":
+        assert q.shifts is not None
+        scales = np.ldexp(np.float32(1), -np.asarray(q.shifts, np.int32)).astype(np.float32)
+        zeros = np.zeros(len(q.shifts), np.int64)
+    else:
+        scales = np.asarray(q.scales, np.float32)
+        zeros = np.asarray(q.zero_points if q.zero_points is not None else [0] * len(q.scales), np.int64)
+    axis = q.axis if scales.size > 1 else None
+    if axis is not None and not 0 <= axis < ndim:
+        raise ValueError(f"tensor {info.name!r} is quantized along axis {axis}, but the array has {ndim} dims")
+    return quant.Quant(scales, zeros, axis)
+
+
+def _check_shape(array: np.ndarray, info: TensorInfo) -> None:
+    if tuple(array.shape) != tuple(info.shape):
+        raise ValueError(f"array of shape {tuple(array.shape)} does not match tensor {info.name!r} "
+                         f"of shape {tuple(info.shape)}")
+
+
+def quantize(array: Any, info: TensorInfo) -> np.ndarray:
+    """Real values to the integers of the quantized tensor ``info``: ``saturate(round(x / scale) + zero)``
+    (float32 division, half to even), as an array of ``info.dtype``. Raises ValueError if the tensor is
+    not quantized or the shape differs."""
+    from .compiler import quant
+
+    x = np.asarray(array, dtype=np.float32)
+    _check_shape(x, info)
+    if info.dtype not in (np.dtype(np.int8), np.dtype(np.uint8)):
+        raise ValueError(f"tensor {info.name!r} is {info.dtype}, not int8 or uint8")
+    return quant.quantize(x, _record(info, x.ndim), info.dtype)
+
+
+def dequantize(array: Any, info: TensorInfo) -> np.ndarray:
+    """The integers of the quantized tensor ``info`` to real values: ``float32(q - zero) * scale``, as a
+    float32 array. Raises ValueError if the tensor is not quantized or the shape or dtype differs."""
+    from .compiler import quant
+
+    q = np.asarray(array)
+    _check_shape(q, info)
+    if q.dtype != info.dtype:
+        raise ValueError(f"array of dtype {q.dtype} does not match tensor {info.name!r} of dtype {info.dtype}")
+    return quant.dequantize(q, _record(info, q.ndim))
