@@ -234,18 +234,29 @@ OPS = (
        "float32(s_A * s_B) / s_Y, as onnxruntime's QLinearMul", class_name="QMul",
        dtypes="A, B, Y one of int8 or uint8, quantized per tensor"),
     Op(34, "qactivation", 2, "X -> Y",
-       "Y = quantize(f(dequantize(X))) elementwise, f the node's activation field (none: a requantization), "
-       "as a 256-entry table made at load with the float kernels", class_name="QActivation",
+       "Y = quantize(f(dequantize(X))) elementwise as a 256-entry table made at load, f the node's activation "
+       "(none: a requantization) computed as onnxruntime's float kernel does (sigmoid: its rational "
+       "approximation, MlasComputeLogistic)", class_name="QActivation",
        dtypes="X, Y int8 or uint8, quantized per tensor, of one shape"),
     Op(35, "qavgpool", 2, "X[N,C,H,W] -> Y[N,C,OH,OW]",
-       "as avgpool, over (X - z_X): Y = saturate(nearbyint(float32(sum) * float32(s_X / (s_Y * count))) "
-       "+ z_Y), count the window's size (with or without padding as count_include_pad says)",
+       "window as avgpool; Y = saturate(nearbyint(m / s_Y + z_Y)) with m the float32 sum, row by row over the "
+       "window's elements inside X, of s_X * (X - z_X), divided by the count (kernel_h * kernel_w with "
+       "count_include_pad, else the elements inside X), as onnxruntime's QLinearAveragePool",
        (*_WINDOW, Param("ceil_mode", 11, "0 floor, 1 ceil"),
         Param("count_include_pad", 12, "1: padding counts in the divisor")), class_name="QAvgPool",
-       dtypes="X, Y int8 or uint8, quantized per tensor"),
+       dtypes="X, Y one of int8 or uint8, quantized per tensor"),
     Op(36, "qglobalavgpool", 2, "X[N,C,...] -> Y[N,C,1,...]",
-       "the sum over every dim after the second of (X - z_X) in int32, requantized with r = float32(s_X / "
-       "(s_Y * count))", class_name="QGlobalAvgPool", dtypes="X, Y int8 or uint8, quantized per tensor"),
+       "the int32 sum over every dim after the second of X, minus z_X times the count, requantized with r = "
+       "float32(s_X / float32(s_Y * count)), as onnxruntime's QLinearGlobalAveragePool",
+       class_name="QGlobalAvgPool", dtypes="X, Y one of int8 or uint8, quantized per tensor"),
+    Op(37, "qsoftmax", 2, "X -> Y",
+       "onnxruntime's QLinearSoftmax over the axis (or, coerce_2d, every dim from axis on): t = T[X - max + "
+       "qmax] per element from a 256-entry float32 table T[i] = exp((i - 255 + b) * s_X) made at load in double "
+       "precision (b = max(0, log(FLT_MAX / n) - 5) / s_X, n the count softmax runs over), s = the float32 sum "
+       "of t in order, Y = min(nearbyint((t * floor(1 / s_Y)) / s) + z_Y, qmax); z_X is not used",
+       (Param("axis", 0, "0 .. ndim-1"),
+        Param("coerce_2d", 1, "0: over that one axis (opset >= 13), 1: over all dims from axis on")),
+       class_name="QSoftmax", dtypes="X, Y one of int8 or uint8, quantized per tensor, of one shape"),
 )
 
 # ---- fused activations ----------------------------------------------------------------------------

@@ -19,7 +19,7 @@ OPS: Dict[str, int] = {
     "convtranspose": 16, "resize": 17, "reduce": 18, "slice": 19, "gather": 20, "pow": 21, "min": 22,
     "max": 23, "layernorm": 24, "expand": 25, "cast": 26, "quantize": 27, "dequantize": 28, "qconv": 29,
     "qmatmul": 30, "qgemm": 31, "qadd": 32, "qmul": 33, "qactivation": 34, "qavgpool": 35,
-    "qglobalavgpool": 36,
+    "qglobalavgpool": 36, "qsoftmax": 37,
 }
 OP_NAMES: Dict[int, str] = {v: k for k, v in OPS.items()}
 OP_MINOR: Dict[str, int] = {
@@ -27,7 +27,7 @@ OP_MINOR: Dict[str, int] = {
     "avgpool": 0, "globalavgpool": 0, "copy": 0, "transpose": 0, "concat": 0, "softmax": 0,
     "convtranspose": 1, "resize": 1, "reduce": 1, "slice": 1, "gather": 1, "pow": 1, "min": 1, "max": 1,
     "layernorm": 1, "expand": 1, "cast": 1, "quantize": 2, "dequantize": 2, "qconv": 2, "qmatmul": 2,
-    "qgemm": 2, "qadd": 2, "qmul": 2, "qactivation": 2, "qavgpool": 2, "qglobalavgpool": 2,
+    "qgemm": 2, "qadd": 2, "qmul": 2, "qactivation": 2, "qavgpool": 2, "qglobalavgpool": 2, "qsoftmax": 2,
 }
 # Ops of any dtype, and the ops that compute in float32 only (the others state their own dtypes).
 ANY_DTYPE_OPS = frozenset({"copy", "transpose", "concat", "slice", "gather", "expand", "cast"})
@@ -364,9 +364,19 @@ class QAvgPool(Params):
     count_include_pad: int  # 1: padding counts in the divisor
 
 
+@dataclass(frozen=True)
+class QSoftmax(Params):
+    """Parameters of qsoftmax (op 37)."""
+
+    OP: ClassVar[str] = "qsoftmax"
+    INTS: ClassVar[Tuple[Tuple[str, int, int], ...]] = (("axis", 0, 1), ("coerce_2d", 1, 1))
+    axis: int  # 0 .. ndim-1
+    coerce_2d: int  # 0: over that one axis (opset >= 13), 1: over all dims from axis on
+
+
 PARAMS: Dict[str, Type[Params]] = {
     "conv": Conv, "gemm": Gemm, "maxpool": MaxPool, "avgpool": AvgPool, "transpose": Transpose,
     "concat": Concat, "softmax": Softmax, "convtranspose": ConvTranspose, "resize": Resize, "reduce": Reduce,
     "slice": Slice, "gather": Gather, "layernorm": LayerNorm, "qconv": QConv, "qgemm": QGemm,
-    "qavgpool": QAvgPool,
+    "qavgpool": QAvgPool, "qsoftmax": QSoftmax,
 }

@@ -19,8 +19,13 @@ DQ, Q = "DequantizeLinear", "QuantizeLinear"
 
 # op -> (fused op, its domain, how its inputs are laid out).
 UNARY = {"Sigmoid": ("QLinearSigmoid", MS), "LeakyRelu": ("QLinearLeakyRelu", MS),
-         "AveragePool": ("QLinearAveragePool", MS), "GlobalAveragePool": ("QLinearGlobalAveragePool", MS)}
+         "AveragePool": ("QLinearAveragePool", MS), "GlobalAveragePool": ("QLinearGlobalAveragePool", MS),
+         "Softmax": ("QLinearSoftmax", MS)}
 BINARY = {"Add": ("QLinearAdd", MS), "Mul": ("QLinearMul", MS)}
+# Elementwise ops onnxruntime leaves in float between their DQ and Q, computed here as the 8-bit table of
+# exactly that (dequantize, its float function, quantize): the same integers, one lookup each.
+TABLE = frozenset({"Relu", "Clip", "HardSigmoid", "HardSwish"})
+ACCEL = "ai.accel"  # the domain of the internal op that carries them (QLinearActivation)
 # Ops whose Q/DQ pair is dropped when both carry the same scale and zero point.
 DATA_MOVEMENT = frozenset({"MaxPool", "Reshape", "Transpose", "Squeeze", "Unsqueeze", "Gather", "Flatten"})
 
@@ -106,6 +111,13 @@ def _fuse(g: _Graph, node):
             return None
         extra = [i for i in node.inputs[1:]]
         return _make(op, None, [dq.inputs[0], *extra], q.outputs, node), [dq, node, q]
+    if op in TABLE:
+        dq = g.dq(node.inputs[0]) if node.inputs else None
+        q = g.only_q(node)
+        if dq is None or q is None or not _q8_dq(g, dq) or not all(g.is_const(i) for i in node.inputs[1:]):
+            return None
+        ins = [dq.inputs[0], *_scale_zero(dq), *_scale_zero(q), *node.inputs[1:]]
+        return _make("QLinearActivation", ACCEL, ins, q.outputs, node, activation=op), [dq, node, q]
     if op in UNARY or op in BINARY or op == "Conv" or op == "MatMul" or op == "Concat" or op == "Gemm":
         data = _data_inputs(node)
         dqs = [g.dq(i) for i in data]
@@ -122,7 +134,8 @@ def _fuse(g: _Graph, node):
         y = _scale_zero(q)
         if op in UNARY:
             fused, dom = UNARY[op]
-            return _make(fused, dom, [*x[0], *y], q.outputs, node), [*dqs, node, q]
+            extra = {"opset": g.imp.opset} if op == "Softmax" else {}
+            return _make(fused, dom, [*x[0], *y], q.outputs, node, **extra), [*dqs, node, q]
         if op in BINARY:
             fused, dom = BINARY[op]
             return _make(fused, dom, [*x[0], *x[1], *y], q.outputs, node), [*dqs, node, q]

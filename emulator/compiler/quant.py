@@ -56,7 +56,7 @@ def make(scale, zero_point, axis, dtype, shape, what: str) -> Quant:
     z = np.zeros(s.shape, np.int64) if zero_point is None else np.asarray(zero_point)
     if zero_point is not None and z.dtype not in QUANT_DTYPES + (I32,):
         raise CompileError(f"{what}: zero point of dtype {z.dtype} is not supported (int8, uint8, int32)")
-    if s.ndim > 1 or z.shape != s.shape:
+    if s.ndim > 1 or (z.shape != s.shape and not s.size == z.size == 1):
         raise CompileError(f"{what}: scale {s.shape} and zero point {z.shape} must be scalars or one 1-D "
                            f"shape (blocked quantization is not supported)")
     rank = len(shape)

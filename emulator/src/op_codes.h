@@ -45,6 +45,7 @@ enum class Op : uint32_t {
     QActivation = 34,
     QAvgPool = 35,
     QGlobalAvgPool = 36,
+    QSoftmax = 37,
 };
 
 enum class Act : uint32_t {
@@ -151,7 +152,8 @@ constexpr bool is_known(Op v) {
         case Op::QMul:
         case Op::QActivation:
         case Op::QAvgPool:
-        case Op::QGlobalAvgPool: return true;
+        case Op::QGlobalAvgPool:
+        case Op::QSoftmax: return true;
     }
     return false;
 }

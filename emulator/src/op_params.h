@@ -338,4 +338,17 @@ struct QAvgPoolParams {
     }
 };
 
+// qsoftmax (op 37)
+struct QSoftmaxParams {
+    int64_t axis;  // 0 .. ndim-1
+    int64_t coerce_2d;  // 0: over that one axis (opset >= 13), 1: over all dims from axis on
+
+    static QSoftmaxParams of(const Node& n) {
+        QSoftmaxParams p;
+        p.axis = n.ints[0];
+        p.coerce_2d = n.ints[1];
+        return p;
+    }
+};
+
 }  // namespace accel_emu

@@ -5,6 +5,9 @@ output element compared: the count that differ and the largest difference in qua
 The inputs are random integers over the whole range, so ties and saturation occur."""
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import onnx
 import onnxruntime as ort
@@ -13,6 +16,11 @@ from onnx import TensorProto, helper, numpy_helper
 
 import accel
 from accel import compiler
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import quant_report  # noqa: E402 - tests/ is put on the path just above
+
+pytestmark = pytest.mark.emulator
 
 DTYPES = {"uint8": (np.uint8, TensorProto.UINT8), "int8": (np.int8, TensorProto.INT8)}
 RNG_SEED = 11
@@ -78,25 +86,20 @@ def onnxruntime_int8(model: onnx.ModelProto, feeds: dict) -> list:
     return ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"]).run(None, feeds)
 
 
-def lsb_report(got: np.ndarray, want: np.ndarray) -> tuple:
-    """(elements, identical, largest difference in quantization steps) of two integer arrays."""
-    assert got.shape == want.shape and got.dtype == want.dtype, (got.shape, got.dtype, want.shape, want.dtype)
-    diff = np.abs(got.astype(np.int64) - want.astype(np.int64))
-    return diff.size, int((diff == 0).sum()), int(diff.max()) if diff.size else 0
-
-
-def check(dev, model: onnx.ModelProto, feeds: dict, label: str) -> None:
+def check(emu, model: onnx.ModelProto, feeds: dict, label: str) -> None:
     want = onnxruntime_int8(model, feeds)
-    m = dev.load(compiler.compile_model(model))
+    m = emu.load(compiler.compile_model(model))
     got = m.run([feeds[i.name] for i in m.inputs])
     for g, w in zip(got, want):
-        n, same, worst = lsb_report(np.asarray(g), w)
-        print(f"{label}: {n} elements, {same} identical, max {worst} LSB")
-        assert same == n, f"{label}: {n - same} of {n} elements differ from onnxruntime, by up to {worst} LSB"
+        stats = quant_report.lsb_diff(np.asarray(g), w)
+        print(quant_report.format_row(label, "y", stats))
+        assert stats["identical"] == stats["elements"], \
+            f"{label}: {stats['elements'] - stats['identical']} of {stats['elements']} elements differ from " \
+            f"onnxruntime, by up to {stats['max']} LSB"
 
 
 @pytest.fixture(scope="module")
-def dev():
+def emu():
     with accel.open("emu") as d:
         yield d
 
@@ -121,7 +124,7 @@ CONVS = {  # name: (input shape, weight shape, attributes)
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("case", CONVS)
-def test_conv(dev, dtype, case):
+def test_conv(emu, dtype, case):
     xshape, wshape, attrs = CONVS[case]
     b = QDQ(dtype)
     zx = 3 if dtype == "uint8" else -5
@@ -131,20 +134,20 @@ def test_conv(dev, dtype, case):
                  axis=0)
     bias = b.bias("b", b.rng.integers(-2000, 2000, m), (0.02 * np.linspace(0.002, 0.01, m)).astype(np.float32))
     b.op("Conv", [x, w, bias], **attrs)
-    check(dev, b.model(0.05, 128 if dtype == "uint8" else 2), b.feeds, f"conv {case} {dtype}")
+    check(emu, b.model(0.05, 128 if dtype == "uint8" else 2), b.feeds, f"conv {case} {dtype}")
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("shapes", [((2, 3, 4, 5), (2, 3, 4, 5)), ((2, 3, 4, 5), (1, 3, 1, 1)), ((1, 3, 1, 1), (2, 3, 4, 5)),
                                     ((4, 5), (5,)), ((5,), (4, 5)), ((), (3, 4)), ((3, 4), ()), ((3, 1), (1, 4))])
 @pytest.mark.parametrize("op", ["Add", "Mul"])
-def test_binary(dev, dtype, shapes, op):
+def test_binary(emu, dtype, shapes, op):
     b = QDQ(dtype)
     za, zb, zy = (7, 200, 128) if dtype == "uint8" else (-3, 10, -1)
     a_ = b.input("a", shapes[0], 0.031, za)
     b_ = b.input("b", shapes[1], 0.017, zb)
     b.op(op, [a_, b_])
-    check(dev, b.model(0.045 if op == "Add" else 0.2, zy), b.feeds, f"{op} {shapes} {dtype}")
+    check(emu, b.model(0.045 if op == "Add" else 0.2, zy), b.feeds, f"{op} {shapes} {dtype}")
 
 
 UNARY = {  # op: attributes
@@ -155,11 +158,11 @@ UNARY = {  # op: attributes
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("op", UNARY)
-def test_unary(dev, dtype, op):
+def test_unary(emu, dtype, op):
     b = QDQ(dtype, opset=14)
     x = b.input("x", (2, 3, 8, 8), 0.05, 128 if dtype == "uint8" else 0)
     b.op(op, [x], **UNARY[op])
-    check(dev, b.model(0.004, 0 if dtype == "uint8" else -128), b.feeds, f"{op} {dtype}")
+    check(emu, b.model(0.004, 0 if dtype == "uint8" else -128), b.feeds, f"{op} {dtype}")
 
 
 POOLS = {
@@ -174,37 +177,37 @@ POOLS = {
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("case", POOLS)
-def test_pool(dev, dtype, case):
+def test_pool(emu, dtype, case):
     op, attrs = POOLS[case]
     b = QDQ(dtype)
     z = 100 if dtype == "uint8" else -7
     x = b.input("x", (1, 5, 11, 9), 0.03, z)
     b.op(op, [x], **attrs)
     same = op == "MaxPool"  # the pair around MaxPool is dropped only with equal parameters
-    check(dev, b.model(0.03 if same else 0.021, z if same else z + 3), b.feeds, f"{case} {dtype}")
+    check(emu, b.model(0.03 if same else 0.021, z if same else z + 3), b.feeds, f"{case} {dtype}")
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_concat(dev, dtype):
+def test_concat(emu, dtype):
     b = QDQ(dtype)
     z = 128 if dtype == "uint8" else 0
     xs = [b.input(f"x{i}", (1, 2 + i, 5, 5), 0.01 * (i + 1), z + i) for i in range(3)]
     b.op("Concat", xs, axis=1)
-    check(dev, b.model(0.02, z), b.feeds, f"concat {dtype}")
+    check(emu, b.model(0.02, z), b.feeds, f"concat {dtype}")
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_matmul(dev, dtype):
+def test_matmul(emu, dtype):
     b = QDQ(dtype)
     a = b.input("a", (2, 7, 33), 0.02, 5 if dtype == "uint8" else 1)
     w = b.weight("w", _weights(b.rng, (33, 19)), 0.003, 0)
     b.op("MatMul", [a, w])
-    check(dev, b.model(0.06, 120 if dtype == "uint8" else -2), b.feeds, f"matmul {dtype}")
+    check(emu, b.model(0.06, 120 if dtype == "uint8" else -2), b.feeds, f"matmul {dtype}")
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("trans_b", [0, 1])
-def test_gemm(dev, dtype, trans_b):
+def test_gemm(emu, dtype, trans_b):
     b = QDQ(dtype)
     a = b.input("a", (3, 40), 0.02, 5 if dtype == "uint8" else 1)
     n = 17
@@ -213,12 +216,12 @@ def test_gemm(dev, dtype, trans_b):
     w = b.weight("w", _weights(b.rng, wshape), scales, np.zeros(n, np.int8), axis=0 if trans_b else 1)
     c = b.bias("c", b.rng.integers(-3000, 3000, n), (0.02 * scales).astype(np.float32))
     b.op("Gemm", [a, w, c], transB=trans_b)
-    check(dev, b.model(0.05, 128 if dtype == "uint8" else 0), b.feeds, f"gemm transB={trans_b} {dtype}")
+    check(emu, b.model(0.05, 128 if dtype == "uint8" else 0), b.feeds, f"gemm transB={trans_b} {dtype}")
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("op", ["Reshape", "Transpose", "Flatten"])
-def test_data_movement(dev, dtype, op):
+def test_data_movement(emu, dtype, op):
     b = QDQ(dtype)
     z = 9 if dtype == "uint8" else -9
     x = b.input("x", (2, 3, 4, 5), 0.05, z)
@@ -229,4 +232,4 @@ def test_data_movement(dev, dtype, op):
         b.op("Transpose", [x], perm=[0, 2, 3, 1])
     else:
         b.op("Flatten", [x], axis=1)
-    check(dev, b.model(0.05, z), b.feeds, f"{op} {dtype}")
+    check(emu, b.model(0.05, z), b.feeds, f"{op} {dtype}")

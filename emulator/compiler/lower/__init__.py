@@ -39,8 +39,9 @@ def lower(imp: Imported) -> Graph:
     ctx = Ctx(imp)
     g = imp.graph
     for node in imp.nodes:
-        if node.domain not in DEFAULT_DOMAINS and not (node.domain == quantized.MS_DOMAIN
-                                                       and node.op in quantized.MS_OPS):
+        if node.domain not in DEFAULT_DOMAINS and not (node.domain == quantized.MS_DOMAIN and node.op in quantized.MS_OPS
+                                                       or node.domain == quantized.ACCEL_DOMAIN
+                                                       and node.op in quantized.ACCEL_OPS):
             raise unsupported(node)
         check_schema(node, imp.opset, lambda n: g.values[n].dtype if n in g.values else None)
         for i in node.inputs:

@@ -9,14 +9,17 @@ output is defined with the quantization the node gives it.
 """
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from .. import quant
 from ..errors import CompileError
 from ..ir import Value
-from ..op_params import ACTIVATIONS, Concat, QAvgPool, QGemm
+from ..op_params import ACTIVATION_NAMES, ACTIVATIONS, Concat, QAvgPool, QGemm, QSoftmax
 from .context import normalize_axis, unsupported
 from .conv import emit_conv, lower_global_avgpool, lower_pool
+from .elementwise import activation_params
 from .linalg import matmul_shape
 
 MS_DOMAIN = "com.microsoft"
@@ -241,6 +244,18 @@ def _unary_table(act: str):
     return handler
 
 
+def lower_qlinear_activation(ctx, node):
+    """ai.accel QLinearActivation (made by qdq.py): the elementwise op named by its `activation` attribute (its
+    other attributes and its inputs after the fifth are the op's own) between a dequantize and a quantize, as
+    one 8-bit table."""
+    x = ctx.input(node, 0)
+    _q8(node, x, "input X")
+    xq = quant_of(ctx, node, 1, 2, x.shape, x.dtype, "input X")
+    yq = quant_of(ctx, node, 3, 4, (), x.dtype, "output")
+    code, alpha, beta = activation_params(ctx, _Proxy(node, str(node.attr("activation")), [x.name, *node.inputs[5:]]))
+    emit_qactivation(ctx, node, x.name, xq, yq, ACTIVATION_NAMES[code], alpha, beta)
+
+
 def emit_qactivation(ctx, node, x: str, xq, yq, act: str, alpha=0.0, beta=0.0, out=None) -> str:
     """Y = quantize(act(dequantize(X))) as a table; act "none" is a requantization."""
     v = ctx.g.value(x)
@@ -263,6 +278,13 @@ def lower_qavgpool(ctx, node):
     _q8(node, x, "input X")
     xq = quant_of(ctx, node, 1, 2, x.shape, x.dtype, "input X")
     yq = quant_of(ctx, node, 3, 4, (), x.dtype, "output")
+    kernel = [int(k) for k in node.attr("kernel_shape") or ()]
+    pads = [int(p) for p in node.attr("pads") or ()]
+    if kernel == list(x.shape[2:]) and not any(pads) and node.attr("auto_pad", "NOTSET") in ("NOTSET", "VALID"):
+        # onnxruntime computes a window over the whole plane as its global pool, which rounds otherwise.
+        _pool_via(ctx, node, lower_global_avgpool, "GlobalAveragePool", "qglobalavgpool",
+                  ctx.quantized(x.name, xq, node), yq)
+        return
     _pool_via(ctx, node, lower_pool, "AveragePool", "qavgpool", ctx.quantized(x.name, xq, node), yq)
 
 
@@ -285,7 +307,7 @@ def _pool_via(ctx, node, lower, onnx_op, op, x: str, yq):
         if n.op in ("avgpool", "globalavgpool"):
             n.op = op
             if n.params is not None:
-                n.params = QAvgPool(**{f: getattr(n.params, f) for f in QAvgPool.__dataclass_fields__})
+                n.params = QAvgPool(**{f.name: getattr(n.params, f.name) for f in dataclasses.fields(QAvgPool)})
         for o in n.outputs:  # the pool's output and a 1-D pool's reshape after it
             ctx.g.values[o].quant = yq
 
@@ -303,6 +325,21 @@ class _Proxy:
 
     def attr(self, name, default=None):
         return self._node.attr(name, default)
+
+
+def lower_qsoftmax(ctx, node):
+    """com.microsoft QLinearSoftmax: int8 or uint8 per tensor, over one axis (its opset attribute >= 13) or
+    every dim from axis on (< 13)."""
+    x = ctx.input(node, 0)
+    _q8(node, x, "input X")
+    xq = quant_of(ctx, node, 1, 2, x.shape, x.dtype, "input X")
+    yq = quant_of(ctx, node, 3, 4, (), x.dtype, "output")
+    opset = int(node.attr("opset", ctx.opset))
+    rank = len(x.shape)
+    axis = normalize_axis(node, node.attr("axis", -1 if opset >= 13 else 1), rank)
+    y = ctx.define(ctx.output(node), x.dtype, x.shape, quant=yq)
+    ctx.emit("qsoftmax", [ctx.quantized(x.name, xq, node)], [y], node.name,
+             params=QSoftmax(axis=axis, coerce_2d=0 if opset >= 13 else 1))
 
 
 def lower_qconcat(ctx, node):
@@ -343,10 +380,14 @@ HANDLERS: dict = {
     "QLinearMatMul": lower_qlinearmatmul, "QGemm": lower_qgemm, "QLinearAdd": _binary("qadd"),
     "QLinearMul": _binary("qmul"), "QLinearSigmoid": _unary_table("sigmoid"),
     "QLinearLeakyRelu": _unary_table("leakyrelu"), "QLinearAveragePool": lower_qavgpool,
-    "QLinearGlobalAveragePool": lower_qglobalavgpool, "QLinearConcat": lower_qconcat,
+    "QLinearGlobalAveragePool": lower_qglobalavgpool, "QLinearConcat": lower_qconcat, "QLinearSoftmax": lower_qsoftmax,
+    "QLinearActivation": lower_qlinear_activation,
 }
 # The com.microsoft ops among them (the others are in ONNX's default domain).
 MS_OPS = frozenset({"QGemm", "QLinearAdd", "QLinearMul", "QLinearSigmoid", "QLinearLeakyRelu", "QLinearAveragePool",
-                    "QLinearGlobalAveragePool", "QLinearConcat"})
+                    "QLinearGlobalAveragePool", "QLinearConcat", "QLinearSoftmax"})
+# The op qdq.py makes for elementwise ops onnxruntime leaves in float (its own domain).
+ACCEL_OPS = frozenset({"QLinearActivation"})
+ACCEL_DOMAIN = "ai.accel"
 # Ops whose handler folds constant inputs itself, with onnxruntime's arithmetic.
 SELF_FOLDING = frozenset({"QuantizeLinear", "DequantizeLinear"})

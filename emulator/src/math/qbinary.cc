@@ -9,15 +9,6 @@
 namespace accel_emu {
 namespace {
 
-// onnxruntime's int8 arithmetic rounds in float and saturates after: clamping to one step outside the
-// range first keeps the saturated result and keeps the conversion defined (a NaN gives the minimum, as
-// cvtps2dq's "integer indefinite" does).
-inline int32_t round_saturate(float v, bool is_signed) {
-    const int32_t lo = qmin_of(is_signed), hi = qmax_of(is_signed);
-    const int32_t r = clamp_round(v, float(lo - 1), float(hi + 1));
-    return r < lo ? lo : r > hi ? hi : r;
-}
-
 // QLinearAdd (MlasQLinearAdd, FMA): v = fma(a, rA, fma(b, rB, F)) with rA = sA / sY, rB = sB / sY and
 // F = zY - fma(rA, zA, rB * zB). The operands' order matters; the compiler gives them in onnxruntime's.
 struct AddRule {

@@ -7,11 +7,14 @@
 // For output (m, n):
 //     acc = sum_k (W[m][k] - w_zero[m]) * (X[k][n] - x_zero) + bias[m]          (int32, exact)
 // and the epilogue writes, by QGemmSpec::out:
-//     Q8     y = clamp(nearbyint(max(min(float(acc) * scale[m], qmax - y_zero), qmin - y_zero)) + y_zero)
-//            (float32 multiply, round half to even: onnxruntime's MlasRequantizeOutput)
+//     Q8     y = nearbyint(min(max(float(acc) * scale[m], qmin - y_zero), qmax - y_zero)) + y_zero
+//            (float32 multiply, round half to even, the clamp in MlasRequantizeOutput's order: a NaN product
+//            gives qmin; qmin/qmax are the output type's range, so y needs no further clamp)
 //     Int32  y = acc
 //     Float  y = float(acc) * scale[m] + fbias[m]     (two float32 roundings, no FMA; fbias nullable)
-// Every ISA path gives the same bytes as the portable one for the same inputs (tests check it).
+// Every ISA path gives the same bytes as the portable one for the same inputs (tests check it). acc is the
+// exact sum modulo 2^32 (it only wraps where the true sum leaves int32, which 8-bit operands reach only
+// for depths past 2^15).
 #pragma once
 
 #include <cstddef>
@@ -36,16 +39,20 @@ enum class QOut : int32_t { Q8 = 0, Int32 = 1, Float = 2 };
 // One GEMM's operands and epilogue. Pointers are only read during qgemm_pack.
 struct QGemmSpec {
     int64_t M = 0, K = 0;
+    // W's columns as [K / taps][taps] (a conv's [Mg][Cg][kh*kw]): the packed depth order is (tap, channel),
+    // which lets qconv read 4 channels of one tap as one unit. qconv needs taps == kh*kw; qgemm_wx and
+    // qgemm_xw need taps == 1. K must be a multiple of taps.
+    int64_t taps = 1;
     bool w_signed = true;            // W is int8 (else uint8)
     bool x_signed = false;           // X is int8 (else uint8)
-    int32_t x_zero = 0;              // X's zero point
+    int32_t x_zero = 0;              // X's zero point (in X's type's range; clamped into it otherwise)
     const int32_t* w_zero = nullptr; // [M] W's zero points (nullptr: all 0)
     const int32_t* bias = nullptr;   // [M] int32 bias (nullptr: 0)
     QOut out = QOut::Q8;
     const float* scale = nullptr;    // [M] (Q8, Float)
     const float* fbias = nullptr;    // [M] (Float; nullptr: 0)
     bool y_signed = false;           // Q8: output int8 (else uint8)
-    int32_t y_zero = 0;              // Q8: output zero point
+    int32_t y_zero = 0;              // Q8: output zero point (in the output type's range; clamped into it)
 };
 
 // Bytes of the packed form of spec for isa (weights, per-row constants, the epilogue's parameters).
@@ -54,7 +61,8 @@ size_t qgemm_packed_bytes(QIsa isa, const QGemmSpec& spec);
 // bytes, 64-byte aligned). The packed form records isa, M, K and the epilogue: the runs need nothing else.
 void qgemm_pack(QIsa isa, const QGemmSpec& spec, const void* w, void* out);
 
-// Scratch bytes a run over N columns needs (X panels, int32 tiles), whichever of the forms below.
+// Scratch bytes a run over N columns needs (X panels, int32 tiles), whichever of the forms below. Scratch
+// may have any alignment (the runs align inside it).
 size_t qgemm_scratch_bytes(const void* packed, int64_t N);
 
 // y[m * ldy + n] = epilogue(acc(m, n)), X[k][n] at x[k * ldx + n] (bytes; int32 or float outputs are
@@ -65,7 +73,8 @@ void qgemm_xw(const void* packed, int64_t N, const void* x, int64_t ldx, void* y
 
 // A quantized conv of one group of one image, NCHW: y[Mg][OH*OW] = epilogue(W_group * im2col(x)), taps
 // outside the input read x_zero. `packed` was made from the group's weights [Mg][K] (K = Cg*kh*kw in
-// ONNX's order), x points at the group's first input channel, y at its first output channel.
+// ONNX's order) with spec.taps = kh*kw, x points at the group's first input channel, y at its first output
+// channel.
 size_t qconv_scratch_bytes(const void* packed, const ConvGeom& q);
 void qconv(const void* packed, const ConvGeom& q, const void* x, void* y, void* scratch);
 

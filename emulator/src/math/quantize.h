@@ -27,6 +27,15 @@ inline int32_t clamp_round(float v, float lo, float hi) {
     return static_cast<int32_t>(std::nearbyint(v));
 }
 
+// Rounded in float, saturated after (where onnxruntime converts first and packs with saturation):
+// clamping to one step outside the range first keeps the saturated result and keeps the conversion
+// defined (a NaN gives the minimum, as cvtps2dq's "integer indefinite" does).
+inline int32_t round_saturate(float v, bool is_signed) {
+    const int32_t lo = qmin_of(is_signed), hi = qmax_of(is_signed);
+    const int32_t r = clamp_round(v, static_cast<float>(lo - 1), static_cast<float>(hi + 1));
+    return r < lo ? lo : r > hi ? hi : r;
+}
+
 // QuantizeLinear: saturate(nearbyint(x / scale) + zero) with a true float32 division.
 inline int32_t quantize_value(float x, float scale, int32_t zero, bool is_signed) {
     const float lo = static_cast<float>(qmin_of(is_signed) - zero), hi = static_cast<float>(qmax_of(is_signed) - zero);

@@ -16,36 +16,18 @@
 #include "math/im2col.h"
 #include "op_params.h"
 #include "ops/op_defs.h"
+#include "ops/conv_shape.h"
 #include "ops/op_util.h"
 
 namespace accel_emu {
 namespace {
 
-using kern::Axis;
-
 constexpr const char* kOp = "conv";
 // im2col tile budget in floats (1 MiB): big enough for the GEMM to run at speed, small enough for L2.
 constexpr int64_t kTileFloats = 256 * 1024;
 
-void fill_geom(const Graph& g, const Node& n, ConvGeom* q) {
-    const TensorDesc& x = *kern::input(g, n, 0);
-    const TensorDesc& w = *kern::input(g, n, 1);
-    q->N = x.dims[0], q->C = x.dims[1], q->H = x.dims[2], q->W = x.dims[3];
-    const ConvParams p = ConvParams::of(n);
-    q->M = w.dims[0], q->kh = w.dims[2], q->kw = w.dims[3];
-    q->G = p.group;
-    q->sh = p.stride_h, q->sw = p.stride_w, q->pt = p.pad_top, q->pl = p.pad_left;
-    q->dh = p.dilation_h, q->dw = p.dilation_w;
-}
-
-// Everything but the output sizes, which validate computes with overflow checks first.
-void finish_geom(ConvGeom* q) {
-    q->Cg = q->C / q->G, q->Mg = q->M / q->G;
-    q->P = q->OH * q->OW;
-    q->K = q->Cg * q->kh * q->kw;
-    q->depthwise = q->G == q->C && q->G == q->M && q->G > 1;
-    q->pointwise = q->kh == 1 && q->kw == 1 && q->sh == 1 && q->sw == 1 && q->pt == 0 && q->pl == 0 && q->OH == q->H &&
-                   q->OW == q->W;
+// The im2col tile: columns per GEMM for the im2col + sgemm path (0 for depthwise and in-place 1x1).
+void set_tile(ConvGeom* q) {
     if (q->depthwise || q->pointwise) {
         q->tile = 0;
     } else {
@@ -57,59 +39,22 @@ void finish_geom(ConvGeom* q) {
 }
 
 ConvGeom geom(const Graph& g, const Node& n) {
-    ConvGeom q;
-    fill_geom(g, n, &q);
-    const TensorDesc& y = kern::output(g, n, 0);
-    q.OH = y.dims[2], q.OW = y.dims[3];
-    finish_geom(&q);
+    ConvGeom q = kern::conv_geometry(g, n);
+    set_tile(&q);
     return q;
 }
 
 bool validate(const Graph& g, const Node& n, std::string* err) {
-    using kern::cat;
-    using kern::fail;
     if (!kern::check_common(g, n, kOp, {2, 3, 2, 1}, kern::DTypeRule::Float32, kern::ActRule::Fused, err)) return false;
-    const TensorDesc& x = *kern::input(g, n, 0);
-    const TensorDesc& w = *kern::input(g, n, 1);
-    const TensorDesc* b = kern::input(g, n, 2);
-    const TensorDesc& y = kern::output(g, n, 0);
-    if (x.ndim != 4) return fail(err, kOp, cat("input rank ", x.ndim, " is not 4 (NCHW)"));
-    if (w.ndim != 4) return fail(err, kOp, cat("weight rank ", w.ndim, " is not 4"));
-    if (y.ndim != 4) return fail(err, kOp, cat("output rank ", y.ndim, " is not 4"));
-    if (w.kind != TensorKind::Constant) return fail(err, kOp, "weight is not a constant");
-    const ConvParams p = ConvParams::of(n);
     ConvGeom q;
-    fill_geom(g, n, &q);
-    if (q.G < 1) return fail(err, kOp, cat("group ", q.G, " must be >= 1"));
-    if (q.C % q.G != 0) return fail(err, kOp, cat("input channels ", q.C, " not divisible by group ", q.G));
-    if (q.M % q.G != 0) return fail(err, kOp, cat("output channels ", q.M, " not divisible by group ", q.G));
-    if (w.dims[1] != q.C / q.G)
-        return fail(err, kOp,
-                    cat("weight shape ", kern::dims_str(w), " needs dim 1 = ", q.C / q.G, " (input channels ", q.C,
-                        " / group ", q.G, ")"));
-    if (p.kernel_h != q.kh || p.kernel_w != q.kw)
-        return fail(err, kOp,
-                    cat("kernel ", p.kernel_h, "x", p.kernel_w, " does not match weight shape ", kern::dims_str(w)));
-    if (b) {
-        if (b->kind != TensorKind::Constant) return fail(err, kOp, "bias is not a constant");
-        if (b->ndim != 1 || b->dims[0] != q.M)
-            return fail(err, kOp, cat("bias shape ", kern::dims_str(*b), " is not [", q.M, "]"));
-    }
-    Axis ah{q.H, q.kh, q.sh, q.pt, p.pad_bottom, q.dh, 0};
-    Axis aw{q.W, q.kw, q.sw, q.pl, p.pad_right, q.dw, 0};
-    if (!kern::window_axis(&ah, false, kOp, "h", err) || !kern::window_axis(&aw, false, kOp, "w", err)) return false;
-    if (y.dims[0] != q.N || y.dims[1] != q.M || y.dims[2] != ah.out || y.dims[3] != aw.out)
-        return fail(
-            err, kOp,
-            cat("output shape ", kern::dims_str(y), " should be [", q.N, ",", q.M, ",", ah.out, ",", aw.out, "]"));
-    q.OH = ah.out, q.OW = aw.out;
-    finish_geom(&q);  // products below are bounded by tensor sizes, so cannot overflow
+    if (!kern::check_conv_shapes(g, n, kOp, &q, err)) return false;
+    set_tile(&q);  // products below are bounded by tensor sizes, so cannot overflow
     if (q.Mg > kern::kBlasIntMax || q.P > kern::kBlasIntMax || q.K > kern::kBlasIntMax)
-        return fail(err, kOp, cat("GEMM size ", q.Mg, "x", q.P, "x", q.K, " exceeds the BLAS int range"));
+        return kern::fail(err, kOp, kern::cat("GEMM size ", q.Mg, "x", q.P, "x", q.K, " exceeds the BLAS int range"));
     int64_t scratch = 0;
     if (!kern::mul_ok(q.K, q.tile, &scratch) || !kern::mul_ok(scratch, 4, &scratch) ||
         static_cast<uint64_t>(scratch) > kern::kMaxScratchBytes)
-        return fail(err, kOp, "im2col scratch too large");
+        return kern::fail(err, kOp, "im2col scratch too large");
     return true;
 }
 

@@ -41,5 +41,6 @@ extern const OpDef kQMulDef;
 extern const OpDef kQActivationDef;
 extern const OpDef kQAvgPoolDef;
 extern const OpDef kQGlobalAvgPoolDef;
+extern const OpDef kQSoftmaxDef;
 
 }  // namespace accel_emu

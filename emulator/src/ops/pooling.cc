@@ -3,6 +3,7 @@
 #include <type_traits>
 
 #include "math/pool.h"
+#include "math/qpool.h"
 #include "op_params.h"
 #include "ops/op_defs.h"
 #include "ops/op_util.h"
@@ -27,12 +28,20 @@ PoolGeom geom(const Graph& g, const Node& n) {
     return q;
 }
 
-// maxpool also takes int8 or uint8, X and Y of one dtype and quantized alike or not at all (the max of
-// the integers is the integer of the max).
-bool check_pool_dtypes(const char* op, bool int8_ok, const TensorDesc& x, const TensorDesc& y, std::string* err) {
+// What a pool takes: avgpool float32; qavgpool int8 or uint8, quantized per tensor; maxpool float32, or int8
+// or uint8 with X and Y of one dtype and quantized alike or not at all (the max of the integers is the
+// integer of the max).
+enum class PoolTypes { Float, Quantized, FloatOr8Bit };
+
+bool check_pool_dtypes(const char* op, PoolTypes types, const TensorDesc& x, const TensorDesc& y, std::string* err) {
     using kern::cat;
+    if (types == PoolTypes::Quantized) {
+        const auto pt = kern::QuantShape::PerTensor;
+        return kern::check_quantized(x, op, "input", pt, -1, false, err) &&
+               kern::check_quantized(y, op, "output", pt, -1, false, err) && kern::same_dtype(x, y, op, "input", err);
+    }
     if (x.dtype == ACCEL_DTYPE_FLOAT32 && y.dtype == ACCEL_DTYPE_FLOAT32) return true;
-    if (!int8_ok) return kern::fail(err, op, "input and output must be float32");
+    if (types == PoolTypes::Float) return kern::fail(err, op, "input and output must be float32");
     if (!kern::is_q8(x) || x.dtype != y.dtype)
         return kern::fail(err, op, cat("input '", x.name, "' and output '", y.name, "' must be both float32, int8 or uint8"));
     if (x.quant.type == ACCEL_QUANT_NONE && y.quant.type == ACCEL_QUANT_NONE) return true;
@@ -49,18 +58,21 @@ template <class P>
 bool validate_pool(const char* op, const Graph& g, const Node& n, std::string* err) {
     using kern::cat;
     using kern::fail;
-    constexpr bool kMax = std::is_same_v<P, MaxPoolParams>;
-    if (!kern::check_common(g, n, op, {1, 1, 1, 1}, kMax ? kern::DTypeRule::Any : kern::DTypeRule::Float32,
+    constexpr PoolTypes kTypes = std::is_same_v<P, MaxPoolParams>    ? PoolTypes::FloatOr8Bit
+                                 : std::is_same_v<P, QAvgPoolParams> ? PoolTypes::Quantized
+                                                                     : PoolTypes::Float;
+    if (!kern::check_common(g, n, op, {1, 1, 1, 1},
+                            kTypes == PoolTypes::Float ? kern::DTypeRule::Float32 : kern::DTypeRule::Any,
                             kern::ActRule::MustBeNone, err))
         return false;
     const TensorDesc& x = *kern::input(g, n, 0);
     const TensorDesc& y = kern::output(g, n, 0);
-    if (!check_pool_dtypes(op, kMax, x, y, err)) return false;
+    if (!check_pool_dtypes(op, kTypes, x, y, err)) return false;
     if (x.ndim != 4) return fail(err, op, cat("input rank ", x.ndim, " is not 4 (NCHW)"));
     if (y.ndim != 4) return fail(err, op, cat("output rank ", y.ndim, " is not 4"));
     const P p = P::of(n);
     if (p.ceil_mode != 0 && p.ceil_mode != 1) return fail(err, op, cat("ceil_mode ", p.ceil_mode, " is not 0 or 1"));
-    if constexpr (std::is_same_v<P, AvgPoolParams>) {
+    if constexpr (!std::is_same_v<P, MaxPoolParams>) {
         if (p.count_include_pad != 0 && p.count_include_pad != 1)
             return fail(err, op, cat("count_include_pad ", p.count_include_pad, " is not 0 or 1"));
         if (p.dilation_h != 1 || p.dilation_w != 1)
@@ -82,6 +94,9 @@ bool validate_max(const Graph& g, const Node& n, std::string* err) {
 }
 bool validate_avg(const Graph& g, const Node& n, std::string* err) {
     return validate_pool<AvgPoolParams>("avgpool", g, n, err);
+}
+bool validate_qavg(const Graph& g, const Node& n, std::string* err) {
+    return validate_pool<QAvgPoolParams>("qavgpool", g, n, err);
 }
 
 size_t no_scratch(const Graph&, const Node&) { return 0; }
@@ -110,13 +125,26 @@ void run_avg(const KernelArgs& a) {
     for (int64_t p = 0; p < q.N * q.C; ++p) avg_pool_plane(q, include_pad, X + p * q.H * q.W, Y + p * q.OH * q.OW);
 }
 
+void run_qavg(const KernelArgs& a) {
+    const PoolGeom q = geom<QAvgPoolParams>(*a.graph, *a.node);
+    const bool include_pad = QAvgPoolParams::of(*a.node).count_include_pad != 0;
+    const TensorDesc &xd = kern::in_desc(a, 0), &yd = kern::out_desc(a, 0);
+    const auto* X = static_cast<const uint8_t*>(a.in[0]);
+    auto* Y = static_cast<uint8_t*>(a.out[0]);
+    for (int64_t p = 0; p < q.N * q.C; ++p)
+        qavg_pool_plane(q, include_pad, X + p * q.H * q.W, Y + p * q.OH * q.OW, kern::qparams(xd), kern::qparams(yd));
+}
+
+template <bool kQuantized>
 bool validate_global(const Graph& g, const Node& n, std::string* err) {
     using kern::cat;
-    const char* op = "globalavgpool";
-    if (!kern::check_common(g, n, op, {1, 1, 1, 1}, kern::DTypeRule::Float32, kern::ActRule::MustBeNone, err))
+    const char* op = kQuantized ? "qglobalavgpool" : "globalavgpool";
+    if (!kern::check_common(g, n, op, {1, 1, 1, 1}, kQuantized ? kern::DTypeRule::Any : kern::DTypeRule::Float32,
+                            kern::ActRule::MustBeNone, err))
         return false;
     const TensorDesc& x = *kern::input(g, n, 0);
     const TensorDesc& y = kern::output(g, n, 0);
+    if (kQuantized && !check_pool_dtypes(op, PoolTypes::Quantized, x, y, err)) return false;
     if (x.ndim < 2) return kern::fail(err, op, cat("input rank ", x.ndim, " is below 2"));
     bool ok = y.ndim == x.ndim && y.dims[0] == x.dims[0] && y.dims[1] == x.dims[1];
     for (int i = 2; ok && i < y.ndim; ++i) ok = y.dims[i] == 1;
@@ -134,10 +162,18 @@ void run_global(const KernelArgs& a) {
     global_avg_pool(kern::in_f(a, 0), kern::out_f(a, 0), planes, n);
 }
 
+void run_qglobal(const KernelArgs& a) {
+    const TensorDesc &xd = kern::in_desc(a, 0), &yd = kern::out_desc(a, 0);
+    const int64_t planes = xd.dims[0] * xd.dims[1];
+    qglobal_avg_pool(a.in[0], a.out[0], planes, xd.numel / planes, kern::qparams(xd), kern::qparams(yd));
+}
+
 }  // namespace
 
 const OpDef kMaxPoolDef = {"maxpool", validate_max, no_scratch, run_max, nullptr, nullptr};
 const OpDef kAvgPoolDef = {"avgpool", validate_avg, no_scratch, run_avg, nullptr, nullptr};
-const OpDef kGlobalAvgPoolDef = {"globalavgpool", validate_global, no_scratch, run_global, nullptr, nullptr};
+const OpDef kGlobalAvgPoolDef = {"globalavgpool", validate_global<false>, no_scratch, run_global, nullptr, nullptr};
+const OpDef kQAvgPoolDef = {"qavgpool", validate_qavg, no_scratch, run_qavg, nullptr, nullptr};
+const OpDef kQGlobalAvgPoolDef = {"qglobalavgpool", validate_global<true>, no_scratch, run_qglobal, nullptr, nullptr};
 
 }  // namespace accel_emu

@@ -1,7 +1,9 @@
 // quant_util.cc - the checks of quantized tensors that the quantized ops' validate functions share.
 #include "ops/quant_util.h"
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "dtypes.h"
 #include "ops/op_util.h"
@@ -45,6 +47,51 @@ AxisSplit axis_split(const TensorDesc& t) {
     for (int i = 0; i < t.quant.axis; ++i) s.outer *= t.dims[i];
     for (int i = t.quant.axis + 1; i < t.ndim; ++i) s.inner *= t.dims[i];
     return s;
+}
+
+namespace {
+
+inline size_t align64(size_t v) { return (v + 63) / 64 * 64; }
+
+// The scratch a run on isa needs, from zero weights of spec's shape packed for it (the size depends on
+// the packed header).
+size_t scratch_of(QIsa isa, const QGemmSpec& spec, const ConvGeom* q, int64_t N) {
+    const bool depthwise = q && q->depthwise;
+    const std::vector<uint8_t> w(static_cast<size_t>(spec.M * spec.K), 0);
+    std::vector<uint8_t> blob((depthwise ? qdepthwise_packed_bytes(isa, spec) : qgemm_packed_bytes(isa, spec)) + 64);
+    void* p = blob.data() + (64 - reinterpret_cast<uintptr_t>(blob.data()) % 64) % 64;
+    if (depthwise) {
+        qdepthwise_pack(isa, spec, w.data(), p);
+        return qdepthwise_scratch_bytes(p, *q);
+    }
+    qgemm_pack(isa, spec, w.data(), p);
+    return q ? qconv_scratch_bytes(p, *q) : qgemm_scratch_bytes(p, N);
+}
+
+}  // namespace
+
+size_t qgemm_packed_max(const QGemmSpec& spec) {
+    size_t most = 0;
+    for (QIsa isa : kAllIsas) most = std::max(most, qgemm_packed_bytes(isa, spec));
+    return align64(most);
+}
+
+size_t qdepthwise_packed_max(const QGemmSpec& spec) {
+    size_t most = 0;
+    for (QIsa isa : kAllIsas) most = std::max(most, qdepthwise_packed_bytes(isa, spec));
+    return align64(most);
+}
+
+size_t qgemm_scratch_max(const QGemmSpec& spec, int64_t N) {
+    size_t most = 0;
+    for (QIsa isa : kAllIsas) most = std::max(most, scratch_of(isa, spec, nullptr, N));
+    return most;
+}
+
+size_t qconv_scratch_max(const QGemmSpec& spec, const ConvGeom& q) {
+    size_t most = 0;
+    for (QIsa isa : kAllIsas) most = std::max(most, scratch_of(isa, spec, &q, 0));
+    return most;
 }
 
 }  // namespace kern

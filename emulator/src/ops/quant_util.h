@@ -6,6 +6,7 @@
 #include <string>
 
 #include "graph.h"
+#include "math/qgemm.h"
 #include "math/quantize.h"
 
 namespace accel_emu {
@@ -33,6 +34,16 @@ struct AxisSplit {
     int64_t outer, channels, inner;
 };
 AxisSplit axis_split(const TensorDesc& t);
+
+// The int8 GEMM's paths, in the order qisa_select ranks them.
+constexpr QIsa kAllIsas[] = {QIsa::Portable, QIsa::Avx2, QIsa::Avx512Vnni, QIsa::Amx};
+
+// Bytes of packed weights and of scratch enough for whichever path a load picks: the sizes are asked of
+// the GEMM for each path, the scratch by packing zero weights (at load only).
+size_t qgemm_packed_max(const QGemmSpec& spec);
+size_t qdepthwise_packed_max(const QGemmSpec& spec);
+size_t qgemm_scratch_max(const QGemmSpec& spec, int64_t N);
+size_t qconv_scratch_max(const QGemmSpec& spec, const ConvGeom& q);
 
 }  // namespace kern
 }  // namespace accel_emu

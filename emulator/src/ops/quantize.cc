@@ -1,8 +1,8 @@
 // quantize.cc - quantize, dequantize and qactivation (FORMAT.md ops 27, 28, 34): the boundaries between
 // float and int8 regions, and the 8-bit elementwise ops, each a 256-entry table made at load by running
-// the float kernel (math/activation.cc) over the 256 dequantized inputs, so that it computes exactly what
+// the float function over the 256 dequantized inputs (math/qtable.cc), so that it computes exactly what
 // dequantize -> activation -> quantize would.
-#include "math/activation.h"
+#include "math/qtable.h"
 #include "math/quantize.h"
 #include "ops/op_defs.h"
 #include "ops/op_util.h"
@@ -69,18 +69,9 @@ bool validate_qactivation(const Graph& g, const Node& n, std::string* err) {
 
 size_t table_bytes(const Graph&, const Node&) { return 256; }
 
-// table[b] for the input byte b: its value as X's dtype, dequantized, through the activation, quantized.
 void make_table(const Graph& g, const Node& n, const void* const*, void* out) {
-    const QParams x = kern::qparams(*kern::input(g, n, 0));
-    const QParams y = kern::qparams(kern::output(g, n, 0));
-    float v[256];
-    for (int b = 0; b < 256; ++b) {
-        const int32_t q = x.is_signed ? static_cast<int8_t>(b) : b;
-        v[b] = static_cast<float>(q - x.zero) * x.scale;
-    }
-    apply_activation(n.act, n.act_alpha, n.act_beta, v, 256);
-    uint8_t* table = static_cast<uint8_t*>(out);
-    for (int b = 0; b < 256; ++b) table[b] = static_cast<uint8_t>(quantize_value(v[b], y.scale, y.zero, y.is_signed));
+    make_qtable(n.act, n.act_alpha, n.act_beta, kern::qparams(*kern::input(g, n, 0)), kern::qparams(kern::output(g, n, 0)),
+                static_cast<uint8_t*>(out));
 }
 
 void run_qactivation(const KernelArgs& a) {

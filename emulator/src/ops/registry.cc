@@ -33,14 +33,15 @@ const OpDef* find_op(uint32_t op) {
         case Op::Cast: return &kCastDef;
         case Op::Quantize: return &kQuantizeDef;
         case Op::Dequantize: return &kDequantizeDef;
-        case Op::QConv: return nullptr;
-        case Op::QMatMul: return nullptr;
-        case Op::QGemm: return nullptr;
+        case Op::QConv: return &kQConvDef;
+        case Op::QMatMul: return &kQMatMulDef;
+        case Op::QGemm: return &kQGemmDef;
         case Op::QAdd: return &kQAddDef;
         case Op::QMul: return &kQMulDef;
         case Op::QActivation: return &kQActivationDef;
-        case Op::QAvgPool: return nullptr;
-        case Op::QGlobalAvgPool: return nullptr;
+        case Op::QAvgPool: return &kQAvgPoolDef;
+        case Op::QGlobalAvgPool: return &kQGlobalAvgPoolDef;
+        case Op::QSoftmax: return &kQSoftmaxDef;
     }
     return nullptr;
 }

@@ -1,45 +1,85 @@
-// softmax.cc - softmax (FORMAT.md op 15), max-subtracted. coerce_2d = 0: over one axis (opset >= 13);
-// 1: over all dims from the axis on (opset < 13), i.e. rows of the input flattened to 2-D there.
+// softmax.cc - softmax and qsoftmax (FORMAT.md ops 15, 37), max-subtracted. coerce_2d = 0: over one axis
+// (opset >= 13); 1: over all dims from the axis on (opset < 13), i.e. rows of the input flattened to 2-D
+// there. qsoftmax's table of exponentials is made at load.
+#include "math/qsoftmax.h"
 #include "math/softmax.h"
 #include "op_params.h"
 #include "ops/op_defs.h"
 #include "ops/op_util.h"
+#include "ops/quant_util.h"
+
+#include <type_traits>
 
 namespace accel_emu {
 namespace {
 
 constexpr const char* kOp = "softmax";
 
+// P: SoftmaxParams or QSoftmaxParams (the same fields).
+template <class P>
 bool validate(const Graph& g, const Node& n, std::string* err) {
     using kern::cat;
-    if (!kern::check_common(g, n, kOp, {1, 1, 1, 1}, kern::DTypeRule::Float32, kern::ActRule::MustBeNone, err))
+    constexpr bool kQuantized = std::is_same_v<P, QSoftmaxParams>;
+    const char* op = kQuantized ? "qsoftmax" : kOp;
+    if (!kern::check_common(g, n, op, {1, 1, 1, 1}, kQuantized ? kern::DTypeRule::Any : kern::DTypeRule::Float32,
+                            kern::ActRule::MustBeNone, err))
         return false;
     const TensorDesc& x = *kern::input(g, n, 0);
     const TensorDesc& y = kern::output(g, n, 0);
+    if (kQuantized) {
+        const auto pt = kern::QuantShape::PerTensor;
+        if (!kern::check_quantized(x, op, "input", pt, -1, false, err) ||
+            !kern::check_quantized(y, op, "output", pt, -1, false, err) || !kern::same_dtype(x, y, op, "input", err))
+            return false;
+    }
     if (!kern::same_dims(x, y))
-        return kern::fail(err, kOp, cat("output shape ", kern::dims_str(y), " differs from input ", kern::dims_str(x)));
-    const SoftmaxParams p = SoftmaxParams::of(n);
-    if (p.axis < 0 || p.axis >= x.ndim) return kern::fail(err, kOp, cat("axis ", p.axis, " outside 0..", x.ndim - 1));
+        return kern::fail(err, op, cat("output shape ", kern::dims_str(y), " differs from input ", kern::dims_str(x)));
+    const P p = P::of(n);
+    if (p.axis < 0 || p.axis >= x.ndim) return kern::fail(err, op, cat("axis ", p.axis, " outside 0..", x.ndim - 1));
     if (p.coerce_2d != 0 && p.coerce_2d != 1)
-        return kern::fail(err, kOp, cat("mode ", p.coerce_2d, " is not 0 (one axis) or 1 (axis and after)"));
+        return kern::fail(err, op, cat("mode ", p.coerce_2d, " is not 0 (one axis) or 1 (axis and after)"));
     return true;
+}
+
+// The rows of a softmax node: outer x n elements (stride inner) x inner.
+template <class P>
+void rows_of(const TensorDesc& xd, const Node& node, int64_t* outer, int64_t* n, int64_t* inner) {
+    const P p = P::of(node);
+    const int axis = static_cast<int>(p.axis);
+    *outer = kern::prod(xd.dims, 0, axis);
+    *n = xd.dims[axis];
+    *inner = kern::prod(xd.dims, axis + 1, xd.ndim);
+    if (p.coerce_2d == 1) *n *= *inner, *inner = 1;
 }
 
 size_t scratch_bytes(const Graph&, const Node&) { return 0; }
 
 void run(const KernelArgs& a) {
-    const TensorDesc& xd = kern::in_desc(a, 0);
-    const SoftmaxParams p = SoftmaxParams::of(*a.node);
-    const int axis = static_cast<int>(p.axis);
-    const int64_t outer = kern::prod(xd.dims, 0, axis);
-    const int64_t n = xd.dims[axis];
-    const int64_t inner = kern::prod(xd.dims, axis + 1, xd.ndim);
-    if (p.coerce_2d == 1 || inner == 1) softmax_rows(kern::in_f(a, 0), kern::out_f(a, 0), outer, n * inner);
+    int64_t outer, n, inner;
+    rows_of<SoftmaxParams>(kern::in_desc(a, 0), *a.node, &outer, &n, &inner);
+    if (inner == 1) softmax_rows(kern::in_f(a, 0), kern::out_f(a, 0), outer, n);
     else softmax_strided(kern::in_f(a, 0), kern::out_f(a, 0), outer, n, inner);
+}
+
+size_t table_bytes(const Graph&, const Node&) { return 256 * sizeof(float); }
+
+void make_table(const Graph& g, const Node& node, const void* const*, void* out) {
+    const TensorDesc& xd = *kern::input(g, node, 0);
+    int64_t outer, n, inner;
+    rows_of<QSoftmaxParams>(xd, node, &outer, &n, &inner);
+    qsoftmax_table(kern::qparams(xd).scale, n, static_cast<float*>(out));
+}
+
+void run_q(const KernelArgs& a) {
+    int64_t outer, n, inner;
+    rows_of<QSoftmaxParams>(kern::in_desc(a, 0), *a.node, &outer, &n, &inner);
+    qsoftmax(static_cast<const float*>(a.prepared), a.in[0], a.out[0], outer, n, inner,
+             kern::qparams(kern::out_desc(a, 0)));
 }
 
 }  // namespace
 
-const OpDef kSoftmaxDef = {kOp, validate, scratch_bytes, run, nullptr, nullptr};
+const OpDef kSoftmaxDef = {kOp, validate<SoftmaxParams>, scratch_bytes, run, nullptr, nullptr};
+const OpDef kQSoftmaxDef = {"qsoftmax", validate<QSoftmaxParams>, scratch_bytes, run_q, table_bytes, make_table};
 
 }  // namespace accel_emu

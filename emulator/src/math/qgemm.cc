@@ -1,0 +1,304 @@
+// qgemm.cc - the int8 GEMM's front (qgemm.h): which path this CPU runs, the packed blob's header and
+// per-row constants (the arithmetic is in qgemm_impl.h), scratch sizing, and the runs' column blocking.
+// Each run takes X a block of columns at a time: the block's panels (qim2col.h) stay in L2 while every
+// weight tile runs over them, and the epilogue writes each output tile straight from the kernel.
+#include "math/qgemm.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include "math/qgemm_impl.h"
+#include "math/qim2col.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define ACCEL_QGEMM_X86 1
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+#endif
+
+namespace accel_emu {
+
+namespace {
+
+#if defined(ACCEL_QGEMM_X86)
+// Linux hands out AMX tile state only to a process that asks for it (arch_prctl ARCH_REQ_XCOMP_PERM for
+// XFEATURE_XTILEDATA); without that the first tile instruction faults. Asked once, by the first caller.
+bool amx_permitted() {
+#if defined(__linux__) && defined(SYS_arch_prctl)
+    constexpr long kReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+    return syscall(SYS_arch_prctl, kReqXcompPerm, kXfeatureXtiledata) == 0;
+#else
+    return false;
+#endif
+}
+
+QIsa detect() {
+    __builtin_cpu_init();
+    const bool vnni = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
+    // The AMX path also runs AVX-512 code (panels, epilogue), so it needs the VNNI path's features too.
+    if (vnni && __builtin_cpu_supports("amx-tile") && __builtin_cpu_supports("amx-int8") && amx_permitted())
+        return QIsa::Amx;
+    if (vnni) return QIsa::Avx512Vnni;
+    if (__builtin_cpu_supports("avx2")) return QIsa::Avx2;
+    return QIsa::Portable;
+}
+#endif
+
+QIsa hardware_isa() {
+#if defined(ACCEL_QGEMM_X86)
+    static const QIsa best = detect();
+    return best;
+#else
+    return QIsa::Portable;
+#endif
+}
+
+// Panel bytes per block: the block stays in L2 (1 MiB or more on every AVX-512 part) next to the weights'
+// tile and the output rows being written.
+constexpr int64_t kBlockBytes = 256 * 1024;
+
+const qk::Header* header(const void* packed) { return static_cast<const qk::Header*>(packed); }
+
+int64_t column_block(const qk::Header* h, int64_t N) {
+    const int64_t nr = qk::traits(h->isa).nr;
+    const int64_t row = std::max<int64_t>(1, h->Kg * 4 * nr);
+    const int64_t fit = std::max<int64_t>(1, kBlockBytes / row) * nr;
+    return std::min(fit, qk::round_up(std::max<int64_t>(N, 1), nr));
+}
+
+int64_t block_bytes(const qk::Header* h, int64_t nc) { return qk::round_up(h->Kg * 4 * nc, qk::kAlign) + nc * 4; }
+
+int64_t elem_bytes(const qk::Header* h) { return h->out == QOut::Q8 ? 1 : 4; }
+
+bool avx512_panels(const qk::Header* h) { return h->isa == QIsa::Avx512Vnni || h->isa == QIsa::Amx; }
+
+void run_block(const qk::Header* h, const uint8_t* panels, const int32_t* colsum, int64_t nc, const qk::Out& out) {
+    switch (h->isa) {
+        case QIsa::Avx2: qk::block_avx2(h, panels, colsum, nc, out); return;
+        case QIsa::Avx512Vnni: qk::block_vnni(h, panels, colsum, nc, out); return;
+        case QIsa::Amx: qk::block_amx(h, panels, colsum, nc, out); return;
+        case QIsa::Portable: break;
+    }
+    qk::block_portable(h, panels, colsum, nc, out);
+}
+
+void colsums(const qk::Header* h, const uint8_t* panels, int64_t nc, int32_t* colsum) {
+    if (!h->colsum) return;
+    const int64_t nr = qk::traits(h->isa).nr;
+    if (avx512_panels(h)) qk::panel_colsums_avx512(h, panels, nc, nr, colsum);
+    else qk::panel_colsums(h, panels, nc, nr, colsum);
+}
+
+// The source of X's columns of one run.
+enum class Src { Rows, Cols, Conv };
+
+void run(const qk::Header* h, Src src, int64_t N, const uint8_t* x, int64_t ldx, const qk::ConvXi* xi, void* y,
+         int64_t ldy, bool xw, void* scratch) {
+    if (N <= 0 || h->M <= 0) return;
+    const int64_t nr = qk::traits(h->isa).nr, NC = column_block(h, N);
+    uint8_t* panels = qk::align_ptr<uint8_t>(scratch);
+    int32_t* colsum = reinterpret_cast<int32_t*>(panels + qk::round_up(h->Kg * 4 * NC, qk::kAlign));
+    const bool fast = avx512_panels(h);
+    for (int64_t n0 = 0; n0 < N; n0 += NC) {
+        const int64_t nc = std::min(NC, N - n0);
+        switch (src) {
+            case Src::Rows:
+                if (fast) qk::panels_rows_avx512(h, x, ldx, n0, nc, nr, panels);
+                else qk::panels_rows(h, x, ldx, n0, nc, nr, panels);
+                break;
+            case Src::Cols: qk::panels_cols(h, x, ldx, n0, nc, nr, panels); break;
+            case Src::Conv:
+                if (fast) qk::panels_conv_avx512(h, *xi, n0, nc, nr, panels);
+                else qk::panels_conv(h, *xi, n0, nc, nr, panels);
+                break;
+        }
+        colsums(h, panels, nc, colsum);
+        char* yb = static_cast<char*>(y) + (xw ? n0 * ldy : n0) * elem_bytes(h);
+        run_block(h, panels, colsum, nc, qk::Out{yb, ldy, xw});
+    }
+}
+
+bool pointwise(const ConvGeom& q) {
+    return q.kh == 1 && q.kw == 1 && q.sh == 1 && q.sw == 1 && q.pt == 0 && q.pl == 0 && q.OH == q.H && q.OW == q.W;
+}
+
+// The packed sizes of spec for isa.
+struct Dims {
+    int64_t taps, C, C4, Kq, Kg, Mp;
+};
+Dims dims(QIsa isa, const QGemmSpec& spec) {
+    const qk::IsaTraits t = qk::traits(isa);
+    Dims d;
+    d.taps = std::max<int64_t>(1, spec.taps);
+    d.C = spec.K / d.taps;
+    d.C4 = qk::ceil_div(d.C, 4);
+    d.Kq = d.taps * d.C4;
+    d.Kg = qk::round_up(d.Kq, t.kg_unit);
+    d.Mp = qk::round_up(std::max<int64_t>(spec.M, 0), t.mr);
+    return d;
+}
+
+}  // namespace
+
+QIsa qisa_select() {
+    const QIsa hw = hardware_isa();
+    const char* cap = std::getenv("ACCEL_EMU_ISA");
+    if (!cap) return hw;
+    static const QIsa kAll[] = {QIsa::Portable, QIsa::Avx2, QIsa::Avx512Vnni, QIsa::Amx};
+    for (QIsa isa : kAll)
+        if (std::strcmp(cap, qisa_name(isa)) == 0) return std::min(hw, isa);
+    return hw;
+}
+
+const char* qisa_name(QIsa isa) {
+    switch (isa) {
+        case QIsa::Portable: return "portable";
+        case QIsa::Avx2: return "avx2";
+        case QIsa::Avx512Vnni: return "avx512vnni";
+        case QIsa::Amx: return "amx";
+    }
+    return "portable";
+}
+
+namespace qk {
+
+IsaTraits traits(QIsa isa) {
+    switch (isa) {
+        case QIsa::Avx2: return {4, 16, 1, false, 0, 0};
+        // vpdpbusd multiplies unsigned bytes (X) by signed ones (W): uint8 weights move down by 128.
+        case QIsa::Avx512Vnni: return {8, 48, 1, false, 0, 128};
+        // TDPBUSD's first operand (A, the weights) is the unsigned one: int8 weights move up by 128.
+        case QIsa::Amx: return {16, 32, 16, true, -128, 0};
+        case QIsa::Portable: break;
+    }
+    return {4, 16, 1, false, 0, 0};
+}
+
+int32_t AView::at(int64_t m, int64_t g, int b) const {
+    const int64_t t = g / C4, c = 4 * (g % C4) + b;
+    if (m >= M || c >= C) return 0;
+    const int64_t i = m * K + c * taps + t;
+    const int32_t v = w_signed ? static_cast<const int8_t*>(w)[i] : static_cast<const uint8_t*>(w)[i];
+    return v - alpha;
+}
+
+int64_t weight_bytes(QIsa isa, int64_t Mp, int64_t Kg) {
+    switch (isa) {
+        case QIsa::Portable: return Mp * Kg * 4 * 2;  // int16
+        case QIsa::Avx2: return Mp * Kg * 4 * 2;      // int16 pairs
+        case QIsa::Avx512Vnni:
+        case QIsa::Amx: return Mp * Kg * 4;
+    }
+    return 0;
+}
+
+}  // namespace qk
+
+size_t qgemm_packed_bytes(QIsa isa, const QGemmSpec& spec) {
+    const Dims d = dims(isa, spec);
+    return static_cast<size_t>(qk::header_bytes() + 4 * qk::rows_bytes(d.Mp) + qk::weight_bytes(isa, d.Mp, d.Kg));
+}
+
+namespace qk {
+
+AView fill_header(QIsa isa, const IsaTraits& t, const QGemmSpec& spec, const void* w, int64_t taps, int64_t Mp,
+                  int64_t Kg, void* out) {
+    char* base = static_cast<char*>(out);
+    Header* h = reinterpret_cast<Header*>(base);
+    std::memset(base, 0, static_cast<size_t>(header_bytes() + 4 * rows_bytes(Mp)));
+    h->magic = kMagic;
+    h->isa = isa;
+    h->out = spec.out;
+    h->w_signed = spec.w_signed, h->x_signed = spec.x_signed, h->y_signed = spec.y_signed;
+    h->M = std::max<int64_t>(spec.M, 0), h->K = spec.K, h->taps = taps, h->C = spec.K / taps;
+    const int64_t C4 = ceil_div(h->C, 4);
+    h->Mp = Mp, h->Kq = taps * C4, h->Kg = Kg;
+    h->w_off = header_bytes() + 4 * rows_bytes(Mp);
+
+    // B = X ^ flip; X = B + beta.
+    const bool flip = spec.x_signed != t.b_signed;
+    h->x_flip = flip ? 0x80 : 0;
+    const int32_t beta = !flip ? 0 : spec.x_signed ? -128 : 128;
+    const int32_t xz = spec.x_signed ? std::clamp(spec.x_zero, -128, 127) : std::clamp(spec.x_zero, 0, 255);
+    h->x_pad = static_cast<uint8_t>(static_cast<uint8_t>(xz) ^ h->x_flip);
+    const int32_t qmin = spec.y_signed ? -128 : 0, qmax = spec.y_signed ? 127 : 255;
+    h->y_zero = std::clamp(spec.y_zero, qmin, qmax);
+    h->lo = static_cast<float>(qmin - h->y_zero);
+    h->hi = static_cast<float>(qmax - h->y_zero);
+
+    const AView a{w, spec.w_signed, spec.w_signed ? t.alpha_w_s8 : t.alpha_w_u8, h->M, spec.K, taps, h->C, C4};
+    int32_t* rc = const_cast<int32_t*>(rowc(h));
+    int32_t* cc = const_cast<int32_t*>(colc(h));
+    float* sc = const_cast<float*>(scale(h));
+    float* fb = const_cast<float*>(fbias(h));
+    const uint32_t v = static_cast<uint32_t>(beta - xz);
+    for (int64_t m = 0; m < h->M; ++m) {
+        uint32_t rowsum = 0;
+        for (int64_t g = 0; g < h->Kq; ++g)
+            for (int b = 0; b < 4; ++b) rowsum += static_cast<uint32_t>(a.at(m, g, b));
+        const uint32_t u = static_cast<uint32_t>(a.alpha) - static_cast<uint32_t>(spec.w_zero ? spec.w_zero[m] : 0);
+        const uint32_t bias = spec.bias ? static_cast<uint32_t>(spec.bias[m]) : 0u;
+        rc[m] = static_cast<int32_t>(bias + v * rowsum + static_cast<uint32_t>(spec.K) * u * v);
+        cc[m] = static_cast<int32_t>(u);
+        if (u != 0) h->colsum = 1;
+        sc[m] = spec.scale ? spec.scale[m] : 1.f;
+        fb[m] = spec.fbias ? spec.fbias[m] : 0.f;
+    }
+    return a;
+}
+
+}  // namespace qk
+
+void qgemm_pack(QIsa isa, const QGemmSpec& spec, const void* w, void* out) {
+    const Dims d = dims(isa, spec);
+    const qk::AView a = qk::fill_header(isa, qk::traits(isa), spec, w, d.taps, d.Mp, d.Kg, out);
+    void* wout = static_cast<char*>(out) + static_cast<qk::Header*>(out)->w_off;
+    switch (isa) {
+        case QIsa::Portable: qk::pack_weights_portable(a, d.Mp, d.Kg, wout); break;
+        case QIsa::Avx2: qk::pack_weights_avx2(a, d.Mp, d.Kg, wout); break;
+        case QIsa::Avx512Vnni: qk::pack_weights_vnni(a, d.Mp, d.Kg, wout); break;
+        case QIsa::Amx: qk::pack_weights_amx(a, d.Mp, d.Kg, wout); break;
+    }
+}
+
+size_t qgemm_scratch_bytes(const void* packed, int64_t N) {
+    const qk::Header* h = header(packed);
+    return static_cast<size_t>(block_bytes(h, column_block(h, N)) + qk::kAlign);
+}
+
+void qgemm_wx(const void* packed, int64_t N, const void* x, int64_t ldx, void* y, int64_t ldy, void* scratch) {
+    run(header(packed), Src::Rows, N, static_cast<const uint8_t*>(x), ldx, nullptr, y, ldy, false, scratch);
+}
+
+void qgemm_xw(const void* packed, int64_t N, const void* x, int64_t ldx, void* y, int64_t ldy, void* scratch) {
+    run(header(packed), Src::Cols, N, static_cast<const uint8_t*>(x), ldx, nullptr, y, ldy, true, scratch);
+}
+
+size_t qconv_scratch_bytes(const void* packed, const ConvGeom& q) {
+    const qk::Header* h = header(packed);
+    const int64_t gemm = block_bytes(h, column_block(h, q.P)) + qk::kAlign;
+    if (pointwise(q)) return static_cast<size_t>(gemm);
+    return static_cast<size_t>(gemm + qk::round_up(qk::conv_xi_bytes(q, h->Kq), qk::kAlign) + qk::kAlign);
+}
+
+void qconv(const void* packed, const ConvGeom& q, const void* x, void* y, void* scratch) {
+    const qk::Header* h = header(packed);
+    const uint8_t* xb = static_cast<const uint8_t*>(x);
+    if (pointwise(q)) {
+        run(h, Src::Rows, q.P, xb, q.P, nullptr, y, q.P, false, scratch);
+        return;
+    }
+    // The interleaved input first, then the GEMM's scratch behind it.
+    char* mem = qk::align_ptr<char>(scratch);
+    qk::ConvXi xi;
+    if (avx512_panels(h)) qk::conv_xi_build_avx512(h, q, xb, mem, &xi);
+    else qk::conv_xi_build(h, q, xb, mem, &xi);
+    char* rest = mem + qk::round_up(qk::conv_xi_bytes(q, h->Kq), qk::kAlign);
+    run(h, Src::Conv, q.P, nullptr, 0, &xi, y, q.P, false, rest);
+}
+
+}  // namespace accel_emu

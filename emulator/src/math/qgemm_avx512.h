@@ -1,0 +1,71 @@
+// qgemm_avx512.h - the epilogue in AVX-512 (qgemm_impl.h defines the value; this matches it bit for bit),
+// shared by the VNNI and AMX paths and the depthwise kernel. Included only by files built on x86-64 with
+// gcc or clang; every function carries its own target attribute.
+#pragma once
+
+#if defined(__x86_64__) && defined(__GNUC__)
+// gcc 12 reports its own intrinsics' deliberately undefined pass-through operands (__Y = __Y) as maybe
+// uninitialized once inlined here; the warning's location is inside immintrin.h, so it is silenced before it.
+#if !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include <immintrin.h>
+
+#include "math/qgemm_impl.h"
+
+#define ACCEL_AVX512_BW __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
+
+namespace accel_emu {
+namespace qk {
+
+// One output row's parameters, broadcast.
+struct RowEpi {
+    QOut out;
+    __m512i rowc, colc, yz;
+    __m512 s, fb, lo, hi;
+};
+
+ACCEL_AVX512_BW inline RowEpi row_epi(const Header* h, int64_t m) {
+    RowEpi e;
+    e.out = h->out;
+    e.rowc = _mm512_set1_epi32(rowc(h)[m]);
+    e.colc = _mm512_set1_epi32(colc(h)[m]);
+    e.yz = _mm512_set1_epi32(h->y_zero);
+    e.s = _mm512_set1_ps(scale(h)[m]);
+    e.fb = _mm512_set1_ps(fbias(h)[m]);
+    e.lo = _mm512_set1_ps(h->lo);
+    e.hi = _mm512_set1_ps(h->hi);
+    return e;
+}
+
+// Lanes [0, n) of a 16-lane vector.
+ACCEL_AVX512_BW inline __mmask16 head_mask(int64_t n) {
+    return n >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << n) - 1);
+}
+
+// The sums s of 16 columns (colsum: their column sums, or null when h has none) corrected and written to
+// dst's lanes in mask (elements of the output type).
+ACCEL_AVX512_BW inline void epi_store(const RowEpi& e, __m512i s, const int32_t* colsum, void* dst, __mmask16 mask) {
+    __m512i a = _mm512_add_epi32(s, e.rowc);
+    if (colsum) a = _mm512_add_epi32(a, _mm512_mullo_epi32(e.colc, _mm512_loadu_si512(colsum)));
+    if (e.out == QOut::Int32) {
+        _mm512_mask_storeu_epi32(dst, mask, a);
+        return;
+    }
+    const __m512 f = _mm512_cvtepi32_ps(a);
+    if (e.out == QOut::Float) {
+        // The _round forms are builtins gcc never fuses into an FMA (it would fuse _mm512_mul_ps + add).
+        const __m512 p = _mm512_mul_round_ps(f, e.s, _MM_FROUND_CUR_DIRECTION);
+        _mm512_mask_storeu_ps(dst, mask, _mm512_add_round_ps(p, e.fb, _MM_FROUND_CUR_DIRECTION));
+        return;
+    }
+    // MAXPS(x, lo) gives lo for a NaN x, as the scalar f > lo ? f : lo does.
+    const __m512 c = _mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(f, e.s), e.lo), e.hi);
+    const __m512i r = _mm512_add_epi32(_mm512_cvtps_epi32(c), e.yz);  // in the output type's range
+    _mm_mask_storeu_epi8(dst, mask, _mm512_cvtepi32_epi8(r));
+}
+
+}  // namespace qk
+}  // namespace accel_emu
+
+#endif

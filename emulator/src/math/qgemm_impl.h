@@ -1,0 +1,127 @@
+// qgemm_impl.h - what the files of the int8 GEMM (qgemm*.cc, qim2col.cc, qdepthwise.cc) share: the packed
+// blob's header, the "panel" layout of X, and each path's entry points. Not for callers: they use qgemm.h.
+//
+// The arithmetic of every path: the kernel sums S = sum_k A[m][k] * B[k][n] over bytes in the operand
+// spaces its instruction wants, A = W - alpha (weights) and B = X - beta (activations, a byte xor). With
+// u[m] = alpha - w_zero[m] and v = beta - x_zero,
+//     acc = S + v * rowsumA[m] + u[m] * colsumB[n] + K * u[m] * v + bias[m]
+// so the packed blob keeps rowc[m] = bias + v * rowsumA + K * u * v and colc[m] = u[m] (all uint32,
+// wrapping: the sum is exact modulo 2^32, which is all acc is), and the column sums of B are taken only
+// when some u[m] != 0 (not for int8 weights with zero point 0 on the VNNI path, the common case).
+//
+// Depth order: W's columns [C][taps] are packed as k-groups of 4 bytes, g = tap * C4 + c / 4 with
+// C4 = ceil(C / 4) and byte c % 4, channels past C zero in A (so they add nothing whatever B holds there).
+// That order makes a k-group of a conv "4 channels at one tap", which qconv reads as one 4-byte unit of an
+// input interleaved by 4 channels (qim2col.h).
+//
+// X panels: B in [Kg][NR][4] bytes per panel of NR columns: k-group row g holds column j's 4 bytes at
+// 4 * j. Rows past the real depth and columns past N hold zeros (zero adds nothing to the column sums).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "math/qgemm.h"
+
+namespace accel_emu {
+namespace qk {
+
+constexpr uint32_t kMagic = 0x31504751;      // "QGP1"
+constexpr uint32_t kDwMagic = 0x31574451;    // "QDW1"
+constexpr int64_t kAlign = 64;
+
+inline int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
+inline int64_t ceil_div(int64_t v, int64_t m) { return (v + m - 1) / m; }
+template <class T>
+inline T* align_ptr(void* p) {
+    const uintptr_t a = (reinterpret_cast<uintptr_t>(p) + kAlign - 1) & ~static_cast<uintptr_t>(kAlign - 1);
+    return reinterpret_cast<T*>(a);
+}
+
+// At offset 0 of every packed blob (qgemm and depthwise), followed by the per-row arrays (rowc, colc,
+// scale, fbias, each Mp long and 64-byte aligned) and, at w_off, the weights in the isa's layout.
+struct Header {
+    uint32_t magic;
+    QIsa isa;
+    QOut out;
+    uint8_t w_signed, x_signed, y_signed;
+    uint8_t colsum;   // some colc[m] != 0: the runs take B's column sums
+    uint8_t x_flip;   // B = X ^ x_flip
+    uint8_t x_pad;    // B's byte for a tap outside the input (x_zero ^ x_flip)
+    uint8_t pad_[2];
+    int32_t y_zero;
+    float lo, hi;     // Q8 clamp, qmin - y_zero and qmax - y_zero
+    int64_t M, K, taps, C;
+    int64_t Mp;       // M rounded up to the isa's row tile
+    int64_t Kq;       // k-groups with data: taps * C4
+    int64_t Kg;       // k-groups packed: Kq rounded up to the isa's depth unit
+    int64_t w_off;    // byte offset of the weights
+};
+
+inline int64_t rows_bytes(int64_t Mp) { return round_up(Mp * 4, kAlign); }
+inline int64_t header_bytes() { return round_up(sizeof(Header), kAlign); }
+inline const int32_t* rowc(const Header* h) {
+    return reinterpret_cast<const int32_t*>(reinterpret_cast<const char*>(h) + header_bytes());
+}
+inline const int32_t* colc(const Header* h) { return rowc(h) + rows_bytes(h->Mp) / 4; }
+inline const float* scale(const Header* h) {
+    return reinterpret_cast<const float*>(colc(h) + rows_bytes(h->Mp) / 4);
+}
+inline const float* fbias(const Header* h) { return scale(h) + rows_bytes(h->Mp) / 4; }
+inline const void* weights(const Header* h) { return reinterpret_cast<const char*>(h) + h->w_off; }
+
+// Per isa: rows per weight tile, panel width, depth unit in k-groups, and how A and B relate to W and X.
+struct IsaTraits {
+    int64_t mr, nr, kg_unit;
+    bool b_signed;          // B is int8 (AMX) or uint8 (the others)
+    int32_t alpha_w_s8;     // alpha for int8 W
+    int32_t alpha_w_u8;     // alpha for uint8 W
+};
+IsaTraits traits(QIsa isa);
+
+// Bytes of the isa's packed weights for Mp x Kg.
+int64_t weight_bytes(QIsa isa, int64_t Mp, int64_t Kg);
+// A[m][g][b] for row m < M, k-group g < Kq, byte b: W's value minus alpha, 0 for padding channels.
+struct AView {
+    const void* w;
+    bool w_signed;
+    int32_t alpha;
+    int64_t M, K, taps, C, C4;
+    int32_t at(int64_t m, int64_t g, int b) const;
+};
+// Writes the header and per-row constants of spec (W's columns as [K/taps][taps]) for isa with traits t,
+// Mp rows and Kg k-groups, at out; returns the view of A the weights are packed from.
+AView fill_header(QIsa isa, const IsaTraits& t, const QGemmSpec& spec, const void* w, int64_t taps, int64_t Mp,
+                  int64_t Kg, void* out);
+void pack_weights_portable(const AView& a, int64_t Mp, int64_t Kg, void* out);
+void pack_weights_avx2(const AView& a, int64_t Mp, int64_t Kg, void* out);
+void pack_weights_vnni(const AView& a, int64_t Mp, int64_t Kg, void* out);
+void pack_weights_amx(const AView& a, int64_t Mp, int64_t Kg, void* out);
+
+// Where a block's results go: element (m, n) of the block at y[m * ldy + n] (wx) or y[n * ldy + m] (xw),
+// elements of the output type (uint8/int8, int32 or float). n counts from the block's first column.
+struct Out {
+    void* y;
+    int64_t ldy;
+    bool xw;
+};
+
+// Runs the packed weights over nc columns of panels ([Kg][nr][4] each, nr = traits(isa).nr), colsum
+// holding B's column sums when h->colsum, and writes the epilogue's results to out.
+void block_portable(const Header* h, const uint8_t* panels, const int32_t* colsum, int64_t nc, const Out& out);
+void block_avx2(const Header* h, const uint8_t* panels, const int32_t* colsum, int64_t nc, const Out& out);
+void block_vnni(const Header* h, const uint8_t* panels, const int32_t* colsum, int64_t nc, const Out& out);
+void block_amx(const Header* h, const uint8_t* panels, const int32_t* colsum, int64_t nc, const Out& out);
+
+// The epilogue of one value, the definition every vector path matches.
+inline uint32_t corrected(uint32_t s, const Header* h, int64_t m, const int32_t* colsum, int64_t n) {
+    uint32_t a = s + static_cast<uint32_t>(rowc(h)[m]);
+    if (h->colsum) a += static_cast<uint32_t>(colc(h)[m]) * static_cast<uint32_t>(colsum[n]);
+    return a;
+}
+// One row of outputs, acc[0..n) for row m, into dst (n consecutive elements of the output type, or, with
+// stride > 1, elements stride apart).
+void epilogue_row(const Header* h, int64_t m, const int32_t* acc, int64_t n, void* dst, int64_t stride);
+
+}  // namespace qk
+}  // namespace accel_emu

@@ -1,0 +1,344 @@
+// qmatmul.cc - qmatmul and qgemm (FORMAT.md ops 30, 31): quantized matrix products on the int8 GEMM
+// (math/qgemm.h) in its "xw" form, each output row one row of A against the weights W = B transposed.
+// A constant B is packed once at load with the requantization constants; a B computed at run time (an
+// attention's second operand) is transposed and packed per product into the scratch, from the constants
+// made at load.
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "math/qgemm.h"
+#include "op_params.h"
+#include "ops/op_defs.h"
+#include "ops/op_util.h"
+#include "ops/quant_util.h"
+
+namespace accel_emu {
+namespace {
+
+using kern::cat;
+using kern::fail;
+
+inline size_t align64(size_t v) { return (v + 63) / 64 * 64; }
+
+// The product's shape: batch count of Y, and for each batch the offsets of its A and B matrices (numpy
+// broadcasting of the batch dims), M, K, N. Ranks are promoted as numpy's matmul does.
+struct Shape {
+    int64_t M, K, N, batches;
+    int r;                    // Y's batch rank
+    int64_t yb[kMaxDims];     // Y's batch dims
+    int64_t as[kMaxDims], bs[kMaxDims];  // A's and B's matrix strides per batch dim (0: broadcast)
+};
+
+Shape shape_of(const TensorDesc& a, const TensorDesc& b) {
+    Shape s{};
+    s.M = a.ndim >= 2 ? a.dims[a.ndim - 2] : 1;
+    s.K = a.dims[a.ndim - 1];
+    s.N = b.ndim >= 2 ? b.dims[b.ndim - 1] : 1;
+    const int ra = a.ndim > 2 ? a.ndim - 2 : 0, rb = b.ndim > 2 ? b.ndim - 2 : 0;
+    s.r = ra > rb ? ra : rb;
+    int64_t sa = 1, sb = 1;
+    s.batches = 1;
+    for (int i = s.r - 1; i >= 0; --i) {
+        const int ia = i - (s.r - ra), ib = i - (s.r - rb);
+        const int64_t da = ia >= 0 ? a.dims[ia] : 1, db = ib >= 0 ? b.dims[ib] : 1;
+        s.yb[i] = da > db ? da : db;
+        s.as[i] = da == 1 ? 0 : sa;
+        s.bs[i] = db == 1 ? 0 : sb;
+        sa *= da;
+        sb *= db;
+        s.batches *= s.yb[i];
+    }
+    return s;
+}
+
+// The matrix index of A and B for batch index `batch` of Y.
+void batch_offsets(const Shape& s, int64_t batch, int64_t* ia, int64_t* ib) {
+    *ia = 0, *ib = 0;
+    for (int i = s.r - 1; i >= 0; --i) {
+        const int64_t d = batch % s.yb[i];
+        batch /= s.yb[i];
+        *ia += d * s.as[i];
+        *ib += d * s.bs[i];
+    }
+}
+
+// What is prepared for a qmatmul: per column n the weights' zero point and the multiplier, then (for a
+// constant B) the packed weights.
+struct Layout {
+    size_t consts, packed;  // byte offsets in the prepared block
+    size_t bytes;
+};
+
+QGemmSpec size_spec(const TensorDesc& a, const TensorDesc& b, const TensorDesc& y, const Shape& s) {
+    QGemmSpec q;
+    q.M = s.N;
+    q.K = s.K;
+    q.w_signed = b.dtype == ACCEL_DTYPE_INT8;
+    q.x_signed = a.dtype == ACCEL_DTYPE_INT8;
+    q.out = y.dtype == ACCEL_DTYPE_FLOAT32 ? QOut::Float : QOut::Q8;
+    q.y_signed = y.dtype == ACCEL_DTYPE_INT8;
+    return q;
+}
+
+size_t packed_bytes_max(const QGemmSpec& q) { return kern::qgemm_packed_max(q); }
+
+// The start of the prepared block: the code path chosen at load (a run-time B is packed for it), then per
+// column n the multiplier, the weights' zero point and the bias.
+struct Consts {
+    int32_t* isa;
+    float* scale;
+    int32_t* w_zero;
+    int32_t* bias;
+};
+constexpr size_t kConstsHeader = 64;
+Consts consts_at(void* base, int64_t N) {
+    auto* isa = static_cast<int32_t*>(base);
+    auto* f = reinterpret_cast<float*>(static_cast<uint8_t*>(base) + kConstsHeader);
+    auto* i = reinterpret_cast<int32_t*>(f + N);
+    return {isa, f, i, i + N};
+}
+
+// Is B a constant 2-D (or 1-D) matrix, packed once at load for every row of A?
+bool packed_at_load(const TensorDesc& b) { return b.kind == TensorKind::Constant && b.ndim <= 2; }
+
+Layout layout(const Graph& g, const Node& n) {
+    const TensorDesc &a = *kern::input(g, n, 0), &b = *kern::input(g, n, 1), &y = kern::output(g, n, 0);
+    const Shape s = shape_of(a, b);
+    Layout l{};
+    l.consts = 0;
+    l.packed = kConstsHeader + align64(static_cast<size_t>(s.N) * (sizeof(float) + 2 * sizeof(int32_t)));
+    l.bytes = l.packed + (packed_at_load(b) ? packed_bytes_max(size_spec(a, b, y, s)) : 0);
+    return l;
+}
+
+// The full spec of the product from the prepared constants.
+QGemmSpec full_spec(const Graph& g, const Node& n, const void* prepared) {
+    const TensorDesc &a = *kern::input(g, n, 0), &b = *kern::input(g, n, 1), &y = kern::output(g, n, 0);
+    const Shape s = shape_of(a, b);
+    QGemmSpec q = size_spec(a, b, y, s);
+    const Consts c = consts_at(const_cast<void*>(prepared), s.N);
+    q.x_zero = a.quant.zero_points[0];
+    q.w_zero = c.w_zero;
+    q.bias = c.bias;
+    q.scale = c.scale;
+    if (q.out == QOut::Q8) q.y_zero = y.quant.zero_points[0];
+    return q;
+}
+
+// ---- qmatmul ----
+
+bool validate_qmatmul(const Graph& g, const Node& n, std::string* err) {
+    const char* op = "qmatmul";
+    if (!kern::check_common(g, n, op, {2, 2, 2, 1}, kern::DTypeRule::Any, kern::ActRule::MustBeNone, err))
+        return false;
+    const TensorDesc &a = *kern::input(g, n, 0), &b = *kern::input(g, n, 1), &y = kern::output(g, n, 0);
+    const auto pt = kern::QuantShape::PerTensor;
+    if (!kern::check_quantized(a, op, "input A", pt, -1, false, err) ||
+        !kern::check_quantized(b, op, "input B", kern::QuantShape::PerTensorOrAxis, b.ndim - 1, false, err) ||
+        !kern::check_quantized(y, op, "output", pt, -1, false, err))
+        return false;
+    if (a.ndim < 1 || b.ndim < 1) return fail(err, op, "operands must have rank >= 1");
+    const Shape s = shape_of(a, b);
+    const int64_t kb = b.ndim >= 2 ? b.dims[b.ndim - 2] : b.dims[0];
+    if (kb != s.K) return fail(err, op, cat("inner dims differ: A ", kern::dims_str(a), ", B ", kern::dims_str(b)));
+    int64_t want[kMaxDims + 2];
+    int r = 0;
+    for (int i = 0; i < s.r; ++i) want[r++] = s.yb[i];
+    if (a.ndim >= 2) want[r++] = s.M;
+    if (b.ndim >= 2) want[r++] = s.N;
+    bool ok = y.ndim == r;
+    for (int i = 0; ok && i < r; ++i) ok = y.dims[i] == want[i];
+    if (!ok) return fail(err, op, cat("output shape ", kern::dims_str(y), " does not match A ", kern::dims_str(a),
+                                      " x B ", kern::dims_str(b)));
+    for (int i = 0; i < s.r; ++i) {
+        const int ia = i - (s.r - (a.ndim > 2 ? a.ndim - 2 : 0)), ib = i - (s.r - (b.ndim > 2 ? b.ndim - 2 : 0));
+        const int64_t da = ia >= 0 ? a.dims[ia] : 1, db = ib >= 0 ? b.dims[ib] : 1;
+        if (da != db && da != 1 && db != 1)
+            return fail(err, op, cat("batch dims of A ", kern::dims_str(a), " and B ", kern::dims_str(b),
+                                     " do not broadcast"));
+    }
+    return true;
+}
+
+size_t prepared_qmatmul(const Graph& g, const Node& n) { return layout(g, n).bytes; }
+
+void fill_consts(const TensorDesc& a, const TensorDesc& b, const TensorDesc* y, float alpha, const void* bias,
+                 int64_t N, void* out) {
+    const Consts c = consts_at(out, N);
+    *c.isa = static_cast<int32_t>(qisa_select());
+    for (int64_t j = 0; j < N; ++j) {
+        const size_t k = b.quant.scales.size() > 1 ? static_cast<size_t>(j) : 0;
+        const float ab = (alpha * a.quant.scales[0]) * b.quant.scales[k];
+        c.scale[j] = y ? ab / y->quant.scales[0] : ab;
+        c.w_zero[j] = b.quant.zero_points[k];
+        c.bias[j] = bias ? static_cast<const int32_t*>(bias)[j] : 0;
+    }
+}
+
+// W[n][k] = B[k][n] of one K x N matrix, bytes.
+void transpose_into(const uint8_t* b, int64_t K, int64_t N, uint8_t* w) {
+    for (int64_t k = 0; k < K; ++k)
+        for (int64_t j = 0; j < N; ++j) w[j * K + k] = b[k * N + j];
+}
+
+void prepare_qmatmul(const Graph& g, const Node& n, const void* const* in, void* out) {
+    const TensorDesc &a = *kern::input(g, n, 0), &b = *kern::input(g, n, 1), &y = kern::output(g, n, 0);
+    const Shape s = shape_of(a, b);
+    // QLinearMatMul's multiplier is (s_A * s_B) / s_Y: alpha 1 keeps that product exact.
+    fill_consts(a, b, &y, 1.f, nullptr, s.N, out);
+    if (!packed_at_load(b)) return;
+    std::vector<uint8_t> w(static_cast<size_t>(s.N * s.K));
+    transpose_into(static_cast<const uint8_t*>(in[1]), s.K, s.N, w.data());
+    qgemm_pack(QIsa(*consts_at(out, s.N).isa), full_spec(g, n, out), w.data(),
+               static_cast<uint8_t*>(out) + layout(g, n).packed);
+}
+
+size_t scratch_qmatmul(const Graph& g, const Node& n) {
+    const TensorDesc &a = *kern::input(g, n, 0), &b = *kern::input(g, n, 1), &y = kern::output(g, n, 0);
+    const Shape s = shape_of(a, b);
+    const QGemmSpec q = size_spec(a, b, y, s);
+    const bool once = packed_at_load(b);
+    const size_t run = kern::qgemm_scratch_max(q, once ? s.M * s.batches : s.M);
+    if (once) return run;
+    // A B packed per product: its transpose and its packed form, then the GEMM's scratch.
+    return align64(static_cast<size_t>(s.N * s.K)) + packed_bytes_max(q) + run;
+}
+
+void run_qmatmul(const KernelArgs& a) {
+    const Graph& g = *a.graph;
+    const Node& n = *a.node;
+    const TensorDesc &ad = kern::in_desc(a, 0), &bd = kern::in_desc(a, 1);
+    const Shape s = shape_of(ad, bd);
+    const auto* A = static_cast<const uint8_t*>(a.in[0]);
+    auto* Y = static_cast<uint8_t*>(a.out[0]);
+    if (packed_at_load(bd)) {  // A's rows, batches included, are one run against the one B
+        const void* w = static_cast<const uint8_t*>(a.prepared) + layout(g, n).packed;
+        qgemm_xw(w, s.M * s.batches, A, s.K, Y, s.N, a.scratch);
+        return;
+    }
+    const QGemmSpec spec = full_spec(g, n, a.prepared);
+    const QIsa isa = QIsa(*consts_at(const_cast<void*>(a.prepared), s.N).isa);
+    auto* wt = static_cast<uint8_t*>(a.scratch);
+    uint8_t* packed = wt + align64(static_cast<size_t>(s.N * s.K));
+    void* rest = packed + packed_bytes_max(spec);
+    const auto* B = static_cast<const uint8_t*>(a.in[1]);
+    for (int64_t i = 0; i < s.batches; ++i) {
+        int64_t ia, ib;
+        batch_offsets(s, i, &ia, &ib);
+        transpose_into(B + ib * s.K * s.N, s.K, s.N, wt);
+        qgemm_pack(isa, spec, wt, packed);
+        qgemm_xw(packed, s.M, A + ia * s.M * s.K, s.K, Y + i * s.M * s.N, s.N, rest);
+    }
+}
+
+// ---- qgemm ----
+
+bool validate_qgemm(const Graph& g, const Node& n, std::string* err) {
+    const char* op = "qgemm";
+    if (!kern::check_common(g, n, op, {2, 3, 2, 1}, kern::DTypeRule::Any, kern::ActRule::MustBeNone, err))
+        return false;
+    const TensorDesc &a = *kern::input(g, n, 0), &b = *kern::input(g, n, 1), &y = kern::output(g, n, 0);
+    const TensorDesc* c = kern::input(g, n, 2);
+    const QGemmParams p = QGemmParams::of(n);
+    if ((p.trans_a != 0 && p.trans_a != 1) || (p.trans_b != 0 && p.trans_b != 1))
+        return fail(err, op, cat("trans_a ", p.trans_a, " and trans_b ", p.trans_b, " must be 0 or 1"));
+    if (a.ndim != 2 || b.ndim != 2 || y.ndim != 2)
+        return fail(err, op, cat("A ", kern::dims_str(a), ", B ", kern::dims_str(b), " and Y ", kern::dims_str(y),
+                                 " must be 2-D"));
+    const auto pt = kern::QuantShape::PerTensor;
+    if (!kern::check_quantized(a, op, "input A", pt, -1, false, err) ||
+        !kern::check_quantized(b, op, "input B", kern::QuantShape::PerTensorOrAxis, p.trans_b ? 0 : 1, false, err))
+        return false;
+    if (b.kind != TensorKind::Constant) return fail(err, op, "input B is not a constant");
+    if (y.dtype != ACCEL_DTYPE_FLOAT32 && !kern::check_quantized(y, op, "output", pt, -1, false, err)) return false;
+    const int64_t M = p.trans_a ? a.dims[1] : a.dims[0], K = p.trans_a ? a.dims[0] : a.dims[1];
+    const int64_t K2 = p.trans_b ? b.dims[1] : b.dims[0], N = p.trans_b ? b.dims[0] : b.dims[1];
+    if (K != K2) return fail(err, op, cat("inner dims differ: A ", kern::dims_str(a), ", B ", kern::dims_str(b)));
+    if (y.dims[0] != M || y.dims[1] != N)
+        return fail(err, op, cat("output shape ", kern::dims_str(y), " should be [", M, ",", N, "]"));
+    if (c) {
+        if (c->kind != TensorKind::Constant || c->dtype != ACCEL_DTYPE_INT32)
+            return fail(err, op, cat("C '", c->name, "' is not a constant int32 tensor"));
+        if (c->numel != N && c->numel != 1)
+            return fail(err, op, cat("C ", kern::dims_str(*c), " is not one value per output column (", N, ")"));
+    }
+    return true;
+}
+
+// A qgemm as the matmul it is: A [M,K] against W [N,K].
+Shape gemm_shape(const Graph& g, const Node& n) {
+    const TensorDesc &a = *kern::input(g, n, 0), &b = *kern::input(g, n, 1);
+    const QGemmParams p = QGemmParams::of(n);
+    Shape s{};
+    s.M = p.trans_a ? a.dims[1] : a.dims[0];
+    s.K = p.trans_a ? a.dims[0] : a.dims[1];
+    s.N = p.trans_b ? b.dims[0] : b.dims[1];
+    s.batches = 1;
+    return s;
+}
+
+size_t gemm_packed_offset(int64_t N) {
+    return kConstsHeader + align64(static_cast<size_t>(N) * (sizeof(float) + 2 * sizeof(int32_t)));
+}
+
+size_t prepared_qgemm(const Graph& g, const Node& n) {
+    const Shape s = gemm_shape(g, n);
+    return gemm_packed_offset(s.N) +
+           packed_bytes_max(size_spec(*kern::input(g, n, 0), *kern::input(g, n, 1), kern::output(g, n, 0), s));
+}
+
+void prepare_qgemm(const Graph& g, const Node& n, const void* const* in, void* out) {
+    const TensorDesc &a = *kern::input(g, n, 0), &b = *kern::input(g, n, 1), &y = kern::output(g, n, 0);
+    const Shape s = gemm_shape(g, n);
+    const QGemmParams p = QGemmParams::of(n);
+    std::vector<int32_t> bias;
+    const TensorDesc* c = kern::input(g, n, 2);
+    if (c) bias.assign(static_cast<size_t>(s.N), *static_cast<const int32_t*>(in[2]));
+    if (c && c->numel == s.N) std::memcpy(bias.data(), in[2], static_cast<size_t>(s.N) * sizeof(int32_t));
+    fill_consts(a, b, y.dtype == ACCEL_DTYPE_FLOAT32 ? nullptr : &y, p.alpha, c ? bias.data() : nullptr, s.N, out);
+    std::vector<uint8_t> w;
+    const auto* bw = static_cast<const uint8_t*>(in[1]);
+    if (!p.trans_b) {
+        w.resize(static_cast<size_t>(s.N * s.K));
+        transpose_into(bw, s.K, s.N, w.data());
+        bw = w.data();
+    }
+    QGemmSpec q = size_spec(a, b, y, s);
+    const Consts k = consts_at(out, s.N);
+    q.x_zero = a.quant.zero_points[0];
+    q.w_zero = k.w_zero;
+    q.bias = k.bias;
+    q.scale = k.scale;
+    if (q.out == QOut::Q8) q.y_zero = y.quant.zero_points[0];
+    qgemm_pack(QIsa(*k.isa), q, bw, static_cast<uint8_t*>(out) + gemm_packed_offset(s.N));
+}
+
+size_t scratch_qgemm(const Graph& g, const Node& n) {
+    const Shape s = gemm_shape(g, n);
+    const QGemmSpec q = size_spec(*kern::input(g, n, 0), *kern::input(g, n, 1), kern::output(g, n, 0), s);
+    const size_t run = kern::qgemm_scratch_max(q, s.M);
+    // trans_a: A's transpose first.
+    return (QGemmParams::of(n).trans_a ? align64(static_cast<size_t>(s.M * s.K)) : 0) + run;
+}
+
+void run_qgemm(const KernelArgs& a) {
+    const Shape s = gemm_shape(*a.graph, *a.node);
+    const auto* A = static_cast<const uint8_t*>(a.in[0]);
+    void* scratch = a.scratch;
+    if (QGemmParams::of(*a.node).trans_a) {
+        auto* at = static_cast<uint8_t*>(a.scratch);
+        transpose_into(A, s.K, s.M, at);
+        A = at;
+        scratch = at + align64(static_cast<size_t>(s.M * s.K));
+    }
+    qgemm_xw(static_cast<const uint8_t*>(a.prepared) + gemm_packed_offset(s.N), s.M, A, s.K, a.out[0], s.N, scratch);
+}
+
+}  // namespace
+
+const OpDef kQMatMulDef = {"qmatmul", validate_qmatmul, scratch_qmatmul, run_qmatmul, prepared_qmatmul,
+                           prepare_qmatmul};
+const OpDef kQGemmDef = {"qgemm", validate_qgemm, scratch_qgemm, run_qgemm, prepared_qgemm, prepare_qgemm};
+
+}  // namespace accel_emu
