@@ -257,6 +257,20 @@ OPS = (
        (Param("axis", 0, "0 .. ndim-1"),
         Param("coerce_2d", 1, "0: over that one axis (opset >= 13), 1: over all dims from axis on")),
        class_name="QSoftmax", dtypes="X, Y one of int8 or uint8, quantized per tensor, of one shape"),
+    Op(38, "dynquant", 2, "X -> Y, S, Z",
+       "onnxruntime's DynamicQuantizeLinear: lo = min(min(X), 0), hi = max(max(X), 0), S = hi == lo ? 1 : (hi - "
+       "lo) / 255, Z = nearbyint(clamp(0 - lo / S, 0, 255)) (float32), Y = saturate(nearbyint(X / S) + Z)",
+       class_name="DynQuant", dtypes="X float32; Y uint8 of X's shape; S float32 and Z uint8 of one element"),
+    Op(39, "matmulinteger", 2, "A, B, A_zero optional, B_zero optional -> Y",
+       "numpy matmul of (A - A_zero) and (B - B_zero) in int32 (wrapping as onnxruntime's does); A_zero one "
+       "value (it may be computed at run time), B_zero one value or one per column of B (a constant)",
+       class_name="MatMulInteger",
+       dtypes="A, B, A_zero, B_zero int8 or uint8 (each zero point A's or B's dtype); Y int32"),
+    Op(40, "convinteger", 2, "X[N,C,H,W], W[M,C/g,kh,kw], X_zero optional, W_zero optional -> Y[N,M,OH,OW]",
+       "geometry as conv; Y = the sum over the window of (X - X_zero) * (W - W_zero[m]) in int32, taps in the "
+       "padding adding 0; X_zero one value (it may be computed at run time), W_zero one value or one per output "
+       "channel; W and W_zero must be constants", _CONV, class_name="ConvInteger",
+       dtypes="X, W, X_zero, W_zero int8 or uint8 (each zero point its tensor's dtype); Y int32"),
 )
 
 # ---- fused activations ----------------------------------------------------------------------------

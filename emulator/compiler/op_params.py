@@ -19,7 +19,7 @@ OPS: Dict[str, int] = {
     "convtranspose": 16, "resize": 17, "reduce": 18, "slice": 19, "gather": 20, "pow": 21, "min": 22,
     "max": 23, "layernorm": 24, "expand": 25, "cast": 26, "quantize": 27, "dequantize": 28, "qconv": 29,
     "qmatmul": 30, "qgemm": 31, "qadd": 32, "qmul": 33, "qactivation": 34, "qavgpool": 35,
-    "qglobalavgpool": 36, "qsoftmax": 37,
+    "qglobalavgpool": 36, "qsoftmax": 37, "dynquant": 38, "matmulinteger": 39, "convinteger": 40,
 }
 OP_NAMES: Dict[int, str] = {v: k for k, v in OPS.items()}
 OP_MINOR: Dict[str, int] = {
@@ -28,6 +28,7 @@ OP_MINOR: Dict[str, int] = {
     "convtranspose": 1, "resize": 1, "reduce": 1, "slice": 1, "gather": 1, "pow": 1, "min": 1, "max": 1,
     "layernorm": 1, "expand": 1, "cast": 1, "quantize": 2, "dequantize": 2, "qconv": 2, "qmatmul": 2,
     "qgemm": 2, "qadd": 2, "qmul": 2, "qactivation": 2, "qavgpool": 2, "qglobalavgpool": 2, "qsoftmax": 2,
+    "dynquant": 2, "matmulinteger": 2, "convinteger": 2,
 }
 # Ops of any dtype, and the ops that compute in float32 only (the others state their own dtypes).
 ANY_DTYPE_OPS = frozenset({"copy", "transpose", "concat", "slice", "gather", "expand", "cast"})
@@ -374,9 +375,32 @@ class QSoftmax(Params):
     coerce_2d: int  # 0: over that one axis (opset >= 13), 1: over all dims from axis on
 
 
+@dataclass(frozen=True)
+class ConvInteger(Params):
+    """Parameters of convinteger (op 40)."""
+
+    OP: ClassVar[str] = "convinteger"
+    INTS: ClassVar[Tuple[Tuple[str, int, int], ...]] = (
+        ("group", 0, 1), ("kernel_h", 1, 1), ("kernel_w", 2, 1), ("stride_h", 3, 1), ("stride_w", 4, 1),
+        ("pad_top", 5, 1), ("pad_left", 6, 1), ("pad_bottom", 7, 1), ("pad_right", 8, 1),
+        ("dilation_h", 9, 1), ("dilation_w", 10, 1),
+    )
+    group: int  # g (C and M divisible by g)
+    kernel_h: int  # window height (>= 1)
+    kernel_w: int  # window width (>= 1)
+    stride_h: int  # (>= 1)
+    stride_w: int  # (>= 1)
+    pad_top: int  # (>= 0)
+    pad_left: int  # (>= 0)
+    pad_bottom: int  # (>= 0)
+    pad_right: int  # (>= 0)
+    dilation_h: int  # (>= 1)
+    dilation_w: int  # (>= 1)
+
+
 PARAMS: Dict[str, Type[Params]] = {
     "conv": Conv, "gemm": Gemm, "maxpool": MaxPool, "avgpool": AvgPool, "transpose": Transpose,
     "concat": Concat, "softmax": Softmax, "convtranspose": ConvTranspose, "resize": Resize, "reduce": Reduce,
     "slice": Slice, "gather": Gather, "layernorm": LayerNorm, "qconv": QConv, "qgemm": QGemm,
-    "qavgpool": QAvgPool, "qsoftmax": QSoftmax,
+    "qavgpool": QAvgPool, "qsoftmax": QSoftmax, "convinteger": ConvInteger,
 }

@@ -46,6 +46,9 @@ enum class Op : uint32_t {
     QAvgPool = 35,
     QGlobalAvgPool = 36,
     QSoftmax = 37,
+    DynQuant = 38,
+    MatMulInteger = 39,
+    ConvInteger = 40,
 };
 
 enum class Act : uint32_t {
@@ -153,7 +156,10 @@ constexpr bool is_known(Op v) {
         case Op::QActivation:
         case Op::QAvgPool:
         case Op::QGlobalAvgPool:
-        case Op::QSoftmax: return true;
+        case Op::QSoftmax:
+        case Op::DynQuant:
+        case Op::MatMulInteger:
+        case Op::ConvInteger: return true;
     }
     return false;
 }

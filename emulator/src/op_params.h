@@ -351,4 +351,35 @@ struct QSoftmaxParams {
     }
 };
 
+// convinteger (op 40)
+struct ConvIntegerParams {
+    int64_t group;  // g (C and M divisible by g)
+    int64_t kernel_h;  // window height (>= 1)
+    int64_t kernel_w;  // window width (>= 1)
+    int64_t stride_h;  // (>= 1)
+    int64_t stride_w;  // (>= 1)
+    int64_t pad_top;  // (>= 0)
+    int64_t pad_left;  // (>= 0)
+    int64_t pad_bottom;  // (>= 0)
+    int64_t pad_right;  // (>= 0)
+    int64_t dilation_h;  // (>= 1)
+    int64_t dilation_w;  // (>= 1)
+
+    static ConvIntegerParams of(const Node& n) {
+        ConvIntegerParams p;
+        p.group = n.ints[0];
+        p.kernel_h = n.ints[1];
+        p.kernel_w = n.ints[2];
+        p.stride_h = n.ints[3];
+        p.stride_w = n.ints[4];
+        p.pad_top = n.ints[5];
+        p.pad_left = n.ints[6];
+        p.pad_bottom = n.ints[7];
+        p.pad_right = n.ints[8];
+        p.dilation_h = n.ints[9];
+        p.dilation_w = n.ints[10];
+        return p;
+    }
+};
+
 }  // namespace accel_emu

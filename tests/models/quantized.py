@@ -265,3 +265,9 @@ def reference(path: Path, feeds: Dict[str, np.ndarray]) -> List[np.ndarray]:
     """onnxruntime's outputs of the model at `path` on `feeds`, on the CPU with session_options()."""
     sess = ort.InferenceSession(str(path), session_options(), providers=["CPUExecutionProvider"])
     return sess.run(None, feeds)
+
+
+def reference_model(model: onnx.ModelProto, feeds: Dict[str, np.ndarray]) -> List[np.ndarray]:
+    """reference() of a model in memory."""
+    sess = ort.InferenceSession(model.SerializeToString(), session_options(), providers=["CPUExecutionProvider"])
+    return sess.run(None, feeds)

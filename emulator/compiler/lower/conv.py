@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from ..errors import CompileError
 from ..ir import Value
-from ..op_params import AvgPool, Conv, ConvTranspose, MaxPool, QConv
+from ..op_params import AvgPool, Conv, ConvInteger, ConvTranspose, MaxPool, QConv
 from .context import unsupported
 from .geometry import int_list, out_size, resolve_pads, transpose_out_size, transpose_pads
+
+
+_CONV_PARAMS = {"conv": Conv, "qconv": QConv, "convinteger": ConvInteger}
 
 
 def _lift_1d(ctx, node, x: Value) -> str:
@@ -65,10 +68,11 @@ def lower_conv(ctx, node):
     emit_conv(ctx, node, "conv", x, w, node.inputs[1], node.inputs[2] if b is not None else None, b, x.dtype)
 
 
-def emit_conv(ctx, node, op, x: Value, w, wname, bname, b, ydtype, wquant=None, yquant=None):
-    """The conv node (op "conv" or "qconv") of a Conv-like ONNX node: its geometry from the node's attributes,
-    over input x, weights w (the constant named wname, quantized by wquant for qconv) and bias b (named
-    bname, or None), into the node's output of dtype ydtype (quantized by yquant)."""
+def emit_conv(ctx, node, op, x: Value, w, wname, bname, b, ydtype, wquant=None, yquant=None, extra=()):
+    """The conv node (op "conv", "qconv" or "convinteger") of a Conv-like ONNX node: its geometry from the
+    node's attributes, over input x, weights w (the constant named wname, quantized by wquant for qconv) and
+    bias b (named bname, or None) or other inputs after W (`extra`, None for an absent one), into the node's
+    output of dtype ydtype (quantized by yquant)."""
     rank = len(x.shape)
     sp = rank - 2
     group = int(node.attr("group", 1))
@@ -94,8 +98,8 @@ def emit_conv(ctx, node, op, x: Value, w, wname, bname, b, ydtype, wquant=None, 
     in_hw = ctx.g.value(xin).shape[2:]
     out_hw = [out_size(node, in_hw[i], kernel[i], strides[i], dil[i], begins[i], ends[i])
               for i in range(2)]
-    inputs = [xin, wname] + ([bname] if bname is not None else [])
-    params = (QConv if op == "qconv" else Conv)(group=group, **_window(kernel, strides, dil, begins, ends))
+    inputs = [xin, wname] + ([bname] if bname is not None else []) + list(extra)
+    params = _CONV_PARAMS[op](group=group, **_window(kernel, strides, dil, begins, ends))
     y = ctx.output(node)
     if sp == 1:
         y2 = ctx.temp(f"{y}_2d", ydtype, (n, m, *out_hw), quant=yquant)

@@ -54,6 +54,19 @@ void dequantize_linear(const void* x, int elem_bytes, bool is_signed, int64_t ou
         dequantize_rows(static_cast<const uint8_t*>(x), outer, channels, inner, scale, zero, y);
 }
 
+void dynamic_qparams(const float* x, int64_t n, float* scale, uint8_t* zero) {
+    float lo = 0.f, hi = 0.f;
+    for (int64_t i = 0; i < n; ++i) {
+        lo = x[i] < lo ? x[i] : lo;
+        hi = x[i] > hi ? x[i] : hi;
+    }
+    const float s = hi == lo ? 1.f : (hi - lo) / 255.f;
+    float z = 0.f - lo / s;
+    z = z < 0.f ? 0.f : z > 255.f ? 255.f : z;
+    *scale = s;
+    *zero = static_cast<uint8_t>(std::nearbyint(z));
+}
+
 void lookup_table(const uint8_t table[256], const uint8_t* x, uint8_t* y, int64_t n) {
     for (int64_t i = 0; i < n; ++i) y[i] = table[x[i]];
 }

@@ -58,6 +58,11 @@ void quantize_linear(const float* x, int64_t outer, int64_t channels, int64_t in
 void dequantize_linear(const void* x, int elem_bytes, bool is_signed, int64_t outer, int64_t channels,
                        int64_t inner, const float* scale, const int32_t* zero, float* y);
 
+// DynamicQuantizeLinear's parameters of x[0..n): the range [min(x, 0), max(x, 0)] over 255 steps, and
+// the zero point that puts 0 on a step, as onnxruntime computes them (float32, the zero point rounded half
+// to even).
+void dynamic_qparams(const float* x, int64_t n, float* scale, uint8_t* zero);
+
 // y[i] = table[x[i] as an unsigned byte], n elements (the table of an 8-bit elementwise op).
 void lookup_table(const uint8_t table[256], const uint8_t* x, uint8_t* y, int64_t n);
 

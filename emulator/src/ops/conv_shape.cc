@@ -21,7 +21,11 @@ Window window_from(const P& p) {
 }
 
 Window window(const Node& n) {
-    return n.op == Op::QConv ? window_from(QConvParams::of(n)) : window_from(ConvParams::of(n));
+    switch (n.op) {
+        case Op::QConv: return window_from(QConvParams::of(n));
+        case Op::ConvInteger: return window_from(ConvIntegerParams::of(n));
+        default: return window_from(ConvParams::of(n));
+    }
 }
 
 // Everything but the output sizes, which the checks compute with overflow checks first.
@@ -59,7 +63,7 @@ ConvGeom conv_geometry(const Graph& g, const Node& n) {
 bool check_conv_shapes(const Graph& g, const Node& n, const char* op, ConvGeom* out, std::string* err) {
     const TensorDesc& x = *input(g, n, 0);
     const TensorDesc& w = *input(g, n, 1);
-    const TensorDesc* b = input(g, n, 2);
+    const TensorDesc* b = n.op == Op::ConvInteger ? nullptr : input(g, n, 2);  // convinteger's is X_zero
     const TensorDesc& y = output(g, n, 0);
     if (x.ndim != 4) return fail(err, op, cat("input rank ", x.ndim, " is not 4 (NCHW)"));
     if (w.ndim != 4) return fail(err, op, cat("weight rank ", w.ndim, " is not 4"));

@@ -42,5 +42,8 @@ extern const OpDef kQActivationDef;
 extern const OpDef kQAvgPoolDef;
 extern const OpDef kQGlobalAvgPoolDef;
 extern const OpDef kQSoftmaxDef;
+extern const OpDef kDynQuantDef;
+extern const OpDef kMatMulIntegerDef;
+extern const OpDef kConvIntegerDef;
 
 }  // namespace accel_emu

@@ -1,8 +1,9 @@
-// qconv.cc - the quantized 2-D convolution (FORMAT.md op 29): the checks, the packing of each group's
+// qconv.cc - the quantized 2-D convolutions qconv and convinteger (FORMAT.md ops 29, 40): the checks, the packing of each group's
 // weights with its requantization constants at load, and the run over images and groups through the int8
 // GEMM (math/qgemm.h), whose code path (portable, AVX2, AVX-512 VNNI, AMX) is chosen when the model loads.
 #include <vector>
 
+#include "math/im2col.h"
 #include "math/qgemm.h"
 #include "ops/conv_shape.h"
 #include "ops/op_defs.h"
@@ -123,8 +124,111 @@ void run(const KernelArgs& a) {
                   a.scratch);
 }
 
+// ---- convinteger ----
+//
+// Each group's GEMM runs on an im2col of the input whose padding holds X_zero, with X's zero point 0 in the
+// GEMM (X_zero may be known only at run time); the run then subtracts X_zero * R[m] from each sum, R[m] =
+// sum_k (W[m][k] - W_zero[m]), which makes the padding's taps add 0 as they should.
+
+bool validate_convinteger(const Graph& g, const Node& n, std::string* err) {
+    const char* op = "convinteger";
+    if (!kern::check_common(g, n, op, {2, 4, 2, 1}, kern::DTypeRule::Any, kern::ActRule::MustBeNone, err))
+        return false;
+    const TensorDesc &x = *kern::input(g, n, 0), &w = *kern::input(g, n, 1), &y = kern::output(g, n, 0);
+    if (!kern::is_q8(x) || !kern::is_q8(w) || y.dtype != ACCEL_DTYPE_INT32)
+        return kern::fail(err, op, "takes int8 or uint8 X and W and gives int32 Y");
+    const TensorDesc *xz = kern::input(g, n, 2), *wz = kern::input(g, n, 3);
+    if (xz && (xz->dtype != x.dtype || xz->numel != 1))
+        return kern::fail(err, op, kern::cat("X's zero point '", xz->name, "' is not one value of X's dtype"));
+    if (wz && (wz->dtype != w.dtype || wz->kind != TensorKind::Constant || (wz->numel != 1 && wz->numel != w.dims[0])))
+        return kern::fail(err, op, kern::cat("W's zero point '", wz->name, "' is not a constant of W's dtype with 1 or ",
+                                             w.dims[0], " values"));
+    ConvGeom q;
+    return kern::check_conv_shapes(g, n, op, &q, err);
+}
+
+QGemmSpec integer_spec(const Graph& g, const Node& n, const ConvGeom& q) {
+    QGemmSpec s;
+    s.M = q.Mg;
+    s.K = q.K;
+    s.w_signed = kern::input(g, n, 1)->dtype == ACCEL_DTYPE_INT8;
+    s.x_signed = kern::input(g, n, 0)->dtype == ACCEL_DTYPE_INT8;
+    s.out = QOut::Int32;
+    return s;
+}
+
+// The prepared block: R[M] and W_zero[M] (int32), then each group's packed weights.
+size_t integer_head(const ConvGeom& q) { return (static_cast<size_t>(q.M) * 8 + 63) / 64 * 64; }
+
+size_t prepared_convinteger(const Graph& g, const Node& n) {
+    const ConvGeom q = kern::conv_geometry(g, n);
+    return integer_head(q) + kern::qgemm_packed_max(integer_spec(g, n, q)) * static_cast<size_t>(q.G);
+}
+
+void prepare_convinteger(const Graph& g, const Node& n, const void* const* in, void* out) {
+    const ConvGeom q = kern::conv_geometry(g, n);
+    const TensorDesc& w = *kern::input(g, n, 1);
+    const TensorDesc* wz = kern::input(g, n, 3);
+    auto* R = static_cast<int32_t*>(out);
+    int32_t* zeros = R + q.M;
+    const auto* wb = static_cast<const uint8_t*>(in[1]);
+    const bool w_signed = w.dtype == ACCEL_DTYPE_INT8;
+    for (int64_t m = 0; m < q.M; ++m) {
+        const int64_t k = wz && wz->numel > 1 ? m : 0;
+        zeros[m] = !wz ? 0 : w_signed ? static_cast<const int8_t*>(in[3])[k] : static_cast<const uint8_t*>(in[3])[k];
+        uint32_t sum = 0;
+        for (int64_t i = 0; i < q.K; ++i)
+            sum += static_cast<uint32_t>(w_signed ? static_cast<int8_t>(wb[m * q.K + i]) : wb[m * q.K + i]);
+        R[m] = static_cast<int32_t>(sum - static_cast<uint32_t>(zeros[m]) * static_cast<uint32_t>(q.K));
+    }
+    QGemmSpec s = integer_spec(g, n, q);
+    const size_t stride = kern::qgemm_packed_max(s);
+    const QIsa isa = qisa_select();
+    for (int64_t gi = 0; gi < q.G; ++gi) {
+        s.w_zero = zeros + gi * q.Mg;
+        qgemm_pack(isa, s, wb + gi * q.Mg * q.K, static_cast<uint8_t*>(out) + integer_head(q) + gi * stride);
+    }
+}
+
+size_t col_bytes(const ConvGeom& q) { return (static_cast<size_t>(q.K * q.P) + 63) / 64 * 64; }
+
+size_t scratch_convinteger(const Graph& g, const Node& n) {
+    const ConvGeom q = kern::conv_geometry(g, n);
+    return col_bytes(q) + kern::qgemm_scratch_max(integer_spec(g, n, q), q.P);
+}
+
+void run_convinteger(const KernelArgs& a) {
+    const Graph& g = *a.graph;
+    const Node& n = *a.node;
+    const ConvGeom q = kern::conv_geometry(g, n);
+    const auto* x = static_cast<const uint8_t*>(a.in[0]);
+    auto* y = static_cast<int32_t*>(a.out[0]);
+    const auto* head = static_cast<const uint8_t*>(a.prepared);
+    const auto* R = reinterpret_cast<const int32_t*>(head);
+    const size_t stride = kern::qgemm_packed_max(integer_spec(g, n, q));
+    const bool has_zero = n.inputs.size() > 2 && n.inputs[2] != kAbsent;
+    const uint8_t pad = has_zero ? *static_cast<const uint8_t*>(a.in[2]) : 0;
+    const int32_t xz = !has_zero ? 0 : kern::in_desc(a, 0).dtype == ACCEL_DTYPE_INT8 ? static_cast<int8_t>(pad) : pad;
+    auto* col = static_cast<uint8_t*>(a.scratch);
+    void* rest = col + col_bytes(q);
+    for (int64_t i = 0; i < q.N; ++i)
+        for (int64_t gi = 0; gi < q.G; ++gi) {
+            im2col(q, x + (i * q.C + gi * q.Cg) * q.H * q.W, 0, q.P, pad, col);
+            int32_t* yg = y + (i * q.M + gi * q.Mg) * q.P;
+            qgemm_wx(head + integer_head(q) + gi * stride, q.P, col, q.P, yg, q.P, rest);
+            if (xz == 0) continue;
+            for (int64_t m = 0; m < q.Mg; ++m) {
+                const uint32_t c = static_cast<uint32_t>(xz) * static_cast<uint32_t>(R[gi * q.Mg + m]);
+                for (int64_t p = 0; p < q.P; ++p)
+                    yg[m * q.P + p] = static_cast<int32_t>(static_cast<uint32_t>(yg[m * q.P + p]) - c);
+            }
+        }
+}
+
 }  // namespace
 
+const OpDef kConvIntegerDef = {"convinteger", validate_convinteger, scratch_convinteger, run_convinteger,
+                               prepared_convinteger, prepare_convinteger};
 const OpDef kQConvDef = {kOp, validate, scratch_bytes, run, prepared_bytes, prepare};
 
 }  // namespace accel_emu

@@ -1,4 +1,4 @@
-// qmatmul.cc - qmatmul and qgemm (FORMAT.md ops 30, 31): quantized matrix products on the int8 GEMM
+// qmatmul.cc - qmatmul, qgemm and matmulinteger (FORMAT.md ops 30, 31, 39): quantized matrix products on the int8 GEMM
 // (math/qgemm.h) in its "xw" form, each output row one row of A against the weights W = B transposed.
 // A constant B is packed once at load with the requantization constants; a B computed at run time (an
 // attention's second operand) is transposed and packed per product into the scratch, from the constants
@@ -128,6 +128,8 @@ QGemmSpec full_spec(const Graph& g, const Node& n, const void* prepared) {
 
 // ---- qmatmul ----
 
+bool check_shapes(const char* op, const TensorDesc& a, const TensorDesc& b, const TensorDesc& y, std::string* err);
+
 bool validate_qmatmul(const Graph& g, const Node& n, std::string* err) {
     const char* op = "qmatmul";
     if (!kern::check_common(g, n, op, {2, 2, 2, 1}, kern::DTypeRule::Any, kern::ActRule::MustBeNone, err))
@@ -138,6 +140,11 @@ bool validate_qmatmul(const Graph& g, const Node& n, std::string* err) {
         !kern::check_quantized(b, op, "input B", kern::QuantShape::PerTensorOrAxis, b.ndim - 1, false, err) ||
         !kern::check_quantized(y, op, "output", pt, -1, false, err))
         return false;
+    return check_shapes(op, a, b, y, err);
+}
+
+// Y's shape is numpy matmul's of A's and B's.
+bool check_shapes(const char* op, const TensorDesc& a, const TensorDesc& b, const TensorDesc& y, std::string* err) {
     if (a.ndim < 1 || b.ndim < 1) return fail(err, op, "operands must have rank >= 1");
     const Shape s = shape_of(a, b);
     const int64_t kb = b.ndim >= 2 ? b.dims[b.ndim - 2] : b.dims[0];
@@ -335,8 +342,143 @@ void run_qgemm(const KernelArgs& a) {
     qgemm_xw(static_cast<const uint8_t*>(a.prepared) + gemm_packed_offset(s.N), s.M, A, s.K, a.out[0], s.N, scratch);
 }
 
+// ---- matmulinteger ----
+//
+// The GEMM runs with A's zero point 0 (A's zero point may be known only at run time, from a dynquant), and
+// the run subtracts A_zero * R[n] from each sum, R[n] = sum_k (B[k][n] - B_zero[n]): the same integers.
+
+bool validate_matmulinteger(const Graph& g, const Node& n, std::string* err) {
+    const char* op = "matmulinteger";
+    if (!kern::check_common(g, n, op, {2, 4, 2, 1}, kern::DTypeRule::Any, kern::ActRule::MustBeNone, err))
+        return false;
+    const TensorDesc &a = *kern::input(g, n, 0), &b = *kern::input(g, n, 1), &y = kern::output(g, n, 0);
+    if (!kern::is_q8(a) || !kern::is_q8(b) || y.dtype != ACCEL_DTYPE_INT32)
+        return fail(err, op, "takes int8 or uint8 A and B and gives int32 Y");
+    if (!check_shapes(op, a, b, y, err)) return false;
+    const TensorDesc *az = kern::input(g, n, 2), *bz = kern::input(g, n, 3);
+    if (az && (az->dtype != a.dtype || az->numel != 1))
+        return fail(err, op, cat("A's zero point '", az->name, "' is not one value of A's dtype"));
+    const int64_t N = b.ndim >= 2 ? b.dims[b.ndim - 1] : 1;
+    if (bz && (bz->dtype != b.dtype || bz->kind != TensorKind::Constant || (bz->numel != 1 && bz->numel != N)))
+        return fail(err, op, cat("B's zero point '", bz->name, "' is not a constant of B's dtype with 1 or ", N,
+                                 " values"));
+    return true;
+}
+
+// B's zero point of column j (0 without one).
+int32_t b_zero(const TensorDesc& bz, const void* data, int64_t j) {
+    const int64_t k = bz.numel == 1 ? 0 : j;
+    return bz.dtype == ACCEL_DTYPE_INT8 ? static_cast<const int8_t*>(data)[k] : static_cast<const uint8_t*>(data)[k];
+}
+
+// R[n] = sum_k (W[n][k] - zero[n]) of W [N][K] bytes, as uint32 arithmetic (exact modulo 2^32).
+void row_sums(const uint8_t* w, bool w_signed, const int32_t* zero, int64_t N, int64_t K, int32_t* r) {
+    for (int64_t j = 0; j < N; ++j) {
+        uint32_t sum = 0;
+        for (int64_t k = 0; k < K; ++k)
+            sum += static_cast<uint32_t>(w_signed ? static_cast<int8_t>(w[j * K + k]) : w[j * K + k]);
+        r[j] = static_cast<int32_t>(sum - static_cast<uint32_t>(zero[j]) * static_cast<uint32_t>(K));
+    }
+}
+
+// y[r][n] -= x_zero * R[n] over `rows` rows of N, in uint32 (exact modulo 2^32).
+void subtract_zero(int32_t* y, int64_t rows, int64_t N, int32_t x_zero, const int32_t* R) {
+    if (x_zero == 0) return;
+    for (int64_t r = 0; r < rows; ++r)
+        for (int64_t j = 0; j < N; ++j)
+            y[r * N + j] = static_cast<int32_t>(static_cast<uint32_t>(y[r * N + j]) -
+                                                static_cast<uint32_t>(x_zero) * static_cast<uint32_t>(R[j]));
+}
+
+int32_t a_zero_of(const KernelArgs& a) {
+    if (a.node->inputs.size() < 3 || a.node->inputs[2] == kAbsent) return 0;
+    return kern::in_desc(a, 2).dtype == ACCEL_DTYPE_INT8 ? *static_cast<const int8_t*>(a.in[2])
+                                                          : *static_cast<const uint8_t*>(a.in[2]);
+}
+
+// [isa][R: N int32][B_zero: N int32] then the packed B (constant 2-D B).
+QGemmSpec integer_spec(const TensorDesc& a, const TensorDesc& b, const Shape& s) {
+    QGemmSpec q;
+    q.M = s.N;
+    q.K = s.K;
+    q.w_signed = b.dtype == ACCEL_DTYPE_INT8;
+    q.x_signed = a.dtype == ACCEL_DTYPE_INT8;
+    q.out = QOut::Int32;
+    return q;
+}
+
+size_t integer_consts_bytes(int64_t N) { return kConstsHeader + align64(static_cast<size_t>(N) * 8); }
+
+size_t prepared_matmulinteger(const Graph& g, const Node& n) {
+    const TensorDesc &a = *kern::input(g, n, 0), &b = *kern::input(g, n, 1);
+    const Shape s = shape_of(a, b);
+    return integer_consts_bytes(s.N) + (packed_at_load(b) ? packed_bytes_max(integer_spec(a, b, s)) : 0);
+}
+
+void prepare_matmulinteger(const Graph& g, const Node& n, const void* const* in, void* out) {
+    const TensorDesc &a = *kern::input(g, n, 0), &b = *kern::input(g, n, 1);
+    const TensorDesc* bz = kern::input(g, n, 3);
+    const Shape s = shape_of(a, b);
+    auto* head = static_cast<int32_t*>(out);
+    head[0] = static_cast<int32_t>(qisa_select());
+    int32_t* R = reinterpret_cast<int32_t*>(static_cast<uint8_t*>(out) + kConstsHeader);
+    int32_t* zeros = R + s.N;
+    for (int64_t j = 0; j < s.N; ++j) zeros[j] = bz ? b_zero(*bz, in[3], j) : 0;
+    if (!packed_at_load(b)) return;
+    std::vector<uint8_t> w(static_cast<size_t>(s.N * s.K));
+    transpose_into(static_cast<const uint8_t*>(in[1]), s.K, s.N, w.data());
+    row_sums(w.data(), b.dtype == ACCEL_DTYPE_INT8, zeros, s.N, s.K, R);
+    QGemmSpec q = integer_spec(a, b, s);
+    q.w_zero = zeros;
+    qgemm_pack(QIsa(head[0]), q, w.data(), static_cast<uint8_t*>(out) + integer_consts_bytes(s.N));
+}
+
+size_t scratch_matmulinteger(const Graph& g, const Node& n) {
+    const TensorDesc &a = *kern::input(g, n, 0), &b = *kern::input(g, n, 1);
+    const Shape s = shape_of(a, b);
+    const QGemmSpec q = integer_spec(a, b, s);
+    const bool once = packed_at_load(b);
+    const size_t run = kern::qgemm_scratch_max(q, once ? s.M * s.batches : s.M);
+    if (once) return run;
+    // Per product: B's transpose, its row sums, its packed form, then the GEMM's scratch.
+    return align64(static_cast<size_t>(s.N * s.K)) + align64(static_cast<size_t>(s.N) * 4) + packed_bytes_max(q) + run;
+}
+
+void run_matmulinteger(const KernelArgs& a) {
+    const TensorDesc &ad = kern::in_desc(a, 0), &bd = kern::in_desc(a, 1);
+    const Shape s = shape_of(ad, bd);
+    const auto* A = static_cast<const uint8_t*>(a.in[0]);
+    auto* Y = static_cast<int32_t*>(a.out[0]);
+    const auto* consts = static_cast<const uint8_t*>(a.prepared);
+    const auto* R = reinterpret_cast<const int32_t*>(consts + kConstsHeader);
+    const int32_t xz = a_zero_of(a);
+    if (packed_at_load(bd)) {
+        qgemm_xw(consts + integer_consts_bytes(s.N), s.M * s.batches, A, s.K, Y, s.N, a.scratch);
+        subtract_zero(Y, s.M * s.batches, s.N, xz, R);
+        return;
+    }
+    QGemmSpec q = integer_spec(ad, bd, s);
+    q.w_zero = R + s.N;
+    auto* wt = static_cast<uint8_t*>(a.scratch);
+    auto* sums = reinterpret_cast<int32_t*>(wt + align64(static_cast<size_t>(s.N * s.K)));
+    uint8_t* packed = reinterpret_cast<uint8_t*>(sums) + align64(static_cast<size_t>(s.N) * 4);
+    void* rest = packed + packed_bytes_max(q);
+    const auto* B = static_cast<const uint8_t*>(a.in[1]);
+    for (int64_t i = 0; i < s.batches; ++i) {
+        int64_t ia, ib;
+        batch_offsets(s, i, &ia, &ib);
+        transpose_into(B + ib * s.K * s.N, s.K, s.N, wt);
+        row_sums(wt, bd.dtype == ACCEL_DTYPE_INT8, q.w_zero, s.N, s.K, sums);
+        qgemm_pack(QIsa(*reinterpret_cast<const int32_t*>(consts)), q, wt, packed);
+        qgemm_xw(packed, s.M, A + ia * s.M * s.K, s.K, Y + i * s.M * s.N, s.N, rest);
+        subtract_zero(Y + i * s.M * s.N, s.M, s.N, xz, sums);
+    }
+}
+
 }  // namespace
 
+const OpDef kMatMulIntegerDef = {"matmulinteger", validate_matmulinteger, scratch_matmulinteger, run_matmulinteger,
+                                 prepared_matmulinteger, prepare_matmulinteger};
 const OpDef kQMatMulDef = {"qmatmul", validate_qmatmul, scratch_qmatmul, run_qmatmul, prepared_qmatmul,
                            prepare_qmatmul};
 const OpDef kQGemmDef = {"qgemm", validate_qgemm, scratch_qgemm, run_qgemm, prepared_qgemm, prepare_qgemm};

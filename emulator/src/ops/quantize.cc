@@ -1,4 +1,4 @@
-// quantize.cc - quantize, dequantize and qactivation (FORMAT.md ops 27, 28, 34): the boundaries between
+// quantize.cc - quantize, dequantize, qactivation and dynquant (FORMAT.md ops 27, 28, 34, 38): the boundaries between
 // float and int8 regions, and the 8-bit elementwise ops, each a 256-entry table made at load by running
 // the float function over the 256 dequantized inputs (math/qtable.cc), so that it computes exactly what
 // dequantize -> activation -> quantize would.
@@ -79,8 +79,30 @@ void run_qactivation(const KernelArgs& a) {
                  static_cast<uint8_t*>(a.out[0]), kern::out_desc(a, 0).numel);
 }
 
+bool validate_dynquant(const Graph& g, const Node& n, std::string* err) {
+    const char* op = "dynquant";
+    if (!kern::check_common(g, n, op, {1, 1, 1, 3}, kern::DTypeRule::Any, kern::ActRule::MustBeNone, err))
+        return false;
+    const TensorDesc& x = *kern::input(g, n, 0);
+    const TensorDesc &y = kern::output(g, n, 0), &s = kern::output(g, n, 1), &z = kern::output(g, n, 2);
+    if (x.dtype != ACCEL_DTYPE_FLOAT32 || y.dtype != ACCEL_DTYPE_UINT8 || s.dtype != ACCEL_DTYPE_FLOAT32 ||
+        z.dtype != ACCEL_DTYPE_UINT8 || s.numel != 1 || z.numel != 1)
+        return fail(err, op, "takes float32 X and gives uint8 Y, a float32 scale and a uint8 zero point (one each)");
+    return same_shape(x, y, op, err);
+}
+
+void run_dynquant(const KernelArgs& a) {
+    const int64_t n = kern::in_desc(a, 0).numel;
+    float* scale = kern::out_f(a, 1);
+    auto* zero = static_cast<uint8_t*>(a.out[2]);
+    dynamic_qparams(kern::in_f(a, 0), n, scale, zero);
+    const int32_t z = *zero;
+    quantize_linear(kern::in_f(a, 0), 1, 1, n, scale, &z, false, a.out[0]);
+}
+
 }  // namespace
 
+const OpDef kDynQuantDef = {"dynquant", validate_dynquant, no_scratch, run_dynquant, nullptr, nullptr};
 const OpDef kQuantizeDef = {"quantize", validate_quantize, no_scratch, run_quantize, nullptr, nullptr};
 const OpDef kDequantizeDef = {"dequantize", validate_dequantize, no_scratch, run_dequantize, nullptr, nullptr};
 const OpDef kQActivationDef = {"qactivation", validate_qactivation, no_scratch, run_qactivation, table_bytes,

@@ -42,6 +42,9 @@ const OpDef* find_op(uint32_t op) {
         case Op::QAvgPool: return &kQAvgPoolDef;
         case Op::QGlobalAvgPool: return &kQGlobalAvgPoolDef;
         case Op::QSoftmax: return &kQSoftmaxDef;
+        case Op::DynQuant: return &kDynQuantDef;
+        case Op::MatMulInteger: return &kMatMulIntegerDef;
+        case Op::ConvInteger: return &kConvIntegerDef;
     }
     return nullptr;
 }
