@@ -250,10 +250,11 @@ OPS = (
        "float32(s_X / float32(s_Y * count)), as onnxruntime's QLinearGlobalAveragePool",
        class_name="QGlobalAvgPool", dtypes="X, Y one of int8 or uint8, quantized per tensor"),
     Op(37, "qsoftmax", 2, "X -> Y",
-       "onnxruntime's QLinearSoftmax over the axis (or, coerce_2d, every dim from axis on): t = T[X - max + "
-       "qmax] per element from a 256-entry float32 table T[i] = exp((i - 255 + b) * s_X) made at load in double "
-       "precision (b = max(0, log(FLT_MAX / n) - 5) / s_X, n the count softmax runs over), s = the float32 sum "
-       "of t in order, Y = min(nearbyint((t * floor(1 / s_Y)) / s) + z_Y, qmax); z_X is not used",
+       "onnxruntime's QLinearSoftmax over the axis (or, coerce_2d, every dim from axis on): t = T[max - X] per "
+       "element from a 256-entry float32 table T[d] = exp((b - d) * s_X) made at load in double precision (b = "
+       "max(0, logf(FLT_MAX / n) - 5) / s_X, n the count softmax runs over), s = the float32 sum of t in order, "
+       "Y = saturate(nearbyint(t * floor(1 / s_Y) / s) + z_Y) with that product and quotient in double; z_X "
+       "is not used",
        (Param("axis", 0, "0 .. ndim-1"),
         Param("coerce_2d", 1, "0: over that one axis (opset >= 13), 1: over all dims from axis on")),
        class_name="QSoftmax", dtypes="X, Y one of int8 or uint8, quantized per tensor, of one shape"),

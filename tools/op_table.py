@@ -54,7 +54,7 @@ def _code_table(title: str, intro: str, columns, rows) -> list:
 
 def render() -> str:
     """docs/ops.md."""
-    from accel.compiler import SUPPORTED_OPS, folding
+    from accel.compiler import SUPPORTED_OPS, folding, qdq
 
     schema = op_codegen.load_schema()
 
@@ -70,13 +70,17 @@ def render() -> str:
         "What each op supports, from its handler's docstring (`HANDLERS` in "
         "`emulator/compiler/lower/`, one module per op family). Anything else raises "
         "`CompileError` naming the op, the node and what is unsupported. Runtime ops compute in "
-        "float32 unless the op says otherwise.",
+        "float32 unless the op says otherwise. The int8 column: what the op becomes in a quantized (QDQ) "
+        "model when its DequantizeLinear -> op -> QuantizeLinear group fuses as onnxruntime fuses it "
+        "([quantization.md](quantization.md)); elsewhere it runs in float32 between them.",
         "",
-        "| ONNX ops | supported | handler |",
-        "|---|---|---|",
+        "| ONNX ops | supported | int8 | handler |",
+        "|---|---|---|---|",
     ]
     for ops, fn in groups:
-        out.append(f"| {', '.join(ops)} | {_cell(first_paragraph(fn))} | "
+        int8 = "; ".join(f"{op}: {qdq.INT8_FORMS[op]}" if len(ops) > 1 else qdq.INT8_FORMS[op]
+                         for op in ops if op in qdq.INT8_FORMS)
+        out.append(f"| {', '.join(ops)} | {_cell(first_paragraph(fn))} | {_cell(int8)} | "
                    f"`{fn.__module__.removeprefix('accel.compiler.')}.{fn.__name__}` |")
     out += [
         "",

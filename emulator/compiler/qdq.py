@@ -3,194 +3,185 @@ operator-form ops (QLinearConv, com.microsoft QLinearAdd, ...), as onnxruntime's
 on x86 with int8 activations allowed (session.qdqisint8allowed=1); around ops that only move data
 (MaxPool, Reshape, Transpose, ...) the pair is dropped and the op runs on the integers. Bit-identity with
 onnxruntime rests on fusing exactly what it fuses: an op left out runs in float between its DQ and Q (and
-rounds differently), one fused that onnxruntime leaves in float would too.
+rounds differently), one fused that onnxruntime leaves in float would too. qdq_cleanup.py makes the
+rewrites onnxruntime makes first.
 
-Runs on the imported ONNX nodes, before lowering; lower/quantized.py lowers what this makes.
+Runs on the imported ONNX nodes, before lowering; lower/quantized.py, qlinear.py and qinteger.py lower what
+this makes.
 """
 from __future__ import annotations
 
-from onnx import helper
+import numpy as np
 
-from .importer import DEFAULT_DOMAINS, Imported, OnnxNode
-from .quant import QUANT_DTYPES
+from . import qdq_cleanup
+from .importer import DEFAULT_DOMAINS, Imported
+from .qdq_graph import ACCEL, DQ, MS, QdqGraph, make_node, rewrite, scale_zero
 
-MS = "com.microsoft"
-DQ, Q = "DequantizeLinear", "QuantizeLinear"
+__all__ = ["ACCEL", "INT8_FORMS", "MS", "fuse"]
 
-# op -> (fused op, its domain, how its inputs are laid out).
+# op -> (fused op, its domain).
 UNARY = {"Sigmoid": ("QLinearSigmoid", MS), "LeakyRelu": ("QLinearLeakyRelu", MS),
          "AveragePool": ("QLinearAveragePool", MS), "GlobalAveragePool": ("QLinearGlobalAveragePool", MS),
          "Softmax": ("QLinearSoftmax", MS)}
 BINARY = {"Add": ("QLinearAdd", MS), "Mul": ("QLinearMul", MS)}
-# Elementwise ops onnxruntime leaves in float between their DQ and Q, computed here as the 8-bit table of
-# exactly that (dequantize, its float function, quantize): the same integers, one lookup each.
-TABLE = frozenset({"Relu", "Clip", "HardSigmoid", "HardSwish"})
-ACCEL = "ai.accel"  # the domain of the internal op that carries them (QLinearActivation)
-# Ops whose Q/DQ pair is dropped when both carry the same scale and zero point.
-DATA_MOVEMENT = frozenset({"MaxPool", "Reshape", "Transpose", "Squeeze", "Unsqueeze", "Gather", "Flatten"})
+# Elementwise ops onnxruntime leaves in float between their DQ and Q (a Relu or Clip it could not remove),
+# computed here as the 8-bit table of exactly that (dequantize, its float function, quantize): the same
+# integers, one lookup each.
+TABLE = frozenset({"Relu", "Clip", "HardSigmoid", "HardSwish", "Tanh"})
+# Ops that only move or select data: with the same scale and zero point on both sides the pair is dropped
+# (which changes no value: quantizing a dequantized integer gives it back) and the op runs on the integers.
+DATA_MOVEMENT = frozenset({"MaxPool", "Reshape", "Transpose", "Squeeze", "Unsqueeze", "Gather", "Flatten", "Slice",
+                           "Expand", "Identity"})
+# A bias is fused when its scale is the input's times the weights' within onnxruntime's tolerance.
+BIAS_SCALE_RTOL, BIAS_SCALE_ATOL = 0.01, 1e-6
+
+# What each ONNX op becomes in a QDQ model when its DQ -> op -> Q group fuses (docs/ops.md's int8 column).
+INT8_FORMS = {
+    "Conv": "qconv", "MatMul": "qmatmul (matmulinteger and a float scale without Q)",
+    "Gemm": "qgemm (int8 or float output)", "Add": "qadd", "Mul": "qmul",
+    "Sigmoid": "qactivation (onnxruntime's logistic)", "LeakyRelu": "qactivation", "AveragePool": "qavgpool",
+    "GlobalAveragePool": "qglobalavgpool", "Softmax": "qsoftmax", "Concat": "concat, inputs requantized by tables",
+    **dict.fromkeys(TABLE, "qactivation (onnxruntime's float function as a table)"),
+    **dict.fromkeys(DATA_MOVEMENT, "on the integers (Q/DQ dropped)"),
+}
 
 
-class _Graph:
-    """The node list with its producer and consumer maps, and what is constant."""
+def _int8_weights_ok(g: QdqGraph, x, w) -> bool:
+    """int8 activations fuse only with int8 weights."""
+    return not (g.int_type(x) == np.int8 and g.int_type(w) == np.uint8)
 
-    def __init__(self, imp: Imported):
-        self.imp = imp
-        self.values = imp.graph.values
-        self.outputs = set(imp.graph.outputs)
-        self.producer = {o: n for n in imp.nodes for o in n.outputs if o}
-        self.consumers: dict = {}
-        for n in imp.nodes:
-            for i in n.inputs:
-                if i:
-                    self.consumers.setdefault(i, []).append(n)
 
-    def is_const(self, name: str) -> bool:
-        return not name or (name in self.values and self.values[name].is_const)
+def _bias_ok(g: QdqGraph, x, w, b) -> bool:
+    want = (g.scale(x).astype(np.float64) * g.scale(w).astype(np.float64)).reshape(-1)
+    got = g.scale(b).astype(np.float64).reshape(-1)
+    if got.size not in (1, want.size) and want.size != 1:
+        return False
+    return bool(np.all(np.abs(got - want) <= BIAS_SCALE_ATOL + BIAS_SCALE_RTOL * np.abs(want)))
 
-    def dq(self, name: str):
-        """The DequantizeLinear producing `name` with constant scale and zero point, else None."""
-        n = self.producer.get(name)
-        if n is None or n.op != DQ or n.domain not in DEFAULT_DOMAINS or int(n.attr("block_size", 0)):
-            return None
-        return n if all(self.is_const(i) for i in n.inputs[1:3]) else None
 
-    def only_q(self, node):
-        """The QuantizeLinear that alone consumes node's single output (not a graph output), else None."""
-        outs = [o for o in node.outputs if o]
-        if len(outs) != 1 or outs[0] in self.outputs:
-            return None
-        users = self.consumers.get(outs[0], [])
-        if len(users) != 1 or users[0].op != Q or users[0].domain not in DEFAULT_DOMAINS:
-            return None
-        q = users[0]
-        return q if all(self.is_const(i) for i in q.inputs[1:3]) and not int(q.attr("block_size", 0)) else None
-
-    def same_params(self, a, b) -> bool:
-        """Do two Q/DQ nodes carry the same constant scale and zero point (per tensor)?"""
-        sa, sb = self.values[a.inputs[1]].const, self.values[b.inputs[1]].const
-        if sa.size != 1 or sb.size != 1 or sa.reshape(()) != sb.reshape(()):
-            return False
-        za, zb = (self._zero(n) for n in (a, b))
-        return za is not None and zb is not None and za.dtype == zb.dtype and za.reshape(()) == zb.reshape(())
-
-    def _zero(self, n):
-        if len(n.inputs) > 2 and n.inputs[2]:
-            return self.values[n.inputs[2]].const
+def _data_movement(g: QdqGraph, node):
+    dq = g.dq(node.inputs[0]) if node.inputs else None
+    q = g.only_q(node)
+    if dq is None or q is None or not g.same_params(dq, q) or not all(g.is_const(i) for i in node.inputs[1:]):
         return None
-
-
-def _scale_zero(n) -> list:
-    """A Q or DQ node's scale and zero point inputs ("" for an absent zero point)."""
-    return [n.inputs[1], n.inputs[2] if len(n.inputs) > 2 else ""]
-
-
-def _q8_dq(g: _Graph, dq) -> bool:
-    v = g.values.get(dq.inputs[0])
-    return v is None or v.dtype in QUANT_DTYPES
-
-
-def _make(op, domain, inputs, outputs, like, **attrs) -> OnnxNode:
-    proto = helper.make_node(op, inputs, outputs, name=like.name, domain="" if domain is None else domain)
-    for a in like.proto.attribute:
-        if a.name not in attrs:
-            proto.attribute.append(a)
-    for k, v in attrs.items():
-        proto.attribute.append(helper.make_attribute(k, v))
-    return OnnxNode(proto, 0)
-
-
-def _fuse(g: _Graph, node):
-    """(the fused node, the nodes it replaces) for one candidate node, or None."""
-    if node.domain not in DEFAULT_DOMAINS:
+    if node.op == "MaxPool" and (g.imp.opset < 12 or not float(g.scale(dq).reshape(())) > 0):
         return None
-    op = node.op
-    if op in DATA_MOVEMENT:
-        dq = g.dq(node.inputs[0]) if node.inputs else None
-        q = g.only_q(node)
-        if dq is None or q is None or not g.same_params(dq, q) or not _q8_dq(g, dq):
-            return None
-        extra = [i for i in node.inputs[1:]]
-        return _make(op, None, [dq.inputs[0], *extra], q.outputs, node), [dq, node, q]
-    if op in TABLE:
-        dq = g.dq(node.inputs[0]) if node.inputs else None
-        q = g.only_q(node)
-        if dq is None or q is None or not _q8_dq(g, dq) or not all(g.is_const(i) for i in node.inputs[1:]):
-            return None
-        ins = [dq.inputs[0], *_scale_zero(dq), *_scale_zero(q), *node.inputs[1:]]
-        return _make("QLinearActivation", ACCEL, ins, q.outputs, node, activation=op), [dq, node, q]
-    if op in UNARY or op in BINARY or op == "Conv" or op == "MatMul" or op == "Concat" or op == "Gemm":
-        data = _data_inputs(node)
-        dqs = [g.dq(i) for i in data]
-        if any(d is None or not _q8_dq(g, d) for d in dqs):
-            return None
-        q = g.only_q(node)
-        if op == "Conv":
-            return _conv(g, node, dqs, q)
-        if op == "Gemm":
-            return _gemm(g, node, dqs, q)
-        if q is None:
-            return None
-        x = [[d.inputs[0], *_scale_zero(d)] for d in dqs]
-        y = _scale_zero(q)
-        if op in UNARY:
-            fused, dom = UNARY[op]
-            extra = {"opset": g.imp.opset} if op == "Softmax" else {}
-            return _make(fused, dom, [*x[0], *y], q.outputs, node, **extra), [*dqs, node, q]
-        if op in BINARY:
-            fused, dom = BINARY[op]
-            return _make(fused, dom, [*x[0], *x[1], *y], q.outputs, node), [*dqs, node, q]
-        if op == "MatMul":
-            return _make("QLinearMatMul", None, [*x[0], *x[1], *y], q.outputs, node), [*dqs, node, q]
-        return _make("QLinearConcat", MS, [*y, *[t for xi in x for t in xi]], q.outputs, node), [*dqs, node, q]
-    return None
+    return make_node(node.op, None, [dq.inputs[0], *node.inputs[1:]], q.outputs, node), [dq, node, q]
 
 
-def _data_inputs(node) -> list:
-    if node.op == "Conv" or node.op == "Gemm":
-        return [i for i in node.inputs[:2]]
-    return list(node.inputs)
-
-
-def _conv(g: _Graph, node, dqs, q):
-    x, w = dqs
-    if q is None or not g.is_const(w.inputs[0]):
+def _table(g: QdqGraph, node):
+    dq = g.dq(node.inputs[0]) if node.inputs else None
+    q = g.only_q(node)
+    if dq is None or q is None or not g.per_tensor(dq, q) or not all(g.is_const(i) for i in node.inputs[1:]):
         return None
-    bias = ""
-    replaced = [x, w, node, q]
+    ins = [dq.inputs[0], *scale_zero(dq), *scale_zero(q), *node.inputs[1:]]
+    return make_node("QLinearActivation", ACCEL, ins, q.outputs, node, activation=node.op), [dq, node, q]
+
+
+def _conv(g: QdqGraph, node):
+    x, w = (g.dq(i) for i in node.inputs[:2])
+    q = g.only_q(node)
+    if x is None or w is None or q is None or not g.is_const(w.inputs[0]) or not _int8_weights_ok(g, x, w) \
+            or not g.per_tensor(x, q):
+        return None
+    bias, replaced = "", [x, w, node, q]
     if len(node.inputs) > 2 and node.inputs[2]:
-        b = g.dq(node.inputs[2])
-        if b is None or not g.is_const(b.inputs[0]):
+        b = g.dq(node.inputs[2], bias=True)
+        if b is None or not g.is_const(b.inputs[0]) or not _bias_ok(g, x, w, b):
             return None
         bias = b.inputs[0]
         replaced.insert(2, b)
-    ins = [x.inputs[0], *_scale_zero(x), w.inputs[0], *_scale_zero(w), *_scale_zero(q), bias]
-    return _make("QLinearConv", None, ins, q.outputs, node), replaced
+    ins = [x.inputs[0], *scale_zero(x), w.inputs[0], *scale_zero(w), *scale_zero(q), bias]
+    return make_node("QLinearConv", None, ins, q.outputs, node), replaced
 
 
-def _gemm(g: _Graph, node, dqs, q):
-    a, b = dqs
-    if not g.is_const(b.inputs[0]) or float(node.attr("beta", 1.0)) != 1.0 and len(node.inputs) > 2:
+def _matmul(g: QdqGraph, node):
+    a, b = (g.dq(i) for i in node.inputs[:2])
+    if a is None or b is None or not _int8_weights_ok(g, a, b) or not g.per_tensor(a):
         return None
-    bias = ""
-    replaced = [a, b, node]
+    q = g.only_q(node)
+    if q is not None and not g.per_tensor(q):
+        return None
+    if q is not None:
+        ins = [a.inputs[0], *scale_zero(a), b.inputs[0], *scale_zero(b), *scale_zero(q)]
+        return make_node("QLinearMatMul", None, ins, q.outputs, node), [a, b, node, q]
+    if not g.is_const(b.inputs[0]):
+        return None
+    sa, za = scale_zero(a)
+    sb, zb = scale_zero(b)
+    ins = [a.inputs[0], b.inputs[0], sa, sb, za, zb]
+    return make_node("MatMulIntegerToFloat", MS, ins, node.outputs, node), [a, b, node]
+
+
+def _gemm(g: QdqGraph, node):
+    a, b = (g.dq(i) for i in node.inputs[:2])
+    if a is None or b is None or not g.is_const(b.inputs[0]) or not _int8_weights_ok(g, a, b) \
+            or not g.per_tensor(a):
+        return None
+    q = g.only_q(node)
+    if q is not None and not g.per_tensor(q):
+        return None
+    bias, replaced = "", [a, b, node]
     if len(node.inputs) > 2 and node.inputs[2]:
-        c = g.dq(node.inputs[2])
-        if c is None or not g.is_const(c.inputs[0]):
+        c = g.dq(node.inputs[2], bias=True)
+        if c is None or not g.is_const(c.inputs[0]) or float(node.attr("beta", 1.0)) != 1.0 or not _bias_ok(g, a, b, c):
             return None
         bias = c.inputs[0]
         replaced.append(c)
-    y = _scale_zero(q) if q is not None else []
-    outs = q.outputs if q is not None else node.outputs
+    y = scale_zero(q) if q is not None else []
     if q is not None:
         replaced.append(q)
-    ins = [a.inputs[0], *_scale_zero(a), b.inputs[0], *_scale_zero(b), bias, *y]
-    return _make("QGemm", MS, ins, outs, node), replaced
+    ins = [a.inputs[0], *scale_zero(a), b.inputs[0], *scale_zero(b), bias, *y]
+    return make_node("QGemm", MS, ins, q.outputs if q is not None else node.outputs, node), replaced
+
+
+def _elementwise(g: QdqGraph, node):
+    """Unary and binary QLinear ops and QLinearConcat: every input from a DQ (of one integer type for a
+    binary op), the output to a Q."""
+    dqs = [g.dq(i) for i in node.inputs]
+    q = g.only_q(node)
+    if q is None or not dqs or any(d is None for d in dqs) or not g.per_tensor(q, *dqs):
+        return None
+    x = [[d.inputs[0], *scale_zero(d)] for d in dqs]
+    y = scale_zero(q)
+    if node.op in UNARY:
+        fused, dom = UNARY[node.op]
+        extra = {"opset": g.imp.opset} if node.op == "Softmax" else {}
+        return make_node(fused, dom, [*x[0], *y], q.outputs, node, **extra), [*dqs, node, q]
+    if node.op in BINARY:
+        if g.int_type(dqs[0]) != g.int_type(dqs[1]):
+            return None
+        fused, dom = BINARY[node.op]
+        return make_node(fused, dom, [*x[0], *x[1], *y], q.outputs, node), [*dqs, node, q]
+    return make_node("QLinearConcat", MS, [*y, *[t for xi in x for t in xi]], q.outputs, node), [*dqs, node, q]
+
+
+def _fuse(g: QdqGraph, node):
+    """(the fused node, the nodes it replaces) for one candidate node, or None."""
+    if node.domain not in DEFAULT_DOMAINS:
+        return None
+    if node.op in DATA_MOVEMENT:
+        return _data_movement(g, node)
+    if node.op in TABLE:
+        return _table(g, node)
+    if node.op == "Conv":
+        return _conv(g, node)
+    if node.op == "MatMul":
+        return _matmul(g, node)
+    if node.op == "Gemm":
+        return _gemm(g, node)
+    if node.op in UNARY or node.op in BINARY or node.op == "Concat":
+        return _elementwise(g, node)
+    return None
 
 
 def fuse(imp: Imported) -> None:
-    """Rewrites imp.nodes in place: each fusable group becomes one node at the position of its op; a
-    DequantizeLinear stays while another node still reads its output."""
-    g = _Graph(imp)
+    """Rewrites imp.nodes in place, as onnxruntime does: the clean-ups first (qdq_cleanup.py), then each
+    fusable group becomes one node at the position of its op; a DequantizeLinear stays while another node
+    still reads its output."""
+    qdq_cleanup.remove_redundant_activations(imp)
+    qdq_cleanup.merge_double_pairs(imp)
+    g = QdqGraph(imp)
     fused_at: dict = {}
     gone: set = set()
     for node in imp.nodes:
@@ -201,18 +192,8 @@ def fuse(imp: Imported) -> None:
             continue
         new, replaced = hit
         fused_at[id(node)] = new
-        for r in replaced:
-            if r.op != DQ:
-                gone.add(id(r))
+        gone.update(id(r) for r in replaced if r.op != DQ)
         for r in replaced:  # a DQ goes once every reader of its output is gone
             if r.op == DQ and all(id(c) in gone for c in g.consumers.get(r.outputs[0], [])):
                 gone.add(id(r))
-    out = []
-    for node in imp.nodes:
-        if id(node) in fused_at:
-            out.append(fused_at[id(node)])
-        elif id(node) not in gone:
-            out.append(node)
-    imp.nodes[:] = out
-    imp.used.clear()
-    imp.used.update({i for n in out for i in n.inputs if i} | set(imp.graph.outputs))
+    rewrite(imp, fused_at, gone)

@@ -10,6 +10,7 @@
 #include "driver_kit/abi_copy.h"
 #include "driver_kit/options.h"
 #include "handles.h"
+#include "math/qgemm.h"
 #include "scheduler.h"
 #include "status.h"
 
@@ -54,6 +55,13 @@ uint32_t default_cores() {
 bool debug_from_environment() {
     const char* v = getenv("ACCEL_EMU_DEBUG");
     return v && v[0] && strcmp(v, "0") != 0;
+}
+
+const char* int8_rules_name(Int8Rules r) {
+    switch (r) {
+        case Int8Rules::Ort: return "ort";
+    }
+    return "?";
 }
 
 accel_status parse_options(const char* text, DeviceOptions* o) {
@@ -111,6 +119,8 @@ accel_status device_open(const char* options, accel_device** out) {
     if (!d) return fail(ACCEL_ERR_OUT_OF_MEMORY, "emu: out of host memory opening the device");
     d->header.driver = &kDriverTable;
     d->options = o;
+    d->name = std::string("accel emulator (int8: ") + int8_rules_name(o.int8) + " rules, " + qisa_name(qisa_select()) +
+              ")";
     if (!d->pool.reserve(o.pool_bytes, o.debug)) {
         int err = errno;
         delete d;
@@ -137,7 +147,7 @@ accel_status device_get_info(accel_device* d, accel_device_info* out) {
     info.debug = d->options.debug ? 1 : 0;
     info.alignment = kAlignment;
     info.pool_bytes = d->pool.capacity();
-    info.name = "accel emulator";
+    info.name = d->name.c_str();
     info.backend = "emu";
     accel_kit::copy_to_caller(info, out);
     return ACCEL_OK;

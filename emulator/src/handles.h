@@ -43,6 +43,7 @@ struct accel_device {
     accel_object_header header;
     std::atomic<int> refs{1};
     accel_emu::DeviceOptions options;
+    std::string name;  // "accel emulator (int8: ...)": the int8 rules and the code path loads pick
     accel_emu::Pool pool;
     std::shared_ptr<accel_emu::Scheduler> scheduler;
 

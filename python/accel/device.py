@@ -34,7 +34,8 @@ class DeviceInfo:
     """What a device is.
 
     Attributes:
-        name: the device's name, e.g. ``"accel emulator"``.
+        name: the device's name, e.g. ``"accel emulator (int8: ort rules, avx512vnni)"`` (the emulator's
+            says its int8 rules and the int8 code path its models take on this CPU).
         backend: the driver's URI scheme, e.g. ``"emu"``, ``"bpu"``, ``"vart"``.
         cores: compute cores (the emulator's worker threads).
         max_inflight: most jobs submitted and not yet finished at once.

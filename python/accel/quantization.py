@@ -28,10 +28,11 @@ def _record(info: TensorInfo, ndim: int) -> Any:
     else:
         scales = np.asarray(q.scales, np.float32)
         zeros = np.asarray(q.zero_points if q.zero_points is not None else [0] * len(q.scales), np.int64)
-    axis = q.axis if scales.size > 1 else None
-    if axis is not None and not 0 <= axis < ndim:
-        raise ValueError(f"tensor {info.name!r} is quantized along axis {axis}, but the array has {ndim} dims")
-    return quant.Quant(scales, zeros, axis)
+    if scales.size == 1 or q.axis is None:
+        return quant.Quant(scales, zeros)
+    if not 0 <= q.axis < ndim:
+        raise ValueError(f"tensor {info.name!r} is quantized along axis {q.axis}, but the array has {ndim} dims")
+    return quant.Quant(scales, zeros, q.axis)
 
 
 def _check_shape(array: np.ndarray, info: TensorInfo) -> None:
@@ -47,10 +48,11 @@ def quantize(array: Any, info: TensorInfo) -> np.ndarray:
     from .compiler import quant
 
     x = np.asarray(array, dtype=np.float32)
+    record = _record(info, x.ndim)
     _check_shape(x, info)
     if info.dtype not in (np.dtype(np.int8), np.dtype(np.uint8)):
         raise ValueError(f"tensor {info.name!r} is {info.dtype}, not int8 or uint8")
-    return quant.quantize(x, _record(info, x.ndim), info.dtype)
+    return quant.quantize(x, record, info.dtype)
 
 
 def dequantize(array: Any, info: TensorInfo) -> np.ndarray:
@@ -59,7 +61,8 @@ def dequantize(array: Any, info: TensorInfo) -> np.ndarray:
     from .compiler import quant
 
     q = np.asarray(array)
+    record = _record(info, q.ndim)
     _check_shape(q, info)
     if q.dtype != info.dtype:
         raise ValueError(f"array of dtype {q.dtype} does not match tensor {info.name!r} of dtype {info.dtype}")
-    return quant.dequantize(q, _record(info, q.ndim))
+    return quant.dequantize(q, record)

@@ -105,8 +105,10 @@ def _tiny_cnn_spec() -> catalog.ModelSpec:
     return catalog.ModelSpec("tiny_cnn", inp.name, shape, shape, images.scene, images.imagenet_normalized, 1)
 
 
-def _catalog_source(spec: catalog.ModelSpec, load: Callable[[Optional[Path]], onnx.ModelProto]) -> Source:
-    return Source(spec.input_name, spec.test_shape, load, lambda seed: spec.make_input(spec.test_shape, seed))
+def _catalog_source(spec: catalog.ModelSpec, load: Callable[[Optional[Path]], onnx.ModelProto],
+                    shape: Optional[Shape]) -> Source:
+    shape = shape or spec.test_shape
+    return Source(spec.input_name, shape, load, lambda seed: spec.make_input(shape, seed))
 
 
 def _load_catalog(name: str, folder: Optional[Path]) -> onnx.ModelProto:
@@ -114,14 +116,15 @@ def _load_catalog(name: str, folder: Optional[Path]) -> onnx.ModelProto:
     return onnx.load(str(catalog.model_path(name, folder if catalog.MODELS[name].build else None)))
 
 
-def source(name: str) -> Source:
-    """The float model `name` (one of names()) and its input."""
+def source(name: str, shape: Optional[Shape] = None) -> Source:
+    """The float model `name` (one of names()) and its input, of `shape` (None: the test shape; the catalog's
+    models only)."""
     if name == "mlp":
         return Source("x", MLP_SHAPE, lambda folder: build_mlp(), _mlp_input)
     if name == "tiny_cnn":
-        return _catalog_source(_tiny_cnn_spec(), lambda folder: onnx.load(str(TINY_CNN)))
+        return _catalog_source(_tiny_cnn_spec(), lambda folder: onnx.load(str(TINY_CNN)), None)
     if name in catalog.MODELS:
-        return _catalog_source(catalog.MODELS[name], functools.partial(_load_catalog, name))
+        return _catalog_source(catalog.MODELS[name], functools.partial(_load_catalog, name), shape)
     raise KeyError(f"unknown model {name!r}; known: {', '.join(names())}")
 
 
@@ -189,10 +192,22 @@ def _digest() -> str:
     return h.hexdigest()[:12]
 
 
-def _cached(name: str, variant: str, folder: Optional[Path], quantize: Callable[[Source, Path, Path], None]) -> Path:
-    """The file of model `name` quantized as `variant` (the options, spelled into the file name), made once
-    into `folder` (default: default_dir()) by quantize(source, prepared model, output), written atomically."""
-    src = source(name)
+def float_model(name: str, shape: Optional[Shape] = None) -> onnx.ModelProto:
+    """The float model `name` with its input fixed to `shape` (None: the test shape), as it is quantized."""
+    src = source(name, shape)
+    model = src.load(None)
+    _fix_input_shape(model, src.input_name, src.shape)
+    return model
+
+
+def _cached(name: str, variant: str, folder: Optional[Path], quantize: Callable[[Source, Path, Path], None],
+            shape: Optional[Shape] = None) -> Path:
+    """The file of model `name` quantized as `variant` (the options, spelled into the file name) at input
+    `shape` (None: the test shape), made once into `folder` (default: default_dir()) by quantize(source,
+    prepared model, output), written atomically."""
+    src = source(name, shape)
+    if shape is not None:
+        variant += "-" + "x".join(str(d) for d in shape)
     out_dir = Path(folder) if folder is not None else default_dir()
     dst = out_dir / f"{name}-{variant}-{_digest()}.onnx"
     if not dst.is_file():
@@ -222,12 +237,12 @@ def _static_variant(form: str, activation: str, symmetric: bool, per_channel: bo
 
 
 def static_model(name: str, *, activation: str = "uint8", symmetric: bool = False, per_channel: bool = True,
-                 folder: Optional[Path] = None) -> Path:
+                 folder: Optional[Path] = None, shape: Optional[Shape] = None) -> Path:
     """Model `name` in QDQ form: int8 weights (per output channel unless per_channel=False), `activation`
     ("uint8" or "int8") activations with ranges calibrated on seeded inputs, symmetric (zero point 0) if
-    `symmetric`."""
+    `symmetric`; at input `shape` (None: the test shape)."""
     return _cached(name, _static_variant("qdq", activation, symmetric, per_channel), folder,
-                   _static(QuantFormat.QDQ, activation, symmetric, per_channel))
+                   _static(QuantFormat.QDQ, activation, symmetric, per_channel), shape)
 
 
 def operator_model(name: str, *, activation: str = "uint8", symmetric: bool = False, per_channel: bool = True,

@@ -11,11 +11,11 @@ from .. import folding
 from ..errors import CompileError
 from ..importer import DEFAULT_DOMAINS, Imported, check_schema
 from ..ir import Graph, Value
-from . import conv, data, elementwise, linalg, normalization, quantized, reshape, resize
+from . import conv, data, elementwise, linalg, normalization, qinteger, qlinear, quantized, reshape, resize
 from .context import Ctx, unsupported
 
 
-FAMILIES = (linalg, elementwise, normalization, conv, resize, reshape, data, quantized)
+FAMILIES = (linalg, elementwise, normalization, conv, resize, reshape, data, quantized, qlinear, qinteger)
 # Ops that move int8 data without computing on it: their output keeps the input's quantization.
 QUANT_KEEPING_OPS = frozenset({"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Identity", "Slice",
                                "Gather", "MaxPool", "Split", "Expand", "Resize", "DepthToSpace", "SpaceToDepth"})
@@ -32,6 +32,8 @@ def _union(families) -> dict:
 
 
 HANDLERS = _union(FAMILIES)
+# The ops of other domains than ONNX's default one that a family lowers: (domain, op type).
+DOMAIN_OPS = frozenset((d, op) for f in FAMILIES for d, ops in getattr(f, "DOMAIN_OPS", {}).items() for op in ops)
 SUPPORTED_OPS = frozenset(HANDLERS)
 
 
@@ -39,9 +41,7 @@ def lower(imp: Imported) -> Graph:
     ctx = Ctx(imp)
     g = imp.graph
     for node in imp.nodes:
-        if node.domain not in DEFAULT_DOMAINS and not (node.domain == quantized.MS_DOMAIN and node.op in quantized.MS_OPS
-                                                       or node.domain == quantized.ACCEL_DOMAIN
-                                                       and node.op in quantized.ACCEL_OPS):
+        if node.domain not in DEFAULT_DOMAINS and (node.domain, node.op) not in DOMAIN_OPS:
             raise unsupported(node)
         check_schema(node, imp.opset, lambda n: g.values[n].dtype if n in g.values else None)
         for i in node.inputs:

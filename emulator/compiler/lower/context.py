@@ -145,3 +145,19 @@ def float_input(ctx, node, i) -> Value:
     if v.dtype != F32:
         raise unsupported(node, f"dtype {v.dtype} of input '{v.name}' (float32 only)")
     return v
+
+
+class NodeView:
+    """A node seen as another op with other inputs (the same name, outputs and attributes): how a handler
+    lowers part of a node through another op's handler."""
+
+    def __init__(self, node, op, inputs):
+        self._node, self.op, self.inputs = node, op, inputs
+        self.name, self.outputs, self.domain = node.name, node.outputs, ""
+
+    @property
+    def label(self):
+        return self._node.label
+
+    def attr(self, name, default=None):
+        return self._node.attr(name, default)

@@ -113,8 +113,8 @@ def emit_conv(ctx, node, op, x: Value, w, wname, bname, b, ydtype, wquant=None, 
 def lower_pool(ctx, node):
     """MaxPool and AveragePool (every opset): 1-D and 2-D float32 pooling (input rank 3 or 4) with
     kernel_shape, strides, pads, auto_pad (NOTSET, VALID, SAME_UPPER, SAME_LOWER), ceil_mode,
-    dilations (MaxPool) and count_include_pad (AveragePool). Not supported: 3-D and higher pooling,
-    MaxPool's Indices output, AveragePool dilations other than 1, integer MaxPool.
+    dilations (MaxPool) and count_include_pad (AveragePool); MaxPool also of int8 and uint8. Not supported:
+    3-D and higher pooling, MaxPool's Indices output, AveragePool dilations other than 1.
     """
     x = ctx.input(node, 0)
     rank = len(x.shape)

@@ -57,68 +57,76 @@ QIsa hardware_isa() {
 #endif
 }
 
-// Panel bytes per block: the block stays in L2 (1 MiB or more on every AVX-512 part) next to the weights'
-// tile and the output rows being written.
+// Unit bytes per column block: the block's units stay in L2 (1 MiB or more on every AVX-512 part) while
+// every weight tile runs over them, next to the weights' tile and the output rows being written.
 constexpr int64_t kBlockBytes = 256 * 1024;
 
 const qk::Header* header(const void* packed) { return static_cast<const qk::Header*>(packed); }
 
 int64_t column_block(const qk::Header* h, int64_t N) {
     const int64_t nr = qk::traits(h->isa).nr;
-    const int64_t row = std::max<int64_t>(1, h->Kg * 4 * nr);
-    const int64_t fit = std::max<int64_t>(1, kBlockBytes / row) * nr;
+    const int64_t fit = std::max<int64_t>(1, kBlockBytes / std::max<int64_t>(1, h->Kq * 4 * nr)) * nr;
     return std::min(fit, qk::round_up(std::max<int64_t>(N, 1), nr));
 }
 
-int64_t block_bytes(const qk::Header* h, int64_t nc) { return qk::round_up(h->Kg * 4 * nc, qk::kAlign) + nc * 4; }
-
 int64_t elem_bytes(const qk::Header* h) { return h->out == QOut::Q8 ? 1 : 4; }
 
-bool avx512_panels(const qk::Header* h) { return h->isa == QIsa::Avx512Vnni || h->isa == QIsa::Amx; }
+bool avx512_x(const qk::Header* h) { return h->isa == QIsa::Avx512Vnni || h->isa == QIsa::Amx; }
 
-void run_block(const qk::Header* h, const uint8_t* panels, const int32_t* colsum, int64_t nc, const qk::Out& out) {
+// Scratch of a run over columns blocks of NC: the offsets, the block's column sums and the isa's own.
+struct RunScratch {
+    int64_t* off;
+    int32_t* colsum;
+    void* block;
+};
+int64_t run_scratch_bytes(const qk::Header* h, int64_t NC) {
+    return qk::round_up(h->Kq * 8, qk::kAlign) + qk::round_up(NC * 4, qk::kAlign) + qk::block_scratch_bytes(h, NC);
+}
+RunScratch run_scratch(const qk::Header* h, int64_t NC, char* mem) {
+    RunScratch r;
+    r.off = reinterpret_cast<int64_t*>(mem);
+    r.colsum = reinterpret_cast<int32_t*>(mem + qk::round_up(h->Kq * 8, qk::kAlign));
+    r.block = mem + qk::round_up(h->Kq * 8, qk::kAlign) + qk::round_up(NC * 4, qk::kAlign);
+    return r;
+}
+
+// Columns [p0, p0 + nc) of view b through the weights into y (at the block's first column).
+void run_block(const qk::Header* h, const qk::View& b, int64_t p0, int64_t nc, const RunScratch& rs, char* y,
+               int64_t ldy, bool xw) {
+    if (h->colsum) {
+        if (avx512_x(h)) qk::view_colsums_avx512(h, b, p0, nc, rs.colsum);
+        else qk::view_colsums(h, b, p0, nc, rs.colsum);
+    }
+    const qk::Out out{y, ldy, xw};
     switch (h->isa) {
-        case QIsa::Avx2: qk::block_avx2(h, panels, colsum, nc, out); return;
-        case QIsa::Avx512Vnni: qk::block_vnni(h, panels, colsum, nc, out); return;
-        case QIsa::Amx: qk::block_amx(h, panels, colsum, nc, out); return;
+        case QIsa::Avx2: qk::block_avx2(h, b, p0, nc, rs.colsum, out); return;
+        case QIsa::Avx512Vnni: qk::block_vnni(h, b, p0, nc, rs.colsum, out); return;
+        case QIsa::Amx: qk::block_amx(h, b, p0, nc, rs.colsum, out, rs.block); return;
         case QIsa::Portable: break;
     }
-    qk::block_portable(h, panels, colsum, nc, out);
+    qk::block_portable(h, b, p0, nc, rs.colsum, out);
 }
 
-void colsums(const qk::Header* h, const uint8_t* panels, int64_t nc, int32_t* colsum) {
-    if (!h->colsum) return;
-    const int64_t nr = qk::traits(h->isa).nr;
-    if (avx512_panels(h)) qk::panel_colsums_avx512(h, panels, nc, nr, colsum);
-    else qk::panel_colsums(h, panels, nc, nr, colsum);
-}
+// Columns of qgemm_wx's X (K rows) or qgemm_xw's (N rows) a block at a time: each block's units into a
+// buffer of rows ld units long, then the kernels over it.
+int64_t units_ld(int64_t NC) { return qk::round_up(NC, 64); }
+int64_t units_bytes(const qk::Header* h, int64_t NC) { return qk::round_up(h->Kq * units_ld(NC) * 4 + 128, qk::kAlign); }
 
-// The source of X's columns of one run.
-enum class Src { Rows, Cols, Conv };
-
-void run(const qk::Header* h, Src src, int64_t N, const uint8_t* x, int64_t ldx, const qk::ConvXi* xi, void* y,
-         int64_t ldy, bool xw, void* scratch) {
+void run_gemm(const qk::Header* h, bool xw, int64_t N, const uint8_t* x, int64_t ldx, void* y, int64_t ldy,
+              void* scratch) {
     if (N <= 0 || h->M <= 0) return;
-    const int64_t nr = qk::traits(h->isa).nr, NC = column_block(h, N);
-    uint8_t* panels = qk::align_ptr<uint8_t>(scratch);
-    int32_t* colsum = reinterpret_cast<int32_t*>(panels + qk::round_up(h->Kg * 4 * NC, qk::kAlign));
-    const bool fast = avx512_panels(h);
+    const int64_t NC = column_block(h, N), ld = units_ld(NC);
+    char* mem = qk::align_ptr<char>(scratch);
+    uint8_t* units = reinterpret_cast<uint8_t*>(mem);
+    const RunScratch rs = run_scratch(h, NC, mem + units_bytes(h, NC));
+    for (int64_t g = 0; g < h->Kq; ++g) rs.off[g] = g * ld * 4;
+    const qk::View b{units, rs.off};
     for (int64_t n0 = 0; n0 < N; n0 += NC) {
         const int64_t nc = std::min(NC, N - n0);
-        switch (src) {
-            case Src::Rows:
-                if (fast) qk::panels_rows_avx512(h, x, ldx, n0, nc, nr, panels);
-                else qk::panels_rows(h, x, ldx, n0, nc, nr, panels);
-                break;
-            case Src::Cols: qk::panels_cols(h, x, ldx, n0, nc, nr, panels); break;
-            case Src::Conv:
-                if (fast) qk::panels_conv_avx512(h, *xi, n0, nc, nr, panels);
-                else qk::panels_conv(h, *xi, n0, nc, nr, panels);
-                break;
-        }
-        colsums(h, panels, nc, colsum);
-        char* yb = static_cast<char*>(y) + (xw ? n0 * ldy : n0) * elem_bytes(h);
-        run_block(h, panels, colsum, nc, qk::Out{yb, ldy, xw});
+        if (xw) qk::cols_to_units(h, x, ldx, n0, nc, ld, units);
+        else if (avx512_x(h)) qk::rows_to_units_avx512(h, x, ldx, n0, nc, ld, units);
+        else qk::rows_to_units(h, x, ldx, n0, nc, ld, units);
+        run_block(h, b, 0, nc, rs, static_cast<char*>(y) + (xw ? n0 * ldy : n0) * elem_bytes(h), ldy, xw);
     }
 }
 
@@ -267,38 +275,43 @@ void qgemm_pack(QIsa isa, const QGemmSpec& spec, const void* w, void* out) {
 
 size_t qgemm_scratch_bytes(const void* packed, int64_t N) {
     const qk::Header* h = header(packed);
-    return static_cast<size_t>(block_bytes(h, column_block(h, N)) + qk::kAlign);
+    const int64_t NC = column_block(h, N);
+    return static_cast<size_t>(units_bytes(h, NC) + run_scratch_bytes(h, NC) + qk::kAlign);
 }
 
 void qgemm_wx(const void* packed, int64_t N, const void* x, int64_t ldx, void* y, int64_t ldy, void* scratch) {
-    run(header(packed), Src::Rows, N, static_cast<const uint8_t*>(x), ldx, nullptr, y, ldy, false, scratch);
+    run_gemm(header(packed), false, N, static_cast<const uint8_t*>(x), ldx, y, ldy, scratch);
 }
 
 void qgemm_xw(const void* packed, int64_t N, const void* x, int64_t ldx, void* y, int64_t ldy, void* scratch) {
-    run(header(packed), Src::Cols, N, static_cast<const uint8_t*>(x), ldx, nullptr, y, ldy, true, scratch);
+    run_gemm(header(packed), true, N, static_cast<const uint8_t*>(x), ldx, y, ldy, scratch);
 }
 
 size_t qconv_scratch_bytes(const void* packed, const ConvGeom& q) {
     const qk::Header* h = header(packed);
-    const int64_t gemm = block_bytes(h, column_block(h, q.P)) + qk::kAlign;
-    if (pointwise(q)) return static_cast<size_t>(gemm);
-    return static_cast<size_t>(gemm + qk::round_up(qk::conv_xi_bytes(q, h->Kq), qk::kAlign) + qk::kAlign);
+    if (pointwise(q)) return qgemm_scratch_bytes(packed, q.P);
+    const int64_t NC = column_block(h, q.P);
+    return static_cast<size_t>(qk::round_up(qk::conv_x_bytes(q, h->Kq), qk::kAlign) + run_scratch_bytes(h, NC) +
+                               qk::kAlign);
 }
 
 void qconv(const void* packed, const ConvGeom& q, const void* x, void* y, void* scratch) {
     const qk::Header* h = header(packed);
     const uint8_t* xb = static_cast<const uint8_t*>(x);
-    if (pointwise(q)) {
-        run(h, Src::Rows, q.P, xb, q.P, nullptr, y, q.P, false, scratch);
+    if (pointwise(q)) {  // X is the input as it lies: K rows of P
+        run_gemm(h, false, q.P, xb, q.P, y, q.P, scratch);
         return;
     }
-    // The interleaved input first, then the GEMM's scratch behind it.
+    if (q.P <= 0 || h->M <= 0) return;
     char* mem = qk::align_ptr<char>(scratch);
-    qk::ConvXi xi;
-    if (avx512_panels(h)) qk::conv_xi_build_avx512(h, q, xb, mem, &xi);
-    else qk::conv_xi_build(h, q, xb, mem, &xi);
-    char* rest = mem + qk::round_up(qk::conv_xi_bytes(q, h->Kq), qk::kAlign);
-    run(h, Src::Conv, q.P, nullptr, 0, &xi, y, q.P, false, rest);
+    qk::ConvX cx;
+    if (avx512_x(h)) qk::conv_x_build_avx512(h, q, xb, mem, &cx);
+    else qk::conv_x_build(h, q, xb, mem, &cx);
+    const int64_t NC = column_block(h, q.P);
+    const RunScratch rs = run_scratch(h, NC, mem + qk::round_up(qk::conv_x_bytes(q, h->Kq), qk::kAlign));
+    const qk::View b{cx.data, cx.off};
+    for (int64_t p0 = 0; p0 < q.P; p0 += NC)
+        run_block(h, b, p0, std::min(NC, q.P - p0), rs, static_cast<char*>(y) + p0 * elem_bytes(h), q.P, false);
 }
 
 }  // namespace accel_emu

@@ -26,6 +26,10 @@ constexpr int64_t NR = 32;      // panel columns
 constexpr int64_t kTileBytes = TM * TKB;
 }  // namespace
 
+int64_t block_scratch_bytes(const Header* h, int64_t nc) {
+    return h->isa == QIsa::Amx ? ceil_div(nc, NR) * NR * h->Kg * 4 : 0;
+}
+
 void pack_weights_amx(const AView& a, int64_t Mp, int64_t Kg, void* out) {
     uint8_t* o = static_cast<uint8_t*>(out);
     for (int64_t t = 0; t < Mp / TM; ++t)
@@ -102,9 +106,30 @@ ACCEL_AMX void epilogue(const Header* h, const int32_t* c, const int32_t* colsum
     }
 }
 
+// The block's columns as 32-column panels, [Kg][32] units each: a B tile is then 16 rows of one panel's
+// 64-byte halves, 128 bytes apart (tile loads need one stride; the view's k-groups are not evenly spaced).
+ACCEL_AMX void build_panels(const Header* h, const View& b, int64_t p0, int64_t nc, uint8_t* panels) {
+    for (int64_t j = 0; j < nc; j += NR) {
+        uint8_t* panel = panels + j * h->Kg * 4;
+        const __mmask16 m0 = head_mask(nc - j), m1 = head_mask(nc - j - 16 > 0 ? nc - j - 16 : 0);
+        for (int64_t g = 0; g < h->Kq; ++g) {
+            const uint8_t* src = b.base + b.off[g] + 4 * (p0 + j);
+            _mm512_store_si512(panel + g * NR * 4, _mm512_maskz_loadu_epi32(m0, src));
+            _mm512_store_si512(panel + g * NR * 4 + 64, _mm512_maskz_loadu_epi32(m1, src + 64));
+        }
+        for (int64_t g = h->Kq; g < h->Kg; ++g) {
+            _mm512_store_si512(panel + g * NR * 4, _mm512_setzero_si512());
+            _mm512_store_si512(panel + g * NR * 4 + 64, _mm512_setzero_si512());
+        }
+    }
+}
+
 }  // namespace
 
-ACCEL_AMX void block_amx(const Header* h, const uint8_t* panels, const int32_t* colsum, int64_t nc, const Out& out) {
+ACCEL_AMX void block_amx(const Header* h, const View& bv, int64_t p0, int64_t nc, const int32_t* colsum, const Out& out,
+                         void* scratch) {
+    uint8_t* panels = static_cast<uint8_t*>(scratch);
+    build_panels(h, bv, p0, nc, panels);
     alignas(64) TileConfig cfg = {};
     cfg.palette_id = 1;
     for (int t = 0; t < 8; ++t) cfg.rows[t] = TM, cfg.colsb[t] = TKB;
@@ -133,7 +158,7 @@ ACCEL_AMX void block_amx(const Header* h, const uint8_t* panels, const int32_t* 
 
 #else  // not x86-64: qisa_select never picks this path, so no blob of it exists
 
-void block_amx(const Header*, const uint8_t*, const int32_t*, int64_t, const Out&) {}
+void block_amx(const Header*, const View&, int64_t, int64_t, const int32_t*, const Out&, void*) {}
 
 #endif
 

@@ -1,9 +1,9 @@
 // qgemm_avx2.cc - the int8 GEMM with AVX2 and no VNNI. vpmaddubsw would saturate pairs of full-range
-// products to int16, so the sums go through vpmaddwd, exact: a panel row's 4-byte units split into their
+// products to int16, so the sums go through vpmaddwd, exact: the 4-byte units of X split into their
 // even bytes (k0, k2) and odd bytes (k1, k3) as zero-extended int16 pairs (one and, one shift), each
 // multiplied by the weight row's matching int16 pair and summed into int32 (|sum| <= 2 * 255 * 255).
 // Weights: [Mp/4][Kg][4 rows][(a0, a2), (a1, a3)] int16 with A = W. A register tile is 4 rows by
-// 2 vectors (16 columns): 8 accumulators, 4 split panel vectors and 2 broadcasts of the 16 ymm registers.
+// 2 vectors (16 columns): 8 accumulators, 4 split unit vectors and 2 broadcasts of the 16 ymm registers.
 #include <algorithm>
 #include <cstring>
 
@@ -41,13 +41,15 @@ namespace {
 // Only "avx2": with "fma" gcc could fuse the Float epilogue's multiply and add.
 #define ACCEL_AVX2 __attribute__((target("avx2")))
 
-ACCEL_AVX2 inline void kernel(const int32_t* __restrict__ A, const uint8_t* __restrict__ B, int64_t Kg,
-                              __m256i (&acc)[MR][2]) {
+// acc = A's 4 rows times units [0, 16) of B (k-group g at B + off[g]).
+ACCEL_AVX2 inline void kernel(const int32_t* __restrict__ A, const uint8_t* __restrict__ B, const int64_t* off,
+                              int64_t Kg, __m256i (&acc)[MR][2]) {
     const __m256i even = _mm256_set1_epi16(0x00FF);
     for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_si256();
     for (int64_t g = 0; g < Kg; ++g) {
-        const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(B));
-        const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(B + 32));
+        const uint8_t* bg = B + off[g];
+        const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bg));
+        const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bg + 32));
         const __m256i lo0 = _mm256_and_si256(b0, even), hi0 = _mm256_srli_epi16(b0, 8);
         const __m256i lo1 = _mm256_and_si256(b1, even), hi1 = _mm256_srli_epi16(b1, 8);
         for (int i = 0; i < MR; ++i) {
@@ -58,7 +60,6 @@ ACCEL_AVX2 inline void kernel(const int32_t* __restrict__ A, const uint8_t* __re
                                          _mm256_add_epi32(_mm256_madd_epi16(lo1, w02), _mm256_madd_epi16(hi1, w13)));
         }
         A += 2 * MR;
-        B += NR * 4;
     }
 }
 
@@ -108,7 +109,8 @@ ACCEL_AVX2 inline void epi_store2(const RowEpi2& e, __m256i s, const int32_t* co
 
 }  // namespace
 
-ACCEL_AVX2 void block_avx2(const Header* h, const uint8_t* panels, const int32_t* colsum, int64_t nc, const Out& out) {
+ACCEL_AVX2 void block_avx2(const Header* h, const View& b, int64_t p0, int64_t nc, const int32_t* colsum,
+                           const Out& out) {
     const int32_t* W = static_cast<const int32_t*>(weights(h));
     const int64_t e = h->out == QOut::Q8 ? 1 : 4;
     char* y = static_cast<char*>(out.y);
@@ -119,7 +121,7 @@ ACCEL_AVX2 void block_avx2(const Header* h, const uint8_t* panels, const int32_t
         for (int64_t j = 0; j < nc; j += NR) {
             const int64_t n = std::min(NR, nc - j);
             __m256i acc[MR][2];
-            kernel(A, panels + j * h->Kg * 4, h->Kg, acc);
+            kernel(A, b.base + 4 * (p0 + j), b.off, h->Kg, acc);
             const int32_t* cs = h->colsum ? colsum + j : nullptr;
             for (int64_t i = 0; i < rows; ++i) {
                 const RowEpi2 ep = row_epi2(h, m0 + i);
@@ -138,7 +140,7 @@ ACCEL_AVX2 void block_avx2(const Header* h, const uint8_t* panels, const int32_t
 
 #else  // not x86-64: qisa_select never picks this path, so no blob of it exists
 
-void block_avx2(const Header*, const uint8_t*, const int32_t*, int64_t, const Out&) {}
+void block_avx2(const Header*, const View&, int64_t, int64_t, const int32_t*, const Out&) {}
 
 #endif
 

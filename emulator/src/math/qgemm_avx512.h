@@ -38,6 +38,20 @@ ACCEL_AVX512_BW inline RowEpi row_epi(const Header* h, int64_t m) {
     return e;
 }
 
+// Rows [m0, m0 + 16) in the lanes (those in mask; the others 0), for a vector of one column's outputs.
+ACCEL_AVX512_BW inline RowEpi lanes_epi(const Header* h, int64_t m0, __mmask16 mask) {
+    RowEpi e;
+    e.out = h->out;
+    e.rowc = _mm512_maskz_loadu_epi32(mask, rowc(h) + m0);
+    e.colc = _mm512_maskz_loadu_epi32(mask, colc(h) + m0);
+    e.yz = _mm512_set1_epi32(h->y_zero);
+    e.s = _mm512_maskz_loadu_ps(mask, scale(h) + m0);
+    e.fb = _mm512_maskz_loadu_ps(mask, fbias(h) + m0);
+    e.lo = _mm512_set1_ps(h->lo);
+    e.hi = _mm512_set1_ps(h->hi);
+    return e;
+}
+
 // Lanes [0, n) of a 16-lane vector.
 ACCEL_AVX512_BW inline __mmask16 head_mask(int64_t n) {
     return n >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << n) - 1);

@@ -1,7 +1,7 @@
 // qgemm_avx512vnni.cc - the int8 GEMM with AVX-512 VNNI. vpdpbusd adds, per 32-bit lane, four products of
 // an unsigned byte of its first source and a signed byte of its second: the lanes are 16 columns of X (a
-// panel row's 64 bytes, unsigned), the second source is one weight row's k-group broadcast from memory
-// (signed). A register tile is 8 weight rows by 3 vectors (48 columns): 24 accumulators, 3 panel loads and
+// k-group's 16 units, 64 bytes, unsigned), the second source is one weight row's k-group broadcast from memory
+// (signed). A register tile is 8 weight rows by 3 vectors (48 columns): 24 accumulators, 3 unit loads and
 // 8 broadcasts per k-group, so the loads stay well under the two dot products a cycle the core sustains.
 // Weights: [Mp/8][Kg][8 rows][4 bytes] of A = W (int8) or W - 128 (uint8).
 #include <algorithm>
@@ -47,58 +47,74 @@ ACCEL_VNNI inline Acc dot(Acc acc, __m512i b, __m512i w) {
 }
 #endif
 
-// c[MR][NR] = sum over Kg k-groups of A's 8 rows times NV 16-column vectors of the panel (row stride
-// NR * 4 bytes). Constant loop bounds keep the accumulators in registers.
-template <int NV>
-ACCEL_VNNI inline void kernel(const int8_t* __restrict__ A, const uint8_t* __restrict__ B, int64_t Kg,
-                              int32_t (*__restrict__ c)[NR]) {
+// The epilogue's constants of one run, and its per-row arrays (computing their addresses per row costs
+// more than the epilogue of a short row).
+struct Consts {
+    __m512 lo, hi;
+    __m512i yz;
+    const int32_t *rowc, *colc;
+    const float *scale, *fbias;
+};
+
+// One tile, rows [m0, m0 + rows) by columns [j, j + n) of the block (n <= NV * 16): the sums of A's 8
+// rows times NV 16-column vectors of units (k-group g's at B + off[g]), started from the rows' constants, then the epilogue straight from the registers. The output kind and the column sums are
+// template parameters so that the epilogue has no branch per vector, and every loop has constant bounds
+// so that the accumulators stay in registers.
+template <int NV, QOut OUT, bool CS>
+ACCEL_VNNI void tile(const Header* h, const int8_t* __restrict__ A, const uint8_t* __restrict__ B,
+                     const int64_t* __restrict__ off, const int32_t* colsum, int64_t m0, int64_t rows, int64_t j, int64_t n, const Out& out,
+                     const Consts& k) {
+    const int32_t* rc = k.rowc + m0;
     Acc acc[MR][NV];
-    for (int i = 0; i < MR; ++i)
-        for (int v = 0; v < NV; ++v) acc[i][v] = Acc{};
-    for (int64_t g = 0; g < Kg; ++g) {
+    for (int i = 0; i < MR; ++i) {
+        const __m512i r = _mm512_set1_epi32(rc[i]);  // rows past M have 0
+        for (int v = 0; v < NV; ++v) acc[i][v] = reinterpret_cast<Acc>(r);
+    }
+    for (int64_t g = 0; g < h->Kg; ++g) {
+        const uint8_t* bg = B + off[g];
         __m512i b[NV];
-        for (int v = 0; v < NV; ++v) b[v] = _mm512_loadu_si512(B + 64 * v);
+        for (int v = 0; v < NV; ++v) b[v] = _mm512_loadu_si512(bg + 64 * v);
         const int32_t* a = reinterpret_cast<const int32_t*>(A);
         for (int i = 0; i < MR; ++i) {
             const __m512i w = _mm512_set1_epi32(a[i]);
             for (int v = 0; v < NV; ++v) acc[i][v] = dot(acc[i][v], b[v], w);
         }
         A += MR * 4;
-        B += NR * 4;
     }
-    for (int i = 0; i < MR; ++i)
-        for (int v = 0; v < NV; ++v) _mm512_store_si512(c[i] + 16 * v, reinterpret_cast<__m512i>(acc[i][v]));
-}
-
-// One tile: rows [m0, m0 + rows) by columns [j, j + n) of the block, n <= NV * 16.
-template <int NV>
-ACCEL_VNNI void tile(const Header* h, const int8_t* A, const uint8_t* B, const int32_t* colsum, int64_t m0,
-                     int64_t rows, int64_t j, int64_t n, const Out& out) {
-    alignas(64) int32_t acc[MR][NR];
-    kernel<NV>(A, B, h->Kg, acc);
-    const int64_t e = h->out == QOut::Q8 ? 1 : 4;
-    char* y = static_cast<char*>(out.y);
-    const int32_t* cs = h->colsum ? colsum + j : nullptr;
-    if (!out.xw) {
-        for (int i = 0; i < MR; ++i) {
-            if (i >= rows) break;
-            const RowEpi ep = row_epi(h, m0 + i);
-            char* dst = y + ((m0 + i) * out.ldy + j) * e;
-            for (int v = 0; v < NV; ++v)
-                epi_store(ep, _mm512_load_si512(acc[i] + 16 * v), cs ? cs + 16 * v : nullptr, dst + 16 * v * e,
-                          head_mask(n - 16 * v));
-        }
-        return;
+    constexpr int64_t e = OUT == QOut::Q8 ? 1 : 4;
+    __mmask16 mask[NV];
+    __m512i cs[NV];
+    for (int v = 0; v < NV; ++v) {
+        mask[v] = head_mask(n - 16 * v);
+        cs[v] = CS ? _mm512_loadu_si512(colsum + j + 16 * v) : _mm512_setzero_si512();
     }
-    // y[n][m]: the tile through a staging block, then column by column.
+    // y[n][m] goes through a staging block, then column by column.
     alignas(64) char stage[MR][NR * 4];
+    char* y = static_cast<char*>(out.y);
+#pragma GCC unroll 8
     for (int i = 0; i < MR; ++i) {
-        if (i >= rows) break;
-        const RowEpi ep = row_epi(h, m0 + i);
-        for (int v = 0; v < NV; ++v)
-            epi_store(ep, _mm512_load_si512(acc[i] + 16 * v), cs ? cs + 16 * v : nullptr, stage[i] + 16 * v * e,
-                     head_mask(n - 16 * v));
+        if (i < rows) {  // no early exit: the accumulators stay in registers only while every index is constant
+            const int64_t m = m0 + i;
+            char* dst = out.xw ? stage[i] : y + (m * out.ldy + j) * e;
+            const __m512 s = _mm512_set1_ps(k.scale[m]);
+            for (int v = 0; v < NV; ++v) {
+                __m512i a = reinterpret_cast<__m512i>(acc[i][v]);
+                if (CS) a = _mm512_add_epi32(a, _mm512_mullo_epi32(_mm512_set1_epi32(k.colc[m]), cs[v]));
+                if (OUT == QOut::Int32) {
+                    _mm512_mask_storeu_epi32(dst + 64 * v, mask[v], a);
+                } else if (OUT == QOut::Float) {
+                    const __m512 p = _mm512_mul_round_ps(_mm512_cvtepi32_ps(a), s, _MM_FROUND_CUR_DIRECTION);
+                    _mm512_mask_storeu_ps(dst + 64 * v, mask[v],
+                                          _mm512_add_round_ps(p, _mm512_set1_ps(k.fbias[m]), _MM_FROUND_CUR_DIRECTION));
+                } else {
+                    const __m512 f = _mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(a), s), k.lo), k.hi);
+                    _mm_mask_storeu_epi8(dst + 16 * v, mask[v],
+                                         _mm512_cvtepi32_epi8(_mm512_add_epi32(_mm512_cvtps_epi32(f), k.yz)));
+                }
+            }
+        }
     }
+    if (!out.xw) return;
     for (int64_t u = 0; u < n; ++u) {
         char* dst = y + ((j + u) * out.ldy + m0) * e;
         for (int64_t i = 0; i < rows; ++i)
@@ -106,26 +122,128 @@ ACCEL_VNNI void tile(const Header* h, const int8_t* A, const uint8_t* B, const i
     }
 }
 
-}  // namespace
+// A block's last R (< 8) columns the other way round: the lanes are the tile's 8 rows (one k-group's 32
+// weight bytes, a ymm), each column's unit broadcast. That costs one dot product per column and k-group
+// instead of a 16-lane vector per row (8), which matters where N leaves a few columns (7x7 outputs: 49).
+#if defined(__clang__)
+typedef __m256i Acc8;
+ACCEL_VNNI inline Acc8 dot8(Acc8 acc, __m256i b, __m256i w) { return _mm256_dpbusd_epi32(acc, b, w); }
+#else
+typedef int Acc8 __attribute__((vector_size(32)));
+ACCEL_VNNI inline Acc8 dot8(Acc8 acc, __m256i b, __m256i w) {
+    return __builtin_ia32_vpdpbusd_v8si(acc, reinterpret_cast<Acc8>(b), reinterpret_cast<Acc8>(w));
+}
+#endif
 
-void block_vnni(const Header* h, const uint8_t* panels, const int32_t* colsum, int64_t nc, const Out& out) {
+// Four partial sums per column over alternating k-groups: one chain of dot products would wait on its
+// own latency every k-group.
+template <int R>
+ACCEL_VNNI void tail_kernel(const int8_t* __restrict__ A, const uint8_t* __restrict__ B,
+                            const int64_t* __restrict__ off, int64_t Kg, int32_t (*__restrict__ c)[MR]) {
+    constexpr int Q = 4;
+    Acc8 acc[R][Q];
+    for (int u = 0; u < R; ++u)
+        for (int q = 0; q < Q; ++q) acc[u][q] = Acc8{};
+    int64_t g = 0;
+    for (; g + Q <= Kg; g += Q) {
+        for (int q = 0; q < Q; ++q) {
+            const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(A + q * MR * 4));
+            const int32_t* b = reinterpret_cast<const int32_t*>(B + off[g + q]);
+            for (int u = 0; u < R; ++u) acc[u][q] = dot8(acc[u][q], _mm256_set1_epi32(b[u]), w);
+        }
+        A += Q * MR * 4;
+    }
+    for (; g < Kg; ++g) {
+        const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(A));
+        const int32_t* b = reinterpret_cast<const int32_t*>(B + off[g]);
+        for (int u = 0; u < R; ++u) acc[u][0] = dot8(acc[u][0], _mm256_set1_epi32(b[u]), w);
+        A += MR * 4;
+    }
+    for (int u = 0; u < R; ++u) {
+        const __m256i s = _mm256_add_epi32(
+            _mm256_add_epi32(reinterpret_cast<__m256i>(acc[u][0]), reinterpret_cast<__m256i>(acc[u][1])),
+            _mm256_add_epi32(reinterpret_cast<__m256i>(acc[u][2]), reinterpret_cast<__m256i>(acc[u][3])));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(c[u]), s);
+    }
+}
+
+// Columns [j, j + r) of the block (units from B), r < 8, rows [m0, m0 + rows).
+ACCEL_VNNI void tail(const Header* h, const int8_t* A, const uint8_t* B, const int64_t* off, int64_t r,
+                     const int32_t* colsum, int64_t m0, int64_t rows, int64_t j, const Out& out) {
+    alignas(32) int32_t c[MR - 1][MR];
+    switch (r) {
+        case 1: tail_kernel<1>(A, B, off, h->Kg, c); break;
+        case 2: tail_kernel<2>(A, B, off, h->Kg, c); break;
+        case 3: tail_kernel<3>(A, B, off, h->Kg, c); break;
+        case 4: tail_kernel<4>(A, B, off, h->Kg, c); break;
+        case 5: tail_kernel<5>(A, B, off, h->Kg, c); break;
+        case 6: tail_kernel<6>(A, B, off, h->Kg, c); break;
+        default: tail_kernel<7>(A, B, off, h->Kg, c); break;
+    }
+    const int64_t e = h->out == QOut::Q8 ? 1 : 4;
+    char* y = static_cast<char*>(out.y);
+    const __mmask16 lanes = head_mask(rows);
+    const RowEpi ep = lanes_epi(h, m0, lanes);
+    alignas(64) char stage[MR * 4];
+    for (int64_t u = 0; u < r; ++u) {
+        __m512i s = _mm512_maskz_loadu_epi32(lanes, c[u]);
+        if (h->colsum) s = _mm512_add_epi32(s, _mm512_mullo_epi32(ep.colc, _mm512_set1_epi32(colsum[j + u])));
+        if (out.xw) {
+            epi_store(ep, s, nullptr, y + ((j + u) * out.ldy + m0) * e, lanes);
+            continue;
+        }
+        epi_store(ep, s, nullptr, stage, lanes);
+        for (int64_t i = 0; i < rows; ++i)
+            for (int64_t b = 0; b < e; ++b) y[((m0 + i) * out.ldy + j + u) * e + b] = stage[i * e + b];
+    }
+}
+
+template <QOut OUT, bool CS>
+ACCEL_VNNI void block(const Header* h, const View& bv, int64_t p0, int64_t nc, const int32_t* colsum, const Out& out) {
     const int8_t* W = static_cast<const int8_t*>(weights(h));
+    const Consts k{_mm512_set1_ps(h->lo), _mm512_set1_ps(h->hi), _mm512_set1_epi32(h->y_zero), rowc(h), colc(h),
+                   scale(h), fbias(h)};
     for (int64_t t = 0; t * MR < h->M; ++t) {
         const int8_t* A = W + t * h->Kg * MR * 4;
         const int64_t m0 = t * MR, rows = std::min(MR, h->M - m0);
         for (int64_t j = 0; j < nc; j += NR) {
-            const int64_t n = std::min(NR, nc - j);
-            const uint8_t* B = panels + j * h->Kg * 4;
-            if (n > 32) tile<3>(h, A, B, colsum, m0, rows, j, n, out);
-            else if (n > 16) tile<2>(h, A, B, colsum, m0, rows, j, n, out);
-            else tile<1>(h, A, B, colsum, m0, rows, j, n, out);
+            int64_t n = std::min(NR, nc - j);
+            const uint8_t* B = bv.base + 4 * (p0 + j);
+            const int64_t r = n % 16;
+            if (r > 0 && r < 8) {  // the last few columns by rows of weights (tail), the rest as usual
+                n -= r;
+                tail(h, A, B + 4 * n, bv.off, r, colsum, m0, rows, j + n, out);
+                if (n == 0) continue;
+            }
+            if (n > 32) tile<3, OUT, CS>(h, A, B, bv.off, colsum, m0, rows, j, n, out, k);
+            else if (n > 16) tile<2, OUT, CS>(h, A, B, bv.off, colsum, m0, rows, j, n, out, k);
+            else tile<1, OUT, CS>(h, A, B, bv.off, colsum, m0, rows, j, n, out, k);
         }
+    }
+}
+
+}  // namespace
+
+void block_vnni(const Header* h, const View& b, int64_t p0, int64_t nc, const int32_t* colsum, const Out& out) {
+    switch (h->out) {
+        case QOut::Q8:
+            if (h->colsum) block<QOut::Q8, true>(h, b, p0, nc, colsum, out);
+            else block<QOut::Q8, false>(h, b, p0, nc, colsum, out);
+            return;
+        case QOut::Int32:
+            if (h->colsum) block<QOut::Int32, true>(h, b, p0, nc, colsum, out);
+            else block<QOut::Int32, false>(h, b, p0, nc, colsum, out);
+            return;
+        case QOut::Float:
+            if (h->colsum) block<QOut::Float, true>(h, b, p0, nc, colsum, out);
+            else block<QOut::Float, false>(h, b, p0, nc, colsum, out);
+            return;
     }
 }
 
 #else  // not x86-64: qisa_select never picks this path, so no blob of it exists
 
-void block_vnni(const Header*, const uint8_t*, const int32_t*, int64_t, const Out&) {}
+void block_vnni(const Header*, const View&, int64_t, int64_t, const int32_t*, const Out&) {}
 
 #endif
 

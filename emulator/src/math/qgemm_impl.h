@@ -14,8 +14,10 @@
 // That order makes a k-group of a conv "4 channels at one tap", which qconv reads as one 4-byte unit of an
 // input interleaved by 4 channels (qim2col.h).
 //
-// X panels: B in [Kg][NR][4] bytes per panel of NR columns: k-group row g holds column j's 4 bytes at
-// 4 * j. Rows past the real depth and columns past N hold zeros (zero adds nothing to the column sums).
+// X as the kernels read it (a "view"): unit (g, n), the 4 bytes of k-group g for column n, at
+// base + off[g] + 4 * n. Built per run (qim2col.h): a conv reads its input's shifted copies in place,
+// qgemm_wx and qgemm_xw a block of columns interleaved. Kernels may read up to 16 units past a run's
+// last, never past the buffer's slack, and never store what those lanes compute.
 #pragma once
 
 #include <cstddef>
@@ -70,7 +72,8 @@ inline const float* scale(const Header* h) {
 inline const float* fbias(const Header* h) { return scale(h) + rows_bytes(h->Mp) / 4; }
 inline const void* weights(const Header* h) { return reinterpret_cast<const char*>(h) + h->w_off; }
 
-// Per isa: rows per weight tile, panel width, depth unit in k-groups, and how A and B relate to W and X.
+// Per isa: rows per weight tile, columns per register tile, depth unit in k-groups, and how A and B
+// relate to W and X.
 struct IsaTraits {
     int64_t mr, nr, kg_unit;
     bool b_signed;          // B is int8 (AMX) or uint8 (the others)
@@ -106,12 +109,20 @@ struct Out {
     bool xw;
 };
 
-// Runs the packed weights over nc columns of panels ([Kg][nr][4] each, nr = traits(isa).nr), colsum
-// holding B's column sums when h->colsum, and writes the epilogue's results to out.
-void block_portable(const Header* h, const uint8_t* panels, const int32_t* colsum, int64_t nc, const Out& out);
-void block_avx2(const Header* h, const uint8_t* panels, const int32_t* colsum, int64_t nc, const Out& out);
-void block_vnni(const Header* h, const uint8_t* panels, const int32_t* colsum, int64_t nc, const Out& out);
-void block_amx(const Header* h, const uint8_t* panels, const int32_t* colsum, int64_t nc, const Out& out);
+struct View {
+    const uint8_t* base;
+    const int64_t* off;  // [Kq]
+};
+
+// Columns [p0, p0 + nc) of the view through the packed weights, colsum[0..nc) being their column sums
+// when h->colsum, results to out (whose y is at the block's first column). scratch holds
+// block_scratch_bytes(h, nc) bytes, 64-byte aligned.
+int64_t block_scratch_bytes(const Header* h, int64_t nc);
+void block_portable(const Header* h, const View& b, int64_t p0, int64_t nc, const int32_t* colsum, const Out& out);
+void block_avx2(const Header* h, const View& b, int64_t p0, int64_t nc, const int32_t* colsum, const Out& out);
+void block_vnni(const Header* h, const View& b, int64_t p0, int64_t nc, const int32_t* colsum, const Out& out);
+void block_amx(const Header* h, const View& b, int64_t p0, int64_t nc, const int32_t* colsum, const Out& out,
+               void* scratch);
 
 // The epilogue of one value, the definition every vector path matches.
 inline uint32_t corrected(uint32_t s, const Header* h, int64_t m, const int32_t* colsum, int64_t n) {

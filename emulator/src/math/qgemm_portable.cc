@@ -1,7 +1,7 @@
 // qgemm_portable.cc - the int8 GEMM in plain C++ (CPUs without AVX2, and aarch64), and the scalar epilogue
 // that defines every path's output bytes. Weights are int16 tiles of 4 rows, [Mp/4][Kg][4 rows][4]; the
-// kernel keeps a 4 x 16 block of sums and reads each panel row's 64 bytes once per tile. The loops have
-// constant bounds so the compiler vectorizes them (a 4-way deinterleave of the panel row, widening
+// kernel keeps a 4 x 16 block of sums and reads each k-group's 16 units (64 bytes) once per tile. The loops have
+// constant bounds so the compiler vectorizes them (a 4-way deinterleave of the units, widening
 // multiplies); the sums are uint32 so that a wrapping depth is defined.
 #include <algorithm>
 #include <cmath>
@@ -23,11 +23,12 @@ namespace qk {
 namespace {
 constexpr int64_t MR = 4, NR = 16;
 
-void tile(const int16_t* __restrict__ A, const uint8_t* __restrict__ B, int64_t Kg, uint32_t (*acc)[NR]) {
+// acc = A's 4 rows times units [p, p + 16) of the view.
+void tile(const int16_t* __restrict__ A, const View& v, int64_t p, int64_t Kg, uint32_t (*acc)[NR]) {
     for (int64_t i = 0; i < MR; ++i)
         for (int64_t j = 0; j < NR; ++j) acc[i][j] = 0;
     for (int64_t g = 0; g < Kg; ++g) {
-        const uint8_t* b = B + g * NR * 4;
+        const uint8_t* __restrict__ b = v.base + v.off[g] + 4 * p;
         const int16_t* a = A + g * MR * 4;
         for (int64_t i = 0; i < MR; ++i) {
             const int32_t a0 = a[4 * i], a1 = a[4 * i + 1], a2 = a[4 * i + 2], a3 = a[4 * i + 3];
@@ -78,7 +79,7 @@ void pack_weights_portable(const AView& a, int64_t Mp, int64_t Kg, void* out) {
                     *o++ = static_cast<int16_t>(g < a.taps * a.C4 ? a.at(t * MR + i, g, b) : 0);
 }
 
-void block_portable(const Header* h, const uint8_t* panels, const int32_t* colsum, int64_t nc, const Out& out) {
+void block_portable(const Header* h, const View& b, int64_t p0, int64_t nc, const int32_t* colsum, const Out& out) {
     const int16_t* W = static_cast<const int16_t*>(weights(h));
     const int64_t e = h->out == QOut::Q8 ? 1 : 4;
     char* y = static_cast<char*>(out.y);
@@ -87,7 +88,7 @@ void block_portable(const Header* h, const uint8_t* panels, const int32_t* colsu
     for (int64_t t = 0; t * MR < h->M; ++t) {
         const int16_t* A = W + t * h->Kg * MR * 4;
         for (int64_t j = 0; j < nc; j += NR) {
-            tile(A, panels + j * h->Kg * 4, h->Kg, acc);
+            tile(A, b, p0 + j, h->Kg, acc);
             const int64_t n = std::min(NR, nc - j);
             for (int64_t i = 0; i < MR && t * MR + i < h->M; ++i) {
                 const int64_t m = t * MR + i;

@@ -1,5 +1,5 @@
-// qsoftmax.cc - see qsoftmax.h. One row at a time, summed in its order, as onnxruntime does; the table is
-// made in double with the C library's exp and log, which are what onnxruntime calls.
+// qsoftmax.cc - see qsoftmax.h. One row at a time, summed in its order, each element divided in double, as
+// onnxruntime 1.32 does; the table is made with the C library's logf and exp, which are what it calls.
 #include "math/qsoftmax.h"
 
 #include <algorithm>
@@ -22,10 +22,10 @@ void rows(const float* table, const T* x, T* y, int64_t outer, int64_t n, int64_
             float sum = 0.f;
             for (int64_t j = 0; j < n; ++j) sum += table[top - xr[j * inner]];
             for (int64_t j = 0; j < n; ++j) {
-                const float v = std::nearbyint((table[top - xr[j * inner]] * yinv) / sum);
-                // The quotient is at most 1 / s_y < 2^31 for any scale a tensor may have (the model's checks).
-                const int32_t q = static_cast<int32_t>(std::min(v, 2147483520.f)) + qy.zero;
-                yr[j * inner] = static_cast<T>(std::max(std::min(q, hi), lo));
+                // In double, as onnxruntime's loop computes it: the product is exact, the quotient is at
+                // most floor(1 / s_y).
+                const double v = std::nearbyint(static_cast<double>(table[top - xr[j * inner]]) * yinv / sum) + qy.zero;
+                yr[j * inner] = static_cast<T>(std::max<double>(std::min<double>(v, hi), lo));
             }
         }
 }
@@ -34,7 +34,7 @@ void rows(const float* table, const T* x, T* y, int64_t outer, int64_t n, int64_
 
 void qsoftmax_table(float x_scale, int64_t n, float table[256]) {
     const float fmax_n = FLT_MAX / static_cast<float>(n);
-    double b = std::log(static_cast<double>(fmax_n));
+    double b = std::log(fmax_n);  // the float logf, as onnxruntime calls it
     b = std::max(0.0, b - 5.0) / static_cast<double>(x_scale);
     for (int d = 0; d < 256; ++d)
         table[d] = static_cast<float>(std::exp((-static_cast<double>(d) + b) * static_cast<double>(x_scale)));

@@ -43,6 +43,7 @@ bool ort_activation(Act act, float a, float b, float* x) {
         case Act::Relu: *x = v > 0.f ? v : 0.f; return true;
         case Act::Clip: *x = std::min(std::max(v, a), b); return true;
         case Act::Sigmoid: *x = ort_logistic(v); return true;
+        case Act::Tanh: *x = ort_tanh(v); return true;
         case Act::LeakyRelu: *x = v >= 0.f ? v : a * v; return true;
         case Act::HardSigmoid: *x = std::max(0.f, std::min(1.f, a * v + b)); return true;
         case Act::HardSwish: *x = v * std::max(0.f, std::min(1.f, v * (1.f / 6.f) + 0.5f)); return true;
@@ -51,6 +52,25 @@ bool ort_activation(Act act, float a, float b, float* x) {
 }
 
 }  // namespace
+
+float ort_tanh(float x) {
+    // Numerator in x (odd powers), denominator in x^2; the input clamped to [-9, 9].
+    constexpr float a13 = -2.76076847742355e-16f, a11 = 2.00018790482477e-13f, a9 = -8.60467152213735e-11f,
+                    a7 = 5.12229709037114e-08f, a5 = 1.48572235717979e-05f, a3 = 6.37261928875436e-04f,
+                    a1 = 4.89352455891786e-03f;
+    constexpr float b6 = 1.19825839466702e-06f, b4 = 1.18534705686654e-04f, b2 = 2.26843463243900e-03f,
+                    b0 = 4.89352518554385e-03f;
+    float v = x > -9.f ? x : -9.f;
+    v = v < 9.f ? v : 9.f;
+    const float v2 = v * v;
+    float p = std::fma(v2, a13, a11);
+    for (float c : {a9, a7, a5, a3, a1}) p = std::fma(v2, p, c);
+    p = v * p;
+    float q = std::fma(v2, b6, b4);
+    q = std::fma(v2, q, b2);
+    q = std::fma(v2, q, b0);
+    return p / q;
+}
 
 void make_qtable(Act act, float alpha, float beta, const QParams& qx, const QParams& qy, uint8_t table[256]) {
     float v[256];
