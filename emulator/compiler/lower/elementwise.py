@@ -286,8 +286,7 @@ def lower_reduce(ctx, node):
     ReduceLogSumExp (every opset), float32, over any set of axes: the axes attribute before opset 18
     (ReduceSum: 13), a constant axes input from then on (a computed one is refused); keepdims 0/1;
     noop_with_empty_axes (no axes: the input, with the per-element square or |x| of SumSquare, L1 and
-    L2, as onnxruntime). One `reduce` node (a following copy drops the reduced dims when keepdims=0);
-    a mean over exactly the axes after the second is the `globalavgpool` op."""
+    L2, as onnxruntime). One `reduce` node (a following copy drops the reduced dims when keepdims=0)."""
     x = float_input(ctx, node, 0)
     fn = REDUCE_FUNCTIONS[node.op]
     axes, noop = _reduce_axes(ctx, node)
@@ -311,10 +310,7 @@ def lower_reduce(ctx, node):
         raise CompileError(f"{node.label}: repeated axes {axes}")
     kept = tuple(1 if i in norm else d for i, d in enumerate(x.shape))
     final = kept if keep else tuple(d for i, d in enumerate(x.shape) if i not in norm)
-    if node.op == "ReduceMean" and rank >= 3 and norm == list(range(2, rank)):
-        op, params = "globalavgpool", None
-    else:
-        op, params = "reduce", Reduce(function=fn, axes_mask=sum(1 << a for a in norm))
+    op, params = "reduce", Reduce(function=fn, axes_mask=sum(1 << a for a in norm))
     out = ctx.define(y, x.dtype, kept) if final == kept else ctx.temp(f"{y}_keepdims", x.dtype, kept)
     ctx.emit(op, [x.name], [out], node.name, params=params)
     if out != y:

@@ -5,6 +5,7 @@
 // 8 broadcasts per k-group, so the loads stay well under the two dot products a cycle the core sustains.
 // Weights: [Mp/8][Kg][8 rows][4 bytes] of A = W (int8) or W - 128 (uint8).
 #include <algorithm>
+#include <cstring>
 
 #include "math/qgemm_avx512.h"
 #include "math/qgemm_impl.h"
@@ -57,13 +58,15 @@ struct Consts {
 };
 
 // One tile, rows [m0, m0 + rows) by columns [j, j + n) of the block (n <= NV * 16): the sums of A's 8
-// rows times NV 16-column vectors of units (k-group g's at B + off[g]), started from the rows' constants, then the epilogue straight from the registers. The output kind and the column sums are
-// template parameters so that the epilogue has no branch per vector, and every loop has constant bounds
-// so that the accumulators stay in registers.
-template <int NV, QOut OUT, bool CS>
+// rows times NV 16-column vectors of units (k-group g's at B + off[g]), started from the rows' constants,
+// then the epilogue straight from the registers. The output kind, the column sums and whether the tile
+// goes straight to y (all 8 rows, y[m][n]) are template parameters: the epilogue then has no branch per
+// vector or row, every index is a constant, and gcc keeps the accumulators in registers (a test of the
+// row count makes it store them all first). Other tiles go through a staging block.
+template <int NV, QOut OUT, bool CS, bool DIRECT>
 ACCEL_VNNI void tile(const Header* h, const int8_t* __restrict__ A, const uint8_t* __restrict__ B,
-                     const int64_t* __restrict__ off, const int32_t* colsum, int64_t m0, int64_t rows, int64_t j, int64_t n, const Out& out,
-                     const Consts& k) {
+                     const int64_t* __restrict__ off, const int32_t* colsum, int64_t m0, int64_t rows, int64_t j,
+                     int64_t n, const Out& out, const Consts& k) {
     const int32_t* rc = k.rowc + m0;
     Acc acc[MR][NV];
     for (int i = 0; i < MR; ++i) {
@@ -85,41 +88,48 @@ ACCEL_VNNI void tile(const Header* h, const int8_t* __restrict__ A, const uint8_
     __mmask16 mask[NV];
     __m512i cs[NV];
     for (int v = 0; v < NV; ++v) {
-        mask[v] = head_mask(n - 16 * v);
+        mask[v] = DIRECT ? head_mask(n - 16 * v) : static_cast<__mmask16>(0xFFFF);
         cs[v] = CS ? _mm512_loadu_si512(colsum + j + 16 * v) : _mm512_setzero_si512();
     }
-    // y[n][m] goes through a staging block, then column by column.
     alignas(64) char stage[MR][NR * 4];
     char* y = static_cast<char*>(out.y);
-#pragma GCC unroll 8
     for (int i = 0; i < MR; ++i) {
-        if (i < rows) {  // no early exit: the accumulators stay in registers only while every index is constant
-            const int64_t m = m0 + i;
-            char* dst = out.xw ? stage[i] : y + (m * out.ldy + j) * e;
-            const __m512 s = _mm512_set1_ps(k.scale[m]);
-            for (int v = 0; v < NV; ++v) {
-                __m512i a = reinterpret_cast<__m512i>(acc[i][v]);
-                if (CS) a = _mm512_add_epi32(a, _mm512_mullo_epi32(_mm512_set1_epi32(k.colc[m]), cs[v]));
-                if (OUT == QOut::Int32) {
-                    _mm512_mask_storeu_epi32(dst + 64 * v, mask[v], a);
-                } else if (OUT == QOut::Float) {
-                    const __m512 p = _mm512_mul_round_ps(_mm512_cvtepi32_ps(a), s, _MM_FROUND_CUR_DIRECTION);
-                    _mm512_mask_storeu_ps(dst + 64 * v, mask[v],
-                                          _mm512_add_round_ps(p, _mm512_set1_ps(k.fbias[m]), _MM_FROUND_CUR_DIRECTION));
-                } else {
-                    const __m512 f = _mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(a), s), k.lo), k.hi);
-                    _mm_mask_storeu_epi8(dst + 16 * v, mask[v],
-                                         _mm512_cvtepi32_epi8(_mm512_add_epi32(_mm512_cvtps_epi32(f), k.yz)));
-                }
+        const int64_t m = m0 + i;  // rows past M have constants too (zeros)
+        char* dst = DIRECT ? y + (m * out.ldy + j) * e : stage[i];
+        const __m512 s = _mm512_set1_ps(k.scale[m]);
+        for (int v = 0; v < NV; ++v) {
+            __m512i a = reinterpret_cast<__m512i>(acc[i][v]);
+            if (CS) a = _mm512_add_epi32(a, _mm512_mullo_epi32(_mm512_set1_epi32(k.colc[m]), cs[v]));
+            if (OUT == QOut::Int32) {
+                _mm512_mask_storeu_epi32(dst + 64 * v, mask[v], a);
+            } else if (OUT == QOut::Float) {
+                const __m512 p = _mm512_mul_round_ps(_mm512_cvtepi32_ps(a), s, _MM_FROUND_CUR_DIRECTION);
+                _mm512_mask_storeu_ps(dst + 64 * v, mask[v],
+                                      _mm512_add_round_ps(p, _mm512_set1_ps(k.fbias[m]), _MM_FROUND_CUR_DIRECTION));
+            } else {
+                const __m512 f = _mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(a), s), k.lo), k.hi);
+                _mm_mask_storeu_epi8(dst + 16 * v, mask[v],
+                                     _mm512_cvtepi32_epi8(_mm512_add_epi32(_mm512_cvtps_epi32(f), k.yz)));
             }
         }
     }
-    if (!out.xw) return;
+    if (DIRECT) return;
+    if (!out.xw) {
+        for (int64_t i = 0; i < rows; ++i) std::memcpy(y + ((m0 + i) * out.ldy + j) * e, stage[i], n * e);
+        return;
+    }
     for (int64_t u = 0; u < n; ++u) {
         char* dst = y + ((j + u) * out.ldy + m0) * e;
-        for (int64_t i = 0; i < rows; ++i)
-            for (int64_t b = 0; b < e; ++b) dst[i * e + b] = stage[i][u * e + b];
+        for (int64_t i = 0; i < rows; ++i) std::memcpy(dst + i * e, stage[i] + u * e, e);
     }
+}
+
+template <int NV, QOut OUT, bool CS>
+ACCEL_VNNI inline void tile_any(const Header* h, const int8_t* A, const uint8_t* B, const int64_t* off,
+                                const int32_t* colsum, int64_t m0, int64_t rows, int64_t j, int64_t n, const Out& out,
+                                const Consts& k) {
+    if (rows == MR && !out.xw) tile<NV, OUT, CS, true>(h, A, B, off, colsum, m0, rows, j, n, out, k);
+    else tile<NV, OUT, CS, false>(h, A, B, off, colsum, m0, rows, j, n, out, k);
 }
 
 // A block's last R (< 8) columns the other way round: the lanes are the tile's 8 rows (one k-group's 32
@@ -215,9 +225,9 @@ ACCEL_VNNI void block(const Header* h, const View& bv, int64_t p0, int64_t nc, c
                 tail(h, A, B + 4 * n, bv.off, r, colsum, m0, rows, j + n, out);
                 if (n == 0) continue;
             }
-            if (n > 32) tile<3, OUT, CS>(h, A, B, bv.off, colsum, m0, rows, j, n, out, k);
-            else if (n > 16) tile<2, OUT, CS>(h, A, B, bv.off, colsum, m0, rows, j, n, out, k);
-            else tile<1, OUT, CS>(h, A, B, bv.off, colsum, m0, rows, j, n, out, k);
+            if (n > 32) tile_any<3, OUT, CS>(h, A, B, bv.off, colsum, m0, rows, j, n, out, k);
+            else if (n > 16) tile_any<2, OUT, CS>(h, A, B, bv.off, colsum, m0, rows, j, n, out, k);
+            else tile_any<1, OUT, CS>(h, A, B, bv.off, colsum, m0, rows, j, n, out, k);
         }
     }
 }

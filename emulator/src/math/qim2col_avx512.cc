@@ -9,10 +9,12 @@
 #include "math/qim2col.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
-// gcc 12 reports its own intrinsics' deliberately undefined pass-through operands (__Y = __Y) as maybe
-// uninitialized once inlined here; the warning's location is inside immintrin.h, so it is silenced before it.
+// gcc 12 reports its own intrinsics' deliberately undefined pass-through operands (__Y = __Y) as
+// (maybe) uninitialized once inlined here; the warning's location is inside immintrin.h, so it is
+// silenced before it.
 #if !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 #include <immintrin.h>
 #define ACCEL_QIM2COL_AVX512 1
@@ -63,6 +65,9 @@ ACCEL_AVX512_IM void rows_to_units_avx512(const Header* h, const uint8_t* x, int
         uint8_t* row = dst + g * ld * 4;
         for (int64_t u = 0; u < nc; u += 64) {
             const uint8_t* r[4] = {r0 + u, r0 + ldx + u, r0 + 2 * ldx + u, r0 + 3 * ldx + u};
+            // K rows are K streams, more than the prefetchers follow: a big X comes from memory one
+            // latency per line otherwise. Prefetching past the block's end is harmless.
+            for (int64_t c = 0; c < nch; ++c) _mm_prefetch(reinterpret_cast<const char*>(r[c] + 512), _MM_HINT_T0);
             __m512i o[4];
             interleave64(r, nch, nc - u, flip, o);
             for (int64_t k = 0; k < 4; ++k)
@@ -92,6 +97,7 @@ ACCEL_AVX512_IM void conv_x_build_avx512(const Header* h, const ConvGeom& q, con
         const uint8_t* r0 = x + 4 * c4 * HW;
         for (int64_t u = 0; u < HW; u += 64) {
             const uint8_t* r[4] = {r0 + u, r0 + HW + u, r0 + 2 * HW + u, r0 + 3 * HW + u};
+            for (int64_t c = 0; c < nch; ++c) _mm_prefetch(reinterpret_cast<const char*>(r[c] + 512), _MM_HINT_T0);
             __m512i o[4];
             interleave64(r, nch, HW - u, flip, o);
             for (int64_t k = 0; k < 4; ++k)

@@ -2,11 +2,14 @@
 // (size-1 dims dropped, neighbours of the same kind merged), so the work is an outer odometer around one
 // contiguous inner run: a reduced inner run is folded into one output (the last-axis and NCHW spatial
 // cases), a kept inner run is combined element by element into an output row (leading or middle axes,
-// NHWC spatial). Both inner loops vectorize.
+// NHWC spatial). Both inner loops vectorize. A sum (and so a mean) of a reduced inner run adds in
+// onnxruntime's order, so that a layer norm's mean, say, has the same bits as there: quantized models
+// round such values.
 #include "math/reduce.h"
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "math/fast_math.h"
 #include "math/math_util.h"
@@ -136,6 +139,38 @@ ACCEL_INLINE float fold(const float* ACCEL_RESTRICT x, int64_t n, float s, F f, 
     return r;
 }
 
+// The sum of x[0..n) in the order of onnxruntime's ReduceSum/ReduceMean over contiguous elements (Eigen's
+// SSE reduction): from the first 16-byte aligned element (x[lead], lead = the elements before it, given by
+// the caller from x's offset in a 64-byte aligned tensor), two 4-float accumulators over pairs of
+// vectors, one more vector, the 4 lanes added as (0 + 2) + (1 + 3), then x[0..lead) and the tail in order.
+// The same bits as onnxruntime, where a reduced run is a row of a contiguous tensor.
+ACCEL_INLINE float eigen_sum(const float* ACCEL_RESTRICT x, int64_t n, int64_t lead) {
+    lead = lead < n ? lead : n;
+    const float* body = x + lead;
+    const int64_t m = n - lead, end1 = m / 4 * 4, end2 = m / 8 * 8;
+    float r;
+    int64_t tail = end1;
+    if (end1 == 0) {  // too short for a vector: in order from the first element
+        r = x[0];
+        for (int64_t i = 1; i < n; ++i) r += x[i];
+        return r;
+    }
+    V4 a0 = load4(body);
+    if (end1 > 4) {
+        V4 a1 = load4(body + 4);
+        for (int64_t i = 8; i < end2; i += 8) {
+            a0 += load4(body + i);
+            a1 += load4(body + i + 4);
+        }
+        a0 += a1;
+        if (end1 > end2) a0 += load4(body + end2);
+    }
+    r = (a0[0] + a0[2]) + (a0[1] + a0[3]);
+    for (int64_t i = 0; i < lead; ++i) r += x[i];
+    for (int64_t i = tail; i < m; ++i) r += body[i];
+    return r;
+}
+
 // y[j] = C(y[j], f(x[r*ld + j], s[j])) over rows r < rows, for j < n; s is read only when SHIFT. The
 // row is taken in chunks that stay in L1 while every input row passes, four input rows at a time.
 template <bool SHIFT, class F, class C>
@@ -196,7 +231,10 @@ ACCEL_HOT void reduce_into(const ReduceRuns& r, const float* ACCEL_RESTRICT x, f
     int64_t ox = 0, oy = 0;
     for (int64_t o = 0; o < outer; ++o) {
         if (rows) combine_rows<SHIFT>(x + ox, ld, nrows, y + oy, SHIFT ? shift + oy : nullptr, len, f, c);
-        else y[oy] = c(y[oy], fold(x + ox, len, SHIFT ? shift[oy] : 0.f, f, c));
+        else if constexpr (std::is_same_v<F, Plain> && std::is_same_v<C, Add>)
+            y[oy] += eigen_sum(x + ox, len, (4 - ox % 4) % 4);
+        else
+            y[oy] = c(y[oy], fold(x + ox, len, SHIFT ? shift[oy] : 0.f, f, c));
         for (int d = walk - 1; d >= 0; --d) {  // odometer over the outer runs
             ox += r.sx[d];
             oy += r.sy[d];
