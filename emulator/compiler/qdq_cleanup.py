@@ -15,7 +15,9 @@ FLT_EPSILON = float(np.finfo(np.float32).eps)
 
 
 def _range(g: QdqGraph, q):
-    """(qmin, qmax, scale, zero point) of a per-tensor Q or DQ node, or None."""
+    """(qmin, qmax, scale, zero point) of a Q or DQ node with constant per-tensor parameters, or None."""
+    if not all(g.is_const(i) for i in q.inputs[1:3]) or int(q.attr("block_size", 0)):
+        return None
     s = g.scale(q)
     if s.size != 1:
         return None
@@ -92,7 +94,7 @@ def merge_double_pairs(imp: Imported) -> None:
         dq1 = g.only_user(q1.outputs[0], DQ)
         q2 = g.only_user(dq1.outputs[0], Q) if dq1 is not None else None
         dq2 = g.only_user(q2.outputs[0], DQ) if q2 is not None else None
-        if dq2 is None or _range(g, q2) is None or g.int_type(q1) != g.int_type(q2):
+        if dq2 is None or any(_range(g, n) is None for n in (dq1, q2, dq2)) or g.int_type(q1) != g.int_type(q2):
             continue
         if not (g.same_params(q1, dq1) and g.same_params(q2, dq2)):
             continue

@@ -544,6 +544,47 @@ transpose_case("transpose_large", (1, 32, 17, 19), (0, 2, 3, 1))
 concat_case("concat_large", [(1, 17, 9, 9), (1, 31, 9, 9), (1, 5, 9, 9)], 1)
 
 
+# Quantized cases (QDQ, uint8 activations, int8 per-channel weights): the int8 ops through the ABI, and
+# seeds of the fuzzers that reach the reader's quantization records.
+
+def qdq(b: Builder, x: str, scale: float, zero: int) -> str:
+    """x quantized to uint8 and dequantized again (a QuantizeLinear -> DequantizeLinear pair)."""
+    s, z = b.const(np.array(scale, np.float32), "s"), b.const(np.array(zero, np.uint8), "z")
+    return b.node("DequantizeLinear", [b.node("QuantizeLinear", [x, s, z]), s, z])
+
+
+def qdq_weight(b: Builder, shape, x_scale: float):
+    """Int8 weights with per-output-channel scales and an int32 bias, each behind its DequantizeLinear."""
+    m = shape[0]
+    scales = np.linspace(0.004, 0.012, m).astype(np.float32)
+    q = b.rng.integers(-127, 128, shape).astype(np.int8)
+    w = b.node("DequantizeLinear", [b.const(q, "wq"), b.const(scales, "ws"), b.const(np.zeros(m, np.int8), "wz")],
+               axis=0)
+    bias = b.node("DequantizeLinear", [b.const(b.rng.integers(-500, 500, m).astype(np.int32), "bq"),
+                                       b.const((scales * np.float32(x_scale)).astype(np.float32), "bs"),
+                                       b.const(np.zeros(m, np.int32), "bz")], axis=0)
+    return w, bias
+
+
+@case("qdq_conv")
+def _(b: Builder):
+    x = qdq(b, b.input("x", (1, 8, 11, 9)), 0.02, 128)
+    w, bias = qdq_weight(b, (12, 8, 3, 3), 0.02)
+    y = qdq(b, b.node("Conv", [x, w, bias], pads=[1, 1, 1, 1], strides=[2, 2]), 0.05, 100)
+    b.output(b.node("Identity", [y], outputs=["y"]))
+
+
+@case("qdq_block")
+def _(b: Builder):
+    x = qdq(b, b.input("x", (1, 6, 10, 10)), 0.03, 120)
+    w, bias = qdq_weight(b, (6, 1, 3, 3), 0.03)
+    d = qdq(b, b.node("Conv", [x, w, bias], group=6, pads=[1, 1, 1, 1]), 0.04, 110)
+    r = qdq(b, b.node("Add", [d, x]), 0.05, 128)
+    p = qdq(b, b.node("MaxPool", [r], kernel_shape=[2, 2], strides=[2, 2]), 0.05, 128)
+    g = qdq(b, b.node("GlobalAveragePool", [p]), 0.02, 128)
+    b.output(b.node("Sigmoid", [g], outputs=["y"]))
+
+
 def small_cnn(b: Builder, hw: int, c: int = 16, classes: int = 10):
     x = b.input("image", (1, 3, hw, hw))
     y = b.node("Conv", [x, b.weight((c, 3, 3, 3)), b.weight((c,), "b", 0.1)], pads=[1, 1, 1, 1], strides=[2, 2])

@@ -59,26 +59,36 @@ ACCEL_AVX512_BW inline __mmask16 head_mask(int64_t n) {
     return n >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << n) - 1);
 }
 
+// One vector of corrected sums a (16 outputs of one row, or one column's rows when s and fb hold a
+// value per lane) written to dst's lanes in mask, as OUT's elements.
+template <QOut OUT>
+ACCEL_AVX512_BW inline void epi_vec(__m512i a, __m512 s, __m512 fb, __m512 lo, __m512 hi, __m512i yz, void* dst,
+                                    __mmask16 mask) {
+    if (OUT == QOut::Int32) {
+        _mm512_mask_storeu_epi32(dst, mask, a);
+    } else if (OUT == QOut::Float) {
+        // The _round forms are builtins gcc never fuses into an FMA (it would fuse _mm512_mul_ps + add).
+        const __m512 p = _mm512_mul_round_ps(_mm512_cvtepi32_ps(a), s, _MM_FROUND_CUR_DIRECTION);
+        _mm512_mask_storeu_ps(dst, mask, _mm512_add_round_ps(p, fb, _MM_FROUND_CUR_DIRECTION));
+    } else {
+        // MAXPS(x, lo) gives lo for a NaN x, as the scalar f > lo ? f : lo does.
+        const __m512 c = _mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(a), s), lo), hi);
+        const __m512i r = _mm512_add_epi32(_mm512_cvtps_epi32(c), yz);  // in the output type's range
+        _mm_mask_storeu_epi8(dst, mask, _mm512_cvtepi32_epi8(r));
+    }
+}
+
 // The sums s of 16 columns (colsum: their column sums, or null when h has none) corrected and written to
 // dst's lanes in mask (elements of the output type).
 ACCEL_AVX512_BW inline void epi_store(const RowEpi& e, __m512i s, const int32_t* colsum, void* dst, __mmask16 mask) {
     __m512i a = _mm512_add_epi32(s, e.rowc);
     if (colsum) a = _mm512_add_epi32(a, _mm512_mullo_epi32(e.colc, _mm512_loadu_si512(colsum)));
-    if (e.out == QOut::Int32) {
-        _mm512_mask_storeu_epi32(dst, mask, a);
-        return;
+    switch (e.out) {
+        case QOut::Int32: epi_vec<QOut::Int32>(a, e.s, e.fb, e.lo, e.hi, e.yz, dst, mask); return;
+        case QOut::Float: epi_vec<QOut::Float>(a, e.s, e.fb, e.lo, e.hi, e.yz, dst, mask); return;
+        case QOut::Q8: break;
     }
-    const __m512 f = _mm512_cvtepi32_ps(a);
-    if (e.out == QOut::Float) {
-        // The _round forms are builtins gcc never fuses into an FMA (it would fuse _mm512_mul_ps + add).
-        const __m512 p = _mm512_mul_round_ps(f, e.s, _MM_FROUND_CUR_DIRECTION);
-        _mm512_mask_storeu_ps(dst, mask, _mm512_add_round_ps(p, e.fb, _MM_FROUND_CUR_DIRECTION));
-        return;
-    }
-    // MAXPS(x, lo) gives lo for a NaN x, as the scalar f > lo ? f : lo does.
-    const __m512 c = _mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(f, e.s), e.lo), e.hi);
-    const __m512i r = _mm512_add_epi32(_mm512_cvtps_epi32(c), e.yz);  // in the output type's range
-    _mm_mask_storeu_epi8(dst, mask, _mm512_cvtepi32_epi8(r));
+    epi_vec<QOut::Q8>(a, e.s, e.fb, e.lo, e.hi, e.yz, dst, mask);
 }
 
 }  // namespace qk

@@ -100,17 +100,8 @@ ACCEL_VNNI void tile(const Header* h, const int8_t* __restrict__ A, const uint8_
         for (int v = 0; v < NV; ++v) {
             __m512i a = reinterpret_cast<__m512i>(acc[i][v]);
             if (CS) a = _mm512_add_epi32(a, _mm512_mullo_epi32(_mm512_set1_epi32(k.colc[m]), cs[v]));
-            if (OUT == QOut::Int32) {
-                _mm512_mask_storeu_epi32(dst + 64 * v, mask[v], a);
-            } else if (OUT == QOut::Float) {
-                const __m512 p = _mm512_mul_round_ps(_mm512_cvtepi32_ps(a), s, _MM_FROUND_CUR_DIRECTION);
-                _mm512_mask_storeu_ps(dst + 64 * v, mask[v],
-                                      _mm512_add_round_ps(p, _mm512_set1_ps(k.fbias[m]), _MM_FROUND_CUR_DIRECTION));
-            } else {
-                const __m512 f = _mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(a), s), k.lo), k.hi);
-                _mm_mask_storeu_epi8(dst + 16 * v, mask[v],
-                                     _mm512_cvtepi32_epi8(_mm512_add_epi32(_mm512_cvtps_epi32(f), k.yz)));
-            }
+            epi_vec<OUT>(a, s, OUT == QOut::Float ? _mm512_set1_ps(k.fbias[m]) : s, k.lo, k.hi, k.yz,
+                         dst + 16 * e * v, mask[v]);
         }
     }
     if (DIRECT) return;
