@@ -94,37 +94,32 @@ def emit_qactivation(ctx, node, x: str, xq, yq, act: str, alpha=0.0, beta=0.0, o
     return y
 
 
-def _channels_first(node):
+def _pool_operands(ctx, node):
+    """(X, X read with its quantization, Y's quantization) of a channels-first quantized pool."""
     if int(node.attr("channels_last", 0)):
         raise unsupported(node, "channels_last=1")
+    x = ctx.input(node, 0)
+    require_q8(node, x, "input X")
+    xq = quant_of(ctx, node, 1, 2, x.shape, x.dtype, "input X")
+    return x, ctx.quantized(x.name, xq, node), quant_of(ctx, node, 3, 4, (), x.dtype, "output")
 
 
 def lower_qavgpool(ctx, node):
     """com.microsoft QLinearAveragePool: as AveragePool (channels first), int8 or uint8 per tensor."""
-    _channels_first(node)
-    x = ctx.input(node, 0)
-    require_q8(node, x, "input X")
-    xq = quant_of(ctx, node, 1, 2, x.shape, x.dtype, "input X")
-    yq = quant_of(ctx, node, 3, 4, (), x.dtype, "output")
+    x, xin, yq = _pool_operands(ctx, node)
     kernel = [int(k) for k in node.attr("kernel_shape") or ()]
     pads = [int(p) for p in node.attr("pads") or ()]
     if kernel == list(x.shape[2:]) and not any(pads) and node.attr("auto_pad", "NOTSET") in ("NOTSET", "VALID"):
         # onnxruntime computes a window over the whole plane as its global pool, which rounds otherwise.
-        _pool_via(ctx, node, lower_global_avgpool, "GlobalAveragePool", "qglobalavgpool",
-                  ctx.quantized(x.name, xq, node), yq)
+        _pool_via(ctx, node, lower_global_avgpool, "GlobalAveragePool", "qglobalavgpool", xin, yq)
         return
-    _pool_via(ctx, node, lower_pool, "AveragePool", "qavgpool", ctx.quantized(x.name, xq, node), yq)
+    _pool_via(ctx, node, lower_pool, "AveragePool", "qavgpool", xin, yq)
 
 
 def lower_qglobalavgpool(ctx, node):
     """com.microsoft QLinearGlobalAveragePool (channels first): int8 or uint8 per tensor."""
-    _channels_first(node)
-    x = ctx.input(node, 0)
-    require_q8(node, x, "input X")
-    xq = quant_of(ctx, node, 1, 2, x.shape, x.dtype, "input X")
-    yq = quant_of(ctx, node, 3, 4, (), x.dtype, "output")
-    _pool_via(ctx, node, lower_global_avgpool, "GlobalAveragePool", "qglobalavgpool",
-              ctx.quantized(x.name, xq, node), yq)
+    _, xin, yq = _pool_operands(ctx, node)
+    _pool_via(ctx, node, lower_global_avgpool, "GlobalAveragePool", "qglobalavgpool", xin, yq)
 
 
 def _pool_via(ctx, node, lower, onnx_op, op, x: str, yq):

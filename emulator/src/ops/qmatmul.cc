@@ -189,6 +189,30 @@ void transpose_into(const uint8_t* b, int64_t K, int64_t N, uint8_t* w) {
         for (int64_t j = 0; j < N; ++j) w[j * K + k] = b[k * N + j];
 }
 
+// Bytes of scratch per_b_product takes before the GEMM's own: B's transpose and its packed form.
+size_t per_b_scratch(const Shape& s, const QGemmSpec& spec) {
+    return align64(static_cast<size_t>(s.N * s.K)) + packed_bytes_max(spec);
+}
+
+// The products of a B computed at run time: for each batch of Y, its B transposed and packed into the
+// scratch (`seen(transposed B)` first), then run(batch, A's batch index, packed B, the rest of the
+// scratch), which starts per_b_scratch(s, spec) bytes in plus `extra` the caller keeps there.
+template <class Seen, class Run>
+void per_b_product(const Shape& s, const uint8_t* B, QIsa isa, const QGemmSpec& spec, uint8_t* scratch, Seen seen,
+                   Run run, size_t extra = 0) {
+    uint8_t* wt = scratch;
+    uint8_t* packed = wt + align64(static_cast<size_t>(s.N * s.K));
+    void* rest = scratch + per_b_scratch(s, spec) + extra;
+    for (int64_t i = 0; i < s.batches; ++i) {
+        int64_t ia, ib;
+        batch_offsets(s, i, &ia, &ib);
+        transpose_into(B + ib * s.K * s.N, s.K, s.N, wt);
+        seen(wt);
+        qgemm_pack(isa, spec, wt, packed);
+        run(i, ia, packed, rest);
+    }
+}
+
 void prepare_qmatmul(const Graph& g, const Node& n, const void* const* in, void* out) {
     const TensorDesc &a = *kern::input(g, n, 0), &b = *kern::input(g, n, 1), &y = kern::output(g, n, 0);
     const Shape s = shape_of(a, b);
@@ -208,8 +232,7 @@ size_t scratch_qmatmul(const Graph& g, const Node& n) {
     const bool once = packed_at_load(b);
     const size_t run = kern::qgemm_scratch_max(q, once ? s.M * s.batches : s.M);
     if (once) return run;
-    // A B packed per product: its transpose and its packed form, then the GEMM's scratch.
-    return align64(static_cast<size_t>(s.N * s.K)) + packed_bytes_max(q) + run;
+    return per_b_scratch(s, q) + run;  // a B packed per product
 }
 
 void run_qmatmul(const KernelArgs& a) {
@@ -226,17 +249,11 @@ void run_qmatmul(const KernelArgs& a) {
     }
     const QGemmSpec spec = full_spec(g, n, a.prepared);
     const QIsa isa = QIsa(*consts_at(const_cast<void*>(a.prepared), s.N).isa);
-    auto* wt = static_cast<uint8_t*>(a.scratch);
-    uint8_t* packed = wt + align64(static_cast<size_t>(s.N * s.K));
-    void* rest = packed + packed_bytes_max(spec);
-    const auto* B = static_cast<const uint8_t*>(a.in[1]);
-    for (int64_t i = 0; i < s.batches; ++i) {
-        int64_t ia, ib;
-        batch_offsets(s, i, &ia, &ib);
-        transpose_into(B + ib * s.K * s.N, s.K, s.N, wt);
-        qgemm_pack(isa, spec, wt, packed);
-        qgemm_xw(packed, s.M, A + ia * s.M * s.K, s.K, Y + i * s.M * s.N, s.N, rest);
-    }
+    per_b_product(s, static_cast<const uint8_t*>(a.in[1]), isa, spec, static_cast<uint8_t*>(a.scratch),
+                  [](const uint8_t*) {},
+                  [&](int64_t i, int64_t ia, const void* packed, void* rest) {
+                      qgemm_xw(packed, s.M, A + ia * s.M * s.K, s.K, Y + i * s.M * s.N, s.N, rest);
+                  });
 }
 
 // ---- qgemm ----
@@ -440,8 +457,8 @@ size_t scratch_matmulinteger(const Graph& g, const Node& n) {
     const bool once = packed_at_load(b);
     const size_t run = kern::qgemm_scratch_max(q, once ? s.M * s.batches : s.M);
     if (once) return run;
-    // Per product: B's transpose, its row sums, its packed form, then the GEMM's scratch.
-    return align64(static_cast<size_t>(s.N * s.K)) + align64(static_cast<size_t>(s.N) * 4) + packed_bytes_max(q) + run;
+    // Per product: B's transpose and packed form, its row sums, then the GEMM's scratch.
+    return per_b_scratch(s, q) + align64(static_cast<size_t>(s.N) * 4) + run;
 }
 
 void run_matmulinteger(const KernelArgs& a) {
@@ -459,20 +476,16 @@ void run_matmulinteger(const KernelArgs& a) {
     }
     QGemmSpec q = integer_spec(ad, bd, s);
     q.w_zero = R + s.N;
-    auto* wt = static_cast<uint8_t*>(a.scratch);
-    auto* sums = reinterpret_cast<int32_t*>(wt + align64(static_cast<size_t>(s.N * s.K)));
-    uint8_t* packed = reinterpret_cast<uint8_t*>(sums) + align64(static_cast<size_t>(s.N) * 4);
-    void* rest = packed + packed_bytes_max(q);
-    const auto* B = static_cast<const uint8_t*>(a.in[1]);
-    for (int64_t i = 0; i < s.batches; ++i) {
-        int64_t ia, ib;
-        batch_offsets(s, i, &ia, &ib);
-        transpose_into(B + ib * s.K * s.N, s.K, s.N, wt);
-        row_sums(wt, bd.dtype == ACCEL_DTYPE_INT8, q.w_zero, s.N, s.K, sums);
-        qgemm_pack(QIsa(*reinterpret_cast<const int32_t*>(consts)), q, wt, packed);
-        qgemm_xw(packed, s.M, A + ia * s.M * s.K, s.K, Y + i * s.M * s.N, s.N, rest);
-        subtract_zero(Y + i * s.M * s.N, s.M, s.N, xz, sums);
-    }
+    // The row sums of each product's B, in the scratch after per_b_product's part of it.
+    auto* sums = reinterpret_cast<int32_t*>(static_cast<uint8_t*>(a.scratch) + per_b_scratch(s, q));
+    per_b_product(s, static_cast<const uint8_t*>(a.in[1]), QIsa(*reinterpret_cast<const int32_t*>(consts)), q,
+                  static_cast<uint8_t*>(a.scratch),
+                  [&](const uint8_t* wt) { row_sums(wt, bd.dtype == ACCEL_DTYPE_INT8, q.w_zero, s.N, s.K, sums); },
+                  [&](int64_t i, int64_t ia, const void* packed, void* rest) {
+                      qgemm_xw(packed, s.M, A + ia * s.M * s.K, s.K, Y + i * s.M * s.N, s.N, rest);
+                      subtract_zero(Y + i * s.M * s.N, s.M, s.N, xz, sums);
+                  },
+                  align64(static_cast<size_t>(s.N) * 4));
 }
 
 }  // namespace
