@@ -15,8 +15,10 @@ struct AddRule {
     float ra, rb, f;
     bool is_signed;
     AddRule(const QParams& a, const QParams& b, const QParams& y)
-        : ra(a.scale / y.scale), rb(b.scale / y.scale),
-          f(float(y.zero) - std::fma(ra, float(a.zero), rb * float(b.zero))), is_signed(y.is_signed) {}
+        : ra(a.scale / y.scale),
+          rb(b.scale / y.scale),
+          f(float(y.zero) - std::fma(ra, float(a.zero), rb * float(b.zero))),
+          is_signed(y.is_signed) {}
     int32_t operator()(int32_t a, int32_t b) const {
         return round_saturate(std::fma(float(a), ra, std::fma(float(b), rb, f)), is_signed);
     }
@@ -76,18 +78,15 @@ void dispatch(const Rule& rule, const TensorDesc& ad, const TensorDesc& bd, cons
     if (is_signed)
         run(rule, ad, bd, yd, static_cast<const int8_t*>(A), static_cast<const int8_t*>(B), static_cast<int8_t*>(Y));
     else
-        run(rule, ad, bd, yd, static_cast<const uint8_t*>(A), static_cast<const uint8_t*>(B),
-            static_cast<uint8_t*>(Y));
+        run(rule, ad, bd, yd, static_cast<const uint8_t*>(A), static_cast<const uint8_t*>(B), static_cast<uint8_t*>(Y));
 }
 
 }  // namespace
 
 void qbinary_broadcast(QBinOp op, const TensorDesc& ad, const TensorDesc& bd, const TensorDesc& yd, const QParams& qa,
                        const QParams& qb, const QParams& qy, const void* A, const void* B, void* Y) {
-    if (op == QBinOp::Add)
-        dispatch(AddRule(qa, qb, qy), ad, bd, yd, qy.is_signed, A, B, Y);
-    else
-        dispatch(MulRule(qa, qb, qy), ad, bd, yd, qy.is_signed, A, B, Y);
+    if (op == QBinOp::Add) dispatch(AddRule(qa, qb, qy), ad, bd, yd, qy.is_signed, A, B, Y);
+    else dispatch(MulRule(qa, qb, qy), ad, bd, yd, qy.is_signed, A, B, Y);
 }
 
 }  // namespace accel_emu

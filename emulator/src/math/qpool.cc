@@ -40,18 +40,14 @@ void avg_plane(const PoolGeom& q, bool include_pad, const T* x, T* y, const QPar
 }  // namespace
 
 void qglobal_avg_pool(const void* x, void* y, int64_t planes, int64_t n, const QParams& qx, const QParams& qy) {
-    if (qx.is_signed)
-        global_planes(static_cast<const int8_t*>(x), static_cast<int8_t*>(y), planes, n, qx, qy);
-    else
-        global_planes(static_cast<const uint8_t*>(x), static_cast<uint8_t*>(y), planes, n, qx, qy);
+    if (qx.is_signed) global_planes(static_cast<const int8_t*>(x), static_cast<int8_t*>(y), planes, n, qx, qy);
+    else global_planes(static_cast<const uint8_t*>(x), static_cast<uint8_t*>(y), planes, n, qx, qy);
 }
 
 void qavg_pool_plane(const PoolGeom& q, bool include_pad, const void* x, void* y, const QParams& qx,
                      const QParams& qy) {
-    if (qx.is_signed)
-        avg_plane(q, include_pad, static_cast<const int8_t*>(x), static_cast<int8_t*>(y), qx, qy);
-    else
-        avg_plane(q, include_pad, static_cast<const uint8_t*>(x), static_cast<uint8_t*>(y), qx, qy);
+    if (qx.is_signed) avg_plane(q, include_pad, static_cast<const int8_t*>(x), static_cast<int8_t*>(y), qx, qy);
+    else avg_plane(q, include_pad, static_cast<const uint8_t*>(x), static_cast<uint8_t*>(y), qx, qy);
 }
 
 }  // namespace accel_emu

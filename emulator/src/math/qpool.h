@@ -17,7 +17,6 @@ void qglobal_avg_pool(const void* x, void* y, int64_t planes, int64_t n, const Q
 // One plane: y[OH*OW] = saturate(nearbyint(mean / s_y + z_y)) with mean the float32 sum, in window order, of
 // float32(s_x * (x - z_x)) over the window's elements inside the input, divided by the count (the whole
 // window with include_pad).
-void qavg_pool_plane(const PoolGeom& q, bool include_pad, const void* x, void* y, const QParams& qx,
-                     const QParams& qy);
+void qavg_pool_plane(const PoolGeom& q, bool include_pad, const void* x, void* y, const QParams& qx, const QParams& qy);
 
 }  // namespace accel_emu

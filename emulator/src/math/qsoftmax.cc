@@ -42,10 +42,8 @@ void qsoftmax_table(float x_scale, int64_t n, float table[256]) {
 
 void qsoftmax(const float table[256], const void* x, void* y, int64_t outer, int64_t n, int64_t inner,
               const QParams& qy) {
-    if (qy.is_signed)
-        rows(table, static_cast<const int8_t*>(x), static_cast<int8_t*>(y), outer, n, inner, qy);
-    else
-        rows(table, static_cast<const uint8_t*>(x), static_cast<uint8_t*>(y), outer, n, inner, qy);
+    if (qy.is_signed) rows(table, static_cast<const int8_t*>(x), static_cast<int8_t*>(y), outer, n, inner, qy);
+    else rows(table, static_cast<const uint8_t*>(x), static_cast<uint8_t*>(y), outer, n, inner, qy);
 }
 
 }  // namespace accel_emu

@@ -12,8 +12,8 @@ namespace accel_emu {
 
 // table[b] for each byte b of X's dtype: quantize(f(float32(b - z_x) * s_x)) with Y's parameters. f is the
 // activation `act` (with alpha, beta) as onnxruntime's float kernels compute it (relu, clip, sigmoid: its
-// rational approximation MlasComputeLogistic, tanh: MlasComputeTanh's, leaky relu, hard sigmoid, hard swish; the others as the
-// emulator's float kernels); Act::None is the identity (a requantization).
+// rational approximation MlasComputeLogistic, tanh: MlasComputeTanh's, leaky relu, hard sigmoid, hard swish; the others
+// as the emulator's float kernels); Act::None is the identity (a requantization).
 void make_qtable(Act act, float alpha, float beta, const QParams& qx, const QParams& qy, uint8_t table[256]);
 
 // onnxruntime's float32 logistic (MlasComputeLogistic's FMA kernel): an odd rational approximation on

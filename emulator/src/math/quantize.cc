@@ -13,10 +13,10 @@ void quantize_rows(const float* x, int64_t outer, int64_t channels, int64_t inne
         for (int64_t c = 0; c < channels; ++c) {
             const float s = scale[c];
             const int32_t z = zero[c];
-            const float lo = static_cast<float>(qmin_of(is_signed) - z), hi = static_cast<float>(qmax_of(is_signed) - z);
+            const float lo = static_cast<float>(qmin_of(is_signed) - z),
+                        hi = static_cast<float>(qmax_of(is_signed) - z);
             const int64_t base = (o * channels + c) * inner;
-            for (int64_t i = 0; i < inner; ++i)
-                y[base + i] = static_cast<Q>(clamp_round(x[base + i] / s, lo, hi) + z);
+            for (int64_t i = 0; i < inner; ++i) y[base + i] = static_cast<Q>(clamp_round(x[base + i] / s, lo, hi) + z);
         }
 }
 
@@ -38,20 +38,15 @@ void dequantize_rows(const T* x, int64_t outer, int64_t channels, int64_t inner,
 
 void quantize_linear(const float* x, int64_t outer, int64_t channels, int64_t inner, const float* scale,
                      const int32_t* zero, bool is_signed, void* y) {
-    if (is_signed)
-        quantize_rows(x, outer, channels, inner, scale, zero, true, static_cast<int8_t*>(y));
-    else
-        quantize_rows(x, outer, channels, inner, scale, zero, false, static_cast<uint8_t*>(y));
+    if (is_signed) quantize_rows(x, outer, channels, inner, scale, zero, true, static_cast<int8_t*>(y));
+    else quantize_rows(x, outer, channels, inner, scale, zero, false, static_cast<uint8_t*>(y));
 }
 
-void dequantize_linear(const void* x, int elem_bytes, bool is_signed, int64_t outer, int64_t channels,
-                       int64_t inner, const float* scale, const int32_t* zero, float* y) {
-    if (elem_bytes == 4)
-        dequantize_rows(static_cast<const int32_t*>(x), outer, channels, inner, scale, zero, y);
-    else if (is_signed)
-        dequantize_rows(static_cast<const int8_t*>(x), outer, channels, inner, scale, zero, y);
-    else
-        dequantize_rows(static_cast<const uint8_t*>(x), outer, channels, inner, scale, zero, y);
+void dequantize_linear(const void* x, int elem_bytes, bool is_signed, int64_t outer, int64_t channels, int64_t inner,
+                       const float* scale, const int32_t* zero, float* y) {
+    if (elem_bytes == 4) dequantize_rows(static_cast<const int32_t*>(x), outer, channels, inner, scale, zero, y);
+    else if (is_signed) dequantize_rows(static_cast<const int8_t*>(x), outer, channels, inner, scale, zero, y);
+    else dequantize_rows(static_cast<const uint8_t*>(x), outer, channels, inner, scale, zero, y);
 }
 
 void dynamic_qparams(const float* x, int64_t n, float* scale, uint8_t* zero) {

@@ -55,8 +55,8 @@ void quantize_linear(const float* x, int64_t outer, int64_t channels, int64_t in
                      const int32_t* zero, bool is_signed, void* y);
 
 // y[i] = float32(x[i] - zero[c]) * scale[c], x int8, uint8 or int32 (elem_bytes 1 with is_signed, or 4).
-void dequantize_linear(const void* x, int elem_bytes, bool is_signed, int64_t outer, int64_t channels,
-                       int64_t inner, const float* scale, const int32_t* zero, float* y);
+void dequantize_linear(const void* x, int elem_bytes, bool is_signed, int64_t outer, int64_t channels, int64_t inner,
+                       const float* scale, const int32_t* zero, float* y);
 
 // DynamicQuantizeLinear's parameters of x[0..n): the range [min(x, 0), max(x, 0)] over 255 steps, and
 // the zero point that puts 0 on a step, as onnxruntime computes them (float32, the zero point rounded half

@@ -233,8 +233,7 @@ ACCEL_HOT void reduce_into(const ReduceRuns& r, const float* ACCEL_RESTRICT x, f
         if (rows) combine_rows<SHIFT>(x + ox, ld, nrows, y + oy, SHIFT ? shift + oy : nullptr, len, f, c);
         else if constexpr (std::is_same_v<F, Plain> && std::is_same_v<C, Add>)
             y[oy] += eigen_sum(x + ox, len, (4 - ox % 4) % 4);
-        else
-            y[oy] = c(y[oy], fold(x + ox, len, SHIFT ? shift[oy] : 0.f, f, c));
+        else y[oy] = c(y[oy], fold(x + ox, len, SHIFT ? shift[oy] : 0.f, f, c));
         for (int d = walk - 1; d >= 0; --d) {  // odometer over the outer runs
             ox += r.sx[d];
             oy += r.sy[d];

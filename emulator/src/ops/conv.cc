@@ -15,8 +15,8 @@
 #include "math/gemm.h"
 #include "math/im2col.h"
 #include "op_params.h"
-#include "ops/op_defs.h"
 #include "ops/conv_shape.h"
+#include "ops/op_defs.h"
 #include "ops/op_util.h"
 
 namespace accel_emu {

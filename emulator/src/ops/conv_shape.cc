@@ -16,7 +16,7 @@ struct Window {
 
 template <class P>
 Window window_from(const P& p) {
-    return {p.group,    p.kernel_h,   p.kernel_w,   p.stride_h,   p.stride_w,  p.pad_top,
+    return {p.group,    p.kernel_h,   p.kernel_w,  p.stride_h,   p.stride_w,  p.pad_top,
             p.pad_left, p.pad_bottom, p.pad_right, p.dilation_h, p.dilation_w};
 }
 

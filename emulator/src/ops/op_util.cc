@@ -96,11 +96,12 @@ bool check_broadcast(const TensorDesc& a, const TensorDesc& b, const TensorDesc&
         const int64_t da = broadcast_dim(a, r, i), db = broadcast_dim(b, r, i);
         if (da != db && da != 1 && db != 1)
             return fail(err, op,
-                        cat("shapes ", dims_str(a), " and ", dims_str(b), " do not broadcast (dim ", i, ": ", da, " vs ",
-                            db, ")"));
+                        cat("shapes ", dims_str(a), " and ", dims_str(b), " do not broadcast (dim ", i, ": ", da,
+                            " vs ", db, ")"));
         if (y.dims[i] != (da > db ? da : db))
-            return fail(err, op,
-                        cat("output shape ", dims_str(y), " is not the broadcast of ", dims_str(a), " and ", dims_str(b)));
+            return fail(
+                err, op,
+                cat("output shape ", dims_str(y), " is not the broadcast of ", dims_str(a), " and ", dims_str(b)));
     }
     return true;
 }

@@ -43,7 +43,8 @@ bool check_pool_dtypes(const char* op, PoolTypes types, const TensorDesc& x, con
     if (x.dtype == ACCEL_DTYPE_FLOAT32 && y.dtype == ACCEL_DTYPE_FLOAT32) return true;
     if (types == PoolTypes::Float) return kern::fail(err, op, "input and output must be float32");
     if (!kern::is_q8(x) || x.dtype != y.dtype)
-        return kern::fail(err, op, cat("input '", x.name, "' and output '", y.name, "' must be both float32, int8 or uint8"));
+        return kern::fail(err, op,
+                          cat("input '", x.name, "' and output '", y.name, "' must be both float32, int8 or uint8"));
     if (x.quant.type == ACCEL_QUANT_NONE && y.quant.type == ACCEL_QUANT_NONE) return true;
     if (!kern::check_quantized(x, op, "input", kern::QuantShape::PerTensor, -1, false, err) ||
         !kern::check_quantized(y, op, "output", kern::QuantShape::PerTensor, -1, false, err))

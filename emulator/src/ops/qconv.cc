@@ -1,5 +1,5 @@
-// qconv.cc - the quantized 2-D convolutions qconv and convinteger (FORMAT.md ops 29, 40): the checks, the packing of each group's
-// weights with its requantization constants at load, and the run over images and groups through the int8
+// qconv.cc - the quantized 2-D convolutions qconv and convinteger (FORMAT.md ops 29, 40): the checks, the packing of
+// each group's weights with its requantization constants at load, and the run over images and groups through the int8
 // GEMM (math/qgemm.h), whose code path (portable, AVX2, AVX-512 VNNI, AMX) is chosen when the model loads.
 #include <vector>
 
@@ -120,8 +120,7 @@ void run(const KernelArgs& a) {
     const size_t stride = blob_bytes(size_spec(*a.graph, *a.node, q), false);
     for (int64_t i = 0; i < q.N; ++i)
         for (int64_t gi = 0; gi < q.G; ++gi)
-            qconv(packed + gi * stride, q, x + (i * q.C + gi * q.Cg) * HW, y + (i * q.M + gi * q.Mg) * q.P,
-                  a.scratch);
+            qconv(packed + gi * stride, q, x + (i * q.C + gi * q.Cg) * HW, y + (i * q.M + gi * q.Mg) * q.P, a.scratch);
 }
 
 // ---- convinteger ----
@@ -132,8 +131,7 @@ void run(const KernelArgs& a) {
 
 bool validate_convinteger(const Graph& g, const Node& n, std::string* err) {
     const char* op = "convinteger";
-    if (!kern::check_common(g, n, op, {2, 4, 2, 1}, kern::DTypeRule::Any, kern::ActRule::MustBeNone, err))
-        return false;
+    if (!kern::check_common(g, n, op, {2, 4, 2, 1}, kern::DTypeRule::Any, kern::ActRule::MustBeNone, err)) return false;
     const TensorDesc &x = *kern::input(g, n, 0), &w = *kern::input(g, n, 1), &y = kern::output(g, n, 0);
     if (!kern::is_q8(x) || !kern::is_q8(w) || y.dtype != ACCEL_DTYPE_INT32)
         return kern::fail(err, op, "takes int8 or uint8 X and W and gives int32 Y");
@@ -141,8 +139,9 @@ bool validate_convinteger(const Graph& g, const Node& n, std::string* err) {
     if (xz && (xz->dtype != x.dtype || xz->numel != 1))
         return kern::fail(err, op, kern::cat("X's zero point '", xz->name, "' is not one value of X's dtype"));
     if (wz && (wz->dtype != w.dtype || wz->kind != TensorKind::Constant || (wz->numel != 1 && wz->numel != w.dims[0])))
-        return kern::fail(err, op, kern::cat("W's zero point '", wz->name, "' is not a constant of W's dtype with 1 or ",
-                                             w.dims[0], " values"));
+        return kern::fail(err, op,
+                          kern::cat("W's zero point '", wz->name, "' is not a constant of W's dtype with 1 or ",
+                                    w.dims[0], " values"));
     ConvGeom q;
     return kern::check_conv_shapes(g, n, op, &q, err);
 }
@@ -227,8 +226,8 @@ void run_convinteger(const KernelArgs& a) {
 
 }  // namespace
 
-const OpDef kConvIntegerDef = {"convinteger", validate_convinteger, scratch_convinteger, run_convinteger,
-                               prepared_convinteger, prepare_convinteger};
+const OpDef kConvIntegerDef = {"convinteger",   validate_convinteger, scratch_convinteger,
+                               run_convinteger, prepared_convinteger, prepare_convinteger};
 const OpDef kQConvDef = {kOp, validate, scratch_bytes, run, prepared_bytes, prepare};
 
 }  // namespace accel_emu

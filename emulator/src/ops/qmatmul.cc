@@ -132,8 +132,7 @@ bool check_shapes(const char* op, const TensorDesc& a, const TensorDesc& b, cons
 
 bool validate_qmatmul(const Graph& g, const Node& n, std::string* err) {
     const char* op = "qmatmul";
-    if (!kern::check_common(g, n, op, {2, 2, 2, 1}, kern::DTypeRule::Any, kern::ActRule::MustBeNone, err))
-        return false;
+    if (!kern::check_common(g, n, op, {2, 2, 2, 1}, kern::DTypeRule::Any, kern::ActRule::MustBeNone, err)) return false;
     const TensorDesc &a = *kern::input(g, n, 0), &b = *kern::input(g, n, 1), &y = kern::output(g, n, 0);
     const auto pt = kern::QuantShape::PerTensor;
     if (!kern::check_quantized(a, op, "input A", pt, -1, false, err) ||
@@ -156,14 +155,16 @@ bool check_shapes(const char* op, const TensorDesc& a, const TensorDesc& b, cons
     if (b.ndim >= 2) want[r++] = s.N;
     bool ok = y.ndim == r;
     for (int i = 0; ok && i < r; ++i) ok = y.dims[i] == want[i];
-    if (!ok) return fail(err, op, cat("output shape ", kern::dims_str(y), " does not match A ", kern::dims_str(a),
-                                      " x B ", kern::dims_str(b)));
+    if (!ok)
+        return fail(err, op,
+                    cat("output shape ", kern::dims_str(y), " does not match A ", kern::dims_str(a), " x B ",
+                        kern::dims_str(b)));
     for (int i = 0; i < s.r; ++i) {
         const int ia = i - (s.r - (a.ndim > 2 ? a.ndim - 2 : 0)), ib = i - (s.r - (b.ndim > 2 ? b.ndim - 2 : 0));
         const int64_t da = ia >= 0 ? a.dims[ia] : 1, db = ib >= 0 ? b.dims[ib] : 1;
         if (da != db && da != 1 && db != 1)
-            return fail(err, op, cat("batch dims of A ", kern::dims_str(a), " and B ", kern::dims_str(b),
-                                     " do not broadcast"));
+            return fail(err, op,
+                        cat("batch dims of A ", kern::dims_str(a), " and B ", kern::dims_str(b), " do not broadcast"));
     }
     return true;
 }
@@ -249,27 +250,27 @@ void run_qmatmul(const KernelArgs& a) {
     }
     const QGemmSpec spec = full_spec(g, n, a.prepared);
     const QIsa isa = QIsa(*consts_at(const_cast<void*>(a.prepared), s.N).isa);
-    per_b_product(s, static_cast<const uint8_t*>(a.in[1]), isa, spec, static_cast<uint8_t*>(a.scratch),
-                  [](const uint8_t*) {},
-                  [&](int64_t i, int64_t ia, const void* packed, void* rest) {
-                      qgemm_xw(packed, s.M, A + ia * s.M * s.K, s.K, Y + i * s.M * s.N, s.N, rest);
-                  });
+    per_b_product(
+        s, static_cast<const uint8_t*>(a.in[1]), isa, spec, static_cast<uint8_t*>(a.scratch), [](const uint8_t*) {},
+        [&](int64_t i, int64_t ia, const void* packed, void* rest) {
+            qgemm_xw(packed, s.M, A + ia * s.M * s.K, s.K, Y + i * s.M * s.N, s.N, rest);
+        });
 }
 
 // ---- qgemm ----
 
 bool validate_qgemm(const Graph& g, const Node& n, std::string* err) {
     const char* op = "qgemm";
-    if (!kern::check_common(g, n, op, {2, 3, 2, 1}, kern::DTypeRule::Any, kern::ActRule::MustBeNone, err))
-        return false;
+    if (!kern::check_common(g, n, op, {2, 3, 2, 1}, kern::DTypeRule::Any, kern::ActRule::MustBeNone, err)) return false;
     const TensorDesc &a = *kern::input(g, n, 0), &b = *kern::input(g, n, 1), &y = kern::output(g, n, 0);
     const TensorDesc* c = kern::input(g, n, 2);
     const QGemmParams p = QGemmParams::of(n);
     if ((p.trans_a != 0 && p.trans_a != 1) || (p.trans_b != 0 && p.trans_b != 1))
         return fail(err, op, cat("trans_a ", p.trans_a, " and trans_b ", p.trans_b, " must be 0 or 1"));
     if (a.ndim != 2 || b.ndim != 2 || y.ndim != 2)
-        return fail(err, op, cat("A ", kern::dims_str(a), ", B ", kern::dims_str(b), " and Y ", kern::dims_str(y),
-                                 " must be 2-D"));
+        return fail(
+            err, op,
+            cat("A ", kern::dims_str(a), ", B ", kern::dims_str(b), " and Y ", kern::dims_str(y), " must be 2-D"));
     const auto pt = kern::QuantShape::PerTensor;
     if (!kern::check_quantized(a, op, "input A", pt, -1, false, err) ||
         !kern::check_quantized(b, op, "input B", kern::QuantShape::PerTensorOrAxis, p.trans_b ? 0 : 1, false, err))
@@ -366,8 +367,7 @@ void run_qgemm(const KernelArgs& a) {
 
 bool validate_matmulinteger(const Graph& g, const Node& n, std::string* err) {
     const char* op = "matmulinteger";
-    if (!kern::check_common(g, n, op, {2, 4, 2, 1}, kern::DTypeRule::Any, kern::ActRule::MustBeNone, err))
-        return false;
+    if (!kern::check_common(g, n, op, {2, 4, 2, 1}, kern::DTypeRule::Any, kern::ActRule::MustBeNone, err)) return false;
     const TensorDesc &a = *kern::input(g, n, 0), &b = *kern::input(g, n, 1), &y = kern::output(g, n, 0);
     if (!kern::is_q8(a) || !kern::is_q8(b) || y.dtype != ACCEL_DTYPE_INT32)
         return fail(err, op, "takes int8 or uint8 A and B and gives int32 Y");
@@ -377,8 +377,8 @@ bool validate_matmulinteger(const Graph& g, const Node& n, std::string* err) {
         return fail(err, op, cat("A's zero point '", az->name, "' is not one value of A's dtype"));
     const int64_t N = b.ndim >= 2 ? b.dims[b.ndim - 1] : 1;
     if (bz && (bz->dtype != b.dtype || bz->kind != TensorKind::Constant || (bz->numel != 1 && bz->numel != N)))
-        return fail(err, op, cat("B's zero point '", bz->name, "' is not a constant of B's dtype with 1 or ", N,
-                                 " values"));
+        return fail(err, op,
+                    cat("B's zero point '", bz->name, "' is not a constant of B's dtype with 1 or ", N, " values"));
     return true;
 }
 
@@ -410,7 +410,7 @@ void subtract_zero(int32_t* y, int64_t rows, int64_t N, int32_t x_zero, const in
 int32_t a_zero_of(const KernelArgs& a) {
     if (a.node->inputs.size() < 3 || a.node->inputs[2] == kAbsent) return 0;
     return kern::in_desc(a, 2).dtype == ACCEL_DTYPE_INT8 ? *static_cast<const int8_t*>(a.in[2])
-                                                          : *static_cast<const uint8_t*>(a.in[2]);
+                                                         : *static_cast<const uint8_t*>(a.in[2]);
 }
 
 // [isa][R: N int32][B_zero: N int32] then the packed B (constant 2-D B).
@@ -478,22 +478,23 @@ void run_matmulinteger(const KernelArgs& a) {
     q.w_zero = R + s.N;
     // The row sums of each product's B, in the scratch after per_b_product's part of it.
     auto* sums = reinterpret_cast<int32_t*>(static_cast<uint8_t*>(a.scratch) + per_b_scratch(s, q));
-    per_b_product(s, static_cast<const uint8_t*>(a.in[1]), QIsa(*reinterpret_cast<const int32_t*>(consts)), q,
-                  static_cast<uint8_t*>(a.scratch),
-                  [&](const uint8_t* wt) { row_sums(wt, bd.dtype == ACCEL_DTYPE_INT8, q.w_zero, s.N, s.K, sums); },
-                  [&](int64_t i, int64_t ia, const void* packed, void* rest) {
-                      qgemm_xw(packed, s.M, A + ia * s.M * s.K, s.K, Y + i * s.M * s.N, s.N, rest);
-                      subtract_zero(Y + i * s.M * s.N, s.M, s.N, xz, sums);
-                  },
-                  align64(static_cast<size_t>(s.N) * 4));
+    per_b_product(
+        s, static_cast<const uint8_t*>(a.in[1]), QIsa(*reinterpret_cast<const int32_t*>(consts)), q,
+        static_cast<uint8_t*>(a.scratch),
+        [&](const uint8_t* wt) { row_sums(wt, bd.dtype == ACCEL_DTYPE_INT8, q.w_zero, s.N, s.K, sums); },
+        [&](int64_t i, int64_t ia, const void* packed, void* rest) {
+            qgemm_xw(packed, s.M, A + ia * s.M * s.K, s.K, Y + i * s.M * s.N, s.N, rest);
+            subtract_zero(Y + i * s.M * s.N, s.M, s.N, xz, sums);
+        },
+        align64(static_cast<size_t>(s.N) * 4));
 }
 
 }  // namespace
 
-const OpDef kMatMulIntegerDef = {"matmulinteger", validate_matmulinteger, scratch_matmulinteger, run_matmulinteger,
-                                 prepared_matmulinteger, prepare_matmulinteger};
-const OpDef kQMatMulDef = {"qmatmul", validate_qmatmul, scratch_qmatmul, run_qmatmul, prepared_qmatmul,
-                           prepare_qmatmul};
+const OpDef kMatMulIntegerDef = {"matmulinteger",   validate_matmulinteger, scratch_matmulinteger,
+                                 run_matmulinteger, prepared_matmulinteger, prepare_matmulinteger};
+const OpDef kQMatMulDef = {"qmatmul",   validate_qmatmul, scratch_qmatmul,
+                           run_qmatmul, prepared_qmatmul, prepare_qmatmul};
 const OpDef kQGemmDef = {"qgemm", validate_qgemm, scratch_qgemm, run_qgemm, prepared_qgemm, prepare_qgemm};
 
 }  // namespace accel_emu

@@ -15,8 +15,9 @@ bool check_quantized(const TensorDesc& t, const char* op, const char* role, Quan
                      bool allow_int32, std::string* err) {
     const std::string who = cat(role, " '", t.name, "'");
     if (!is_q8(t) && !(allow_int32 && t.dtype == ACCEL_DTYPE_INT32))
-        return fail(err, op, cat(who, " is ", dtype_name(t.dtype), ", not ", allow_int32 ? "int8, uint8 or int32"
-                                                                                         : "int8 or uint8"));
+        return fail(
+            err, op,
+            cat(who, " is ", dtype_name(t.dtype), ", not ", allow_int32 ? "int8, uint8 or int32" : "int8 or uint8"));
     const Quant& q = t.quant;
     if (q.type != ACCEL_QUANT_PER_TENSOR && q.type != ACCEL_QUANT_PER_AXIS)
         return fail(err, op, cat(who, " has no scale and zero point (quant_type ", q.type, ")"));

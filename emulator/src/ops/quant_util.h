@@ -30,9 +30,7 @@ inline QParams qparams(const TensorDesc& t) {
 }
 
 // The layout of a per-axis record over `t`: outer x channels x inner (channels 1 for per tensor).
-struct AxisSplit {
-    int64_t outer, channels, inner;
-};
+struct AxisSplit { int64_t outer, channels, inner; };
 AxisSplit axis_split(const TensorDesc& t);
 
 // The int8 GEMM's paths, in the order qisa_select ranks them.

@@ -2,8 +2,8 @@
 // float and int8 regions, and the 8-bit elementwise ops, each a 256-entry table made at load by running
 // the float function over the 256 dequantized inputs (math/qtable.cc), so that it computes exactly what
 // dequantize -> activation -> quantize would.
-#include "math/qtable.h"
 #include "math/quantize.h"
+#include "math/qtable.h"
 #include "ops/op_defs.h"
 #include "ops/op_util.h"
 #include "ops/quant_util.h"
@@ -23,8 +23,7 @@ bool same_shape(const TensorDesc& x, const TensorDesc& y, const char* op, std::s
 
 bool validate_quantize(const Graph& g, const Node& n, std::string* err) {
     const char* op = "quantize";
-    if (!kern::check_common(g, n, op, {1, 1, 1, 1}, kern::DTypeRule::Any, kern::ActRule::MustBeNone, err))
-        return false;
+    if (!kern::check_common(g, n, op, {1, 1, 1, 1}, kern::DTypeRule::Any, kern::ActRule::MustBeNone, err)) return false;
     const TensorDesc& x = *kern::input(g, n, 0);
     const TensorDesc& y = kern::output(g, n, 0);
     if (x.dtype != ACCEL_DTYPE_FLOAT32) return fail(err, op, cat("input '", x.name, "' is not float32"));
@@ -41,8 +40,7 @@ void run_quantize(const KernelArgs& a) {
 
 bool validate_dequantize(const Graph& g, const Node& n, std::string* err) {
     const char* op = "dequantize";
-    if (!kern::check_common(g, n, op, {1, 1, 1, 1}, kern::DTypeRule::Any, kern::ActRule::MustBeNone, err))
-        return false;
+    if (!kern::check_common(g, n, op, {1, 1, 1, 1}, kern::DTypeRule::Any, kern::ActRule::MustBeNone, err)) return false;
     const TensorDesc& x = *kern::input(g, n, 0);
     const TensorDesc& y = kern::output(g, n, 0);
     if (y.dtype != ACCEL_DTYPE_FLOAT32) return fail(err, op, cat("output '", y.name, "' is not float32"));
@@ -70,8 +68,8 @@ bool validate_qactivation(const Graph& g, const Node& n, std::string* err) {
 size_t table_bytes(const Graph&, const Node&) { return 256; }
 
 void make_table(const Graph& g, const Node& n, const void* const*, void* out) {
-    make_qtable(n.act, n.act_alpha, n.act_beta, kern::qparams(*kern::input(g, n, 0)), kern::qparams(kern::output(g, n, 0)),
-                static_cast<uint8_t*>(out));
+    make_qtable(n.act, n.act_alpha, n.act_beta, kern::qparams(*kern::input(g, n, 0)),
+                kern::qparams(kern::output(g, n, 0)), static_cast<uint8_t*>(out));
 }
 
 void run_qactivation(const KernelArgs& a) {
@@ -81,8 +79,7 @@ void run_qactivation(const KernelArgs& a) {
 
 bool validate_dynquant(const Graph& g, const Node& n, std::string* err) {
     const char* op = "dynquant";
-    if (!kern::check_common(g, n, op, {1, 1, 1, 3}, kern::DTypeRule::Any, kern::ActRule::MustBeNone, err))
-        return false;
+    if (!kern::check_common(g, n, op, {1, 1, 1, 3}, kern::DTypeRule::Any, kern::ActRule::MustBeNone, err)) return false;
     const TensorDesc& x = *kern::input(g, n, 0);
     const TensorDesc &y = kern::output(g, n, 0), &s = kern::output(g, n, 1), &z = kern::output(g, n, 2);
     if (x.dtype != ACCEL_DTYPE_FLOAT32 || y.dtype != ACCEL_DTYPE_UINT8 || s.dtype != ACCEL_DTYPE_FLOAT32 ||
@@ -105,7 +102,7 @@ void run_dynquant(const KernelArgs& a) {
 const OpDef kDynQuantDef = {"dynquant", validate_dynquant, no_scratch, run_dynquant, nullptr, nullptr};
 const OpDef kQuantizeDef = {"quantize", validate_quantize, no_scratch, run_quantize, nullptr, nullptr};
 const OpDef kDequantizeDef = {"dequantize", validate_dequantize, no_scratch, run_dequantize, nullptr, nullptr};
-const OpDef kQActivationDef = {"qactivation", validate_qactivation, no_scratch, run_qactivation, table_bytes,
-                               make_table};
+const OpDef kQActivationDef = {"qactivation",   validate_qactivation, no_scratch,
+                               run_qactivation, table_bytes,          make_table};
 
 }  // namespace accel_emu
