@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "math/math_util.h"
 #include "math/qgemm_avx512.h"
 #include "math/qgemm_impl.h"
 
@@ -29,7 +30,7 @@ int64_t padded_cols(const ConvGeom& q) { return (q.OW - 1) * q.sw + (q.kw - 1) *
 int64_t plane_bytes(const ConvGeom& q) { return qk::round_up(padded_rows(q) * padded_cols(q) + kSlack, qk::kAlign); }
 
 // Channel c's plane in B's space, padded, rows padded_cols apart.
-void fill_plane(const qk::Header* h, const ConvGeom& q, const uint8_t* xc, uint8_t* P) {
+ACCEL_HOT void fill_plane(const qk::Header* h, const ConvGeom& q, const uint8_t* xc, uint8_t* P) {
     const int64_t Hp = padded_rows(q), Wp = padded_cols(q);
     const uint8_t flip = h->x_flip, pad = h->x_pad;
     const int64_t c0 = std::clamp<int64_t>(q.pl, 0, Wp), c1 = std::clamp<int64_t>(q.pl + q.W, c0, Wp);
@@ -48,28 +49,66 @@ void fill_plane(const qk::Header* h, const ConvGeom& q, const uint8_t* xc, uint8
     std::memset(P + Hp * Wp, 0, kSlack);
 }
 
-// Channel m: all output rows with the portable loops. acc, cs and row hold OW values each.
-void channel_portable(const qk::Header* h, const ConvGeom& q, int64_t m, const uint8_t* P, uint32_t* acc,
-                      uint32_t* cs, int32_t* row, uint8_t* y) {
+// One output row of a K x K kernel, stride S, no dilation (rows r[0..K) of the padded copy, from the
+// row's first window): every tap in registers per output, the loop over outputs vectorized. A product of
+// A (int8) and B (uint8) fits int16 (|A * B| <= 128 * 255), so it is made in int16 (one instruction per 8
+// or 16 lanes on every SIMD ISA) and widened into the sum.
+template <int K, int S>
+ACCEL_INLINE void row_kxk(const int16_t* w, const uint8_t* const* r, int64_t n, uint32_t rc, uint32_t cc, bool colsum,
+                          int32_t* ACCEL_RESTRICT out) {
+    int16_t wk[K * K];
+    for (int t = 0; t < K * K; ++t) wk[t] = w[t];
+    for (int64_t j = 0; j < n; ++j) {
+        uint32_t acc = rc;
+        for (int ki = 0; ki < K; ++ki)
+            for (int kj = 0; kj < K; ++kj)
+                acc += static_cast<uint32_t>(static_cast<int16_t>(wk[ki * K + kj] * static_cast<int16_t>(r[ki][j * S + kj])));
+        out[j] = static_cast<int32_t>(acc);
+    }
+    if (!colsum) return;
+    for (int64_t j = 0; j < n; ++j) {
+        uint32_t c = 0;
+        for (int ki = 0; ki < K; ++ki)
+            for (int kj = 0; kj < K; ++kj) c += r[ki][j * S + kj];
+        out[j] = static_cast<int32_t>(static_cast<uint32_t>(out[j]) + cc * c);
+    }
+}
+
+// Channel m: all output rows from the padded copy P. acc, cs and row hold OW values each. The AVX2 path
+// runs this too (its clone).
+ACCEL_HOT void channel_portable(const qk::Header* h, const ConvGeom& q, int64_t m, const uint8_t* P, uint32_t* acc,
+                                uint32_t* cs, int32_t* row, uint8_t* y) {
     const int8_t* A = static_cast<const int8_t*>(qk::weights(h)) + m * h->K;
-    const int64_t Wp = padded_cols(q), e = h->out == QOut::Q8 ? 1 : 4;
+    const int64_t Wp = padded_cols(q), e = h->out == QOut::Q8 ? 1 : 4, OW = q.OW;
     const uint32_t rc = static_cast<uint32_t>(qk::rowc(h)[m]), cc = static_cast<uint32_t>(qk::colc(h)[m]);
+    const int k = static_cast<int>(q.kh);
+    const bool square = q.kh == q.kw && (k == 3 || k == 5) && q.sh == q.sw && (q.sw == 1 || q.sw == 2) &&
+                        q.dh == 1 && q.dw == 1;
+    int16_t w[25];
+    for (int64_t t = 0; t < q.kh * q.kw && t < 25; ++t) w[t] = A[t];
     for (int64_t oh = 0; oh < q.OH; ++oh) {
-        std::fill_n(acc, q.OW, 0u);
-        std::fill_n(cs, q.OW, 0u);
+        if (square) {
+            const uint8_t* r[5];
+            for (int i = 0; i < k; ++i) r[i] = P + (oh * q.sh + i) * Wp;
+            if (k == 3 && q.sw == 1) row_kxk<3, 1>(w, r, OW, rc, cc, h->colsum, row);
+            else if (k == 3) row_kxk<3, 2>(w, r, OW, rc, cc, h->colsum, row);
+            else if (q.sw == 1) row_kxk<5, 1>(w, r, OW, rc, cc, h->colsum, row);
+            else row_kxk<5, 2>(w, r, OW, rc, cc, h->colsum, row);
+            qk::epilogue_row(h, m, row, OW, y + (m * q.P + oh * OW) * e, 1);
+            continue;
+        }
+        for (int64_t j = 0; j < OW; ++j) acc[j] = 0, cs[j] = 0;
         for (int64_t ki = 0; ki < q.kh; ++ki)
             for (int64_t kj = 0; kj < q.kw; ++kj) {
-                const int32_t a = A[ki * q.kw + kj];
-                const uint8_t* src = P + (oh * q.sh + ki * q.dh) * Wp + kj * q.dw;
-                if (q.sw == 1)
-                    for (int64_t j = 0; j < q.OW; ++j) acc[j] += static_cast<uint32_t>(a * src[j]);
-                else
-                    for (int64_t j = 0; j < q.OW; ++j) acc[j] += static_cast<uint32_t>(a * src[j * q.sw]);
+                const int16_t a = A[ki * q.kw + kj];
+                const uint8_t* ACCEL_RESTRICT src = P + (oh * q.sh + ki * q.dh) * Wp + kj * q.dw;
+                for (int64_t j = 0; j < OW; ++j)
+                    acc[j] += static_cast<uint32_t>(static_cast<int16_t>(a * static_cast<int16_t>(src[j * q.sw])));
                 if (h->colsum)
-                    for (int64_t j = 0; j < q.OW; ++j) cs[j] += src[j * q.sw];
+                    for (int64_t j = 0; j < OW; ++j) cs[j] += src[j * q.sw];
             }
-        for (int64_t j = 0; j < q.OW; ++j) row[j] = static_cast<int32_t>(acc[j] + rc + cc * cs[j]);
-        qk::epilogue_row(h, m, row, q.OW, y + (m * q.P + oh * q.OW) * e, 1);
+        for (int64_t j = 0; j < OW; ++j) row[j] = static_cast<int32_t>(acc[j] + rc + cc * cs[j]);
+        qk::epilogue_row(h, m, row, OW, y + (m * q.P + oh * OW) * e, 1);
     }
 }
 

@@ -1,14 +1,14 @@
 // softmax.cc - softmax and qsoftmax (FORMAT.md ops 15, 37), max-subtracted. coerce_2d = 0: over one axis
 // (opset >= 13); 1: over all dims from the axis on (opset < 13), i.e. rows of the input flattened to 2-D
 // there. qsoftmax's table of exponentials is made at load.
-#include "math/softmax.h"
+#include <type_traits>
+
 #include "math/qsoftmax.h"
+#include "math/softmax.h"
 #include "op_params.h"
 #include "ops/op_defs.h"
 #include "ops/op_util.h"
 #include "ops/quant_util.h"
-
-#include <type_traits>
 
 namespace accel_emu {
 namespace {
