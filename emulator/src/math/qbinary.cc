@@ -1,46 +1,73 @@
 // qbinary.cc - see qbinary.h. The broadcast is walked as rows of Y's last dim, A and B each read with a
-// stride of 0 or 1 along it, so the inner loop is a plain elementwise loop the compiler vectorizes.
+// stride of 0 or 1 along it; a row is one call of the portable row or its AVX-512 twin (qbinary_avx512.cc).
 #include "math/qbinary.h"
 
 #include <cmath>
 
 #include "math/broadcast.h"
+#include "math/qbinary_row.h"
 
 namespace accel_emu {
+
+QBinRule qbinary_rule(QBinOp op, const QParams& a, const QParams& b, const QParams& y) {
+    QBinRule r{};
+    r.op = op;
+    r.is_signed = y.is_signed;
+    // QLinearAdd (MlasQLinearAdd, FMA): v = fma(a, rA, fma(b, rB, F)) with rA = sA / sY, rB = sB / sY and
+    // F = zY - fma(rA, zA, rB * zB). The operands' order matters; the compiler gives them in onnxruntime's.
+    r.ra = a.scale / y.scale;
+    r.rb = b.scale / y.scale;
+    r.f = float(y.zero) - std::fma(r.ra, float(a.zero), r.rb * float(b.zero));
+    // QLinearMul (MlasQLinearMul): v = float32((a - zA) * (b - zB)) * r + zY, r = (sA * sB) / sY, a multiply
+    // and an add (no FMA).
+    r.r = a.scale * b.scale / y.scale;
+    r.zy = float(y.zero);
+    r.za = a.zero;
+    r.zb = b.zero;
+    return r;
+}
+
 namespace {
 
-// QLinearAdd (MlasQLinearAdd, FMA): v = fma(a, rA, fma(b, rB, F)) with rA = sA / sY, rB = sB / sY and
-// F = zY - fma(rA, zA, rB * zB). The operands' order matters; the compiler gives them in onnxruntime's.
-struct AddRule {
-    float ra, rb, f;
-    bool is_signed;
-    AddRule(const QParams& a, const QParams& b, const QParams& y)
-        : ra(a.scale / y.scale),
-          rb(b.scale / y.scale),
-          f(float(y.zero) - std::fma(ra, float(a.zero), rb * float(b.zero))),
-          is_signed(y.is_signed) {}
-    int32_t operator()(int32_t a, int32_t b) const {
-        return round_saturate(std::fma(float(a), ra, std::fma(float(b), rb, f)), is_signed);
+template <typename T, QBinOp OP>
+void row(const QBinRule& rule, const T* a, int64_t sa, const T* b, int64_t sb, T* y, int64_t n) {
+    for (int64_t j = 0; j < n; ++j) {
+        const int32_t x = a[j * sa], z = b[j * sb];
+        float v;
+        if constexpr (OP == QBinOp::Add) {
+            v = std::fma(float(x), rule.ra, std::fma(float(z), rule.rb, rule.f));
+        } else {
+            const float p = float((x - rule.za) * (z - rule.zb)) * rule.r;
+            v = p + rule.zy;
+        }
+        y[j] = static_cast<T>(round_saturate(v, rule.is_signed));
     }
-};
+}
 
-// QLinearMul (MlasQLinearMul): v = float32((a - zA) * (b - zB)) * r + zY, r = (sA * sB) / sY, a multiply
-// and an add (no FMA).
-struct MulRule {
-    float r, zy;
-    int32_t za, zb;
-    bool is_signed;
-    MulRule(const QParams& a, const QParams& b, const QParams& y)
-        : r(a.scale * b.scale / y.scale), zy(float(y.zero)), za(a.zero), zb(b.zero), is_signed(y.is_signed) {}
-    int32_t operator()(int32_t a, int32_t b) const {
-        const float p = float((a - za) * (b - zb)) * r;
-        return round_saturate(p + zy, is_signed);
-    }
-};
+template <typename T>
+void typed_row(const QBinRule& rule, const void* a, int64_t sa, const void* b, int64_t sb, void* y, int64_t n) {
+    const T* pa = static_cast<const T*>(a);
+    const T* pb = static_cast<const T*>(b);
+    T* py = static_cast<T*>(y);
+    if (rule.op == QBinOp::Add) row<T, QBinOp::Add>(rule, pa, sa, pb, sb, py, n);
+    else row<T, QBinOp::Mul>(rule, pa, sa, pb, sb, py, n);
+}
 
-template <typename T, class Rule>
-void run(const Rule& rule, const TensorDesc& ad, const TensorDesc& bd, const TensorDesc& yd, const T* A, const T* B,
-         T* Y) {
+}  // namespace
+
+void qbinary_row_portable(const QBinRule& rule, const void* a, int64_t sa, const void* b, int64_t sb, void* y,
+                          int64_t n) {
+    if (rule.is_signed) typed_row<int8_t>(rule, a, sa, b, sb, y, n);
+    else typed_row<uint8_t>(rule, a, sa, b, sb, y, n);
+}
+
+void qbinary_broadcast(QBinOp op, const TensorDesc& ad, const TensorDesc& bd, const TensorDesc& yd, const QParams& qa,
+                       const QParams& qb, const QParams& qy, const void* A, const void* B, void* Y, bool vector) {
+    const QBinRule rule = qbinary_rule(op, qa, qb, qy);
+    const QBinRow row_fn = vector && qbinary_row_avx512 ? qbinary_row_avx512 : qbinary_row_portable;
+    const auto* a8 = static_cast<const uint8_t*>(A);
+    const auto* b8 = static_cast<const uint8_t*>(B);
+    auto* y8 = static_cast<uint8_t*>(Y);
     const int r = yd.ndim;
     int64_t sa[kMaxDims] = {0}, sb[kMaxDims] = {0};  // element strides in Y's index space (0: broadcast)
     int64_t acc_a = 1, acc_b = 1;
@@ -56,11 +83,8 @@ void run(const Rule& rule, const TensorDesc& ad, const TensorDesc& bd, const Ten
     const int64_t rows = yd.numel / inner;
     int64_t idx[kMaxDims] = {0};
     int64_t oa = 0, ob = 0;
-    for (int64_t row = 0; row < rows; ++row) {
-        T* y = Y + row * inner;
-        const T* a = A + oa;
-        const T* b = B + ob;
-        for (int64_t j = 0; j < inner; ++j) y[j] = static_cast<T>(rule(a[j * ia], b[j * ib]));
+    for (int64_t row = 0; row < rows; ++row) {  // every element is one byte
+        row_fn(rule, a8 + oa, ia, b8 + ob, ib, y8 + row * inner, inner);
         for (int d = r - 2; d >= 0; --d) {  // odometer over the outer dims
             oa += sa[d];
             ob += sb[d];
@@ -70,23 +94,6 @@ void run(const Rule& rule, const TensorDesc& ad, const TensorDesc& bd, const Ten
             idx[d] = 0;
         }
     }
-}
-
-template <class Rule>
-void dispatch(const Rule& rule, const TensorDesc& ad, const TensorDesc& bd, const TensorDesc& yd, bool is_signed,
-              const void* A, const void* B, void* Y) {
-    if (is_signed)
-        run(rule, ad, bd, yd, static_cast<const int8_t*>(A), static_cast<const int8_t*>(B), static_cast<int8_t*>(Y));
-    else
-        run(rule, ad, bd, yd, static_cast<const uint8_t*>(A), static_cast<const uint8_t*>(B), static_cast<uint8_t*>(Y));
-}
-
-}  // namespace
-
-void qbinary_broadcast(QBinOp op, const TensorDesc& ad, const TensorDesc& bd, const TensorDesc& yd, const QParams& qa,
-                       const QParams& qb, const QParams& qy, const void* A, const void* B, void* Y) {
-    if (op == QBinOp::Add) dispatch(AddRule(qa, qb, qy), ad, bd, yd, qy.is_signed, A, B, Y);
-    else dispatch(MulRule(qa, qb, qy), ad, bd, yd, qy.is_signed, A, B, Y);
 }
 
 }  // namespace accel_emu

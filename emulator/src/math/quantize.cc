@@ -2,6 +2,10 @@
 // loops the compiler vectorizes (the rules are exact, so any vector form gives the same bytes).
 #include "math/quantize.h"
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
+
 namespace accel_emu {
 
 namespace {
@@ -20,6 +24,25 @@ void quantize_rows(const float* x, int64_t outer, int64_t channels, int64_t inne
         }
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+// One channel's run of quantize_rows with AVX-512: divide, clamp (maxps/minps, as the scalar form), convert
+// with the default rounding, add the zero point, narrow.
+__attribute__((target("avx512f,avx512bw,avx512vl"))) void quantize_run_avx512(const float* x, int64_t n, float s,
+                                                                              int32_t z, bool is_signed, uint8_t* y) {
+    const __m512 vs = _mm512_set1_ps(s);
+    const __m512 lo = _mm512_set1_ps(static_cast<float>(qmin_of(is_signed) - z));
+    const __m512 hi = _mm512_set1_ps(static_cast<float>(qmax_of(is_signed) - z));
+    const __m512i vz = _mm512_set1_epi32(z);
+    for (int64_t i = 0; i < n; i += 16) {
+        const __mmask16 m = n - i >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (n - i)) - 1);
+        __m512 v = _mm512_div_ps(_mm512_maskz_loadu_ps(m, x + i), vs);
+        v = _mm512_min_ps(_mm512_max_ps(v, lo), hi);
+        const __m512i q = _mm512_add_epi32(_mm512_cvtps_epi32(v), vz);
+        _mm_mask_storeu_epi8(y + i, m, _mm512_cvtepi32_epi8(q));
+    }
+}
+#endif
+
 template <typename T>
 void dequantize_rows(const T* x, int64_t outer, int64_t channels, int64_t inner, const float* scale,
                      const int32_t* zero, float* y) {
@@ -37,7 +60,18 @@ void dequantize_rows(const T* x, int64_t outer, int64_t channels, int64_t inner,
 }  // namespace
 
 void quantize_linear(const float* x, int64_t outer, int64_t channels, int64_t inner, const float* scale,
-                     const int32_t* zero, bool is_signed, void* y) {
+                     const int32_t* zero, bool is_signed, void* y, bool vector) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (vector) {
+        for (int64_t o = 0; o < outer; ++o)
+            for (int64_t c = 0; c < channels; ++c) {
+                const int64_t base = (o * channels + c) * inner;
+                quantize_run_avx512(x + base, inner, scale[c], zero[c], is_signed, static_cast<uint8_t*>(y) + base);
+            }
+        return;
+    }
+#endif
+    (void)vector;
     if (is_signed) quantize_rows(x, outer, channels, inner, scale, zero, true, static_cast<int8_t*>(y));
     else quantize_rows(x, outer, channels, inner, scale, zero, false, static_cast<uint8_t*>(y));
 }

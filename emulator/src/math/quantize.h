@@ -50,9 +50,10 @@ inline int32_t requantize_value(int32_t acc, float multiplier, int32_t zero, boo
 }
 
 // y[i] = quantize(x[i]) for a tensor laid out outer x channels x inner with per-channel scale[c] and
-// zero[c] (channels 1: per tensor). y is int8 or uint8 as is_signed says.
+// zero[c] (channels 1: per tensor). y is int8 or uint8 as is_signed says. `vector`: with AVX-512 where the
+// CPU has it (the same bytes).
 void quantize_linear(const float* x, int64_t outer, int64_t channels, int64_t inner, const float* scale,
-                     const int32_t* zero, bool is_signed, void* y);
+                     const int32_t* zero, bool is_signed, void* y, bool vector = false);
 
 // y[i] = float32(x[i] - zero[c]) * scale[c], x int8, uint8 or int32 (elem_bytes 1 with is_signed, or 4).
 void dequantize_linear(const void* x, int elem_bytes, bool is_signed, int64_t outer, int64_t channels, int64_t inner,

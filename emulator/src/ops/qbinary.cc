@@ -27,14 +27,16 @@ template <QBinOp OP>
 void run(const KernelArgs& a) {
     const TensorDesc &ad = kern::in_desc(a, 0), &bd = kern::in_desc(a, 1), &yd = kern::out_desc(a, 0);
     qbinary_broadcast(OP, ad, bd, yd, kern::qparams(ad), kern::qparams(bd), kern::qparams(yd), a.in[0], a.in[1],
-                      a.out[0]);
+                      a.out[0], kern::vector_path(a));
 }
 
 size_t no_scratch(const Graph&, const Node&) { return 0; }
 
 }  // namespace
 
-const OpDef kQAddDef = {"qadd", validate<QBinOp::Add>, no_scratch, run<QBinOp::Add>, nullptr, nullptr};
-const OpDef kQMulDef = {"qmul", validate<QBinOp::Mul>, no_scratch, run<QBinOp::Mul>, nullptr, nullptr};
+const OpDef kQAddDef = {"qadd",           validate<QBinOp::Add>, no_scratch,
+                        run<QBinOp::Add>, kern::path_bytes,      kern::record_path};
+const OpDef kQMulDef = {"qmul",           validate<QBinOp::Mul>, no_scratch,
+                        run<QBinOp::Mul>, kern::path_bytes,      kern::record_path};
 
 }  // namespace accel_emu

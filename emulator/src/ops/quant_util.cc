@@ -50,6 +50,12 @@ AxisSplit axis_split(const TensorDesc& t) {
     return s;
 }
 
+size_t path_bytes(const Graph&, const Node&) { return sizeof(int32_t); }
+
+void record_path(const Graph&, const Node&, const void* const*, void* out) {
+    *static_cast<int32_t*>(out) = static_cast<int32_t>(qisa_select());
+}
+
 namespace {
 
 inline size_t align64(size_t v) { return (v + 63) / 64 * 64; }

@@ -8,6 +8,7 @@
 #include "graph.h"
 #include "math/qgemm.h"
 #include "math/quantize.h"
+#include "ops.h"
 
 namespace accel_emu {
 namespace kern {
@@ -32,6 +33,15 @@ inline QParams qparams(const TensorDesc& t) {
 // The layout of a per-axis record over `t`: outer x channels x inner (channels 1 for per tensor).
 struct AxisSplit { int64_t outer, channels, inner; };
 AxisSplit axis_split(const TensorDesc& t);
+
+// The prepared data of an elementwise int8 op (a 4-byte record of the code path the model loaded with),
+// as an OpDef's prepared_bytes and prepare, and whether a run takes the vector (AVX-512) loops: every CPU
+// on the AVX-512 VNNI path or better has them; ACCEL_EMU_ISA=portable or avx2 keeps the portable ones.
+size_t path_bytes(const Graph& g, const Node& n);
+void record_path(const Graph& g, const Node& n, const void* const* in, void* out);
+inline bool vector_path(const KernelArgs& a) {
+    return *static_cast<const int32_t*>(a.prepared) >= static_cast<int32_t>(QIsa::Avx512Vnni);
+}
 
 // The int8 GEMM's paths, in the order qisa_select ranks them.
 constexpr QIsa kAllIsas[] = {QIsa::Portable, QIsa::Avx2, QIsa::Avx512Vnni, QIsa::Amx};

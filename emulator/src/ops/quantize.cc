@@ -35,7 +35,7 @@ void run_quantize(const KernelArgs& a) {
     const TensorDesc& y = kern::out_desc(a, 0);
     const kern::AxisSplit s = kern::axis_split(y);
     quantize_linear(kern::in_f(a, 0), s.outer, s.channels, s.inner, y.quant.scales.data(), y.quant.zero_points.data(),
-                    y.dtype == ACCEL_DTYPE_INT8, a.out[0]);
+                    y.dtype == ACCEL_DTYPE_INT8, a.out[0], kern::vector_path(a));
 }
 
 bool validate_dequantize(const Graph& g, const Node& n, std::string* err) {
@@ -100,7 +100,8 @@ void run_dynquant(const KernelArgs& a) {
 }  // namespace
 
 const OpDef kDynQuantDef = {"dynquant", validate_dynquant, no_scratch, run_dynquant, nullptr, nullptr};
-const OpDef kQuantizeDef = {"quantize", validate_quantize, no_scratch, run_quantize, nullptr, nullptr};
+const OpDef kQuantizeDef = {"quantize",   validate_quantize, no_scratch,
+                            run_quantize, kern::path_bytes,  kern::record_path};
 const OpDef kDequantizeDef = {"dequantize", validate_dequantize, no_scratch, run_dequantize, nullptr, nullptr};
 const OpDef kQActivationDef = {"qactivation",   validate_qactivation, no_scratch,
                                run_qactivation, table_bytes,          make_table};
