@@ -77,6 +77,19 @@ def test_binary(emu, dtype, shapes, op):
     check(emu, b.model(0.045 if op == "Add" else 0.2, zy), b.feeds, f"{op} {shapes} {dtype}")
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("first", [False, True], ids=["constant_second", "constant_first"])
+@pytest.mark.parametrize("op", ["Add", "Mul"])
+def test_binary_with_a_constant(emu, dtype, first, op):
+    # One operand a single constant value (a model's "x + 3", "x * (1/6)"): a table made at load.
+    b = QDQ(dtype)
+    x = b.input("x", (2, 4, 6, 5), 0.031, 7 if dtype == "uint8" else -3)
+    c = b.weight("c", np.array(77 if dtype == "uint8" else -45, b.np_dtype), 0.017, 100 if dtype == "uint8" else 5)
+    b.op(op, [c, x] if first else [x, c])
+    check(emu, b.model(0.045 if op == "Add" else 0.02, 128 if dtype == "uint8" else -1), b.feeds,
+          f"{op} with a constant {'first' if first else 'second'} {dtype}")
+
+
 UNARY = {  # op: attributes
     "Sigmoid": {}, "LeakyRelu": {"alpha": 0.1}, "HardSigmoid": {"alpha": 0.2, "beta": 0.5}, "HardSwish": {},
     "Tanh": {}, "Relu": {}, "Clip": {},

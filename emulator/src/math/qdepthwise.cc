@@ -62,7 +62,8 @@ ACCEL_INLINE void row_kxk(const int16_t* w, const uint8_t* const* r, int64_t n, 
         uint32_t acc = rc;
         for (int ki = 0; ki < K; ++ki)
             for (int kj = 0; kj < K; ++kj)
-                acc += static_cast<uint32_t>(static_cast<int16_t>(wk[ki * K + kj] * static_cast<int16_t>(r[ki][j * S + kj])));
+                acc += static_cast<uint32_t>(
+                    static_cast<int16_t>(wk[ki * K + kj] * static_cast<int16_t>(r[ki][j * S + kj])));
         out[j] = static_cast<int32_t>(acc);
     }
     if (!colsum) return;
@@ -82,8 +83,8 @@ ACCEL_HOT void channel_portable(const qk::Header* h, const ConvGeom& q, int64_t 
     const int64_t Wp = padded_cols(q), e = h->out == QOut::Q8 ? 1 : 4, OW = q.OW;
     const uint32_t rc = static_cast<uint32_t>(qk::rowc(h)[m]), cc = static_cast<uint32_t>(qk::colc(h)[m]);
     const int k = static_cast<int>(q.kh);
-    const bool square = q.kh == q.kw && (k == 3 || k == 5) && q.sh == q.sw && (q.sw == 1 || q.sw == 2) &&
-                        q.dh == 1 && q.dw == 1;
+    const bool square =
+        q.kh == q.kw && (k == 3 || k == 5) && q.sh == q.sw && (q.sw == 1 || q.sw == 2) && q.dh == 1 && q.dw == 1;
     int16_t w[25];
     for (int64_t t = 0; t < q.kh * q.kw && t < 25; ++t) w[t] = A[t];
     for (int64_t oh = 0; oh < q.OH; ++oh) {
@@ -131,9 +132,7 @@ ACCEL_DW_VNNI inline __m512i windows(__m512i v) {
 
 // The kernel rows' weights of channel m in 4-tap groups (taps past kw zero), and the ones that count real
 // taps (the column sums).
-struct DwWeights {
-    __m512i w[8][2], ones[2];
-};
+struct DwWeights { __m512i w[8][2], ones[2]; };
 ACCEL_DW_VNNI inline void dw_weights(const qk::Header* h, const ConvGeom& q, int64_t m, DwWeights* d) {
     const int8_t* A = static_cast<const int8_t*>(qk::weights(h)) + m * h->K;
     for (int64_t qq = 0; qq < (q.kw + 3) / 4; ++qq) {

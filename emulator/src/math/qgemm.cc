@@ -1,7 +1,8 @@
 // qgemm.cc - the int8 GEMM's front (qgemm.h): which path this CPU runs, the packed blob's header and
-// per-row constants (the arithmetic is in qgemm_impl.h), scratch sizing, and the runs' column blocking.
-// Each run takes X a block of columns at a time: the block's panels (qim2col.h) stay in L2 while every
-// weight tile runs over them, and the epilogue writes each output tile straight from the kernel.
+// per-row constants (the arithmetic is in qgemm_impl.h), scratch sizing, and the runs' blocking. A run
+// puts X in the kernels' layout (qim2col.h: per block of columns for qgemm_wx/xw, once or per band of
+// output rows for a conv) and takes it a block of columns at a time: the block's units stay in L2 while
+// every weight tile runs over them, and the epilogue writes each output tile straight from the kernel.
 #include "math/qgemm.h"
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #define ACCEL_QGEMM_X86 1
+#include <cpuid.h>
 #if defined(__linux__)
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -35,13 +37,20 @@ bool amx_permitted() {
 #endif
 }
 
+// CPUID leaf 7: EDX bit 24 AMX-TILE, bit 25 AMX-INT8 (read directly: older compilers' __builtin_cpu_supports
+// knows no AMX feature names).
+bool cpu_has_amx_int8() {
+    unsigned a, b, c, d;
+    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
+    return (d >> 24 & 1) && (d >> 25 & 1);
+}
+
 QIsa detect() {
     __builtin_cpu_init();
     const bool vnni = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                       __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
     // The AMX path also runs AVX-512 code (panels, epilogue), so it needs the VNNI path's features too.
-    if (vnni && __builtin_cpu_supports("amx-tile") && __builtin_cpu_supports("amx-int8") && amx_permitted())
-        return QIsa::Amx;
+    if (vnni && cpu_has_amx_int8() && amx_permitted()) return QIsa::Amx;
     if (vnni) return QIsa::Avx512Vnni;
     if (__builtin_cpu_supports("avx2")) return QIsa::Avx2;
     return QIsa::Portable;
@@ -100,7 +109,7 @@ void run_block(const qk::Header* h, const qk::View& b, int64_t p0, int64_t nc, c
     const qk::Out out{y, ldy, xw};
     switch (h->isa) {
         case QIsa::Avx2: qk::block_avx2(h, b, p0, nc, rs.colsum, out); return;
-        case QIsa::Avx512Vnni: qk::block_vnni(h, b, p0, nc, rs.colsum, out); return;
+        case QIsa::Avx512Vnni: qk::block_vnni(h, b, p0, nc, rs.colsum, out, rs.block); return;
         case QIsa::Amx: qk::block_amx(h, b, p0, nc, rs.colsum, out, rs.block); return;
         case QIsa::Portable: break;
     }
@@ -110,7 +119,9 @@ void run_block(const qk::Header* h, const qk::View& b, int64_t p0, int64_t nc, c
 // Columns of qgemm_wx's X (K rows) or qgemm_xw's (N rows) a block at a time: each block's units into a
 // buffer of rows ld units long, then the kernels over it.
 int64_t units_ld(int64_t NC) { return qk::round_up(NC, 64); }
-int64_t units_bytes(const qk::Header* h, int64_t NC) { return qk::round_up(h->Kq * units_ld(NC) * 4 + 128, qk::kAlign); }
+int64_t units_bytes(const qk::Header* h, int64_t NC) {
+    return qk::round_up(h->Kq * units_ld(NC) * 4 + 128, qk::kAlign);
+}
 
 void run_gemm(const qk::Header* h, bool xw, int64_t N, const uint8_t* x, int64_t ldx, void* y, int64_t ldy,
               void* scratch) {
@@ -135,9 +146,7 @@ bool pointwise(const ConvGeom& q) {
 }
 
 // The packed sizes of spec for isa.
-struct Dims {
-    int64_t taps, C, C4, Kq, Kg, Mp;
-};
+struct Dims { int64_t taps, C, C4, Kq, Kg, Mp; };
 Dims dims(QIsa isa, const QGemmSpec& spec) {
     const qk::IsaTraits t = qk::traits(isa);
     Dims d;
@@ -174,6 +183,14 @@ const char* qisa_name(QIsa isa) {
 
 namespace qk {
 
+int64_t block_scratch_bytes(const Header* h, int64_t nc) {
+    switch (h->isa) {
+        case QIsa::Avx512Vnni: return h->Kg * 8 * 4;  // the tail columns' units
+        case QIsa::Amx: return amx_panel_bytes(h, nc);
+        default: return 0;
+    }
+}
+
 IsaTraits traits(QIsa isa) {
     switch (isa) {
         case QIsa::Avx2: return {4, 16, 1, false, 0, 0};
@@ -187,8 +204,9 @@ IsaTraits traits(QIsa isa) {
 }
 
 int32_t AView::at(int64_t m, int64_t g, int b) const {
+    if (C4 == 0) return 0;
     const int64_t t = g / C4, c = 4 * (g % C4) + b;
-    if (m >= M || c >= C) return 0;
+    if (m >= M || t >= taps || c >= C) return 0;  // padding rows, depth and channels
     const int64_t i = m * K + c * taps + t;
     const int32_t v = w_signed ? static_cast<const int8_t*>(w)[i] : static_cast<const uint8_t*>(w)[i];
     return v - alpha;
@@ -305,13 +323,24 @@ void qconv(const void* packed, const ConvGeom& q, const void* x, void* y, void* 
     if (q.P <= 0 || h->M <= 0) return;
     char* mem = qk::align_ptr<char>(scratch);
     qk::ConvX cx;
-    if (avx512_x(h)) qk::conv_x_build_avx512(h, q, xb, mem, &cx);
-    else qk::conv_x_build(h, q, xb, mem, &cx);
+    qk::conv_x_layout(h, q, mem, &cx);
     const int64_t NC = column_block(h, q.P);
     const RunScratch rs = run_scratch(h, NC, mem + qk::round_up(qk::conv_x_bytes(q, h->Kq), qk::kAlign));
     const qk::View b{cx.data, cx.off};
-    for (int64_t p0 = 0; p0 < q.P; p0 += NC)
-        run_block(h, b, p0, std::min(NC, q.P - p0), rs, static_cast<char*>(y) + p0 * elem_bytes(h), q.P, false);
+    // Bands of output rows when the copies would outgrow L2 (qim2col.h): each band's rows are built into
+    // the same buffer, then read while they are still in cache.
+    const int64_t band = qk::conv_x_band(q), halo = qk::conv_x_halo(q), rows = cx.Hq + cx.row0;
+    for (int64_t oh0 = 0; oh0 < q.OH; oh0 += band) {
+        const int64_t oh1 = std::min(q.OH, oh0 + band);
+        cx.row0 = band == q.OH ? 0 : oh0;
+        const int64_t last = band == q.OH ? rows : std::min(oh1 + halo, oh0 + cx.Hq);
+        if (avx512_x(h)) qk::conv_x_build_avx512(h, q, xb, cx, cx.row0, last);
+        else qk::conv_x_build(h, q, xb, cx, cx.row0, last);
+        // The view's columns count from the band's first output.
+        for (int64_t p = oh0 * q.OW; p < oh1 * q.OW; p += NC)
+            run_block(h, b, p - cx.row0 * q.OW, std::min(NC, oh1 * q.OW - p), rs,
+                      static_cast<char*>(y) + p * elem_bytes(h), q.P, false);
+    }
 }
 
 }  // namespace accel_emu

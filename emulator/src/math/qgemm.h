@@ -61,8 +61,8 @@ size_t qgemm_packed_bytes(QIsa isa, const QGemmSpec& spec);
 // bytes, 64-byte aligned). The packed form records isa, M, K and the epilogue: the runs need nothing else.
 void qgemm_pack(QIsa isa, const QGemmSpec& spec, const void* w, void* out);
 
-// Scratch bytes a run over N columns needs (X panels, int32 tiles), whichever of the forms below. Scratch
-// may have any alignment (the runs align inside it).
+// Scratch bytes a run over N columns needs (X in the kernels' layout, a block at a time), whichever of the
+// forms below. Scratch may have any alignment (the runs align inside it).
 size_t qgemm_scratch_bytes(const void* packed, int64_t N);
 
 // y[m * ldy + n] = epilogue(acc(m, n)), X[k][n] at x[k * ldx + n] (bytes; int32 or float outputs are

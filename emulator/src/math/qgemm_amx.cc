@@ -26,9 +26,7 @@ constexpr int64_t NR = 32;      // panel columns
 constexpr int64_t kTileBytes = TM * TKB;
 }  // namespace
 
-int64_t block_scratch_bytes(const Header* h, int64_t nc) {
-    return h->isa == QIsa::Amx ? ceil_div(nc, NR) * NR * h->Kg * 4 : 0;
-}
+int64_t amx_panel_bytes(const Header* h, int64_t nc) { return ceil_div(nc, NR) * NR * h->Kg * 4; }
 
 void pack_weights_amx(const AView& a, int64_t Mp, int64_t Kg, void* out) {
     uint8_t* o = static_cast<uint8_t*>(out);

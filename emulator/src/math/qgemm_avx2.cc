@@ -91,8 +91,8 @@ ACCEL_AVX2 inline RowEpi2 row_epi2(const Header* h, int64_t m) {
 ACCEL_AVX2 inline void epi_store2(const RowEpi2& e, __m256i s, const int32_t* colsum, char* dst, int64_t n) {
     __m256i a = _mm256_add_epi32(s, e.rowc);
     if (colsum)
-        a = _mm256_add_epi32(
-            a, _mm256_mullo_epi32(e.colc, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(colsum))));
+        a = _mm256_add_epi32(a,
+                             _mm256_mullo_epi32(e.colc, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(colsum))));
     alignas(32) int32_t t[8];
     if (e.out == QOut::Int32 || e.out == QOut::Float) {
         if (e.out == QOut::Float) {
@@ -109,7 +109,8 @@ ACCEL_AVX2 inline void epi_store2(const RowEpi2& e, __m256i s, const int32_t* co
     // The low byte of each lane: bytes 0, 4, 8, 12 of each 128-bit half, then the halves' first dwords.
     const __m256i pick = _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0, 4, 8, 12, -1,
                                           -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
-    const __m256i bytes = _mm256_permutevar8x32_epi32(_mm256_shuffle_epi8(r, pick), _mm256_setr_epi32(0, 4, 0, 0, 0, 0, 0, 0));
+    const __m256i bytes =
+        _mm256_permutevar8x32_epi32(_mm256_shuffle_epi8(r, pick), _mm256_setr_epi32(0, 4, 0, 0, 0, 0, 0, 0));
     if (n == 8) _mm_storel_epi64(reinterpret_cast<__m128i*>(dst), _mm256_castsi256_si128(bytes));
     else _mm256_store_si256(reinterpret_cast<__m256i*>(t), bytes), std::memcpy(dst, t, n);
 }

@@ -62,18 +62,23 @@ struct Consts {
 // then the epilogue straight from the registers. The output kind, the column sums and whether the tile
 // goes straight to y (all 8 rows, y[m][n]) are template parameters: the epilogue then has no branch per
 // vector or row, every index is a constant, and gcc keeps the accumulators in registers (a test of the
-// row count makes it store them all first). Other tiles go through a staging block.
+// row count makes it store them all first; so does inlining it into its caller). Other tiles go through a
+// staging block.
 template <int NV, QOut OUT, bool CS, bool DIRECT>
-ACCEL_VNNI void tile(const Header* h, const int8_t* __restrict__ A, const uint8_t* __restrict__ B,
-                     const int64_t* __restrict__ off, const int32_t* colsum, int64_t m0, int64_t rows, int64_t j,
-                     int64_t n, const Out& out, const Consts& k) {
+ACCEL_VNNI __attribute__((noinline)) void tile(const Header* h, const int8_t* __restrict__ A,
+                                               const uint8_t* __restrict__ B, const int64_t* __restrict__ off,
+                                               const int32_t* colsum, int64_t m0, int64_t rows, int64_t j, int64_t n,
+                                               const Out& out, const Consts& k) {
     const int32_t* rc = k.rowc + m0;
     Acc acc[MR][NV];
     for (int i = 0; i < MR; ++i) {
         const __m512i r = _mm512_set1_epi32(rc[i]);  // rows past M have 0
         for (int v = 0; v < NV; ++v) acc[i][v] = reinterpret_cast<Acc>(r);
     }
-    for (int64_t g = 0; g < h->Kg; ++g) {
+    // Kg >= 1 (block() makes sure): with a loop that might not run, gcc keeps the accumulators in memory
+    // for the path that skips it.
+    int64_t g = 0;
+    do {
         const uint8_t* bg = B + off[g];
         __m512i b[NV];
         for (int v = 0; v < NV; ++v) b[v] = _mm512_loadu_si512(bg + 64 * v);
@@ -83,7 +88,7 @@ ACCEL_VNNI void tile(const Header* h, const int8_t* __restrict__ A, const uint8_
             for (int v = 0; v < NV; ++v) acc[i][v] = dot(acc[i][v], b[v], w);
         }
         A += MR * 4;
-    }
+    } while (++g < h->Kg);
     constexpr int64_t e = OUT == QOut::Q8 ? 1 : 4;
     __mmask16 mask[NV];
     __m512i cs[NV];
@@ -93,6 +98,7 @@ ACCEL_VNNI void tile(const Header* h, const int8_t* __restrict__ A, const uint8_
     }
     alignas(64) char stage[MR][NR * 4];
     char* y = static_cast<char*>(out.y);
+#pragma GCC unroll 8
     for (int i = 0; i < MR; ++i) {
         const int64_t m = m0 + i;  // rows past M have constants too (zeros)
         char* dst = DIRECT ? y + (m * out.ldy + j) * e : stage[i];
@@ -100,8 +106,8 @@ ACCEL_VNNI void tile(const Header* h, const int8_t* __restrict__ A, const uint8_
         for (int v = 0; v < NV; ++v) {
             __m512i a = reinterpret_cast<__m512i>(acc[i][v]);
             if (CS) a = _mm512_add_epi32(a, _mm512_mullo_epi32(_mm512_set1_epi32(k.colc[m]), cs[v]));
-            epi_vec<OUT>(a, s, OUT == QOut::Float ? _mm512_set1_ps(k.fbias[m]) : s, k.lo, k.hi, k.yz,
-                         dst + 16 * e * v, mask[v]);
+            epi_vec<OUT>(a, s, OUT == QOut::Float ? _mm512_set1_ps(k.fbias[m]) : s, k.lo, k.hi, k.yz, dst + 16 * e * v,
+                         mask[v]);
         }
     }
     if (DIRECT) return;
@@ -136,12 +142,12 @@ ACCEL_VNNI inline Acc8 dot8(Acc8 acc, __m256i b, __m256i w) {
 }
 #endif
 
-// Four partial sums per column over alternating k-groups: one chain of dot products would wait on its
-// own latency every k-group.
+// Q partial sums per column over alternating k-groups, enough that about 8 or more chains of dot products
+// are in flight: one chain would wait on its own latency every k-group.
 template <int R>
-ACCEL_VNNI void tail_kernel(const int8_t* __restrict__ A, const uint8_t* __restrict__ B,
-                            const int64_t* __restrict__ off, int64_t Kg, int32_t (*__restrict__ c)[MR]) {
-    constexpr int Q = 4;
+ACCEL_VNNI void tail_kernel(const int8_t* __restrict__ A, const int32_t* __restrict__ T, int64_t Kg,
+                            int32_t (*__restrict__ c)[MR]) {
+    constexpr int Q = R <= 2 ? 8 : R <= 4 ? 4 : 2;
     Acc8 acc[R][Q];
     for (int u = 0; u < R; ++u)
         for (int q = 0; q < Q; ++q) acc[u][q] = Acc8{};
@@ -149,37 +155,36 @@ ACCEL_VNNI void tail_kernel(const int8_t* __restrict__ A, const uint8_t* __restr
     for (; g + Q <= Kg; g += Q) {
         for (int q = 0; q < Q; ++q) {
             const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(A + q * MR * 4));
-            const int32_t* b = reinterpret_cast<const int32_t*>(B + off[g + q]);
+            const int32_t* b = T + (g + q) * MR;
             for (int u = 0; u < R; ++u) acc[u][q] = dot8(acc[u][q], _mm256_set1_epi32(b[u]), w);
         }
         A += Q * MR * 4;
     }
     for (; g < Kg; ++g) {
         const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(A));
-        const int32_t* b = reinterpret_cast<const int32_t*>(B + off[g]);
+        const int32_t* b = T + g * MR;
         for (int u = 0; u < R; ++u) acc[u][0] = dot8(acc[u][0], _mm256_set1_epi32(b[u]), w);
         A += MR * 4;
     }
     for (int u = 0; u < R; ++u) {
-        const __m256i s = _mm256_add_epi32(
-            _mm256_add_epi32(reinterpret_cast<__m256i>(acc[u][0]), reinterpret_cast<__m256i>(acc[u][1])),
-            _mm256_add_epi32(reinterpret_cast<__m256i>(acc[u][2]), reinterpret_cast<__m256i>(acc[u][3])));
+        __m256i s = reinterpret_cast<__m256i>(acc[u][0]);
+        for (int q = 1; q < Q; ++q) s = _mm256_add_epi32(s, reinterpret_cast<__m256i>(acc[u][q]));
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(c[u]), s);
     }
 }
 
-// Columns [j, j + r) of the block (units from B), r < 8, rows [m0, m0 + rows).
-ACCEL_VNNI void tail(const Header* h, const int8_t* A, const uint8_t* B, const int64_t* off, int64_t r,
-                     const int32_t* colsum, int64_t m0, int64_t rows, int64_t j, const Out& out) {
+// Columns [j, j + r) of the block (their units gathered in T, [Kg][8]), r < 8, rows [m0, m0 + rows).
+ACCEL_VNNI void tail(const Header* h, const int8_t* A, const int32_t* T, int64_t r, const int32_t* colsum, int64_t m0,
+                     int64_t rows, int64_t j, const Out& out) {
     alignas(32) int32_t c[MR - 1][MR];
     switch (r) {
-        case 1: tail_kernel<1>(A, B, off, h->Kg, c); break;
-        case 2: tail_kernel<2>(A, B, off, h->Kg, c); break;
-        case 3: tail_kernel<3>(A, B, off, h->Kg, c); break;
-        case 4: tail_kernel<4>(A, B, off, h->Kg, c); break;
-        case 5: tail_kernel<5>(A, B, off, h->Kg, c); break;
-        case 6: tail_kernel<6>(A, B, off, h->Kg, c); break;
-        default: tail_kernel<7>(A, B, off, h->Kg, c); break;
+        case 1: tail_kernel<1>(A, T, h->Kg, c); break;
+        case 2: tail_kernel<2>(A, T, h->Kg, c); break;
+        case 3: tail_kernel<3>(A, T, h->Kg, c); break;
+        case 4: tail_kernel<4>(A, T, h->Kg, c); break;
+        case 5: tail_kernel<5>(A, T, h->Kg, c); break;
+        case 6: tail_kernel<6>(A, T, h->Kg, c); break;
+        default: tail_kernel<7>(A, T, h->Kg, c); break;
     }
     const int64_t e = h->out == QOut::Q8 ? 1 : 4;
     char* y = static_cast<char*>(out.y);
@@ -200,51 +205,68 @@ ACCEL_VNNI void tail(const Header* h, const int8_t* A, const uint8_t* B, const i
 }
 
 template <QOut OUT, bool CS>
-ACCEL_VNNI void block(const Header* h, const View& bv, int64_t p0, int64_t nc, const int32_t* colsum, const Out& out) {
+ACCEL_VNNI void block(const Header* h, const View& bv, int64_t p0, int64_t nc, const int32_t* colsum, const Out& out,
+                      int32_t* T) {
     const int8_t* W = static_cast<const int8_t*>(weights(h));
-    const Consts k{_mm512_set1_ps(h->lo), _mm512_set1_ps(h->hi), _mm512_set1_epi32(h->y_zero), rowc(h), colc(h),
-                   scale(h), fbias(h)};
+    const Consts k{_mm512_set1_ps(h->lo),
+                   _mm512_set1_ps(h->hi),
+                   _mm512_set1_epi32(h->y_zero),
+                   rowc(h),
+                   colc(h),
+                   scale(h),
+                   fbias(h)};
+    if (h->Kg == 0) {  // no depth: every sum is its row's constant, which the tail computes for any width
+        static const int32_t zero[MR] = {};
+        for (int64_t t = 0; t * MR < h->M; ++t)
+            for (int64_t j = 0; j < nc; j += MR - 1)
+                tail(h, W, zero, std::min(MR - 1, nc - j), colsum, t * MR, std::min(MR, h->M - t * MR), j, out);
+        return;
+    }
+    // The last few columns (fewer than 8 past a multiple of 16) go by rows of weights (tail), their units
+    // gathered once for all weight tiles: each sits in its own line of every k-group's row, which the
+    // tail would otherwise fetch from L2 one latency at a time for each tile.
+    const int64_t r = nc % NR % 16, nt = r > 0 && r < 8 ? r : 0;
+    for (int64_t g = 0; g < h->Kg && nt; ++g)
+        for (int64_t u = 0; u < MR; ++u)
+            std::memcpy(T + g * MR + u, bv.base + bv.off[g] + 4 * (p0 + std::min(nc - nt + u, nc - 1)), 4);
     for (int64_t t = 0; t * MR < h->M; ++t) {
         const int8_t* A = W + t * h->Kg * MR * 4;
         const int64_t m0 = t * MR, rows = std::min(MR, h->M - m0);
-        for (int64_t j = 0; j < nc; j += NR) {
-            int64_t n = std::min(NR, nc - j);
+        for (int64_t j = 0; j < nc - nt; j += NR) {
+            const int64_t n = std::min(NR, nc - nt - j);
             const uint8_t* B = bv.base + 4 * (p0 + j);
-            const int64_t r = n % 16;
-            if (r > 0 && r < 8) {  // the last few columns by rows of weights (tail), the rest as usual
-                n -= r;
-                tail(h, A, B + 4 * n, bv.off, r, colsum, m0, rows, j + n, out);
-                if (n == 0) continue;
-            }
             if (n > 32) tile_any<3, OUT, CS>(h, A, B, bv.off, colsum, m0, rows, j, n, out, k);
             else if (n > 16) tile_any<2, OUT, CS>(h, A, B, bv.off, colsum, m0, rows, j, n, out, k);
             else tile_any<1, OUT, CS>(h, A, B, bv.off, colsum, m0, rows, j, n, out, k);
         }
+        if (nt) tail(h, A, T, nt, colsum, m0, rows, nc - nt, out);
     }
 }
 
 }  // namespace
 
-void block_vnni(const Header* h, const View& b, int64_t p0, int64_t nc, const int32_t* colsum, const Out& out) {
+void block_vnni(const Header* h, const View& b, int64_t p0, int64_t nc, const int32_t* colsum, const Out& out,
+                void* scratch) {
+    int32_t* T = static_cast<int32_t*>(scratch);
     switch (h->out) {
         case QOut::Q8:
-            if (h->colsum) block<QOut::Q8, true>(h, b, p0, nc, colsum, out);
-            else block<QOut::Q8, false>(h, b, p0, nc, colsum, out);
+            if (h->colsum) block<QOut::Q8, true>(h, b, p0, nc, colsum, out, T);
+            else block<QOut::Q8, false>(h, b, p0, nc, colsum, out, T);
             return;
         case QOut::Int32:
-            if (h->colsum) block<QOut::Int32, true>(h, b, p0, nc, colsum, out);
-            else block<QOut::Int32, false>(h, b, p0, nc, colsum, out);
+            if (h->colsum) block<QOut::Int32, true>(h, b, p0, nc, colsum, out, T);
+            else block<QOut::Int32, false>(h, b, p0, nc, colsum, out, T);
             return;
         case QOut::Float:
-            if (h->colsum) block<QOut::Float, true>(h, b, p0, nc, colsum, out);
-            else block<QOut::Float, false>(h, b, p0, nc, colsum, out);
+            if (h->colsum) block<QOut::Float, true>(h, b, p0, nc, colsum, out, T);
+            else block<QOut::Float, false>(h, b, p0, nc, colsum, out, T);
             return;
     }
 }
 
 #else  // not x86-64: qisa_select never picks this path, so no blob of it exists
 
-void block_vnni(const Header*, const View&, int64_t, int64_t, const int32_t*, const Out&) {}
+void block_vnni(const Header*, const View&, int64_t, int64_t, const int32_t*, const Out&, void*) {}
 
 #endif
 

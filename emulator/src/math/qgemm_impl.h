@@ -1,5 +1,5 @@
 // qgemm_impl.h - what the files of the int8 GEMM (qgemm*.cc, qim2col.cc, qdepthwise.cc) share: the packed
-// blob's header, the "panel" layout of X, and each path's entry points. Not for callers: they use qgemm.h.
+// blob's header, the layout the kernels read X in, and each path's entry points. Not for callers: they use qgemm.h.
 //
 // The arithmetic of every path: the kernel sums S = sum_k A[m][k] * B[k][n] over bytes in the operand
 // spaces its instruction wants, A = W - alpha (weights) and B = X - beta (activations, a byte xor). With
@@ -66,9 +66,7 @@ inline const int32_t* rowc(const Header* h) {
     return reinterpret_cast<const int32_t*>(reinterpret_cast<const char*>(h) + header_bytes());
 }
 inline const int32_t* colc(const Header* h) { return rowc(h) + rows_bytes(h->Mp) / 4; }
-inline const float* scale(const Header* h) {
-    return reinterpret_cast<const float*>(colc(h) + rows_bytes(h->Mp) / 4);
-}
+inline const float* scale(const Header* h) { return reinterpret_cast<const float*>(colc(h) + rows_bytes(h->Mp) / 4); }
 inline const float* fbias(const Header* h) { return scale(h) + rows_bytes(h->Mp) / 4; }
 inline const void* weights(const Header* h) { return reinterpret_cast<const char*>(h) + h->w_off; }
 
@@ -118,9 +116,11 @@ struct View {
 // when h->colsum, results to out (whose y is at the block's first column). scratch holds
 // block_scratch_bytes(h, nc) bytes, 64-byte aligned.
 int64_t block_scratch_bytes(const Header* h, int64_t nc);
+int64_t amx_panel_bytes(const Header* h, int64_t nc);
 void block_portable(const Header* h, const View& b, int64_t p0, int64_t nc, const int32_t* colsum, const Out& out);
 void block_avx2(const Header* h, const View& b, int64_t p0, int64_t nc, const int32_t* colsum, const Out& out);
-void block_vnni(const Header* h, const View& b, int64_t p0, int64_t nc, const int32_t* colsum, const Out& out);
+void block_vnni(const Header* h, const View& b, int64_t p0, int64_t nc, const int32_t* colsum, const Out& out,
+                void* scratch);
 void block_amx(const Header* h, const View& b, int64_t p0, int64_t nc, const int32_t* colsum, const Out& out,
                void* scratch);
 

@@ -32,8 +32,8 @@ void tile(const int16_t* __restrict__ A, const View& v, int64_t p, int64_t Kg, u
         for (int64_t i = 0; i < MR; ++i) {
             const int32_t a0 = a[4 * i], a1 = a[4 * i + 1], a2 = a[4 * i + 2], a3 = a[4 * i + 3];
             for (int64_t j = 0; j < NR; ++j)
-                acc[i][j] += static_cast<uint32_t>(a0 * b[4 * j] + a1 * b[4 * j + 1] + a2 * b[4 * j + 2] +
-                                                   a3 * b[4 * j + 3]);
+                acc[i][j] +=
+                    static_cast<uint32_t>(a0 * b[4 * j] + a1 * b[4 * j + 1] + a2 * b[4 * j + 2] + a3 * b[4 * j + 3]);
         }
     }
 }
@@ -77,8 +77,7 @@ void pack_weights_portable(const AView& a, int64_t Mp, int64_t Kg, void* out) {
     for (int64_t t = 0; t < Mp / MR; ++t)
         for (int64_t g = 0; g < Kg; ++g)
             for (int64_t i = 0; i < MR; ++i)
-                for (int b = 0; b < 4; ++b)
-                    *o++ = static_cast<int16_t>(g < a.taps * a.C4 ? a.at(t * MR + i, g, b) : 0);
+                for (int b = 0; b < 4; ++b) *o++ = static_cast<int16_t>(a.at(t * MR + i, g, b));
 }
 
 void block_portable(const Header* h, const View& b, int64_t p0, int64_t nc, const int32_t* colsum, const Out& out) {
@@ -94,7 +93,8 @@ void block_portable(const Header* h, const View& b, int64_t p0, int64_t nc, cons
             const int64_t n = std::min(NR, nc - j);
             for (int64_t i = 0; i < MR && t * MR + i < h->M; ++i) {
                 const int64_t m = t * MR + i;
-                for (int64_t u = 0; u < n; ++u) row[u] = static_cast<int32_t>(corrected(acc[i][u], h, m, colsum, j + u));
+                for (int64_t u = 0; u < n; ++u)
+                    row[u] = static_cast<int32_t>(corrected(acc[i][u], h, m, colsum, j + u));
                 if (out.xw) epilogue_row(h, m, row, n, y + (j * out.ldy + m) * e, out.ldy);
                 else epilogue_row(h, m, row, n, y + (m * out.ldy + j) * e, 1);
             }

@@ -17,17 +17,37 @@ int64_t copy_rows(const ConvGeom& q) { return ceil_div((q.OH - 1) * q.sh + (q.kh
 
 // Slack after the copies: a kernel's last vector may read 16 units past the last output.
 constexpr int64_t kSlack = 128;
+// Copies bigger than twice this are held a band at a time.
+constexpr int64_t kBandBytes = 1024 * 1024;
+
+// Bytes of one row of every copy.
+int64_t row_bytes(const ConvGeom& q) { return q.sh * q.kw * ceil_div(q.Cg, 4) * q.OW * 4; }
+
+// Rows of each copy held at once.
+int64_t held_rows(const ConvGeom& q) {
+    return conv_x_band(q) == q.OH ? copy_rows(q) : std::min(copy_rows(q), conv_x_band(q) + conv_x_halo(q));
+}
 
 }  // namespace
 
+int64_t conv_x_halo(const ConvGeom& q) { return (q.kh - 1) * q.dh / q.sh; }
+
+int64_t conv_x_band(const ConvGeom& q) {
+    if (row_bytes(q) * copy_rows(q) <= 2 * kBandBytes) return q.OH;
+    const int64_t fit = kBandBytes / row_bytes(q) - conv_x_halo(q);
+    return std::clamp<int64_t>(std::max(fit, 4 * conv_x_halo(q)), 1, q.OH);
+}
+
 int64_t conv_x_bytes(const ConvGeom& q, int64_t Kq) {
     const int64_t C4 = ceil_div(q.Cg, 4);
-    return round_up(Kq * 8, kAlign) + round_up(q.sh * q.kw * C4 * copy_rows(q) * q.OW * 4 + kSlack, kAlign) +
+    // Then one 4-channel plane of units, the AVX-512 builder's staging.
+    return round_up(Kq * 8, kAlign) + round_up(q.sh * q.kw * C4 * held_rows(q) * q.OW * 4 + kSlack, kAlign) +
            round_up(q.H * q.W * 4 + kAlign, kAlign);
 }
 
 void conv_x_layout(const Header* h, const ConvGeom& q, void* mem, ConvX* cx) {
-    cx->Hq = copy_rows(q);
+    cx->Hq = held_rows(q);
+    cx->row0 = 0;
     cx->C4 = ceil_div(q.Cg, 4);
     cx->plane = cx->Hq * q.OW * 4;
     cx->copy = cx->C4 * cx->plane;
@@ -50,11 +70,10 @@ bool conv_phase_used(const ConvGeom& q, int64_t rp) {
     return false;
 }
 
-void conv_x_build(const Header* h, const ConvGeom& q, const uint8_t* x, void* mem, ConvX* cx) {
-    conv_x_layout(h, q, mem, cx);
+void conv_x_build(const Header* h, const ConvGeom& q, const uint8_t* x, const ConvX& cx, int64_t i0, int64_t i1) {
     const uint8_t flip = h->x_flip;
     const int64_t HW = q.H * q.W;
-    for (int64_t c4 = 0; c4 < cx->C4; ++c4) {
+    for (int64_t c4 = 0; c4 < cx.C4; ++c4) {
         const int64_t nch = std::min<int64_t>(4, q.Cg - 4 * c4);
         // A pixel outside the input: x_pad for real channels, 0 for padding ones.
         uint8_t outside[4] = {0, 0, 0, 0};
@@ -65,8 +84,8 @@ void conv_x_build(const Header* h, const ConvGeom& q, const uint8_t* x, void* me
             for (int64_t kj = 0; kj < q.kw; ++kj) {
                 int64_t lo, hi;  // outputs whose input column ow * sw + kj * dw - pl is inside
                 kern::tap_range(kj * q.dw - q.pl, q.sw, q.W, q.OW, &lo, &hi);
-                for (int64_t i = 0; i < cx->Hq; ++i) {
-                    uint8_t* d = cx->data + (rp * q.kw + kj) * cx->copy + c4 * cx->plane + i * q.OW * 4;
+                for (int64_t i = i0; i < i1; ++i) {
+                    uint8_t* d = cx.data + (rp * q.kw + kj) * cx.copy + c4 * cx.plane + (i - cx.row0) * q.OW * 4;
                     const int64_t ih = i * q.sh + rp - q.pt;
                     const bool in = ih >= 0 && ih < q.H;
                     const int64_t a = in ? lo : q.OW, b = in ? hi : q.OW;

@@ -19,9 +19,11 @@
 namespace accel_emu {
 namespace qk {
 
-// The conv's copies of one run, and its k-group offsets (View's base is data).
+// The conv's copies of one run, and its k-group offsets (View's base is data). A big conv's copies are
+// held a band of rows at a time (conv_x_band): rows [row0, row0 + Hq) of each copy.
 struct ConvX {
-    int64_t Hq;           // rows of a copy
+    int64_t Hq;           // rows of a copy held
+    int64_t row0;         // the first of them
     int64_t C4;           // 4-channel units per pixel
     int64_t plane;        // bytes of one unit plane of a copy (Hq * OW * 4)
     int64_t copy;         // bytes of one copy (C4 * plane)
@@ -30,15 +32,21 @@ struct ConvX {
     int64_t* off;         // [Kq]
 };
 
-// Scratch bytes of a conv's copies, staging and offsets (64-byte aligned pieces, no slack at the start).
+// Output rows per band: all of them, or, when the copies would outgrow L2, as many as keep a band's rows
+// (band + halo) within about a megabyte (at least 4 halos, so that rebuilding halos costs little).
+int64_t conv_x_band(const ConvGeom& q);
+// Rows a band reads past its last output row's own: (kh - 1) * dh / sh.
+int64_t conv_x_halo(const ConvGeom& q);
+// Scratch bytes of a conv's copies (for a band), staging and offsets (64-byte aligned pieces).
 int64_t conv_x_bytes(const ConvGeom& q, int64_t Kq);
 // Lays cx out in mem and fills the offsets; the builders below fill the copies.
 void conv_x_layout(const Header* h, const ConvGeom& q, void* mem, ConvX* cx);
 // Does some tap read row phase rp?
 bool conv_phase_used(const ConvGeom& q, int64_t rp);
-// Builds cx in mem from x (the group's Cg channels): portable code, and AVX-512 (the VNNI and AMX paths).
-void conv_x_build(const Header* h, const ConvGeom& q, const uint8_t* x, void* mem, ConvX* cx);
-void conv_x_build_avx512(const Header* h, const ConvGeom& q, const uint8_t* x, void* mem, ConvX* cx);
+// Builds rows [i0, i1) of every copy of cx (laid out; row i held at i - row0) from x (the group's Cg
+// channels): portable code, and AVX-512 (the VNNI and AMX paths). Output row oh reads rows oh .. oh + halo.
+void conv_x_build(const Header* h, const ConvGeom& q, const uint8_t* x, const ConvX& cx, int64_t i0, int64_t i1);
+void conv_x_build_avx512(const Header* h, const ConvGeom& q, const uint8_t* x, const ConvX& cx, int64_t i0, int64_t i1);
 
 // Columns [n0, n0 + nc) of qgemm_wx's X (K rows of ldx) or qgemm_xw's (N rows of ldx) into dst as
 // [Kq][ld] units (ld >= nc, units past nc unset), so that off[g] = g * ld * 4.

@@ -36,8 +36,7 @@ ACCEL_AVX512_IM inline __mmask16 head16(int64_t n) {
 // Units 0..63 of four byte rows r[0..nch) (zero rows past nch; lanes past cnt are garbage), into o[0..4):
 // unpacks give units 16L + 4k.. in 128-bit lane L of vector k, then a 4x4 transpose of lanes puts 16
 // consecutive units in each vector.
-ACCEL_AVX512_IM inline void interleave64(const uint8_t* const* r, int64_t nch, int64_t cnt, __m512i flip,
-                                         __m512i* o) {
+ACCEL_AVX512_IM inline void interleave64(const uint8_t* const* r, int64_t nch, int64_t cnt, __m512i flip, __m512i* o) {
     const __mmask64 m = cnt >= 64 ? ~0ull : (1ull << cnt) - 1;
     __m512i v[4];
     for (int64_t c = 0; c < 4; ++c)
@@ -78,30 +77,33 @@ ACCEL_AVX512_IM void rows_to_units_avx512(const Header* h, const uint8_t* x, int
 
 // Per 4 channels: the plane interleaved whole into cx's stage (64 units per step, rows ignored), then each
 // copy's rows taken from it between their padding units (stride 2: even or odd units by a permute).
-ACCEL_AVX512_IM void conv_x_build_avx512(const Header* h, const ConvGeom& q, const uint8_t* x, void* mem, ConvX* cx) {
+ACCEL_AVX512_IM void conv_x_build_avx512(const Header* h, const ConvGeom& q, const uint8_t* x, const ConvX& cx,
+                                         int64_t i0, int64_t i1) {
     if (q.sw > 2) {
-        conv_x_build(h, q, x, mem, cx);
+        conv_x_build(h, q, x, cx, i0, i1);
         return;
     }
-    conv_x_layout(h, q, mem, cx);
     // Locals throughout: the stores below may alias anything, so fields read through q or cx would be
     // reloaded after each of them.
-    const int64_t H = q.H, W = q.W, OW = q.OW, sh = q.sh, sw = q.sw, HW = H * W, Hq = cx->Hq;
-    const int64_t plane = cx->plane, copy = cx->copy;
-    uint8_t* const data = cx->data;
-    uint8_t* const stage = cx->stage;
+    const int64_t H = q.H, W = q.W, OW = q.OW, sh = q.sh, sw = q.sw, HW = H * W;
+    const int64_t plane = cx.plane, copy = cx.copy, row0 = cx.row0;
+    uint8_t* const data = cx.data;
+    uint8_t* const stage = cx.stage;
     const __m512i flip = _mm512_set1_epi8(static_cast<char>(h->x_flip));
     const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-    for (int64_t c4 = 0; c4 < cx->C4; ++c4) {
+    // The input rows that rows [i0, i1) read, as units [u0, u1) of a plane.
+    const int64_t u0 = std::clamp<int64_t>(i0 * sh - q.pt, 0, H) * W;
+    const int64_t u1 = std::clamp<int64_t>((i1 - 1) * sh + sh - q.pt, 0, H) * W;
+    for (int64_t c4 = 0; c4 < cx.C4; ++c4) {
         const int64_t nch = std::min<int64_t>(4, q.Cg - 4 * c4);
         const uint8_t* r0 = x + 4 * c4 * HW;
-        for (int64_t u = 0; u < HW; u += 64) {
+        for (int64_t u = u0; u < u1; u += 64) {
             const uint8_t* r[4] = {r0 + u, r0 + HW + u, r0 + 2 * HW + u, r0 + 3 * HW + u};
             for (int64_t c = 0; c < nch; ++c) _mm_prefetch(reinterpret_cast<const char*>(r[c] + 512), _MM_HINT_T0);
             __m512i o[4];
-            interleave64(r, nch, HW - u, flip, o);
+            interleave64(r, nch, u1 - u, flip, o);
             for (int64_t k = 0; k < 4; ++k)
-                _mm512_mask_storeu_epi32(stage + 4 * (u + 16 * k), head16(HW - u - 16 * k), o[k]);
+                _mm512_mask_storeu_epi32(stage + 4 * (u + 16 * k), head16(u1 - u - 16 * k), o[k]);
         }
         uint8_t outside[4] = {0, 0, 0, 0};
         for (int64_t b = 0; b < nch; ++b) outside[b] = h->x_pad;
@@ -110,15 +112,17 @@ ACCEL_AVX512_IM void conv_x_build_avx512(const Header* h, const ConvGeom& q, con
         const __m512i outv = _mm512_set1_epi32(out_unit);
         for (int64_t rp = 0; rp < sh; ++rp) {
             if (!conv_phase_used(q, rp)) continue;
-            // Rows i whose input row i * sh + rp - pt is inside: [i0, i1).
-            int64_t i0, i1;
-            kern::tap_range(rp - q.pt, sh, H, Hq, &i0, &i1);
+            // Rows i whose input row i * sh + rp - pt is inside: [a0, a1), within [i0, i1).
+            int64_t a0, a1;
+            kern::tap_range(rp - q.pt, sh, H, i1, &a0, &a1);
+            a0 = std::max(a0, i0), a1 = std::max(a1, a0);
             for (int64_t kj = 0; kj < q.kw; ++kj) {
-                uint8_t* const d0 = data + (rp * q.kw + kj) * copy + c4 * plane;
-                for (int64_t i = 0; i < Hq; i = i == i0 - 1 ? i1 : i + 1) {  // rows outside: padding
-                    if (i >= i0 && i < i1) continue;
+                uint8_t* const d0 = data + (rp * q.kw + kj) * copy + c4 * plane;  // row i at (i - row0)
+                for (int64_t i = i0; i < i1; ++i) {  // rows of padding: before a0 and from a1
+                    if (i == a0) i = a1;
+                    if (i >= i1) break;
                     for (int64_t j = 0; j < OW; j += 16)
-                        _mm512_mask_storeu_epi32(d0 + 4 * (i * OW + j), head16(OW - j), outv);
+                        _mm512_mask_storeu_epi32(d0 + 4 * ((i - row0) * OW + j), head16(OW - j), outv);
                 }
                 // Every inside row has the same shape: a padding units, the run [a, b), OW - b padding units.
                 int64_t a, b;
@@ -126,9 +130,9 @@ ACCEL_AVX512_IM void conv_x_build_avx512(const Header* h, const ConvGeom& q, con
                 const int64_t n = b - a, full = n / 16;
                 const __mmask16 left = head16(a), right = head16(OW - b), last = head16(n - 16 * full);
                 const bool pad_wide = a > 16 || OW - b > 16;
-                const uint8_t* const s0 = stage + 4 * (a * sw + kj * q.dw - q.pl + (i0 * sh + rp - q.pt) * W);
-                for (int64_t i = i0; i < i1; ++i) {
-                    uint8_t* const d = d0 + 4 * i * OW;
+                const uint8_t* const s0 = stage + 4 * (a * sw + kj * q.dw - q.pl);
+                for (int64_t i = a0; i < a1; ++i) {
+                    uint8_t* const d = d0 + 4 * (i - row0) * OW;
                     if (pad_wide) {
                         for (int64_t j = 0; j < a; j += 16) _mm512_mask_storeu_epi32(d + 4 * j, head16(a - j), outv);
                         for (int64_t j = b; j < OW; j += 16) _mm512_mask_storeu_epi32(d + 4 * j, head16(OW - j), outv);
@@ -136,19 +140,23 @@ ACCEL_AVX512_IM void conv_x_build_avx512(const Header* h, const ConvGeom& q, con
                         if (left) _mm512_mask_storeu_epi32(d, left, outv);
                         if (right) _mm512_mask_storeu_epi32(d + 4 * b, right, outv);
                     }
-                    const uint8_t* const s = s0 + 4 * (i - i0) * sh * W;
+                    const uint8_t* const s = s0 + 4 * (i * sh + rp - q.pt) * W;
                     uint8_t* const dd = d + 4 * a;
                     if (sw == 1) {
-                        for (int64_t c = 0; c < full; ++c) _mm512_storeu_si512(dd + 64 * c, _mm512_loadu_si512(s + 64 * c));
-                        if (last) _mm512_mask_storeu_epi32(dd + 64 * full, last, _mm512_maskz_loadu_epi32(last, s + 64 * full));
+                        for (int64_t c = 0; c < full; ++c)
+                            _mm512_storeu_si512(dd + 64 * c, _mm512_loadu_si512(s + 64 * c));
+                        if (last)
+                            _mm512_mask_storeu_epi32(dd + 64 * full, last,
+                                                     _mm512_maskz_loadu_epi32(last, s + 64 * full));
                         continue;
                     }
                     // Stride 2: units 2u of the input row, two loads and a permute per 16.
                     for (int64_t c = 0; 16 * c < n; ++c) {
                         const int64_t cnt = std::min<int64_t>(16, n - 16 * c), span = 2 * cnt - 1;
                         const uint8_t* p = s + 128 * c;
-                        const __m512i v = _mm512_permutex2var_epi32(_mm512_maskz_loadu_epi32(head16(span), p), even,
-                                                                    _mm512_maskz_loadu_epi32(head16(span - 16), p + 64));
+                        const __m512i v =
+                            _mm512_permutex2var_epi32(_mm512_maskz_loadu_epi32(head16(span), p), even,
+                                                      _mm512_maskz_loadu_epi32(head16(span - 16), p + 64));
                         _mm512_mask_storeu_epi32(dd + 64 * c, head16(cnt), v);
                     }
                 }
@@ -178,8 +186,9 @@ void rows_to_units_avx512(const Header* h, const uint8_t* x, int64_t ldx, int64_
                           uint8_t* dst) {
     rows_to_units(h, x, ldx, n0, nc, ld, dst);
 }
-void conv_x_build_avx512(const Header* h, const ConvGeom& q, const uint8_t* x, void* mem, ConvX* cx) {
-    conv_x_build(h, q, x, mem, cx);
+void conv_x_build_avx512(const Header* h, const ConvGeom& q, const uint8_t* x, const ConvX& cx, int64_t i0,
+                         int64_t i1) {
+    conv_x_build(h, q, x, cx, i0, i1);
 }
 void view_colsums_avx512(const Header* h, const View& b, int64_t p0, int64_t nc, int32_t* colsum) {
     view_colsums(h, b, p0, nc, colsum);

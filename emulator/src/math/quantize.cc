@@ -41,6 +41,33 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) void quantize_run_avx512(co
         _mm_mask_storeu_epi8(y + i, m, _mm512_cvtepi32_epi8(q));
     }
 }
+
+// One channel's run of dequantize_rows of int8 or uint8 with AVX-512: widen, subtract, convert, multiply.
+__attribute__((target("avx512f,avx512bw,avx512vl"))) void dequantize_run_avx512(const uint8_t* x, int64_t n, float s,
+                                                                                int32_t z, bool is_signed, float* y) {
+    const __m512 vs = _mm512_set1_ps(s);
+    const __m512i vz = _mm512_set1_epi32(z);
+    for (int64_t i = 0; i < n; i += 16) {
+        const __mmask16 m = n - i >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (n - i)) - 1);
+        const __m128i v = _mm_maskz_loadu_epi8(m, x + i);
+        const __m512i w = is_signed ? _mm512_cvtepi8_epi32(v) : _mm512_cvtepu8_epi32(v);
+        _mm512_mask_storeu_ps(y + i, m, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(w, vz)), vs));
+    }
+}
+
+// table[x[i]] for 64 bytes at a time: two two-register byte permutes cover the 256 entries, the top bit of
+// each index picks between them.
+__attribute__((target("avx512f,avx512bw,avx512vbmi"))) void lookup_avx512vbmi(const uint8_t table[256],
+                                                                              const uint8_t* x, uint8_t* y, int64_t n) {
+    const __m512i t0 = _mm512_loadu_si512(table), t1 = _mm512_loadu_si512(table + 64);
+    const __m512i t2 = _mm512_loadu_si512(table + 128), t3 = _mm512_loadu_si512(table + 192);
+    for (int64_t i = 0; i < n; i += 64) {
+        const __mmask64 m = n - i >= 64 ? ~__mmask64(0) : (__mmask64(1) << (n - i)) - 1;
+        const __m512i v = _mm512_maskz_loadu_epi8(m, x + i);
+        const __m512i lo = _mm512_permutex2var_epi8(t0, v, t1), hi = _mm512_permutex2var_epi8(t2, v, t3);
+        _mm512_mask_storeu_epi8(y + i, m, _mm512_mask_blend_epi8(_mm512_movepi8_mask(v), lo, hi));
+    }
+}
 #endif
 
 template <typename T>
@@ -77,7 +104,19 @@ void quantize_linear(const float* x, int64_t outer, int64_t channels, int64_t in
 }
 
 void dequantize_linear(const void* x, int elem_bytes, bool is_signed, int64_t outer, int64_t channels, int64_t inner,
-                       const float* scale, const int32_t* zero, float* y) {
+                       const float* scale, const int32_t* zero, float* y, bool vector) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (vector && elem_bytes == 1) {
+        for (int64_t o = 0; o < outer; ++o)
+            for (int64_t c = 0; c < channels; ++c) {
+                const int64_t base = (o * channels + c) * inner;
+                dequantize_run_avx512(static_cast<const uint8_t*>(x) + base, inner, scale[c], zero[c], is_signed,
+                                      y + base);
+            }
+        return;
+    }
+#endif
+    (void)vector;
     if (elem_bytes == 4) dequantize_rows(static_cast<const int32_t*>(x), outer, channels, inner, scale, zero, y);
     else if (is_signed) dequantize_rows(static_cast<const int8_t*>(x), outer, channels, inner, scale, zero, y);
     else dequantize_rows(static_cast<const uint8_t*>(x), outer, channels, inner, scale, zero, y);
@@ -96,7 +135,15 @@ void dynamic_qparams(const float* x, int64_t n, float* scale, uint8_t* zero) {
     *zero = static_cast<uint8_t>(std::nearbyint(z));
 }
 
-void lookup_table(const uint8_t table[256], const uint8_t* x, uint8_t* y, int64_t n) {
+void lookup_table(const uint8_t table[256], const uint8_t* x, uint8_t* y, int64_t n, bool vector) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    static const bool vbmi = __builtin_cpu_supports("avx512vbmi");
+    if (vector && vbmi) {
+        lookup_avx512vbmi(table, x, y, n);
+        return;
+    }
+#endif
+    (void)vector;
     for (int64_t i = 0; i < n; ++i) y[i] = table[x[i]];
 }
 

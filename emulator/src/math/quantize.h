@@ -56,15 +56,17 @@ void quantize_linear(const float* x, int64_t outer, int64_t channels, int64_t in
                      const int32_t* zero, bool is_signed, void* y, bool vector = false);
 
 // y[i] = float32(x[i] - zero[c]) * scale[c], x int8, uint8 or int32 (elem_bytes 1 with is_signed, or 4).
+// `vector`: 8-bit x with AVX-512 where the CPU has it (the same bits).
 void dequantize_linear(const void* x, int elem_bytes, bool is_signed, int64_t outer, int64_t channels, int64_t inner,
-                       const float* scale, const int32_t* zero, float* y);
+                       const float* scale, const int32_t* zero, float* y, bool vector = false);
 
 // DynamicQuantizeLinear's parameters of x[0..n): the range [min(x, 0), max(x, 0)] over 255 steps, and
 // the zero point that puts 0 on a step, as onnxruntime computes them (float32, the zero point rounded half
 // to even).
 void dynamic_qparams(const float* x, int64_t n, float* scale, uint8_t* zero);
 
-// y[i] = table[x[i] as an unsigned byte], n elements (the table of an 8-bit elementwise op).
-void lookup_table(const uint8_t table[256], const uint8_t* x, uint8_t* y, int64_t n);
+// y[i] = table[x[i] as an unsigned byte], n elements (the table of an 8-bit elementwise op). `vector`: with
+// AVX-512 VBMI's byte permutes where the CPU has them.
+void lookup_table(const uint8_t table[256], const uint8_t* x, uint8_t* y, int64_t n, bool vector = false);
 
 }  // namespace accel_emu

@@ -1,5 +1,7 @@
 // qbinary.cc - qadd and qmul (FORMAT.md ops 32, 33): the checks, and a run through math/qbinary.cc.
 #include "math/qbinary.h"
+#include "math/qbinary_row.h"
+#include "math/quantize.h"
 #include "ops/op_defs.h"
 #include "ops/op_util.h"
 #include "ops/quant_util.h"
@@ -23,9 +25,44 @@ bool validate(const Graph& g, const Node& n, std::string* err) {
     return kern::check_broadcast(a, b, y, op, err);
 }
 
+// Which input is a one-value constant (0 or 1), else -1: then the op is a function of the other input's
+// byte alone, and runs as a 256-entry table made at load with the same rule (the same bytes, one lookup).
+int scalar_constant(const Graph& g, const Node& n) {
+    for (int i = 0; i < 2; ++i) {
+        const TensorDesc& t = *kern::input(g, n, i);
+        if (t.kind == TensorKind::Constant && t.numel == 1) return i;
+    }
+    return -1;
+}
+
+// The prepared block: the code path the model loaded with, then the table when there is one.
+constexpr size_t kPathBytes = 64;
+
+size_t prepared_bytes(const Graph& g, const Node& n) { return kPathBytes + (scalar_constant(g, n) >= 0 ? 256 : 0); }
+
+template <QBinOp OP>
+void prepare(const Graph& g, const Node& n, const void* const* in, void* out) {
+    kern::record_path(g, n, in, out);
+    const int k = scalar_constant(g, n);
+    if (k < 0) return;
+    uint8_t bytes[256];
+    for (int b = 0; b < 256; ++b) bytes[b] = static_cast<uint8_t>(b);
+    const TensorDesc &ad = *kern::input(g, n, 0), &bd = *kern::input(g, n, 1), &yd = kern::output(g, n, 0);
+    const QBinRule rule = qbinary_rule(OP, kern::qparams(ad), kern::qparams(bd), kern::qparams(yd));
+    uint8_t* table = static_cast<uint8_t*>(out) + kPathBytes;
+    if (k == 1) qbinary_row_portable(rule, bytes, 1, in[1], 0, table, 256);
+    else qbinary_row_portable(rule, in[0], 0, bytes, 1, table, 256);
+}
+
 template <QBinOp OP>
 void run(const KernelArgs& a) {
     const TensorDesc &ad = kern::in_desc(a, 0), &bd = kern::in_desc(a, 1), &yd = kern::out_desc(a, 0);
+    const int k = scalar_constant(*a.graph, *a.node);
+    if (k >= 0 && yd.numel == (k == 1 ? ad : bd).numel) {
+        lookup_table(static_cast<const uint8_t*>(a.prepared) + kPathBytes, static_cast<const uint8_t*>(a.in[1 - k]),
+                     static_cast<uint8_t*>(a.out[0]), yd.numel, kern::vector_path(a));
+        return;
+    }
     qbinary_broadcast(OP, ad, bd, yd, kern::qparams(ad), kern::qparams(bd), kern::qparams(yd), a.in[0], a.in[1],
                       a.out[0], kern::vector_path(a));
 }
@@ -35,8 +72,8 @@ size_t no_scratch(const Graph&, const Node&) { return 0; }
 }  // namespace
 
 const OpDef kQAddDef = {"qadd",           validate<QBinOp::Add>, no_scratch,
-                        run<QBinOp::Add>, kern::path_bytes,      kern::record_path};
+                        run<QBinOp::Add>, prepared_bytes,        prepare<QBinOp::Add>};
 const OpDef kQMulDef = {"qmul",           validate<QBinOp::Mul>, no_scratch,
-                        run<QBinOp::Mul>, kern::path_bytes,      kern::record_path};
+                        run<QBinOp::Mul>, prepared_bytes,        prepare<QBinOp::Mul>};
 
 }  // namespace accel_emu

@@ -52,7 +52,8 @@ void run_dequantize(const KernelArgs& a) {
     const TensorDesc& x = kern::in_desc(a, 0);
     const kern::AxisSplit s = kern::axis_split(x);
     dequantize_linear(a.in[0], x.dtype == ACCEL_DTYPE_INT32 ? 4 : 1, x.dtype == ACCEL_DTYPE_INT8, s.outer, s.channels,
-                      s.inner, x.quant.scales.data(), x.quant.zero_points.data(), kern::out_f(a, 0));
+                      s.inner, x.quant.scales.data(), x.quant.zero_points.data(), kern::out_f(a, 0),
+                      kern::vector_path(a));
 }
 
 bool validate_qactivation(const Graph& g, const Node& n, std::string* err) {
@@ -65,16 +66,23 @@ bool validate_qactivation(const Graph& g, const Node& n, std::string* err) {
            same_shape(x, y, op, err);
 }
 
-size_t table_bytes(const Graph&, const Node&) { return 256; }
+// The prepared block: the table, then the code path the model loaded with (kern::record_path's record).
+constexpr size_t kTableBytes = 256;
 
-void make_table(const Graph& g, const Node& n, const void* const*, void* out) {
+size_t table_bytes(const Graph& g, const Node& n) { return kTableBytes + kern::path_bytes(g, n); }
+
+void make_table(const Graph& g, const Node& n, const void* const* in, void* out) {
     make_qtable(n.act, n.act_alpha, n.act_beta, kern::qparams(*kern::input(g, n, 0)),
                 kern::qparams(kern::output(g, n, 0)), static_cast<uint8_t*>(out));
+    kern::record_path(g, n, in, static_cast<uint8_t*>(out) + kTableBytes);
 }
 
 void run_qactivation(const KernelArgs& a) {
-    lookup_table(static_cast<const uint8_t*>(a.prepared), static_cast<const uint8_t*>(a.in[0]),
-                 static_cast<uint8_t*>(a.out[0]), kern::out_desc(a, 0).numel);
+    const auto* table = static_cast<const uint8_t*>(a.prepared);
+    const bool vector =
+        *reinterpret_cast<const int32_t*>(table + kTableBytes) >= static_cast<int32_t>(QIsa::Avx512Vnni);
+    lookup_table(table, static_cast<const uint8_t*>(a.in[0]), static_cast<uint8_t*>(a.out[0]),
+                 kern::out_desc(a, 0).numel, vector);
 }
 
 bool validate_dynquant(const Graph& g, const Node& n, std::string* err) {
@@ -102,7 +110,8 @@ void run_dynquant(const KernelArgs& a) {
 const OpDef kDynQuantDef = {"dynquant", validate_dynquant, no_scratch, run_dynquant, nullptr, nullptr};
 const OpDef kQuantizeDef = {"quantize",   validate_quantize, no_scratch,
                             run_quantize, kern::path_bytes,  kern::record_path};
-const OpDef kDequantizeDef = {"dequantize", validate_dequantize, no_scratch, run_dequantize, nullptr, nullptr};
+const OpDef kDequantizeDef = {"dequantize",   validate_dequantize, no_scratch,
+                              run_dequantize, kern::path_bytes,    kern::record_path};
 const OpDef kQActivationDef = {"qactivation",   validate_qactivation, no_scratch,
                                run_qactivation, table_bytes,          make_table};
 
