@@ -10,13 +10,14 @@ import numpy as np
 
 from .importer import Imported
 from .qdq_graph import DQ, Q, QdqGraph, rewrite
+from .quant import QUANT_DTYPES
 
 FLT_EPSILON = float(np.finfo(np.float32).eps)
 
 
 def _range(g: QdqGraph, q):
-    """(qmin, qmax, scale, zero point) of a Q or DQ node with constant per-tensor parameters, or None."""
-    if not all(g.is_const(i) for i in q.inputs[1:3]) or int(q.attr("block_size", 0)):
+    """(qmin, qmax, scale, zero point) of a Q or DQ node with constant 8-bit per-tensor parameters, or None."""
+    if not g.params_ok(q) or g.int_type(q) not in QUANT_DTYPES:
         return None
     s = g.scale(q)
     if s.size != 1:

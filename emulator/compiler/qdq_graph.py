@@ -33,16 +33,30 @@ class QdqGraph:
     def const(self, name: str):
         return self.values[name].const if name and name in self.values else None
 
+    def params_ok(self, n, integers=QUANT_DTYPES) -> bool:
+        """Does Q or DQ node n have what the passes read: a constant float32 scale, a constant zero point of
+        one of `integers` (or none) of the scale's size, no blocks? (Anything else is left to the lowering,
+        which refuses it with a message.)"""
+        if len(n.inputs) < 2 or not n.inputs[1] or int(n.attr("block_size", 0)):
+            return False
+        if not all(self.is_const(i) for i in n.inputs[1:3]):
+            return False
+        s, z = self.const(n.inputs[1]), self.zero(n)
+        if s.dtype != np.float32 or s.size < 1:
+            return False
+        return z is None or (z.dtype in integers and z.size == s.size)
+
     def dq(self, name: str, bias: bool = False):
         """The DequantizeLinear producing `name` with constant scale and zero point and 8-bit integers (int32
         ones for a bias), or None."""
         n = self.producer.get(name)
-        if n is None or n.op != DQ or n.domain not in DEFAULT_DOMAINS or int(n.attr("block_size", 0)):
+        if n is None or n.op != DQ or n.domain not in DEFAULT_DOMAINS or not n.inputs:
             return None
+        integers = (np.dtype(np.int32),) if bias else QUANT_DTYPES
         v = self.values.get(n.inputs[0])
-        if v is not None and v.dtype not in ((np.dtype(np.int32),) if bias else QUANT_DTYPES):
+        if v is not None and v.dtype not in integers:
             return None
-        return n if all(self.is_const(i) for i in n.inputs[1:3]) else None
+        return n if self.params_ok(n, integers) else None
 
     def only_user(self, name: str, op: str):
         """The node of type `op` that alone reads `name` (not a graph output), else None."""
@@ -58,20 +72,18 @@ class QdqGraph:
         output, else None."""
         outs = [o for o in node.outputs if o]
         q = self.only_user(outs[0], Q) if len(outs) == 1 else None
-        if q is None or int(q.attr("block_size", 0)) or not all(self.is_const(i) for i in q.inputs[1:3]):
-            return None
-        return q
+        return q if q is not None and self.params_ok(q) else None
 
     def per_tensor(self, *nodes) -> bool:
         """Does each Q or DQ node carry one scale (and zero point)?"""
         return all(self.scale(n).size == 1 for n in nodes)
 
     def scale(self, n) -> np.ndarray:
-        return self.values[n.inputs[1]].const
+        return np.asarray(self.values[n.inputs[1]].const)
 
     def zero(self, n):
         """A Q or DQ node's zero point array, None when absent."""
-        return self.const(n.inputs[2]) if len(n.inputs) > 2 and n.inputs[2] else None
+        return np.asarray(self.const(n.inputs[2])) if len(n.inputs) > 2 and n.inputs[2] else None
 
     def int_type(self, n):
         """The integer dtype of a Q or DQ node's quantized side (the zero point's, else the DQ input's or
