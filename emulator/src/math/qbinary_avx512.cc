@@ -4,7 +4,7 @@
 #include "math/qbinary_row.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
+#include "math/x86_intrinsics.h"
 
 #define ACCEL_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,fma")))
 

@@ -4,14 +4,7 @@
 #pragma once
 
 #if defined(__x86_64__) && defined(__GNUC__)
-// gcc 12 reports its own intrinsics' deliberately undefined pass-through operands (__Y = __Y) as
-// (maybe) uninitialized once inlined here; the warning's location is inside immintrin.h, so it is
-// silenced before it.
-#if !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#endif
-#include <immintrin.h>
+#include "math/x86_intrinsics.h"
 
 #include "math/qgemm_impl.h"
 

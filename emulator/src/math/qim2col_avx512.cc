@@ -9,14 +9,7 @@
 #include "math/qim2col.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
-// gcc 12 reports its own intrinsics' deliberately undefined pass-through operands (__Y = __Y) as
-// (maybe) uninitialized once inlined here; the warning's location is inside immintrin.h, so it is
-// silenced before it.
-#if !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#endif
-#include <immintrin.h>
+#include "math/x86_intrinsics.h"
 #define ACCEL_QIM2COL_AVX512 1
 #endif
 
@@ -125,6 +118,7 @@ ACCEL_AVX512_IM void conv_x_build_avx512(const Header* h, const ConvGeom& q, con
                         _mm512_mask_storeu_epi32(d0 + 4 * ((i - row0) * OW + j), head16(OW - j), outv);
                 }
                 // Every inside row has the same shape: a padding units, the run [a, b), OW - b padding units.
+                // (Whole-vector moves for the run: masked loads merging over the padding cost more here.)
                 int64_t a, b;
                 kern::tap_range(kj * q.dw - q.pl, sw, W, OW, &a, &b);
                 const int64_t n = b - a, full = n / 16;

@@ -3,7 +3,7 @@
 #include "math/quantize.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
+#include "math/x86_intrinsics.h"
 #endif
 
 namespace accel_emu {
