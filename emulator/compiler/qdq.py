@@ -156,9 +156,14 @@ def _elementwise(g: QdqGraph, node):
     return make_node("QLinearConcat", MS, [*y, *[t for xi in x for t in xi]], q.outputs, node), [*dqs, node, q]
 
 
+# The inputs a fusable op must have (a malformed node is left to the lowering, which refuses it).
+ARITY = {"Conv": (2, 3), "MatMul": (2, 2), "Gemm": (2, 3), **{op: (2, 2) for op in BINARY}}
+
+
 def _fuse(g: QdqGraph, node):
     """(the fused node, the nodes it replaces) for one candidate node, or None."""
-    if node.domain not in DEFAULT_DOMAINS:
+    lo, hi = ARITY.get(node.op, (1, 1 << 30))
+    if node.domain not in DEFAULT_DOMAINS or not lo <= len(node.inputs) <= hi or not all(node.inputs[:lo]):
         return None
     if node.op in DATA_MOVEMENT:
         return _data_movement(g, node)
