@@ -108,7 +108,7 @@ def lower_matmul_integer_to_float(ctx, node):
 def lower_dynamic_quantize_matmul(ctx, node):
     """com.microsoft DynamicQuantizeMatMul: A (float32) quantized as DynamicQuantizeLinear does, then
     MatMulIntegerToFloat with B (int8 or uint8), b_scale, b_zero_point and bias."""
-    a = ctx.input(node, 0)
+    a, b, b_scale = (ctx.input(node, i) for i in range(3))
     if a.dtype != F32:
         raise unsupported(node, f"input dtype {a.dtype} (float32 only)")
     aq, a_s, a_z = (ctx.temp(f"{a.name}_{s}", t, sh) for s, t, sh in
@@ -117,7 +117,7 @@ def lower_dynamic_quantize_matmul(ctx, node):
     b_zero = node.inputs[3] if len(node.inputs) > 3 else ""
     bias = node.inputs[4] if len(node.inputs) > 4 else ""
     lower_matmul_integer_to_float(ctx, NodeView(node, "MatMulIntegerToFloat",
-                                              [aq, node.inputs[1], a_s, node.inputs[2], a_z, b_zero, bias]))
+                                                [aq, b.name, a_s, b_scale.name, a_z, b_zero, bias]))
 
 
 HANDLERS: dict = {
