@@ -157,7 +157,7 @@ def _elementwise(g: QdqGraph, node):
 
 
 # The inputs a fusable op must have (a malformed node is left to the lowering, which refuses it).
-ARITY = {"Conv": (2, 3), "MatMul": (2, 2), "Gemm": (2, 3), **{op: (2, 2) for op in BINARY}}
+ARITY = {"Conv": (2, 3), "MatMul": (2, 2), "Gemm": (2, 3), **dict.fromkeys(BINARY, (2, 2))}
 
 
 def _fuse(g: QdqGraph, node):
