@@ -10,7 +10,7 @@
 #include "math/qgemm_impl.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
+#include "math/x86_intrinsics.h"
 #define ACCEL_QGEMM_AVX2 1
 #endif
 
