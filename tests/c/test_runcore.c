@@ -49,7 +49,7 @@ int main(int argc, char** argv) {
     test_name = "runcore";
     test_manifest m;
     test_manifest_load(test_cases_dir(argc, argv), &m);
-    const test_case* slow = test_manifest_find(&m, "slow");
+    const test_case* slow = test_manifest_find(&m, "slower");
     const test_case* tiny = test_manifest_find(&m, "tiny");
     accel_device* d = test_open("emu:cores=1");
     accel_model* ms = test_load(d, &m, slow);
