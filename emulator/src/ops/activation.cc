@@ -8,15 +8,12 @@ namespace accel_emu {
 namespace {
 
 bool validate_act(const Graph& g, const Node& n, std::string* err) {
-    using kern::cat;
     const char* op = "activation";
     if (!kern::check_common(g, n, op, {1, 1, 1, 1}, kern::DTypeRule::Float32, kern::ActRule::Function, err))
         return false;
     const TensorDesc& x = *kern::input(g, n, 0);
     const TensorDesc& y = kern::output(g, n, 0);
-    if (!kern::same_dims(x, y))
-        return kern::fail(err, op, cat("output shape ", kern::dims_str(y), " differs from input ", kern::dims_str(x)));
-    return true;
+    return kern::check_same_shape(x, y, op, err);
 }
 
 size_t no_scratch(const Graph&, const Node&) { return 0; }

@@ -19,8 +19,7 @@ bool validate(const Graph& g, const Node& n, std::string* err) {
     if (!kern::check_common(g, n, kOp, {2, 3, 2, 1}, kern::DTypeRule::Float32, kern::ActRule::Fused, err)) return false;
     const TensorDesc& x = *kern::input(g, n, 0);
     const TensorDesc& y = kern::output(g, n, 0);
-    if (!kern::same_dims(x, y))
-        return kern::fail(err, kOp, cat("output shape ", kern::dims_str(y), " differs from input ", kern::dims_str(x)));
+    if (!kern::check_same_shape(x, y, kOp, err)) return false;
     const LayerNormParams params = LayerNormParams::of(n);
     const int64_t axis = params.axis;
     if (axis < 0 || axis >= x.ndim) return kern::fail(err, kOp, cat("axis ", axis, " outside 0..", x.ndim - 1));

@@ -88,6 +88,11 @@ bool same_dtype(const TensorDesc& x, const TensorDesc& y, const char* op, const 
     return fail(err, op, cat(what, " dtype ", dtype_name(x.dtype), " differs from output dtype ", dtype_name(y.dtype)));
 }
 
+bool check_same_shape(const TensorDesc& x, const TensorDesc& y, const char* op, std::string* err) {
+    if (same_dims(x, y)) return true;
+    return fail(err, op, cat("output shape ", dims_str(y), " differs from input ", dims_str(x)));
+}
+
 bool check_broadcast(const TensorDesc& a, const TensorDesc& b, const TensorDesc& y, const char* op, std::string* err) {
     const int r = a.ndim > b.ndim ? a.ndim : b.ndim;
     if (y.ndim != r)

@@ -76,6 +76,9 @@ inline bool same_dims(const TensorDesc& a, const TensorDesc& b) {
     return true;
 }
 
+// y has x's shape; else "<op>: output shape ... differs from input ..." in *err and false.
+bool check_same_shape(const TensorDesc& x, const TensorDesc& y, const char* op, std::string* err);
+
 // y's shape is the numpy broadcast of a's and b's; else "<op>: <problem>" in *err and false.
 bool check_broadcast(const TensorDesc& a, const TensorDesc& b, const TensorDesc& y, const char* op, std::string* err);
 

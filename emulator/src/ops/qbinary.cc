@@ -36,9 +36,9 @@ int scalar_constant(const Graph& g, const Node& n) {
 }
 
 // The prepared block: the code path the model loaded with, then the table when there is one.
-constexpr size_t kPathBytes = 64;
-
-size_t prepared_bytes(const Graph& g, const Node& n) { return kPathBytes + (scalar_constant(g, n) >= 0 ? 256 : 0); }
+size_t prepared_bytes(const Graph& g, const Node& n) {
+    return kern::kPathBytes + (scalar_constant(g, n) >= 0 ? 256 : 0);
+}
 
 template <QBinOp OP>
 void prepare(const Graph& g, const Node& n, const void* const* in, void* out) {
@@ -49,7 +49,7 @@ void prepare(const Graph& g, const Node& n, const void* const* in, void* out) {
     for (int b = 0; b < 256; ++b) bytes[b] = static_cast<uint8_t>(b);
     const TensorDesc &ad = *kern::input(g, n, 0), &bd = *kern::input(g, n, 1), &yd = kern::output(g, n, 0);
     const QBinRule rule = qbinary_rule(OP, kern::qparams(ad), kern::qparams(bd), kern::qparams(yd));
-    uint8_t* table = static_cast<uint8_t*>(out) + kPathBytes;
+    uint8_t* table = static_cast<uint8_t*>(out) + kern::kPathBytes;
     if (k == 1) qbinary_row_portable(rule, bytes, 1, in[1], 0, table, 256);
     else qbinary_row_portable(rule, in[0], 0, bytes, 1, table, 256);
 }
@@ -59,8 +59,9 @@ void run(const KernelArgs& a) {
     const TensorDesc &ad = kern::in_desc(a, 0), &bd = kern::in_desc(a, 1), &yd = kern::out_desc(a, 0);
     const int k = scalar_constant(*a.graph, *a.node);
     if (k >= 0 && yd.numel == (k == 1 ? ad : bd).numel) {
-        lookup_table(static_cast<const uint8_t*>(a.prepared) + kPathBytes, static_cast<const uint8_t*>(a.in[1 - k]),
-                     static_cast<uint8_t*>(a.out[0]), yd.numel, kern::vector_path(a));
+        lookup_table(static_cast<const uint8_t*>(a.prepared) + kern::kPathBytes,
+                     static_cast<const uint8_t*>(a.in[1 - k]), static_cast<uint8_t*>(a.out[0]), yd.numel,
+                     kern::vector_path(a));
         return;
     }
     qbinary_broadcast(OP, ad, bd, yd, kern::qparams(ad), kern::qparams(bd), kern::qparams(yd), a.in[0], a.in[1],

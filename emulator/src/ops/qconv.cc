@@ -31,8 +31,8 @@ bool validate(const Graph& g, const Node& n, std::string* err) {
     return kern::check_conv_shapes(g, n, kOp, &q, err);
 }
 
-// The GEMM of group gi: its weights' zero points, its bias and its requantization multipliers, which
-// `keep` holds while the spec points into it.
+// The GEMM of a group: its spec, and the weights' zero points, bias and requantization multipliers that
+// the spec points into.
 struct GroupSpec {
     QGemmSpec spec;
     std::vector<int32_t> w_zero, bias;
@@ -157,7 +157,7 @@ QGemmSpec integer_spec(const Graph& g, const Node& n, const ConvGeom& q) {
 }
 
 // The prepared block: R[M] and W_zero[M] (int32), then each group's packed weights.
-size_t integer_head(const ConvGeom& q) { return (static_cast<size_t>(q.M) * 8 + 63) / 64 * 64; }
+size_t integer_head(const ConvGeom& q) { return kern::align64(static_cast<size_t>(q.M) * 8); }
 
 size_t prepared_convinteger(const Graph& g, const Node& n) {
     const ConvGeom q = kern::conv_geometry(g, n);
@@ -171,15 +171,8 @@ void prepare_convinteger(const Graph& g, const Node& n, const void* const* in, v
     auto* R = static_cast<int32_t*>(out);
     int32_t* zeros = R + q.M;
     const auto* wb = static_cast<const uint8_t*>(in[1]);
-    const bool w_signed = w.dtype == ACCEL_DTYPE_INT8;
-    for (int64_t m = 0; m < q.M; ++m) {
-        const int64_t k = wz && wz->numel > 1 ? m : 0;
-        zeros[m] = !wz ? 0 : w_signed ? static_cast<const int8_t*>(in[3])[k] : static_cast<const uint8_t*>(in[3])[k];
-        uint32_t sum = 0;
-        for (int64_t i = 0; i < q.K; ++i)
-            sum += static_cast<uint32_t>(w_signed ? static_cast<int8_t>(wb[m * q.K + i]) : wb[m * q.K + i]);
-        R[m] = static_cast<int32_t>(sum - static_cast<uint32_t>(zeros[m]) * static_cast<uint32_t>(q.K));
-    }
+    for (int64_t m = 0; m < q.M; ++m) zeros[m] = wz ? kern::q8_at(*wz, in[3], wz->numel > 1 ? m : 0) : 0;
+    kern::weight_row_sums(wb, w.dtype == ACCEL_DTYPE_INT8, zeros, q.M, q.K, R);
     QGemmSpec s = integer_spec(g, n, q);
     const size_t stride = kern::qgemm_packed_max(s);
     const QIsa isa = qisa_select();
@@ -189,7 +182,7 @@ void prepare_convinteger(const Graph& g, const Node& n, const void* const* in, v
     }
 }
 
-size_t col_bytes(const ConvGeom& q) { return (static_cast<size_t>(q.K * q.P) + 63) / 64 * 64; }
+size_t col_bytes(const ConvGeom& q) { return kern::align64(static_cast<size_t>(q.K * q.P)); }
 
 size_t scratch_convinteger(const Graph& g, const Node& n) {
     const ConvGeom q = kern::conv_geometry(g, n);
@@ -206,8 +199,8 @@ void run_convinteger(const KernelArgs& a) {
     const auto* R = reinterpret_cast<const int32_t*>(head);
     const size_t stride = kern::qgemm_packed_max(integer_spec(g, n, q));
     const bool has_zero = n.inputs.size() > 2 && n.inputs[2] != kAbsent;
-    const uint8_t pad = has_zero ? *static_cast<const uint8_t*>(a.in[2]) : 0;
-    const int32_t xz = !has_zero ? 0 : kern::in_desc(a, 0).dtype == ACCEL_DTYPE_INT8 ? static_cast<int8_t>(pad) : pad;
+    const uint8_t pad = has_zero ? *static_cast<const uint8_t*>(a.in[2]) : 0;  // the zero point's byte
+    const int32_t xz = has_zero ? kern::q8_at(kern::in_desc(a, 2), a.in[2], 0) : 0;
     auto* col = static_cast<uint8_t*>(a.scratch);
     void* rest = col + col_bytes(q);
     for (int64_t i = 0; i < q.N; ++i)

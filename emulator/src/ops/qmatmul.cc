@@ -16,10 +16,9 @@
 namespace accel_emu {
 namespace {
 
+using kern::align64;
 using kern::cat;
 using kern::fail;
-
-inline size_t align64(size_t v) { return (v + 63) / 64 * 64; }
 
 // The product's shape: batch count of Y, and for each batch the offsets of its A and B matrices (numpy
 // broadcasting of the batch dims), M, K, N. Ranks are promoted as numpy's matmul does.
@@ -63,13 +62,6 @@ void batch_offsets(const Shape& s, int64_t batch, int64_t* ia, int64_t* ib) {
     }
 }
 
-// What is prepared for a qmatmul: per column n the weights' zero point and the multiplier, then (for a
-// constant B) the packed weights.
-struct Layout {
-    size_t consts, packed;  // byte offsets in the prepared block
-    size_t bytes;
-};
-
 QGemmSpec size_spec(const TensorDesc& a, const TensorDesc& b, const TensorDesc& y, const Shape& s) {
     QGemmSpec q;
     q.M = s.N;
@@ -81,10 +73,9 @@ QGemmSpec size_spec(const TensorDesc& a, const TensorDesc& b, const TensorDesc& 
     return q;
 }
 
-size_t packed_bytes_max(const QGemmSpec& q) { return kern::qgemm_packed_max(q); }
-
-// The start of the prepared block: the code path chosen at load (a run-time B is packed for it), then per
-// column n the multiplier, the weights' zero point and the bias.
+// What qmatmul and qgemm prepare: the code path chosen at load (a run-time B is packed for it), then per
+// column n the multiplier, the weights' zero point and the bias (consts_bytes(N) in all), then a constant B
+// packed.
 struct Consts {
     int32_t* isa;
     float* scale;
@@ -99,23 +90,16 @@ Consts consts_at(void* base, int64_t N) {
     return {isa, f, i, i + N};
 }
 
+size_t consts_bytes(int64_t N) {
+    return kConstsHeader + align64(static_cast<size_t>(N) * (sizeof(float) + 2 * sizeof(int32_t)));
+}
+
 // Is B a constant 2-D (or 1-D) matrix, packed once at load for every row of A?
 bool packed_at_load(const TensorDesc& b) { return b.kind == TensorKind::Constant && b.ndim <= 2; }
 
-Layout layout(const Graph& g, const Node& n) {
-    const TensorDesc &a = *kern::input(g, n, 0), &b = *kern::input(g, n, 1), &y = kern::output(g, n, 0);
-    const Shape s = shape_of(a, b);
-    Layout l{};
-    l.consts = 0;
-    l.packed = kConstsHeader + align64(static_cast<size_t>(s.N) * (sizeof(float) + 2 * sizeof(int32_t)));
-    l.bytes = l.packed + (packed_at_load(b) ? packed_bytes_max(size_spec(a, b, y, s)) : 0);
-    return l;
-}
-
-// The full spec of the product from the prepared constants.
-QGemmSpec full_spec(const Graph& g, const Node& n, const void* prepared) {
-    const TensorDesc &a = *kern::input(g, n, 0), &b = *kern::input(g, n, 1), &y = kern::output(g, n, 0);
-    const Shape s = shape_of(a, b);
+// The full spec of the product of shape s from the prepared constants.
+QGemmSpec full_spec(const TensorDesc& a, const TensorDesc& b, const TensorDesc& y, const Shape& s,
+                    const void* prepared) {
     QGemmSpec q = size_spec(a, b, y, s);
     const Consts c = consts_at(const_cast<void*>(prepared), s.N);
     q.x_zero = a.quant.zero_points[0];
@@ -169,7 +153,11 @@ bool check_shapes(const char* op, const TensorDesc& a, const TensorDesc& b, cons
     return true;
 }
 
-size_t prepared_qmatmul(const Graph& g, const Node& n) { return layout(g, n).bytes; }
+size_t prepared_qmatmul(const Graph& g, const Node& n) {
+    const TensorDesc &a = *kern::input(g, n, 0), &b = *kern::input(g, n, 1), &y = kern::output(g, n, 0);
+    const Shape s = shape_of(a, b);
+    return consts_bytes(s.N) + (packed_at_load(b) ? kern::qgemm_packed_max(size_spec(a, b, y, s)) : 0);
+}
 
 void fill_consts(const TensorDesc& a, const TensorDesc& b, const TensorDesc* y, float alpha, const void* bias,
                  int64_t N, void* out) {
@@ -192,7 +180,7 @@ void transpose_into(const uint8_t* b, int64_t K, int64_t N, uint8_t* w) {
 
 // Bytes of scratch per_b_product takes before the GEMM's own: B's transpose and its packed form.
 size_t per_b_scratch(const Shape& s, const QGemmSpec& spec) {
-    return align64(static_cast<size_t>(s.N * s.K)) + packed_bytes_max(spec);
+    return align64(static_cast<size_t>(s.N * s.K)) + kern::qgemm_packed_max(spec);
 }
 
 // The products of a B computed at run time: for each batch of Y, its B transposed and packed into the
@@ -222,8 +210,8 @@ void prepare_qmatmul(const Graph& g, const Node& n, const void* const* in, void*
     if (!packed_at_load(b)) return;
     std::vector<uint8_t> w(static_cast<size_t>(s.N * s.K));
     transpose_into(static_cast<const uint8_t*>(in[1]), s.K, s.N, w.data());
-    qgemm_pack(QIsa(*consts_at(out, s.N).isa), full_spec(g, n, out), w.data(),
-               static_cast<uint8_t*>(out) + layout(g, n).packed);
+    qgemm_pack(QIsa(*consts_at(out, s.N).isa), full_spec(a, b, y, s, out), w.data(),
+               static_cast<uint8_t*>(out) + consts_bytes(s.N));
 }
 
 size_t scratch_qmatmul(const Graph& g, const Node& n) {
@@ -237,18 +225,16 @@ size_t scratch_qmatmul(const Graph& g, const Node& n) {
 }
 
 void run_qmatmul(const KernelArgs& a) {
-    const Graph& g = *a.graph;
-    const Node& n = *a.node;
     const TensorDesc &ad = kern::in_desc(a, 0), &bd = kern::in_desc(a, 1);
     const Shape s = shape_of(ad, bd);
     const auto* A = static_cast<const uint8_t*>(a.in[0]);
     auto* Y = static_cast<uint8_t*>(a.out[0]);
     if (packed_at_load(bd)) {  // A's rows, batches included, are one run against the one B
-        const void* w = static_cast<const uint8_t*>(a.prepared) + layout(g, n).packed;
+        const void* w = static_cast<const uint8_t*>(a.prepared) + consts_bytes(s.N);
         qgemm_xw(w, s.M * s.batches, A, s.K, Y, s.N, a.scratch);
         return;
     }
-    const QGemmSpec spec = full_spec(g, n, a.prepared);
+    const QGemmSpec spec = full_spec(ad, bd, kern::out_desc(a, 0), s, a.prepared);
     const QIsa isa = QIsa(*consts_at(const_cast<void*>(a.prepared), s.N).isa);
     per_b_product(
         s, static_cast<const uint8_t*>(a.in[1]), isa, spec, static_cast<uint8_t*>(a.scratch), [](const uint8_t*) {},
@@ -303,14 +289,10 @@ Shape gemm_shape(const Graph& g, const Node& n) {
     return s;
 }
 
-size_t gemm_packed_offset(int64_t N) {
-    return kConstsHeader + align64(static_cast<size_t>(N) * (sizeof(float) + 2 * sizeof(int32_t)));
-}
-
 size_t prepared_qgemm(const Graph& g, const Node& n) {
     const Shape s = gemm_shape(g, n);
-    return gemm_packed_offset(s.N) +
-           packed_bytes_max(size_spec(*kern::input(g, n, 0), *kern::input(g, n, 1), kern::output(g, n, 0), s));
+    return consts_bytes(s.N) +
+           kern::qgemm_packed_max(size_spec(*kern::input(g, n, 0), *kern::input(g, n, 1), kern::output(g, n, 0), s));
 }
 
 void prepare_qgemm(const Graph& g, const Node& n, const void* const* in, void* out) {
@@ -329,14 +311,8 @@ void prepare_qgemm(const Graph& g, const Node& n, const void* const* in, void* o
         transpose_into(bw, s.K, s.N, w.data());
         bw = w.data();
     }
-    QGemmSpec q = size_spec(a, b, y, s);
-    const Consts k = consts_at(out, s.N);
-    q.x_zero = a.quant.zero_points[0];
-    q.w_zero = k.w_zero;
-    q.bias = k.bias;
-    q.scale = k.scale;
-    if (q.out == QOut::Q8) q.y_zero = y.quant.zero_points[0];
-    qgemm_pack(QIsa(*k.isa), q, bw, static_cast<uint8_t*>(out) + gemm_packed_offset(s.N));
+    qgemm_pack(QIsa(*consts_at(out, s.N).isa), full_spec(a, b, y, s, out), bw,
+               static_cast<uint8_t*>(out) + consts_bytes(s.N));
 }
 
 size_t scratch_qgemm(const Graph& g, const Node& n) {
@@ -357,7 +333,7 @@ void run_qgemm(const KernelArgs& a) {
         A = at;
         scratch = at + align64(static_cast<size_t>(s.M * s.K));
     }
-    qgemm_xw(static_cast<const uint8_t*>(a.prepared) + gemm_packed_offset(s.N), s.M, A, s.K, a.out[0], s.N, scratch);
+    qgemm_xw(static_cast<const uint8_t*>(a.prepared) + consts_bytes(s.N), s.M, A, s.K, a.out[0], s.N, scratch);
 }
 
 // ---- matmulinteger ----
@@ -382,22 +358,6 @@ bool validate_matmulinteger(const Graph& g, const Node& n, std::string* err) {
     return true;
 }
 
-// B's zero point of column j (0 without one).
-int32_t b_zero(const TensorDesc& bz, const void* data, int64_t j) {
-    const int64_t k = bz.numel == 1 ? 0 : j;
-    return bz.dtype == ACCEL_DTYPE_INT8 ? static_cast<const int8_t*>(data)[k] : static_cast<const uint8_t*>(data)[k];
-}
-
-// R[n] = sum_k (W[n][k] - zero[n]) of W [N][K] bytes, as uint32 arithmetic (exact modulo 2^32).
-void row_sums(const uint8_t* w, bool w_signed, const int32_t* zero, int64_t N, int64_t K, int32_t* r) {
-    for (int64_t j = 0; j < N; ++j) {
-        uint32_t sum = 0;
-        for (int64_t k = 0; k < K; ++k)
-            sum += static_cast<uint32_t>(w_signed ? static_cast<int8_t>(w[j * K + k]) : w[j * K + k]);
-        r[j] = static_cast<int32_t>(sum - static_cast<uint32_t>(zero[j]) * static_cast<uint32_t>(K));
-    }
-}
-
 // y[r][n] -= x_zero * R[n] over `rows` rows of N, in uint32 (exact modulo 2^32).
 void subtract_zero(int32_t* y, int64_t rows, int64_t N, int32_t x_zero, const int32_t* R) {
     if (x_zero == 0) return;
@@ -409,8 +369,7 @@ void subtract_zero(int32_t* y, int64_t rows, int64_t N, int32_t x_zero, const in
 
 int32_t a_zero_of(const KernelArgs& a) {
     if (a.node->inputs.size() < 3 || a.node->inputs[2] == kAbsent) return 0;
-    return kern::in_desc(a, 2).dtype == ACCEL_DTYPE_INT8 ? *static_cast<const int8_t*>(a.in[2])
-                                                         : *static_cast<const uint8_t*>(a.in[2]);
+    return kern::q8_at(kern::in_desc(a, 2), a.in[2], 0);
 }
 
 // [isa][R: N int32][B_zero: N int32] then the packed B (constant 2-D B).
@@ -429,7 +388,7 @@ size_t integer_consts_bytes(int64_t N) { return kConstsHeader + align64(static_c
 size_t prepared_matmulinteger(const Graph& g, const Node& n) {
     const TensorDesc &a = *kern::input(g, n, 0), &b = *kern::input(g, n, 1);
     const Shape s = shape_of(a, b);
-    return integer_consts_bytes(s.N) + (packed_at_load(b) ? packed_bytes_max(integer_spec(a, b, s)) : 0);
+    return integer_consts_bytes(s.N) + (packed_at_load(b) ? kern::qgemm_packed_max(integer_spec(a, b, s)) : 0);
 }
 
 void prepare_matmulinteger(const Graph& g, const Node& n, const void* const* in, void* out) {
@@ -440,11 +399,11 @@ void prepare_matmulinteger(const Graph& g, const Node& n, const void* const* in,
     head[0] = static_cast<int32_t>(qisa_select());
     int32_t* R = reinterpret_cast<int32_t*>(static_cast<uint8_t*>(out) + kConstsHeader);
     int32_t* zeros = R + s.N;
-    for (int64_t j = 0; j < s.N; ++j) zeros[j] = bz ? b_zero(*bz, in[3], j) : 0;
+    for (int64_t j = 0; j < s.N; ++j) zeros[j] = bz ? kern::q8_at(*bz, in[3], bz->numel == 1 ? 0 : j) : 0;
     if (!packed_at_load(b)) return;
     std::vector<uint8_t> w(static_cast<size_t>(s.N * s.K));
     transpose_into(static_cast<const uint8_t*>(in[1]), s.K, s.N, w.data());
-    row_sums(w.data(), b.dtype == ACCEL_DTYPE_INT8, zeros, s.N, s.K, R);
+    kern::weight_row_sums(w.data(), b.dtype == ACCEL_DTYPE_INT8, zeros, s.N, s.K, R);
     QGemmSpec q = integer_spec(a, b, s);
     q.w_zero = zeros;
     qgemm_pack(QIsa(head[0]), q, w.data(), static_cast<uint8_t*>(out) + integer_consts_bytes(s.N));
@@ -481,7 +440,7 @@ void run_matmulinteger(const KernelArgs& a) {
     per_b_product(
         s, static_cast<const uint8_t*>(a.in[1]), QIsa(*reinterpret_cast<const int32_t*>(consts)), q,
         static_cast<uint8_t*>(a.scratch),
-        [&](const uint8_t* wt) { row_sums(wt, bd.dtype == ACCEL_DTYPE_INT8, q.w_zero, s.N, s.K, sums); },
+        [&](const uint8_t* wt) { kern::weight_row_sums(wt, bd.dtype == ACCEL_DTYPE_INT8, q.w_zero, s.N, s.K, sums); },
         [&](int64_t i, int64_t ia, const void* packed, void* rest) {
             qgemm_xw(packed, s.M, A + ia * s.M * s.K, s.K, Y + i * s.M * s.N, s.N, rest);
             subtract_zero(Y + i * s.M * s.N, s.M, s.N, xz, sums);

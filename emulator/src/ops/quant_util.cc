@@ -50,15 +50,22 @@ AxisSplit axis_split(const TensorDesc& t) {
     return s;
 }
 
-size_t path_bytes(const Graph&, const Node&) { return sizeof(int32_t); }
+size_t path_bytes(const Graph&, const Node&) { return kPathBytes; }
 
 void record_path(const Graph&, const Node&, const void* const*, void* out) {
     *static_cast<int32_t*>(out) = static_cast<int32_t>(qisa_select());
 }
 
-namespace {
+void weight_row_sums(const uint8_t* w, bool w_signed, const int32_t* zero, int64_t M, int64_t K, int32_t* r) {
+    for (int64_t m = 0; m < M; ++m) {
+        uint32_t sum = 0;
+        for (int64_t k = 0; k < K; ++k)
+            sum += static_cast<uint32_t>(w_signed ? static_cast<int8_t>(w[m * K + k]) : w[m * K + k]);
+        r[m] = static_cast<int32_t>(sum - static_cast<uint32_t>(zero[m]) * static_cast<uint32_t>(K));
+    }
+}
 
-inline size_t align64(size_t v) { return (v + 63) / 64 * 64; }
+namespace {
 
 // The scratch a run on isa needs, from zero weights of spec's shape packed for it (the size depends on
 // the packed header).

@@ -1,4 +1,4 @@
-// quant_util.h - what the quantized ops (FORMAT.md ops 27-36) share: the load-time checks of a quantized
+// quant_util.h - what the quantized ops (FORMAT.md ops 27-40) share: the load-time checks of a quantized
 // tensor's dtype and quantization record, and its parameters in the form the math takes.
 #pragma once
 
@@ -34,14 +34,29 @@ inline QParams qparams(const TensorDesc& t) {
 struct AxisSplit { int64_t outer, channels, inner; };
 AxisSplit axis_split(const TensorDesc& t);
 
-// The prepared data of an elementwise int8 op (a 4-byte record of the code path the model loaded with),
-// as an OpDef's prepared_bytes and prepare, and whether a run takes the vector (AVX-512) loops: every CPU
-// on the AVX-512 VNNI path or better has them; ACCEL_EMU_ISA=portable or avx2 keeps the portable ones.
+// The prepared data of an elementwise int8 op starts with a record of the code path the model loaded
+// with (kPathBytes, so that what follows stays 64-byte aligned): path_bytes and record_path are an OpDef's
+// prepared_bytes and prepare for an op that keeps nothing else. A run takes the vector (AVX-512) loops on
+// the AVX-512 VNNI path or better, whose CPUs all have them; ACCEL_EMU_ISA=portable or avx2 keeps the
+// portable ones.
+constexpr size_t kPathBytes = 64;
 size_t path_bytes(const Graph& g, const Node& n);
 void record_path(const Graph& g, const Node& n, const void* const* in, void* out);
 inline bool vector_path(const KernelArgs& a) {
     return *static_cast<const int32_t*>(a.prepared) >= static_cast<int32_t>(QIsa::Avx512Vnni);
 }
+
+// v rounded up to a multiple of 64 (the alignment of what a quantized op prepares and of its scratch parts).
+inline size_t align64(size_t v) { return (v + 63) / 64 * 64; }
+
+// Element i of an int8 or uint8 tensor's data (a zero point given as a tensor, say), as int32.
+inline int32_t q8_at(const TensorDesc& t, const void* data, int64_t i) {
+    return t.dtype == ACCEL_DTYPE_INT8 ? static_cast<const int8_t*>(data)[i] : static_cast<const uint8_t*>(data)[i];
+}
+
+// r[m] = sum_k (w[m][k] - zero[m]) of M rows of K int8 or uint8 weights, in uint32 arithmetic (exact modulo
+// 2^32): what an integer product with the activations' zero point left out must subtract times it.
+void weight_row_sums(const uint8_t* w, bool w_signed, const int32_t* zero, int64_t M, int64_t K, int32_t* r);
 
 // The int8 GEMM's paths, in the order qisa_select ranks them.
 constexpr QIsa kAllIsas[] = {QIsa::Portable, QIsa::Avx2, QIsa::Avx512Vnni, QIsa::Amx};

@@ -16,11 +16,6 @@ using kern::fail;
 
 size_t no_scratch(const Graph&, const Node&) { return 0; }
 
-bool same_shape(const TensorDesc& x, const TensorDesc& y, const char* op, std::string* err) {
-    if (kern::same_dims(x, y)) return true;
-    return fail(err, op, cat("output shape ", kern::dims_str(y), " differs from input ", kern::dims_str(x)));
-}
-
 bool validate_quantize(const Graph& g, const Node& n, std::string* err) {
     const char* op = "quantize";
     if (!kern::check_common(g, n, op, {1, 1, 1, 1}, kern::DTypeRule::Any, kern::ActRule::MustBeNone, err)) return false;
@@ -28,7 +23,7 @@ bool validate_quantize(const Graph& g, const Node& n, std::string* err) {
     const TensorDesc& y = kern::output(g, n, 0);
     if (x.dtype != ACCEL_DTYPE_FLOAT32) return fail(err, op, cat("input '", x.name, "' is not float32"));
     return kern::check_quantized(y, op, "output", kern::QuantShape::PerTensorOrAxis, -1, false, err) &&
-           same_shape(x, y, op, err);
+           kern::check_same_shape(x, y, op, err);
 }
 
 void run_quantize(const KernelArgs& a) {
@@ -45,7 +40,7 @@ bool validate_dequantize(const Graph& g, const Node& n, std::string* err) {
     const TensorDesc& y = kern::output(g, n, 0);
     if (y.dtype != ACCEL_DTYPE_FLOAT32) return fail(err, op, cat("output '", y.name, "' is not float32"));
     return kern::check_quantized(x, op, "input", kern::QuantShape::PerTensorOrAxis, -1, true, err) &&
-           same_shape(x, y, op, err);
+           kern::check_same_shape(x, y, op, err);
 }
 
 void run_dequantize(const KernelArgs& a) {
@@ -63,26 +58,21 @@ bool validate_qactivation(const Graph& g, const Node& n, std::string* err) {
     const TensorDesc& y = kern::output(g, n, 0);
     return kern::check_quantized(x, op, "input", kern::QuantShape::PerTensor, -1, false, err) &&
            kern::check_quantized(y, op, "output", kern::QuantShape::PerTensor, -1, false, err) &&
-           same_shape(x, y, op, err);
+           kern::check_same_shape(x, y, op, err);
 }
 
-// The prepared block: the table, then the code path the model loaded with (kern::record_path's record).
-constexpr size_t kTableBytes = 256;
-
-size_t table_bytes(const Graph& g, const Node& n) { return kTableBytes + kern::path_bytes(g, n); }
+// The prepared block: the code path the model loaded with (kern::record_path), then the table.
+size_t table_bytes(const Graph& g, const Node& n) { return kern::path_bytes(g, n) + 256; }
 
 void make_table(const Graph& g, const Node& n, const void* const* in, void* out) {
+    kern::record_path(g, n, in, out);
     make_qtable(n.act, n.act_alpha, n.act_beta, kern::qparams(*kern::input(g, n, 0)),
-                kern::qparams(kern::output(g, n, 0)), static_cast<uint8_t*>(out));
-    kern::record_path(g, n, in, static_cast<uint8_t*>(out) + kTableBytes);
+                kern::qparams(kern::output(g, n, 0)), static_cast<uint8_t*>(out) + kern::kPathBytes);
 }
 
 void run_qactivation(const KernelArgs& a) {
-    const auto* table = static_cast<const uint8_t*>(a.prepared);
-    const bool vector =
-        *reinterpret_cast<const int32_t*>(table + kTableBytes) >= static_cast<int32_t>(QIsa::Avx512Vnni);
-    lookup_table(table, static_cast<const uint8_t*>(a.in[0]), static_cast<uint8_t*>(a.out[0]),
-                 kern::out_desc(a, 0).numel, vector);
+    lookup_table(static_cast<const uint8_t*>(a.prepared) + kern::kPathBytes, static_cast<const uint8_t*>(a.in[0]),
+                 static_cast<uint8_t*>(a.out[0]), kern::out_desc(a, 0).numel, kern::vector_path(a));
 }
 
 bool validate_dynquant(const Graph& g, const Node& n, std::string* err) {
@@ -93,7 +83,7 @@ bool validate_dynquant(const Graph& g, const Node& n, std::string* err) {
     if (x.dtype != ACCEL_DTYPE_FLOAT32 || y.dtype != ACCEL_DTYPE_UINT8 || s.dtype != ACCEL_DTYPE_FLOAT32 ||
         z.dtype != ACCEL_DTYPE_UINT8 || s.numel != 1 || z.numel != 1)
         return fail(err, op, "takes float32 X and gives uint8 Y, a float32 scale and a uint8 zero point (one each)");
-    return same_shape(x, y, op, err);
+    return kern::check_same_shape(x, y, op, err);
 }
 
 void run_dynquant(const KernelArgs& a) {

@@ -32,8 +32,7 @@ bool validate(const Graph& g, const Node& n, std::string* err) {
             !kern::check_quantized(y, op, "output", pt, -1, false, err) || !kern::same_dtype(x, y, op, "input", err))
             return false;
     }
-    if (!kern::same_dims(x, y))
-        return kern::fail(err, op, cat("output shape ", kern::dims_str(y), " differs from input ", kern::dims_str(x)));
+    if (!kern::check_same_shape(x, y, op, err)) return false;
     const P p = P::of(n);
     if (p.axis < 0 || p.axis >= x.ndim) return kern::fail(err, op, cat("axis ", p.axis, " outside 0..", x.ndim - 1));
     if (p.coerce_2d != 0 && p.coerce_2d != 1)
