@@ -7,7 +7,7 @@ runtime nodes through the context (context.py); HANDLERS here is their union.
 
 from __future__ import annotations
 
-from .. import folding
+from .. import folding, qdq
 from ..errors import CompileError
 from ..importer import DEFAULT_DOMAINS, Imported, check_schema
 from ..ir import Graph, Value
@@ -16,9 +16,9 @@ from .context import Ctx, unsupported
 
 
 FAMILIES = (linalg, elementwise, normalization, conv, resize, reshape, data, quantized, qlinear, qinteger)
-# Ops that move int8 data without computing on it: their output keeps the input's quantization.
-QUANT_KEEPING_OPS = frozenset({"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Identity", "Slice",
-                               "Gather", "MaxPool", "Split", "Expand", "Resize", "DepthToSpace", "SpaceToDepth"})
+# Ops that move int8 data without computing on it: their output keeps the input's quantization. Those QDQ
+# fusion runs on the integers, and Split (its outputs each behind their own Q, which fusion leaves alone).
+QUANT_KEEPING_OPS = qdq.DATA_MOVEMENT | {"Split"}
 
 
 def _union(families) -> dict:

@@ -148,11 +148,11 @@ def float_input(ctx, node, i) -> Value:
 
 
 class NodeView:
-    """A node seen as another op with other inputs (the same name, outputs and attributes): how a handler
-    lowers part of a node through another op's handler."""
+    """A node seen as another op with other inputs (the same name, outputs and attributes, but those given in
+    `attrs`): how a handler lowers part of a node through another op's handler."""
 
-    def __init__(self, node, op, inputs):
-        self._node, self.op, self.inputs = node, op, inputs
+    def __init__(self, node, op, inputs, **attrs):
+        self._node, self.op, self.inputs, self._attrs = node, op, inputs, attrs
         self.name, self.outputs, self.domain = node.name, node.outputs, ""
 
     @property
@@ -160,4 +160,4 @@ class NodeView:
         return self._node.label
 
     def attr(self, name, default=None):
-        return self._node.attr(name, default)
+        return self._attrs[name] if name in self._attrs else self._node.attr(name, default)

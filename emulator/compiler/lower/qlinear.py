@@ -8,13 +8,14 @@ import dataclasses
 
 import numpy as np
 
-from ..op_params import ACTIVATION_NAMES, ACTIVATIONS, Concat, QAvgPool, QSoftmax
+from ..errors import CompileError
+from ..op_params import ACTIVATION_NAMES, ACTIVATIONS, QAvgPool, QSoftmax
 from ..qdq import ACCEL, MS
 from .context import NodeView, normalize_axis, unsupported
 from .conv import lower_global_avgpool, lower_pool
+from .data import lower_concat
 from .elementwise import activation_params
 from .quantized import quant_of, require_q8
-from ..errors import CompileError
 
 
 def _binary(op: str):
@@ -56,12 +57,16 @@ def _a_is_span_scalar(sa, sb) -> bool:
     return False
 
 
+def _unary_operands(ctx, node):
+    """(X, X's quantization, Y's) of an op whose inputs start X, X_scale, X_zero_point, Y_scale, Y_zero_point."""
+    x = ctx.input(node, 0)
+    require_q8(node, x, "input X")
+    return x, quant_of(ctx, node, 1, 2, x.shape, x.dtype, "input X"), quant_of(ctx, node, 3, 4, (), x.dtype, "output")
+
+
 def _unary_table(act: str):
     def handler(ctx, node):
-        x = ctx.input(node, 0)
-        require_q8(node, x, "input X")
-        xq = quant_of(ctx, node, 1, 2, x.shape, x.dtype, "input X")
-        yq = quant_of(ctx, node, 3, 4, (), x.dtype, "output")
+        x, xq, yq = _unary_operands(ctx, node)
         emit_qactivation(ctx, node, x.name, xq, yq, act, float(node.attr("alpha", 0.01)) if act == "leakyrelu" else 0.0)
 
     handler.__doc__ = f"com.microsoft QLinear{act.title()}: int8 or uint8, per tensor (a 256-entry table)."
@@ -72,10 +77,7 @@ def lower_qlinear_activation(ctx, node):
     """ai.accel QLinearActivation (made by qdq.py): the elementwise op named by its `activation` attribute (its
     other attributes and its inputs after the fifth are the op's own) between a dequantize and a quantize, as
     one 8-bit table."""
-    x = ctx.input(node, 0)
-    require_q8(node, x, "input X")
-    xq = quant_of(ctx, node, 1, 2, x.shape, x.dtype, "input X")
-    yq = quant_of(ctx, node, 3, 4, (), x.dtype, "output")
+    x, xq, yq = _unary_operands(ctx, node)
     op = str(node.attr("activation"))
     if op == "Tanh":  # a unary function, without parameters
         code, alpha, beta = ACTIVATIONS["tanh"], 0.0, 0.0
@@ -98,10 +100,8 @@ def _pool_operands(ctx, node):
     """(X, X read with its quantization, Y's quantization) of a channels-first quantized pool."""
     if int(node.attr("channels_last", 0)):
         raise unsupported(node, "channels_last=1")
-    x = ctx.input(node, 0)
-    require_q8(node, x, "input X")
-    xq = quant_of(ctx, node, 1, 2, x.shape, x.dtype, "input X")
-    return x, ctx.quantized(x.name, xq, node), quant_of(ctx, node, 3, 4, (), x.dtype, "output")
+    x, xq, yq = _unary_operands(ctx, node)
+    return x, ctx.quantized(x.name, xq, node), yq
 
 
 def lower_qavgpool(ctx, node):
@@ -122,26 +122,31 @@ def lower_qglobalavgpool(ctx, node):
     _pool_via(ctx, node, lower_global_avgpool, "GlobalAveragePool", "qglobalavgpool", xin, yq)
 
 
+def _lower_as(ctx, node, lower, onnx_op, inputs, yq, **attrs) -> list:
+    """Lowers node as the float op onnx_op over `inputs` (its handler `lower`, which checks the shapes and
+    emits the nodes; `attrs` replace node's), every tensor it defines quantized by yq; returns the nodes it
+    emitted."""
+    first = len(ctx.g.nodes)
+    lower(ctx, NodeView(node, onnx_op, inputs, **attrs))
+    for n in ctx.g.nodes[first:]:
+        for o in n.outputs:  # the op's output and a 1-D op's reshape after it
+            ctx.g.values[o].quant = yq
+    return ctx.g.nodes[first:]
+
+
 def _pool_via(ctx, node, lower, onnx_op, op, x: str, yq):
     """Lowers the pool as its float twin does, then makes the emitted node the quantized op."""
-    first = len(ctx.g.nodes)
-    lower(ctx, NodeView(node, onnx_op, [x]))
-    for n in ctx.g.nodes[first:]:
+    for n in _lower_as(ctx, node, lower, onnx_op, [x], yq):
         if n.op in ("avgpool", "globalavgpool"):
             n.op = op
             if n.params is not None:
                 n.params = QAvgPool(**{f.name: getattr(n.params, f.name) for f in dataclasses.fields(QAvgPool)})
-        for o in n.outputs:  # the pool's output and a 1-D pool's reshape after it
-            ctx.g.values[o].quant = yq
 
 
 def lower_qsoftmax(ctx, node):
     """com.microsoft QLinearSoftmax: int8 or uint8 per tensor, over one axis (its opset attribute >= 13) or
     every dim from axis on (< 13)."""
-    x = ctx.input(node, 0)
-    require_q8(node, x, "input X")
-    xq = quant_of(ctx, node, 1, 2, x.shape, x.dtype, "input X")
-    yq = quant_of(ctx, node, 3, 4, (), x.dtype, "output")
+    x, xq, yq = _unary_operands(ctx, node)
     opset = int(node.attr("opset", ctx.opset))
     rank = len(x.shape)
     axis = normalize_axis(node, node.attr("axis", -1 if opset >= 13 else 1), rank)
@@ -162,8 +167,6 @@ def lower_qconcat(ctx, node):
     if any(v.dtype != dtype for v in xs):
         raise CompileError(f"{node.label}: inputs differ in dtype")
     yq = quant_of(ctx, node, 0, 1, (), dtype, "output")
-    rank = len(xs[0].shape)
-    axis = normalize_axis(node, node.attr("axis", 0), rank)
     ins = []
     for j, v in enumerate(xs):
         i = 2 + 3 * j
@@ -173,14 +176,7 @@ def lower_qconcat(ctx, node):
         else:
             t = ctx.temp(f"{v.name}_requant", dtype, v.shape)
             ins.append(emit_qactivation(ctx, node, v.name, xq, yq, "none", out=t))
-    shape = list(xs[0].shape)
-    for v in xs:
-        if len(v.shape) != rank or any(v.shape[d] != shape[d] for d in range(rank) if d != axis):
-            raise CompileError(f"{node.label}: input '{v.name}' {v.shape} does not match {xs[0].shape} outside "
-                               f"axis {axis}")
-    shape[axis] = sum(v.shape[axis] for v in xs)
-    y = ctx.define(ctx.output(node), dtype, shape, quant=yq)
-    ctx.emit("concat", ins, [y], node.name, params=Concat(axis=axis))
+    _lower_as(ctx, node, lower_concat, "Concat", ins, yq, axis=node.attr("axis", 0))
 
 
 HANDLERS: dict = {

@@ -148,10 +148,8 @@ ACCEL_INLINE float eigen_sum(const float* ACCEL_RESTRICT x, int64_t n, int64_t l
     lead = lead < n ? lead : n;
     const float* body = x + lead;
     const int64_t m = n - lead, end1 = m / 4 * 4, end2 = m / 8 * 8;
-    float r;
-    int64_t tail = end1;
     if (end1 == 0) {  // too short for a vector: in order from the first element
-        r = x[0];
+        float r = x[0];
         for (int64_t i = 1; i < n; ++i) r += x[i];
         return r;
     }
@@ -165,9 +163,9 @@ ACCEL_INLINE float eigen_sum(const float* ACCEL_RESTRICT x, int64_t n, int64_t l
         a0 += a1;
         if (end1 > end2) a0 += load4(body + end2);
     }
-    r = (a0[0] + a0[2]) + (a0[1] + a0[3]);
+    float r = (a0[0] + a0[2]) + (a0[1] + a0[3]);
     for (int64_t i = 0; i < lead; ++i) r += x[i];
-    for (int64_t i = tail; i < m; ++i) r += body[i];
+    for (int64_t i = end1; i < m; ++i) r += body[i];
     return r;
 }
 
