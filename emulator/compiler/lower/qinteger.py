@@ -7,7 +7,7 @@ import numpy as np
 
 from ..errors import CompileError
 from ..qdq import MS
-from .context import NodeView, unsupported
+from .context import NodeView, broadcast_shape, unsupported
 from .conv import emit_conv
 from .linalg import matmul_shape
 from .quantized import F32, I32, require_q8
@@ -94,14 +94,14 @@ def lower_matmul_integer_to_float(ctx, node):
     ctx.emit("matmulinteger", ins, [acc], node.name)
     accf = ctx.temp(f"{y}_accf", F32, shape)
     ctx.emit("cast", [acc], [accf], node.name)
-    mult = ctx.temp(f"{y}_multiplier", F32, np.broadcast_shapes(a_scale.shape, b_scale.shape))
+    mult = ctx.temp(f"{y}_multiplier", F32, broadcast_shape(node, a_scale.shape, b_scale.shape))
     ctx.emit("mul", [a_scale.name, b_scale.name], [mult], node.name)
     bias = ctx.input_opt(node, 6)
     out = ctx.temp(f"{y}_scaled", F32, shape) if bias is not None else y
     ctx.define(out, F32, shape)
     ctx.emit("mul", [accf, mult], [out], node.name)
     if bias is not None:
-        ctx.define(y, F32, np.broadcast_shapes(shape, bias.shape))
+        ctx.define(y, F32, broadcast_shape(node, shape, bias.shape))
         ctx.emit("add", [out, bias.name], [y], node.name)
 
 

@@ -11,7 +11,7 @@ import numpy as np
 from ..errors import CompileError
 from ..op_params import ACTIVATION_NAMES, ACTIVATIONS, QAvgPool, QSoftmax
 from ..qdq import ACCEL, MS
-from .context import NodeView, normalize_axis, unsupported
+from .context import NodeView, broadcast_shape, normalize_axis, unsupported
 from .conv import lower_global_avgpool, lower_pool
 from .data import lower_concat
 from .elementwise import activation_params
@@ -31,7 +31,7 @@ def _binary(op: str):
         for v, q in ((a, aq), (b, bq)):
             if not q.per_tensor:
                 raise unsupported(node, f"input '{v.name}' quantized per axis")
-        shape = tuple(np.broadcast_shapes(a.shape, b.shape))
+        shape = broadcast_shape(node, a.shape, b.shape)
         ins = [ctx.quantized(a.name, aq, node), ctx.quantized(b.name, bq, node)]
         if op == "qadd" and _a_is_span_scalar(a.shape, b.shape):
             ins.reverse()  # onnxruntime's kernel then takes B as its first operand, which rounds differently

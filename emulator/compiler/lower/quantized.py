@@ -16,7 +16,7 @@ from ..errors import CompileError
 from ..ir import Value
 from ..op_params import QGemm
 from ..qdq import MS
-from .context import unsupported
+from .context import broadcast_shape, unsupported
 from .conv import emit_conv
 from .linalg import matmul_shape
 
@@ -183,7 +183,7 @@ def lower_qgemm(ctx, node):
     if c is not None:
         if not c.is_const or c.dtype != I32:
             raise unsupported(node, f"input C '{c.name}' ({c.dtype}; only a constant int32 C)")
-        if tuple(np.broadcast_shapes(c.shape, (m, n))) != (m, n):
+        if broadcast_shape(node, c.shape, (m, n)) != (m, n):
             raise CompileError(f"{node.label}: C {c.shape} does not broadcast to {(m, n)}")
         ins.append(c.name)
     if ctx.input_opt(node, 7) is not None:
