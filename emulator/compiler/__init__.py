@@ -17,33 +17,49 @@ from __future__ import annotations
 
 import os
 
-from . import accm, affine, batchnorm, emit, fusion, importer, lower, qdq
+from . import accm, affine, batchnorm, emit, folding, fusion, importer, lower, qdq
 from .errors import CompileError
 from .lower import SUPPORTED_OPS
 
-__all__ = ["INT8_RULES", "CompileError", "SUPPORTED_OPS", "accm", "compile_file", "compile_model", "summary"]
+__all__ = ["FOLD_LIMIT_BYTES", "INT8_RULES", "CompileError", "SUPPORTED_OPS", "accm", "compile_file", "compile_model",
+           "summary"]
 
 
 INT8_RULES = tuple(accm.INT8_RULES)
+FOLD_LIMIT_BYTES = folding.FOLD_LIMIT_BYTES
 
 
-def compile_model(model, input_shapes=None, int8="ort") -> bytes:
+def compile_model(model, input_shapes=None, int8="ort", fold_limit=folding.FOLD_LIMIT_BYTES) -> bytes:
     """Compiles an ONNX model (a path, bytes or onnx.ModelProto) to .accm bytes.
 
     input_shapes maps graph input names to shapes (tuples of ints); it fixes symbolic dims and
     overrides the model's own. A dim that is neither static in the model nor given raises
     CompileError (a ValueError) naming the input and the dim. Unsupported ops, attributes and dtypes
     raise CompileError naming the op type and the node. int8 names the integer arithmetic of the quantized
-    ops (INT8_RULES: "ort", onnxruntime's CPU kernels); it is recorded in the model.
+    ops (INT8_RULES: "ort", onnxruntime's CPU kernels); it is recorded in the model. fold_limit (bytes,
+    default FOLD_LIMIT_BYTES, 256 MiB) bounds what folding one node may compute on the host: a node past
+    it raises CompileError naming it and the size, before anything is computed. Host memory running
+    out raises MemoryError.
     """
     if input_shapes is not None and not hasattr(input_shapes, "items"):
         raise TypeError("input_shapes must be a dict mapping input names to shapes")
     if int8 not in INT8_RULES:
         raise ValueError(f"int8 must be one of {', '.join(INT8_RULES)}, not {int8!r}")
+    if not isinstance(fold_limit, int) or fold_limit < 0:
+        raise ValueError(f"fold_limit must be a number of bytes (an int >= 0), not {fold_limit!r}")
+    try:
+        return _compile(model, input_shapes, int8, fold_limit)
+    except CompileError as e:
+        if isinstance(e.__cause__, MemoryError):  # wrapped by a step that words other failures
+            raise MemoryError(f"out of host memory compiling the model: {e}") from e
+        raise
+
+
+def _compile(model, input_shapes, int8, fold_limit) -> bytes:
     proto = importer.load(model)
     imported = importer.import_model(proto, input_shapes)
     qdq.fuse(imported)
-    g = lower.lower(imported)
+    g = lower.lower(imported, fold_limit)
     g.remove_dead()
     batchnorm.fold_batchnorm(g)
     fusion.simplify_copies(g)
@@ -58,9 +74,9 @@ def compile_model(model, input_shapes=None, int8="ort") -> bytes:
         raise CompileError(str(e)) from e
 
 
-def compile_file(src, dst, input_shapes=None, int8="ort") -> dict:
+def compile_file(src, dst, input_shapes=None, int8="ort", fold_limit=FOLD_LIMIT_BYTES) -> dict:
     """Compiles the ONNX file `src` and writes the .accm file `dst`. Returns summary() of it."""
-    data = compile_model(os.fspath(src), input_shapes, int8)
+    data = compile_model(os.fspath(src), input_shapes, int8, fold_limit)
     tmp = f"{os.fspath(dst)}.tmp{os.getpid()}"
     with open(tmp, "wb") as f:
         f.write(data)

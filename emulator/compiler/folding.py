@@ -71,37 +71,87 @@ def _value_info(name: str, arr: np.ndarray) -> onnx.ValueInfoProto:
     return helper.make_tensor_value_info(name, elem, list(arr.shape))
 
 
-# The largest tensor folding may make: folding computes in NumPy on the host, and a model whose constants
-# would be larger than this (a few GB) is refused rather than left to exhaust the host's memory.
-FOLD_LIMIT_ELEMENTS = 1 << 28
+# The default budget of one folded node (compile_model's fold_limit): the bytes of its output, and of
+# the largest intermediate the reference evaluator makes for it. Folding computes in NumPy on the host,
+# so a model whose constants would pass this is refused within moments, naming the node and the size,
+# rather than left to take the host's memory and minutes. 256 MiB is far past what real models fold
+# (shape arithmetic, weight reshapes and transposes).
+FOLD_LIMIT_BYTES = 256 << 20
 
 
-def _check_fold_size(node, model: onnx.ModelProto) -> None:
-    """Refuses to fold a node whose output would be too large, or that ONNX's own shape inference finds
-    invalid when it cannot tell the output's shape (negative pads and the like), before computing it."""
+def _dims(vi) -> list | None:
+    t = vi.type.tensor_type
+    if not t.HasField("shape") or not all(d.HasField("dim_value") for d in t.shape.dim):
+        return None
+    return [max(int(d.dim_value), 0) for d in t.shape.dim]
+
+
+def _count(dims) -> int:
+    n = 1
+    for d in dims:
+        n *= d
+    return n
+
+
+def _working_bytes(node, in_dims: list, out_dims: list, itemsize: int) -> int:
+    """Bytes of the output, or of the largest array the reference evaluator makes on the way to it where
+    that is larger: Resize interpolates one axis at a time, in float64 (the input with its first k axes
+    at their output sizes)."""
+    out = _count(out_dims) * itemsize
+    if node.op == "Resize" and in_dims and len(in_dims[0]) == len(out_dims):
+        x = in_dims[0]
+        return max(out, max(_count(out_dims[:k] + x[k:]) for k in range(len(x) + 1)) * 8)
+    return out
+
+
+# Inputs up to this many elements are given to shape inference as values (initializers), so that it
+# can tell the output shape of ops whose shape is their inputs' data (Resize's scales, Expand's shape,
+# ConstantOfShape, Range, Tile's repeats...).
+_INFERENCE_VALUES = 1 << 12
+
+
+def _with_values(model: onnx.ModelProto, names: list, arrays: list) -> onnx.ModelProto:
+    small = {n: a for n, a in zip(names, arrays)
+             if n and a is not None and a.dtype != object and a.size <= _INFERENCE_VALUES}
+    if not small:
+        return model
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    kept = [vi for vi in m.graph.input if vi.name not in small]
+    del m.graph.input[:]
+    m.graph.input.extend(kept)
+    m.graph.initializer.extend(numpy_helper.from_array(a, n) for n, a in small.items())
+    return m
+
+
+def _check_fold_size(node, model: onnx.ModelProto, arrays: list, limit: int) -> None:
+    """Refuses to fold a node whose output or working arrays would pass `limit` bytes, or that ONNX's own
+    shape inference finds invalid when it cannot tell the output's shape (negative pads and the like),
+    before computing it."""
     try:
-        inferred = onnx.shape_inference.infer_shapes(model)
+        inferred = onnx.shape_inference.infer_shapes(_with_values(model, list(node.inputs), arrays))
     except Exception:  # noqa: BLE001 - inference is only a guard: the evaluator reports real errors
         return
+    in_dims = [list(a.shape) for a in arrays if a is not None]
     for vi in inferred.graph.output:
-        dims = vi.type.tensor_type.shape.dim
-        if not (vi.type.tensor_type.HasField("shape") and all(d.HasField("dim_value") for d in dims)):
+        dims = _dims(vi)
+        if dims is None:
             try:
                 onnx.shape_inference.infer_shapes(model, strict_mode=True, data_prop=True)
             except Exception as e:  # noqa: BLE001
                 raise CompileError(f"{node.label} is not valid ONNX: {e}") from e
             continue
-        count = 1
-        for d in dims:
-            count *= max(int(d.dim_value), 0)
-        if count > FOLD_LIMIT_ELEMENTS:
-            raise CompileError(f"unsupported constant of {count} elements: folding {node.label} would "
-                               f"make '{vi.name}' larger than {FOLD_LIMIT_ELEMENTS} elements")
+        itemsize = onnx.helper.tensor_dtype_to_np_dtype(vi.type.tensor_type.elem_type).itemsize
+        need = _working_bytes(node, in_dims, dims, itemsize)
+        if need > limit:
+            raise CompileError(
+                f"unsupported constant: folding {node.label} would take {need} bytes for '{vi.name}' "
+                f"(shape {dims}), past the constant-folding limit of {limit} bytes (compile_model's fold_limit)")
 
 
-def evaluate(node, arrays: list, opset_imports: list) -> list:
-    """Runs one node on constant inputs (None for absent optional ones). Returns one array per
-    node output (None for an absent output)."""
+def evaluate(node, arrays: list, opset_imports: list, limit: int = FOLD_LIMIT_BYTES) -> list:
+    """Runs one node on constant inputs (None for absent optional ones), refusing one that would take
+    more than `limit` bytes. Returns one array per node output (None for an absent output)."""
     if node.op == "Constant":
         v = constant_node(node)
         if v is not None:
@@ -117,9 +167,11 @@ def evaluate(node, arrays: list, opset_imports: list) -> list:
     outs = [helper.make_empty_tensor_value_info(o) for o in node.outputs if o]
     graph = helper.make_graph([node.proto], "fold", infos, outs)
     model = helper.make_model(graph, opset_imports=opset_imports)
-    _check_fold_size(node, model)
+    _check_fold_size(node, model, arrays, limit)
     try:
         results = _evaluator()(model).run(None, feeds)
+    except MemoryError:
+        raise
     except Exception as e:
         raise CompileError(f"constant folding failed at {node.label}: {type(e).__name__}: {e}") from e
     it = iter(results)

@@ -28,14 +28,14 @@ def _range(g: QdqGraph, q):
 
 
 def _clip_bounds(g: QdqGraph, node):
-    """Clip's (min, max) as floats (-inf, inf when absent), or None when one is computed at run time."""
+    """Clip's (min, max) as floats (-inf, inf when absent), or None when one is not a constant scalar."""
     if g.imp.opset < 11:
         return float(node.attr("min", -np.inf)), float(node.attr("max", np.inf))
     bounds = []
     for i, default in ((1, -np.inf), (2, np.inf)):
         name = node.inputs[i] if len(node.inputs) > i else ""
-        if name and not g.is_const(name):
-            return None
+        if name and (not g.is_const(name) or np.asarray(g.const(name)).size != 1):
+            return None  # computed at run time, or not a scalar (the lowering refuses that)
         bounds.append(float(np.asarray(g.const(name)).reshape(())) if name else default)
     return tuple(bounds)
 

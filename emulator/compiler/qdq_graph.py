@@ -101,6 +101,8 @@ class QdqGraph:
         if sa.size != 1 or sb.size != 1 or sa.reshape(()) != sb.reshape(()):
             return False
         za, zb = self.zero(a), self.zero(b)
+        if any(z is not None and z.size != 1 for z in (za, zb)):
+            return False
         za = 0 if za is None else int(za.reshape(()))
         zb = 0 if zb is None else int(zb.reshape(()))
         return za == zb and self.int_type(a) == self.int_type(b)

@@ -1,5 +1,6 @@
-// handles.h - the emulator's definitions of the ABI's opaque handles. Each begins with the
-// accel_object_header the loader dispatches on, and is reference counted.
+// handles.h - the emulator's definitions of the ABI's opaque handles. Each begins with the kit's
+// HandleHeader (the loader dispatches on it; it names the process that made the handle), and is
+// reference counted.
 #pragma once
 
 #include <atomic>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "accel/driver.h"
+#include "driver_kit/handle.h"
 #include "driver_kit/clock.h"
 #include "entry_points.h"
 #include "graph.h"
@@ -40,7 +42,7 @@ struct DeviceOptions {
 }  // namespace accel_emu
 
 struct accel_device {
-    accel_object_header header;
+    accel_kit::HandleHeader header;
     std::atomic<int> refs{1};
     accel_emu::DeviceOptions options;
     std::string name;  // "accel emulator (int8: ...)": the int8 rules and the code path loads pick
@@ -61,7 +63,7 @@ struct accel_device {
 };
 
 struct accel_buffer {
-    accel_object_header header;
+    accel_kit::HandleHeader header;
     std::atomic<int> refs{1};
     accel_device* device = nullptr;  // retained
     accel_emu::Block block;          // pool memory (block.ptr == nullptr when imported)
@@ -71,7 +73,7 @@ struct accel_buffer {
 };
 
 struct accel_model {
-    accel_object_header header;
+    accel_kit::HandleHeader header;
     std::atomic<int> refs{1};
     accel_device* device = nullptr;  // retained
     accel_emu::Graph graph;
@@ -94,7 +96,7 @@ enum class JobState { Queued, Running, Finishing, Done };
 }  // namespace accel_emu
 
 struct accel_job {
-    accel_object_header header;
+    accel_kit::HandleHeader header;
     std::atomic<int> refs{2};        // the caller's and the scheduler's
     std::atomic<int> user_refs{1};   // the caller's alone: when they go before the job ran, it is cancelled
     accel_model* model = nullptr;    // retained until the job finishes

@@ -11,6 +11,7 @@ add_library(accel_driver_kit INTERFACE)
 target_include_directories(accel_driver_kit INTERFACE "${CMAKE_CURRENT_LIST_DIR}/include")
 target_sources(accel_driver_kit INTERFACE
   "${CMAKE_CURRENT_LIST_DIR}/status.cc"
+  "${CMAKE_CURRENT_LIST_DIR}/handle.cc"
   "${CMAKE_CURRENT_LIST_DIR}/buffer_copy.cc"
   "${CMAKE_CURRENT_LIST_DIR}/buffer_checks.cc"
   "${CMAKE_CURRENT_LIST_DIR}/options.cc")

@@ -27,7 +27,6 @@ typedef struct rejected_driver {
     char why[NOTE_CAPACITY];
 } rejected_driver;
 
-static pthread_once_t scan_once = PTHREAD_ONCE_INIT;
 static const accel_driver_table* usable[MAX_DRIVERS];
 static size_t usable_count;
 static rejected_driver rejected[MAX_DRIVERS];
@@ -75,6 +74,17 @@ static int already_usable(const char* scheme) {
     return 0;
 }
 
+/* What a path that is not a regular file is, for the note that skips it (dlopen would block on a
+ * FIFO or a device node, and fail on a directory). */
+static const char* not_a_file(const struct stat* st) {
+    if (S_ISREG(st->st_mode)) return NULL;
+    if (S_ISFIFO(st->st_mode)) return "a FIFO";
+    if (S_ISDIR(st->st_mode)) return "a directory";
+    if (S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode)) return "a device node";
+    if (S_ISSOCK(st->st_mode)) return "a socket";
+    return "not a regular file";
+}
+
 static void try_driver(const char* path) {
     const char* base = strrchr(path, '/');
     base = base ? base + 1 : path;
@@ -86,6 +96,13 @@ static void try_driver(const char* path) {
     }
     if (usable_count >= MAX_DRIVERS) return;
     char why[NOTE_CAPACITY];
+    struct stat st;
+    const char* what = stat(path, &st) != 0 ? "missing" : not_a_file(&st);
+    if (what) {
+        snprintf(why, sizeof why, "driver %s was skipped: it is %s, not a regular file", path, what);
+        reject(scheme, ACCEL_ERR_DEVICE, why);
+        return;
+    }
     void* lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!lib) {
         const char* err = dlerror();
@@ -188,7 +205,24 @@ static void scan_drivers(void) {
     }
 }
 
-static void ensure_scanned(void) { pthread_once(&scan_once, scan_drivers); }
+/* A mutex and a flag rather than pthread_once, so that a fork() in the middle of a scan on another
+ * thread leaves the child a lock it can take (the atfork handlers hold it across the fork). */
+static pthread_mutex_t scan_lock = PTHREAD_MUTEX_INITIALIZER;
+static int scanned;
+
+static void lock_scan(void) { pthread_mutex_lock(&scan_lock); }
+static void unlock_scan(void) { pthread_mutex_unlock(&scan_lock); }
+
+__attribute__((constructor)) static void watch_forks(void) { pthread_atfork(lock_scan, unlock_scan, unlock_scan); }
+
+static void ensure_scanned(void) {
+    lock_scan();
+    if (!scanned) {
+        scan_drivers();
+        scanned = 1;
+    }
+    unlock_scan();
+}
 
 size_t accel_usable_driver_count(void) {
     ensure_scanned();
@@ -216,8 +250,8 @@ const accel_driver_table* accel_find_driver(const char* scheme, size_t len, acce
         snprintf(found + used, sizeof found - used, "%s%s", i ? ", " : "", usable[i]->scheme);
     }
     *status = accel_fail(ACCEL_ERR_NOT_FOUND,
-                         "no driver for scheme '%.*s' (drivers found: %s; searched: %s; set "
-                         "ACCEL_DRIVER_PATH to add folders)",
+                         "no driver for scheme '%.*s' (drivers found: %s; searched: %s; ACCEL_DRIVER_PATH, a "
+                         "colon-separated list of folders and driver files, replaces the default folder when set)",
                          (int)(len > 64 ? 64 : len), scheme, usable_count ? found : "none",
                          searched[0] ? searched : "nothing");
     return NULL;

@@ -12,7 +12,7 @@ import os
 from types import ModuleType
 from typing import Any, Dict, Optional, Tuple
 
-from . import _blas
+from . import _blas, _callbacks  # noqa: F401  _callbacks first: its exit hook runs after the core's drain
 
 __all__ = ["FRONTENDS", "select"]
 

@@ -17,7 +17,7 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Dict, Mapping, Optional, Tuple
 
-from .errors import InvalidArgumentError, ModelFormatError, UnsupportedError
+from .errors import InvalidArgumentError, ModelFormatError, OutOfMemoryError, UnsupportedError
 
 __all__ = ["cache_dir", "compile_onnx", "normalize_input_shapes", "clear_memory_cache"]
 
@@ -185,7 +185,9 @@ def compile_onnx(onnx_bytes: bytes, input_shapes: Optional[Mapping[str, Tuple[in
         if text.startswith("unsupported") or "does not support" in text:
             raise UnsupportedError(f"cannot compile {what} for the emulator: {text}") from e
         raise ModelFormatError(f"cannot compile {what}: {text}") from e
-    except (TypeError, MemoryError, OSError):
+    except MemoryError as e:
+        raise OutOfMemoryError(f"cannot compile {what}: out of host memory ({e})") from e
+    except (TypeError, OSError):
         raise
     except Exception as e:  # onnx's DecodeError, ValidationError and the like: not a usable ONNX model
         raise ModelFormatError(f"cannot compile {what}: not a valid ONNX model "

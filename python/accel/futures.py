@@ -2,8 +2,9 @@
 
 A Future is a ``concurrent.futures.Future`` completed from the driver's completion callback, so
 ``result()``, ``exception()``, ``add_done_callback()``, ``concurrent.futures.wait()`` and
-``as_completed()`` all work, and ``await`` works in asyncio. Done-callbacks run on the driver's
-completion thread: keep them short.
+``as_completed()`` all work, and ``await`` works in asyncio. Done-callbacks run on accel's callback
+thread (``accel._callbacks``), one at a time in completion order, never on a thread the device needs
+to end its other jobs: a callback may wait for any other future.
 
 At interpreter exit the core's ``atexit`` hook (its exit drain) waits, a few seconds at most, for the jobs
 still in flight, so that no completion callback runs while the interpreter is being torn down.
@@ -12,16 +13,16 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import threading
 import time
 import weakref
 from typing import Any, ClassVar, Generator, List, Optional, Tuple
 
 import numpy as np
 
+from . import _callbacks
 from . import profiling as _profiling
 from ._frontend import core as _core
-from .errors import from_status
+from .errors import ClosedError, from_status
 
 __all__ = ["Future", "inflight", "wait_inflight"]
 
@@ -32,9 +33,6 @@ _WAIT_SLICE = 0.02
 
 _CANCELLED = 12  # ACCEL_ERR_CANCELLED
 
-# Set while a completion callback runs on this thread (a driver's completion thread): cancel() must
-# not wait there for a callback that only that same thread could deliver.
-_tls = threading.local()
 # The core counts the jobs it submitted with a completion callback until the callback has returned.
 _callbacks_pending = _core.inflight_callbacks
 # How often wait_inflight looks at that count.
@@ -88,29 +86,29 @@ class Future(concurrent.futures.Future[List[np.ndarray]]):
         job.release()
 
     def _complete(self, status: int, message: str, timing: Tuple[int, int, int, int]) -> None:
-        """The core's completion callback: called exactly once, on the driver's completion thread."""
-        tls = _tls
-        outer = getattr(tls, "in_callback", False)
-        tls.in_callback = True
-        try:
-            with self._condition:
-                self._completed = True
-                job, self._job = self._job, None
-                outputs, self._outputs = self._outputs, None
-            if _profiling._active:
-                _profiling.record(self._model_name, self._device_uri, timing, status)
-            if status == 0:
-                self.set_result(outputs if outputs is not None else [])
-            elif status == _CANCELLED:
-                concurrent.futures.Future.cancel(self)
-                # ... and tell concurrent.futures.wait()/as_completed() waiters, as an executor would.
-                self.set_running_or_notify_cancel()
-            else:
-                self.set_exception(from_status(status, message))
-            if job is not None:
-                job.release()
-        finally:
-            tls.in_callback = outer
+        """The core's completion callback: called exactly once, on the driver's completion thread (so it
+        never blocks: done-callbacks go to the callback thread, see _invoke_callbacks)."""
+        with self._condition:
+            self._completed = True
+            job, self._job = self._job, None
+            outputs, self._outputs = self._outputs, None
+        if _profiling._active:
+            _profiling.record(self._model_name, self._device_uri, timing, status)
+        if status == 0:
+            self.set_result(outputs if outputs is not None else [])
+        elif status == _CANCELLED:
+            concurrent.futures.Future.cancel(self)
+            # ... and tell concurrent.futures.wait()/as_completed() waiters, as an executor would.
+            self.set_running_or_notify_cancel()
+        else:
+            self.set_exception(from_status(status, message))
+        if job is not None:
+            job.release()
+
+    def _invoke_callbacks(self) -> None:
+        # concurrent.futures calls this once the future is done, on the thread that completed it.
+        callbacks, self._done_callbacks = self._done_callbacks, []
+        _callbacks.dispatch(callbacks, self)
 
     # -- public ----------------------------------------------------------------------------------------
 
@@ -132,9 +130,6 @@ class Future(concurrent.futures.Future[List[np.ndarray]]):
         if started:
             return False
         job.release()  # the driver cancels a job it has not started when its last handle goes
-        if getattr(_tls, "in_callback", False):
-            # On the completion thread the confirming callback cannot run before we return.
-            return True
         with self._condition:
             self._condition.wait_for(self.done, _CANCEL_CONFIRM_SECONDS)
         return self.cancelled()
@@ -156,12 +151,13 @@ class Future(concurrent.futures.Future[List[np.ndarray]]):
             return
         deadline = None if timeout is None else time.monotonic() + timeout
         job = self._job
-        if job is not None and not getattr(_tls, "in_callback", False):
+        if job is not None:
             # The core's wait polls before it sleeps and hears the job end sooner than a woken
             # condition would (the callback, which completes this future, runs before the job ends).
-            # On a completion thread it would wait for a callback only that thread can run.
             try:
                 job.wait(timeout)
+            except ClosedError as e:  # a job of the parent, in a fork()ed child: it never ends here
+                self._fail_in_child(e)
             except Exception:  # the job's own failure is this future's exception; or the job was released
                 pass
         with self._condition:
@@ -173,6 +169,14 @@ class Future(concurrent.futures.Future[List[np.ndarray]]):
                     if remaining <= 0:
                         return
                     self._condition.wait(min(remaining, _WAIT_SLICE))
+
+    def _fail_in_child(self, error: ClosedError) -> None:
+        with self._condition:
+            if self.done():
+                return
+            self._completed = True
+            self._job = self._outputs = None
+        self.set_exception(error)
 
     def result(self, timeout: Optional[float] = None) -> List[np.ndarray]:
         """The outputs (a list of NumPy arrays viewing device memory), waiting at most ``timeout``

@@ -34,7 +34,8 @@ extern "C" {
 #define ACCEL_RUNCORE_FOREVER (-1)
 
 /* Records the interpreter's main thread: `thread_ident` is Python's threading.main_thread().ident,
- * which CPython and PyPy make from pthread_self() on POSIX systems. Called once, at module import. */
+ * which CPython and PyPy make from pthread_self() on POSIX systems. Called once, at module import.
+ * In a fork()ed child the counts start again from zero (the parent's jobs are not the child's). */
 void accel_runcore_set_main_thread(uint64_t thread_ident);
 
 /* ---- completions ---------------------------------------------------------------------------------- */

@@ -33,7 +33,22 @@ int runcore_hook_enter(void) {
 
 void runcore_hook_leave(void) { atomic_fetch_sub(&g_hooks_inside, 1); }
 
-void accel_runcore_set_main_thread(uint64_t thread_ident) { atomic_store(&g_main_thread, (unsigned long)thread_ident); }
+/* A fork()ed child starts with none of the parent's jobs (their devices stay with the parent, and the
+ * driver refuses their handles in the child), so it counts from zero: its exit must not wait for
+ * jobs it can never see end. Its one thread, the one that forked, is the interpreter's main thread
+ * there (CPython makes it so). */
+static void after_fork_in_child(void) {
+    atomic_store(&g_in_flight, 0);
+    atomic_store(&g_callbacks_pending, 0);
+    atomic_store(&g_hooks_inside, 0);
+    atomic_store(&g_main_thread, (unsigned long)pthread_self());
+}
+
+void accel_runcore_set_main_thread(uint64_t thread_ident) {
+    atomic_store(&g_main_thread, (unsigned long)thread_ident);
+    static atomic_flag registered = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&registered)) pthread_atfork(NULL, NULL, after_fork_in_child);
+}
 
 int runcore_on_main_thread(void) {
     return (unsigned long)pthread_self() == atomic_load_explicit(&g_main_thread, memory_order_relaxed);

@@ -37,7 +37,7 @@ DOMAIN_OPS = frozenset((d, op) for f in FAMILIES for d, ops in getattr(f, "DOMAI
 SUPPORTED_OPS = frozenset(HANDLERS)
 
 
-def lower(imp: Imported) -> Graph:
+def lower(imp: Imported, fold_limit: int = folding.FOLD_LIMIT_BYTES) -> Graph:
     ctx = Ctx(imp)
     g = imp.graph
     for node in imp.nodes:
@@ -53,7 +53,7 @@ def lower(imp: Imported) -> Graph:
             raise unsupported(node)
         if all(g.values[i].is_const for i in present) and node.op not in quantized.SELF_FOLDING:
             arrays = [g.values[i].const if i else None for i in node.inputs]
-            results = folding.evaluate(node, arrays, imp.opset_imports)
+            results = folding.evaluate(node, arrays, imp.opset_imports, fold_limit)
         elif node.op == "Shape":
             results = [folding.shape_of(node, g.values[node.inputs[0]].shape, imp.opset)]
         elif node.op == "Size":

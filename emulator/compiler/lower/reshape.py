@@ -33,8 +33,9 @@ def lower_flatten(ctx, node):
 
 
 def reshape_shape(node, in_shape, target, allowzero) -> tuple:
+    target = [int(v) for v in target]  # plain ints, in messages too
     out, infer = [], -1
-    for i, s in enumerate(int(v) for v in target):
+    for i, s in enumerate(target):
         if s == 0 and not allowzero:
             if i >= len(in_shape):
                 raise CompileError(f"{node.label}: shape {list(target)} copies dim {i}, but the "

@@ -1,5 +1,5 @@
 // handles.h - the bpu driver's definitions of the ABI's opaque handles (each begins with the
-// accel_object_header the loader dispatches on, and is reference counted), over runtime.h.
+// kit's HandleHeader, which the loader dispatches on, and is reference counted), over runtime.h.
 #pragma once
 
 #include <atomic>
@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "accel/driver.h"
+#include "driver_kit/handle.h"
 #include "driver_kit/clock.h"
 #include "entry_points.h"
 #include "runtime.h"
@@ -22,7 +23,7 @@ constexpr uint64_t kAlignment = 64;
 }  // namespace accel_bpu
 
 struct accel_device {
-    accel_object_header header;
+    accel_kit::HandleHeader header;
     std::atomic<int> refs{1};
     std::unique_ptr<accel_bpu::Runtime> runtime;
     std::string name;          // "Horizon BPU (libdnn ...), core 0"
@@ -46,7 +47,7 @@ struct accel_device {
 };
 
 struct accel_buffer {
-    accel_object_header header;
+    accel_kit::HandleHeader header;
     std::atomic<int> refs{1};
     accel_device* device = nullptr;  // retained
     std::unique_ptr<accel_bpu::Memory> memory;
@@ -54,7 +55,7 @@ struct accel_buffer {
 };
 
 struct accel_model {
-    accel_object_header header;
+    accel_kit::HandleHeader header;
     std::atomic<int> refs{1};
     accel_device* device = nullptr;  // retained
     std::unique_ptr<accel_bpu::Model> model;
@@ -70,7 +71,7 @@ enum class EndReason { Finished, TimedOut, Cancelled };
 }  // namespace accel_bpu
 
 struct accel_job {
-    accel_object_header header;
+    accel_kit::HandleHeader header;
     std::atomic<int> refs{2};       // the caller's and the completer's
     std::atomic<int> user_refs{1};  // the caller's alone: when they go before the end, it is cancelled
     accel_device* device = nullptr;  // retained until the job finishes

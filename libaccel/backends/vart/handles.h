@@ -1,4 +1,4 @@
-// handles.h - the vart driver's handles (each begins with the accel_object_header the loader
+// handles.h - the vart driver's handles (each begins with the kit's HandleHeader, which the loader
 // dispatches on) and the state they share.
 //
 // Threads: each model has one worker thread per runner (execute_async blocks, and a runner is not
@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "accel/driver.h"
+#include "driver_kit/handle.h"
 #include "driver_kit/clock.h"
 #include "driver_kit/status.h"
 #include "entry_points.h"
@@ -51,7 +52,7 @@ struct Completion;  // the device's completion thread's state (device.cc)
 }  // namespace accel_vart
 
 struct accel_device {
-    accel_object_header header;
+    accel_kit::HandleHeader header;
     std::atomic<int> refs{1};
     uint32_t runners = 2;  // runners per model = in-flight jobs per device
     std::shared_ptr<accel_vart::Completion> completion;
@@ -66,7 +67,7 @@ struct accel_device {
 };
 
 struct accel_buffer {
-    accel_object_header header;
+    accel_kit::HandleHeader header;
     std::atomic<int> refs{1};
     accel_device* device = nullptr;  // retained
     uint8_t* host = nullptr;
@@ -80,7 +81,7 @@ struct accel_buffer {
 };
 
 struct accel_model {
-    accel_object_header header;
+    accel_kit::HandleHeader header;
     std::atomic<int> refs{1};
     accel_device* device = nullptr;  // retained
     std::shared_ptr<accel_vart::Runners> runners;
@@ -101,7 +102,7 @@ enum class JobState { Queued, Running, Finishing, Done };
 }  // namespace accel_vart
 
 struct accel_job {
-    accel_object_header header;
+    accel_kit::HandleHeader header;
     std::atomic<int> refs{2};       // the caller's and the system's (dropped when Done)
     std::atomic<int> user_refs{1};  // the caller's alone: when they go before the job ran, it is cancelled
     accel_model* model = nullptr;   // retained until the job finishes

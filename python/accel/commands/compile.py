@@ -20,17 +20,31 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
                    help="the integer arithmetic of a quantized model's int8 ops: 'ort' (onnxruntime's CPU "
                         "kernels, the default); the device that loads the model must use the same "
                         "(emu:int8=...)")
+    p.add_argument("--fold-limit", type=_mib, default=None, metavar="MIB",
+                   help="the most memory folding one constant node may take, in MiB (default 256): a model "
+                        "whose constants would need more is refused, naming the node")
     p.set_defaults(handler=command)
     return p
+
+
+def _mib(text: str) -> int:
+    try:
+        mib = float(text)
+    except ValueError:
+        mib = -1.0
+    if not mib >= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a size in MiB (a number >= 0)")
+    return int(mib * (1 << 20))
 
 
 @reports_failures("compile")
 def command(args: argparse.Namespace) -> int:
     """``accel compile``: compiles, writes the file, prints its summary; returns the exit code."""
-    from ..compiler import compile_file
+    from ..compiler import FOLD_LIMIT_BYTES, compile_file
 
     src = existing_file("MODEL", args.model)
     dst = writable_path("-o", args.output)
-    s = compile_file(src, dst, input_shapes(args.input_shape), args.int8)
+    limit = FOLD_LIMIT_BYTES if args.fold_limit is None else args.fold_limit
+    s = compile_file(src, dst, input_shapes(args.input_shape), args.int8, limit)
     print(f"{dst}: {s['nodes']} nodes, {s['tensors']} tensors, {s['weight_bytes']} weight bytes")
     return 0

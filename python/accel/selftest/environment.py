@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import platform
 import re
+import stat
 import sys
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
@@ -27,15 +28,34 @@ def _header_abi() -> Optional[Tuple[int, int]]:
     return (int(major.group(1)), int(minor.group(1))) if major and minor else None
 
 
+def _not_a_file(path: Path) -> Optional[str]:
+    """Why the loader skips `path` (it opens regular files only), or None."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return "missing"
+    if stat.S_ISREG(mode):
+        return None
+    kinds = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a device node"),
+             (stat.S_ISBLK, "a device node"), (stat.S_ISSOCK, "a socket"))
+    return next((kind for test, kind in kinds if test(mode)), "not a regular file")
+
+
 def _driver_files() -> List[str]:
-    folders = [d for d in os.environ.get("ACCEL_DRIVER_PATH", "").split(os.pathsep) if d]
-    folders.append(str(PACKAGE_DIR / "lib" / "accel-drivers"))
+    """The driver files the loader looks at, in its order: ACCEL_DRIVER_PATH's folders and files when it
+    is set (it replaces the default folder), else the package's folder; one it skips is noted."""
+    entries = [Path(d) for d in os.environ.get("ACCEL_DRIVER_PATH", "").split(os.pathsep) if d]
+    if not entries:
+        entries = [PACKAGE_DIR / "lib" / "accel-drivers"]
     found = []
-    for folder in folders:
+    for entry in entries:
         try:
-            found += sorted(str(p) for p in Path(folder).glob("libaccel_driver_*.so"))
+            files = sorted(entry.glob("libaccel_driver_*.so")) if entry.is_dir() else [entry]
         except OSError:
             continue
+        for f in files:
+            why = _not_a_file(f)
+            found.append(str(f) if why is None else f"{f} (skipped: {why}, not a regular file)")
     return found
 
 
