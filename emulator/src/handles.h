@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "accel/driver.h"
-#include "driver_kit/handle.h"
 #include "driver_kit/clock.h"
+#include "driver_kit/handle.h"
 #include "entry_points.h"
 #include "graph.h"
 #include "plan.h"

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "accel/driver.h"
-#include "driver_kit/handle.h"
 #include "driver_kit/clock.h"
+#include "driver_kit/handle.h"
 #include "entry_points.h"
 #include "runtime.h"
 

@@ -20,8 +20,8 @@
 #include <vector>
 
 #include "accel/driver.h"
-#include "driver_kit/handle.h"
 #include "driver_kit/clock.h"
+#include "driver_kit/handle.h"
 #include "driver_kit/status.h"
 #include "entry_points.h"
 #include "vart/runner_ext.hpp"
