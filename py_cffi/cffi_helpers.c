@@ -1,24 +1,110 @@
-/* cffi_helpers.c - see cffi_helpers.h: allocation and the one-input, one-output runs of the fast
- * path, over the run core. */
+/* cffi_helpers.c - see cffi_helpers.h: the owners of handles and of device memory, and the one-input,
+ * one-output runs of the fast path, over the run core. */
 #include "cffi_helpers.h"
 
-accel_status accel_cffi_alloc(accel_device* device, uint64_t nbytes, accel_cffi_allocation* out) {
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+void* accel_cffi_owner_alloc(size_t size) { return calloc(1, size); }
+
+void accel_cffi_free_device_box(void* box) {
+    accel_device_release(*(accel_device**)box);
+    free(box);
+}
+
+void accel_cffi_free_model_box(void* box) {
+    accel_model_release(*(accel_model**)box);
+    free(box);
+}
+
+void accel_cffi_free_job_box(void* box) {
+    accel_job_release(*(accel_job**)box);
+    free(box);
+}
+
+/* ---- device memory owned by cffi arrays ---- */
+
+enum { REGISTRY_BUCKETS = 4096 };
+
+typedef struct registered {
+    const void* data;
+    accel_buffer* buffer;
+    struct registered* next;
+} registered;
+
+static registered* registry[REGISTRY_BUCKETS];
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Thread_local accel_device* t_target;
+static _Thread_local accel_status t_status;
+
+static size_t bucket_of(const void* data) { return ((uintptr_t)data >> 6) % REGISTRY_BUCKETS; }
+
+/* Held across fork(), so that a child never inherits it locked by a thread it does not have. */
+static void lock_registry(void) { pthread_mutex_lock(&registry_lock); }
+static void unlock_registry(void) { pthread_mutex_unlock(&registry_lock); }
+__attribute__((constructor)) static void watch_forks(void) {
+    pthread_atfork(lock_registry, unlock_registry, unlock_registry);
+}
+
+uint32_t accel_cffi_memory_target(accel_device* device) {
+    t_target = device;
+    accel_device_info info;
+    memset(&info, 0, sizeof info);
+    info.struct_size = sizeof info;
+    return accel_device_get_info(device, &info) == ACCEL_OK ? info.alignment : 0;
+}
+
+void* accel_cffi_memory_alloc(size_t size) {
     accel_buffer* buffer = NULL;
     void* data = NULL;
-    uint64_t size = 0;
-    accel_status status = accel_buffer_alloc(device, nbytes, &buffer);
-    if (status == ACCEL_OK) status = accel_buffer_host_ptr(buffer, &data);
-    if (status == ACCEL_OK) status = accel_buffer_size(buffer, &size);
-    if (status != ACCEL_OK) {
+    registered* entry = (registered*)malloc(sizeof *entry);
+    t_status = entry ? accel_buffer_alloc(t_target, size, &buffer) : ACCEL_ERR_OUT_OF_MEMORY;
+    if (t_status == ACCEL_OK) t_status = accel_buffer_host_ptr(buffer, &data);
+    if (t_status != ACCEL_OK) {
         accel_buffer_release(buffer); /* void: the failing call's message stays */
-        buffer = NULL;
-        data = NULL;
-        size = 0;
+        free(entry);
+        return NULL;
     }
-    out->buffer = buffer;
-    out->data = (uint8_t*)data;
-    out->size = size;
-    return status;
+    entry->data = data;
+    entry->buffer = buffer;
+    lock_registry();
+    entry->next = registry[bucket_of(data)];
+    registry[bucket_of(data)] = entry;
+    unlock_registry();
+    return data;
+}
+
+static registered* unlink_entry(const void* data) {
+    for (registered** link = &registry[bucket_of(data)]; *link; link = &(*link)->next) {
+        if ((*link)->data == data) {
+            registered* found = *link;
+            *link = found->next;
+            return found;
+        }
+    }
+    return NULL;
+}
+
+void accel_cffi_memory_free(void* data) {
+    lock_registry();
+    registered* entry = unlink_entry(data);
+    unlock_registry();
+    if (!entry) return;
+    accel_buffer_release(entry->buffer);
+    free(entry);
+}
+
+accel_status accel_cffi_memory_status(void) { return t_status; }
+
+accel_buffer* accel_cffi_memory_buffer(const void* data) {
+    accel_buffer* buffer = NULL;
+    lock_registry();
+    for (registered* e = registry[bucket_of(data)]; e && !buffer; e = e->next)
+        if (e->data == data) buffer = e->buffer;
+    unlock_registry();
+    return buffer;
 }
 
 accel_status accel_cffi_run_1x1(accel_model* model, accel_buffer* input, accel_buffer* output, int32_t priority,

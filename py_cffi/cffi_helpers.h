@@ -13,15 +13,27 @@
 
 #include "accel_runcore.h"
 
-/* A buffer as accel_cffi_alloc returns it: the handle (one reference), its host pointer and size. */
-typedef struct accel_cffi_allocation {
-    accel_buffer* buffer;
-    uint8_t* data;
-    uint64_t size;
-} accel_cffi_allocation;
+/* Owners made before the call that fills them (Python's ffi.new_allocator over these): a one-pointer
+ * box for a device, model or job handle. The handle a call
+ * leaves in one is released when the owner is freed, so a KeyboardInterrupt between the C call and the
+ * Python object that takes the handle over leaks nothing: the owner exists before the call. */
+void* accel_cffi_owner_alloc(size_t size); /* zeroed */
+void accel_cffi_free_device_box(void* box);
+void accel_cffi_free_model_box(void* box);
+void accel_cffi_free_job_box(void* box);
 
-/* accel_buffer_alloc, then its host pointer and usable size; on failure nothing is left allocated. */
-accel_status accel_cffi_alloc(accel_device* device, uint64_t nbytes, accel_cffi_allocation* out);
+/* Device memory as a cffi array that owns it, made in one step by ffi.new_allocator(alloc=
+ * accel_cffi_memory_alloc, free=accel_cffi_memory_free): the allocation happens on the device that
+ * accel_cffi_memory_target last named on this thread, and NULL (cffi's MemoryError) leaves the reason
+ * in accel_cffi_memory_status() and the thread's last error. A registry maps the memory back to its
+ * buffer: accel_cffi_memory_buffer gives the handle (no reference of its own) for job submissions,
+ * and free releases the buffer. accel_cffi_memory_target returns the device's alignment (the usable
+ * size of a buffer is its size rounded up to it), 0 if the device cannot say. */
+uint32_t accel_cffi_memory_target(accel_device* device);
+void* accel_cffi_memory_alloc(size_t size);
+void accel_cffi_memory_free(void* data);
+accel_status accel_cffi_memory_status(void);
+accel_buffer* accel_cffi_memory_buffer(const void* data);
 
 /* accel_runcore_run for the common one-input, one-output model: no arrays to build in Python. */
 accel_status accel_cffi_run_1x1(accel_model* model, accel_buffer* input, accel_buffer* output, int32_t priority,

@@ -93,6 +93,14 @@ def _count(dims) -> int:
     return n
 
 
+def _itemsize(elem_type: int) -> int:
+    """Bytes per element of an ONNX tensor type; 8 for one inference left undefined (or a string)."""
+    try:
+        return max(int(helper.tensor_dtype_to_np_dtype(elem_type).itemsize), 1)
+    except (KeyError, TypeError, ValueError):
+        return 8
+
+
 def _working_bytes(node, in_dims: list, out_dims: list, itemsize: int) -> int:
     """Bytes of the output, or of the largest array the reference evaluator makes on the way to it where
     that is larger: Resize interpolates one axis at a time, in float64 (the input with its first k axes
@@ -141,7 +149,7 @@ def _check_fold_size(node, model: onnx.ModelProto, arrays: list, limit: int) -> 
             except Exception as e:  # noqa: BLE001
                 raise CompileError(f"{node.label} is not valid ONNX: {e}") from e
             continue
-        itemsize = onnx.helper.tensor_dtype_to_np_dtype(vi.type.tensor_type.elem_type).itemsize
+        itemsize = _itemsize(vi.type.tensor_type.elem_type)
         need = _working_bytes(node, in_dims, dims, itemsize)
         if need > limit:
             raise CompileError(

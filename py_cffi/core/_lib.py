@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from accel._cffi import ffi, lib
 
-__all__ = ["ffi", "lib", "error", "check", "last_message", "text", "CLOSED", "NOT_READY", "BUSY"]
+__all__ = ["ffi", "lib", "error", "check", "last_message", "text", "CLOSED", "NOT_READY", "BUSY", "new_owner",
+           "new_memory"]
 
 OK = lib.ACCEL_OK
 CLOSED = lib.ACCEL_ERR_CLOSED
@@ -38,3 +39,21 @@ def check(status: int) -> None:
     """Raises the calling thread's last error if ``status`` is a failure."""
     if status:
         raise error(status, last_message())
+
+
+def _allocator(alloc: object, free: object) -> object:
+    return ffi.new_allocator(alloc=alloc, free=free, should_clear_after_alloc=False)
+
+
+# Owners made before the C call that fills them (cffi_helpers.h): a handle the call leaves in one is
+# released when the owner goes (C code, no Python), so an exception (a KeyboardInterrupt) raised
+# between the call and the object that keeps the owner leaks nothing. new_owner[kind](ctype) makes one.
+new_owner = {
+    "device": _allocator(lib.accel_cffi_owner_alloc, lib.accel_cffi_free_device_box),
+    "model": _allocator(lib.accel_cffi_owner_alloc, lib.accel_cffi_free_model_box),
+    "job": _allocator(lib.accel_cffi_owner_alloc, lib.accel_cffi_free_job_box),
+}
+
+# Device memory as a uint8_t[] that owns its buffer, allocated and wrapped in one step (on the device
+# accel_cffi_memory_target named on this thread).
+new_memory = _allocator(lib.accel_cffi_memory_alloc, lib.accel_cffi_memory_free)

@@ -6,25 +6,26 @@ from typing import Any, Tuple
 
 import numpy as np
 
-from ._lib import check, error, ffi, last_message, lib
-from ._scratch import records
+from ._lib import check, error, ffi, last_message, lib, new_memory
 
 __all__ = ["CoreBuffer", "allocate"]
 
-_ALLOCATION = ffi.typeof("accel_cffi_allocation *")
+_BYTES = ffi.typeof("uint8_t[]")
 _INT64S = ffi.typeof("int64_t[]")
-_release = lib.accel_buffer_release
+_new_memory = new_memory
+_target = lib.accel_cffi_memory_target
+_memory_status = lib.accel_cffi_memory_status
+_buffer_of = lib.accel_cffi_memory_buffer
 _new = object.__new__
-_gc = ffi.gc
 _buffer = ffi.buffer
 
 
 class CoreBuffer:
     """Device memory (one accel_buffer reference); a writable 1-D uint8 buffer."""
 
-    # _handle is the accel_buffer*; the reference it stands for is owned by the C pointer behind
-    # _memory (ffi.gc), so the buffer goes when the last of this object and of the arrays made from
-    # its memory goes.
+    # _handle is the accel_buffer*; the reference it stands for is owned by the cffi array behind
+    # _memory (_lib.new_memory), so the buffer goes when the last of this object and of the arrays
+    # made from its memory goes.
     __slots__ = ("_handle", "_memory", "_nbytes", "__weakref__")
     _handle: Any  # accel_buffer *
     _memory: Any  # the cffi buffer over the host memory
@@ -84,17 +85,17 @@ def _as_array(obj: Any) -> np.ndarray:
 
 def allocate_memory(device: Any, nbytes: int) -> Tuple[Any, Any]:
     """accel_buffer_alloc on ``device`` (an ``accel_device *``): its handle, and its bytes as a cffi
-    buffer that owns the reference (the buffer goes when the last object made from it goes)."""
-    scratch = records()
-    out = scratch.pop("allocation", None) or ffi.new(_ALLOCATION)
-    status = lib.accel_cffi_alloc(device, nbytes, out)
-    handle = out.buffer
-    data = out.data
-    size = out.size
-    scratch["allocation"] = out
-    if status:
-        raise error(status, last_message())
-    return handle, _buffer(_gc(data, lambda _data: _release(handle)), size)
+    buffer over the array that owns the reference (the buffer goes when the last object made from it
+    goes). Allocation and owner are one step: no exception can come between them."""
+    align = _target(device) or 1
+    try:
+        owner = _new_memory(_BYTES, -(-max(nbytes, 1) // align) * align)
+    except MemoryError:
+        status = _memory_status()
+        if status:
+            raise error(status, last_message()) from None
+        raise
+    return _buffer_of(owner), _buffer(owner)
 
 
 def allocate(device: Any, nbytes: int) -> CoreBuffer:

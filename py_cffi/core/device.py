@@ -3,14 +3,13 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from ._lib import check, error, ffi, last_message, lib, text
+from ._lib import check, error, ffi, last_message, lib, new_owner, text
 from .buffer import CoreBuffer, allocate
 from .device_base import DeviceBase
 from .model import CoreModel, wrap_model
 
 __all__ = ["CoreDevice", "abi_version", "version", "backends"]
 
-_release_device = lib.accel_device_release
 
 
 def abi_version() -> int:
@@ -44,13 +43,15 @@ class CoreDevice(DeviceBase):
         """Opens a device by URI (accel_device_open)."""
         if not isinstance(uri, str):
             raise TypeError(f"uri must be a str, not {type(uri).__name__}")
-        out = ffi.new("accel_device **")
-        status = lib.accel_device_open(uri.encode("utf-8", "surrogatepass"), out)
+        box = new_owner["device"]("accel_device *[1]")
+        status = lib.accel_device_open(uri.encode("utf-8", "surrogatepass"), box)
         if status:
             raise error(status, last_message())
-        self._device = ffi.gc(out[0], _release_device)
+        self._device = box
 
     def _get(self) -> Any:
+        """The device's owner (its handle is [0]): a caller keeps it while its calls run, so that
+        close() from another thread cannot release the device under them."""
         device = self._device
         if device is None:
             raise error(lib.ACCEL_ERR_CLOSED, "the device is closed")
@@ -60,7 +61,8 @@ class CoreDevice(DeviceBase):
         """name, backend, cores, max_inflight, debug, alignment, pool_bytes"""
         info = ffi.new("accel_device_info *")
         info.struct_size = ffi.sizeof("accel_device_info")
-        check(lib.accel_device_get_info(self._get(), info))
+        device = self._get()
+        check(lib.accel_device_get_info(device[0], info))
         return {"name": text(info.name), "backend": text(info.backend), "cores": int(info.cores),
                 "max_inflight": int(info.max_inflight), "debug": bool(info.debug),
                 "alignment": int(info.alignment), "pool_bytes": int(info.pool_bytes)}
@@ -69,7 +71,8 @@ class CoreDevice(DeviceBase):
         """bytes_in_use, peak_bytes_in_use, live_buffers, allocations, bytes_copied, jobs_submitted, jobs_completed"""
         st = ffi.new("accel_memory_stats *")
         st.struct_size = ffi.sizeof("accel_memory_stats")
-        check(lib.accel_device_get_stats(self._get(), st))
+        device = self._get()
+        check(lib.accel_device_get_stats(device[0], st))
         return {k: int(getattr(st, k)) for k in ("bytes_in_use", "peak_bytes_in_use", "live_buffers", "allocations",
                                                  "bytes_copied", "jobs_submitted", "jobs_completed")}
 
@@ -77,22 +80,24 @@ class CoreDevice(DeviceBase):
         """Allocates device memory (accel_buffer_alloc)."""
         if nbytes.__class__ is not int and (isinstance(nbytes, float) or not hasattr(type(nbytes), "__index__")):
             raise TypeError(f"alloc(): nbytes must be an int, not {type(nbytes).__name__}")
-        return allocate(self._get(), nbytes)
+        device = self._get()
+        return allocate(device[0], nbytes)
 
     def load(self, data: Any) -> CoreModel:
         """Loads a model from the bytes of any buffer-protocol object (accel_model_load_memory)."""
         device = self._get()  # held: close() from another thread cannot free it under the load
         view = ffi.from_buffer(data, require_writable=False)
-        out = ffi.new("accel_model **")
-        status = lib.accel_model_load_memory(device, view, len(view), out)
+        box = new_owner["model"]("accel_model *[1]")
+        status = lib.accel_model_load_memory(device[0], view, len(view), box)
         if status:
             raise error(status, last_message())
-        return wrap_model(out[0])
+        return wrap_model(box)
 
     def check(self) -> None:
         """Checks every live buffer's guard bytes (accel_device_check)."""
-        check(lib.accel_device_check(self._get()))
+        device = self._get()
+        check(lib.accel_device_check(device[0]))
 
     def close(self) -> None:
         """Drops this object's device reference (idempotent)."""
-        self._device = None  # the handle's ffi.gc releases it once no call holds it any more
+        self._device = None  # the handle's owner releases it once no call holds it any more

@@ -11,4 +11,4 @@ class DeviceBase:
     """What CoreDevice (device.py) is an instance of; nothing else derives from it."""
 
     __slots__ = ()
-    _device: Any  # accel_device * (ffi.gc), None once closed
+    _device: Any  # its owner (_lib.new_owner: the handle is [0]), None once closed

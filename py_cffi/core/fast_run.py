@@ -102,12 +102,14 @@ def set_fast_path(self: Any, device: Any, core_device: Any, inputs: Sequence[Any
 def run_tensors(self: Any, inputs: Any, outputs: Any, priority: Any) -> Optional[List[np.ndarray]]:
     """Model.run's fast path: runs and returns the output arrays, or None (nothing done) if the call is not one it takes."""  # noqa: E501
     fast = self._fast
-    model = self._model
-    if fast is None or model is None or priority.__class__ is not int or not 0 <= priority <= 255:
+    model_owner = self._model  # read once, and held: another thread may release the model meanwhile
+    if fast is None or model_owner is None or priority.__class__ is not int or not 0 <= priority <= 255:
         return None
-    device = fast.core_device._device  # read once: another thread may close the device meanwhile
-    if device is None:
+    device_owner = fast.core_device._device  # read once, and held: another thread may close the device
+    if device_owner is None:
         return None
+    model = model_owner[0]
+    device = device_owner[0]
     t = type(inputs)
     if t is DeviceTensor or t is _ndarray:
         inputs = (inputs,)

@@ -13,7 +13,6 @@ from .waiting import FOREVER, wait_job
 __all__ = ["CoreJob", "Completion", "timing_tuple", "new_timing", "inflight_callbacks"]
 
 _TIMING = ffi.typeof("accel_job_timing *")
-_release_job = lib.accel_job_release
 
 Timing = Tuple[int, int, int, int]
 
@@ -35,7 +34,7 @@ class CoreJob:
     """A submitted job (one accel_job reference)."""
 
     __slots__ = ("_job", "__weakref__")
-    _job: Any  # accel_job * (ffi.gc), None once released
+    _job: Any  # its owner (_lib.new_owner: the handle is [0]), None once released
 
     def __init__(self) -> None:
         raise TypeError("accel._cffi_core.CoreJob cannot be instantiated from Python: CoreModel.submit "
@@ -56,7 +55,7 @@ class CoreJob:
                 raise ValueError("timeout is NaN")
             deadline = lib.accel_runcore_deadline(seconds)
         job = self._get()  # held here: release() from another thread cannot free it under the wait
-        status = wait_job(job, deadline)
+        status = wait_job(job[0], deadline)
         if status == NOT_READY:
             raise error(status, f"the job did not finish within {timeout:g} s")
         if status:
@@ -65,18 +64,20 @@ class CoreJob:
     def done(self) -> bool:
         """True once the job has finished (accel_job_poll)."""
         done = ffi.new("int32_t *")
-        check(lib.accel_job_poll(self._get(), done))
+        job = self._get()
+        check(lib.accel_job_poll(job[0], done))
         return bool(done[0])
 
     def timing(self) -> Timing:
         """(queued_ns, started_ns, finished_ns, core)"""
         t = new_timing()
-        check(lib.accel_job_get_timing(self._get(), t))
+        job = self._get()
+        check(lib.accel_job_get_timing(job[0], t))
         return timing_tuple(t)
 
     def release(self) -> None:
         """Drops the job reference (idempotent); a job not started is cancelled."""
-        self._job = None  # the handle's ffi.gc releases it once no wait holds it any more
+        self._job = None  # the handle's owner releases it once no wait holds it any more
 
 
 def inflight_callbacks() -> int:
@@ -84,9 +85,10 @@ def inflight_callbacks() -> int:
     return int(lib.accel_runcore_callbacks_pending())
 
 
-def wrap_job(handle: Any) -> CoreJob:
+def wrap_job(owner: Any) -> CoreJob:
+    """A CoreJob over ``owner`` (from _lib.new_owner), which holds the job reference."""
     job = object.__new__(CoreJob)
-    job._job = ffi.gc(handle, _release_job)
+    job._job = owner
     _live.add(job)
     return job
 
@@ -101,6 +103,9 @@ class Completion:
     def __init__(self, callback: Callable[[int, str, Timing], Any]) -> None:
         self.callback = callback
         self.handle = ffi.new_handle(self)
+
+    def register(self) -> None:
+        """Kept alive until the callback came (or discard): just before the submission."""
         Completion.pending.add(self)
 
     def discard(self) -> None:

@@ -6,7 +6,7 @@ import operator
 from operator import attrgetter
 from typing import Any, Callable, List, Sequence, Tuple
 
-from ._lib import check, error, ffi, last_message, lib, text
+from ._lib import check, error, ffi, last_message, lib, new_owner, text
 from ._scratch import records
 from .buffer import CoreBuffer
 from .fast_run import run_tensors, set_fast_path
@@ -18,7 +18,6 @@ __all__ = ["CoreModel", "wrap_model"]
 _JOB_SLOT = ffi.typeof("accel_job **")
 _INFO = ffi.typeof("accel_tensor_info *")
 _COUNT = ffi.typeof("size_t *")
-_release_model = lib.accel_model_release
 _HANDLE = attrgetter("_handle")
 
 TensorTuple = Tuple[str, Tuple[int, ...], int, int, Tuple[int, ...], int, Any]
@@ -78,7 +77,7 @@ class CoreModel:
     """A loaded model (one accel_model reference)."""
 
     __slots__ = ("_model", "_fast", "__weakref__")
-    _model: Any  # accel_model * (ffi.gc), None once released
+    _model: Any  # its owner (_lib.new_owner: the handle is [0]), None once released
     _fast: Any  # fast_run.FastPath, or None: set by fast_run.set_fast_path
 
     def __init__(self) -> None:
@@ -92,7 +91,8 @@ class CoreModel:
         return model
 
     def _infos(self, outputs: bool) -> List[TensorTuple]:
-        model = self._get()
+        owner = self._get()
+        model = owner[0]
         count = ffi.new(_COUNT)
         check(lib.accel_model_output_count(model, count) if outputs else lib.accel_model_input_count(model, count))
         infos = []
@@ -116,11 +116,11 @@ class CoreModel:
     def run(self, inputs: Sequence[CoreBuffer], outputs: Sequence[CoreBuffer], priority: int = 0,
             core_mask: int = 0, timeout_us: int = 0) -> Tuple[int, int, int, int]:
         """Submit, wait (GIL released, Ctrl-C aware), release; returns (queued_ns, started_ns, finished_ns, core)."""
-        model = self._get()
+        owner = self._get()  # held: release() from another thread cannot free the model under the run
         args, _keep = _job_arguments(inputs, outputs, priority, core_mask, timeout_us)
         scratch = records()
         timing = scratch.pop("timing", None) or new_timing()
-        run_blocking(lib.accel_runcore_run, model, *args, timing, ffi.NULL)
+        run_blocking(lib.accel_runcore_run, owner[0], *args, timing, ffi.NULL)
         result = timing_tuple(timing)
         scratch["timing"] = timing
         return result
@@ -129,31 +129,28 @@ class CoreModel:
                callback: Callable[[int, str, Tuple[int, int, int, int]], Any], priority: int = 0,
                core_mask: int = 0, timeout_us: int = 0) -> CoreJob:
         """Submits with callback(status, message, timing), called once on the completion thread."""
-        model = self._get()
+        owner = self._get()
         if not callable(callback):
             raise TypeError("callback must be callable")
         args, _keep = _job_arguments(inputs, outputs, priority, core_mask, timeout_us)
+        slot = new_owner["job"](_JOB_SLOT)  # set by C only once the job is submitted
         completion = Completion(callback)
-        scratch = records()
-        slot = scratch.pop("job", None) or ffi.new(_JOB_SLOT)
-        slot[0] = ffi.NULL  # set by C only once the job is submitted
         try:
-            status = submit(model, *args, completion.handle, slot)
+            completion.register()
+            status = submit(owner[0], *args, completion.handle, slot)
         except BaseException:
-            # Ctrl-C while waiting for a slot. Once submitted, the callback will come and needs its
-            # completion: only a job never submitted drops it.
+            # Ctrl-C anywhere from the registration on (while waiting for a slot, say). Once
+            # submitted, the callback will come and needs its completion: only a job never
+            # submitted drops it.
             if slot[0] == ffi.NULL:
                 completion.discard()
             raise
         if status:
             completion.discard()
-            scratch["job"] = slot
             if status == REFUSED:
                 raise refused()
             raise error(status, last_message())
-        job = wrap_job(slot[0])
-        scratch["job"] = slot
-        return job
+        return wrap_job(slot)
 
     # Model.run's fast path (fast_run.py)
     set_fast_path = set_fast_path
@@ -161,11 +158,12 @@ class CoreModel:
 
     def release(self) -> None:
         """Drops the model reference now (idempotent)."""
-        self._model = None  # the handle's ffi.gc releases it once no run holds it any more
+        self._model = None  # the handle's owner releases it once no run holds it any more
 
 
-def wrap_model(handle: Any) -> CoreModel:
+def wrap_model(owner: Any) -> CoreModel:
+    """A CoreModel over ``owner`` (from _lib.new_owner), which holds the model reference."""
     model = object.__new__(CoreModel)
-    model._model = ffi.gc(handle, _release_model)
+    model._model = owner
     model._fast = None
     return model

@@ -2,15 +2,21 @@
 
 ``Device.load("model.onnx")`` on the emulator compiles the model with ``accel.compiler``. The result is
 cached under a SHA-256 of the ONNX bytes, the input shapes (sorted by name) and the compiler (its
-format version and a fingerprint of its source), as ``<key>.accm`` in ``$ACCEL_CACHE_DIR``, else
+format version and a fingerprint of its source), as ``<key>.entry`` in ``$ACCEL_CACHE_DIR``, else
 ``$XDG_CACHE_HOME/accel``, else ``~/.cache/accel``. When that folder cannot be written, the cache lives
 in memory for the life of the process.
+
+An entry is never trusted: it is read only if it is a regular file (a FIFO there would block the
+read), and it records the key it was made for and a SHA-256 of its .accm bytes, both checked. An entry
+swapped for another (even a valid model), truncated or corrupted is compiled again and rewritten.
+Entries are written atomically (a temporary file renamed).
 """
 from __future__ import annotations
 
 import hashlib
 import json
 import os
+import stat
 import tempfile
 import threading
 from collections import OrderedDict
@@ -108,14 +114,50 @@ def _remember(key: str, data: bytes) -> None:
             _memory.popitem(last=False)
 
 
-def _read_disk(key: str) -> Optional[bytes]:
-    if _disk_disabled:
-        return None
+# An entry: this magic line, the key it was made for and the SHA-256 of the .accm bytes that follow
+# (64 hex digits each, one line each), then those bytes.
+_ENTRY_MAGIC = b"accel compile cache entry 1\n"
+_ENTRY_HEAD = len(_ENTRY_MAGIC) + 2 * 65
+
+
+def _entry_path(key: str) -> Path:
+    return cache_dir() / f"{key}.entry"
+
+
+def _entry(key: str, data: bytes) -> bytes:
+    return b"".join((_ENTRY_MAGIC, key.encode(), b"\n", hashlib.sha256(data).hexdigest().encode(), b"\n", data))
+
+
+def _read_regular_file(path: Path) -> Optional[bytes]:
+    """The bytes of `path` if it is a regular file (opened without blocking, so a FIFO or a device
+    node is seen for what it is before anything is read), else None."""
     try:
-        data = (cache_dir() / f"{key}.accm").read_bytes()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError:
         return None
-    return data if data[:4] == b"ACCM" else None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            return f.read()
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _read_disk(key: str) -> Optional[bytes]:
+    """The .accm bytes of the entry for `key`, or None when there is none or it is not what it claims."""
+    if _disk_disabled:
+        return None
+    raw = _read_regular_file(_entry_path(key))
+    if raw is None or len(raw) < _ENTRY_HEAD or not raw.startswith(_ENTRY_MAGIC):
+        return None
+    head = raw[len(_ENTRY_MAGIC):_ENTRY_HEAD].split(b"\n")
+    data = raw[_ENTRY_HEAD:]
+    if head[0] != key.encode() or head[1] != hashlib.sha256(data).hexdigest().encode():
+        return None  # made for another key, or damaged: compiled again, and overwritten
+    return data
 
 
 def _write_disk(key: str, data: bytes) -> None:
@@ -128,8 +170,8 @@ def _write_disk(key: str, data: bytes) -> None:
         fd, tmp = tempfile.mkstemp(prefix=f".{key}.", suffix=".tmp", dir=folder)
         try:
             with os.fdopen(fd, "wb") as f:
-                f.write(data)
-            os.replace(tmp, folder / f"{key}.accm")
+                f.write(_entry(key, data))
+            os.replace(tmp, _entry_path(key))
         except BaseException:
             try:
                 os.unlink(tmp)
@@ -147,7 +189,7 @@ def invalidate(key: str) -> None:
     with _lock:
         _memory.pop(key, None)
     try:
-        (cache_dir() / f"{key}.accm").unlink()
+        _entry_path(key).unlink()
     except OSError:
         pass
 

@@ -13,7 +13,7 @@ import numpy as np
 from . import compile_cache
 from ._frontend import core
 from .dtypes import normalize_dtype, normalize_layout, normalize_shape
-from .errors import AccelError, ClosedError, InvalidArgumentError, ModelFormatError, UnsupportedError
+from .errors import AccelError, ClosedError, InvalidArgumentError, ModelFormatError, ShapeError, UnsupportedError
 from .model import Model
 
 __all__ = ["Device", "DeviceInfo"]
@@ -27,6 +27,7 @@ else:
 PathOrBytes = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview]
 
 _ACCM_MAGIC = b"ACCM"
+_MAX_BYTES = (1 << 63) - 1
 
 
 @dataclass(frozen=True)
@@ -150,14 +151,18 @@ class Device:
             layout: None, or ``"NCHW"``/``"NHWC"`` for a 4-D tensor.
 
         ``numpy.asarray(t)`` is then a zero-copy view of its memory. Raises DTypeError for an
-        unsupported dtype, ShapeError for a negative dimension, TypeError for a shape that is not
-        ints, InvalidArgumentError for a bad layout, OutOfMemoryError when the pool is exhausted.
+        unsupported dtype, ShapeError for a negative dimension or a byte size past 2**63 - 1, TypeError
+        for a shape that is not ints, InvalidArgumentError for a bad layout, OutOfMemoryError when the
+        pool cannot hold it.
         """
         self._check_open()
         dims = normalize_shape(shape)
         dt = normalize_dtype(dtype)
         lay = normalize_layout(layout, len(dims))
         nbytes = math.prod(dims) * dt.itemsize
+        if nbytes > _MAX_BYTES:  # past what the ABI's sizes (uint64) and any device can hold
+            raise ShapeError(f"shape {tuple(dims)} of {dt.name} is {nbytes} bytes, more than a device can "
+                             f"address (at most 2**63 - 1)")
         buf = self._core.alloc(max(nbytes, 1))
         return DeviceTensor(buf, dims, dt, lay, self)
 

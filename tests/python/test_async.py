@@ -155,7 +155,8 @@ def test_callbacks_in_completion_order_on_one_core(tiny_path, slow_path):
         futs = []
         # The core busy first, so that every callback is attached before its job ends (one attached to
         # a done future runs at once, on the caller's thread, as concurrent.futures has it).
-        blocker = d.load(str(slow_path)).run_async(rand((512, 512), 1))
+        slow = d.load(str(slow_path))
+        blockers = [slow.run_async(rand((512, 512), i)) for i in range(6)]
         for i in range(32):
             f = m.run_async(rand((1, 16), i))
             f.add_done_callback(lambda fut, i=i: order.append(i))

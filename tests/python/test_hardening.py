@@ -1,0 +1,434 @@
+"""What real programs do to a library, each case in a child process with a time limit (a hang fails the
+test instead of the run), on the front-end under test (the child inherits ACCEL_FRONTEND): fork(),
+done-callbacks that block, a flood of Ctrl-C, files that are not what they seem, sizes past any device.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import accel
+
+CHILD_LIMIT = 60  # seconds: every case ends far sooner, or hangs
+
+
+def run_child(body: str, *, env=None, limit=CHILD_LIMIT) -> subprocess.CompletedProcess:
+    """Runs `body` in a fresh interpreter; fails on a timeout, a crash or a nonzero exit."""
+    script = "import os, sys, time, json, numpy as np, accel\n" + textwrap.dedent(body)
+    full_env = dict(os.environ, **(env or {}))
+    try:
+        r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=limit,
+                           env=full_env)
+    except subprocess.TimeoutExpired as e:
+        pytest.fail(f"the child hung for {limit} s; its output: {e.stdout!r} {e.stderr!r}")
+    assert "Fatal Python error" not in r.stderr and "Segmentation" not in r.stderr, r.stderr[-3000:]
+    assert r.returncode == 0, (r.returncode, r.stdout[-2000:], r.stderr[-3000:])
+    return r
+
+
+def last_json(r: subprocess.CompletedProcess):
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+# ---------------------------------------------------------------------------------------------------
+# fork
+# ---------------------------------------------------------------------------------------------------
+
+def test_inherited_handles_refuse_use_in_a_forked_child(tiny_path, slow_path):
+    """Before: the child's Model.run never returned and Future.result(timeout) raised an empty
+    TimeoutError. Now every use of an inherited handle raises ClosedError naming fork(), at once; a
+    device the child opens works; the parent goes on unharmed."""
+    r = run_child(f"""
+        dev = accel.open("emu:cores=1")
+        tiny = dev.load({str(tiny_path)!r})
+        slow = dev.load({str(slow_path)!r})
+        x = np.ones((1, 16), np.float32)
+        t = dev.tensor(x)
+        pending = [slow.run_async(np.ones((512, 512), np.float32)) for _ in range(4)]
+        pid = os.fork()
+        if pid == 0:
+            out = {{}}
+            calls = {{"run": lambda: tiny.run([x]), "run_async": lambda: tiny.run_async([x]).result(5),
+                      "future": lambda: pending[-1].result(5), "empty": lambda: dev.empty((4,)),
+                      "tensor": lambda: dev.tensor(x), "load": lambda: dev.load({str(tiny_path)!r}),
+                      "run_tensor": lambda: tiny.run([t])}}
+            for name, call in calls.items():
+                t0 = time.monotonic()
+                try:
+                    call()
+                    out[name] = "worked"
+                except accel.ClosedError as e:
+                    out[name] = ("ClosedError", "before fork()" in str(e), time.monotonic() - t0)
+            with accel.open("emu") as mine:
+                y = mine.load({str(tiny_path)!r}).run([x])[0]
+            out["own_device"] = y.tolist()
+            print(json.dumps(out), flush=True)
+            os._exit(0)
+        _, status = os.waitpid(pid, 0)
+        assert status == 0, status
+        assert all(f.result(30)[0].shape == (512, 512) for f in pending)
+        print(json.dumps({{"parent": tiny.run([x])[0].tolist()}}), flush=True)
+    """)
+    lines = [json.loads(line) for line in r.stdout.strip().splitlines()]
+    child, parent = lines[0], lines[1]
+    for name in ("run", "run_async", "future", "empty", "tensor", "load", "run_tensor"):
+        kind, names_fork, seconds = child[name]
+        assert kind == "ClosedError" and names_fork and seconds < 1.0, (name, child[name])
+    assert child["own_device"] == parent["parent"]
+
+
+def test_a_forked_child_exits_without_waiting_for_the_parents_jobs(slow_path):
+    """Before: a child that never touched accel took 15 s to exit when the parent had jobs in flight (the
+    exit drain waited for jobs that were not its own)."""
+    r = run_child(f"""
+        dev = accel.open("emu:cores=1")
+        slow = dev.load({str(slow_path)!r})
+        futs = [slow.run_async(np.ones((512, 512), np.float32)) for _ in range(8)]
+        t0 = time.monotonic()
+        pid = os.fork()
+        if pid == 0:
+            sys.exit(0)  # the normal exit path: atexit hooks, the core's drain, finalization
+        os.waitpid(pid, 0)
+        child_seconds = time.monotonic() - t0
+        for f in futs:
+            f.result(60)
+        print(json.dumps({{"child_seconds": child_seconds, "inflight": accel.futures.inflight()}}))
+    """)
+    out = last_json(r)
+    assert out["child_seconds"] < 3.0, out
+    assert out["inflight"] == 0
+
+
+def test_a_fork_pool_works_with_devices_opened_in_the_workers(tiny_path):
+    """A multiprocessing 'fork' pool, the parent holding an open device with a model loaded: workers that
+    open their own device compute what the parent does; a worker that uses the parent's model gets the
+    ClosedError, not a hang."""
+    r = run_child(f"""
+        import multiprocessing as mp
+        dev = accel.open("emu")
+        tiny = dev.load({str(tiny_path)!r})
+        x = np.arange(16, dtype=np.float32).reshape(1, 16)
+        expected = tiny.run([x])[0].tolist()
+
+        def own(i):
+            with accel.open("emu") as d:
+                return d.load({str(tiny_path)!r}).run([x])[0].tolist()
+
+        def inherited(i):
+            try:
+                tiny.run([x])
+                return "worked"
+            except accel.ClosedError as e:
+                return type(e).__name__
+
+        with mp.get_context("fork").Pool(2) as pool:
+            owns = pool.map(own, range(4))
+            inherits = pool.map(inherited, range(4))
+        print(json.dumps({{"own_ok": all(o == expected for o in owns), "inherited": inherits}}))
+    """)
+    out = last_json(r)
+    assert out["own_ok"] and out["inherited"] == ["ClosedError"] * 4, out
+
+
+# ---------------------------------------------------------------------------------------------------
+# done-callbacks
+# ---------------------------------------------------------------------------------------------------
+
+def test_a_done_callback_may_wait_for_another_future_of_the_same_device(tiny_path, slow_path):
+    """Before: the callback ran on the device's completion thread, which the other future needed."""
+    r = run_child(f"""
+        import threading
+        dev = accel.open("emu:cores=1")
+        tiny, slow = dev.load({str(tiny_path)!r}), dev.load({str(slow_path)!r})
+        got, done = [], threading.Event()
+        second = None
+
+        def cb(f):
+            got.append(second.result(20)[0].shape)
+            done.set()
+
+        first = slow.run_async(np.ones((512, 512), np.float32))
+        second = tiny.run_async(np.ones((1, 16), np.float32))
+        first.add_done_callback(cb)
+        print(json.dumps({{"done": done.wait(30), "got": got}}))
+    """)
+    out = last_json(r)
+    assert out == {"done": True, "got": [[1, 8]]}, out
+
+
+def test_a_done_callback_that_never_returns_does_not_stop_the_exit(slow_path):
+    """Before: on the pybind11 front-end the interpreter crashed at exit (segmentation fault or abort in
+    Py_FinalizeEx) when a done-callback was still running."""
+    t0 = time.monotonic()
+    r = run_child(f"""
+        import threading
+        dev = accel.open("emu:cores=1")
+        slow = dev.load({str(slow_path)!r})
+        entered = threading.Event()
+
+        def forever(f):
+            entered.set()
+            threading.Event().wait()
+
+        slow.run_async(np.ones((512, 512), np.float32)).add_done_callback(forever)
+        assert entered.wait(30)
+        later = [slow.run_async(np.ones((512, 512), np.float32)) for _ in range(2)]
+        print("exiting", flush=True)
+    """)
+    assert "exiting" in r.stdout
+    assert "Traceback" not in r.stderr, r.stderr[-3000:]
+    assert time.monotonic() - t0 < 40
+
+
+# ---------------------------------------------------------------------------------------------------
+# Ctrl-C at any instant
+# ---------------------------------------------------------------------------------------------------
+
+def test_a_flood_of_sigint_leaks_nothing_and_keeps_the_counts(tiny_path):
+    """SIGINT every few hundred microseconds while the main thread loads, allocates, copies and runs:
+    whatever each KeyboardInterrupt cut short, once the models are dropped the device holds no buffer
+    and no byte, and the in-flight count is back at zero (before: 96 MB leaked per interrupted load on
+    cffi, and inflight() went negative on both front-ends). The handler raises KeyboardInterrupt only
+    inside an operation, once per arming, so the harness's own bookkeeping is never cut short."""
+    r = run_child(f"""
+        import gc, threading, signal
+        dev = accel.open("emu:cores=2")
+        empty = dev.stats()
+        model_bytes = open({str(tiny_path)!r}, "rb").read()
+        tiny = dev.load(model_bytes)
+        x = np.ones((1, 16), np.float32)
+        armed = [False]
+
+        def handler(signum, frame):
+            if armed[0]:
+                armed[0] = False
+                raise KeyboardInterrupt
+
+        signal.signal(signal.SIGINT, handler)
+        stop = threading.Event()
+
+        def flood():
+            rng = np.random.default_rng(1)
+            while not stop.is_set():
+                os.kill(os.getpid(), signal.SIGINT)
+                time.sleep(float(rng.uniform(50e-6, 600e-6)))
+
+        ops = [lambda: tiny.run([x]), lambda: tiny.run_async([x]).result(5), lambda: dev.load(model_bytes),
+               lambda: dev.empty((1 << 16,)), lambda: dev.tensor(x), lambda: [tiny.run_async([x]) for _ in range(4)]]
+        interrupted = completed = 0
+        flooder = threading.Thread(target=flood, daemon=True)
+        flooder.start()
+        t_end = time.monotonic() + 6
+        while time.monotonic() < t_end:
+            for op in ops:
+                try:
+                    armed[0] = True
+                    op()
+                    armed[0] = False
+                    completed += 1
+                except KeyboardInterrupt:
+                    interrupted += 1
+        stop.set()
+        flooder.join()
+        assert accel.futures.wait_inflight(30)
+        inflight = accel.futures.inflight()
+        del tiny, ops
+        for _ in range(3):
+            gc.collect()
+        time.sleep(0.2)
+        gc.collect()
+        after = dev.stats()
+        print(json.dumps({{"interrupted": interrupted, "completed": completed, "inflight": inflight,
+                           "live": [empty["live_buffers"], after["live_buffers"]],
+                           "bytes": [empty["bytes_in_use"], after["bytes_in_use"]]}}))
+    """, limit=120)
+    out = last_json(r)
+    assert out["interrupted"] > 50 and out["completed"] > 50, out
+    assert out["inflight"] == 0, out
+    assert out["live"][0] == out["live"][1] and out["bytes"][0] == out["bytes"][1], out
+
+
+# ---------------------------------------------------------------------------------------------------
+# files that are not what they seem
+# ---------------------------------------------------------------------------------------------------
+
+def _emu_driver() -> Path:
+    return Path(accel.__file__).parent / "lib" / "accel-drivers" / "libaccel_driver_emu.so"
+
+
+def test_a_fifo_named_like_a_driver_is_skipped(tmp_path):
+    """Before: accel.backends() blocked forever in dlopen on it."""
+    folder = tmp_path / "drivers"
+    folder.mkdir()
+    os.symlink(_emu_driver(), folder / "libaccel_driver_emu.so")
+    os.mkfifo(folder / "libaccel_driver_fifo.so")
+    (folder / "libaccel_driver_dir.so").mkdir()
+    r = run_child("""
+        print(json.dumps({"backends": accel.backends()}), flush=True)
+        try:
+            accel.open("fifo")
+        except accel.AccelError as e:
+            print(json.dumps({"error": str(e)}))
+    """, env={"ACCEL_DRIVER_PATH": str(folder)}, limit=30)
+    lines = [json.loads(line) for line in r.stdout.strip().splitlines()]
+    assert lines[0]["backends"] == ["emu"]
+    assert "skipped" in lines[1]["error"] and "a FIFO" in lines[1]["error"], lines[1]
+    info = subprocess.run([sys.executable, "-c", "import accel.cli; accel.cli.main()", "info", "--json"],
+                          capture_output=True, text=True, timeout=30,
+                          env=dict(os.environ, ACCEL_DRIVER_PATH=str(folder)))
+    files = json.loads(info.stdout)["driver_files"]
+    assert any("libaccel_driver_fifo.so (skipped: a FIFO" in f for f in files), files
+    assert any("libaccel_driver_dir.so (skipped: a directory" in f for f in files), files
+
+
+def test_the_compile_cache_trusts_no_entry(tmp_path, tiny_path, slow_path):
+    """Before: a FIFO in the cache blocked dev.load, and an entry replaced by another valid model was loaded
+    without a word. Now only regular files are read, and an entry whose recorded key or digest does not
+    match is compiled again and rewritten."""
+    cache = tmp_path / "cache"
+    r = run_child(f"""
+        from accel import compile_cache
+        tiny_bytes = open({str(tiny_path)!r}, "rb").read()
+        slow_bytes = open({str(slow_path)!r}, "rb").read()
+        folder = compile_cache.cache_dir()
+        dev = accel.open("emu")
+        x = np.ones((1, 16), np.float32)
+        expected = dev.load(tiny_bytes).run([x])[0].tolist()
+        dev.load(slow_bytes)
+        tiny_key = compile_cache.cache_key(tiny_bytes, None)
+        slow_key = compile_cache.cache_key(slow_bytes, None)
+        entry = folder / (tiny_key + ".entry")
+        out = {{}}
+
+        def load_tiny():
+            compile_cache.clear_memory_cache()
+            return dev.load(tiny_bytes).run([x])[0].tolist() == expected
+
+        # another valid model's entry in its place
+        entry.write_bytes((folder / (slow_key + ".entry")).read_bytes())
+        out["swapped"] = load_tiny()
+        out["rewritten"] = compile_cache._read_disk(tiny_key) is not None
+        # the same .accm with a flipped byte
+        data = bytearray(entry.read_bytes()); data[-7] ^= 0x40; entry.write_bytes(bytes(data))
+        out["corrupted"] = load_tiny()
+        # truncated
+        entry.write_bytes(entry.read_bytes()[:100])
+        out["truncated"] = load_tiny()
+        # a FIFO
+        entry.unlink(); os.mkfifo(entry)
+        t0 = time.monotonic()
+        out["fifo"] = load_tiny()
+        out["fifo_seconds"] = time.monotonic() - t0
+        print(json.dumps(out))
+    """, env={"ACCEL_CACHE_DIR": str(cache)})
+    out = last_json(r)
+    assert out["swapped"] and out["rewritten"] and out["corrupted"] and out["truncated"] and out["fifo"], out
+    assert out["fifo_seconds"] < 10, out
+
+
+# ---------------------------------------------------------------------------------------------------
+# sizes and limits
+# ---------------------------------------------------------------------------------------------------
+
+def test_a_shape_past_any_device_is_a_shape_error(dev):
+    """Before: pybind11's signature dump on one front-end, OverflowError on the other."""
+    with pytest.raises(accel.ShapeError) as e:
+        dev.empty((2**32, 2**32), np.float32)
+    assert str(e.value) == ("shape (4294967296, 4294967296) of float32 is 73786976294838206464 bytes, more than a "
+                            "device can address (at most 2**63 - 1)")
+    with pytest.raises(accel.OutOfMemoryError, match="cannot allocate 4398046511104 bytes"):
+        dev.empty((2**20, 2**20), np.float32)
+
+
+def _constant_of_shape(n: int) -> bytes:
+    from onnx import TensorProto, helper, numpy_helper
+
+    g = helper.make_graph(
+        [helper.make_node("ConstantOfShape", ["s"], ["c"]), helper.make_node("Add", ["c", "x"], ["y"])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(np.array([n], np.int64), "s")])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+
+
+def test_constant_folding_has_a_budget(tmp_path):
+    """Before: a 174-byte ONNX whose folding makes a 4 GB tensor took 20 s and 7.7 GB to compile. Now it is
+    refused within seconds and without the memory, naming the node and the size; the limit is an option."""
+    path = tmp_path / "huge.onnx"
+    path.write_bytes(_constant_of_shape(1 << 30))
+    r = run_child(f"""
+        import resource
+        from accel import compiler
+        t0 = time.monotonic()
+        try:
+            compiler.compile_model({str(path)!r})
+            message = None
+        except compiler.CompileError as e:
+            message = str(e)
+        seconds = time.monotonic() - t0
+        try:
+            accel.open("emu").load({str(path)!r})
+            load_error = None
+        except accel.AccelError as e:
+            load_error = type(e).__name__
+        print(json.dumps({{"message": message, "seconds": seconds, "load_error": load_error,
+                           "max_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}}))
+    """)
+    out = last_json(r)
+    assert out["message"] and "ConstantOfShape" in out["message"] and "4294967296 bytes" in out["message"], out
+    assert "fold_limit" in out["message"]
+    assert out["seconds"] < 5 and out["max_rss_mb"] < 1024, out
+    assert out["load_error"] == "UnsupportedError", out
+    from accel import compiler
+
+    compiler.compile_model(_constant_of_shape(1 << 10), fold_limit=4096)  # 4 KiB: fits
+    with pytest.raises(compiler.CompileError, match="past the constant-folding limit of 4095 bytes"):
+        compiler.compile_model(_constant_of_shape(1 << 10), fold_limit=4095)
+
+
+def test_host_memory_running_out_in_the_compiler_is_out_of_memory(dev, tiny_path, monkeypatch):
+    """Before: a MemoryError while folding came out as ModelFormatError, a bad model file."""
+    from accel import compile_cache
+    from accel.compiler import folding
+
+    def no_memory(*args, **kwargs):
+        raise MemoryError()
+
+    monkeypatch.setattr(folding, "_evaluator", lambda: no_memory)
+    onnx_bytes = _constant_of_shape(4)
+    compile_cache.clear_memory_cache()
+    monkeypatch.setenv("ACCEL_CACHE_DIR", str(tiny_path.parent / "no-cache-here"))
+    with pytest.raises(accel.OutOfMemoryError, match="out of host memory"):
+        dev.load(onnx_bytes)
+
+
+# ---------------------------------------------------------------------------------------------------
+# messages
+# ---------------------------------------------------------------------------------------------------
+
+def test_the_driver_path_hint_says_it_replaces_the_default_folder():
+    with pytest.raises(accel.NotFoundError) as e:
+        accel.open("nosuchscheme")
+    assert "replaces the default folder" in str(e.value)
+
+
+def test_compiler_messages_print_shapes_as_plain_ints():
+    from onnx import TensorProto, helper, numpy_helper
+
+    from accel import compiler
+
+    g = helper.make_graph([helper.make_node("Reshape", ["x", "s"], ["y"])], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 8])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                          [numpy_helper.from_array(np.array([-2, 8], np.int64), "s")])
+    with pytest.raises(compiler.CompileError) as e:
+        compiler.compile_model(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]))
+    assert "[-2, 8]" in str(e.value) and "np.int64" not in str(e.value), str(e.value)
