@@ -161,7 +161,7 @@ def test_callbacks_in_completion_order_on_one_core(tiny_path, slow_path):
             f = m.run_async(rand((1, 16), i))
             f.add_done_callback(lambda fut, i=i: order.append(i))
             futs.append(f)
-        concurrent.futures.wait(futs, timeout=10)
+        concurrent.futures.wait(futs + blockers, timeout=10)
         deadline = time.monotonic() + 5
         while len(order) < 32 and time.monotonic() < deadline:
             time.sleep(0.005)
