@@ -1,6 +1,8 @@
 """The compiled cffi module (``accel._cffi``) and how a failed call becomes accel's exception."""
 from __future__ import annotations
 
+from typing import Any
+
 from accel._cffi import ffi, lib
 
 __all__ = ["ffi", "lib", "error", "check", "last_message", "text", "CLOSED", "NOT_READY", "BUSY", "new_owner",
@@ -41,7 +43,7 @@ def check(status: int) -> None:
         raise error(status, last_message())
 
 
-def _allocator(alloc: object, free: object) -> object:
+def _allocator(alloc: Any, free: Any) -> Any:
     return ffi.new_allocator(alloc=alloc, free=free, should_clear_after_alloc=False)
 
 

@@ -107,7 +107,8 @@ class Future(concurrent.futures.Future[List[np.ndarray]]):
 
     def _invoke_callbacks(self) -> None:
         # concurrent.futures calls this once the future is done, on the thread that completed it.
-        callbacks, self._done_callbacks = self._done_callbacks, []
+        callbacks: List[Any] = self._done_callbacks
+        self._done_callbacks: List[Any] = []
         _callbacks.dispatch(callbacks, self)
 
     # -- public ----------------------------------------------------------------------------------------
