@@ -37,7 +37,9 @@ typedef struct registered {
 static registered* registry[REGISTRY_BUCKETS];
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Thread_local accel_device* t_target;
+static _Thread_local uint32_t t_alignment; /* of t_target */
 static _Thread_local accel_status t_status;
+static _Thread_local accel_buffer* t_last; /* of the last allocation on this thread */
 
 static size_t bucket_of(const void* data) { return ((uintptr_t)data >> 6) % REGISTRY_BUCKETS; }
 
@@ -49,11 +51,13 @@ __attribute__((constructor)) static void watch_forks(void) {
 }
 
 uint32_t accel_cffi_memory_target(accel_device* device) {
+    if (device == t_target && t_alignment) return t_alignment; /* the usual case: the same device again */
     t_target = device;
     accel_device_info info;
     memset(&info, 0, sizeof info);
     info.struct_size = sizeof info;
-    return accel_device_get_info(device, &info) == ACCEL_OK ? info.alignment : 0;
+    t_alignment = accel_device_get_info(device, &info) == ACCEL_OK ? info.alignment : 0;
+    return t_alignment;
 }
 
 void* accel_cffi_memory_alloc(size_t size) {
@@ -69,6 +73,7 @@ void* accel_cffi_memory_alloc(size_t size) {
     }
     entry->data = data;
     entry->buffer = buffer;
+    t_last = buffer;
     lock_registry();
     entry->next = registry[bucket_of(data)];
     registry[bucket_of(data)] = entry;
@@ -98,14 +103,7 @@ void accel_cffi_memory_free(void* data) {
 
 accel_status accel_cffi_memory_status(void) { return t_status; }
 
-accel_buffer* accel_cffi_memory_buffer(const void* data) {
-    accel_buffer* buffer = NULL;
-    lock_registry();
-    for (registered* e = registry[bucket_of(data)]; e && !buffer; e = e->next)
-        if (e->data == data) buffer = e->buffer;
-    unlock_registry();
-    return buffer;
-}
+accel_buffer* accel_cffi_memory_last(void) { return t_last; }
 
 accel_status accel_cffi_run_1x1(accel_model* model, accel_buffer* input, accel_buffer* output, int32_t priority,
                                 uint64_t token) {

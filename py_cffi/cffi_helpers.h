@@ -25,15 +25,18 @@ void accel_cffi_free_job_box(void* box);
 /* Device memory as a cffi array that owns it, made in one step by ffi.new_allocator(alloc=
  * accel_cffi_memory_alloc, free=accel_cffi_memory_free): the allocation happens on the device that
  * accel_cffi_memory_target last named on this thread, and NULL (cffi's MemoryError) leaves the reason
- * in accel_cffi_memory_status() and the thread's last error. A registry maps the memory back to its
- * buffer: accel_cffi_memory_buffer gives the handle (no reference of its own) for job submissions,
- * and free releases the buffer. accel_cffi_memory_target returns the device's alignment (the usable
- * size of a buffer is its size rounded up to it), 0 if the device cannot say. */
+ * in accel_cffi_memory_status() and the thread's last error. accel_cffi_memory_last gives the handle
+ * of this thread's last allocation (no reference of its own), for job submissions; a registry maps
+ * the memory back to its buffer for free, which releases it. accel_cffi_memory_target returns the
+ * device's alignment (the usable size of a buffer is its size rounded up to it), 0 if the device
+ * cannot say; it is asked once per device and thread (a stale answer, for another device opened at
+ * the address of a released one, could only change the rounding: the array is never larger than the
+ * buffer allocated for it). */
 uint32_t accel_cffi_memory_target(accel_device* device);
 void* accel_cffi_memory_alloc(size_t size);
 void accel_cffi_memory_free(void* data);
 accel_status accel_cffi_memory_status(void);
-accel_buffer* accel_cffi_memory_buffer(const void* data);
+accel_buffer* accel_cffi_memory_last(void);
 
 /* accel_runcore_run for the common one-input, one-output model: no arrays to build in Python. */
 accel_status accel_cffi_run_1x1(accel_model* model, accel_buffer* input, accel_buffer* output, int32_t priority,

@@ -15,7 +15,7 @@ _INT64S = ffi.typeof("int64_t[]")
 _new_memory = new_memory
 _target = lib.accel_cffi_memory_target
 _memory_status = lib.accel_cffi_memory_status
-_buffer_of = lib.accel_cffi_memory_buffer
+_last_buffer = lib.accel_cffi_memory_last
 _new = object.__new__
 _buffer = ffi.buffer
 
@@ -95,7 +95,7 @@ def allocate_memory(device: Any, nbytes: int) -> Tuple[Any, Any]:
         if status:
             raise error(status, last_message()) from None
         raise
-    return _buffer_of(owner), _buffer(owner)
+    return _last_buffer(), _buffer(owner)
 
 
 def allocate(device: Any, nbytes: int) -> CoreBuffer:
