@@ -16,6 +16,9 @@
  *    model, its buffers and its device alive until it has finished. So releasing in any order is safe.
  *  - Thread safety: every function may be called from any thread at any time unless its comment says
  *    otherwise. Handles may be shared between threads.
+ *  - Processes: a handle belongs to the process that made it. In a child made by fork() every call on
+ *    an inherited handle fails with ACCEL_ERR_CLOSED (the device's threads did not cross the fork)
+ *    and *_retain/*_release on it do nothing; the child opens its own devices, which work as anywhere.
  *  - Structs that may grow begin with `struct_size`: the caller sets it to sizeof(the struct it was
  *    compiled with); the library reads or writes only that many bytes. Growth is append-only.
  *  - Enums are passed as fixed-width integers (the enum types below only name the values).
@@ -72,7 +75,7 @@ enum accel_status_code {
     ACCEL_ERR_NOT_READY = 13,       /* a wait or poll ended before the job finished */
     ACCEL_ERR_ABI_MISMATCH = 14,    /* a driver was built for an incompatible ABI version */
     ACCEL_ERR_MEMORY_CORRUPTION = 15, /* a write past a buffer's end was detected (debug mode) */
-    ACCEL_ERR_CLOSED = 16,          /* the device was closed */
+    ACCEL_ERR_CLOSED = 16,          /* the device was closed, or the handle is another process's (fork) */
     ACCEL_ERR_INTERNAL = 17         /* a bug in libaccel or a driver; the message says where */
 };
 
