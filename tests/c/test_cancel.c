@@ -34,15 +34,12 @@ int main(int argc, char** argv) {
     test_name = "cancel";
     test_manifest m;
     test_manifest_load(test_cases_dir(argc, argv), &m);
-    const test_case* slow = test_manifest_find(&m, "slow");
-    const test_case* tiny = test_manifest_find(&m, "tiny");
-
-    accel_device* d = test_open("emu:cores=1");
-    accel_model* ms = test_load(d, &m, slow);
-    accel_model* mt = test_load(d, &m, tiny);
-    accel_buffer *sin[1], *sout[1], *tin[1], *tout[1];
-    test_make_io(d, slow, sin, sout);
-    test_make_io(d, tiny, tin, tout);
+    test_pair p;
+    test_pair_open(&p, &m, "emu:cores=1", "slow");
+    const test_case *slow = p.slow_case, *tiny = p.tiny_case;
+    accel_device* d = p.device;
+    accel_model *ms = p.slow, *mt = p.tiny;
+    accel_buffer **sin = p.slow_in, **sout = p.slow_out, **tin = p.tiny_in, **tout = p.tiny_out;
     const accel_memory_stats s0 = stats_of(d);
 
     accel_run_options oa;
@@ -74,10 +71,10 @@ int main(int argc, char** argv) {
     EXPECT_OK(accel_job_wait(a, -1));
     EXPECT(test_compare_output(slow, 0, sout[0], "slow job A"), "job A gave a wrong result");
     /* B never ran: its output still holds the 0xFF pattern */
-    unsigned char* p = NULL;
-    REQUIRE_OK(accel_buffer_host_ptr(tout[0], (void**)&p));
+    unsigned char* bytes = NULL;
+    REQUIRE_OK(accel_buffer_host_ptr(tout[0], (void**)&bytes));
     int untouched = 1;
-    for (uint64_t i = 0; i < tiny->outputs[0].byte_size; i++) untouched &= p[i] == 0xFF;
+    for (uint64_t i = 0; i < tiny->outputs[0].byte_size; i++) untouched &= bytes[i] == 0xFF;
     EXPECT(untouched, "the cancelled job wrote its output");
 
     pthread_mutex_lock(&mu);
@@ -124,11 +121,7 @@ int main(int argc, char** argv) {
     EXPECT(statuses[2] == ACCEL_OK, "job C (still referenced) saw %s", accel_status_name(statuses[2]));
     pthread_mutex_unlock(&mu);
 
-    test_release_io(slow, sin, sout);
-    test_release_io(tiny, tin, tout);
-    accel_model_release(ms);
-    accel_model_release(mt);
-    accel_device_release(d);
+    test_pair_close(&p);
     test_manifest_free(&m);
     return test_finish();
 }

@@ -60,22 +60,15 @@ int main(int argc, char** argv) {
     test_name = "fork";
     test_manifest m;
     test_manifest_load(test_cases_dir(argc, argv), &m);
-    const test_case* slow = test_manifest_find(&m, "slow");
-    const test_case* tiny = test_manifest_find(&m, "tiny");
-
-    accel_device* d = test_open("emu:cores=1");
-    accel_model* ms = test_load(d, &m, slow);
-    accel_model* mt = test_load(d, &m, tiny);
-    accel_buffer *sin[1], *sout[1], *tin[1], *tout[1];
-    test_make_io(d, slow, sin, sout);
-    test_make_io(d, tiny, tin, tout);
+    test_pair p;
+    test_pair_open(&p, &m, "emu:cores=1", "slow");
     accel_job* running = NULL;
-    REQUIRE_OK(accel_job_submit(ms, sin, 1, sout, 1, NULL, &running));
+    REQUIRE_OK(accel_job_submit(p.slow, p.slow_in, 1, p.slow_out, 1, NULL, &running));
     test_wait_started(running);
 
     const pid_t pid = fork();
     REQUIRE(pid >= 0, "fork failed");
-    if (pid == 0) _exit(child(&m, tiny, d, mt, tin, tout, running));
+    if (pid == 0) _exit(child(&m, p.tiny_case, p.device, p.tiny, p.tiny_in, p.tiny_out, running));
 
     const uint64_t t0 = test_now_ns();
     int status = 0;
@@ -84,15 +77,10 @@ int main(int argc, char** argv) {
     EXPECT(test_now_ns() - t0 < 10000000000ull, "the child took %.1f s", (double)(test_now_ns() - t0) / 1e9);
 
     EXPECT_OK(accel_job_wait(running, -1));
-    EXPECT_OK(accel_run(mt, tin, 1, tout, 1, NULL));
+    EXPECT(test_compare_output(p.slow_case, 0, p.slow_out[0], "the parent's job"), "wrong result after the fork");
+    EXPECT_OK(accel_run(p.tiny, p.tiny_in, 1, p.tiny_out, 1, NULL));
     accel_job_release(running);
-    accel_buffer_release(sin[0]);
-    accel_buffer_release(sout[0]);
-    accel_buffer_release(tin[0]);
-    accel_buffer_release(tout[0]);
-    accel_model_release(ms);
-    accel_model_release(mt);
-    accel_device_release(d);
+    test_pair_close(&p);
     test_manifest_free(&m);
     return test_finish();
 }

@@ -40,14 +40,10 @@ static void wait_or_die(accel_job* job, const char* what) {
 }
 
 static int limits(const test_manifest* m) {
-    const test_case* slow = test_manifest_find(m, "slow");
-    const test_case* tiny = test_manifest_find(m, "tiny");
-    accel_device* d = test_open("emu:cores=1");
-    accel_model* ms = test_load(d, m, slow);
-    accel_model* mt = test_load(d, m, tiny);
-    accel_buffer *sin[1], *sout[1], *tin[1], *tout[1];
-    test_make_io(d, slow, sin, sout);
-    test_make_io(d, tiny, tin, tout);
+    test_pair p;
+    test_pair_open(&p, m, "emu:cores=1", "slow");
+    accel_model *ms = p.slow, *mt = p.tiny;
+    accel_buffer **sin = p.slow_in, **sout = p.slow_out, **tin = p.tiny_in, **tout = p.tiny_out;
 
     /* waits far longer than the job takes: they wait for it */
     static const int64_t waits[] = {INT64_MAX, INT64_MAX / 1000 + 1, 3600ll * 1000 * 1000 * 24 * 365 * 1000};
@@ -81,11 +77,7 @@ static int limits(const test_manifest* m) {
         accel_job_release(j);
     }
 
-    test_release_io(slow, sin, sout);
-    test_release_io(tiny, tin, tout);
-    accel_model_release(ms);
-    accel_model_release(mt);
-    accel_device_release(d);
+    test_pair_close(&p);
     return test_finish();
 }
 
@@ -99,15 +91,11 @@ int main(int argc, char** argv) {
         test_manifest_free(&m);
         return rc;
     }
-    const test_case* slow = test_manifest_find(&m, "slow");
-    const test_case* tiny = test_manifest_find(&m, "tiny");
-
-    accel_device* d = test_open("emu:cores=1");
-    accel_model* ms = test_load(d, &m, slow);
-    accel_model* mt = test_load(d, &m, tiny);
-    accel_buffer *sin[1], *sout[1], *tin[1], *tout[1];
-    test_make_io(d, slow, sin, sout);
-    test_make_io(d, tiny, tin, tout);
+    test_pair p;
+    test_pair_open(&p, &m, "emu:cores=1", "slow");
+    const test_case *slow = p.slow_case, *tiny = p.tiny_case;
+    accel_model *ms = p.slow, *mt = p.tiny;
+    accel_buffer **sin = p.slow_in, **sout = p.slow_out, **tin = p.tiny_in, **tout = p.tiny_out;
 
     /* how long the slow model takes here (the scheduling assertions below need it to be slow) */
     uint64_t t0 = test_now_ns();
@@ -271,11 +259,7 @@ int main(int argc, char** argv) {
     accel_job_release(b);
     accel_job_release(c);
     accel_job_release(e);
-    test_release_io(slow, sin, sout);
-    test_release_io(tiny, tin, tout);
-    accel_model_release(ms);
-    accel_model_release(mt);
-    accel_device_release(d);
+    test_pair_close(&p);
     test_manifest_free(&m);
     return test_finish();
 }

@@ -294,6 +294,24 @@ void test_release_io(const test_case* c, accel_buffer** inputs, accel_buffer** o
     for (size_t i = 0; i < c->n_outputs; i++) accel_buffer_release(outputs[i]);
 }
 
+void test_pair_open(test_pair* p, const test_manifest* m, const char* uri, const char* slow_name) {
+    p->slow_case = test_manifest_find(m, slow_name);
+    p->tiny_case = test_manifest_find(m, "tiny");
+    p->device = test_open(uri);
+    p->slow = test_load(p->device, m, p->slow_case);
+    p->tiny = test_load(p->device, m, p->tiny_case);
+    test_make_io(p->device, p->slow_case, p->slow_in, p->slow_out);
+    test_make_io(p->device, p->tiny_case, p->tiny_in, p->tiny_out);
+}
+
+void test_pair_close(test_pair* p) {
+    test_release_io(p->slow_case, p->slow_in, p->slow_out);
+    test_release_io(p->tiny_case, p->tiny_in, p->tiny_out);
+    accel_model_release(p->slow);
+    accel_model_release(p->tiny);
+    accel_device_release(p->device);
+}
+
 int test_compare_floats(const float* got, const float* want, size_t n, const char* what) {
     double max_ref = 0.0;
     for (size_t i = 0; i < n; i++)

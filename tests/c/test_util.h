@@ -115,6 +115,22 @@ void test_release_io(const test_case* c, accel_buffer** inputs, accel_buffer** o
 int test_compare_output(const test_case* c, size_t index, accel_buffer* buf, const char* what);
 int test_compare_floats(const float* got, const float* want, size_t n, const char* what);
 
+/* The scheduling tests' set-up: a device opened on `uri` with a slow case (`slow_name`) and the "tiny"
+ * case loaded, each with its input and output buffers (test_make_io); all released by test_pair_close. */
+typedef struct test_pair {
+    accel_device* device;
+    const test_case* slow_case;
+    const test_case* tiny_case;
+    accel_model* slow;
+    accel_model* tiny;
+    accel_buffer* slow_in[1];
+    accel_buffer* slow_out[1];
+    accel_buffer* tiny_in[1];
+    accel_buffer* tiny_out[1];
+} test_pair;
+void test_pair_open(test_pair* p, const test_manifest* m, const char* uri, const char* slow_name);
+void test_pair_close(test_pair* p);
+
 /* The job's timing (struct_size set). */
 accel_job_timing test_timing(accel_job* job);
 /* Polls the job's timing until it has started (started_ns != 0); exits the test after 30 s. */

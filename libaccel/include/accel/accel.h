@@ -18,7 +18,7 @@
  *    otherwise. Handles may be shared between threads.
  *  - Processes: a handle belongs to the process that made it. In a child made by fork() every call on
  *    an inherited handle fails with ACCEL_ERR_CLOSED (the device's threads did not cross the fork)
- *    and *_retain/*_release on it do nothing; the child opens its own devices, which work as anywhere.
+ *    and retaining or releasing it does nothing; the child opens its own devices, which work as anywhere.
  *  - Structs that may grow begin with `struct_size`: the caller sets it to sizeof(the struct it was
  *    compiled with); the library reads or writes only that many bytes. Growth is append-only.
  *  - Enums are passed as fixed-width integers (the enum types below only name the values).
