@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import os
 import time
 import weakref
 from typing import Any, ClassVar, Generator, List, Optional, Tuple
@@ -74,6 +75,7 @@ class Future(concurrent.futures.Future[List[np.ndarray]]):
         self._outputs: Optional[List[np.ndarray]] = None
         self._model_name = ""
         self._device_uri = ""
+        self._pid = os.getpid()  # its job is this process's: a fork()ed child cannot see it end
 
     # -- called by Model.run_async -----------------------------------------------------------------
 
@@ -157,8 +159,9 @@ class Future(concurrent.futures.Future[List[np.ndarray]]):
             # condition would (the callback, which completes this future, runs before the job ends).
             try:
                 job.wait(timeout)
-            except ClosedError as e:  # a job of the parent, in a fork()ed child: it never ends here
-                self._fail_in_child(e)
+            except ClosedError as e:
+                if os.getpid() != self._pid:  # a job of the parent, in a fork()ed child: it never ends here
+                    self._fail_in_child(e)
             except Exception:  # the job's own failure is this future's exception; or the job was released
                 pass
         with self._condition:
