@@ -20,6 +20,8 @@ import threading
 import time
 from typing import Any, Callable, List, Optional, Tuple
 
+from ._forksafe import ForkSafeLock
+
 __all__ = ["dispatch", "pending"]
 
 _LOGGER = logging.getLogger("concurrent.futures")  # where concurrent.futures reports a callback's error
@@ -27,7 +29,7 @@ _EXIT_SECONDS = 5.0
 
 Call = Tuple[List[Callable[[Any], Any]], Any]
 
-_lock = threading.Lock()
+_lock = ForkSafeLock()
 _queue: queue.SimpleQueue[Optional[Call]] = queue.SimpleQueue()
 _thread: Optional[threading.Thread] = None
 _pending = 0  # calls handed over and not finished
@@ -82,8 +84,7 @@ def _on_exit() -> None:
 
 
 def _after_fork_in_child() -> None:
-    global _queue, _thread, _pending, _lock
-    _lock = threading.Lock()
+    global _queue, _thread, _pending
     _queue = queue.SimpleQueue()
     _thread = None
     _pending = 0

@@ -18,18 +18,18 @@ import json
 import os
 import stat
 import tempfile
-import threading
 from collections import OrderedDict
 from pathlib import Path
 from typing import Dict, Mapping, Optional, Tuple
 
+from ._forksafe import ForkSafeLock
 from .errors import InvalidArgumentError, ModelFormatError, OutOfMemoryError, UnsupportedError
 
 __all__ = ["cache_dir", "compile_onnx", "normalize_input_shapes", "clear_memory_cache"]
 
 _MEMORY_LIMIT = 32
 _memory: OrderedDict[str, bytes] = OrderedDict()
-_lock = threading.Lock()
+_lock = ForkSafeLock()
 _fingerprint: Optional[str] = None
 _disk_disabled = False
 

@@ -16,6 +16,8 @@ import os
 import threading
 from typing import Any, Dict, Iterator, List, NamedTuple, Tuple, Union
 
+from ._forksafe import ForkSafeLock
+
 __all__ = ["JobRecord", "Profile", "profile"]
 
 
@@ -51,7 +53,7 @@ class JobRecord(NamedTuple):
 # The active profiles. Replaced (never mutated) under _lock, so readers need no lock: the hot path
 # of a run only tests it for truth.
 _active: Tuple[Profile, ...] = ()
-_lock = threading.Lock()
+_lock = ForkSafeLock()
 
 
 def record(model: str, device: str, timing: Tuple[int, int, int, int], status: int = 0) -> None:

@@ -138,6 +138,38 @@ def test_a_fork_pool_works_with_devices_opened_in_the_workers(tiny_path):
     assert out["own_ok"] and out["inherited"] == ["ClosedError"] * 4, out
 
 
+def test_a_lock_held_by_another_thread_at_the_fork_is_free_in_the_child(tiny_path):
+    """The compile cache's and the callback thread's locks are the child's own: a fork() while another
+    thread of the parent holds one does not hang the child's next load or callback."""
+    r = run_child(f"""
+        import threading
+        from accel import compile_cache, _callbacks
+        held, release = threading.Event(), threading.Event()
+
+        def holder():
+            with compile_cache._lock, _callbacks._lock:
+                held.set()
+                release.wait()
+
+        threading.Thread(target=holder, daemon=True).start()
+        held.wait()
+        pid = os.fork()
+        if pid == 0:
+            with accel.open("emu") as dev:
+                m = dev.load({str(tiny_path)!r})
+                done = threading.Event()
+                m.run_async(np.ones((1, 16), np.float32)).add_done_callback(lambda f: done.set())
+                ok = done.wait(10)
+            print(json.dumps({{"child": ok}}), flush=True)
+            os._exit(0)
+        release.set()
+        _, status = os.waitpid(pid, 0)
+        print(json.dumps({{"status": status}}))
+    """)
+    lines = [json.loads(line) for line in r.stdout.strip().splitlines()]
+    assert lines == [{"child": True}, {"status": 0}], lines
+
+
 # ---------------------------------------------------------------------------------------------------
 # done-callbacks
 # ---------------------------------------------------------------------------------------------------
