@@ -41,15 +41,16 @@ _POLL_SECONDS = 0.001
 
 
 def inflight() -> int:
-    """Number of jobs submitted with ``run_async`` whose completion callback has not returned yet."""
-    return int(_callbacks_pending())
+    """Number of ``run_async`` jobs not over yet: submitted and not completed, or completed with
+    done-callbacks that have not all returned (they run on accel's callback thread)."""
+    return int(_callbacks_pending()) + _callbacks.pending()
 
 
 def wait_inflight(timeout: Optional[float] = None) -> bool:
-    """Waits until no ``run_async`` job is in flight, at most ``timeout`` seconds (None: forever).
-    Returns True if none is left."""
+    """Waits until no ``run_async`` job is in flight (see :func:`inflight`), at most ``timeout`` seconds
+    (None: forever). Returns True if none is left."""
     deadline = None if timeout is None else time.monotonic() + timeout
-    while _callbacks_pending() > 0:
+    while inflight() > 0:
         if deadline is not None and time.monotonic() >= deadline:
             return False
         time.sleep(_POLL_SECONDS)
