@@ -376,7 +376,7 @@ def test_a_shape_past_any_device_is_a_shape_error(dev):
         dev.empty((2**32, 2**32), np.float32)
     assert str(e.value) == ("shape (4294967296, 4294967296) of float32 is 73786976294838206464 bytes, more than a "
                             "device can address (at most 2**63 - 1)")
-    with pytest.raises(accel.OutOfMemoryError, match="4398046511104 bytes"):  # each device words the rest
+    with pytest.raises(accel.OutOfMemoryError):  # each device words it
         dev.empty((2**20, 2**20), np.float32)
 
 
