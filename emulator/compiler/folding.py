@@ -132,28 +132,71 @@ def _with_values(model: onnx.ModelProto, names: list, arrays: list) -> onnx.Mode
     return m
 
 
-def _check_fold_size(node, model: onnx.ModelProto, arrays: list, limit: int) -> None:
-    """Refuses to fold a node whose output or working arrays would pass `limit` bytes, or that ONNX's own
-    shape inference finds invalid when it cannot tell the output's shape (negative pads and the like),
-    before computing it."""
+def _data_shaped_dims(node, arrays: list) -> list | None:
+    """The output shape of an op whose shape is its inputs' data, from the constants themselves, for
+    when shape inference cannot tell it; None where it cannot be told here either."""
     try:
-        inferred = onnx.shape_inference.infer_shapes(_with_values(model, list(node.inputs), arrays))
+        x = arrays[0] if arrays else None
+        values = [None if a is None else np.asarray(a).reshape(-1) for a in arrays]
+        if node.op == "ConstantOfShape":
+            return [int(v) for v in values[0]]
+        if node.op == "Tile":  # as NumPy tiles (the evaluator's way), even with too many repeats
+            reps = [int(r) for r in values[1]]
+            n = max(len(reps), x.ndim)
+            shape = [1] * (n - x.ndim) + list(x.shape)
+            return [d * r for d, r in zip(shape, [1] * (n - len(reps)) + reps)]
+        if node.op == "Expand":
+            target = [int(v) for v in values[1]]
+            n = max(len(target), x.ndim)
+            a = [1] * (n - x.ndim) + list(x.shape)
+            b = [1] * (n - len(target)) + target
+            return [max(p, q) for p, q in zip(a, b)]
+        if node.op == "Range":
+            start, limit, delta = (float(v[0]) for v in values[:3])
+            return [max(int(np.ceil((limit - start) / delta)), 0)]
+        if node.op == "OneHot":
+            rank = x.ndim + 1
+            axis = int(node.attr("axis", -1))
+            axis = axis + rank if axis < 0 else axis
+            shape = list(x.shape)
+            shape.insert(min(max(axis, 0), x.ndim), int(values[1][0]))
+            return shape
+        if node.op == "Pad" and len(values) > 1 and values[1] is not None and len(values[1]) == 2 * x.ndim:
+            pads = [int(v) for v in values[1]]
+            return [d + pads[i] + pads[i + x.ndim] for i, d in enumerate(x.shape)]
+    except (IndexError, TypeError, ValueError, OverflowError, ZeroDivisionError, AttributeError):
+        return None
+    return None
+
+
+def _check_fold_size(node, model: onnx.ModelProto, arrays: list, limit: int) -> None:
+    """Refuses to fold a node whose output or working arrays would pass `limit` bytes, before computing
+    it; where its output shape cannot be told, one that ONNX's own strict shape inference finds invalid
+    (negative pads and the like)."""
+    try:
+        inferred = list(onnx.shape_inference.infer_shapes(_with_values(model, list(node.inputs), arrays)).graph.output)
     except Exception:  # noqa: BLE001 - inference is only a guard: the evaluator reports real errors
-        return
+        inferred = []
+    known = {vi.name: (_dims(vi), _itemsize(vi.type.tensor_type.elem_type)) for vi in inferred}
     in_dims = [list(a.shape) for a in arrays if a is not None]
-    for vi in inferred.graph.output:
-        dims = _dims(vi)
+    validated = False
+    for i, name in enumerate(o for o in node.outputs if o):
+        dims, itemsize = known.get(name, (None, 8))
+        if dims is None and i == 0:
+            dims = _data_shaped_dims(node, arrays)
         if dims is None:
-            try:
-                onnx.shape_inference.infer_shapes(model, strict_mode=True, data_prop=True)
-            except Exception as e:  # noqa: BLE001
-                raise CompileError(f"{node.label} is not valid ONNX: {e}") from e
+            if not validated and inferred:
+                validated = True
+                try:
+                    onnx.shape_inference.infer_shapes(model, strict_mode=True, data_prop=True)
+                except Exception as e:  # noqa: BLE001
+                    raise CompileError(f"{node.label} is not valid ONNX: {e}") from e
             continue
-        itemsize = _itemsize(vi.type.tensor_type.elem_type)
+        dims = [max(d, 0) for d in dims]
         need = _working_bytes(node, in_dims, dims, itemsize)
         if need > limit:
             raise CompileError(
-                f"unsupported constant: folding {node.label} would take {need} bytes for '{vi.name}' "
+                f"unsupported constant: folding {node.label} would take {need} bytes for '{name}' "
                 f"(shape {dims}), past the constant-folding limit of {limit} bytes (compile_model's fold_limit)")
 
 
