@@ -104,11 +104,15 @@ def _itemsize(elem_type: int) -> int:
 def _working_bytes(node, in_dims: list, out_dims: list, itemsize: int) -> int:
     """Bytes of the output, or of the largest array the reference evaluator makes on the way to it where
     that is larger: Resize interpolates one axis at a time, in float64 (the input with its first k axes
-    at their output sizes)."""
+    at their output sizes); Tile (NumPy's) repeats one axis at a time."""
     out = _count(out_dims) * itemsize
     if node.op == "Resize" and in_dims and len(in_dims[0]) == len(out_dims):
         x = in_dims[0]
         return max(out, max(_count(out_dims[:k] + x[k:]) for k in range(len(x) + 1)) * 8)
+    if node.op == "Tile" and in_dims and len(in_dims[0]) <= len(out_dims):
+        # NumPy repeats one axis at a time: an axis repeated 0 times may come after a huge one
+        x = [1] * (len(out_dims) - len(in_dims[0])) + in_dims[0]
+        return max(out, _count([max(o, i) for o, i in zip(out_dims, x)]) * itemsize)
     return out
 
 

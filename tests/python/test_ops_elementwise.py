@@ -399,6 +399,7 @@ LN_CASES = [  # (shape, axis, scale shape, bias shape or None, epsilon)
     ((2, 5, 16), -1, (16,), (16,), 1e-5), ((2, 3, 4, 5), -2, (4, 5), (4, 5), 1e-3),
     ((2, 3, 4, 5), 1, (3, 4, 5), None, 1e-5), ((6, 7), 0, (6, 7), (7,), 1e-6),
     ((2, 3, 4, 5), -2, (5,), (4, 1), 1e-5), ((3, 200), 1, (1, 200), (200,), 1e-5),
+    ((3, 17), -1, (1, 1), (1, 17), 1e-5),  # leading 1s beyond the normalized rank (a fuzzer finding)
 ]
 
 

@@ -83,9 +83,12 @@ def norm_param(ctx, node, v: Value, norm_shape: tuple, what: str):
         return None
     if np.prod(tail, dtype=np.int64) == np.prod(norm_shape, dtype=np.int64):
         return ctx.reshape_temp(v.name, norm_shape, node.name, f"{v.name}_{what}")
+    src = v.name
+    if tuple(v.shape) != tuple(tail):  # leading 1s beyond the normalized rank: the mul would keep them
+        src = ctx.reshape_temp(v.name, tail, node.name, f"{v.name}_{what}_tail")
     ones = ctx.const(np.ones(norm_shape, F32), f"{node.name}_ones")
     full = ctx.temp(f"{v.name}_{what}", F32, norm_shape)
-    ctx.emit("mul", [v.name, ones], [full], node.name)
+    ctx.emit("mul", [src, ones], [full], node.name)
     return full
 
 
