@@ -35,7 +35,10 @@ def run_child(body: str, *, env=None, limit=CHILD_LIMIT) -> subprocess.Completed
 
 
 def last_json(r: subprocess.CompletedProcess):
-    return json.loads(r.stdout.strip().splitlines()[-1])
+    """The child's last line, a JSON object (printed for `pytest -s`: the figures of the closing notes)."""
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    print(f"\n[{accel.frontend}] {out}")
+    return out
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -78,6 +81,7 @@ def test_inherited_handles_refuse_use_in_a_forked_child(tiny_path, slow_path):
         print(json.dumps({{"parent": tiny.run([x])[0].tolist()}}), flush=True)
     """)
     lines = [json.loads(line) for line in r.stdout.strip().splitlines()]
+    print(f"\n[{accel.frontend}] {lines}")
     child, parent = lines[0], lines[1]
     for name in ("run", "run_async", "future", "empty", "tensor", "load", "run_tensor"):
         kind, names_fork, seconds = child[name]
@@ -167,6 +171,7 @@ def test_a_lock_held_by_another_thread_at_the_fork_is_free_in_the_child(tiny_pat
         print(json.dumps({{"status": status}}))
     """)
     lines = [json.loads(line) for line in r.stdout.strip().splitlines()]
+    print(f"\n[{accel.frontend}] {lines}")
     assert lines == [{"child": True}, {"status": 0}], lines
 
 
@@ -217,7 +222,9 @@ def test_a_done_callback_that_never_returns_does_not_stop_the_exit(slow_path):
     """)
     assert "exiting" in r.stdout
     assert "Traceback" not in r.stderr, r.stderr[-3000:]
-    assert time.monotonic() - t0 < 40
+    seconds = time.monotonic() - t0
+    print(f"\n[{accel.frontend}] exit with a callback that never returns: code 0 after {seconds:.1f} s")
+    assert seconds < 40
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -311,6 +318,7 @@ def test_a_fifo_named_like_a_driver_is_skipped(tmp_path):
             print(json.dumps({"error": str(e)}))
     """, env={"ACCEL_DRIVER_PATH": str(folder)}, limit=30)
     lines = [json.loads(line) for line in r.stdout.strip().splitlines()]
+    print(f"\n[{accel.frontend}] {lines}")
     assert lines[0]["backends"] == ["emu"]
     assert "skipped" in lines[1]["error"] and "a FIFO" in lines[1]["error"], lines[1]
     info = subprocess.run([sys.executable, "-c", "import accel.cli; accel.cli.main()", "info", "--json"],
