@@ -3,8 +3,11 @@ the nodes a handler emits, axis and broadcast rules, and the refusal of what is 
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
+from ..accm import MAX_TENSOR_BYTES
 from ..errors import CompileError
 from ..importer import DEFAULT_DOMAINS, Imported
 from ..ir import Graph, Node, Value
@@ -58,12 +61,12 @@ class Ctx:
 
     # ---- building ----
     def define(self, name, dtype, shape, quant=None) -> str:
-        shape = tuple(int(d) for d in shape)
+        shape = _within_format(name, dtype, shape)
         self.g.values[name] = Value(name, np.dtype(dtype) if dtype is not None else None, shape, quant=quant)
         return name
 
     def temp(self, hint, dtype, shape, quant=None) -> str:
-        name = self.g.add_value(hint, dtype, tuple(int(d) for d in shape))
+        name = self.g.add_value(hint, dtype, _within_format(hint, dtype, shape))
         self.g.values[name].quant = quant
         return name
 
@@ -125,6 +128,17 @@ def normalize_axis(node, axis, rank, what="axis", allow_end=False):
     if not 0 <= a < (rank + 1 if allow_end else rank):
         raise CompileError(f"{node.label}: {what} {axis} is out of range for rank {rank}")
     return a
+
+
+def _within_format(name, dtype, shape) -> tuple:
+    """`shape` as plain ints, refused (CompileError) when the tensor would pass the format's size limit:
+    so no later step computes its size in int64 and overflows (huge Tile repeats, say)."""
+    shape = tuple(int(d) for d in shape)
+    nbytes = math.prod(max(d, 0) for d in shape) * (np.dtype(dtype).itemsize if dtype is not None else 1)
+    if nbytes > MAX_TENSOR_BYTES:
+        raise CompileError(f"tensor '{name}' of shape {list(shape)} would take {nbytes} bytes, past the "
+                           f"format's limit of {MAX_TENSOR_BYTES}")
+    return shape
 
 
 def element_count(shape) -> int:
