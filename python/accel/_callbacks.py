@@ -66,7 +66,7 @@ def _serve() -> None:
         for fn in callbacks:
             try:
                 fn(future)
-            except Exception:
+            except BaseException:  # SystemExit too: this thread serves every later callback
                 _LOGGER.exception("exception calling callback for %r", future)
         del call, callbacks, future
         with _lock:
