@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import platform
 import re
-import stat
 import sys
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
@@ -28,25 +27,26 @@ def _header_abi() -> Optional[Tuple[int, int]]:
     return (int(major.group(1)), int(minor.group(1))) if major and minor else None
 
 
-def _not_a_file(path: Path) -> Optional[str]:
-    """Why the loader skips `path` (it opens regular files only), or None."""
-    try:
-        mode = path.stat().st_mode
-    except OSError:
-        return "missing"
-    if stat.S_ISREG(mode):
+def _unused_because(path: Path, usable: List[str]) -> Optional[str]:
+    """Why the loader does not use the driver file `path` (its own words, which it gives for the file's
+    scheme: skipped as not a regular file, refused for its ABI, ...), or None if it is used."""
+    scheme = path.name[len("libaccel_driver_"):-len(".so")] if path.name.endswith(".so") else ""
+    if not scheme or scheme in usable:
         return None
-    kinds = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a device node"),
-             (stat.S_ISBLK, "a device node"), (stat.S_ISSOCK, "a socket"))
-    return next((kind for test, kind in kinds if test(mode)), "not a regular file")
+    try:
+        accel.open(scheme).close()  # answered from the loader's notes: the file is not opened again
+    except accel.AccelError as e:
+        return e.message
+    return None
 
 
 def _driver_files() -> List[str]:
     """The driver files the loader looks at, in its order: ACCEL_DRIVER_PATH's folders and files when it
-    is set (it replaces the default folder), else the package's folder; one it skips is noted."""
+    is set (it replaces the default folder), else the package's folder; one it does not use says why."""
     entries = [Path(d) for d in os.environ.get("ACCEL_DRIVER_PATH", "").split(os.pathsep) if d]
     if not entries:
         entries = [PACKAGE_DIR / "lib" / "accel-drivers"]
+    usable = accel.backends()
     found = []
     for entry in entries:
         try:
@@ -54,8 +54,8 @@ def _driver_files() -> List[str]:
         except OSError:
             continue
         for f in files:
-            why = _not_a_file(f)
-            found.append(str(f) if why is None else f"{f} (skipped: {why}, not a regular file)")
+            why = _unused_because(f, usable)
+            found.append(str(f) if why is None else f"{f} (not used: {why})")
     return found
 
 
