@@ -37,6 +37,7 @@ typedef struct registered {
 static registered* registry[REGISTRY_BUCKETS];
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Thread_local accel_device* t_target;
+static _Thread_local uint64_t t_request; /* the bytes to ask the device for */
 static _Thread_local uint32_t t_alignment; /* of t_target */
 static _Thread_local accel_status t_status;
 static _Thread_local accel_buffer* t_last; /* of the last allocation on this thread */
@@ -50,7 +51,8 @@ __attribute__((constructor)) static void watch_forks(void) {
     pthread_atfork(lock_registry, unlock_registry, unlock_registry);
 }
 
-uint32_t accel_cffi_memory_target(accel_device* device) {
+uint32_t accel_cffi_memory_target(accel_device* device, uint64_t nbytes) {
+    t_request = nbytes;
     if (device == t_target && t_alignment) return t_alignment; /* the usual case: the same device again */
     t_target = device;
     accel_device_info info;
@@ -61,10 +63,13 @@ uint32_t accel_cffi_memory_target(accel_device* device) {
 }
 
 void* accel_cffi_memory_alloc(size_t size) {
+    (void)size; /* the request rounded up to the alignment: the buffer's usable size (accel.h) */
     accel_buffer* buffer = NULL;
     void* data = NULL;
     registered* entry = (registered*)malloc(sizeof *entry);
-    t_status = entry ? accel_buffer_alloc(t_target, size, &buffer) : ACCEL_ERR_OUT_OF_MEMORY;
+    /* The exact request, not `size`: a device may treat a buffer larger than its tensor otherwise (the
+     * vart driver then copies the output through a buffer of its own). */
+    t_status = entry ? accel_buffer_alloc(t_target, t_request, &buffer) : ACCEL_ERR_OUT_OF_MEMORY;
     if (t_status == ACCEL_OK) t_status = accel_buffer_host_ptr(buffer, &data);
     if (t_status != ACCEL_OK) {
         accel_buffer_release(buffer); /* void: the failing call's message stays */

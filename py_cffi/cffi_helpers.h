@@ -23,8 +23,9 @@ void accel_cffi_free_model_box(void* box);
 void accel_cffi_free_job_box(void* box);
 
 /* Device memory as a cffi array that owns it, made in one step by ffi.new_allocator(alloc=
- * accel_cffi_memory_alloc, free=accel_cffi_memory_free): the allocation happens on the device that
- * accel_cffi_memory_target last named on this thread, and NULL (cffi's MemoryError) leaves the reason
+ * accel_cffi_memory_alloc, free=accel_cffi_memory_free): the allocation of the `nbytes` that
+ * accel_cffi_memory_target last named on this thread happens on its device (the array is `nbytes`
+ * rounded up to the alignment, the buffer's usable size), and NULL (cffi's MemoryError) leaves the reason
  * in accel_cffi_memory_status() and the thread's last error. accel_cffi_memory_last gives the handle
  * of this thread's last allocation (no reference of its own), for job submissions; a registry maps
  * the memory back to its buffer for free, which releases it. accel_cffi_memory_target returns the
@@ -32,7 +33,7 @@ void accel_cffi_free_job_box(void* box);
  * cannot say; it is asked once per device and thread (a stale answer, for another device opened at
  * the address of a released one, could only change the rounding: the array is never larger than the
  * buffer allocated for it). */
-uint32_t accel_cffi_memory_target(accel_device* device);
+uint32_t accel_cffi_memory_target(accel_device* device, uint64_t nbytes);
 void* accel_cffi_memory_alloc(size_t size);
 void accel_cffi_memory_free(void* data);
 accel_status accel_cffi_memory_status(void);

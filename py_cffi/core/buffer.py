@@ -87,9 +87,10 @@ def allocate_memory(device: Any, nbytes: int) -> Tuple[Any, Any]:
     """accel_buffer_alloc on ``device`` (an ``accel_device *``): its handle, and its bytes as a cffi
     buffer over the array that owns the reference (the buffer goes when the last object made from it
     goes). Allocation and owner are one step: no exception can come between them."""
-    align = _target(device) or 1
+    nbytes = max(nbytes, 1)
+    align = _target(device, nbytes) or 1
     try:
-        owner = _new_memory(_BYTES, -(-max(nbytes, 1) // align) * align)
+        owner = _new_memory(_BYTES, -(-nbytes // align) * align)
     except MemoryError:
         status = _memory_status()
         if status:
