@@ -3,6 +3,8 @@ inputs are all constants (evaluated with onnx's reference evaluator on a one-nod
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import onnx
 from onnx import helper, numpy_helper
@@ -83,14 +85,12 @@ def _dims(vi) -> list | None:
     t = vi.type.tensor_type
     if not t.HasField("shape") or not all(d.HasField("dim_value") for d in t.shape.dim):
         return None
-    return [max(int(d.dim_value), 0) for d in t.shape.dim]
+    return [int(d.dim_value) for d in t.shape.dim]
 
 
-def _count(dims) -> int:
-    n = 1
-    for d in dims:
-        n *= d
-    return n
+def _padded(shape, rank: int) -> list:
+    """`shape` with 1s in front up to `rank` dims, as NumPy broadcasts and tiles."""
+    return [1] * (rank - len(shape)) + list(shape)
 
 
 def _itemsize(elem_type: int) -> int:
@@ -105,14 +105,14 @@ def _working_bytes(node, in_dims: list, out_dims: list, itemsize: int) -> int:
     """Bytes of the output, or of the largest array the reference evaluator makes on the way to it where
     that is larger: Resize interpolates one axis at a time, in float64 (the input with its first k axes
     at their output sizes); Tile (NumPy's) repeats one axis at a time."""
-    out = _count(out_dims) * itemsize
+    out = math.prod(out_dims) * itemsize
     if node.op == "Resize" and in_dims and len(in_dims[0]) == len(out_dims):
         x = in_dims[0]
-        return max(out, max(_count(out_dims[:k] + x[k:]) for k in range(len(x) + 1)) * 8)
+        return max(out, max(math.prod(out_dims[:k] + x[k:]) for k in range(len(x) + 1)) * 8)
     if node.op == "Tile" and in_dims and len(in_dims[0]) <= len(out_dims):
         # NumPy repeats one axis at a time: an axis repeated 0 times may come after a huge one
-        x = [1] * (len(out_dims) - len(in_dims[0])) + in_dims[0]
-        return max(out, _count([max(o, i) for o, i in zip(out_dims, x)]) * itemsize)
+        x = _padded(in_dims[0], len(out_dims))
+        return max(out, math.prod(max(o, i) for o, i in zip(out_dims, x)) * itemsize)
     return out
 
 
@@ -147,14 +147,11 @@ def _data_shaped_dims(node, arrays: list) -> list | None:
         if node.op == "Tile":  # as NumPy tiles (the evaluator's way), even with too many repeats
             reps = [int(r) for r in values[1]]
             n = max(len(reps), x.ndim)
-            shape = [1] * (n - x.ndim) + list(x.shape)
-            return [d * r for d, r in zip(shape, [1] * (n - len(reps)) + reps)]
+            return [d * r for d, r in zip(_padded(x.shape, n), _padded(reps, n))]
         if node.op == "Expand":
             target = [int(v) for v in values[1]]
             n = max(len(target), x.ndim)
-            a = [1] * (n - x.ndim) + list(x.shape)
-            b = [1] * (n - len(target)) + target
-            return [max(p, q) for p, q in zip(a, b)]
+            return [max(p, q) for p, q in zip(_padded(x.shape, n), _padded(target, n))]
         if node.op == "Range":
             start, limit, delta = (float(v[0]) for v in values[:3])
             return [max(int(np.ceil((limit - start) / delta)), 0)]

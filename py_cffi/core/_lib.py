@@ -49,12 +49,17 @@ def _allocator(alloc: Any, free: Any) -> Any:
 
 # Owners made before the C call that fills them (cffi_helpers.h): a handle the call leaves in one is
 # released when the owner goes (C code, no Python), so an exception (a KeyboardInterrupt) raised
-# between the call and the object that keeps the owner leaks nothing. new_owner[kind](ctype) makes one.
-new_owner = {
-    "device": _allocator(lib.accel_cffi_owner_alloc, lib.accel_cffi_free_device_box),
-    "model": _allocator(lib.accel_cffi_owner_alloc, lib.accel_cffi_free_model_box),
-    "job": _allocator(lib.accel_cffi_owner_alloc, lib.accel_cffi_free_job_box),
-}
+# between the call and the object that keeps the owner leaks nothing. By kind: the allocator and the
+# type, a one-handle array that the call takes as its out-parameter.
+_OWNERS = {kind: (_allocator(lib.accel_cffi_owner_alloc, free), ffi.typeof(f"accel_{kind} *[1]"))
+           for kind, free in (("device", lib.accel_cffi_free_device_box), ("model", lib.accel_cffi_free_model_box),
+                              ("job", lib.accel_cffi_free_job_box))}
+
+
+def new_owner(kind: str) -> Any:
+    """An empty owner of a handle of `kind` ("device", "model" or "job"); its handle is [0]."""
+    allocate, ctype = _OWNERS[kind]
+    return allocate(ctype)
 
 # Device memory as a uint8_t[] that owns its buffer, allocated and wrapped in one step (on the device
 # accel_cffi_memory_target named on this thread).

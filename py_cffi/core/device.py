@@ -43,7 +43,7 @@ class CoreDevice(DeviceBase):
         """Opens a device by URI (accel_device_open)."""
         if not isinstance(uri, str):
             raise TypeError(f"uri must be a str, not {type(uri).__name__}")
-        box = new_owner["device"]("accel_device *[1]")
+        box = new_owner("device")
         status = lib.accel_device_open(uri.encode("utf-8", "surrogatepass"), box)
         if status:
             raise error(status, last_message())
@@ -87,7 +87,7 @@ class CoreDevice(DeviceBase):
         """Loads a model from the bytes of any buffer-protocol object (accel_model_load_memory)."""
         device = self._get()  # held: close() from another thread cannot free it under the load
         view = ffi.from_buffer(data, require_writable=False)
-        box = new_owner["model"]("accel_model *[1]")
+        box = new_owner("model")
         status = lib.accel_model_load_memory(device[0], view, len(view), box)
         if status:
             raise error(status, last_message())

@@ -15,7 +15,6 @@ from .waiting import REFUSED, refused, run_blocking, submit
 
 __all__ = ["CoreModel", "wrap_model"]
 
-_JOB_SLOT = ffi.typeof("accel_job **")
 _INFO = ffi.typeof("accel_tensor_info *")
 _COUNT = ffi.typeof("size_t *")
 _HANDLE = attrgetter("_handle")
@@ -133,7 +132,7 @@ class CoreModel:
         if not callable(callback):
             raise TypeError("callback must be callable")
         args, _keep = _job_arguments(inputs, outputs, priority, core_mask, timeout_us)
-        slot = new_owner["job"](_JOB_SLOT)  # set by C only once the job is submitted
+        slot = new_owner("job")  # set by C only once the job is submitted
         completion = Completion(callback)
         try:
             completion.register()

@@ -72,7 +72,7 @@ class Future(concurrent.futures.Future[List[np.ndarray]]):
         """A pending future; ``Model.run_async`` makes them (there is no use in making one yourself)."""
         super().__init__()
         self._job: Any = None  # the core's CoreJob until the job completes
-        self._completed = False  # the completion callback has run
+        self._completed = False  # the job is over for this future (_claim: its completion, or a fork)
         self._outputs: Optional[List[np.ndarray]] = None
         self._model_name = ""
         self._device_uri = ""
@@ -91,10 +91,10 @@ class Future(concurrent.futures.Future[List[np.ndarray]]):
     def _complete(self, status: int, message: str, timing: Tuple[int, int, int, int]) -> None:
         """The core's completion callback: called exactly once, on the driver's completion thread (so it
         never blocks: done-callbacks go to the callback thread, see _invoke_callbacks)."""
-        with self._condition:
-            self._completed = True
-            job, self._job = self._job, None
-            outputs, self._outputs = self._outputs, None
+        claimed = self._claim()
+        if claimed is None:
+            return
+        job, outputs = claimed
         if _profiling._active:
             _profiling.record(self._model_name, self._device_uri, timing, status)
         if status == 0:
@@ -175,13 +175,20 @@ class Future(concurrent.futures.Future[List[np.ndarray]]):
                         return
                     self._condition.wait(min(remaining, _WAIT_SLICE))
 
-    def _fail_in_child(self, error: ClosedError) -> None:
+    def _claim(self) -> Optional[Tuple[Any, Optional[List[np.ndarray]]]]:
+        """Marks the job over, once: (its CoreJob, the outputs) for whoever completes this future, or
+        None if that happened already."""
         with self._condition:
-            if self.done():
-                return
+            if self._completed:
+                return None
             self._completed = True
-            self._job = self._outputs = None
-        self.set_exception(error)
+            job, self._job = self._job, None
+            outputs, self._outputs = self._outputs, None
+        return job, outputs
+
+    def _fail_in_child(self, error: ClosedError) -> None:
+        if self._claim() is not None:
+            self.set_exception(error)
 
     def result(self, timeout: Optional[float] = None) -> List[np.ndarray]:
         """The outputs (a list of NumPy arrays viewing device memory), waiting at most ``timeout``
