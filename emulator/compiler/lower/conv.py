@@ -5,7 +5,8 @@ from __future__ import annotations
 from ..errors import CompileError
 from ..ir import Value
 from ..op_params import AvgPool, Conv, ConvInteger, ConvTranspose, MaxPool, QConv
-from .context import unsupported
+from ..quant import QUANT_DTYPES
+from .context import F32, unsupported
 from .geometry import int_list, out_size, resolve_pads, transpose_out_size, transpose_pads
 
 
@@ -140,6 +141,9 @@ def lower_pool(ctx, node):
 
 
 def _emit_pool(ctx, node, x, op, kernel, strides, dil, begins, ends, ceil_mode, cip):
+    # maxpool is the one pool the float32-only check at emit leaves alone: it also takes int8 and uint8.
+    if op == "maxpool" and x.dtype != F32 and x.dtype not in QUANT_DTYPES:
+        raise unsupported(node, f"dtype {x.dtype} of input '{x.name}' (float32, int8 or uint8 only)")
     sp = len(x.shape) - 2
     if sp == 1:
         kernel, strides, dil = [1] + kernel, [1] + strides, [1] + dil
