@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 
-from . import accm, affine, batchnorm, emit, folding, fusion, importer, lower, qdq
+from . import accm, affine, batchnorm, emit, folding, fusion, importer, lower, qdq, qdq_dpu
 from .errors import CompileError
 from .lower import SUPPORTED_OPS
 
@@ -36,7 +36,8 @@ def compile_model(model, input_shapes=None, int8="ort", fold_limit=folding.FOLD_
     overrides the model's own. A dim that is neither static in the model nor given raises
     CompileError (a ValueError) naming the input and the dim. Unsupported ops, attributes and dtypes
     raise CompileError naming the op type and the node. int8 names the integer arithmetic of the quantized
-    ops (INT8_RULES: "ort", onnxruntime's CPU kernels); it is recorded in the model. fold_limit (bytes,
+    ops (INT8_RULES: "ort", onnxruntime's CPU kernels; "dpu", the Vitis AI DPU's fix-point rules, which need
+    power-of-two scales); it is recorded in the model. fold_limit (bytes,
     default FOLD_LIMIT_BYTES, 256 MiB) bounds what folding one node may compute on the host: a node past
     it raises CompileError naming it and the size, before anything is computed. Host memory running
     out raises MemoryError.
@@ -58,7 +59,9 @@ def compile_model(model, input_shapes=None, int8="ort", fold_limit=folding.FOLD_
 def _compile(model, input_shapes, int8, fold_limit) -> bytes:
     proto = importer.load(model)
     imported = importer.import_model(proto, input_shapes)
-    qdq.fuse(imported)
+    if int8 == "dpu":
+        qdq_dpu.prepare(imported)
+    qdq.fuse(imported, int8)
     g = lower.lower(imported, fold_limit)
     g.remove_dead()
     batchnorm.fold_batchnorm(g)

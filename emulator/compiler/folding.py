@@ -116,6 +116,9 @@ def _working_bytes(node, in_dims: list, out_dims: list, itemsize: int) -> int:
     return out
 
 
+# The longest axis a folded Resize may produce.
+RESIZE_AXIS_LIMIT = 1 << 16
+
 # Inputs up to this many elements are given to shape inference as values (initializers), so that it
 # can tell the output shape of ops whose shape is their inputs' data (Resize's scales, Expand's shape,
 # ConstantOfShape, Range, Tile's repeats...).
@@ -194,6 +197,11 @@ def _check_fold_size(node, model: onnx.ModelProto, arrays: list, limit: int) -> 
                     raise CompileError(f"{node.label} is not valid ONNX: {e}") from e
             continue
         dims = [max(d, 0) for d in dims]
+        if node.op == "Resize" and dims and max(dims) > RESIZE_AXIS_LIMIT:
+            # The reference evaluator walks an axis's output positions in Python, even when another axis
+            # is empty: minutes for a model of a few bytes.
+            raise CompileError(f"unsupported constant: folding {node.label} gives an axis of {max(dims)} elements "
+                               f"(shape {dims}), more than the {RESIZE_AXIS_LIMIT} constant folding takes")
         need = _working_bytes(node, in_dims, dims, itemsize)
         if need > limit:
             raise CompileError(

@@ -110,7 +110,8 @@ class Int8Rules:
     """Values of the parameters typed Int8Rules."""
 
     ORT = 0
-    BY_NAME: ClassVar[Dict[str, int]] = {"ort": 0}
+    DPU = 1
+    BY_NAME: ClassVar[Dict[str, int]] = {"ort": 0, "dpu": 1}
 
 
 

@@ -180,17 +180,21 @@ def _fuse(g: QdqGraph, node):
     return None
 
 
-def fuse(imp: Imported) -> None:
+# What the DPU does not run (VART computes it on the CPU in float): under the dpu rules it stays DQ -> op -> Q.
+NOT_ON_DPU = frozenset({"Softmax"})
+
+
+def fuse(imp: Imported, int8: str = "ort") -> None:
     """Rewrites imp.nodes in place, as onnxruntime does: the clean-ups first (qdq_cleanup.py), then each
     fusable group becomes one node at the position of its op; a DequantizeLinear stays while another node
-    still reads its output."""
+    still reads its output. int8="dpu" leaves NOT_ON_DPU in float (qdq_dpu.py has prepared the rest)."""
     qdq_cleanup.remove_redundant_activations(imp)
     qdq_cleanup.merge_double_pairs(imp)
     g = QdqGraph(imp)
     fused_at: dict = {}
     gone: set = set()
     for node in imp.nodes:
-        if id(node) in gone:
+        if id(node) in gone or (int8 == "dpu" and node.op in NOT_ON_DPU):
             continue
         hit = _fuse(g, node)
         if hit is None:
@@ -199,6 +203,7 @@ def fuse(imp: Imported) -> None:
         fused_at[id(node)] = new
         gone.update(id(r) for r in replaced if r.op != DQ)
         for r in replaced:  # a DQ goes once every reader of its output is gone
-            if r.op == DQ and all(id(c) in gone for c in g.consumers.get(r.outputs[0], [])):
+            if r.op == DQ and r.outputs[0] not in g.outputs and \
+                    all(id(c) in gone for c in g.consumers.get(r.outputs[0], [])):
                 gone.add(id(r))
     rewrite(imp, fused_at, gone)

@@ -60,6 +60,7 @@ bool debug_from_environment() {
 const char* int8_rules_name(Int8Rules r) {
     switch (r) {
         case Int8Rules::Ort: return "ort";
+        case Int8Rules::Dpu: return "dpu";
     }
     return "?";
 }
@@ -92,10 +93,11 @@ accel_status parse_options(const char* text, DeviceOptions* o) {
                             format("emu: spin='%s' is not a number of microseconds from 0 to 10000", value.c_str()));
             o->spin_us = (uint32_t)v;
         } else if (key == "int8") {
-            if (value != "ort")
+            if (value == "ort") o->int8 = Int8Rules::Ort;
+            else if (value == "dpu") o->int8 = Int8Rules::Dpu;
+            else
                 return fail(ACCEL_ERR_INVALID_ARGUMENT,
-                            format("emu: int8='%s' is not a known rule set (known: ort)", value.c_str()));
-            o->int8 = Int8Rules::Ort;
+                            format("emu: int8='%s' is not a known rule set (known: ort, dpu)", value.c_str()));
         } else if (key == "debug") {
             if (value != "0" && value != "1")
                 return fail(ACCEL_ERR_INVALID_ARGUMENT, format("emu: debug='%s' must be 0 or 1", value.c_str()));

@@ -24,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "math/fixpoint.h"
 #include "ops.h"
 
 namespace accel_emu {
@@ -174,7 +175,7 @@ public:
     explicit Parser(Image in) : in_(in) {}
 
     bool run(Graph* out_graph, uint64_t* out_data_offset) {
-        if (!parse_header() || !parse_tensors() || !parse_io()) return false;
+        if (!parse_header() || !parse_tensors() || !parse_io() || !check_int8_rules()) return false;
         // The ops' checks may read constants (gather's indices); the section was bounds-checked above.
         g_.constants = in_.bytes(h_.data_offset, h_.data_size);
         const bool nodes_ok = parse_nodes();
@@ -261,7 +262,7 @@ private:
         if (h_.version_minor < 2 && rules != 0)
             return fail(cat("header: reserved field at offset 44 is ", rules, ", must be 0"));
         if (!is_known(Int8Rules(rules)))
-            return fail(cat("header: int8_rules ", rules, " is unknown to this reader (0 ort)"));
+            return fail(cat("header: int8_rules ", rules, " is unknown to this reader (0 ort, 1 dpu)"));
         g_.int8_rules = Int8Rules(rules);
         h_.tensor_table_offset = in_.u64(48);
         h_.node_table_offset = in_.u64(56);
@@ -591,6 +592,27 @@ private:
             }
         }
         producer_ = std::move(producer);
+        return true;
+    }
+
+    // ---- the int8 rules' own constraints on quantized tensors ----
+
+    // dpu: fix-point tensors, every scale a power of two (2^-fix_point) and every zero point 0.
+    bool check_int8_rules() {
+        if (g_.int8_rules != Int8Rules::Dpu) return true;
+        for (uint32_t t = 0; t < h_.tensor_count; ++t) {
+            const Quant& q = g_.tensors[t].quant;
+            if (q.type != ACCEL_QUANT_PER_TENSOR && q.type != ACCEL_QUANT_PER_AXIS) continue;
+            for (size_t i = 0; i < q.scales.size(); ++i) {
+                int32_t fp = 0;
+                if (!fix_point_of(q.scales[i], &fp))
+                    return fail(cat(tensor_label(t), ": scale ", q.scales[i],
+                                    " is not a power of two, which the dpu int8 rules need"));
+                if (i < q.zero_points.size() && q.zero_points[i] != 0)
+                    return fail(cat(tensor_label(t), ": zero point ", q.zero_points[i],
+                                    " is not 0, which the dpu int8 rules need"));
+            }
+        }
         return true;
     }
 

@@ -11,6 +11,8 @@ from .. import folding, qdq
 from ..errors import CompileError
 from ..importer import DEFAULT_DOMAINS, Imported, check_schema
 from ..ir import Graph, Value
+from ..op_params import ACTIVATIONS
+from ..qdq_dpu import FUSED_ACTIVATION
 from . import conv, data, elementwise, linalg, normalization, qinteger, qlinear, quantized, reshape, resize
 from .context import Ctx, unsupported
 
@@ -72,12 +74,28 @@ def lower(imp: Imported, fold_limit: int = folding.FOLD_LIMIT_BYTES) -> Graph:
         if handler is None:
             raise unsupported(node)
         handler(ctx, node)
+        if node.attr(FUSED_ACTIVATION) is not None:
+            _put_fused_activation(g, node)
         if node.op in QUANT_KEEPING_OPS:
             _keep_quant(g, node)
         for o in node.outputs:
             if o and o not in g.values and o in imp.used:
                 raise CompileError(f"{node.label}: output '{o}' is not supported")
     return g
+
+
+def _put_fused_activation(g: Graph, node) -> None:
+    """The activation qdq_dpu.py absorbed into `node`, on the node that computes its output (through the
+    copies a 1-D lowering adds: an elementwise function commutes with them)."""
+    producers = g.producers()
+    p = producers.get(node.outputs[0])
+    while p is not None and p.op == "copy":
+        p = producers.get(p.inputs[0])
+    if p is None or p.act != 0:
+        raise CompileError(f"{node.label}: the fused activation has no node to go on")
+    p.act = ACTIVATIONS[str(node.attr(FUSED_ACTIVATION))]
+    p.alpha = float(node.attr(f"{FUSED_ACTIVATION}_alpha", 0.0))
+    p.beta = float(node.attr(f"{FUSED_ACTIVATION}_beta", 0.0))
 
 
 def _keep_quant(g: Graph, node) -> None:

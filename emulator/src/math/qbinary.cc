@@ -27,7 +27,27 @@ QBinRule qbinary_rule(QBinOp op, const QParams& a, const QParams& b, const QPara
     return r;
 }
 
+QBinRule qbinary_dpu_rule(QBinOp op, int32_t fa, int32_t fb, int32_t fy, bool relu, bool is_signed) {
+    QBinRule r{};
+    r.op = op;
+    r.is_signed = is_signed;
+    r.fixed = true;
+    r.dpu = op == QBinOp::Add ? dpu_add_rule(fa, fb, fy, relu, is_signed) : dpu_mul_rule(fa, fb, fy, relu, is_signed);
+    return r;
+}
+
 namespace {
+
+template <typename T>
+void fixed_row(const QBinRule& rule, const T* a, int64_t sa, const T* b, int64_t sb, T* y, int64_t n) {
+    const DpuBinary& d = rule.dpu;
+    for (int64_t j = 0; j < n; ++j) {
+        const int64_t x = a[j * sa], z = b[j * sb];
+        const int64_t v = rule.op == QBinOp::Add ? dpu_align(x, d.shift_a) + dpu_align(z, d.shift_b) : x * z;
+        const int64_t r = shift_round_up(v, d.shift_y);
+        y[j] = static_cast<T>(saturate8(r < d.y_min ? d.y_min : r, rule.is_signed));
+    }
+}
 
 template <typename T, QBinOp OP>
 void row(const QBinRule& rule, const T* a, int64_t sa, const T* b, int64_t sb, T* y, int64_t n) {
@@ -49,7 +69,8 @@ void typed_row(const QBinRule& rule, const void* a, int64_t sa, const void* b, i
     const T* pa = static_cast<const T*>(a);
     const T* pb = static_cast<const T*>(b);
     T* py = static_cast<T*>(y);
-    if (rule.op == QBinOp::Add) row<T, QBinOp::Add>(rule, pa, sa, pb, sb, py, n);
+    if (rule.fixed) fixed_row<T>(rule, pa, sa, pb, sb, py, n);
+    else if (rule.op == QBinOp::Add) row<T, QBinOp::Add>(rule, pa, sa, pb, sb, py, n);
     else row<T, QBinOp::Mul>(rule, pa, sa, pb, sb, py, n);
 }
 
@@ -61,10 +82,9 @@ void qbinary_row_portable(const QBinRule& rule, const void* a, int64_t sa, const
     else typed_row<uint8_t>(rule, a, sa, b, sb, y, n);
 }
 
-void qbinary_broadcast(QBinOp op, const TensorDesc& ad, const TensorDesc& bd, const TensorDesc& yd, const QParams& qa,
-                       const QParams& qb, const QParams& qy, const void* A, const void* B, void* Y, bool vector) {
-    const QBinRule rule = qbinary_rule(op, qa, qb, qy);
-    const QBinRow row_fn = vector && qbinary_row_avx512 ? qbinary_row_avx512 : qbinary_row_portable;
+void qbinary_broadcast(const QBinRule& rule, const TensorDesc& ad, const TensorDesc& bd, const TensorDesc& yd,
+                       const void* A, const void* B, void* Y, bool vector) {
+    const QBinRow row_fn = vector && !rule.fixed && qbinary_row_avx512 ? qbinary_row_avx512 : qbinary_row_portable;
     const auto* a8 = static_cast<const uint8_t*>(A);
     const auto* b8 = static_cast<const uint8_t*>(B);
     auto* y8 = static_cast<uint8_t*>(Y);

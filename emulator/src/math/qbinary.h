@@ -9,9 +9,12 @@ namespace accel_emu {
 
 enum class QBinOp { Add, Mul };
 
-// Y = A op B over the real values, A shaped ad and B shaped bd broadcast to Y's shape yd (checked by the
-// caller); all three of one 8-bit dtype. `vector`: the AVX-512 rows where the CPU has them (the same bytes).
-void qbinary_broadcast(QBinOp op, const TensorDesc& ad, const TensorDesc& bd, const TensorDesc& yd, const QParams& qa,
-                       const QParams& qb, const QParams& qy, const void* A, const void* B, void* Y, bool vector);
+struct QBinRule;
+
+// Y = A op B over the real values with `rule` (qbinary_row.h), A shaped ad and B shaped bd broadcast to Y's
+// shape yd (checked by the caller); all three of one 8-bit dtype. `vector`: the AVX-512 rows where the CPU
+// has them (the same bytes).
+void qbinary_broadcast(const QBinRule& rule, const TensorDesc& ad, const TensorDesc& bd, const TensorDesc& yd,
+                       const void* A, const void* B, void* Y, bool vector);
 
 }  // namespace accel_emu

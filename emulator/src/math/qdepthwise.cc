@@ -80,7 +80,7 @@ ACCEL_INLINE void row_kxk(const int16_t* w, const uint8_t* const* r, int64_t n, 
 ACCEL_HOT void channel_portable(const qk::Header* h, const ConvGeom& q, int64_t m, const uint8_t* P, uint32_t* acc,
                                 uint32_t* cs, int32_t* row, uint8_t* y) {
     const int8_t* A = static_cast<const int8_t*>(qk::weights(h)) + m * h->K;
-    const int64_t Wp = padded_cols(q), e = h->out == QOut::Q8 ? 1 : 4, OW = q.OW;
+    const int64_t Wp = padded_cols(q), e = qout_bytes(h->out), OW = q.OW;
     const uint32_t rc = static_cast<uint32_t>(qk::rowc(h)[m]), cc = static_cast<uint32_t>(qk::colc(h)[m]);
     const int k = static_cast<int>(q.kh);
     const bool square =
@@ -159,7 +159,7 @@ ACCEL_DW_VNNI inline void dw_weights(const qk::Header* h, const ConvGeom& q, int
 template <int S, int KH, QOut OUT, bool CS, bool FLIP>
 ACCEL_DW_VNNI void channel_vnni(const qk::Header* h, const ConvGeom& q, int64_t m, const uint8_t* xc, uint8_t* y) {
     constexpr int R = KH ? 4 : 1;
-    constexpr int64_t e = OUT == QOut::Q8 ? 1 : 4;
+    constexpr int64_t e = OUT == QOut::Q8 || OUT == QOut::Fixed ? 1 : 4;
     const int64_t nq = KH ? (KH + 3) / 4 : (q.kw + 3) / 4, kh = KH ? KH : q.kh;
     const int64_t H = q.H, W = q.W, OW = q.OW, OH = q.OH, sh = KH ? S : q.sh, dh = KH ? 1 : q.dh, pt = q.pt;
     DwWeights d;
@@ -171,6 +171,8 @@ ACCEL_DW_VNNI void channel_vnni(const qk::Header* h, const ConvGeom& q, int64_t 
     const __m512 s = _mm512_set1_ps(qk::scale(h)[m]), fb = _mm512_set1_ps(qk::fbias(h)[m]);
     const __m512 lo = _mm512_set1_ps(h->lo), hi = _mm512_set1_ps(h->hi);
     const __m512i yz = _mm512_set1_epi32(h->y_zero);
+    qk::FixedEpi fx;
+    if constexpr (OUT == QOut::Fixed) fx = qk::fixed_row(h, m);
     uint8_t* yc = y + m * q.P * e;
     for (int64_t ow0 = 0; ow0 < OW; ow0 += kRowTile) {
         // Group qq's load starts at input column ow0 * S + 4 qq - pl; bytes at columns in [0, W) are real.
@@ -212,7 +214,8 @@ ACCEL_DW_VNNI void channel_vnni(const qk::Header* h, const ConvGeom& q, int64_t 
                 if (oh0 + r >= OH) break;
                 __m512i a = acc[r];
                 if (CS) a = _mm512_add_epi32(a, _mm512_mullo_epi32(cc, cs[r]));
-                qk::epi_vec<OUT>(a, s, fb, lo, hi, yz, yc + ((oh0 + r) * OW + ow0) * e, store);
+                if constexpr (OUT == QOut::Fixed) qk::fixed_vec(a, fx, yz, yc + ((oh0 + r) * OW + ow0) * e, store);
+                else qk::epi_vec<OUT>(a, s, fb, lo, hi, yz, yc + ((oh0 + r) * OW + ow0) * e, store);
             }
         }
     }
@@ -245,6 +248,7 @@ void run_vnni(const qk::Header* h, const ConvGeom& q, const uint8_t* x, uint8_t*
     switch (h->out) {
         case QOut::Int32: channels_vnni<S, QOut::Int32>(h, q, x, y); return;
         case QOut::Float: channels_vnni<S, QOut::Float>(h, q, x, y); return;
+        case QOut::Fixed: channels_vnni<S, QOut::Fixed>(h, q, x, y); return;
         case QOut::Q8: break;
     }
     channels_vnni<S, QOut::Q8>(h, q, x, y);
@@ -256,7 +260,7 @@ void run_vnni(const qk::Header* h, const ConvGeom& q, const uint8_t* x, uint8_t*
 
 size_t qdepthwise_packed_bytes(QIsa, const QGemmSpec& spec) {
     const int64_t Mp = qk::round_up(std::max<int64_t>(spec.M, 0), kRowTile);
-    return static_cast<size_t>(qk::header_bytes() + 4 * qk::rows_bytes(Mp) + qk::round_up(Mp * spec.K, qk::kAlign));
+    return static_cast<size_t>(qk::head_bytes(Mp) + qk::round_up(Mp * spec.K, qk::kAlign));
 }
 
 void qdepthwise_pack(QIsa isa, const QGemmSpec& spec, const void* w, void* out) {

@@ -78,7 +78,7 @@ int64_t column_block(const qk::Header* h, int64_t N) {
     return std::min(fit, qk::round_up(std::max<int64_t>(N, 1), nr));
 }
 
-int64_t elem_bytes(const qk::Header* h) { return h->out == QOut::Q8 ? 1 : 4; }
+int64_t elem_bytes(const qk::Header* h) { return qout_bytes(h->out); }
 
 bool avx512_x(const qk::Header* h) { return h->isa == QIsa::Avx512Vnni || h->isa == QIsa::Amx; }
 
@@ -226,7 +226,7 @@ int64_t weight_bytes(QIsa isa, int64_t Mp, int64_t Kg) {
 
 size_t qgemm_packed_bytes(QIsa isa, const QGemmSpec& spec) {
     const Dims d = dims(isa, spec);
-    return static_cast<size_t>(qk::header_bytes() + 4 * qk::rows_bytes(d.Mp) + qk::weight_bytes(isa, d.Mp, d.Kg));
+    return static_cast<size_t>(qk::head_bytes(d.Mp) + qk::weight_bytes(isa, d.Mp, d.Kg));
 }
 
 namespace qk {
@@ -235,7 +235,7 @@ AView fill_header(QIsa isa, const IsaTraits& t, const QGemmSpec& spec, const voi
                   int64_t Kg, void* out) {
     char* base = static_cast<char*>(out);
     Header* h = reinterpret_cast<Header*>(base);
-    std::memset(base, 0, static_cast<size_t>(header_bytes() + 4 * rows_bytes(Mp)));
+    std::memset(base, 0, static_cast<size_t>(head_bytes(Mp)));
     h->magic = kMagic;
     h->isa = isa;
     h->out = spec.out;
@@ -243,7 +243,7 @@ AView fill_header(QIsa isa, const IsaTraits& t, const QGemmSpec& spec, const voi
     h->M = std::max<int64_t>(spec.M, 0), h->K = spec.K, h->taps = taps, h->C = spec.K / taps;
     const int64_t C4 = ceil_div(h->C, 4);
     h->Mp = Mp, h->Kq = taps * C4, h->Kg = Kg;
-    h->w_off = header_bytes() + 4 * rows_bytes(Mp);
+    h->w_off = head_bytes(Mp);
 
     // B = X ^ flip; X = B + beta.
     const bool flip = spec.x_signed != t.b_signed;
@@ -255,12 +255,16 @@ AView fill_header(QIsa isa, const IsaTraits& t, const QGemmSpec& spec, const voi
     h->y_zero = std::clamp(spec.y_zero, qmin, qmax);
     h->lo = static_cast<float>(qmin - h->y_zero);
     h->hi = static_cast<float>(qmax - h->y_zero);
+    h->ilo = std::clamp(spec.y_min, qmin, qmax) - h->y_zero;
+    h->ihi = std::clamp(spec.y_max, qmin, qmax) - h->y_zero;
 
     const AView a{w, spec.w_signed, spec.w_signed ? t.alpha_w_s8 : t.alpha_w_u8, h->M, spec.K, taps, h->C, C4};
     int32_t* rc = const_cast<int32_t*>(rowc(h));
     int32_t* cc = const_cast<int32_t*>(colc(h));
     float* sc = const_cast<float*>(scale(h));
     float* fb = const_cast<float*>(fbias(h));
+    int32_t* fx[5];
+    for (int i = 0; i < 5; ++i) fx[i] = const_cast<int32_t*>(fixed_arr(h, i));
     const uint32_t v = static_cast<uint32_t>(beta - xz);
     for (int64_t m = 0; m < h->M; ++m) {
         uint32_t rowsum = 0;
@@ -273,6 +277,8 @@ AView fill_header(QIsa isa, const IsaTraits& t, const QGemmSpec& spec, const voi
         if (u != 0) h->colsum = 1;
         sc[m] = spec.scale ? spec.scale[m] : 1.f;
         fb[m] = spec.fbias ? spec.fbias[m] : 0.f;
+        const FixedRequant f = spec.fixed ? spec.fixed[m] : FixedRequant{};
+        fx[0][m] = f.pre, fx[1][m] = f.mult, fx[2][m] = f.post, fx[3][m] = f.nmult, fx[4][m] = f.npost;
     }
     return a;
 }

@@ -12,6 +12,11 @@
 //            gives qmin; qmin/qmax are the output type's range, so y needs no further clamp)
 //     Int32  y = acc
 //     Float  y = float(acc) * scale[m] + fbias[m]     (two float32 roundings, no FMA; fbias nullable)
+//     Fixed  y = clamp(rshift_up(int64(acc >> pre[m]) * mult[m], post[m]), y_min - y_zero, y_max - y_zero) + y_zero
+//            (integers only: the fixed-point requantization of the devices' rules, `dpu` and `bpu`), where
+//            acc >> pre floors and rshift_up(v, s) = (v + 2^(s-1)) >> s rounds half toward +inf (v for s = 0);
+//            a negative acc >> pre takes nmult[m] and npost[m] instead (a leaky slope; equal to mult and post
+//            otherwise)
 // Every ISA path gives the same bytes as the portable one for the same inputs (tests check it). acc is the
 // exact sum modulo 2^32 (it only wraps where the true sum leaves int32, which 8-bit operands reach only
 // for depths past 2^15).
@@ -34,7 +39,16 @@ QIsa qisa_select();
 // "portable", "avx2", "avx512vnni", "amx".
 const char* qisa_name(QIsa isa);
 
-enum class QOut : int32_t { Q8 = 0, Int32 = 1, Float = 2 };
+enum class QOut : int32_t { Q8 = 0, Int32 = 1, Float = 2, Fixed = 3 };
+
+// Bytes of one output element of the kind.
+inline int64_t qout_bytes(QOut out) { return out == QOut::Q8 || out == QOut::Fixed ? 1 : 4; }
+
+// One row's fixed-point requantization (QOut::Fixed). Limits (the callers keep them): 0 <= pre <= 31,
+// 0 <= post, npost <= 61, |mult|, |nmult| < 2^31, so that no step overflows int64.
+struct FixedRequant {
+    int32_t pre = 0, mult = 1, post = 0, nmult = 1, npost = 0;
+};
 
 // One GEMM's operands and epilogue. Pointers are only read during qgemm_pack.
 struct QGemmSpec {
@@ -52,7 +66,10 @@ struct QGemmSpec {
     const float* scale = nullptr;    // [M] (Q8, Float)
     const float* fbias = nullptr;    // [M] (Float; nullptr: 0)
     bool y_signed = false;           // Q8: output int8 (else uint8)
-    int32_t y_zero = 0;              // Q8: output zero point (in the output type's range; clamped into it)
+    int32_t y_zero = 0;              // Q8, Fixed: output zero point (in the output type's range; clamped into it)
+    const FixedRequant* fixed = nullptr;  // [M] (Fixed)
+    // Fixed: the output's bounds (a fused relu narrows them), clamped into the output type's range.
+    int32_t y_min = -128, y_max = 255;
 };
 
 // Bytes of the packed form of spec for isa (weights, per-row constants, the epilogue's parameters).

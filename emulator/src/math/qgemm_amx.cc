@@ -85,7 +85,7 @@ ACCEL_AMX void step(const uint8_t* a, const uint8_t* b, int64_t chunks, int32_t*
 
 ACCEL_AMX void epilogue(const Header* h, const int32_t* c, const int32_t* colsum, int64_t m0, int64_t rows, int64_t j,
                         int64_t n, const Out& out) {
-    const int64_t e = h->out == QOut::Q8 ? 1 : 4;
+    const int64_t e = qout_bytes(h->out);
     char* y = static_cast<char*>(out.y);
     const int32_t* cs = h->colsum ? colsum + j : nullptr;
     alignas(64) char stage[2 * TM][NR * 4];

@@ -74,6 +74,8 @@ struct RowEpi2 {
     QOut out;
     __m256i rowc, colc, yz;
     __m256 s, fb, lo, hi;
+    const Header* h;
+    int64_t m;
 };
 
 ACCEL_AVX2 inline RowEpi2 row_epi2(const Header* h, int64_t m) {
@@ -84,7 +86,9 @@ ACCEL_AVX2 inline RowEpi2 row_epi2(const Header* h, int64_t m) {
             _mm256_set1_ps(scale(h)[m]),
             _mm256_set1_ps(fbias(h)[m]),
             _mm256_set1_ps(h->lo),
-            _mm256_set1_ps(h->hi)};
+            _mm256_set1_ps(h->hi),
+            h,
+            m};
 }
 
 // 8 sums corrected and written, the first n (<= 8) of them, to dst (elements of the output type).
@@ -94,6 +98,11 @@ ACCEL_AVX2 inline void epi_store2(const RowEpi2& e, __m256i s, const int32_t* co
         a = _mm256_add_epi32(a,
                              _mm256_mullo_epi32(e.colc, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(colsum))));
     alignas(32) int32_t t[8];
+    if (e.out == QOut::Fixed) {  // 64-bit shifts AVX2 lacks: the scalar definition (the devices' rules)
+        _mm256_store_si256(reinterpret_cast<__m256i*>(t), a);
+        for (int64_t j = 0; j < n; ++j) dst[j] = static_cast<char>(fixed_value(t[j], e.h, e.m));
+        return;
+    }
     if (e.out == QOut::Int32 || e.out == QOut::Float) {
         if (e.out == QOut::Float) {
             __m256 p = _mm256_mul_ps(_mm256_cvtepi32_ps(a), e.s);
@@ -120,7 +129,7 @@ ACCEL_AVX2 inline void epi_store2(const RowEpi2& e, __m256i s, const int32_t* co
 ACCEL_AVX2 void block_avx2(const Header* h, const View& b, int64_t p0, int64_t nc, const int32_t* colsum,
                            const Out& out) {
     const int32_t* W = static_cast<const int32_t*>(weights(h));
-    const int64_t e = h->out == QOut::Q8 ? 1 : 4;
+    const int64_t e = qout_bytes(h->out);
     char* y = static_cast<char*>(out.y);
     alignas(32) char stage[MR][NR * 4];
     for (int64_t t = 0; t * MR < h->M; ++t) {

@@ -14,11 +14,56 @@ namespace accel_emu {
 namespace qk {
 
 // One output row's parameters, broadcast.
+struct FixedEpi {
+    __m512i pre, mult, post, nmult, npost, lo, hi;
+};
+
 struct RowEpi {
     QOut out;
     __m512i rowc, colc, yz;
     __m512 s, fb, lo, hi;
+    FixedEpi fx;
 };
+
+// Fixed's parameters of row m, broadcast.
+ACCEL_AVX512_BW inline FixedEpi fixed_row(const Header* h, int64_t m) {
+    return {_mm512_set1_epi32(fixed_arr(h, 0)[m]), _mm512_set1_epi32(fixed_arr(h, 1)[m]),
+            _mm512_set1_epi32(fixed_arr(h, 2)[m]), _mm512_set1_epi32(fixed_arr(h, 3)[m]),
+            _mm512_set1_epi32(fixed_arr(h, 4)[m]), _mm512_set1_epi32(h->ilo),
+            _mm512_set1_epi32(h->ihi)};
+}
+
+// Fixed's parameters of rows [m0, m0 + 16) in the lanes of mask (the others 0).
+ACCEL_AVX512_BW inline FixedEpi fixed_lanes(const Header* h, int64_t m0, __mmask16 mask) {
+    return {_mm512_maskz_loadu_epi32(mask, fixed_arr(h, 0) + m0), _mm512_maskz_loadu_epi32(mask, fixed_arr(h, 1) + m0),
+            _mm512_maskz_loadu_epi32(mask, fixed_arr(h, 2) + m0), _mm512_maskz_loadu_epi32(mask, fixed_arr(h, 3) + m0),
+            _mm512_maskz_loadu_epi32(mask, fixed_arr(h, 4) + m0), _mm512_set1_epi32(h->ilo),
+            _mm512_set1_epi32(h->ihi)};
+}
+
+// Fixed (fixed_value) of 8 lanes widened to 64 bits: v the floored sums, m the multipliers, s the shifts.
+ACCEL_AVX512_BW inline __m256i fixed_half(__m256i v, __m256i m, __m256i s, __m512i lo, __m512i hi) {
+    const __m512i s64 = _mm512_cvtepu32_epi64(s);
+    const __m512i p = _mm512_mul_epi32(_mm512_cvtepi32_epi64(v), _mm512_cvtepi32_epi64(m));
+    const __m512i half = _mm512_srli_epi64(_mm512_sllv_epi64(_mm512_set1_epi64(1), s64), 1);  // 2^(s-1), 0 for s 0
+    const __m512i r = _mm512_srav_epi64(_mm512_add_epi64(p, half), s64);
+    return _mm512_cvtepi64_epi32(_mm512_min_epi64(_mm512_max_epi64(r, lo), hi));
+}
+
+// One vector of corrected sums a written as Fixed's bytes to dst's lanes in mask.
+ACCEL_AVX512_BW inline void fixed_vec(__m512i a, const FixedEpi& f, __m512i yz, void* dst, __mmask16 mask) {
+    const __m512i v = _mm512_srav_epi32(a, f.pre);
+    const __mmask16 neg = _mm512_cmplt_epi32_mask(v, _mm512_setzero_si512());
+    const __m512i m = _mm512_mask_blend_epi32(neg, f.mult, f.nmult), s = _mm512_mask_blend_epi32(neg, f.post, f.npost);
+    const __m512i lo = _mm512_cvtepi32_epi64(_mm512_castsi512_si256(f.lo));
+    const __m512i hi = _mm512_cvtepi32_epi64(_mm512_castsi512_si256(f.hi));
+    const __m256i r0 = fixed_half(_mm512_castsi512_si256(v), _mm512_castsi512_si256(m), _mm512_castsi512_si256(s), lo,
+                                  hi);
+    const __m256i r1 = fixed_half(_mm512_extracti64x4_epi64(v, 1), _mm512_extracti64x4_epi64(m, 1),
+                                  _mm512_extracti64x4_epi64(s, 1), lo, hi);
+    const __m512i r = _mm512_add_epi32(_mm512_inserti64x4(_mm512_castsi256_si512(r0), r1, 1), yz);
+    _mm_mask_storeu_epi8(dst, mask, _mm512_cvtepi32_epi8(r));
+}
 
 ACCEL_AVX512_BW inline RowEpi row_epi(const Header* h, int64_t m) {
     RowEpi e;
@@ -30,6 +75,7 @@ ACCEL_AVX512_BW inline RowEpi row_epi(const Header* h, int64_t m) {
     e.fb = _mm512_set1_ps(fbias(h)[m]);
     e.lo = _mm512_set1_ps(h->lo);
     e.hi = _mm512_set1_ps(h->hi);
+    if (h->out == QOut::Fixed) e.fx = fixed_row(h, m);
     return e;
 }
 
@@ -44,6 +90,7 @@ ACCEL_AVX512_BW inline RowEpi lanes_epi(const Header* h, int64_t m0, __mmask16 m
     e.fb = _mm512_maskz_loadu_ps(mask, fbias(h) + m0);
     e.lo = _mm512_set1_ps(h->lo);
     e.hi = _mm512_set1_ps(h->hi);
+    if (h->out == QOut::Fixed) e.fx = fixed_lanes(h, m0, mask);
     return e;
 }
 
@@ -79,6 +126,7 @@ ACCEL_AVX512_BW inline void epi_store(const RowEpi& e, __m512i s, const int32_t*
     switch (e.out) {
         case QOut::Int32: epi_vec<QOut::Int32>(a, e.s, e.fb, e.lo, e.hi, e.yz, dst, mask); return;
         case QOut::Float: epi_vec<QOut::Float>(a, e.s, e.fb, e.lo, e.hi, e.yz, dst, mask); return;
+        case QOut::Fixed: fixed_vec(a, e.fx, e.yz, dst, mask); return;
         case QOut::Q8: break;
     }
     epi_vec<QOut::Q8>(a, e.s, e.fb, e.lo, e.hi, e.yz, dst, mask);

@@ -89,7 +89,7 @@ ACCEL_VNNI __attribute__((noinline)) void tile(const Header* h, const int8_t* __
         }
         A += MR * 4;
     } while (++g < h->Kg);
-    constexpr int64_t e = OUT == QOut::Q8 ? 1 : 4;
+    constexpr int64_t e = OUT == QOut::Q8 || OUT == QOut::Fixed ? 1 : 4;
     __mmask16 mask[NV];
     __m512i cs[NV];
     for (int v = 0; v < NV; ++v) {
@@ -103,11 +103,16 @@ ACCEL_VNNI __attribute__((noinline)) void tile(const Header* h, const int8_t* __
         const int64_t m = m0 + i;  // rows past M have constants too (zeros)
         char* dst = DIRECT ? y + (m * out.ldy + j) * e : stage[i];
         const __m512 s = _mm512_set1_ps(k.scale[m]);
+        FixedEpi fx;
+        if constexpr (OUT == QOut::Fixed) fx = fixed_row(h, m);
         for (int v = 0; v < NV; ++v) {
             __m512i a = reinterpret_cast<__m512i>(acc[i][v]);
             if (CS) a = _mm512_add_epi32(a, _mm512_mullo_epi32(_mm512_set1_epi32(k.colc[m]), cs[v]));
-            epi_vec<OUT>(a, s, OUT == QOut::Float ? _mm512_set1_ps(k.fbias[m]) : s, k.lo, k.hi, k.yz, dst + 16 * e * v,
-                         mask[v]);
+            if constexpr (OUT == QOut::Fixed)
+                fixed_vec(a, fx, k.yz, dst + 16 * e * v, mask[v]);
+            else
+                epi_vec<OUT>(a, s, OUT == QOut::Float ? _mm512_set1_ps(k.fbias[m]) : s, k.lo, k.hi, k.yz,
+                             dst + 16 * e * v, mask[v]);
         }
     }
     if (DIRECT) return;
@@ -186,7 +191,7 @@ ACCEL_VNNI void tail(const Header* h, const int8_t* A, const int32_t* T, int64_t
         case 6: tail_kernel<6>(A, T, h->Kg, c); break;
         default: tail_kernel<7>(A, T, h->Kg, c); break;
     }
-    const int64_t e = h->out == QOut::Q8 ? 1 : 4;
+    const int64_t e = qout_bytes(h->out);
     char* y = static_cast<char*>(out.y);
     const __mmask16 lanes = head_mask(rows);
     const RowEpi ep = lanes_epi(h, m0, lanes);
@@ -260,6 +265,10 @@ void block_vnni(const Header* h, const View& b, int64_t p0, int64_t nc, const in
         case QOut::Float:
             if (h->colsum) block<QOut::Float, true>(h, b, p0, nc, colsum, out, T);
             else block<QOut::Float, false>(h, b, p0, nc, colsum, out, T);
+            return;
+        case QOut::Fixed:
+            if (h->colsum) block<QOut::Fixed, true>(h, b, p0, nc, colsum, out, T);
+            else block<QOut::Fixed, false>(h, b, p0, nc, colsum, out, T);
             return;
     }
 }

@@ -41,7 +41,8 @@ inline T* align_ptr(void* p) {
 }
 
 // At offset 0 of every packed blob (qgemm and depthwise), followed by the per-row arrays (rowc, colc,
-// scale, fbias, each Mp long and 64-byte aligned) and, at w_off, the weights in the isa's layout.
+// scale, fbias and Fixed's pre, mult, post, nmult, npost: kRowArrays of them, each Mp long and 64-byte
+// aligned) and, at w_off, the weights in the isa's layout.
 struct Header {
     uint32_t magic;
     QIsa isa;
@@ -53,6 +54,7 @@ struct Header {
     uint8_t pad_[2];
     int32_t y_zero;
     float lo, hi;     // Q8 clamp, qmin - y_zero and qmax - y_zero
+    int32_t ilo, ihi; // Fixed clamp, y_min - y_zero and y_max - y_zero
     int64_t M, K, taps, C;
     int64_t Mp;       // M rounded up to the isa's row tile
     int64_t Kq;       // k-groups with data: taps * C4
@@ -60,14 +62,21 @@ struct Header {
     int64_t w_off;    // byte offset of the weights
 };
 
+constexpr int64_t kRowArrays = 9;
 inline int64_t rows_bytes(int64_t Mp) { return round_up(Mp * 4, kAlign); }
 inline int64_t header_bytes() { return round_up(sizeof(Header), kAlign); }
+// The header and the per-row arrays.
+inline int64_t head_bytes(int64_t Mp) { return header_bytes() + kRowArrays * rows_bytes(Mp); }
 inline const int32_t* rowc(const Header* h) {
     return reinterpret_cast<const int32_t*>(reinterpret_cast<const char*>(h) + header_bytes());
 }
 inline const int32_t* colc(const Header* h) { return rowc(h) + rows_bytes(h->Mp) / 4; }
 inline const float* scale(const Header* h) { return reinterpret_cast<const float*>(colc(h) + rows_bytes(h->Mp) / 4); }
 inline const float* fbias(const Header* h) { return scale(h) + rows_bytes(h->Mp) / 4; }
+// Fixed's arrays: pre, mult, post, nmult, npost (i = 0 .. 4).
+inline const int32_t* fixed_arr(const Header* h, int i) {
+    return reinterpret_cast<const int32_t*>(fbias(h) + (1 + i) * (rows_bytes(h->Mp) / 4));
+}
 inline const void* weights(const Header* h) { return reinterpret_cast<const char*>(h) + h->w_off; }
 
 // Per isa: rows per weight tile, columns per register tile, depth unit in k-groups, and how A and B
@@ -129,6 +138,15 @@ inline uint32_t corrected(uint32_t s, const Header* h, int64_t m, const int32_t*
     uint32_t a = s + static_cast<uint32_t>(rowc(h)[m]);
     if (h->colsum) a += static_cast<uint32_t>(colc(h)[m]) * static_cast<uint32_t>(colsum[n]);
     return a;
+}
+// Fixed's value of one corrected sum (qgemm.h); the vector paths match it.
+inline int32_t fixed_value(int32_t acc, const Header* h, int64_t m) {
+    const int32_t v = acc >> fixed_arr(h, 0)[m];
+    const bool neg = v < 0;
+    const int64_t p = static_cast<int64_t>(v) * (neg ? fixed_arr(h, 3)[m] : fixed_arr(h, 1)[m]);
+    const int32_t s = neg ? fixed_arr(h, 4)[m] : fixed_arr(h, 2)[m];
+    const int64_t r = s > 0 ? (p + (int64_t{1} << (s - 1))) >> s : p;
+    return static_cast<int32_t>(r < h->ilo ? h->ilo : r > h->ihi ? h->ihi : r) + h->y_zero;
 }
 // One row of outputs, acc[0..n) for row m, into dst (n consecutive elements of the output type, or, with
 // stride > 1, elements stride apart).

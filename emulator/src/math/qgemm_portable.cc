@@ -56,6 +56,11 @@ void epilogue_row(const Header* h, int64_t m, const int32_t* acc, int64_t n, voi
             return;
         }
         case QOut::Float: float_row(acc, n, s, fbias(h)[m], static_cast<float*>(dst), stride); return;
+        case QOut::Fixed: {
+            uint8_t* y = static_cast<uint8_t*>(dst);
+            for (int64_t j = 0; j < n; ++j) y[j * stride] = static_cast<uint8_t>(fixed_value(acc[j], h, m));
+            return;
+        }
         case QOut::Q8: break;
     }
     const float lo = h->lo, hi = h->hi;
@@ -82,7 +87,7 @@ void pack_weights_portable(const AView& a, int64_t Mp, int64_t Kg, void* out) {
 
 void block_portable(const Header* h, const View& b, int64_t p0, int64_t nc, const int32_t* colsum, const Out& out) {
     const int16_t* W = static_cast<const int16_t*>(weights(h));
-    const int64_t e = h->out == QOut::Q8 ? 1 : 4;
+    const int64_t e = qout_bytes(h->out);
     char* y = static_cast<char*>(out.y);
     uint32_t acc[MR][NR];
     int32_t row[NR];

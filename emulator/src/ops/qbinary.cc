@@ -12,7 +12,13 @@ namespace {
 template <QBinOp OP>
 bool validate(const Graph& g, const Node& n, std::string* err) {
     const char* op = OP == QBinOp::Add ? "qadd" : "qmul";
-    if (!kern::check_common(g, n, op, {2, 2, 2, 1}, kern::DTypeRule::Any, kern::ActRule::MustBeNone, err)) return false;
+    // The DPU fuses a relu into its elementwise ops; onnxruntime's kernels fuse nothing.
+    const bool dpu = kern::dpu_rules(g);
+    if (!kern::check_common(g, n, op, {2, 2, 2, 1}, kern::DTypeRule::Any,
+                            dpu ? kern::ActRule::Fused : kern::ActRule::MustBeNone, err))
+        return false;
+    if (n.act != Act::None && n.act != Act::Relu)
+        return kern::fail(err, op, kern::cat("activation ", uint32_t(n.act), " is not relu, the one the DPU fuses"));
     const TensorDesc& a = *kern::input(g, n, 0);
     const TensorDesc& b = *kern::input(g, n, 1);
     const TensorDesc& y = kern::output(g, n, 0);
@@ -23,6 +29,15 @@ bool validate(const Graph& g, const Node& n, std::string* err) {
         return false;
     if (!kern::same_dtype(a, y, op, "input A", err) || !kern::same_dtype(b, y, op, "input B", err)) return false;
     return kern::check_broadcast(a, b, y, op, err);
+}
+
+// The rule of the node: the model's int8 rules over its tensors' parameters.
+QBinRule rule_of(QBinOp op, const Graph& g, const Node& n) {
+    const TensorDesc &ad = *kern::input(g, n, 0), &bd = *kern::input(g, n, 1), &yd = kern::output(g, n, 0);
+    if (kern::dpu_rules(g))
+        return qbinary_dpu_rule(op, kern::fix_point(ad), kern::fix_point(bd), kern::fix_point(yd), n.act == Act::Relu,
+                                yd.dtype == ACCEL_DTYPE_INT8);
+    return qbinary_rule(op, kern::qparams(ad), kern::qparams(bd), kern::qparams(yd));
 }
 
 // Which input is a one-value constant (0 or 1), else -1: then the op is a function of the other input's
@@ -47,8 +62,7 @@ void prepare(const Graph& g, const Node& n, const void* const* in, void* out) {
     if (k < 0) return;
     uint8_t bytes[256];
     for (int b = 0; b < 256; ++b) bytes[b] = static_cast<uint8_t>(b);
-    const TensorDesc &ad = *kern::input(g, n, 0), &bd = *kern::input(g, n, 1), &yd = kern::output(g, n, 0);
-    const QBinRule rule = qbinary_rule(OP, kern::qparams(ad), kern::qparams(bd), kern::qparams(yd));
+    const QBinRule rule = rule_of(OP, g, n);
     uint8_t* table = static_cast<uint8_t*>(out) + kern::kPathBytes;
     if (k == 1) qbinary_row_portable(rule, bytes, 1, in[1], 0, table, 256);
     else qbinary_row_portable(rule, in[0], 0, bytes, 1, table, 256);
@@ -64,8 +78,7 @@ void run(const KernelArgs& a) {
                      kern::vector_path(a));
         return;
     }
-    qbinary_broadcast(OP, ad, bd, yd, kern::qparams(ad), kern::qparams(bd), kern::qparams(yd), a.in[0], a.in[1],
-                      a.out[0], kern::vector_path(a));
+    qbinary_broadcast(rule_of(OP, *a.graph, *a.node), ad, bd, yd, a.in[0], a.in[1], a.out[0], kern::vector_path(a));
 }
 
 size_t no_scratch(const Graph&, const Node&) { return 0; }

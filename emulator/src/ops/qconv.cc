@@ -3,6 +3,7 @@
 // GEMM (math/qgemm.h), whose code path (portable, AVX2, AVX-512 VNNI, AMX) is chosen when the model loads.
 #include <vector>
 
+#include "math/fixpoint.h"
 #include "math/im2col.h"
 #include "math/qgemm.h"
 #include "ops/conv_shape.h"
@@ -17,8 +18,13 @@ constexpr const char* kOp = "qconv";
 
 bool validate(const Graph& g, const Node& n, std::string* err) {
     using kern::cat;
-    if (!kern::check_common(g, n, kOp, {2, 3, 2, 1}, kern::DTypeRule::Any, kern::ActRule::MustBeNone, err))
+    // The DPU fuses relu, relu6 (a clip) and leaky relu into its convolutions; onnxruntime's kernels fuse none.
+    const bool dpu = kern::dpu_rules(g);
+    if (!kern::check_common(g, n, kOp, {2, 3, 2, 1}, kern::DTypeRule::Any,
+                            dpu ? kern::ActRule::Fused : kern::ActRule::MustBeNone, err))
         return false;
+    if (dpu && n.act != Act::None && n.act != Act::Relu && n.act != Act::Clip && n.act != Act::LeakyRelu)
+        return kern::fail(err, kOp, cat("activation ", uint32_t(n.act), " is not one the DPU fuses (relu, clip, leaky relu)"));
     const auto per_tensor = kern::QuantShape::PerTensor;
     if (!kern::check_quantized(*kern::input(g, n, 0), kOp, "input", per_tensor, -1, false, err) ||
         !kern::check_quantized(*kern::input(g, n, 1), kOp, "weight", kern::QuantShape::PerTensorOrAxis, 0, false,
@@ -27,6 +33,17 @@ bool validate(const Graph& g, const Node& n, std::string* err) {
         return false;
     const TensorDesc* b = kern::input(g, n, 2);
     if (b && b->dtype != ACCEL_DTYPE_INT32) return kern::fail(err, kOp, cat("bias '", b->name, "' is not int32"));
+    if (dpu) {
+        const TensorDesc& w = *kern::input(g, n, 1);
+        const int32_t fx = kern::fix_point(*kern::input(g, n, 0)), fy = kern::fix_point(kern::output(g, n, 0));
+        for (size_t c = 0; c < w.quant.scales.size(); ++c) {
+            FixedRequant r;
+            int32_t lo = 0, hi = 0;
+            if (!dpu_conv_requant(fx, kern::fix_point(w, c), fy, n.act, n.act_alpha, n.act_beta, &r, &lo, &hi))
+                return kern::fail(err, kOp, cat("fix points ", fx, " (input), ", kern::fix_point(w, c), " (weight) and ",
+                                                fy, " (output) need a shift the DPU's rules do not have"));
+        }
+    }
     ConvGeom q;
     return kern::check_conv_shapes(g, n, kOp, &q, err);
 }
@@ -37,6 +54,7 @@ struct GroupSpec {
     QGemmSpec spec;
     std::vector<int32_t> w_zero, bias;
     std::vector<float> scale;
+    std::vector<FixedRequant> fixed;
 };
 
 // The sizes and types of a group's GEMM (what the packed and scratch sizes depend on), no arrays.
@@ -47,7 +65,7 @@ QGemmSpec size_spec(const Graph& g, const Node& n, const ConvGeom& q) {
     s.taps = q.kh * q.kw;
     s.w_signed = kern::input(g, n, 1)->dtype == ACCEL_DTYPE_INT8;
     s.x_signed = kern::input(g, n, 0)->dtype == ACCEL_DTYPE_INT8;
-    s.out = QOut::Q8;
+    s.out = kern::dpu_rules(g) ? QOut::Fixed : QOut::Q8;
     s.y_signed = kern::output(g, n, 0).dtype == ACCEL_DTYPE_INT8;
     return s;
 }
@@ -66,6 +84,14 @@ void group_spec(const Graph& g, const Node& n, const ConvGeom& q, int64_t gi, co
         out->w_zero[m] = w.quant.zero_points[c];
         out->bias[m] = bias ? static_cast<const int32_t*>(bias)[m0 + m] : 0;
         out->scale[m] = (xp.scale * w.quant.scales[c]) / yp.scale;  // float32, as onnxruntime orders it
+    }
+    if (s.out == QOut::Fixed) {  // the dpu rules: a shift per channel, the activation applied before rounding
+        out->fixed.resize(s.M);
+        const int32_t fx = kern::fix_point(*kern::input(g, n, 0)), fy = kern::fix_point(kern::output(g, n, 0));
+        for (int64_t m = 0; m < s.M; ++m)
+            dpu_conv_requant(fx, kern::fix_point(w, static_cast<size_t>(m0 + m)), fy, n.act, n.act_alpha, n.act_beta,
+                             &out->fixed[m], &s.y_min, &s.y_max);
+        s.fixed = out->fixed.data();
     }
     s.x_zero = xp.zero;
     s.w_zero = out->w_zero.data();

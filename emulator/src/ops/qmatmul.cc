@@ -7,6 +7,7 @@
 #include <cstring>
 #include <vector>
 
+#include "math/fixpoint.h"
 #include "math/qgemm.h"
 #include "op_params.h"
 #include "ops/op_defs.h"
@@ -76,22 +77,26 @@ QGemmSpec size_spec(const TensorDesc& a, const TensorDesc& b, const TensorDesc& 
 // What qmatmul and qgemm prepare: the code path chosen at load (a run-time B is packed for it), then per
 // column n the multiplier, the weights' zero point and the bias (consts_bytes(N) in all), then a constant B
 // packed.
+// Under the dpu rules the header's second int is 1 and the columns' fixed-point requantizations follow.
 struct Consts {
     int32_t* isa;
+    int32_t* fixed_out;
     float* scale;
     int32_t* w_zero;
     int32_t* bias;
+    FixedRequant* fixed;
 };
 constexpr size_t kConstsHeader = 64;
 Consts consts_at(void* base, int64_t N) {
     auto* isa = static_cast<int32_t*>(base);
     auto* f = reinterpret_cast<float*>(static_cast<uint8_t*>(base) + kConstsHeader);
     auto* i = reinterpret_cast<int32_t*>(f + N);
-    return {isa, f, i, i + N};
+    return {isa, isa + 1, f, i, i + N, reinterpret_cast<FixedRequant*>(i + 2 * N)};
 }
 
 size_t consts_bytes(int64_t N) {
-    return kConstsHeader + align64(static_cast<size_t>(N) * (sizeof(float) + 2 * sizeof(int32_t)));
+    return kConstsHeader +
+           align64(static_cast<size_t>(N) * (sizeof(float) + 2 * sizeof(int32_t) + sizeof(FixedRequant)));
 }
 
 // Is B a constant 2-D (or 1-D) matrix, packed once at load for every row of A?
@@ -107,6 +112,7 @@ QGemmSpec full_spec(const TensorDesc& a, const TensorDesc& b, const TensorDesc& 
     q.bias = c.bias;
     q.scale = c.scale;
     if (q.out == QOut::Q8) q.y_zero = y.quant.zero_points[0];
+    if (q.out == QOut::Q8 && *c.fixed_out) q.out = QOut::Fixed, q.fixed = c.fixed;
     return q;
 }
 
@@ -159,11 +165,18 @@ size_t prepared_qmatmul(const Graph& g, const Node& n) {
     return consts_bytes(s.N) + (packed_at_load(b) ? kern::qgemm_packed_max(size_spec(a, b, y, s)) : 0);
 }
 
+// dpu: the shifts of an int8 output (a float one, qgemm's, is a float multiply by a power of two either way).
 void fill_consts(const TensorDesc& a, const TensorDesc& b, const TensorDesc* y, float alpha, const void* bias,
-                 int64_t N, void* out) {
+                 int64_t N, bool dpu, void* out) {
     const Consts c = consts_at(out, N);
     *c.isa = static_cast<int32_t>(qisa_select());
+    *c.fixed_out = dpu && y != nullptr;
     for (int64_t j = 0; j < N; ++j) {
+        if (*c.fixed_out) {
+            int32_t lo = 0, hi = 0;
+            dpu_conv_requant(kern::fix_point(a), kern::fix_point(b, static_cast<size_t>(j)), kern::fix_point(*y),
+                             Act::None, 0.f, 0.f, &c.fixed[j], &lo, &hi);
+        }
         const size_t k = b.quant.scales.size() > 1 ? static_cast<size_t>(j) : 0;
         const float ab = (alpha * a.quant.scales[0]) * b.quant.scales[k];
         c.scale[j] = y ? ab / y->quant.scales[0] : ab;
@@ -206,7 +219,7 @@ void prepare_qmatmul(const Graph& g, const Node& n, const void* const* in, void*
     const TensorDesc &a = *kern::input(g, n, 0), &b = *kern::input(g, n, 1), &y = kern::output(g, n, 0);
     const Shape s = shape_of(a, b);
     // QLinearMatMul's multiplier is (s_A * s_B) / s_Y: alpha 1 keeps that product exact.
-    fill_consts(a, b, &y, 1.f, nullptr, s.N, out);
+    fill_consts(a, b, &y, 1.f, nullptr, s.N, kern::dpu_rules(g), out);
     if (!packed_at_load(b)) return;
     std::vector<uint8_t> w(static_cast<size_t>(s.N * s.K));
     transpose_into(static_cast<const uint8_t*>(in[1]), s.K, s.N, w.data());
@@ -253,6 +266,8 @@ bool validate_qgemm(const Graph& g, const Node& n, std::string* err) {
     const QGemmParams p = QGemmParams::of(n);
     if ((p.trans_a != 0 && p.trans_a != 1) || (p.trans_b != 0 && p.trans_b != 1))
         return fail(err, op, cat("trans_a ", p.trans_a, " and trans_b ", p.trans_b, " must be 0 or 1"));
+    if (kern::dpu_rules(g) && p.alpha != 1.f)
+        return fail(err, op, cat("alpha ", p.alpha, " is not 1, which the dpu int8 rules need"));
     if (a.ndim != 2 || b.ndim != 2 || y.ndim != 2)
         return fail(
             err, op,
@@ -303,7 +318,8 @@ void prepare_qgemm(const Graph& g, const Node& n, const void* const* in, void* o
     const TensorDesc* c = kern::input(g, n, 2);
     if (c) bias.assign(static_cast<size_t>(s.N), *static_cast<const int32_t*>(in[2]));
     if (c && c->numel == s.N) std::memcpy(bias.data(), in[2], static_cast<size_t>(s.N) * sizeof(int32_t));
-    fill_consts(a, b, y.dtype == ACCEL_DTYPE_FLOAT32 ? nullptr : &y, p.alpha, c ? bias.data() : nullptr, s.N, out);
+    fill_consts(a, b, y.dtype == ACCEL_DTYPE_FLOAT32 ? nullptr : &y, p.alpha, c ? bias.data() : nullptr, s.N,
+                kern::dpu_rules(g), out);
     std::vector<uint8_t> w;
     const auto* bw = static_cast<const uint8_t*>(in[1]);
     if (!p.trans_b) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "dtypes.h"
+#include "math/fixpoint.h"
 #include "ops/op_util.h"
 
 namespace accel_emu {
@@ -106,6 +107,12 @@ size_t qconv_scratch_max(const QGemmSpec& spec, const ConvGeom& q) {
     size_t most = 0;
     for (QIsa isa : kAllIsas) most = std::max(most, scratch_of(isa, spec, &q, 0));
     return most;
+}
+
+int32_t fix_point(const TensorDesc& t, size_t i) {
+    int32_t fp = 0;
+    fix_point_of(t.quant.scales[i < t.quant.scales.size() ? i : 0], &fp);
+    return fp;
 }
 
 }  // namespace kern

@@ -30,6 +30,12 @@ inline QParams qparams(const TensorDesc& t) {
     return QParams{t.quant.scales[0], t.quant.zero_points[0], t.dtype == ACCEL_DTYPE_INT8};
 }
 
+// Does g compute int8 with the DPU's fix-point rules (math/fixpoint.h)? The reader has checked that every
+// quantized tensor of such a model has power-of-two scales and zero points 0.
+inline bool dpu_rules(const Graph& g) { return g.int8_rules == Int8Rules::Dpu; }
+// The fix point of a checked tensor of a dpu model (its scale i: 2^-fix_point).
+int32_t fix_point(const TensorDesc& t, size_t i = 0);
+
 // The layout of a per-axis record over `t`: outer x channels x inner (channels 1 for per tensor).
 struct AxisSplit { int64_t outer, channels, inner; };
 AxisSplit axis_split(const TensorDesc& t);

@@ -1,0 +1,147 @@
+"""The Vitis AI DPU's form of a QDQ model (int8="dpu"), before qdq.fuse: what the DPU computes differently
+from onnxruntime's fusions.
+
+- Fix points only: every QuantizeLinear and DequantizeLinear has power-of-two scales (2^-fix_point), zero
+  points 0 and int8 integers (int32 for a bias); anything else is a CompileError naming the tensor and the
+  scale, since a DPU cannot run it.
+- A convolution's or matmul's bias has its own fix point: it is aligned to the input's plus the weights'
+  by a left shift (the DPU's shift_bias) into the int32 bias the integer kernels add.
+- The DPU fuses relu, relu6 (a clip) and leaky relu into a convolution or matmul, and relu into an add,
+  applying them to the exact sum before its one rounding: Conv -> Relu -> Q becomes Conv -> Q with the
+  activation as the attribute FUSED_ACTIVATION, which the lowering puts on the integer node.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import CompileError
+from .importer import DEFAULT_DOMAINS, Imported
+from .qdq_graph import DQ, Q, QdqGraph, make_node, rewrite
+
+__all__ = ["FUSED_ACTIVATION", "prepare"]
+
+FUSED_ACTIVATION = "accel_fused_activation"  # "relu" | "leakyrelu" | "clip", with ..._alpha and ..._beta
+FUSING = {"Conv": ("Relu", "LeakyRelu", "Clip"), "MatMul": ("Relu", "LeakyRelu", "Clip"),
+          "Gemm": ("Relu", "LeakyRelu", "Clip"), "Add": ("Relu",)}
+
+
+def prepare(imp: Imported) -> None:
+    """Checks the fix points and rewrites imp.nodes into the DPU's form (the module's docstring)."""
+    g = QdqGraph(imp)
+    _check_fix_points(g)
+    _align_biases(g)
+    _absorb_activations(QdqGraph(imp))
+
+
+def fix_points(scale) -> np.ndarray | None:
+    """The fix points of power-of-two scales (scale == 2^-fp), or None when one is not a power of two."""
+    s = np.asarray(scale, dtype=np.float64).reshape(-1)
+    if s.size == 0 or not np.all(np.isfinite(s)) or not np.all(s > 0):
+        return None
+    mant, exp = np.frexp(s)
+    if not np.all(mant == 0.5):
+        return None
+    return (1 - exp).astype(np.int64)
+
+
+def _check_fix_points(g: QdqGraph) -> None:
+    for n in g.imp.nodes:
+        if n.op not in (Q, DQ) or n.domain not in DEFAULT_DOMAINS or len(n.inputs) < 2:
+            continue
+        tensor = n.outputs[0] if n.op == Q else n.inputs[0]
+        scale = g.const(n.inputs[1])
+        if scale is None:
+            raise CompileError(f"{n.label}: the scale of '{tensor}' is computed at run time; the dpu int8 rules "
+                               f"need constant power-of-two scales")
+        if fix_points(scale) is None:
+            bad = next(str(np.float32(v)) for v in np.asarray(scale).reshape(-1) if fix_points(v) is None)
+            raise CompileError(f"{n.label}: tensor '{tensor}' has scale {bad}, not a power of two: the dpu int8 "
+                               f"rules need power-of-two scales (fix points); quantize the model with power-of-two "
+                               f"scales (Vitis AI's vai_q_onnx)")
+        zero = g.zero(n)
+        if zero is not None and np.any(zero != 0):
+            raise CompileError(f"{n.label}: tensor '{tensor}' has zero point {int(zero.reshape(-1)[0])}: the dpu int8 "
+                               f"rules need zero points 0 (symmetric quantization)")
+        kind = g.int_type(n)
+        if kind not in (np.dtype(np.int8), np.dtype(np.int32)) or (kind == np.int32 and n.op == Q):
+            raise CompileError(f"{n.label}: tensor '{tensor}' is {kind}: the dpu int8 rules compute in int8")
+
+
+def _fix(g: QdqGraph, n) -> np.ndarray:
+    return fix_points(g.scale(n))
+
+
+def _align_biases(g: QdqGraph) -> None:
+    """Each Conv's and Gemm's DQ'd bias as int32 at the fix point of its input plus its weights'."""
+    imp, replace = g.imp, {}
+    for node in imp.nodes:
+        if node.op not in ("Conv", "Gemm") or node.domain not in DEFAULT_DOMAINS or len(node.inputs) < 3 \
+                or not node.inputs[2]:
+            continue
+        x, w = (g.dq(i) for i in node.inputs[:2])
+        b = g.producer.get(node.inputs[2])
+        if x is None or w is None or b is None or b.op != DQ or not g.is_const(b.inputs[0]) \
+                or len(g.consumers.get(b.outputs[0], [])) != 1:
+            continue
+        fx, fw, fb = _fix(g, x), _fix(g, w), _fix(g, b)
+        if fx.size != 1:
+            continue
+        want = (fx[0] + fw).reshape(-1)  # the sum's fix point, per output channel
+        shift = want - fb.reshape(-1)
+        if np.any(shift < 0):
+            raise CompileError(f"{node.label}: bias '{b.inputs[0]}' has fix point {int(fb.max())}, finer than the "
+                               f"input's plus the weights' ({int(want.min())}): the DPU aligns a bias by a left shift "
+                               f"only")
+        values = np.asarray(g.const(b.inputs[0])).astype(np.int64).reshape(-1)
+        aligned = values << np.broadcast_to(shift, values.shape) if shift.size in (1, values.size) else None
+        if aligned is None or np.any(np.abs(aligned) > np.iinfo(np.int32).max):
+            raise CompileError(f"{node.label}: bias '{b.inputs[0]}' does not fit int32 at the fix point of its sum")
+        scale = np.ldexp(np.float32(1), -want).astype(np.float32)
+        bname = imp.graph.add_const(aligned.astype(np.int32), f"{b.inputs[0]}_dpu_aligned")
+        sname = imp.graph.add_const(scale if scale.size > 1 else scale.reshape(()), f"{b.inputs[1]}_dpu_aligned")
+        zname = imp.graph.add_const(np.zeros(scale.shape if scale.size > 1 else (), np.int32), "dpu_bias_zero")
+        attrs = {"axis": 0} if scale.size > 1 else {}
+        replace[id(b)] = make_node(DQ, None, [bname, sname, zname], b.outputs, b, **attrs)
+    if replace:
+        rewrite(imp, replace, set())
+
+
+def _activation(g: QdqGraph, act):
+    """(name, alpha, beta) of an activation node the DPU fuses, or None (a clip with bounds not constant)."""
+    if act.op == "Relu":
+        return "relu", 0.0, 0.0
+    if act.op == "LeakyRelu":
+        return "leakyrelu", float(act.attrs.get("alpha", 0.01)), 0.0
+    if g.imp.opset < 11:
+        return "clip", float(act.attrs.get("min", -np.inf)), float(act.attrs.get("max", np.inf))
+    bounds = []
+    for i, default in ((1, -np.inf), (2, np.inf)):
+        name = act.inputs[i] if len(act.inputs) > i else ""
+        if name and not g.is_const(name):
+            return None
+        bounds.append(float(np.asarray(g.const(name)).reshape(-1)[0]) if name else default)
+    return "clip", bounds[0], bounds[1]
+
+
+def _absorb_activations(g: QdqGraph) -> None:
+    imp, replace, gone = g.imp, {}, set()
+    for node in imp.nodes:
+        acts = FUSING.get(node.op)
+        if acts is None or node.domain not in DEFAULT_DOMAINS or len(node.outputs) != 1:
+            continue
+        act = next((a for a in acts if g.only_user(node.outputs[0], a) is not None), None)
+        if act is None:
+            continue
+        a = g.only_user(node.outputs[0], act)
+        if g.only_user(a.outputs[0], Q) is None:
+            continue
+        params = _activation(g, a)
+        if params is None:
+            continue
+        name, alpha, beta = params
+        replace[id(node)] = make_node(node.op, node.domain or None, node.inputs, a.outputs, node,
+                                      **{FUSED_ACTIVATION: name, f"{FUSED_ACTIVATION}_alpha": alpha,
+                                         f"{FUSED_ACTIVATION}_beta": beta})
+        gone.add(id(a))
+    if replace:
+        rewrite(imp, replace, gone)

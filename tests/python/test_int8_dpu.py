@@ -1,0 +1,314 @@
+"""The dpu int8 rules (emu:int8=dpu): the Vitis AI DPU's fix-point arithmetic, held bit for bit against an
+independent numpy implementation of VART's reference ops (conv2d-fix with bias shift and fused relu / leaky
+relu, eltwise-fix add with relu, pool-fix max and average with the DPU's coefficients, hard-sigmoid-fix,
+float2fix), on power-of-two QDQ models whose inputs sit on ties, where rounding half up (the DPU) and half to
+even (onnxruntime) give different numbers. `pytest -s` prints the counts.
+"""
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+import accel
+from accel import compiler
+
+# ---- the reference: VART's fix ops, in numpy (int64 throughout) ----------------------------------------
+
+
+def round_up(v, shift):
+    """v / 2^shift rounded half toward +inf (DPU_ROUND) for shift > 0, v * 2^-shift otherwise."""
+    v = np.asarray(v, dtype=np.int64)
+    if shift <= 0:
+        return v << -shift
+    return (v + (1 << (shift - 1))) >> shift
+
+
+def sat8(v):
+    return np.clip(v, -128, 127).astype(np.int64)
+
+
+def float2fix(x, fp):
+    return sat8(np.floor(np.asarray(x, np.float64) * 2.0 ** fp + 0.5).astype(np.int64))
+
+
+def conv_fix(x, w, b, fx, fw, fb, fy, act=None, pad=0, stride=1):
+    """conv2d-fix: exact sum, bias << (fx + fw - fb), the activation on the exact value, one rounding."""
+    n, c, h, wd = x.shape
+    m, _, kh, kw = w.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    oh, ow = (h + 2 * pad - kh) // stride + 1, (wd + 2 * pad - kw) // stride + 1
+    acc = np.zeros((n, m, oh, ow), np.int64)
+    for i in range(kh):
+        for j in range(kw):
+            patch = xp[:, :, i:i + stride * oh:stride, j:j + stride * ow:stride]
+            acc += np.einsum("nchw,mc->nmhw", patch, w[:, :, i, j])
+    acc += (b.astype(np.int64) << (fx + fw - fb))[None, :, None, None]
+    s = fx + fw - fy
+    if act == "leaky":  # alpha 26/256 on the exact value
+        return sat8(np.where(acc < 0, round_up(acc * 26, s + 8), round_up(acc, s)))
+    y = sat8(round_up(acc, s))
+    return np.maximum(y, 0) if act == "relu" else y
+
+
+def add_fix(a, fa, b, fb, fy, relu=False):
+    """eltwise-fix add: each input at the smaller fix point with 7 more bits, summed, one rounding."""
+    fmin = min(fa, fb)
+    sa, sb = 7 - (fa - fmin), 7 - (fb - fmin)
+    al = lambda v, s: v << s if s >= 0 else v >> -s  # noqa: E731
+    y = sat8(round_up(al(a, sa) + al(b, sb), fmin + 7 - fy))
+    return np.maximum(y, 0) if relu else y
+
+
+def maxpool(x, k):
+    n, c, h, w = x.shape
+    return x.reshape(n, c, h // k, k, w // k, k).max(axis=(3, 5))
+
+
+AVG_TABLE = {3: (7, 6), 5: (10, 8), 6: (7, 8), 7: (21, 10), 14: (21, 12)}
+
+
+def avg_coef(kh, kw):
+    if kh == kw and kh in AVG_TABLE:
+        return AVG_TABLE[kh]
+    rec = kh * kw
+    best, err = (0, 0), 1.0
+    for s in range(int(np.ceil(np.log2(rec * 128)))):
+        n = np.round(2.0 ** s / rec)
+        e = abs(n / 2.0 ** s - 1 / rec)
+        if e < err:
+            best, err = (int(n), s), e
+    return best
+
+
+def avgpool_fix(x, k, fx, fy, pad=0):
+    """pool-fix average: the window's sum (padding adds 0), times N / 2^shift, to fy, one rounding."""
+    n, c, h, w = x.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    oh, ow = h + 2 * pad - k + 1, w + 2 * pad - k + 1
+    s = np.zeros((n, c, oh, ow), np.int64)
+    for i in range(k):
+        for j in range(k):
+            s += xp[:, :, i:i + oh, j:j + ow]
+    mult, shift = avg_coef(k, k)
+    return sat8(round_up(s * mult, shift + fx - fy))
+
+
+def global_avg_fix(x, fx, fy):
+    mult, shift = avg_coef(x.shape[2], x.shape[3])
+    return sat8(round_up(x.sum(axis=(2, 3), keepdims=True) * mult, shift + fx - fy))
+
+
+def hsigmoid_fix(x, fx, fy):
+    t = np.clip(x + (3 << fx), 0, 6 << fx)
+    return sat8(round_up(t * 2731, 14 + fx - fy))
+
+
+# ---- the model -------------------------------------------------------------------------------------------
+
+FX, FW1, FB1, F1 = 5, 7, 4, 4      # input, conv1 weights, conv1 bias (int8), conv1 output
+FW2, F2 = 6, 3                     # conv2 (1x1, leaky relu, int32 bias at FX... of its input F1 + FW2)
+FA = 3                             # add output
+FP = 4                             # avg pool output
+FG = 5                             # global pool output
+FH = 7                             # hard sigmoid output
+
+
+def _qdq(nodes, inits, name, fp, out=None, dtype=TensorProto.INT8):
+    """name -> Q -> DQ -> out (the names it makes)."""
+    s, z = f"{name}_s", f"{name}_z"
+    inits += [helper.make_tensor(s, TensorProto.FLOAT, [], [2.0 ** -fp]),
+              helper.make_tensor(z, dtype, [], [0])]
+    nodes += [helper.make_node("QuantizeLinear", [name, s, z], [f"{name}_q"]),
+              helper.make_node("DequantizeLinear", [f"{name}_q", s, z], [out or f"{name}_dq"])]
+    return out or f"{name}_dq"
+
+
+def _const_dq(nodes, inits, name, values, fp, dtype=TensorProto.INT8):
+    s, z = f"{name}_s", f"{name}_z"
+    inits += [helper.make_tensor(f"{name}_i", dtype, values.shape, values.reshape(-1).tolist()),
+              helper.make_tensor(s, TensorProto.FLOAT, [], [2.0 ** -fp]),
+              helper.make_tensor(z, dtype, [], [0])]
+    nodes.append(helper.make_node("DequantizeLinear", [f"{name}_i", s, z], [name]))
+    return name
+
+
+def dpu_model(rng, scale=None):
+    """A small power-of-two QDQ network and its integer parameters."""
+    p = {"w1": rng.integers(-128, 128, (8, 4, 3, 3)), "b1": rng.integers(-128, 128, 8),
+         "w2": rng.integers(-128, 128, (8, 8, 1, 1)), "b2": rng.integers(-2000, 2000, 8)}
+    nodes, inits = [], []
+    x = _qdq(nodes, inits, "x", FX)
+    if scale is not None:  # a scale that is not a power of two, for the error test
+        inits[0] = helper.make_tensor("x_s", TensorProto.FLOAT, [], [scale])
+    w1 = _const_dq(nodes, inits, "w1", p["w1"], FW1)
+    b1 = _const_dq(nodes, inits, "b1", p["b1"], FB1)
+    nodes.append(helper.make_node("Conv", [x, w1, b1], ["c1"], pads=[1, 1, 1, 1]))
+    nodes.append(helper.make_node("Relu", ["c1"], ["r1"]))
+    r1 = _qdq(nodes, inits, "r1", F1)
+    w2 = _const_dq(nodes, inits, "w2", p["w2"], FW2)
+    b2 = _const_dq(nodes, inits, "b2", p["b2"], F1 + FW2, TensorProto.INT32)
+    nodes.append(helper.make_node("Conv", [r1, w2, b2], ["c2"]))
+    nodes.append(helper.make_node("LeakyRelu", ["c2"], ["l2"], alpha=26 / 256))
+    l2 = _qdq(nodes, inits, "l2", F2)
+    nodes.append(helper.make_node("Add", [r1, l2], ["a"]))
+    nodes.append(helper.make_node("Relu", ["a"], ["ar"]))
+    a = _qdq(nodes, inits, "ar", FA)
+    nodes.append(helper.make_node("MaxPool", [a], ["mp"], kernel_shape=[2, 2], strides=[2, 2]))
+    mp = _qdq(nodes, inits, "mp", FA)
+    nodes.append(helper.make_node("AveragePool", [mp], ["ap"], kernel_shape=[3, 3], pads=[1, 1, 1, 1],
+                                  count_include_pad=1))
+    ap = _qdq(nodes, inits, "ap", FP)
+    nodes.append(helper.make_node("HardSigmoid", [ap], ["hs"], alpha=1 / 6, beta=0.5))
+    _qdq(nodes, inits, "hs", FH, out="y_sig")
+    nodes.append(helper.make_node("GlobalAveragePool", [ap], ["gp"]))
+    _qdq(nodes, inits, "gp", FG, out="y_pool")
+    graph = helper.make_graph(
+        nodes, "dpu", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 8, 8])],
+        [helper.make_tensor_value_info("ar_dq", TensorProto.FLOAT, [1, 8, 8, 8]),
+         helper.make_tensor_value_info("y_sig", TensorProto.FLOAT, [1, 8, 4, 4]),
+         helper.make_tensor_value_info("y_pool", TensorProto.FLOAT, [1, 8, 1, 1])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    onnx.checker.check_model(model)
+    return model, p
+
+
+def reference(x, p):
+    """The integers of the outputs, as the DPU computes them."""
+    q = float2fix(x, FX)
+    r1 = conv_fix(q, p["w1"], p["b1"], FX, FW1, FB1, F1, act="relu", pad=1)
+    l2 = conv_fix(r1, p["w2"], p["b2"], F1, FW2, F1 + FW2, F2, act="leaky")
+    a = add_fix(r1, F1, l2, F2, FA, relu=True)
+    ap = avgpool_fix(maxpool(a, 2), 3, FA, FP, pad=1)
+    return a, hsigmoid_fix(ap, FP, FH), global_avg_fix(ap, FP, FG)
+
+
+def tie_inputs(rng):
+    """Inputs half a step of the input's fix point apart: every one is a tie for float2fix."""
+    return ((rng.integers(-300, 300, (1, 4, 8, 8)) + 0.5) / 2.0 ** FX).astype(np.float32)
+
+
+def _run(model, x, int8):
+    data = compiler.compile_model(model.SerializeToString(), int8=int8)
+    with accel.open(f"emu:int8={int8}") as dev:
+        return [np.asarray(o).copy() for o in dev.load(data).run(x)]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_dpu_rules_are_bit_exact_against_the_reference_ops(seed):
+    rng = np.random.default_rng(seed)
+    model, p = dpu_model(rng)
+    x = tie_inputs(rng)
+    got = _run(model, x, "dpu")
+    want = reference(x, p)
+    for name, g, w, fp in zip(("add", "y_sig", "y_pool"), got, want, (FA, FH, FG)):
+        gi = np.round(g.astype(np.float64) * 2.0 ** fp).astype(np.int64)
+        differ = int(np.count_nonzero(gi != w))
+        print(f"\n{name}: {w.size} elements, {w.size - differ} identical to the DPU reference, "
+              f"largest difference {int(np.abs(gi - w).max())} LSB")
+        assert differ == 0
+
+
+def test_the_ort_rules_give_other_numbers_on_ties():
+    rng = np.random.default_rng(5)
+    model, p = dpu_model(rng)
+    x = tie_inputs(rng)
+    dpu, ort = _run(model, x, "dpu"), _run(model, x, "ort")
+    differ = sum(int(np.count_nonzero(a != b)) for a, b in zip(dpu, ort))
+    total = sum(a.size for a in dpu)
+    print(f"\ndpu against ort rules on the same model and ties: {differ} of {total} outputs differ")
+    assert differ > 0
+
+
+def test_an_input_quantized_half_up():
+    # float2fix alone: x * 2^fp on a tie goes up (2.5 -> 3, -2.5 -> -2), where QuantizeLinear goes to even.
+    nodes, inits = [], []
+    _qdq(nodes, inits, "x", 1)
+    nodes[-1] = helper.make_node("Identity", ["x_q"], ["y"])
+    graph = helper.make_graph(nodes, "q", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [6])],
+                              [helper.make_tensor_value_info("y", TensorProto.INT8, [6])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    x = np.array([1.25, -1.25, 0.75, -0.75, 100.0, -100.0], np.float32)
+    (y,) = _run(model, x, "dpu")
+    assert y.tolist() == [3, -2, 2, -1, 127, -128]
+    (y,) = _run(model, x, "ort")
+    assert y.tolist() == [2, -2, 2, -2, 127, -128]
+
+
+@pytest.mark.parametrize("k, want", [(2, (1, 2)), (3, (7, 6)), (4, (1, 4)), (10, (41, 12)), (7, (21, 10))])
+def test_average_pool_coefficients(k, want):
+    # The reference's coefficients (the DPU's table, else its search), held against what the emulator pools.
+    assert avg_coef(k, k) == want
+    rng = np.random.default_rng(k)
+    nodes, inits = [], []
+    x = _qdq(nodes, inits, "x", 4)
+    nodes.append(helper.make_node("AveragePool", [x], ["p"], kernel_shape=[k, k]))
+    _qdq(nodes, inits, "p", 6, out="y")
+    graph = helper.make_graph(nodes, "p", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, k, k])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, 1, 1])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    xv = (rng.integers(-128, 128, (1, 2, k, k)) / 16.0).astype(np.float32)
+    (y,) = _run(model, xv, "dpu")
+    want_y = avgpool_fix(float2fix(xv, 4), k, 4, 6)
+    assert np.array_equal(np.round(y * 64).astype(np.int64), want_y)
+
+
+def test_a_scale_that_is_not_a_power_of_two_is_a_compile_error():
+    model, _ = dpu_model(np.random.default_rng(0), scale=0.03)
+    with pytest.raises(compiler.CompileError, match=r"tensor 'x_q' has scale 0\.03, not a power of two"):
+        compiler.compile_model(model.SerializeToString(), int8="dpu")
+
+
+def _qdq_only(dtype, zero):
+    nodes, inits = [], []
+    _qdq(nodes, inits, "x", 3, out="y", dtype=dtype)
+    inits[1] = helper.make_tensor("x_z", dtype, [], [zero])
+    graph = helper.make_graph(nodes, "u", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]).SerializeToString()
+
+
+def test_uint8_and_zero_points_are_compile_errors():
+    with pytest.raises(compiler.CompileError, match="tensor 'x_q' is uint8: the dpu int8 rules compute in int8"):
+        compiler.compile_model(_qdq_only(TensorProto.UINT8, 0), int8="dpu")
+    with pytest.raises(compiler.CompileError, match="tensor 'x_q' has zero point 3: the dpu int8 rules need zero"):
+        compiler.compile_model(_qdq_only(TensorProto.INT8, 3), int8="dpu")
+
+
+def test_a_device_refuses_a_model_of_other_rules():
+    model, _ = dpu_model(np.random.default_rng(0))
+    data = compiler.compile_model(model.SerializeToString(), int8="dpu")
+    with accel.open("emu:int8=ort") as dev, pytest.raises(accel.UnsupportedError, match="other rules"):
+        dev.load(data)
+    with accel.open("emu:int8=dpu") as dev:
+        assert "int8: dpu rules" in dev.info.name
+
+
+@pytest.mark.parametrize("act", [None, "relu", "leaky"])
+def test_depthwise_and_strided_convolutions(act):
+    rng = np.random.default_rng(7)
+    c, fw, fb, fy = 16, 7, 6, 3
+    w, b = rng.integers(-128, 128, (c, 1, 3, 3)), rng.integers(-128, 128, c)
+    nodes, inits = [], []
+    x = _qdq(nodes, inits, "x", FX)
+    wd = _const_dq(nodes, inits, "w", w, fw)
+    bd = _const_dq(nodes, inits, "b", b, fb)
+    nodes.append(helper.make_node("Conv", [x, wd, bd], ["c"], group=c, pads=[1, 1, 1, 1], strides=[2, 2]))
+    last = "c"
+    if act is not None:
+        nodes.append(helper.make_node("Relu" if act == "relu" else "LeakyRelu", ["c"], ["r"],
+                                      **({} if act == "relu" else {"alpha": 26 / 256})))
+        last = "r"
+    _qdq(nodes, inits, last, fy, out="y")
+    graph = helper.make_graph(nodes, "dw", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, c, 20, 20])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, c, 10, 10])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    xv = ((rng.integers(-300, 300, (1, c, 20, 20)) + 0.5) / 2.0 ** FX).astype(np.float32)
+    (y,) = _run(model, xv, "dpu")
+    q = float2fix(xv, FX)
+    want = np.concatenate([conv_fix(q[:, i:i + 1], w[i:i + 1], b[i:i + 1], FX, fw, fb, fy, act, pad=1, stride=2)
+                           for i in range(c)], axis=1)
+    got = np.round(y.astype(np.float64) * 2.0 ** fy).astype(np.int64)
+    print(f"\ndepthwise ({act}): {want.size} elements, {int(np.count_nonzero(got == want))} identical")
+    assert np.array_equal(got, want)
