@@ -35,7 +35,7 @@ def float2fix(x, fp):
 
 def conv_fix(x, w, b, fx, fw, fb, fy, act=None, pad=0, stride=1):
     """conv2d-fix: exact sum, bias << (fx + fw - fb), the activation on the exact value, one rounding."""
-    n, c, h, wd = x.shape
+    n, _, h, wd = x.shape
     m, _, kh, kw = w.shape
     xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
     oh, ow = (h + 2 * pad - kh) // stride + 1, (wd + 2 * pad - kw) // stride + 1
@@ -212,7 +212,7 @@ def test_dpu_rules_are_bit_exact_against_the_reference_ops(seed):
 
 def test_the_ort_rules_give_other_numbers_on_ties():
     rng = np.random.default_rng(5)
-    model, p = dpu_model(rng)
+    model, _ = dpu_model(rng)
     x = tie_inputs(rng)
     dpu, ort = _run(model, x, "dpu"), _run(model, x, "ort")
     differ = sum(int(np.count_nonzero(a != b)) for a, b in zip(dpu, ort))

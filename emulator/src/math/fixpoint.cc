@@ -24,8 +24,10 @@ int64_t round_up_real(double v) {
 // so clamping the exact value and rounding equals rounding and clamping to the rounded bounds.
 void clip_bounds(float lo, float hi, int32_t fy, int32_t* y_min, int32_t* y_max) {
     const double scale = std::ldexp(1.0, fy);
-    if (!std::isnan(lo) && lo > -INFINITY) *y_min = static_cast<int32_t>(std::max<int64_t>(*y_min, round_up_real(lo * scale)));
-    if (!std::isnan(hi) && hi < INFINITY) *y_max = static_cast<int32_t>(std::min<int64_t>(*y_max, round_up_real(hi * scale)));
+    if (!std::isnan(lo) && lo > -INFINITY)
+        *y_min = static_cast<int32_t>(std::max<int64_t>(*y_min, round_up_real(lo * scale)));
+    if (!std::isnan(hi) && hi < INFINITY)
+        *y_max = static_cast<int32_t>(std::min<int64_t>(*y_max, round_up_real(hi * scale)));
 }
 
 // The DPU's leaky slope, 26/256, whatever the model says (Vitis AI's quantizer sets it; the DPU has no other).
@@ -117,7 +119,8 @@ void make_dpu_table(Act act, float alpha, float beta, int32_t fx, bool x_signed,
         int64_t y;
         if (act == Act::LeakyRelu && q < 0) y = shift_round_up(q * kLeakyNum, kLeakyShift + fx - fy);
         else if (act == Act::HardSigmoid) y = hard_sigmoid_fix(q, fx, fy);
-        else if (act == Act::HardSwish) y = shift_round_up(q * saturate8(hard_sigmoid_fix(q, fx, 7), true), fx + 7 - fy);
+        else if (act == Act::HardSwish)
+            y = shift_round_up(q * saturate8(hard_sigmoid_fix(q, fx, 7), true), fx + 7 - fy);
         else y = std::clamp<int64_t>(shift_round_up(q, fx - fy), lo, hi);
         table[b] = static_cast<uint8_t>(saturate8(y, y_signed));
     }

@@ -42,9 +42,7 @@ bool dpu_conv_requant(int32_t fx, int32_t fw, int32_t fy, Act act, float alpha, 
 // The average pool's multiplier N / 2^shift for a kh x kw window (the DPU's table for 3x3, 5x5, 6x6, 7x7
 // and 14x14, else the closest N / 2^s to 1 / (kh * kw) over s < ceil(log2(kh * kw * 128))); the pooled value is
 // round_up(sum * N * 2^(fy - fx - shift)).
-struct AvgCoef {
-    int32_t mult, shift;
-};
+struct AvgCoef { int32_t mult, shift; };
 AvgCoef dpu_avgpool_coef(int64_t kh, int64_t kw);
 
 // The 256-entry table of an elementwise op on one 8-bit input with the DPU's rules: table[b] for each byte b

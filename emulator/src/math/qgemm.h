@@ -46,9 +46,7 @@ inline int64_t qout_bytes(QOut out) { return out == QOut::Q8 || out == QOut::Fix
 
 // One row's fixed-point requantization (QOut::Fixed). Limits (the callers keep them): 0 <= pre <= 31,
 // 0 <= post, npost <= 61, |mult|, |nmult| < 2^31, so that no step overflows int64.
-struct FixedRequant {
-    int32_t pre = 0, mult = 1, post = 0, nmult = 1, npost = 0;
-};
+struct FixedRequant { int32_t pre = 0, mult = 1, post = 0, nmult = 1, npost = 0; };
 
 // One GEMM's operands and epilogue. Pointers are only read during qgemm_pack.
 struct QGemmSpec {

@@ -14,9 +14,7 @@ namespace accel_emu {
 namespace qk {
 
 // One output row's parameters, broadcast.
-struct FixedEpi {
-    __m512i pre, mult, post, nmult, npost, lo, hi;
-};
+struct FixedEpi { __m512i pre, mult, post, nmult, npost, lo, hi; };
 
 struct RowEpi {
     QOut out;
@@ -27,17 +25,23 @@ struct RowEpi {
 
 // Fixed's parameters of row m, broadcast.
 ACCEL_AVX512_BW inline FixedEpi fixed_row(const Header* h, int64_t m) {
-    return {_mm512_set1_epi32(fixed_arr(h, 0)[m]), _mm512_set1_epi32(fixed_arr(h, 1)[m]),
-            _mm512_set1_epi32(fixed_arr(h, 2)[m]), _mm512_set1_epi32(fixed_arr(h, 3)[m]),
-            _mm512_set1_epi32(fixed_arr(h, 4)[m]), _mm512_set1_epi32(h->ilo),
+    return {_mm512_set1_epi32(fixed_arr(h, 0)[m]),
+            _mm512_set1_epi32(fixed_arr(h, 1)[m]),
+            _mm512_set1_epi32(fixed_arr(h, 2)[m]),
+            _mm512_set1_epi32(fixed_arr(h, 3)[m]),
+            _mm512_set1_epi32(fixed_arr(h, 4)[m]),
+            _mm512_set1_epi32(h->ilo),
             _mm512_set1_epi32(h->ihi)};
 }
 
 // Fixed's parameters of rows [m0, m0 + 16) in the lanes of mask (the others 0).
 ACCEL_AVX512_BW inline FixedEpi fixed_lanes(const Header* h, int64_t m0, __mmask16 mask) {
-    return {_mm512_maskz_loadu_epi32(mask, fixed_arr(h, 0) + m0), _mm512_maskz_loadu_epi32(mask, fixed_arr(h, 1) + m0),
-            _mm512_maskz_loadu_epi32(mask, fixed_arr(h, 2) + m0), _mm512_maskz_loadu_epi32(mask, fixed_arr(h, 3) + m0),
-            _mm512_maskz_loadu_epi32(mask, fixed_arr(h, 4) + m0), _mm512_set1_epi32(h->ilo),
+    return {_mm512_maskz_loadu_epi32(mask, fixed_arr(h, 0) + m0),
+            _mm512_maskz_loadu_epi32(mask, fixed_arr(h, 1) + m0),
+            _mm512_maskz_loadu_epi32(mask, fixed_arr(h, 2) + m0),
+            _mm512_maskz_loadu_epi32(mask, fixed_arr(h, 3) + m0),
+            _mm512_maskz_loadu_epi32(mask, fixed_arr(h, 4) + m0),
+            _mm512_set1_epi32(h->ilo),
             _mm512_set1_epi32(h->ihi)};
 }
 
@@ -57,8 +61,8 @@ ACCEL_AVX512_BW inline void fixed_vec(__m512i a, const FixedEpi& f, __m512i yz, 
     const __m512i m = _mm512_mask_blend_epi32(neg, f.mult, f.nmult), s = _mm512_mask_blend_epi32(neg, f.post, f.npost);
     const __m512i lo = _mm512_cvtepi32_epi64(_mm512_castsi512_si256(f.lo));
     const __m512i hi = _mm512_cvtepi32_epi64(_mm512_castsi512_si256(f.hi));
-    const __m256i r0 = fixed_half(_mm512_castsi512_si256(v), _mm512_castsi512_si256(m), _mm512_castsi512_si256(s), lo,
-                                  hi);
+    const __m256i r0 =
+        fixed_half(_mm512_castsi512_si256(v), _mm512_castsi512_si256(m), _mm512_castsi512_si256(s), lo, hi);
     const __m256i r1 = fixed_half(_mm512_extracti64x4_epi64(v, 1), _mm512_extracti64x4_epi64(m, 1),
                                   _mm512_extracti64x4_epi64(s, 1), lo, hi);
     const __m512i r = _mm512_add_epi32(_mm512_inserti64x4(_mm512_castsi256_si512(r0), r1, 1), yz);

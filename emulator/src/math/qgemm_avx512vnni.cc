@@ -108,8 +108,7 @@ ACCEL_VNNI __attribute__((noinline)) void tile(const Header* h, const int8_t* __
         for (int v = 0; v < NV; ++v) {
             __m512i a = reinterpret_cast<__m512i>(acc[i][v]);
             if (CS) a = _mm512_add_epi32(a, _mm512_mullo_epi32(_mm512_set1_epi32(k.colc[m]), cs[v]));
-            if constexpr (OUT == QOut::Fixed)
-                fixed_vec(a, fx, k.yz, dst + 16 * e * v, mask[v]);
+            if constexpr (OUT == QOut::Fixed) fixed_vec(a, fx, k.yz, dst + 16 * e * v, mask[v]);
             else
                 epi_vec<OUT>(a, s, OUT == QOut::Float ? _mm512_set1_ps(k.fbias[m]) : s, k.lo, k.hi, k.yz,
                              dst + 16 * e * v, mask[v]);

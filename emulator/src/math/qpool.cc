@@ -50,8 +50,8 @@ void dpu_plane(const PoolGeom& q, const T* x, T* y, int32_t fx, int32_t fy) {
             int64_t sum = 0;
             for (int64_t h = hs; h < h1; ++h)
                 for (int64_t w = ws; w < w1; ++w) sum += x[h * q.W + w];
-            y[oh * q.OW + ow] = static_cast<T>(
-                saturate8(shift_round_up(sum * c.mult, c.shift + fx - fy), std::is_signed_v<T>));
+            y[oh * q.OW + ow] =
+                static_cast<T>(saturate8(shift_round_up(sum * c.mult, c.shift + fx - fy), std::is_signed_v<T>));
         }
     }
 }

@@ -24,7 +24,8 @@ bool validate(const Graph& g, const Node& n, std::string* err) {
                             dpu ? kern::ActRule::Fused : kern::ActRule::MustBeNone, err))
         return false;
     if (dpu && n.act != Act::None && n.act != Act::Relu && n.act != Act::Clip && n.act != Act::LeakyRelu)
-        return kern::fail(err, kOp, cat("activation ", uint32_t(n.act), " is not one the DPU fuses (relu, clip, leaky relu)"));
+        return kern::fail(err, kOp,
+                          cat("activation ", uint32_t(n.act), " is not one the DPU fuses (relu, clip, leaky relu)"));
     const auto per_tensor = kern::QuantShape::PerTensor;
     if (!kern::check_quantized(*kern::input(g, n, 0), kOp, "input", per_tensor, -1, false, err) ||
         !kern::check_quantized(*kern::input(g, n, 1), kOp, "weight", kern::QuantShape::PerTensorOrAxis, 0, false,
@@ -40,8 +41,9 @@ bool validate(const Graph& g, const Node& n, std::string* err) {
             FixedRequant r;
             int32_t lo = 0, hi = 0;
             if (!dpu_conv_requant(fx, kern::fix_point(w, c), fy, n.act, n.act_alpha, n.act_beta, &r, &lo, &hi))
-                return kern::fail(err, kOp, cat("fix points ", fx, " (input), ", kern::fix_point(w, c), " (weight) and ",
-                                                fy, " (output) need a shift the DPU's rules do not have"));
+                return kern::fail(err, kOp,
+                                  cat("fix points ", fx, " (input), ", kern::fix_point(w, c), " (weight) and ", fy,
+                                      " (output) need a shift the DPU's rules do not have"));
         }
     }
     ConvGeom q;

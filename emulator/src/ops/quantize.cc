@@ -2,8 +2,8 @@
 // float and int8 regions, and the 8-bit elementwise ops, each a 256-entry table made at load by running
 // the float function over the 256 dequantized inputs (math/qtable.cc), so that it computes exactly what
 // dequantize -> activation -> quantize would.
-#include "math/fixpoint.h"
 #include "math/quantize.h"
+#include "math/fixpoint.h"
 #include "math/qtable.h"
 #include "ops/op_defs.h"
 #include "ops/op_util.h"
@@ -87,8 +87,7 @@ void make_table(const Graph& g, const Node& n, const void* const* in, void* out)
     if (kern::dpu_rules(g))
         make_dpu_table(n.act, n.act_alpha, n.act_beta, kern::fix_point(x), x.dtype == ACCEL_DTYPE_INT8,
                        kern::fix_point(y), y.dtype == ACCEL_DTYPE_INT8, table);
-    else
-        make_qtable(n.act, n.act_alpha, n.act_beta, kern::qparams(x), kern::qparams(y), table);
+    else make_qtable(n.act, n.act_alpha, n.act_beta, kern::qparams(x), kern::qparams(y), table);
 }
 
 void run_qactivation(const KernelArgs& a) {

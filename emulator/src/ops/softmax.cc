@@ -25,8 +25,9 @@ bool validate(const Graph& g, const Node& n, std::string* err) {
                             kern::ActRule::MustBeNone, err))
         return false;
     if (kQuantized && kern::dpu_rules(g))
-        return kern::fail(err, op, "is onnxruntime's QLinearSoftmax, not one of the dpu int8 rules' ops (the DPU has no "
-                                   "softmax: VART runs it on the CPU in float)");
+        return kern::fail(err, op,
+                          "is onnxruntime's QLinearSoftmax, not one of the dpu int8 rules' ops (the DPU has no "
+                          "softmax: VART runs it on the CPU in float)");
     const TensorDesc& x = *kern::input(g, n, 0);
     const TensorDesc& y = kern::output(g, n, 0);
     if (kQuantized) {
