@@ -10,7 +10,6 @@ from pathlib import Path
 
 import numpy as np
 import onnx
-import onnxruntime as ort
 import pytest
 from onnx import numpy_helper
 
@@ -19,15 +18,13 @@ from accel import compiler
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import quant_report
+from models import quantized
 from models.qdq_builder import CONVS, DTYPES, QDQ, random_weights
 
 pytestmark = pytest.mark.emulator
 
 def onnxruntime_int8(model: onnx.ModelProto, feeds: dict) -> list:
-    opts = ort.SessionOptions()
-    opts.intra_op_num_threads = 1
-    opts.add_session_config_entry("session.qdqisint8allowed", "1")
-    return ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"]).run(None, feeds)
+    return quantized.reference_model(model, feeds)
 
 
 def check(emu, model: onnx.ModelProto, feeds: dict, label: str) -> None:
