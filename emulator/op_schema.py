@@ -85,8 +85,8 @@ RESIZE_COORD = ValueEnum("ResizeCoord", (("half_pixel", 0), ("asymmetric", 1), (
 NEAREST_ROUNDING = ValueEnum("NearestRounding", (("round_prefer_floor", 0), ("round_prefer_ceil", 1),
                                                  ("floor", 2), ("ceil", 3)))
 # The header's int8_rules (minor 2): whose integer arithmetic a model's quantized ops compute: onnxruntime's
-# CPU kernels, or the Vitis AI DPU's fix-point rules (docs/quantization.md).
-INT8_RULES = ValueEnum("Int8Rules", (("ort", 0), ("dpu", 1)))
+# CPU kernels, the Vitis AI DPU's fix-point rules or the Horizon BPU's integer multipliers (docs/quantization.md).
+INT8_RULES = ValueEnum("Int8Rules", (("ort", 0), ("dpu", 1), ("bpu", 2)))
 ENUMS = (REDUCE_FN, RESIZE_MODE, RESIZE_COORD, NEAREST_ROUNDING, INT8_RULES)
 
 # ---- shared parameter groups ----------------------------------------------------------------------

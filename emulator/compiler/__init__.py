@@ -5,8 +5,9 @@
     compiler.compile_file("model.onnx", "model.accm")
     tables = compiler.accm.read(data)
 
-Steps: import (static input shapes, initializers and Constant nodes as constants), QDQ fusion (a quantized
-model's DequantizeLinear -> op -> QuantizeLinear groups become int8 ops as onnxruntime fuses them), constant folding
+Steps: import (static input shapes, initializers and Constant nodes as constants), for a device's int8 rules
+its form of a QDQ model (qdq_device.py), QDQ fusion (a quantized model's DequantizeLinear -> op ->
+QuantizeLinear groups become int8 ops as onnxruntime fuses them), constant folding
 (shape subgraphs and any node whose inputs are all constant), lowering to the runtime op set with
 per-op shape rules, BatchNormalization folded into Conv (or lowered to mul + add), copy elimination,
 constant bias/scale folded into conv and gemm (MatMul + Add -> Gemm), activation fusion, dead-code
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 import os
 
-from . import accm, affine, batchnorm, emit, folding, fusion, importer, lower, qdq, qdq_dpu
+from . import accm, affine, batchnorm, emit, folding, fusion, importer, lower, qdq, qdq_device
 from .errors import CompileError
 from .lower import SUPPORTED_OPS
 
@@ -37,7 +38,7 @@ def compile_model(model, input_shapes=None, int8="ort", fold_limit=folding.FOLD_
     CompileError (a ValueError) naming the input and the dim. Unsupported ops, attributes and dtypes
     raise CompileError naming the op type and the node. int8 names the integer arithmetic of the quantized
     ops (INT8_RULES: "ort", onnxruntime's CPU kernels; "dpu", the Vitis AI DPU's fix-point rules, which need
-    power-of-two scales); it is recorded in the model. fold_limit (bytes,
+    power-of-two scales; "bpu", the Horizon BPU's integer multipliers); it is recorded in the model. fold_limit (bytes,
     default FOLD_LIMIT_BYTES, 256 MiB) bounds what folding one node may compute on the host: a node past
     it raises CompileError naming it and the size, before anything is computed. Host memory running
     out raises MemoryError.
@@ -59,8 +60,8 @@ def compile_model(model, input_shapes=None, int8="ort", fold_limit=folding.FOLD_
 def _compile(model, input_shapes, int8, fold_limit) -> bytes:
     proto = importer.load(model)
     imported = importer.import_model(proto, input_shapes)
-    if int8 == "dpu":
-        qdq_dpu.prepare(imported)
+    if int8 != "ort":
+        qdq_device.prepare(imported, int8)
     qdq.fuse(imported, int8)
     g = lower.lower(imported, fold_limit)
     g.remove_dead()

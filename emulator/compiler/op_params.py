@@ -111,7 +111,8 @@ class Int8Rules:
 
     ORT = 0
     DPU = 1
-    BY_NAME: ClassVar[Dict[str, int]] = {"ort": 0, "dpu": 1}
+    BPU = 2
+    BY_NAME: ClassVar[Dict[str, int]] = {"ort": 0, "dpu": 1, "bpu": 2}
 
 
 

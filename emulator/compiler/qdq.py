@@ -180,21 +180,23 @@ def _fuse(g: QdqGraph, node):
     return None
 
 
-# What the DPU does not run (VART computes it on the CPU in float): under the dpu rules it stays DQ -> op -> Q.
-NOT_ON_DPU = frozenset({"Softmax"})
+# What the devices do not compute as onnxruntime's integer kernel does (their runtimes run it in float): under
+# their rules it stays DQ -> op -> Q.
+NOT_ON_DEVICES = frozenset({"Softmax"})
 
 
 def fuse(imp: Imported, int8: str = "ort") -> None:
     """Rewrites imp.nodes in place, as onnxruntime does: the clean-ups first (qdq_cleanup.py), then each
     fusable group becomes one node at the position of its op; a DequantizeLinear stays while another node
-    still reads its output. int8="dpu" leaves NOT_ON_DPU in float (qdq_dpu.py has prepared the rest)."""
+    still reads its output. A device's rules (int8 "dpu" or "bpu") leave NOT_ON_DEVICES in float (qdq_device.py
+    has prepared the rest)."""
     qdq_cleanup.remove_redundant_activations(imp)
     qdq_cleanup.merge_double_pairs(imp)
     g = QdqGraph(imp)
     fused_at: dict = {}
     gone: set = set()
     for node in imp.nodes:
-        if id(node) in gone or (int8 == "dpu" and node.op in NOT_ON_DPU):
+        if id(node) in gone or (int8 != "ort" and node.op in NOT_ON_DEVICES):
             continue
         hit = _fuse(g, node)
         if hit is None:

@@ -61,6 +61,7 @@ const char* int8_rules_name(Int8Rules r) {
     switch (r) {
         case Int8Rules::Ort: return "ort";
         case Int8Rules::Dpu: return "dpu";
+        case Int8Rules::Bpu: return "bpu";
     }
     return "?";
 }
@@ -95,9 +96,10 @@ accel_status parse_options(const char* text, DeviceOptions* o) {
         } else if (key == "int8") {
             if (value == "ort") o->int8 = Int8Rules::Ort;
             else if (value == "dpu") o->int8 = Int8Rules::Dpu;
+            else if (value == "bpu") o->int8 = Int8Rules::Bpu;
             else
                 return fail(ACCEL_ERR_INVALID_ARGUMENT,
-                            format("emu: int8='%s' is not a known rule set (known: ort, dpu)", value.c_str()));
+                            format("emu: int8='%s' is not a known rule set (known: ort, dpu, bpu)", value.c_str()));
         } else if (key == "debug") {
             if (value != "0" && value != "1")
                 return fail(ACCEL_ERR_INVALID_ARGUMENT, format("emu: debug='%s' must be 0 or 1", value.c_str()));

@@ -262,7 +262,7 @@ private:
         if (h_.version_minor < 2 && rules != 0)
             return fail(cat("header: reserved field at offset 44 is ", rules, ", must be 0"));
         if (!is_known(Int8Rules(rules)))
-            return fail(cat("header: int8_rules ", rules, " is unknown to this reader (0 ort, 1 dpu)"));
+            return fail(cat("header: int8_rules ", rules, " is unknown to this reader (0 ort, 1 dpu, 2 bpu)"));
         g_.int8_rules = Int8Rules(rules);
         h_.tensor_table_offset = in_.u64(48);
         h_.node_table_offset = in_.u64(56);
@@ -597,20 +597,23 @@ private:
 
     // ---- the int8 rules' own constraints on quantized tensors ----
 
-    // dpu: fix-point tensors, every scale a power of two (2^-fix_point) and every zero point 0.
+    // dpu: fix-point tensors, every scale a power of two (2^-fix_point) and every zero point 0; bpu: every
+    // zero point 0.
     bool check_int8_rules() {
-        if (g_.int8_rules != Int8Rules::Dpu) return true;
+        if (g_.int8_rules == Int8Rules::Ort) return true;
+        const bool dpu = g_.int8_rules == Int8Rules::Dpu;
+        const char* rules = dpu ? "dpu" : "bpu";
         for (uint32_t t = 0; t < h_.tensor_count; ++t) {
             const Quant& q = g_.tensors[t].quant;
             if (q.type != ACCEL_QUANT_PER_TENSOR && q.type != ACCEL_QUANT_PER_AXIS) continue;
             for (size_t i = 0; i < q.scales.size(); ++i) {
                 int32_t fp = 0;
-                if (!fix_point_of(q.scales[i], &fp))
+                if (dpu && !fix_point_of(q.scales[i], &fp))
                     return fail(cat(tensor_label(t), ": scale ", q.scales[i],
                                     " is not a power of two, which the dpu int8 rules need"));
                 if (i < q.zero_points.size() && q.zero_points[i] != 0)
-                    return fail(cat(tensor_label(t), ": zero point ", q.zero_points[i],
-                                    " is not 0, which the dpu int8 rules need"));
+                    return fail(cat(tensor_label(t), ": zero point ", q.zero_points[i], " is not 0, which the ", rules,
+                                    " int8 rules need"));
             }
         }
         return true;

@@ -115,6 +115,7 @@ enum class NearestRounding : int64_t {
 enum class Int8Rules : int64_t {
     Ort = 0,
     Dpu = 1,
+    Bpu = 2,
 };
 
 // True if `v` is one of the values above (a file may hold any number).
@@ -245,7 +246,8 @@ constexpr bool is_known(NearestRounding v) {
 constexpr bool is_known(Int8Rules v) {
     switch (v) {
         case Int8Rules::Ort:
-        case Int8Rules::Dpu: return true;
+        case Int8Rules::Dpu:
+        case Int8Rules::Bpu: return true;
     }
     return false;
 }

@@ -6,6 +6,9 @@ even (onnxruntime) give different numbers. `pytest -s` prints the counts.
 """
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import onnx
 import pytest
@@ -14,96 +17,9 @@ from onnx import TensorProto, helper
 import accel
 from accel import compiler
 
-# ---- the reference: VART's fix ops, in numpy (int64 throughout) ----------------------------------------
-
-
-def round_up(v, shift):
-    """v / 2^shift rounded half toward +inf (DPU_ROUND) for shift > 0, v * 2^-shift otherwise."""
-    v = np.asarray(v, dtype=np.int64)
-    if shift <= 0:
-        return v << -shift
-    return (v + (1 << (shift - 1))) >> shift
-
-
-def sat8(v):
-    return np.clip(v, -128, 127).astype(np.int64)
-
-
-def float2fix(x, fp):
-    return sat8(np.floor(np.asarray(x, np.float64) * 2.0 ** fp + 0.5).astype(np.int64))
-
-
-def conv_fix(x, w, b, fx, fw, fb, fy, act=None, pad=0, stride=1):
-    """conv2d-fix: exact sum, bias << (fx + fw - fb), the activation on the exact value, one rounding."""
-    n, _, h, wd = x.shape
-    m, _, kh, kw = w.shape
-    xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
-    oh, ow = (h + 2 * pad - kh) // stride + 1, (wd + 2 * pad - kw) // stride + 1
-    acc = np.zeros((n, m, oh, ow), np.int64)
-    for i in range(kh):
-        for j in range(kw):
-            patch = xp[:, :, i:i + stride * oh:stride, j:j + stride * ow:stride]
-            acc += np.einsum("nchw,mc->nmhw", patch, w[:, :, i, j])
-    acc += (b.astype(np.int64) << (fx + fw - fb))[None, :, None, None]
-    s = fx + fw - fy
-    if act == "leaky":  # alpha 26/256 on the exact value
-        return sat8(np.where(acc < 0, round_up(acc * 26, s + 8), round_up(acc, s)))
-    y = sat8(round_up(acc, s))
-    return np.maximum(y, 0) if act == "relu" else y
-
-
-def add_fix(a, fa, b, fb, fy, relu=False):
-    """eltwise-fix add: each input at the smaller fix point with 7 more bits, summed, one rounding."""
-    fmin = min(fa, fb)
-    sa, sb = 7 - (fa - fmin), 7 - (fb - fmin)
-    al = lambda v, s: v << s if s >= 0 else v >> -s  # noqa: E731
-    y = sat8(round_up(al(a, sa) + al(b, sb), fmin + 7 - fy))
-    return np.maximum(y, 0) if relu else y
-
-
-def maxpool(x, k):
-    n, c, h, w = x.shape
-    return x.reshape(n, c, h // k, k, w // k, k).max(axis=(3, 5))
-
-
-AVG_TABLE = {3: (7, 6), 5: (10, 8), 6: (7, 8), 7: (21, 10), 14: (21, 12)}
-
-
-def avg_coef(kh, kw):
-    if kh == kw and kh in AVG_TABLE:
-        return AVG_TABLE[kh]
-    rec = kh * kw
-    best, err = (0, 0), 1.0
-    for s in range(int(np.ceil(np.log2(rec * 128)))):
-        n = np.round(2.0 ** s / rec)
-        e = abs(n / 2.0 ** s - 1 / rec)
-        if e < err:
-            best, err = (int(n), s), e
-    return best
-
-
-def avgpool_fix(x, k, fx, fy, pad=0):
-    """pool-fix average: the window's sum (padding adds 0), times N / 2^shift, to fy, one rounding."""
-    n, c, h, w = x.shape
-    xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
-    oh, ow = h + 2 * pad - k + 1, w + 2 * pad - k + 1
-    s = np.zeros((n, c, oh, ow), np.int64)
-    for i in range(k):
-        for j in range(k):
-            s += xp[:, :, i:i + oh, j:j + ow]
-    mult, shift = avg_coef(k, k)
-    return sat8(round_up(s * mult, shift + fx - fy))
-
-
-def global_avg_fix(x, fx, fy):
-    mult, shift = avg_coef(x.shape[2], x.shape[3])
-    return sat8(round_up(x.sum(axis=(2, 3), keepdims=True) * mult, shift + fx - fy))
-
-
-def hsigmoid_fix(x, fx, fy):
-    t = np.clip(x + (3 << fx), 0, 6 << fx)
-    return sat8(round_up(t * 2731, 14 + fx - fy))
-
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from models.fixed_point import (add_fix, avg_coef, avgpool_fix, const_dq, conv_fix, float2fix, global_avg_fix,
+                                hsigmoid_fix, maxpool, qdq)
 
 # ---- the model -------------------------------------------------------------------------------------------
 
@@ -116,22 +32,11 @@ FH = 7                             # hard sigmoid output
 
 
 def _qdq(nodes, inits, name, fp, out=None, dtype=TensorProto.INT8):
-    """name -> Q -> DQ -> out (the names it makes)."""
-    s, z = f"{name}_s", f"{name}_z"
-    inits += [helper.make_tensor(s, TensorProto.FLOAT, [], [2.0 ** -fp]),
-              helper.make_tensor(z, dtype, [], [0])]
-    nodes += [helper.make_node("QuantizeLinear", [name, s, z], [f"{name}_q"]),
-              helper.make_node("DequantizeLinear", [f"{name}_q", s, z], [out or f"{name}_dq"])]
-    return out or f"{name}_dq"
+    return qdq(nodes, inits, name, 2.0 ** -fp, out, dtype)
 
 
 def _const_dq(nodes, inits, name, values, fp, dtype=TensorProto.INT8):
-    s, z = f"{name}_s", f"{name}_z"
-    inits += [helper.make_tensor(f"{name}_i", dtype, values.shape, values.reshape(-1).tolist()),
-              helper.make_tensor(s, TensorProto.FLOAT, [], [2.0 ** -fp]),
-              helper.make_tensor(z, dtype, [], [0])]
-    nodes.append(helper.make_node("DequantizeLinear", [f"{name}_i", s, z], [name]))
-    return name
+    return const_dq(nodes, inits, name, values, 2.0 ** -fp, dtype)
 
 
 def dpu_model(rng, scale=None):

@@ -110,10 +110,11 @@ def test_quantize_refuses_what_it_cannot_do(emu):
 
 
 def test_the_int8_rules_are_a_device_option(emu):
-    with accel.open("emu:int8=ort") as d:
-        assert "int8: ort rules" in d.info.name
-    with pytest.raises(accel.InvalidArgumentError, match="int8='dpu' is not a known rule set"):
-        accel.open("emu:int8=dpu")
+    for rules in ("ort", "dpu", "bpu"):
+        with accel.open(f"emu:int8={rules}") as d:
+            assert f"int8: {rules} rules" in d.info.name
+    with pytest.raises(accel.InvalidArgumentError, match=r"int8='npu' is not a known rule set \(known: ort, dpu, bpu\)"):
+        accel.open("emu:int8=npu")
 
 
 def test_the_rules_are_recorded_and_checked_at_load(emu):
@@ -123,8 +124,8 @@ def test_the_rules_are_recorded_and_checked_at_load(emu):
     data[44] = 7  # a rule set this reader does not know
     with pytest.raises(accel.ModelFormatError, match="int8_rules 7 is unknown"):
         emu.load(bytes(data))
-    with pytest.raises(ValueError, match="int8 must be one of ort"):
-        compiler.compile_model(int_io_model(), int8="dpu")
+    with pytest.raises(ValueError, match="int8 must be one of ort, dpu, bpu, not 'npu'"):
+        compiler.compile_model(int_io_model(), int8="npu")
 
 
 def test_a_float_model_is_still_written_as_format_1_1():

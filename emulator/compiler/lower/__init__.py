@@ -12,7 +12,7 @@ from ..errors import CompileError
 from ..importer import DEFAULT_DOMAINS, Imported, check_schema
 from ..ir import Graph, Value
 from ..op_params import ACTIVATIONS
-from ..qdq_dpu import FUSED_ACTIVATION
+from ..qdq_device import FUSED_ACTIVATION
 from . import conv, data, elementwise, linalg, normalization, qinteger, qlinear, quantized, reshape, resize
 from .context import Ctx, unsupported
 
@@ -85,7 +85,7 @@ def lower(imp: Imported, fold_limit: int = folding.FOLD_LIMIT_BYTES) -> Graph:
 
 
 def _put_fused_activation(g: Graph, node) -> None:
-    """The activation qdq_dpu.py absorbed into `node`, on the node that computes its output (through the
+    """The activation qdq_device.py absorbed into `node`, on the node that computes its output (through the
     copies a 1-D lowering adds: an elementwise function commutes with them)."""
     producers = g.producers()
     p = producers.get(node.outputs[0])

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "math/activation.h"
+#include "math/quantize.h"
 
 namespace accel_emu {
 
@@ -20,16 +21,6 @@ int64_t round_up_real(double v) {
     return static_cast<int64_t>(std::floor(v + 0.5));
 }
 
-// The bounds a clip to [lo, hi] (real values) puts on an output of fix point fy: the rounding is monotone,
-// so clamping the exact value and rounding equals rounding and clamping to the rounded bounds.
-void clip_bounds(float lo, float hi, int32_t fy, int32_t* y_min, int32_t* y_max) {
-    const double scale = std::ldexp(1.0, fy);
-    if (!std::isnan(lo) && lo > -INFINITY)
-        *y_min = static_cast<int32_t>(std::max<int64_t>(*y_min, round_up_real(lo * scale)));
-    if (!std::isnan(hi) && hi < INFINITY)
-        *y_max = static_cast<int32_t>(std::min<int64_t>(*y_max, round_up_real(hi * scale)));
-}
-
 // The DPU's leaky slope, 26/256, whatever the model says (Vitis AI's quantizer sets it; the DPU has no other).
 constexpr int32_t kLeakyNum = 26, kLeakyShift = 8;
 
@@ -41,6 +32,13 @@ int64_t hard_sigmoid_fix(int64_t q, int32_t fx, int32_t fy) {
 }
 
 }  // namespace
+
+void clip_bounds(float lo, float hi, double sy, int32_t* y_min, int32_t* y_max) {
+    if (!std::isnan(lo) && lo > -INFINITY)
+        *y_min = static_cast<int32_t>(std::max<int64_t>(*y_min, round_up_real(lo / sy)));
+    if (!std::isnan(hi) && hi < INFINITY)
+        *y_max = static_cast<int32_t>(std::min<int64_t>(*y_max, round_up_real(hi / sy)));
+}
 
 bool fix_point_of(float scale, int32_t* fp) {
     if (!(scale > 0.f) || !std::isfinite(scale)) return false;
@@ -67,7 +65,7 @@ bool dpu_conv_requant(int32_t fx, int32_t fw, int32_t fy, Act act, float alpha, 
     switch (act) {
         case Act::None: return true;
         case Act::Relu: *y_min = 0; return true;
-        case Act::Clip: clip_bounds(alpha, beta, fy, y_min, y_max); return true;
+        case Act::Clip: clip_bounds(alpha, beta, std::ldexp(1.0, -fy), y_min, y_max); return true;
         case Act::LeakyRelu:
             r->nmult = r->mult * kLeakyNum;
             r->npost = r->post + kLeakyShift;
@@ -102,7 +100,7 @@ AvgCoef dpu_avgpool_coef(int64_t kh, int64_t kw) {
 void make_dpu_table(Act act, float alpha, float beta, int32_t fx, bool x_signed, int32_t fy, bool y_signed,
                     uint8_t table[256]) {
     int32_t lo = -128, hi = 255;
-    if (act == Act::Clip) clip_bounds(alpha, beta, fy, &lo, &hi);
+    if (act == Act::Clip) clip_bounds(alpha, beta, std::ldexp(1.0, -fy), &lo, &hi);
     if (act == Act::Relu) lo = 0;
     // The DPU's hard sigmoid is relu6(x + 3) / 6: ONNX's with alpha 1/6 and beta 1/2.
     const bool dpu_hsig = std::fabs(alpha - 1.f / 6) < 1e-6f && beta == 0.5f && fx >= 0;
@@ -126,13 +124,67 @@ void make_dpu_table(Act act, float alpha, float beta, int32_t fx, bool x_signed,
     }
 }
 
-DpuBinary dpu_add_rule(int32_t fa, int32_t fb, int32_t fy, bool relu, bool y_signed) {
+FixedBinary dpu_add_rule(int32_t fa, int32_t fb, int32_t fy, bool relu, bool y_signed) {
     const int32_t fmin = fa < fb ? fa : fb;
-    return {7 - (fa - fmin), 7 - (fb - fmin), fmin + 7 - fy, relu ? 0 : (y_signed ? -128 : 0)};
+    return {1, 7 - (fa - fmin), 1, 7 - (fb - fmin), 1, fmin + 7 - fy, relu ? 0 : (y_signed ? -128 : 0)};
 }
 
-DpuBinary dpu_mul_rule(int32_t fa, int32_t fb, int32_t fy, bool relu, bool y_signed) {
-    return {0, 0, fa + fb - fy, relu ? 0 : (y_signed ? -128 : 0)};
+FixedBinary dpu_mul_rule(int32_t fa, int32_t fb, int32_t fy, bool relu, bool y_signed) {
+    return {1, 0, 1, 0, 1, fa + fb - fy, relu ? 0 : (y_signed ? -128 : 0)};
+}
+
+FixedRequant bpu_multiplier(double r) {
+    FixedRequant f;
+    int e = 0;
+    std::frexp(r, &e);  // r = m * 2^e, m in [0.5, 1): r * 2^(15 - e) in [2^14, 2^15)
+    int32_t n = 15 - e;
+    if (n < 0) n = 0;
+    double m = std::nearbyint(std::ldexp(r, n));
+    if (m >= 32768.0 && n > 0) m = std::nearbyint(std::ldexp(r, --n));
+    f.mult = static_cast<int32_t>(std::min(m, 2147483647.0));
+    f.pre = n > 61 ? std::min(n - 61, 31) : 0;
+    f.post = n - f.pre;
+    f.nmult = f.mult, f.npost = f.post;
+    return f;
+}
+
+namespace {
+
+// Multipliers of two terms at one shift: the larger one gets 15 bits.
+void two_multipliers(double ra, double rb, int32_t* ma, int32_t* mb, int32_t* n) {
+    const FixedRequant big = bpu_multiplier(std::max(ra, rb));
+    *n = big.post;
+    *ma = static_cast<int32_t>(std::nearbyint(std::ldexp(ra, *n)));
+    *mb = static_cast<int32_t>(std::nearbyint(std::ldexp(rb, *n)));
+}
+
+}  // namespace
+
+FixedBinary bpu_add_rule(double sa, double sb, double sy, bool relu, bool y_signed) {
+    FixedBinary r{};
+    two_multipliers(sa / sy, sb / sy, &r.mult_a, &r.mult_b, &r.shift_y);
+    r.mult_y = 1;
+    r.y_min = relu ? 0 : (y_signed ? -128 : 0);
+    return r;
+}
+
+FixedBinary bpu_mul_rule(double sa, double sb, double sy, bool relu, bool y_signed) {
+    const FixedRequant m = bpu_multiplier(sa * sb / sy);
+    return {1, 0, 1, 0, m.mult, m.post, relu ? 0 : (y_signed ? -128 : 0)};
+}
+
+AvgCoef bpu_avgpool_coef(double sx, double sy, int64_t kh, int64_t kw) {
+    const FixedRequant m = bpu_multiplier(sx / (sy * static_cast<double>(kh * kw)));
+    return {m.mult, m.post};
+}
+
+void make_bpu_table(Act act, float alpha, float beta, float sx, bool x_signed, float sy, bool y_signed,
+                    uint8_t table[256]) {
+    for (int b = 0; b < 256; ++b) {
+        float v = static_cast<float>(x_signed ? static_cast<int8_t>(b) : b) * sx;
+        apply_activation(act, alpha, beta, &v, 1);
+        table[b] = static_cast<uint8_t>(quantize_value(v, sy, 0, y_signed));
+    }
 }
 
 }  // namespace accel_emu

@@ -1,8 +1,11 @@
-// fixpoint.h - the Vitis AI DPU's fix-point arithmetic (the `dpu` int8 rules, docs/quantization.md): a
-// value is q * 2^-fp with q int8 and fp its tensor's fix point (scale 2^-fp, zero point 0); sums are exact
-// integers, scaled by powers of two, rounded half toward +inf (the DPU's DPU_ROUND, floor(v + 1/2)) once, at
-// the end, and saturated. What the reference ops of VART's CPU runner compute (conv2d-fix, eltwise-fix,
-// pool-fix, hard-sigmoid-fix, concat-fix, float2fix), written here from their documented behaviour.
+// fixpoint.h - the devices' integer arithmetic (docs/quantization.md): exact integer sums, scaled by an
+// integer multiplier and a right shift that rounds half toward +inf, saturated.
+// - `dpu`, the Vitis AI DPU: a value is q * 2^-fp with q int8 and fp its tensor's fix point (scale 2^-fp,
+//   zero point 0); every multiplier is a power of two; what the reference ops of VART's CPU runner compute
+//   (conv2d-fix, eltwise-fix, pool-fix, hard-sigmoid-fix, concat-fix, float2fix), written from their
+//   documented behaviour.
+// - `bpu`, the Horizon BPU (S100 / X5): float scales (zero point 0, int8) turned into 15-bit multipliers and
+//   shifts (bpu_multiplier: Horizon does not publish its derivation; this is the documented form).
 #pragma once
 
 #include <cstdint>
@@ -29,6 +32,11 @@ inline int32_t saturate8(int64_t v, bool is_signed) {
     return static_cast<int32_t>(v < lo ? lo : v > hi ? hi : v);
 }
 
+// The bounds a clip to [lo, hi] (real values; infinite: none) puts on an output of scale sy, narrowing
+// *y_min and *y_max: the rounding is monotone, so clamping the exact value and rounding (half up) equals
+// rounding and clamping to the rounded bounds.
+void clip_bounds(float lo, float hi, double sy, int32_t* y_min, int32_t* y_max);
+
 // float2fix: x * 2^fp rounded half toward +inf and saturated (a NaN gives 0).
 int32_t dpu_quantize(float x, int32_t fp, bool is_signed);
 
@@ -53,17 +61,42 @@ AvgCoef dpu_avgpool_coef(int64_t kh, int64_t kw);
 void make_dpu_table(Act act, float alpha, float beta, int32_t fx, bool x_signed, int32_t fy, bool y_signed,
                     uint8_t table[256]);
 
+// The BPU's form of a real multiplier r > 0: mult in [2^14, 2^15) (15 significant bits, an int16) and a
+// shift n with r ~ mult / 2^n, mult rounded half to even; past the epilogue's 61-bit shift the rest goes
+// into the pre shift. A multiplier of 2^15 or more keeps n = 0.
+FixedRequant bpu_multiplier(double r);
+
 // Elementwise add with the DPU's rules: each input aligned to the smallest input fix point fmin with 7
 // fraction bits more (x << (7 - d), or floored x >> (d - 7) past 7, d = f - fmin), summed, shifted to the
 // output's fix point (shift fmin + 7 - fy) with the rounding, relu'd when fused, saturated; mul: the product
 // shifted by fa + fb - fy.
-struct DpuBinary {
-    int32_t shift_a, shift_b;  // add: the alignment of each input (negative: a floored right shift)
+struct FixedBinary {
+    int32_t mult_a, shift_a;   // add: each input times its multiplier, aligned (a negative shift floors)
+    int32_t mult_b, shift_b;
+    int32_t mult_y;            // mul: the product's multiplier
     int32_t shift_y;           // the final shift_round_up
     int32_t y_min;             // a fused relu: 0, else the dtype's minimum
 };
-DpuBinary dpu_add_rule(int32_t fa, int32_t fb, int32_t fy, bool relu, bool y_signed);
-DpuBinary dpu_mul_rule(int32_t fa, int32_t fb, int32_t fy, bool relu, bool y_signed);
-inline int64_t dpu_align(int64_t x, int32_t shift) { return shift >= 0 ? x * (int64_t{1} << shift) : x >> -shift; }
+FixedBinary dpu_add_rule(int32_t fa, int32_t fb, int32_t fy, bool relu, bool y_signed);
+FixedBinary dpu_mul_rule(int32_t fa, int32_t fb, int32_t fy, bool relu, bool y_signed);
+// The BPU's add (a * ma + b * mb, one shift) and mul (a * b * m, one shift) of scales sa, sb to sy.
+FixedBinary bpu_add_rule(double sa, double sb, double sy, bool relu, bool y_signed);
+FixedBinary bpu_mul_rule(double sa, double sb, double sy, bool relu, bool y_signed);
+inline int64_t fixed_align(int64_t x, int32_t shift) { return shift >= 0 ? x * (int64_t{1} << shift) : x >> -shift; }
+// One element of the op.
+inline int32_t fixed_binary(bool add, const FixedBinary& r, int64_t a, int64_t b, bool y_signed) {
+    const int64_t v =
+        add ? fixed_align(a * r.mult_a, r.shift_a) + fixed_align(b * r.mult_b, r.shift_b) : a * b * r.mult_y;
+    const int64_t y = shift_round_up(v, r.shift_y);
+    return saturate8(y < r.y_min ? r.y_min : y, y_signed);
+}
+
+// The average pool's multiplier and shift under the BPU's rules: r = s_x / (s_y * kh * kw).
+AvgCoef bpu_avgpool_coef(double sx, double sy, int64_t kh, int64_t kw);
+
+// The 256-entry table under the BPU's rules: dequantized, the emulator's float function, quantized (float
+// division, half to even), as a toolchain builds its lookup tables.
+void make_bpu_table(Act act, float alpha, float beta, float sx, bool x_signed, float sy, bool y_signed,
+                    uint8_t table[256]);
 
 }  // namespace accel_emu

@@ -27,12 +27,12 @@ QBinRule qbinary_rule(QBinOp op, const QParams& a, const QParams& b, const QPara
     return r;
 }
 
-QBinRule qbinary_dpu_rule(QBinOp op, int32_t fa, int32_t fb, int32_t fy, bool relu, bool is_signed) {
+QBinRule qbinary_fixed_rule(QBinOp op, const FixedBinary& fx, bool is_signed) {
     QBinRule r{};
     r.op = op;
     r.is_signed = is_signed;
     r.fixed = true;
-    r.dpu = op == QBinOp::Add ? dpu_add_rule(fa, fb, fy, relu, is_signed) : dpu_mul_rule(fa, fb, fy, relu, is_signed);
+    r.fx = fx;
     return r;
 }
 
@@ -40,13 +40,9 @@ namespace {
 
 template <typename T>
 void fixed_row(const QBinRule& rule, const T* a, int64_t sa, const T* b, int64_t sb, T* y, int64_t n) {
-    const DpuBinary& d = rule.dpu;
-    for (int64_t j = 0; j < n; ++j) {
-        const int64_t x = a[j * sa], z = b[j * sb];
-        const int64_t v = rule.op == QBinOp::Add ? dpu_align(x, d.shift_a) + dpu_align(z, d.shift_b) : x * z;
-        const int64_t r = shift_round_up(v, d.shift_y);
-        y[j] = static_cast<T>(saturate8(r < d.y_min ? d.y_min : r, rule.is_signed));
-    }
+    const bool add = rule.op == QBinOp::Add;
+    for (int64_t j = 0; j < n; ++j)
+        y[j] = static_cast<T>(fixed_binary(add, rule.fx, a[j * sa], b[j * sb], rule.is_signed));
 }
 
 template <typename T, QBinOp OP>

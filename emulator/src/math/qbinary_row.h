@@ -12,8 +12,7 @@ namespace accel_emu {
 
 // The constants of one op. Add: v = fma(a, ra, fma(b, rb, f)). Mul: v = float32((a - za) * (b - zb)) * r + zy.
 // v is then rounded half to even and saturated to Y's dtype.
-// With `fixed` (the dpu rules, math/fixpoint.h): the integers aligned, summed or multiplied, shifted with
-// the DPU's rounding, floored at y_min (a fused relu) and saturated.
+// With `fixed` (the devices' rules, math/fixpoint.h): fixed_binary of the integers.
 struct QBinRule {
     QBinOp op;
     bool is_signed;  // the dtype of A, B and Y: int8 (else uint8)
@@ -21,12 +20,12 @@ struct QBinRule {
     float r, zy;
     int32_t za, zb;
     bool fixed;
-    DpuBinary dpu;
+    FixedBinary fx;
 };
 
 QBinRule qbinary_rule(QBinOp op, const QParams& a, const QParams& b, const QParams& y);
-// The dpu rules' op of A, B and Y at fix points fa, fb, fy (relu: a fused relu).
-QBinRule qbinary_dpu_rule(QBinOp op, int32_t fa, int32_t fb, int32_t fy, bool relu, bool is_signed);
+// The op with a device's integer rule (math/fixpoint.h).
+QBinRule qbinary_fixed_rule(QBinOp op, const FixedBinary& fx, bool is_signed);
 
 // y[j] = rule(a[j * sa], b[j * sb]) for j < n; sa and sb are 0 (one value for the row) or 1.
 using QBinRow = void (*)(const QBinRule& rule, const void* a, int64_t sa, const void* b, int64_t sb, void* y,

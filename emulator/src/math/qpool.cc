@@ -5,8 +5,6 @@
 #include <algorithm>
 #include <type_traits>
 
-#include "math/fixpoint.h"
-
 namespace accel_emu {
 namespace {
 
@@ -41,8 +39,7 @@ void avg_plane(const PoolGeom& q, bool include_pad, const T* x, T* y, const QPar
 }
 
 template <typename T>
-void dpu_plane(const PoolGeom& q, const T* x, T* y, int32_t fx, int32_t fy) {
-    const AvgCoef c = dpu_avgpool_coef(q.kh, q.kw);
+void fixed_plane(const PoolGeom& q, const T* x, T* y, const AvgCoef& c) {
     for (int64_t oh = 0; oh < q.OH; ++oh) {
         const int64_t h0 = oh * q.sh - q.pt, h1 = std::min(h0 + q.kh, q.H), hs = std::max<int64_t>(h0, 0);
         for (int64_t ow = 0; ow < q.OW; ++ow) {
@@ -50,33 +47,30 @@ void dpu_plane(const PoolGeom& q, const T* x, T* y, int32_t fx, int32_t fy) {
             int64_t sum = 0;
             for (int64_t h = hs; h < h1; ++h)
                 for (int64_t w = ws; w < w1; ++w) sum += x[h * q.W + w];
-            y[oh * q.OW + ow] =
-                static_cast<T>(saturate8(shift_round_up(sum * c.mult, c.shift + fx - fy), std::is_signed_v<T>));
+            y[oh * q.OW + ow] = static_cast<T>(saturate8(shift_round_up(sum * c.mult, c.shift), std::is_signed_v<T>));
         }
     }
 }
 
 template <typename T>
-void dpu_global(const T* x, T* y, int64_t planes, int64_t h, int64_t w, int32_t fx, int32_t fy) {
-    const AvgCoef c = dpu_avgpool_coef(h, w);
+void fixed_global(const T* x, T* y, int64_t planes, int64_t n, const AvgCoef& c) {
     for (int64_t p = 0; p < planes; ++p) {
         int64_t sum = 0;
-        for (int64_t i = 0; i < h * w; ++i) sum += x[p * h * w + i];
-        y[p] = static_cast<T>(saturate8(shift_round_up(sum * c.mult, c.shift + fx - fy), std::is_signed_v<T>));
+        for (int64_t i = 0; i < n; ++i) sum += x[p * n + i];
+        y[p] = static_cast<T>(saturate8(shift_round_up(sum * c.mult, c.shift), std::is_signed_v<T>));
     }
 }
 
 }  // namespace
 
-void dpu_avg_pool_plane(const PoolGeom& q, const void* x, void* y, int32_t fx, int32_t fy, bool is_signed) {
-    if (is_signed) dpu_plane(q, static_cast<const int8_t*>(x), static_cast<int8_t*>(y), fx, fy);
-    else dpu_plane(q, static_cast<const uint8_t*>(x), static_cast<uint8_t*>(y), fx, fy);
+void fixed_avg_pool_plane(const PoolGeom& q, const void* x, void* y, const AvgCoef& c, bool is_signed) {
+    if (is_signed) fixed_plane(q, static_cast<const int8_t*>(x), static_cast<int8_t*>(y), c);
+    else fixed_plane(q, static_cast<const uint8_t*>(x), static_cast<uint8_t*>(y), c);
 }
 
-void dpu_global_avg_pool(const void* x, void* y, int64_t planes, int64_t h, int64_t w, int32_t fx, int32_t fy,
-                         bool is_signed) {
-    if (is_signed) dpu_global(static_cast<const int8_t*>(x), static_cast<int8_t*>(y), planes, h, w, fx, fy);
-    else dpu_global(static_cast<const uint8_t*>(x), static_cast<uint8_t*>(y), planes, h, w, fx, fy);
+void fixed_global_avg_pool(const void* x, void* y, int64_t planes, int64_t n, const AvgCoef& c, bool is_signed) {
+    if (is_signed) fixed_global(static_cast<const int8_t*>(x), static_cast<int8_t*>(y), planes, n, c);
+    else fixed_global(static_cast<const uint8_t*>(x), static_cast<uint8_t*>(y), planes, n, c);
 }
 
 void qglobal_avg_pool(const void* x, void* y, int64_t planes, int64_t n, const QParams& qx, const QParams& qy) {

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include "math/fixpoint.h"
 #include "math/pool.h"
 #include "math/quantize.h"
 
@@ -19,11 +20,10 @@ void qglobal_avg_pool(const void* x, void* y, int64_t planes, int64_t n, const Q
 // window with include_pad).
 void qavg_pool_plane(const PoolGeom& q, bool include_pad, const void* x, void* y, const QParams& qx, const QParams& qy);
 
-// The dpu rules (math/fixpoint.h): the sum of the window's elements inside the input (the padding adds 0;
-// the divisor is always kh * kw, count_include_pad or not) times the DPU's coefficient N / 2^shift for the
-// window, shifted to Y's fix point with the DPU's rounding, saturated. Global pooling: one window of H x W.
-void dpu_avg_pool_plane(const PoolGeom& q, const void* x, void* y, int32_t fx, int32_t fy, bool is_signed);
-void dpu_global_avg_pool(const void* x, void* y, int64_t planes, int64_t h, int64_t w, int32_t fx, int32_t fy,
-                         bool is_signed);
+// A device's rules (math/fixpoint.h): the sum of the window's elements inside the input (the padding adds 0;
+// the divisor is always kh * kw, count_include_pad or not) times c.mult, shifted right by c.shift with the
+// devices' rounding (half up), saturated. Global pooling: one window of n elements per plane.
+void fixed_avg_pool_plane(const PoolGeom& q, const void* x, void* y, const AvgCoef& c, bool is_signed);
+void fixed_global_avg_pool(const void* x, void* y, int64_t planes, int64_t n, const AvgCoef& c, bool is_signed);
 
 }  // namespace accel_emu

@@ -132,11 +132,10 @@ void run_qavg(const KernelArgs& a) {
     const TensorDesc &xd = kern::in_desc(a, 0), &yd = kern::out_desc(a, 0);
     const auto* X = static_cast<const uint8_t*>(a.in[0]);
     auto* Y = static_cast<uint8_t*>(a.out[0]);
-    const bool dpu = kern::dpu_rules(*a.graph);
+    const bool device = kern::device_rules(*a.graph);
+    const AvgCoef c = device ? kern::device_avgpool_coef(*a.graph, xd, yd, q.kh, q.kw) : AvgCoef{};
     for (int64_t p = 0; p < q.N * q.C; ++p) {
-        if (dpu)
-            dpu_avg_pool_plane(q, X + p * q.H * q.W, Y + p * q.OH * q.OW, kern::fix_point(xd), kern::fix_point(yd),
-                               xd.dtype == ACCEL_DTYPE_INT8);
+        if (device) fixed_avg_pool_plane(q, X + p * q.H * q.W, Y + p * q.OH * q.OW, c, xd.dtype == ACCEL_DTYPE_INT8);
         else
             qavg_pool_plane(q, include_pad, X + p * q.H * q.W, Y + p * q.OH * q.OW, kern::qparams(xd),
                             kern::qparams(yd));
@@ -173,10 +172,10 @@ void run_global(const KernelArgs& a) {
 void run_qglobal(const KernelArgs& a) {
     const TensorDesc &xd = kern::in_desc(a, 0), &yd = kern::out_desc(a, 0);
     const int64_t planes = xd.dims[0] * xd.dims[1];
-    if (kern::dpu_rules(*a.graph)) {  // the window H x W (the last dim its width)
-        const int64_t w = xd.ndim > 2 ? xd.dims[xd.ndim - 1] : 1;
-        dpu_global_avg_pool(a.in[0], a.out[0], planes, xd.numel / planes / w, w, kern::fix_point(xd),
-                            kern::fix_point(yd), xd.dtype == ACCEL_DTYPE_INT8);
+    if (kern::device_rules(*a.graph)) {  // the window H x W (the last dim its width)
+        const int64_t w = xd.ndim > 2 ? xd.dims[xd.ndim - 1] : 1, h = xd.numel / planes / w;
+        fixed_global_avg_pool(a.in[0], a.out[0], planes, h * w, kern::device_avgpool_coef(*a.graph, xd, yd, h, w),
+                              xd.dtype == ACCEL_DTYPE_INT8);
         return;
     }
     qglobal_avg_pool(a.in[0], a.out[0], planes, xd.numel / planes, kern::qparams(xd), kern::qparams(yd));

@@ -18,14 +18,14 @@ constexpr const char* kOp = "qconv";
 
 bool validate(const Graph& g, const Node& n, std::string* err) {
     using kern::cat;
-    // The DPU fuses relu, relu6 (a clip) and leaky relu into its convolutions; onnxruntime's kernels fuse none.
-    const bool dpu = kern::dpu_rules(g);
+    // The devices fuse relu, relu6 (a clip) and (the DPU) leaky relu into their convolutions; onnxruntime's
+    // kernels fuse none.
+    const bool device = kern::device_rules(g);
     if (!kern::check_common(g, n, kOp, {2, 3, 2, 1}, kern::DTypeRule::Any,
-                            dpu ? kern::ActRule::Fused : kern::ActRule::MustBeNone, err))
+                            device ? kern::ActRule::Fused : kern::ActRule::MustBeNone, err))
         return false;
-    if (dpu && n.act != Act::None && n.act != Act::Relu && n.act != Act::Clip && n.act != Act::LeakyRelu)
-        return kern::fail(err, kOp,
-                          cat("activation ", uint32_t(n.act), " is not one the DPU fuses (relu, clip, leaky relu)"));
+    if (!kern::device_fuses(g, n.act))
+        return kern::fail(err, kOp, cat("activation ", uint32_t(n.act), " is not one the device fuses"));
     const auto per_tensor = kern::QuantShape::PerTensor;
     if (!kern::check_quantized(*kern::input(g, n, 0), kOp, "input", per_tensor, -1, false, err) ||
         !kern::check_quantized(*kern::input(g, n, 1), kOp, "weight", kern::QuantShape::PerTensorOrAxis, 0, false,
@@ -34,16 +34,15 @@ bool validate(const Graph& g, const Node& n, std::string* err) {
         return false;
     const TensorDesc* b = kern::input(g, n, 2);
     if (b && b->dtype != ACCEL_DTYPE_INT32) return kern::fail(err, kOp, cat("bias '", b->name, "' is not int32"));
-    if (dpu) {
-        const TensorDesc& w = *kern::input(g, n, 1);
-        const int32_t fx = kern::fix_point(*kern::input(g, n, 0)), fy = kern::fix_point(kern::output(g, n, 0));
+    if (device) {
+        const TensorDesc &x = *kern::input(g, n, 0), &w = *kern::input(g, n, 1), &y = kern::output(g, n, 0);
         for (size_t c = 0; c < w.quant.scales.size(); ++c) {
             FixedRequant r;
             int32_t lo = 0, hi = 0;
-            if (!dpu_conv_requant(fx, kern::fix_point(w, c), fy, n.act, n.act_alpha, n.act_beta, &r, &lo, &hi))
+            if (!kern::device_requant(g, n, x, w, c, y, &r, &lo, &hi))
                 return kern::fail(err, kOp,
-                                  cat("fix points ", fx, " (input), ", kern::fix_point(w, c), " (weight) and ", fy,
-                                      " (output) need a shift the DPU's rules do not have"));
+                                  cat("the scales of input '", x.name, "', weight '", w.name, "' and output '", y.name,
+                                      "' need a shift the device's rules do not have"));
         }
     }
     ConvGeom q;
@@ -67,7 +66,7 @@ QGemmSpec size_spec(const Graph& g, const Node& n, const ConvGeom& q) {
     s.taps = q.kh * q.kw;
     s.w_signed = kern::input(g, n, 1)->dtype == ACCEL_DTYPE_INT8;
     s.x_signed = kern::input(g, n, 0)->dtype == ACCEL_DTYPE_INT8;
-    s.out = kern::dpu_rules(g) ? QOut::Fixed : QOut::Q8;
+    s.out = kern::device_rules(g) ? QOut::Fixed : QOut::Q8;
     s.y_signed = kern::output(g, n, 0).dtype == ACCEL_DTYPE_INT8;
     return s;
 }
@@ -87,12 +86,11 @@ void group_spec(const Graph& g, const Node& n, const ConvGeom& q, int64_t gi, co
         out->bias[m] = bias ? static_cast<const int32_t*>(bias)[m0 + m] : 0;
         out->scale[m] = (xp.scale * w.quant.scales[c]) / yp.scale;  // float32, as onnxruntime orders it
     }
-    if (s.out == QOut::Fixed) {  // the dpu rules: a shift per channel, the activation applied before rounding
+    if (s.out == QOut::Fixed) {  // a device's rules: an integer requantization per channel, the activation in it
         out->fixed.resize(s.M);
-        const int32_t fx = kern::fix_point(*kern::input(g, n, 0)), fy = kern::fix_point(kern::output(g, n, 0));
         for (int64_t m = 0; m < s.M; ++m)
-            dpu_conv_requant(fx, kern::fix_point(w, static_cast<size_t>(m0 + m)), fy, n.act, n.act_alpha, n.act_beta,
-                             &out->fixed[m], &s.y_min, &s.y_max);
+            kern::device_requant(g, n, *kern::input(g, n, 0), w, static_cast<size_t>(m0 + m), kern::output(g, n, 0),
+                                 &out->fixed[m], &s.y_min, &s.y_max);
         s.fixed = out->fixed.data();
     }
     s.x_zero = xp.zero;

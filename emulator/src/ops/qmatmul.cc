@@ -77,7 +77,7 @@ QGemmSpec size_spec(const TensorDesc& a, const TensorDesc& b, const TensorDesc& 
 // What qmatmul and qgemm prepare: the code path chosen at load (a run-time B is packed for it), then per
 // column n the multiplier, the weights' zero point and the bias (consts_bytes(N) in all), then a constant B
 // packed.
-// Under the dpu rules the header's second int is 1 and the columns' fixed-point requantizations follow.
+// Under a device's rules the header's second int is 1 and the columns' fixed-point requantizations follow.
 struct Consts {
     int32_t* isa;
     int32_t* fixed_out;
@@ -165,17 +165,17 @@ size_t prepared_qmatmul(const Graph& g, const Node& n) {
     return consts_bytes(s.N) + (packed_at_load(b) ? kern::qgemm_packed_max(size_spec(a, b, y, s)) : 0);
 }
 
-// dpu: the shifts of an int8 output (a float one, qgemm's, is a float multiply by a power of two either way).
-void fill_consts(const TensorDesc& a, const TensorDesc& b, const TensorDesc* y, float alpha, const void* bias,
-                 int64_t N, bool dpu, void* out) {
+// Under a device's rules, the integer requantization of an int8 output (qgemm's float output stays a float
+// multiply).
+void fill_consts(const Graph& g, const Node& n, const TensorDesc& a, const TensorDesc& b, const TensorDesc* y,
+                 float alpha, const void* bias, int64_t N, void* out) {
     const Consts c = consts_at(out, N);
     *c.isa = static_cast<int32_t>(qisa_select());
-    *c.fixed_out = dpu && y != nullptr;
+    *c.fixed_out = kern::device_rules(g) && y != nullptr;
     for (int64_t j = 0; j < N; ++j) {
         if (*c.fixed_out) {
             int32_t lo = 0, hi = 0;
-            dpu_conv_requant(kern::fix_point(a), kern::fix_point(b, static_cast<size_t>(j)), kern::fix_point(*y),
-                             Act::None, 0.f, 0.f, &c.fixed[j], &lo, &hi);
+            kern::device_requant(g, n, a, b, static_cast<size_t>(j), *y, &c.fixed[j], &lo, &hi);
         }
         const size_t k = b.quant.scales.size() > 1 ? static_cast<size_t>(j) : 0;
         const float ab = (alpha * a.quant.scales[0]) * b.quant.scales[k];
@@ -219,7 +219,7 @@ void prepare_qmatmul(const Graph& g, const Node& n, const void* const* in, void*
     const TensorDesc &a = *kern::input(g, n, 0), &b = *kern::input(g, n, 1), &y = kern::output(g, n, 0);
     const Shape s = shape_of(a, b);
     // QLinearMatMul's multiplier is (s_A * s_B) / s_Y: alpha 1 keeps that product exact.
-    fill_consts(a, b, &y, 1.f, nullptr, s.N, kern::dpu_rules(g), out);
+    fill_consts(g, n, a, b, &y, 1.f, nullptr, s.N, out);
     if (!packed_at_load(b)) return;
     std::vector<uint8_t> w(static_cast<size_t>(s.N * s.K));
     transpose_into(static_cast<const uint8_t*>(in[1]), s.K, s.N, w.data());
@@ -266,8 +266,8 @@ bool validate_qgemm(const Graph& g, const Node& n, std::string* err) {
     const QGemmParams p = QGemmParams::of(n);
     if ((p.trans_a != 0 && p.trans_a != 1) || (p.trans_b != 0 && p.trans_b != 1))
         return fail(err, op, cat("trans_a ", p.trans_a, " and trans_b ", p.trans_b, " must be 0 or 1"));
-    if (kern::dpu_rules(g) && p.alpha != 1.f)
-        return fail(err, op, cat("alpha ", p.alpha, " is not 1, which the dpu int8 rules need"));
+    if (kern::device_rules(g) && p.alpha != 1.f)
+        return fail(err, op, cat("alpha ", p.alpha, " is not 1, which the devices' int8 rules need"));
     if (a.ndim != 2 || b.ndim != 2 || y.ndim != 2)
         return fail(
             err, op,
@@ -318,8 +318,8 @@ void prepare_qgemm(const Graph& g, const Node& n, const void* const* in, void* o
     const TensorDesc* c = kern::input(g, n, 2);
     if (c) bias.assign(static_cast<size_t>(s.N), *static_cast<const int32_t*>(in[2]));
     if (c && c->numel == s.N) std::memcpy(bias.data(), in[2], static_cast<size_t>(s.N) * sizeof(int32_t));
-    fill_consts(a, b, y.dtype == ACCEL_DTYPE_FLOAT32 ? nullptr : &y, p.alpha, c ? bias.data() : nullptr, s.N,
-                kern::dpu_rules(g), out);
+    fill_consts(g, n, a, b, y.dtype == ACCEL_DTYPE_FLOAT32 ? nullptr : &y, p.alpha, c ? bias.data() : nullptr, s.N,
+                out);
     std::vector<uint8_t> w;
     const auto* bw = static_cast<const uint8_t*>(in[1]);
     if (!p.trans_b) {

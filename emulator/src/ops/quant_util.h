@@ -6,6 +6,7 @@
 #include <string>
 
 #include "graph.h"
+#include "math/fixpoint.h"
 #include "math/qgemm.h"
 #include "math/quantize.h"
 #include "ops.h"
@@ -33,8 +34,20 @@ inline QParams qparams(const TensorDesc& t) {
 // Does g compute int8 with the DPU's fix-point rules (math/fixpoint.h)? The reader has checked that every
 // quantized tensor of such a model has power-of-two scales and zero points 0.
 inline bool dpu_rules(const Graph& g) { return g.int8_rules == Int8Rules::Dpu; }
+// With a device's integer rules (dpu or bpu: zero points 0, integer multipliers and rounding shifts)?
+inline bool device_rules(const Graph& g) { return g.int8_rules != Int8Rules::Ort; }
 // The fix point of a checked tensor of a dpu model (its scale i: 2^-fix_point).
 int32_t fix_point(const TensorDesc& t, size_t i = 0);
+
+// The activations a device fuses into a convolution or matmul: relu and clip (both rule sets) and leaky
+// relu (dpu).
+bool device_fuses(const Graph& g, Act act);
+// Under device rules: the average pool's multiplier and shift for a kh x kw window from x to y.
+AvgCoef device_avgpool_coef(const Graph& g, const TensorDesc& x, const TensorDesc& y, int64_t kh, int64_t kw);
+// Under device rules: the Fixed requantization of a sum of x times channel c of w into y with n's fused
+// activation, and y's bounds; false when the rules cannot express it.
+bool device_requant(const Graph& g, const Node& n, const TensorDesc& x, const TensorDesc& w, size_t c,
+                    const TensorDesc& y, FixedRequant* r, int32_t* y_min, int32_t* y_max);
 
 // The layout of a per-axis record over `t`: outer x channels x inner (channels 1 for per tensor).
 struct AxisSplit { int64_t outer, channels, inner; };

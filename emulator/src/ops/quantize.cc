@@ -87,6 +87,9 @@ void make_table(const Graph& g, const Node& n, const void* const* in, void* out)
     if (kern::dpu_rules(g))
         make_dpu_table(n.act, n.act_alpha, n.act_beta, kern::fix_point(x), x.dtype == ACCEL_DTYPE_INT8,
                        kern::fix_point(y), y.dtype == ACCEL_DTYPE_INT8, table);
+    else if (kern::device_rules(g))
+        make_bpu_table(n.act, n.act_alpha, n.act_beta, x.quant.scales[0], x.dtype == ACCEL_DTYPE_INT8,
+                       y.quant.scales[0], y.dtype == ACCEL_DTYPE_INT8, table);
     else make_qtable(n.act, n.act_alpha, n.act_beta, kern::qparams(x), kern::qparams(y), table);
 }
 

@@ -24,10 +24,10 @@ bool validate(const Graph& g, const Node& n, std::string* err) {
     if (!kern::check_common(g, n, op, {1, 1, 1, 1}, kQuantized ? kern::DTypeRule::Any : kern::DTypeRule::Float32,
                             kern::ActRule::MustBeNone, err))
         return false;
-    if (kQuantized && kern::dpu_rules(g))
+    if (kQuantized && kern::device_rules(g))
         return kern::fail(err, op,
-                          "is onnxruntime's QLinearSoftmax, not one of the dpu int8 rules' ops (the DPU has no "
-                          "softmax: VART runs it on the CPU in float)");
+                          "is onnxruntime's QLinearSoftmax, not one of the devices' int8 rules' ops (a device runs "
+                          "softmax in float: DQ -> softmax -> Q)");
     const TensorDesc& x = *kern::input(g, n, 0);
     const TensorDesc& y = kern::output(g, n, 0);
     if (kQuantized) {

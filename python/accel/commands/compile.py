@@ -16,10 +16,11 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("model", metavar="MODEL.onnx", help="the ONNX model")
     p.add_argument("-o", "--output", required=True, metavar="MODEL.accm", help="the .accm file to write")
     add_input_shape_option(p)
-    p.add_argument("--int8", default="ort", choices=("ort",),
+    p.add_argument("--int8", default="ort", choices=("ort", "dpu", "bpu"),  # accel.compiler.INT8_RULES, not imported here
                    help="the integer arithmetic of a quantized model's int8 ops: 'ort' (onnxruntime's CPU "
-                        "kernels, the default); the device that loads the model must use the same "
-                        "(emu:int8=...)")
+                        "kernels, the default), 'dpu' (the Vitis AI DPU's fix-point rules: power-of-two "
+                        "scales) or 'bpu' (the Horizon BPU's integer multipliers); the device that loads the "
+                        "model must use the same (emu:int8=...)")
     p.add_argument("--fold-limit", type=_mib, default=None, metavar="MIB",
                    help="the most memory folding one constant node may take, in MiB (default 256): a model "
                         "whose constants would need more is refused, naming the node")

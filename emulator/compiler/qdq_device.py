@@ -1,14 +1,14 @@
-"""The Vitis AI DPU's form of a QDQ model (int8="dpu"), before qdq.fuse: what the DPU computes differently
-from onnxruntime's fusions.
+"""A device's form of a QDQ model (int8="dpu", the Vitis AI DPU, or "bpu", the Horizon BPU), before qdq.fuse:
+what the devices compute differently from onnxruntime's fusions.
 
-- Fix points only: every QuantizeLinear and DequantizeLinear has power-of-two scales (2^-fix_point), zero
-  points 0 and int8 integers (int32 for a bias); anything else is a CompileError naming the tensor and the
-  scale, since a DPU cannot run it.
-- A convolution's or matmul's bias has its own fix point: it is aligned to the input's plus the weights'
-  by a left shift (the DPU's shift_bias) into the int32 bias the integer kernels add.
-- The DPU fuses relu, relu6 (a clip) and leaky relu into a convolution or matmul, and relu into an add,
-  applying them to the exact sum before its one rounding: Conv -> Relu -> Q becomes Conv -> Q with the
-  activation as the attribute FUSED_ACTIVATION, which the lowering puts on the integer node.
+- Symmetric int8 only: every QuantizeLinear and DequantizeLinear has zero points 0 and int8 integers (int32
+  for a bias), and for the DPU power-of-two scales (2^-fix_point); anything else is a CompileError naming
+  the tensor (and the scale), since the device cannot run it.
+- The DPU: a convolution's or matmul's bias has its own fix point: it is aligned to the input's plus the
+  weights' by a left shift (the DPU's shift_bias) into the int32 bias the integer kernels add.
+- The devices fuse relu and relu6 (a clip), and the DPU leaky relu, into a convolution or matmul, and relu
+  into an add, applying them to the exact sum before its one rounding: Conv -> Relu -> Q becomes Conv -> Q
+  with the activation as the attribute FUSED_ACTIVATION, which the lowering puts on the integer node.
 """
 from __future__ import annotations
 
@@ -21,16 +21,21 @@ from .qdq_graph import DQ, Q, QdqGraph, make_node, rewrite
 __all__ = ["FUSED_ACTIVATION", "prepare"]
 
 FUSED_ACTIVATION = "accel_fused_activation"  # "relu" | "leakyrelu" | "clip", with ..._alpha and ..._beta
-FUSING = {"Conv": ("Relu", "LeakyRelu", "Clip"), "MatMul": ("Relu", "LeakyRelu", "Clip"),
-          "Gemm": ("Relu", "LeakyRelu", "Clip"), "Add": ("Relu",)}
+# What each rule set's device fuses into each op.
+FUSING = {
+    "dpu": {"Conv": ("Relu", "LeakyRelu", "Clip"), "MatMul": ("Relu", "LeakyRelu", "Clip"),
+            "Gemm": ("Relu", "LeakyRelu", "Clip"), "Add": ("Relu",)},
+    "bpu": {"Conv": ("Relu", "Clip"), "MatMul": ("Relu", "Clip"), "Gemm": ("Relu", "Clip"), "Add": ("Relu",)},
+}
 
 
-def prepare(imp: Imported) -> None:
-    """Checks the fix points and rewrites imp.nodes into the DPU's form (the module's docstring)."""
+def prepare(imp: Imported, rules: str) -> None:
+    """Checks the quantization and rewrites imp.nodes into the device's form (the module's docstring)."""
     g = QdqGraph(imp)
-    _check_fix_points(g)
-    _align_biases(g)
-    _absorb_activations(QdqGraph(imp))
+    _check_quantization(g, rules)
+    if rules == "dpu":
+        _align_biases(g)
+    _absorb_activations(QdqGraph(imp), FUSING[rules])
 
 
 def fix_points(scale) -> np.ndarray | None:
@@ -44,27 +49,27 @@ def fix_points(scale) -> np.ndarray | None:
     return (1 - exp).astype(np.int64)
 
 
-def _check_fix_points(g: QdqGraph) -> None:
+def _check_quantization(g: QdqGraph, rules: str) -> None:
     for n in g.imp.nodes:
         if n.op not in (Q, DQ) or n.domain not in DEFAULT_DOMAINS or len(n.inputs) < 2:
             continue
         tensor = n.outputs[0] if n.op == Q else n.inputs[0]
         scale = g.const(n.inputs[1])
         if scale is None:
-            raise CompileError(f"{n.label}: the scale of '{tensor}' is computed at run time; the dpu int8 rules "
-                               f"need constant power-of-two scales")
-        if fix_points(scale) is None:
+            raise CompileError(f"{n.label}: the scale of '{tensor}' is computed at run time; the {rules} int8 rules "
+                               f"need constant scales")
+        if rules == "dpu" and fix_points(scale) is None:
             bad = next(str(np.float32(v)) for v in np.asarray(scale).reshape(-1) if fix_points(v) is None)
             raise CompileError(f"{n.label}: tensor '{tensor}' has scale {bad}, not a power of two: the dpu int8 "
                                f"rules need power-of-two scales (fix points); quantize the model with power-of-two "
                                f"scales (Vitis AI's vai_q_onnx)")
         zero = g.zero(n)
         if zero is not None and np.any(zero != 0):
-            raise CompileError(f"{n.label}: tensor '{tensor}' has zero point {int(zero.reshape(-1)[0])}: the dpu int8 "
-                               f"rules need zero points 0 (symmetric quantization)")
+            raise CompileError(f"{n.label}: tensor '{tensor}' has zero point {int(zero.reshape(-1)[0])}: the {rules} "
+                               f"int8 rules need zero points 0 (symmetric quantization)")
         kind = g.int_type(n)
         if kind not in (np.dtype(np.int8), np.dtype(np.int32)) or (kind == np.int32 and n.op == Q):
-            raise CompileError(f"{n.label}: tensor '{tensor}' is {kind}: the dpu int8 rules compute in int8")
+            raise CompileError(f"{n.label}: tensor '{tensor}' is {kind}: the {rules} int8 rules compute in int8")
 
 
 def _fix(g: QdqGraph, n) -> np.ndarray:
@@ -107,7 +112,7 @@ def _align_biases(g: QdqGraph) -> None:
 
 
 def _activation(g: QdqGraph, act):
-    """(name, alpha, beta) of an activation node the DPU fuses, or None (a clip with bounds not constant)."""
+    """(name, alpha, beta) of an activation node a device fuses, or None (a clip with bounds not constant)."""
     if act.op == "Relu":
         return "relu", 0.0, 0.0
     if act.op == "LeakyRelu":
@@ -123,10 +128,10 @@ def _activation(g: QdqGraph, act):
     return "clip", bounds[0], bounds[1]
 
 
-def _absorb_activations(g: QdqGraph) -> None:
+def _absorb_activations(g: QdqGraph, fusing: dict) -> None:
     imp, replace, gone = g.imp, {}, set()
     for node in imp.nodes:
-        acts = FUSING.get(node.op)
+        acts = fusing.get(node.op)
         if acts is None or node.domain not in DEFAULT_DOMAINS or len(node.outputs) != 1:
             continue
         act = next((a for a in acts if g.only_user(node.outputs[0], a) is not None), None)
