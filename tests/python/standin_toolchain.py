@@ -57,6 +57,9 @@ def packer(suffix: str) -> Callable[[str, bytes], bytes]:
     return lambda name, accm: t.pack([t.accm_record(name, accm, {})])
 
 
+# The emulator's int8 rules each backend's stand-in computes with (its model files are compiled with them).
+INT8_RULES = {"bpu": "bpu", "vart": "dpu"}
+
 # A backend's format; the BPU's depends on the runtime generation the driver was built for, which the
 # test run names (ACCEL_TEST_MODEL_FORMAT=.hbm for S100).
 DEFAULT_SUFFIXES = {"bpu": ".bin", "vart": ".xmodel"}
@@ -76,7 +79,8 @@ def model_file(backend: str, onnx_path: Path, folder: Path) -> Path:
 
     suffix = suffix_for(backend)
     target = Path(folder) / (Path(onnx_path).stem + suffix)
-    target.write_bytes(packer(suffix)(Path(onnx_path).stem, compiler.compile_model(str(onnx_path))))
+    accm = compiler.compile_model(str(onnx_path), int8=INT8_RULES[backend])
+    target.write_bytes(packer(suffix)(Path(onnx_path).stem, accm))
     return target
 
 
@@ -108,7 +112,7 @@ def install(backend: str) -> None:
             accm = data
         elif is_onnx:
             shapes = compile_cache.normalize_input_shapes(input_shapes)
-            accm = compile_cache.compile_onnx(data, shapes, repr(name), None)[0]
+            accm = compile_cache.compile_onnx(data, shapes, repr(name), None, INT8_RULES[backend])[0]
             input_shapes = None
         else:
             return original(self, path_or_bytes, input_shapes)

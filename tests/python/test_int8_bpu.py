@@ -18,64 +18,10 @@ from accel import compiler
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from models import quantized
-from models.fixed_point import (bpu_add, bpu_avgpool, bpu_global_avg, bpu_quantize, bpu_requant, const_dq, conv_sum,
-                                model_of, qdq)
+from models.device_qdq import S2, SA, SG, SM, SX, bpu_model, bpu_reference, f64
+from models.fixed_point import const_dq, model_of, qdq
 
 pytestmark = pytest.mark.emulator
-
-SX, S1, S2, SA, SP, SG, SM = 0.0173, 0.031, 0.047, 0.05, 0.021, 0.013, 0.019
-
-
-def f64(v):
-    """A scale as the model holds it (float32), widened."""
-    return np.float64(np.float32(v))
-
-
-def bpu_model(rng):
-    p = {"w1": rng.integers(-127, 128, (8, 4, 3, 3)), "sw1": rng.uniform(0.002, 0.01, 8).astype(np.float32),
-         "w2": rng.integers(-127, 128, (8, 8, 1, 1)), "sw2": rng.uniform(0.002, 0.01, 8).astype(np.float32),
-         "w3": rng.integers(-127, 128, (8, 5)), "sw3": rng.uniform(0.002, 0.01, 5).astype(np.float32)}
-    p["b1"] = rng.integers(-3000, 3000, 8)
-    p["b2"] = rng.integers(-3000, 3000, 8)
-    nodes, inits = [], []
-    x = qdq(nodes, inits, "x", SX)
-    w1 = const_dq(nodes, inits, "w1", p["w1"], p["sw1"], axis=0)
-    b1 = const_dq(nodes, inits, "b1", p["b1"], np.float32(SX) * p["sw1"], TensorProto.INT32, axis=0)
-    nodes += [helper.make_node("Conv", [x, w1, b1], ["c1"], pads=[1, 1, 1, 1]),
-              helper.make_node("Relu", ["c1"], ["r1"])]
-    r1 = qdq(nodes, inits, "r1", S1)
-    w2 = const_dq(nodes, inits, "w2", p["w2"], p["sw2"], axis=0)
-    b2 = const_dq(nodes, inits, "b2", p["b2"], np.float32(S1) * p["sw2"], TensorProto.INT32, axis=0)
-    nodes.append(helper.make_node("Conv", [r1, w2, b2], ["c2"]))
-    c2 = qdq(nodes, inits, "c2", S2)
-    nodes += [helper.make_node("Add", [r1, c2], ["a"]), helper.make_node("Relu", ["a"], ["ar"])]
-    a = qdq(nodes, inits, "ar", SA, out="y_add")
-    nodes.append(helper.make_node("AveragePool", [a], ["ap"], kernel_shape=[3, 3], pads=[1, 1, 1, 1],
-                                  count_include_pad=1))
-    ap = qdq(nodes, inits, "ap", SP)
-    nodes.append(helper.make_node("GlobalAveragePool", [ap], ["gp"]))
-    gp = qdq(nodes, inits, "gp", SG, out="y_pool")
-    inits.append(helper.make_tensor("flat", TensorProto.INT64, [2], [1, 8]))
-    nodes.append(helper.make_node("Reshape", [gp, "flat"], ["g2"]))
-    g2 = qdq(nodes, inits, "g2", SG)
-    w3 = const_dq(nodes, inits, "w3", p["w3"], p["sw3"], axis=1)
-    nodes.append(helper.make_node("MatMul", [g2, w3], ["fc"]))
-    qdq(nodes, inits, "fc", SM, out="y_fc")
-    model = model_of(nodes, inits, {"x": [1, 4, 8, 8]}, {"y_add": [1, 8, 8, 8], "y_pool": [1, 8, 1, 1], "y_fc": [1, 5]})
-    return model, p
-
-
-def reference(x, p):
-    q = bpu_quantize(x, SX)
-    r1 = bpu_requant(conv_sum(q, p["w1"], pad=1) + p["b1"][None, :, None, None], f64(SX) * p["sw1"] / f64(S1),
-                     relu=True)
-    c2 = bpu_requant(conv_sum(r1, p["w2"]) + p["b2"][None, :, None, None], f64(S1) * p["sw2"] / f64(S2))
-    a = bpu_add(r1, f64(S1), c2, f64(S2), f64(SA), relu=True)
-    ap = bpu_avgpool(a, 3, f64(SA), f64(SP), pad=1)
-    gp = bpu_global_avg(ap, f64(SP), f64(SG))
-    fc = bpu_requant(gp.reshape(1, 8) @ p["w3"], f64(SG) * p["sw3"] / f64(SM))
-    return a, gp, fc
-
 
 def _run(model, x, int8):
     data = compiler.compile_model(model.SerializeToString(), int8=int8)
@@ -89,7 +35,7 @@ def test_bpu_rules_are_bit_exact_against_their_documented_form(seed):
     model, p = bpu_model(rng)
     x = rng.uniform(-2, 2, (1, 4, 8, 8)).astype(np.float32)
     got = _run(model, x, "bpu")
-    for name, g, w, s in zip(("add", "global pool", "matmul"), got, reference(x, p), (SA, SG, SM)):
+    for name, g, w, s in zip(("add", "global pool", "matmul"), got, bpu_reference(x, p), (SA, SG, SM)):
         gi = np.rint(g.astype(np.float64) / f64(s)).astype(np.int64)
         differ = int(np.count_nonzero(gi != w))
         print(f"\n{name}: {w.size} elements, {w.size - differ} identical to the bpu form, "

@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import onnx
 import pytest
 from onnx import TensorProto, helper
 
@@ -18,81 +17,10 @@ import accel
 from accel import compiler
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from models.fixed_point import (add_fix, avg_coef, avgpool_fix, const_dq, conv_fix, float2fix, global_avg_fix,
-                                hsigmoid_fix, maxpool, qdq)
+from models.device_qdq import FA, FG, FH, FX, const_dq_fp, dpu_model, dpu_reference, qdq_fp, tie_inputs
+from models.fixed_point import avg_coef, avgpool_fix, conv_fix, float2fix
 
 # ---- the model -------------------------------------------------------------------------------------------
-
-FX, FW1, FB1, F1 = 5, 7, 4, 4      # input, conv1 weights, conv1 bias (int8), conv1 output
-FW2, F2 = 6, 3                     # conv2 (1x1, leaky relu, int32 bias at FX... of its input F1 + FW2)
-FA = 3                             # add output
-FP = 4                             # avg pool output
-FG = 5                             # global pool output
-FH = 7                             # hard sigmoid output
-
-
-def _qdq(nodes, inits, name, fp, out=None, dtype=TensorProto.INT8):
-    return qdq(nodes, inits, name, 2.0 ** -fp, out, dtype)
-
-
-def _const_dq(nodes, inits, name, values, fp, dtype=TensorProto.INT8):
-    return const_dq(nodes, inits, name, values, 2.0 ** -fp, dtype)
-
-
-def dpu_model(rng, scale=None):
-    """A small power-of-two QDQ network and its integer parameters."""
-    p = {"w1": rng.integers(-128, 128, (8, 4, 3, 3)), "b1": rng.integers(-128, 128, 8),
-         "w2": rng.integers(-128, 128, (8, 8, 1, 1)), "b2": rng.integers(-2000, 2000, 8)}
-    nodes, inits = [], []
-    x = _qdq(nodes, inits, "x", FX)
-    if scale is not None:  # a scale that is not a power of two, for the error test
-        inits[0] = helper.make_tensor("x_s", TensorProto.FLOAT, [], [scale])
-    w1 = _const_dq(nodes, inits, "w1", p["w1"], FW1)
-    b1 = _const_dq(nodes, inits, "b1", p["b1"], FB1)
-    nodes.append(helper.make_node("Conv", [x, w1, b1], ["c1"], pads=[1, 1, 1, 1]))
-    nodes.append(helper.make_node("Relu", ["c1"], ["r1"]))
-    r1 = _qdq(nodes, inits, "r1", F1)
-    w2 = _const_dq(nodes, inits, "w2", p["w2"], FW2)
-    b2 = _const_dq(nodes, inits, "b2", p["b2"], F1 + FW2, TensorProto.INT32)
-    nodes.append(helper.make_node("Conv", [r1, w2, b2], ["c2"]))
-    nodes.append(helper.make_node("LeakyRelu", ["c2"], ["l2"], alpha=26 / 256))
-    l2 = _qdq(nodes, inits, "l2", F2)
-    nodes.append(helper.make_node("Add", [r1, l2], ["a"]))
-    nodes.append(helper.make_node("Relu", ["a"], ["ar"]))
-    a = _qdq(nodes, inits, "ar", FA)
-    nodes.append(helper.make_node("MaxPool", [a], ["mp"], kernel_shape=[2, 2], strides=[2, 2]))
-    mp = _qdq(nodes, inits, "mp", FA)
-    nodes.append(helper.make_node("AveragePool", [mp], ["ap"], kernel_shape=[3, 3], pads=[1, 1, 1, 1],
-                                  count_include_pad=1))
-    ap = _qdq(nodes, inits, "ap", FP)
-    nodes.append(helper.make_node("HardSigmoid", [ap], ["hs"], alpha=1 / 6, beta=0.5))
-    _qdq(nodes, inits, "hs", FH, out="y_sig")
-    nodes.append(helper.make_node("GlobalAveragePool", [ap], ["gp"]))
-    _qdq(nodes, inits, "gp", FG, out="y_pool")
-    graph = helper.make_graph(
-        nodes, "dpu", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 8, 8])],
-        [helper.make_tensor_value_info("ar_dq", TensorProto.FLOAT, [1, 8, 8, 8]),
-         helper.make_tensor_value_info("y_sig", TensorProto.FLOAT, [1, 8, 4, 4]),
-         helper.make_tensor_value_info("y_pool", TensorProto.FLOAT, [1, 8, 1, 1])], inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-    onnx.checker.check_model(model)
-    return model, p
-
-
-def reference(x, p):
-    """The integers of the outputs, as the DPU computes them."""
-    q = float2fix(x, FX)
-    r1 = conv_fix(q, p["w1"], p["b1"], FX, FW1, FB1, F1, act="relu", pad=1)
-    l2 = conv_fix(r1, p["w2"], p["b2"], F1, FW2, F1 + FW2, F2, act="leaky")
-    a = add_fix(r1, F1, l2, F2, FA, relu=True)
-    ap = avgpool_fix(maxpool(a, 2), 3, FA, FP, pad=1)
-    return a, hsigmoid_fix(ap, FP, FH), global_avg_fix(ap, FP, FG)
-
-
-def tie_inputs(rng):
-    """Inputs half a step of the input's fix point apart: every one is a tie for float2fix."""
-    return ((rng.integers(-300, 300, (1, 4, 8, 8)) + 0.5) / 2.0 ** FX).astype(np.float32)
-
 
 def _run(model, x, int8):
     data = compiler.compile_model(model.SerializeToString(), int8=int8)
@@ -106,7 +34,7 @@ def test_dpu_rules_are_bit_exact_against_the_reference_ops(seed):
     model, p = dpu_model(rng)
     x = tie_inputs(rng)
     got = _run(model, x, "dpu")
-    want = reference(x, p)
+    want = dpu_reference(x, p)
     for name, g, w, fp in zip(("add", "y_sig", "y_pool"), got, want, (FA, FH, FG)):
         gi = np.round(g.astype(np.float64) * 2.0 ** fp).astype(np.int64)
         differ = int(np.count_nonzero(gi != w))
@@ -129,7 +57,7 @@ def test_the_ort_rules_give_other_numbers_on_ties():
 def test_an_input_quantized_half_up():
     # float2fix alone: x * 2^fp on a tie goes up (2.5 -> 3, -2.5 -> -2), where QuantizeLinear goes to even.
     nodes, inits = [], []
-    _qdq(nodes, inits, "x", 1)
+    qdq_fp(nodes, inits, "x", 1)
     nodes[-1] = helper.make_node("Identity", ["x_q"], ["y"])
     graph = helper.make_graph(nodes, "q", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [6])],
                               [helper.make_tensor_value_info("y", TensorProto.INT8, [6])], inits)
@@ -147,9 +75,9 @@ def test_average_pool_coefficients(k, want):
     assert avg_coef(k, k) == want
     rng = np.random.default_rng(k)
     nodes, inits = [], []
-    x = _qdq(nodes, inits, "x", 4)
+    x = qdq_fp(nodes, inits, "x", 4)
     nodes.append(helper.make_node("AveragePool", [x], ["p"], kernel_shape=[k, k]))
-    _qdq(nodes, inits, "p", 6, out="y")
+    qdq_fp(nodes, inits, "p", 6, out="y")
     graph = helper.make_graph(nodes, "p", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, k, k])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, 1, 1])], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
@@ -167,7 +95,7 @@ def test_a_scale_that_is_not_a_power_of_two_is_a_compile_error():
 
 def _qdq_only(dtype, zero):
     nodes, inits = [], []
-    _qdq(nodes, inits, "x", 3, out="y", dtype=dtype)
+    qdq_fp(nodes, inits, "x", 3, out="y", dtype=dtype)
     inits[1] = helper.make_tensor("x_z", dtype, [], [zero])
     graph = helper.make_graph(nodes, "u", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])], inits)
@@ -196,16 +124,16 @@ def test_depthwise_and_strided_convolutions(act):
     c, fw, fb, fy = 16, 7, 6, 3
     w, b = rng.integers(-128, 128, (c, 1, 3, 3)), rng.integers(-128, 128, c)
     nodes, inits = [], []
-    x = _qdq(nodes, inits, "x", FX)
-    wd = _const_dq(nodes, inits, "w", w, fw)
-    bd = _const_dq(nodes, inits, "b", b, fb)
+    x = qdq_fp(nodes, inits, "x", FX)
+    wd = const_dq_fp(nodes, inits, "w", w, fw)
+    bd = const_dq_fp(nodes, inits, "b", b, fb)
     nodes.append(helper.make_node("Conv", [x, wd, bd], ["c"], group=c, pads=[1, 1, 1, 1], strides=[2, 2]))
     last = "c"
     if act is not None:
         nodes.append(helper.make_node("Relu" if act == "relu" else "LeakyRelu", ["c"], ["r"],
                                       **({} if act == "relu" else {"alpha": 26 / 256})))
         last = "r"
-    _qdq(nodes, inits, last, fy, out="y")
+    qdq_fp(nodes, inits, last, fy, out="y")
     graph = helper.make_graph(nodes, "dw", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, c, 20, 20])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, c, 10, 10])], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])

@@ -113,7 +113,8 @@ def test_the_int8_rules_are_a_device_option(emu):
     for rules in ("ort", "dpu", "bpu"):
         with accel.open(f"emu:int8={rules}") as d:
             assert f"int8: {rules} rules" in d.info.name
-    with pytest.raises(accel.InvalidArgumentError, match=r"int8='npu' is not a known rule set \(known: ort, dpu, bpu\)"):
+    known = r"int8='npu' is not a known rule set \(known: ort, dpu, bpu\)"
+    with pytest.raises(accel.InvalidArgumentError, match=known):
         accel.open("emu:int8=npu")
 
 

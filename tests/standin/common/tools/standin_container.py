@@ -1,6 +1,13 @@
 """The outer structure of the stand-ins' model files (../container.h): an 8-byte magic, then models,
 each a name, an emulator model (.accm) compiled from ONNX with float32 tensors, and one record per
-input and output whose layout each format (the libdnn `.bin`, the hbUCP `.hbm`) defines."""
+input and output whose layout each format (the libdnn `.bin`, the hbUCP `.hbm`) defines.
+
+The Horizon stand-ins compute as the BPU does: their models are compiled with the emulator's `bpu` int8
+rules (INT8_RULES), and the stand-ins open the emulator with them. A quantized (QDQ) model's interface
+is, unless the spec says otherwise, int8 with the scales of the QuantizeLinear that reads each input and
+the DequantizeLinear that writes each output (qdq_boundary), as Horizon's toolchain gives a quantized
+model's tensors: the stand-in turns those integers into the floats the model's own QuantizeLinear takes
+back exactly, so the integers flow end to end."""
 from __future__ import annotations
 
 import json
@@ -11,6 +18,55 @@ from typing import Any, Callable, Dict, List, Sequence
 
 # (name, valid dims, the spec the user gave for it) -> the format's tensor record
 TensorRecord = Callable[[str, Sequence[int], Dict[str, Any]], bytes]
+
+# The emulator's int8 rules the Horizon stand-ins compute with (their engines open emu:int8=bpu).
+INT8_RULES = "bpu"
+
+
+def qdq_boundary(onnx_path: Path) -> Dict[str, Dict[str, tuple]]:
+    """{"inputs": {name: (scale, zero point, numpy dtype)}, "outputs": {...}}: each graph input that only
+    QuantizeLinear nodes of one per-tensor scale read, each graph output a per-tensor DequantizeLinear
+    writes; the constants as the model holds them."""
+    import numpy as np
+    import onnx
+    from onnx import numpy_helper
+
+    model = onnx.load(str(onnx_path))
+    consts = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+    for n in model.graph.node:
+        if n.op_type == "Constant" and n.attribute:
+            consts[n.output[0]] = numpy_helper.to_array(n.attribute[0].t)
+
+    def params(n):
+        scale = consts.get(n.input[1]) if len(n.input) > 1 else None
+        zero = consts.get(n.input[2]) if len(n.input) > 2 and n.input[2] else None
+        if scale is None or scale.size != 1 or (zero is not None and zero.size != 1):
+            return None
+        dtype = np.dtype(np.uint8) if zero is None else zero.dtype
+        return float(scale.reshape(())), 0 if zero is None else int(zero.reshape(())), dtype
+
+    found: Dict[str, Dict[str, tuple]] = {"inputs": {}, "outputs": {}}
+    for i in model.graph.input:
+        readers = [n for n in model.graph.node if i.name in n.input]
+        got = {params(n) if n.op_type == "QuantizeLinear" and n.input[0] == i.name else None for n in readers}
+        if readers and len(got) == 1 and None not in got:
+            found["inputs"][i.name] = got.pop()
+    for o in model.graph.output:
+        writer = next((n for n in model.graph.node if o.name in n.output), None)
+        if writer is not None and writer.op_type == "DequantizeLinear" and params(writer) is not None:
+            found["outputs"][o.name] = params(writer)
+    return found
+
+
+def quantized_spec(onnx_path: Path, spec: Dict[str, Any]) -> Dict[str, Any]:
+    """`spec` with, for each tensor it leaves undescribed, the int8 interface of qdq_boundary."""
+    out = {"inputs": dict(spec.get("inputs", {})), "outputs": dict(spec.get("outputs", {}))}
+    for kind, tensors in qdq_boundary(onnx_path).items():
+        for name, (scale, zero, dtype) in tensors.items():
+            if name not in out[kind] and dtype.name in ("int8", "uint8"):
+                out[kind][name] = {"type": "S8" if dtype.name == "int8" else "U8", "scale": [scale],
+                                   "zero_point": [zero]}
+    return {**spec, **out}
 
 
 def string(s: str) -> bytes:
@@ -30,11 +86,13 @@ def quantization(spec: Dict[str, Any], zero_point_code: str) -> tuple:
 
 
 def model_record(onnx_path: Path, spec: Dict[str, Any], tensor_record: TensorRecord) -> bytes:
-    """One model: `onnx_path` compiled for the emulator, its tensors described as `spec` says
-    ({"inputs": {name: {...}}, "outputs": {...}}, read by `tensor_record`)."""
+    """One model: `onnx_path` compiled for the emulator with the BPU's int8 rules, its tensors described as
+    `spec` says ({"inputs": {name: {...}}, "outputs": {...}}, read by `tensor_record`), a quantized model's
+    boundary as quantized_spec gives it where the spec is silent."""
     from accel import compiler
 
-    return accm_record(onnx_path.stem, compiler.compile_model(str(onnx_path)), spec, tensor_record)
+    data = compiler.compile_model(str(onnx_path), int8=INT8_RULES)
+    return accm_record(onnx_path.stem, data, quantized_spec(onnx_path, spec), tensor_record)
 
 
 def accm_record(name: str, data: bytes, spec: Dict[str, Any], tensor_record: TensorRecord) -> bytes:

@@ -32,10 +32,11 @@ unsigned long long now_ns() {
     return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
 }
 
+// The emulator with the DPU's int8 rules: the stand-in's DPU subgraphs compute as the DPU does.
 accel_device* acquire_emulator() {
     State& s = state();
     std::lock_guard<std::mutex> lock(s.mutex);
-    if (!s.device && accel_device_open("emu:cores=2,max_inflight=64", &s.device) != ACCEL_OK) {
+    if (!s.device && accel_device_open("emu:cores=2,max_inflight=64,int8=dpu", &s.device) != ACCEL_OK) {
         s.device = nullptr;
         return nullptr;
     }

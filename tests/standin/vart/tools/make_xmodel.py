@@ -6,9 +6,12 @@
 The model is compiled with accel.compiler into an emulator model of float32 tensors, which becomes the
 code of the DPU subgraph. The DPU's tensors are xint8 with a fix_point each (real = q * 2^-fix_point);
 4-D tensors are declared NHWC (the emulator model keeps the ONNX NCHW; the stand-in runner transposes).
-Fix points: --fix-point NAME=FP for any input or output; otherwise inputs get 6 (values in [-2, 2)) and
-outputs the largest fix point that holds the output's range on random inputs spanning the inputs'
-ranges (onnxruntime), so that outputs rarely saturate.
+The DPU subgraph computes as the DPU does: the model is compiled with the emulator's `dpu` int8 rules
+(INT8_RULES), which the stand-in runner opens the emulator with. Fix points: --fix-point NAME=FP for any
+input or output; otherwise a power-of-two QDQ model's own (the QuantizeLinear reading an input, the
+DequantizeLinear writing an output: the integers then flow end to end), else inputs get 6 (values in
+[-2, 2)) and outputs the largest fix point that holds the output's range on random inputs spanning the
+inputs' ranges (onnxruntime), so that outputs rarely saturate.
 --float: the DPU subgraph's tensors are the emulator model's own, float32 with their shapes, in a
 subgraph declared NCHW (a stand-in liberty, for running float NCHW test suites on `vart:0`; a real DPU
 has xint8 NHWC tensors). `pack_accm(name, accm)` does the same for an emulator model's bytes.
@@ -20,10 +23,16 @@ import argparse
 import math
 import struct
 import sys
+from pathlib import Path
 from typing import Dict, List, Sequence
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "common" / "tools"))
+import standin_container
 
 XINT, FLOAT = 2, 4
 DEFAULT_INPUT_FIX_POINT = 6
+# The emulator's int8 rules the stand-in's DPU subgraphs compute with (its runner opens emu:int8=dpu).
+INT8_RULES = "dpu"
 
 
 def _str(s: str) -> bytes:
@@ -129,10 +138,16 @@ def _graph_name(onnx_path: str) -> str:
 def build(onnx_path: str, fix_points: Dict[str, int] | None = None, dpu_subgraphs: int = 1) -> bytes:
     """The stand-in .xmodel bytes of an ONNX model, xint8 NHWC (see the module's help)."""
     from accel import compiler
+    from accel.compiler import qdq_device
 
-    code = compiler.compile_model(onnx_path)
+    code = compiler.compile_model(onnx_path, int8=INT8_RULES)
     ins, outs = _interface(code, onnx_path)
     fix = dict(fix_points or {})
+    for tensors in standin_container.qdq_boundary(Path(onnx_path)).values():
+        for name, (scale, _, _) in tensors.items():
+            fp = qdq_device.fix_points(scale)
+            if fp is not None:
+                fix.setdefault(name, int(fp[0]))
     known = {t["name"] for t in ins + outs}
     unknown = sorted(set(fix) - known)
     if unknown:
@@ -173,7 +188,7 @@ def main(argv: List[str]) -> int:
         if a.float:
             from accel import compiler
 
-            data = pack_accm(_graph_name(a.onnx), compiler.compile_model(a.onnx), a.dpu_subgraphs)
+            data = pack_accm(_graph_name(a.onnx), compiler.compile_model(a.onnx, int8=INT8_RULES), a.dpu_subgraphs)
         else:
             data = build(a.onnx, fix, a.dpu_subgraphs)
     except ValueError as e:  # CompileError is one too
