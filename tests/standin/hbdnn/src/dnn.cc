@@ -15,7 +15,8 @@ constexpr int kTaskLimit = 32;  // tasks in flight at once, as on the X3/X5 runt
 
 // The emulator with the BPU's int8 rules: the stand-in computes a quantized model as the BPU does.
 Engine& engine() {
-    static Engine* e = new Engine({"emu:cores=2,max_inflight=64,int8=bpu", kTaskLimit, HB_DNN_SUCCESS, HB_DNN_RUN_TASK_FAILED});
+    static Engine* e =
+        new Engine({"emu:cores=2,max_inflight=64,int8=bpu", kTaskLimit, HB_DNN_SUCCESS, HB_DNN_RUN_TASK_FAILED});
     return *e;  // never destroyed: jobs may complete during exit
 }
 

@@ -12,7 +12,8 @@ namespace ucp {
 // The emulator with the BPU's int8 rules: the stand-in computes a quantized model as the BPU does.
 Engine& engine() {
     // Four emulated cores, one per HB_UCP_BPU_CORE_n bit.
-    static Engine* e = new Engine({"emu:cores=4,max_inflight=64,int8=bpu", kTaskLimit, HB_UCP_SUCCESS, HB_UCP_TASK_RUN_FAILED});
+    static Engine* e =
+        new Engine({"emu:cores=4,max_inflight=64,int8=bpu", kTaskLimit, HB_UCP_SUCCESS, HB_UCP_TASK_RUN_FAILED});
     return *e;  // never destroyed: jobs may complete during exit
 }
 
