@@ -16,8 +16,9 @@ from conftest import DEVICE_URI
 
 import accel
 from accel import cli, selftest
-from accel.selftest import CHECKS, ERROR, FAIL, PASS, SKIP, Check, checks_resources, run_selftest
+from accel.selftest import CHECKS, ERROR, FAIL, PASS, SKIP, Check, checks, checks_resources, run_selftest
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/models
 NAMES = [c.name for c in CHECKS]
 
 
@@ -134,6 +135,9 @@ def test_compiled_accm_model(tiny_accm):
                             "for the emulator"),
     (["--device", "vart:0", "--model", "net.onnx"], "--model 'net.onnx' is ONNX, which compiles only for the "
                                                      "emulator"),
+    (["--device", "emu", "--compare", "no/such/net.onnx"], "--compare 'no/such/net.onnx': no such file"),
+    (["--device", "emu", "--int8", "dpu"], "--int8 names the emulator's rules for --compare, which is not given"),
+    (["--device", "emu", "--int8", "npu"], "argument --int8: invalid choice: 'npu'"),
 ])
 def test_usage_errors_exit_2(args, message, capsys):
     with pytest.raises(SystemExit) as exit_info:
@@ -328,9 +332,44 @@ def test_a_hung_check_is_reported_and_the_rest_skipped():
     assert report.results[2].summary == "not run: check 'hang' did not finish"
 
 
+# ---- --compare: the device against the emulator with its int8 rules --------------------------------
+
+def _dpu_net(tmp_path):
+    """A power-of-two QDQ network (tests/models/device_qdq.py) and its .accm compiled with the dpu rules."""
+    from accel import compiler
+    from models.device_qdq import dpu_model
+
+    model, _ = dpu_model(np.random.default_rng(4))
+    onnx_path = tmp_path / "dpu_net.onnx"
+    onnx_path.write_bytes(model.SerializeToString())
+    accm = tmp_path / "dpu_net.accm"
+    accm.write_bytes(compiler.compile_model(str(onnx_path), int8="dpu"))
+    return onnx_path, accm
+
+
+def test_compare_with_the_same_rules_is_identical(tmp_path, capsys):
+    onnx_path, accm = _dpu_net(tmp_path)
+    report = run_selftest("emu:int8=dpu", accm, quick=True, compare=onnx_path, out=sys.stdout)
+    result, out = report.result("compare"), capsys.readouterr().out
+    assert result.status == PASS, out
+    assert result.data["rules"] == "dpu"
+    assert [(o["name"], o["identical"] == o["elements"]) for o in result.data["outputs"]] == \
+        [("ar_dq", True), ("y_sig", True), ("y_pool", True)]
+    assert "output 'ar_dq': 512 elements, 512 identical, largest difference 0\n" in out
+
+
+def test_compare_with_other_rules_fails_with_the_counts(tmp_path):
+    onnx_path, accm = _dpu_net(tmp_path)
+    report = run_selftest("emu:int8=dpu", accm, quick=True, compare=onnx_path, int8="ort")
+    result = report.result("compare")
+    assert result.status == FAIL and report.exit_code == 1
+    assert "differ from emu:int8=ort, by up to" in result.problems[0]
+    assert sum(o["elements"] - o["identical"] for o in result.data["outputs"]) > 0
+
+
 def test_every_check_is_documented():
     doc = (Path(__file__).resolve().parents[2] / "docs" / "selftest.md").read_text()
-    for name in NAMES:
+    for name in [*NAMES, "compare"]:
         assert f"`{name}`" in doc, name
-    assert all(c.run.__doc__ for c in CHECKS)
+    assert all(c.run.__doc__ for c in (*CHECKS, checks.COMPARE))
     assert os.path.basename(selftest.DEFAULT_MODEL) == "tiny_cnn.onnx"

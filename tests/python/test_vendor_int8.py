@@ -81,3 +81,29 @@ def test_bpu_runs_a_quantized_model_with_the_bpu_rules(dev, tmp_path):
         differ += _report(f"bpu:0 {name} against emu:int8=bpu", g,
                           np.rint(e.astype(np.float64) / np.float32(s)).astype(np.int64))
     assert differ == 0
+
+
+def test_selftest_compares_the_device_with_the_emulator(tmp_path):
+    """`accel selftest --compare`: the device's model against the ONNX model it was made from, run on the
+    emulator with the device's rules (dpu for vart, bpu for bpu)."""
+    from conftest import BACKEND, DEVICE_URI
+    from accel.selftest import PASS, run_selftest
+
+    if BACKEND == "vart":
+        model, _ = dpu_model(np.random.default_rng(13))
+        onnx_path = tmp_path / "net.onnx"
+        onnx_path.write_bytes(model.SerializeToString())
+        packed = tool(".xmodel").build(str(onnx_path))
+    else:
+        model, _ = bpu_model(np.random.default_rng(13))
+        onnx_path = tmp_path / "net.onnx"
+        onnx_path.write_bytes(model.SerializeToString())
+        t = tool(suffix_for("bpu"))
+        packed = t.pack([t.model_record(onnx_path, {})])
+    path = tmp_path / f"net{suffix_for(BACKEND)}"
+    path.write_bytes(packed)
+    report = run_selftest(DEVICE_URI, path, quick=True, compare=onnx_path)
+    result = report.result("compare")
+    assert result.status == PASS, (result.summary, result.problems)
+    assert result.data["rules"] == {"vart": "dpu", "bpu": "bpu"}[BACKEND]
+    assert all(o["identical"] == o["elements"] and o["unit"] == "LSB" for o in result.data["outputs"])

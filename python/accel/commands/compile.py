@@ -16,7 +16,8 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("model", metavar="MODEL.onnx", help="the ONNX model")
     p.add_argument("-o", "--output", required=True, metavar="MODEL.accm", help="the .accm file to write")
     add_input_shape_option(p)
-    p.add_argument("--int8", default="ort", choices=("ort", "dpu", "bpu"),  # accel.compiler.INT8_RULES, not imported here
+    # The choices are accel.compiler.INT8_RULES, spelled out: the compiler (and onnx) load only when it runs.
+    p.add_argument("--int8", default="ort", choices=("ort", "dpu", "bpu"),
                    help="the integer arithmetic of a quantized model's int8 ops: 'ort' (onnxruntime's CPU "
                         "kernels, the default), 'dpu' (the Vitis AI DPU's fix-point rules: power-of-two "
                         "scales) or 'bpu' (the Horizon BPU's integer multipliers); the device that loads the "

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Tuple
 
+from .checks_compare import check_compare
 from .checks_resources import check_closed_device, check_device_memory, check_latency, check_rss
 from .checks_runs import (check_async_runs, check_concurrency, check_determinism, check_error_paths,
                           check_inflight, check_sync_run, check_timeouts)
@@ -27,5 +28,7 @@ CHECKS: Tuple[Check, ...] = (
     Check("latency", check_latency, ("reference",), "p50/p99 of sync runs"),
     Check("closed_device", check_closed_device, ("device", "reference"), "a closed device raises"),
 )
+#: Run last when a model to compare with is given (``--compare``).
+COMPARE = Check("compare", check_compare, ("reference",), "the device's outputs against the emulator's")
 #: The check that makes each thing a check may need (``Check.needs``), named when a check is skipped.
 MADE_BY = {"device": "open_device", "model": "load_model", "reference": "sync_run"}

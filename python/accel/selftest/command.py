@@ -25,6 +25,12 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
                         "tiny CNN by default): .hbm/.bin on BPU, .xmodel on VART, .onnx or .accm on emu")
     p.add_argument("--json", metavar="REPORT.json", help="also write the full report as JSON")
     p.add_argument("--quick", action="store_true", help="fewer runs per check")
+    p.add_argument("--compare", metavar="MODEL.onnx",
+                   help="the quantized ONNX model the device's model was made from: its outputs on the "
+                        "emulator with the device's int8 rules are held against the device's (check compare)")
+    p.add_argument("--int8", choices=("ort", "dpu", "bpu"), default=None,
+                   help="the emulator's int8 rules for --compare (default: the device's: dpu for vart, bpu "
+                        "for bpu, an emulator URI's own int8=)")
     p.add_argument("--check-timeout", type=float, default=FULL.check_timeout, metavar="SECONDS",
                    help=f"report a check as hung after this long (default {FULL.check_timeout:g})")
     p.set_defaults(handler=command)
@@ -44,6 +50,12 @@ def usage_problem(args: argparse.Namespace) -> Optional[str]:
                 f"compiled for {scheme!r} with the vendor's toolchain")
     if args.model is not None and not Path(args.model).is_file():
         return f"--model {args.model!r}: no such file"
+    if args.compare is not None and not Path(args.compare).is_file():
+        return f"--compare {args.compare!r}: no such file"
+    if args.compare is not None and not args.compare.lower().endswith(".onnx"):
+        return f"--compare {args.compare!r}: expected the ONNX model the device's model was made from"
+    if args.int8 is not None and args.compare is None:
+        return "--int8 names the emulator's rules for --compare, which is not given"
     if args.json is not None and not Path(args.json).resolve().parent.is_dir():
         return f"--json {args.json!r}: no such folder"
     if not args.check_timeout > 0:
@@ -59,7 +71,7 @@ def command(args: argparse.Namespace) -> int:
     if problem:
         raise UsageError(problem)
     report = run_selftest(args.device, args.model, quick=args.quick, check_timeout=args.check_timeout,
-                          out=sys.stdout)
+                          out=sys.stdout, compare=args.compare, int8=args.int8)
     if args.json:
         report.write_json(args.json)
         print(f"report written to {args.json}")

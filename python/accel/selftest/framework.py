@@ -71,7 +71,8 @@ class Context:
     """What the checks share: the arguments, and what earlier checks made (device, model, inputs and the
     reference outputs of the first sync run)."""
 
-    def __init__(self, uri: str, model_path: Optional[Path], settings: Settings) -> None:
+    def __init__(self, uri: str, model_path: Optional[Path], settings: Settings,
+                 compare_model: Optional[Path] = None, compare_rules: Optional[str] = None) -> None:
         self.uri = uri
         self.scheme = uri.split(":", 1)[0]
         self.model_path = model_path
@@ -80,6 +81,9 @@ class Context:
         self.model: Optional[accel.Model] = None
         self.inputs: Optional[List[np.ndarray]] = None
         self.reference: Optional[List[np.ndarray]] = None
+        # --compare: the ONNX model the device's model was made from, and the emulator's int8 rules for it.
+        self.compare_model = compare_model
+        self.compare_rules = compare_rules
 
 
 @dataclass(frozen=True)

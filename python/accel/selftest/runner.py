@@ -10,7 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Optional, Sequence, TextIO
 
-from .checks import CHECKS, MADE_BY
+from .checks import CHECKS, COMPARE, MADE_BY
 from .framework import (DEFAULT_MODEL, ERROR, FAIL, FULL, PASS, QUICK, SKIP, Check, CheckFailed, CheckResult,
                         Context, Findings)
 from .helpers import in_thread
@@ -55,15 +55,19 @@ def run_check(check: Check, ctx: Context, report: Report) -> CheckResult:
 
 def run_selftest(uri: str, model: Optional[os.PathLike[str] | str] = None, *, quick: bool = False,
                  check_timeout: Optional[float] = None, out: Optional[TextIO] = None,
-                 checks: Sequence[Check] = CHECKS) -> Report:
+                 checks: Sequence[Check] = CHECKS, compare: Optional[os.PathLike[str] | str] = None,
+                 int8: Optional[str] = None) -> Report:
     """Runs ``checks`` on the device at ``uri`` with ``model`` (default: the bundled tiny CNN, which
     only the emulator can load) and returns the :class:`Report`; each result is written to ``out`` as
-    it comes."""
+    it comes. ``compare``: the ONNX model the device's model was made from, run on the emulator with the
+    int8 rules ``int8`` (default: the device's) as a last check, ``compare``."""
     settings = QUICK if quick else FULL
     if check_timeout is not None:
         settings = replace(settings, check_timeout=float(check_timeout))
     path = Path(model) if model is not None else None
-    ctx = Context(uri, path, settings)
+    ctx = Context(uri, path, settings, Path(compare) if compare is not None else None, int8)
+    if compare is not None:
+        checks = (*checks, COMPARE)
     started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     report = Report(uri, str(path or DEFAULT_MODEL), quick, started)
     _emit(out, report.header())
