@@ -6,7 +6,7 @@ attaches to a bug when a board disagrees with the emulator.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -40,7 +40,7 @@ def _device_to_emulator(x: np.ndarray, info: accel.TensorInfo, target: accel.Ten
     return np.ascontiguousarray(a).astype(target.dtype, copy=False)
 
 
-def _scale_zero(info: accel.TensorInfo, ndim: int):
+def _scale_zero(info: accel.TensorInfo, ndim: int) -> Tuple[np.ndarray, np.ndarray]:
     """Each element's scale and zero point of a quantized device tensor, broadcastable to its shape."""
     q = info.quant
     assert q is not None
