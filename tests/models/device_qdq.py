@@ -12,6 +12,25 @@ from .fixed_point import (add_fix, avgpool_fix, bpu_add, bpu_avgpool, bpu_global
                           const_dq, conv_fix, conv_sum, float2fix, global_avg_fix, hsigmoid_fix, maxpool, model_of,
                           qdq)
 
+def run_on_emulator(model: onnx.ModelProto, x: np.ndarray, rules: str) -> list:
+    """The model's outputs of x on emu:int8=<rules>, compiled with those rules."""
+    import accel
+    from accel import compiler
+
+    data = compiler.compile_model(model.SerializeToString(), int8=rules)
+    with accel.open(f"emu:int8={rules}") as dev:
+        return [np.asarray(o).copy() for o in dev.load(data).run(x)]
+
+
+def count_differing(label: str, got: np.ndarray, want: np.ndarray) -> int:
+    """How many of the integers `got` differ from `want`, printed with the largest difference."""
+    got, want = np.asarray(got, np.int64), np.asarray(want, np.int64)
+    differ = int(np.count_nonzero(got != want))
+    print(f"\n{label}: {want.size} elements, {want.size - differ} identical, "
+          f"largest difference {int(np.abs(got - want).max()) if want.size else 0} LSB")
+    return differ
+
+
 # ---- the DPU ------------------------------------------------------------------------------------------
 
 FX, FW1, FB1, F1 = 5, 7, 4, 4      # input, conv1 weights, conv1 bias (int8), conv1 output

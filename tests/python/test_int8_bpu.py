@@ -18,29 +18,19 @@ from accel import compiler
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from models import quantized
-from models.device_qdq import S2, SA, SG, SM, SX, bpu_model, bpu_reference, f64
+from models.device_qdq import S2, SA, SG, SM, SX, bpu_model, bpu_reference, count_differing, f64, run_on_emulator
 from models.fixed_point import const_dq, model_of, qdq
 
 pytestmark = pytest.mark.emulator
-
-def _run(model, x, int8):
-    data = compiler.compile_model(model.SerializeToString(), int8=int8)
-    with accel.open(f"emu:int8={int8}") as dev:
-        return [np.asarray(o).copy() for o in dev.load(data).run(x)]
-
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_bpu_rules_are_bit_exact_against_their_documented_form(seed):
     rng = np.random.default_rng(seed)
     model, p = bpu_model(rng)
     x = rng.uniform(-2, 2, (1, 4, 8, 8)).astype(np.float32)
-    got = _run(model, x, "bpu")
+    got = run_on_emulator(model, x, "bpu")
     for name, g, w, s in zip(("add", "global pool", "matmul"), got, bpu_reference(x, p), (SA, SG, SM)):
-        gi = np.rint(g.astype(np.float64) / f64(s)).astype(np.int64)
-        differ = int(np.count_nonzero(gi != w))
-        print(f"\n{name}: {w.size} elements, {w.size - differ} identical to the bpu form, "
-              f"largest difference {int(np.abs(gi - w).max())} LSB")
-        assert differ == 0
+        assert count_differing(f"{name} against the bpu form", np.rint(g.astype(np.float64) / f64(s)), w) == 0
 
 
 def test_one_layer_is_within_one_step_of_onnxruntime():
@@ -56,7 +46,7 @@ def test_one_layer_is_within_one_step_of_onnxruntime():
     qdq(nodes, inits, "c", S2, out="y")
     model = model_of(nodes, inits, {"x": [1, 8, 16, 16]}, {"y": [1, 16, 16, 16]})
     xv = rng.uniform(-2, 2, (1, 8, 16, 16)).astype(np.float32)
-    (got,) = _run(model, xv, "bpu")
+    (got,) = run_on_emulator(model, xv, "bpu")
     (want,) = quantized.reference_model(model, {"x": xv})
     steps = np.abs(np.rint((got.astype(np.float64) - want) / f64(S2))).astype(np.int64)
     print(f"\nbpu against onnxruntime, one conv: {steps.size} elements, {int(np.count_nonzero(steps == 0))} "

@@ -17,37 +17,26 @@ import accel
 from accel import compiler
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from models.device_qdq import FA, FG, FH, FX, const_dq_fp, dpu_model, dpu_reference, qdq_fp, tie_inputs
+from models.device_qdq import (FA, FG, FH, FX, const_dq_fp, count_differing, dpu_model, dpu_reference, qdq_fp,
+                               run_on_emulator, tie_inputs)
 from models.fixed_point import avg_coef, avgpool_fix, conv_fix, float2fix
-
-# ---- the model -------------------------------------------------------------------------------------------
-
-def _run(model, x, int8):
-    data = compiler.compile_model(model.SerializeToString(), int8=int8)
-    with accel.open(f"emu:int8={int8}") as dev:
-        return [np.asarray(o).copy() for o in dev.load(data).run(x)]
-
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_dpu_rules_are_bit_exact_against_the_reference_ops(seed):
     rng = np.random.default_rng(seed)
     model, p = dpu_model(rng)
     x = tie_inputs(rng)
-    got = _run(model, x, "dpu")
+    got = run_on_emulator(model, x, "dpu")
     want = dpu_reference(x, p)
     for name, g, w, fp in zip(("add", "y_sig", "y_pool"), got, want, (FA, FH, FG)):
-        gi = np.round(g.astype(np.float64) * 2.0 ** fp).astype(np.int64)
-        differ = int(np.count_nonzero(gi != w))
-        print(f"\n{name}: {w.size} elements, {w.size - differ} identical to the DPU reference, "
-              f"largest difference {int(np.abs(gi - w).max())} LSB")
-        assert differ == 0
+        assert count_differing(f"{name} against the DPU reference", np.rint(g.astype(np.float64) * 2.0 ** fp), w) == 0
 
 
 def test_the_ort_rules_give_other_numbers_on_ties():
     rng = np.random.default_rng(5)
     model, _ = dpu_model(rng)
     x = tie_inputs(rng)
-    dpu, ort = _run(model, x, "dpu"), _run(model, x, "ort")
+    dpu, ort = run_on_emulator(model, x, "dpu"), run_on_emulator(model, x, "ort")
     differ = sum(int(np.count_nonzero(a != b)) for a, b in zip(dpu, ort))
     total = sum(a.size for a in dpu)
     print(f"\ndpu against ort rules on the same model and ties: {differ} of {total} outputs differ")
@@ -63,9 +52,9 @@ def test_an_input_quantized_half_up():
                               [helper.make_tensor_value_info("y", TensorProto.INT8, [6])], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     x = np.array([1.25, -1.25, 0.75, -0.75, 100.0, -100.0], np.float32)
-    (y,) = _run(model, x, "dpu")
+    (y,) = run_on_emulator(model, x, "dpu")
     assert y.tolist() == [3, -2, 2, -1, 127, -128]
-    (y,) = _run(model, x, "ort")
+    (y,) = run_on_emulator(model, x, "ort")
     assert y.tolist() == [2, -2, 2, -2, 127, -128]
 
 
@@ -82,7 +71,7 @@ def test_average_pool_coefficients(k, want):
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, 1, 1])], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     xv = (rng.integers(-128, 128, (1, 2, k, k)) / 16.0).astype(np.float32)
-    (y,) = _run(model, xv, "dpu")
+    (y,) = run_on_emulator(model, xv, "dpu")
     want_y = avgpool_fix(float2fix(xv, 4), k, 4, 6)
     assert np.array_equal(np.round(y * 64).astype(np.int64), want_y)
 
@@ -138,7 +127,7 @@ def test_depthwise_and_strided_convolutions(act):
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, c, 10, 10])], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     xv = ((rng.integers(-300, 300, (1, c, 20, 20)) + 0.5) / 2.0 ** FX).astype(np.float32)
-    (y,) = _run(model, xv, "dpu")
+    (y,) = run_on_emulator(model, xv, "dpu")
     q = float2fix(xv, FX)
     want = np.concatenate([conv_fix(q[:, i:i + 1], w[i:i + 1], b[i:i + 1], FX, fw, fb, fy, act, pad=1, stride=2)
                            for i in range(c)], axis=1)

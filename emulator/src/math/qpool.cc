@@ -21,35 +21,39 @@ void global_planes(const T* x, T* y, int64_t planes, int64_t n, const QParams& q
     }
 }
 
-template <typename T>
-void avg_plane(const PoolGeom& q, bool include_pad, const T* x, T* y, const QParams& qx, const QParams& qy) {
-    const float yz = static_cast<float>(qy.zero);
+// f(output index, rows [hs, h1), columns [ws, w1)) for each window of a plane: its part inside the input.
+template <class F>
+void each_window(const PoolGeom& q, F&& f) {
     for (int64_t oh = 0; oh < q.OH; ++oh) {
         const int64_t h0 = oh * q.sh - q.pt, h1 = std::min(h0 + q.kh, q.H), hs = std::max<int64_t>(h0, 0);
         for (int64_t ow = 0; ow < q.OW; ++ow) {
             const int64_t w0 = ow * q.sw - q.pl, w1 = std::min(w0 + q.kw, q.W), ws = std::max<int64_t>(w0, 0);
-            float acc = 0.f;
-            for (int64_t h = hs; h < h1; ++h)
-                for (int64_t w = ws; w < w1; ++w) acc += qx.scale * static_cast<float>(x[h * q.W + w] - qx.zero);
-            const int64_t count = include_pad ? q.kh * q.kw : (h1 - hs) * (w1 - ws);
-            const float mean = acc / static_cast<float>(count);
-            y[oh * q.OW + ow] = static_cast<T>(round_saturate(mean / qy.scale + yz, qy.is_signed));
+            f(oh * q.OW + ow, hs, h1, ws, w1);
         }
     }
 }
 
 template <typename T>
+void avg_plane(const PoolGeom& q, bool include_pad, const T* x, T* y, const QParams& qx, const QParams& qy) {
+    const float yz = static_cast<float>(qy.zero);
+    each_window(q, [&](int64_t o, int64_t hs, int64_t h1, int64_t ws, int64_t w1) {
+        float acc = 0.f;
+        for (int64_t h = hs; h < h1; ++h)
+            for (int64_t w = ws; w < w1; ++w) acc += qx.scale * static_cast<float>(x[h * q.W + w] - qx.zero);
+        const int64_t count = include_pad ? q.kh * q.kw : (h1 - hs) * (w1 - ws);
+        const float mean = acc / static_cast<float>(count);
+        y[o] = static_cast<T>(round_saturate(mean / qy.scale + yz, qy.is_signed));
+    });
+}
+
+template <typename T>
 void fixed_plane(const PoolGeom& q, const T* x, T* y, const AvgCoef& c) {
-    for (int64_t oh = 0; oh < q.OH; ++oh) {
-        const int64_t h0 = oh * q.sh - q.pt, h1 = std::min(h0 + q.kh, q.H), hs = std::max<int64_t>(h0, 0);
-        for (int64_t ow = 0; ow < q.OW; ++ow) {
-            const int64_t w0 = ow * q.sw - q.pl, w1 = std::min(w0 + q.kw, q.W), ws = std::max<int64_t>(w0, 0);
-            int64_t sum = 0;
-            for (int64_t h = hs; h < h1; ++h)
-                for (int64_t w = ws; w < w1; ++w) sum += x[h * q.W + w];
-            y[oh * q.OW + ow] = static_cast<T>(saturate8(shift_round_up(sum * c.mult, c.shift), std::is_signed_v<T>));
-        }
-    }
+    each_window(q, [&](int64_t o, int64_t hs, int64_t h1, int64_t ws, int64_t w1) {
+        int64_t sum = 0;
+        for (int64_t h = hs; h < h1; ++h)
+            for (int64_t w = ws; w < w1; ++w) sum += x[h * q.W + w];
+        y[o] = static_cast<T>(saturate8(shift_round_up(sum * c.mult, c.shift), std::is_signed_v<T>));
+    });
 }
 
 template <typename T>
