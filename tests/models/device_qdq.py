@@ -31,6 +31,54 @@ def count_differing(label: str, got: np.ndarray, want: np.ndarray) -> int:
     return differ
 
 
+def power_of_two(model: onnx.ModelProto) -> onnx.ModelProto:
+    """A symmetric int8 QDQ model with every scale rounded to the nearest power of two, as Vitis AI's
+    quantizer would give it: activations' scales moved, constant weights quantized again at theirs, each
+    Conv's and Gemm's int32 bias at its input's scale times its weights'."""
+    from onnx import numpy_helper
+
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    arrays = {t.name: numpy_helper.to_array(t) for t in m.graph.initializer}
+    dqs = [n for n in m.graph.node if n.op_type == "DequantizeLinear"]
+
+    def axis_shape(n, q):
+        axis = next((a.i for a in n.attribute if a.name == "axis"), 1)
+        shape = [1] * q.ndim
+        if arrays[n.input[1]].size > 1:
+            shape[axis] = -1
+        return shape
+
+    def real(n):
+        q = arrays[n.input[0]].astype(np.float64)
+        return q * arrays[n.input[1]].astype(np.float64).reshape(axis_shape(n, q))
+
+    biases = {n.input[0] for n in dqs if n.input[0] in arrays and arrays[n.input[0]].dtype == np.int32}
+    new = {}
+    for n in m.graph.node:
+        if n.op_type in ("QuantizeLinear", "DequantizeLinear") and n.input[0] not in biases:
+            s = arrays[n.input[1]]
+            new[n.input[1]] = np.exp2(np.round(np.log2(s.astype(np.float64)))).astype(np.float32)
+    for n in dqs:
+        if n.input[0] in arrays and n.input[0] not in biases:
+            q = arrays[n.input[0]]
+            s = new[n.input[1]].astype(np.float64).reshape(axis_shape(n, q))
+            new[n.input[0]] = np.clip(np.rint(real(n) / s), -127, 127).astype(np.int8)
+    by_output = {n.output[0]: n for n in dqs}
+    for node in m.graph.node:
+        if node.op_type in ("Conv", "Gemm") and len(node.input) > 2 and node.input[2] in by_output:
+            b, x, w = (by_output.get(i) for i in node.input[:3][::-1][:1] + node.input[:2])
+            if b is None or x is None or w is None or b.input[0] not in biases:
+                continue
+            sb = (new[x.input[1]].astype(np.float64).reshape(-1) * new[w.input[1]].astype(np.float64).reshape(-1))
+            new[b.input[0]] = np.rint(real(b).reshape(-1) / sb).astype(np.int32)
+            new[b.input[1]] = sb.astype(np.float32).reshape(arrays[b.input[1]].shape if sb.size == 1 else -1)
+    for t in m.graph.initializer:
+        if t.name in new:
+            t.CopyFrom(numpy_helper.from_array(new[t.name].reshape(arrays[t.name].shape), t.name))
+    return m
+
+
 # ---- the DPU ------------------------------------------------------------------------------------------
 
 FX, FW1, FB1, F1 = 5, 7, 4, 4      # input, conv1 weights, conv1 bias (int8), conv1 output
