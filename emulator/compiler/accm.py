@@ -243,9 +243,13 @@ def write(tensors: list[Tensor], nodes: list[Node], inputs: list[int], outputs: 
 
     if int8_rules not in INT8_RULES:
         raise ValueError(f"unknown int8 rules {int8_rules!r} (known: {', '.join(INT8_RULES)})")
+    minor = _minor(tensors, nodes)
+    # A model without quantized tensors is written as format 1.1, whose header reserves the field: its
+    # arithmetic is the same whatever the rules, and it loads on a device of any rules.
+    rules = INT8_RULES[int8_rules] if minor >= 2 else 0
     header = _HEADER.pack(
-        MAGIC, VERSION_MAJOR, _minor(tensors, nodes), HEADER_SIZE, 0, file_size,
-        tcount, ncount, len(inputs), len(outputs), len(edges), INT8_RULES[int8_rules],
+        MAGIC, VERSION_MAJOR, minor, HEADER_SIZE, 0, file_size,
+        tcount, ncount, len(inputs), len(outputs), len(edges), rules,
         tensor_off, node_off, io_off, edge_off, str_off, len(string_data), data_off, data_size,
         0, 0)
 

@@ -132,3 +132,13 @@ def test_the_rules_are_recorded_and_checked_at_load(emu):
 def test_a_float_model_is_still_written_as_format_1_1():
     with_float = compiler.compile_model(str(Path(accel.__file__).parent / "models" / "tiny_cnn.onnx"))
     assert accm.read(with_float)["header"]["version_minor"] == accm.FLOAT_MINOR == 1
+
+
+@pytest.mark.parametrize("rules", ["dpu", "bpu"])
+def test_a_float_model_of_any_rules_loads_on_any_device(rules):
+    # Format 1.1 reserves the header's int8_rules: a float model compiled for a device's rules keeps it 0.
+    data = compiler.compile_model(str(Path(accel.__file__).parent / "models" / "tiny_cnn.onnx"), int8=rules)
+    assert accm.read(data)["header"]["int8_rules"] == 0
+    for device_rules in ("ort", "dpu", "bpu"):
+        with accel.open(f"emu:int8={device_rules}") as d:
+            assert d.load(data).outputs[0].shape == (1, 10)
