@@ -33,7 +33,7 @@ from onnxruntime.quantization import (CalibrationDataReader, QuantFormat, QuantT
 import accel
 from accel.models import ppocr
 
-from . import catalog, graph_builder, images, mobilenetv2, resnet18
+from . import catalog, graph_builder, images, mobilenetv2, ort_reference, resnet18
 
 Shape = catalog.Shape
 TINY_CNN = Path(accel.__file__).resolve().parent / "models" / "tiny_cnn.onnx"
@@ -267,38 +267,13 @@ def dynamic_model(name: str, folder: Optional[Path] = None) -> Path:
 # -- the reference -------------------------------------------------------------------------------------
 
 
-def uint8_activations(model: onnx.ModelProto) -> bool:
-    """Does the model quantize an activation to uint8 (a QuantizeLinear with a uint8 zero point or none, or
-    DynamicQuantizeLinear)?"""
-    inits = {t.name: t.data_type for t in model.graph.initializer}
-    for n in model.graph.node:
-        if n.op_type == "DynamicQuantizeLinear":
-            return True
-        if n.op_type == "QuantizeLinear" and (len(n.input) < 3 or inits.get(n.input[2]) == onnx.TensorProto.UINT8):
-            return True
-    return False
-
-
-def session_options(model: onnx.ModelProto) -> ort.SessionOptions:
-    """The reference's options: one thread (deterministic), the default optimization level, int8 allowed
-    where onnxruntime fuses a DQ -> op -> Q group into one integer kernel (session.qdqisint8allowed), and, for
-    uint8 activations, exact products on CPUs without VNNI (session.x64quantprecision: without it onnxruntime's
-    AVX2 kernel sums pairs of byte products in int16 with saturation, vpmaddubsw; with it, onnxruntime refuses
-    int8 activations in its integer convolutions, so the option is given only for uint8)."""
-    opts = ort.SessionOptions()
-    opts.intra_op_num_threads = 1
-    opts.add_session_config_entry("session.qdqisint8allowed", "1")
-    if uint8_activations(model):
-        opts.add_session_config_entry("session.x64quantprecision", "1")
-    return opts
-
-
 def reference(path: Path, feeds: Dict[str, np.ndarray]) -> List[np.ndarray]:
-    """onnxruntime's outputs of the model at `path` on `feeds`, on the CPU with session_options()."""
+    """onnxruntime's outputs of the model at `path` on `feeds`, on the CPU with ort_reference.session_options."""
     return reference_model(onnx.load(str(path)), feeds)
 
 
 def reference_model(model: onnx.ModelProto, feeds: Dict[str, np.ndarray]) -> List[np.ndarray]:
     """reference() of a model in memory."""
-    sess = ort.InferenceSession(model.SerializeToString(), session_options(model), providers=["CPUExecutionProvider"])
+    sess = ort.InferenceSession(model.SerializeToString(), ort_reference.session_options(model),
+                                providers=["CPUExecutionProvider"])
     return sess.run(None, feeds)

@@ -39,6 +39,9 @@ from onnx import TensorProto, helper, numpy_helper
 
 from accel import compiler
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models"))
+import ort_reference  # tests/models/ort_reference.py: onnx and onnxruntime only
+
 SEED = 20240601
 F = TensorProto.FLOAT
 
@@ -649,11 +652,8 @@ def dims_text(shape) -> str:
 
 
 def run_onnxruntime(model: onnx.ModelProto, feeds: dict) -> list:
-    so = ort.SessionOptions()
-    so.intra_op_num_threads = 1
-    so.inter_op_num_threads = 1
-    so.log_severity_level = 3
-    sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    sess = ort.InferenceSession(model.SerializeToString(), ort_reference.session_options(model),
+                                providers=["CPUExecutionProvider"])
     names = [o.name for o in sess.get_outputs()]
     return names, sess.run(names, feeds)
 
