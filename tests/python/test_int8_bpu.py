@@ -19,7 +19,7 @@ from accel import compiler
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from models import quantized
 from models.device_qdq import S2, SA, SG, SM, SX, bpu_model, bpu_reference, count_differing, f64, run_on_emulator
-from models.fixed_point import const_dq, model_of, qdq
+from models.fixed_point import bpu_quantize, bpu_requant, const_dq, model_of, qdq
 
 pytestmark = pytest.mark.emulator
 
@@ -62,3 +62,23 @@ def test_the_bpu_rules_need_symmetric_int8():
         compiler.compile_model(model.SerializeToString(), int8="bpu")
     with accel.open("emu:int8=bpu") as dev:
         assert "int8: bpu rules" in dev.info.name
+
+
+@pytest.mark.parametrize("op", ["MatMul", "Gemm"])
+def test_a_fused_relu_on_a_matrix_product(op):
+    rng = np.random.default_rng(21)
+    w, sw = rng.integers(-127, 128, (16, 8)), rng.uniform(0.002, 0.01, 8).astype(np.float32)
+    bias = rng.integers(-3000, 3000, 8)
+    nodes, inits = [], []
+    x = qdq(nodes, inits, "x", SX)
+    wd = const_dq(nodes, inits, "w", w, sw, axis=1)
+    ins = [x, wd] + ([const_dq(nodes, inits, "b", bias, np.float32(SX) * sw, TensorProto.INT32, axis=0)]
+                     if op == "Gemm" else [])
+    nodes += [helper.make_node(op, ins, ["p"]), helper.make_node("Relu", ["p"], ["r"])]
+    qdq(nodes, inits, "r", SM, out="y")
+    model = model_of(nodes, inits, {"x": [3, 16]}, {"y": [3, 8]})
+    xv = rng.uniform(-2, 2, (3, 16)).astype(np.float32)
+    (got,) = run_on_emulator(model, xv, "bpu")
+    acc = bpu_quantize(xv, SX) @ w + (bias if op == "Gemm" else 0)
+    want = bpu_requant(acc, f64(SX) * sw / f64(SM), relu=True)
+    assert count_differing(f"{op} + relu against the bpu form", np.rint(got.astype(np.float64) / f64(SM)), want) == 0

@@ -19,7 +19,7 @@ from accel import compiler
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from models.device_qdq import (FA, FG, FH, FX, const_dq_fp, count_differing, dpu_model, dpu_reference, qdq_fp,
                                run_on_emulator, tie_inputs)
-from models.fixed_point import avg_coef, avgpool_fix, conv_fix, float2fix
+from models.fixed_point import avg_coef, avgpool_fix, conv_fix, float2fix, model_of, round_up, sat8
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_dpu_rules_are_bit_exact_against_the_reference_ops(seed):
@@ -134,3 +134,26 @@ def test_depthwise_and_strided_convolutions(act):
     got = np.round(y.astype(np.float64) * 2.0 ** fy).astype(np.int64)
     print(f"\ndepthwise ({act}): {want.size} elements, {int(np.count_nonzero(got == want))} identical")
     assert np.array_equal(got, want)
+
+
+@pytest.mark.parametrize("act", ["relu", "leaky"])
+def test_a_fused_activation_on_a_gemm(act):
+    rng = np.random.default_rng(22)
+    fw, fb, fy = 7, 5, 3
+    w, b = rng.integers(-128, 128, (16, 8)), rng.integers(-128, 128, 8)
+    nodes, inits = [], []
+    x = qdq_fp(nodes, inits, "x", FX)
+    wd = const_dq_fp(nodes, inits, "w", w, fw)
+    bd = const_dq_fp(nodes, inits, "b", b, fb)
+    nodes.append(helper.make_node("Gemm", [x, wd, bd], ["g"]))
+    nodes.append(helper.make_node("Relu", ["g"], ["a"]) if act == "relu" else
+                 helper.make_node("LeakyRelu", ["g"], ["a"], alpha=26 / 256))
+    qdq_fp(nodes, inits, "a", fy, out="y")
+    model = model_of(nodes, inits, {"x": [3, 16]}, {"y": [3, 8]})
+    xv = ((rng.integers(-300, 300, (3, 16)) + 0.5) / 2.0 ** FX).astype(np.float32)
+    (got,) = run_on_emulator(model, xv, "dpu")
+    acc = float2fix(xv, FX) @ w + (b.astype(np.int64) << (FX + fw - fb))
+    s = FX + fw - fy
+    want = sat8(np.maximum(round_up(acc, s), 0) if act == "relu" else
+                np.where(acc < 0, round_up(acc * 26, s + 8), round_up(acc, s)))
+    assert count_differing(f"gemm + {act} against the DPU reference", np.rint(got * 2.0 ** fy), want) == 0

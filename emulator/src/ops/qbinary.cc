@@ -13,11 +13,9 @@ template <QBinOp OP>
 bool validate(const Graph& g, const Node& n, std::string* err) {
     const char* op = OP == QBinOp::Add ? "qadd" : "qmul";
     // The devices fuse a relu into their elementwise ops; onnxruntime's kernels fuse nothing.
-    if (!kern::check_common(g, n, op, {2, 2, 2, 1}, kern::DTypeRule::Any,
-                            kern::device_rules(g) ? kern::ActRule::Fused : kern::ActRule::MustBeNone, err))
-        return false;
+    if (!kern::check_common(g, n, op, {2, 2, 2, 1}, kern::DTypeRule::Any, kern::device_act_rule(g), err)) return false;
     if (n.act != Act::None && n.act != Act::Relu)
-        return kern::fail(err, op, kern::cat("activation ", uint32_t(n.act), " is not relu, the one the DPU fuses"));
+        return kern::fail(err, op, kern::cat("activation ", uint32_t(n.act), " is not relu, the one the devices fuse"));
     const TensorDesc& a = *kern::input(g, n, 0);
     const TensorDesc& b = *kern::input(g, n, 1);
     const TensorDesc& y = kern::output(g, n, 0);

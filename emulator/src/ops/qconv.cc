@@ -18,14 +18,10 @@ constexpr const char* kOp = "qconv";
 
 bool validate(const Graph& g, const Node& n, std::string* err) {
     using kern::cat;
-    // The devices fuse relu, relu6 (a clip) and (the DPU) leaky relu into their convolutions; onnxruntime's
-    // kernels fuse none.
     const bool device = kern::device_rules(g);
-    if (!kern::check_common(g, n, kOp, {2, 3, 2, 1}, kern::DTypeRule::Any,
-                            device ? kern::ActRule::Fused : kern::ActRule::MustBeNone, err))
+    if (!kern::check_common(g, n, kOp, {2, 3, 2, 1}, kern::DTypeRule::Any, kern::device_act_rule(g), err) ||
+        !kern::check_device_act(g, n, kOp, err))
         return false;
-    if (!kern::device_fuses(g, n.act))
-        return kern::fail(err, kOp, cat("activation ", uint32_t(n.act), " is not one the device fuses"));
     const auto per_tensor = kern::QuantShape::PerTensor;
     if (!kern::check_quantized(*kern::input(g, n, 0), kOp, "input", per_tensor, -1, false, err) ||
         !kern::check_quantized(*kern::input(g, n, 1), kOp, "weight", kern::QuantShape::PerTensorOrAxis, 0, false,

@@ -77,10 +77,12 @@ QGemmSpec size_spec(const TensorDesc& a, const TensorDesc& b, const TensorDesc& 
 // What qmatmul and qgemm prepare: the code path chosen at load (a run-time B is packed for it), then per
 // column n the multiplier, the weights' zero point and the bias (consts_bytes(N) in all), then a constant B
 // packed.
-// Under a device's rules the header's second int is 1 and the columns' fixed-point requantizations follow.
+// Under a device's rules the header's second int is 1, the third and fourth the output's bounds (a fused
+// activation), and the columns' fixed-point requantizations follow.
 struct Consts {
     int32_t* isa;
     int32_t* fixed_out;
+    int32_t* y_bounds;
     float* scale;
     int32_t* w_zero;
     int32_t* bias;
@@ -91,7 +93,7 @@ Consts consts_at(void* base, int64_t N) {
     auto* isa = static_cast<int32_t*>(base);
     auto* f = reinterpret_cast<float*>(static_cast<uint8_t*>(base) + kConstsHeader);
     auto* i = reinterpret_cast<int32_t*>(f + N);
-    return {isa, isa + 1, f, i, i + N, reinterpret_cast<FixedRequant*>(i + 2 * N)};
+    return {isa, isa + 1, isa + 2, f, i, i + N, reinterpret_cast<FixedRequant*>(i + 2 * N)};
 }
 
 size_t consts_bytes(int64_t N) {
@@ -112,7 +114,10 @@ QGemmSpec full_spec(const TensorDesc& a, const TensorDesc& b, const TensorDesc& 
     q.bias = c.bias;
     q.scale = c.scale;
     if (q.out == QOut::Q8) q.y_zero = y.quant.zero_points[0];
-    if (q.out == QOut::Q8 && *c.fixed_out) q.out = QOut::Fixed, q.fixed = c.fixed;
+    if (q.out == QOut::Q8 && *c.fixed_out) {
+        q.out = QOut::Fixed, q.fixed = c.fixed;
+        q.y_min = c.y_bounds[0], q.y_max = c.y_bounds[1];
+    }
     return q;
 }
 
@@ -122,7 +127,9 @@ bool check_shapes(const char* op, const TensorDesc& a, const TensorDesc& b, cons
 
 bool validate_qmatmul(const Graph& g, const Node& n, std::string* err) {
     const char* op = "qmatmul";
-    if (!kern::check_common(g, n, op, {2, 2, 2, 1}, kern::DTypeRule::Any, kern::ActRule::MustBeNone, err)) return false;
+    if (!kern::check_common(g, n, op, {2, 2, 2, 1}, kern::DTypeRule::Any, kern::device_act_rule(g), err) ||
+        !kern::check_device_act(g, n, op, err))
+        return false;
     const TensorDesc &a = *kern::input(g, n, 0), &b = *kern::input(g, n, 1), &y = kern::output(g, n, 0);
     const auto pt = kern::QuantShape::PerTensor;
     if (!kern::check_quantized(a, op, "input A", pt, -1, false, err) ||
@@ -173,10 +180,8 @@ void fill_consts(const Graph& g, const Node& n, const TensorDesc& a, const Tenso
     *c.isa = static_cast<int32_t>(qisa_select());
     *c.fixed_out = kern::device_rules(g) && y != nullptr;
     for (int64_t j = 0; j < N; ++j) {
-        if (*c.fixed_out) {
-            int32_t lo = 0, hi = 0;
-            kern::device_requant(g, n, a, b, static_cast<size_t>(j), *y, &c.fixed[j], &lo, &hi);
-        }
+        if (*c.fixed_out)
+            kern::device_requant(g, n, a, b, static_cast<size_t>(j), *y, &c.fixed[j], &c.y_bounds[0], &c.y_bounds[1]);
         const size_t k = b.quant.scales.size() > 1 ? static_cast<size_t>(j) : 0;
         const float ab = (alpha * a.quant.scales[0]) * b.quant.scales[k];
         c.scale[j] = y ? ab / y->quant.scales[0] : ab;
@@ -260,7 +265,9 @@ void run_qmatmul(const KernelArgs& a) {
 
 bool validate_qgemm(const Graph& g, const Node& n, std::string* err) {
     const char* op = "qgemm";
-    if (!kern::check_common(g, n, op, {2, 3, 2, 1}, kern::DTypeRule::Any, kern::ActRule::MustBeNone, err)) return false;
+    if (!kern::check_common(g, n, op, {2, 3, 2, 1}, kern::DTypeRule::Any, kern::device_act_rule(g), err) ||
+        !kern::check_device_act(g, n, op, err))
+        return false;
     const TensorDesc &a = *kern::input(g, n, 0), &b = *kern::input(g, n, 1), &y = kern::output(g, n, 0);
     const TensorDesc* c = kern::input(g, n, 2);
     const QGemmParams p = QGemmParams::of(n);

@@ -126,6 +126,11 @@ bool device_fuses(const Graph& g, Act act) {
     return act == Act::None || act == Act::Relu || act == Act::Clip || (dpu_rules(g) && act == Act::LeakyRelu);
 }
 
+bool check_device_act(const Graph& g, const Node& n, const char* op, std::string* err) {
+    if (device_fuses(g, n.act)) return true;
+    return fail(err, op, cat("activation ", uint32_t(n.act), " is not one the device's int8 rules fuse"));
+}
+
 bool device_requant(const Graph& g, const Node& n, const TensorDesc& x, const TensorDesc& w, size_t c,
                     const TensorDesc& y, FixedRequant* r, int32_t* y_min, int32_t* y_max) {
     if (!device_fuses(g, n.act)) return false;

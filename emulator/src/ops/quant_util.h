@@ -10,6 +10,7 @@
 #include "math/qgemm.h"
 #include "math/quantize.h"
 #include "ops.h"
+#include "ops/op_util.h"
 
 namespace accel_emu {
 namespace kern {
@@ -42,6 +43,11 @@ int32_t fix_point(const TensorDesc& t, size_t i = 0);
 // The activations a device fuses into a convolution or matmul: relu and clip (both rule sets) and leaky
 // relu (dpu).
 bool device_fuses(const Graph& g, Act act);
+// check_common's activation rule for an integer op that a device fuses activations into: Fused under a
+// device's rules, else MustBeNone (onnxruntime's kernels fuse none).
+inline ActRule device_act_rule(const Graph& g) { return device_rules(g) ? ActRule::Fused : ActRule::MustBeNone; }
+// n's activation is one device_fuses takes; else "<op>: activation ..." in *err and false.
+bool check_device_act(const Graph& g, const Node& n, const char* op, std::string* err);
 // Under device rules: the average pool's multiplier and shift for a kh x kw window from x to y.
 AvgCoef device_avgpool_coef(const Graph& g, const TensorDesc& x, const TensorDesc& y, int64_t kh, int64_t kw);
 // Under device rules: the Fixed requantization of a sum of x times channel c of w into y with n's fused
