@@ -18,7 +18,6 @@ constexpr const char* kOp = "qconv";
 
 bool validate(const Graph& g, const Node& n, std::string* err) {
     using kern::cat;
-    const bool device = kern::device_rules(g);
     if (!kern::check_common(g, n, kOp, {2, 3, 2, 1}, kern::DTypeRule::Any, kern::device_act_rule(g), err) ||
         !kern::check_device_act(g, n, kOp, err))
         return false;
@@ -30,17 +29,9 @@ bool validate(const Graph& g, const Node& n, std::string* err) {
         return false;
     const TensorDesc* b = kern::input(g, n, 2);
     if (b && b->dtype != ACCEL_DTYPE_INT32) return kern::fail(err, kOp, cat("bias '", b->name, "' is not int32"));
-    if (device) {
-        const TensorDesc &x = *kern::input(g, n, 0), &w = *kern::input(g, n, 1), &y = kern::output(g, n, 0);
-        for (size_t c = 0; c < w.quant.scales.size(); ++c) {
-            FixedRequant r;
-            int32_t lo = 0, hi = 0;
-            if (!kern::device_requant(g, n, x, w, c, y, &r, &lo, &hi))
-                return kern::fail(err, kOp,
-                                  cat("the scales of input '", x.name, "', weight '", w.name, "' and output '", y.name,
-                                      "' need a shift the device's rules do not have"));
-        }
-    }
+    if (!kern::check_device_requant(g, n, *kern::input(g, n, 0), *kern::input(g, n, 1), kern::output(g, n, 0), kOp,
+                                    err))
+        return false;
     ConvGeom q;
     return kern::check_conv_shapes(g, n, kOp, &q, err);
 }
