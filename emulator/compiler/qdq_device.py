@@ -50,25 +50,34 @@ def fix_points(scale) -> np.ndarray | None:
 
 
 def _check_quantization(g: QdqGraph, rules: str) -> None:
+    """Every QuantizeLinear and DequantizeLinear: constant float32 scales (powers of two for the DPU), constant
+    zero points 0, int8 (int32 for a dequantized bias). What is anything else is refused here, before the
+    lowering could write what the device's reader refuses."""
+    ints = (np.dtype(np.int8), np.dtype(np.int32))
     for n in g.imp.nodes:
         if n.op not in (Q, DQ) or n.domain not in DEFAULT_DOMAINS or len(n.inputs) < 2:
             continue
         tensor = n.outputs[0] if n.op == Q else n.inputs[0]
         scale = g.const(n.inputs[1])
-        if scale is None:
-            raise CompileError(f"{n.label}: the scale of '{tensor}' is computed at run time; the {rules} int8 rules "
-                               f"need constant scales")
+        if scale is None or np.asarray(scale).dtype != np.float32:
+            raise CompileError(f"{n.label}: the scale of '{tensor}' is not a constant float32 tensor; the {rules} "
+                               f"int8 rules need constant scales")
         if rules == "dpu" and fix_points(scale) is None:
-            bad = next(str(np.float32(v)) for v in np.asarray(scale).reshape(-1) if fix_points(v) is None)
+            bad = next((str(np.float32(v)) for v in np.asarray(scale).reshape(-1) if fix_points(v) is None), "[]")
             raise CompileError(f"{n.label}: tensor '{tensor}' has scale {bad}, not a power of two: the dpu int8 "
                                f"rules need power-of-two scales (fix points); quantize the model with power-of-two "
                                f"scales (Vitis AI's vai_q_onnx)")
-        zero = g.zero(n)
+        has_zero = len(n.inputs) > 2 and bool(n.inputs[2])
+        zero = g.zero(n) if has_zero and g.is_const(n.inputs[2]) else None
+        if has_zero and (zero is None or zero.dtype.kind not in "iu"):
+            raise CompileError(f"{n.label}: the zero point of '{tensor}' is not a constant integer tensor; the {rules} "
+                               f"int8 rules need zero points 0")
         if zero is not None and np.any(zero != 0):
-            raise CompileError(f"{n.label}: tensor '{tensor}' has zero point {int(zero.reshape(-1)[0])}: the {rules} "
-                               f"int8 rules need zero points 0 (symmetric quantization)")
+            value = int(zero.reshape(-1)[np.flatnonzero(zero.reshape(-1) != 0)[0]])
+            raise CompileError(f"{n.label}: tensor '{tensor}' has zero point {value}: the {rules} int8 rules need "
+                               f"zero points 0 (symmetric quantization)")
         kind = g.int_type(n)
-        if kind not in (np.dtype(np.int8), np.dtype(np.int32)) or (kind == np.int32 and n.op == Q):
+        if kind not in ints or (kind == np.int32 and n.op == Q):
             raise CompileError(f"{n.label}: tensor '{tensor}' is {kind}: the {rules} int8 rules compute in int8")
 
 

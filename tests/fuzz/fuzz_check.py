@@ -3,9 +3,12 @@ that the tests replay it on the regressions (tests/python/test_fuzz_regressions.
 
 An ONNX model (bytes) must either compile or raise CompileError; any other exception is a finding. A
 model that compiles must load on the emulator (a refusal means the compiler wrote what the reader does
-not accept) and, when small, run once on zeroed inputs.
+not accept) and, when small, run once on zeroed inputs. The int8 rules are ACCEL_FUZZ_INT8's (default
+ort): `ACCEL_FUZZ_INT8=dpu` fuzzes a device's form of quantized models (qdq_device.py) and its kernels.
 """
 from __future__ import annotations
+
+import os
 
 import numpy as np
 
@@ -13,23 +16,23 @@ import accel
 from accel import compiler
 
 RUN_LIMIT_BYTES = 1 << 20
-_device = None
+INT8_RULES = os.environ.get("ACCEL_FUZZ_INT8", "ort")
+_devices: dict = {}
 
 
-def device():
-    global _device
-    if _device is None:
-        _device = accel.open("emu:cores=1,pool=128M,spin=0")
-    return _device
+def device(rules: str = INT8_RULES):
+    if rules not in _devices:
+        _devices[rules] = accel.open(f"emu:cores=1,pool=128M,spin=0,int8={rules}")
+    return _devices[rules]
 
 
-def check_model(data: bytes) -> None:
+def check_model(data: bytes, rules: str = INT8_RULES) -> None:
     try:
-        compiled = compiler.compile_model(data)
+        compiled = compiler.compile_model(data, int8=rules)
     except compiler.CompileError:
         return
     try:
-        model = device().load(compiled)
+        model = device(rules).load(compiled)
     except accel.OutOfMemoryError:
         return
     total = sum(int(np.prod(t.shape, dtype=np.int64)) * t.dtype.itemsize

@@ -1,6 +1,7 @@
 """Every ONNX input the compiler fuzzer (tests/fuzz/fuzz_compiler.py, run by ci/fuzz.sh) found a fault
-with is kept in tests/fuzz/regressions/onnx/ and must pass the fuzzer's check in every test run, as
-must the models the tests build (the fuzzer's seeds)."""
+with is kept in tests/fuzz/regressions/onnx/ and must pass the fuzzer's check in every test run, with each
+int8 rule set (the fuzzer runs with one, ACCEL_FUZZ_INT8), as must the models the tests build (the
+fuzzer's seeds)."""
 from __future__ import annotations
 
 import sys
@@ -11,12 +12,14 @@ REGRESSIONS = sorted((FUZZ / "regressions" / "onnx").glob("*"))
 REGRESSIONS = [p for p in REGRESSIONS if p.is_file() and not p.name.startswith(".")]
 
 sys.path.insert(0, str(FUZZ))
+import pytest  # noqa: E402
 from fuzz_check import check_model  # noqa: E402
 
 
-def test_regressions():
+@pytest.mark.parametrize("rules", ["ort", "dpu", "bpu"])
+def test_regressions(rules):
     for path in REGRESSIONS:  # one test, not one per file: an empty folder must not read as skipped
-        check_model(path.read_bytes())
+        check_model(path.read_bytes(), rules)
 
 
 def test_seed_models_pass_the_check(tiny_path, two_io_path, cnn_path):
