@@ -98,17 +98,18 @@ def _align_biases(g: QdqGraph) -> None:
                 or len(g.consumers.get(b.outputs[0], [])) != 1:
             continue
         fx, fw, fb = _fix(g, x), _fix(g, w), _fix(g, b)
-        if fx.size != 1:
-            continue
-        want = (fx[0] + fw).reshape(-1)  # the sum's fix point, per output channel
-        shift = want - fb.reshape(-1)
+        values = np.asarray(g.const(b.inputs[0])).reshape(-1)
+        want = (fx[0] + fw).reshape(-1) if fx.size == 1 else fx  # the sum's fix point, per output channel
+        if fx.size != 1 or values.dtype.kind not in "iu" or want.size not in (1, values.size) \
+                or fb.size not in (1, values.size):
+            continue  # not a conv's bias as the lowering takes one: it refuses it with a message
+        shift = np.broadcast_to(want, values.shape) - np.broadcast_to(fb.reshape(-1), values.shape)
         if np.any(shift < 0):
             raise CompileError(f"{node.label}: bias '{b.inputs[0]}' has fix point {int(fb.max())}, finer than the "
                                f"input's plus the weights' ({int(want.min())}): the DPU aligns a bias by a left shift "
                                f"only")
-        values = np.asarray(g.const(b.inputs[0])).astype(np.int64).reshape(-1)
-        aligned = values << np.broadcast_to(shift, values.shape) if shift.size in (1, values.size) else None
-        if aligned is None or np.any(np.abs(aligned) > np.iinfo(np.int32).max):
+        aligned = values.astype(np.int64) << np.minimum(shift, 31)  # past 31 bits no nonzero int32 fits
+        if np.any(np.abs(aligned) > np.iinfo(np.int32).max):
             raise CompileError(f"{node.label}: bias '{b.inputs[0]}' does not fit int32 at the fix point of its sum")
         scale = np.ldexp(np.float32(1), -want).astype(np.float32)
         bname = imp.graph.add_const(aligned.astype(np.int32), f"{b.inputs[0]}_dpu_aligned")
