@@ -71,6 +71,8 @@ def _compile(model, input_shapes, int8, fold_limit) -> bytes:
     fusion.fuse_layernorm(g)
     fusion.fuse_silu(g)
     fusion.fuse_activations(g)
+    if int8 != "ort":
+        qdq_device.check_tensors(g, int8)
     tensors, nodes, inputs, outputs = emit.build(g)
     try:
         return accm.write(tensors, nodes, inputs, outputs, int8_rules=int8)

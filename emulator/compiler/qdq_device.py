@@ -18,7 +18,7 @@ from .errors import CompileError
 from .importer import DEFAULT_DOMAINS, Imported
 from .qdq_graph import DQ, Q, QdqGraph, make_node, rewrite
 
-__all__ = ["FUSED_ACTIVATION", "prepare"]
+__all__ = ["FUSED_ACTIVATION", "check_tensors", "prepare"]
 
 FUSED_ACTIVATION = "accel_fused_activation"  # "relu" | "leakyrelu" | "clip", with ..._alpha and ..._beta
 # What each rule set's device fuses into each op.
@@ -36,6 +36,24 @@ def prepare(imp: Imported, rules: str) -> None:
     if rules == "dpu":
         _align_biases(g)
     _absorb_activations(QdqGraph(imp), FUSING[rules])
+
+
+def check_tensors(g, rules: str) -> None:
+    """After lowering, every quantized tensor of the graph `g` as the device's rules and the emulator's reader
+    take it (zero points 0; for the DPU, power-of-two scales): the operator form (QLinearConv, QLinearAdd,
+    ...) carries its scales past the QDQ checks. A CompileError names the tensor."""
+    names = {t for n in g.nodes for t in [*n.inputs, *n.outputs] if t} | set(g.inputs) | set(g.outputs)
+    for name in sorted(names):
+        q = g.value(name).quant
+        if q is None:
+            continue
+        if rules == "dpu" and fix_points(q.scale) is None:
+            bad = next((str(np.float32(s)) for s in np.asarray(q.scale).reshape(-1) if fix_points(s) is None), "[]")
+            raise CompileError(f"tensor '{name}' has scale {bad}, not a power of two: the dpu int8 rules need "
+                               f"power-of-two scales (fix points)")
+        if np.any(np.asarray(q.zero_point) != 0):
+            raise CompileError(f"tensor '{name}' has zero point {int(np.asarray(q.zero_point).reshape(-1)[0])}: the "
+                               f"{rules} int8 rules need zero points 0 (symmetric quantization)")
 
 
 def fix_points(scale) -> np.ndarray | None:
