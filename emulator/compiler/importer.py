@@ -40,6 +40,10 @@ class OnnxNode:
         return f"node '{self.name}' ({self.op})"
 
     def attr(self, name, default=None):
+        """The attribute's value, `default` when the node has none; an attribute of no value (its type
+        undefined, which ONNX's checker leaves to each domain's schema) is a CompileError."""
+        if name in self.attrs and self.attrs[name] is None:
+            raise CompileError(f"{self.label}: attribute '{name}' has no value (its type is undefined)")
         return self.attrs.get(name, default)
 
 
