@@ -54,8 +54,9 @@ ACCEL_AVX512_BW inline __m256i fixed_half(__m256i v, __m256i m, __m256i s, __m51
     return _mm512_cvtepi64_epi32(_mm512_min_epi64(_mm512_max_epi64(r, lo), hi));
 }
 
-// One vector of corrected sums a written as Fixed's bytes to dst's lanes in mask.
-ACCEL_AVX512_BW inline void fixed_vec(__m512i a, const FixedEpi& f, __m512i yz, void* dst, __mmask16 mask) {
+// One vector of corrected sums a written as Fixed's bytes to dst's lanes in mask. Not inlined: the tiles
+// instantiate it for every row and vector, which made the file take minutes to build with sanitizers.
+ACCEL_AVX512_BW __attribute__((noinline)) inline void fixed_vec(__m512i a, const FixedEpi& f, __m512i yz, void* dst, __mmask16 mask) {
     const __m512i v = _mm512_srav_epi32(a, f.pre);
     const __mmask16 neg = _mm512_cmplt_epi32_mask(v, _mm512_setzero_si512());
     const __m512i m = _mm512_mask_blend_epi32(neg, f.mult, f.nmult), s = _mm512_mask_blend_epi32(neg, f.post, f.npost);
