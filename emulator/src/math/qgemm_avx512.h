@@ -56,7 +56,8 @@ ACCEL_AVX512_BW inline __m256i fixed_half(__m256i v, __m256i m, __m256i s, __m51
 
 // One vector of corrected sums a written as Fixed's bytes to dst's lanes in mask. Not inlined: the tiles
 // instantiate it for every row and vector, which made the file take minutes to build with sanitizers.
-ACCEL_AVX512_BW __attribute__((noinline)) inline void fixed_vec(__m512i a, const FixedEpi& f, __m512i yz, void* dst, __mmask16 mask) {
+ACCEL_AVX512_BW __attribute__((noinline)) inline void fixed_vec(__m512i a, const FixedEpi& f, __m512i yz, void* dst,
+                                                                __mmask16 mask) {
     const __m512i v = _mm512_srav_epi32(a, f.pre);
     const __mmask16 neg = _mm512_cmplt_epi32_mask(v, _mm512_setzero_si512());
     const __m512i m = _mm512_mask_blend_epi32(neg, f.mult, f.nmult), s = _mm512_mask_blend_epi32(neg, f.post, f.npost);
