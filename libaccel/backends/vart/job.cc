@@ -207,7 +207,6 @@ accel_status job_submit(accel_model* m, accel_buffer* const* inputs, size_t nin,
     if (o.timeout_us > 0 && o.timeout_us <= kForeverUs)
         j->deadline_ns = j->timing.queued_ns + (uint64_t)o.timeout_us * 1000u;
     if (!out) j->user_refs.store(0);  // fire and forget: no caller reference to cancel with
-    if (!out) j->refs.fetch_sub(1);
     d->jobs_submitted.fetch_add(1);
     {
         std::lock_guard<std::mutex> lock(m->queue_mutex);
@@ -219,7 +218,10 @@ accel_status job_submit(accel_model* m, accel_buffer* const* inputs, size_t nin,
     }
     m->queue_cv.notify_all();
     if (j->deadline_ns) watch_deadline(d, j);
+    // The caller's reference is held until here, so that the job outlives the lines above even when a worker
+    // finishes it first; a fire-and-forget job drops it now (and is deleted if it has already ended).
     if (out) *out = j;
+    else job_unref(j);
     return ACCEL_OK;
 }
 
