@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import onnx
 import pytest
 
 import accel
@@ -15,6 +16,7 @@ from accel import compiler
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from models import quantized
+from models.device_qdq import power_of_two
 from models.qdq_builder import CONVS, QDQ, random_weights
 
 pytestmark = pytest.mark.emulator
@@ -35,11 +37,11 @@ def available(monkeypatch) -> list:
     return [isa for isa in PATHS if path_of(monkeypatch, isa) == isa]
 
 
-def run_each_path(monkeypatch, accm: bytes, feeds) -> dict:
+def run_each_path(monkeypatch, accm: bytes, feeds, rules: str = "ort") -> dict:
     outs = {}
     for isa in available(monkeypatch):
         monkeypatch.setenv("ACCEL_EMU_ISA", isa)
-        with accel.open("emu") as d:
+        with accel.open(f"emu:int8={rules}") as d:
             assert d.info.name.endswith(f", {isa})"), d.info.name
             model = d.load(accm)
             outs[isa] = [np.array(o) for o in model.run(feeds)]
@@ -66,6 +68,16 @@ def test_models_give_the_same_bytes_on_every_path(monkeypatch, model):
     path = quantized.static_model(name, activation=activation, symmetric=symmetric)
     outs = run_each_path(monkeypatch, compiler.compile_model(str(path)), quantized.make_feeds(name))
     assert_same_bytes(outs, name)
+
+
+@pytest.mark.parametrize("rules", ["bpu", "dpu"])
+def test_the_devices_rules_give_the_same_bytes_on_every_path(monkeypatch, rules):
+    # The Fixed epilogue: AVX-512 vectors, AVX2 through the scalar definition, the portable one.
+    model = onnx.load(str(quantized.static_model("mobilenetv2", activation="int8", symmetric=True)))
+    model = power_of_two(model) if rules == "dpu" else model
+    accm = compiler.compile_model(model.SerializeToString(), int8=rules)
+    assert_same_bytes(run_each_path(monkeypatch, accm, quantized.make_feeds("mobilenetv2"), rules),
+                      f"mobilenetv2 {rules}")
 
 
 @pytest.mark.parametrize("dtype", ["uint8", "int8"])
