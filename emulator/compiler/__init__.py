@@ -5,7 +5,8 @@
     compiler.compile_file("model.onnx", "model.accm")
     tables = compiler.accm.read(data)
 
-Steps: import (static input shapes, initializers and Constant nodes as constants), for a device's int8 rules
+Steps: import (static input shapes, initializers and Constant nodes as constants), a check that every op is
+supported (coverage.py: one error names them all), for a device's int8 rules
 its form of a QDQ model (qdq_device.py), QDQ fusion (a quantized model's DequantizeLinear -> op ->
 QuantizeLinear groups become int8 ops as onnxruntime fuses them), constant folding
 (shape subgraphs and any node whose inputs are all constant), lowering to the runtime op set with
@@ -18,12 +19,13 @@ from __future__ import annotations
 
 import os
 
-from . import accm, affine, batchnorm, emit, folding, fusion, importer, lower, qdq, qdq_device
-from .errors import CompileError
+from . import accm, affine, batchnorm, coverage, emit, folding, fusion, importer, lower, qdq, qdq_device
+from .coverage import UnsupportedOpsError
+from .errors import CompileError, InputShapeError
 from .lower import SUPPORTED_OPS
 
-__all__ = ["FOLD_LIMIT_BYTES", "INT8_RULES", "CompileError", "SUPPORTED_OPS", "accm", "compile_file", "compile_model",
-           "summary"]
+__all__ = ["FOLD_LIMIT_BYTES", "INT8_RULES", "CompileError", "InputShapeError", "SUPPORTED_OPS", "UnsupportedOpsError",
+           "accm", "compile_file", "compile_model", "coverage", "summary"]
 
 
 INT8_RULES = tuple(accm.INT8_RULES)
@@ -60,6 +62,7 @@ def compile_model(model, input_shapes=None, int8="ort", fold_limit=folding.FOLD_
 def _compile(model, input_shapes, int8, fold_limit) -> bytes:
     proto = importer.load(model)
     imported = importer.import_model(proto, input_shapes)
+    coverage.check(imported.nodes, [n for n, v in imported.graph.values.items() if v.is_const])
     if int8 != "ort":
         qdq_device.prepare(imported, int8)
     qdq.fuse(imported, int8)

@@ -6,7 +6,7 @@ import argparse
 import os
 import sys
 
-from . import CompileError, compile_file
+from . import CompileError, InputShapeError, compile_file
 
 
 def _shape_arg(text: str):
@@ -33,7 +33,7 @@ def main(argv=None) -> int:
     try:
         s = compile_file(args.model, dst, shapes)
     except CompileError as e:
-        print(f"error: {e}", file=sys.stderr)
+        print(f"error: {e.command_line() if isinstance(e, InputShapeError) else e}", file=sys.stderr)
         return 2
     except OSError as e:
         print(f"error: {e}", file=sys.stderr)

@@ -4,3 +4,24 @@
 class CompileError(ValueError):
     """An ONNX model the compiler cannot turn into an .accm file: an unsupported op, attribute or dtype,
     an invalid graph, or an input shape that is not static. The message names the op, node or tensor."""
+
+
+class InputShapeError(CompileError):
+    """A graph input whose shape the model leaves open (a symbolic or unknown dim, or no shape): `input` is its
+    name, `dims` its dims as the model gives them (ints, and the symbols' names or None where unknown), None if
+    it has no shape; `problem` says which dim. The message tells the Python API's fix; a command line says its
+    own (accel.commands.common)."""
+
+    def __init__(self, input: str, dims, problem: str):
+        self.input, self.dims, self.problem = input, dims, problem
+        super().__init__(f"{problem}; the compiler needs static shapes: pass input_shapes={{'{input}': (...)}} "
+                         f"to fix it")
+
+    def command_line(self) -> str:
+        """The message with the fix in the command lines' syntax (`--input-shape NAME=D0,D1,...`)."""
+        if self.dims is None:
+            example = "D0,D1,..."
+        else:
+            example = ",".join(str(d) if isinstance(d, int) else f"<{d or f'D{i}'}>" for i, d in enumerate(self.dims))
+        return (f"{self.problem}; the compiler needs static shapes: give them with --input-shape "
+                f"{self.input}={example} (numbers for the <...>)")

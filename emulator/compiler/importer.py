@@ -12,7 +12,7 @@ import onnx
 from onnx import helper, inliner, numpy_helper
 
 from .accm import MAX_ELEMENTS, MAX_TENSOR_BYTES
-from .errors import CompileError
+from .errors import CompileError, InputShapeError
 from .ir import Graph, NameGen, Value
 
 DEFAULT_DOMAINS = ("", "ai.onnx")
@@ -153,8 +153,7 @@ def _input_shape(vi: onnx.ValueInfoProto, given) -> tuple:
                                f"model's input '{name}' has rank {len(model_dims)}")
         return shape
     if model_dims is None:
-        raise CompileError(f"input '{name}' has no shape in the model; pass "
-                           f"input_shapes={{'{name}': (...)}} to fix it")
+        raise InputShapeError(name, None, f"input '{name}' has no shape in the model")
     dims = []
     for i, d in enumerate(model_dims):
         if d.HasField("dim_value") and d.dim_value >= 1:
@@ -169,8 +168,9 @@ def _input_shape(vi: onnx.ValueInfoProto, given) -> tuple:
             what = f"is {d.dim_value}"
         else:
             what = "is unknown"
-        raise CompileError(f"input '{name}' dim {i} {what}; the compiler needs static shapes: pass "
-                           f"input_shapes={{'{name}': (...)}} to fix it")
+        given_dims = [int(x.dim_value) if x.HasField("dim_value") and x.dim_value >= 1 else (x.dim_param or None)
+                      for x in model_dims]
+        raise InputShapeError(name, given_dims, f"input '{name}' dim {i} {what}")
     return tuple(dims)
 
 
@@ -206,12 +206,38 @@ def _toposort(nodes: list, available: set) -> list:
     return order
 
 
+def _inlined(model: onnx.ModelProto) -> onnx.ModelProto:
+    if not model.functions:
+        return model
+    try:
+        return inliner.inline_local_functions(model)
+    except Exception as e:
+        raise CompileError(f"cannot inline the model's local functions: {e}") from e
+
+
+def onnx_nodes(model: onnx.ModelProto) -> tuple:
+    """The model's nodes (its local functions inlined) in topological order, and the names of its
+    initializers; no shapes are needed."""
+    model = _inlined(model)
+    g = model.graph
+    constants = {x.name for x in g.initializer} | {sp.values.name for sp in g.sparse_initializer}
+    nodes = [OnnxNode(p, i) for i, p in enumerate(g.node)]
+    return _toposort(nodes, constants | {vi.name for vi in g.input}), constants
+
+
+def live_nodes(nodes: list, outputs) -> list:
+    """The nodes a graph output depends on, in their order (an unsupported op in a dead branch is fine)."""
+    needed = {o if isinstance(o, str) else o.name for o in outputs}
+    live = []
+    for n in reversed(nodes):
+        if any(o in needed for o in n.outputs if o):
+            live.append(n)
+            needed.update(i for i in n.inputs if i)
+    return live[::-1]
+
+
 def import_model(model: onnx.ModelProto, input_shapes=None) -> Imported:
-    if model.functions:
-        try:
-            model = inliner.inline_local_functions(model)
-        except Exception as e:
-            raise CompileError(f"cannot inline the model's local functions: {e}") from e
+    model = _inlined(model)
     g_proto = model.graph
     opset = None
     for imp in model.opset_import:
@@ -277,14 +303,7 @@ def import_model(model: onnx.ModelProto, input_shapes=None) -> Imported:
     for o in g.outputs:
         if o not in produced:
             raise CompileError(f"graph output '{o}' is not produced by any node")
-    # Only nodes that contribute to a graph output matter (an unsupported op in a dead branch is fine).
-    needed = set(g.outputs)
-    live = []
-    for n in reversed(nodes):
-        if any(o in needed for o in n.outputs if o):
-            live.append(n)
-            needed.update(i for i in n.inputs if i)
-    nodes = live[::-1]
+    nodes = live_nodes(nodes, g.outputs)
     used = {i for n in nodes for i in n.inputs if i} | set(g.outputs)
     return Imported(g, nodes, opset, list(model.opset_import), used)
 

@@ -224,7 +224,7 @@ def compile_onnx(onnx_bytes: bytes, input_shapes: Optional[Mapping[str, Tuple[in
         text = str(e)
         if "input_shapes" in text:  # a bad or missing input shape: the caller's to fix
             raise InvalidArgumentError(f"cannot compile {what}: {text}") from e
-        if text.startswith("unsupported") or "does not support" in text:
+        if isinstance(e, compiler.UnsupportedOpsError) or text.startswith("unsupported") or "does not support" in text:
             raise UnsupportedError(f"cannot compile {what} for the emulator: {text}") from e
         raise ModelFormatError(f"cannot compile {what}: {text}") from e
     except MemoryError as e:

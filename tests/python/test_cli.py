@@ -160,10 +160,47 @@ def test_compile_names_the_unsupported_op_and_node(capsys, tmp_path, unsupported
 def test_compile_of_a_symbolic_model_without_its_shape_fails(capsys, tmp_path, symbolic_path):
     code, _, err = run_main(capsys, "compile", symbolic_path, "-o", tmp_path / "x.accm")
     assert code == 1 and "'x'" in err, err
+    # The fix in the command line's own syntax, not the Python API's.
+    assert re.search(r"--input-shape x=<\w+>,16 ", err) and "input_shapes=" not in err, err
+
+
+@pytest.mark.parametrize("verb", ["run", "bench"])
+def test_symbolic_shape_errors_say_the_command_line_syntax(capsys, tmp_path, symbolic_path, verb):
+    np.save(tmp_path / "x.npy", np.ones((2, 16), np.float32))
+    extra = ["--input", tmp_path / "x.npy"] if verb == "run" else ["--seconds", "0.1"]
+    code, _, err = run_main(capsys, verb, symbolic_path, *extra)
+    assert code == 1 and "--input-shape x=" in err and "input_shapes=" not in err, err
+
+
+def test_compile_check_lists_every_unsupported_op(capsys, tmp_path):
+    nodes = [helper.make_node("NonZero", ["x"], ["a"], name="nz1"), helper.make_node("Relu", ["x"], ["r"]),
+             helper.make_node("NonZero", ["r"], ["b"], name="nz2"),
+             helper.make_node("Sin", ["x"], ["s"], name="sin"), helper.make_node("Mul", ["s", "s"], ["y"])]
+    g = helper.make_graph(nodes, "m", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n"])],
+                          [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in ("a", "b", "y")])
+    path = tmp_path / "m.onnx"
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+    code, out, err = run_main(capsys, "compile", "--check", path)
+    assert code == 1 and err == "", (out, err)
+    assert re.search(r"'NonZero'\s+2\s+0\s+NO \(first: node 'nz1'\)", out), out
+    assert re.search(r"'Sin'\s+1\s+0\s+NO \(first: node 'sin'\)", out), out
+    assert re.search(r"'Relu'\s+1\s+0\s+yes", out) and "2 of 4 op types (3 of 5 nodes)" in out, out
+    assert not list(tmp_path.glob("*.accm"))
+    # Compiling it names them all in one error.
+    code, _, err = run_main(capsys, "compile", path, "-o", tmp_path / "m.accm", "--input-shape", "x=4")
+    assert code == 1 and "unsupported ops (2): 'NonZero' (2 nodes; the first 'nz1'), 'Sin' (node 'sin')" in err, err
+
+
+def test_compile_check_of_a_supported_model(capsys, symbolic_path):
+    code, out, _ = run_main(capsys, "compile", "--check", CNN_PATH)
+    assert code == 0 and "every op is supported" in out and "it compiles" in out, out
+    code, out, _ = run_main(capsys, "compile", "--check", symbolic_path)  # the ops are there; the shape is not
+    assert code == 0 and "not compiled: " in out and "--input-shape x=" in out, out
 
 
 def test_compile_usage_errors(capsys, tmp_path):
-    assert "required: -o/--output" in usage_error(capsys, "compile", CNN_PATH)
+    assert "-o MODEL.accm is required (or --check)" in usage_error(capsys, "compile", CNN_PATH)
+    assert "--check writes nothing" in usage_error(capsys, "compile", CNN_PATH, "--check", "-o", tmp_path / "x")
     assert "MODEL 'nope.onnx': no such file" in usage_error(capsys, "compile", "nope.onnx", "-o", tmp_path / "x")
     assert "no such folder" in usage_error(capsys, "compile", CNN_PATH, "-o", tmp_path / "no" / "x.accm")
     assert "expected name=d0,d1" in usage_error(capsys, "compile", CNN_PATH, "-o", tmp_path / "x", "--input-shape", "3")

@@ -817,6 +817,34 @@ def test_unsupported_op_names_op_and_node():
     assert issubclass(compiler.CompileError, ValueError)
 
 
+def test_every_unsupported_op_is_named_in_one_error():
+    nodes = [helper.make_node("NonZero", ["x"], ["a"], name="nz1"), helper.make_node("Sin", ["x"], ["s"], name="sin"),
+             helper.make_node("NonZero", ["s"], ["b"], name="nz2"),
+             helper.make_node("Gelu", ["x"], ["g"], name="g1", domain="com.microsoft"),
+             helper.make_node("Cos", ["x"], ["dead"], name="unused"),  # no output depends on it
+             helper.make_node("Shape", ["x"], ["shp"]), helper.make_node("Cast", ["shp"], ["shf"], to=1),
+             helper.make_node("Sin", ["shf"], ["folded"], name="sin_of_a_constant"),  # computed at compile time
+             helper.make_node("Add", ["x", "folded"], ["y"])]
+    m = model(nodes, [("x", [3])], ["a", "b", "g", "y"], [], opset=17)
+    m.opset_import.append(helper.make_opsetid("com.microsoft", 1))
+    with pytest.raises(compiler.UnsupportedOpsError) as e:
+        compiler.compile_model(m)
+    assert str(e.value).startswith("unsupported ops (3): 'NonZero' (2 nodes; the first 'nz1'), 'Sin' (2 nodes; the "
+                                   "first 'sin'), 'Gelu' (domain 'com.microsoft') (node 'g1'); docs/ops.md"), e.value
+    assert [(u.op, u.nodes, u.folded) for u in e.value.ops] == [("NonZero", 2, 0), ("Sin", 2, 1), ("Gelu", 1, 0)]
+    rows = {u.op: u for u in compiler.coverage.of_model(m)}  # the same without shapes
+    assert "Cos" not in rows and rows["Shape"].supported and rows["Cast"].folded == 1 and not rows["Sin"].supported
+    text = compiler.coverage.report(rows.values())
+    assert "3 of 6 op types (5 of 8 nodes) are not supported" in text, text
+
+
+def test_an_unsupported_op_computed_at_compile_time_is_fine():
+    nodes = [helper.make_node("Sin", ["c"], ["s"]), helper.make_node("Add", ["x", "s"], ["y"])]
+    m = model(nodes, [("x", [2])], ["y"], [init("c", np.array([0.5, 1.0], np.float32))], opset=17)
+    assert [u.supported for u in compiler.coverage.of_model(m)] == [True, True]
+    compiler.compile_model(m)
+
+
 def test_unsupported_attribute_and_domain():
     m = model([helper.make_node("AveragePool", ["x"], ["y"], name="ap", kernel_shape=[2, 2],
                                 dilations=[2, 2])], [("x", [1, 1, 5, 5])], ["y"], opset=19)

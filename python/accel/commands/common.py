@@ -26,10 +26,19 @@ def reports_failures(verb: str) -> Callable[[Callable[[Any], int]], Callable[[An
                 return handler(args)
             # ValueError/TypeError: Model.run names a wrong input name or count, or a non-array, with them.
             except (AccelError, CompileError, OSError, ValueError, TypeError) as e:
-                print(f"accel {verb}: error: {e}", file=sys.stderr)
+                print(f"accel {verb}: error: {command_line_message(e)}", file=sys.stderr)
                 return 1
         return run
     return wrap
+
+
+def command_line_message(e: BaseException) -> str:
+    """``e``'s message, where it tells the Python API's fix (an input shape the model leaves open), told in the
+    command line's syntax: ``--input-shape NAME=D0,D1,...``."""
+    from ..compiler import InputShapeError
+
+    cause = e if isinstance(e, InputShapeError) else e.__cause__
+    return cause.command_line() if isinstance(cause, InputShapeError) else str(e)
 
 
 def existing_file(option: str, path: str) -> Path:

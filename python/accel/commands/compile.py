@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ..cli import UsageError
 from .common import add_input_shape_option, existing_file, input_shapes, reports_failures, writable_path
 
 
@@ -11,10 +12,15 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     """Adds ``compile`` to the ``accel`` command's subparsers (see accel.cli)."""
     p: argparse.ArgumentParser = subparsers.add_parser(
         "compile", help="compile an ONNX model for the emulator (.accm)",
-        description="Compiles an ONNX model to the emulator's .accm format. Exit code: 0 ok, 1 the model "
-                    "cannot be compiled (the message names the op and the node), 2 usage error.")
+        description="Compiles an ONNX model to the emulator's .accm format, or with --check reports which of its "
+                    "ops the compiler supports. Exit code: 0 ok, 1 the model cannot be compiled (the message names "
+                    "every unsupported op, or the op and node at fault), 2 usage error.")
     p.add_argument("model", metavar="MODEL.onnx", help="the ONNX model")
-    p.add_argument("-o", "--output", required=True, metavar="MODEL.accm", help="the .accm file to write")
+    p.add_argument("-o", "--output", metavar="MODEL.accm", help="the .accm file to write (required without --check)")
+    p.add_argument("--check", action="store_true",
+                   help="write nothing: print each op type the model uses, how many nodes use it and whether it is "
+                        "supported, then compile in memory (when the input shapes are known) to find what else is "
+                        "not; exit 1 when something is missing")
     add_input_shape_option(p)
     # The choices are accel.compiler.INT8_RULES, spelled out: the compiler (and onnx) load only when it runs.
     p.add_argument("--int8", default="ort", choices=("ort", "dpu", "bpu"),
@@ -45,8 +51,34 @@ def command(args: argparse.Namespace) -> int:
     from ..compiler import FOLD_LIMIT_BYTES, compile_file
 
     src = existing_file("MODEL", args.model)
-    dst = writable_path("-o", args.output)
     limit = FOLD_LIMIT_BYTES if args.fold_limit is None else args.fold_limit
+    if args.check:
+        if args.output is not None:
+            raise UsageError("--check writes nothing: leave out -o")
+        return _check(src, args, limit)
+    if args.output is None:
+        raise UsageError("-o MODEL.accm is required (or --check)")
+    dst = writable_path("-o", args.output)
     s = compile_file(src, dst, input_shapes(args.input_shape), args.int8, limit)
     print(f"{dst}: {s['nodes']} nodes, {s['tensors']} tensors, {s['weight_bytes']} weight bytes")
+    return 0
+
+
+def _check(src: Any, args: argparse.Namespace, limit: int) -> int:
+    """``--check``: the coverage report, then a compile in memory; 1 if either finds something unsupported."""
+    from ..compiler import CompileError, InputShapeError, compile_model, coverage
+
+    rows = coverage.of_model(src)
+    print(coverage.report(rows))
+    if not all(u.supported for u in rows):
+        return 1
+    try:
+        compile_model(src, input_shapes(args.input_shape), args.int8, limit)
+    except InputShapeError as e:  # the ops are all there; what else holds needs the shapes
+        print(f"not compiled: {e.command_line()}")
+        return 0
+    except CompileError as e:
+        print(f"compiling it fails: {e}")
+        return 1
+    print("it compiles")
     return 0

@@ -1,0 +1,117 @@
+"""Which of a model's ops the compiler lowers, found before anything is lowered: a model that uses several ops
+the compiler lacks is refused once, naming all of them, rather than at the first one; and `accel compile --check`
+prints the whole report.
+
+An op counts as supported when a lowering handler takes it (in its domain), or when every node of it is folded
+at compile time (its inputs are all constants, or it is Shape or Size): those run in onnx's reference evaluator.
+Whether a supported op's attributes, dtypes and shapes are supported is only known when it is lowered.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import folding
+from .errors import CompileError
+from .importer import DEFAULT_DOMAINS
+
+DOCS = "docs/ops.md lists the supported ops"
+_SHAPE_OPS = frozenset({"Shape", "Size"})
+
+
+@dataclass(frozen=True)
+class OpUse:
+    """One op type of a model: how many live nodes use it, the first of them, and whether it compiles."""
+
+    op: str
+    domain: str
+    nodes: int
+    first: str          # the name of the first node (in graph order)
+    folded: int         # nodes computed at compile time (all inputs constant)
+    supported: bool
+
+    @property
+    def label(self) -> str:
+        dom = f" (domain '{self.domain}')" if self.domain not in DEFAULT_DOMAINS else ""
+        return f"'{self.op}'{dom}"
+
+    @property
+    def where(self) -> str:
+        return f"node '{self.first}'" if self.nodes == 1 else f"{self.nodes} nodes; the first '{self.first}'"
+
+
+class UnsupportedOpsError(CompileError):
+    """A model that uses ops the compiler does not lower; `ops` are their OpUse rows, in graph order."""
+
+    def __init__(self, ops: list):
+        self.ops = list(ops)
+        if len(ops) == 1:
+            text = f"unsupported op {ops[0].label} ({ops[0].where})"
+        else:
+            listed = ", ".join(f"{u.label} ({u.where})" for u in ops)
+            text = f"unsupported ops ({len(ops)}): {listed}"
+        super().__init__(f"{text}; {DOCS}")
+
+
+def lowerable(op: str, domain: str) -> bool:
+    """A handler lowers `op` of `domain` (given runtime inputs)."""
+    from .lower import DOMAIN_OPS, HANDLERS
+
+    if op in folding.NONDETERMINISTIC_OPS:
+        return False
+    return op in HANDLERS and (domain in DEFAULT_DOMAINS or (domain, op) in DOMAIN_OPS)
+
+
+def scan(nodes, constants) -> list:
+    """OpUse rows, one per (op, domain) in order of first use, of `nodes` (objects with op, domain, name,
+    inputs and outputs, in topological order); `constants` names the tensors known at compile time."""
+    known = set(constants) | {""}
+    rows: dict = {}
+    for n in nodes:
+        folds = (n.domain in DEFAULT_DOMAINS and n.op not in folding.NONDETERMINISTIC_OPS
+                 and (all(i in known for i in n.inputs) or n.op in _SHAPE_OPS))
+        if folds:
+            known.update(o for o in n.outputs if o)
+        key = (n.op, n.domain)
+        r = rows.get(key)
+        if r is None:
+            rows[key] = [n.name, 1, int(folds)]
+        else:
+            r[1] += 1
+            r[2] += int(folds)
+    return [OpUse(op, dom, count, first, folded, folded == count or lowerable(op, dom))
+            for (op, dom), (first, count, folded) in rows.items()]
+
+
+def check(nodes, constants) -> None:
+    """Raises UnsupportedOpsError naming every op of `nodes` the compiler does not support."""
+    missing = [u for u in scan(nodes, constants) if not u.supported]
+    if missing:
+        raise UnsupportedOpsError(missing)
+
+
+def of_model(model) -> list:
+    """scan() of an ONNX model (a path, bytes or ModelProto) without fixing its input shapes: the live nodes
+    (those a graph output depends on), constants from initializers and Constant nodes."""
+    from .importer import live_nodes, load, onnx_nodes
+
+    proto = load(model)
+    nodes, initializers = onnx_nodes(proto)
+    return scan(live_nodes(nodes, proto.graph.output), initializers)
+
+
+def report(rows) -> str:
+    """A text table of scan() rows: op, nodes, folded, and whether it compiles; the unsupported ops last."""
+    rows = sorted(rows, key=lambda u: not u.supported)
+    width = max([len("op")] + [len(u.label) for u in rows])
+    lines = [f"{'op':<{width}}  nodes  folded  supported"]
+    for u in rows:
+        state = "yes" if u.supported else f"NO (first: node '{u.first}')"
+        lines.append(f"{u.label:<{width}}  {u.nodes:>5}  {u.folded:>6}  {state}")
+    missing = [u for u in rows if not u.supported]
+    total = sum(u.nodes for u in rows)
+    if missing:
+        lines.append(f"{len(missing)} of {len(rows)} op types ({sum(u.nodes for u in missing)} of {total} nodes) "
+                     f"are not supported; {DOCS}")
+    else:
+        lines.append(f"every op is supported ({len(rows)} op types, {total} nodes)")
+    return "\n".join(lines)
