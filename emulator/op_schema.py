@@ -128,7 +128,7 @@ OPS = (
     Op(9, "maxpool", 0, "X[N,C,H,W] -> Y[N,C,OH,OW]",
        "kernel, strides, pads and dilations as conv (int slot 0 unused); OH = floor or ceil((H + pads - "
        "dilation*(k-1) - 1) / stride) + 1, and with ceil_mode the last window must start inside the input "
-       "or left padding (as ONNX); padding never wins a max",
+       "or left padding (as ONNX); padding never wins a max, and a NaN in the window makes it NaN (float32)",
        (*_WINDOW, Param("ceil_mode", 11, "0 floor, 1 ceil")), class_name="MaxPool",
        dtypes="float32; or (minor 2) X and Y int8 or uint8 with the same quantization"),
     Op(10, "avgpool", 0, "X[N,C,H,W] -> Y[N,C,OH,OW]", "as maxpool (dilations 1)",
@@ -279,7 +279,7 @@ OPS = (
 
 ACTIVATIONS = (
     Activation(0, "none", 0, "x"),
-    Activation(1, "relu", 0, "max(x, 0)"),
+    Activation(1, "relu", 0, "max(x, 0) (NaN stays NaN)"),
     Activation(2, "clip", 0, "min(max(x, alpha), beta)"),
     Activation(3, "sigmoid", 0, "1 / (1 + exp(-x))"),
     Activation(4, "hardsigmoid", 0, "max(0, min(1, alpha * x + beta))", "HardSigmoid"),

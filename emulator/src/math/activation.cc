@@ -21,8 +21,8 @@ namespace {
 struct Identity {
     ACCEL_INLINE float operator()(float x) const { return x; }
 };
-struct Relu {
-    ACCEL_INLINE float operator()(float x) const { return x > 0.f ? x : 0.f; }
+struct Relu {  // NaN stays NaN (as onnxruntime, NumPy and torch): only a number below 0 becomes 0
+    ACCEL_INLINE float operator()(float x) const { return x < 0.f ? 0.f : x; }
 };
 struct Clip {  // min(max(x, lo), hi), in that order (hi wins when lo > hi, as in ONNX)
     float lo, hi;

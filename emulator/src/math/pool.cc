@@ -1,7 +1,7 @@
 // pool.cc - see pool.h. Windows are walked row by row: for each kernel tap, the range of output columns
 // whose input column is in bounds is computed once, so the inner loops carry no bounds tests and
 // vectorize. Taps outside the input never contribute (a max over an empty window is the lowest float, an
-// average over one is 0).
+// average over one is 0); a NaN in a window makes its max NaN.
 #include "math/pool.h"
 
 #include <algorithm>
@@ -12,6 +12,13 @@
 
 namespace accel_emu {
 namespace {
+
+// The larger of a window's running max m and a tap v; a NaN in either wins (as NumPy and torch, where
+// onnxruntime's MaxPool keeps whichever operand its comparison picks). For integers the test folds away.
+template <typename T>
+ACCEL_INLINE T max_nan(T m, T v) {
+    return (m >= v || m != m) ? m : v;
+}
 
 // T: float, int8_t or uint8_t; an empty window gives `lowest`.
 template <typename T>
@@ -36,11 +43,11 @@ ACCEL_HOT void max_plane(const PoolGeom& q, const T* ACCEL_RESTRICT x, T* ACCEL_
                 T* d = yr + lo;
                 const int64_t cnt = hi - lo;
                 if (q.sw == 1) {
-                    for (int64_t j = 0; j < cnt; ++j) d[j] = src[j] > d[j] ? src[j] : d[j];
+                    for (int64_t j = 0; j < cnt; ++j) d[j] = max_nan(d[j], src[j]);
                 } else if (q.sw == 2) {
-                    for (int64_t j = 0; j < cnt; ++j) d[j] = src[2 * j] > d[j] ? src[2 * j] : d[j];
+                    for (int64_t j = 0; j < cnt; ++j) d[j] = max_nan(d[j], src[2 * j]);
                 } else {
-                    for (int64_t j = 0; j < cnt; ++j) d[j] = src[j * q.sw] > d[j] ? src[j * q.sw] : d[j];
+                    for (int64_t j = 0; j < cnt; ++j) d[j] = max_nan(d[j], src[j * q.sw]);
                 }
             }
         }

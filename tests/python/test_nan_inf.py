@@ -1,0 +1,193 @@
+"""NaN and infinities through every runtime op that computes on floats: each case feeds a tensor holding NaN, +inf
+and -inf among ordinary values and compares every element with onnxruntime (NaN where it has NaN, the same
+infinities, the finite values close). Where onnxruntime drops a NaN (its MaxPool, GlobalMaxPool, ReduceMax and
+ReduceMin, Max and Min keep the other operand), the reference is NumPy's, as torch also computes: a NaN in any
+input of an element's computation is a NaN out. A last test checks that the cases reach every runtime op that
+takes a float input, so an op added later needs a case here."""
+from __future__ import annotations
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from accel import compiler
+from accel.compiler import accm
+
+F = TensorProto.FLOAT
+SHAPE = (1, 2, 6, 6)
+
+
+def special(shape=SHAPE, seed=0):
+    """Random normal values with NaN, +inf and -inf in different windows, rows and channels."""
+    x = np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+    flat = x.reshape(-1)
+    n = flat.size
+    flat[[1, n // 3, n - 2]] = np.nan
+    flat[[4, n // 2]] = np.inf
+    flat[[9, (2 * n) // 3]] = -np.inf
+    return x
+
+
+def make(nodes, inputs, inits=None, opset=18):
+    vis = [helper.make_tensor_value_info(name, F, list(a.shape)) for name, a in inputs.items()]
+    g = helper.make_graph(nodes, "nan", vis, [helper.make_tensor_value_info("y", F, None)],
+                          [numpy_helper.from_array(np.asarray(v), k) for k, v in (inits or {}).items()])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 8
+    return m
+
+
+def node(op, inputs=("x",), **attrs):
+    return helper.make_node(op, list(inputs), ["y"], **attrs)
+
+
+def w(*shape, seed=1):
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+X = special()
+X2 = special(seed=3)
+ROW = special((3, 8), seed=4)
+
+# NumPy references where onnxruntime drops NaN.
+def _np_maxpool(x, k=2, s=2):
+    n, c, h, ww = x.shape
+    return x.reshape(n, c, h // k, k, ww // k, k).max(axis=(3, 5))
+
+
+def _np_dynamic_quantize(x):
+    """QuantizeLinear (onnxruntime's) with the scale and zero point of the range of x's numbers: a NaN takes no
+    part in the range (onnxruntime's vectorized search keeps or drops one by its position in a vector)."""
+    lo, hi = min(np.nanmin(x), 0), max(np.nanmax(x), 0)
+    s = np.float32((hi - lo) / np.float32(255))
+    z = np.uint8(np.rint(np.clip(-lo / s, 0, 255)))
+    m = make([node("QuantizeLinear", ("x", "s", "z"))], {"x": x}, {"s": s, "z": z})
+    m.graph.output[0].type.tensor_type.elem_type = TensorProto.UINT8
+    return ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0] \
+        .astype(np.float32)
+
+
+# id -> (nodes, inputs, initializers, reference (None: onnxruntime))
+CASES = {
+    "Conv": ([node("Conv", ("x", "W", "B"), pads=[1, 1, 1, 1])], {"x": X}, {"W": w(3, 2, 3, 3), "B": w(3)}, None),
+    "Conv+Relu": ([helper.make_node("Conv", ["x", "W"], ["c"]), node("Relu", ("c",))], {"x": X}, {"W": w(3, 2, 1, 1)},
+                  None),
+    "ConvTranspose": ([node("ConvTranspose", ("x", "W"), strides=[2, 2])], {"x": X}, {"W": w(2, 3, 2, 2)}, None),
+    "Gemm": ([node("Gemm", ("x", "W", "B"), transB=1)], {"x": ROW}, {"W": w(5, 8), "B": w(5)}, None),
+    "MatMul": ([node("MatMul", ("x", "x2"))], {"x": ROW, "x2": special((8, 4), seed=5)}, None, None),
+    "Add": ([node("Add", ("x", "x2"))], {"x": X, "x2": X2}, None, None),
+    "Sub": ([node("Sub", ("x", "x2"))], {"x": X, "x2": X2}, None, None),
+    "Mul": ([node("Mul", ("x", "x2"))], {"x": X, "x2": X2}, None, None),
+    "Div": ([node("Div", ("x", "x2"))], {"x": X, "x2": X2}, None, None),
+    "Pow": ([node("Pow", ("x", "x2"))], {"x": X, "x2": X2}, None, None),
+    "Max": ([node("Max", ("x", "x2"))], {"x": X, "x2": X2}, None, lambda x, x2: np.maximum(x, x2)),
+    "Min": ([node("Min", ("x", "x2"))], {"x": X, "x2": X2}, None, lambda x, x2: np.minimum(x, x2)),
+    "MaxPool": ([node("MaxPool", kernel_shape=[2, 2], strides=[2, 2])], {"x": X}, None, _np_maxpool),
+    "AveragePool": ([node("AveragePool", kernel_shape=[3, 3], pads=[1, 1, 1, 1])], {"x": X}, None, None),
+    "GlobalAveragePool": ([node("GlobalAveragePool")], {"x": X}, None, None),
+    "GlobalMaxPool": ([node("GlobalMaxPool")], {"x": X}, None, lambda x: x.max(axis=(2, 3), keepdims=True)),
+    "Reshape": ([node("Reshape", ("x", "s"))], {"x": X}, {"s": np.array([2, -1], np.int64)}, None),
+    "Transpose": ([node("Transpose", perm=[0, 2, 3, 1])], {"x": X}, None, None),
+    "Concat": ([node("Concat", ("x", "x2"), axis=1)], {"x": X, "x2": X2}, None, None),
+    "Softmax": ([node("Softmax", axis=1)], {"x": ROW}, None, None),
+    "Resize": ([node("Resize", ("x", "", "sc"), mode="linear")], {"x": X},
+               {"sc": np.array([1, 1, 2, 2], np.float32)}, None),
+    "Slice": ([node("Slice", ("x", "st", "en", "ax"))], {"x": X},
+              {"st": np.array([1, 1], np.int64), "en": np.array([5, 6], np.int64), "ax": np.array([2, 3], np.int64)},
+              None),
+    "Gather": ([node("Gather", ("x", "i"), axis=2)], {"x": X}, {"i": np.array([5, 0, 2], np.int64)}, None),
+    "Expand": ([node("Expand", ("x", "s"))], {"x": ROW[:1]}, {"s": np.array([3, 8], np.int64)}, None),
+    "LayerNormalization": ([node("LayerNormalization", ("x", "g", "b"))], {"x": ROW}, {"g": w(8), "b": w(8)}, None),
+    "Cast16": ([helper.make_node("Cast", ["x"], ["h"], to=TensorProto.FLOAT16),
+                node("Cast", ("h",), to=TensorProto.FLOAT)], {"x": X}, None, None),
+    "Quantize": ([helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"]), node("DequantizeLinear", ("q", "s", "z"))],
+                 {"x": X}, {"s": np.float32(0.05), "z": np.uint8(128)}, None),
+    # Infinities left out: they make the scale infinite, which ONNX leaves undefined.
+    "DynamicQuantizeLinear": ([helper.make_node("DynamicQuantizeLinear", ["x"], ["q", "s", "z"]),
+                               node("Cast", ("q",), to=F)], {"x": np.where(np.isinf(ROW), 3.0, ROW)}, None,
+                              lambda x: _np_dynamic_quantize(x)),
+}
+for _fn in ("ReduceMean", "ReduceSum", "ReduceProd", "ReduceSumSquare", "ReduceL1", "ReduceL2", "ReduceLogSumExp"):
+    CASES[_fn] = ([node(_fn, ("x", "a"))], {"x": X}, {"a": np.array([2, 3], np.int64)}, None)
+CASES["ReduceMax"] = ([node("ReduceMax", ("x", "a"))], {"x": X}, {"a": np.array([2, 3], np.int64)},
+                      lambda x: x.max(axis=(2, 3), keepdims=True))
+CASES["ReduceMin"] = ([node("ReduceMin", ("x", "a"))], {"x": X}, {"a": np.array([2, 3], np.int64)},
+                      lambda x: x.min(axis=(2, 3), keepdims=True))
+# The activations, on their own (the activation op) and fused into the conv that computes their input.
+_ACTIVATIONS = {
+    "Relu": {}, "Sigmoid": {}, "Tanh": {}, "HardSigmoid": {}, "HardSwish": {}, "LeakyRelu": {"alpha": 0.1},
+    "Elu": {}, "Selu": {}, "Softplus": {}, "Softsign": {}, "Sqrt": {}, "Exp": {}, "Log": {}, "Neg": {}, "Abs": {},
+    "Reciprocal": {}, "Erf": {}, "Floor": {}, "Ceil": {}, "Round": {}, "Gelu": {}, "Gelu_tanh": {},
+}
+for _op, _attrs in _ACTIVATIONS.items():
+    onnx_op, attrs = ("Gelu", {"approximate": "tanh"}) if _op == "Gelu_tanh" else (_op, _attrs)
+    opset = 20 if onnx_op == "Gelu" else 18
+    CASES[_op] = ([node(onnx_op, **attrs)], {"x": X}, None, None, opset)
+    CASES[f"Conv+{_op}"] = ([helper.make_node("Conv", ["x", "W"], ["c"]), node(onnx_op, ("c",), **attrs)],
+                            {"x": X}, {"W": w(3, 2, 1, 1)}, None, opset)
+CASES["Clip"] = ([node("Clip", ("x", "lo", "hi"))], {"x": X}, {"lo": np.float32(-0.5), "hi": np.float32(0.5)}, None)
+CASES["Silu"] = ([helper.make_node("Sigmoid", ["x"], ["s"]), node("Mul", ("x", "s"))], {"x": X}, None, None)
+for _e in (2.0, 3.0, 0.5, -1.0, 0.0, 1.7):
+    CASES[f"Pow^{_e}"] = ([node("Pow", ("x", "e"))], {"x": X}, {"e": np.float32(_e)}, None)
+
+
+def _case(name):
+    nodes, inputs, inits, ref, *rest = CASES[name]
+    return make(nodes, inputs, inits, opset=rest[0] if rest else 18), inputs, ref
+
+
+def _reference(m, inputs, ref):
+    if ref is not None:
+        with np.errstate(all="ignore"):
+            return ref(*inputs.values())
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = 1
+    return ort.InferenceSession(m.SerializeToString(), opts, providers=["CPUExecutionProvider"]).run(None, inputs)[0]
+
+
+def assert_same_specials(got, want, what):
+    """The same NaN and infinities in every element, the finite values close; the counts in the message."""
+    assert got.shape == want.shape, (what, got.shape, want.shape)
+    nan_diff = np.isnan(got) != np.isnan(want)
+    inf_diff = ~np.isnan(want) & np.isinf(want) & (got != want)
+    finite = np.isfinite(want)
+    close = np.isclose(got[finite], want[finite], rtol=1e-4, atol=1e-5)
+    assert not nan_diff.any() and not inf_diff.any() and close.all(), (
+        f"{what}: {int(nan_diff.sum())} elements differ in being NaN, {int(inf_diff.sum())} in an infinity, "
+        f"{int((~close).sum())} finite ones by more than 1e-4 (of {got.size}); first NaN difference at "
+        f"{np.argwhere(nan_diff)[:1].tolist()}: got {got[nan_diff][:3]}, want {want[nan_diff][:3]}")
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_nan_and_infinities(dev, name):
+    m, inputs, ref = _case(name)
+    want = np.asarray(_reference(m, inputs, ref))
+    got = np.asarray(dev.load(m.SerializeToString()).run(inputs)[0])
+    assert_same_specials(got, want, name)
+    if any(np.isnan(a).any() for a in inputs.values()) and name not in _NAN_ABSORBING:
+        assert np.isnan(got).any(), f"{name}: a NaN in the input left no NaN in the output"
+
+
+# Ops whose result is defined for NaN or that may legitimately not see one (a slice or gather that skips it, a
+# quantization that maps it to an integer, Pow^0 which is 1 for every x, a Clip... no: clip keeps NaN).
+_NAN_ABSORBING = {"Pow^0.0", "Quantize", "DynamicQuantizeLinear", "Slice", "Gather"}
+
+# Runtime ops that never see a float: their inputs are integers (quantized or not).
+INTEGER_ONLY = {"dequantize", "qconv", "qmatmul", "qgemm", "qadd", "qmul", "qactivation", "qavgpool",
+                "qglobalavgpool", "qsoftmax", "matmulinteger", "convinteger"}
+
+
+def test_the_cases_reach_every_runtime_op_that_computes_on_floats():
+    reached, acts = set(), set()
+    for name in CASES:
+        m, _, _ = _case(name)
+        t = accm.read(compiler.compile_model(m))
+        for n in t["nodes"]:
+            reached.add(accm.OP_NAMES[n["op"]])
+            acts.add(n["activation"])
+    ops = set(accm.OP_NAMES.values())
+    missing = ops - reached - INTEGER_ONLY
+    assert not missing, f"no NaN case reaches the runtime ops {sorted(missing)}: add them to CASES"
+    missing_acts = set(range(1, max(accm.ACTIVATIONS.values()) + 1)) - acts
+    assert not missing_acts, f"no NaN case reaches the activations {sorted(missing_acts)}"
