@@ -101,8 +101,9 @@ CASES = {
     "LayerNormalization": ([node("LayerNormalization", ("x", "g", "b"))], {"x": ROW}, {"g": w(8), "b": w(8)}, None),
     "Cast16": ([helper.make_node("Cast", ["x"], ["h"], to=TensorProto.FLOAT16),
                 node("Cast", ("h",), to=TensorProto.FLOAT)], {"x": X}, None, None),
-    "Quantize": ([helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"]), node("DequantizeLinear", ("q", "s", "z"))],
-                 {"x": X}, {"s": np.float32(0.05), "z": np.uint8(128)}, None),
+    "Quantize": ([helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"]),
+                  node("DequantizeLinear", ("q", "s", "z"))], {"x": X},
+                 {"s": np.float32(0.05), "z": np.uint8(128)}, None),
     # Infinities left out: they make the scale infinite, which ONNX leaves undefined.
     "DynamicQuantizeLinear": ([helper.make_node("DynamicQuantizeLinear", ["x"], ["q", "s", "z"]),
                                node("Cast", ("q",), to=F)], {"x": np.where(np.isinf(ROW), 3.0, ROW)}, None,
