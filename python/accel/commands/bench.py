@@ -71,11 +71,21 @@ class Progress:
         self._drawn = 0.0
 
     def update(self, label: str, fraction: float) -> None:
+        """Redraws the bar (at most 10 times a second) at ``fraction``, shown in [0, 99%]: only finish()
+        draws 100%, so the bar reads 100% exactly when the phase is over, however the last run's time fell."""
         now = time.monotonic()
-        if not self._enabled or (now - self._drawn < 0.1 and fraction < 1):
+        if not self._enabled or now - self._drawn < 0.1:
             return
         self._drawn = now
-        filled = int(self.WIDTH * min(fraction, 1.0))
+        self._draw(label, min(max(fraction, 0.0), 0.99))
+
+    def finish(self, label: str) -> None:
+        """The phase is over: its bar at 100%."""
+        if self._enabled:
+            self._draw(label, 1.0)
+
+    def _draw(self, label: str, fraction: float) -> None:
+        filled = int(self.WIDTH * fraction)
         self._stream.write(f"\r{label:<10} [{'#' * filled}{'.' * (self.WIDTH - filled)}] {fraction:4.0%}")
         self._stream.flush()
 
@@ -109,6 +119,7 @@ def measure_latency(run: Callable[[], Any], limit: Limit, progress: Progress) ->
         run()
         latencies.append(time.perf_counter() - t0)
         progress.update("latency", limit.fraction(len(latencies)))
+    progress.finish("latency")
     return latencies
 
 
@@ -127,6 +138,7 @@ def measure_throughput(submit: Callable[[], Any], jobs: int, limit: Limit, progr
     for fut in in_flight:
         fut.result()
         done += 1
+    progress.finish("throughput")
     return done, time.perf_counter() - limit.start
 
 
