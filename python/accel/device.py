@@ -1,6 +1,7 @@
 """``accel.Device``: an opened accelerator (or the emulator), and ``DeviceInfo``."""
 from __future__ import annotations
 
+import itertools
 import math
 import os
 import threading
@@ -15,6 +16,9 @@ from ._frontend import core
 from .dtypes import normalize_dtype, normalize_layout, normalize_shape
 from .errors import AccelError, ClosedError, InvalidArgumentError, ModelFormatError, ShapeError, UnsupportedError
 from .model import Model
+
+# Numbers the Devices of this process in the order they were opened, from 1.
+_DEVICE_NUMBERS = itertools.count(1)
 
 __all__ = ["Device", "DeviceInfo"]
 
@@ -67,6 +71,8 @@ class Device:
         if not isinstance(uri, str):
             raise TypeError(f"uri must be a str such as 'emu', not {type(uri).__name__}")
         self._uri = uri
+        # Two devices opened with one URI are told apart by their number (in repr and error messages).
+        self._number = next(_DEVICE_NUMBERS)
         self._closed = True  # until the core device exists: a failed open leaves a closed object
         self._lock = threading.Lock()
         self._core = core.CoreDevice(uri)
@@ -121,9 +127,9 @@ class Device:
         state = " closed" if self._closed else ""
         i = self._info if hasattr(self, "_info") else None
         if i is None:
-            return f"<accel.Device {self._uri!r}{state}>"
-        return (f"<accel.Device {self._uri!r}{state}: {i.name}, backend {i.backend!r}, {i.cores} cores, "
-                f"pool {i.pool_bytes} bytes>")
+            return f"<accel.Device #{getattr(self, '_number', '?')} {self._uri!r}{state}>"
+        return (f"<accel.Device #{self._number} {self._uri!r}{state}: {i.name}, backend {i.backend!r}, {i.cores} "
+                f"cores, pool {i.pool_bytes} bytes>")
 
     # -- memory ----------------------------------------------------------------------------------------
 

@@ -186,3 +186,12 @@ def test_no_spin_device_gives_the_same_results(tiny_path):
         assert np.array_equal(ya, yb)
         fut = a.load(tiny_path).run_async(x)
         assert np.array_equal(fut.result(timeout=10)[0], yb)
+
+
+def test_the_cross_device_error_tells_two_devices_of_one_uri_apart(tiny_path):
+    with accel.open("emu:cores=1") as a, accel.open("emu:cores=1") as b:
+        assert repr(a) != repr(b) and repr(a).startswith("<accel.Device #")
+        m = a.load(tiny_path)
+        with pytest.raises(accel.InvalidArgumentError) as e:
+            m.run(b.tensor(np.ones((1, 16), np.float32)))
+        assert repr(b) in str(e.value) and repr(a) in str(e.value), e.value
