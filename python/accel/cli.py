@@ -17,7 +17,8 @@ __all__ = ["SUBCOMMANDS", "UsageError", "build_parser", "main"]
 
 #: Subcommand name -> the module (in this package) that registers it.
 SUBCOMMANDS = {"info": "commands.info", "compile": "commands.compile", "run": "commands.run",
-               "bench": "commands.bench", "demo": "commands.demo", "selftest": "selftest"}
+               "bench": "commands.bench", "demo": "commands.demo", "selftest": "selftest",
+               "cache": "commands.cache"}
 
 
 class UsageError(Exception):

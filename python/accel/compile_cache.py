@@ -10,6 +10,10 @@ An entry is never trusted: it is read only if it is a regular file (a FIFO there
 read), and it records the key it was made for and a SHA-256 of its .accm bytes, both checked. An entry
 swapped for another (even a valid model), truncated or corrupted is compiled again and rewritten.
 Entries are written atomically (a temporary file renamed).
+
+The folder holds at most ``$ACCEL_CACHE_SIZE`` bytes of entries (a number with an optional K, M or G suffix;
+default 1G; 0 keeps nothing on disk): after each write, the entries used longest ago go first (a hit marks its
+entry used: its modification time). ``info()`` and ``clear()`` (``accel cache info|clear``) report and empty it.
 """
 from __future__ import annotations
 
@@ -25,7 +29,7 @@ from typing import Dict, Mapping, Optional, Tuple
 from ._forksafe import ForkSafeLock
 from .errors import InvalidArgumentError, ModelFormatError, OutOfMemoryError, UnsupportedError
 
-__all__ = ["cache_dir", "compile_onnx", "normalize_input_shapes", "clear_memory_cache"]
+__all__ = ["cache_dir", "clear", "clear_memory_cache", "compile_onnx", "info", "normalize_input_shapes", "size_limit"]
 
 _MEMORY_LIMIT = 32
 _memory: OrderedDict[str, bytes] = OrderedDict()
@@ -42,6 +46,76 @@ def cache_dir() -> Path:
     xdg = os.environ.get("XDG_CACHE_HOME")
     base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
     return base / "accel"
+
+
+DEFAULT_SIZE_LIMIT = 1 << 30
+_SUFFIXES = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+
+
+def size_limit() -> int:
+    """The most bytes of entries the folder keeps: ``$ACCEL_CACHE_SIZE`` (``512M``, ``2G``, ``0``), else 1 GiB.
+    A value that is not a size raises InvalidArgumentError naming it."""
+    text = os.environ.get("ACCEL_CACHE_SIZE", "").strip()
+    if not text:
+        return DEFAULT_SIZE_LIMIT
+    unit = text[-1].upper() if text[-1].isalpha() else ""
+    try:
+        value = float(text[:-1] if unit else text)
+        factor = _SUFFIXES[unit]
+    except (ValueError, KeyError):
+        value, factor = -1.0, 1
+    if not value >= 0:
+        raise InvalidArgumentError(f"ACCEL_CACHE_SIZE={text!r} is not a size in bytes (e.g. 512M, 2G or 0)")
+    return int(value * factor)
+
+
+def _entries() -> list:
+    """(last used, bytes, path) of every entry in the folder, least recently used first."""
+    rows = []
+    try:
+        paths = list(cache_dir().glob("*.entry"))
+    except OSError:
+        return rows
+    for p in paths:
+        try:
+            st = p.stat()
+        except OSError:
+            continue  # removed meanwhile by another process
+        if stat.S_ISREG(st.st_mode):
+            rows.append((st.st_mtime, st.st_size, p))
+    rows.sort(key=lambda r: r[0])
+    return rows
+
+
+def _evict(limit: int, keep: Optional[Path] = None) -> int:
+    """Removes the least recently used entries until the rest fit in ``limit`` bytes, ``keep`` (the entry just
+    written) last: only when it alone is over the limit. Returns how many were removed."""
+    rows = _entries()
+    total = sum(r[1] for r in rows)
+    removed = 0
+    for _, size, p in [r for r in rows if r[2] != keep] + [r for r in rows if r[2] == keep]:
+        if total <= limit:
+            break
+        try:
+            p.unlink()
+        except OSError:
+            continue
+        total -= size
+        removed += 1
+    return removed
+
+
+def info() -> Dict[str, object]:
+    """The on-disk cache: its folder, entries, bytes and size limit."""
+    rows = _entries()
+    return {"folder": str(cache_dir()), "entries": len(rows), "bytes": sum(r[1] for r in rows),
+            "limit_bytes": size_limit()}
+
+
+def clear() -> int:
+    """Removes every entry from the folder (and the memory cache); returns how many files were removed."""
+    clear_memory_cache()
+    return _evict(-1)
 
 
 def clear_memory_cache() -> None:
@@ -157,6 +231,10 @@ def _read_disk(key: str) -> Optional[bytes]:
     data = raw[_ENTRY_HEAD:]
     if head[0] != key.encode() or head[1] != hashlib.sha256(data).hexdigest().encode():
         return None  # made for another key, or damaged: compiled again, and overwritten
+    try:
+        os.utime(_entry_path(key))  # used now: the last to be evicted
+    except OSError:
+        pass
     return data
 
 
@@ -165,6 +243,9 @@ def _write_disk(key: str, data: bytes) -> None:
     if _disk_disabled:
         return
     folder = cache_dir()
+    limit = size_limit()
+    if limit == 0:
+        return
     try:
         folder.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{key}.", suffix=".tmp", dir=folder)
@@ -172,6 +253,7 @@ def _write_disk(key: str, data: bytes) -> None:
             with os.fdopen(fd, "wb") as f:
                 f.write(_entry(key, data))
             os.replace(tmp, _entry_path(key))
+            _evict(limit, keep=_entry_path(key))
         except BaseException:
             try:
                 os.unlink(tmp)

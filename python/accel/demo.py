@@ -59,10 +59,35 @@ def reference_outputs(model_path: Path, feeds: dict[str, np.ndarray]) -> tuple[s
         return "onnx.reference", cast(List[np.ndarray], outputs)  # a list when no output names are given
 
 
+def _repeat(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, got {text!r}")
+    return n
+
+
+def _uri(text: str) -> str:
+    if not text.strip() or text.startswith("-"):
+        raise argparse.ArgumentTypeError(f"must be a device URI such as emu or emu:cores=2, got {text!r}")
+    return text
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The demo's options (shared by ``accel-demo`` and ``accel demo``)."""
-    parser.add_argument("--uri", default="emu", help="device URI (default: emu, the emulator)")
-    parser.add_argument("--repeat", type=int, default=50, help="timed runs (default 50)")
+    """The demo's options (shared by ``accel-demo`` and ``accel demo``), checked here, before the C runner is
+    called: a bad value is a usage error (exit 2) naming the option, not the runner's own usage text."""
+    parser.add_argument("--uri", default="emu", type=_uri, help="device URI (default: emu, the emulator)")
+    parser.add_argument("--repeat", type=_repeat, default=50, help="timed runs, >= 1 (default 50)")
+
+
+def run_model_main() -> int:
+    """The ``accel_run_model`` console script: the package's C runner (``bin/accel_run_model``) with the
+    process's arguments, in the environment it needs (see :func:`runner_environment`)."""
+    path = runner_path()
+    os.execve(str(path), [str(path), *sys.argv[1:]], runner_environment())
+    return 1  # not reached: execve replaces the process or raises OSError
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -73,7 +98,15 @@ def main(argv: list[str] | None = None) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """Compiles, runs and compares the bundled CNN with the options of :func:`add_arguments`."""
+    import accel
+
     from . import compiler
+
+    try:  # the device, before the runner: its error is then accel's own, naming the option
+        accel.open(args.uri).close()
+    except accel.AccelError as e:
+        print(f"accel-demo: --uri {args.uri!r}: {e}", file=sys.stderr)
+        return 2
 
     with tempfile.TemporaryDirectory(prefix="accel-demo-") as tmp:
         work = Path(tmp)

@@ -26,3 +26,34 @@ def test_demo_reports_a_bad_device_uri():
     result = run_demo("--uri", "emu:cores=0", "--repeat", "1")
     assert result.returncode != 0
     assert "cores='0'" in result.stderr
+
+
+def test_demo_checks_its_options_before_calling_the_runner():
+    for args, option in ((["--repeat", "0"], "--repeat"), (["--repeat", "x"], "--repeat"), (["--uri", ""], "--uri")):
+        result = run_demo(*args)
+        assert result.returncode == 2 and option in result.stderr, (args, result.stderr)
+        assert "usage: accel-demo" in result.stderr and "accel_run_model" not in result.stderr, result.stderr
+    result = run_demo("--uri", "nope:0", "--repeat", "1")
+    assert result.returncode == 2 and "--uri 'nope:0'" in result.stderr, result.stderr
+
+
+def run_model_command():
+    """The installed `accel_run_model` console script; it is installed beside `accel-demo` (a source tree on
+    PYTHONPATH has neither: its function, then)."""
+    exe = shutil.which("accel_run_model")
+    if shutil.which("accel-demo"):
+        assert exe, "accel-demo is installed but not accel_run_model"
+    return [exe] if exe else [sys.executable, "-c", "import sys, accel.demo; sys.exit(accel.demo.run_model_main())"]
+
+
+def test_the_c_runner_is_a_console_script_and_says_when_it_runs_on_zeros(tmp_path):
+    from accel import compiler
+    from accel.demo import MODEL
+
+    accm = tmp_path / "cnn.accm"
+    compiler.compile_file(MODEL, accm)
+    result = subprocess.run(run_model_command() + [str(accm), "--repeat", "2"], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "input 0 'image': no --input file given, running on zeros" in result.stdout, result.stdout
+    assert re.search(r"latency: median [0-9.]+ ms", result.stdout)

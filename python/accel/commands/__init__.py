@@ -1,3 +1,3 @@
-"""The ``accel`` command's verbs other than ``selftest``: ``info``, ``compile``, ``run``, ``bench`` and
-``demo``, one module each (registered in :data:`accel.cli.SUBCOMMANDS`), and what they share
+"""The ``accel`` command's verbs other than ``selftest``: ``info``, ``compile``, ``run``, ``bench``,
+``demo`` and ``cache``, one module each (registered in :data:`accel.cli.SUBCOMMANDS`), and what they share
 (:mod:`.common`)."""

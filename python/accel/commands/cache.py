@@ -1,0 +1,42 @@
+"""``accel cache info|clear``: the on-disk cache of ONNX models compiled for the emulator
+(:mod:`accel.compile_cache`)."""
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from .common import reports_failures
+
+
+def register(subparsers: Any) -> argparse.ArgumentParser:
+    """Adds ``cache`` to the ``accel`` command's subparsers (see accel.cli)."""
+    p: argparse.ArgumentParser = subparsers.add_parser(
+        "cache", help="show or empty the compile cache",
+        description="The cache of ONNX models compiled for the emulator: 'info' prints its folder, entries, size and "
+                    "limit ($ACCEL_CACHE_DIR, $ACCEL_CACHE_SIZE); 'clear' removes every entry.")
+    p.add_argument("action", choices=("info", "clear"), help="what to do")
+    p.add_argument("--json", action="store_true", help="info: print JSON")
+    p.set_defaults(handler=command)
+    return p
+
+
+@reports_failures("cache")
+def command(args: argparse.Namespace) -> int:
+    from .. import compile_cache
+
+    if args.action == "clear":
+        folder = compile_cache.cache_dir()
+        print(f"{folder}: removed {compile_cache.clear()} entries")
+        return 0
+    i = compile_cache.info()
+    if args.json:
+        print(json.dumps(i))
+    else:
+        print(f"folder:  {i['folder']}\nentries: {i['entries']}\nsize:    {_mib(i['bytes'])} of "
+              f"{_mib(i['limit_bytes'])} (ACCEL_CACHE_SIZE; least recently used entries go first)")
+    return 0
+
+
+def _mib(n: Any) -> str:
+    return f"{int(n) / (1 << 20):.1f} MiB"
