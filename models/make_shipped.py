@@ -9,39 +9,29 @@ compiler's output changes: tests/python/test_shipped_model.py fails until the fi
 """
 from pathlib import Path
 
-import numpy as np
-
 HERE = Path(__file__).resolve().parent
-ONNX_MODEL = HERE.parent / "python" / "accel" / "models" / "tiny_cnn.onnx"
-SEED = 2024
 
 
-def accm_bytes() -> bytes:
-    from accel import compiler
-
-    return compiler.compile_model(str(ONNX_MODEL))
-
-
-def input_image() -> np.ndarray:
-    return np.random.default_rng(SEED).uniform(-1.0, 1.0, (1, 3, 64, 64)).astype("<f4")
-
-
-def expected_probabilities(image: np.ndarray) -> np.ndarray:
+def expected_probabilities(image) -> bytes:
     import onnxruntime as ort
+    from accel.models import TINY_CNN
 
-    session = ort.InferenceSession(str(ONNX_MODEL), providers=["CPUExecutionProvider"])
+    session = ort.InferenceSession(str(TINY_CNN), providers=["CPUExecutionProvider"])
     (probabilities,) = session.run(None, {"image": image})
-    return probabilities.astype("<f4")
+    return probabilities.astype("<f4").tobytes()
 
 
 def files() -> dict[str, bytes]:
-    """The shipped files' names and contents, made afresh."""
-    image = input_image()
-    return {
-        "tiny_cnn.accm": accm_bytes(),
-        "tiny_cnn.input.bin": image.tobytes(),
-        "tiny_cnn.expected.bin": expected_probabilities(image).tobytes(),
-    }
+    """The shipped files' names and contents, made afresh (the first two as `python -m accel.models tiny_cnn`
+    writes them)."""
+    import tempfile
+
+    from accel.models import tiny_cnn_input, write_tiny_cnn
+
+    with tempfile.TemporaryDirectory() as tmp:
+        out = {name: path.read_bytes() for name, path in write_tiny_cnn(tmp).items()}
+    out["tiny_cnn.expected.bin"] = expected_probabilities(tiny_cnn_input())
+    return out
 
 
 if __name__ == "__main__":

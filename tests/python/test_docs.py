@@ -263,6 +263,14 @@ def test_python_examples_run(page, monkeypatch):
         dev.close()
 
 
+def test_the_readme_python_example_runs_outside_the_source_tree(tmp_path, monkeypatch):
+    (block,) = code_blocks(ROOT / "README.md", "python")
+    monkeypatch.chdir(tmp_path)  # no file of the checkout is at hand: the package ships what it uses
+    namespace: Dict[str, Any] = {"__name__": "readme_example"}
+    exec(compile(block, "README.md example", "exec"), namespace)
+    assert namespace["logits"].shape == (1, 10) and (tmp_path / "trace.json").is_file()
+
+
 def compile_c(source: str, out: Path, *flags: str) -> None:
     src = out.with_suffix(".c")
     src.write_text(source)
@@ -273,8 +281,12 @@ def test_c_example_builds_and_runs(tmp_path):
     (source,) = [b for b in code_blocks(C_API, "c") if "int main(" in b]
     exe = tmp_path / "classify"
     compile_c(source, exe, "-std=c99")
-    done = subprocess.run([str(exe), str(ROOT / "models" / "tiny_cnn.accm"),
-                           str(ROOT / "models" / "tiny_cnn.input.bin")],
+    # The model and input as the page says to make them with an installed package, outside the source tree.
+    made = subprocess.run([sys.executable, "-m", "accel.models", "tiny_cnn"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120)
+    assert made.returncode == 0 and "tiny_cnn.accm" in made.stdout, made.stderr
+    assert "python -m accel.models tiny_cnn" in read(C_API)
+    done = subprocess.run([str(exe), "tiny_cnn.accm", "tiny_cnn.input.bin"], cwd=tmp_path,
                           capture_output=True, text=True, env=c_programs.environment(""), timeout=60)
     assert done.returncode == 0, done.stderr
     got = np.array([float(v) for v in done.stdout.split()], dtype=np.float32)
