@@ -373,3 +373,40 @@ def test_every_check_is_documented():
         assert f"`{name}`" in doc, name
     assert all(c.run.__doc__ for c in (*CHECKS, checks.COMPARE))
     assert os.path.basename(selftest.DEFAULT_MODEL) == "tiny_cnn.onnx"
+
+
+# ---- a realistic model: the checks fitted to its run time ------------------------------------------
+
+def test_a_slow_model_is_fitted_to_its_run_time_never_reported_hung(tmp_path):
+    """A model of milliseconds a run, checked with a 1 s hang limit: with the fixed counts the RSS check alone
+    would be reported hung; fitted to the measured run time, every check passes."""
+    from conftest import make_slow
+
+    path = tmp_path / "slow.onnx"
+    path.write_bytes(make_slow(dim=256, depth=16).SerializeToString())  # ~10 ms a run on one core
+    t0 = time.monotonic()
+    report = run_selftest(DEVICE_URI, path, quick=True, check_timeout=1.0)
+    seconds = time.monotonic() - t0
+    statuses = {r.name: r.status for r in report.results}
+    assert not report.hung and set(statuses.values()) == {PASS}, [(r.name, r.status, r.summary)
+                                                                  for r in report.results]
+    sync = next(r for r in report.results if r.name == "sync_run")
+    fitted = sync.data["settings"]
+    run_s = sync.data["second_run_ms"] / 1e3
+    # The RSS check's 320 runs take longer than the 1 s given: the limit is raised to many times that.
+    assert (20 + fitted["rss_runs"]) * run_s > 1.0 and fitted["check_timeout"] >= 5 * 320 * run_s, fitted
+    assert fitted["rss_runs"] * run_s <= fitted["budget"] or fitted["rss_runs"] == 20, fitted
+    assert any("the checks run about" in n for n in sync.notes), sync.notes
+    assert seconds < 120, seconds
+
+
+@pytest.mark.parametrize("run_ms", [0.05, 5.0, 50.0, 5000.0])
+def test_for_latency_keeps_counts_in_budget_and_above_their_floors(run_ms):
+    s = selftest.framework.FULL
+    f = s.for_latency(run_ms / 1e3)
+    for name, (floor, per) in selftest.framework._SCALED.items():
+        value = getattr(f, name)
+        assert floor <= value <= max(floor, getattr(s, name)), (name, value)
+        assert value == floor or value * per * run_ms / 1e3 <= s.budget + 1e-9, (name, value)
+    runs = max(f.rss_warmup + f.rss_runs, f.threads * f.runs_per_thread, f.leak_runs * 3 // 2)
+    assert f.check_timeout >= max(s.check_timeout, 5 * runs * run_ms / 1e3), f

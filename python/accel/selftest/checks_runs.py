@@ -70,6 +70,10 @@ def check_sync_run(ctx: Context, f: Findings) -> None:
     if usable:
         ctx.inputs = inputs
         ctx.reference = [np.array(o, copy=True) for o in outputs]
+        t0 = time.perf_counter()  # the run time the later checks are fitted to, without first-run costs
+        model.run(inputs)
+        ctx.run_seconds = min(time.perf_counter() - t0, f.data["run_ms"] / 1e3)
+        f.data["second_run_ms"] = ctx.run_seconds * 1e3
     f.summary = (f"{counted(len(outputs), 'output')} in {f.data['run_ms']:.2f} ms"
                  + ("" if f.problems else ", finite"))
 

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any, Optional
 
-from .framework import FULL
+from .framework import FULL, QUICK
 from .runner import run_selftest
 
 
@@ -32,7 +32,9 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
                    help="the emulator's int8 rules for --compare (default: the device's: dpu for vart, bpu "
                         "for bpu, an emulator URI's own int8=)")
     p.add_argument("--check-timeout", type=float, default=FULL.check_timeout, metavar="SECONDS",
-                   help=f"report a check as hung after this long (default {FULL.check_timeout:g})")
+                   help=f"report a check as hung after this long (default {FULL.check_timeout:g}); raised to many "
+                        f"times what a check needs once a run's time is measured, whose run counts are fitted to "
+                        f"about {FULL.budget:g} s ({QUICK.budget:g} s with --quick)")
     p.set_defaults(handler=command)
     return p
 

@@ -3,7 +3,7 @@ share (``Context``), what one check found (``Findings``), the check itself (``Ch
 (``CheckResult``) and the statuses it can end with."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
@@ -19,7 +19,8 @@ DEFAULT_MODEL = PACKAGE_DIR / "models" / "tiny_cnn.onnx"
 
 @dataclass(frozen=True)
 class Settings:
-    """How much work each check does (``FULL`` by default, ``QUICK`` with ``--quick``)."""
+    """How much work each check does (``FULL`` by default, ``QUICK`` with ``--quick``), before
+    :meth:`for_latency` fits it to the model's run time."""
 
     repeats: int  # determinism: reruns of the first input
     async_jobs: int
@@ -30,12 +31,31 @@ class Settings:
     rss_runs: int
     latency_runs: int
     check_timeout: float  # seconds a check may take before it is reported as hung
+    budget: float = 15.0  # seconds of runs each count aims at, at most, once the run time is known
 
+    def for_latency(self, run_seconds: float) -> Settings:
+        """The settings for a model whose sync run takes ``run_seconds``: each count cut so that its runs take
+        about ``budget`` seconds (never below a floor that still tests something), and the hang limit raised
+        to many times what the slowest check then needs, so that a slow model is never reported as hung."""
+        if not run_seconds > 0:
+            return self
+        fit = {name: max(floor, min(getattr(self, name), int(self.budget / run_seconds / per)))
+               for name, (floor, per) in _SCALED.items()}
+        # The most runs one check makes: the RSS check's warm-up and runs, or threads x runs_per_thread.
+        most_runs = max(fit["rss_warmup"] + fit["rss_runs"], self.threads * fit["runs_per_thread"],
+                        fit["leak_runs"] * 3 // 2, fit["latency_runs"] + 10, fit["async_jobs"] + 2)
+        limit = max(self.check_timeout, 10.0 * most_runs * run_seconds)
+        return replace(self, check_timeout=limit, **fit)
+
+
+# The counts for_latency fits: (floor, runs per unit) (runs_per_thread runs on every thread).
+_SCALED = {"repeats": (2, 2), "async_jobs": (4, 1), "runs_per_thread": (2, 4), "leak_runs": (8, 1.5),
+           "rss_warmup": (5, 1), "rss_runs": (20, 1), "latency_runs": (10, 1)}
 
 FULL = Settings(repeats=5, async_jobs=16, threads=4, runs_per_thread=25, leak_runs=200, rss_warmup=100,
-                rss_runs=2000, latency_runs=500, check_timeout=120.0)
+                rss_runs=2000, latency_runs=500, check_timeout=120.0, budget=15.0)
 QUICK = Settings(repeats=2, async_jobs=4, threads=2, runs_per_thread=5, leak_runs=30, rss_warmup=20,
-                 rss_runs=300, latency_runs=50, check_timeout=120.0)
+                 rss_runs=300, latency_runs=50, check_timeout=120.0, budget=4.0)
 
 
 class CheckFailed(Exception):
@@ -84,6 +104,8 @@ class Context:
         # --compare: the ONNX model the device's model was made from, and the emulator's int8 rules for it.
         self.compare_model = compare_model
         self.compare_rules = compare_rules
+        # Seconds of one sync run, measured by sync_run after its first: the checks after it are fitted to it.
+        self.run_seconds: Optional[float] = None
 
 
 @dataclass(frozen=True)
