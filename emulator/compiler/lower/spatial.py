@@ -136,10 +136,7 @@ def lower_depth_to_space(ctx, node):
     x = ctx.input(node, 0)
     b = _blocksize(node, x)
     n, c, h, w = x.shape
-    mode = node.attr("mode", "DCR") if ctx.opset >= 11 else "DCR"
-    mode = mode.decode() if isinstance(mode, bytes) else str(mode)
-    if mode not in ("DCR", "CRD"):
-        raise unsupported(node, f"mode '{mode}' (DCR or CRD)")
+    mode = _mode(ctx, node, 11)
     if c % (b * b):
         raise CompileError(f"{node.label}: {c} channels are not a multiple of blocksize^2 = {b * b}")
     shape = (n, c // (b * b), h * b, w * b)
@@ -151,20 +148,31 @@ def lower_depth_to_space(ctx, node):
         _shuffle(ctx, node, x, (n, c // (b * b), b, b, h, w), (0, 1, 4, 2, 5, 3), shape)
 
 
+def _mode(ctx, node, since) -> str:
+    mode = node.attr("mode", "DCR") if ctx.opset >= since else "DCR"
+    mode = mode.decode() if isinstance(mode, bytes) else str(mode)
+    if mode not in ("DCR", "CRD"):
+        raise unsupported(node, f"mode '{mode}' (DCR or CRD)")
+    return mode
+
+
 def lower_space_to_depth(ctx, node):
-    """SpaceToDepth (every opset): a 4-D [N, C, H, W] tensor of any accel dtype to [N, C*b^2, H/b, W/b];
-    H and W must be multiples of b. A copy, a transpose and a copy.
+    """SpaceToDepth (every opset): a 4-D [N, C, H, W] tensor of any accel dtype to [N, C*b^2, H/b, W/b],
+    mode DCR (the default; the only one before opset 28) or CRD (opset 28+); H and W must be multiples of
+    b. A copy, a transpose and a copy.
     """
     x = ctx.input(node, 0)
     b = _blocksize(node, x)
     n, c, h, w = x.shape
+    mode = _mode(ctx, node, 28)
     if h % b or w % b:
         raise CompileError(f"{node.label}: H {h} and W {w} are not multiples of blocksize {b}")
     shape = (n, c * b * b, h // b, w // b)
     if b == 1:
         ctx.copy_to(x.name, ctx.output(node), shape, node.name)
     else:
-        _shuffle(ctx, node, x, (n, c, h // b, b, w // b, b), (0, 3, 5, 1, 2, 4), shape)
+        _shuffle(ctx, node, x, (n, c, h // b, b, w // b, b),
+                 (0, 3, 5, 1, 2, 4) if mode == "DCR" else (0, 1, 3, 5, 2, 4), shape)
 
 
 HANDLERS: dict = {"Pad": lower_pad, "DepthToSpace": lower_depth_to_space, "SpaceToDepth": lower_space_to_depth}
