@@ -81,6 +81,13 @@ CASES = [
     ("ij,jk->ik", [(3, 1), (4, 5)]),                        # a size-1 label broadcasts
     ("BIJ,BJK->BIK", [(2, 3, 4), (2, 4, 5)]),
     (" ij , jk -> ik ", [(3, 4), (4, 5)]),
+    ("ii->i", [(4, 4)]),                                    # diagonals
+    ("ii", [(4, 4)]),
+    ("bii->bi", [(2, 3, 3)]),
+    ("...ii->...i", [(2, 3, 4, 4)]),
+    ("iji->j", [(3, 4, 3)]),
+    ("iii->i", [(3, 3, 3)]),
+    ("ij,jj->ij", [(3, 4), (4, 4)]),
 ]
 
 
@@ -91,7 +98,8 @@ def test_einsum_matches_onnxruntime(dev, eq, shapes):
 
 @pytest.mark.parametrize("eq,shapes,const", [("bij,jk->bik", [(2, 3, 4), (4, 5)], [1]),
                                              ("bhqd,hkd->bhqk", [(2, 3, 5, 8), (3, 6, 8)], [1]),
-                                             ("bchw,c->bchw", [(2, 3, 4, 5), (3,)], [1])])
+                                             ("bchw,c->bchw", [(2, 3, 4, 5), (3,)], [1]),
+                                             ("bij,jj->bij", [(2, 3, 4), (4, 4)], [1])])
 def test_einsum_with_a_constant_operand(dev, eq, shapes, const):
     """A constant operand is transposed and reshaped at compile time."""
     m = check(dev, eq, shapes, const)
@@ -111,8 +119,8 @@ def test_einsum_lowering(eq, shapes, want):
 
 
 @pytest.mark.parametrize("eq,shapes,match", [
-    ("ii->i", [(3, 3)], "diagonal"),
-    ("bii,bj->bj", [(2, 3, 3), (2, 4)], "diagonal"),
+    ("ii->i", [(3, 4)], "label 'i' is 3 in one input and 4"),
+    ("ii->i", [(1, 4)], "label 'i' is 1 and 4 in one operand"),
     ("ij,jk->ik", [(3, 4), (5, 6)], "label 'j' is 4 in one input and 5"),
     ("ij->k", [(3, 4)], "output label 'k' is in no input"),
     ("ij,jk", [(3, 4)], "2 operand terms for 1 inputs"),

@@ -8,7 +8,7 @@ import re
 import numpy as np
 
 from ..errors import CompileError
-from ..op_params import Reduce, ReduceFn, Transpose
+from ..op_params import Reduce, ReduceFn, Slice, Transpose
 from .context import F32, unsupported
 
 _TERM = re.compile(r"^[A-Za-z]*(\.\.\.)?[A-Za-z]*$")
@@ -49,10 +49,6 @@ def _parse(node, equation, ranks):
         return list(head) + ([f".{width - n + k}" for k in range(n)] if dots else []) + list(tail)
 
     inputs = [expand(t, n) for t, n in zip(terms, ell)]
-    for t, labels in zip(terms, inputs):
-        if len(set(labels)) != len(labels):
-            raise unsupported(node, f"term '{t}' of equation '{equation}' (a label repeated within one operand "
-                                    f"takes a diagonal)")
     if arrow:
         output = expand(rhs, width)
         if width and "..." not in rhs:
@@ -107,6 +103,38 @@ class _Builder:
         t = self.ctx.temp(f"{self.hint}_transposed", F32, shape)
         self.ctx.emit("transpose", [op.name], [t], self.node.name, params=Transpose(perm=perm))
         return _Operand(t, labels, shape)
+
+    def diagonal(self, op: _Operand) -> _Operand:
+        """op with each label it repeats taken once, along the diagonal: the two dims made neighbours (a
+        transpose), merged (a reshape) and read with a step of d + 1 (a slice)."""
+        while len(set(op.labels)) != len(op.labels):
+            labels = op.labels
+            second = next(i for i, lab in enumerate(labels) if labels.index(lab) != i)
+            first = labels.index(labels[second])
+            d = op.shape[second]
+            if op.shape[first] != d:
+                raise CompileError(f"{self.node.label}: label '{labels[first]}' is {op.shape[first]} and {d} in "
+                                   f"one operand (a diagonal needs equal sizes)")
+            order = [i for i in range(len(labels)) if i != second]
+            order.insert(first + 1, second)
+            # positions stand for the labels here: the operand repeats one
+            moved = self.transpose(_Operand(op.name, range(len(labels)), op.shape), order)
+            rest = [op.shape[i] for i in order]
+            merged = self.reshape(moved, [], rest[:first] + [d * d] + rest[first + 2:])
+            shape = tuple(rest[:first + 1] + rest[first + 2:])
+            new_labels = [labels[i] for i in order[:first + 1] + order[first + 2:]]
+            c = self._const(merged.name)
+            if c is not None:
+                diag = np.ascontiguousarray(np.asarray(c)[(slice(None),) * first + (slice(None, None, d + 1),)])
+                op = _Operand(self.ctx.const(diag, f"{self.hint}_diagonal"), new_labels, shape)
+                continue
+            name = self.ctx.temp(f"{self.hint}_diagonal", F32, shape)
+            steps = [1] * len(shape)
+            steps[first] = d + 1
+            self.ctx.emit("slice", [merged.name], [name], self.node.name,
+                          params=Slice(starts=[0] * len(shape), steps=steps))
+            op = _Operand(name, new_labels, shape)
+        return op
 
     def drop(self, op: _Operand, labels) -> _Operand:
         """op without the (size-1) dims of `labels`."""
@@ -188,8 +216,9 @@ def lower_einsum(ctx, node):
     broadcasting against the others. Lowered to sums over the labels only one operand has (reduce),
     transposes and reshapes, and one batched matmul per pair of operands, left to right (a broadcast mul
     for a pair that shares no summed label): attention's 'bhqd,bhkd->bhqk' and 'bhqk,bhkd->bhqd', 'ij,jk->ik',
-    'bi,bi->b', 'ij->ji', 'ij->i', 'bchw,c->bchw' and the like. Not supported: a label repeated within one
-    operand (a diagonal, such as 'ii->i' or 'bii->bi'), other dtypes than float32, empty tensors.
+    'bi,bi->b', 'ij->ji', 'ij->i', 'bchw,c->bchw' and the like. A label repeated within one operand takes
+    its diagonal first ('ii->i', 'bii->bi', 'ii' the trace: a transpose, a copy and a strided slice). Not
+    supported: other dtypes than float32 (accel has no float64 or bfloat16 tensors), empty tensors.
     """
     eq = node.attr("equation")
     if eq is None:
@@ -214,9 +243,10 @@ def lower_einsum(ctx, node):
     b = _Builder(ctx, node)
     ops = []
     for v, labels in zip(values, inputs):
-        op = _Operand(v.name, labels, v.shape)
+        op = b.diagonal(_Operand(v.name, labels, v.shape))
+        labels = op.labels
         # a size-1 dim of a label that is larger elsewhere broadcasts: as if this operand had no such label
-        ops.append(b.drop(op, [lab for lab, d in zip(labels, v.shape) if d == 1 and size[lab] > 1]))
+        ops.append(b.drop(op, [lab for lab, d in zip(labels, op.shape) if d == 1 and size[lab] > 1]))
     cur = ops[0]
     for i in range(1, len(ops) + 1):
         keep = set(output).union(*[o.labels for o in ops[i + 1:]])
