@@ -393,3 +393,25 @@ def test_groupnorm_wrong_scale_shape_is_refused():
     m.graph.initializer[0].CopyFrom(numpy_helper.from_array(np.ones(3, np.float32), "s"))
     with pytest.raises(compiler.CompileError, match=r"scale 's' has shape \(3,\), expected \(6,\)"):
         compiler.compile_model(m)
+
+
+def accm_groupnorm(x_dims, groups, eps, s_len, b_len=None):
+    c = np.ones(s_len, np.float32)
+    tensors = [accm.Tensor("x", F32, accm.KIND_INPUT, x_dims), accm.Tensor("y", F32, accm.KIND_OUTPUT, x_dims),
+               accm.Tensor("s", F32, accm.KIND_CONSTANT, c.shape, data=c),
+               accm.Tensor("b", F32, accm.KIND_CONSTANT, (b_len or s_len,), data=np.zeros(b_len or s_len, np.float32))]
+    node = accm.Node(accm.OPS["groupnorm"], [0, 2, 3], [1], name="n1", ints=[groups], floats=[eps])
+    return accm.write(tensors, [node], [0], [1])
+
+
+@pytest.mark.parametrize("args,match", [
+    (((1, 6, 2), 4, 1e-5, 6), "groups 4 does not divide the 6 channels"),
+    (((1, 6, 2), 0, 1e-5, 6), "groups 0 does not divide"),
+    (((1, 6, 2), 3, 0.0, 6), "epsilon 0 is not > 0"),
+    (((1, 6, 2), 3, 1e-5, 3), r"scale shape \[3\] is not \[6\]"),
+    (((1, 6, 2), 3, 1e-5, 6, 2), r"bias shape \[2\] is not \[6\]"),
+    (((6,), 3, 1e-5, 6), "rank < 2"),
+])
+def test_groupnorm_kernel_refuses_bad_nodes_at_load(dev, args, match):
+    with pytest.raises(accel.AccelError, match=f"'n1'.*groupnorm: .*{match}"):
+        dev.load(accm_groupnorm(*args))

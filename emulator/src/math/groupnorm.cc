@@ -16,8 +16,8 @@ struct Deviation2 {
 };
 
 ACCEL_HOT void normalize_groups(const float* ACCEL_RESTRICT x, const float* ACCEL_RESTRICT s,
-                                const float* ACCEL_RESTRICT b, float* ACCEL_RESTRICT y, int64_t batch,
-                                int64_t channels, int64_t groups, int64_t inner, float eps) {
+                                const float* ACCEL_RESTRICT b, float* ACCEL_RESTRICT y, int64_t batch, int64_t channels,
+                                int64_t groups, int64_t inner, float eps) {
     const int64_t per_group = channels / groups, n = per_group * inner;
     const float inv_n = 1.f / static_cast<float>(n);
     for (int64_t r = 0; r < batch * groups; ++r, x += n, y += n) {

@@ -30,7 +30,8 @@ bool validate(const Graph& g, const Node& n, std::string* err) {
     for (int i = 0; i < kMaxDims; ++i) {
         const int64_t b = p.begin[i];
         if (i >= x.ndim) {
-            if (b != 0) return kern::fail(err, kOp, cat("begin of axis ", i, " is ", b, ", not 0: the rank is ", x.ndim));
+            if (b != 0)
+                return kern::fail(err, kOp, cat("begin of axis ", i, " is ", b, ", not 0: the rank is ", x.ndim));
             continue;
         }
         int64_t end = 0;
