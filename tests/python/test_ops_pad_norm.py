@@ -415,3 +415,19 @@ def accm_groupnorm(x_dims, groups, eps, s_len, b_len=None):
 def test_groupnorm_kernel_refuses_bad_nodes_at_load(dev, args, match):
     with pytest.raises(accel.AccelError, match=f"'n1'.*groupnorm: .*{match}"):
         dev.load(accm_groupnorm(*args))
+
+
+@pytest.mark.parametrize("op", ["GroupNormalization", "InstanceNormalization"])
+def test_norm_then_silu_or_relu_is_one_node(dev, op):
+    """The activation after a group or instance norm runs in the norm's node (SiLU as Sigmoid * x too)."""
+    attrs = {"num_groups": 2} if op == "GroupNormalization" else {}
+    nodes = [helper.make_node(op, ["x", "s", "b"], ["n"], **attrs),
+             helper.make_node("Sigmoid", ["n"], ["sg"]), helper.make_node("Mul", ["n", "sg"], ["y"]),
+             helper.make_node("Relu", ["n"], ["r"])]
+    inits = {"s": rand((4,), "float32", 1) / 10, "b": rand((4,), "float32", 2)}
+    m = onnx_model(nodes[:3], [("x", "float32", (2, 4, 5, 5))], [("y", "float32")], inits, opset=21)
+    check(dev, m, {"x": rand((2, 4, 5, 5), "float32")}, atol=2e-5)
+    assert ops(m) == ["groupnorm"]
+    m = onnx_model(nodes[:1] + nodes[3:], [("x", "float32", (2, 4, 5, 5))], [("r", "float32")], inits, opset=21)
+    check(dev, m, {"x": rand((2, 4, 5, 5), "float32")}, atol=2e-5)
+    assert ops(m) == ["groupnorm"]

@@ -47,7 +47,7 @@ def lower_instancenorm(ctx, node):
     """InstanceNormalization (every opset): float32 X [N, C, D1, ...] of rank >= 3, scale and B of one value
     per channel (constants or not), epsilon (> 0). Each (n, c) is normalized over its D1... elements by
     their mean and biased variance; a NaN among them makes them all NaN. One groupnorm node (a group per
-    channel).
+    channel); an activation after it (Relu, SiLU as Sigmoid * x, ...) runs in that node.
     """
     x = float_input(ctx, node, 0)
     if len(x.shape) < 3:
@@ -63,7 +63,8 @@ def lower_groupnorm(ctx, node):
     float32 X [N, C, ...] of rank >= 2, num_groups dividing C, epsilon (> 0); scale and bias constants or
     not. Each group of C/num_groups consecutive channels of each n is normalized by the mean and biased
     variance of all its elements (a NaN among them makes them all NaN), then scaled and shifted per
-    channel. stash_type (opset 21) is ignored: the statistics are float32. One groupnorm node.
+    channel. stash_type (opset 21) is ignored: the statistics are float32. One groupnorm node; an activation
+    after it (Relu, SiLU as Sigmoid * x, ...) runs in that node.
     """
     x = float_input(ctx, node, 0)
     if len(x.shape) < 2:
