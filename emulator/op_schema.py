@@ -88,6 +88,8 @@ NEAREST_ROUNDING = ValueEnum("NearestRounding", (("round_prefer_floor", 0), ("ro
 # CPU kernels, the Vitis AI DPU's fix-point rules or the Horizon BPU's integer multipliers (docs/quantization.md).
 INT8_RULES = ValueEnum("Int8Rules", (("ort", 0), ("dpu", 1), ("bpu", 2)))
 ENUMS = (REDUCE_FN, RESIZE_MODE, RESIZE_COORD, NEAREST_ROUNDING, INT8_RULES)
+PAD_MODE = ValueEnum("PadMode", (("constant", 0), ("reflect", 1), ("edge", 2), ("wrap", 3)))
+ENUMS += (PAD_MODE,)
 
 # ---- shared parameter groups ----------------------------------------------------------------------
 
@@ -273,6 +275,21 @@ OPS = (
        "padding adding 0; X_zero one value (it may be computed at run time), W_zero one value or one per output "
        "channel; W and W_zero must be constants", _CONV, class_name="ConvInteger",
        dtypes="X, W, X_zero, W_zero int8 or uint8 (each zero point its tensor's dtype); Y int32"),
+    Op(54, "pad", 3, "X, V optional -> Y",
+       "Y has X's rank and dtype; Y.dims[i] = begin[i] + X.dims[i] + end[i] with end[i] >= 0 (so Y's dims give "
+       "it; negative pads are a slice before this op). Output index o reads X at o - begin[i] on each axis i "
+       "where that is inside X; elsewhere constant mode gives V (one element of X's dtype, 0 when absent), "
+       "edge the nearest element of the axis, reflect the mirror image that does not repeat the edge (period "
+       "2*(d-1) for an axis of d elements; d = 1 as edge, as numpy), wrap the index modulo d",
+       (Param("begin", 0, "elements added before each axis (>= 0); entries past ndim 0", count=8),
+        Param("mode", 8, "how the added elements are filled", enum="PadMode")), any_dtype=True),
+    Op(55, "groupnorm", 3, "X[N,C,...], S[C], B[C] -> Y",
+       "Y has X's shape. The C channels form `groups` groups of C/groups consecutive channels; each group of "
+       "each n (its channels and all their elements after dim 1) is normalized by its mean and biased "
+       "variance (float32, two passes: the mean, then the squared deviations): Y = (X - mean) * (1 / sqrt(var "
+       "+ epsilon) * S[c]) + B[c]. A NaN anywhere in a group makes that group NaN. The node's activation "
+       "applies to Y.",
+       (Param("groups", 0, ">= 1, divides C"), F("epsilon", 0, "> 0")), class_name="GroupNorm"),
 )
 
 # ---- fused activations ----------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from .lower.normalization import expand_norm_const
 
 FUSABLE = frozenset({"conv", "convtranspose", "gemm", "matmul", "add", "sub", "mul", "div", "pow", "min", "max",
                      "reduce", "layernorm"})
+FUSABLE = FUSABLE | {"groupnorm"}  # GroupNormalization / InstanceNormalization + SiLU (diffusion UNets)
 
 
 def _drop(g: Graph, removed: set) -> None:

@@ -19,7 +19,8 @@ OPS: Dict[str, int] = {
     "convtranspose": 16, "resize": 17, "reduce": 18, "slice": 19, "gather": 20, "pow": 21, "min": 22,
     "max": 23, "layernorm": 24, "expand": 25, "cast": 26, "quantize": 27, "dequantize": 28, "qconv": 29,
     "qmatmul": 30, "qgemm": 31, "qadd": 32, "qmul": 33, "qactivation": 34, "qavgpool": 35,
-    "qglobalavgpool": 36, "qsoftmax": 37, "dynquant": 38, "matmulinteger": 39, "convinteger": 40,
+    "qglobalavgpool": 36, "qsoftmax": 37, "dynquant": 38, "matmulinteger": 39, "convinteger": 40, "pad": 54,
+    "groupnorm": 55,
 }
 OP_NAMES: Dict[int, str] = {v: k for k, v in OPS.items()}
 OP_MINOR: Dict[str, int] = {
@@ -28,13 +29,13 @@ OP_MINOR: Dict[str, int] = {
     "convtranspose": 1, "resize": 1, "reduce": 1, "slice": 1, "gather": 1, "pow": 1, "min": 1, "max": 1,
     "layernorm": 1, "expand": 1, "cast": 1, "quantize": 2, "dequantize": 2, "qconv": 2, "qmatmul": 2,
     "qgemm": 2, "qadd": 2, "qmul": 2, "qactivation": 2, "qavgpool": 2, "qglobalavgpool": 2, "qsoftmax": 2,
-    "dynquant": 2, "matmulinteger": 2, "convinteger": 2,
+    "dynquant": 2, "matmulinteger": 2, "convinteger": 2, "pad": 3, "groupnorm": 3,
 }
 # Ops of any dtype, and the ops that compute in float32 only (the others state their own dtypes).
-ANY_DTYPE_OPS = frozenset({"copy", "transpose", "concat", "slice", "gather", "expand", "cast"})
+ANY_DTYPE_OPS = frozenset({"copy", "transpose", "concat", "slice", "gather", "expand", "cast", "pad"})
 FLOAT32_ONLY_OPS = frozenset({
     "conv", "gemm", "matmul", "add", "sub", "mul", "div", "activation", "avgpool", "globalavgpool",
-    "softmax", "convtranspose", "resize", "reduce", "pow", "min", "max", "layernorm",
+    "softmax", "convtranspose", "resize", "reduce", "pow", "min", "max", "layernorm", "groupnorm",
 })
 
 # Fused activation codes and the format minor version that added each.
@@ -113,6 +114,16 @@ class Int8Rules:
     DPU = 1
     BPU = 2
     BY_NAME: ClassVar[Dict[str, int]] = {"ort": 0, "dpu": 1, "bpu": 2}
+
+
+class PadMode:
+    """Values of the parameters typed PadMode."""
+
+    CONSTANT = 0
+    REFLECT = 1
+    EDGE = 2
+    WRAP = 3
+    BY_NAME: ClassVar[Dict[str, int]] = {"constant": 0, "reflect": 1, "edge": 2, "wrap": 3}
 
 
 
@@ -400,9 +411,31 @@ class ConvInteger(Params):
     dilation_w: int  # (>= 1)
 
 
+@dataclass(frozen=True)
+class Pad(Params):
+    """Parameters of pad (op 54)."""
+
+    OP: ClassVar[str] = "pad"
+    INTS: ClassVar[Tuple[Tuple[str, int, int], ...]] = (("begin", 0, 8), ("mode", 8, 1))
+    begin: Sequence[int]  # up to 8 (a tuple): elements added before each axis (>= 0); entries past ndim 0
+    mode: int  # how the added elements are filled
+
+
+@dataclass(frozen=True)
+class GroupNorm(Params):
+    """Parameters of groupnorm (op 55)."""
+
+    OP: ClassVar[str] = "groupnorm"
+    INTS: ClassVar[Tuple[Tuple[str, int, int], ...]] = (("groups", 0, 1),)
+    FLOATS: ClassVar[Tuple[Tuple[str, int, int], ...]] = (("epsilon", 0, 1),)
+    groups: int  # >= 1, divides C
+    epsilon: float  # > 0
+
+
 PARAMS: Dict[str, Type[Params]] = {
     "conv": Conv, "gemm": Gemm, "maxpool": MaxPool, "avgpool": AvgPool, "transpose": Transpose,
     "concat": Concat, "softmax": Softmax, "convtranspose": ConvTranspose, "resize": Resize, "reduce": Reduce,
     "slice": Slice, "gather": Gather, "layernorm": LayerNorm, "qconv": QConv, "qgemm": QGemm,
-    "qavgpool": QAvgPool, "qsoftmax": QSoftmax, "convinteger": ConvInteger,
+    "qavgpool": QAvgPool, "qsoftmax": QSoftmax, "convinteger": ConvInteger, "pad": Pad,
+    "groupnorm": GroupNorm,
 }

@@ -49,6 +49,9 @@ enum class Op : uint32_t {
     DynQuant = 38,
     MatMulInteger = 39,
     ConvInteger = 40,
+    // format 1.3
+    Pad = 54,
+    GroupNorm = 55,
 };
 
 enum class Act : uint32_t {
@@ -117,6 +120,12 @@ enum class Int8Rules : int64_t {
     Dpu = 1,
     Bpu = 2,
 };
+enum class PadMode : int64_t {
+    Constant = 0,
+    Reflect = 1,
+    Edge = 2,
+    Wrap = 3,
+};
 
 // True if `v` is one of the values above (a file may hold any number).
 
@@ -161,7 +170,9 @@ constexpr bool is_known(Op v) {
         case Op::QSoftmax:
         case Op::DynQuant:
         case Op::MatMulInteger:
-        case Op::ConvInteger: return true;
+        case Op::ConvInteger:
+        case Op::Pad:
+        case Op::GroupNorm: return true;
     }
     return false;
 }
@@ -248,6 +259,16 @@ constexpr bool is_known(Int8Rules v) {
         case Int8Rules::Ort:
         case Int8Rules::Dpu:
         case Int8Rules::Bpu: return true;
+    }
+    return false;
+}
+
+constexpr bool is_known(PadMode v) {
+    switch (v) {
+        case PadMode::Constant:
+        case PadMode::Reflect:
+        case PadMode::Edge:
+        case PadMode::Wrap: return true;
     }
     return false;
 }

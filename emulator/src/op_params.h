@@ -382,4 +382,30 @@ struct ConvIntegerParams {
     }
 };
 
+// pad (op 54)
+struct PadParams {
+    int64_t begin[8];  // elements added before each axis (>= 0); entries past ndim 0
+    PadMode mode;  // how the added elements are filled
+
+    static PadParams of(const Node& n) {
+        PadParams p;
+        for (int k = 0; k < 8; ++k) p.begin[k] = n.ints[0 + k];
+        p.mode = static_cast<PadMode>(n.ints[8]);
+        return p;
+    }
+};
+
+// groupnorm (op 55)
+struct GroupNormParams {
+    int64_t groups;  // >= 1, divides C
+    float epsilon;  // > 0
+
+    static GroupNormParams of(const Node& n) {
+        GroupNormParams p;
+        p.groups = n.ints[0];
+        p.epsilon = n.floats[0];
+        return p;
+    }
+};
+
 }  // namespace accel_emu

@@ -45,5 +45,7 @@ extern const OpDef kQSoftmaxDef;
 extern const OpDef kDynQuantDef;
 extern const OpDef kMatMulIntegerDef;
 extern const OpDef kConvIntegerDef;
+extern const OpDef kPadDef;
+extern const OpDef kGroupNormDef;
 
 }  // namespace accel_emu

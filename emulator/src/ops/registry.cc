@@ -45,6 +45,8 @@ const OpDef* find_op(uint32_t op) {
         case Op::DynQuant: return &kDynQuantDef;
         case Op::MatMulInteger: return &kMatMulIntegerDef;
         case Op::ConvInteger: return &kConvIntegerDef;
+        case Op::Pad: return &kPadDef;
+        case Op::GroupNorm: return &kGroupNormDef;
     }
     return nullptr;
 }
