@@ -45,5 +45,8 @@ extern const OpDef kQSoftmaxDef;
 extern const OpDef kDynQuantDef;
 extern const OpDef kMatMulIntegerDef;
 extern const OpDef kConvIntegerDef;
+extern const OpDef kCompareDef;
+extern const OpDef kLogicDef;
+extern const OpDef kWhereDef;
 
 }  // namespace accel_emu
