@@ -1,7 +1,7 @@
 // logic.cc - compare, logic and where (FORMAT.md ops 41-43): the shape, dtype and parameter checks, and a run
 // through the one broadcast implementation (math/broadcast.h, kernels in math/logic.cc).
-#include "math/broadcast.h"
 #include "math/logic.h"
+#include "math/broadcast.h"
 #include "op_params.h"
 #include "ops/op_defs.h"
 #include "ops/op_util.h"
@@ -22,16 +22,14 @@ bool is_bool(const TensorDesc& t, const char* op, const char* what, std::string*
 
 bool validate_compare(const Graph& g, const Node& n, std::string* err) {
     const char* op = "compare";
-    if (!kern::check_common(g, n, op, {2, 2, 2, 1}, kern::DTypeRule::Any, kern::ActRule::MustBeNone, err))
-        return false;
+    if (!kern::check_common(g, n, op, {2, 2, 2, 1}, kern::DTypeRule::Any, kern::ActRule::MustBeNone, err)) return false;
     const TensorDesc& a = *kern::input(g, n, 0);
     const TensorDesc& b = *kern::input(g, n, 1);
     const TensorDesc& y = kern::output(g, n, 0);
-    if (!is_known(static_cast<CompareFn>(n.ints[0])))
-        return kern::fail(err, op, cat("unknown function ", n.ints[0]));
+    const CompareFn fn = CompareParams::of(n).function;
+    if (!is_known(fn)) return kern::fail(err, op, cat("unknown function ", static_cast<int64_t>(fn)));
     if (a.dtype != b.dtype)
-        return kern::fail(err, op,
-                          cat("input dtypes ", dtype_name(a.dtype), " and ", dtype_name(b.dtype), " differ"));
+        return kern::fail(err, op, cat("input dtypes ", dtype_name(a.dtype), " and ", dtype_name(b.dtype), " differ"));
     if (a.dtype == ACCEL_DTYPE_FLOAT16) return kern::fail(err, op, "float16 inputs are not supported");
     if (!is_bool(y, op, "output", err)) return false;
     return kern::check_broadcast(a, b, y, op, err);
@@ -46,8 +44,8 @@ void run_compare(const KernelArgs& a) {
 
 bool validate_logic(const Graph& g, const Node& n, std::string* err) {
     const char* op = "logic";
-    const LogicFn fn = static_cast<LogicFn>(n.ints[0]);
-    if (!is_known(fn)) return kern::fail(err, op, cat("unknown function ", n.ints[0]));
+    const LogicFn fn = LogicParams::of(n).function;
+    if (!is_known(fn)) return kern::fail(err, op, cat("unknown function ", static_cast<int64_t>(fn)));
     const size_t nin = fn == LogicFn::Not ? 1 : 2;
     if (!kern::check_common(g, n, op, {nin, nin, nin, 1}, kern::DTypeRule::Any, kern::ActRule::MustBeNone, err))
         return false;
@@ -75,8 +73,7 @@ void run_logic(const KernelArgs& a) {
 
 bool validate_where(const Graph& g, const Node& n, std::string* err) {
     const char* op = "where";
-    if (!kern::check_common(g, n, op, {3, 3, 3, 1}, kern::DTypeRule::Any, kern::ActRule::MustBeNone, err))
-        return false;
+    if (!kern::check_common(g, n, op, {3, 3, 3, 1}, kern::DTypeRule::Any, kern::ActRule::MustBeNone, err)) return false;
     const TensorDesc* in[3] = {kern::input(g, n, 0), kern::input(g, n, 1), kern::input(g, n, 2)};
     const TensorDesc& z = kern::output(g, n, 0);
     if (!is_bool(*in[0], op, "condition (input 0)", err)) return false;
