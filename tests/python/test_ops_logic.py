@@ -332,6 +332,22 @@ def test_integer_min_max_of_several_inputs(dev):
         check(dev, m, feeds)
 
 
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int32", "int64"])
+def test_integer_clip(dev, dtype):
+    """Clip of integers: constant bounds, a bound computed at run time, one bound absent, min > max."""
+    x = rand_int((3, 7), dtype, 26)
+    lo, hi = np.array(2, dtype), np.array(90, dtype)
+    for inputs, feeds_extra in ((["x", "lo", "hi"], {}), (["x", "", "hi"], {}), (["x", "rlo"], {"rlo": lo}),
+                                (["x", "hi", "lo"], {})):
+        ins = [("x", dtype, (3, 7))] + [(k, dtype, ()) for k in feeds_extra]
+        m = onnx_model([helper.make_node("Clip", inputs, ["y"])], ins, [("y", dtype)], {"lo": lo, "hi": hi})
+        check(dev, m, {"x": x, **feeds_extra})
+    one = onnx_model([helper.make_node("Clip", ["x", "lo1"], ["y"])], [("x", dtype, ())], [("y", dtype)],
+                     {"lo1": np.array([5], dtype)})
+    (got,) = run_emu(dev, one, {"x": np.array(3, dtype)})
+    assert got.shape == () and got == 5
+
+
 def test_integer_arithmetic_with_constants_and_a_shape(dev):
     """int64 index math at run time: (x + 3) * 2 - x // 2, then compared and selected."""
     nodes = [helper.make_node("Add", ["x", "three"], ["a"]),

@@ -114,13 +114,42 @@ def activation_params(ctx, node):
 def lower_activation(ctx, node):
     """Relu, Sigmoid, HardSwish, HardSigmoid (alpha, beta), LeakyRelu (alpha) and Clip (every opset),
     float32. Clip takes min/max attributes (opset < 11) or min/max inputs (opset >= 11) that must be
-    constant scalars; an absent bound is unbounded. Clip with bounds computed at run time, and integer
-    inputs, are not supported.
+    constant scalars; an absent bound is unbounded. Clip of an integer tensor (opset >= 12, int8 ..
+    uint64) is min(max(x, min), max) as `max` and `min` nodes, its bounds scalars of x's dtype that may
+    also be computed at run time. Float32 Clip with bounds computed at run time, and the other ops on
+    other dtypes than float32, are not supported.
     """
+    x = ctx.input(node, 0)
+    if node.op == "Clip" and x.dtype in INT_DTYPES:
+        _integer_clip(ctx, node, x)
+        return
     x = float_input(ctx, node, 0)
     code, alpha, beta = activation_params(ctx, node)
     y = ctx.define(ctx.output(node), x.dtype, x.shape)
     ctx.emit("activation", [x.name], [y], node.name, act=code, alpha=alpha, beta=beta)
+
+
+def _integer_clip(ctx, node, x: Value) -> None:
+    bounds = [(op, ctx.input_opt(node, i)) for op, i in (("max", 1), ("min", 2))]
+    bounds = [(op, b) for op, b in bounds if b is not None]
+    for _, b in bounds:
+        if b.dtype != x.dtype or any(d != 1 for d in b.shape):
+            raise CompileError(f"{node.label}: bound '{b.name}' must be a scalar of x's dtype {x.dtype}, got "
+                               f"{b.dtype} {tuple(b.shape)}")
+    y = ctx.output(node)
+    if not bounds:
+        ctx.copy_to(x.name, y, x.shape, node.name)
+        return
+    acc = x.name
+    for k, (op, b) in enumerate(bounds):
+        bname = b.name
+        if len(b.shape) > len(x.shape):  # a [1] bound of a scalar x: made a scalar, so as not to widen x
+            bname = (ctx.const(b.const.reshape(()), f"{b.name}_scalar") if b.is_const else
+                     ctx.reshape_temp(b.name, (), node.name, f"{b.name}_scalar"))
+        last = k == len(bounds) - 1
+        out = ctx.define(y, x.dtype, x.shape) if last else ctx.temp(f"{y}_{op}", x.dtype, x.shape)
+        ctx.emit(op, [acc, bname], [out], node.name)
+        acc = out
 
 
 def lower_prelu(ctx, node):
