@@ -87,7 +87,11 @@ NEAREST_ROUNDING = ValueEnum("NearestRounding", (("round_prefer_floor", 0), ("ro
 # The header's int8_rules (minor 2): whose integer arithmetic a model's quantized ops compute: onnxruntime's
 # CPU kernels, the Vitis AI DPU's fix-point rules or the Horizon BPU's integer multipliers (docs/quantization.md).
 INT8_RULES = ValueEnum("Int8Rules", (("ort", 0), ("dpu", 1), ("bpu", 2)))
-ENUMS = (REDUCE_FN, RESIZE_MODE, RESIZE_COORD, NEAREST_ROUNDING, INT8_RULES)
+# compare (minor 3): which comparison; logic (minor 3): which boolean function.
+COMPARE_FN = ValueEnum("CompareFn", (("equal", 1), ("greater", 2), ("greater_or_equal", 3), ("less", 4),
+                                     ("less_or_equal", 5)))
+LOGIC_FN = ValueEnum("LogicFn", (("and", 1), ("or", 2), ("xor", 3), ("not", 4)))
+ENUMS = (REDUCE_FN, RESIZE_MODE, RESIZE_COORD, NEAREST_ROUNDING, INT8_RULES, COMPARE_FN, LOGIC_FN)
 PAD_MODE = ValueEnum("PadMode", (("constant", 0), ("reflect", 1), ("edge", 2), ("wrap", 3)))
 ENUMS += (PAD_MODE,)
 
@@ -107,6 +111,10 @@ _WINDOW = (
 )
 _CONV = (Param("group", 0, "g (C and M divisible by g)"), *_WINDOW)
 
+# add, sub, mul, div, min, max: float32, and from minor 3 integers too.
+_ARITH_DTYPES = ("A, B and Y float32 (a fused activation allowed); or (minor 3) A, B and Y one integer dtype "
+                 "(int8, uint8, int16, uint16, int32, uint32, int64, uint64), activation none")
+
 # ---- ops ------------------------------------------------------------------------------------------
 
 OPS = (
@@ -121,10 +129,14 @@ OPS = (
     Op(3, "matmul", 0, "A, B -> Y",
        "numpy matmul: ranks >= 1, 1-D operands promoted and the added dim removed, batch dims broadcast",
        class_name="MatMul"),
-    Op(4, "add", 0, "A, B -> Y", "numpy broadcasting: Y's shape is the broadcast of A's and B's"),
-    Op(5, "sub", 0, "A, B -> Y", "as add"),
-    Op(6, "mul", 0, "A, B -> Y", "as add"),
-    Op(7, "div", 0, "A, B -> Y", "as add"),
+    Op(4, "add", 0, "A, B -> Y",
+       "numpy broadcasting: Y's shape is the broadcast of A's and B's. Integers wrap (two's complement).",
+       dtypes=_ARITH_DTYPES),
+    Op(5, "sub", 0, "A, B -> Y", "as add", dtypes=_ARITH_DTYPES),
+    Op(6, "mul", 0, "A, B -> Y", "as add", dtypes=_ARITH_DTYPES),
+    Op(7, "div", 0, "A, B -> Y",
+       "as add. Integers: the quotient truncated toward zero (as C and onnxruntime); a zero divisor gives 0, "
+       "and the most negative value divided by -1 wraps to itself", dtypes=_ARITH_DTYPES),
     Op(8, "activation", 0, "X -> Y",
        "Y has X's shape; the node's activation field is the function (must not be 0)"),
     Op(9, "maxpool", 0, "X[N,C,H,W] -> Y[N,C,OH,OW]",
@@ -187,8 +199,8 @@ OPS = (
        "the compiler); Y's shape is X.dims[:axis] + I.dims + X.dims[axis+1:] (a scalar I removes the "
        "axis). Y's dtype is X's.", (Param("axis", 0, "0 .. ndim-1"),), any_dtype=True),
     Op(21, "pow", 1, "A, B -> Y", "as add: A ^ B elementwise, as C's powf"),
-    Op(22, "min", 1, "A, B -> Y", "as add: the smaller of A and B (NaN if either is)"),
-    Op(23, "max", 1, "A, B -> Y", "as add: the larger of A and B (NaN if either is)"),
+    Op(22, "min", 1, "A, B -> Y", "as add: the smaller of A and B (NaN if either is)", dtypes=_ARITH_DTYPES),
+    Op(23, "max", 1, "A, B -> Y", "as add: the larger of A and B (NaN if either is)", dtypes=_ARITH_DTYPES),
     Op(24, "layernorm", 1, "X, S, B optional -> Y",
        "Y = (X - mean) / sqrt(var + epsilon) * S + B, mean and (biased) var over the dims from axis on; S "
        "and B are shaped X.dims[axis:]. The node's activation applies to Y.",
@@ -275,6 +287,21 @@ OPS = (
        "padding adding 0; X_zero one value (it may be computed at run time), W_zero one value or one per output "
        "channel; W and W_zero must be constants", _CONV, class_name="ConvInteger",
        dtypes="X, W, X_zero, W_zero int8 or uint8 (each zero point its tensor's dtype); Y int32"),
+    # Comparison, logic and selection (minor 3): bool tensors are one byte per element, 0 or 1.
+    Op(41, "compare", 3, "A, B -> Y",
+       "broadcast as add; Y = A op B, 1 or 0, op the function. Floats compare as IEEE: NaN is neither equal "
+       "to, less nor greater than anything (itself included), -0 equals +0",
+       (Param("function", 0, "the comparison (A on the left)", enum="CompareFn"),),
+       dtypes="A and B one dtype (any but float16); Y bool"),
+    Op(42, "logic", 3, "A, B optional -> Y",
+       "and, or, xor: broadcast as add, 1 or 0; not: one input, Y = 1 - A of A's shape. Inputs must hold 0 or 1 "
+       "only (as a bool tensor does); any nonzero byte counts as 1",
+       (Param("function", 0, "the boolean function (not takes one input, the others two)", enum="LogicFn"),),
+       dtypes="A, B and Y bool"),
+    Op(43, "where", 3, "C, X, Y -> Z",
+       "numpy broadcasting over all three: Z's shape is the broadcast of C's, X's and Y's; Z = C ? X : Y "
+       "elementwise (any nonzero byte of C is true), bytes copied unchanged",
+       dtypes="C bool; X, Y and Z one dtype (any)"),
     Op(54, "pad", 3, "X, V optional -> Y",
        "Y has X's rank and dtype; Y.dims[i] = begin[i] + X.dims[i] + end[i] with end[i] >= 0 (so Y's dims give "
        "it; negative pads are a slice before this op). Output index o reads X at o - begin[i] on each axis i "

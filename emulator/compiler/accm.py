@@ -26,6 +26,8 @@ from .op_params import PARAMS
 MAGIC = b"ACCM"
 VERSION_MAJOR = 1
 VERSION_MINOR = 3  # the newest this writer knows; a file gets the oldest minor that holds what it uses
+# Ops that compute on integers from minor 3 on (float32 only before).
+INT_ARITH_OPS = frozenset({"add", "sub", "mul", "div", "min", "max"})
 FLOAT_MINOR = 1    # what a float32 model without minor-2 features is written as (readers of 1.1 load it)
 HEADER_SIZE = 128
 TENSOR_RECORD_SIZE = 128
@@ -138,6 +140,8 @@ def _truncate_utf8(s: str, limit: int) -> str:
 def _minor(tensors: list[Tensor], nodes: list[Node]) -> int:
     """The oldest format minor that holds every op and field used."""
     minor = max([OP_MINOR[OP_NAMES[n.op]] for n in nodes if n.op in OP_NAMES] + [FLOAT_MINOR])
+    if any(OP_NAMES.get(n.op) in INT_ARITH_OPS and tensors[n.outputs[0]].dtype != 1 for n in nodes):
+        minor = max(minor, 3)  # integer add .. max (1.3)
     return max(minor, 2) if any(t.scales is not None for t in tensors) else minor
 
 

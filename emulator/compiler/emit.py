@@ -81,6 +81,17 @@ def build(g: Graph):
             if v.dtype != F32:
                 raise CompileError(f"tensor '{t}' has dtype {v.dtype}, but the runtime computes in "
                                    f"float32 only (node '{n.name}', op {n.op})")
+    # add .. max: float32, or (format 1.3) one integer dtype without a fused activation.
+    for n in g.nodes:
+        if n.op not in accm.INT_ARITH_OPS:
+            continue
+        dts = {g.value(t).dtype for t in n.inputs + n.outputs if t is not None}
+        dt = next(iter(dts))
+        if len(dts) != 1 or not (dt == F32 or dt.kind in "iu"):
+            raise CompileError(f"node '{n.name}' (op {n.op}) computes on dtypes {sorted(map(str, dts))}: the "
+                               f"runtime computes it in float32 or one integer dtype only")
+        if dt != F32 and n.act != 0:
+            raise CompileError(f"node '{n.name}' (op {n.op}): a fused activation on {dt} is not supported")
 
     nchw = {name for name in g.inputs if len(g.value(name).shape) == 4}
     for n in g.nodes:

@@ -19,8 +19,8 @@ OPS: Dict[str, int] = {
     "convtranspose": 16, "resize": 17, "reduce": 18, "slice": 19, "gather": 20, "pow": 21, "min": 22,
     "max": 23, "layernorm": 24, "expand": 25, "cast": 26, "quantize": 27, "dequantize": 28, "qconv": 29,
     "qmatmul": 30, "qgemm": 31, "qadd": 32, "qmul": 33, "qactivation": 34, "qavgpool": 35,
-    "qglobalavgpool": 36, "qsoftmax": 37, "dynquant": 38, "matmulinteger": 39, "convinteger": 40, "pad": 54,
-    "groupnorm": 55,
+    "qglobalavgpool": 36, "qsoftmax": 37, "dynquant": 38, "matmulinteger": 39, "convinteger": 40,
+    "compare": 41, "logic": 42, "where": 43, "pad": 54, "groupnorm": 55,
 }
 OP_NAMES: Dict[int, str] = {v: k for k, v in OPS.items()}
 OP_MINOR: Dict[str, int] = {
@@ -29,13 +29,14 @@ OP_MINOR: Dict[str, int] = {
     "convtranspose": 1, "resize": 1, "reduce": 1, "slice": 1, "gather": 1, "pow": 1, "min": 1, "max": 1,
     "layernorm": 1, "expand": 1, "cast": 1, "quantize": 2, "dequantize": 2, "qconv": 2, "qmatmul": 2,
     "qgemm": 2, "qadd": 2, "qmul": 2, "qactivation": 2, "qavgpool": 2, "qglobalavgpool": 2, "qsoftmax": 2,
-    "dynquant": 2, "matmulinteger": 2, "convinteger": 2, "pad": 3, "groupnorm": 3,
+    "dynquant": 2, "matmulinteger": 2, "convinteger": 2, "compare": 3, "logic": 3, "where": 3, "pad": 3,
+    "groupnorm": 3,
 }
 # Ops of any dtype, and the ops that compute in float32 only (the others state their own dtypes).
 ANY_DTYPE_OPS = frozenset({"copy", "transpose", "concat", "slice", "gather", "expand", "cast", "pad"})
 FLOAT32_ONLY_OPS = frozenset({
-    "conv", "gemm", "matmul", "add", "sub", "mul", "div", "activation", "avgpool", "globalavgpool",
-    "softmax", "convtranspose", "resize", "reduce", "pow", "min", "max", "layernorm", "groupnorm",
+    "conv", "gemm", "matmul", "activation", "avgpool", "globalavgpool", "softmax", "convtranspose", "resize",
+    "reduce", "pow", "layernorm", "groupnorm",
 })
 
 # Fused activation codes and the format minor version that added each.
@@ -114,6 +115,29 @@ class Int8Rules:
     DPU = 1
     BPU = 2
     BY_NAME: ClassVar[Dict[str, int]] = {"ort": 0, "dpu": 1, "bpu": 2}
+
+
+class CompareFn:
+    """Values of the parameters typed CompareFn."""
+
+    EQUAL = 1
+    GREATER = 2
+    GREATER_OR_EQUAL = 3
+    LESS = 4
+    LESS_OR_EQUAL = 5
+    BY_NAME: ClassVar[Dict[str, int]] = {
+        "equal": 1, "greater": 2, "greater_or_equal": 3, "less": 4, "less_or_equal": 5,
+    }
+
+
+class LogicFn:
+    """Values of the parameters typed LogicFn."""
+
+    AND = 1
+    OR = 2
+    XOR = 3
+    NOT = 4
+    BY_NAME: ClassVar[Dict[str, int]] = {"and": 1, "or": 2, "xor": 3, "not": 4}
 
 
 class PadMode:
@@ -412,6 +436,24 @@ class ConvInteger(Params):
 
 
 @dataclass(frozen=True)
+class Compare(Params):
+    """Parameters of compare (op 41)."""
+
+    OP: ClassVar[str] = "compare"
+    INTS: ClassVar[Tuple[Tuple[str, int, int], ...]] = (("function", 0, 1),)
+    function: int  # the comparison (A on the left)
+
+
+@dataclass(frozen=True)
+class Logic(Params):
+    """Parameters of logic (op 42)."""
+
+    OP: ClassVar[str] = "logic"
+    INTS: ClassVar[Tuple[Tuple[str, int, int], ...]] = (("function", 0, 1),)
+    function: int  # the boolean function (not takes one input, the others two)
+
+
+@dataclass(frozen=True)
 class Pad(Params):
     """Parameters of pad (op 54)."""
 
@@ -436,6 +478,6 @@ PARAMS: Dict[str, Type[Params]] = {
     "conv": Conv, "gemm": Gemm, "maxpool": MaxPool, "avgpool": AvgPool, "transpose": Transpose,
     "concat": Concat, "softmax": Softmax, "convtranspose": ConvTranspose, "resize": Resize, "reduce": Reduce,
     "slice": Slice, "gather": Gather, "layernorm": LayerNorm, "qconv": QConv, "qgemm": QGemm,
-    "qavgpool": QAvgPool, "qsoftmax": QSoftmax, "convinteger": ConvInteger, "pad": Pad,
-    "groupnorm": GroupNorm,
+    "qavgpool": QAvgPool, "qsoftmax": QSoftmax, "convinteger": ConvInteger, "compare": Compare,
+    "logic": Logic, "pad": Pad, "groupnorm": GroupNorm,
 }

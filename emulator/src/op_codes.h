@@ -50,6 +50,9 @@ enum class Op : uint32_t {
     MatMulInteger = 39,
     ConvInteger = 40,
     // format 1.3
+    Compare = 41,
+    Logic = 42,
+    Where = 43,
     Pad = 54,
     GroupNorm = 55,
 };
@@ -120,6 +123,19 @@ enum class Int8Rules : int64_t {
     Dpu = 1,
     Bpu = 2,
 };
+enum class CompareFn : int64_t {
+    Equal = 1,
+    Greater = 2,
+    GreaterOrEqual = 3,
+    Less = 4,
+    LessOrEqual = 5,
+};
+enum class LogicFn : int64_t {
+    And = 1,
+    Or = 2,
+    Xor = 3,
+    Not = 4,
+};
 enum class PadMode : int64_t {
     Constant = 0,
     Reflect = 1,
@@ -171,6 +187,9 @@ constexpr bool is_known(Op v) {
         case Op::DynQuant:
         case Op::MatMulInteger:
         case Op::ConvInteger:
+        case Op::Compare:
+        case Op::Logic:
+        case Op::Where:
         case Op::Pad:
         case Op::GroupNorm: return true;
     }
@@ -259,6 +278,27 @@ constexpr bool is_known(Int8Rules v) {
         case Int8Rules::Ort:
         case Int8Rules::Dpu:
         case Int8Rules::Bpu: return true;
+    }
+    return false;
+}
+
+constexpr bool is_known(CompareFn v) {
+    switch (v) {
+        case CompareFn::Equal:
+        case CompareFn::Greater:
+        case CompareFn::GreaterOrEqual:
+        case CompareFn::Less:
+        case CompareFn::LessOrEqual: return true;
+    }
+    return false;
+}
+
+constexpr bool is_known(LogicFn v) {
+    switch (v) {
+        case LogicFn::And:
+        case LogicFn::Or:
+        case LogicFn::Xor:
+        case LogicFn::Not: return true;
     }
     return false;
 }

@@ -382,6 +382,28 @@ struct ConvIntegerParams {
     }
 };
 
+// compare (op 41)
+struct CompareParams {
+    CompareFn function;  // the comparison (A on the left)
+
+    static CompareParams of(const Node& n) {
+        CompareParams p;
+        p.function = static_cast<CompareFn>(n.ints[0]);
+        return p;
+    }
+};
+
+// logic (op 42)
+struct LogicParams {
+    LogicFn function;  // the boolean function (not takes one input, the others two)
+
+    static LogicParams of(const Node& n) {
+        LogicParams p;
+        p.function = static_cast<LogicFn>(n.ints[0]);
+        return p;
+    }
+};
+
 // pad (op 54)
 struct PadParams {
     int64_t begin[8];  // elements added before each axis (>= 0); entries past ndim 0

@@ -874,8 +874,8 @@ def test_cast_of_runtime_tensor_to_an_unsupported_dtype_is_an_error():
 
 
 def test_non_float_runtime_tensor_is_named():
-    g = helper.make_graph([helper.make_node("Add", ["ids", "ids"], ["y"], name="add_ids")], "t",
-                          [helper.make_tensor_value_info("ids", TensorProto.INT64, [4])],
+    g = helper.make_graph([helper.make_node("MatMul", ["ids", "ids"], ["y"], name="mm_ids")], "t",
+                          [helper.make_tensor_value_info("ids", TensorProto.INT64, [4, 4])],
                           [helper.make_tensor_value_info("y", TensorProto.INT64, None)])
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
     with pytest.raises(compiler.CompileError, match=r"'ids'.*int64"):

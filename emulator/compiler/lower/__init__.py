@@ -14,11 +14,13 @@ from ..ir import Graph, Value
 from ..op_params import ACTIVATIONS
 from ..qdq_device import FUSED_ACTIVATION
 from . import conv, data, elementwise, linalg, normalization, qinteger, qlinear, quantized, reshape, resize
+from . import logic
 from .context import Ctx, unsupported
 from . import einsum, groupnorm, spatial
 
 
 FAMILIES = (linalg, elementwise, normalization, conv, resize, reshape, data, quantized, qlinear, qinteger)
+FAMILIES += (logic,)
 FAMILIES += (spatial, groupnorm, einsum)
 # Ops that move int8 data without computing on it: their output keeps the input's quantization. Those QDQ
 # fusion runs on the integers, and Split (its outputs each behind their own Q, which fusion leaves alone).

@@ -1,8 +1,9 @@
 """Elementwise math: Add, Sub, Mul, Div, the activations (as activation codes), the unary functions, Pow,
 Sum, Min, Max, and the Reduce* ops (FORMAT.md ops add to div, activation, pow, min, max, reduce).
 
-Runtime tensors are float32 only: any other dtype is a CompileError naming it (integer math on constants is
-folded before lowering)."""
+Runtime tensors are float32, and for Add, Sub, Mul, Div, Min and Max also the integer dtypes (int8 to
+uint64); any other dtype is a CompileError naming it (math on constants of any dtype is folded before
+lowering)."""
 from __future__ import annotations
 
 import numpy as np
@@ -39,12 +40,32 @@ def _legacy_broadcast_operand(ctx, node, a: Value, b: Value) -> str:
     return ctx.reshape_temp(b.name, shape, node.name, f"{b.name}_bcast")
 
 
+# The integer dtypes the runtime's add, sub, mul, div, min and max compute on.
+INT_DTYPES = frozenset(np.dtype(t) for t in (np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32,
+                                             np.int64, np.uint64))
+
+
+def arith_input(ctx, node, i) -> Value:
+    """Input i, which must be present and float32 or an integer dtype."""
+    v = ctx.input(node, i)
+    if v.dtype != F32 and v.dtype not in INT_DTYPES:
+        raise unsupported(node, f"dtype {v.dtype} of input '{v.name}' (float32 or an integer dtype only)")
+    return v
+
+
 def lower_binary(ctx, node):
-    """Add, Sub, Mul, Div (every opset): float32 A and B with numpy broadcasting (opset >= 7), or the
-    legacy broadcast=1 with axis (opset < 7: B aligned at axis). Other dtypes (integer division
-    included) are not supported on runtime tensors.
+    """Add, Sub, Mul, Div (every opset): A and B of one dtype, float32 or an integer dtype (int8, uint8,
+    int16, uint16, int32, uint32, int64, uint64), with numpy broadcasting (opset >= 7), or the legacy
+    broadcast=1 with axis (opset < 7: B aligned at axis). Integers compute as onnxruntime does: Add, Sub
+    and Mul wrap (two's complement), Div truncates toward zero (-7 / 2 = -3). Where C leaves integer
+    division undefined, accel defines it (a kernel never fails at run time): x / 0 = 0, and the most
+    negative value / -1 wraps to itself (onnxruntime's process may crash on both). float16 and float64
+    are not supported on runtime tensors.
     """
-    a, b = ctx.input(node, 0), ctx.input(node, 1)
+    a, b = arith_input(ctx, node, 0), arith_input(ctx, node, 1)
+    if a.dtype != b.dtype:
+        raise CompileError(f"{node.label}: inputs '{a.name}' ({a.dtype}) and '{b.name}' ({b.dtype}) differ "
+                           f"in dtype")
     bname = _legacy_broadcast_operand(ctx, node, a, b)
     bshape = ctx.g.value(bname).shape
     shape = broadcast_shape(node, a.shape, bshape)
@@ -93,20 +114,49 @@ def activation_params(ctx, node):
 def lower_activation(ctx, node):
     """Relu, Sigmoid, HardSwish, HardSigmoid (alpha, beta), LeakyRelu (alpha) and Clip (every opset),
     float32. Clip takes min/max attributes (opset < 11) or min/max inputs (opset >= 11) that must be
-    constant scalars; an absent bound is unbounded. Clip with bounds computed at run time, and integer
-    inputs, are not supported.
+    constant scalars; an absent bound is unbounded. Clip of an integer tensor (opset >= 12, int8 ..
+    uint64) is min(max(x, min), max) as `max` and `min` nodes, its bounds scalars of x's dtype that may
+    also be computed at run time. Float32 Clip with bounds computed at run time, and the other ops on
+    other dtypes than float32, are not supported.
     """
     x = ctx.input(node, 0)
+    if node.op == "Clip" and x.dtype in INT_DTYPES:
+        _integer_clip(ctx, node, x)
+        return
+    x = float_input(ctx, node, 0)
     code, alpha, beta = activation_params(ctx, node)
     y = ctx.define(ctx.output(node), x.dtype, x.shape)
     ctx.emit("activation", [x.name], [y], node.name, act=code, alpha=alpha, beta=beta)
+
+
+def _integer_clip(ctx, node, x: Value) -> None:
+    bounds = [(op, ctx.input_opt(node, i)) for op, i in (("max", 1), ("min", 2))]
+    bounds = [(op, b) for op, b in bounds if b is not None]
+    for _, b in bounds:
+        if b.dtype != x.dtype or any(d != 1 for d in b.shape):
+            raise CompileError(f"{node.label}: bound '{b.name}' must be a scalar of x's dtype {x.dtype}, got "
+                               f"{b.dtype} {tuple(b.shape)}")
+    y = ctx.output(node)
+    if not bounds:
+        ctx.copy_to(x.name, y, x.shape, node.name)
+        return
+    acc = x.name
+    for k, (op, b) in enumerate(bounds):
+        bname = b.name
+        if len(b.shape) > len(x.shape):  # a [1] bound of a scalar x: made a scalar, so as not to widen x
+            bname = (ctx.const(b.const.reshape(()), f"{b.name}_scalar") if b.is_const else
+                     ctx.reshape_temp(b.name, (), node.name, f"{b.name}_scalar"))
+        last = k == len(bounds) - 1
+        out = ctx.define(y, x.dtype, x.shape) if last else ctx.temp(f"{y}_{op}", x.dtype, x.shape)
+        ctx.emit(op, [acc, bname], [out], node.name)
+        acc = out
 
 
 def lower_prelu(ctx, node):
     """PRelu (every opset): float32 X with a constant slope that broadcasts to X (a one-element slope
     is a fused leaky relu). A slope computed at run time is not supported.
     """
-    x = ctx.input(node, 0)
+    x = float_input(ctx, node, 0)
     slope = ctx.const_input(node, 1, "slope")
     if slope is None:
         raise CompileError(f"{node.label}: input 1 (slope) is required")
@@ -240,6 +290,15 @@ def chain_binary(ctx, node, op: str, ins: list) -> None:
         acc = ctx.g.value(out)
 
 
+def _same_dtype_inputs(ctx, node) -> list:
+    ins = [arith_input(ctx, node, i) for i in range(len(node.inputs))]
+    for v in ins[1:]:
+        if v.dtype != ins[0].dtype:
+            raise CompileError(f"{node.label}: inputs '{ins[0].name}' ({ins[0].dtype}) and '{v.name}' "
+                               f"({v.dtype}) differ in dtype")
+    return ins
+
+
 def lower_sum(ctx, node):
     """Sum (every opset), float32, one or more inputs with numpy broadcasting: a chain of binary `add`
     nodes; one input is a copy. Other dtypes are not supported."""
@@ -248,12 +307,12 @@ def lower_sum(ctx, node):
 
 
 def lower_min_max(ctx, node):
-    """Min and Max (every opset), float32, one or more inputs with numpy broadcasting: a chain of
-    binary `min` / `max` nodes (NaN when either operand is NaN); one input is a copy."""
+    """Min and Max (every opset), float32 or one integer dtype (int8 .. uint64), one or more inputs with
+    numpy broadcasting: a chain of binary `min` / `max` nodes (float32: NaN when either operand is NaN);
+    one input is a copy. float16 and float64 are not supported."""
     if not node.inputs:
         raise CompileError(f"{node.label}: no inputs")
-    ins = [float_input(ctx, node, i) for i in range(len(node.inputs))]
-    chain_binary(ctx, node, node.op.lower(), ins)
+    chain_binary(ctx, node, node.op.lower(), _same_dtype_inputs(ctx, node))
 
 
 # ---------------------------------------------------------------------------------------------------

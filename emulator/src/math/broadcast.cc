@@ -1,49 +1,16 @@
-// broadcast.cc - see broadcast.h: every binary op through one broadcast implementation. The broadcast is
-// reduced to as few dims as possible (size-1 dims dropped, dims merged where both operands stay
+// broadcast.cc - see broadcast.h: the one broadcast implementation and the binary arithmetic ops on it. The
+// broadcast is reduced to as few dims as possible (size-1 dims dropped, dims merged where every operand stays
 // contiguous), so the work is an outer odometer around one contiguous inner loop whose operands each have
 // stride 1 or 0.
 #include "math/broadcast.h"
+
+#include <type_traits>
 
 #include "math/activation.h"
 #include "math/math_util.h"
 
 namespace accel_emu {
 namespace {
-
-// The broadcast reduced to nd dims, outermost first, with A's and B's element strides (0: broadcast).
-struct Bcast {
-    int nd = 0;
-    int64_t ext[kMaxDims], sa[kMaxDims], sb[kMaxDims];
-};
-
-Bcast reduce(const TensorDesc& a, const TensorDesc& b, const TensorDesc& y) {
-    const int r = y.ndim;
-    int64_t da[kMaxDims], db[kMaxDims], ta[kMaxDims], tb[kMaxDims];
-    int64_t sa = 1, sb = 1;
-    for (int i = r - 1; i >= 0; --i) {
-        da[i] = broadcast_dim(a, r, i), db[i] = broadcast_dim(b, r, i);
-        ta[i] = da[i] == 1 ? 0 : sa;
-        tb[i] = db[i] == 1 ? 0 : sb;
-        sa *= da[i];
-        sb *= db[i];
-    }
-    Bcast c;
-    for (int i = 0; i < r; ++i) {
-        if (y.dims[i] == 1) continue;
-        if (c.nd > 0) {
-            const int p = c.nd - 1;
-            if (c.sa[p] == ta[i] * y.dims[i] && c.sb[p] == tb[i] * y.dims[i]) {
-                c.ext[p] *= y.dims[i];
-                c.sa[p] = ta[i];
-                c.sb[p] = tb[i];
-                continue;
-            }
-        }
-        c.ext[c.nd] = y.dims[i], c.sa[c.nd] = ta[i], c.sb[c.nd] = tb[i];
-        ++c.nd;
-    }
-    return c;
-}
 
 template <BinOp OP>
 __attribute__((always_inline)) inline float apply(float x, float y) {
@@ -78,36 +45,116 @@ ACCEL_HOT void row(const float* ACCEL_RESTRICT a, int64_t as, const float* ACCEL
 template <BinOp OP>
 void run_op(const TensorDesc& ad, const TensorDesc& bd, const TensorDesc& yd, const float* A, const float* B, float* Y,
             Act act, float alpha, float beta) {
-    const Bcast c = reduce(ad, bd, yd);
-    if (c.nd == 0) {  // every dim is 1
-        Y[0] = apply<OP>(A[0], B[0]);
-        apply_activation(act, alpha, beta, Y, 1);
-        return;
-    }
-    const int inner = c.nd - 1;
-    const int64_t len = c.ext[inner];
-    const int64_t rows = yd.numel / len;
+    const TensorDesc* ins[2] = {&ad, &bd};
+    const Bcast c = plan_broadcast(ins, 2, yd);
+    const int64_t len = c.nd > 0 ? c.ext[c.nd - 1] : 1;
     // Activate each row while it is in cache, unless rows are too short for that to pay.
     const bool act_rows = act != Act::None && len >= 64;
-    int64_t idx[kMaxDims] = {0};
-    int64_t oa = 0, ob = 0;
-    float* y = Y;
-    for (int64_t r = 0; r < rows; ++r, y += len) {
-        row<OP>(A + oa, c.sa[inner], B + ob, c.sb[inner], y, len);
-        if (act_rows) apply_activation(act, alpha, beta, y, static_cast<size_t>(len));
-        for (int d = inner - 1; d >= 0; --d) {  // odometer over the outer dims
-            oa += c.sa[d];
-            ob += c.sb[d];
-            if (++idx[d] < c.ext[d]) break;
-            oa -= c.sa[d] * c.ext[d];
-            ob -= c.sb[d] * c.ext[d];
-            idx[d] = 0;
-        }
-    }
+    for_each_row(c, yd.numel, [&](const int64_t* off, const int64_t* inner, int64_t yo, int64_t n) {
+        row<OP>(A + off[0], inner[0], B + off[1], inner[1], Y + yo, n);
+        if (act_rows) apply_activation(act, alpha, beta, Y + yo, static_cast<size_t>(n));
+    });
     if (act != Act::None && !act_rows) apply_activation(act, alpha, beta, Y, static_cast<size_t>(yd.numel));
 }
 
+// ---- integers ---------------------------------------------------------------------------------------
+
+// T's arithmetic done in an unsigned type at least as wide as unsigned int (so that no promotion to a
+// signed int can overflow), then narrowed: two's complement wrapping.
+template <typename T>
+using Wide = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
+
+template <BinOp OP, typename T>
+ACCEL_INLINE T apply_int(T x, T y) {
+    using W = Wide<T>;
+    if constexpr (OP == BinOp::Add) return static_cast<T>(static_cast<W>(x) + static_cast<W>(y));
+    if constexpr (OP == BinOp::Sub) return static_cast<T>(static_cast<W>(x) - static_cast<W>(y));
+    if constexpr (OP == BinOp::Mul) return static_cast<T>(static_cast<W>(x) * static_cast<W>(y));
+    if constexpr (OP == BinOp::Div) {
+        if (y == 0) return T(0);  // defined here (C leaves it undefined; the kernel must not trap)
+        if constexpr (std::is_signed_v<T>) {
+            if (y == T(-1)) return static_cast<T>(W(0) - static_cast<W>(x));  // min / -1 wraps to min
+        }
+        return static_cast<T>(x / y);  // truncates toward zero
+    }
+    if constexpr (OP == BinOp::Min) return x < y ? x : y;
+    if constexpr (OP == BinOp::Max) return x > y ? x : y;
+    return T(0);
+}
+
+template <BinOp OP, typename T>
+ACCEL_HOT void int_row(const T* ACCEL_RESTRICT a, int64_t as, const T* ACCEL_RESTRICT b, int64_t bs,
+                       T* ACCEL_RESTRICT y, int64_t n) {
+    if (as && bs) {
+        for (int64_t i = 0; i < n; ++i) y[i] = apply_int<OP, T>(a[i], b[i]);
+    } else if (bs) {
+        const T x = a[0];
+        for (int64_t i = 0; i < n; ++i) y[i] = apply_int<OP, T>(x, b[i]);
+    } else if (as) {
+        const T v = b[0];
+        for (int64_t i = 0; i < n; ++i) y[i] = apply_int<OP, T>(a[i], v);
+    } else {
+        const T v = apply_int<OP, T>(a[0], b[0]);
+        for (int64_t i = 0; i < n; ++i) y[i] = v;
+    }
+}
+
+template <BinOp OP, typename T>
+void run_int(const Bcast& c, int64_t numel, const void* A, const void* B, void* Y) {
+    const T* a = static_cast<const T*>(A);
+    const T* b = static_cast<const T*>(B);
+    T* y = static_cast<T*>(Y);
+    for_each_row(c, numel, [&](const int64_t* off, const int64_t* inner, int64_t yo, int64_t n) {
+        int_row<OP, T>(a + off[0], inner[0], b + off[1], inner[1], y + yo, n);
+    });
+}
+
+template <typename T>
+void run_int_op(BinOp op, const Bcast& c, int64_t numel, const void* A, const void* B, void* Y) {
+    switch (op) {
+        case BinOp::Add: return run_int<BinOp::Add, T>(c, numel, A, B, Y);
+        case BinOp::Sub: return run_int<BinOp::Sub, T>(c, numel, A, B, Y);
+        case BinOp::Mul: return run_int<BinOp::Mul, T>(c, numel, A, B, Y);
+        case BinOp::Div: return run_int<BinOp::Div, T>(c, numel, A, B, Y);
+        case BinOp::Min: return run_int<BinOp::Min, T>(c, numel, A, B, Y);
+        case BinOp::Max: return run_int<BinOp::Max, T>(c, numel, A, B, Y);
+        case BinOp::Pow: return;
+    }
+}
+
 }  // namespace
+
+Bcast plan_broadcast(const TensorDesc* const* ins, int n, const TensorDesc& y) {
+    const int r = y.ndim;
+    int64_t t[kMaxOperands][kMaxDims];  // each operand's element stride per dim of y (0: broadcast)
+    for (int k = 0; k < n; ++k) {
+        int64_t s = 1;
+        for (int i = r - 1; i >= 0; --i) {
+            const int64_t d = broadcast_dim(*ins[k], r, i);
+            t[k][i] = d == 1 ? 0 : s;
+            s *= d;
+        }
+    }
+    Bcast c;
+    c.n = n;
+    for (int i = 0; i < r; ++i) {
+        if (y.dims[i] == 1) continue;
+        if (c.nd > 0) {  // merge into the previous dim if every operand continues contiguously
+            const int p = c.nd - 1;
+            bool merge = true;
+            for (int k = 0; k < n; ++k) merge = merge && c.s[k][p] == t[k][i] * y.dims[i];
+            if (merge) {
+                c.ext[p] *= y.dims[i];
+                for (int k = 0; k < n; ++k) c.s[k][p] = t[k][i];
+                continue;
+            }
+        }
+        c.ext[c.nd] = y.dims[i];
+        for (int k = 0; k < n; ++k) c.s[k][c.nd] = t[k][i];
+        ++c.nd;
+    }
+    return c;
+}
 
 void binary_broadcast(BinOp op, const TensorDesc& ad, const TensorDesc& bd, const TensorDesc& yd, const float* A,
                       const float* B, float* Y, Act act, float alpha, float beta) {
@@ -119,6 +166,23 @@ void binary_broadcast(BinOp op, const TensorDesc& ad, const TensorDesc& bd, cons
         case BinOp::Pow: return run_op<BinOp::Pow>(ad, bd, yd, A, B, Y, act, alpha, beta);
         case BinOp::Min: return run_op<BinOp::Min>(ad, bd, yd, A, B, Y, act, alpha, beta);
         case BinOp::Max: return run_op<BinOp::Max>(ad, bd, yd, A, B, Y, act, alpha, beta);
+    }
+}
+
+void int_binary_broadcast(BinOp op, const TensorDesc& ad, const TensorDesc& bd, const TensorDesc& yd, const void* A,
+                          const void* B, void* Y) {
+    const TensorDesc* ins[2] = {&ad, &bd};
+    const Bcast c = plan_broadcast(ins, 2, yd);
+    switch (yd.dtype) {
+        case ACCEL_DTYPE_INT8: return run_int_op<int8_t>(op, c, yd.numel, A, B, Y);
+        case ACCEL_DTYPE_UINT8: return run_int_op<uint8_t>(op, c, yd.numel, A, B, Y);
+        case ACCEL_DTYPE_INT16: return run_int_op<int16_t>(op, c, yd.numel, A, B, Y);
+        case ACCEL_DTYPE_UINT16: return run_int_op<uint16_t>(op, c, yd.numel, A, B, Y);
+        case ACCEL_DTYPE_INT32: return run_int_op<int32_t>(op, c, yd.numel, A, B, Y);
+        case ACCEL_DTYPE_UINT32: return run_int_op<uint32_t>(op, c, yd.numel, A, B, Y);
+        case ACCEL_DTYPE_INT64: return run_int_op<int64_t>(op, c, yd.numel, A, B, Y);
+        case ACCEL_DTYPE_UINT64: return run_int_op<uint64_t>(op, c, yd.numel, A, B, Y);
+        default: return;  // validate admits the integer dtypes only
     }
 }
 

@@ -1,5 +1,7 @@
-// broadcast.h - the elementwise binary ops with numpy broadcasting (ops/binary.cc: FORMAT.md ops 4-7,
-// 21-23), float32, with a fused activation.
+// broadcast.h - numpy broadcasting, once for every elementwise op of two or three operands: the broadcast
+// reduced to as few dims as possible (plan_broadcast) and the walk over its rows (for_each_row). On it run
+// the binary arithmetic ops (ops/binary.cc: FORMAT.md ops 4-7, 21-23; float32 with a fused activation, or
+// one integer dtype) here, and compare, logic and where (math/logic.cc).
 #pragma once
 
 #include <cstdint>
@@ -16,8 +18,56 @@ inline int64_t broadcast_dim(const TensorDesc& t, int r, int i) {
     return j >= 0 ? t.dims[j] : 1;
 }
 
-// Y = act(A op B), A shaped ad and B shaped bd broadcast to Y's shape yd (which the caller has checked).
+constexpr int kMaxOperands = 3;
+
+// A broadcast of n operands to an output, reduced to nd dims (size-1 dims of the output dropped, dims merged
+// where every operand stays contiguous), outermost first, with each operand's element strides (0: broadcast
+// along that dim). The innermost stride of every operand is 0 or 1. nd = 0: the output has one element.
+struct Bcast {
+    int n = 0, nd = 0;
+    int64_t ext[kMaxDims];
+    int64_t s[kMaxOperands][kMaxDims];
+};
+
+// The broadcast of ins[0..n) (n <= kMaxOperands) to y, whose shape the caller has checked to be theirs.
+Bcast plan_broadcast(const TensorDesc* const* ins, int n, const TensorDesc& y);
+
+// Calls row(off, inner, y_off, len) for every row of the output in order: off[k] is operand k's element
+// offset at the row's start, inner[k] its stride along the row (0 or 1), y_off the output's offset (rows are
+// contiguous in the output) and len the row's length. `numel` is the output's element count.
+template <typename Row>
+void for_each_row(const Bcast& c, int64_t numel, Row&& row) {
+    int64_t off[kMaxOperands] = {0, 0, 0};
+    int64_t inner[kMaxOperands] = {0, 0, 0};
+    if (c.nd == 0) {  // every dim is 1
+        row(off, inner, int64_t{0}, int64_t{1});
+        return;
+    }
+    const int in = c.nd - 1;
+    for (int k = 0; k < c.n; ++k) inner[k] = c.s[k][in];
+    const int64_t len = c.ext[in];
+    const int64_t rows = numel / len;
+    int64_t idx[kMaxDims] = {0};
+    for (int64_t r = 0; r < rows; ++r) {
+        row(off, inner, r * len, len);
+        for (int d = in - 1; d >= 0; --d) {  // odometer over the outer dims
+            for (int k = 0; k < c.n; ++k) off[k] += c.s[k][d];
+            if (++idx[d] < c.ext[d]) break;
+            for (int k = 0; k < c.n; ++k) off[k] -= c.s[k][d] * c.ext[d];
+            idx[d] = 0;
+        }
+    }
+}
+
+// Float32: Y = act(A op B), A shaped ad and B shaped bd broadcast to Y's shape yd (which the caller has
+// checked).
 void binary_broadcast(BinOp op, const TensorDesc& ad, const TensorDesc& bd, const TensorDesc& yd, const float* A,
                       const float* B, float* Y, Act act, float alpha, float beta);
+
+// Integers of one dtype (int8 .. uint64; yd.dtype says which): Y = A op B, op add, sub or mul wrapping (two's
+// complement), div truncating toward zero (a zero divisor gives 0, the most negative value over -1 wraps to
+// itself), min or max. Pow is not an integer op (nothing is written).
+void int_binary_broadcast(BinOp op, const TensorDesc& ad, const TensorDesc& bd, const TensorDesc& yd, const void* A,
+                          const void* B, void* Y);
 
 }  // namespace accel_emu

@@ -1,5 +1,6 @@
 // binary.cc - add, sub, mul, div, pow, min, max with numpy broadcasting (FORMAT.md ops 4-7, 21-23): the
-// shape checks, and a run through the one broadcast implementation (math/broadcast.cc).
+// shape and dtype checks, and a run through the one broadcast implementation (math/broadcast.cc): float32
+// with a fused activation, or (all but pow) one integer dtype without one.
 #include "math/broadcast.h"
 #include "ops/op_defs.h"
 #include "ops/op_util.h"
@@ -20,10 +21,39 @@ const char* name_of(BinOp op) {
     return "?";
 }
 
+bool is_integer(int64_t dtype) {
+    switch (dtype) {
+        case ACCEL_DTYPE_INT8:
+        case ACCEL_DTYPE_UINT8:
+        case ACCEL_DTYPE_INT16:
+        case ACCEL_DTYPE_UINT16:
+        case ACCEL_DTYPE_INT32:
+        case ACCEL_DTYPE_UINT32:
+        case ACCEL_DTYPE_INT64:
+        case ACCEL_DTYPE_UINT64: return true;
+        default: return false;
+    }
+}
+
 bool validate_op(BinOp op, const Graph& g, const Node& n, std::string* err) {
+    using kern::cat;
     const char* nm = name_of(op);
-    if (!kern::check_common(g, n, nm, {2, 2, 2, 1}, kern::DTypeRule::Float32, kern::ActRule::Fused, err)) return false;
-    return kern::check_broadcast(*kern::input(g, n, 0), *kern::input(g, n, 1), kern::output(g, n, 0), nm, err);
+    if (!kern::check_common(g, n, nm, {2, 2, 2, 1}, kern::DTypeRule::Any, kern::ActRule::Fused, err)) return false;
+    const TensorDesc& a = *kern::input(g, n, 0);
+    const TensorDesc& b = *kern::input(g, n, 1);
+    const TensorDesc& y = kern::output(g, n, 0);
+    if (!kern::same_dtype(a, y, nm, "input 0", err) || !kern::same_dtype(b, y, nm, "input 1", err)) return false;
+    if (y.dtype != ACCEL_DTYPE_FLOAT32) {
+        if (op == BinOp::Pow || !is_integer(y.dtype))
+            return kern::fail(err, nm,
+                              cat("dtype ", dtype_name(y.dtype), " is not supported (float32",
+                                  op == BinOp::Pow ? "" : " or an integer dtype", ")"));
+        if (n.act != Act::None)
+            return kern::fail(err, nm,
+                              cat("fused activation ", static_cast<uint32_t>(n.act), " on ", dtype_name(y.dtype),
+                                  " (integer arithmetic takes none)"));
+    }
+    return kern::check_broadcast(a, b, y, nm, err);
 }
 
 template <BinOp OP>
@@ -34,6 +64,11 @@ bool validate(const Graph& g, const Node& n, std::string* err) {
 template <BinOp OP>
 void run_op(const KernelArgs& args) {
     const Node& n = *args.node;
+    if (kern::out_desc(args, 0).dtype != ACCEL_DTYPE_FLOAT32) {
+        int_binary_broadcast(OP, kern::in_desc(args, 0), kern::in_desc(args, 1), kern::out_desc(args, 0), args.in[0],
+                             args.in[1], args.out[0]);
+        return;
+    }
     binary_broadcast(OP, kern::in_desc(args, 0), kern::in_desc(args, 1), kern::out_desc(args, 0), kern::in_f(args, 0),
                      kern::in_f(args, 1), kern::out_f(args, 0), n.act, n.act_alpha, n.act_beta);
 }

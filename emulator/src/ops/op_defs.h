@@ -45,6 +45,9 @@ extern const OpDef kQSoftmaxDef;
 extern const OpDef kDynQuantDef;
 extern const OpDef kMatMulIntegerDef;
 extern const OpDef kConvIntegerDef;
+extern const OpDef kCompareDef;
+extern const OpDef kLogicDef;
+extern const OpDef kWhereDef;
 extern const OpDef kPadDef;
 extern const OpDef kGroupNormDef;
 

@@ -45,6 +45,9 @@ const OpDef* find_op(uint32_t op) {
         case Op::DynQuant: return &kDynQuantDef;
         case Op::MatMulInteger: return &kMatMulIntegerDef;
         case Op::ConvInteger: return &kConvIntegerDef;
+        case Op::Compare: return &kCompareDef;
+        case Op::Logic: return &kLogicDef;
+        case Op::Where: return &kWhereDef;
         case Op::Pad: return &kPadDef;
         case Op::GroupNorm: return &kGroupNormDef;
     }

@@ -1,0 +1,82 @@
+"""Comparison, boolean logic and selection: Equal, Greater, GreaterOrEqual, Less, LessOrEqual, Not, And, Or,
+Xor and Where (FORMAT.md ops compare, logic, where).
+
+Bool tensors are one byte per element, 0 or 1, at run time as in numpy. Nodes whose inputs are all constants
+fold before lowering, as every op does."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import CompileError
+from ..op_params import Compare, CompareFn, Logic, LogicFn
+from .context import F32, broadcast_shape, unsupported
+from .elementwise import INT_DTYPES, _legacy_broadcast_operand
+
+BOOL = np.dtype(np.bool_)
+
+_COMPARE = {"Equal": CompareFn.EQUAL, "Greater": CompareFn.GREATER, "GreaterOrEqual": CompareFn.GREATER_OR_EQUAL,
+            "Less": CompareFn.LESS, "LessOrEqual": CompareFn.LESS_OR_EQUAL}
+_LOGIC = {"And": LogicFn.AND, "Or": LogicFn.OR, "Xor": LogicFn.XOR}
+
+
+def _bool_input(ctx, node, i):
+    v = ctx.input(node, i)
+    if v.dtype != BOOL:
+        raise CompileError(f"{node.label}: input '{v.name}' is {v.dtype}, not bool")
+    return v
+
+
+def lower_compare(ctx, node):
+    """Equal, Greater, GreaterOrEqual, Less, LessOrEqual (every opset): A and B of one dtype, float32 or an
+    integer dtype (int8, uint8, int16, uint16, int32, uint32, int64, uint64), or bool (Equal), with numpy
+    broadcasting (before opset 7, broadcast=1 with axis aligns B as for Add); a bool output, one `compare`
+    node. float32 compares as IEEE and as onnxruntime: a NaN operand makes every comparison false (Equal(NaN,
+    NaN) included), -0 equals +0, infinities order as numbers. float16 and float64 inputs are not
+    supported."""
+    a, b = ctx.input(node, 0), ctx.input(node, 1)
+    if a.dtype != b.dtype:
+        raise CompileError(f"{node.label}: inputs '{a.name}' ({a.dtype}) and '{b.name}' ({b.dtype}) differ in "
+                           f"dtype")
+    if a.dtype != F32 and a.dtype not in INT_DTYPES and a.dtype != BOOL:
+        raise unsupported(node, f"dtype {a.dtype} of input '{a.name}' (float32, integers and bool only)")
+    bname = _legacy_broadcast_operand(ctx, node, a, b)
+    shape = broadcast_shape(node, a.shape, ctx.g.value(bname).shape)
+    y = ctx.define(ctx.output(node), BOOL, shape)
+    ctx.emit("compare", [a.name, bname], [y], node.name, params=Compare(function=_COMPARE[node.op]))
+
+
+def lower_logic(ctx, node):
+    """And, Or, Xor (every opset): bool A and B with numpy broadcasting (before opset 7, broadcast=1 with axis
+    as for Add), a bool output; one `logic` node."""
+    a, b = _bool_input(ctx, node, 0), _bool_input(ctx, node, 1)
+    bname = _legacy_broadcast_operand(ctx, node, a, b)
+    shape = broadcast_shape(node, a.shape, ctx.g.value(bname).shape)
+    y = ctx.define(ctx.output(node), BOOL, shape)
+    ctx.emit("logic", [a.name, bname], [y], node.name, params=Logic(function=_LOGIC[node.op]))
+
+
+def lower_not(ctx, node):
+    """Not (every opset): a bool X, Y = not X of X's shape; one `logic` node (function not)."""
+    x = _bool_input(ctx, node, 0)
+    y = ctx.define(ctx.output(node), BOOL, x.shape)
+    ctx.emit("logic", [x.name], [y], node.name, params=Logic(function=LogicFn.NOT))
+
+
+def lower_where(ctx, node):
+    """Where (every opset): a bool condition C, X and Y of one dtype (any dtype accel has: float32, float16,
+    the integers, bool), numpy broadcasting over all three; Z = C ? X : Y, elements copied unchanged (NaN
+    payloads included). One `where` node."""
+    c = _bool_input(ctx, node, 0)
+    x, y = ctx.input(node, 1), ctx.input(node, 2)
+    if x.dtype != y.dtype:
+        raise CompileError(f"{node.label}: inputs '{x.name}' ({x.dtype}) and '{y.name}' ({y.dtype}) differ in "
+                           f"dtype")
+    shape = broadcast_shape(node, c.shape, x.shape, y.shape)
+    z = ctx.define(ctx.output(node), x.dtype, shape)
+    ctx.emit("where", [c.name, x.name, y.name], [z], node.name)
+
+
+HANDLERS: dict = {
+    **dict.fromkeys(_COMPARE, lower_compare), **dict.fromkeys(_LOGIC, lower_logic),
+    "Not": lower_not, "Where": lower_where,
+}

@@ -1,0 +1,186 @@
+// logic.cc - see logic.h: compare, logic and where as inner loops over the rows of math/broadcast.h's walk,
+// each loop split by the operands' strides (1 or 0) so that it vectorizes.
+#include "math/logic.h"
+
+#include "math/broadcast.h"
+#include "math/math_util.h"
+
+namespace accel_emu {
+namespace {
+
+// ---- compare ----------------------------------------------------------------------------------------
+
+template <CompareFn FN, typename T>
+ACCEL_INLINE uint8_t cmp(T x, T y) {
+    // C++'s comparisons are IEEE's for floats: every one with a NaN operand is false.
+    if constexpr (FN == CompareFn::Equal) return x == y;
+    if constexpr (FN == CompareFn::Greater) return x > y;
+    if constexpr (FN == CompareFn::GreaterOrEqual) return x >= y;
+    if constexpr (FN == CompareFn::Less) return x < y;
+    return x <= y;
+}
+
+template <CompareFn FN, typename T>
+ACCEL_HOT void cmp_row(const T* ACCEL_RESTRICT a, int64_t as, const T* ACCEL_RESTRICT b, int64_t bs,
+                       uint8_t* ACCEL_RESTRICT y, int64_t n) {
+    if (as && bs) {
+        for (int64_t i = 0; i < n; ++i) y[i] = cmp<FN, T>(a[i], b[i]);
+    } else if (bs) {
+        const T x = a[0];
+        for (int64_t i = 0; i < n; ++i) y[i] = cmp<FN, T>(x, b[i]);
+    } else if (as) {
+        const T v = b[0];
+        for (int64_t i = 0; i < n; ++i) y[i] = cmp<FN, T>(a[i], v);
+    } else {
+        const uint8_t v = cmp<FN, T>(a[0], b[0]);
+        for (int64_t i = 0; i < n; ++i) y[i] = v;
+    }
+}
+
+template <CompareFn FN, typename T>
+void run_cmp(const Bcast& c, int64_t numel, const void* A, const void* B, uint8_t* Y) {
+    const T* a = static_cast<const T*>(A);
+    const T* b = static_cast<const T*>(B);
+    for_each_row(c, numel, [&](const int64_t* off, const int64_t* inner, int64_t yo, int64_t n) {
+        cmp_row<FN, T>(a + off[0], inner[0], b + off[1], inner[1], Y + yo, n);
+    });
+}
+
+template <typename T>
+void run_cmp_fn(CompareFn fn, const Bcast& c, int64_t numel, const void* A, const void* B, uint8_t* Y) {
+    switch (fn) {
+        case CompareFn::Equal: return run_cmp<CompareFn::Equal, T>(c, numel, A, B, Y);
+        case CompareFn::Greater: return run_cmp<CompareFn::Greater, T>(c, numel, A, B, Y);
+        case CompareFn::GreaterOrEqual: return run_cmp<CompareFn::GreaterOrEqual, T>(c, numel, A, B, Y);
+        case CompareFn::Less: return run_cmp<CompareFn::Less, T>(c, numel, A, B, Y);
+        case CompareFn::LessOrEqual: return run_cmp<CompareFn::LessOrEqual, T>(c, numel, A, B, Y);
+    }
+}
+
+// ---- logic ------------------------------------------------------------------------------------------
+
+template <LogicFn FN>
+ACCEL_INLINE uint8_t logic(uint8_t x, uint8_t y) {
+    const uint8_t p = x != 0, q = y != 0;
+    if constexpr (FN == LogicFn::And) return p & q;
+    if constexpr (FN == LogicFn::Or) return p | q;
+    return p ^ q;
+}
+
+template <LogicFn FN>
+ACCEL_HOT void logic_row(const uint8_t* ACCEL_RESTRICT a, int64_t as, const uint8_t* ACCEL_RESTRICT b, int64_t bs,
+                         uint8_t* ACCEL_RESTRICT y, int64_t n) {
+    if (as && bs) {
+        for (int64_t i = 0; i < n; ++i) y[i] = logic<FN>(a[i], b[i]);
+    } else if (bs) {
+        const uint8_t x = a[0];
+        for (int64_t i = 0; i < n; ++i) y[i] = logic<FN>(x, b[i]);
+    } else if (as) {
+        const uint8_t v = b[0];
+        for (int64_t i = 0; i < n; ++i) y[i] = logic<FN>(a[i], v);
+    } else {
+        const uint8_t v = logic<FN>(a[0], b[0]);
+        for (int64_t i = 0; i < n; ++i) y[i] = v;
+    }
+}
+
+template <LogicFn FN>
+void run_logic(const Bcast& c, int64_t numel, const uint8_t* A, const uint8_t* B, uint8_t* Y) {
+    for_each_row(c, numel, [&](const int64_t* off, const int64_t* inner, int64_t yo, int64_t n) {
+        logic_row<FN>(A + off[0], inner[0], B + off[1], inner[1], Y + yo, n);
+    });
+}
+
+ACCEL_HOT void not_row(const uint8_t* ACCEL_RESTRICT a, uint8_t* ACCEL_RESTRICT y, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[i] = a[i] == 0;
+}
+
+// ---- where ------------------------------------------------------------------------------------------
+
+// One row of Z = C ? X : Y; cs, xs, ys are the strides (0 or 1). The common cases (everything contiguous, or a
+// scalar X or Y) get their own loops; the rest reads through the strides.
+template <typename T>
+ACCEL_HOT void where_row(const uint8_t* ACCEL_RESTRICT c, int64_t cs, const T* ACCEL_RESTRICT x, int64_t xs,
+                         const T* ACCEL_RESTRICT y, int64_t ys, T* ACCEL_RESTRICT z, int64_t n) {
+    if (cs && xs && ys) {
+        for (int64_t i = 0; i < n; ++i) z[i] = c[i] ? x[i] : y[i];
+    } else if (cs && xs) {
+        const T v = y[0];
+        for (int64_t i = 0; i < n; ++i) z[i] = c[i] ? x[i] : v;
+    } else if (cs && ys) {
+        const T v = x[0];
+        for (int64_t i = 0; i < n; ++i) z[i] = c[i] ? v : y[i];
+    } else if (cs) {
+        const T u = x[0], v = y[0];
+        for (int64_t i = 0; i < n; ++i) z[i] = c[i] ? u : v;
+    } else {  // one condition for the whole row: a copy of X's or Y's row (or its one element)
+        const T* s = c[0] ? x : y;
+        const int64_t ss = c[0] ? xs : ys;
+        if (ss) {
+            for (int64_t i = 0; i < n; ++i) z[i] = s[i];
+        } else {
+            const T v = s[0];
+            for (int64_t i = 0; i < n; ++i) z[i] = v;
+        }
+    }
+}
+
+template <typename T>
+void run_where(const Bcast& b, int64_t numel, const uint8_t* C, const void* X, const void* Y, void* Z) {
+    const T* x = static_cast<const T*>(X);
+    const T* y = static_cast<const T*>(Y);
+    T* z = static_cast<T*>(Z);
+    for_each_row(b, numel, [&](const int64_t* off, const int64_t* inner, int64_t zo, int64_t n) {
+        where_row<T>(C + off[0], inner[0], x + off[1], inner[1], y + off[2], inner[2], z + zo, n);
+    });
+}
+
+}  // namespace
+
+void compare_broadcast(CompareFn fn, const TensorDesc& ad, const TensorDesc& bd, const TensorDesc& yd, const void* A,
+                       const void* B, uint8_t* Y) {
+    const TensorDesc* ins[2] = {&ad, &bd};
+    const Bcast c = plan_broadcast(ins, 2, yd);
+    switch (ad.dtype) {
+        case ACCEL_DTYPE_FLOAT32: return run_cmp_fn<float>(fn, c, yd.numel, A, B, Y);
+        case ACCEL_DTYPE_INT8: return run_cmp_fn<int8_t>(fn, c, yd.numel, A, B, Y);
+        case ACCEL_DTYPE_UINT8:
+        case ACCEL_DTYPE_BOOL: return run_cmp_fn<uint8_t>(fn, c, yd.numel, A, B, Y);
+        case ACCEL_DTYPE_INT16: return run_cmp_fn<int16_t>(fn, c, yd.numel, A, B, Y);
+        case ACCEL_DTYPE_UINT16: return run_cmp_fn<uint16_t>(fn, c, yd.numel, A, B, Y);
+        case ACCEL_DTYPE_INT32: return run_cmp_fn<int32_t>(fn, c, yd.numel, A, B, Y);
+        case ACCEL_DTYPE_UINT32: return run_cmp_fn<uint32_t>(fn, c, yd.numel, A, B, Y);
+        case ACCEL_DTYPE_INT64: return run_cmp_fn<int64_t>(fn, c, yd.numel, A, B, Y);
+        case ACCEL_DTYPE_UINT64: return run_cmp_fn<uint64_t>(fn, c, yd.numel, A, B, Y);
+        default: return;  // validate refuses the others
+    }
+}
+
+void logic_broadcast(LogicFn fn, const TensorDesc& ad, const TensorDesc& bd, const TensorDesc& yd, const uint8_t* A,
+                     const uint8_t* B, uint8_t* Y) {
+    const TensorDesc* ins[2] = {&ad, &bd};
+    const Bcast c = plan_broadcast(ins, 2, yd);
+    switch (fn) {
+        case LogicFn::And: return run_logic<LogicFn::And>(c, yd.numel, A, B, Y);
+        case LogicFn::Or: return run_logic<LogicFn::Or>(c, yd.numel, A, B, Y);
+        case LogicFn::Xor: return run_logic<LogicFn::Xor>(c, yd.numel, A, B, Y);
+        case LogicFn::Not: return;  // one input: logic_not
+    }
+}
+
+void logic_not(const uint8_t* A, uint8_t* Y, int64_t n) { not_row(A, Y, n); }
+
+void where_broadcast(const TensorDesc& cd, const TensorDesc& xd, const TensorDesc& yd, const TensorDesc& zd,
+                     size_t elem_size, const uint8_t* C, const void* X, const void* Y, void* Z) {
+    const TensorDesc* ins[3] = {&cd, &xd, &yd};
+    const Bcast b = plan_broadcast(ins, 3, zd);
+    switch (elem_size) {  // the bytes are copied, not interpreted: one loop per element size
+        case 1: return run_where<uint8_t>(b, zd.numel, C, X, Y, Z);
+        case 2: return run_where<uint16_t>(b, zd.numel, C, X, Y, Z);
+        case 4: return run_where<uint32_t>(b, zd.numel, C, X, Y, Z);
+        case 8: return run_where<uint64_t>(b, zd.numel, C, X, Y, Z);
+        default: return;
+    }
+}
+
+}  // namespace accel_emu
