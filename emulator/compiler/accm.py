@@ -25,7 +25,7 @@ from .op_params import PARAMS
 
 MAGIC = b"ACCM"
 VERSION_MAJOR = 1
-VERSION_MINOR = 2  # the newest this writer knows; a file gets the oldest minor that holds what it uses
+VERSION_MINOR = 3  # the newest this writer knows; a file gets the oldest minor that holds what it uses
 FLOAT_MINOR = 1    # what a float32 model without minor-2 features is written as (readers of 1.1 load it)
 HEADER_SIZE = 128
 TENSOR_RECORD_SIZE = 128
@@ -138,7 +138,17 @@ def _truncate_utf8(s: str, limit: int) -> str:
 def _minor(tensors: list[Tensor], nodes: list[Node]) -> int:
     """The oldest format minor that holds every op and field used."""
     minor = max([OP_MINOR[OP_NAMES[n.op]] for n in nodes if n.op in OP_NAMES] + [FLOAT_MINOR])
+    if any(_minor3_gather(tensors, n) for n in nodes):
+        minor = max(minor, 3)
     return max(minor, 2) if any(t.scales is not None for t in tensors) else minor
+
+
+def _minor3_gather(tensors: list[Tensor], node: Node) -> bool:
+    """A gather whose indices minor 1 does not hold: computed at run time, or int32 (op_schema.py)."""
+    if OP_NAMES.get(node.op) != "gather" or len(node.inputs) < 2 or node.inputs[1] is None:
+        return False
+    ind = tensors[node.inputs[1]]
+    return ind.kind != KIND_CONSTANT or ind.dtype != dtype_code(np.int64)
 
 
 def write(tensors: list[Tensor], nodes: list[Node], inputs: list[int], outputs: list[int],

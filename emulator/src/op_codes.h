@@ -49,6 +49,11 @@ enum class Op : uint32_t {
     DynQuant = 38,
     MatMulInteger = 39,
     ConvInteger = 40,
+    // format 1.3
+    ArgReduce = 45,
+    TopK = 46,
+    CumSum = 47,
+    OneHot = 48,
 };
 
 enum class Act : uint32_t {
@@ -161,7 +166,11 @@ constexpr bool is_known(Op v) {
         case Op::QSoftmax:
         case Op::DynQuant:
         case Op::MatMulInteger:
-        case Op::ConvInteger: return true;
+        case Op::ConvInteger:
+        case Op::ArgReduce:
+        case Op::TopK:
+        case Op::CumSum:
+        case Op::OneHot: return true;
     }
     return false;
 }

@@ -45,5 +45,9 @@ extern const OpDef kQSoftmaxDef;
 extern const OpDef kDynQuantDef;
 extern const OpDef kMatMulIntegerDef;
 extern const OpDef kConvIntegerDef;
+extern const OpDef kArgReduceDef;
+extern const OpDef kTopKDef;
+extern const OpDef kCumSumDef;
+extern const OpDef kOneHotDef;
 
 }  // namespace accel_emu

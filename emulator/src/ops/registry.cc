@@ -45,6 +45,10 @@ const OpDef* find_op(uint32_t op) {
         case Op::DynQuant: return &kDynQuantDef;
         case Op::MatMulInteger: return &kMatMulIntegerDef;
         case Op::ConvInteger: return &kConvIntegerDef;
+        case Op::ArgReduce: return &kArgReduceDef;
+        case Op::TopK: return &kTopKDef;
+        case Op::CumSum: return &kCumSumDef;
+        case Op::OneHot: return &kOneHotDef;
     }
     return nullptr;
 }
