@@ -292,7 +292,8 @@ OPS = (
        "any number (as onnxruntime); V and I have X's dims with axis' set to k",
        (Param("axis", 0, "0 .. ndim-1"), Param("k", 1, "1 .. X.dims[axis]"),
         Param("largest", 2, "1 largest, 0 smallest"), Param("sorted", 3, "0 or 1 (the order is the same)")),
-       class_name="TopK", dtypes="X and V float32, int32 or int64 (the same); I int64"),
+       class_name="TopK", dtypes="X and V float32, int8, uint8, int16, uint16, int32, uint32, int64 or uint64 (the "
+                                 "same); I int64"),
     Op(47, "cumsum", 3, "X -> Y",
        "Y[.., j, ..] = the sum of X[.., i, ..] along axis over i <= j (i < j with exclusive; i >= j, i > j "
        "with reverse), added in order from the start (the end with reverse) in X's dtype: float32 rounds "

@@ -11,10 +11,10 @@ from ..op_params import ArgReduce, CumSum, OneHot, TopK
 from .context import normalize_axis, unsupported
 
 I64 = np.dtype(np.int64)
-# Input dtypes argreduce computes on (not float16, bool).
+# Input dtypes argreduce and topk compute on (not float16, bool).
 _ARG_DTYPES = frozenset(np.dtype(t) for t in (np.float32, np.int8, np.uint8, np.int16, np.uint16, np.int32,
                                               np.uint32, np.int64, np.uint64))
-# Input dtypes of topk and cumsum.
+# Input dtypes of cumsum (onnxruntime's, but float64, which accel does not have).
 _F32_I32_I64 = frozenset(np.dtype(t) for t in (np.float32, np.int32, np.int64))
 
 
@@ -60,15 +60,15 @@ def lower_argreduce(ctx, node):
 
 
 def lower_topk(ctx, node):
-    """TopK (every opset): float32, int32 or int64 input; k from the attribute (opset 1-9) or the `K`
-    input (opset 10+, a constant of one element, 1 <= k <= the axis' size), `axis` (default -1),
-    `largest` (opset 11+; 0 gives the smallest) and `sorted`. The values come in order (largest first, or
-    smallest first), equal values by lower index first, NaN above every number, as onnxruntime; with
-    sorted=0, where ONNX leaves the order open, they come in that same order (onnxruntime's may differ).
-    The indices are int64. Other dtypes and a k computed at run time are not supported; k = 0 (empty
-    outputs) is refused."""
+    """TopK (every opset): float32 or any integer type but bool (int8 to uint64); k from the attribute
+    (opset 1-9) or the `K` input (opset 10+, a constant of one element, 1 <= k <= the axis' size), `axis`
+    (default -1), `largest` (opset 11+; 0 gives the smallest) and `sorted`. The values come in order
+    (largest first, or smallest first), equal values by lower index first, NaN above every number, as
+    onnxruntime; with sorted=0, where ONNX leaves the order open, they come in that same order
+    (onnxruntime's may differ). The indices are int64. float16 inputs and a k computed at run time are
+    not supported; k = 0 (empty outputs) is refused."""
     x = ctx.input(node, 0)
-    _dtype_in(node, x, _F32_I32_I64, "float32, int32 and int64")
+    _dtype_in(node, x, _ARG_DTYPES, "float32 and integer types")
     rank = len(x.shape)
     if rank == 0:
         raise CompileError(f"{node.label}: input '{x.name}' is a scalar")
@@ -149,21 +149,24 @@ def lower_onehot(ctx, node):
 
 def lower_range(ctx, node):
     """Range with an input known only at run time is not supported: start, limit and delta all set the
-    output's length, max(ceil((limit - start) / delta), 0), which the compiler must know (static shapes).
-    Range of constants (also ones computed from static shapes, Range(0, Shape(x)[1], 1) say) folds at
-    compile time."""
-    live = [v.name for v in (ctx.input_opt(node, i) for i in range(3)) if v is not None and not v.is_const]
-    raise CompileError(f"{node.label}: the output's length depends on {', '.join(repr(n) for n in live)}, "
-                       f"known only at run time (static shapes: start, limit and delta must be constants "
-                       f"or computed from shapes)")
+    output's length, max(ceil((limit - start) / delta), 0), which the compiler must know (static shapes),
+    so each must be a constant. Range of constants (also ones computed from static shapes, position ids
+    Range(0, Shape(x)[1], 1) say) folds at compile time."""
+    for i, what in enumerate(("start", "limit", "delta")):
+        v = ctx.input(node, i)
+        if not v.is_const:
+            raise CompileError(f"{node.label}: {what} ('{v.name}') must be a constant (after constant folding): "
+                               f"start, limit and delta set the output's length, which must be known when the "
+                               f"model is compiled")
+    raise CompileError(f"{node.label}: constant inputs were not folded")  # the driver folds them first
 
 
 def lower_constant_of_shape(ctx, node):
     """ConstantOfShape whose shape input is known only at run time is not supported (static shapes); a
     constant shape, also one computed from static shapes (Shape(x) and the like), folds at compile time."""
     v = ctx.input(node, 0)
-    raise CompileError(f"{node.label}: the output's shape is the value of '{v.name}', known only at run time "
-                       f"(static shapes: it must be a constant or computed from shapes)")
+    raise CompileError(f"{node.label}: shape ('{v.name}') must be a constant (after constant folding): it is "
+                       f"the output's shape, which must be known when the model is compiled")
 
 
 HANDLERS: dict = {

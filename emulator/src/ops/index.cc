@@ -81,10 +81,10 @@ bool check_axis_shape(const TensorDesc& x, const TensorDesc& y, int64_t axis, in
         for (int i = 0; ok && i < y.ndim; ++i) ok = y.dims[i] == x.dims[i < axis ? i : i + 1];
     }
     if (!ok)
-        return kern::fail(err, op,
-                          kern::cat(what, " shape ", kern::dims_str(y), " is not input ", kern::dims_str(x),
-                                    " with axis ", axis, may_drop ? " set to 1 or removed" : " set to ",
-                                    may_drop ? "" : std::to_string(size)));
+        return kern::fail(
+            err, op,
+            kern::cat(what, " shape ", kern::dims_str(y), " is not input ", kern::dims_str(x), " with axis ", axis,
+                      may_drop ? " set to 1 or removed" : " set to ", may_drop ? "" : std::to_string(size)));
     return true;
 }
 
@@ -104,8 +104,7 @@ bool check_flag(int64_t v, const char* name, const char* op, std::string* err) {
 bool validate_argreduce(const Graph& g, const Node& n, std::string* err) {
     using kern::cat;
     const char* op = "argreduce";
-    if (!kern::check_common(g, n, op, {1, 1, 1, 1}, kern::DTypeRule::Any, kern::ActRule::MustBeNone, err))
-        return false;
+    if (!kern::check_common(g, n, op, {1, 1, 1, 1}, kern::DTypeRule::Any, kern::ActRule::MustBeNone, err)) return false;
     const TensorDesc& x = *kern::input(g, n, 0);
     const TensorDesc& y = kern::output(g, n, 0);
     const ArgReduceParams p = ArgReduceParams::of(n);
@@ -162,8 +161,7 @@ void run_argreduce(const KernelArgs& a) {
 bool validate_topk(const Graph& g, const Node& n, std::string* err) {
     using kern::cat;
     const char* op = "topk";
-    if (!kern::check_common(g, n, op, {1, 1, 1, 2}, kern::DTypeRule::Any, kern::ActRule::MustBeNone, err))
-        return false;
+    if (!kern::check_common(g, n, op, {1, 1, 1, 2}, kern::DTypeRule::Any, kern::ActRule::MustBeNone, err)) return false;
     const TensorDesc& x = *kern::input(g, n, 0);
     const TensorDesc& v = kern::output(g, n, 0);
     const TensorDesc& i = kern::output(g, n, 1);
@@ -173,8 +171,8 @@ bool validate_topk(const Graph& g, const Node& n, std::string* err) {
         return false;
     if (p.k < 1 || p.k > x.dims[p.axis])
         return kern::fail(err, op, cat("k ", p.k, " outside 1..", x.dims[p.axis], " (axis ", p.axis, ")"));
-    if (!is_f32_i32_i64(x.dtype))
-        return kern::fail(err, op, cat("input dtype ", dtype_name(x.dtype), " is not float32, int32 or int64"));
+    if (!is_numeric(x.dtype))
+        return kern::fail(err, op, cat("input dtype ", dtype_name(x.dtype), " is not float32 or an integer type"));
     if (!kern::same_dtype(x, v, op, "input 0", err)) return false;
     if (i.dtype != ACCEL_DTYPE_INT64)
         return kern::fail(err, op, cat("output 1 dtype ", dtype_name(i.dtype), " is not int64"));
@@ -187,8 +185,8 @@ size_t topk_scratch(const Graph& g, const Node& n) {
 }
 
 template <class T>
-void topk_lines(const T* x, int64_t outer, int64_t dim, int64_t inner, int64_t k, bool largest, int64_t* order,
-                T* v, int64_t* ind) {
+void topk_lines(const T* x, int64_t outer, int64_t dim, int64_t inner, int64_t k, bool largest, int64_t* order, T* v,
+                int64_t* ind) {
     for (int64_t o = 0; o < outer; ++o, x += dim * inner, v += k * inner, ind += k * inner)
         for (int64_t j = 0; j < inner; ++j) {
             const T* line = x + j;
@@ -221,17 +219,11 @@ void run_topk(const KernelArgs& a) {
     const int64_t inner = kern::prod(xd.dims, axis + 1, xd.ndim);
     auto* order = static_cast<int64_t*>(a.scratch);
     auto* ind = static_cast<int64_t*>(a.out[1]);
-    switch (xd.dtype) {
-        case ACCEL_DTYPE_FLOAT32:
-            return topk_lines(static_cast<const float*>(a.in[0]), outer, dim, inner, p.k, p.largest != 0, order,
-                              static_cast<float*>(a.out[0]), ind);
-        case ACCEL_DTYPE_INT32:
-            return topk_lines(static_cast<const int32_t*>(a.in[0]), outer, dim, inner, p.k, p.largest != 0, order,
-                              static_cast<int32_t*>(a.out[0]), ind);
-        default:
-            return topk_lines(static_cast<const int64_t*>(a.in[0]), outer, dim, inner, p.k, p.largest != 0, order,
-                              static_cast<int64_t*>(a.out[0]), ind);
-    }
+    dispatch_numeric(xd.dtype, [&](auto t) {
+        using T = decltype(t);
+        topk_lines(static_cast<const T*>(a.in[0]), outer, dim, inner, p.k, p.largest != 0, order,
+                   static_cast<T*>(a.out[0]), ind);
+    });
 }
 
 // ---- cumsum: running sums along an axis
@@ -239,8 +231,7 @@ void run_topk(const KernelArgs& a) {
 bool validate_cumsum(const Graph& g, const Node& n, std::string* err) {
     using kern::cat;
     const char* op = "cumsum";
-    if (!kern::check_common(g, n, op, {1, 1, 1, 1}, kern::DTypeRule::Any, kern::ActRule::MustBeNone, err))
-        return false;
+    if (!kern::check_common(g, n, op, {1, 1, 1, 1}, kern::DTypeRule::Any, kern::ActRule::MustBeNone, err)) return false;
     const TensorDesc& x = *kern::input(g, n, 0);
     const TensorDesc& y = kern::output(g, n, 0);
     const CumSumParams p = CumSumParams::of(n);
@@ -294,8 +285,7 @@ void run_cumsum(const KernelArgs& a) {
 bool validate_onehot(const Graph& g, const Node& n, std::string* err) {
     using kern::cat;
     const char* op = "onehot";
-    if (!kern::check_common(g, n, op, {2, 2, 2, 1}, kern::DTypeRule::Any, kern::ActRule::MustBeNone, err))
-        return false;
+    if (!kern::check_common(g, n, op, {2, 2, 2, 1}, kern::DTypeRule::Any, kern::ActRule::MustBeNone, err)) return false;
     const TensorDesc& ind = *kern::input(g, n, 0);
     const TensorDesc& val = *kern::input(g, n, 1);
     const TensorDesc& y = kern::output(g, n, 0);
