@@ -195,9 +195,12 @@ OPS = (
        (Param("starts", 0, "first index per axis", count=8),
         Param("steps", 8, "step per axis (not 0; negative walks backwards)", count=8)), any_dtype=True),
     Op(20, "gather", 1, "X, I -> Y",
-       "I is a constant int64 tensor of indices 0 <= i < X.dims[axis] (negative ones are made positive by "
-       "the compiler); Y's shape is X.dims[:axis] + I.dims + X.dims[axis+1:] (a scalar I removes the "
-       "axis). Y's dtype is X's.", (Param("axis", 0, "0 .. ndim-1"),), any_dtype=True),
+       "Y's shape is X.dims[:axis] + I.dims + X.dims[axis+1:] (a scalar I removes the axis); Y's dtype is "
+       "X's. Minor 1: I is a constant int64 tensor of indices 0 <= i < X.dims[axis]. Minor 3: I may be "
+       "computed at run time (a graph input, say) and int32 or int64; an index i < 0 counts from the end "
+       "(i + X.dims[axis]); one still outside 0 .. X.dims[axis]-1 at run time gives zeros for its block "
+       "(onnxruntime fails the run there); constant indices are checked at load.",
+       (Param("axis", 0, "0 .. ndim-1"),), any_dtype=True),
     Op(21, "pow", 1, "A, B -> Y", "as add: A ^ B elementwise, as C's powf"),
     Op(22, "min", 1, "A, B -> Y", "as add: the smaller of A and B (NaN if either is)", dtypes=_ARITH_DTYPES),
     Op(23, "max", 1, "A, B -> Y", "as add: the larger of A and B (NaN if either is)", dtypes=_ARITH_DTYPES),
@@ -302,6 +305,36 @@ OPS = (
        "numpy broadcasting over all three: Z's shape is the broadcast of C's, X's and Y's; Z = C ? X : Y "
        "elementwise (any nonzero byte of C is true), bytes copied unchanged",
        dtypes="C bool; X, Y and Z one dtype (any)"),
+    # Index ops (minor 3): integer outputs and run-time indices, for models fed token or byte ids.
+    Op(45, "argreduce", 3, "X -> Y",
+       "Y[..] = the index along axis of the largest (select_min 0) or smallest (select_min 1) element, the "
+       "first such (select_last 0) or last (select_last 1); NaN counts as larger and smaller than any "
+       "number, so a line with NaN gives its first (or last) NaN, as numpy (onnxruntime skips NaN unless "
+       "it comes first). Y has X's dims with axis' set to 1 or removed (keepdims 0).",
+       (Param("axis", 0, "0 .. ndim-1"), Param("select_min", 1, "0 argmax, 1 argmin"),
+        Param("select_last", 2, "0: first index of the extreme, 1: last")),
+       class_name="ArgReduce", dtypes="X float32, int8, uint8, int16, uint16, int32, uint32, int64 or uint64; "
+                                      "Y int64"),
+    Op(46, "topk", 3, "X -> V, I",
+       "the k largest (largest 1) or smallest (largest 0) elements along axis, in that order (also for "
+       "sorted 0, where ONNX leaves the order open), equal elements by lower index first, NaN larger than "
+       "any number (as onnxruntime); V and I have X's dims with axis' set to k",
+       (Param("axis", 0, "0 .. ndim-1"), Param("k", 1, "1 .. X.dims[axis]"),
+        Param("largest", 2, "1 largest, 0 smallest"), Param("sorted", 3, "0 or 1 (the order is the same)")),
+       class_name="TopK", dtypes="X and V float32, int8, uint8, int16, uint16, int32, uint32, int64 or uint64 (the "
+                                 "same); I int64"),
+    Op(47, "cumsum", 3, "X -> Y",
+       "Y[.., j, ..] = the sum of X[.., i, ..] along axis over i <= j (i < j with exclusive; i >= j, i > j "
+       "with reverse), added in order from the start (the end with reverse) in X's dtype: float32 rounds "
+       "each step, integers wrap (two's complement), as onnxruntime",
+       (Param("axis", 0, "0 .. ndim-1"), Param("exclusive", 1, "0 or 1"), Param("reverse", 2, "0 or 1")),
+       class_name="CumSum", dtypes="X and Y float32, int32 or int64 (the same), of one shape"),
+    Op(48, "onehot", 3, "I, V -> Y",
+       "Y's shape is I's with depth inserted at axis; Y[.., d, ..] = V[1] where d is the index at that "
+       "position (float indices truncated toward zero, then i < 0 counting from the end: i + depth), else "
+       "V[0]; an index outside -depth .. depth-1 gives a line of V[0]",
+       (Param("axis", 0, "0 .. Y's ndim-1"), Param("depth", 1, ">= 1")), class_name="OneHot",
+       dtypes="I int32, int64 or float32; V two elements (off, on) of Y's dtype, any"),
     Op(54, "pad", 3, "X, V optional -> Y",
        "Y has X's rank and dtype; Y.dims[i] = begin[i] + X.dims[i] + end[i] with end[i] >= 0 (so Y's dims give "
        "it; negative pads are a slice before this op). Output index o reads X at o - begin[i] on each axis i "

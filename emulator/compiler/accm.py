@@ -142,7 +142,17 @@ def _minor(tensors: list[Tensor], nodes: list[Node]) -> int:
     minor = max([OP_MINOR[OP_NAMES[n.op]] for n in nodes if n.op in OP_NAMES] + [FLOAT_MINOR])
     if any(OP_NAMES.get(n.op) in INT_ARITH_OPS and tensors[n.outputs[0]].dtype != 1 for n in nodes):
         minor = max(minor, 3)  # integer add .. max (1.3)
+    if any(_minor3_gather(tensors, n) for n in nodes):
+        minor = max(minor, 3)
     return max(minor, 2) if any(t.scales is not None for t in tensors) else minor
+
+
+def _minor3_gather(tensors: list[Tensor], node: Node) -> bool:
+    """A gather whose indices minor 1 does not hold: computed at run time, or int32 (op_schema.py)."""
+    if OP_NAMES.get(node.op) != "gather" or len(node.inputs) < 2 or node.inputs[1] is None:
+        return False
+    ind = tensors[node.inputs[1]]
+    return ind.kind != KIND_CONSTANT or ind.dtype != dtype_code(np.int64)
 
 
 def write(tensors: list[Tensor], nodes: list[Node], inputs: list[int], outputs: list[int],

@@ -20,7 +20,8 @@ OPS: Dict[str, int] = {
     "max": 23, "layernorm": 24, "expand": 25, "cast": 26, "quantize": 27, "dequantize": 28, "qconv": 29,
     "qmatmul": 30, "qgemm": 31, "qadd": 32, "qmul": 33, "qactivation": 34, "qavgpool": 35,
     "qglobalavgpool": 36, "qsoftmax": 37, "dynquant": 38, "matmulinteger": 39, "convinteger": 40,
-    "compare": 41, "logic": 42, "where": 43, "pad": 54, "groupnorm": 55,
+    "compare": 41, "logic": 42, "where": 43, "argreduce": 45, "topk": 46, "cumsum": 47, "onehot": 48,
+    "pad": 54, "groupnorm": 55,
 }
 OP_NAMES: Dict[int, str] = {v: k for k, v in OPS.items()}
 OP_MINOR: Dict[str, int] = {
@@ -29,8 +30,8 @@ OP_MINOR: Dict[str, int] = {
     "convtranspose": 1, "resize": 1, "reduce": 1, "slice": 1, "gather": 1, "pow": 1, "min": 1, "max": 1,
     "layernorm": 1, "expand": 1, "cast": 1, "quantize": 2, "dequantize": 2, "qconv": 2, "qmatmul": 2,
     "qgemm": 2, "qadd": 2, "qmul": 2, "qactivation": 2, "qavgpool": 2, "qglobalavgpool": 2, "qsoftmax": 2,
-    "dynquant": 2, "matmulinteger": 2, "convinteger": 2, "compare": 3, "logic": 3, "where": 3, "pad": 3,
-    "groupnorm": 3,
+    "dynquant": 2, "matmulinteger": 2, "convinteger": 2, "compare": 3, "logic": 3, "where": 3,
+    "argreduce": 3, "topk": 3, "cumsum": 3, "onehot": 3, "pad": 3, "groupnorm": 3,
 }
 # Ops of any dtype, and the ops that compute in float32 only (the others state their own dtypes).
 ANY_DTYPE_OPS = frozenset({"copy", "transpose", "concat", "slice", "gather", "expand", "cast", "pad"})
@@ -454,6 +455,56 @@ class Logic(Params):
 
 
 @dataclass(frozen=True)
+class ArgReduce(Params):
+    """Parameters of argreduce (op 45)."""
+
+    OP: ClassVar[str] = "argreduce"
+    INTS: ClassVar[Tuple[Tuple[str, int, int], ...]] = (
+        ("axis", 0, 1), ("select_min", 1, 1), ("select_last", 2, 1),
+    )
+    axis: int  # 0 .. ndim-1
+    select_min: int  # 0 argmax, 1 argmin
+    select_last: int  # 0: first index of the extreme, 1: last
+
+
+@dataclass(frozen=True)
+class TopK(Params):
+    """Parameters of topk (op 46)."""
+
+    OP: ClassVar[str] = "topk"
+    INTS: ClassVar[Tuple[Tuple[str, int, int], ...]] = (
+        ("axis", 0, 1), ("k", 1, 1), ("largest", 2, 1), ("sorted", 3, 1),
+    )
+    axis: int  # 0 .. ndim-1
+    k: int  # 1 .. X.dims[axis]
+    largest: int  # 1 largest, 0 smallest
+    sorted: int  # 0 or 1 (the order is the same)
+
+
+@dataclass(frozen=True)
+class CumSum(Params):
+    """Parameters of cumsum (op 47)."""
+
+    OP: ClassVar[str] = "cumsum"
+    INTS: ClassVar[Tuple[Tuple[str, int, int], ...]] = (
+        ("axis", 0, 1), ("exclusive", 1, 1), ("reverse", 2, 1),
+    )
+    axis: int  # 0 .. ndim-1
+    exclusive: int  # 0 or 1
+    reverse: int  # 0 or 1
+
+
+@dataclass(frozen=True)
+class OneHot(Params):
+    """Parameters of onehot (op 48)."""
+
+    OP: ClassVar[str] = "onehot"
+    INTS: ClassVar[Tuple[Tuple[str, int, int], ...]] = (("axis", 0, 1), ("depth", 1, 1))
+    axis: int  # 0 .. Y's ndim-1
+    depth: int  # >= 1
+
+
+@dataclass(frozen=True)
 class Pad(Params):
     """Parameters of pad (op 54)."""
 
@@ -479,5 +530,6 @@ PARAMS: Dict[str, Type[Params]] = {
     "concat": Concat, "softmax": Softmax, "convtranspose": ConvTranspose, "resize": Resize, "reduce": Reduce,
     "slice": Slice, "gather": Gather, "layernorm": LayerNorm, "qconv": QConv, "qgemm": QGemm,
     "qavgpool": QAvgPool, "qsoftmax": QSoftmax, "convinteger": ConvInteger, "compare": Compare,
-    "logic": Logic, "pad": Pad, "groupnorm": GroupNorm,
+    "logic": Logic, "argreduce": ArgReduce, "topk": TopK, "cumsum": CumSum, "onehot": OneHot, "pad": Pad,
+    "groupnorm": GroupNorm,
 }

@@ -53,6 +53,10 @@ enum class Op : uint32_t {
     Compare = 41,
     Logic = 42,
     Where = 43,
+    ArgReduce = 45,
+    TopK = 46,
+    CumSum = 47,
+    OneHot = 48,
     Pad = 54,
     GroupNorm = 55,
 };
@@ -190,6 +194,10 @@ constexpr bool is_known(Op v) {
         case Op::Compare:
         case Op::Logic:
         case Op::Where:
+        case Op::ArgReduce:
+        case Op::TopK:
+        case Op::CumSum:
+        case Op::OneHot:
         case Op::Pad:
         case Op::GroupNorm: return true;
     }

@@ -404,6 +404,66 @@ struct LogicParams {
     }
 };
 
+// argreduce (op 45)
+struct ArgReduceParams {
+    int64_t axis;  // 0 .. ndim-1
+    int64_t select_min;  // 0 argmax, 1 argmin
+    int64_t select_last;  // 0: first index of the extreme, 1: last
+
+    static ArgReduceParams of(const Node& n) {
+        ArgReduceParams p;
+        p.axis = n.ints[0];
+        p.select_min = n.ints[1];
+        p.select_last = n.ints[2];
+        return p;
+    }
+};
+
+// topk (op 46)
+struct TopKParams {
+    int64_t axis;  // 0 .. ndim-1
+    int64_t k;  // 1 .. X.dims[axis]
+    int64_t largest;  // 1 largest, 0 smallest
+    int64_t sorted;  // 0 or 1 (the order is the same)
+
+    static TopKParams of(const Node& n) {
+        TopKParams p;
+        p.axis = n.ints[0];
+        p.k = n.ints[1];
+        p.largest = n.ints[2];
+        p.sorted = n.ints[3];
+        return p;
+    }
+};
+
+// cumsum (op 47)
+struct CumSumParams {
+    int64_t axis;  // 0 .. ndim-1
+    int64_t exclusive;  // 0 or 1
+    int64_t reverse;  // 0 or 1
+
+    static CumSumParams of(const Node& n) {
+        CumSumParams p;
+        p.axis = n.ints[0];
+        p.exclusive = n.ints[1];
+        p.reverse = n.ints[2];
+        return p;
+    }
+};
+
+// onehot (op 48)
+struct OneHotParams {
+    int64_t axis;  // 0 .. Y's ndim-1
+    int64_t depth;  // >= 1
+
+    static OneHotParams of(const Node& n) {
+        OneHotParams p;
+        p.axis = n.ints[0];
+        p.depth = n.ints[1];
+        return p;
+    }
+};
+
 // pad (op 54)
 struct PadParams {
     int64_t begin[8];  // elements added before each axis (>= 0); entries past ndim 0

@@ -1,8 +1,8 @@
-"""Data movement: Transpose and Concat, and Slice, Split, Gather, Expand, Tile, Cast and CastLike at run
-time (FORMAT.md ops transpose, concat, slice, gather, expand, cast), on every dtype accel has where the op
-says so: float16 and integer tensors flow through these (and through the copies of reshape.py) while the
-ops that compute stay float32. All-constant nodes never get here: the driver (lower/__init__.py) folds
-them first."""
+"""Data movement: Transpose and Concat, and Slice, Split, Gather (also with indices computed at run
+time), Expand, Tile, Cast and CastLike at run time (FORMAT.md ops transpose, concat, slice, gather, expand,
+cast), on every dtype accel has where the op says so: float16 and integer tensors flow through these (and
+through the copies of reshape.py) while the ops that compute stay float32. All-constant nodes never get
+here: the driver (lower/__init__.py) folds them first."""
 from __future__ import annotations
 
 import numpy as np
@@ -178,30 +178,38 @@ def lower_split(ctx, node):
 
 
 def lower_gather(ctx, node):
-    """Gather of a runtime tensor, any dtype, along `axis` with constant int32/int64 indices of any
-    rank (a scalar index removes the axis); negative indices count from the end, out-of-range ones are a
-    CompileError. Runtime indices are not supported (a constant data tensor with constant indices folds
-    at compile time)."""
+    """Gather of a runtime or constant tensor, any dtype, along `axis` (negative counts from the end),
+    with int32 or int64 indices of any rank (a scalar index removes the axis), constant or computed at
+    run time (a graph input of token ids into a constant embedding table, say). A negative index counts
+    from the end. A constant index outside -n..n-1 (n the axis' size) is a CompileError; one that comes
+    at run time gives zeros for its slice of the output (kernels never fail at run time; onnxruntime
+    fails the run there). Constant data with constant indices folds at compile time."""
     x = ctx.input(node, 0)
     rank = len(x.shape)
     if rank == 0:
         raise CompileError(f"{node.label}: cannot gather from a scalar")
     axis = normalize_axis(node, node.attr("axis", 0), rank)
     ind = ctx.input(node, 1)
+    dim = x.shape[axis]
+    y = ctx.output(node)
     if not ind.is_const:
-        raise unsupported(node, f"runtime indices '{ind.name}' (only constant indices)")
+        if ind.dtype not in (np.dtype(np.int32), np.dtype(np.int64)):
+            raise CompileError(f"{node.label}: indices '{ind.name}' have dtype {ind.dtype}, not int32 or int64")
+        shape = tuple(x.shape[:axis]) + tuple(ind.shape) + tuple(x.shape[axis + 1:])
+        _nonempty(node, shape, f"output '{y}'")
+        ctx.define(y, x.dtype, shape)
+        ctx.emit("gather", [x.name, ind.name], [y], node.name, params=Gather(axis=axis))
+        return
     idx = np.asarray(ind.const)
     if idx.dtype.kind not in "iu":
         raise CompileError(f"{node.label}: indices '{ind.name}' have dtype {idx.dtype}, not an integer type")
     idx = idx.astype(np.int64)
-    dim = x.shape[axis]
     bad = idx[(idx < -dim) | (idx >= dim)]
     if bad.size:
         raise CompileError(f"{node.label}: index {int(bad.reshape(-1)[0])} is out of range for axis {axis} "
                            f"of '{x.name}' {tuple(x.shape)}")
     idx = np.where(idx < 0, idx + dim, idx)
     shape = tuple(x.shape[:axis]) + idx.shape + tuple(x.shape[axis + 1:])
-    y = ctx.output(node)
     _nonempty(node, shape, f"output '{y}'")
     if idx.ndim == 1 and idx.size == dim and np.array_equal(idx, np.arange(dim)):
         ctx.copy_to(x.name, y, shape, node.name)

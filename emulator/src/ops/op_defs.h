@@ -48,6 +48,10 @@ extern const OpDef kConvIntegerDef;
 extern const OpDef kCompareDef;
 extern const OpDef kLogicDef;
 extern const OpDef kWhereDef;
+extern const OpDef kArgReduceDef;
+extern const OpDef kTopKDef;
+extern const OpDef kCumSumDef;
+extern const OpDef kOneHotDef;
 extern const OpDef kPadDef;
 extern const OpDef kGroupNormDef;
 

@@ -48,6 +48,10 @@ const OpDef* find_op(uint32_t op) {
         case Op::Compare: return &kCompareDef;
         case Op::Logic: return &kLogicDef;
         case Op::Where: return &kWhereDef;
+        case Op::ArgReduce: return &kArgReduceDef;
+        case Op::TopK: return &kTopKDef;
+        case Op::CumSum: return &kCumSumDef;
+        case Op::OneHot: return &kOneHotDef;
         case Op::Pad: return &kPadDef;
         case Op::GroupNorm: return &kGroupNormDef;
     }

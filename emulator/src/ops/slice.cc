@@ -64,7 +64,8 @@ void run_slice(const KernelArgs& a) {
 }
 
 // ---- gather: Y = X.dims[:axis] + I.dims + X.dims[axis+1:], blocks of X picked by the indices I.
-// validate sees shapes but not constant data, so the index values are bounded when the kernel runs.
+// Indices are int32 or int64, constant (checked at load when validate sees the data) or computed at run
+// time; the kernel bounds every index it reads.
 
 bool validate_gather(const Graph& g, const Node& n, std::string* err) {
     using kern::cat;
@@ -76,10 +77,8 @@ bool validate_gather(const Graph& g, const Node& n, std::string* err) {
     const int64_t axis = GatherParams::of(n).axis;
     if (x.ndim < 1) return kern::fail(err, op, "input 0 is a scalar");
     if (axis < 0 || axis >= x.ndim) return kern::fail(err, op, cat("axis ", axis, " outside 0..", x.ndim - 1));
-    if (ind.kind != TensorKind::Constant || ind.dtype != ACCEL_DTYPE_INT64)
-        return kern::fail(err, op,
-                          cat("indices must be a constant int64 tensor (got ", dtype_name(ind.dtype), ", kind ",
-                              uint32_t(ind.kind), ")"));
+    if (ind.dtype != ACCEL_DTYPE_INT64 && ind.dtype != ACCEL_DTYPE_INT32)
+        return kern::fail(err, op, cat("indices dtype ", dtype_name(ind.dtype), " is not int32 or int64"));
     const int rank = x.ndim - 1 + ind.ndim;
     bool ok = y.ndim == rank;
     for (int i = 0; ok && i < rank; ++i) {
@@ -90,30 +89,45 @@ bool validate_gather(const Graph& g, const Node& n, std::string* err) {
         return kern::fail(err, op,
                           cat("output shape ", kern::dims_str(y), " is not input ", kern::dims_str(x), " with axis ",
                               axis, " replaced by the indices' shape ", kern::dims_str(ind)));
-    if (g.constants != nullptr) {
+    if (ind.kind == TensorKind::Constant && g.constants != nullptr) {  // indices computed at run time: see run
         const uint8_t* raw = g.constants + ind.data_offset;
+        const int64_t dim = x.dims[axis];
         for (int64_t i = 0; i < ind.numel; ++i) {
             int64_t v;
-            std::memcpy(&v, raw + i * sizeof v, sizeof v);
-            if (v < 0 || v >= x.dims[axis])
+            if (ind.dtype == ACCEL_DTYPE_INT64) {
+                std::memcpy(&v, raw + i * sizeof v, sizeof v);
+            } else {
+                int32_t v32;
+                std::memcpy(&v32, raw + i * sizeof v32, sizeof v32);
+                v = v32;
+            }
+            if (v < -dim || v >= dim)
                 return kern::fail(
                     err, op,
-                    cat("index ", v, " at position ", i, " is outside 0..", x.dims[axis] - 1, " (axis ", axis, ")"));
+                    cat("index ", v, " at position ", i, " is outside -", dim, "..", dim - 1, " (axis ", axis, ")"));
         }
     }
     return true;
 }
 
-template <class T>
-void gather_elements(const T* x, const int64_t* idx, int64_t count, int64_t dim, int64_t outer, T* y) {
+// An index as a position 0..dim-1 (negative ones count from the end), or -1 if outside -dim..dim-1.
+template <class I>
+inline int64_t gather_position(I v, int64_t dim) {
+    const int64_t i = v < 0 ? static_cast<int64_t>(v) + dim : static_cast<int64_t>(v);
+    return static_cast<uint64_t>(i) < static_cast<uint64_t>(dim) ? i : -1;
+}
+
+template <class T, class I>
+void gather_elements(const T* x, const I* idx, int64_t count, int64_t dim, int64_t outer, T* y) {
     for (int64_t o = 0; o < outer; ++o, x += dim)
         for (int64_t k = 0; k < count; ++k) {
-            const int64_t i = idx[k];
-            *y++ = static_cast<uint64_t>(i) < static_cast<uint64_t>(dim) ? x[i] : T(0);
+            const int64_t i = gather_position(idx[k], dim);
+            *y++ = i >= 0 ? x[i] : T(0);
         }
 }
 
-void run_gather(const KernelArgs& a) {
+template <class I>
+void gather_blocks(const KernelArgs& a, const I* idx) {
     const TensorDesc& xd = kern::in_desc(a, 0);
     const TensorDesc& id = kern::in_desc(a, 1);
     const int axis = static_cast<int>(GatherParams::of(*a.node).axis);
@@ -121,7 +135,6 @@ void run_gather(const KernelArgs& a) {
     const int64_t outer = kern::prod(xd.dims, 0, axis);
     const size_t block = kern::prod(xd.dims, axis + 1, xd.ndim) * dtype_size(xd.dtype);  // bytes
     const auto* x = static_cast<const unsigned char*>(a.in[0]);
-    const auto* idx = static_cast<const int64_t*>(a.in[1]);
     auto* y = static_cast<unsigned char*>(a.out[0]);
     switch (block) {  // one element per index: typed moves beat a memcpy call per element
         case 1: return gather_elements(x, idx, count, dim, outer, y);
@@ -138,11 +151,16 @@ void run_gather(const KernelArgs& a) {
     }
     for (int64_t o = 0; o < outer; ++o, x += dim * block)
         for (int64_t k = 0; k < count; ++k, y += block) {
-            // The compiler keeps indices in range; a hand-made file gets zeros, never a read outside X.
-            const int64_t i = idx[k];
-            if (static_cast<uint64_t>(i) < static_cast<uint64_t>(dim)) std::memcpy(y, x + i * block, block);
+            // Indices a run brings (or a hand-made file) outside -dim..dim-1 give zeros, never a read outside X.
+            const int64_t i = gather_position(idx[k], dim);
+            if (i >= 0) std::memcpy(y, x + i * block, block);
             else std::memset(y, 0, block);
         }
+}
+
+void run_gather(const KernelArgs& a) {
+    if (kern::in_desc(a, 1).dtype == ACCEL_DTYPE_INT32) gather_blocks(a, static_cast<const int32_t*>(a.in[1]));
+    else gather_blocks(a, static_cast<const int64_t*>(a.in[1]));
 }
 
 // ---- expand: Y is X broadcast (numpy rules) to Y's shape

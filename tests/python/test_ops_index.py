@@ -1,0 +1,479 @@
+"""The index ops end to end (ONNX -> accel.compiler -> the emulator), against onnxruntime element by element:
+Gather with indices computed at run time, ArgMax/ArgMin, TopK, CumSum and OneHot on float32 and integer
+tensors; a model fed int64 token ids (embedding Gather -> ReduceMean -> MatMul -> ArgMax); where the
+emulator defines what onnxruntime refuses or leaves open (out-of-range run-time indices, NaN in ArgMax);
+Range and ConstantOfShape of run-time values (CompileErrors); and the kernels' load-time checks."""
+from __future__ import annotations
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+from onnx import helper, numpy_helper
+from onnx.reference import ReferenceEvaluator
+
+import accel
+from accel import compiler
+from accel.compiler import accm
+
+
+def elem(dtype) -> int:
+    return helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+
+
+def onnx_model(nodes, inputs, outputs, inits=(), opset=17):
+    """inputs: [(name, dtype, shape)]; outputs: [(name, dtype)]; inits: {name: array}."""
+    g = helper.make_graph(
+        nodes, "t",
+        [helper.make_tensor_value_info(n, elem(dt), list(s)) for n, dt, s in inputs],
+        [helper.make_tensor_value_info(n, elem(dt), None) for n, dt in outputs],
+        [numpy_helper.from_array(np.asarray(a), k) for k, a in dict(inits).items()])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 8
+    return m
+
+
+def rand(shape, dtype, seed=0, lo=None, hi=None):
+    """Random values: floats spread around 0, integers over [lo, hi] (default: the dtype's range)."""
+    r = np.random.default_rng(seed)
+    dt = np.dtype(dtype)
+    if dt == np.bool_:
+        return np.asarray(r.random(shape) < 0.5)
+    if dt.kind == "f":
+        return np.asarray(r.standard_normal(shape) * 10, dt)
+    info = np.iinfo(dt)
+    lo = info.min if lo is None else lo
+    hi = info.max if hi is None else hi
+    return np.asarray(r.integers(lo, hi, size=shape, dtype=dt, endpoint=True))
+
+
+def run_ort(m, feeds):
+    s = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    return s.run(None, feeds)
+
+
+def run_emu(dev, m, feeds):
+    return [np.array(a) for a in dev.load(m.SerializeToString()).run(feeds)]
+
+
+def same(got, want):
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and g.shape == w.shape, (g.dtype, g.shape, w.dtype, w.shape)
+        np.testing.assert_array_equal(g, w)
+
+
+def check(dev, m, feeds):
+    """The emulator's outputs equal onnxruntime's: dtypes, shapes and every element. Returns them."""
+    got = run_emu(dev, m, feeds)
+    same(got, run_ort(m, feeds))
+    return got
+
+
+def ops(m) -> list:
+    return [n["op_name"] for n in accm.read(compiler.compile_model(m))["nodes"]]
+
+
+def compile_error(m, match):
+    with pytest.raises(compiler.CompileError, match=match):
+        compiler.compile_model(m)
+
+
+@pytest.fixture(scope="module")
+def dev():
+    d = accel.open("emu:cores=2")
+    yield d
+    d.close()
+
+
+# ---------------------------------------------------------------------------------------------------
+# Gather with run-time indices
+# ---------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("idx_dtype", ["int64", "int32"])
+@pytest.mark.parametrize("axis,ind_shape", [(0, (5,)), (1, (2, 3)), (-1, (4,)), (2, ()), (1, (1, 1, 2))])
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int64", "int8", "bool"])
+def test_gather_runtime_indices(dev, dtype, axis, ind_shape, idx_dtype):
+    shape = (3, 4, 5)
+    dim = shape[axis]
+    ind = rand(ind_shape, idx_dtype, 3, -dim, dim - 1)  # negative ones count from the end
+    m = onnx_model([helper.make_node("Gather", ["x", "i"], ["y"], axis=axis)],
+                   [("x", dtype, shape), ("i", idx_dtype, ind_shape)], [("y", dtype)])
+    check(dev, m, {"x": rand(shape, dtype, 4), "i": ind})
+    assert ops(m) == ["gather"]
+
+
+@pytest.mark.parametrize("idx_dtype", ["int64", "int32"])
+def test_gather_embedding_table(dev, idx_dtype):
+    """A constant float table looked up by run-time ids: the embedding of a language model."""
+    table = rand((50, 8), "float32", 5)
+    ids = np.array([[0, 49, -1, 7], [3, 3, -50, 12]], idx_dtype)
+    m = onnx_model([helper.make_node("Gather", ["w", "ids"], ["e"])], [("ids", idx_dtype, ids.shape)],
+                   [("e", "float32")], {"w": table})
+    (e,) = check(dev, m, {"ids": ids})
+    np.testing.assert_array_equal(e, table[ids])
+
+
+def test_gather_runtime_index_out_of_range_gives_zeros(dev):
+    """The kernel never fails at run time: an index outside -n..n-1 gives zeros for its slice (onnxruntime
+    fails the run)."""
+    x = rand((4, 3), "float32", 6)
+    ind = np.array([1, 4, -5, -4, 2**40, -(2**62)], np.int64)
+    m = onnx_model([helper.make_node("Gather", ["x", "i"], ["y"])], [("x", "float32", (4, 3)), ("i", "int64", (6,))],
+                   [("y", "float32")])
+    (y,) = run_emu(dev, m, {"x": x, "i": ind})
+    want = np.zeros((6, 3), np.float32)
+    want[0], want[3] = x[1], x[0]
+    np.testing.assert_array_equal(y, want)
+    with pytest.raises(Exception, match=r"out of data bounds|indices element"):
+        run_ort(m, {"x": x, "i": ind})
+    # int32 indices and blocks of other sizes (bytes moved by memcpy) too
+    x = rand((5, 2, 3), "int16", 7)
+    m = onnx_model([helper.make_node("Gather", ["x", "i"], ["y"])], [("x", "int16", (5, 2, 3)), ("i", "int32", (3,))],
+                   [("y", "int16")])
+    (y,) = run_emu(dev, m, {"x": x, "i": np.array([-1, 5, 2**31 - 1], np.int32)})
+    np.testing.assert_array_equal(y, np.stack([x[4], np.zeros((2, 3), np.int16), np.zeros((2, 3), np.int16)]))
+
+
+def test_gather_file_minor():
+    """Run-time (or int32) indices need a reader of minor 3; constant int64 ones keep minor 1."""
+    m = onnx_model([helper.make_node("Gather", ["x", "i"], ["y"])], [("x", "float32", (4, 3)), ("i", "int64", (2,))],
+                   [("y", "float32")])
+    assert accm.read(compiler.compile_model(m))["header"]["version_minor"] == 3
+    m = onnx_model([helper.make_node("Gather", ["x", "i"], ["y"])], [("x", "float32", (4, 3))],
+                   [("y", "float32")], {"i": np.array([2, 0])})
+    assert accm.read(compiler.compile_model(m))["header"]["version_minor"] == 1
+
+
+def test_gather_float_runtime_indices_are_an_error():
+    m = onnx_model([helper.make_node("Gather", ["x", "i"], ["y"], name="g")],
+                   [("x", "float32", (4, 3)), ("i", "float32", (2,))], [("y", "float32")])
+    compile_error(m, r"'g' \(Gather\): input 1 \('i'\) is a tensor\(float\), but Gather takes tensor\(int32\)")
+
+
+# ---------------------------------------------------------------------------------------------------
+# ArgMax / ArgMin
+# ---------------------------------------------------------------------------------------------------
+
+ARG_DTYPES = ["float32", "int32", "int64", "uint8", "int8", "int16", "uint16", "uint32", "uint64"]
+
+
+@pytest.mark.parametrize("last", [0, 1])
+@pytest.mark.parametrize("keepdims", [0, 1])
+@pytest.mark.parametrize("axis", [0, 1, -1])
+@pytest.mark.parametrize("op", ["ArgMax", "ArgMin"])
+def test_argmax_argmin(dev, op, axis, keepdims, last):
+    """Small integer values in float32: many ties, so the first/last choice shows."""
+    x = rand((3, 7, 5), "int8", 8, -3, 3).astype(np.float32)
+    m = onnx_model([helper.make_node(op, ["x"], ["y"], axis=axis, keepdims=keepdims, select_last_index=last)],
+                   [("x", "float32", x.shape)], [("y", "int64")], opset=13)
+    check(dev, m, {"x": x})
+    assert ops(m) == ["argreduce"]
+
+
+@pytest.mark.parametrize("dtype", ARG_DTYPES)
+@pytest.mark.parametrize("op", ["ArgMax", "ArgMin"])
+def test_argmax_argmin_dtypes(dev, op, dtype):
+    for x in (rand((4, 6), dtype, 9), rand((4, 6), dtype, 10, 0, 2)):  # full range, and ties
+        m = onnx_model([helper.make_node(op, ["x"], ["y"], axis=1, keepdims=0)], [("x", dtype, x.shape)],
+                       [("y", "int64")], opset=13)
+        want = (np.argmax if op == "ArgMax" else np.argmin)(x, axis=1)
+        (y,) = run_emu(dev, m, {"x": x})
+        np.testing.assert_array_equal(y, want)
+        if dtype in ("float32", "int32", "int64", "uint8", "int8"):  # onnxruntime's kernels
+            same([y], run_ort(m, {"x": x}))
+
+
+@pytest.mark.parametrize("op", ["ArgMax", "ArgMin"])
+def test_argmax_argmin_nan_as_numpy(dev, op):
+    """A line holding NaN gives its first NaN (its last with select_last_index), as numpy and torch;
+    onnxruntime skips NaN unless it comes first."""
+    nan = np.nan
+    x = np.array([[1, nan, 3, nan], [2, 5, 5, 1], [nan, 1, 2, 3], [-np.inf, np.inf, nan, 0]], np.float32)
+    m = onnx_model([helper.make_node(op, ["x"], ["y"], axis=1, keepdims=0)], [("x", "float32", x.shape)],
+                   [("y", "int64")], opset=13)
+    (y,) = run_emu(dev, m, {"x": x})
+    np.testing.assert_array_equal(y, (np.argmax if op == "ArgMax" else np.argmin)(x, axis=1))
+    (ort_y,) = run_ort(m, {"x": x})
+    assert ort_y[0] != 1 and ort_y[2] == 0  # onnxruntime: first line's NaN skipped; a leading NaN wins
+    m = onnx_model([helper.make_node(op, ["x"], ["y"], axis=1, keepdims=0, select_last_index=1)],
+                   [("x", "float32", x.shape)], [("y", "int64")], opset=13)
+    (y,) = run_emu(dev, m, {"x": x})
+    np.testing.assert_array_equal(y, [3, 2 if op == "ArgMax" else 3, 0, 2])
+
+
+def test_argmax_opset_1_and_scalar_input_error(dev):
+    x = rand((2, 3, 4), "float32", 11)
+    m = onnx_model([helper.make_node("ArgMax", ["x"], ["y"], axis=2)], [("x", "float32", x.shape)],
+                   [("y", "int64")], opset=1)
+    check(dev, m, {"x": x})
+    m = onnx_model([helper.make_node("ArgMax", ["x"], ["y"], name="a")], [("x", "float32", ())], [("y", "int64")])
+    compile_error(m, "'a'.*scalar")
+    m = onnx_model([helper.make_node("ArgMax", ["x"], ["y"], name="a")], [("x", "float16", (3,))], [("y", "int64")])
+    compile_error(m, "float16 of input 'x'.*'ArgMax'")
+
+
+# ---------------------------------------------------------------------------------------------------
+# TopK
+# ---------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("largest", [1, 0])
+@pytest.mark.parametrize("axis,k", [(-1, 3), (0, 2), (1, 6), (1, 1)])
+@pytest.mark.parametrize("dtype", ["float32", "int32", "int64"])
+def test_topk(dev, dtype, axis, k, largest):
+    x = rand((4, 6, 5), dtype, 12, -4, 4)  # ties
+    if dtype == "float32":
+        x = np.round(x)
+    m = onnx_model([helper.make_node("TopK", ["x", "k"], ["v", "i"], axis=axis, largest=largest)],
+                   [("x", dtype, x.shape)], [("v", dtype), ("i", "int64")], {"k": np.array([k])}, opset=11)
+    check(dev, m, {"x": x})
+    assert ops(m) == ["topk"]
+
+
+def test_topk_nan_and_signed_zero(dev):
+    """NaN above every number, equal values (0 and -0 too) by lower index first, as onnxruntime."""
+    nan = np.nan
+    x = np.array([[nan, 1, nan, 5, 5, nan, -0.0, 0.0], [3, 1, 3, -0.0, 0.0, 5, 5, 1]], np.float32)
+    for largest in (0, 1):
+        m = onnx_model([helper.make_node("TopK", ["x", "k"], ["v", "i"], largest=largest)],
+                       [("x", "float32", x.shape)], [("v", "float32"), ("i", "int64")], {"k": np.array([6])})
+        check(dev, m, {"x": x})
+
+
+def test_topk_unsorted_and_opset_1(dev):
+    x = rand((3, 9), "float32", 13)
+    m = onnx_model([helper.make_node("TopK", ["x", "k"], ["v", "i"], sorted=0)], [("x", "float32", x.shape)],
+                   [("v", "float32"), ("i", "int64")], {"k": np.array([4])})
+    v, i = run_emu(dev, m, {"x": x})
+    wv, wi = run_ort(m, {"x": x})
+    np.testing.assert_array_equal(np.sort(v, 1), np.sort(wv, 1))  # ONNX leaves the order open
+    np.testing.assert_array_equal(np.sort(i, 1), np.sort(wi, 1))
+    np.testing.assert_array_equal(np.take_along_axis(x, i, 1), v)
+    m = onnx_model([helper.make_node("TopK", ["x"], ["v", "i"], k=2, axis=0)], [("x", "float32", x.shape)],
+                   [("v", "float32"), ("i", "int64")], opset=1)
+    check(dev, m, {"x": x})
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "int16", "uint16", "uint32", "uint64"])
+def test_topk_other_integer_types(dev, dtype):
+    """Types onnxruntime has no TopK kernel for (but uint64, whose kernel it has): against numpy's stable
+    sort."""
+    x = rand((3, 8), dtype, 23, 0, 5)  # ties
+    for largest in (0, 1):
+        m = onnx_model([helper.make_node("TopK", ["x", "k"], ["v", "i"], largest=largest)], [("x", dtype, x.shape)],
+                       [("v", dtype), ("i", "int64")], {"k": np.array([5])})
+        v, i = run_emu(dev, m, {"x": x})
+        want_i = np.argsort(-x.astype(np.float64) if largest else x, axis=1, kind="stable")[:, :5]
+        np.testing.assert_array_equal(i, want_i)
+        np.testing.assert_array_equal(v, np.take_along_axis(x, want_i, 1))
+        assert v.dtype == x.dtype
+
+
+def test_topk_one_output_used(dev):
+    x = rand((2, 7), "float32", 14)
+    m = onnx_model([helper.make_node("TopK", ["x", "k"], ["v", "i"])], [("x", "float32", x.shape)],
+                   [("i", "int64")], {"k": np.array([3])})
+    check(dev, m, {"x": x})
+
+
+def test_topk_errors():
+    def model(k, dtype="float32", kin=None):
+        return onnx_model([helper.make_node("TopK", ["x", "k"], ["v", "i"], name="t")],
+                          [("x", dtype, (2, 5))] + ([("k", "int64", (1,))] if kin else []),
+                          [("v", dtype), ("i", "int64")], {} if kin else {"k": np.array([k])})
+    compile_error(model(6), r"'t'.*k 6 is outside 1..5")
+    compile_error(model(0), r"'t'.*k 0 is outside 1..5")
+    compile_error(model(2, "float16"), r"dtype float16 of input 'x'.*'TopK'")
+    compile_error(model(2, kin=True), r"K \('k'\) must be a constant")
+
+
+# ---------------------------------------------------------------------------------------------------
+# CumSum
+# ---------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("reverse", [0, 1])
+@pytest.mark.parametrize("exclusive", [0, 1])
+@pytest.mark.parametrize("axis", [0, 1, -1])
+@pytest.mark.parametrize("dtype", ["float32", "int32", "int64"])
+def test_cumsum(dev, dtype, axis, exclusive, reverse):
+    x = rand((3, 5, 4), dtype, 15)  # integers over the whole range: the sums wrap
+    m = onnx_model([helper.make_node("CumSum", ["x", "a"], ["y"], exclusive=exclusive, reverse=reverse)],
+                   [("x", dtype, x.shape)], [("y", dtype)], {"a": np.array(axis, np.int32)}, opset=14)
+    check(dev, m, {"x": x})
+    assert ops(m) == ["cumsum"]
+
+
+def test_cumsum_errors():
+    m = onnx_model([helper.make_node("CumSum", ["x", "a"], ["y"], name="c")],
+                   [("x", "float32", (3,)), ("a", "int64", ())], [("y", "float32")])
+    compile_error(m, r"'c'.*axis \('a'\) must be a constant")
+    m = onnx_model([helper.make_node("CumSum", ["x", "a"], ["y"], name="c")], [("x", "uint32", (3,))],
+                   [("y", "uint32")], {"a": np.array(0)})
+    compile_error(m, "dtype uint32 of input 'x'")
+
+
+# ---------------------------------------------------------------------------------------------------
+# OneHot
+# ---------------------------------------------------------------------------------------------------
+
+ONEHOT_IDX = np.array([[0, 3, -1, 4], [-4, -5, 2, 1]])  # negative ones count from the end; 4 and -5 are off
+
+
+@pytest.mark.parametrize("axis", [-1, 0, 1, -3])
+@pytest.mark.parametrize("idx_dtype,val_dtype", [("int64", "float32"), ("int64", "int64"), ("int32", "float32"),
+                                                 ("float32", "float32"), ("float32", "int64")])
+def test_onehot(dev, idx_dtype, val_dtype, axis):
+    """Run-time indices and values, against onnxruntime (for the dtype pairs it has kernels for)."""
+    ind = ONEHOT_IDX.astype(idx_dtype)
+    # the depth dtypes onnxruntime has kernels for with these
+    depth_dtype = "float32" if idx_dtype == "int32" or (idx_dtype, val_dtype) == ("float32", "float32") else "int64"
+    m = onnx_model([helper.make_node("OneHot", ["i", "d", "v"], ["y"], axis=axis)],
+                   [("i", idx_dtype, ind.shape), ("v", val_dtype, (2,))], [("y", val_dtype)],
+                   {"d": np.array(4, depth_dtype)}, opset=11)
+    check(dev, m, {"i": ind, "v": np.array([-2, 7], val_dtype)})
+    assert ops(m) == ["onehot"]
+
+
+@pytest.mark.parametrize("idx_dtype,val_dtype", [("uint8", "float16"), ("int16", "uint16"), ("int32", "int8")])
+def test_onehot_other_dtypes(dev, idx_dtype, val_dtype):
+    """Index and value dtypes onnxruntime has no kernel for: against onnx's reference evaluator."""
+    ind = np.array([[0, 3, 2], [1, 9, 0]], idx_dtype)
+    vals = np.array([0, 1], val_dtype)
+    m = onnx_model([helper.make_node("OneHot", ["i", "d", "v"], ["y"], axis=1)], [("i", idx_dtype, ind.shape)],
+                   [("y", val_dtype)], {"d": np.array(5), "v": vals}, opset=11)
+    (y,) = run_emu(dev, m, {"i": ind})
+    (want,) = ReferenceEvaluator(m).run(None, {"i": ind})
+    assert y.dtype == want.dtype
+    np.testing.assert_array_equal(y, want)
+
+
+def test_onehot_float_indices_truncate(dev):
+    ind = np.array([1.7, -1.5, 5, -0.5, np.nan, -4.2, 3.99], np.float32)
+    m = onnx_model([helper.make_node("OneHot", ["i", "d", "v"], ["y"])], [("i", "float32", ind.shape)],
+                   [("y", "float32")], {"d": np.array(4), "v": np.array([0, 1], np.float32)}, opset=11)
+    (y,) = run_emu(dev, m, {"i": ind})
+    want = np.zeros((7, 4), np.float32)
+    for r, c in ((0, 1), (1, 3), (3, 0), (5, 0), (6, 3)):  # 5 and NaN are off
+        want[r, c] = 1
+    np.testing.assert_array_equal(y, want)
+
+
+def test_onehot_errors():
+    def model(**kw):
+        inputs = [("i", "int64", (3,))] + kw.pop("inputs", [])
+        return onnx_model([helper.make_node("OneHot", ["i", "d", "v"], ["y"], name="o", **kw.pop("attrs", {}))],
+                          inputs, [("y", "float32")], kw.pop("inits"), opset=11)
+    compile_error(model(inits={"v": np.array([0, 1], np.float32)}, inputs=[("d", "int64", ())]),
+                  r"'o'.*depth \('d'\) must be a constant")
+    compile_error(model(inits={"d": np.array(0), "v": np.array([0, 1], np.float32)}), "depth 0 is not >= 1")
+    compile_error(model(inits={"d": np.array(3), "v": np.array([0, 1, 2], np.float32)}), "two elements")
+    compile_error(model(inits={"d": np.array(3), "v": np.array([0, 1], np.float32)}, attrs={"axis": 2}),
+                  "axis 2 is out of range")
+
+
+# ---------------------------------------------------------------------------------------------------
+# Range and ConstantOfShape
+# ---------------------------------------------------------------------------------------------------
+
+def test_range_and_constant_of_shape_of_runtime_values_are_errors():
+    m = onnx_model([helper.make_node("Range", ["s", "n", "d"], ["y"], name="r")], [("n", "int64", ())],
+                   [("y", "int64")], {"s": np.array(0), "d": np.array(1)}, opset=11)
+    compile_error(m, r"'r' \(Range\): limit \('n'\) must be a constant .* sets? the output's length")
+    m = onnx_model([helper.make_node("ConstantOfShape", ["s"], ["y"], name="c")], [("s", "int64", (2,))],
+                   [("y", "float32")], opset=11)
+    compile_error(m, r"'c' \(ConstantOfShape\): shape \('s'\) must be a constant .* the output's shape")
+
+
+def test_range_and_constant_of_shape_from_shapes_fold(dev):
+    """Range(0, Shape(x)[1], 1) (position ids) and ConstantOfShape(Shape(x)) fold; the ids feed a Gather."""
+    x = rand((2, 5), "int64", 16, 0, 9)
+    nodes = [helper.make_node("Shape", ["x"], ["s"]),
+             helper.make_node("Gather", ["s", "one"], ["n"], axis=0),
+             helper.make_node("Range", ["zero", "n", "one"], ["pos"]),
+             helper.make_node("Gather", ["pe", "pos"], ["p"]),           # [5, 3], constant: folds
+             helper.make_node("Gather", ["te", "x"], ["t"]),             # [2, 5, 3] at run time
+             helper.make_node("Add", ["t", "p"], ["e"]),
+             helper.make_node("ConstantOfShape", ["s"], ["c"],
+                              value=numpy_helper.from_array(np.array([1.5], np.float32))),
+             helper.make_node("ReduceSum", ["e"], ["r"], axes=[2], keepdims=0),
+             helper.make_node("Mul", ["r", "c"], ["y"])]
+    m = onnx_model(nodes, [("x", "int64", x.shape)], [("y", "float32")],
+                   {"zero": np.array(0), "one": np.array(1), "pe": rand((8, 3), "float32", 17),
+                    "te": rand((10, 3), "float32", 18)}, opset=11)
+    (y,) = run_emu(dev, m, {"x": x})
+    (want,) = run_ort(m, {"x": x})
+    np.testing.assert_allclose(y, want, rtol=1e-6, atol=1e-5)
+    assert "gather" in ops(m) and "range" not in ops(m)
+
+
+# ---------------------------------------------------------------------------------------------------
+# End to end: token ids in, a class id out
+# ---------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("pool", ["ReduceMean", "MatMul"])
+def test_token_ids_to_argmax(dev, pool):
+    """int64 token ids -> embedding Gather -> ReduceMean over the sequence (or a MatMul with a position
+    weighting) -> MatMul classifier -> ArgMax: the class ids equal onnxruntime's, the logits within float
+    rounding."""
+    vocab, dim, seq, classes = 100, 16, 7, 5
+    ids = np.random.default_rng(19).integers(0, vocab, size=(3, seq)).astype(np.int64)
+    ids[0, 0], ids[1, 2] = -1, -vocab  # negative ids count from the end, as ONNX says
+    inits = {"emb": rand((vocab, dim), "float32", 20), "w": rand((dim, classes), "float32", 21)}
+    nodes = [helper.make_node("Gather", ["emb", "ids"], ["e"])]
+    if pool == "ReduceMean":
+        nodes.append(helper.make_node("ReduceMean", ["e"], ["h"], axes=[1], keepdims=0))
+    else:
+        inits["pw"] = rand((1, seq), "float32", 22)
+        nodes += [helper.make_node("MatMul", ["pw", "e"], ["h3"]),
+                  helper.make_node("Reshape", ["h3", "shape"], ["h"])]
+        inits["shape"] = np.array([3, dim])
+    nodes += [helper.make_node("MatMul", ["h", "w"], ["logits"]),
+              helper.make_node("ArgMax", ["logits"], ["cls"], axis=-1, keepdims=0)]
+    m = onnx_model(nodes, [("ids", "int64", ids.shape)], [("cls", "int64"), ("logits", "float32")], inits, opset=13)
+    cls, logits = run_emu(dev, m, {"ids": ids})
+    want_cls, want_logits = run_ort(m, {"ids": ids})
+    np.testing.assert_allclose(logits, want_logits, rtol=1e-5, atol=1e-4)
+    # the class ids are those of the logits each computed (equal unless two logits are within rounding)
+    assert cls.dtype == np.int64 and cls.shape == (3,)
+    np.testing.assert_array_equal(cls, np.argmax(logits, axis=-1))
+    np.testing.assert_array_equal(cls, want_cls)
+    assert "gather" in ops(m) and "argreduce" in ops(m)
+
+
+# ---------------------------------------------------------------------------------------------------
+# The kernels' load-time checks (hand-made .accm files)
+# ---------------------------------------------------------------------------------------------------
+
+F32, I64, I32 = accm.dtype_code(np.float32), accm.dtype_code(np.int64), accm.dtype_code(np.int32)
+F16 = accm.dtype_code(np.float16)
+
+
+def accm_model(op, ins, outs, ints=()):
+    """One node `op`; ins and outs: [(dims, dtype code)] (inputs are graph inputs)."""
+    tensors = [accm.Tensor(f"x{i}", dt, accm.KIND_INPUT, d) for i, (d, dt) in enumerate(ins)]
+    tensors += [accm.Tensor(f"y{i}", dt, accm.KIND_OUTPUT, d) for i, (d, dt) in enumerate(outs)]
+    n_in = len(ins)
+    node = accm.Node(accm.OPS[op], list(range(n_in)), list(range(n_in, n_in + len(outs))), name="n1",
+                     ints=list(ints))
+    return accm.write(tensors, [node], list(range(n_in)), list(range(n_in, n_in + len(outs))))
+
+
+@pytest.mark.parametrize("op,ins,outs,ints,match", [
+    ("argreduce", [((3, 4), F32)], [((3, 1), F32)], [1], "output dtype float32 is not int64"),
+    ("argreduce", [((3, 4), F16)], [((3, 1), I64)], [1], "input dtype float16"),
+    ("argreduce", [((3, 4), F32)], [((3, 2), I64)], [1], r"output shape \[3,2\]"),
+    ("argreduce", [((3, 4), F32)], [((3,), I64)], [2], "axis 2 outside 0..1"),
+    ("argreduce", [((3, 4), F32)], [((3,), I64)], [1, 2], "select_min is 2"),
+    ("topk", [((3, 4), F32)], [((3, 5), F32), ((3, 5), I64)], [1, 5, 1, 1], "k 5 outside 1..4"),
+    ("topk", [((3, 4), F32)], [((3, 2), F32), ((3, 2), I32)], [1, 2, 1, 1], "output 1 dtype int32"),
+    ("topk", [((3, 4), F32)], [((3, 3), F32), ((3, 2), I64)], [1, 2, 1, 1], r"output 0 shape \[3,3\]"),
+    ("cumsum", [((3, 4), F16)], [((3, 4), F16)], [1], "input dtype float16"),
+    ("cumsum", [((3, 4), F32)], [((3, 4), F32)], [0, 0, 3], "reverse is 3"),
+    ("onehot", [((3,), I64), ((3,), F32)], [((3, 4), F32)], [1, 4], "values have 3 elements"),
+    ("onehot", [((3,), F16), ((2,), F32)], [((3, 4), F32)], [1, 4], "indices dtype float16"),
+    ("onehot", [((3,), I64), ((2,), F32)], [((4, 3), F32)], [1, 4], r"output shape \[4,3\]"),
+    ("onehot", [((3,), I64), ((2,), F32)], [((3, 4), F32)], [1, 0], "depth 0"),
+    ("gather", [((4, 3), F32), ((2,), F32)], [((2, 3), F32)], [0], "indices dtype float32 is not int32 or int64"),
+])
+def test_kernels_refuse_bad_nodes_at_load(dev, op, ins, outs, ints, match):
+    with pytest.raises(accel.AccelError, match=f"'n1'.*{op}: .*{match}"):
+        dev.load(accm_model(op, ins, outs, ints))
