@@ -87,7 +87,9 @@ NEAREST_ROUNDING = ValueEnum("NearestRounding", (("round_prefer_floor", 0), ("ro
 # The header's int8_rules (minor 2): whose integer arithmetic a model's quantized ops compute: onnxruntime's
 # CPU kernels, the Vitis AI DPU's fix-point rules or the Horizon BPU's integer multipliers (docs/quantization.md).
 INT8_RULES = ValueEnum("Int8Rules", (("ort", 0), ("dpu", 1), ("bpu", 2)))
-ENUMS = (REDUCE_FN, RESIZE_MODE, RESIZE_COORD, NEAREST_ROUNDING, INT8_RULES)
+RNN_CELL = ValueEnum("RnnCell", (("rnn", 0), ("gru", 1), ("lstm", 2)))
+RNN_DIRECTION = ValueEnum("RnnDirection", (("forward", 0), ("reverse", 1), ("bidirectional", 2)))
+ENUMS = (REDUCE_FN, RESIZE_MODE, RESIZE_COORD, NEAREST_ROUNDING, INT8_RULES, RNN_CELL, RNN_DIRECTION)
 
 # ---- shared parameter groups ----------------------------------------------------------------------
 
@@ -273,6 +275,28 @@ OPS = (
        "padding adding 0; X_zero one value (it may be computed at run time), W_zero one value or one per output "
        "channel; W and W_zero must be constants", _CONV, class_name="ConvInteger",
        dtypes="X, W, X_zero, W_zero int8 or uint8 (each zero point its tensor's dtype); Y int32"),
+    Op(51, "rnn", 3,
+       "X, W[D,G*H,I], R[D,G*H,H], B[D,2*G*H] optional, L[N] optional, H0 optional, C0 optional, P[D,3*H] "
+       "optional, A[D,3,2] optional -> Y, Y_h, Y_c (those the outputs mask names, in that order)",
+       "ONNX RNN (G = 1), GRU (G = 3, gates z, r, h) or LSTM (G = 4, gates i, o, f, c; peepholes P i, o, f) over D "
+       "directions (2 if bidirectional; direction 1 runs backwards), H hidden, I input, S steps, N batch. X is "
+       "[S,N,I] (layout 0) or [N,S,I] (layout 1); Y [S,D,N,H] or [N,S,D,H]; H0, C0, Y_h, Y_c [D,N,H] or [N,D,H]. "
+       "Per step a gate's input is X_t W^T + H_{t-1} R^T + Wb + Rb (GRU's h gate: X_t Wh^T + (r * H_{t-1}) Rh^T "
+       "+ Wbh + Rbh, or with linear_before_reset X_t Wh^T + Wbh + r * (H_{t-1} Rh^T + Rbh)), clipped to [-clip, "
+       "clip] when clip > 0, then activated: f, g, h the activation codes (A[d,k] their alpha and beta). RNN: "
+       "H_t = f(.); GRU: H_t = (1 - z) * g(h) + z * H_{t-1}; LSTM: C_t = f * C_{t-1} + i * g(c) (f = 1 - i with "
+       "input_forget), H_t = o * h(C_t) (C_t unclipped, as onnxruntime). A batch row n runs L[n] steps (L clamped "
+       "to 0..S; all S without L): Y is 0 at steps past it, Y_h and Y_c hold its last state (0 when L[n] = 0, "
+       "as onnxruntime). W, R, B, P and A must be constants.",
+       (Param("cell", 0, "the recurrence", enum="RnnCell"),
+        Param("direction", 1, "the directions run", enum="RnnDirection"),
+        Param("layout", 2, "0: sequence first, 1: batch first"),
+        Param("input_forget", 3, "LSTM: 1 couples the forget gate to the input gate (f = 1 - i)"),
+        Param("linear_before_reset", 4, "GRU: 1 applies the reset gate after the recurrent product"),
+        Param("outputs", 5, "bit 0 Y, bit 1 Y_h, bit 2 Y_c (LSTM): the node's outputs, in order"),
+        Param("acts", 6, "activation codes f, g, h of direction 0, then 1 (unused ones 0)", count=6),
+        F("clip", 0, ">= 0; 0: no clip")), class_name="Rnn",
+       dtypes="float32; L int32"),
 )
 
 # ---- fused activations ----------------------------------------------------------------------------

@@ -25,7 +25,7 @@ from .op_params import PARAMS
 
 MAGIC = b"ACCM"
 VERSION_MAJOR = 1
-VERSION_MINOR = 2  # the newest this writer knows; a file gets the oldest minor that holds what it uses
+VERSION_MINOR = 3  # the newest this writer knows; a file gets the oldest minor that holds what it uses
 FLOAT_MINOR = 1    # what a float32 model without minor-2 features is written as (readers of 1.1 load it)
 HEADER_SIZE = 128
 TENSOR_RECORD_SIZE = 128

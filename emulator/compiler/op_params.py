@@ -19,7 +19,7 @@ OPS: Dict[str, int] = {
     "convtranspose": 16, "resize": 17, "reduce": 18, "slice": 19, "gather": 20, "pow": 21, "min": 22,
     "max": 23, "layernorm": 24, "expand": 25, "cast": 26, "quantize": 27, "dequantize": 28, "qconv": 29,
     "qmatmul": 30, "qgemm": 31, "qadd": 32, "qmul": 33, "qactivation": 34, "qavgpool": 35,
-    "qglobalavgpool": 36, "qsoftmax": 37, "dynquant": 38, "matmulinteger": 39, "convinteger": 40,
+    "qglobalavgpool": 36, "qsoftmax": 37, "dynquant": 38, "matmulinteger": 39, "convinteger": 40, "rnn": 51,
 }
 OP_NAMES: Dict[int, str] = {v: k for k, v in OPS.items()}
 OP_MINOR: Dict[str, int] = {
@@ -28,7 +28,7 @@ OP_MINOR: Dict[str, int] = {
     "convtranspose": 1, "resize": 1, "reduce": 1, "slice": 1, "gather": 1, "pow": 1, "min": 1, "max": 1,
     "layernorm": 1, "expand": 1, "cast": 1, "quantize": 2, "dequantize": 2, "qconv": 2, "qmatmul": 2,
     "qgemm": 2, "qadd": 2, "qmul": 2, "qactivation": 2, "qavgpool": 2, "qglobalavgpool": 2, "qsoftmax": 2,
-    "dynquant": 2, "matmulinteger": 2, "convinteger": 2,
+    "dynquant": 2, "matmulinteger": 2, "convinteger": 2, "rnn": 3,
 }
 # Ops of any dtype, and the ops that compute in float32 only (the others state their own dtypes).
 ANY_DTYPE_OPS = frozenset({"copy", "transpose", "concat", "slice", "gather", "expand", "cast"})
@@ -113,6 +113,24 @@ class Int8Rules:
     DPU = 1
     BPU = 2
     BY_NAME: ClassVar[Dict[str, int]] = {"ort": 0, "dpu": 1, "bpu": 2}
+
+
+class RnnCell:
+    """Values of the parameters typed RnnCell."""
+
+    RNN = 0
+    GRU = 1
+    LSTM = 2
+    BY_NAME: ClassVar[Dict[str, int]] = {"rnn": 0, "gru": 1, "lstm": 2}
+
+
+class RnnDirection:
+    """Values of the parameters typed RnnDirection."""
+
+    FORWARD = 0
+    REVERSE = 1
+    BIDIRECTIONAL = 2
+    BY_NAME: ClassVar[Dict[str, int]] = {"forward": 0, "reverse": 1, "bidirectional": 2}
 
 
 
@@ -400,9 +418,29 @@ class ConvInteger(Params):
     dilation_w: int  # (>= 1)
 
 
+@dataclass(frozen=True)
+class Rnn(Params):
+    """Parameters of rnn (op 51)."""
+
+    OP: ClassVar[str] = "rnn"
+    INTS: ClassVar[Tuple[Tuple[str, int, int], ...]] = (
+        ("cell", 0, 1), ("direction", 1, 1), ("layout", 2, 1), ("input_forget", 3, 1),
+        ("linear_before_reset", 4, 1), ("outputs", 5, 1), ("acts", 6, 6),
+    )
+    FLOATS: ClassVar[Tuple[Tuple[str, int, int], ...]] = (("clip", 0, 1),)
+    cell: int  # the recurrence
+    direction: int  # the directions run
+    layout: int  # 0: sequence first, 1: batch first
+    input_forget: int  # LSTM: 1 couples the forget gate to the input gate (f = 1 - i)
+    linear_before_reset: int  # GRU: 1 applies the reset gate after the recurrent product
+    outputs: int  # bit 0 Y, bit 1 Y_h, bit 2 Y_c (LSTM): the node's outputs, in order
+    acts: Sequence[int]  # up to 6 (a tuple): activation codes f, g, h of direction 0, then 1 (unused ones 0)
+    clip: float  # >= 0; 0: no clip
+
+
 PARAMS: Dict[str, Type[Params]] = {
     "conv": Conv, "gemm": Gemm, "maxpool": MaxPool, "avgpool": AvgPool, "transpose": Transpose,
     "concat": Concat, "softmax": Softmax, "convtranspose": ConvTranspose, "resize": Resize, "reduce": Reduce,
     "slice": Slice, "gather": Gather, "layernorm": LayerNorm, "qconv": QConv, "qgemm": QGemm,
-    "qavgpool": QAvgPool, "qsoftmax": QSoftmax, "convinteger": ConvInteger,
+    "qavgpool": QAvgPool, "qsoftmax": QSoftmax, "convinteger": ConvInteger, "rnn": Rnn,
 }

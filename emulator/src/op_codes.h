@@ -49,6 +49,8 @@ enum class Op : uint32_t {
     DynQuant = 38,
     MatMulInteger = 39,
     ConvInteger = 40,
+    // format 1.3
+    Rnn = 51,
 };
 
 enum class Act : uint32_t {
@@ -117,6 +119,16 @@ enum class Int8Rules : int64_t {
     Dpu = 1,
     Bpu = 2,
 };
+enum class RnnCell : int64_t {
+    Rnn = 0,
+    Gru = 1,
+    Lstm = 2,
+};
+enum class RnnDirection : int64_t {
+    Forward = 0,
+    Reverse = 1,
+    Bidirectional = 2,
+};
 
 // True if `v` is one of the values above (a file may hold any number).
 
@@ -161,7 +173,8 @@ constexpr bool is_known(Op v) {
         case Op::QSoftmax:
         case Op::DynQuant:
         case Op::MatMulInteger:
-        case Op::ConvInteger: return true;
+        case Op::ConvInteger:
+        case Op::Rnn: return true;
     }
     return false;
 }
@@ -248,6 +261,24 @@ constexpr bool is_known(Int8Rules v) {
         case Int8Rules::Ort:
         case Int8Rules::Dpu:
         case Int8Rules::Bpu: return true;
+    }
+    return false;
+}
+
+constexpr bool is_known(RnnCell v) {
+    switch (v) {
+        case RnnCell::Rnn:
+        case RnnCell::Gru:
+        case RnnCell::Lstm: return true;
+    }
+    return false;
+}
+
+constexpr bool is_known(RnnDirection v) {
+    switch (v) {
+        case RnnDirection::Forward:
+        case RnnDirection::Reverse:
+        case RnnDirection::Bidirectional: return true;
     }
     return false;
 }

@@ -14,10 +14,12 @@ from ..ir import Graph, Value
 from ..op_params import ACTIVATIONS
 from ..qdq_device import FUSED_ACTIVATION
 from . import conv, data, elementwise, linalg, normalization, qinteger, qlinear, quantized, reshape, resize
+from . import recurrent
 from .context import Ctx, unsupported
 
 
 FAMILIES = (linalg, elementwise, normalization, conv, resize, reshape, data, quantized, qlinear, qinteger)
+FAMILIES += (recurrent,)
 # Ops that move int8 data without computing on it: their output keeps the input's quantization. Those QDQ
 # fusion runs on the integers, and Split (its outputs each behind their own Q, which fusion leaves alone).
 QUANT_KEEPING_OPS = qdq.DATA_MOVEMENT | {"Split"}

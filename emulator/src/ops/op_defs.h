@@ -45,5 +45,6 @@ extern const OpDef kQSoftmaxDef;
 extern const OpDef kDynQuantDef;
 extern const OpDef kMatMulIntegerDef;
 extern const OpDef kConvIntegerDef;
+extern const OpDef kRnnDef;
 
 }  // namespace accel_emu

@@ -45,6 +45,7 @@ const OpDef* find_op(uint32_t op) {
         case Op::DynQuant: return &kDynQuantDef;
         case Op::MatMulInteger: return &kMatMulIntegerDef;
         case Op::ConvInteger: return &kConvIntegerDef;
+        case Op::Rnn: return &kRnnDef;
     }
     return nullptr;
 }
