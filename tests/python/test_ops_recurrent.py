@@ -10,6 +10,7 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
+import accel
 from accel import compiler
 from accel.compiler import accm
 
@@ -300,3 +301,54 @@ def test_bad_constant_sequence_lens_refused():
     m, _ = rnn_model("LSTM", lens=[3, 9, 1], lens_const=True)
     with pytest.raises(compiler.CompileError, match="sequence_lens"):
         compiler.compile_model(m)
+
+
+# ---------------------------------------------------------------------------------------------------
+# the kernel's load-time checks (hand-made .accm files)
+# ---------------------------------------------------------------------------------------------------
+
+F32C = accm.dtype_code(np.float32)
+
+
+def accm_rnn(*, cell=2, ints=None, w_kind=accm.KIND_CONSTANT, w_shape=(1, 8, 3), y_shape=(4, 1, 1, 2),
+             lens_dtype=None, floats=(0.0,)):
+    """An LSTM (cell 2) with H = 2: X[4,1,3] -> Y, hand-made."""
+    g = {0: 1, 1: 3, 2: 4}[cell]
+    w_shape = (1, g * 2, 3) if w_shape == (1, 8, 3) else w_shape
+    w = np.zeros(w_shape, np.float32)
+    r = np.zeros((1, g * 2, 2), np.float32)
+    tensors = [accm.Tensor("x", F32C, accm.KIND_INPUT, (4, 1, 3)), accm.Tensor("y", F32C, accm.KIND_OUTPUT, y_shape),
+               accm.Tensor("w", F32C, w_kind, w.shape, data=w if w_kind == accm.KIND_CONSTANT else None),
+               accm.Tensor("r", F32C, accm.KIND_CONSTANT, r.shape, data=r)]
+    inputs = [0, 2, 3]
+    graph_inputs = [0] + ([2] if w_kind == accm.KIND_INPUT else [])
+    if lens_dtype is not None:
+        tensors.append(accm.Tensor("l", accm.dtype_code(lens_dtype), accm.KIND_INPUT, (1,)))
+        inputs += [None, 4]
+        graph_inputs.append(4)
+    ints = ints if ints is not None else [cell, 0, 0, 0, 0, 1, 3, 7 if cell else 0, 7 if cell == 2 else 0]
+    node = accm.Node(accm.OPS["rnn"], inputs, [1], name="n1", ints=list(ints), floats=list(floats))
+    return accm.write(tensors, [node], graph_inputs, [1])
+
+
+def test_hand_made_lstm_loads_and_runs(dev):
+    y = np.array(dev.load(accm_rnn()).run({"x": np.ones((4, 1, 3), np.float32)})[0])
+    np.testing.assert_array_equal(y, np.zeros((4, 1, 1, 2), np.float32))  # zero weights: h stays 0
+
+
+@pytest.mark.parametrize("kw, match", [
+    (dict(ints=[2, 0, 0, 0, 0, 3, 3, 7, 7]), "expects 2 outputs"),
+    (dict(ints=[2, 0, 0, 0, 0, 1, 3, 7, 0]), "activation 2 code 0 is not a known activation"),
+    (dict(ints=[2, 0, 0, 0, 0, 1, 3, 7, 7, 5]), "activation 3 is unused and must be 0"),
+    (dict(ints=[2, 3, 0, 0, 0, 1, 3, 7, 7]), "direction 3"),
+    (dict(ints=[1, 0, 0, 1, 0, 1, 3, 7]), "input_forget 1 is not 0"),
+    (dict(ints=[2, 0, 0, 0, 0, 4, 3, 7, 7]), "expects 1 outputs|Y_c"),
+    (dict(w_kind=accm.KIND_INPUT), "W must be a constant"),
+    (dict(w_shape=(1, 8, 2)), r"W shape \[1,8,2\] should be \[1,8,3\]"),
+    (dict(y_shape=(4, 1, 2, 2)), r"Y shape \[4,1,2,2\] should be \[4,1,1,2\]"),
+    (dict(lens_dtype=np.int64), "sequence_lens dtype"),
+    (dict(floats=(-1.0,)), "clip -1 is not >= 0"),
+])
+def test_kernel_refuses_bad_nodes_at_load(dev, kw, match):
+    with pytest.raises(accel.AccelError, match=f"'n1'.*rnn: .*({match})"):
+        dev.load(accm_rnn(**kw))
