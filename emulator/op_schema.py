@@ -277,7 +277,7 @@ OPS = (
        dtypes="X, W, X_zero, W_zero int8 or uint8 (each zero point its tensor's dtype); Y int32"),
     Op(51, "rnn", 3,
        "X, W[D,G*H,I], R[D,G*H,H], B[D,2*G*H] optional, L[N] optional, H0 optional, C0 optional, P[D,3*H] "
-       "optional, A[D,3,2] optional -> Y, Y_h, Y_c (those the outputs mask names, in that order)",
+       "optional, A[D,3,2] optional, WS optional, RS optional -> Y, Y_h, Y_c (those the outputs mask names, in order)",
        "ONNX RNN (G = 1), GRU (G = 3, gates z, r, h) or LSTM (G = 4, gates i, o, f, c; peepholes P i, o, f) over D "
        "directions (2 if bidirectional; direction 1 runs backwards), H hidden, I input, S steps, N batch. X is "
        "[S,N,I] (layout 0) or [N,S,I] (layout 1); Y [S,D,N,H] or [N,S,D,H]; H0, C0, Y_h, Y_c [D,N,H] or [N,D,H]. "
@@ -287,7 +287,11 @@ OPS = (
        "H_t = f(.); GRU: H_t = (1 - z) * g(h) + z * H_{t-1}; LSTM: C_t = f * C_{t-1} + i * g(c) (f = 1 - i with "
        "input_forget), H_t = o * h(C_t) (C_t unclipped, as onnxruntime). A batch row n runs L[n] steps (L clamped "
        "to 0..S; all S without L): Y is 0 at steps past it, Y_h and Y_c hold its last state (0 when L[n] = 0, "
-       "as onnxruntime). W, R, B, P and A must be constants.",
+       "as onnxruntime). W, R, B, P and A must be constants. Quantized weights (LSTM only; onnxruntime's "
+       "DynamicQuantizeLSTM): W[D,I,G*H] and R[D,H,G*H] int8 or uint8 with float32 scales WS[D,G*H] and RS[D,G*H] "
+       "(inputs 9 and 10) and one zero point per direction; then each product A B (A the steps' X, or H_{t-1} "
+       "of the batch, 0 for rows already past their length when Y is an output) quantizes A as dynquant does and "
+       "is float32(int32 sum of (A_q - z_A) (B - z_B)) * float32(s_A * s_B[col]).",
        (Param("cell", 0, "the recurrence", enum="RnnCell"),
         Param("direction", 1, "the directions run", enum="RnnDirection"),
         Param("layout", 2, "0: sequence first, 1: batch first"),
@@ -295,8 +299,10 @@ OPS = (
         Param("linear_before_reset", 4, "GRU: 1 applies the reset gate after the recurrent product"),
         Param("outputs", 5, "bit 0 Y, bit 1 Y_h, bit 2 Y_c (LSTM): the node's outputs, in order"),
         Param("acts", 6, "activation codes f, g, h of direction 0, then 1 (unused ones 0)", count=6),
+        Param("w_zero", 12, "quantized W: its zero point per direction (else 0)", count=2),
+        Param("r_zero", 14, "quantized R: its zero point per direction (else 0)", count=2),
         F("clip", 0, ">= 0; 0: no clip")), class_name="Rnn",
-       dtypes="float32; L int32"),
+       dtypes="float32; L int32; W and R may be int8 or uint8 (quantized weights)"),
 )
 
 # ---- fused activations ----------------------------------------------------------------------------

@@ -425,7 +425,8 @@ class Rnn(Params):
     OP: ClassVar[str] = "rnn"
     INTS: ClassVar[Tuple[Tuple[str, int, int], ...]] = (
         ("cell", 0, 1), ("direction", 1, 1), ("layout", 2, 1), ("input_forget", 3, 1),
-        ("linear_before_reset", 4, 1), ("outputs", 5, 1), ("acts", 6, 6),
+        ("linear_before_reset", 4, 1), ("outputs", 5, 1), ("acts", 6, 6), ("w_zero", 12, 2),
+        ("r_zero", 14, 2),
     )
     FLOATS: ClassVar[Tuple[Tuple[str, int, int], ...]] = (("clip", 0, 1),)
     cell: int  # the recurrence
@@ -435,6 +436,8 @@ class Rnn(Params):
     linear_before_reset: int  # GRU: 1 applies the reset gate after the recurrent product
     outputs: int  # bit 0 Y, bit 1 Y_h, bit 2 Y_c (LSTM): the node's outputs, in order
     acts: Sequence[int]  # up to 6 (a tuple): activation codes f, g, h of direction 0, then 1 (unused ones 0)
+    w_zero: Sequence[int]  # up to 2 (a tuple): quantized W: its zero point per direction (else 0)
+    r_zero: Sequence[int]  # up to 2 (a tuple): quantized R: its zero point per direction (else 0)
     clip: float  # >= 0; 0: no clip
 
 

@@ -352,3 +352,68 @@ def test_hand_made_lstm_loads_and_runs(dev):
 def test_kernel_refuses_bad_nodes_at_load(dev, kw, match):
     with pytest.raises(accel.AccelError, match=f"'n1'.*rnn: .*({match})"):
         dev.load(accm_rnn(**kw))
+
+
+# ---------------------------------------------------------------------------------------------------
+# com.microsoft DynamicQuantizeLSTM, as onnxruntime.quantization.quantize_dynamic makes it
+# ---------------------------------------------------------------------------------------------------
+
+def run_ort_1thread(m, feeds):
+    """onnxruntime on one thread: it splits the batch by thread for DynamicQuantizeLSTM's products."""
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    s = ort.InferenceSession(m.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    return s.run(None, feeds)
+
+
+def quantized(m, tmp_path, **kw):
+    from onnxruntime.quantization import quantize_dynamic
+
+    import onnx
+
+    src, dst = tmp_path / "f.onnx", tmp_path / "q.onnx"
+    onnx.save(m, src)
+    quantize_dynamic(str(src), str(dst), **kw)
+    q = onnx.load(dst)
+    assert [n.op_type for n in q.graph.node] == ["DynamicQuantizeLSTM"]
+    return q
+
+
+@pytest.mark.parametrize("direction", ["forward", "reverse", "bidirectional"])
+@pytest.mark.parametrize("lens", [None, [3, 6, 0, 1]])
+def test_dynamic_quantize_lstm(dev, tmp_path, direction, lens):
+    m, feeds = rnn_model("LSTM", s=6, n=4, direction=direction, init_h=True, init_c=True, lens=lens, seed=4)
+    q = quantized(m, tmp_path)
+    assert ops(q) == ["rnn"]
+    check(dev, q, feeds, want=run_ort_1thread(q, feeds))
+
+
+@pytest.mark.parametrize("outputs", [["Y_h"], ["Y", "Y_c"]])
+def test_dynamic_quantize_lstm_outputs_and_lengths(dev, tmp_path, outputs):
+    """With Y an output, onnxruntime reads H_{t-1} from Y, whose rows past their length are 0: they leave
+    the range of the quantized H; without it they keep their last state in it."""
+    m, feeds = rnn_model("LSTM", s=5, n=3, direction="bidirectional", lens=[5, 2, 4], outputs=outputs, seed=5)
+    q = quantized(m, tmp_path)
+    check(dev, q, feeds, want=run_ort_1thread(q, feeds))
+
+
+def test_dynamic_quantize_lstm_uint8_per_channel(dev, tmp_path):
+    from onnxruntime.quantization import QuantType
+
+    m, feeds = rnn_model("LSTM", direction="bidirectional", peep=True, seed=6)
+    q = quantized(m, tmp_path, weight_type=QuantType.QUInt8, per_channel=True)
+    check(dev, q, feeds, want=run_ort_1thread(q, feeds))
+
+
+def test_crnn_dynamic_quantized(dev, tmp_path):
+    from onnxruntime.quantization import quantize_dynamic
+
+    import onnx
+
+    m, feeds = crnn_model()
+    src, dst = tmp_path / "f.onnx", tmp_path / "q.onnx"
+    onnx.save(m, src)
+    quantize_dynamic(str(src), str(dst), op_types_to_quantize=["LSTM"])
+    q = onnx.load(dst)
+    assert "DynamicQuantizeLSTM" in [n.op_type for n in q.graph.node]
+    check(dev, q, feeds, want=run_ort_1thread(q, feeds))

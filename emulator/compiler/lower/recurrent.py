@@ -6,6 +6,7 @@ import numpy as np
 
 from ..errors import CompileError
 from ..op_params import ACTIVATIONS, Rnn, RnnCell, RnnDirection
+from ..qdq import MS
 from .context import F32, float_input, unsupported
 
 # ONNX activation name (lower case) -> (runtime activation, takes alpha, takes beta, default alpha, beta), as
@@ -67,6 +68,25 @@ def _activations(node, count, dirs, defaults):
     return codes, params
 
 
+def _weight_quant(ctx, node, k, what, dtype, dirs, cols):
+    """DynamicQuantizeLSTM's scale (input k) and zero point (k + 1) of W or R: float32 scales [dirs, cols] and
+    one zero point per direction (onnxruntime reads the first: the others must equal it)."""
+    scale = ctx.const_input(node, k, f"{what}_scale")
+    zp = ctx.const_input(node, k + 1, f"{what}_zero_point")
+    if scale is None or zp is None:
+        raise CompileError(f"{node.label}: {what}_scale and {what}_zero_point are required")
+    for name, arr in ((f"{what}_scale", scale), (f"{what}_zero_point", zp)):
+        if arr.shape not in ((dirs,), (dirs, cols)):
+            raise CompileError(f"{node.label}: {name} {arr.shape} should be {(dirs,)} or {(dirs, cols)}")
+    if scale.dtype != F32 or zp.dtype != dtype:
+        raise unsupported(node, f"{what}_scale {scale.dtype} / {what}_zero_point {zp.dtype} (float32 and {dtype})")
+    zp2 = zp.reshape(dirs, -1).astype(np.int64)
+    if np.any(zp2 != zp2[:, :1]):
+        raise unsupported(node, f"{what}_zero_point varying along a direction (one value per direction)")
+    scales = np.broadcast_to(scale.reshape(dirs, -1), (dirs, cols)).astype(np.float32)
+    return scales, [int(z) for z in zp2[:, 0]]
+
+
 def lower_recurrent(ctx, node):
     """RNN, GRU and LSTM (every opset): float32, with W, R and B (and LSTM's peepholes P) constants; direction
     forward, reverse or bidirectional; layout 0 or 1; initial_h and initial_c (constants or computed);
@@ -83,7 +103,7 @@ def lower_recurrent(ctx, node):
     The X W^T of every step is one GEMM, H R^T one GEMM per step; the arithmetic per element does not depend
     on threads or batch.
     """
-    cell, gates, defaults = _CELLS[node.op]
+    cell, gates, defaults = _CELLS["LSTM" if node.op == "DynamicQuantizeLSTM" else node.op]
     x = float_input(ctx, node, 0)
     if len(x.shape) != 3:
         raise CompileError(f"{node.label}: X {x.shape} must be 3-D")
@@ -95,25 +115,36 @@ def lower_recurrent(ctx, node):
     if direction not in _DIRECTIONS:
         raise CompileError(f"{node.label}: direction '{direction}' is not forward, reverse or bidirectional")
     dirs = 2 if direction == "bidirectional" else 1
+    quantized = node.op == "DynamicQuantizeLSTM"
+    if quantized and layout != 0:
+        raise unsupported(node, f"layout {layout}")
     consts = {}
     for k, what in ((1, "W"), (2, "R"), (3, "B"), (7, "P")):
         if k == 7 and cell != RnnCell.LSTM:
             continue
         arr = ctx.const_input(node, k, what)
-        if arr is not None and arr.dtype != F32:
-            raise unsupported(node, f"dtype {arr.dtype} of {what} (float32 only)")
+        if arr is not None and arr.dtype != F32 and not (quantized and k < 3 and arr.dtype in (np.int8, np.uint8)):
+            raise unsupported(node, f"dtype {arr.dtype} of {what} (" +
+                              ("int8 or uint8" if quantized and k < 3 else "float32") + " only)")
         consts[what] = arr
     w, r = consts["W"], consts["R"]
     if w is None or r is None:
         raise CompileError(f"{node.label}: inputs W and R are required")
-    if r.ndim != 3 or r.shape[0] != dirs or r.shape[1] != gates * r.shape[2]:
-        raise CompileError(f"{node.label}: R {r.shape} should be [{dirs}, {gates}*hidden_size, hidden_size]")
-    h = int(r.shape[2])
+    if quantized:  # [D, I, G*H] and [D, H, G*H]
+        if r.ndim != 3 or r.shape[0] != dirs or r.shape[2] != gates * r.shape[1]:
+            raise CompileError(f"{node.label}: R {r.shape} should be [{dirs}, hidden_size, {gates}*hidden_size]")
+        h = int(r.shape[1])
+        want_w = (dirs, i, gates * h)
+    else:
+        if r.ndim != 3 or r.shape[0] != dirs or r.shape[1] != gates * r.shape[2]:
+            raise CompileError(f"{node.label}: R {r.shape} should be [{dirs}, {gates}*hidden_size, hidden_size]")
+        h = int(r.shape[2])
+        want_w = (dirs, gates * h, i)
     hidden = node.attr("hidden_size")
     if hidden is not None and int(hidden) != h:
         raise CompileError(f"{node.label}: hidden_size {int(hidden)} differs from R's {r.shape}")
-    if w.shape != (dirs, gates * h, i):
-        raise CompileError(f"{node.label}: W {w.shape} should be {(dirs, gates * h, i)}")
+    if w.shape != want_w:
+        raise CompileError(f"{node.label}: W {w.shape} should be {want_w}")
     for what, shape in (("B", (dirs, 2 * gates * h)), ("P", (dirs, 3 * h))):
         if consts.get(what) is not None and consts[what].shape != shape:
             raise CompileError(f"{node.label}: {what} {consts[what].shape} should be {shape}")
@@ -141,8 +172,13 @@ def lower_recurrent(ctx, node):
     input_forget = int(node.attr("input_forget", 0)) if cell == RnnCell.LSTM else 0
     lbr = int(node.attr("linear_before_reset", 0)) if cell == RnnCell.GRU else 0
     codes, act_params = _activations(node, len(defaults), dirs, defaults)
-    if np.any(act_params != 0):
-        inputs.append(ctx.const(act_params, f"{node.name}_activation_params"))
+    inputs.append(ctx.const(act_params, f"{node.name}_activation_params") if np.any(act_params != 0) else "")
+    zeros = {"w_zero": (0, 0), "r_zero": (0, 0)}
+    if quantized:
+        for k, what, wq in ((8, "W", w), (10, "R", r)):
+            scale, zp = _weight_quant(ctx, node, k, what, wq.dtype, dirs, gates * h)
+            inputs.append(ctx.const(scale, f"{node.name}_{what}_scales"))
+            zeros[f"{what.lower()}_zero"] = tuple(zp) + (0,) * (2 - dirs)
     inputs = [i or None for i in inputs]  # None: an absent optional input
 
     shapes = ((n, s, dirs, h) if layout else (s, dirs, n, h), state_shape, state_shape)
@@ -156,8 +192,23 @@ def lower_recurrent(ctx, node):
         return
     params = Rnn(cell=cell, direction=_DIRECTIONS[direction], layout=layout, input_forget=int(input_forget != 0),
                  linear_before_reset=int(lbr != 0), outputs=mask, acts=tuple(codes),
-                 clip=float(clip) if clip is not None else 0.0)
+                 clip=float(clip) if clip is not None else 0.0, **zeros)
     ctx.emit("rnn", inputs, outputs, node.name, params=params)
 
 
-HANDLERS: dict = {"RNN": lower_recurrent, "GRU": lower_recurrent, "LSTM": lower_recurrent}
+def lower_dynamic_quantize_lstm(ctx, node):
+    """com.microsoft DynamicQuantizeLSTM (what onnxruntime.quantization.quantize_dynamic makes of an LSTM):
+    as LSTM (layout 0), with W [D, input_size, 4*hidden] and R [D, hidden, 4*hidden] int8 or uint8 constants,
+    their scales per direction or per column and one zero point per direction (onnxruntime reads only the
+    first). Each product is onnxruntime's: X of the steps up to the longest length, and per step H_{t-1} of
+    the batch, quantized as DynamicQuantizeLinear does (uint8, the range over the whole matrix), exact int32
+    sums, scaled by float32(s_A * s_W[col]). onnxruntime splits the batch by thread when it computes with
+    several threads (then each part has its own range): the emulator quantizes the whole batch, as
+    onnxruntime on one thread.
+    """
+    lower_recurrent(ctx, node)
+
+
+HANDLERS: dict = {"RNN": lower_recurrent, "GRU": lower_recurrent, "LSTM": lower_recurrent,
+                  "DynamicQuantizeLSTM": lower_dynamic_quantize_lstm}
+DOMAIN_OPS = {MS: frozenset({"DynamicQuantizeLSTM"})}

@@ -19,12 +19,19 @@ struct RnnSpec {
     float clip;             // > 0: gate inputs clipped to [-clip, clip]
     Act act[2][3];          // f, g, h per direction
     float alpha[2][3], beta[2][3];
+    // Quantized weights (LSTM; onnxruntime's DynamicQuantizeLSTM): W [D,I,G*H] and R [D,H,G*H], int8 or
+    // uint8, zero points per direction, scales per direction and column in RnnData.
+    bool quantized;
+    bool w_signed, r_signed;
+    int32_t w_zero[2], r_zero[2];
 };
 
 struct RnnData {
     const float* X;
-    const float* W;
-    const float* R;
+    const void* W;         // float32, or 8-bit when quantized
+    const void* R;
+    const float* WS;       // quantized: the scales of W's and R's columns, [D, G*H]
+    const float* RS;
     const float* B;        // or nullptr
     const int32_t* L;      // or nullptr
     const float* H0;       // or nullptr
@@ -38,7 +45,7 @@ struct RnnData {
 // The gate count G of a cell (1, 3, 4).
 int rnn_gates(RnnCell cell);
 
-// Floats of scratch rnn_run needs (rnn_scratch_floats's arguments bounded by the caller).
+// Floats of scratch rnn_run needs (the sizes bounded by the caller).
 int64_t rnn_scratch_floats(const RnnSpec& s);
 
 // Runs the layer; scratch holds rnn_scratch_floats(s) floats. Sizes fit the BLAS int (the caller checks).

@@ -11,11 +11,11 @@ namespace {
 constexpr const char* kOp = "rnn";
 
 // Input positions.
-enum { kX, kW, kR, kB, kL, kH0, kC0, kP, kA, kInputs };
+enum { kX, kW, kR, kB, kL, kH0, kC0, kP, kA, kWS, kRS, kInputs };
 
-struct Geometry {
-    int64_t S, N, I, H, D, G;
-};
+struct Geometry { int64_t S, N, I, H, D, G; };
+
+bool is_q8(const TensorDesc& t) { return t.dtype == ACCEL_DTYPE_INT8 || t.dtype == ACCEL_DTYPE_UINT8; }
 
 Geometry geometry_of(const Graph& g, const Node& n) {
     const RnnParams p = RnnParams::of(n);
@@ -25,7 +25,7 @@ Geometry geometry_of(const Graph& g, const Node& n) {
     m.S = p.layout == 1 ? x.dims[1] : x.dims[0];
     m.N = p.layout == 1 ? x.dims[0] : x.dims[1];
     m.I = x.dims[2];
-    m.H = r.dims[2];
+    m.H = is_q8(*kern::input(g, n, kW)) ? r.dims[1] : r.dims[2];  // quantized R is [D,H,G*H]
     m.D = p.direction == RnnDirection::Bidirectional ? 2 : 1;
     m.G = rnn_gates(p.cell);
     return m;
@@ -61,10 +61,9 @@ bool validate(const Graph& g, const Node& n, std::string* err) {
     using kern::cat;
     using kern::fail;
     const RnnParams p = RnnParams::of(n);
-    if (p.outputs < 1 || p.outputs > 7)
-        return fail(err, kOp, cat("outputs mask ", p.outputs, " is not 1..7"));
-    if (!kern::check_common(g, n, kOp, {3, kInputs, 3, static_cast<size_t>(popcount3(p.outputs))},
-                            kern::DTypeRule::Any, kern::ActRule::MustBeNone, err))
+    if (p.outputs < 1 || p.outputs > 7) return fail(err, kOp, cat("outputs mask ", p.outputs, " is not 1..7"));
+    if (!kern::check_common(g, n, kOp, {3, kInputs, 3, static_cast<size_t>(popcount3(p.outputs))}, kern::DTypeRule::Any,
+                            kern::ActRule::MustBeNone, err))
         return false;
     const int64_t cell = static_cast<int64_t>(p.cell), dir = static_cast<int64_t>(p.direction);
     if (cell < 0 || cell > 2) return fail(err, kOp, cat("cell ", cell, " is not 0 (rnn), 1 (gru) or 2 (lstm)"));
@@ -80,20 +79,51 @@ bool validate(const Graph& g, const Node& n, std::string* err) {
     const TensorDesc& x = *kern::input(g, n, kX);
     const TensorDesc& w = *kern::input(g, n, kW);
     const TensorDesc& r = *kern::input(g, n, kR);
-    if (!check_f32(x, "X", err) || !check_f32(w, "W", err) || !check_f32(r, "R", err)) return false;
+    const bool quantized = is_q8(w);
+    if (!check_f32(x, "X", err)) return false;
+    if (quantized) {
+        if (!lstm) return fail(err, kOp, "quantized weights are for an LSTM only");
+        if (!is_q8(r)) return fail(err, kOp, cat("R dtype ", r.dtype, " is not int8 or uint8 as W's"));
+        if (p.layout != 0) return fail(err, kOp, "quantized weights need layout 0");
+    } else if (!check_f32(w, "W", err) || !check_f32(r, "R", err)) {
+        return false;
+    }
     if (x.ndim != 3) return fail(err, kOp, cat("X rank ", x.ndim, " is not 3"));
     if (r.ndim != 3) return fail(err, kOp, cat("R rank ", r.ndim, " is not 3"));
     const Geometry m = geometry_of(g, n);
     int64_t gh;
     if (!kern::mul_ok(m.G, m.H, &gh)) return fail(err, kOp, "hidden size overflows");
-    if (!check_dims(w, {m.D, gh, m.I}, "W", err) || !check_dims(r, {m.D, gh, m.H}, "R", err)) return false;
+    if (quantized) {
+        if (!check_dims(w, {m.D, m.I, gh}, "W", err) || !check_dims(r, {m.D, m.H, gh}, "R", err)) return false;
+        for (int d = 0; d < 2; ++d) {
+            const int64_t zw = p.w_zero[d], zr = p.r_zero[d];
+            const auto in_range = [&](int64_t z, const TensorDesc& t) {
+                return d < m.D ? (t.dtype == ACCEL_DTYPE_INT8 ? z >= -128 && z <= 127 : z >= 0 && z <= 255) : z == 0;
+            };
+            if (!in_range(zw, w) || !in_range(zr, r))
+                return fail(err, kOp, cat("zero points ", zw, ", ", zr, " of direction ", d, " outside their range"));
+        }
+        const TensorDesc* ws = kern::input(g, n, kWS);
+        const TensorDesc* rs = kern::input(g, n, kRS);
+        if (!ws || !rs) return fail(err, kOp, "quantized weights need the scales WS and RS");
+        if (!check_f32(*ws, "WS", err) || !check_dims(*ws, {m.D, gh}, "WS", err) || !check_const(*ws, "WS", err) ||
+            !check_f32(*rs, "RS", err) || !check_dims(*rs, {m.D, gh}, "RS", err) || !check_const(*rs, "RS", err))
+            return false;
+    } else {
+        if (!check_dims(w, {m.D, gh, m.I}, "W", err) || !check_dims(r, {m.D, gh, m.H}, "R", err)) return false;
+        if (kern::input(g, n, kWS) || kern::input(g, n, kRS))
+            return fail(err, kOp, "scales WS and RS are for quantized weights only");
+        for (int d = 0; d < 2; ++d)
+            if (p.w_zero[d] != 0 || p.r_zero[d] != 0) return fail(err, kOp, "zero points need quantized weights");
+    }
     if (!check_const(w, "W", err) || !check_const(r, "R", err)) return false;
     if (const TensorDesc* b = kern::input(g, n, kB)) {
         if (!check_f32(*b, "B", err) || !check_dims(*b, {m.D, 2 * gh}, "B", err) || !check_const(*b, "B", err))
             return false;
     }
     if (const TensorDesc* l = kern::input(g, n, kL)) {
-        if (l->dtype != ACCEL_DTYPE_INT32) return fail(err, kOp, cat("sequence_lens dtype ", l->dtype, " is not int32"));
+        if (l->dtype != ACCEL_DTYPE_INT32)
+            return fail(err, kOp, cat("sequence_lens dtype ", l->dtype, " is not int32"));
         if (!check_dims(*l, {m.N}, "sequence_lens", err)) return false;
     }
     const bool bf = p.layout == 1;
@@ -143,9 +173,10 @@ bool validate(const Graph& g, const Node& n, std::string* err) {
     if (!kern::mul_ok(m.S, m.N, &rows) || rows > kern::kBlasIntMax || gh > kern::kBlasIntMax ||
         m.I > kern::kBlasIntMax || !kern::mul_ok(rows, gh, &proj))
         return fail(err, kOp, cat("sizes S*N ", m.S, "*", m.N, ", G*H ", gh, " exceed the BLAS int range"));
-    int64_t extra;  // the recurrent product and up to three states, at most 4 * N * G * H floats
-    if (!kern::mul_ok(4 * m.N, gh, &extra) || !kern::add_ok(proj, extra, &total) ||
-        total > static_cast<int64_t>(kern::kMaxScratchBytes / sizeof(float)))
+    int64_t extra;  // the recurrent product, up to three states and the quantized path's buffers
+    int64_t xs;
+    if (!kern::mul_ok(8 * m.N + 8, gh, &extra) || !kern::mul_ok(rows, m.I, &xs) || !kern::add_ok(extra, xs, &extra) ||
+        !kern::add_ok(proj, extra, &total) || total > static_cast<int64_t>(kern::kMaxScratchBytes / sizeof(float)))
         return fail(err, kOp, "scratch memory would exceed the format's limit");
     return true;
 }
@@ -161,6 +192,12 @@ RnnSpec spec_of(const Graph& g, const Node& n) {
     s.input_forget = p.input_forget != 0;
     s.linear_before_reset = p.linear_before_reset != 0;
     s.clip = p.clip;
+    const TensorDesc& w = *kern::input(g, n, kW);
+    s.quantized = is_q8(w);
+    s.w_signed = w.dtype == ACCEL_DTYPE_INT8;
+    s.r_signed = kern::input(g, n, kR)->dtype == ACCEL_DTYPE_INT8;
+    for (int d = 0; d < 2; ++d)
+        s.w_zero[d] = static_cast<int32_t>(p.w_zero[d]), s.r_zero[d] = static_cast<int32_t>(p.r_zero[d]);
     for (int d = 0; d < 2; ++d)
         for (int k = 0; k < 3; ++k) s.act[d][k] = static_cast<Act>(p.acts[d * 3 + k]);
     return s;
@@ -180,8 +217,10 @@ void run(const KernelArgs& a) {
             for (int k = 0; k < 3; ++k) s.alpha[d][k] = ap[(d * 3 + k) * 2], s.beta[d][k] = ap[(d * 3 + k) * 2 + 1];
     RnnData io{};
     io.X = kern::in_f(a, kX);
-    io.W = kern::in_f(a, kW);
-    io.R = kern::in_f(a, kR);
+    io.W = a.in[kW];
+    io.R = a.in[kR];
+    io.WS = static_cast<const float*>(opt(kWS));
+    io.RS = static_cast<const float*>(opt(kRS));
     io.B = static_cast<const float*>(opt(kB));
     io.L = static_cast<const int32_t*>(opt(kL));
     io.H0 = static_cast<const float*>(opt(kH0));
