@@ -94,6 +94,9 @@ LOGIC_FN = ValueEnum("LogicFn", (("and", 1), ("or", 2), ("xor", 3), ("not", 4)))
 ENUMS = (REDUCE_FN, RESIZE_MODE, RESIZE_COORD, NEAREST_ROUNDING, INT8_RULES, COMPARE_FN, LOGIC_FN)
 PAD_MODE = ValueEnum("PadMode", (("constant", 0), ("reflect", 1), ("edge", 2), ("wrap", 3)))
 ENUMS += (PAD_MODE,)
+RNN_CELL = ValueEnum("RnnCell", (("rnn", 0), ("gru", 1), ("lstm", 2)))
+RNN_DIRECTION = ValueEnum("RnnDirection", (("forward", 0), ("reverse", 1), ("bidirectional", 2)))
+ENUMS += (RNN_CELL, RNN_DIRECTION)
 
 # ---- shared parameter groups ----------------------------------------------------------------------
 
@@ -335,6 +338,34 @@ OPS = (
        "V[0]; an index outside -depth .. depth-1 gives a line of V[0]",
        (Param("axis", 0, "0 .. Y's ndim-1"), Param("depth", 1, ">= 1")), class_name="OneHot",
        dtypes="I int32, int64 or float32; V two elements (off, on) of Y's dtype, any"),
+    Op(51, "rnn", 3,
+       "X, W[D,G*H,I], R[D,G*H,H], B[D,2*G*H] optional, L[N] optional, H0 optional, C0 optional, P[D,3*H] "
+       "optional, A[D,3,2] optional, WS optional, RS optional -> Y, Y_h, Y_c (those the outputs mask names, in order)",
+       "ONNX RNN (G = 1), GRU (G = 3, gates z, r, h) or LSTM (G = 4, gates i, o, f, c; peepholes P i, o, f) over D "
+       "directions (2 if bidirectional; direction 1 runs backwards), H hidden, I input, S steps, N batch. X is "
+       "[S,N,I] (layout 0) or [N,S,I] (layout 1); Y [S,D,N,H] or [N,S,D,H]; H0, C0, Y_h, Y_c [D,N,H] or [N,D,H]. "
+       "Per step a gate's input is X_t W^T + H_{t-1} R^T + Wb + Rb (GRU's h gate: X_t Wh^T + (r * H_{t-1}) Rh^T "
+       "+ Wbh + Rbh, or with linear_before_reset X_t Wh^T + Wbh + r * (H_{t-1} Rh^T + Rbh)), clipped to [-clip, "
+       "clip] when clip > 0, then activated: f, g, h the activation codes (A[d,k] their alpha and beta). RNN: "
+       "H_t = f(.); GRU: H_t = (1 - z) * g(h) + z * H_{t-1}; LSTM: C_t = f * C_{t-1} + i * g(c) (f = 1 - i with "
+       "input_forget), H_t = o * h(C_t) (C_t unclipped, as onnxruntime). A batch row n runs L[n] steps (L clamped "
+       "to 0..S; all S without L): Y is 0 at steps past it, Y_h and Y_c hold its last state (0 when L[n] = 0, "
+       "as onnxruntime). W, R, B, P and A must be constants. Quantized weights (LSTM only; onnxruntime's "
+       "DynamicQuantizeLSTM): W[D,I,G*H] and R[D,H,G*H] int8 or uint8 with float32 scales WS[D,G*H] and RS[D,G*H] "
+       "(inputs 9 and 10) and one zero point per direction; then each product A B (A the steps' X, or H_{t-1} "
+       "of the batch, 0 for rows already past their length when Y is an output) quantizes A as dynquant does and "
+       "is float32(int32 sum of (A_q - z_A) (B - z_B)) * float32(s_A * s_B[col]).",
+       (Param("cell", 0, "the recurrence", enum="RnnCell"),
+        Param("direction", 1, "the directions run", enum="RnnDirection"),
+        Param("layout", 2, "0: sequence first, 1: batch first"),
+        Param("input_forget", 3, "LSTM: 1 couples the forget gate to the input gate (f = 1 - i)"),
+        Param("linear_before_reset", 4, "GRU: 1 applies the reset gate after the recurrent product"),
+        Param("outputs", 5, "bit 0 Y, bit 1 Y_h, bit 2 Y_c (LSTM): the node's outputs, in order"),
+        Param("acts", 6, "activation codes f, g, h of direction 0, then 1 (unused ones 0)", count=6),
+        Param("w_zero", 12, "quantized W: its zero point per direction (else 0)", count=2),
+        Param("r_zero", 14, "quantized R: its zero point per direction (else 0)", count=2),
+        F("clip", 0, ">= 0; 0: no clip")), class_name="Rnn",
+       dtypes="float32; L int32; W and R may be int8 or uint8 (quantized weights)"),
     Op(54, "pad", 3, "X, V optional -> Y",
        "Y has X's rank and dtype; Y.dims[i] = begin[i] + X.dims[i] + end[i] with end[i] >= 0 (so Y's dims give "
        "it; negative pads are a slice before this op). Output index o reads X at o - begin[i] on each axis i "

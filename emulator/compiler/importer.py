@@ -380,5 +380,7 @@ def check_schema(node, opset: int, dtype_of=None) -> None:
     n_out = len(node.outputs)
     if n_out > schema.max_output:
         raise CompileError(f"{node.label}: {n_out} outputs, but {node.op} has at most {schema.max_output}")
-    if n_out < 1 or not node.outputs[0]:
+    optional = onnx.defs.OpSchema.FormalParameterOption.Optional
+    optional_first = bool(schema.outputs) and schema.outputs[0].option == optional
+    if n_out < 1 or (not node.outputs[0] and not optional_first):  # LSTM's Y, say, may be left out
         raise CompileError(f"{node.label}: output 0 is missing")

@@ -21,7 +21,7 @@ OPS: Dict[str, int] = {
     "qmatmul": 30, "qgemm": 31, "qadd": 32, "qmul": 33, "qactivation": 34, "qavgpool": 35,
     "qglobalavgpool": 36, "qsoftmax": 37, "dynquant": 38, "matmulinteger": 39, "convinteger": 40,
     "compare": 41, "logic": 42, "where": 43, "argreduce": 45, "topk": 46, "cumsum": 47, "onehot": 48,
-    "pad": 54, "groupnorm": 55,
+    "rnn": 51, "pad": 54, "groupnorm": 55,
 }
 OP_NAMES: Dict[int, str] = {v: k for k, v in OPS.items()}
 OP_MINOR: Dict[str, int] = {
@@ -31,7 +31,7 @@ OP_MINOR: Dict[str, int] = {
     "layernorm": 1, "expand": 1, "cast": 1, "quantize": 2, "dequantize": 2, "qconv": 2, "qmatmul": 2,
     "qgemm": 2, "qadd": 2, "qmul": 2, "qactivation": 2, "qavgpool": 2, "qglobalavgpool": 2, "qsoftmax": 2,
     "dynquant": 2, "matmulinteger": 2, "convinteger": 2, "compare": 3, "logic": 3, "where": 3,
-    "argreduce": 3, "topk": 3, "cumsum": 3, "onehot": 3, "pad": 3, "groupnorm": 3,
+    "argreduce": 3, "topk": 3, "cumsum": 3, "onehot": 3, "rnn": 3, "pad": 3, "groupnorm": 3,
 }
 # Ops of any dtype, and the ops that compute in float32 only (the others state their own dtypes).
 ANY_DTYPE_OPS = frozenset({"copy", "transpose", "concat", "slice", "gather", "expand", "cast", "pad"})
@@ -149,6 +149,24 @@ class PadMode:
     EDGE = 2
     WRAP = 3
     BY_NAME: ClassVar[Dict[str, int]] = {"constant": 0, "reflect": 1, "edge": 2, "wrap": 3}
+
+
+class RnnCell:
+    """Values of the parameters typed RnnCell."""
+
+    RNN = 0
+    GRU = 1
+    LSTM = 2
+    BY_NAME: ClassVar[Dict[str, int]] = {"rnn": 0, "gru": 1, "lstm": 2}
+
+
+class RnnDirection:
+    """Values of the parameters typed RnnDirection."""
+
+    FORWARD = 0
+    REVERSE = 1
+    BIDIRECTIONAL = 2
+    BY_NAME: ClassVar[Dict[str, int]] = {"forward": 0, "reverse": 1, "bidirectional": 2}
 
 
 
@@ -505,6 +523,29 @@ class OneHot(Params):
 
 
 @dataclass(frozen=True)
+class Rnn(Params):
+    """Parameters of rnn (op 51)."""
+
+    OP: ClassVar[str] = "rnn"
+    INTS: ClassVar[Tuple[Tuple[str, int, int], ...]] = (
+        ("cell", 0, 1), ("direction", 1, 1), ("layout", 2, 1), ("input_forget", 3, 1),
+        ("linear_before_reset", 4, 1), ("outputs", 5, 1), ("acts", 6, 6), ("w_zero", 12, 2),
+        ("r_zero", 14, 2),
+    )
+    FLOATS: ClassVar[Tuple[Tuple[str, int, int], ...]] = (("clip", 0, 1),)
+    cell: int  # the recurrence
+    direction: int  # the directions run
+    layout: int  # 0: sequence first, 1: batch first
+    input_forget: int  # LSTM: 1 couples the forget gate to the input gate (f = 1 - i)
+    linear_before_reset: int  # GRU: 1 applies the reset gate after the recurrent product
+    outputs: int  # bit 0 Y, bit 1 Y_h, bit 2 Y_c (LSTM): the node's outputs, in order
+    acts: Sequence[int]  # up to 6 (a tuple): activation codes f, g, h of direction 0, then 1 (unused ones 0)
+    w_zero: Sequence[int]  # up to 2 (a tuple): quantized W: its zero point per direction (else 0)
+    r_zero: Sequence[int]  # up to 2 (a tuple): quantized R: its zero point per direction (else 0)
+    clip: float  # >= 0; 0: no clip
+
+
+@dataclass(frozen=True)
 class Pad(Params):
     """Parameters of pad (op 54)."""
 
@@ -530,6 +571,6 @@ PARAMS: Dict[str, Type[Params]] = {
     "concat": Concat, "softmax": Softmax, "convtranspose": ConvTranspose, "resize": Resize, "reduce": Reduce,
     "slice": Slice, "gather": Gather, "layernorm": LayerNorm, "qconv": QConv, "qgemm": QGemm,
     "qavgpool": QAvgPool, "qsoftmax": QSoftmax, "convinteger": ConvInteger, "compare": Compare,
-    "logic": Logic, "argreduce": ArgReduce, "topk": TopK, "cumsum": CumSum, "onehot": OneHot, "pad": Pad,
-    "groupnorm": GroupNorm,
+    "logic": Logic, "argreduce": ArgReduce, "topk": TopK, "cumsum": CumSum, "onehot": OneHot, "rnn": Rnn,
+    "pad": Pad, "groupnorm": GroupNorm,
 }

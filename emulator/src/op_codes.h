@@ -57,6 +57,7 @@ enum class Op : uint32_t {
     TopK = 46,
     CumSum = 47,
     OneHot = 48,
+    Rnn = 51,
     Pad = 54,
     GroupNorm = 55,
 };
@@ -146,6 +147,16 @@ enum class PadMode : int64_t {
     Edge = 2,
     Wrap = 3,
 };
+enum class RnnCell : int64_t {
+    Rnn = 0,
+    Gru = 1,
+    Lstm = 2,
+};
+enum class RnnDirection : int64_t {
+    Forward = 0,
+    Reverse = 1,
+    Bidirectional = 2,
+};
 
 // True if `v` is one of the values above (a file may hold any number).
 
@@ -198,6 +209,7 @@ constexpr bool is_known(Op v) {
         case Op::TopK:
         case Op::CumSum:
         case Op::OneHot:
+        case Op::Rnn:
         case Op::Pad:
         case Op::GroupNorm: return true;
     }
@@ -317,6 +329,24 @@ constexpr bool is_known(PadMode v) {
         case PadMode::Reflect:
         case PadMode::Edge:
         case PadMode::Wrap: return true;
+    }
+    return false;
+}
+
+constexpr bool is_known(RnnCell v) {
+    switch (v) {
+        case RnnCell::Rnn:
+        case RnnCell::Gru:
+        case RnnCell::Lstm: return true;
+    }
+    return false;
+}
+
+constexpr bool is_known(RnnDirection v) {
+    switch (v) {
+        case RnnDirection::Forward:
+        case RnnDirection::Reverse:
+        case RnnDirection::Bidirectional: return true;
     }
     return false;
 }

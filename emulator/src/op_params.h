@@ -464,6 +464,35 @@ struct OneHotParams {
     }
 };
 
+// rnn (op 51)
+struct RnnParams {
+    RnnCell cell;  // the recurrence
+    RnnDirection direction;  // the directions run
+    int64_t layout;  // 0: sequence first, 1: batch first
+    int64_t input_forget;  // LSTM: 1 couples the forget gate to the input gate (f = 1 - i)
+    int64_t linear_before_reset;  // GRU: 1 applies the reset gate after the recurrent product
+    int64_t outputs;  // bit 0 Y, bit 1 Y_h, bit 2 Y_c (LSTM): the node's outputs, in order
+    int64_t acts[6];  // activation codes f, g, h of direction 0, then 1 (unused ones 0)
+    int64_t w_zero[2];  // quantized W: its zero point per direction (else 0)
+    int64_t r_zero[2];  // quantized R: its zero point per direction (else 0)
+    float clip;  // >= 0; 0: no clip
+
+    static RnnParams of(const Node& n) {
+        RnnParams p;
+        p.cell = static_cast<RnnCell>(n.ints[0]);
+        p.direction = static_cast<RnnDirection>(n.ints[1]);
+        p.layout = n.ints[2];
+        p.input_forget = n.ints[3];
+        p.linear_before_reset = n.ints[4];
+        p.outputs = n.ints[5];
+        for (int k = 0; k < 6; ++k) p.acts[k] = n.ints[6 + k];
+        for (int k = 0; k < 2; ++k) p.w_zero[k] = n.ints[12 + k];
+        for (int k = 0; k < 2; ++k) p.r_zero[k] = n.ints[14 + k];
+        p.clip = n.floats[0];
+        return p;
+    }
+};
+
 // pad (op 54)
 struct PadParams {
     int64_t begin[8];  // elements added before each axis (>= 0); entries past ndim 0

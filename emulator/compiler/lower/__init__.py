@@ -16,6 +16,7 @@ from ..qdq_device import FUSED_ACTIVATION
 from . import conv, data, elementwise, linalg, normalization, qinteger, qlinear, quantized, reshape, resize
 from . import logic
 from . import index
+from . import recurrent
 from .context import Ctx, unsupported
 from . import einsum, groupnorm, spatial
 
@@ -24,6 +25,7 @@ FAMILIES = (linalg, elementwise, normalization, conv, resize, reshape, data, qua
 FAMILIES += (logic,)
 FAMILIES += (spatial, groupnorm, einsum)
 FAMILIES += (index,)
+FAMILIES += (recurrent,)
 # Ops that move int8 data without computing on it: their output keeps the input's quantization. Those QDQ
 # fusion runs on the integers, and Split (its outputs each behind their own Q, which fusion leaves alone).
 QUANT_KEEPING_OPS = qdq.DATA_MOVEMENT | {"Split"}

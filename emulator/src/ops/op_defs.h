@@ -52,6 +52,7 @@ extern const OpDef kArgReduceDef;
 extern const OpDef kTopKDef;
 extern const OpDef kCumSumDef;
 extern const OpDef kOneHotDef;
+extern const OpDef kRnnDef;
 extern const OpDef kPadDef;
 extern const OpDef kGroupNormDef;
 

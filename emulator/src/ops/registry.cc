@@ -52,6 +52,7 @@ const OpDef* find_op(uint32_t op) {
         case Op::TopK: return &kTopKDef;
         case Op::CumSum: return &kCumSumDef;
         case Op::OneHot: return &kOneHotDef;
+        case Op::Rnn: return &kRnnDef;
         case Op::Pad: return &kPadDef;
         case Op::GroupNorm: return &kGroupNormDef;
     }
