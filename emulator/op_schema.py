@@ -309,7 +309,7 @@ OPS = (
        "elementwise (any nonzero byte of C is true), bytes copied unchanged",
        dtypes="C bool; X, Y and Z one dtype (any)"),
     # Index ops (minor 3): integer outputs and run-time indices, for models fed token or byte ids.
-    Op(45, "argreduce", 3, "X -> Y",
+    Op(44, "argreduce", 3, "X -> Y",
        "Y[..] = the index along axis of the largest (select_min 0) or smallest (select_min 1) element, the "
        "first such (select_last 0) or last (select_last 1); NaN counts as larger and smaller than any "
        "number, so a line with NaN gives its first (or last) NaN, as numpy (onnxruntime skips NaN unless "
@@ -318,7 +318,7 @@ OPS = (
         Param("select_last", 2, "0: first index of the extreme, 1: last")),
        class_name="ArgReduce", dtypes="X float32, int8, uint8, int16, uint16, int32, uint32, int64 or uint64; "
                                       "Y int64"),
-    Op(46, "topk", 3, "X -> V, I",
+    Op(45, "topk", 3, "X -> V, I",
        "the k largest (largest 1) or smallest (largest 0) elements along axis, in that order (also for "
        "sorted 0, where ONNX leaves the order open), equal elements by lower index first, NaN larger than "
        "any number (as onnxruntime); V and I have X's dims with axis' set to k",
@@ -326,19 +326,19 @@ OPS = (
         Param("largest", 2, "1 largest, 0 smallest"), Param("sorted", 3, "0 or 1 (the order is the same)")),
        class_name="TopK", dtypes="X and V float32, int8, uint8, int16, uint16, int32, uint32, int64 or uint64 (the "
                                  "same); I int64"),
-    Op(47, "cumsum", 3, "X -> Y",
+    Op(46, "cumsum", 3, "X -> Y",
        "Y[.., j, ..] = the sum of X[.., i, ..] along axis over i <= j (i < j with exclusive; i >= j, i > j "
        "with reverse), added in order from the start (the end with reverse) in X's dtype: float32 rounds "
        "each step, integers wrap (two's complement), as onnxruntime",
        (Param("axis", 0, "0 .. ndim-1"), Param("exclusive", 1, "0 or 1"), Param("reverse", 2, "0 or 1")),
        class_name="CumSum", dtypes="X and Y float32, int32 or int64 (the same), of one shape"),
-    Op(48, "onehot", 3, "I, V -> Y",
+    Op(47, "onehot", 3, "I, V -> Y",
        "Y's shape is I's with depth inserted at axis; Y[.., d, ..] = V[1] where d is the index at that "
        "position (float indices truncated toward zero, then i < 0 counting from the end: i + depth), else "
        "V[0]; an index outside -depth .. depth-1 gives a line of V[0]",
        (Param("axis", 0, "0 .. Y's ndim-1"), Param("depth", 1, ">= 1")), class_name="OneHot",
        dtypes="I int32, int64 or float32; V two elements (off, on) of Y's dtype, any"),
-    Op(51, "rnn", 3,
+    Op(48, "rnn", 3,
        "X, W[D,G*H,I], R[D,G*H,H], B[D,2*G*H] optional, L[N] optional, H0 optional, C0 optional, P[D,3*H] "
        "optional, A[D,3,2] optional, WS optional, RS optional -> Y, Y_h, Y_c (those the outputs mask names, in order)",
        "ONNX RNN (G = 1), GRU (G = 3, gates z, r, h) or LSTM (G = 4, gates i, o, f, c; peepholes P i, o, f) over D "
@@ -366,7 +366,7 @@ OPS = (
         Param("r_zero", 14, "quantized R: its zero point per direction (else 0)", count=2),
         F("clip", 0, ">= 0; 0: no clip")), class_name="Rnn",
        dtypes="float32; L int32; W and R may be int8 or uint8 (quantized weights)"),
-    Op(54, "pad", 3, "X, V optional -> Y",
+    Op(49, "pad", 3, "X, V optional -> Y",
        "Y has X's rank and dtype; Y.dims[i] = begin[i] + X.dims[i] + end[i] with end[i] >= 0 (so Y's dims give "
        "it; negative pads are a slice before this op). Output index o reads X at o - begin[i] on each axis i "
        "where that is inside X; elsewhere constant mode gives V (one element of X's dtype, 0 when absent), "
@@ -374,7 +374,7 @@ OPS = (
        "2*(d-1) for an axis of d elements; d = 1 as edge, as numpy), wrap the index modulo d",
        (Param("begin", 0, "elements added before each axis (>= 0); entries past ndim 0", count=8),
         Param("mode", 8, "how the added elements are filled", enum="PadMode")), any_dtype=True),
-    Op(55, "groupnorm", 3, "X[N,C,...], S[C], B[C] -> Y",
+    Op(50, "groupnorm", 3, "X[N,C,...], S[C], B[C] -> Y",
        "Y has X's shape. The C channels form `groups` groups of C/groups consecutive channels; each group of "
        "each n (its channels and all their elements after dim 1) is normalized by its mean and biased "
        "variance (float32, two passes: the mean, then the squared deviations): Y = (X - mean) * (1 / sqrt(var "

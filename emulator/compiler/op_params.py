@@ -20,8 +20,8 @@ OPS: Dict[str, int] = {
     "max": 23, "layernorm": 24, "expand": 25, "cast": 26, "quantize": 27, "dequantize": 28, "qconv": 29,
     "qmatmul": 30, "qgemm": 31, "qadd": 32, "qmul": 33, "qactivation": 34, "qavgpool": 35,
     "qglobalavgpool": 36, "qsoftmax": 37, "dynquant": 38, "matmulinteger": 39, "convinteger": 40,
-    "compare": 41, "logic": 42, "where": 43, "argreduce": 45, "topk": 46, "cumsum": 47, "onehot": 48,
-    "rnn": 51, "pad": 54, "groupnorm": 55,
+    "compare": 41, "logic": 42, "where": 43, "argreduce": 44, "topk": 45, "cumsum": 46, "onehot": 47,
+    "rnn": 48, "pad": 49, "groupnorm": 50,
 }
 OP_NAMES: Dict[int, str] = {v: k for k, v in OPS.items()}
 OP_MINOR: Dict[str, int] = {
@@ -474,7 +474,7 @@ class Logic(Params):
 
 @dataclass(frozen=True)
 class ArgReduce(Params):
-    """Parameters of argreduce (op 45)."""
+    """Parameters of argreduce (op 44)."""
 
     OP: ClassVar[str] = "argreduce"
     INTS: ClassVar[Tuple[Tuple[str, int, int], ...]] = (
@@ -487,7 +487,7 @@ class ArgReduce(Params):
 
 @dataclass(frozen=True)
 class TopK(Params):
-    """Parameters of topk (op 46)."""
+    """Parameters of topk (op 45)."""
 
     OP: ClassVar[str] = "topk"
     INTS: ClassVar[Tuple[Tuple[str, int, int], ...]] = (
@@ -501,7 +501,7 @@ class TopK(Params):
 
 @dataclass(frozen=True)
 class CumSum(Params):
-    """Parameters of cumsum (op 47)."""
+    """Parameters of cumsum (op 46)."""
 
     OP: ClassVar[str] = "cumsum"
     INTS: ClassVar[Tuple[Tuple[str, int, int], ...]] = (
@@ -514,7 +514,7 @@ class CumSum(Params):
 
 @dataclass(frozen=True)
 class OneHot(Params):
-    """Parameters of onehot (op 48)."""
+    """Parameters of onehot (op 47)."""
 
     OP: ClassVar[str] = "onehot"
     INTS: ClassVar[Tuple[Tuple[str, int, int], ...]] = (("axis", 0, 1), ("depth", 1, 1))
@@ -524,7 +524,7 @@ class OneHot(Params):
 
 @dataclass(frozen=True)
 class Rnn(Params):
-    """Parameters of rnn (op 51)."""
+    """Parameters of rnn (op 48)."""
 
     OP: ClassVar[str] = "rnn"
     INTS: ClassVar[Tuple[Tuple[str, int, int], ...]] = (
@@ -547,7 +547,7 @@ class Rnn(Params):
 
 @dataclass(frozen=True)
 class Pad(Params):
-    """Parameters of pad (op 54)."""
+    """Parameters of pad (op 49)."""
 
     OP: ClassVar[str] = "pad"
     INTS: ClassVar[Tuple[Tuple[str, int, int], ...]] = (("begin", 0, 8), ("mode", 8, 1))
@@ -557,7 +557,7 @@ class Pad(Params):
 
 @dataclass(frozen=True)
 class GroupNorm(Params):
-    """Parameters of groupnorm (op 55)."""
+    """Parameters of groupnorm (op 50)."""
 
     OP: ClassVar[str] = "groupnorm"
     INTS: ClassVar[Tuple[Tuple[str, int, int], ...]] = (("groups", 0, 1),)

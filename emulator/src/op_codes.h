@@ -53,13 +53,13 @@ enum class Op : uint32_t {
     Compare = 41,
     Logic = 42,
     Where = 43,
-    ArgReduce = 45,
-    TopK = 46,
-    CumSum = 47,
-    OneHot = 48,
-    Rnn = 51,
-    Pad = 54,
-    GroupNorm = 55,
+    ArgReduce = 44,
+    TopK = 45,
+    CumSum = 46,
+    OneHot = 47,
+    Rnn = 48,
+    Pad = 49,
+    GroupNorm = 50,
 };
 
 enum class Act : uint32_t {

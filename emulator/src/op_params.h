@@ -404,7 +404,7 @@ struct LogicParams {
     }
 };
 
-// argreduce (op 45)
+// argreduce (op 44)
 struct ArgReduceParams {
     int64_t axis;  // 0 .. ndim-1
     int64_t select_min;  // 0 argmax, 1 argmin
@@ -419,7 +419,7 @@ struct ArgReduceParams {
     }
 };
 
-// topk (op 46)
+// topk (op 45)
 struct TopKParams {
     int64_t axis;  // 0 .. ndim-1
     int64_t k;  // 1 .. X.dims[axis]
@@ -436,7 +436,7 @@ struct TopKParams {
     }
 };
 
-// cumsum (op 47)
+// cumsum (op 46)
 struct CumSumParams {
     int64_t axis;  // 0 .. ndim-1
     int64_t exclusive;  // 0 or 1
@@ -451,7 +451,7 @@ struct CumSumParams {
     }
 };
 
-// onehot (op 48)
+// onehot (op 47)
 struct OneHotParams {
     int64_t axis;  // 0 .. Y's ndim-1
     int64_t depth;  // >= 1
@@ -464,7 +464,7 @@ struct OneHotParams {
     }
 };
 
-// rnn (op 51)
+// rnn (op 48)
 struct RnnParams {
     RnnCell cell;  // the recurrence
     RnnDirection direction;  // the directions run
@@ -493,7 +493,7 @@ struct RnnParams {
     }
 };
 
-// pad (op 54)
+// pad (op 49)
 struct PadParams {
     int64_t begin[8];  // elements added before each axis (>= 0); entries past ndim 0
     PadMode mode;  // how the added elements are filled
@@ -506,7 +506,7 @@ struct PadParams {
     }
 };
 
-// groupnorm (op 55)
+// groupnorm (op 50)
 struct GroupNormParams {
     int64_t groups;  // >= 1, divides C
     float epsilon;  // > 0

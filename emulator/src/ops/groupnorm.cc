@@ -1,4 +1,4 @@
-// groupnorm.cc - group normalization (FORMAT.md op 55): each group of consecutive channels of each batch
+// groupnorm.cc - group normalization (FORMAT.md op 50): each group of consecutive channels of each batch
 // item is normalized by its mean and biased variance, then scaled and shifted per channel
 // (GroupNormalization; InstanceNormalization is one channel per group).
 #include <cmath>

@@ -1,4 +1,4 @@
-// index.cc - the index ops (FORMAT.md ops 45-48, minor 3): argreduce (ArgMax/ArgMin), topk, cumsum and
+// index.cc - the index ops (FORMAT.md ops 44-47, minor 3): argreduce (ArgMax/ArgMin), topk, cumsum and
 // onehot. They compute on integers as well as float32 and write int64 indices; like every kernel they
 // never fail at run time: an index a run brings that lies outside its range has a defined result (onehot:
 // a line of off values).

@@ -1,4 +1,4 @@
-// pad.cc - pad (FORMAT.md op 54): Y is X with elements added before and after each axis, filled with a
+// pad.cc - pad (FORMAT.md op 49): Y is X with elements added before and after each axis, filled with a
 // constant, the nearest edge element, the mirror image or the wrapped-around input; any dtype. Negative
 // pads (ONNX's cropping) never reach here: the compiler slices first.
 #include <cstring>
