@@ -200,7 +200,8 @@ def assert_same_specials(got, want, what):
     if want.dtype.kind != "f":
         differ = got != want
         assert got.dtype == want.dtype and not differ.any(), (
-            f"{what}: {int(differ.sum())} of {got.size} elements differ; got {got[differ][:5]}, want {want[differ][:5]}")
+            f"{what}: {int(differ.sum())} of {got.size} elements differ; got {got[differ][:5]}, "
+            f"want {want[differ][:5]}")
         return
     nan_diff = np.isnan(got) != np.isnan(want)
     inf_diff = ~np.isnan(want) & np.isinf(want) & (got != want)
