@@ -377,4 +377,5 @@ def test_demo_through_the_console_script():
 
 
 def test_demo_usage_error(capsys):
-    assert "invalid int value" in usage_error(capsys, "demo", "--repeat", "x")
+    assert "--repeat: must be a whole number >= 1, got 'x'" in usage_error(capsys, "demo", "--repeat", "x")
+    assert "--repeat: must be a whole number >= 1, got '0'" in usage_error(capsys, "demo", "--repeat", "0")

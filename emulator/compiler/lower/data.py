@@ -58,7 +58,7 @@ def lower_concat(ctx, node):
     ctx.emit("concat", [v.name for v in live], [y], node.name, params=Concat(axis=axis))
 
 
-def _int_list(values) -> list:
+def int_list(values) -> list:
     return [int(v) for v in np.asarray(values).reshape(-1)]
 
 
@@ -68,7 +68,7 @@ def _nonempty(node, shape, what) -> None:
                            f"not supported")
 
 
-def _emit_slice(ctx, node, x: Value, y: str, starts, steps, shape, name) -> None:
+def emit_slice(ctx, node, x: Value, y: str, starts, steps, shape, name) -> None:
     """A slice node: y[i, ...] = x[starts + i*steps, ...]; a plain copy when it takes all of x."""
     _nonempty(node, shape, f"output '{y}'")
     if tuple(shape) == tuple(x.shape) and all(s == 0 for s in starts) and all(s == 1 for s in steps):
@@ -110,9 +110,9 @@ def lower_slice(ctx, node):
         if starts is None or ends is None:
             raise CompileError(f"{node.label}: inputs starts and ends are required")
         axes, steps = ctx.const_input(node, 3, "axes"), ctx.const_input(node, 4, "steps")
-    starts, ends = _int_list(starts), _int_list(ends)
-    axes = list(range(len(starts))) if axes is None else _int_list(axes)
-    steps = [1] * len(starts) if steps is None else _int_list(steps)
+    starts, ends = int_list(starts), int_list(ends)
+    axes = list(range(len(starts))) if axes is None else int_list(axes)
+    steps = [1] * len(starts) if steps is None else int_list(steps)
     if not len(starts) == len(ends) == len(axes) == len(steps):
         raise CompileError(f"{node.label}: starts {starts}, ends {ends}, axes {axes} and steps {steps} "
                            f"differ in length")
@@ -125,7 +125,7 @@ def lower_slice(ctx, node):
             raise CompileError(f"{node.label}: step of axis {a} is 0")
         first[a], shape[a] = slice_range(s, e, k, x.shape[a])
         step[a] = k
-    _emit_slice(ctx, node, x, ctx.output(node), first, step, shape, node.name)
+    emit_slice(ctx, node, x, ctx.output(node), first, step, shape, node.name)
 
 
 def _split_sizes(ctx, node, dim, count) -> list:
@@ -139,7 +139,7 @@ def _split_sizes(ctx, node, dim, count) -> list:
     if split is not None:
         if num is not None:
             raise CompileError(f"{node.label}: both split and num_outputs are given")
-        sizes = _int_list(split)
+        sizes = int_list(split)
         if len(sizes) != count or any(s < 0 for s in sizes) or sum(sizes) != dim:
             raise CompileError(f"{node.label}: split {sizes} does not cut a dim of {dim} into {count} parts")
         return sizes
@@ -173,7 +173,7 @@ def lower_split(ctx, node):
         if y and y in ctx.used:
             first, shape = [0] * rank, list(x.shape)
             first[axis], shape[axis] = offset, size
-            _emit_slice(ctx, node, x, y, first, [1] * rank, shape, f"{node.name}/{i}" if i else node.name)
+            emit_slice(ctx, node, x, y, first, [1] * rank, shape, f"{node.name}/{i}" if i else node.name)
         offset += size
 
 
@@ -225,7 +225,7 @@ def lower_expand(ctx, node):
     target = ctx.const_input(node, 1, "shape")
     if target is None:
         raise CompileError(f"{node.label}: input shape is required")
-    shape = broadcast_shape(node, x.shape, _int_list(target))
+    shape = broadcast_shape(node, x.shape, int_list(target))
     y = ctx.output(node)
     _nonempty(node, shape, f"output '{y}'")
     if shape == tuple(x.shape):
@@ -245,7 +245,7 @@ def lower_tile(ctx, node):
     reps = ctx.const_input(node, 1, "repeats")
     if reps is None:
         raise CompileError(f"{node.label}: input repeats is required")
-    reps = _int_list(reps)
+    reps = int_list(reps)
     if len(reps) != len(x.shape) or any(r < 0 for r in reps):
         raise CompileError(f"{node.label}: repeats {reps} do not fit input '{x.name}' {tuple(x.shape)}")
     y = ctx.output(node)

@@ -21,7 +21,7 @@ from .context import F32, broadcast_shape, float_input, normalize_axis, unsuppor
 _BINARY = {"Add": "add", "Sub": "sub", "Mul": "mul", "Div": "div"}
 
 
-def _legacy_broadcast_operand(ctx, node, a: Value, b: Value) -> str:
+def legacy_broadcast_operand(ctx, node, a: Value, b: Value) -> str:
     """Opset < 7 Add/Sub/Mul/Div with broadcast=1 (and axis): B reshaped for numpy broadcasting."""
     if ctx.opset >= 7 or not node.attr("broadcast", 0):
         return b.name
@@ -66,7 +66,7 @@ def lower_binary(ctx, node):
     if a.dtype != b.dtype:
         raise CompileError(f"{node.label}: inputs '{a.name}' ({a.dtype}) and '{b.name}' ({b.dtype}) differ "
                            f"in dtype")
-    bname = _legacy_broadcast_operand(ctx, node, a, b)
+    bname = legacy_broadcast_operand(ctx, node, a, b)
     bshape = ctx.g.value(bname).shape
     shape = broadcast_shape(node, a.shape, bshape)
     y = ctx.define(ctx.output(node), a.dtype, shape)
@@ -254,7 +254,7 @@ def lower_pow(ctx, node):
     other exponent, a float32 tensor or a constant of any numeric dtype (converted to float32), is
     the `pow` op. Before opset 7, broadcast=1 and axis are honoured as for Add."""
     x = float_input(ctx, node, 0)
-    e = ctx.g.value(_legacy_broadcast_operand(ctx, node, x, ctx.input(node, 1)))
+    e = ctx.g.value(legacy_broadcast_operand(ctx, node, x, ctx.input(node, 1)))
     shape = broadcast_shape(node, x.shape, e.shape)
     if e.is_const:
         if not (np.issubdtype(e.const.dtype, np.floating) or np.issubdtype(e.const.dtype, np.integer)):

@@ -10,7 +10,7 @@ import numpy as np
 from ..errors import CompileError
 from ..op_params import Compare, CompareFn, Logic, LogicFn
 from .context import F32, broadcast_shape, unsupported
-from .elementwise import INT_DTYPES, _legacy_broadcast_operand
+from .elementwise import INT_DTYPES, legacy_broadcast_operand
 
 BOOL = np.dtype(np.bool_)
 
@@ -39,7 +39,7 @@ def lower_compare(ctx, node):
                            f"dtype")
     if a.dtype != F32 and a.dtype not in INT_DTYPES and a.dtype != BOOL:
         raise unsupported(node, f"dtype {a.dtype} of input '{a.name}' (float32, integers and bool only)")
-    bname = _legacy_broadcast_operand(ctx, node, a, b)
+    bname = legacy_broadcast_operand(ctx, node, a, b)
     shape = broadcast_shape(node, a.shape, ctx.g.value(bname).shape)
     y = ctx.define(ctx.output(node), BOOL, shape)
     ctx.emit("compare", [a.name, bname], [y], node.name, params=Compare(function=_COMPARE[node.op]))
@@ -49,7 +49,7 @@ def lower_logic(ctx, node):
     """And, Or, Xor (every opset): bool A and B with numpy broadcasting (before opset 7, broadcast=1 with axis
     as for Add), a bool output; one `logic` node."""
     a, b = _bool_input(ctx, node, 0), _bool_input(ctx, node, 1)
-    bname = _legacy_broadcast_operand(ctx, node, a, b)
+    bname = legacy_broadcast_operand(ctx, node, a, b)
     shape = broadcast_shape(node, a.shape, ctx.g.value(bname).shape)
     y = ctx.define(ctx.output(node), BOOL, shape)
     ctx.emit("logic", [a.name, bname], [y], node.name, params=Logic(function=_LOGIC[node.op]))

@@ -7,7 +7,7 @@ import numpy as np
 from ..errors import CompileError
 from ..op_params import Pad, PadMode, Transpose
 from .context import element_count, normalize_axis, unsupported
-from .data import _emit_slice, _int_list
+from .data import emit_slice, int_list
 
 
 def _pad_mode(ctx, node) -> int:
@@ -34,7 +34,7 @@ def _pads_and_value(ctx, node, x):
         pads = ctx.const_input(node, 1, "pads")
         if pads is None:
             raise CompileError(f"{node.label}: input pads is required")
-        pads = _int_list(pads)
+        pads = int_list(pads)
         axes = ctx.const_input(node, 3, "axes") if ctx.opset >= 18 else None
         v = ctx.input_opt(node, 2)
         if v is None:
@@ -50,7 +50,7 @@ def _pads_and_value(ctx, node, x):
                 raise CompileError(f"{node.label}: constant_value '{v.name}' is {v.dtype}, the data {x.dtype}")
             value = v.name
     if axes is not None:
-        axes = [normalize_axis(node, a, rank, "axes") for a in _int_list(axes)]
+        axes = [normalize_axis(node, a, rank, "axes") for a in int_list(axes)]
         if len(set(axes)) != len(axes):
             raise CompileError(f"{node.label}: repeated axes {axes}")
     else:
@@ -93,7 +93,7 @@ def lower_pad(ctx, node):
     if any(p < 0 for p in pads):
         grow = any(p > 0 for p in pads)
         dst = ctx.g.names.new(f"{y}_cropped") if grow else y
-        _emit_slice(ctx, node, x, dst, [max(-b, 0) for b in begin], [1] * rank, cropped, node.name)
+        emit_slice(ctx, node, x, dst, [max(-b, 0) for b in begin], [1] * rank, cropped, node.name)
         if not grow:
             return
         src = ctx.g.value(dst)
