@@ -24,7 +24,7 @@ import stat
 import tempfile
 from collections import OrderedDict
 from pathlib import Path
-from typing import Dict, Mapping, Optional, Tuple
+from typing import Dict, List, Mapping, Optional, Tuple
 
 from ._forksafe import ForkSafeLock
 from .errors import InvalidArgumentError, ModelFormatError, OutOfMemoryError, UnsupportedError
@@ -69,9 +69,9 @@ def size_limit() -> int:
     return int(value * factor)
 
 
-def _entries() -> list:
+def _entries() -> List[Tuple[float, int, Path]]:
     """(last used, bytes, path) of every entry in the folder, least recently used first."""
-    rows = []
+    rows: List[Tuple[float, int, Path]] = []
     try:
         paths = list(cache_dir().glob("*.entry"))
     except OSError:

@@ -14,7 +14,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import List, cast
+from typing import List, NoReturn, cast
 
 import numpy as np
 
@@ -82,12 +82,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--repeat", type=_repeat, default=50, help="timed runs, >= 1 (default 50)")
 
 
-def run_model_main() -> int:
+def run_model_main() -> NoReturn:
     """The ``accel_run_model`` console script: the package's C runner (``bin/accel_run_model``) with the
     process's arguments, in the environment it needs (see :func:`runner_environment`)."""
     path = runner_path()
-    os.execve(str(path), [str(path), *sys.argv[1:]], runner_environment())
-    return 1  # not reached: execve replaces the process or raises OSError
+    os.execve(str(path), [str(path), *sys.argv[1:]], runner_environment())  # replaces the process, or raises
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -13,19 +13,12 @@ from ..importer import DEFAULT_DOMAINS, Imported, check_schema
 from ..ir import Graph, Value
 from ..op_params import ACTIVATIONS
 from ..qdq_device import FUSED_ACTIVATION
-from . import conv, data, elementwise, linalg, normalization, qinteger, qlinear, quantized, reshape, resize
-from . import logic
-from . import index
-from . import recurrent
+from . import (conv, data, einsum, elementwise, groupnorm, index, linalg, logic, normalization, qinteger, qlinear,
+               quantized, recurrent, reshape, resize, spatial)
 from .context import Ctx, unsupported
-from . import einsum, groupnorm, spatial
 
-
-FAMILIES = (linalg, elementwise, normalization, conv, resize, reshape, data, quantized, qlinear, qinteger)
-FAMILIES += (logic,)
-FAMILIES += (spatial, groupnorm, einsum)
-FAMILIES += (index,)
-FAMILIES += (recurrent,)
+FAMILIES = (linalg, elementwise, normalization, conv, resize, reshape, data, quantized, qlinear, qinteger, logic,
+            spatial, groupnorm, einsum, index, recurrent)
 # Ops that move int8 data without computing on it: their output keeps the input's quantization. Those QDQ
 # fusion runs on the integers, and Split (its outputs each behind their own Q, which fusion leaves alone).
 QUANT_KEEPING_OPS = qdq.DATA_MOVEMENT | {"Split"}

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import List, Optional
 
 from . import write_tiny_cnn
 
 
-def main(argv=None) -> int:
+def main(argv: Optional[List[str]] = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m accel.models", description=__doc__.splitlines()[0])
     ap.add_argument("model", choices=("tiny_cnn",), help="the model")
     ap.add_argument("folder", nargs="?", default=".", help="where to write (default: the current folder)")
