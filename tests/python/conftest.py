@@ -259,6 +259,36 @@ def ort_run(path, feeds):
     return sess.run(None, feeds)
 
 
+def elem(dtype) -> int:
+    """The ONNX element type of a NumPy dtype."""
+    from onnx import helper
+
+    return helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+
+
+def onnx_model(nodes, inputs, outputs, inits=(), opset=17, ir_version=8):
+    """A one-graph ONNX model. inputs: [(name, dtype, shape)]; outputs: [(name, dtype)]; inits: {name: array}."""
+    from onnx import helper, numpy_helper
+
+    g = helper.make_graph(
+        nodes, "t",
+        [helper.make_tensor_value_info(n, elem(dt), list(s)) for n, dt, s in inputs],
+        [helper.make_tensor_value_info(n, elem(dt), None) for n, dt in outputs],
+        [numpy_helper.from_array(np.asarray(a), k) for k, a in dict(inits).items()])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = ir_version
+    return m
+
+
+def run_ort(m, feeds):
+    """onnxruntime's outputs of an in-memory model for `feeds` (a dict), one thread."""
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = 1
+    return ort.InferenceSession(m.SerializeToString(), opts, providers=["CPUExecutionProvider"]).run(None, feeds)
+
+
 def rand(shape, seed=0, dtype=np.float32):
     return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
 

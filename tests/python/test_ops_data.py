@@ -5,13 +5,14 @@ checks on hand-made .accm files."""
 from __future__ import annotations
 
 import numpy as np
-import onnxruntime as ort
 import pytest
+from conftest import elem, onnx_model, run_ort
 from onnx import TensorProto, helper, numpy_helper
 
 import accel
 from accel import compiler
 from accel.compiler import accm
+
 
 INT64_MAX, INT64_MIN = 2**63 - 1, -2**63
 ALL_DTYPES = ["float32", "float16", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64",
@@ -24,20 +25,8 @@ SIZES = ["float32", "float16", "int64", "int8", "bool"]
 # helpers
 # ---------------------------------------------------------------------------------------------------
 
-def elem(dtype) -> int:
-    return helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
 
 
-def onnx_model(nodes, inputs, outputs, inits=(), opset=17):
-    """inputs: [(name, dtype, shape)]; outputs: [(name, dtype)]; inits: {name: array}."""
-    g = helper.make_graph(
-        nodes, "t",
-        [helper.make_tensor_value_info(n, elem(dt), list(s)) for n, dt, s in inputs],
-        [helper.make_tensor_value_info(n, elem(dt), None) for n, dt in outputs],
-        [numpy_helper.from_array(np.asarray(a), k) for k, a in dict(inits).items()])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
-    m.ir_version = 8
-    return m
 
 
 def rand(shape, dtype, seed=0):
@@ -52,9 +41,6 @@ def rand(shape, dtype, seed=0):
     return np.asarray(r.integers(info.min, info.max, size=shape, dtype=dt, endpoint=True))
 
 
-def run_ort(m, feeds):
-    s = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
-    return s.run(None, feeds)
 
 
 def check(dev, m, feeds):

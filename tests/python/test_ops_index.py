@@ -6,8 +6,8 @@ Range and ConstantOfShape of run-time values (CompileErrors); and the kernels' l
 from __future__ import annotations
 
 import numpy as np
-import onnxruntime as ort
 import pytest
+from conftest import onnx_model, run_ort
 from onnx import helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
@@ -16,20 +16,9 @@ from accel import compiler
 from accel.compiler import accm
 
 
-def elem(dtype) -> int:
-    return helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
 
 
-def onnx_model(nodes, inputs, outputs, inits=(), opset=17):
-    """inputs: [(name, dtype, shape)]; outputs: [(name, dtype)]; inits: {name: array}."""
-    g = helper.make_graph(
-        nodes, "t",
-        [helper.make_tensor_value_info(n, elem(dt), list(s)) for n, dt, s in inputs],
-        [helper.make_tensor_value_info(n, elem(dt), None) for n, dt in outputs],
-        [numpy_helper.from_array(np.asarray(a), k) for k, a in dict(inits).items()])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
-    m.ir_version = 8
-    return m
+
 
 
 def rand(shape, dtype, seed=0, lo=None, hi=None):
@@ -46,9 +35,6 @@ def rand(shape, dtype, seed=0, lo=None, hi=None):
     return np.asarray(r.integers(lo, hi, size=shape, dtype=dt, endpoint=True))
 
 
-def run_ort(m, feeds):
-    s = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
-    return s.run(None, feeds)
 
 
 def run_emu(dev, m, feeds):

@@ -7,14 +7,21 @@ model inputs and outputs, and the CompileErrors and load-time checks. onnxruntim
 int16 / uint16: those compare with numpy."""
 from __future__ import annotations
 
+import functools
+
 import numpy as np
-import onnxruntime as ort
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+import conftest
+from conftest import run_ort
+from onnx import TensorProto, helper
 
 import accel
 from accel import compiler
 from accel.compiler import accm
+
+# This file's models: opset 18.
+onnx_model = functools.partial(conftest.onnx_model, opset=18)
+
 
 INT_DTYPES = ["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64"]
 COMPARE_OPS = ["Equal", "Greater", "GreaterOrEqual", "Less", "LessOrEqual"]
@@ -30,26 +37,10 @@ BCAST = [((2, 3, 4), (2, 3, 4)), ((2, 3, 4), (4,)), ((2, 3, 1), (1, 1, 4)), ((2,
 # helpers
 # ---------------------------------------------------------------------------------------------------
 
-def elem(dtype) -> int:
-    return helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
 
 
-def onnx_model(nodes, inputs, outputs, inits=(), opset=18):
-    """inputs: [(name, dtype, shape)]; outputs: [(name, dtype)]; inits: {name: array}."""
-    g = helper.make_graph(
-        nodes, "t",
-        [helper.make_tensor_value_info(n, elem(dt), list(s)) for n, dt, s in inputs],
-        [helper.make_tensor_value_info(n, elem(dt), None) for n, dt in outputs],
-        [numpy_helper.from_array(np.asarray(a), k) for k, a in dict(inits).items()])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
-    m.ir_version = 8
-    return m
 
 
-def run_ort(m, feeds):
-    opts = ort.SessionOptions()
-    opts.intra_op_num_threads = 1
-    return ort.InferenceSession(m.SerializeToString(), opts, providers=["CPUExecutionProvider"]).run(None, feeds)
 
 
 def run_emu(dev, m, feeds):

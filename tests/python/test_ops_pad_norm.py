@@ -4,33 +4,28 @@ accel.compiler -> the emulator) against onnxruntime, every element: Pad bit-exac
 normalizations within float rounding (NaN groups included); CompileErrors; the kernels' load-time checks."""
 from __future__ import annotations
 
+import functools
+
 import numpy as np
-import onnxruntime as ort
 import pytest
+import conftest
+from conftest import run_ort
 from onnx import helper, numpy_helper
 
 import accel
 from accel import compiler
 from accel.compiler import accm
 
+# This file's models: opset 19 (IR 9).
+onnx_model = functools.partial(conftest.onnx_model, opset=19, ir_version=9)
+
+
 ALL_DTYPES = ["float32", "float16", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64",
               "uint64", "bool"]
 
 
-def elem(dtype) -> int:
-    return helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
 
 
-def onnx_model(nodes, inputs, outputs, inits=(), opset=19):
-    """inputs: [(name, dtype, shape)]; outputs: [(name, dtype)]; inits: {name: array}."""
-    g = helper.make_graph(
-        nodes, "t",
-        [helper.make_tensor_value_info(n, elem(dt), list(s)) for n, dt, s in inputs],
-        [helper.make_tensor_value_info(n, elem(dt), None) for n, dt in outputs],
-        [numpy_helper.from_array(np.asarray(a), k) for k, a in dict(inits).items()])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
-    m.ir_version = 9
-    return m
 
 
 def rand(shape, dtype, seed=0):
@@ -44,9 +39,6 @@ def rand(shape, dtype, seed=0):
     return np.asarray(r.integers(info.min, info.max, size=shape, dtype=dt, endpoint=True))
 
 
-def run_ort(m, feeds):
-    s = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
-    return s.run(None, feeds)
 
 
 def run_accel(dev, m, feeds):
