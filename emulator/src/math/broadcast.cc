@@ -24,22 +24,17 @@ __attribute__((always_inline)) inline float apply(float x, float y) {
     return x > y || x != x ? x : y;
 }
 
-// One inner row; as/bs are the operands' strides (each 0 or 1), cases split so each loop vectorizes.
+// A functor, not a lambda: only an always-inline function is inlined into code of other FP options (ACCEL_HOT).
+template <BinOp OP>
+struct Apply {
+    ACCEL_INLINE float operator()(float x, float y) const { return apply<OP>(x, y); }
+};
+
+// One inner row (binary_row: the stride cases apart, so each loop vectorizes).
 template <BinOp OP>
 ACCEL_HOT void row(const float* ACCEL_RESTRICT a, int64_t as, const float* ACCEL_RESTRICT b, int64_t bs,
                    float* ACCEL_RESTRICT y, int64_t n) {
-    if (as && bs) {
-        for (int64_t i = 0; i < n; ++i) y[i] = apply<OP>(a[i], b[i]);
-    } else if (bs) {
-        const float x = a[0];
-        for (int64_t i = 0; i < n; ++i) y[i] = apply<OP>(x, b[i]);
-    } else if (as) {
-        const float v = b[0];
-        for (int64_t i = 0; i < n; ++i) y[i] = apply<OP>(a[i], v);
-    } else {
-        const float v = apply<OP>(a[0], b[0]);
-        for (int64_t i = 0; i < n; ++i) y[i] = v;
-    }
+    binary_row(a, as, b, bs, y, n, Apply<OP>{});
 }
 
 template <BinOp OP>
@@ -83,20 +78,14 @@ ACCEL_INLINE T apply_int(T x, T y) {
 }
 
 template <BinOp OP, typename T>
+struct ApplyInt {
+    ACCEL_INLINE T operator()(T x, T y) const { return apply_int<OP, T>(x, y); }
+};
+
+template <BinOp OP, typename T>
 ACCEL_HOT void int_row(const T* ACCEL_RESTRICT a, int64_t as, const T* ACCEL_RESTRICT b, int64_t bs,
                        T* ACCEL_RESTRICT y, int64_t n) {
-    if (as && bs) {
-        for (int64_t i = 0; i < n; ++i) y[i] = apply_int<OP, T>(a[i], b[i]);
-    } else if (bs) {
-        const T x = a[0];
-        for (int64_t i = 0; i < n; ++i) y[i] = apply_int<OP, T>(x, b[i]);
-    } else if (as) {
-        const T v = b[0];
-        for (int64_t i = 0; i < n; ++i) y[i] = apply_int<OP, T>(a[i], v);
-    } else {
-        const T v = apply_int<OP, T>(a[0], b[0]);
-        for (int64_t i = 0; i < n; ++i) y[i] = v;
-    }
+    binary_row(a, as, b, bs, y, n, ApplyInt<OP, T>{});
 }
 
 template <BinOp OP, typename T>

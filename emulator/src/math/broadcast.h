@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "graph.h"
+#include "math/math_util.h"
 
 namespace accel_emu {
 
@@ -31,6 +32,25 @@ struct Bcast {
 
 // The broadcast of ins[0..n) (n <= kMaxOperands) to y, whose shape the caller has checked to be theirs.
 Bcast plan_broadcast(const TensorDesc* const* ins, int n, const TensorDesc& y);
+
+// y[i] = f(a, b) along one row of two operands whose strides as, bs (each 0 or 1) for_each_row gives: the four
+// cases apart, so that each loop vectorizes. Inline: it is compiled into each ISA clone of its caller.
+template <typename TA, typename TB, typename TY, class F>
+ACCEL_INLINE void binary_row(const TA* ACCEL_RESTRICT a, int64_t as, const TB* ACCEL_RESTRICT b, int64_t bs,
+                             TY* ACCEL_RESTRICT y, int64_t n, F f) {
+    if (as && bs) {
+        for (int64_t i = 0; i < n; ++i) y[i] = f(a[i], b[i]);
+    } else if (bs) {
+        const TA x = a[0];
+        for (int64_t i = 0; i < n; ++i) y[i] = f(x, b[i]);
+    } else if (as) {
+        const TB v = b[0];
+        for (int64_t i = 0; i < n; ++i) y[i] = f(a[i], v);
+    } else {
+        const TY v = f(a[0], b[0]);
+        for (int64_t i = 0; i < n; ++i) y[i] = v;
+    }
+}
 
 // Calls row(off, inner, y_off, len) for every row of the output in order: off[k] is operand k's element
 // offset at the row's start, inner[k] its stride along the row (0 or 1), y_off the output's offset (rows are

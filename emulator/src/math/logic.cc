@@ -20,21 +20,16 @@ ACCEL_INLINE uint8_t cmp(T x, T y) {
     return x <= y;
 }
 
+// Functors, not lambdas: only an always-inline function is inlined into code of other FP options (ACCEL_HOT).
+template <CompareFn FN, typename T>
+struct Cmp {
+    ACCEL_INLINE uint8_t operator()(T x, T y) const { return cmp<FN, T>(x, y); }
+};
+
 template <CompareFn FN, typename T>
 ACCEL_HOT void cmp_row(const T* ACCEL_RESTRICT a, int64_t as, const T* ACCEL_RESTRICT b, int64_t bs,
                        uint8_t* ACCEL_RESTRICT y, int64_t n) {
-    if (as && bs) {
-        for (int64_t i = 0; i < n; ++i) y[i] = cmp<FN, T>(a[i], b[i]);
-    } else if (bs) {
-        const T x = a[0];
-        for (int64_t i = 0; i < n; ++i) y[i] = cmp<FN, T>(x, b[i]);
-    } else if (as) {
-        const T v = b[0];
-        for (int64_t i = 0; i < n; ++i) y[i] = cmp<FN, T>(a[i], v);
-    } else {
-        const uint8_t v = cmp<FN, T>(a[0], b[0]);
-        for (int64_t i = 0; i < n; ++i) y[i] = v;
-    }
+    binary_row(a, as, b, bs, y, n, Cmp<FN, T>{});
 }
 
 template <CompareFn FN, typename T>
@@ -68,20 +63,14 @@ ACCEL_INLINE uint8_t logic(uint8_t x, uint8_t y) {
 }
 
 template <LogicFn FN>
+struct Logic {
+    ACCEL_INLINE uint8_t operator()(uint8_t x, uint8_t y) const { return logic<FN>(x, y); }
+};
+
+template <LogicFn FN>
 ACCEL_HOT void logic_row(const uint8_t* ACCEL_RESTRICT a, int64_t as, const uint8_t* ACCEL_RESTRICT b, int64_t bs,
                          uint8_t* ACCEL_RESTRICT y, int64_t n) {
-    if (as && bs) {
-        for (int64_t i = 0; i < n; ++i) y[i] = logic<FN>(a[i], b[i]);
-    } else if (bs) {
-        const uint8_t x = a[0];
-        for (int64_t i = 0; i < n; ++i) y[i] = logic<FN>(x, b[i]);
-    } else if (as) {
-        const uint8_t v = b[0];
-        for (int64_t i = 0; i < n; ++i) y[i] = logic<FN>(a[i], v);
-    } else {
-        const uint8_t v = logic<FN>(a[0], b[0]);
-        for (int64_t i = 0; i < n; ++i) y[i] = v;
-    }
+    binary_row(a, as, b, bs, y, n, Logic<FN>{});
 }
 
 template <LogicFn FN>

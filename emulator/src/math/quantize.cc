@@ -122,12 +122,22 @@ void dequantize_linear(const void* x, int elem_bytes, bool is_signed, int64_t ou
     else dequantize_rows(static_cast<const uint8_t*>(x), outer, channels, inner, scale, zero, y);
 }
 
+void widen_range(const float* x, int64_t n, float* lo, float* hi) {
+    float l = *lo, h = *hi;
+    for (int64_t i = 0; i < n; ++i) {
+        l = x[i] < l ? x[i] : l;
+        h = x[i] > h ? x[i] : h;
+    }
+    *lo = l, *hi = h;
+}
+
 void dynamic_qparams(const float* x, int64_t n, float* scale, uint8_t* zero) {
     float lo = 0.f, hi = 0.f;
-    for (int64_t i = 0; i < n; ++i) {
-        lo = x[i] < lo ? x[i] : lo;
-        hi = x[i] > hi ? x[i] : hi;
-    }
+    widen_range(x, n, &lo, &hi);
+    dynamic_qparams_of_range(lo, hi, scale, zero);
+}
+
+void dynamic_qparams_of_range(float lo, float hi, float* scale, uint8_t* zero) {
     const float s = hi == lo ? 1.f : (hi - lo) / 255.f;
     float z = 0.f - lo / s;
     z = z < 0.f ? 0.f : z > 255.f ? 255.f : z;

@@ -64,6 +64,10 @@ void dequantize_linear(const void* x, int elem_bytes, bool is_signed, int64_t ou
 // the zero point that puts 0 on a step, as onnxruntime computes them (float32, the zero point rounded half
 // to even).
 void dynamic_qparams(const float* x, int64_t n, float* scale, uint8_t* zero);
+// Its two steps, for a range gathered over several runs: [*lo, *hi] widened to take x[0..n) (start from 0, 0),
+// and the scale and zero point of a range.
+void widen_range(const float* x, int64_t n, float* lo, float* hi);
+void dynamic_qparams_of_range(float lo, float hi, float* scale, uint8_t* zero);
 
 // y[i] = table[x[i] as an unsigned byte], n elements (the table of an 8-bit elementwise op). `vector`: with
 // AVX-512 VBMI's byte permutes where the CPU has them.

@@ -77,19 +77,13 @@ void qgemm_rows(int64_t M, int64_t N, int64_t K, const uint8_t* a, int32_t za, c
 // then times w as qgemm_rows. q (M*K bytes), acc (N ints) and mult (N floats) are scratch.
 void qgemm_dynamic(int64_t M, int64_t N, int64_t K, const float* A, const bool* use, const void* w, bool w_signed,
                    int32_t zw, const float* w_scale, float* c, int64_t ldc, uint8_t* q, int32_t* acc, float* mult) {
-    float lo = 0.f, hi = 0.f;  // dynquant's range: [min(A, 0), max(A, 0)]
-    for (int64_t m = 0; m < M; ++m) {
-        if (use && !use[m]) continue;
-        const float* am = A + m * K;
-        for (int64_t k = 0; k < K; ++k) {
-            lo = am[k] < lo ? am[k] : lo;
-            hi = am[k] > hi ? am[k] : hi;
-        }
-    }
-    const float scale = hi == lo ? 1.f : (hi - lo) / 255.f;
-    float zf = 0.f - lo / scale;
-    zf = zf < 0.f ? 0.f : zf > 255.f ? 255.f : zf;
-    const int32_t za = static_cast<int32_t>(std::nearbyint(zf));
+    float lo = 0.f, hi = 0.f;  // dynquant's range: [min(A, 0), max(A, 0)] over the rows in use
+    for (int64_t m = 0; m < M; ++m)
+        if (!use || use[m]) widen_range(A + m * K, K, &lo, &hi);
+    float scale;
+    uint8_t zero;
+    dynamic_qparams_of_range(lo, hi, &scale, &zero);
+    const int32_t za = zero;
     quantize_linear(A, 1, 1, M * K, &scale, &za, false, q);
     for (int64_t n = 0; n < N; ++n) mult[n] = scale * w_scale[n];
     if (w_signed) qgemm_rows(M, N, K, q, za, static_cast<const int8_t*>(w), zw, mult, c, ldc, acc);
