@@ -15,6 +15,9 @@ from onnx import TensorProto, helper, numpy_helper
 from accel import compiler
 from accel.compiler import accm
 
+# The emulator's own ops: their semantics, not a device's (deselected on vendor devices).
+pytestmark = pytest.mark.emulator
+
 F = TensorProto.FLOAT
 SHAPE = (1, 2, 6, 6)
 

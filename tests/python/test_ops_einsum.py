@@ -11,6 +11,9 @@ from onnx import TensorProto, helper, numpy_helper
 from accel import compiler
 from accel.compiler import accm
 
+# The emulator's own ops: their semantics, not a device's (deselected on vendor devices).
+pytestmark = pytest.mark.emulator
+
 
 def einsum_model(eq, shapes, consts=None, opset=13):
     consts = consts or {}

@@ -19,6 +19,9 @@ import accel
 from accel import compiler
 from accel.compiler import accm
 
+# The emulator's own ops: their semantics, not a device's (deselected on vendor devices).
+pytestmark = pytest.mark.emulator
+
 # This file's models: opset 18.
 onnx_model = functools.partial(conftest.onnx_model, opset=18)
 

@@ -16,6 +16,9 @@ import accel
 from accel import compiler
 from accel.compiler import accm
 
+# The emulator's own ops: their semantics, not a device's (deselected on vendor devices).
+pytestmark = pytest.mark.emulator
+
 # This file's models: opset 19 (IR 9).
 onnx_model = functools.partial(conftest.onnx_model, opset=19, ir_version=9)
 

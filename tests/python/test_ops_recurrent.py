@@ -14,6 +14,9 @@ import accel
 from accel import compiler
 from accel.compiler import accm
 
+# The emulator's own ops: their semantics, not a device's (deselected on vendor devices).
+pytestmark = pytest.mark.emulator
+
 RTOL, ATOL = 1e-5, 1e-6
 GATES = {"RNN": 1, "GRU": 3, "LSTM": 4}
 OUTS = {"RNN": ("Y", "Y_h"), "GRU": ("Y", "Y_h"), "LSTM": ("Y", "Y_h", "Y_c")}
