@@ -74,6 +74,13 @@ def render() -> str:
         "model when its DequantizeLinear -> op -> QuantizeLinear group fuses as onnxruntime fuses it "
         "([quantization.md](quantization.md)); elsewhere it runs in float32 between them.",
         "",
+        "A model that uses ops missing here is refused with one error that names each of them (how many "
+        "nodes, the first one); `accel compile --check MODEL` prints the whole report. NaN and infinities "
+        "come out as onnxruntime gives them, except where onnxruntime drops a NaN (its MaxPool, "
+        "GlobalMaxPool, ReduceMax and ReduceMin, Max and Min, ArgMax and ArgMin, and the activations inside "
+        "its recurrent ops): there a NaN in any input of an element's computation is a NaN out, as NumPy "
+        "and torch compute (`tests/python/test_nan_inf.py` feeds NaN and +-inf to every runtime op).",
+        "",
         "| ONNX ops | supported | int8 | handler |",
         "|---|---|---|---|",
     ]
