@@ -55,6 +55,7 @@ def _code_table(title: str, intro: str, columns, rows) -> list:
 def render() -> str:
     """docs/ops.md."""
     from accel.compiler import SUPPORTED_OPS, folding, qdq
+    from accel.compiler.lower import control
 
     schema = op_codegen.load_schema()
 
@@ -96,6 +97,8 @@ def render() -> str:
         f"{first_paragraph(folding)} Any op folds this way, supported above or not, except the "
         f"nondeterministic ones ({', '.join(sorted(folding.NONDETERMINISTIC_OPS))}); a folded value "
         "becomes a constant of the model.",
+        "",
+        first_paragraph(control),
     ]
     out += _code_table("Runtime ops (`.accm`, FORMAT.md)",
                        "What the emulator executes (`emulator/op_schema.py`); parameters and shape rules are "

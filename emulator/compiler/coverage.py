@@ -3,8 +3,9 @@ the compiler lacks is refused once, naming all of them, rather than at the first
 prints the whole report.
 
 An op counts as supported when a lowering handler takes it (in its domain), or when every node of it is folded
-at compile time (its inputs are all constants, or it is Shape or Size): those run in onnx's reference evaluator.
-Whether a supported op's attributes, dtypes and shapes are supported is only known when it is lowered.
+at compile time (its inputs are all constants, or it is Shape or Size): those run in onnx's reference evaluator;
+an If is supported where its condition is a constant (lower/control.py inlines the branch it takes). Whether a
+supported op's attributes, dtypes and shapes are supported is only known when it is lowered.
 """
 from __future__ import annotations
 
@@ -64,22 +65,23 @@ def lowerable(op: str, domain: str) -> bool:
 def scan(nodes, constants) -> list:
     """OpUse rows, one per (op, domain) in order of first use, of `nodes` (objects with op, domain, name,
     inputs and outputs, in topological order); `constants` names the tensors known at compile time."""
+    from .lower.control import INLINED
+
     known = set(constants) | {""}
     rows: dict = {}
     for n in nodes:
-        folds = (n.domain in DEFAULT_DOMAINS and n.op not in folding.NONDETERMINISTIC_OPS
-                 and (all(i in known for i in n.inputs) or n.op in _SHAPE_OPS))
+        default = n.domain in DEFAULT_DOMAINS
+        folds = (default and n.op not in folding.NONDETERMINISTIC_OPS
+                 and (all(i in known for i in n.all_inputs) or n.op in _SHAPE_OPS))
+        inlined = default and n.op in INLINED and bool(n.inputs) and n.inputs[0] in known
         if folds:
             known.update(o for o in n.outputs if o)
-        key = (n.op, n.domain)
-        r = rows.get(key)
-        if r is None:
-            rows[key] = [n.name, 1, int(folds)]
-        else:
-            r[1] += 1
-            r[2] += int(folds)
-    return [OpUse(op, dom, count, first, folded, folded == count or lowerable(op, dom))
-            for (op, dom), (first, count, folded) in rows.items()]
+        r = rows.setdefault((n.op, n.domain), [n.name, 0, 0, 0])
+        r[1] += 1
+        r[2] += int(folds)
+        r[3] += int(folds or inlined)
+    return [OpUse(op, dom, count, first, folded, ok == count or lowerable(op, dom))
+            for (op, dom), (first, count, folded, ok) in rows.items()]
 
 
 def check(nodes, constants) -> None:

@@ -34,6 +34,14 @@ class OnnxNode:
             if isinstance(v, bytes):
                 v = v.decode("utf-8", errors="replace")
             self.attrs[a.name] = v
+        # The outer-scope tensors its subgraphs (If's branches, Loop's body) read: inputs too, for the order of
+        # the nodes, what is live and what folds.
+        self.outer_inputs = sorted(set().union(*(_outer_names(g) for g in subgraphs(proto))) - {""})
+
+    @property
+    def all_inputs(self) -> list:
+        """Its inputs and the outer-scope tensors its subgraphs read."""
+        return self.inputs + [i for i in self.outer_inputs if i not in self.inputs]
 
     @property
     def label(self) -> str:
@@ -45,6 +53,30 @@ class OnnxNode:
         if name in self.attrs and self.attrs[name] is None:
             raise CompileError(f"{self.label}: attribute '{name}' has no value (its type is undefined)")
         return self.attrs.get(name, default)
+
+
+def subgraphs(proto: onnx.NodeProto) -> list:
+    out = []
+    for a in proto.attribute:
+        if a.type == onnx.AttributeProto.GRAPH:
+            out.append(a.g)
+        elif a.type == onnx.AttributeProto.GRAPHS:
+            out.extend(a.graphs)
+    return out
+
+
+def _outer_names(graph: onnx.GraphProto) -> set:
+    """The names `graph` (with its own subgraphs) reads but does not define."""
+    defined = {x.name for x in graph.input} | {x.name for x in graph.initializer}
+    defined |= {sp.values.name for sp in graph.sparse_initializer}
+    read = set()
+    for n in graph.node:
+        read.update(n.input)
+        for sub in subgraphs(n):
+            read |= _outer_names(sub)
+        defined.update(n.output)
+    read.update(o.name for o in graph.output)
+    return read - defined
 
 
 @dataclass
@@ -104,7 +136,7 @@ def _np_dtype(elem_type: int, what: str) -> np.dtype:
         raise CompileError(f"{what} has an unsupported element type {elem_type}") from e
 
 
-def _sparse_to_dense(sp: onnx.SparseTensorProto) -> np.ndarray:
+def sparse_to_dense(sp: onnx.SparseTensorProto) -> np.ndarray:
     name = sp.values.name
     try:
         values = numpy_helper.to_array(sp.values).reshape(-1)
@@ -185,7 +217,7 @@ def _toposort(nodes: list, available: set) -> list:
                     raise CompileError(f"tensor '{o}' is produced twice ({n.label})")
                 producers[o] = i
     for n in nodes:
-        for i in n.inputs:
+        for i in n.all_inputs:
             if i not in avail and i not in producers:
                 raise CompileError(f"{n.label}: input '{i}' is not produced by any node, "
                                    f"initializer or graph input")
@@ -195,7 +227,7 @@ def _toposort(nodes: list, available: set) -> list:
         rest = []
         for i in pending:
             n = nodes[i]
-            if all(x in avail for x in n.inputs):
+            if all(x in avail for x in n.all_inputs):
                 order.append(n)
                 avail.update(o for o in n.outputs if o)
             else:
@@ -232,7 +264,7 @@ def live_nodes(nodes: list, outputs) -> list:
     for n in reversed(nodes):
         if any(o in needed for o in n.outputs if o):
             live.append(n)
-            needed.update(i for i in n.inputs if i)
+            needed.update(i for i in n.all_inputs if i)
     return live[::-1]
 
 
@@ -267,7 +299,7 @@ def import_model(model: onnx.ModelProto, input_shapes=None) -> Imported:
             raise CompileError(f"cannot read initializer '{init.name}': {e}") from e
         g.values[init.name] = Value(init.name, arr.dtype, tuple(arr.shape), arr)
     for sp in g_proto.sparse_initializer:
-        arr = _sparse_to_dense(sp)
+        arr = sparse_to_dense(sp)
         name = sp.values.name
         g.values[name] = Value(name, arr.dtype, tuple(arr.shape), arr)
 
@@ -304,7 +336,7 @@ def import_model(model: onnx.ModelProto, input_shapes=None) -> Imported:
         if o not in produced:
             raise CompileError(f"graph output '{o}' is not produced by any node")
     nodes = live_nodes(nodes, g.outputs)
-    used = {i for n in nodes for i in n.inputs if i} | set(g.outputs)
+    used = {i for n in nodes for i in n.all_inputs if i} | set(g.outputs)
     return Imported(g, nodes, opset, list(model.opset_import), used)
 
 

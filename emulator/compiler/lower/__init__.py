@@ -7,14 +7,16 @@ runtime nodes through the context (context.py); HANDLERS here is their union.
 
 from __future__ import annotations
 
+import collections
+
 from .. import folding, qdq
 from ..errors import CompileError
 from ..importer import DEFAULT_DOMAINS, Imported, check_schema
 from ..ir import Graph, Value
 from ..op_params import ACTIVATIONS
 from ..qdq_device import FUSED_ACTIVATION
-from . import (conv, data, einsum, elementwise, groupnorm, index, linalg, logic, normalization, qinteger, qlinear,
-               quantized, recurrent, reshape, resize, spatial)
+from . import (control, conv, data, einsum, elementwise, groupnorm, index, linalg, logic, normalization, qinteger,
+               qlinear, quantized, recurrent, reshape, resize, spatial)
 from .context import Ctx, unsupported
 
 FAMILIES = (linalg, elementwise, normalization, conv, resize, reshape, data, quantized, qlinear, qinteger, logic,
@@ -37,24 +39,30 @@ def _union(families) -> dict:
 HANDLERS = _union(FAMILIES)
 # The ops of other domains than ONNX's default one that a family lowers: (domain, op type).
 DOMAIN_OPS = frozenset((d, op) for f in FAMILIES for d, ops in getattr(f, "DOMAIN_OPS", {}).items() for op in ops)
-SUPPORTED_OPS = frozenset(HANDLERS)
+# What lowering takes: the handlers' ops, and the control flow it inlines where its path is known (control.py).
+SUPPORTED_OPS = frozenset(HANDLERS) | control.INLINED
 
 
 def lower(imp: Imported, fold_limit: int = folding.FOLD_LIMIT_BYTES) -> Graph:
     ctx = Ctx(imp)
     g = imp.graph
-    for node in imp.nodes:
+    queue = collections.deque(imp.nodes)
+    while queue:
+        node = queue.popleft()
+        if node.op in control.INLINED and node.domain in DEFAULT_DOMAINS:
+            queue.extendleft(reversed(control.taken_branch(ctx, node)))
+            continue
         if node.domain not in DEFAULT_DOMAINS and (node.domain, node.op) not in DOMAIN_OPS:
             raise unsupported(node)
         check_schema(node, imp.opset, lambda n: g.values[n].dtype if n in g.values else None)
         for i in node.inputs:
             if i:
                 g.value(i)
-        present = [i for i in node.inputs if i]
+        present = [i for i in node.all_inputs if i]
         results = None
         if node.op in folding.NONDETERMINISTIC_OPS:
             raise unsupported(node)
-        if all(g.values[i].is_const for i in present) and node.op not in quantized.SELF_FOLDING:
+        if all(g.value(i).is_const for i in present) and node.op not in quantized.SELF_FOLDING:
             arrays = [g.values[i].const if i else None for i in node.inputs]
             results = folding.evaluate(node, arrays, imp.opset_imports, fold_limit)
         elif node.op == "Shape":
