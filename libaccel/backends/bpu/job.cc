@@ -207,7 +207,14 @@ void finish_job(accel_job* j) {
     std::string message;
     switch (j->reason) {
         case EndReason::Finished:
-            if (!j->runtime_status.ok()) status = j->runtime_status.code, message = j->runtime_status.message;
+            if (!j->runtime_status.ok()) {
+                status = j->runtime_status.code, message = j->runtime_status.message;
+            } else if (j->deadline_ns && j->runtime_done_ns > j->deadline_ns) {
+                // Done after its deadline is a timeout, whether or not the completer got to the deadline first
+                // (under load it may run late): the emulator's rule, so the outcome does not hang on scheduling.
+                status = ACCEL_ERR_TIMEOUT;
+                message = "the job's timeout passed while it ran (it finished late)";
+            }
             break;
         case EndReason::TimedOut:
             status = ACCEL_ERR_TIMEOUT;

@@ -128,6 +128,12 @@ void run(accel_model* m, size_t slot_index, Job* job, const std::vector<accel_bu
     m->device->bytes_copied.fetch_add(copied);
     for (accel_buffer* b : in) buffer_release(b);
     for (accel_buffer* b : out) buffer_release(b);
+    // Done after its deadline is a timeout, whether or not the timer thread got to it first (under load it
+    // may run late): the emulator's rule, so that a job's outcome does not depend on thread scheduling.
+    if (status == ACCEL_OK && job->deadline_ns && now_ns() > job->deadline_ns) {
+        status = ACCEL_ERR_TIMEOUT;
+        message = "the job's timeout passed while it ran (it finished late)";
+    }
     finish_job(job, status, message);
 }
 
