@@ -196,7 +196,8 @@ OPS = (
        "Y[i0, i1, ...] = X[start0 + i0*step0, start1 + i1*step1, ...] for Y's dims, every index inside X "
        "(checked at load); entries past ndim are 0. Y's dtype is X's.",
        (Param("starts", 0, "first index per axis", count=8),
-        Param("steps", 8, "step per axis (not 0; negative walks backwards)", count=8)), any_dtype=True),
+        Param("steps", 8, "step per axis (not 0, within +-X.dims[axis]; negative walks back)", count=8)),
+       any_dtype=True),
     Op(20, "gather", 1, "X, I -> Y",
        "Y's shape is X.dims[:axis] + I.dims + X.dims[axis+1:] (a scalar I removes the axis); Y's dtype is "
        "X's. Minor 1: I is a constant int64 tensor of indices 0 <= i < X.dims[axis]. Minor 3: I may be "

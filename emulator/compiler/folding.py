@@ -165,6 +165,11 @@ def _data_shaped_dims(node, arrays: list) -> list | None:
             shape = list(x.shape)
             shape.insert(min(max(axis, 0), x.ndim), int(values[1][0]))
             return shape
+        if node.op == "TopK" and len(values) > 1:  # the evaluator makes arange(k) before it checks k
+            axis = int(node.attr("axis", -1))
+            shape = list(x.shape)
+            shape[axis + x.ndim if axis < 0 else axis] = max(int(values[1][0]), 0)
+            return shape
         if node.op == "Pad" and len(values) > 1 and values[1] is not None and len(values[1]) == 2 * x.ndim:
             pads = [int(v) for v in values[1]]
             return [d + pads[i] + pads[i + x.ndim] for i, d in enumerate(x.shape)]

@@ -33,6 +33,8 @@ class OnnxNode:
             v = helper.get_attribute_value(a)
             if isinstance(v, bytes):
                 v = v.decode("utf-8", errors="replace")
+            elif isinstance(v, list) and v and isinstance(v[0], bytes):  # STRINGS (RNN's activations...)
+                v = [s.decode("utf-8", errors="replace") for s in v]
             self.attrs[a.name] = v
         # The outer-scope tensors its subgraphs (If's branches, Loop's body) read: inputs too, for the order of
         # the nodes, what is live and what folds.

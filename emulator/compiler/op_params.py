@@ -339,7 +339,7 @@ class Slice(Params):
     OP: ClassVar[str] = "slice"
     INTS: ClassVar[Tuple[Tuple[str, int, int], ...]] = (("starts", 0, 8), ("steps", 8, 8))
     starts: Sequence[int]  # up to 8 (a tuple): first index per axis
-    steps: Sequence[int]  # up to 8 (a tuple): step per axis (not 0; negative walks backwards)
+    steps: Sequence[int]  # up to 8 (a tuple): step per axis (not 0, within +-X.dims[axis]; negative walks back)
 
 
 @dataclass(frozen=True)

@@ -225,7 +225,7 @@ struct ReduceParams {
 // slice (op 19)
 struct SliceParams {
     int64_t starts[8];  // first index per axis
-    int64_t steps[8];  // step per axis (not 0; negative walks backwards)
+    int64_t steps[8];  // step per axis (not 0, within +-X.dims[axis]; negative walks back)
 
     static SliceParams of(const Node& n) {
         SliceParams p;

@@ -52,6 +52,7 @@ class Builder:
     def __init__(self, rng: np.random.Generator, opset: int = 13):
         self.rng = rng
         self.opset = opset
+        self.transform = None  # model -> model, applied to the finished model (e.g. quantize_dynamic)
         self.nodes = []
         self.inits = []
         self.inputs = []  # (name, shape, array)
@@ -62,10 +63,12 @@ class Builder:
         self.n += 1
         return f"{hint}_{self.n}"
 
-    def input(self, name: str, shape, data: np.ndarray | None = None, scale: float = 1.0) -> str:
+    def input(self, name: str, shape, data: np.ndarray | None = None, scale: float = 1.0,
+              dtype=np.float32) -> str:
+        """An input of `dtype` (outputs are float32 only: the C tests compare float32)."""
         if data is None:
             data = (self.rng.standard_normal(shape) * scale).astype(np.float32)
-        self.inputs.append((name, tuple(shape), np.ascontiguousarray(data, dtype=np.float32)))
+        self.inputs.append((name, tuple(shape), np.ascontiguousarray(data, dtype=dtype)))
         return name
 
     def const(self, array: np.ndarray, hint: str = "w") -> str:
@@ -90,7 +93,8 @@ class Builder:
     def model(self, output_shapes=None) -> onnx.ModelProto:
         """output_shapes: None the first time (onnxruntime does not need them), then the shapes
         onnxruntime computed, so that the saved model is complete and passes the checker."""
-        graph_inputs = [helper.make_tensor_value_info(n, F, list(s)) for n, s, _ in self.inputs]
+        graph_inputs = [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(a.dtype), list(s))
+                        for n, s, a in self.inputs]
         shapes = output_shapes or [None] * len(self.outputs)
         graph_outputs = [helper.make_tensor_value_info(n, F, None if s is None else list(s))
                          for n, s in zip(self.outputs, shapes)]
@@ -98,7 +102,7 @@ class Builder:
         m = helper.make_model(g, opset_imports=[helper.make_opsetid("", self.opset)],
                               producer_name="accel-tests")
         m.ir_version = min(m.ir_version, 10)  # what onnxruntime 1.2x+ reads
-        return m
+        return self.transform(m) if self.transform else m
 
 
 # ------------------------------------------------------------------------------------------------
@@ -645,6 +649,197 @@ def _(b: Builder):
     matmul_chain(b, 12)
 
 
+# ---- the emulator's op set 3: comparison, logic, selection, index, integer, pad, norm and recurrent ops ----
+# Outputs are float32 (the C tests compare float32): an integer or bool result is Cast inside the model.
+# Inputs may be of any dtype (the C tests feed their bytes), e.g. run-time int64 indices.
+
+def small_ints(b: Builder, shape, lo: int = -2, hi: int = 3) -> np.ndarray:
+    """Whole numbers as float32: comparisons of them have both outcomes, ties included."""
+    return b.rng.integers(lo, hi, shape).astype(np.float32)
+
+
+def as_float(b: Builder, x: str, name: str = "y") -> str:
+    return b.node("Cast", [x], outputs=[name], to=F)
+
+
+@case("compare_logic_where")
+def _(b: Builder):
+    a = b.input("a", (2, 3, 4), data=small_ints(b, (2, 3, 4)))
+    c = b.input("b", (3, 1), data=small_ints(b, (3, 1)))
+    eq = b.node("Equal", [a, c])
+    gt = b.node("Greater", [a, b.const(np.array(-1.0, np.float32), "k")])
+    sel = b.node("And", [b.node("Not", [eq]), gt])
+    b.output(b.node("Where", [sel, a, c], outputs=["y"]))
+    lt = b.node("Less", [a, c])
+    ge = b.node("GreaterOrEqual", [c, b.const(np.zeros((1, 4), np.float32), "k")])
+    b.output(as_float(b, b.node("Xor", [b.node("Or", [lt, eq]), ge]), "z"))
+    b.output(as_float(b, b.node("LessOrEqual", [a, c]), "le"))
+
+
+@case("where_broadcast")
+def _(b: Builder):
+    cond = b.input("cond", (1, 4, 1), data=b.rng.integers(0, 2, (1, 4, 1)).astype(bool), dtype=np.bool_)
+    x = b.input("x", (3, 1, 5))
+    b.output(b.node("Where", [cond, x, b.weight((4, 5), "k", 1.0)], outputs=["y"]))
+
+
+def int_binary_case(op, dtype, a_shape, b_shape):
+    @case(f"{op.lower()}_{np.dtype(dtype).name}")
+    def _(b: Builder):
+        a = b.input("a", a_shape, data=b.rng.integers(-50, 50, a_shape), dtype=dtype)
+        den = b.rng.integers(1, 9, b_shape) * np.where(b.rng.random(b_shape) < 0.5, -1, 1)
+        c = b.input("b", b_shape, data=den, dtype=dtype)
+        b.output(as_float(b, b.node(op, [a, c])))
+
+
+for _op in ("Add", "Sub", "Mul", "Div", "Min", "Max"):
+    int_binary_case(_op, np.int32, (2, 3, 4), (3, 1))
+int_binary_case("Add", np.int64, (4, 5), (5,))
+int_binary_case("Div", np.int64, (3, 4), (3, 4))
+
+
+def argreduce_case(name, op, shape, **attrs):
+    @case(name)
+    def _(b: Builder):
+        x = b.input("x", shape, data=small_ints(b, shape))  # ties: select_last_index matters
+        b.output(as_float(b, b.node(op, [x], **attrs)))
+
+
+argreduce_case("argmax", "ArgMax", (2, 3, 5), axis=2)
+argreduce_case("argmax_axis0_nokeep_last", "ArgMax", (4, 3), axis=0, keepdims=0, select_last_index=1)
+argreduce_case("argmin_axis1", "ArgMin", (2, 6, 3), axis=1)
+
+
+def topk_case(name, shape, k, **attrs):
+    @case(name)
+    def _(b: Builder):
+        x = b.input("x", shape, data=b.rng.permutation(int(np.prod(shape))).reshape(shape).astype(np.float32))
+        v, i = b.node("TopK", [x, b.const(np.array([k], np.int64), "k")], n_out=2, **attrs)
+        b.output(b.node("Identity", [v], outputs=["values"]))
+        b.output(as_float(b, i, "indices"))
+
+
+topk_case("topk", (3, 10), 4)
+topk_case("topk_axis0_smallest", (6, 2, 3), 2, axis=0, largest=0)
+
+
+def cumsum_case(name, shape, axis, dtype=np.float32, **attrs):
+    @case(name)
+    def _(b: Builder):
+        x = b.input("x", shape, data=b.rng.integers(-9, 10, shape), dtype=dtype)
+        y = b.node("CumSum", [x, b.const(np.array(axis, np.int64), "axis")], **attrs)
+        b.output(as_float(b, y) if dtype != np.float32 else b.node("Identity", [y], outputs=["y"]))
+
+
+cumsum_case("cumsum", (3, 7), 1)
+cumsum_case("cumsum_exclusive_reverse", (4, 3, 2), 0, exclusive=1, reverse=1)
+cumsum_case("cumsum_int64", (2, 9), -1, np.int64, exclusive=1)
+cumsum_case("cumsum_int32_reverse", (5, 2), 0, np.int32, reverse=1)
+
+
+@case("onehot", opset=11)
+def _(b: Builder):
+    idx = b.input("i", (2, 4), data=b.rng.integers(-5, 7, (2, 4)), dtype=np.int64)  # some out of range
+    vals = b.const(np.array([-1.0, 2.5], np.float32), "v")
+    b.output(b.node("OneHot", [idx, b.const(np.array(5, np.int64), "depth"), vals], outputs=["y"], axis=1))
+
+
+@case("gather_runtime_indices")
+def _(b: Builder):
+    x = b.input("x", (6, 4))
+    idx = b.input("idx", (2, 3), data=b.rng.integers(-6, 6, (2, 3)), dtype=np.int64)
+    b.output(b.node("Gather", [x, idx], outputs=["y"], axis=0))
+
+
+@case("gather_runtime_indices_axis1")
+def _(b: Builder):
+    table = b.weight((3, 10, 2), "table", 1.0)
+    idx = b.input("idx", (4,), data=b.rng.integers(-10, 10, 4), dtype=np.int64)
+    b.output(b.node("Gather", [table, idx], outputs=["y"], axis=1))
+
+
+def pad_case(name, shape, pads, mode, value=None, opset=13):
+    @case(name, opset=opset)
+    def _(b: Builder):
+        x = b.input("x", shape)
+        ins = [x, b.const(np.array(pads, np.int64), "pads")]
+        if value is not None:
+            ins.append(b.const(np.array(value, np.float32), "value"))
+        b.output(b.node("Pad", ins, outputs=["y"], mode=mode))
+
+
+pad_case("pad_constant", (1, 2, 4, 5), [0, 0, 1, 2, 0, 1, 2, 0], "constant", value=-1.5)
+pad_case("pad_constant_default", (3, 4), [1, 0, 2, 3], "constant")
+pad_case("pad_reflect", (1, 3, 5, 4), [0, 0, 2, 3, 0, 0, 4, 1], "reflect")
+pad_case("pad_edge", (2, 3, 4), [0, 2, 1, 1, 3, 0], "edge")
+pad_case("pad_wrap", (2, 5, 3), [0, 4, 2, 1, 6, 0], "wrap", opset=19)
+pad_case("pad_negative", (2, 6, 5), [0, -1, 2, 1, 1, -2], "constant")
+
+
+@case("groupnorm", opset=21)
+def _(b: Builder):
+    x = b.input("x", (2, 6, 3, 4), scale=3.0)
+    ins = [x, b.weight((6,), "s", 1.0), b.weight((6,), "b", 1.0)]
+    b.output(b.node("GroupNormalization", ins, outputs=["y"], num_groups=3, epsilon=1e-3))
+
+
+@case("groupnorm_3d", opset=21)
+def _(b: Builder):
+    x = b.input("x", (1, 8, 5), scale=2.0)
+    ins = [x, b.weight((8,), "s", 1.0), b.weight((8,), "b", 1.0)]
+    b.output(b.node("GroupNormalization", ins, outputs=["y"], num_groups=2))
+
+
+@case("instancenorm")
+def _(b: Builder):
+    x = b.input("x", (2, 3, 4, 5), scale=2.0)
+    ins = [x, b.weight((3,), "s", 1.0), b.weight((3,), "b", 1.0)]
+    b.output(b.node("InstanceNormalization", ins, outputs=["y"], epsilon=1e-4))
+
+
+RNN_GATES = {"RNN": 1, "GRU": 3, "LSTM": 4}
+
+
+def rnn_case(name, op, s=5, n=3, i=4, h=6, direction="bidirectional", lens=(5, 2, 0), quantize=False, **attrs):
+    @case(name)
+    def _(b: Builder):
+        d = 2 if direction == "bidirectional" else 1
+        g = RNN_GATES[op]
+        x = b.input("x", (s, n, i))
+        ins = [x, b.weight((d, g * h, i), "w", 0.5), b.weight((d, g * h, h), "r", 0.5),
+               b.weight((d, 2 * g * h), "b", 0.5)]
+        ins.append(b.input("lens", (n,), data=np.array(lens), dtype=np.int32) if lens is not None else "")
+        ins.append(b.input("h0", (d, n, h)))
+        outs = ["y", "y_h"] + (["y_c"] if op == "LSTM" else [])
+        b.node(op, ins, outputs=outs, direction=direction, hidden_size=h, **attrs)
+        for o in outs:
+            b.output(o)
+        if quantize:
+            b.transform = quantize_dynamic_lstm
+
+
+def quantize_dynamic_lstm(m: onnx.ModelProto) -> onnx.ModelProto:
+    """The model with its LSTM as onnxruntime.quantization.quantize_dynamic makes it: DynamicQuantizeLSTM."""
+    import tempfile
+
+    from onnxruntime.quantization import quantize_dynamic
+
+    with tempfile.TemporaryDirectory() as tmp:
+        src, dst = os.path.join(tmp, "f.onnx"), os.path.join(tmp, "q.onnx")
+        onnx.save(m, src)
+        quantize_dynamic(src, dst, op_types_to_quantize=["LSTM"])
+        q = onnx.load(dst)
+    assert "DynamicQuantizeLSTM" in [n.op_type for n in q.graph.node], [n.op_type for n in q.graph.node]
+    return q
+
+
+rnn_case("rnn_bidirectional", "RNN", activations=["Tanh", "Sigmoid"])
+rnn_case("gru_bidirectional", "GRU", linear_before_reset=1)
+rnn_case("gru_reverse", "GRU", direction="reverse", lens=None)
+rnn_case("lstm_bidirectional", "LSTM", lens=(1, 5, 3))
+rnn_case("lstm_dynamic_quantize", "LSTM", s=4, n=2, lens=(4, 2), quantize=True)
+
+
 # ------------------------------------------------------------------------------------------------
 
 def dims_text(shape) -> str:
@@ -696,8 +891,8 @@ def main(argv) -> int:
         lines.append(f"case {name} {tag} {name}.accm {len(b.inputs)} {len(outs)}")
         for i, (n, _shape, arr) in enumerate(b.inputs):
             fname = f"{name}.in{i}.bin"
-            arr.astype("<f4").tofile(os.path.join(out_dir, fname))
-            lines.append(f"in {n} float32 {dims_text(arr.shape)} {fname}")
+            arr.astype(arr.dtype.newbyteorder("<")).tofile(os.path.join(out_dir, fname))
+            lines.append(f"in {n} {arr.dtype.name} {dims_text(arr.shape)} {fname}")
         for i, (n, arr) in enumerate(zip(out_names, outs)):
             arr = np.asarray(arr)
             assert arr.dtype == np.float32, (name, n, arr.dtype)

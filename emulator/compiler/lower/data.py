@@ -71,6 +71,9 @@ def _nonempty(node, shape, what) -> None:
 def emit_slice(ctx, node, x: Value, y: str, starts, steps, shape, name) -> None:
     """A slice node: y[i, ...] = x[starts + i*steps, ...]; a plain copy when it takes all of x."""
     _nonempty(node, shape, f"output '{y}'")
+    # An axis of one output element reads only its start: its step (ONNX allows INT64_MAX) becomes 1, as the
+    # format asks for steps within the axis.
+    steps = [1 if n == 1 else int(s) for s, n in zip(steps, shape)]
     if tuple(shape) == tuple(x.shape) and all(s == 0 for s in starts) and all(s == 1 for s in steps):
         ctx.copy_to(x.name, y, shape, name)
         return

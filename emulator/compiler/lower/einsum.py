@@ -130,7 +130,7 @@ class _Builder:
                 continue
             name = self.ctx.temp(f"{self.hint}_diagonal", F32, shape)
             steps = [1] * len(shape)
-            steps[first] = d + 1
+            steps[first] = d + 1 if d > 1 else 1  # within the axis of d * d (FORMAT.md)
             self.ctx.emit("slice", [merged.name], [name], self.node.name,
                           params=Slice(starts=[0] * len(shape), steps=steps))
             op = _Operand(name, new_labels, shape)

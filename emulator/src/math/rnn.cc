@@ -54,29 +54,31 @@ struct Dir {
     }
 };
 
-// c[m*ldc + n] = float(sum_k (a[m,k] - za) * (w[k,n] - zw)) * mult[n] for m < M, n < N: the exact int32
+// c[m*ldc + n] = float(sum_k (a[m,k] - za) * (w[k,n] - zw)) * mult[n] for m < M, n < N: the int32
 // sums of onnxruntime's quantized GEMM and its float32 scaling. w is [K, N], int8 or uint8.
 template <typename WT>
 void qgemm_rows(int64_t M, int64_t N, int64_t K, const uint8_t* a, int32_t za, const WT* w, int32_t zw,
-                const float* mult, float* c, int64_t ldc, int32_t* acc) {
+                const float* mult, float* c, int64_t ldc, uint32_t* acc) {
     for (int64_t m = 0; m < M; ++m) {
-        std::fill(acc, acc + N, 0);
+        std::fill(acc, acc + N, 0u);
         const uint8_t* am = a + m * K;
         for (int64_t k = 0; k < K; ++k) {
             const int32_t av = static_cast<int32_t>(am[k]) - za;
             if (av == 0) continue;
             const WT* wk = w + k * N;
-            for (int64_t n = 0; n < N; ++n) acc[n] += av * (static_cast<int32_t>(wk[n]) - zw);
+            // |product| <= 255 * 255; the sum wraps (defined in uint32) past 33025 of them, as int32 does in
+            // onnxruntime's kernels.
+            for (int64_t n = 0; n < N; ++n) acc[n] += static_cast<uint32_t>(av * (static_cast<int32_t>(wk[n]) - zw));
         }
         float* cm = c + m * ldc;
-        for (int64_t n = 0; n < N; ++n) cm[n] = static_cast<float>(acc[n]) * mult[n];
+        for (int64_t n = 0; n < N; ++n) cm[n] = static_cast<float>(static_cast<int32_t>(acc[n])) * mult[n];
     }
 }
 
 // A [M,K] (float) quantized dynamically over the rows `use` says (all if null; the others count as 0),
 // then times w as qgemm_rows. q (M*K bytes), acc (N ints) and mult (N floats) are scratch.
 void qgemm_dynamic(int64_t M, int64_t N, int64_t K, const float* A, const bool* use, const void* w, bool w_signed,
-                   int32_t zw, const float* w_scale, float* c, int64_t ldc, uint8_t* q, int32_t* acc, float* mult) {
+                   int32_t zw, const float* w_scale, float* c, int64_t ldc, uint8_t* q, uint32_t* acc, float* mult) {
     float lo = 0.f, hi = 0.f;  // dynquant's range: [min(A, 0), max(A, 0)] over the rows in use
     for (int64_t m = 0; m < M; ++m)
         if (!use || use[m]) widen_range(A + m * K, K, &lo, &hi);
@@ -130,7 +132,7 @@ void rnn_run(const RnnSpec& s, const RnnData& io, float* scratch) {
     float* rh = c + (s.cell == RnnCell::Lstm ? N * H : 0);
     float* qbase = rh + (s.cell == RnnCell::Gru && !s.linear_before_reset ? N * H : 0);
     uint8_t* q = reinterpret_cast<uint8_t*>(qbase);
-    int32_t* acc = reinterpret_cast<int32_t*>(qbase + (std::max(S * N * I, N * H) + 3) / 4);
+    uint32_t* acc = reinterpret_cast<uint32_t*>(qbase + (std::max(S * N * I, N * H) + 3) / 4);
     float* mult = reinterpret_cast<float*>(acc + GH);
     bool* use = reinterpret_cast<bool*>(mult + GH);
     if (io.Y) std::fill(io.Y, io.Y + S * D * N * H, 0.f);

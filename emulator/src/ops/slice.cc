@@ -40,6 +40,10 @@ bool validate_slice(const Graph& g, const Node& n, std::string* err) {
             continue;
         }
         if (step == 0) return kern::fail(err, op, cat("step of axis ", i, " is 0"));
+        // Within the axis, so that step * the axis' stride stays within the element count.
+        if (step < -x.dims[i] || step > x.dims[i])
+            return kern::fail(err, op,
+                              cat("step of axis ", i, " is ", step, ", outside -", x.dims[i], "..", x.dims[i]));
         int64_t last = 0;
         if (start < 0 || start >= x.dims[i] || !kern::mul_ok(y.dims[i] - 1, step, &last) ||
             !kern::add_ok(start, last, &last) || last < 0 || last >= x.dims[i])
