@@ -289,6 +289,51 @@ def run_ort(m, feeds):
     return ort.InferenceSession(m.SerializeToString(), opts, providers=["CPUExecutionProvider"]).run(None, feeds)
 
 
+def rand_array(shape, dtype, seed=0, lo=None, hi=None, scale=1.0):
+    """Random values of `dtype`: floats normal times `scale`, bools half true, integers over [lo, hi] (default:
+    the dtype's whole range)."""
+    r = np.random.default_rng(seed)
+    dt = np.dtype(dtype)
+    if dt == np.bool_:
+        return np.asarray(r.random(shape) < 0.5)
+    if dt.kind == "f":
+        return np.asarray(r.standard_normal(shape) * scale, dt)
+    info = np.iinfo(dt)
+    lo = info.min if lo is None else lo
+    hi = info.max if hi is None else hi
+    return np.asarray(r.integers(lo, hi, size=shape, dtype=dt, endpoint=True))
+
+
+def emu_outputs(dev, m, feeds):
+    """The outputs of the in-memory model `m` loaded on `dev`, as NumPy arrays."""
+    return [np.array(a) for a in dev.load(m.SerializeToString()).run(feeds)]
+
+
+def assert_same_outputs(got, want):
+    """The same count, dtypes and shapes, and every element equal (NaN equal to NaN)."""
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and g.shape == w.shape, (g.dtype, g.shape, w.dtype, w.shape)
+        np.testing.assert_array_equal(g, w)
+
+
+def runtime_ops(m) -> list:
+    """The runtime op names the compiler makes of the ONNX model `m`, in order."""
+    from accel import compiler
+    from accel.compiler import accm
+
+    return [n["op_name"] for n in accm.read(compiler.compile_model(m))["nodes"]]
+
+
+def compile_error(m, match):
+    """Compiling `m` raises a CompileError whose message matches `match`."""
+    import pytest
+    from accel import compiler
+
+    with pytest.raises(compiler.CompileError, match=match):
+        compiler.compile_model(m)
+
+
 def rand(shape, seed=0, dtype=np.float32):
     return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
 

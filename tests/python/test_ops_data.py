@@ -4,14 +4,26 @@ accel has; shape subgraphs that must fold at compile time; CompileErrors; and th
 checks on hand-made .accm files."""
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
-from conftest import elem, onnx_model, run_ort
+from conftest import assert_same_outputs, compile_error, elem, emu_outputs, onnx_model, rand_array, run_ort
+from conftest import runtime_ops as ops
 from onnx import TensorProto, helper, numpy_helper
 
 import accel
-from accel import compiler
 from accel.compiler import accm
+
+
+rand = functools.partial(rand_array, scale=100)
+
+
+def check(dev, m, feeds):
+    """The emulator's outputs are onnxruntime's: dtypes, shapes and every element (but NaN's payload)."""
+    got = emu_outputs(dev, m, feeds)
+    assert_same_outputs(got, run_ort(m, feeds))
+    return got
 
 
 INT64_MAX, INT64_MIN = 2**63 - 1, -2**63
@@ -24,45 +36,6 @@ SIZES = ["float32", "float16", "int64", "int8", "bool"]
 # ---------------------------------------------------------------------------------------------------
 # helpers
 # ---------------------------------------------------------------------------------------------------
-
-
-
-
-
-def rand(shape, dtype, seed=0):
-    """Random values over the dtype's range (floats: a spread around 0)."""
-    r = np.random.default_rng(seed)
-    dt = np.dtype(dtype)
-    if dt == np.bool_:
-        return np.asarray(r.random(shape) < 0.5)
-    if dt.kind == "f":
-        return np.asarray(r.standard_normal(shape) * 100, dt)
-    info = np.iinfo(dt)
-    return np.asarray(r.integers(info.min, info.max, size=shape, dtype=dt, endpoint=True))
-
-
-
-
-def check(dev, m, feeds):
-    """Runs `m` on the emulator and on onnxruntime: same dtypes, shapes and values (bit-exact but for
-    NaN's payload). Returns the emulator's outputs."""
-    got = [np.array(a) for a in dev.load(m.SerializeToString()).run(feeds)]
-    want = run_ort(m, feeds)
-    assert len(got) == len(want)
-    for g, w in zip(got, want):
-        assert g.dtype == w.dtype and g.shape == w.shape, (g.dtype, g.shape, w.dtype, w.shape)
-        np.testing.assert_array_equal(g, w)
-    return got
-
-
-def ops(m) -> list:
-    """The runtime op names of the compiled model, in order."""
-    return [n["op_name"] for n in accm.read(compiler.compile_model(m))["nodes"]]
-
-
-def compile_error(m, match):
-    with pytest.raises(compiler.CompileError, match=match):
-        compiler.compile_model(m)
 
 
 def const(name, values, dtype=np.int64):

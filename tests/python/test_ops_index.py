@@ -5,9 +5,12 @@ emulator defines what onnxruntime refuses or leaves open (out-of-range run-time 
 Range and ConstantOfShape of run-time values (CompileErrors); and the kernels' load-time checks."""
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
-from conftest import onnx_model, run_ort
+from conftest import assert_same_outputs, compile_error, emu_outputs, onnx_model, rand_array, run_ort
+from conftest import runtime_ops as ops
 from onnx import helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
@@ -16,52 +19,14 @@ from accel import compiler
 from accel.compiler import accm
 
 
-
-
-
-
-
-def rand(shape, dtype, seed=0, lo=None, hi=None):
-    """Random values: floats spread around 0, integers over [lo, hi] (default: the dtype's range)."""
-    r = np.random.default_rng(seed)
-    dt = np.dtype(dtype)
-    if dt == np.bool_:
-        return np.asarray(r.random(shape) < 0.5)
-    if dt.kind == "f":
-        return np.asarray(r.standard_normal(shape) * 10, dt)
-    info = np.iinfo(dt)
-    lo = info.min if lo is None else lo
-    hi = info.max if hi is None else hi
-    return np.asarray(r.integers(lo, hi, size=shape, dtype=dt, endpoint=True))
-
-
-
-
-def run_emu(dev, m, feeds):
-    return [np.array(a) for a in dev.load(m.SerializeToString()).run(feeds)]
-
-
-def same(got, want):
-    assert len(got) == len(want)
-    for g, w in zip(got, want):
-        assert g.dtype == w.dtype and g.shape == w.shape, (g.dtype, g.shape, w.dtype, w.shape)
-        np.testing.assert_array_equal(g, w)
+rand = functools.partial(rand_array, scale=10)
 
 
 def check(dev, m, feeds):
     """The emulator's outputs equal onnxruntime's: dtypes, shapes and every element. Returns them."""
-    got = run_emu(dev, m, feeds)
-    same(got, run_ort(m, feeds))
+    got = emu_outputs(dev, m, feeds)
+    assert_same_outputs(got, run_ort(m, feeds))
     return got
-
-
-def ops(m) -> list:
-    return [n["op_name"] for n in accm.read(compiler.compile_model(m))["nodes"]]
-
-
-def compile_error(m, match):
-    with pytest.raises(compiler.CompileError, match=match):
-        compiler.compile_model(m)
 
 
 @pytest.fixture(scope="module")
@@ -106,7 +71,7 @@ def test_gather_runtime_index_out_of_range_gives_zeros(dev):
     ind = np.array([1, 4, -5, -4, 2**40, -(2**62)], np.int64)
     m = onnx_model([helper.make_node("Gather", ["x", "i"], ["y"])], [("x", "float32", (4, 3)), ("i", "int64", (6,))],
                    [("y", "float32")])
-    (y,) = run_emu(dev, m, {"x": x, "i": ind})
+    (y,) = emu_outputs(dev, m, {"x": x, "i": ind})
     want = np.zeros((6, 3), np.float32)
     want[0], want[3] = x[1], x[0]
     np.testing.assert_array_equal(y, want)
@@ -116,7 +81,7 @@ def test_gather_runtime_index_out_of_range_gives_zeros(dev):
     x = rand((5, 2, 3), "int16", 7)
     m = onnx_model([helper.make_node("Gather", ["x", "i"], ["y"])], [("x", "int16", (5, 2, 3)), ("i", "int32", (3,))],
                    [("y", "int16")])
-    (y,) = run_emu(dev, m, {"x": x, "i": np.array([-1, 5, 2**31 - 1], np.int32)})
+    (y,) = emu_outputs(dev, m, {"x": x, "i": np.array([-1, 5, 2**31 - 1], np.int32)})
     np.testing.assert_array_equal(y, np.stack([x[4], np.zeros((2, 3), np.int16), np.zeros((2, 3), np.int16)]))
 
 
@@ -163,10 +128,10 @@ def test_argmax_argmin_dtypes(dev, op, dtype):
         m = onnx_model([helper.make_node(op, ["x"], ["y"], axis=1, keepdims=0)], [("x", dtype, x.shape)],
                        [("y", "int64")], opset=13)
         want = (np.argmax if op == "ArgMax" else np.argmin)(x, axis=1)
-        (y,) = run_emu(dev, m, {"x": x})
+        (y,) = emu_outputs(dev, m, {"x": x})
         np.testing.assert_array_equal(y, want)
         if dtype in ("float32", "int32", "int64", "uint8", "int8"):  # onnxruntime's kernels
-            same([y], run_ort(m, {"x": x}))
+            assert_same_outputs([y], run_ort(m, {"x": x}))
 
 
 @pytest.mark.parametrize("op", ["ArgMax", "ArgMin"])
@@ -177,13 +142,13 @@ def test_argmax_argmin_nan_as_numpy(dev, op):
     x = np.array([[1, nan, 3, nan], [2, 5, 5, 1], [nan, 1, 2, 3], [-np.inf, np.inf, nan, 0]], np.float32)
     m = onnx_model([helper.make_node(op, ["x"], ["y"], axis=1, keepdims=0)], [("x", "float32", x.shape)],
                    [("y", "int64")], opset=13)
-    (y,) = run_emu(dev, m, {"x": x})
+    (y,) = emu_outputs(dev, m, {"x": x})
     np.testing.assert_array_equal(y, (np.argmax if op == "ArgMax" else np.argmin)(x, axis=1))
     (ort_y,) = run_ort(m, {"x": x})
     assert ort_y[0] != 1 and ort_y[2] == 0  # onnxruntime: first line's NaN skipped; a leading NaN wins
     m = onnx_model([helper.make_node(op, ["x"], ["y"], axis=1, keepdims=0, select_last_index=1)],
                    [("x", "float32", x.shape)], [("y", "int64")], opset=13)
-    (y,) = run_emu(dev, m, {"x": x})
+    (y,) = emu_outputs(dev, m, {"x": x})
     np.testing.assert_array_equal(y, [3, 2 if op == "ArgMax" else 3, 0, 2])
 
 
@@ -229,7 +194,7 @@ def test_topk_unsorted_and_opset_1(dev):
     x = rand((3, 9), "float32", 13)
     m = onnx_model([helper.make_node("TopK", ["x", "k"], ["v", "i"], sorted=0)], [("x", "float32", x.shape)],
                    [("v", "float32"), ("i", "int64")], {"k": np.array([4])})
-    v, i = run_emu(dev, m, {"x": x})
+    v, i = emu_outputs(dev, m, {"x": x})
     wv, wi = run_ort(m, {"x": x})
     np.testing.assert_array_equal(np.sort(v, 1), np.sort(wv, 1))  # ONNX leaves the order open
     np.testing.assert_array_equal(np.sort(i, 1), np.sort(wi, 1))
@@ -247,7 +212,7 @@ def test_topk_other_integer_types(dev, dtype):
     for largest in (0, 1):
         m = onnx_model([helper.make_node("TopK", ["x", "k"], ["v", "i"], largest=largest)], [("x", dtype, x.shape)],
                        [("v", dtype), ("i", "int64")], {"k": np.array([5])})
-        v, i = run_emu(dev, m, {"x": x})
+        v, i = emu_outputs(dev, m, {"x": x})
         want_i = np.argsort(-x.astype(np.float64) if largest else x, axis=1, kind="stable")[:, :5]
         np.testing.assert_array_equal(i, want_i)
         np.testing.assert_array_equal(v, np.take_along_axis(x, want_i, 1))
@@ -326,7 +291,7 @@ def test_onehot_other_dtypes(dev, idx_dtype, val_dtype):
     vals = np.array([0, 1], val_dtype)
     m = onnx_model([helper.make_node("OneHot", ["i", "d", "v"], ["y"], axis=1)], [("i", idx_dtype, ind.shape)],
                    [("y", val_dtype)], {"d": np.array(5), "v": vals}, opset=11)
-    (y,) = run_emu(dev, m, {"i": ind})
+    (y,) = emu_outputs(dev, m, {"i": ind})
     (want,) = ReferenceEvaluator(m).run(None, {"i": ind})
     assert y.dtype == want.dtype
     np.testing.assert_array_equal(y, want)
@@ -336,7 +301,7 @@ def test_onehot_float_indices_truncate(dev):
     ind = np.array([1.7, -1.5, 5, -0.5, np.nan, -4.2, 3.99], np.float32)
     m = onnx_model([helper.make_node("OneHot", ["i", "d", "v"], ["y"])], [("i", "float32", ind.shape)],
                    [("y", "float32")], {"d": np.array(4), "v": np.array([0, 1], np.float32)}, opset=11)
-    (y,) = run_emu(dev, m, {"i": ind})
+    (y,) = emu_outputs(dev, m, {"i": ind})
     want = np.zeros((7, 4), np.float32)
     for r, c in ((0, 1), (1, 3), (3, 0), (5, 0), (6, 3)):  # 5 and NaN are off
         want[r, c] = 1
@@ -385,7 +350,7 @@ def test_range_and_constant_of_shape_from_shapes_fold(dev):
     m = onnx_model(nodes, [("x", "int64", x.shape)], [("y", "float32")],
                    {"zero": np.array(0), "one": np.array(1), "pe": rand((8, 3), "float32", 17),
                     "te": rand((10, 3), "float32", 18)}, opset=11)
-    (y,) = run_emu(dev, m, {"x": x})
+    (y,) = emu_outputs(dev, m, {"x": x})
     (want,) = run_ort(m, {"x": x})
     np.testing.assert_allclose(y, want, rtol=1e-6, atol=1e-5)
     assert "gather" in ops(m) and "range" not in ops(m)
@@ -415,7 +380,7 @@ def test_token_ids_to_argmax(dev, pool):
     nodes += [helper.make_node("MatMul", ["h", "w"], ["logits"]),
               helper.make_node("ArgMax", ["logits"], ["cls"], axis=-1, keepdims=0)]
     m = onnx_model(nodes, [("ids", "int64", ids.shape)], [("cls", "int64"), ("logits", "float32")], inits, opset=13)
-    cls, logits = run_emu(dev, m, {"ids": ids})
+    cls, logits = emu_outputs(dev, m, {"ids": ids})
     want_cls, want_logits = run_ort(m, {"ids": ids})
     np.testing.assert_allclose(logits, want_logits, rtol=1e-5, atol=1e-4)
     # the class ids are those of the logits each computed (equal unless two logits are within rounding)

@@ -12,7 +12,10 @@ import functools
 import numpy as np
 import pytest
 import conftest
+from conftest import assert_same_outputs as same
+from conftest import emu_outputs as run_emu
 from conftest import run_ort
+from conftest import runtime_ops as ops
 from onnx import TensorProto, helper
 
 import accel
@@ -41,26 +44,6 @@ BCAST = [((2, 3, 4), (2, 3, 4)), ((2, 3, 4), (4,)), ((2, 3, 1), (1, 1, 4)), ((2,
 # ---------------------------------------------------------------------------------------------------
 
 
-
-
-
-
-
-def run_emu(dev, m, feeds):
-    return [np.array(a) for a in dev.load(m.SerializeToString()).run(feeds)]
-
-
-def same(got, want):
-    """Same dtype, shape and every element; floats bit for bit but for NaN's payload."""
-    want = np.asarray(want)
-    assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, got.shape, want.dtype, want.shape)
-    np.testing.assert_array_equal(got, want)
-    if got.dtype.kind == "f":
-        keep = ~np.isnan(want)
-        bits = f"u{got.itemsize}"
-        np.testing.assert_array_equal(got[keep].view(bits), want[keep].view(bits))  # -0 is not +0
-
-
 def check(dev, m, feeds, want=None):
     """The emulator's outputs equal onnxruntime's (or `want`, where onnxruntime has no kernel); returns them."""
     got = run_emu(dev, m, feeds)
@@ -69,10 +52,6 @@ def check(dev, m, feeds, want=None):
     for g, w in zip(got, want):
         same(g, w)
     return got
-
-
-def ops(m) -> list:
-    return [n["op_name"] for n in accm.read(compiler.compile_model(m))["nodes"]]
 
 
 def rand_int(shape, dtype, seed, lo=None, hi=None):

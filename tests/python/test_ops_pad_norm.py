@@ -9,7 +9,9 @@ import functools
 import numpy as np
 import pytest
 import conftest
-from conftest import run_ort
+from conftest import emu_outputs as run_accel
+from conftest import rand_array, run_ort
+from conftest import runtime_ops as ops
 from onnx import helper, numpy_helper
 
 import accel
@@ -23,29 +25,11 @@ pytestmark = pytest.mark.emulator
 onnx_model = functools.partial(conftest.onnx_model, opset=19, ir_version=9)
 
 
+rand = functools.partial(rand_array, scale=10)
+
+
 ALL_DTYPES = ["float32", "float16", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64",
               "uint64", "bool"]
-
-
-
-
-
-
-def rand(shape, dtype, seed=0):
-    r = np.random.default_rng(seed)
-    dt = np.dtype(dtype)
-    if dt == np.bool_:
-        return np.asarray(r.random(shape) < 0.5)
-    if dt.kind == "f":
-        return np.asarray(r.standard_normal(shape) * 10, dt)
-    info = np.iinfo(dt)
-    return np.asarray(r.integers(info.min, info.max, size=shape, dtype=dt, endpoint=True))
-
-
-
-
-def run_accel(dev, m, feeds):
-    return [np.array(a) for a in dev.load(m.SerializeToString()).run(feeds)]
 
 
 def check(dev, m, feeds, atol=None):
@@ -60,10 +44,6 @@ def check(dev, m, feeds, atol=None):
         else:
             np.testing.assert_allclose(g, w, rtol=0, atol=atol)
     return got
-
-
-def ops(m) -> list:
-    return [n["op_name"] for n in accm.read(compiler.compile_model(m))["nodes"]]
 
 
 def pad_model(shape, pads, mode="constant", dtype="float32", value=None, axes=None, opset=19):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import onnxruntime as ort
 import pytest
+from conftest import runtime_ops as ops
 from onnx import TensorProto, helper, numpy_helper
 
 import accel
@@ -86,10 +87,6 @@ def check(dev, m, feeds, want=None):
         assert g.dtype == w.dtype and g.shape == w.shape, (g.dtype, g.shape, w.dtype, w.shape)
         np.testing.assert_allclose(g, w, rtol=RTOL, atol=ATOL)
     return got
-
-
-def ops(m) -> list:
-    return [n["op_name"] for n in accm.read(compiler.compile_model(m))["nodes"]]
 
 
 # ---------------------------------------------------------------------------------------------------
