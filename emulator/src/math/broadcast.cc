@@ -4,9 +4,8 @@
 // stride 1 or 0.
 #include "math/broadcast.h"
 
-#include <type_traits>
-
 #include "math/activation.h"
+#include "math/int_types.h"
 #include "math/math_util.h"
 
 namespace accel_emu {
@@ -54,15 +53,10 @@ void run_op(const TensorDesc& ad, const TensorDesc& bd, const TensorDesc& yd, co
 
 // ---- integers ---------------------------------------------------------------------------------------
 
-// T's arithmetic done in an unsigned type at least as wide as unsigned int (so that no promotion to a
-// signed int can overflow), then narrowed: two's complement wrapping.
-template <typename T>
-using Wide = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
-
 template <BinOp OP, typename T>
 ACCEL_INLINE T apply_int(T x, T y) {
     using W = Wide<T>;
-    if constexpr (OP == BinOp::Add) return static_cast<T>(static_cast<W>(x) + static_cast<W>(y));
+    if constexpr (OP == BinOp::Add) return wrapping_add(x, y);
     if constexpr (OP == BinOp::Sub) return static_cast<T>(static_cast<W>(x) - static_cast<W>(y));
     if constexpr (OP == BinOp::Mul) return static_cast<T>(static_cast<W>(x) * static_cast<W>(y));
     if constexpr (OP == BinOp::Div) {
@@ -88,25 +82,15 @@ ACCEL_HOT void int_row(const T* ACCEL_RESTRICT a, int64_t as, const T* ACCEL_RES
     binary_row(a, as, b, bs, y, n, ApplyInt<OP, T>{});
 }
 
-template <BinOp OP, typename T>
-void run_int(const Bcast& c, int64_t numel, const void* A, const void* B, void* Y) {
-    const T* a = static_cast<const T*>(A);
-    const T* b = static_cast<const T*>(B);
-    T* y = static_cast<T*>(Y);
-    for_each_row(c, numel, [&](const int64_t* off, const int64_t* inner, int64_t yo, int64_t n) {
-        int_row<OP, T>(a + off[0], inner[0], b + off[1], inner[1], y + yo, n);
-    });
-}
-
 template <typename T>
 void run_int_op(BinOp op, const Bcast& c, int64_t numel, const void* A, const void* B, void* Y) {
     switch (op) {
-        case BinOp::Add: return run_int<BinOp::Add, T>(c, numel, A, B, Y);
-        case BinOp::Sub: return run_int<BinOp::Sub, T>(c, numel, A, B, Y);
-        case BinOp::Mul: return run_int<BinOp::Mul, T>(c, numel, A, B, Y);
-        case BinOp::Div: return run_int<BinOp::Div, T>(c, numel, A, B, Y);
-        case BinOp::Min: return run_int<BinOp::Min, T>(c, numel, A, B, Y);
-        case BinOp::Max: return run_int<BinOp::Max, T>(c, numel, A, B, Y);
+        case BinOp::Add: return binary_rows(c, numel, A, B, Y, int_row<BinOp::Add, T>);
+        case BinOp::Sub: return binary_rows(c, numel, A, B, Y, int_row<BinOp::Sub, T>);
+        case BinOp::Mul: return binary_rows(c, numel, A, B, Y, int_row<BinOp::Mul, T>);
+        case BinOp::Div: return binary_rows(c, numel, A, B, Y, int_row<BinOp::Div, T>);
+        case BinOp::Min: return binary_rows(c, numel, A, B, Y, int_row<BinOp::Min, T>);
+        case BinOp::Max: return binary_rows(c, numel, A, B, Y, int_row<BinOp::Max, T>);
         case BinOp::Pow: return;
     }
 }
@@ -162,17 +146,8 @@ void int_binary_broadcast(BinOp op, const TensorDesc& ad, const TensorDesc& bd, 
                           const void* B, void* Y) {
     const TensorDesc* ins[2] = {&ad, &bd};
     const Bcast c = plan_broadcast(ins, 2, yd);
-    switch (yd.dtype) {
-        case ACCEL_DTYPE_INT8: return run_int_op<int8_t>(op, c, yd.numel, A, B, Y);
-        case ACCEL_DTYPE_UINT8: return run_int_op<uint8_t>(op, c, yd.numel, A, B, Y);
-        case ACCEL_DTYPE_INT16: return run_int_op<int16_t>(op, c, yd.numel, A, B, Y);
-        case ACCEL_DTYPE_UINT16: return run_int_op<uint16_t>(op, c, yd.numel, A, B, Y);
-        case ACCEL_DTYPE_INT32: return run_int_op<int32_t>(op, c, yd.numel, A, B, Y);
-        case ACCEL_DTYPE_UINT32: return run_int_op<uint32_t>(op, c, yd.numel, A, B, Y);
-        case ACCEL_DTYPE_INT64: return run_int_op<int64_t>(op, c, yd.numel, A, B, Y);
-        case ACCEL_DTYPE_UINT64: return run_int_op<uint64_t>(op, c, yd.numel, A, B, Y);
-        default: return;  // validate admits the integer dtypes only
-    }
+    // validate admits the integer dtypes only
+    dispatch_integer(yd.dtype, [&](auto t) { run_int_op<decltype(t)>(op, c, yd.numel, A, B, Y); });
 }
 
 }  // namespace accel_emu

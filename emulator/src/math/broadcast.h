@@ -52,6 +52,12 @@ ACCEL_INLINE void binary_row(const TA* ACCEL_RESTRICT a, int64_t as, const TB* A
     }
 }
 
+// Calls row(a + off, as, b + off, bs, y + off, len) (a row function of binary_row's form, ACCEL_HOT) for every row
+// of a two-operand broadcast; A, B and Y hold elements of TA, TB and TY.
+template <typename TA, typename TB, typename TY>
+void binary_rows(const Bcast& c, int64_t numel, const void* A, const void* B, void* Y,
+                 void (*row)(const TA*, int64_t, const TB*, int64_t, TY*, int64_t));
+
 // Calls row(off, inner, y_off, len) for every row of the output in order: off[k] is operand k's element
 // offset at the row's start, inner[k] its stride along the row (0 or 1), y_off the output's offset (rows are
 // contiguous in the output) and len the row's length. `numel` is the output's element count.
@@ -77,6 +83,17 @@ void for_each_row(const Bcast& c, int64_t numel, Row&& row) {
             idx[d] = 0;
         }
     }
+}
+
+template <typename TA, typename TB, typename TY>
+void binary_rows(const Bcast& c, int64_t numel, const void* A, const void* B, void* Y,
+                 void (*row)(const TA*, int64_t, const TB*, int64_t, TY*, int64_t)) {
+    const TA* a = static_cast<const TA*>(A);
+    const TB* b = static_cast<const TB*>(B);
+    TY* y = static_cast<TY*>(Y);
+    for_each_row(c, numel, [&](const int64_t* off, const int64_t* inner, int64_t yo, int64_t n) {
+        row(a + off[0], inner[0], b + off[1], inner[1], y + yo, n);
+    });
 }
 
 // Float32: Y = act(A op B), A shaped ad and B shaped bd broadcast to Y's shape yd (which the caller has

@@ -3,6 +3,7 @@
 #include "math/logic.h"
 
 #include "math/broadcast.h"
+#include "math/int_types.h"
 #include "math/math_util.h"
 
 namespace accel_emu {
@@ -32,23 +33,14 @@ ACCEL_HOT void cmp_row(const T* ACCEL_RESTRICT a, int64_t as, const T* ACCEL_RES
     binary_row(a, as, b, bs, y, n, Cmp<FN, T>{});
 }
 
-template <CompareFn FN, typename T>
-void run_cmp(const Bcast& c, int64_t numel, const void* A, const void* B, uint8_t* Y) {
-    const T* a = static_cast<const T*>(A);
-    const T* b = static_cast<const T*>(B);
-    for_each_row(c, numel, [&](const int64_t* off, const int64_t* inner, int64_t yo, int64_t n) {
-        cmp_row<FN, T>(a + off[0], inner[0], b + off[1], inner[1], Y + yo, n);
-    });
-}
-
 template <typename T>
-void run_cmp_fn(CompareFn fn, const Bcast& c, int64_t numel, const void* A, const void* B, uint8_t* Y) {
+void run_cmp_fn(CompareFn fn, const Bcast& c, int64_t numel, const void* A, const void* B, void* Y) {
     switch (fn) {
-        case CompareFn::Equal: return run_cmp<CompareFn::Equal, T>(c, numel, A, B, Y);
-        case CompareFn::Greater: return run_cmp<CompareFn::Greater, T>(c, numel, A, B, Y);
-        case CompareFn::GreaterOrEqual: return run_cmp<CompareFn::GreaterOrEqual, T>(c, numel, A, B, Y);
-        case CompareFn::Less: return run_cmp<CompareFn::Less, T>(c, numel, A, B, Y);
-        case CompareFn::LessOrEqual: return run_cmp<CompareFn::LessOrEqual, T>(c, numel, A, B, Y);
+        case CompareFn::Equal: return binary_rows(c, numel, A, B, Y, cmp_row<CompareFn::Equal, T>);
+        case CompareFn::Greater: return binary_rows(c, numel, A, B, Y, cmp_row<CompareFn::Greater, T>);
+        case CompareFn::GreaterOrEqual: return binary_rows(c, numel, A, B, Y, cmp_row<CompareFn::GreaterOrEqual, T>);
+        case CompareFn::Less: return binary_rows(c, numel, A, B, Y, cmp_row<CompareFn::Less, T>);
+        case CompareFn::LessOrEqual: return binary_rows(c, numel, A, B, Y, cmp_row<CompareFn::LessOrEqual, T>);
     }
 }
 
@@ -71,13 +63,6 @@ template <LogicFn FN>
 ACCEL_HOT void logic_row(const uint8_t* ACCEL_RESTRICT a, int64_t as, const uint8_t* ACCEL_RESTRICT b, int64_t bs,
                          uint8_t* ACCEL_RESTRICT y, int64_t n) {
     binary_row(a, as, b, bs, y, n, Logic<FN>{});
-}
-
-template <LogicFn FN>
-void run_logic(const Bcast& c, int64_t numel, const uint8_t* A, const uint8_t* B, uint8_t* Y) {
-    for_each_row(c, numel, [&](const int64_t* off, const int64_t* inner, int64_t yo, int64_t n) {
-        logic_row<FN>(A + off[0], inner[0], B + off[1], inner[1], Y + yo, n);
-    });
 }
 
 ACCEL_HOT void not_row(const uint8_t* ACCEL_RESTRICT a, uint8_t* ACCEL_RESTRICT y, int64_t n) {
@@ -130,19 +115,8 @@ void compare_broadcast(CompareFn fn, const TensorDesc& ad, const TensorDesc& bd,
                        const void* B, uint8_t* Y) {
     const TensorDesc* ins[2] = {&ad, &bd};
     const Bcast c = plan_broadcast(ins, 2, yd);
-    switch (ad.dtype) {
-        case ACCEL_DTYPE_FLOAT32: return run_cmp_fn<float>(fn, c, yd.numel, A, B, Y);
-        case ACCEL_DTYPE_INT8: return run_cmp_fn<int8_t>(fn, c, yd.numel, A, B, Y);
-        case ACCEL_DTYPE_UINT8:
-        case ACCEL_DTYPE_BOOL: return run_cmp_fn<uint8_t>(fn, c, yd.numel, A, B, Y);
-        case ACCEL_DTYPE_INT16: return run_cmp_fn<int16_t>(fn, c, yd.numel, A, B, Y);
-        case ACCEL_DTYPE_UINT16: return run_cmp_fn<uint16_t>(fn, c, yd.numel, A, B, Y);
-        case ACCEL_DTYPE_INT32: return run_cmp_fn<int32_t>(fn, c, yd.numel, A, B, Y);
-        case ACCEL_DTYPE_UINT32: return run_cmp_fn<uint32_t>(fn, c, yd.numel, A, B, Y);
-        case ACCEL_DTYPE_INT64: return run_cmp_fn<int64_t>(fn, c, yd.numel, A, B, Y);
-        case ACCEL_DTYPE_UINT64: return run_cmp_fn<uint64_t>(fn, c, yd.numel, A, B, Y);
-        default: return;  // validate refuses the others
-    }
+    if (ad.dtype == ACCEL_DTYPE_BOOL) return run_cmp_fn<uint8_t>(fn, c, yd.numel, A, B, Y);
+    dispatch_numeric(ad.dtype, [&](auto t) { run_cmp_fn<decltype(t)>(fn, c, yd.numel, A, B, Y); });
 }
 
 void logic_broadcast(LogicFn fn, const TensorDesc& ad, const TensorDesc& bd, const TensorDesc& yd, const uint8_t* A,
@@ -150,9 +124,9 @@ void logic_broadcast(LogicFn fn, const TensorDesc& ad, const TensorDesc& bd, con
     const TensorDesc* ins[2] = {&ad, &bd};
     const Bcast c = plan_broadcast(ins, 2, yd);
     switch (fn) {
-        case LogicFn::And: return run_logic<LogicFn::And>(c, yd.numel, A, B, Y);
-        case LogicFn::Or: return run_logic<LogicFn::Or>(c, yd.numel, A, B, Y);
-        case LogicFn::Xor: return run_logic<LogicFn::Xor>(c, yd.numel, A, B, Y);
+        case LogicFn::And: return binary_rows(c, yd.numel, A, B, Y, logic_row<LogicFn::And>);
+        case LogicFn::Or: return binary_rows(c, yd.numel, A, B, Y, logic_row<LogicFn::Or>);
+        case LogicFn::Xor: return binary_rows(c, yd.numel, A, B, Y, logic_row<LogicFn::Xor>);
         case LogicFn::Not: return;  // one input: logic_not
     }
 }

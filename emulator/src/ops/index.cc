@@ -7,6 +7,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "math/int_types.h"
 #include "op_params.h"
 #include "ops/op_defs.h"
 #include "ops/op_util.h"
@@ -15,23 +16,6 @@ namespace accel_emu {
 namespace {
 
 size_t no_scratch(const Graph&, const Node&) { return 0; }
-
-// The element types the ops that compute dispatch on.
-template <class F>
-void dispatch_numeric(int64_t dtype, F&& f) {
-    switch (dtype) {
-        case ACCEL_DTYPE_FLOAT32: return f(float{});
-        case ACCEL_DTYPE_INT8: return f(int8_t{});
-        case ACCEL_DTYPE_UINT8: return f(uint8_t{});
-        case ACCEL_DTYPE_INT16: return f(int16_t{});
-        case ACCEL_DTYPE_UINT16: return f(uint16_t{});
-        case ACCEL_DTYPE_INT32: return f(int32_t{});
-        case ACCEL_DTYPE_UINT32: return f(uint32_t{});
-        case ACCEL_DTYPE_INT64: return f(int64_t{});
-        case ACCEL_DTYPE_UINT64: return f(uint64_t{});
-        default: return;  // validate admits none other
-    }
-}
 
 bool is_numeric(int64_t dtype) { return dtype != ACCEL_DTYPE_FLOAT16 && dtype != ACCEL_DTYPE_BOOL; }
 bool is_f32_i32_i64(int64_t dtype) {
@@ -55,17 +39,6 @@ inline bool nan_less(T a, T b) {
         if (std::isnan(b)) return false;
     }
     return a < b;
-}
-
-// a + b with integers wrapping (two's complement), float32 as is.
-template <class T>
-inline T add_wrap(T a, T b) {
-    if constexpr (std::is_integral_v<T>) {
-        using U = std::make_unsigned_t<T>;
-        return static_cast<T>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
-    } else {
-        return a + b;
-    }
 }
 
 // Y has X's dims with `axis` set to `size` (keep) or, if allowed, removed.
@@ -255,7 +228,7 @@ void cumsum_lines(const T* x, int64_t outer, int64_t dim, int64_t inner, bool ex
             T* yi = y + i * inner;
             const T* yp = y + prev * inner;
             const T* xi = x + (exclusive ? prev : i) * inner;
-            for (int64_t j = 0; j < inner; ++j) yi[j] = add_wrap(yp[j], xi[j]);
+            for (int64_t j = 0; j < inner; ++j) yi[j] = wrapping_add(yp[j], xi[j]);
         }
     }
 }
