@@ -14,6 +14,9 @@ from ..ir import Graph, Node, Value
 from ..quant import QUANT_DTYPES
 
 F32 = np.dtype(np.float32)
+# The integer dtypes the runtime computes on (add .. max, compare, the index ops).
+INT_DTYPES = frozenset(np.dtype(t) for t in (np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32,
+                                             np.int64, np.uint64))
 
 
 def unsupported(node, what=None) -> CompileError:
@@ -151,6 +154,14 @@ def broadcast_shape(node, *shapes) -> tuple:
     except ValueError:
         raise CompileError(f"{node.label}: shapes {' and '.join(str(tuple(s)) for s in shapes)} "
                            f"do not broadcast") from None
+
+
+def same_dtype(node, values) -> None:
+    """Raises CompileError naming the first two of `values` (Values) whose dtypes differ."""
+    for v in values[1:]:
+        if v.dtype != values[0].dtype:
+            raise CompileError(f"{node.label}: inputs '{values[0].name}' ({values[0].dtype}) and '{v.name}' "
+                               f"({v.dtype}) differ in dtype")
 
 
 def float_input(ctx, node, i) -> Value:

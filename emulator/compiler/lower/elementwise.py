@@ -11,7 +11,7 @@ import numpy as np
 from ..op_params import ACTIVATIONS, Reduce, ReduceFn
 from ..errors import CompileError
 from ..ir import Value
-from .context import F32, broadcast_shape, float_input, normalize_axis, unsupported
+from .context import F32, INT_DTYPES, broadcast_shape, float_input, normalize_axis, same_dtype, unsupported
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -40,11 +40,6 @@ def legacy_broadcast_operand(ctx, node, a: Value, b: Value) -> str:
     return ctx.reshape_temp(b.name, shape, node.name, f"{b.name}_bcast")
 
 
-# The integer dtypes the runtime's add, sub, mul, div, min and max compute on.
-INT_DTYPES = frozenset(np.dtype(t) for t in (np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32,
-                                             np.int64, np.uint64))
-
-
 def arith_input(ctx, node, i) -> Value:
     """Input i, which must be present and float32 or an integer dtype."""
     v = ctx.input(node, i)
@@ -63,9 +58,7 @@ def lower_binary(ctx, node):
     are not supported on runtime tensors.
     """
     a, b = arith_input(ctx, node, 0), arith_input(ctx, node, 1)
-    if a.dtype != b.dtype:
-        raise CompileError(f"{node.label}: inputs '{a.name}' ({a.dtype}) and '{b.name}' ({b.dtype}) differ "
-                           f"in dtype")
+    same_dtype(node, [a, b])
     bname = legacy_broadcast_operand(ctx, node, a, b)
     bshape = ctx.g.value(bname).shape
     shape = broadcast_shape(node, a.shape, bshape)
@@ -292,10 +285,7 @@ def chain_binary(ctx, node, op: str, ins: list) -> None:
 
 def _same_dtype_inputs(ctx, node) -> list:
     ins = [arith_input(ctx, node, i) for i in range(len(node.inputs))]
-    for v in ins[1:]:
-        if v.dtype != ins[0].dtype:
-            raise CompileError(f"{node.label}: inputs '{ins[0].name}' ({ins[0].dtype}) and '{v.name}' "
-                               f"({v.dtype}) differ in dtype")
+    same_dtype(node, ins)
     return ins
 
 

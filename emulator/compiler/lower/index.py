@@ -8,12 +8,11 @@ import numpy as np
 
 from ..errors import CompileError
 from ..op_params import ArgReduce, CumSum, OneHot, TopK
-from .context import normalize_axis, unsupported
+from .context import F32, INT_DTYPES, normalize_axis, unsupported
 
 I64 = np.dtype(np.int64)
 # Input dtypes argreduce and topk compute on (not float16, bool).
-_ARG_DTYPES = frozenset(np.dtype(t) for t in (np.float32, np.int8, np.uint8, np.int16, np.uint16, np.int32,
-                                              np.uint32, np.int64, np.uint64))
+_ARG_DTYPES = INT_DTYPES | {F32}
 # Input dtypes of cumsum (onnxruntime's, but float64, which accel does not have).
 _F32_I32_I64 = frozenset(np.dtype(t) for t in (np.float32, np.int32, np.int64))
 

@@ -9,8 +9,8 @@ import numpy as np
 
 from ..errors import CompileError
 from ..op_params import Compare, CompareFn, Logic, LogicFn
-from .context import F32, broadcast_shape, unsupported
-from .elementwise import INT_DTYPES, legacy_broadcast_operand
+from .context import F32, INT_DTYPES, broadcast_shape, same_dtype, unsupported
+from .elementwise import legacy_broadcast_operand
 
 BOOL = np.dtype(np.bool_)
 
@@ -34,9 +34,7 @@ def lower_compare(ctx, node):
     NaN) included), -0 equals +0, infinities order as numbers. float16 and float64 inputs are not
     supported."""
     a, b = ctx.input(node, 0), ctx.input(node, 1)
-    if a.dtype != b.dtype:
-        raise CompileError(f"{node.label}: inputs '{a.name}' ({a.dtype}) and '{b.name}' ({b.dtype}) differ in "
-                           f"dtype")
+    same_dtype(node, [a, b])
     if a.dtype != F32 and a.dtype not in INT_DTYPES and a.dtype != BOOL:
         raise unsupported(node, f"dtype {a.dtype} of input '{a.name}' (float32, integers and bool only)")
     bname = legacy_broadcast_operand(ctx, node, a, b)
@@ -68,9 +66,7 @@ def lower_where(ctx, node):
     payloads included). One `where` node."""
     c = _bool_input(ctx, node, 0)
     x, y = ctx.input(node, 1), ctx.input(node, 2)
-    if x.dtype != y.dtype:
-        raise CompileError(f"{node.label}: inputs '{x.name}' ({x.dtype}) and '{y.name}' ({y.dtype}) differ in "
-                           f"dtype")
+    same_dtype(node, [x, y])
     shape = broadcast_shape(node, c.shape, x.shape, y.shape)
     z = ctx.define(ctx.output(node), x.dtype, shape)
     ctx.emit("where", [c.name, x.name, y.name], [z], node.name)
