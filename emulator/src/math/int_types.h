@@ -32,6 +32,14 @@ void dispatch_numeric(int64_t dtype, F&& f) {
     dispatch_integer(dtype, static_cast<F&&>(f));
 }
 
+// dtype is one dispatch_integer (or dispatch_numeric) takes.
+inline bool is_integer_dtype(int64_t dtype) {
+    bool yes = false;
+    dispatch_integer(dtype, [&](auto) { yes = true; });
+    return yes;
+}
+inline bool is_numeric_dtype(int64_t dtype) { return dtype == ACCEL_DTYPE_FLOAT32 || is_integer_dtype(dtype); }
+
 // T's arithmetic done in an unsigned type at least as wide as unsigned int (so that no promotion to a signed
 // int can overflow), then narrowed: two's complement wrapping.
 template <typename T>

@@ -2,6 +2,7 @@
 // shape and dtype checks, and a run through the one broadcast implementation (math/broadcast.cc): float32
 // with a fused activation, or (all but pow) one integer dtype without one.
 #include "math/broadcast.h"
+#include "math/int_types.h"
 #include "ops/op_defs.h"
 #include "ops/op_util.h"
 
@@ -21,20 +22,6 @@ const char* name_of(BinOp op) {
     return "?";
 }
 
-bool is_integer(int64_t dtype) {
-    switch (dtype) {
-        case ACCEL_DTYPE_INT8:
-        case ACCEL_DTYPE_UINT8:
-        case ACCEL_DTYPE_INT16:
-        case ACCEL_DTYPE_UINT16:
-        case ACCEL_DTYPE_INT32:
-        case ACCEL_DTYPE_UINT32:
-        case ACCEL_DTYPE_INT64:
-        case ACCEL_DTYPE_UINT64: return true;
-        default: return false;
-    }
-}
-
 bool validate_op(BinOp op, const Graph& g, const Node& n, std::string* err) {
     using kern::cat;
     const char* nm = name_of(op);
@@ -44,7 +31,7 @@ bool validate_op(BinOp op, const Graph& g, const Node& n, std::string* err) {
     const TensorDesc& y = kern::output(g, n, 0);
     if (!kern::same_dtype(a, y, nm, "input 0", err) || !kern::same_dtype(b, y, nm, "input 1", err)) return false;
     if (y.dtype != ACCEL_DTYPE_FLOAT32) {
-        if (op == BinOp::Pow || !is_integer(y.dtype))
+        if (op == BinOp::Pow || !is_integer_dtype(y.dtype))
             return kern::fail(err, nm,
                               cat("dtype ", dtype_name(y.dtype), " is not supported (float32",
                                   op == BinOp::Pow ? "" : " or an integer dtype", ")"));

@@ -17,7 +17,6 @@ namespace {
 
 size_t no_scratch(const Graph&, const Node&) { return 0; }
 
-bool is_numeric(int64_t dtype) { return dtype != ACCEL_DTYPE_FLOAT16 && dtype != ACCEL_DTYPE_BOOL; }
 bool is_f32_i32_i64(int64_t dtype) {
     return dtype == ACCEL_DTYPE_FLOAT32 || dtype == ACCEL_DTYPE_INT32 || dtype == ACCEL_DTYPE_INT64;
 }
@@ -84,7 +83,7 @@ bool validate_argreduce(const Graph& g, const Node& n, std::string* err) {
     if (!check_axis(x, p.axis, op, err) || !check_flag(p.select_min, "select_min", op, err) ||
         !check_flag(p.select_last, "select_last", op, err))
         return false;
-    if (!is_numeric(x.dtype))
+    if (!is_numeric_dtype(x.dtype))
         return kern::fail(err, op, cat("input dtype ", dtype_name(x.dtype), " is not float32 or an integer type"));
     if (y.dtype != ACCEL_DTYPE_INT64)
         return kern::fail(err, op, cat("output dtype ", dtype_name(y.dtype), " is not int64"));
@@ -144,7 +143,7 @@ bool validate_topk(const Graph& g, const Node& n, std::string* err) {
         return false;
     if (p.k < 1 || p.k > x.dims[p.axis])
         return kern::fail(err, op, cat("k ", p.k, " outside 1..", x.dims[p.axis], " (axis ", p.axis, ")"));
-    if (!is_numeric(x.dtype))
+    if (!is_numeric_dtype(x.dtype))
         return kern::fail(err, op, cat("input dtype ", dtype_name(x.dtype), " is not float32 or an integer type"));
     if (!kern::same_dtype(x, v, op, "input 0", err)) return false;
     if (i.dtype != ACCEL_DTYPE_INT64)
