@@ -164,6 +164,12 @@ void on_exit() {
     }
     accel_runcore_close_door();
     wait_without_gil(accel_runcore_wait_hooks_done, kHooksUs);
+    wait_without_gil(
+        [](int64_t limit_us) {
+            park_threads_at_exit(limit_us);
+            return 1;
+        },
+        kHooksUs);
 }
 
 }  // namespace

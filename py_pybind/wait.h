@@ -15,8 +15,10 @@ namespace accel_py {
 // may touch Python objects.
 //
 // Taking the GIL back once the interpreter is finalizing (a daemon thread still waiting at exit)
-// would end the thread inside CPython (pthread_exit, a forced unwind that must not cross a
-// destructor); such a thread is parked for good instead, as Python 3.14 itself does.
+// would end the thread inside CPython (pthread_exit, a forced unwind whose cleanups would drop
+// Python references without the GIL); such a thread is parked for good instead, as Python 3.14
+// itself does. A check of Py_IsFinalizing alone leaves a window (finalization may start between
+// the check and the take), so the exit hook closes it with park_threads_at_exit.
 class NoGil {
 public:
     NoGil() : state_(PyEval_SaveThread()) {}
@@ -44,6 +46,12 @@ private:
 
 // True once the interpreter has started finalizing: no thread but the main one may enter it.
 bool interpreter_finalizing();
+
+// From the interpreter-exit hook, with the GIL released, as its last step: from now on a thread other
+// than the main one that comes back to take the GIL is parked for good; waits (up to `limit_us`) for
+// those already on their way to it, so none is left between its check and the take when the
+// interpreter starts finalizing.
+void park_threads_at_exit(int64_t limit_us);
 
 // Returned by slices() when a signal handler raised; the Python error is set. Not an accel_status
 // value, nor one of the run core's answers.

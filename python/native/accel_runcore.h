@@ -38,6 +38,9 @@ extern "C" {
  * In a fork()ed child the counts start again from zero (the parent's jobs are not the child's). */
 void accel_runcore_set_main_thread(uint64_t thread_ident);
 
+/* True on the interpreter's main thread (the one recorded above). */
+int accel_runcore_on_main_thread(void);
+
 /* ---- completions ---------------------------------------------------------------------------------- */
 
 /* What the binding does when a job submitted with accel_runcore_submit ends: called exactly once per

@@ -33,7 +33,7 @@ accel_status accel_runcore_submit(accel_model* model, accel_buffer* const* input
                                   uint64_t core_mask, int64_t timeout_us, void* user_data, accel_job** out_job) {
     if (runcore_begin_job() != ACCEL_OK) return ACCEL_RUNCORE_REFUSED;
     runcore_callback_begin();
-    const int main_thread = runcore_on_main_thread();
+    const int main_thread = accel_runcore_on_main_thread();
     accel_run_options options;
     runcore_fill_options(&options, priority, core_mask, timeout_us, main_thread);
     options.callback = trampoline;

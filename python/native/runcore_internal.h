@@ -21,9 +21,6 @@ void runcore_callback_end(void);
 int runcore_hook_enter(void);
 void runcore_hook_leave(void);
 
-/* True on the interpreter's main thread (accel_runcore_set_main_thread). */
-int runcore_on_main_thread(void);
-
 /* ---- runcore_wait.c ---- */
 
 int64_t runcore_now_us(void); /* CLOCK_MONOTONIC */

@@ -109,7 +109,7 @@ accel_status accel_runcore_run(accel_model* model, accel_buffer* const* inputs, 
     run.output_count = output_count;
     run.owned_input = owned_input;
     run.timing = timing;
-    const int main_thread = runcore_on_main_thread();
+    const int main_thread = accel_runcore_on_main_thread();
     runcore_fill_options(&run.options, priority, core_mask, timeout_us, main_thread);
     if (!main_thread) {
         accel_status status =

@@ -50,7 +50,7 @@ void accel_runcore_set_main_thread(uint64_t thread_ident) {
     if (!atomic_flag_test_and_set(&registered)) pthread_atfork(NULL, NULL, after_fork_in_child);
 }
 
-int runcore_on_main_thread(void) {
+int accel_runcore_on_main_thread(void) {
     return (unsigned long)pthread_self() == atomic_load_explicit(&g_main_thread, memory_order_relaxed);
 }
 

@@ -57,7 +57,7 @@ int64_t accel_runcore_deadline(double timeout_s) {
 }
 
 accel_status accel_runcore_wait(accel_job* job, int64_t deadline) {
-    const int main_thread = runcore_on_main_thread();
+    const int main_thread = accel_runcore_on_main_thread();
     if (deadline == ACCEL_RUNCORE_FOREVER && !main_thread) return accel_job_wait(job, -1);
     const int64_t now = runcore_now_us();
     int64_t left = deadline == ACCEL_RUNCORE_FOREVER ? ACCEL_RUNCORE_SLICE_US : deadline - now;
