@@ -19,7 +19,7 @@ import onnx
 
 from accel.models import ppocr
 
-from . import graph_builder, images, mobilenetv2, resnet18
+from . import graph_builder, images, mobilenetv2, resnet18, yolo
 
 Shape = Tuple[int, ...]
 INPUT_SEED = 7
@@ -55,6 +55,8 @@ MODELS: Dict[str, ModelSpec] = {m.name: m for m in (
               images.half_normalized, 1),
     ModelSpec("ppocr_rec", "x", (1, 3, 48, 320), (1, 3, 48, 320), images.text_page,
               images.half_normalized, 2),
+    ModelSpec("yolo", "images", yolo.INPUT_SHAPE, yolo.INPUT_SHAPE, images.scene, images.unit_range, None,
+              yolo.build),
 )}
 
 
@@ -66,13 +68,13 @@ def built_dir() -> Path:
 def _builder_digest() -> str:
     """A hash of the builders' source: a changed builder never reuses a file another one made."""
     h = hashlib.sha256()
-    for mod in (graph_builder, resnet18, mobilenetv2):
+    for mod in (graph_builder, resnet18, mobilenetv2, yolo):
         h.update(Path(mod.__file__).read_bytes())
     return h.hexdigest()[:12]
 
 
 def model_path(name: str, folder: Optional[Path] = None, seed: int = WEIGHT_SEED) -> Path:
-    """The ONNX file of model `name`: built with `seed` (ResNet-18, MobileNetV2) or fetched (PP-OCR),
+    """The ONNX file of model `name`: built with `seed` (ResNet-18, MobileNetV2, YOLO) or fetched (PP-OCR),
     once, into `folder` (default: the model cache)."""
     spec = MODELS[name]
     if spec.build is None:

@@ -59,3 +59,8 @@ def imagenet_normalized(img: np.ndarray) -> np.ndarray:
 def half_normalized(img: np.ndarray) -> np.ndarray:
     """(img - 0.5) / 0.5, batch of one (the PP-OCR classifier and recognizer)."""
     return ((img - 0.5) / 0.5)[None].astype(np.float32)
+
+
+def unit_range(img: np.ndarray) -> np.ndarray:
+    """The image as it is, in [0, 1], batch of one (YOLO detectors divide by 255 and no more)."""
+    return img[None].astype(np.float32)

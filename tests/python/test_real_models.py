@@ -72,7 +72,7 @@ def test_matches_onnxruntime(name, built_dir, emu):
                                       err_msg=f"{name}: predictions differ from onnxruntime's")
 
 
-@pytest.mark.parametrize("name", ["resnet18", "mobilenetv2"])
+@pytest.mark.parametrize("name", ["resnet18", "mobilenetv2", "yolo"])
 def test_built_model_is_deterministic(name, built_dir):
     """The same seed builds the same bytes (the cache and the benchmark rely on it)."""
     assert catalog.MODELS[name].build(0).SerializeToString() == _path(name, built_dir).read_bytes()
