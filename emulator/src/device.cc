@@ -10,6 +10,7 @@
 #include "driver_kit/abi_copy.h"
 #include "driver_kit/options.h"
 #include "handles.h"
+#include "math/cpu_isa.h"
 #include "math/qgemm.h"
 #include "scheduler.h"
 #include "status.h"
@@ -123,8 +124,8 @@ accel_status device_open(const char* options, accel_device** out) {
     if (!d) return fail(ACCEL_ERR_OUT_OF_MEMORY, "emu: out of host memory opening the device");
     d->header.driver = &kDriverTable;
     d->options = o;
-    d->name =
-        std::string("accel emulator (int8: ") + int8_rules_name(o.int8) + " rules, " + qisa_name(qisa_select()) + ")";
+    d->name = std::string("accel emulator (float: ") + float_isa_name(float_isa_select()) +
+              ", int8: " + int8_rules_name(o.int8) + " rules, " + qisa_name(qisa_select()) + ")";
     if (!d->pool.reserve(o.pool_bytes, o.debug)) {
         int err = errno;
         delete d;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "accel/accel.h"
+#include "math/cpu_isa.h"
 #include "op_codes.h"
 
 namespace accel_emu {
@@ -57,6 +58,7 @@ struct Graph {
     std::vector<uint32_t> outputs;  // tensor indices of the graph outputs, in order
     uint64_t weights_bytes = 0;     // size of the data section (constants live there)
     Int8Rules int8_rules = Int8Rules::Ort;  // whose integer arithmetic the quantized ops compute
+    FloatIsa float_isa = FloatIsa::Portable;  // the float kernels' path, chosen at load (math/cpu_isa.h)
     // The data section while the reader runs the ops' checks (a constant's bytes are at its
     // data_offset; they may be unaligned), nullptr at any other time.
     const uint8_t* constants = nullptr;

@@ -176,6 +176,7 @@ public:
 
     bool run(Graph* out_graph, uint64_t* out_data_offset) {
         if (!parse_header() || !parse_tensors() || !parse_io() || !check_int8_rules()) return false;
+        g_.float_isa = float_isa_select();  // before the ops' checks, which size scratch by it
         // The ops' checks may read constants (gather's indices); the section was bounds-checked above.
         g_.constants = in_.bytes(h_.data_offset, h_.data_size);
         const bool nodes_ok = parse_nodes();

@@ -39,7 +39,7 @@ class DeviceInfo:
     """What a device is.
 
     Attributes:
-        name: the device's name, e.g. ``"accel emulator (int8: ort rules, avx512vnni)"`` (the emulator's
+        name: the device's name, e.g. ``"accel emulator (float: avx512, int8: ort rules, avx512vnni)"`` (the emulator's
             says its int8 rules and the int8 code path its models take on this CPU).
         backend: the driver's URI scheme, e.g. ``"emu"``, ``"bpu"``, ``"vart"``.
         cores: compute cores (the emulator's worker threads).

@@ -34,9 +34,8 @@ constexpr int64_t kSmallPlane = 256;
 
 #if defined(ACCEL_DW_BLOCKED)
 
-bool depthwise_blocked_applies(const ConvGeom& q) {
-    static const bool avx512 = __builtin_cpu_supports("avx512f");
-    return avx512 && q.depthwise && q.W <= kNarrowRow && q.H * q.W <= kSmallPlane && q.kh * q.kw <= kMaxTaps;
+bool depthwise_blocked_applies(FloatIsa isa, const ConvGeom& q) {
+    return isa == FloatIsa::Avx512 && q.depthwise && q.W <= kNarrowRow && q.H * q.W <= kSmallPlane && q.kh * q.kw <= kMaxTaps;
 }
 
 int64_t depthwise_blocked_scratch_floats(const ConvGeom& q) { return (padded_rows(q) * padded_cols(q) + q.P) * kLanes; }
@@ -90,7 +89,7 @@ __attribute__((target("avx512f"))) void depthwise_blocked(const ConvGeom& q, con
 
 #else
 
-bool depthwise_blocked_applies(const ConvGeom&) { return false; }
+bool depthwise_blocked_applies(FloatIsa, const ConvGeom&) { return false; }
 int64_t depthwise_blocked_scratch_floats(const ConvGeom&) { return 0; }
 void depthwise_blocked(const ConvGeom&, const float*, const float*, const float*, Act, float, float, float*, float*) {}
 

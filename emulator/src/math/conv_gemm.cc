@@ -1,5 +1,6 @@
 // conv_gemm.cc - the packed conv GEMM (conv_gemm.h) with AVX-512 intrinsics, compiled for AVX-512 by
-// target attributes and used only when the CPU has it (the caller checks conv_gemm_available()).
+// target attributes and used only when the CPU has it (the caller checks the model's
+// FloatIsa, math/cpu_isa.h).
 //
 // Loop order: B is taken a block at a time (one depth block of at most kConvDepthBlock rows by as many
 // kConvNR-column panels as fit kBlockFloats, gathered once or read in place) and stays in L2 while each
@@ -59,11 +60,6 @@ int64_t conv_gemm_scratch_floats(const ConvGeom& q) {
 }
 
 #if defined(ACCEL_CONV_GEMM)
-
-bool conv_gemm_available() {
-    static const bool ok = __builtin_cpu_supports("avx512f");
-    return ok;
-}
 
 namespace {
 
@@ -239,8 +235,6 @@ ACCEL_AVX512 void conv_gemm(const ConvGeom& q, const float* group, const float* 
 }
 
 #else  // no AVX-512 build: ops/conv.cc keeps to im2col + sgemm
-
-bool conv_gemm_available() { return false; }
 
 void conv_gemm(const ConvGeom&, const float*, const float*, Act, float, float, float*, float*) {}
 

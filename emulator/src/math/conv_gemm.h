@@ -21,9 +21,6 @@ constexpr int64_t kConvDepthBlock = 256;  // GEMM depth per pass, at most
 // K split into equal blocks of at most kConvDepthBlock.
 int64_t conv_depth_block(int64_t K);
 
-// Is the packed conv GEMM usable on this CPU (AVX-512F)? The same answer for the whole process.
-bool conv_gemm_available();
-
 // Floats of packed weights and bias for G groups of Mg output channels of depth K.
 int64_t conv_packed_weight_floats(int64_t G, int64_t Mg, int64_t K);
 

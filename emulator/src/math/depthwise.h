@@ -14,7 +14,7 @@ namespace accel_emu {
 void depthwise_plane(const ConvGeom& q, const float* x, const float* w, float bias, float* y);
 
 // Small planes, 16 channels at a time (AVX-512): does geometry q (depthwise) take this path?
-bool depthwise_blocked_applies(const ConvGeom& q);
+bool depthwise_blocked_applies(FloatIsa isa, const ConvGeom& q);
 int64_t depthwise_blocked_scratch_floats(const ConvGeom& q);
 // One image: y[C][OH*OW] = act(conv(x[C][H*W], w[C][kh*kw]) + bias); bias nullable.
 void depthwise_blocked(const ConvGeom& q, const float* x, const float* w, const float* bias, Act act, float alpha,

@@ -6,9 +6,9 @@
 #include "math/qgemm.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 
+#include "math/cpu_isa.h"
 #include "math/qgemm_impl.h"
 #include "math/qim2col.h"
 
@@ -161,15 +161,7 @@ Dims dims(QIsa isa, const QGemmSpec& spec) {
 
 }  // namespace
 
-QIsa qisa_select() {
-    const QIsa hw = hardware_isa();
-    const char* cap = std::getenv("ACCEL_EMU_ISA");
-    if (!cap) return hw;
-    static const QIsa kAll[] = {QIsa::Portable, QIsa::Avx2, QIsa::Avx512Vnni, QIsa::Amx};
-    for (QIsa isa : kAll)
-        if (std::strcmp(cap, qisa_name(isa)) == 0) return std::min(hw, isa);
-    return hw;
-}
+QIsa qisa_select() { return std::min(hardware_isa(), isa_cap()); }
 
 const char* qisa_name(QIsa isa) {
     switch (isa) {

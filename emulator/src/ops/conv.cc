@@ -58,22 +58,22 @@ bool validate(const Graph& g, const Node& n, std::string* err) {
     return true;
 }
 
-// How a conv runs: depthwise ones directly; with AVX-512 the rest on the packed conv GEMM (weights packed
-// at load); otherwise im2col + sgemm.
+// How a conv runs: depthwise ones directly; on the AVX-512 path the rest on the packed conv GEMM (weights
+// packed at load); otherwise im2col + sgemm.
 enum class Path { Depthwise, Packed, Im2col };
 
-Path path(const ConvGeom& q) {
+Path path(const Graph& g, const ConvGeom& q) {
     if (q.depthwise) return Path::Depthwise;
     // Fewer output positions than a vector (squeeze-excite 1x1 convs): a GEMV, which the BLAS does better.
-    if (conv_gemm_available() && q.P >= 16) return Path::Packed;
+    if (g.float_isa == FloatIsa::Avx512 && q.P >= 16) return Path::Packed;
     return Path::Im2col;
 }
 
 size_t scratch_bytes(const Graph& g, const Node& n) {
     const ConvGeom q = geom(g, n);
-    switch (path(q)) {
+    switch (path(g, q)) {
         case Path::Depthwise:
-            return depthwise_blocked_applies(q)
+            return depthwise_blocked_applies(g.float_isa, q)
                        ? static_cast<size_t>(depthwise_blocked_scratch_floats(q)) * sizeof(float)
                        : 0;
         case Path::Packed: return static_cast<size_t>(conv_gemm_scratch_floats(q)) * sizeof(float);
@@ -84,7 +84,7 @@ size_t scratch_bytes(const Graph& g, const Node& n) {
 
 size_t prepared_bytes(const Graph& g, const Node& n) {
     const ConvGeom q = geom(g, n);
-    switch (path(q)) {
+    switch (path(g, q)) {
         case Path::Packed: return static_cast<size_t>(conv_packed_weight_floats(q.G, q.Mg, q.K)) * sizeof(float);
         default: return 0;
     }
@@ -107,8 +107,8 @@ void run(const KernelArgs& a) {
     float* col = static_cast<float*>(a.scratch);
     const int64_t HW = q.H * q.W;
 
-    const Path how = path(q);
-    if (how == Path::Depthwise && depthwise_blocked_applies(q)) {
+    const Path how = path(*a.graph, q);
+    if (how == Path::Depthwise && depthwise_blocked_applies(a.graph->float_isa, q)) {
         for (int64_t i = 0; i < q.N; ++i)
             depthwise_blocked(q, X + i * q.C * HW, Wt, B, n.act, n.act_alpha, n.act_beta, Y + i * q.C * q.P, col);
         return;
