@@ -35,7 +35,8 @@ constexpr int64_t kSmallPlane = 256;
 #if defined(ACCEL_DW_BLOCKED)
 
 bool depthwise_blocked_applies(FloatIsa isa, const ConvGeom& q) {
-    return isa == FloatIsa::Avx512 && q.depthwise && q.W <= kNarrowRow && q.H * q.W <= kSmallPlane && q.kh * q.kw <= kMaxTaps;
+    return isa == FloatIsa::Avx512 && q.depthwise && q.W <= kNarrowRow && q.H * q.W <= kSmallPlane &&
+           q.kh * q.kw <= kMaxTaps;
 }
 
 int64_t depthwise_blocked_scratch_floats(const ConvGeom& q) { return (padded_rows(q) * padded_cols(q) + q.P) * kLanes; }
