@@ -63,3 +63,67 @@ def test_every_path_gives_onnxruntimes_answer(monkeypatch, built, name):
             print(f"{name} output {i} on {fpath}: max abs error {err:.3g} (bound {bound:.3g})")
             assert err <= bound, f"{name} output {i} on the {fpath} path: max abs error {err:.3g} > {bound:.3g}"
     print(f"{name}: paths {', '.join(paths)}")
+
+
+# Depthwise geometries: every kernel size, stride and padding the float paths treat apart (stride phases,
+# row-kernel interiors and edges, planes narrower than a vector or than the kernel, the size past which
+# 3x3 convs go back to the row kernel), with and without bias and with a fused activation of each kind.
+DEPTHWISE = [
+    # c, h, w, (kh, kw), (sh, sw), (top, left, bottom, right), dilation, bias, activation
+    (3, 7, 7, (3, 3), (1, 1), (1, 1, 1, 1), 1, True, "Relu"),
+    (5, 14, 14, (3, 3), (2, 2), (1, 1, 1, 1), 1, True, "Clip"),
+    (17, 9, 33, (5, 5), (1, 1), (2, 2, 2, 2), 1, True, "HardSwish"),
+    (4, 12, 40, (5, 5), (2, 1), (2, 2, 2, 2), 1, False, ""),
+    (6, 11, 37, (3, 3), (1, 2), (1, 0, 0, 1), 1, True, "Relu"),
+    (2, 1, 1, (3, 3), (1, 1), (1, 1, 1, 1), 1, True, ""),
+    (3, 2, 3, (5, 5), (2, 2), (2, 2, 2, 2), 1, True, "Relu"),
+    (8, 20, 18, (7, 7), (2, 2), (3, 3, 3, 3), 1, True, "HardSwish"),
+    (3, 16, 16, (2, 2), (2, 2), (0, 0, 0, 0), 1, True, ""),
+    (3, 10, 10, (4, 3), (1, 2), (0, 1, 3, 2), 1, True, "Clip"),
+    (4, 13, 13, (3, 3), (1, 1), (2, 2, 2, 2), 2, True, "Relu"),
+    (2, 15, 15, (1, 1), (2, 2), (0, 0, 0, 0), 1, True, ""),
+    (2, 170, 170, (3, 3), (1, 1), (1, 1, 1, 1), 1, True, "Relu"),
+    (2, 170, 170, (3, 3), (2, 2), (1, 1, 1, 1), 1, True, ""),
+    (2, 170, 171, (5, 5), (2, 2), (2, 2, 2, 2), 1, True, "HardSwish"),
+]
+
+
+def depthwise_model(c, h, w, k, s, pads, dil, bias, act, rng):
+    from onnx import TensorProto, helper, numpy_helper
+
+    inits = [numpy_helper.from_array(rng.standard_normal((c, 1, *k)).astype(np.float32), "w")]
+    ins = ["x", "w"]
+    if bias:
+        inits.append(numpy_helper.from_array(rng.standard_normal(c).astype(np.float32), "b"))
+        ins.append("b")
+    conv_out = "y" if not act else "c"
+    nodes = [helper.make_node("Conv", ins, [conv_out], group=c, kernel_shape=list(k), strides=list(s),
+                              pads=[pads[0], pads[1], pads[2], pads[3]], dilations=[dil, dil])]
+    if act == "Clip":
+        inits += [numpy_helper.from_array(np.float32(0), "lo"), numpy_helper.from_array(np.float32(6), "hi")]
+        nodes.append(helper.make_node("Clip", ["c", "lo", "hi"], ["y"]))
+    elif act:
+        nodes.append(helper.make_node(act, ["c"], ["y"]))
+    graph = helper.make_graph(nodes, "dw", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, c, h, w])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+@pytest.mark.parametrize("geom", DEPTHWISE, ids=lambda g: "c{}_{}x{}_k{}_s{}_p{}_d{}_{}{}".format(
+    g[0], g[1], g[2], "x".join(map(str, g[3])), "x".join(map(str, g[4])), "".join(map(str, g[5])), g[6],
+    "b" if g[7] else "nob", "_" + g[8] if g[8] else ""))
+def test_depthwise_geometries_on_every_path(monkeypatch, geom):
+    rng = np.random.default_rng(7)
+    proto = depthwise_model(*geom, rng)
+    x = rng.standard_normal((1, geom[0], geom[1], geom[2])).astype(np.float32)
+    want = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    accm = compiler.compile_model(proto)
+    for fpath in available(monkeypatch):
+        monkeypatch.setenv("ACCEL_EMU_ISA", CAPS[fpath])
+        with accel.open("emu:cores=1") as d:
+            got = np.asarray(d.load(accm).run(x)[0])
+        assert got.shape == want.shape
+        err = np.abs(got - want)
+        bad = int(np.count_nonzero(err > 1e-5 * (1 + np.abs(want))))
+        print(f"{fpath}: {bad} of {want.size} differ beyond 1e-5 relative; max abs error {float(err.max()):.3g}")
+        assert bad == 0, f"depthwise {geom} on the {fpath} path: {bad} of {want.size} elements differ"

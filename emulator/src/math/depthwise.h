@@ -1,5 +1,6 @@
-// depthwise.h - direct depthwise convolution (one input channel per output channel): one plane at a
-// time (depthwise.cc), or small planes 16 channels at a time with AVX-512 (conv_dw_blocked.cc).
+// depthwise.h - direct depthwise convolution (one input channel per output channel), one plane at a
+// time: portable row kernels (depthwise.cc) and, with AVX-512, a kernel over the stride phases of the
+// plane and its flattened rows (depthwise_avx512.cc).
 #pragma once
 
 #include <cstdint>
@@ -13,11 +14,12 @@ namespace accel_emu {
 // y[OH*OW] = conv(x[H*W], w[kh*kw]) + bias, before the activation.
 void depthwise_plane(const ConvGeom& q, const float* x, const float* w, float bias, float* y);
 
-// Small planes, 16 channels at a time (AVX-512): does geometry q (depthwise) take this path?
-bool depthwise_blocked_applies(FloatIsa isa, const ConvGeom& q);
-int64_t depthwise_blocked_scratch_floats(const ConvGeom& q);
-// One image: y[C][OH*OW] = act(conv(x[C][H*W], w[C][kh*kw]) + bias); bias nullable.
-void depthwise_blocked(const ConvGeom& q, const float* x, const float* w, const float* bias, Act act, float alpha,
-                       float beta, float* y, float* scratch);
+// Any plane size, strides 1 and 2, no dilation, up to 7x7 (AVX-512; depthwise_avx512.cc): does
+// geometry q (depthwise) take this path?
+bool depthwise_avx512_applies(FloatIsa isa, const ConvGeom& q);
+int64_t depthwise_avx512_scratch_floats(const ConvGeom& q);
+// Channels [c0, c1) of one image: y[c][OH*OW] = act(conv(x[c][H*W], w[c][kh*kw]) + bias[c]); bias nullable.
+void depthwise_avx512(const ConvGeom& q, const float* x, const float* w, const float* bias, Act act, float alpha,
+                      float beta, int64_t c0, int64_t c1, float* y, float* scratch);
 
 }  // namespace accel_emu

@@ -1,6 +1,6 @@
 // conv.cc - 2-D convolution (FORMAT.md op 1): the checks, the geometry, the choice of path, and the
-// run. Depthwise convs (group == C == M) run a direct kernel (math/depthwise.cc; small planes 16 channels
-// at a time with AVX-512: math/conv_dw_blocked.cc). With AVX-512 the others run on the packed conv GEMM
+// run. Depthwise convs (group == C == M) run a direct kernel (math/depthwise.cc; with AVX-512, over stride
+// phases and flattened rows: math/depthwise_avx512.cc). With AVX-512 the others run on the packed conv GEMM
 // (math/conv_gemm.h: weights and bias packed at load by prepare(), im2col gathered a panel at a time, 1x1
 // stride-1 unpadded convs read in place). Without it: 1x1 stride-1 unpadded conv is one sgemm per group
 // per image on the input as it lies, the rest im2col (math/im2col.cc) + sgemm over column tiles so the
@@ -73,8 +73,8 @@ size_t scratch_bytes(const Graph& g, const Node& n) {
     const ConvGeom q = geom(g, n);
     switch (path(g, q)) {
         case Path::Depthwise:
-            return depthwise_blocked_applies(g.float_isa, q)
-                       ? static_cast<size_t>(depthwise_blocked_scratch_floats(q)) * sizeof(float)
+            return depthwise_avx512_applies(g.float_isa, q)
+                       ? static_cast<size_t>(depthwise_avx512_scratch_floats(q)) * sizeof(float)
                        : 0;
         case Path::Packed: return static_cast<size_t>(conv_gemm_scratch_floats(q)) * sizeof(float);
         case Path::Im2col: break;
@@ -108,9 +108,10 @@ void run(const KernelArgs& a) {
     const int64_t HW = q.H * q.W;
 
     const Path how = path(*a.graph, q);
-    if (how == Path::Depthwise && depthwise_blocked_applies(a.graph->float_isa, q)) {
+    if (how == Path::Depthwise && depthwise_avx512_applies(a.graph->float_isa, q)) {
         for (int64_t i = 0; i < q.N; ++i)
-            depthwise_blocked(q, X + i * q.C * HW, Wt, B, n.act, n.act_alpha, n.act_beta, Y + i * q.C * q.P, col);
+            depthwise_avx512(q, X + i * q.C * HW, Wt, B, n.act, n.act_alpha, n.act_beta, 0, q.C, Y + i * q.C * q.P,
+                             col);
         return;
     }
     if (how == Path::Depthwise) {
