@@ -2,19 +2,24 @@
 // target attributes and used only when the CPU has it (the caller checks the model's
 // FloatIsa, math/cpu_isa.h).
 //
-// Loop order: B is taken a block at a time (one depth block of at most kConvDepthBlock rows by as many
-// kConvNR-column panels as fit kBlockFloats, gathered once or read in place) and stays in L2 while each
-// weight panel in turn (kept in L1) runs over all of its column panels; partial sums over depth blocks
-// accumulate in the output.
+// B comes three ways. Strides 1 and 2 without dilation: from the input's stride phases (stride_phases.h),
+// built for one band of output rows at a time, each tap a fixed offset into them (no im2col at all).
+// 1x1 stride-1 unpadded: the input as it lies. Otherwise: im2col panels gathered a depth block at a time.
+// Loop order: B is taken a block at a time (one depth block of at most kConvDepthBlock rows by a band or by
+// as many kConvNR-column panels as fit kBlockFloats) and stays in L2 while each weight panel in turn (kept
+// in L1) runs over all of its column panels; partial sums over depth blocks accumulate in the output.
 #include "math/conv_gemm.h"
 
 #include <algorithm>
 
 #include "math/activation.h"
 #include "math/math_util.h"
+#include "math/stride_phases.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
+#include "math/x86_intrinsics.h"
+// x86_intrinsics.h first: the lane masks use its types.
+#include "math/avx512_lanes.h"
 #define ACCEL_CONV_GEMM 1
 #endif
 
@@ -27,6 +32,43 @@ constexpr int64_t MR = kConvMR, NR = kConvNR;
 constexpr int64_t kWholeActFloats = 64 * 1024;
 // The B block (one depth block by one column block) stays in L2 while every weight panel runs over it.
 constexpr int64_t kBlockFloats = 128 * 1024;
+
+// Stride-phase bands (stride_phases.h): the phases of every channel for one band of output rows, and the
+// band's outputs, each within this many floats (L2).
+constexpr int64_t kBandFloats = 64 * 1024;
+
+struct PhasedBand {
+    int64_t Wq;     // columns of a phase row (and of a flattened output row)
+    int64_t rows;   // output rows per band
+    int64_t plane;  // floats per phase plane
+    int64_t chan;   // floats per channel (its sh * sw phase planes)
+    int64_t ldo;    // floats per output channel of the band's buffer
+};
+
+PhasedBand phased_band(const ConvGeom& q) {
+    PhasedBand b;
+    b.Wq = phase_cols(q);
+    const int64_t ext = phase_rows(q, 0);
+    const int64_t by_input = kBandFloats / (q.Cg * q.sh * q.sw * b.Wq) - ext;
+    const int64_t by_output = kBandFloats / (q.Mg * b.Wq);
+    b.rows = std::clamp<int64_t>(std::min(by_input, by_output), 1, q.OH);
+    b.plane = phase_plane_floats(q, b.rows, b.rows * b.Wq);
+    b.chan = q.sh * q.sw * b.plane;
+    b.ldo = (b.rows * b.Wq + 15) / 16 * 16;
+    return b;
+}
+
+// Does geometry q run over its stride phases (phased_conv_gemm) rather than on gathered im2col panels? Every
+// conv the phases can express but 1x1 stride-1 unpadded ones, which are read in place: the phases hold each
+// input once, where im2col repeats it once per tap (measured, bench_kernels.py: ResNet-18's 3x3 convs
+// 1.3-1.9x -> 1.1-1.4x onnxruntime's time, the 7x7 stem 1.7x -> 1.0x, PP-OCR's 96->24 neck convs
+// 1.6-2.2x -> 0.8-1.0x; 1x1 stride-2 about even).
+bool phased(const ConvGeom& q) {
+    return !q.pointwise && q.dh == 1 && q.dw == 1 && (q.sh == 1 || q.sh == 2) && (q.sw == 1 || q.sw == 2);
+}
+
+// Floats of the tap offset table (int64 each), whole vectors.
+int64_t offset_floats(const ConvGeom& q) { return (2 * q.K + 15) / 16 * 16; }
 
 // Columns per block: whole panels, within kBlockFloats for one depth block.
 int64_t column_block(const ConvGeom& q) {
@@ -56,6 +98,10 @@ void conv_pack_weights(const float* w, const float* bias, int64_t G, int64_t Mg,
 }
 
 int64_t conv_gemm_scratch_floats(const ConvGeom& q) {
+    if (phased(q)) {
+        const PhasedBand b = phased_band(q);
+        return offset_floats(q) + q.Cg * b.chan + q.Mg * b.ldo;
+    }
     return q.pointwise ? 0 : conv_depth_block(q.K) * column_block(q);
 }
 
@@ -65,14 +111,16 @@ namespace {
 
 #define ACCEL_AVX512 __attribute__((target("avx512f")))
 
-// C[MR rows][NV*16 columns, the last vector's lanes by `tail` if kMasked] (+)= A[kc][MR] * B[kc][ldb], starting
+// C[MR rows][NV*16 columns, the last vector's lanes by `tail` if kMasked] (+)= A[kc][MR] * B[kc][ldb] (row k of B
+// at B + off[k] instead if kOffsets: the taps of a conv over its stride phases, stride_phases.h), starting
 // from C if `accumulate`, else from bias[MR] (zeros if null). Every loop has constant bounds so that the
 // accumulators stay in registers (a row count known only at run time makes gcc keep them in memory). Full
 // panels load unmasked: a masked load in the loop costs a mask move on an FMA port every iteration, which
 // more than halves the speed.
-template <int NV, bool kMasked>
+template <int NV, bool kMasked, bool kOffsets>
 ACCEL_AVX512 void micro(int64_t kc, const float* __restrict__ A, const float* __restrict__ B, int64_t ldb,
-                        float* __restrict__ C, int64_t ldc, __mmask16 tail, const float* bias, bool accumulate) {
+                        const int64_t* __restrict__ off, float* __restrict__ C, int64_t ldc, __mmask16 tail,
+                        const float* bias, bool accumulate) {
     __m512 acc[MR][NV];
     if (accumulate) {
         for (int i = 0; i < MR; ++i)
@@ -84,7 +132,7 @@ ACCEL_AVX512 void micro(int64_t kc, const float* __restrict__ A, const float* __
             for (int v = 0; v < NV; ++v) acc[i][v] = bias ? _mm512_set1_ps(bias[i]) : _mm512_setzero_ps();
     }
     for (int64_t k = 0; k < kc; ++k) {
-        const float* b = B + k * ldb;
+        const float* b = kOffsets ? B + off[k] : B + k * ldb;
         __m512 bv[NV];
         for (int v = 0; v < NV; ++v)
             bv[v] = kMasked && v == NV - 1 ? _mm512_maskz_loadu_ps(tail, b + 16 * v) : _mm512_loadu_ps(b + 16 * v);
@@ -101,11 +149,7 @@ ACCEL_AVX512 void micro(int64_t kc, const float* __restrict__ A, const float* __
 }
 
 // Lanes e of a 16-lane vector with base + e in [lo, hi).
-ACCEL_AVX512 inline __mmask16 lanes(int64_t base, int64_t lo, int64_t hi) {
-    const int64_t l0 = std::clamp<int64_t>(lo - base, 0, 16), l1 = std::clamp<int64_t>(hi - base, 0, 16);
-    const uint32_t upto1 = (1u << l1) - 1, upto0 = (1u << l0) - 1;
-    return static_cast<__mmask16>(upto1 & ~upto0);
-}
+inline __mmask16 lanes(int64_t base, int64_t lo, int64_t hi) { return lanes16::inside(base - lo, hi - lo); }
 
 // One output row's run of a B panel: output positions [ow0, ow0 + n) of row oh, at column `off` of the panel.
 struct Segment { int64_t oh, ow0, n, off; };
@@ -171,10 +215,11 @@ ACCEL_AVX512 void pack_panel(const ConvGeom& q, const kern::TapRanges& tr, const
 
 // Rows [0, Mg) x columns [0, nc) of C (row stride ldc) = (accumulate ? C : bias, zeros if null) +
 // A[:, pc:pc+kc] * B, where A is packed weights ([ceil(Mg/MR)][K][MR]), bias padded to whole panels, and B's
-// NR-column panel j starts at B + j * panel_stride, its rows ldb floats apart (columns past nc unread).
+// NR-column panel j starts at B + j * panel_stride, its rows ldb floats apart, or, with `off`, row k at
+// off[k] from the panel's start (columns past nc unread).
 ACCEL_AVX512 void packed_gemm(const float* A, int64_t Mg, int64_t K, int64_t pc, int64_t kc, const float* B,
-                              int64_t ldb, int64_t panel_stride, int64_t nc, const float* bias, bool accumulate,
-                              float* C, int64_t ldc) {
+                              int64_t ldb, const int64_t* off, int64_t panel_stride, int64_t nc, const float* bias,
+                              bool accumulate, float* C, int64_t ldc) {
     alignas(64) float stage[MR * NR];
     const int64_t panels = (Mg + MR - 1) / MR;
     for (int64_t ir = 0; ir < panels; ++ir) {
@@ -193,12 +238,50 @@ ACCEL_AVX512 void packed_gemm(const float* A, int64_t Mg, int64_t K, int64_t pc,
             const int64_t ldt = m == MR ? ldc : NR;
             if (m < MR && accumulate)
                 for (int64_t i = 0; i < m; ++i) std::copy_n(c + i * ldc, np, stage + i * NR);
-            if (np == NR) micro<3, false>(kc, a, bj, ldb, ct, ldt, tail, b, accumulate);
-            else if (nv == 3) micro<3, true>(kc, a, bj, ldb, ct, ldt, tail, b, accumulate);
-            else if (nv == 2) micro<2, true>(kc, a, bj, ldb, ct, ldt, tail, b, accumulate);
-            else micro<1, true>(kc, a, bj, ldb, ct, ldt, tail, b, accumulate);
+            if (off) {
+                if (np == NR) micro<3, false, true>(kc, a, bj, ldb, off, ct, ldt, tail, b, accumulate);
+                else if (nv == 3) micro<3, true, true>(kc, a, bj, ldb, off, ct, ldt, tail, b, accumulate);
+                else if (nv == 2) micro<2, true, true>(kc, a, bj, ldb, off, ct, ldt, tail, b, accumulate);
+                else micro<1, true, true>(kc, a, bj, ldb, off, ct, ldt, tail, b, accumulate);
+            } else {
+                if (np == NR) micro<3, false, false>(kc, a, bj, ldb, off, ct, ldt, tail, b, accumulate);
+                else if (nv == 3) micro<3, true, false>(kc, a, bj, ldb, off, ct, ldt, tail, b, accumulate);
+                else if (nv == 2) micro<2, true, false>(kc, a, bj, ldb, off, ct, ldt, tail, b, accumulate);
+                else micro<1, true, false>(kc, a, bj, ldb, off, ct, ldt, tail, b, accumulate);
+            }
             if (m < MR)
                 for (int64_t i = 0; i < m; ++i) std::copy_n(stage + i * NR, np, c + i * ldc);
+        }
+    }
+}
+
+// conv_gemm over the stride phases of a band of output rows at a time: B is read where the phases hold it
+// (each input once per band, not once per tap as im2col), its flattened rows computed into a band buffer
+// and copied out without the columns past each row's end.
+ACCEL_AVX512 void phased_conv_gemm(const ConvGeom& q, const float* group, const float* x, Act act, float alpha,
+                                   float beta, float* y, float* scratch) {
+    const int64_t Mg = q.Mg, K = q.K, P = q.P;
+    const float* bias_pad = group;
+    const float* packed = group + (Mg + MR - 1) / MR * MR;
+    const int64_t kb = conv_depth_block(K);
+    const PhasedBand b = phased_band(q);
+    int64_t* off = reinterpret_cast<int64_t*>(scratch);
+    float* phases = scratch + offset_floats(q);
+    float* out = phases + q.Cg * b.chan;
+    for (int64_t c = 0, k = 0; c < q.Cg; ++c)
+        for (int64_t ki = 0; ki < q.kh; ++ki)
+            for (int64_t kj = 0; kj < q.kw; ++kj, ++k) off[k] = c * b.chan + phase_tap_offset(q, ki, kj, b.Wq, b.plane);
+    for (int64_t o0 = 0; o0 < q.OH; o0 += b.rows) {
+        const int64_t n = std::min(b.rows, q.OH - o0);
+        for (int64_t c = 0; c < q.Cg; ++c)
+            build_stride_phases(q, x + c * q.H * q.W, o0, phase_rows(q, n), b.Wq, b.plane, phases + c * b.chan);
+        for (int64_t pc = 0; pc < K; pc += kb)
+            packed_gemm(packed, Mg, K, pc, std::min(kb, K - pc), phases, 0, off + pc, NR, n * b.Wq, bias_pad, pc > 0,
+                        out, b.ldo);
+        for (int64_t m = 0; m < Mg; ++m) {
+            float* ym = y + m * P + o0 * q.OW;
+            for (int64_t r = 0; r < n; ++r) std::copy_n(out + m * b.ldo + r * b.Wq, q.OW, ym + r * q.OW);
+            if (act != Act::None) apply_activation(act, alpha, beta, ym, static_cast<size_t>(n * q.OW));
         }
     }
 }
@@ -207,6 +290,10 @@ ACCEL_AVX512 void packed_gemm(const float* A, int64_t Mg, int64_t K, int64_t pc,
 
 ACCEL_AVX512 void conv_gemm(const ConvGeom& q, const float* group, const float* x, Act act, float alpha, float beta,
                             float* y, float* scratch) {
+    if (phased(q)) {
+        phased_conv_gemm(q, group, x, act, alpha, beta, y, scratch);
+        return;
+    }
     const int64_t Mg = q.Mg, K = q.K, P = q.P;
     const float* bias_pad = group;
     const float* packed = group + (Mg + MR - 1) / MR * MR;
@@ -220,12 +307,12 @@ ACCEL_AVX512 void conv_gemm(const ConvGeom& q, const float* group, const float* 
         for (int64_t pc = 0; pc < K; pc += kb) {
             const int64_t kc = std::min(kb, K - pc);
             if (q.pointwise) {
-                packed_gemm(packed, Mg, K, pc, kc, x + pc * P + c0, P, NR, nc, bias_pad, pc > 0, y + c0, P);
+                packed_gemm(packed, Mg, K, pc, kc, x + pc * P + c0, P, nullptr, NR, nc, bias_pad, pc > 0, y + c0, P);
                 continue;
             }
             for (int64_t j = 0; j * NR < nc; ++j)
                 pack_panel(q, tr, x, pc, kc, c0 + j * NR, std::min(NR, nc - j * NR), scratch + j * kc * NR);
-            packed_gemm(packed, Mg, K, pc, kc, scratch, NR, kc * NR, nc, bias_pad, pc > 0, y + c0, P);
+            packed_gemm(packed, Mg, K, pc, kc, scratch, NR, nullptr, kc * NR, nc, bias_pad, pc > 0, y + c0, P);
         }
         if (act != Act::None && !act_whole)
             for (int64_t r = 0; r < Mg; ++r)

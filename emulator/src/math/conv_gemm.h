@@ -1,7 +1,8 @@
 // conv_gemm.h - the conv GEMM for CPUs with AVX-512: Y[M,P] = W[M,K] * B[K,P] + bias, where W is the
 // conv's weights packed once at load (panels of kConvMR output channels, [K][kConvMR] each, rows past M
-// zero) and B is the im2col matrix of the input, never built whole: each kConvNR-column panel of it is
-// either read in place (1x1, stride 1, unpadded: B is the input) or gathered into a small buffer and then
+// zero) and B is the im2col matrix of the input, never built whole: read at fixed offsets from the input's
+// stride phases (strides 1 and 2, no dilation; math/stride_phases.h), read in place (1x1, stride 1,
+// unpadded: B is the input), or else gathered a kConvNR-column panel at a time into a small buffer and then
 // used against every weight panel. The fused activation is applied to each block of output columns
 // while it is in cache.
 #pragma once

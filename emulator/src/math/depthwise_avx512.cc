@@ -11,9 +11,12 @@
 #include "math/activation.h"
 #include "math/depthwise.h"
 #include "math/math_util.h"
+#include "math/stride_phases.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
+#include "math/x86_intrinsics.h"
+// x86_intrinsics.h first: the lane masks use its types.
+#include "math/avx512_lanes.h"
 #define ACCEL_DW_AVX512 1
 #endif
 
@@ -30,22 +33,16 @@ constexpr int64_t kBandFloats = 8192;
 struct PhaseGeom {
     int64_t Wq;      // a phase plane's columns
     int64_t band;    // output rows per band
-    int64_t Hq;      // a phase plane's rows for one band
     int64_t stride;  // floats from one phase plane to the next (with room for the last vector's overrun)
     int64_t out;     // band * Wq rounded up to whole vectors: the flattened outputs computed per band
 };
 
 PhaseGeom phase_geom(const ConvGeom& q) {
     PhaseGeom g;
-    g.Wq = q.OW + (q.kw - 1) / q.sw;
+    g.Wq = phase_cols(q);
     g.band = std::max<int64_t>(1, std::min(q.OH, kBandFloats / (g.Wq * (q.sh * q.sw + 1))));
-    g.Hq = g.band + (q.kh - 1) / q.sh;
     g.out = (g.band * g.Wq + kLanes - 1) / kLanes * kLanes;
-    // The last vector of outputs reads up to out - 1 + (the farthest tap's offset); plane rows are built
-    // in whole vectors, so a row may write up to kLanes - 1 past Wq.
-    const int64_t reach = g.out + ((q.kh - 1) / q.sh) * g.Wq + (q.kw - 1) / q.sw;
-    const int64_t built = g.Hq * g.Wq + kLanes;
-    g.stride = (std::max(reach, built) + kLanes - 1) / kLanes * kLanes;
+    g.stride = phase_plane_floats(q, g.band, g.out);
     return g;
 }
 }  // namespace
@@ -53,7 +50,7 @@ PhaseGeom phase_geom(const ConvGeom& q) {
 #if defined(ACCEL_DW_AVX512)
 
 bool depthwise_avx512_applies(FloatIsa isa, const ConvGeom& q) {
-    // Beyond this many input columns, 3x3 convs run faster on the row kernel (depthwise.cc), which reads the
+    // Past this many input positions, 3x3 convs run faster on the row kernel (depthwise.cc), which reads the
     // input where it lies (measured, bench_kernels.py: 320x320 0.97 against 1.27 ms, 160x160 even; 5x5
     // convs gain here at every size).
     constexpr int64_t kRowKernelFrom = 160 * 160;
@@ -68,56 +65,6 @@ int64_t depthwise_avx512_scratch_floats(const ConvGeom& q) {
 }
 
 namespace {
-
-// Lanes i < n set (n may exceed 16 or be negative).
-ACCEL_INLINE __mmask16 first_lanes(int64_t n) {
-    return n >= kLanes ? static_cast<__mmask16>(0xFFFF) : n <= 0 ? 0 : static_cast<__mmask16>((1u << n) - 1);
-}
-
-// Lanes whose index lo + i lies in [0, hi).
-ACCEL_INLINE __mmask16 lanes_inside(int64_t lo, int64_t hi) {
-    const __mmask16 below = first_lanes(hi - lo);
-    const __mmask16 above = lo >= 0 ? 0 : first_lanes(-lo);
-    return static_cast<__mmask16>(below & ~above);
-}
-
-// Rows [r0, r0 + rows) of the phase planes of row phase a, every column phase at once:
-// dst[b][(r - r0) * Wq + c] = x[r * sh + a - pt][c * sw + b - pl], 0 outside the input.
-__attribute__((target("avx512f"))) void build_phases(const ConvGeom& q, const PhaseGeom& g, const float* x, int64_t a,
-                                                     int64_t r0, int64_t rows, float* dst) {
-    const __m512 zero = _mm512_setzero_ps();
-    const __m512i evens = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-    const __m512i odds = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
-    const int64_t span = kLanes * q.sw;  // input columns one vector of a phase row takes
-    for (int64_t r = r0; r < r0 + rows; ++r) {
-        float* d0 = dst + (r - r0) * g.Wq;
-        float* d1 = d0 + g.stride;
-        const int64_t ih = r * q.sh + a - q.pt;
-        if (ih < 0 || ih >= q.H) {
-            for (int64_t c = 0; c < g.Wq; c += kLanes) {
-                _mm512_storeu_ps(d0 + c, zero);
-                if (q.sw == 2) _mm512_storeu_ps(d1 + c, zero);
-            }
-            continue;
-        }
-        // Address arithmetic in integers: the masked-off lanes may lie before the row.
-        const uintptr_t row = reinterpret_cast<uintptr_t>(x + ih * q.W);
-        for (int64_t c = 0; c < g.Wq; c += kLanes) {
-            const int64_t iw = c * q.sw - q.pl;  // the input column of lane 0
-            const float* src = reinterpret_cast<const float*>(row + static_cast<uintptr_t>(iw) * sizeof(float));
-            const bool inside = iw >= 0 && iw + span <= q.W;
-            const __m512 lo = inside ? _mm512_loadu_ps(src) : _mm512_maskz_loadu_ps(lanes_inside(iw, q.W), src);
-            if (q.sw == 1) {
-                _mm512_storeu_ps(d0 + c, lo);
-                continue;
-            }
-            const __m512 hi = inside ? _mm512_loadu_ps(src + kLanes)
-                                     : _mm512_maskz_loadu_ps(lanes_inside(iw + kLanes, q.W), src + kLanes);
-            _mm512_storeu_ps(d0 + c, _mm512_permutex2var_ps(lo, evens, hi));
-            _mm512_storeu_ps(d1 + c, _mm512_permutex2var_ps(lo, odds, hi));
-        }
-    }
-}
 
 // out[p] = bias + sum over taps t of wt[t] * src[t][p], for p < n (a multiple of 16), 4 vectors at a time.
 __attribute__((target("avx512f"))) void flat_taps(const float* const* src, const float* wt, int64_t taps, float bias,
@@ -156,7 +103,7 @@ __attribute__((target("avx512f"))) void drop_row_ends(const ConvGeom& q, const P
         const float* s = flat + oh * g.Wq;
         float* d = y + oh * q.OW;
         for (int64_t c = 0; c < q.OW; c += kLanes) {
-            const __mmask16 m = first_lanes(q.OW - c);
+            const __mmask16 m = lanes16::first(q.OW - c);
             __m512 v = _mm512_maskz_loadu_ps(m, s + c);
             if (clamp) {
                 // x < lo: lo; then x > hi: hi (NaN compares false both times and stays NaN).
@@ -176,8 +123,7 @@ void depthwise_avx512(const ConvGeom& q, const float* x, const float* w, const f
     const int64_t taps = q.kh * q.kw, HW = q.H * q.W;
     const float* src[kMaxTaps];
     for (int64_t ki = 0, t = 0; ki < q.kh; ++ki)
-        for (int64_t kj = 0; kj < q.kw; ++kj, ++t)
-            src[t] = scratch + ((ki % q.sh) * q.sw + kj % q.sw) * g.stride + (ki / q.sh) * g.Wq + kj / q.sw;
+        for (int64_t kj = 0; kj < q.kw; ++kj, ++t) src[t] = scratch + phase_tap_offset(q, ki, kj, g.Wq, g.stride);
     float* flat = scratch + q.sh * q.sw * g.stride;
     // Relu and Clip are clamps done while the rows are copied out; other activations run on each band of
     // rows after, while it is in cache.
@@ -189,8 +135,7 @@ void depthwise_avx512(const ConvGeom& q, const float* x, const float* w, const f
         float* yc = y + c * q.P;
         for (int64_t o0 = 0; o0 < q.OH; o0 += g.band) {
             const int64_t rows = std::min(g.band, q.OH - o0);
-            for (int64_t a = 0; a < q.sh; ++a)
-                build_phases(q, g, xc, a, o0, rows + (q.kh - 1) / q.sh, scratch + a * q.sw * g.stride);
+            build_stride_phases(q, xc, o0, phase_rows(q, rows), g.Wq, g.stride, scratch);
             flat_taps(src, w + c * taps, taps, bias ? bias[c] : 0.f, flat,
                       (rows * g.Wq + kLanes - 1) / kLanes * kLanes);
             drop_row_ends(q, g, flat, rows, clamp, lo, hi, yc + o0 * q.OW);
