@@ -328,6 +328,31 @@ def shape_text(s) -> str:
     return f"{kind} {k}{st} {s.c}->{s.m} @{s.h}x{s.w} {s.act}".rstrip()
 
 
+def flops(s) -> float:
+    """Multiply-adds x 2 of one run."""
+    if isinstance(s, GemmShape):
+        return 2.0 * s.m * s.k * s.n
+    kh, kw = s.k
+    oh = (s.h + 2 * (kh // 2) - kh) // s.s[0] + 1
+    ow = (s.w + 2 * (kw // 2) - kw) // s.s[1] + 1
+    return 2.0 * s.m * (s.c // s.group) * kh * kw * oh * ow
+
+
+def sgemm_peak(dev, rounds: int, min_s: float) -> Tuple[float, float]:
+    """GFLOP/s of a 1024x1024x1024 MatMul on the emulator (the BLAS's sgemm, one thread) and onnxruntime:
+    the machine's attainable float peak that the kernels are held against."""
+    n = 1024
+    rng = np.random.default_rng(1)
+    wt = rng.standard_normal((n, n)).astype(np.float32)
+    g = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"])], "sgemm",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, (n, n))],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, (n, n))],
+                          [helper.make_tensor("w", TensorProto.FLOAT, wt.shape, wt.ravel())])
+    proto = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)])
+    f = compare(Pair(dev, proto, {"x": rng.standard_normal((n, n)).astype(np.float32)}), rounds, min_s)
+    return 2.0 * n ** 3 / f.emu_ms / 1e6, 2.0 * n ** 3 / f.ort_ms / 1e6
+
+
 def tiny_cnn_pair(dev) -> Pair:
     import accel
 
@@ -354,7 +379,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     all_ratios: List[float] = []
     worst_err = 0.0
     with accel.open(URI) as dev:
-        print(f"{'shape':16s} {'what':40s} {'emu ms':>9s} {'ort ms':>9s} {'ratio':>6s} {'wall':>6s} {'rel err':>8s}")
+        blas_peak, ort_peak = sgemm_peak(dev, args.rounds, min_s)
+        peak = max(blas_peak, ort_peak)
+        print(f"peak: sgemm 1024x1024x1024, one thread: {blas_peak:.0f} GFLOP/s through the emulator's BLAS, "
+              f"{ort_peak:.0f} through onnxruntime; '% peak' below is a kernel's GFLOP/s against the larger")
+        print(f"{'shape':16s} {'what':40s} {'emu ms':>9s} {'ort ms':>9s} {'ratio':>6s} {'wall':>6s} {'rel err':>8s}"
+              f" {'emu GF/s':>8s} {'ort GF/s':>8s} {'% peak':>6s}")
         for family, shapes in FAMILIES:
             ratios = []
             for s in shapes:
@@ -366,8 +396,10 @@ def main(argv: Optional[List[str]] = None) -> int:
                 worst_err = max(worst_err, err)
                 f = compare(pair, args.rounds, min_s)
                 ratios.append(f.ratio)
+                gf_emu, gf_ort = flops(s) / f.emu_ms / 1e6, flops(s) / f.ort_ms / 1e6
                 print(f"{s.name:16s} {shape_text(s):40s} {f.emu_ms:9.4f} {f.ort_ms:9.4f} {f.ratio:6.2f} "
-                      f"{f.wall_ratio:6.2f} {err:8.1e}", flush=True)
+                      f"{f.wall_ratio:6.2f} {err:8.1e} {gf_emu:8.1f} {gf_ort:8.1f} {100 * gf_emu / peak:5.0f}%",
+                      flush=True)
                 del pair
             if ratios:
                 print(f"{'':16s} {'geomean ' + family:40s} {'':9s} {'':9s} {geomean(ratios):6.2f}")
