@@ -85,8 +85,12 @@ void HelperPool::run(int core, int64_t tasks, Par::TaskFn fn, void* ctx) {
         s.wake.notify_all();
     }
     claim_and_run(s, gen, 0);
-    // Every task is claimed; those helpers still run end within one task's time.
-    while (s.done.load() < tasks) cpu_relax();
+    // Every task is claimed; those helpers still run end within one task's time (unless the host took
+    // their CPU: hence the yields).
+    for (unsigned i = 1; s.done.load() < tasks; i++) {
+        cpu_relax();
+        if ((i & 63) == 0) std::this_thread::yield();
+    }
 }
 
 void HelperPool::helper_loop(int core, int worker) {

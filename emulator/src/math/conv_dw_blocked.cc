@@ -18,7 +18,7 @@
 namespace accel_emu {
 
 namespace {
-constexpr int64_t kLanes = 16;
+constexpr int64_t kLanes = kDepthwiseBlock;
 constexpr int64_t kMaxTaps = 49;
 // Input planes at most this narrow and this big take the blocked path: the interleaving is scalar, so
 // it pays only where the row kernel's per-row set-up dominates (measured: 14x14 and 7x7 gain 1.5-3x;
@@ -43,7 +43,7 @@ int64_t depthwise_blocked_scratch_floats(const ConvGeom& q) { return (padded_row
 
 __attribute__((target("avx512f"))) void depthwise_blocked(const ConvGeom& q, const float* x, const float* w,
                                                           const float* bias, Act act, float alpha, float beta, float* y,
-                                                          float* scratch) {
+                                                          float* scratch, int64_t block0, int64_t block1) {
     const int64_t Hp = padded_rows(q), Wp = padded_cols(q), HW = q.H * q.W, taps = q.kh * q.kw;
     float* buf = scratch;
     float* out = scratch + Hp * Wp * kLanes;
@@ -51,7 +51,7 @@ __attribute__((target("avx512f"))) void depthwise_blocked(const ConvGeom& q, con
     const int64_t r0 = std::max<int64_t>(0, -q.pt), r1 = std::min(q.H, Hp - q.pt);
     const int64_t c0 = std::max<int64_t>(0, -q.pl), c1 = std::min(q.W, Wp - q.pl);
     std::fill_n(buf, Hp * Wp * kLanes, 0.f);  // padding; the interior is overwritten for each block
-    for (int64_t cb = 0; cb < q.C; cb += kLanes) {
+    for (int64_t cb = block0 * kLanes; cb < std::min(q.C, block1 * kLanes); cb += kLanes) {
         const int64_t nc = std::min(kLanes, q.C - cb);
         for (int64_t c = 0; c < nc; ++c) {
             const float* xc = x + (cb + c) * HW;
@@ -92,7 +92,8 @@ __attribute__((target("avx512f"))) void depthwise_blocked(const ConvGeom& q, con
 
 bool depthwise_blocked_applies(FloatIsa, const ConvGeom&) { return false; }
 int64_t depthwise_blocked_scratch_floats(const ConvGeom&) { return 0; }
-void depthwise_blocked(const ConvGeom&, const float*, const float*, const float*, Act, float, float, float*, float*) {}
+void depthwise_blocked(const ConvGeom&, const float*, const float*, const float*, Act, float, float, float*, float*,
+                       int64_t, int64_t) {}
 
 #endif
 
