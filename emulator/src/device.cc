@@ -96,9 +96,9 @@ accel_status parse_options(const char* text, DeviceOptions* o) {
             o->cores = (uint32_t)v;
         } else if (key == "threads") {
             if (!parse_uint(value, &v) || v < 1 || v > 256)
-                return fail(ACCEL_ERR_INVALID_ARGUMENT,
-                            format("emu: threads='%s' is not a number from 1 to 256 (host threads per core)",
-                                   value.c_str()));
+                return fail(
+                    ACCEL_ERR_INVALID_ARGUMENT,
+                    format("emu: threads='%s' is not a number from 1 to 256 (host threads per core)", value.c_str()));
             o->threads = (uint32_t)v;
         } else if (key == "pool") {
             if (!parse_bytes(value, &v) || v < (64ull << 10) || v > (64ull << 30))

@@ -26,7 +26,9 @@ struct KernelArgs {
     const Par* par = &Par::serial();
     size_t scratch_stride = 0;
 
-    void* scratch_for(int worker) const { return static_cast<char*>(scratch) + scratch_stride * static_cast<size_t>(worker); }
+    void* scratch_for(int worker) const {
+        return static_cast<char*>(scratch) + scratch_stride * static_cast<size_t>(worker);
+    }
 };
 
 struct OpDef {

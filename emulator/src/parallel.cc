@@ -37,7 +37,8 @@ std::unique_ptr<HelperPool> HelperPool::start(uint32_t cores, uint32_t threads, 
     try {
         for (uint32_t c = 0; c < cores; ++c)
             for (uint32_t w = 1; w < threads; ++w)
-                p->helpers_.emplace_back([q = p.get(), c, w] { q->helper_loop(static_cast<int>(c), static_cast<int>(w)); });
+                p->helpers_.emplace_back(
+                    [q = p.get(), c, w] { q->helper_loop(static_cast<int>(c), static_cast<int>(w)); });
     } catch (const std::exception&) {
         return nullptr;  // the destructor joins the helpers that started
     }
@@ -81,7 +82,9 @@ void HelperPool::run(int core, int64_t tasks, Par::TaskFn fn, void* ctx) {
     s.epoch.store(gen);
     if (s.sleepers.load() > 0) {
         // Taking the mutex orders this wake after a helper's check of epoch (made under it) and its wait.
-        { std::lock_guard<std::mutex> lock(s.sleep_mutex); }
+        {
+            std::lock_guard<std::mutex> lock(s.sleep_mutex);
+        }
         s.wake.notify_all();
     }
     claim_and_run(s, gen, 0);

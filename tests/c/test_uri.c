@@ -45,8 +45,8 @@ static void expect_threads(const char* uri, uint32_t cores, uint32_t threads) {
     memset(&info, 0, sizeof info);
     info.struct_size = sizeof info;
     EXPECT_OK(accel_device_get_info(d, &info));
-    EXPECT(info.cores == cores && info.threads == threads, "%s: cores %u, threads %u; expected %u, %u", uri,
-           info.cores, info.threads, cores, threads);
+    EXPECT(info.cores == cores && info.threads == threads, "%s: cores %u, threads %u; expected %u, %u", uri, info.cores,
+           info.threads, cores, threads);
     accel_device_release(d);
 }
 

@@ -174,9 +174,9 @@ ACCEL_AVX512 void pack_panel(const ConvGeom& q, const kern::TapRanges& tr, const
 // Rows [MR * ir0, min(MR * ir1, Mg)) x columns [0, nc) of C (row stride ldc) = (accumulate ? C : bias, zeros if null) +
 // A[:, pc:pc+kc] * B, where A is packed weights ([ceil(Mg/MR)][K][MR]), bias padded to whole panels, and B's
 // NR-column panel j starts at B + j * panel_stride, its rows ldb floats apart (columns past nc unread).
-ACCEL_AVX512 void packed_gemm(const float* A, int64_t Mg, int64_t ir0, int64_t ir1, int64_t K, int64_t pc, int64_t kc, const float* B,
-                              int64_t ldb, int64_t panel_stride, int64_t nc, const float* bias, bool accumulate,
-                              float* C, int64_t ldc) {
+ACCEL_AVX512 void packed_gemm(const float* A, int64_t Mg, int64_t ir0, int64_t ir1, int64_t K, int64_t pc, int64_t kc,
+                              const float* B, int64_t ldb, int64_t panel_stride, int64_t nc, const float* bias,
+                              bool accumulate, float* C, int64_t ldc) {
     alignas(64) float stage[MR * NR];
     for (int64_t ir = ir0; ir < ir1; ++ir) {
         const float* a = A + (ir * K + pc) * MR;

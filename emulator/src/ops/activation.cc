@@ -4,8 +4,8 @@
 
 #include "math/activation.h"
 #include "ops/op_defs.h"
-#include "parallel.h"
 #include "ops/op_util.h"
+#include "parallel.h"
 
 namespace accel_emu {
 namespace {

@@ -15,10 +15,10 @@
 #include "math/gemm.h"
 #include "math/im2col.h"
 #include "op_params.h"
-#include "parallel.h"
 #include "ops/conv_shape.h"
 #include "ops/op_defs.h"
 #include "ops/op_util.h"
+#include "parallel.h"
 
 namespace accel_emu {
 namespace {
@@ -161,8 +161,8 @@ void run(const KernelArgs& a) {
     }
     const int Mg = static_cast<int>(q.Mg), P = static_cast<int>(q.P), K = static_cast<int>(q.K);
     // Column tiles: the im2col tile, or for a 1x1 conv read in place runs of 64 columns.
-    const int64_t tile = q.pointwise ? std::max<int64_t>(64, q.P / split_parts(q.P / 64, macs / gemms, kMinMacsPerPart))
-                                     : q.tile;
+    const int64_t tile =
+        q.pointwise ? std::max<int64_t>(64, q.P / split_parts(q.P / 64, macs / gemms, kMinMacsPerPart)) : q.tile;
     const int64_t tiles = (q.P + tile - 1) / tile;
     const int64_t parts = split_parts(gemms * tiles, macs, kMinMacsPerPart) > 1 ? gemms * tiles : 1;
     par.for_each(parts, [&](int64_t part, int worker) {

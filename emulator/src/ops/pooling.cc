@@ -5,10 +5,10 @@
 #include "math/pool.h"
 #include "math/qpool.h"
 #include "op_params.h"
-#include "parallel.h"
 #include "ops/op_defs.h"
 #include "ops/op_util.h"
 #include "ops/quant_util.h"
+#include "parallel.h"
 
 namespace accel_emu {
 namespace {
