@@ -144,10 +144,14 @@ void run(const KernelArgs& a) {
         const float* packed = static_cast<const float*>(a.prepared);
         const int64_t group_floats = conv_packed_weight_floats(1, q.Mg, q.K);
         const int64_t blocks = conv_gemm_column_blocks(q), panels = conv_gemm_panels(q);
-        // Runs of panels when there are fewer column blocks than parts wanted; each run of an im2col conv
-        // gathers the block's input again, so at least 4 panels (32 channels) per run keep that small.
-        const int64_t wanted = split_parts(gemms * blocks * panels, macs, kMinMacsPerPart);
-        int64_t runs = std::min(panels, std::max<int64_t>(1, wanted / (gemms * blocks)));
+        // Runs of panels when there are fewer column blocks than the workers can share (about 4 tasks each,
+        // for balance); each run of an im2col conv gathers the block's input again, so at least 4 panels (32
+        // channels) per run keep that small, and one worker takes none. Unlike the other splits this one
+        // may follow the thread count: every output element's sum and activation is the same whatever the
+        // runs (a row's part of a column block is computed whole by one micro-kernel call sequence).
+        const int64_t wanted = std::min<int64_t>(split_parts(gemms * blocks * panels, macs, kMinMacsPerPart),
+                                                 4 * par.workers());
+        int64_t runs = par.workers() == 1 ? 1 : std::min(panels, std::max<int64_t>(1, wanted / (gemms * blocks)));
         if (!q.pointwise) runs = std::min(runs, std::max<int64_t>(1, panels / 4));
         (wanted > 1 ? par : Par::serial()).for_each(gemms * blocks * runs, [&](int64_t task, int worker) {
             const int64_t r = task % runs, blk = task / runs % blocks, gemm = task / runs / blocks;
