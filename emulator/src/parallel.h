@@ -4,8 +4,9 @@
 // every core is busy the device keeps cores*threads host threads and no more.
 //
 // Bit-identity: the tasks a kernel splits its work into depend on the shapes only (split_parts below),
-// never on the thread count; which worker runs a task changes nothing in its result. So a model computes
-// the same bits whatever `threads` is.
+// not on the thread count, unless every split gives each output element the very same operations (the
+// packed conv GEMM's runs of output channels); which worker runs a task changes nothing in its result. So
+// a model computes the same bits whatever `threads` is.
 //
 // Hot path: no allocation, no lock, no exception. Idle helpers poll for `spin_us`, then sleep until the next loop.
 #pragma once
