@@ -149,9 +149,9 @@ void run(const KernelArgs& a) {
         // channels) per run keep that small, and one worker takes none. Unlike the other splits this one
         // may follow the thread count: every output element's sum and activation is the same whatever the
         // runs (a row's part of a column block is computed whole by one micro-kernel call sequence).
-        const int64_t wanted = std::min<int64_t>(split_parts(gemms * blocks * panels, macs, kMinMacsPerPart),
-                                                 4 * par.workers());
-        int64_t runs = par.workers() == 1 ? 1 : std::min(panels, std::max<int64_t>(1, wanted / (gemms * blocks)));
+        const int64_t wanted =
+            std::min<int64_t>(split_parts(gemms * blocks * panels, macs, kMinMacsPerPart), 4 * par.workers());
+        int64_t runs = par.workers() == 1 ? 1 : std::min(panels, (wanted + gemms * blocks - 1) / (gemms * blocks));
         if (!q.pointwise) runs = std::min(runs, std::max<int64_t>(1, panels / 4));
         (wanted > 1 ? par : Par::serial()).for_each(gemms * blocks * runs, [&](int64_t task, int worker) {
             const int64_t r = task % runs, blk = task / runs % blocks, gemm = task / runs / blocks;
