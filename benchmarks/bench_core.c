@@ -4,7 +4,7 @@
  *   - one synchronous inference of a compiled model (median of many), and the submit+wait overhead
  *     of an empty-ish model.
  *
- *   bench_core MODEL.accm [--uri emu:cores=1,pool=8G]
+ *   bench_core MODEL.accm [--uri emu:cores=1,threads=1,pool=8G]
  */
 #include <accel/accel.h>
 
@@ -74,7 +74,7 @@ int main(int argc, char** argv) {
         fprintf(stderr, "usage: %s MODEL.accm [--uri URI]\n", argv[0]);
         return 2;
     }
-    const char* uri = argc > 3 && !strcmp(argv[2], "--uri") ? argv[3] : "emu:cores=1,pool=8G";
+    const char* uri = argc > 3 && !strcmp(argv[2], "--uri") ? argv[3] : "emu:cores=1,threads=1,pool=8G";
     accel_device* dev;
     CHECK(accel_device_open(uri, &dev));
 

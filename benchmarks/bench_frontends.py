@@ -5,7 +5,7 @@
 Columns ("engines"): the C loop (benchmarks/c_loop.c), a ctypes binding written the way a user would
 (benchmarks/ctypes_accel.py), and the public `accel` API over its pybind11 core and over its cffi core
 (ACCEL_FRONTEND=pybind / cffi). Every engine uses the installed package's libaccel.so and emulator
-driver, on a device opened with --uri (default emu:cores=1), and runs in its own long-lived child
+driver, on a device opened with --uri (default emu:cores=1,threads=1), and runs in its own long-lived child
 process (a process picks one front-end at import). Rows:
 
   run_tensors  sync run of a tiny model (x[1,16] -> relu(x @ W + b)[1,8]) on preallocated device
@@ -404,7 +404,7 @@ def main(argv=None) -> int:
     ap.add_argument("--frontends", default="ctypes,pybind,cffi",
                     help="Python columns, a subset of ctypes,pybind,cffi (default all); the C loop always runs")
     ap.add_argument("--inflight", type=int, default=8, help="async jobs in flight (default 8)")
-    ap.add_argument("--uri", default="emu:cores=1", help="device (default emu:cores=1)")
+    ap.add_argument("--uri", default="emu:cores=1,threads=1", help="device (default emu:cores=1,threads=1)")
     args = ap.parse_args(argv)
     if args.quick:
         args.rounds, args.warmup_ms, args.target_ms = 3, 20, 20

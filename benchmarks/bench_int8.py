@@ -6,7 +6,7 @@ measured side by side in one run, one thread each.
 
 For each model (tests/models/quantized.py: QDQ with per-channel int8 weights and uint8 activations by
 default, at the catalog's benchmark shape):
-  * the emulator on emu:cores=1 (sync Model.run on preallocated DeviceTensors) running the QDQ model;
+  * the emulator on emu:cores=1,threads=1 (sync Model.run on preallocated DeviceTensors) running the QDQ model;
   * onnxruntime on the same QDQ model (intra_op_num_threads=1, session.qdqisint8allowed=1, its default
     optimizations: its fused int8 kernels);
   * onnxruntime on the float model.
@@ -78,7 +78,7 @@ def bench_model(name: str, activation: str, rounds: int, seconds: float, folder:
     int8_sess = ort_session(str(qpath), True)
     float_sess = ort_session(float_model_at(name, shape, folder), False)
     in_name = int8_sess.get_inputs()[0].name
-    with accel.open("emu:cores=1") as dev:
+    with accel.open("emu:cores=1,threads=1") as dev:
         model = dev.load(compiler.compile_model(str(qpath)))
         xin = dev.tensor(x)
         outs = [dev.empty(o.shape, o.dtype) for o in model.outputs]
@@ -107,7 +107,7 @@ def main(argv=None) -> int:
 
     import accel
 
-    with accel.open("emu:cores=1") as dev:
+    with accel.open("emu:cores=1,threads=1") as dev:
         print(f"emulator: {dev.info.name}; 1 thread each; {rounds} rounds; {args.activation} activations")
     print(f"{'model':<12} {'emu int8 ms':>12} {'ort int8 ms':>12} {'ort float ms':>13} {'/ort int8':>10} "
           f"{'/ort float':>11}")

@@ -1,4 +1,4 @@
-"""Per-layer kernel benchmark: the emulator (emu:cores=1) against onnxruntime (one thread), same
+"""Per-layer kernel benchmark: the emulator (emu:cores=1,threads=1) against onnxruntime (one thread), same
 one-node model, interleaved round by round, printing the ratio emulator / onnxruntime per shape and the
 geometric mean per model family and overall; plus the bundled tiny CNN end to end.
 
@@ -33,7 +33,7 @@ from onnx import TensorProto, helper
 
 OPSET = 17
 # spin=0: a waiting caller sleeps rather than polls, so that the process CPU time is the job's work.
-URI = "emu:cores=1,spin=0,pool=2G"
+URI = "emu:cores=1,threads=1,spin=0,pool=2G"
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
  * c_loop.c - the "C loop" column of bench_frontends.py: each measured row done in plain C over the same
  * C ABI, the same libaccel and the same emulator driver as the Python front-ends.
  *
- *   c_loop TINY.accm BIG.accm TINY_INPUT.bin BIG_INPUT.bin [--uri emu:cores=1] [--inflight K]
+ *   c_loop TINY.accm BIG.accm TINY_INPUT.bin BIG_INPUT.bin [--uri emu:cores=1,threads=1] [--inflight K]
  *
  * TINY is a model with one small input and one small output, BIG one with a large input and a small
  * output; the .bin files hold their inputs' bytes. After setting up, it prints
@@ -198,7 +198,7 @@ int main(int argc, char** argv) {
                 argv[0]);
         return 2;
     }
-    const char* uri = "emu:cores=1";
+    const char* uri = "emu:cores=1,threads=1";
     long inflight = 8;
     for (int i = 5; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--uri")) {

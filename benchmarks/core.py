@@ -32,7 +32,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         accm = Path(tmp) / "tiny_cnn.accm"
         accm.write_bytes(compiler.compile_model(str(model)))
-        subprocess.run([str(build / "bin" / "bench_core"), str(accm), "--uri", "emu:cores=1,pool=8G"], check=True)
+        subprocess.run([str(build / "bin" / "bench_core"), str(accm), "--uri", "emu:cores=1,threads=1,pool=8G"],
+                       check=True)
 
     import onnxruntime as ort
 

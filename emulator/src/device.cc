@@ -1,4 +1,5 @@
 // device.cc - opening an emulated device from its URI options, its info, stats and integrity check.
+#include <sched.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -12,6 +13,7 @@
 #include "handles.h"
 #include "math/cpu_isa.h"
 #include "math/qgemm.h"
+#include "parallel.h"
 #include "scheduler.h"
 #include "status.h"
 
@@ -48,9 +50,22 @@ bool parse_bytes(std::string text, uint64_t* out) {
     return true;
 }
 
-uint32_t default_cores() {
+// The CPUs this process may run on (its affinity mask: a container's or taskset's limit, not the host's).
+uint32_t usable_cpus() {
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+        const int n = CPU_COUNT(&set);
+        if (n > 0) return (uint32_t)n;
+    }
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? (uint32_t)n : 1;
+}
+
+// Unless given: one job on every usable CPU (threads = CPUs / cores, at least 1), so that a device whose
+// cores are all busy runs cores * threads host threads, about one per CPU.
+uint32_t default_threads(uint32_t cores) {
+    const uint32_t t = usable_cpus() / cores;
+    return t < 1 ? 1 : t > 256 ? 256 : t;
 }
 
 bool debug_from_environment() {
@@ -68,7 +83,7 @@ const char* int8_rules_name(Int8Rules r) {
 }
 
 accel_status parse_options(const char* text, DeviceOptions* o) {
-    o->cores = default_cores();
+    o->cores = 1;
     o->debug = debug_from_environment();
     for (const std::string& item : accel_kit::split_options(text)) {
         size_t eq = item.find('=');
@@ -79,6 +94,12 @@ accel_status parse_options(const char* text, DeviceOptions* o) {
                 return fail(ACCEL_ERR_INVALID_ARGUMENT,
                             format("emu: cores='%s' is not a number from 1 to 64", value.c_str()));
             o->cores = (uint32_t)v;
+        } else if (key == "threads") {
+            if (!parse_uint(value, &v) || v < 1 || v > 256)
+                return fail(
+                    ACCEL_ERR_INVALID_ARGUMENT,
+                    format("emu: threads='%s' is not a number from 1 to 256 (host threads per core)", value.c_str()));
+            o->threads = (uint32_t)v;
         } else if (key == "pool") {
             if (!parse_bytes(value, &v) || v < (64ull << 10) || v > (64ull << 30))
                 return fail(ACCEL_ERR_INVALID_ARGUMENT,
@@ -108,9 +129,11 @@ accel_status parse_options(const char* text, DeviceOptions* o) {
         } else {
             return fail(
                 ACCEL_ERR_INVALID_ARGUMENT,
-                format("emu: unknown option '%s' (known: cores, pool, max_inflight, spin, int8, debug)", item.c_str()));
+                format("emu: unknown option '%s' (known: cores, threads, pool, max_inflight, spin, int8, debug)",
+                       item.c_str()));
         }
     }
+    if (o->threads == 0) o->threads = default_threads(o->cores);
     return ACCEL_OK;
 }
 
@@ -132,6 +155,12 @@ accel_status device_open(const char* options, accel_device** out) {
         return fail(ACCEL_ERR_OUT_OF_MEMORY, format("emu: could not reserve a %llu-byte memory pool: %s",
                                                     (unsigned long long)o.pool_bytes, strerror(err)));
     }
+    d->helpers = HelperPool::start(o.cores, o.threads, o.spin_us);
+    if (!d->helpers) {
+        delete d;
+        return fail(ACCEL_ERR_OUT_OF_MEMORY, format("emu: could not start %u helper threads (cores=%u, threads=%u)",
+                                                    o.cores * (o.threads - 1), o.cores, o.threads));
+    }
     d->scheduler = Scheduler::start(o.cores, o.max_inflight, o.spin_us);
     *out = d;
     return ACCEL_OK;
@@ -148,6 +177,7 @@ void device_release(accel_device* d) {
 accel_status device_get_info(accel_device* d, accel_device_info* out) {
     accel_device_info info{};
     info.cores = d->options.cores;
+    info.threads = d->options.threads;
     info.max_inflight = d->options.max_inflight;
     info.debug = d->options.debug ? 1 : 0;
     info.alignment = kAlignment;

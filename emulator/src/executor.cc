@@ -46,7 +46,7 @@ accel_status check_guards(const accel_model* m, const accel_job* job, const Work
 
 }  // namespace
 
-accel_status run_job(accel_job* job, int /*core*/, std::string* message) {
+accel_status run_job(accel_job* job, int core, std::string* message) {
     accel_model* m = job->model;
     Workspace* ws = nullptr;
     accel_status s = acquire_workspace(m, &ws);
@@ -57,6 +57,7 @@ accel_status run_job(accel_job* job, int /*core*/, std::string* message) {
     bind_tensors(m, job, ws);
     const MemoryPlan& plan = m->plan;
     void* scratch = ws->block.ptr + plan.scratch_offset;
+    const Par& par = m->device->helpers->for_core(core);
     for (size_t n = 0; n < m->graph.nodes.size(); n++) {
         const Node& node = m->graph.nodes[n];
         if (job->deadline_ns && now_ns() >= job->deadline_ns) {
@@ -70,6 +71,8 @@ accel_status run_job(accel_job* job, int /*core*/, std::string* message) {
         const void* prepared =
             plan.prepared_offsets[n] == kNotPrepared ? nullptr : m->prepared.ptr + plan.prepared_offsets[n];
         KernelArgs args{&m->graph, &node, ws->node_inputs.data(), ws->node_outputs.data(), scratch, prepared};
+        args.par = &par;
+        args.scratch_stride = plan.scratch_stride;
         plan.ops[n]->run(args);
     }
     if (s == ACCEL_OK && job->deadline_ns && now_ns() > job->deadline_ns) {

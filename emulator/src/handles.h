@@ -16,6 +16,7 @@
 #include "driver_kit/handle.h"
 #include "entry_points.h"
 #include "graph.h"
+#include "parallel.h"
 #include "plan.h"
 #include "pool.h"
 
@@ -33,6 +34,7 @@ struct Workspace {
 
 struct DeviceOptions {
     uint32_t cores = 1;
+    uint32_t threads = 0;  // host threads per core (0 until parse_options settles the default)
     uint64_t pool_bytes = 256ull << 20;
     uint32_t max_inflight = 16;
     uint32_t spin_us = 50;  // how long an idle core and a waiting caller poll before sleeping
@@ -48,6 +50,7 @@ struct accel_device {
     std::string name;  // "accel emulator (int8: ...)": the int8 rules and the code path loads pick
     accel_emu::Pool pool;
     std::shared_ptr<accel_emu::Scheduler> scheduler;
+    std::unique_ptr<accel_emu::HelperPool> helpers;  // threads-1 per core; outlives every job (jobs hold the device)
 
     std::atomic<uint64_t> live_buffers{0};
     std::atomic<uint64_t> bytes_copied{0};

@@ -149,7 +149,7 @@ static accel_status load_image(accel_device* d, const void* data, uint64_t size,
         if (s == ACCEL_OK) memcpy(m->weights.ptr, bytes + data_offset, m->graph.weights_bytes);
     }
     if (s == ACCEL_OK) {
-        m->plan = plan_memory(m->graph);
+        m->plan = plan_memory(m->graph, m->device->options.threads);
         s = prepare_nodes(m);
     }
     if (s == ACCEL_OK) {

@@ -8,6 +8,7 @@
 
 #include "graph.h"
 #include "math/activation.h"  // apply_activation, valid_activation
+#include "parallel.h"
 
 namespace accel_emu {
 
@@ -18,8 +19,16 @@ struct KernelArgs {
     const Node* node;
     const void* const* in;   // node->inputs.size() entries
     void* const* out;        // node->outputs.size() entries
-    void* scratch;           // scratch_bytes(graph, node) bytes, 64-byte aligned (nullptr if 0)
+    void* scratch;           // scratch_bytes(graph, node) bytes, 64-byte aligned (nullptr if 0): worker 0's
     const void* prepared;    // what the op's prepare() made at load (nullptr if it has none)
+    // The job's core's parallel-for, and the distance from one worker's scratch to the next's: each of
+    // par->workers() workers has scratch_bytes of its own.
+    const Par* par = &Par::serial();
+    size_t scratch_stride = 0;
+
+    void* scratch_for(int worker) const {
+        return static_cast<char*>(scratch) + scratch_stride * static_cast<size_t>(worker);
+    }
 };
 
 struct OpDef {

@@ -17,7 +17,7 @@ struct Lifetime {
 };
 }  // namespace
 
-MemoryPlan plan_memory(const Graph& g) {
+MemoryPlan plan_memory(const Graph& g, uint32_t workers) {
     MemoryPlan plan;
     plan.tensors.resize(g.tensors.size());
     for (size_t i = 0; i < g.inputs.size(); i++) plan.tensors[g.inputs[i]] = {Place::Input, (uint32_t)i, 0};
@@ -82,7 +82,8 @@ MemoryPlan plan_memory(const Graph& g) {
         placed.push_back(i);
     }
     plan.scratch_offset = align_up(top);
-    plan.workspace_bytes = std::max<uint64_t>(kAlignment, plan.scratch_offset + align_up(scratch));
+    plan.scratch_stride = align_up(scratch);
+    plan.workspace_bytes = std::max<uint64_t>(kAlignment, plan.scratch_offset + plan.scratch_stride * workers);
     return plan;
 }
 

@@ -24,7 +24,8 @@ constexpr uint64_t kNotPrepared = UINT64_MAX;
 struct MemoryPlan {
     std::vector<TensorPlace> tensors;  // one per graph tensor
     uint64_t workspace_bytes = 0;      // intermediates + scratch, at least kAlignment
-    uint64_t scratch_offset = 0;       // scratch area (the largest any node needs) in the workspace
+    uint64_t scratch_offset = 0;       // scratch area in the workspace: one per worker (host thread) of a job
+    uint64_t scratch_stride = 0;       // one worker's scratch: the largest any node needs
     std::vector<const OpDef*> ops;     // one per node: its kernel, looked up once
     // One per node: where its prepared data (OpDef::prepare, made at load) lies in the model's prepared
     // block, or kNotPrepared if the op has none.
@@ -35,6 +36,7 @@ struct MemoryPlan {
 // Plans intermediates by liveness: two intermediates share bytes only if their lifetimes (from the node
 // that produces one to the last node that reads it) do not overlap. Greedy, largest first. Also looks up
 // each node's kernel and lays out the data the nodes prepare at load. The nodes have been validated.
-MemoryPlan plan_memory(const Graph& graph);
+// `workers`: host threads a job runs on (the device's threads option), each with its own scratch.
+MemoryPlan plan_memory(const Graph& graph, uint32_t workers);
 
 }  // namespace accel_emu

@@ -50,9 +50,10 @@ else:
 def open(uri: str = "emu") -> Device:  # noqa: A001 - accel.open, like io.open
     """Opens a device by URI and returns a :class:`Device` (a context manager).
 
-    ``uri`` is ``"<scheme>[:<options>]"``: ``"emu"`` (the emulator; options ``cores=N``,
-    ``pool=256M``, ``max_inflight=N``, ``int8=ort|dpu|bpu`` (the integer arithmetic of
-    quantized models: onnxruntime's, the Vitis AI DPU's or the Horizon BPU's), ``debug=0|1``, e.g.
+    ``uri`` is ``"<scheme>[:<options>]"``: ``"emu"`` (the emulator; options ``cores=N`` (jobs side by side,
+    default 1), ``threads=N`` (host threads per job, default the CPUs / cores), ``pool=256M``,
+    ``max_inflight=N``, ``int8=ort|dpu|bpu`` (the integer arithmetic of quantized models: onnxruntime's,
+    the Vitis AI DPU's or the Horizon BPU's), ``debug=0|1``, e.g.
     ``"emu:cores=2,pool=64M"``), ``"bpu:0"``, ``"vart:0"``. Raises NotFoundError for a scheme with no
     driver (see :func:`backends`) and InvalidArgumentError for a bad option.
     """

@@ -43,6 +43,8 @@ class DeviceInfo:
             says its int8 rules and the int8 code path its models take on this CPU).
         backend: the driver's URI scheme, e.g. ``"emu"``, ``"bpu"``, ``"vart"``.
         cores: compute cores (the emulator's worker threads).
+        threads: host threads one job runs on per core (the emulator's ``threads`` option; 0 where it does not
+            apply: the other drivers, or one built before ABI 1.1).
         max_inflight: most jobs submitted and not yet finished at once.
         debug: True if guard bytes around every buffer are checked (emulator debug mode).
         alignment: byte alignment of every device buffer.
@@ -52,6 +54,7 @@ class DeviceInfo:
     name: str
     backend: str
     cores: int
+    threads: int
     max_inflight: int
     debug: bool
     alignment: int
@@ -78,6 +81,7 @@ class Device:
         self._core = core.CoreDevice(uri)
         i = self._core.info()
         self._info = DeviceInfo(name=str(i["name"]), backend=str(i["backend"]), cores=int(i["cores"]),
+                                threads=int(i["threads"]),
                                 max_inflight=int(i["max_inflight"]), debug=bool(i["debug"]),
                                 alignment=int(i["alignment"]), pool_bytes=int(i["pool_bytes"]))
         self._closed = False

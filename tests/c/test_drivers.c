@@ -42,7 +42,8 @@ static void check_defaults(void) {
     memset(&info, 0, sizeof info);
     info.struct_size = sizeof info;
     REQUIRE_OK(accel_device_get_info(d, &info));
-    EXPECT(info.cores >= 1, "default cores %u", info.cores);
+    EXPECT(info.cores == 1, "default cores %u, documented 1", info.cores);
+    EXPECT(info.threads >= 1 && info.threads <= 256, "default threads %u", info.threads);
     EXPECT(info.max_inflight == 16, "default max_inflight %u, documented 16", info.max_inflight);
     EXPECT(info.pool_bytes == (256ull << 20), "default pool %llu, documented 256M",
            (unsigned long long)info.pool_bytes);
@@ -57,6 +58,21 @@ static void check_defaults(void) {
     for (size_t i = small; i < sizeof raw; i++) {
         if (raw[i] != 0xA5) {
             EXPECT(0, "accel_device_get_info wrote byte %zu past struct_size %u", i, small);
+            break;
+        }
+    }
+    /* A caller built against ABI 1.0 (no threads field) gets every 1.0 field and nothing past them. */
+    memset(raw, 0xA5, sizeof raw);
+    uint32_t v10 = (uint32_t)offsetof(accel_device_info, threads);
+    memcpy(raw, &v10, sizeof v10);
+    REQUIRE_OK(accel_device_get_info(d, (accel_device_info*)(void*)raw));
+    accel_device_info head;
+    memcpy(&head, raw, v10);
+    EXPECT(head.cores == 1 && head.max_inflight == 16 && head.backend && strcmp(head.backend, "emu") == 0,
+           "a 1.0-sized struct: cores %u, max_inflight %u", head.cores, head.max_inflight);
+    for (size_t i = v10; i < sizeof raw; i++) {
+        if (raw[i] != 0xA5) {
+            EXPECT(0, "accel_device_get_info wrote byte %zu past a 1.0 struct_size %u", i, v10);
             break;
         }
     }

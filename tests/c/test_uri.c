@@ -39,6 +39,17 @@ static void expect_open_ok(const char* uri, uint32_t cores, uint64_t pool, uint3
     accel_device_release(d);
 }
 
+static void expect_threads(const char* uri, uint32_t cores, uint32_t threads) {
+    accel_device* d = test_open(uri);
+    accel_device_info info;
+    memset(&info, 0, sizeof info);
+    info.struct_size = sizeof info;
+    EXPECT_OK(accel_device_get_info(d, &info));
+    EXPECT(info.cores == cores && info.threads == threads, "%s: cores %u, threads %u; expected %u, %u", uri, info.cores,
+           info.threads, cores, threads);
+    accel_device_release(d);
+}
+
 int main(void) {
     test_name = "uri";
 
@@ -78,13 +89,22 @@ int main(void) {
                                               "emu:cores",          "emu:=1",
                                               "emu:cores=1,pool=1", "emu:spin=",
                                               "emu:spin=x",         "emu:spin=10001",
-                                              "emu:spin=-1"};
+                                              "emu:spin=-1",        "emu:threads=0",
+                                              "emu:threads=257",    "emu:threads=",
+                                              "emu:threads=x",      "emu:cores=2,threads=-1"};
     for (size_t i = 0; i < sizeof bad_options / sizeof bad_options[0]; i++)
         expect_open_fails(bad_options[i], ACCEL_ERR_INVALID_ARGUMENT, -1);
     accel_device* d = SENTINEL_DEVICE;
     accel_status s = accel_device_open("emu:bogus=1", &d);
     EXPECT(s == ACCEL_ERR_INVALID_ARGUMENT && strstr(accel_last_error_message(), "bogus") != NULL,
            "an unknown option's message does not name it: '%s'", accel_last_error_message());
+    s = accel_device_open("emu:threads=300", &d);
+    EXPECT(s == ACCEL_ERR_INVALID_ARGUMENT && strstr(accel_last_error_message(), "threads='300'") != NULL &&
+               strstr(accel_last_error_message(), "1 to 256") != NULL,
+           "a bad thread count's message does not name the option and its range: '%s'", accel_last_error_message());
+    expect_threads("emu:threads=3", 1, 3);
+    expect_threads("emu:cores=4,threads=1", 4, 1);
+    expect_threads("emu:threads=256,cores=1", 1, 256);
 
     /* ---- NULL pointers ---- */
     d = SENTINEL_DEVICE;

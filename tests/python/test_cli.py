@@ -3,6 +3,7 @@ checked (run's numbers against onnxruntime, the .npz it saves, the JSON and the 
 error (exit 2 and the message), and model and input errors (exit 1, the message, no traceback). Most run
 in-process through cli.main; a few through the installed console script."""
 import json
+import os
 import re
 import subprocess
 import sys
@@ -114,14 +115,24 @@ def test_info_json_of_one_device(capsys):
     (device,) = facts["devices"]
     assert device["uri"] == EMU
     with accel.open(EMU) as dev:
-        assert device["info"] == dict(name=dev.info.name, backend="emu", cores=2, max_inflight=dev.info.max_inflight,
-                                      debug=False, alignment=dev.info.alignment, pool_bytes=dev.info.pool_bytes)
+        assert device["info"] == dict(name=dev.info.name, backend="emu", cores=2, threads=dev.info.threads,
+                                      max_inflight=dev.info.max_inflight, debug=False, alignment=dev.info.alignment,
+                                      pool_bytes=dev.info.pool_bytes)
+    assert device["info"]["threads"] == max(1, len(os.sched_getaffinity(0)) // 2)
+
+
+def test_info_text_says_the_threads(capsys):
+    code, out, err = run_main(capsys, "info", "--device", "emu:cores=2,threads=3")
+    assert code == 0, err
+    assert re.search(r"^  cores: 2\n  threads: 3\n", out, re.M), out
 
 
 def test_info_of_a_bad_device_fails(capsys):
     code, _out, err = run_main(capsys, "info", "--device", "emu:cores=0")
     assert code == 1 and err.startswith("accel info: error: ") and "cores='0'" in err, err
     assert "Traceback" not in err
+    code, _out, err = run_main(capsys, "info", "--device", "emu:threads=999")
+    assert code == 1 and "threads='999' is not a number from 1 to 256" in err, err
 
 
 def test_info_of_a_missing_backend_fails(capsys):

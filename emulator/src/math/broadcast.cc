@@ -4,6 +4,8 @@
 // stride 1 or 0.
 #include "math/broadcast.h"
 
+#include <algorithm>
+
 #include "math/activation.h"
 #include "math/int_types.h"
 #include "math/math_util.h"
@@ -38,17 +40,42 @@ ACCEL_HOT void row(const float* ACCEL_RESTRICT a, int64_t as, const float* ACCEL
 
 template <BinOp OP>
 void run_op(const TensorDesc& ad, const TensorDesc& bd, const TensorDesc& yd, const float* A, const float* B, float* Y,
-            Act act, float alpha, float beta) {
+            Act act, float alpha, float beta, const Par& par) {
     const TensorDesc* ins[2] = {&ad, &bd};
     const Bcast c = plan_broadcast(ins, 2, yd);
-    const int64_t len = c.nd > 0 ? c.ext[c.nd - 1] : 1;
-    // Activate each row while it is in cache, unless rows are too short for that to pay.
+    const int64_t len = c.nd > 0 ? c.ext[c.nd - 1] : 1, rows = broadcast_rows(c, yd.numel);
+    // Activate each row (piece) while it is in cache, unless rows are too short for that to pay.
     const bool act_rows = act != Act::None && len >= 64;
-    for_each_row(c, yd.numel, [&](const int64_t* off, const int64_t* inner, int64_t yo, int64_t n) {
-        row<OP>(A + off[0], inner[0], B + off[1], inner[1], Y + yo, n);
-        if (act_rows) apply_activation(act, alpha, beta, Y + yo, static_cast<size_t>(n));
+    // Parts: runs of whole rows when there are enough rows, else pieces of rows (whole 64-float runs).
+    const int64_t parts = split_parts((yd.numel + 63) / 64, yd.numel, kMinElemsPerPart);
+    const int64_t per_row = rows >= parts ? 1 : (parts + rows - 1) / rows;
+    const int64_t piece = per_row == 1 ? len : ((len + per_row - 1) / per_row + 63) / 64 * 64;
+    const int64_t pieces = (len + piece - 1) / piece;
+    const int64_t tasks = per_row == 1 ? parts : rows * pieces;
+    par.for_each(tasks, [&](int64_t task, int) {
+        if (per_row == 1) {
+            int64_t r0, r1;
+            part_range(rows, tasks, task, &r0, &r1);
+            for_each_row(
+                c, yd.numel,
+                [&](const int64_t* off, const int64_t* inner, int64_t yo, int64_t n) {
+                    row<OP>(A + off[0], inner[0], B + off[1], inner[1], Y + yo, n);
+                    if (act_rows) apply_activation(act, alpha, beta, Y + yo, static_cast<size_t>(n));
+                },
+                r0, r1);
+            if (act != Act::None && !act_rows)
+                apply_activation(act, alpha, beta, Y + r0 * len, static_cast<size_t>((r1 - r0) * len));
+            return;
+        }
+        const int64_t j0 = task % pieces * piece, m = std::min(piece, len - j0);
+        for_each_row(
+            c, yd.numel,
+            [&](const int64_t* off, const int64_t* inner, int64_t yo, int64_t) {
+                row<OP>(A + off[0] + j0 * inner[0], inner[0], B + off[1] + j0 * inner[1], inner[1], Y + yo + j0, m);
+                if (act != Act::None) apply_activation(act, alpha, beta, Y + yo + j0, static_cast<size_t>(m));
+            },
+            task / pieces, task / pieces + 1);
     });
-    if (act != Act::None && !act_rows) apply_activation(act, alpha, beta, Y, static_cast<size_t>(yd.numel));
 }
 
 // ---- integers ---------------------------------------------------------------------------------------
@@ -130,15 +157,15 @@ Bcast plan_broadcast(const TensorDesc* const* ins, int n, const TensorDesc& y) {
 }
 
 void binary_broadcast(BinOp op, const TensorDesc& ad, const TensorDesc& bd, const TensorDesc& yd, const float* A,
-                      const float* B, float* Y, Act act, float alpha, float beta) {
+                      const float* B, float* Y, Act act, float alpha, float beta, const Par& par) {
     switch (op) {
-        case BinOp::Add: return run_op<BinOp::Add>(ad, bd, yd, A, B, Y, act, alpha, beta);
-        case BinOp::Sub: return run_op<BinOp::Sub>(ad, bd, yd, A, B, Y, act, alpha, beta);
-        case BinOp::Mul: return run_op<BinOp::Mul>(ad, bd, yd, A, B, Y, act, alpha, beta);
-        case BinOp::Div: return run_op<BinOp::Div>(ad, bd, yd, A, B, Y, act, alpha, beta);
-        case BinOp::Pow: return run_op<BinOp::Pow>(ad, bd, yd, A, B, Y, act, alpha, beta);
-        case BinOp::Min: return run_op<BinOp::Min>(ad, bd, yd, A, B, Y, act, alpha, beta);
-        case BinOp::Max: return run_op<BinOp::Max>(ad, bd, yd, A, B, Y, act, alpha, beta);
+        case BinOp::Add: return run_op<BinOp::Add>(ad, bd, yd, A, B, Y, act, alpha, beta, par);
+        case BinOp::Sub: return run_op<BinOp::Sub>(ad, bd, yd, A, B, Y, act, alpha, beta, par);
+        case BinOp::Mul: return run_op<BinOp::Mul>(ad, bd, yd, A, B, Y, act, alpha, beta, par);
+        case BinOp::Div: return run_op<BinOp::Div>(ad, bd, yd, A, B, Y, act, alpha, beta, par);
+        case BinOp::Pow: return run_op<BinOp::Pow>(ad, bd, yd, A, B, Y, act, alpha, beta, par);
+        case BinOp::Min: return run_op<BinOp::Min>(ad, bd, yd, A, B, Y, act, alpha, beta, par);
+        case BinOp::Max: return run_op<BinOp::Max>(ad, bd, yd, A, B, Y, act, alpha, beta, par);
     }
 }
 

@@ -8,6 +8,7 @@
 
 #include "graph.h"
 #include "math/math_util.h"
+#include "parallel.h"
 
 namespace accel_emu {
 
@@ -58,23 +59,32 @@ template <typename TA, typename TB, typename TY>
 void binary_rows(const Bcast& c, int64_t numel, const void* A, const void* B, void* Y,
                  void (*row)(const TA*, int64_t, const TB*, int64_t, TY*, int64_t));
 
-// Calls row(off, inner, y_off, len) for every row of the output in order: off[k] is operand k's element
-// offset at the row's start, inner[k] its stride along the row (0 or 1), y_off the output's offset (rows are
-// contiguous in the output) and len the row's length. `numel` is the output's element count.
+// The output's rows (for_each_row): its element count over the innermost extent.
+inline int64_t broadcast_rows(const Bcast& c, int64_t numel) { return c.nd == 0 ? 1 : numel / c.ext[c.nd - 1]; }
+
+// Calls row(off, inner, y_off, len) for every row of the output in order (or rows [r0, r1) of them): off[k]
+// is operand k's element offset at the row's start, inner[k] its stride along the row (0 or 1), y_off the
+// output's offset (rows are contiguous in the output) and len the row's length. `numel` is the output's
+// element count.
 template <typename Row>
-void for_each_row(const Bcast& c, int64_t numel, Row&& row) {
+void for_each_row(const Bcast& c, int64_t numel, Row&& row, int64_t r0 = 0, int64_t r1 = INT64_MAX) {
     int64_t off[kMaxOperands] = {0, 0, 0};
     int64_t inner[kMaxOperands] = {0, 0, 0};
     if (c.nd == 0) {  // every dim is 1
-        row(off, inner, int64_t{0}, int64_t{1});
+        if (r0 == 0 && r1 > 0) row(off, inner, int64_t{0}, int64_t{1});
         return;
     }
     const int in = c.nd - 1;
     for (int k = 0; k < c.n; ++k) inner[k] = c.s[k][in];
     const int64_t len = c.ext[in];
-    const int64_t rows = numel / len;
+    const int64_t rows = r1 < numel / len ? r1 : numel / len;
     int64_t idx[kMaxDims] = {0};
-    for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t d = in - 1, rest = r0; d >= 0; --d) {  // the odometer at row r0
+        idx[d] = rest % c.ext[d];
+        rest /= c.ext[d];
+        for (int k = 0; k < c.n; ++k) off[k] += idx[d] * c.s[k][d];
+    }
+    for (int64_t r = r0; r < rows; ++r) {
         row(off, inner, r * len, len);
         for (int d = in - 1; d >= 0; --d) {  // odometer over the outer dims
             for (int k = 0; k < c.n; ++k) off[k] += c.s[k][d];
@@ -97,9 +107,10 @@ void binary_rows(const Bcast& c, int64_t numel, const void* A, const void* B, vo
 }
 
 // Float32: Y = act(A op B), A shaped ad and B shaped bd broadcast to Y's shape yd (which the caller has
-// checked).
+// checked). Large outputs are split over par's workers: runs of rows, or of 64-float pieces of rows when
+// there are few rows, chosen from the shapes alone.
 void binary_broadcast(BinOp op, const TensorDesc& ad, const TensorDesc& bd, const TensorDesc& yd, const float* A,
-                      const float* B, float* Y, Act act, float alpha, float beta);
+                      const float* B, float* Y, Act act, float alpha, float beta, const Par& par = Par::serial());
 
 // Integers of one dtype (int8 .. uint64; yd.dtype says which): Y = A op B, op add, sub or mul wrapping (two's
 // complement), div truncating toward zero (a zero divisor gives 0, the most negative value over -1 wraps to

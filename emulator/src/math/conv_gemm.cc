@@ -27,9 +27,6 @@ namespace accel_emu {
 
 namespace {
 constexpr int64_t MR = kConvMR, NR = kConvNR;
-// Outputs up to this many floats get the activation in one pass at the end (they are still in L2);
-// larger ones per column block.
-constexpr int64_t kWholeActFloats = 64 * 1024;
 // The B block (one depth block by one column block) stays in L2 while every weight panel runs over it.
 constexpr int64_t kBlockFloats = 128 * 1024;
 
@@ -95,6 +92,15 @@ void conv_pack_weights(const float* w, const float* bias, int64_t G, int64_t Mg,
                     *out++ = row < Mg ? w[(g * Mg + row) * K + k] : 0.f;
                 }
     }
+}
+
+int64_t conv_gemm_column_blocks(const ConvGeom& q) {
+    if (phased(q)) {
+        const int64_t rows = phased_band(q).rows;
+        return (q.OH + rows - 1) / rows;
+    }
+    const int64_t nc = column_block(q);
+    return (q.P + nc - 1) / nc;
 }
 
 int64_t conv_gemm_scratch_floats(const ConvGeom& q) {
@@ -213,16 +219,15 @@ ACCEL_AVX512 void pack_panel(const ConvGeom& q, const kern::TapRanges& tr, const
     }
 }
 
-// Rows [0, Mg) x columns [0, nc) of C (row stride ldc) = (accumulate ? C : bias, zeros if null) +
-// A[:, pc:pc+kc] * B, where A is packed weights ([ceil(Mg/MR)][K][MR]), bias padded to whole panels, and B's
+// Rows [MR * ir0, min(MR * ir1, Mg)) x columns [0, nc) of C (row stride ldc) = (accumulate ? C : bias, zeros
+// if null) + A[:, pc:pc+kc] * B, where A is packed weights ([ceil(Mg/MR)][K][MR]), bias padded to whole panels, and B's
 // NR-column panel j starts at B + j * panel_stride, its rows ldb floats apart, or, with `off`, row k at
 // off[k] from the panel's start (columns past nc unread).
-ACCEL_AVX512 void packed_gemm(const float* A, int64_t Mg, int64_t K, int64_t pc, int64_t kc, const float* B,
-                              int64_t ldb, const int64_t* off, int64_t panel_stride, int64_t nc, const float* bias,
-                              bool accumulate, float* C, int64_t ldc) {
+ACCEL_AVX512 void packed_gemm(const float* A, int64_t Mg, int64_t ir0, int64_t ir1, int64_t K, int64_t pc, int64_t kc,
+                              const float* B, int64_t ldb, const int64_t* off, int64_t panel_stride, int64_t nc,
+                              const float* bias, bool accumulate, float* C, int64_t ldc) {
     alignas(64) float stage[MR * NR];
-    const int64_t panels = (Mg + MR - 1) / MR;
-    for (int64_t ir = 0; ir < panels; ++ir) {
+    for (int64_t ir = ir0; ir < ir1; ++ir) {
         const float* a = A + (ir * K + pc) * MR;
         const float* b = bias ? bias + ir * MR : nullptr;
         const int64_t m = std::min(MR, Mg - ir * MR);
@@ -255,11 +260,11 @@ ACCEL_AVX512 void packed_gemm(const float* A, int64_t Mg, int64_t K, int64_t pc,
     }
 }
 
-// conv_gemm over the stride phases of a band of output rows at a time: B is read where the phases hold it
-// (each input once per band, not once per tap as im2col), its flattened rows computed into a band buffer
-// and copied out without the columns past each row's end.
+// One band of output rows (`band`), output channels [MR * ir0, MR * ir1), of conv_gemm over the stride
+// phases: B is read where the phases hold it (each input once per band, not once per tap as im2col), its
+// flattened rows computed into a band buffer and copied out without the columns past each row's end.
 ACCEL_AVX512 void phased_conv_gemm(const ConvGeom& q, const float* group, const float* x, Act act, float alpha,
-                                   float beta, float* y, float* scratch) {
+                                   float beta, float* y, float* scratch, int64_t band, int64_t ir0, int64_t ir1) {
     const int64_t Mg = q.Mg, K = q.K, P = q.P;
     const float* bias_pad = group;
     const float* packed = group + (Mg + MR - 1) / MR * MR;
@@ -271,27 +276,25 @@ ACCEL_AVX512 void phased_conv_gemm(const ConvGeom& q, const float* group, const 
     for (int64_t c = 0, k = 0; c < q.Cg; ++c)
         for (int64_t ki = 0; ki < q.kh; ++ki)
             for (int64_t kj = 0; kj < q.kw; ++kj, ++k) off[k] = c * b.chan + phase_tap_offset(q, ki, kj, b.Wq, b.plane);
-    for (int64_t o0 = 0; o0 < q.OH; o0 += b.rows) {
-        const int64_t n = std::min(b.rows, q.OH - o0);
-        for (int64_t c = 0; c < q.Cg; ++c)
-            build_stride_phases(q, x + c * q.H * q.W, o0, phase_rows(q, n), b.Wq, b.plane, phases + c * b.chan);
-        for (int64_t pc = 0; pc < K; pc += kb)
-            packed_gemm(packed, Mg, K, pc, std::min(kb, K - pc), phases, 0, off + pc, NR, n * b.Wq, bias_pad, pc > 0,
-                        out, b.ldo);
-        for (int64_t m = 0; m < Mg; ++m) {
-            float* ym = y + m * P + o0 * q.OW;
-            for (int64_t r = 0; r < n; ++r) std::copy_n(out + m * b.ldo + r * b.Wq, q.OW, ym + r * q.OW);
-            if (act != Act::None) apply_activation(act, alpha, beta, ym, static_cast<size_t>(n * q.OW));
-        }
+    const int64_t o0 = band * b.rows, n = std::min(b.rows, q.OH - o0);
+    for (int64_t c = 0; c < q.Cg; ++c)
+        build_stride_phases(q, x + c * q.H * q.W, o0, phase_rows(q, n), b.Wq, b.plane, phases + c * b.chan);
+    for (int64_t pc = 0; pc < K; pc += kb)
+        packed_gemm(packed, Mg, ir0, ir1, K, pc, std::min(kb, K - pc), phases, 0, off + pc, NR, n * b.Wq, bias_pad,
+                    pc > 0, out, b.ldo);
+    for (int64_t m = ir0 * MR; m < std::min(ir1 * MR, Mg); ++m) {
+        float* ym = y + m * P + o0 * q.OW;
+        for (int64_t r = 0; r < n; ++r) std::copy_n(out + m * b.ldo + r * b.Wq, q.OW, ym + r * q.OW);
+        if (act != Act::None) apply_activation(act, alpha, beta, ym, static_cast<size_t>(n * q.OW));
     }
 }
 
 }  // namespace
 
 ACCEL_AVX512 void conv_gemm(const ConvGeom& q, const float* group, const float* x, Act act, float alpha, float beta,
-                            float* y, float* scratch) {
+                            float* y, float* scratch, int64_t block, int64_t panel0, int64_t panel1) {
     if (phased(q)) {
-        phased_conv_gemm(q, group, x, act, alpha, beta, y, scratch);
+        phased_conv_gemm(q, group, x, act, alpha, beta, y, scratch, block, panel0, panel1);
         return;
     }
     const int64_t Mg = q.Mg, K = q.K, P = q.P;
@@ -299,31 +302,30 @@ ACCEL_AVX512 void conv_gemm(const ConvGeom& q, const float* group, const float* 
     const float* packed = group + (Mg + MR - 1) / MR * MR;
     const int64_t kb = conv_depth_block(K);
     const int64_t nc_max = column_block(q);
+    const int64_t c0 = block * nc_max, nc = std::min(nc_max, P - c0);
     kern::TapRanges tr;
     tr.init(q.kw, q.dw, q.pl, q.sw, q.W, q.OW);
-    const bool act_whole = Mg * P <= kWholeActFloats;
-    for (int64_t c0 = 0; c0 < P; c0 += nc_max) {
-        const int64_t nc = std::min(nc_max, P - c0);
-        for (int64_t pc = 0; pc < K; pc += kb) {
-            const int64_t kc = std::min(kb, K - pc);
-            if (q.pointwise) {
-                packed_gemm(packed, Mg, K, pc, kc, x + pc * P + c0, P, nullptr, NR, nc, bias_pad, pc > 0, y + c0, P);
-                continue;
-            }
-            for (int64_t j = 0; j * NR < nc; ++j)
-                pack_panel(q, tr, x, pc, kc, c0 + j * NR, std::min(NR, nc - j * NR), scratch + j * kc * NR);
-            packed_gemm(packed, Mg, K, pc, kc, scratch, NR, nullptr, kc * NR, nc, bias_pad, pc > 0, y + c0, P);
+    for (int64_t pc = 0; pc < K; pc += kb) {
+        const int64_t kc = std::min(kb, K - pc);
+        if (q.pointwise) {
+            packed_gemm(packed, Mg, panel0, panel1, K, pc, kc, x + pc * P + c0, P, nullptr, NR, nc, bias_pad, pc > 0,
+                        y + c0, P);
+            continue;
         }
-        if (act != Act::None && !act_whole)
-            for (int64_t r = 0; r < Mg; ++r)
-                apply_activation(act, alpha, beta, y + r * P + c0, static_cast<size_t>(nc));
+        for (int64_t j = 0; j * NR < nc; ++j)
+            pack_panel(q, tr, x, pc, kc, c0 + j * NR, std::min(NR, nc - j * NR), scratch + j * kc * NR);
+        packed_gemm(packed, Mg, panel0, panel1, K, pc, kc, scratch, NR, nullptr, kc * NR, nc, bias_pad, pc > 0, y + c0,
+                    P);
     }
-    if (act != Act::None && act_whole) apply_activation(act, alpha, beta, y, static_cast<size_t>(Mg * P));
+    if (act != Act::None)
+        for (int64_t r = panel0 * MR; r < std::min(panel1 * MR, Mg); ++r)
+            apply_activation(act, alpha, beta, y + r * P + c0, static_cast<size_t>(nc));
 }
 
 #else  // no AVX-512 build: ops/conv.cc keeps to im2col + sgemm
 
-void conv_gemm(const ConvGeom&, const float*, const float*, Act, float, float, float*, float*) {}
+void conv_gemm(const ConvGeom&, const float*, const float*, Act, float, float, float*, float*, int64_t, int64_t,
+               int64_t) {}
 
 #endif
 

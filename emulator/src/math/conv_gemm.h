@@ -32,10 +32,18 @@ void conv_pack_weights(const float* w, const float* bias, int64_t G, int64_t Mg,
 // Floats of scratch conv_gemm needs for geometry q (0 when B is read in place).
 int64_t conv_gemm_scratch_floats(const ConvGeom& q);
 
-// One group of one image: y[Mg][P] = act(W * im2col(x) + bias). `group` points at the group's packed
-// data (conv_packed_weight_floats(1, Mg, K) floats each), x at its first input channel, y at its first
-// output channel. scratch has conv_gemm_scratch_floats(q) floats, 64-byte aligned.
+// The output columns are taken in blocks (conv_gemm_column_blocks of them: bands of output rows for a conv
+// run over its stride phases) and the output channels in panels of kConvMR (conv_gemm_panels); a part of
+// the GEMM is one column block by a run of panels. Each
+// output element's sum runs in the same order whatever the parts, so threads may share them out freely.
+int64_t conv_gemm_column_blocks(const ConvGeom& q);
+inline int64_t conv_gemm_panels(const ConvGeom& q) { return (q.Mg + kConvMR - 1) / kConvMR; }
+
+// One part of one group of one image: rows [kConvMR * panel0, kConvMR * panel1) (within Mg) and column block
+// `block` of y[Mg][P] = act(W * im2col(x) + bias). `group` points at the group's packed data
+// (conv_packed_weight_floats(1, Mg, K) floats each), x at its first input channel, y at its first output
+// channel. scratch has conv_gemm_scratch_floats(q) floats, 64-byte aligned.
 void conv_gemm(const ConvGeom& q, const float* group, const float* x, Act act, float alpha, float beta, float* y,
-               float* scratch);
+               float* scratch, int64_t block, int64_t panel0, int64_t panel1);
 
 }  // namespace accel_emu

@@ -19,6 +19,7 @@ void depthwise_plane(const ConvGeom& q, const float* x, const float* w, float bi
 bool depthwise_avx512_applies(FloatIsa isa, const ConvGeom& q);
 int64_t depthwise_avx512_scratch_floats(const ConvGeom& q);
 // Channels [c0, c1) of one image: y[c][OH*OW] = act(conv(x[c][H*W], w[c][kh*kw]) + bias[c]); bias nullable.
+// Channels are independent, so threads may share them out.
 void depthwise_avx512(const ConvGeom& q, const float* x, const float* w, const float* bias, Act act, float alpha,
                       float beta, int64_t c0, int64_t c1, float* y, float* scratch);
 

@@ -57,7 +57,7 @@ void run_op(const KernelArgs& args) {
         return;
     }
     binary_broadcast(OP, kern::in_desc(args, 0), kern::in_desc(args, 1), kern::out_desc(args, 0), kern::in_f(args, 0),
-                     kern::in_f(args, 1), kern::out_f(args, 0), n.act, n.act_alpha, n.act_beta);
+                     kern::in_f(args, 1), kern::out_f(args, 0), n.act, n.act_alpha, n.act_beta, *args.par);
 }
 
 size_t scratch_bytes(const Graph&, const Node&) { return 0; }

@@ -1,11 +1,11 @@
 // conv.cc - 2-D convolution (FORMAT.md op 1): the checks, the geometry, the choice of path, and the
 // run. Depthwise convs (group == C == M) run a direct kernel (math/depthwise.cc; with AVX-512, over stride
 // phases and flattened rows: math/depthwise_avx512.cc). With AVX-512 the others run on the packed conv GEMM
-// (math/conv_gemm.h: weights and bias packed at load by prepare(), im2col gathered a panel at a time, 1x1
-// stride-1 unpadded convs read in place). Without it: 1x1 stride-1 unpadded conv is one sgemm per group
-// per image on the input as it lies, the rest im2col (math/im2col.cc) + sgemm over column tiles so the
-// scratch stays cache-sized whatever the image size. Bias and the fused activation are applied to each
-// result block while it is hot.
+// (math/conv_gemm.h: weights and bias packed at load by prepare(); the input read over its stride phases,
+// in place for 1x1 stride-1 unpadded convs, or else as im2col panels gathered one at a time). Without it: 1x1 stride-1
+// unpadded conv is one sgemm per group per image on the input as it lies, the rest im2col (math/im2col.cc) + sgemm over
+// column tiles so the scratch stays cache-sized whatever the image size. Bias and the fused activation are applied to
+// each result block while it is hot.
 #include <algorithm>
 
 #include "math/activation.h"
@@ -18,6 +18,7 @@
 #include "ops/conv_shape.h"
 #include "ops/op_defs.h"
 #include "ops/op_util.h"
+#include "parallel.h"
 
 namespace accel_emu {
 namespace {
@@ -97,6 +98,10 @@ void prepare(const Graph& g, const Node& n, const void* const* in, void* out) {
     conv_pack_weights(w, bias, q.G, q.Mg, q.K, static_cast<float*>(out));
 }
 
+// Each path splits its work into parts that depend on the shapes only (parallel.h), so the result is the
+// same whatever the thread count: images x channels (depthwise), images x groups x column blocks x
+// runs of output-channel panels (packed GEMM), images x groups x column tiles (im2col + sgemm, one
+// single-threaded BLAS call per tile).
 void run(const KernelArgs& a) {
     const ConvGeom q = geom(*a.graph, *a.node);
     const Node& n = *a.node;
@@ -104,54 +109,83 @@ void run(const KernelArgs& a) {
     const float* Wt = kern::in_f(a, 1);
     const float* B = n.inputs.size() > 2 ? kern::in_f(a, 2) : nullptr;
     float* Y = kern::out_f(a, 0);
-    float* col = static_cast<float*>(a.scratch);
     const int64_t HW = q.H * q.W;
+    auto col = [&](int worker) { return static_cast<float*>(a.scratch_for(worker)); };
+    const Par& par = *a.par;
 
     const Path how = path(*a.graph, q);
-    if (how == Path::Depthwise && depthwise_avx512_applies(a.graph->float_isa, q)) {
-        for (int64_t i = 0; i < q.N; ++i)
-            depthwise_avx512(q, X + i * q.C * HW, Wt, B, n.act, n.act_alpha, n.act_beta, 0, q.C, Y + i * q.C * q.P,
-                             col);
-        return;
-    }
     if (how == Path::Depthwise) {
-        for (int64_t i = 0; i < q.N; ++i)
-            for (int64_t c = 0; c < q.C; ++c) {
-                float* y = Y + (i * q.C + c) * q.P;
-                depthwise_plane(q, X + (i * q.C + c) * HW, Wt + c * q.kh * q.kw, B ? B[c] : 0.f, y);
-                apply_activation(n.act, n.act_alpha, n.act_beta, y, static_cast<size_t>(q.P));
+        const bool avx512 = depthwise_avx512_applies(a.graph->float_isa, q);
+        const int64_t parts = split_parts(q.N * q.C, q.N * q.C * q.P * q.kh * q.kw, kMinMacsPerPart);
+        par.for_each(parts, [&](int64_t part, int worker) {
+            int64_t u0, u1;
+            part_range(q.N * q.C, parts, part, &u0, &u1);
+            while (u0 < u1) {  // a run of channels within one image
+                const int64_t i = u0 / q.C, b0 = u0 % q.C, b1 = std::min(q.C, b0 + (u1 - u0));
+                if (avx512) {
+                    depthwise_avx512(q, X + i * q.C * HW, Wt, B, n.act, n.act_alpha, n.act_beta, b0, b1,
+                                     Y + i * q.C * q.P, col(worker));
+                } else {
+                    for (int64_t c = b0; c < b1; ++c) {
+                        float* y = Y + (i * q.C + c) * q.P;
+                        depthwise_plane(q, X + (i * q.C + c) * HW, Wt + c * q.kh * q.kw, B ? B[c] : 0.f, y);
+                        apply_activation(n.act, n.act_alpha, n.act_beta, y, static_cast<size_t>(q.P));
+                    }
+                }
+                u0 += b1 - b0;
             }
+        });
         return;
     }
+    const int64_t gemms = q.N * q.G, macs = gemms * q.Mg * q.P * q.K;
     if (how == Path::Packed) {
         const float* packed = static_cast<const float*>(a.prepared);
         const int64_t group_floats = conv_packed_weight_floats(1, q.Mg, q.K);
-        for (int64_t i = 0; i < q.N; ++i)
-            for (int64_t gi = 0; gi < q.G; ++gi)
-                conv_gemm(q, packed + gi * group_floats, X + (i * q.C + gi * q.Cg) * HW, n.act, n.act_alpha, n.act_beta,
-                          Y + (i * q.M + gi * q.Mg) * q.P, col);
+        const int64_t blocks = conv_gemm_column_blocks(q), panels = conv_gemm_panels(q);
+        // Runs of panels when there are fewer column blocks than the workers can share (about 4 tasks each,
+        // for balance); each run of an im2col conv gathers the block's input again, so at least 4 panels (32
+        // channels) per run keep that small, and one worker takes none. Unlike the other splits this one
+        // may follow the thread count: every output element's sum and activation is the same whatever the
+        // runs (a row's part of a column block is computed whole by one micro-kernel call sequence).
+        const int64_t wanted =
+            std::min<int64_t>(split_parts(gemms * blocks * panels, macs, kMinMacsPerPart), 4 * par.workers());
+        int64_t runs = par.workers() == 1 ? 1 : std::min(panels, (wanted + gemms * blocks - 1) / (gemms * blocks));
+        if (!q.pointwise) runs = std::min(runs, std::max<int64_t>(1, panels / 4));
+        (wanted > 1 ? par : Par::serial()).for_each(gemms * blocks * runs, [&](int64_t task, int worker) {
+            const int64_t r = task % runs, blk = task / runs % blocks, gemm = task / runs / blocks;
+            const int64_t i = gemm / q.G, gi = gemm % q.G;
+            int64_t p0, p1;
+            part_range(panels, runs, r, &p0, &p1);
+            conv_gemm(q, packed + gi * group_floats, X + (i * q.C + gi * q.Cg) * HW, n.act, n.act_alpha, n.act_beta,
+                      Y + (i * q.M + gi * q.Mg) * q.P, col(worker), blk, p0, p1);
+        });
         return;
     }
     const int Mg = static_cast<int>(q.Mg), P = static_cast<int>(q.P), K = static_cast<int>(q.K);
-    for (int64_t i = 0; i < q.N; ++i) {
-        for (int64_t gi = 0; gi < q.G; ++gi) {
+    // Column tiles: the im2col tile, or for a 1x1 conv read in place runs of 64 columns.
+    const int64_t tile =
+        q.pointwise ? std::max<int64_t>(64, q.P / split_parts(q.P / 64, macs / gemms, kMinMacsPerPart)) : q.tile;
+    const int64_t tiles = (q.P + tile - 1) / tile;
+    const int64_t parts = split_parts(gemms * tiles, macs, kMinMacsPerPart) > 1 ? gemms * tiles : 1;
+    par.for_each(parts, [&](int64_t part, int worker) {
+        const int64_t first = parts == 1 ? 0 : part, last = parts == 1 ? gemms * tiles : part + 1;
+        for (int64_t task = first; task < last; ++task) {
+            const int64_t gemm = task / tiles, p0 = task % tiles * tile, t = std::min(tile, q.P - p0);
+            const int64_t i = gemm / q.G, gi = gemm % q.G;
             const float* x = X + (i * q.C + gi * q.Cg) * HW;
             const float* w = Wt + gi * q.Mg * q.K;
             const float* b = B ? B + gi * q.Mg : nullptr;
             float* y = Y + (i * q.M + gi * q.Mg) * q.P;
             if (q.pointwise) {
-                sgemm(false, false, Mg, P, K, 1.f, w, K, x, P, 0.f, y, P);
-                kern::bias_act_rows(y, q.Mg, q.P, q.P, b, n.act, n.act_alpha, n.act_beta);
-                continue;
+                sgemm(false, false, Mg, static_cast<int>(t), K, 1.f, w, K, x + p0, P, 0.f, y + p0, P);
+            } else {
+                im2col(q, x, p0, t, col(worker));
+                sgemm(false, false, Mg, static_cast<int>(t), K, 1.f, w, K, col(worker), static_cast<int>(t), 0.f,
+                      y + p0, P);
             }
-            for (int64_t p0 = 0; p0 < q.P; p0 += q.tile) {
-                const int64_t t = std::min(q.tile, q.P - p0);
-                im2col(q, x, p0, t, col);
-                sgemm(false, false, Mg, static_cast<int>(t), K, 1.f, w, K, col, static_cast<int>(t), 0.f, y + p0, P);
-                kern::bias_act_rows(y + p0, q.Mg, t, q.P, b, n.act, n.act_alpha, n.act_beta);
-            }
+            kern::bias_act_rows(y + p0, q.Mg, t, q.P, b, n.act, n.act_alpha, n.act_beta);
         }
-    }
+    });
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include "ops/op_defs.h"
 #include "ops/op_util.h"
 #include "ops/quant_util.h"
+#include "parallel.h"
 
 namespace accel_emu {
 namespace {
@@ -102,19 +103,32 @@ bool validate_qavg(const Graph& g, const Node& n, std::string* err) {
 
 size_t no_scratch(const Graph&, const Node&) { return 0; }
 
+// Calls f(plane) for each of the N*C planes, in parts over the core's threads when the windows add up to
+// enough work (each plane is pooled alone, so the parts change no result).
+template <class F>
+void for_planes(const KernelArgs& a, const PoolGeom& q, F f) {
+    const int64_t planes = q.N * q.C;
+    const int64_t parts = split_parts(planes, planes * q.OH * q.OW * q.kh * q.kw, kMinElemsPerPart);
+    a.par->for_each(parts, [&](int64_t part, int) {
+        int64_t p0, p1;
+        part_range(planes, parts, part, &p0, &p1);
+        for (int64_t p = p0; p < p1; ++p) f(p);
+    });
+}
+
 template <typename T>
-void max_planes(const PoolGeom& q, const void* x, void* y) {
-    const T* X = static_cast<const T*>(x);
-    T* Y = static_cast<T*>(y);
-    for (int64_t p = 0; p < q.N * q.C; ++p) max_pool_plane(q, X + p * q.H * q.W, Y + p * q.OH * q.OW);
+void max_planes(const KernelArgs& a, const PoolGeom& q) {
+    const T* X = static_cast<const T*>(a.in[0]);
+    T* Y = static_cast<T*>(a.out[0]);
+    for_planes(a, q, [&](int64_t p) { max_pool_plane(q, X + p * q.H * q.W, Y + p * q.OH * q.OW); });
 }
 
 void run_max(const KernelArgs& a) {
     const PoolGeom q = geom<MaxPoolParams>(*a.graph, *a.node);
     switch (kern::in_desc(a, 0).dtype) {
-        case ACCEL_DTYPE_INT8: max_planes<int8_t>(q, a.in[0], a.out[0]); break;
-        case ACCEL_DTYPE_UINT8: max_planes<uint8_t>(q, a.in[0], a.out[0]); break;
-        default: max_planes<float>(q, a.in[0], a.out[0]); break;
+        case ACCEL_DTYPE_INT8: max_planes<int8_t>(a, q); break;
+        case ACCEL_DTYPE_UINT8: max_planes<uint8_t>(a, q); break;
+        default: max_planes<float>(a, q); break;
     }
 }
 
@@ -123,7 +137,7 @@ void run_avg(const KernelArgs& a) {
     const bool include_pad = AvgPoolParams::of(*a.node).count_include_pad != 0;
     const float* X = kern::in_f(a, 0);
     float* Y = kern::out_f(a, 0);
-    for (int64_t p = 0; p < q.N * q.C; ++p) avg_pool_plane(q, include_pad, X + p * q.H * q.W, Y + p * q.OH * q.OW);
+    for_planes(a, q, [&](int64_t p) { avg_pool_plane(q, include_pad, X + p * q.H * q.W, Y + p * q.OH * q.OW); });
 }
 
 void run_qavg(const KernelArgs& a) {
@@ -166,7 +180,12 @@ void run_global(const KernelArgs& a) {
     const TensorDesc& xd = kern::in_desc(a, 0);
     const int64_t planes = xd.dims[0] * xd.dims[1];
     const int64_t n = xd.numel / planes;
-    global_avg_pool(kern::in_f(a, 0), kern::out_f(a, 0), planes, n);
+    const int64_t parts = split_parts(planes, xd.numel, kMinElemsPerPart);
+    a.par->for_each(parts, [&](int64_t part, int) {
+        int64_t p0, p1;
+        part_range(planes, parts, part, &p0, &p1);
+        global_avg_pool(kern::in_f(a, 0) + p0 * n, kern::out_f(a, 0) + p0, p1 - p0, n);
+    });
 }
 
 void run_qglobal(const KernelArgs& a) {

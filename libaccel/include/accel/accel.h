@@ -42,7 +42,7 @@ extern "C" {
 /* The ABI version this header describes. A major change breaks compatibility; a minor change only
  * appends (new functions, new enum values, new trailing struct fields). */
 #define ACCEL_ABI_VERSION_MAJOR 1
-#define ACCEL_ABI_VERSION_MINOR 0
+#define ACCEL_ABI_VERSION_MINOR 1
 #define ACCEL_ABI_VERSION ((uint32_t)((ACCEL_ABI_VERSION_MAJOR << 16) | ACCEL_ABI_VERSION_MINOR))
 
 /* The ABI version of the loaded library, encoded as (major << 16) | minor. A program compiled against
@@ -193,7 +193,8 @@ ACCEL_API accel_status accel_driver_name(size_t index, const char** out_name);
 /* Opens a device by URI: "<scheme>[:<options>]", e.g. "emu", "emu:cores=2,pool=256M",
  * "bpu:0", "vart:0". Options are driver specific; an unknown option is ACCEL_ERR_INVALID_ARGUMENT.
  * An unknown scheme is ACCEL_ERR_NOT_FOUND. On success *out_device holds one reference (caller owns).
- * Emulator options: cores=N (default: CPU count), pool=BYTES[K|M|G] (default 256M),
+ * Emulator options: cores=N (default 1), threads=N (host threads per core, 1..256; default: the CPUs this
+ * process may use divided by cores, at least 1), pool=BYTES[K|M|G] (default 256M),
  * max_inflight=N (default 16), spin=MICROSECONDS (how long idle threads and waiters poll before
  * they sleep; default 50),
  * debug=0|1 (guard bytes; default from ACCEL_EMU_DEBUG). */
@@ -212,6 +213,10 @@ typedef struct accel_device_info {
     uint64_t pool_bytes;      /* device memory pool size; 0 if unbounded */
     const char* name;         /* e.g. "accel emulator"; static for the device's life */
     const char* backend;      /* the driver's scheme, e.g. "emu" */
+    /* Since ABI 1.1. A driver built against 1.0 does not write these: zero the struct before the call,
+     * and 0 then reads as "not reported". */
+    uint32_t threads;         /* host threads one job runs on per core (emulator); 0: not applicable */
+    uint32_t reserved;        /* 0 */
 } accel_device_info;
 
 /* Fills *out_info (up to out_info->struct_size bytes). Strings are owned by the device. */

@@ -50,7 +50,8 @@ def check_open_device(ctx: Context, f: Findings) -> None:
     f.data["open_ms"] = (time.perf_counter() - t0) * 1e3
     i = device.info
     f.data["info"] = asdict(i)
-    f.summary = (f"{i.name!r}: backend {i.backend}, {i.cores} cores, max_inflight {i.max_inflight}, "
+    threads = f", {i.threads} threads per core" if i.threads else ""
+    f.summary = (f"{i.name!r}: backend {i.backend}, {i.cores} cores{threads}, max_inflight {i.max_inflight}, "
                  f"alignment {i.alignment}, pool {i.pool_bytes / MIB:.0f} MiB"
                  + (", debug" if i.debug else "") + f", opened in {f.data['open_ms']:.1f} ms")
     f.expect(i.backend == ctx.scheme, f"backend {i.backend!r} opened for URI scheme {ctx.scheme!r}")
