@@ -81,6 +81,7 @@ struct accel_model {
     accel_emu::Block prepared;       // what the nodes' OpDef::prepare made at load (plan.prepared_offsets)
     accel_emu::MemoryPlan plan;
     std::vector<accel_tensor_info> input_infos, output_infos;
+    std::vector<std::string> node_types;  // accel_model_get_node_info's op_type, one per node ("Conv+Relu")
 
     // Workspaces (intermediates + scratch, laid out by `plan`): one per job of this model running at
     // the same time, allocated once and reused, never per run.
@@ -116,6 +117,10 @@ struct accel_job {
     accel_status status = ACCEL_OK;
     std::string message;
     accel_job_timing timing{};
+    // ACCEL_SUBMIT_PROFILE_NODES: one entry per node, made at submit, written by the executor alone
+    // while the job runs (read once it finished). Empty without the flag: the executor tests it once.
+    bool profile_nodes = false;
+    std::vector<accel_node_time> node_times;
 };
 
 namespace accel_emu {
@@ -126,6 +131,9 @@ void job_unref(accel_job* job);
 // A workspace for one run of the model (reused; allocated only when more runs overlap than before).
 accel_status acquire_workspace(accel_model* model, Workspace** out);
 void release_workspace(accel_model* model, Workspace* ws);
+
+// accel_model_get_node_info's op_type of a node (node_profile.cc).
+std::string node_type_name(const Node& n);
 
 // Runs the job's graph on `core` and returns its status (the message in *message). Worker threads only.
 accel_status run_job(accel_job* job, int core, std::string* message);

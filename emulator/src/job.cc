@@ -58,7 +58,7 @@ accel_status job_submit(accel_model* m, accel_buffer* const* inputs, size_t nin,
         return fail(ACCEL_ERR_INVALID_ARGUMENT,
                     format("accel_job_submit: core_mask 0x%llx selects none of the device's %u cores",
                            (unsigned long long)o.core_mask, cores));
-    if (o.flags & ~(uint32_t)ACCEL_SUBMIT_NO_WAIT)
+    if (o.flags & ~(uint32_t)(ACCEL_SUBMIT_NO_WAIT | ACCEL_SUBMIT_PROFILE_NODES))
         return fail(ACCEL_ERR_INVALID_ARGUMENT, format("accel_job_submit: unknown flags 0x%x", o.flags));
     accel_status s = accel_kit::check_job_buffers(m, inputs, nin, outputs, nout, kBufferRules, kWording);
     if (s != ACCEL_OK) return s;
@@ -79,6 +79,10 @@ accel_status job_submit(accel_model* m, accel_buffer* const* inputs, size_t nin,
     j->core_mask = o.core_mask & all_cores;
     j->callback = o.callback;
     j->user_data = o.user_data;
+    if (o.flags & ACCEL_SUBMIT_PROFILE_NODES) {
+        j->profile_nodes = true;
+        j->node_times.assign(m->graph.nodes.size(), accel_node_time{0, 0});
+    }
     j->timing.struct_size = sizeof j->timing;
     j->timing.core = -1;
     j->timing.queued_ns = now_ns();
