@@ -136,7 +136,7 @@ def test_plain_profiles_record_no_nodes(cnn, tiny):
             cnn.run(X)
             tiny.run(rand((1, 16), 0))
         cnn.run(X)
-    assert all(r.nodes == () for r in plain.records) and len(plain) == 3
+    assert all(r.nodes == () for r in plain.records) and len(plain) == 4
     assert len(ops) == 2
     assert (all(r.nodes for r in ops.records) if ON_EMULATOR else all(r.nodes == () for r in ops.records))
     assert "per op type" not in plain.summary()
