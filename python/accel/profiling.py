@@ -291,7 +291,7 @@ class Profile:
         lines += ["", f"slowest nodes (top {len(slow)}):"]
         lines += _table(("model", "node", "op type", "count", "mean ms", "share"),
                         [(s.model, s.name, s.op_type, str(s.count), f"{s.mean_ms:.4f}", f"{s.share:6.1%}")
-                         for s in slow])
+                         for s in slow], text_columns=3)
         return "\n".join(lines)
 
     def summary(self) -> str:
@@ -388,13 +388,14 @@ class Profile:
         return f"<accel.Profile {state}, {len(self._records)} jobs>"
 
 
-def _table(header: Tuple[str, ...], rows: List[Tuple[str, ...]]) -> List[str]:
+def _table(header: Tuple[str, ...], rows: List[Tuple[str, ...]], text_columns: int = 1) -> List[str]:
+    """The lines of a table: the first ``text_columns`` left-aligned, the numbers right-aligned."""
     widths = [max(len(header[i]), *(len(r[i]) for r in rows)) if rows else len(header[i])
               for i in range(len(header))]
 
     def fmt(cells: Tuple[str, ...]) -> str:
-        first = cells[0].ljust(widths[0])
-        return "  ".join([first] + [c.rjust(w) for c, w in zip(cells[1:], widths[1:])]).rstrip()
+        return "  ".join(c.ljust(w) if i < text_columns else c.rjust(w)
+                         for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
 
     return [fmt(header), fmt(tuple("-" * w for w in widths))] + [fmt(r) for r in rows]
 

@@ -130,14 +130,18 @@ def test_chrome_trace_nests_nodes_in_their_job(cnn):
 
 
 def test_plain_profiles_record_no_nodes(cnn, tiny):
-    with accel.profile() as plain:
-        cnn.run(X)
-        with accel.profile(ops=True) as ops:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with accel.profile() as plain:
             cnn.run(X)
-            tiny.run(rand((1, 16), 0))
-        cnn.run(X)
-    assert all(r.nodes == () for r in plain.records) and len(plain) == 4
-    assert len(ops) == 2
+            with accel.profile(ops=True) as ops:
+                cnn.run(X)
+                tiny.run(rand((1, 16), 0))
+                cnn.run(X)  # warned once per model
+            cnn.run(X)
+    assert len([w for w in caught if issubclass(w.category, RuntimeWarning)]) == (0 if ON_EMULATOR else 2)
+    assert all(r.nodes == () for r in plain.records) and len(plain) == 5
+    assert len(ops) == 3
     assert (all(r.nodes for r in ops.records) if ON_EMULATOR else all(r.nodes == () for r in ops.records))
     assert "per op type" not in plain.summary()
     assert ops.ops and not plain.ops
