@@ -19,6 +19,7 @@ import json
 import os
 import threading
 import warnings
+from dataclasses import dataclass
 from typing import Any, Dict, Iterator, List, NamedTuple, Tuple, Union
 
 from ._forksafe import ForkSafeLock
@@ -50,7 +51,8 @@ class NodeRecord(NamedTuple):
         return self.end_ns - self.start_ns if self.start_ns and self.end_ns else 0
 
 
-class OpStat(NamedTuple):
+@dataclass(frozen=True)
+class OpStat:
     """One op type's share of the node time (:meth:`Profile.op_stats`)."""
 
     op_type: str
@@ -62,7 +64,8 @@ class OpStat(NamedTuple):
     share: float
 
 
-class NodeStat(NamedTuple):
+@dataclass(frozen=True)
+class NodeStat:
     """One node of a model over the recorded jobs (:meth:`Profile.slowest_nodes`)."""
 
     model: str

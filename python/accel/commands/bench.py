@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import dataclasses
 import json
 import sys
 import time
@@ -181,8 +182,8 @@ def command(args: argparse.Namespace) -> int:
               "jobs": jobs, "throughput_runs": runs, "throughput_per_s": runs / elapsed}
     top = args.top or DEFAULT_TOP
     if args.ops:
-        result["ops"] = [s._asdict() for s in prof.op_stats().values()]
-        result["slowest_nodes"] = [s._asdict() for s in prof.slowest_nodes(top)]
+        result["ops"] = [dataclasses.asdict(s) for s in prof.op_stats().values()]
+        result["slowest_nodes"] = [dataclasses.asdict(s) for s in prof.slowest_nodes(top)]
     if trace_path is not None:
         prof.export_chrome_trace(trace_path)
         result["trace"] = str(trace_path)
