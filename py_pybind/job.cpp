@@ -8,10 +8,10 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <vector>
 #include <new>
 #include <optional>
 #include <string>
+#include <vector>
 
 #if defined(__GLIBCXX__)
 #include <cxxabi.h>

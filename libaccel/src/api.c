@@ -254,7 +254,8 @@ ACCEL_API accel_status accel_job_submit(accel_model* model, accel_buffer* const*
         without_profile.flags &= ~(uint32_t)ACCEL_SUBMIT_PROFILE_NODES;
         opts = &without_profile;
     }
-    CALL_DRIVER("accel_job_submit", driver->job_submit(model, inputs, input_count, outputs, output_count, opts, out_job));
+    CALL_DRIVER("accel_job_submit",
+                driver->job_submit(model, inputs, input_count, outputs, output_count, opts, out_job));
 }
 
 ACCEL_API accel_status accel_job_wait(accel_job* job, int64_t timeout_us) {
@@ -285,11 +286,11 @@ ACCEL_API void accel_job_release(accel_job* job) {
 
 /* ---- per-node profiling (ABI 1.1; optional in drivers) ---- */
 
-#define REQUIRE_ENTRY(handle, member, fn_name)                                                                  \
-    do {                                                                                                        \
-        if (!ACCEL_DRIVER_HAS(DRIVER_OF(handle), member))                                                       \
+#define REQUIRE_ENTRY(handle, member, fn_name)                                                                   \
+    do {                                                                                                         \
+        if (!ACCEL_DRIVER_HAS(DRIVER_OF(handle), member))                                                        \
             return accel_fail(ACCEL_ERR_UNSUPPORTED, "%s: the '%s' driver cannot time a model's nodes", fn_name, \
-                              DRIVER_OF(handle)->scheme);                                                       \
+                              DRIVER_OF(handle)->scheme);                                                        \
     } while (0)
 
 ACCEL_API accel_status accel_model_get_node_count(accel_model* model, size_t* out_count) {

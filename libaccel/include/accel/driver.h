@@ -99,9 +99,8 @@ typedef struct accel_driver_table {
 #define ACCEL_DRIVER_TABLE_SIZE_1_0 (offsetof(accel_driver_table, job_release) + sizeof(void (*)(void)))
 
 /* Whether `table` has the optional member `member` (set, and within the driver's struct_size). */
-#define ACCEL_DRIVER_HAS(table, member)                                                                   \
-    ((table)->struct_size >= offsetof(accel_driver_table, member) + sizeof((table)->member) && \
-     (table)->member != NULL)
+#define ACCEL_DRIVER_HAS(table, member) \
+    ((table)->struct_size >= offsetof(accel_driver_table, member) + sizeof((table)->member) && (table)->member != NULL)
 
 #define ACCEL_DRIVER_ENTRY_SYMBOL "accel_driver_entry"
 
