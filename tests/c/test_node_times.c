@@ -171,6 +171,28 @@ int main(int argc, char** argv) {
     accel_job_release(job);
     accel_job_release(slow);
 
+    /* a job that times out while it runs: the nodes it never reached read 0, 0 */
+    uint64_t t0 = test_now_ns();
+    REQUIRE_OK(accel_run(p.slow, p.slow_in, 1, p.slow_out, 1, NULL));
+    uint64_t slow_ns = test_now_ns() - t0;
+    size_t slow_nodes = 0;
+    REQUIRE_OK(accel_model_get_node_count(p.slow, &slow_nodes));
+    REQUIRE(slow_nodes >= 3, "the slow model runs as %zu nodes", slow_nodes);
+    o = profiled_options();
+    o.timeout_us = (int64_t)(slow_ns / 2000); /* half its run: the first node runs, the last does not */
+    REQUIRE_OK(accel_job_submit(p.slow, p.slow_in, 1, p.slow_out, 1, &o, &job));
+    s = accel_job_wait(job, -1);
+    EXPECT(s == ACCEL_ERR_TIMEOUT, "the slow model with half its run time as timeout gave %s", accel_status_name(s));
+    accel_node_time* cut = (accel_node_time*)calloc(slow_nodes, sizeof *cut);
+    REQUIRE(cut, "out of memory");
+    EXPECT_OK(accel_job_get_node_times(job, cut, slow_nodes, &got));
+    EXPECT(cut[0].started_ns && cut[0].finished_ns >= cut[0].started_ns, "the first node did not run");
+    EXPECT(cut[slow_nodes - 1].started_ns == 0 && cut[slow_nodes - 1].finished_ns == 0,
+           "the last node of a job that timed out halfway has times %llu, %llu",
+           (unsigned long long)cut[slow_nodes - 1].started_ns, (unsigned long long)cut[slow_nodes - 1].finished_ns);
+    free(cut);
+    accel_job_release(job);
+
     /* a profiled synchronous run, and the next plain one is unprofiled again */
     o = profiled_options();
     EXPECT_OK(accel_run(model, in, 1, out, 1, &o));
