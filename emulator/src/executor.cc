@@ -64,7 +64,7 @@ accel_status run_job(accel_job* job, int /*core*/, std::string* message) {
     bind_tensors(m, job, ws);
     const MemoryPlan& plan = m->plan;
     void* scratch = ws->block.ptr + plan.scratch_offset;
-    accel_node_time* times = job->node_times.empty() ? nullptr : job->node_times.data();
+    accel_node_time* times = job->node_times.get();
     for (size_t n = 0; n < m->graph.nodes.size(); n++) {
         const Node& node = m->graph.nodes[n];
         if (job->deadline_ns && now_ns() >= job->deadline_ns) {

@@ -103,6 +103,7 @@ struct accel_job {
     accel_model* model = nullptr;    // retained until the job finishes
     std::vector<accel_buffer*> inputs, outputs;  // retained until the job finishes
     int32_t priority = 0;
+    uint32_t node_count = 0;         // entries of node_times (below)
     uint64_t core_mask = 0;
     uint64_t deadline_ns = 0;        // 0: none
     accel_job_callback callback = nullptr;
@@ -117,10 +118,11 @@ struct accel_job {
     accel_status status = ACCEL_OK;
     std::string message;
     accel_job_timing timing{};
-    // ACCEL_SUBMIT_PROFILE_NODES: one entry per node, made at submit, written by the executor alone
-    // while the job runs (read once it finished). Empty without the flag: the executor tests it once.
-    bool profile_nodes = false;
-    std::vector<accel_node_time> node_times;
+    // ACCEL_SUBMIT_PROFILE_NODES: node_count entries, made at submit, written by the executor alone
+    // while the job runs (read once it finished); nullptr without the flag, which is all the executor
+    // tests. A pointer rather than a vector keeps the job as small as it was (its count sits in the
+    // padding after `priority`).
+    std::unique_ptr<accel_node_time[]> node_times;
 };
 
 namespace accel_emu {

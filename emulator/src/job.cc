@@ -80,8 +80,12 @@ accel_status job_submit(accel_model* m, accel_buffer* const* inputs, size_t nin,
     j->callback = o.callback;
     j->user_data = o.user_data;
     if (o.flags & ACCEL_SUBMIT_PROFILE_NODES) {
-        j->profile_nodes = true;
-        j->node_times.assign(m->graph.nodes.size(), accel_node_time{0, 0});
+        j->node_count = (uint32_t)m->graph.nodes.size();  // the reader caps it at kMaxNodeCount
+        j->node_times.reset(new (std::nothrow) accel_node_time[j->node_count + 1]());  // + 1: set even for 0 nodes
+        if (!j->node_times) {
+            destroy_job(j);
+            return fail(ACCEL_ERR_OUT_OF_MEMORY, "emu: out of host memory for a job's node times");
+        }
     }
     j->timing.struct_size = sizeof j->timing;
     j->timing.core = -1;

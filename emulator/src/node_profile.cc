@@ -40,16 +40,16 @@ accel_status model_get_node_info(accel_model* m, size_t index, accel_node_info* 
 }
 
 accel_status job_get_node_times(accel_job* j, accel_node_time* times, size_t capacity, size_t* out) {
-    if (!j->profile_nodes)
+    if (!j->node_times)
         return fail(ACCEL_ERR_UNSUPPORTED,
                     "accel_job_get_node_times: the job was not submitted with ACCEL_SUBMIT_PROFILE_NODES");
     std::lock_guard<std::mutex> lock(j->mutex);
     // The executor's writes happen before the job leaves Running (under this mutex).
     if (j->state == JobState::Queued || j->state == JobState::Running)
         return fail(ACCEL_ERR_NOT_READY, "accel_job_get_node_times: the job has not finished yet");
-    const size_t n = std::min(capacity, j->node_times.size());
-    if (n) memcpy(times, j->node_times.data(), n * sizeof *times);
-    *out = j->node_times.size();
+    const size_t n = std::min<size_t>(capacity, j->node_count);
+    if (n) memcpy(times, j->node_times.get(), n * sizeof *times);
+    *out = j->node_count;
     return ACCEL_OK;
 }
 
