@@ -1,12 +1,14 @@
 """Profiling with accel.profile(): per-job timing as the device measured it, summarized as a table and
 written as a Chrome trace (open it in https://ui.perfetto.dev or chrome://tracing).
 
-    python examples/profile_trace.py [--output trace.json]
+    python examples/profile_trace.py [--output trace.json] [--ops]
 
 Two models share a two-core emulator: first a few synchronous runs (one job at a time, so one core
 idles), then a burst of asynchronous runs of both models (the two cores' tracks fill up, and the
 jobs' wait in the queue shows in each slice's wait_us). Every slice is one job: its track is the core
-that ran it, its name the model's.
+that ran it, its name the model's. With --ops every node (layer) of every job is timed too: the
+summary adds the time per op type and the slowest layers, and each job's slice holds one slice per
+node.
 """
 from __future__ import annotations
 
@@ -46,6 +48,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--output", type=Path, default=Path("trace.json"))
     parser.add_argument("--runs", type=int, default=8, help="runs of each model in each phase")
+    parser.add_argument("--ops", action="store_true", help="time every node too (accel.profile(ops=True))")
     args = parser.parse_args()
 
     with accel.open("emu:cores=2") as device:
@@ -58,7 +61,7 @@ def main() -> None:
         x = device.tensor(np.random.default_rng(1).random((1, 3, 64, 64), np.float32))
         classifier.run(x), features.run(x)  # warm-up, outside the profile
 
-        with accel.profile() as profile:
+        with accel.profile(ops=args.ops) as profile:
             for _ in range(args.runs):
                 classifier.run(x)
                 features.run(x)
@@ -70,9 +73,11 @@ def main() -> None:
     # What a trace viewer reads: "M" events name the processes (devices) and threads (cores), and
     # each "X" event is a job, with its start (ts) and duration (dur) in microseconds.
     events = json.loads(args.output.read_text())["traceEvents"]
-    slices = [e for e in events if e["ph"] == "X"]
+    slices = [e for e in events if e["ph"] == "X" and e["cat"] == "job"]
+    nodes = [e for e in events if e["ph"] == "X" and e["cat"] == "node"]
     cores = sorted({e["tid"] for e in slices})
-    print(f"wrote {args.output}: {len(slices)} jobs on cores {cores}; open it in https://ui.perfetto.dev")
+    print(f"wrote {args.output}: {len(slices)} jobs on cores {cores}"
+          + (f", {len(nodes)} node slices inside them" if nodes else "") + "; open it in https://ui.perfetto.dev")
 
 
 if __name__ == "__main__":

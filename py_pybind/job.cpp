@@ -11,6 +11,7 @@
 #include <new>
 #include <optional>
 #include <string>
+#include <vector>
 
 #if defined(__GLIBCXX__)
 #include <cxxabi.h>
@@ -240,6 +241,17 @@ py::tuple job_timing(const CoreJob& self) {
     return timing_tuple(timing);
 }
 
+// [(started_ns, finished_ns)] per node of a job submitted with ACCEL_SUBMIT_PROFILE_NODES.
+py::list job_node_times(const CoreJob& self) {
+    size_t count = 0;
+    check(accel_job_get_node_times(self.get(), nullptr, 0, &count));
+    std::vector<accel_node_time> times(count);
+    if (count) check(accel_job_get_node_times(self.get(), times.data(), count, &count));
+    py::list out;
+    for (const accel_node_time& t : times) out.append(py::make_tuple(t.started_ns, t.finished_ns));
+    return out;
+}
+
 }  // namespace
 
 void bind_job(py::module_& m) {
@@ -248,6 +260,7 @@ void bind_job(py::module_& m) {
              "Waits (GIL released, Ctrl-C aware); raises if the job failed or `timeout` seconds passed.")
         .def("done", &job_done, "True once the job has finished (accel_job_poll).")
         .def("timing", &job_timing, "(queued_ns, started_ns, finished_ns, core)")
+        .def("node_times", &job_node_times, "[(started_ns, finished_ns)] per node (ACCEL_SUBMIT_PROFILE_NODES)")
         .def("release", &CoreJob::release, "Drops the job reference (idempotent); a job not started is cancelled.");
 }
 

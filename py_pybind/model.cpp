@@ -245,7 +245,7 @@ PyMethodDef g_run_def = {
     "Submit, wait (GIL released, Ctrl-C aware), release; returns (queued_ns, started_ns, finished_ns, core)."};
 
 std::unique_ptr<CoreJob> model_submit(const CoreModel& self, py::handle inputs, py::handle outputs, py::handle callback,
-                                      int32_t priority, uint64_t core_mask, int64_t timeout_us) {
+                                      int32_t priority, uint64_t core_mask, int64_t timeout_us, uint32_t flags) {
     accel_model* model = self.get();
     if (!PyCallable_Check(callback.ptr())) throw py::type_error("callback must be callable");
     BufferArgs in(inputs, "inputs");
@@ -260,7 +260,7 @@ std::unique_ptr<CoreJob> model_submit(const CoreModel& self, py::handle inputs, 
         NoGil nogil;  // submission blocks (Ctrl-C aware) while max_inflight jobs are in flight
         auto submit = [&] {
             return accel_runcore_submit(model, in.data(), in.size(), out.data(), out.size(), priority, core_mask,
-                                        timeout_us, callable, &job->handle);
+                                        timeout_us, flags, callable, &job->handle);
         };
         status = slices(nogil, submit(), submit);
         accel_model_release(model);
@@ -275,6 +275,22 @@ std::unique_ptr<CoreJob> model_submit(const CoreModel& self, py::handle inputs, 
         raise_status(status, message);
     }
     return job;
+}
+
+// (name, op_type) per node, as the device runs them (accel_model_get_node_info).
+py::list model_nodes(const CoreModel& self) {
+    accel_model* model = self.get();
+    size_t count = 0;
+    check(accel_model_get_node_count(model, &count));
+    py::list nodes;
+    for (size_t i = 0; i < count; i++) {
+        accel_node_info info;
+        std::memset(&info, 0, sizeof info);
+        info.struct_size = sizeof info;
+        check(accel_model_get_node_info(model, i, &info));
+        nodes.append(py::make_tuple(utf8(info.name), utf8(info.op_type)));
+    }
+    return nodes;
 }
 
 void model_release(CoreModel& self) {
@@ -301,8 +317,9 @@ void bind_model(py::module_& m) {
             "outputs", [](const CoreModel& self) { return tensor_infos(self, true); },
             "[(name, shape, dtype, layout, strides, byte_size, quant)] of the outputs")
         .def("submit", &model_submit, py::arg("inputs"), py::arg("outputs"), py::arg("callback"),
-             py::arg("priority") = 0, py::arg("core_mask") = 0, py::arg("timeout_us") = 0,
+             py::arg("priority") = 0, py::arg("core_mask") = 0, py::arg("timeout_us") = 0, py::arg("flags") = 0,
              "Submits with callback(status, message, timing), called once on the completion thread.")
+        .def("nodes", &model_nodes, "[(name, op_type)] of the nodes as the device runs them")
         .def("release", &model_release, "Drops the model reference now (idempotent).");
 }
 

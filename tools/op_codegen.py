@@ -88,6 +88,12 @@ def op_codes_h(s) -> str:
         out.append("    switch (v) {")
         out += [f"        case {name}::{m}:" for m in members[:-1]]
         out += [f"        case {name}::{members[-1]}: return true;", "    }", "    return false;", "}", ""]
+    out += ["// The name of an op or activation as profiles show it (accel_model_get_node_info's op_type).", ""]
+    for name, members in known[:2]:
+        out.append(f"constexpr const char* type_name({name} v) {{")
+        out.append("    switch (v) {")
+        out += [f"        case {name}::{m}: return \"{m}\";" for m in members]
+        out += ["    }", "    return \"?\";", "}", ""]
     out += ["}  // namespace accel_emu", ""]
     return "\n".join(out)
 

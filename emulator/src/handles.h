@@ -84,6 +84,7 @@ struct accel_model {
     accel_emu::Block prepared;       // what the nodes' OpDef::prepare made at load (plan.prepared_offsets)
     accel_emu::MemoryPlan plan;
     std::vector<accel_tensor_info> input_infos, output_infos;
+    std::vector<std::string> node_types;  // accel_model_get_node_info's op_type, one per node ("Conv+Relu")
 
     // Workspaces (intermediates + scratch, laid out by `plan`): one per job of this model running at
     // the same time, allocated once and reused, never per run.
@@ -105,6 +106,7 @@ struct accel_job {
     accel_model* model = nullptr;    // retained until the job finishes
     std::vector<accel_buffer*> inputs, outputs;  // retained until the job finishes
     int32_t priority = 0;
+    uint32_t node_count = 0;         // entries of node_times (below)
     uint64_t core_mask = 0;
     uint64_t deadline_ns = 0;        // 0: none
     accel_job_callback callback = nullptr;
@@ -119,6 +121,11 @@ struct accel_job {
     accel_status status = ACCEL_OK;
     std::string message;
     accel_job_timing timing{};
+    // ACCEL_SUBMIT_PROFILE_NODES: node_count entries, made at submit, written by the executor alone
+    // while the job runs (read once it finished); nullptr without the flag, which is all the executor
+    // tests. A pointer rather than a vector keeps the job as small as it was (its count sits in the
+    // padding after `priority`).
+    std::unique_ptr<accel_node_time[]> node_times;
 };
 
 namespace accel_emu {
@@ -129,6 +136,9 @@ void job_unref(accel_job* job);
 // A workspace for one run of the model (reused; allocated only when more runs overlap than before).
 accel_status acquire_workspace(accel_model* model, Workspace** out);
 void release_workspace(accel_model* model, Workspace* ws);
+
+// accel_model_get_node_info's op_type of a node (node_profile.cc).
+std::string node_type_name(const Node& n);
 
 // Runs the job's graph on `core` and returns its status (the message in *message). Worker threads only.
 accel_status run_job(accel_job* job, int core, std::string* message);

@@ -58,7 +58,7 @@ accel_status job_submit(accel_model* m, accel_buffer* const* inputs, size_t nin,
         return fail(ACCEL_ERR_INVALID_ARGUMENT,
                     format("accel_job_submit: core_mask 0x%llx selects none of the device's %u cores",
                            (unsigned long long)o.core_mask, cores));
-    if (o.flags & ~(uint32_t)ACCEL_SUBMIT_NO_WAIT)
+    if (o.flags & ~(uint32_t)(ACCEL_SUBMIT_NO_WAIT | ACCEL_SUBMIT_PROFILE_NODES))
         return fail(ACCEL_ERR_INVALID_ARGUMENT, format("accel_job_submit: unknown flags 0x%x", o.flags));
     accel_status s = accel_kit::check_job_buffers(m, inputs, nin, outputs, nout, kBufferRules, kWording);
     if (s != ACCEL_OK) return s;
@@ -79,6 +79,14 @@ accel_status job_submit(accel_model* m, accel_buffer* const* inputs, size_t nin,
     j->core_mask = o.core_mask & all_cores;
     j->callback = o.callback;
     j->user_data = o.user_data;
+    if (o.flags & ACCEL_SUBMIT_PROFILE_NODES) {
+        j->node_count = (uint32_t)m->graph.nodes.size();  // the reader caps it at kMaxNodeCount
+        j->node_times.reset(new (std::nothrow) accel_node_time[j->node_count + 1]());  // + 1: set even for 0 nodes
+        if (!j->node_times) {
+            destroy_job(j);
+            return fail(ACCEL_ERR_OUT_OF_MEMORY, "emu: out of host memory for a job's node times");
+        }
+    }
     j->timing.struct_size = sizeof j->timing;
     j->timing.core = -1;
     j->timing.queued_ns = now_ns();

@@ -167,6 +167,7 @@ static accel_status load_image(accel_device* d, const void* data, uint64_t size,
         describe(m->graph.tensors[m->graph.inputs[i]], &m->input_infos[i]);
     for (size_t i = 0; i < m->graph.outputs.size(); i++)
         describe(m->graph.tensors[m->graph.outputs[i]], &m->output_infos[i]);
+    for (const Node& n : m->graph.nodes) m->node_types.push_back(node_type_name(n));
     *out = m;
     return ACCEL_OK;
 }

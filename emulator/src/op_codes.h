@@ -351,4 +351,94 @@ constexpr bool is_known(RnnDirection v) {
     return false;
 }
 
+// The name of an op or activation as profiles show it (accel_model_get_node_info's op_type).
+
+constexpr const char* type_name(Op v) {
+    switch (v) {
+        case Op::Conv: return "Conv";
+        case Op::Gemm: return "Gemm";
+        case Op::MatMul: return "MatMul";
+        case Op::Add: return "Add";
+        case Op::Sub: return "Sub";
+        case Op::Mul: return "Mul";
+        case Op::Div: return "Div";
+        case Op::Activation: return "Activation";
+        case Op::MaxPool: return "MaxPool";
+        case Op::AvgPool: return "AvgPool";
+        case Op::GlobalAvgPool: return "GlobalAvgPool";
+        case Op::Copy: return "Copy";
+        case Op::Transpose: return "Transpose";
+        case Op::Concat: return "Concat";
+        case Op::Softmax: return "Softmax";
+        case Op::ConvTranspose: return "ConvTranspose";
+        case Op::Resize: return "Resize";
+        case Op::Reduce: return "Reduce";
+        case Op::Slice: return "Slice";
+        case Op::Gather: return "Gather";
+        case Op::Pow: return "Pow";
+        case Op::Min: return "Min";
+        case Op::Max: return "Max";
+        case Op::LayerNorm: return "LayerNorm";
+        case Op::Expand: return "Expand";
+        case Op::Cast: return "Cast";
+        case Op::Quantize: return "Quantize";
+        case Op::Dequantize: return "Dequantize";
+        case Op::QConv: return "QConv";
+        case Op::QMatMul: return "QMatMul";
+        case Op::QGemm: return "QGemm";
+        case Op::QAdd: return "QAdd";
+        case Op::QMul: return "QMul";
+        case Op::QActivation: return "QActivation";
+        case Op::QAvgPool: return "QAvgPool";
+        case Op::QGlobalAvgPool: return "QGlobalAvgPool";
+        case Op::QSoftmax: return "QSoftmax";
+        case Op::DynQuant: return "DynQuant";
+        case Op::MatMulInteger: return "MatMulInteger";
+        case Op::ConvInteger: return "ConvInteger";
+        case Op::Compare: return "Compare";
+        case Op::Logic: return "Logic";
+        case Op::Where: return "Where";
+        case Op::ArgReduce: return "ArgReduce";
+        case Op::TopK: return "TopK";
+        case Op::CumSum: return "CumSum";
+        case Op::OneHot: return "OneHot";
+        case Op::Rnn: return "Rnn";
+        case Op::Pad: return "Pad";
+        case Op::GroupNorm: return "GroupNorm";
+    }
+    return "?";
+}
+
+constexpr const char* type_name(Act v) {
+    switch (v) {
+        case Act::None: return "None";
+        case Act::Relu: return "Relu";
+        case Act::Clip: return "Clip";
+        case Act::Sigmoid: return "Sigmoid";
+        case Act::HardSigmoid: return "HardSigmoid";
+        case Act::HardSwish: return "HardSwish";
+        case Act::LeakyRelu: return "LeakyRelu";
+        case Act::Tanh: return "Tanh";
+        case Act::Silu: return "Silu";
+        case Act::Gelu: return "Gelu";
+        case Act::Elu: return "Elu";
+        case Act::Softplus: return "Softplus";
+        case Act::Sqrt: return "Sqrt";
+        case Act::Exp: return "Exp";
+        case Act::Log: return "Log";
+        case Act::Neg: return "Neg";
+        case Act::Abs: return "Abs";
+        case Act::Reciprocal: return "Reciprocal";
+        case Act::Erf: return "Erf";
+        case Act::Floor: return "Floor";
+        case Act::Ceil: return "Ceil";
+        case Act::Pow: return "Pow";
+        case Act::Round: return "Round";
+        case Act::GeluTanh: return "GeluTanh";
+        case Act::Selu: return "Selu";
+        case Act::Softsign: return "Softsign";
+    }
+    return "?";
+}
+
 }  // namespace accel_emu

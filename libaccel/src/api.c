@@ -242,8 +242,20 @@ ACCEL_API accel_status accel_job_submit(accel_model* model, accel_buffer* const*
         if (opts->struct_size < callback_end || !opts->callback)
             return accel_fail(ACCEL_ERR_INVALID_ARGUMENT, "accel_job_submit: out_job is NULL and no callback is set");
     }
+    const accel_driver_table* driver = DRIVER_OF(model);
+    /* A driver that cannot time nodes runs the job without them: it never sees a flag it may refuse. */
+    accel_run_options without_profile;
+    const size_t flags_end = offsetof(accel_run_options, flags) + sizeof(uint32_t);
+    if (opts->struct_size >= flags_end && (opts->flags & ACCEL_SUBMIT_PROFILE_NODES) &&
+        !ACCEL_DRIVER_HAS(driver, job_get_node_times)) {
+        memset(&without_profile, 0, sizeof without_profile);
+        memcpy(&without_profile, opts,
+               opts->struct_size < sizeof without_profile ? opts->struct_size : sizeof without_profile);
+        without_profile.flags &= ~(uint32_t)ACCEL_SUBMIT_PROFILE_NODES;
+        opts = &without_profile;
+    }
     CALL_DRIVER("accel_job_submit",
-                DRIVER_OF(model)->job_submit(model, inputs, input_count, outputs, output_count, opts, out_job));
+                driver->job_submit(model, inputs, input_count, outputs, output_count, opts, out_job));
 }
 
 ACCEL_API accel_status accel_job_wait(accel_job* job, int64_t timeout_us) {
@@ -270,6 +282,39 @@ ACCEL_API void accel_job_retain(accel_job* job) {
 
 ACCEL_API void accel_job_release(accel_job* job) {
     if (job) DRIVER_OF(job)->job_release(job);
+}
+
+/* ---- per-node profiling (ABI 1.1; optional in drivers) ---- */
+
+#define REQUIRE_ENTRY(handle, member, fn_name)                                                                   \
+    do {                                                                                                         \
+        if (!ACCEL_DRIVER_HAS(DRIVER_OF(handle), member))                                                        \
+            return accel_fail(ACCEL_ERR_UNSUPPORTED, "%s: the '%s' driver cannot time a model's nodes", fn_name, \
+                              DRIVER_OF(handle)->scheme);                                                        \
+    } while (0)
+
+ACCEL_API accel_status accel_model_get_node_count(accel_model* model, size_t* out_count) {
+    REQUIRE(model, "accel_model_get_node_count", "model is NULL");
+    REQUIRE(out_count, "accel_model_get_node_count", "out_count is NULL");
+    REQUIRE_ENTRY(model, model_get_node_count, "accel_model_get_node_count");
+    CALL_DRIVER("accel_model_get_node_count", DRIVER_OF(model)->model_get_node_count(model, out_count));
+}
+
+ACCEL_API accel_status accel_model_get_node_info(accel_model* model, size_t index, accel_node_info* out_info) {
+    REQUIRE(model, "accel_model_get_node_info", "model is NULL");
+    REQUIRE(out_info, "accel_model_get_node_info", "out_info is NULL");
+    REQUIRE(out_info->struct_size >= sizeof(uint32_t), "accel_model_get_node_info", "out_info->struct_size is not set");
+    REQUIRE_ENTRY(model, model_get_node_info, "accel_model_get_node_info");
+    CALL_DRIVER("accel_model_get_node_info", DRIVER_OF(model)->model_get_node_info(model, index, out_info));
+}
+
+ACCEL_API accel_status accel_job_get_node_times(accel_job* job, accel_node_time* times, size_t capacity,
+                                                size_t* out_count) {
+    REQUIRE(job, "accel_job_get_node_times", "job is NULL");
+    REQUIRE(times || capacity == 0, "accel_job_get_node_times", "times is NULL and capacity is not 0");
+    REQUIRE(out_count, "accel_job_get_node_times", "out_count is NULL");
+    REQUIRE_ENTRY(job, job_get_node_times, "accel_job_get_node_times");
+    CALL_DRIVER("accel_job_get_node_times", DRIVER_OF(job)->job_get_node_times(job, times, capacity, out_count));
 }
 
 ACCEL_API accel_status accel_run(accel_model* model, accel_buffer* const* inputs, size_t input_count,

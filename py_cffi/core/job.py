@@ -5,7 +5,7 @@ from __future__ import annotations
 import atexit
 import math
 import weakref
-from typing import Any, Callable, ClassVar, Optional, Tuple
+from typing import Any, Callable, ClassVar, List, Optional, Tuple
 
 from ._lib import NOT_READY, check, error, ffi, last_message, lib, text
 from .waiting import FOREVER, wait_job
@@ -74,6 +74,18 @@ class CoreJob:
         job = self._get()
         check(lib.accel_job_get_timing(job[0], t))
         return timing_tuple(t)
+
+    def node_times(self) -> List[Tuple[int, int]]:
+        """[(started_ns, finished_ns)] per node (ACCEL_SUBMIT_PROFILE_NODES)"""
+        job = self._get()
+        count = ffi.new("size_t *")
+        check(lib.accel_job_get_node_times(job[0], ffi.NULL, 0, count))
+        n = int(count[0])
+        if not n:
+            return []
+        times = ffi.new("accel_node_time[]", n)
+        check(lib.accel_job_get_node_times(job[0], times, n, count))
+        return [(int(t.started_ns), int(t.finished_ns)) for t in times]
 
     def release(self) -> None:
         """Drops the job reference (idempotent); a job not started is cancelled."""

@@ -22,6 +22,7 @@ _HANDLE = attrgetter("_handle")
 TensorTuple = Tuple[str, Tuple[int, ...], int, int, Tuple[int, ...], int, Any]
 
 _INT32 = (-(1 << 31), (1 << 31) - 1)
+_UINT32 = (0, (1 << 32) - 1)
 _UINT64 = (0, (1 << 64) - 1)
 _INT64 = (-(1 << 63), (1 << 63) - 1)
 
@@ -126,17 +127,19 @@ class CoreModel:
 
     def submit(self, inputs: Sequence[CoreBuffer], outputs: Sequence[CoreBuffer],
                callback: Callable[[int, str, Tuple[int, int, int, int]], Any], priority: int = 0,
-               core_mask: int = 0, timeout_us: int = 0) -> CoreJob:
+               core_mask: int = 0, timeout_us: int = 0, flags: int = 0) -> CoreJob:
         """Submits with callback(status, message, timing), called once on the completion thread."""
         owner = self._get()
         if not callable(callback):
             raise TypeError("callback must be callable")
         args, _keep = _job_arguments(inputs, outputs, priority, core_mask, timeout_us)
+        if flags.__class__ is not int:
+            flags = _int_arg(flags, "flags", _UINT32)
         slot = new_owner("job")  # set by C only once the job is submitted
         completion = Completion(callback)
         try:
             completion.register()
-            status = submit(owner[0], *args, completion.handle, slot)
+            status = submit(owner[0], *args, flags, completion.handle, slot)
         except BaseException:
             # Ctrl-C anywhere from the registration on (while waiting for a slot, say). Once
             # submitted, the callback will come and needs its completion: only a job never
@@ -150,6 +153,19 @@ class CoreModel:
                 raise refused()
             raise error(status, last_message())
         return wrap_job(slot)
+
+    def nodes(self) -> List[Tuple[str, str]]:
+        """[(name, op_type)] of the nodes as the device runs them"""
+        model = self._get()[0]
+        count = ffi.new(_COUNT)
+        check(lib.accel_model_get_node_count(model, count))
+        nodes = []
+        info = ffi.new("accel_node_info *")
+        for i in range(count[0]):
+            info.struct_size = ffi.sizeof("accel_node_info")
+            check(lib.accel_model_get_node_info(model, i, info))
+            nodes.append((text(info.name), text(info.op_type)))
+        return nodes
 
     # Model.run's fast path (fast_run.py)
     set_fast_path = set_fast_path

@@ -85,10 +85,13 @@ class CoreModel:
     # on the driver's completion thread with the GIL held ("" message when status is 0); exceptions
     # it raises go to sys.unraisablehook. The core holds `callback` until it has been called.
     # Blocks (GIL released) while max_inflight jobs are in flight. After interpreter exit began,
-    # raises ClosedError.
+    # raises ClosedError. `flags` may hold ACCEL_SUBMIT_PROFILE_NODES (2): the job records its
+    # node times (CoreJob.node_times).
     def submit(self, inputs: Sequence[CoreBuffer], outputs: Sequence[CoreBuffer],
                callback: Callable[[int, str, _Timing], Any], priority: int = 0, core_mask: int = 0,
-               timeout_us: int = 0) -> CoreJob: ...
+               timeout_us: int = 0, flags: int = 0) -> CoreJob: ...
+    # [(name, op_type)] per node as the device runs them; UnsupportedError where the driver cannot.
+    def nodes(self) -> List[Tuple[str, str]]: ...
     # Model.run's fast path (CORE_API.md): set once with the public Device, its CoreDevice and one
     # (dtype, shape, layout, alloc_bytes, dense) per input and output; run_tensors then runs calls that
     # are exactly DeviceTensors matching those (returning the output arrays) and returns None, having
@@ -107,6 +110,9 @@ class CoreJob:
     # accel_job_poll: True once the job has finished.
     def done(self) -> bool: ...
     def timing(self) -> _Timing: ...
+    # [(started_ns, finished_ns)] per node of a job submitted with ACCEL_SUBMIT_PROFILE_NODES;
+    # UnsupportedError without it (or where the driver cannot), NotReadyError before it finished.
+    def node_times(self) -> List[Tuple[int, int]]: ...
     # Drops the job reference (idempotent); a job not started is cancelled (its callback sees
     # status 12). Later calls of wait/done/timing raise ClosedError.
     def release(self) -> None: ...

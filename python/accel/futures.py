@@ -76,6 +76,9 @@ class Future(concurrent.futures.Future[List[np.ndarray]]):
         self._outputs: Optional[List[np.ndarray]] = None
         self._model_name = ""
         self._device_uri = ""
+        self._profile_flags = 0  # submitted with node profiling: _model is the accel.Model
+        self._model: Any = None
+        self._pending_record: Any = None  # (timing, status): recorded by _attach, with the job's nodes
         self._pid = os.getpid()  # its job is this process's: a fork()ed child cannot see it end
 
     # -- called by Model.run_async -----------------------------------------------------------------
@@ -86,17 +89,24 @@ class Future(concurrent.futures.Future[List[np.ndarray]]):
             if not self._completed:
                 self._job = job
                 return
+            pending, self._pending_record = self._pending_record, None
+        if pending is not None:  # it completed before submit returned: its nodes are read here
+            self._record(job, *pending)
         job.release()
+
+    def _record(self, job: Any, timing: Tuple[int, int, int, int], status: int) -> None:
+        nodes = _profiling.job_nodes(self._model, job) if self._profile_flags and job is not None else ()
+        _profiling.record(self._model_name, self._device_uri, timing, status, nodes)
 
     def _complete(self, status: int, message: str, timing: Tuple[int, int, int, int]) -> None:
         """The core's completion callback: called exactly once, on the driver's completion thread (so it
         never blocks: done-callbacks go to the callback thread, see _invoke_callbacks)."""
-        claimed = self._claim()
+        claimed = self._claim((timing, status) if self._profile_flags else None)
         if claimed is None:
             return
         job, outputs = claimed
-        if _profiling._active:
-            _profiling.record(self._model_name, self._device_uri, timing, status)
+        if _profiling._active and not (self._profile_flags and job is None):  # else _attach records it
+            self._record(job, timing, status)
         if status == 0:
             self.set_result(outputs if outputs is not None else [])
         elif status == _CANCELLED:
@@ -175,14 +185,17 @@ class Future(concurrent.futures.Future[List[np.ndarray]]):
                         return
                     self._condition.wait(min(remaining, _WAIT_SLICE))
 
-    def _claim(self) -> Optional[Tuple[Any, Optional[List[np.ndarray]]]]:
+    def _claim(self, pending_record: Any = None) -> Optional[Tuple[Any, Optional[List[np.ndarray]]]]:
         """Marks the job over, once: (its CoreJob, the outputs) for whoever completes this future, or
-        None if that happened already."""
+        None if that happened already. A ``pending_record`` is kept for _attach when the CoreJob has
+        not come yet (the node times are read from it)."""
         with self._condition:
             if self._completed:
                 return None
             self._completed = True
             job, self._job = self._job, None
+            if job is None:
+                self._pending_record = pending_record
             outputs, self._outputs = self._outputs, None
         return job, outputs
 

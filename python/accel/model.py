@@ -100,6 +100,9 @@ class Model:
         self._core = core_model
         self._name = name
         self._uri = device.uri
+        # (name, op_type) per node once a profile with ops=True needed them; False: the device
+        # cannot time nodes (profiling.job_nodes).
+        self._node_meta: Any = None
         self._inputs = tuple(from_core(t) for t in core_model.inputs())
         self._outputs = tuple(from_core(t) for t in core_model.outputs())
         self._in_specs = tuple(_Spec(i, "input") for i in self._inputs)
@@ -202,7 +205,8 @@ class Model:
     def _run_profiled(self, in_bufs: List[Any], out_bufs: List[Any], priority: int, timeout_us: int) -> None:
         # While profiling, a sync run goes through submit + wait so that a job that fails (its timeout,
         # a device error) is recorded with its timing too; core.run reports timing on success only.
-        job = self._core.submit(in_bufs, out_bufs, _ignore_completion, priority, 0, timeout_us)
+        flags = _profiling.submit_flags(self)
+        job = self._core.submit(in_bufs, out_bufs, _ignore_completion, priority, 0, timeout_us, flags)
         status = -1
         try:
             job.wait()
@@ -213,7 +217,8 @@ class Model:
         finally:
             if status >= 0:
                 try:
-                    _profiling.record(self._name, self._uri, job.timing(), status)
+                    nodes = _profiling.job_nodes(self, job) if flags else ()
+                    _profiling.record(self._name, self._uri, job.timing(), status, nodes)
                 except AccelError:
                     pass
             job.release()
@@ -233,7 +238,13 @@ class Model:
         fut._outputs = results
         fut._model_name = self._name
         fut._device_uri = self._uri
-        job = self._core.submit(in_bufs, out_bufs, fut._complete, priority, 0, timeout_us)
+        if _profiling._active:
+            flags = fut._profile_flags = _profiling.submit_flags(self)
+            if flags:
+                fut._model = self
+            job = self._core.submit(in_bufs, out_bufs, fut._complete, priority, 0, timeout_us, flags)
+        else:
+            job = self._core.submit(in_bufs, out_bufs, fut._complete, priority, 0, timeout_us)
         fut._attach(job)
         return fut
 

@@ -1,24 +1,82 @@
-"""Per-job profiling: ``accel.profile()`` collects the device's own timing of every job.
+"""Per-job profiling: ``accel.profile()`` collects the device's own timing of every job, and with
+``ops=True`` the start and end of every node (layer) of each job, where the device can time them.
 
-    with accel.profile() as p:
+    with accel.profile(ops=True) as p:
         for _ in range(100):
             model.run(x)
-    print(p.summary())
+    print(p.summary())                      # per model, per op type, the slowest nodes
     p.export_chrome_trace("trace.json")     # chrome://tracing, https://ui.perfetto.dev
 
 Profiles are process wide and nest: while several are active, each job is recorded in all of them,
 whichever thread ran it. With no profile active, a run costs one truth test of a module global.
+A device that cannot time nodes (the BPU and VART drivers) runs the job as usual: the profile then
+records its job timing alone and warns once per model (``RuntimeWarning``), as a profiler should not
+stop the program it observes.
 """
 from __future__ import annotations
 
 import json
 import os
 import threading
+import warnings
+from dataclasses import dataclass
 from typing import Any, Dict, Iterator, List, NamedTuple, Tuple, Union
 
 from ._forksafe import ForkSafeLock
 
-__all__ = ["JobRecord", "Profile", "profile"]
+__all__ = ["JobRecord", "NodeRecord", "NodeStat", "OpStat", "Profile", "profile"]
+
+# accel.h's ACCEL_SUBMIT_PROFILE_NODES.
+SUBMIT_PROFILE_NODES = 2
+
+
+class NodeRecord(NamedTuple):
+    """One node's run within a job (``accel.profile(ops=True)``), on the clock of :class:`JobRecord`.
+
+    A node the compiler fused from several (Conv + BatchNormalization + Relu) is one record, named
+    after the first of them, with the op type the device ran ("Conv+Relu")."""
+
+    #: The node's name (the source model's name of its first node).
+    name: str
+    #: What ran: "Conv+Relu", "MaxPool", "Sigmoid", ...
+    op_type: str
+    #: When it started (CLOCK_MONOTONIC nanoseconds); 0 if it never ran (the job ended first).
+    start_ns: int
+    #: When it ended; 0 if it never ran.
+    end_ns: int
+
+    @property
+    def duration_ns(self) -> int:
+        """``end_ns - start_ns``; 0 if it never ran."""
+        return self.end_ns - self.start_ns if self.start_ns and self.end_ns else 0
+
+
+@dataclass(frozen=True)
+class OpStat:
+    """One op type's share of the node time (:meth:`Profile.op_stats`)."""
+
+    op_type: str
+    #: Nodes of this type run, over all recorded jobs.
+    count: int
+    total_ms: float
+    mean_ms: float
+    #: Of the time of all recorded nodes (0..1; the shares sum to 1).
+    share: float
+
+
+@dataclass(frozen=True)
+class NodeStat:
+    """One node of a model over the recorded jobs (:meth:`Profile.slowest_nodes`)."""
+
+    model: str
+    name: str
+    op_type: str
+    #: Times it ran.
+    count: int
+    total_ms: float
+    mean_ms: float
+    #: Of the time of all recorded nodes (0..1).
+    share: float
 
 
 class JobRecord(NamedTuple):
@@ -38,6 +96,8 @@ class JobRecord(NamedTuple):
     core: int
     #: The job's status code: 0 on success (see ``accel.errors``).
     status: int = 0
+    #: Its nodes in the order they ran (``accel.profile(ops=True)`` on a device that times them).
+    nodes: Tuple[NodeRecord, ...] = ()
 
     @property
     def latency_ns(self) -> int:
@@ -51,31 +111,70 @@ class JobRecord(NamedTuple):
 
 
 # The active profiles. Replaced (never mutated) under _lock, so readers need no lock: the hot path
-# of a run only tests it for truth.
+# of a run only tests it for truth. _ops: whether one of them wants node times.
 _active: Tuple[Profile, ...] = ()
+_ops = False
 _lock = ForkSafeLock()
 
 
-def record(model: str, device: str, timing: Tuple[int, int, int, int], status: int = 0) -> None:
+def record(model: str, device: str, timing: Tuple[int, int, int, int], status: int = 0,
+           nodes: Tuple[NodeRecord, ...] = ()) -> None:
     """Adds one job to every active profile. ``timing`` is a core's ``(queued_ns, started_ns,
     finished_ns, core)``. Called by Model.run/run_async only when ``_active`` is non-empty."""
     profiles = _active
     if not profiles:
         return
     q, s, f, c = timing
-    rec = JobRecord(model, device, int(q), int(s), int(f), int(c), int(status))
+    rec = JobRecord(model, device, int(q), int(s), int(f), int(c), int(status), tuple(nodes))
+    plain = rec._replace(nodes=()) if nodes else rec
     for p in profiles:
-        p._add(rec)
+        p._add(rec if p._ops else plain)
+
+
+def submit_flags(model: Any) -> int:
+    """The submit flags of a job of ``model`` (an accel.Model) while profiles are active: node
+    profiling when one wants it and the model's device has not said it cannot."""
+    return SUBMIT_PROFILE_NODES if _ops and model._node_meta is not False else 0
+
+
+def job_nodes(model: Any, job: Any) -> Tuple[NodeRecord, ...]:
+    """The node records of ``job`` (a core job of ``model``, finished, submitted with
+    :func:`submit_flags`); () where the device cannot time nodes (then warns, once per model)."""
+    from .errors import AccelError, UnsupportedError
+
+    try:
+        meta = model._node_meta
+        if meta is None:
+            meta = model._node_meta = tuple(model._core.nodes())
+        if meta is False:
+            return ()
+        times = job.node_times()
+    except UnsupportedError as e:
+        if model._node_meta is not False:
+            model._node_meta = False
+            warnings.warn(f"accel.profile(ops=True): device {model._uri!r} cannot time the nodes of model "
+                          f"{model._name!r} ({e}); only its job timing is recorded", RuntimeWarning,
+                          stacklevel=4)
+        return ()
+    except AccelError:
+        return ()  # a job that never ran, say: its job record says why
+    return tuple(NodeRecord(name, op, int(start), int(end)) for (name, op), (start, end) in zip(meta, times))
 
 
 class Profile:
     """Job timing collected while a profile was active (see :func:`profile`). Thread safe."""
 
-    def __init__(self) -> None:
+    def __init__(self, ops: bool = False) -> None:
         """An inactive profile with no records; see :func:`profile`."""
         self._records: List[JobRecord] = []
         self._records_lock = threading.Lock()
         self._running = False
+        self._ops = bool(ops)
+
+    @property
+    def ops(self) -> bool:
+        """Whether this profile records each job's nodes (``accel.profile(ops=True)``)."""
+        return self._ops
 
     def _add(self, rec: JobRecord) -> None:
         with self._records_lock:
@@ -94,20 +193,22 @@ class Profile:
 
     def start(self) -> Profile:
         """Starts recording (what entering the ``with`` block does). Returns self."""
-        global _active
+        global _active, _ops
         with _lock:
             if not self._running:
                 self._running = True
                 _active = _active + (self,)
+                _ops = any(p._ops for p in _active)
         return self
 
     def stop(self) -> None:
         """Stops recording (what leaving the ``with`` block does). Idempotent."""
-        global _active
+        global _active, _ops
         with _lock:
             if self._running:
                 self._running = False
                 _active = tuple(p for p in _active if p is not self)
+                _ops = any(p._ops for p in _active)
 
     def __enter__(self) -> Profile:
         return self.start()
@@ -150,9 +251,56 @@ class Profile:
             out[name] = row
         return out
 
+    def _node_runs(self) -> List[Tuple[str, NodeRecord]]:
+        return [(r.model, n) for r in self.records for n in r.nodes if n.duration_ns]
+
+    def op_stats(self) -> Dict[str, OpStat]:
+        """Per op type ("Conv+Relu", "MaxPool", ...), over every node of every recorded job (a
+        profile with ``ops=True``): count, total and mean milliseconds, and share of all node time;
+        the slowest type first. Empty without node records."""
+        totals: Dict[str, List[int]] = {}
+        for _, n in self._node_runs():
+            t = totals.setdefault(n.op_type, [0, 0])
+            t[0] += 1
+            t[1] += n.duration_ns
+        whole = sum(t[1] for t in totals.values()) or 1
+        rows = sorted(totals.items(), key=lambda kv: (-kv[1][1], kv[0]))
+        return {op: OpStat(op, count, ns / 1e6, ns / 1e6 / count, ns / whole) for op, (count, ns) in rows}
+
+    def slowest_nodes(self, n: int = 10) -> List[NodeStat]:
+        """The ``n`` nodes with the most time over the recorded jobs (a node of a model is one entry
+        however often it ran: its count, total and mean milliseconds, share of all node time)."""
+        totals: Dict[Tuple[str, str, str], List[int]] = {}
+        for model, node in self._node_runs():
+            t = totals.setdefault((model, node.name, node.op_type), [0, 0])
+            t[0] += 1
+            t[1] += node.duration_ns
+        whole = sum(t[1] for t in totals.values()) or 1
+        rows = sorted(totals.items(), key=lambda kv: (-kv[1][1], kv[0]))[:max(0, int(n))]
+        return [NodeStat(model, name, op, count, ns / 1e6, ns / 1e6 / count, ns / whole)
+                for (model, name, op), (count, ns) in rows]
+
+    def ops_summary(self, top: int = 10) -> str:
+        """The per-op-type table and the ``top`` slowest nodes, as :meth:`summary` ends with them;
+        "" without node records."""
+        stats = self.op_stats()
+        if not stats:
+            return ""
+        lines = ["", "per op type (all nodes of all jobs):"]
+        lines += _table(("op type", "count", "total ms", "mean ms", "share"),
+                        [(s.op_type, str(s.count), f"{s.total_ms:.3f}", f"{s.mean_ms:.4f}", f"{s.share:6.1%}")
+                         for s in stats.values()])
+        slow = self.slowest_nodes(top)
+        lines += ["", f"slowest nodes (top {len(slow)}):"]
+        lines += _table(("model", "node", "op type", "count", "mean ms", "share"),
+                        [(s.model, s.name, s.op_type, str(s.count), f"{s.mean_ms:.4f}", f"{s.share:6.1%}")
+                         for s in slow], text_columns=3)
+        return "\n".join(lines)
+
     def summary(self) -> str:
         """A text table, one row per model: job count, then mean, p50 and p99 in milliseconds of the
-        latency (submission to completion) and of the run time (on a core)."""
+        latency (submission to completion) and of the run time (on a core). With node records
+        (``ops=True``) a per-op-type table (count, total, mean, share) and the slowest nodes follow."""
         stats = self.stats()
         header = ("model", "count", "lat mean", "lat p50", "lat p99", "run mean", "run p50", "run p99")
         rows = []
@@ -175,12 +323,18 @@ class Profile:
         lines.append("(times in ms; latency = finished - queued, run = finished - started)")
         if not rows:
             lines.insert(2, "(no jobs recorded)")
-        return "\n".join(lines)
+        text = "\n".join(lines)
+        if self._ops:
+            ops = self.ops_summary()
+            text += ops if ops else "\n(no node times recorded: the device cannot time nodes)"
+        return text
 
     def chrome_trace(self) -> Dict[str, Any]:
         """The Trace Event Format document :meth:`export_chrome_trace` writes: ``"X"`` events (one per
-        job that ran; ``ts``/``dur`` in microseconds), one process per device and one thread per core,
-        named by ``"M"`` metadata events."""
+        job that ran, category ``"job"``; ``ts``/``dur`` in microseconds), one process per device and
+        one thread per core, named by ``"M"`` metadata events. Node records (``ops=True``) are
+        ``"X"`` events of category ``"node"`` on their job's track, within its span, so viewers nest
+        them under it."""
         records = self.records
         events: List[Dict[str, Any]] = []
         if not records:
@@ -203,6 +357,14 @@ class Profile:
                          "latency_us": (r.finished_ns - r.queued_ns) / 1e3,
                          "status": r.status},
             })
+            # Nodes nest under their job: same track, inside its span.
+            for n in r.nodes:
+                if n.duration_ns:
+                    events.append({
+                        "name": n.name or n.op_type, "cat": "node", "ph": "X",
+                        "ts": (n.start_ns - t0) / 1e3, "dur": n.duration_ns / 1e3,
+                        "pid": pid, "tid": tid, "args": {"op_type": n.op_type, "model": r.model},
+                    })
         meta: List[Dict[str, Any]] = []
         for device, pid in pids.items():
             meta.append({"name": "process_name", "ph": "M", "pid": pid, "tid": 0,
@@ -214,7 +376,8 @@ class Profile:
                          "args": {"name": f"core {tid}"}})
             meta.append({"name": "thread_sort_index", "ph": "M", "pid": pid, "tid": tid,
                          "args": {"sort_index": tid}})
-        events.sort(key=lambda e: (e["pid"], e["tid"], e["ts"]))
+        # A job before its first node when both start at the same microsecond (viewers nest by order).
+        events.sort(key=lambda e: (e["pid"], e["tid"], e["ts"], e["cat"] != "job"))
         return {"traceEvents": meta + events, "displayTimeUnit": "ms"}
 
     def export_chrome_trace(self, path: Union[str, os.PathLike[str]]) -> None:
@@ -228,9 +391,25 @@ class Profile:
         return f"<accel.Profile {state}, {len(self._records)} jobs>"
 
 
-def profile() -> Profile:
+def _table(header: Tuple[str, ...], rows: List[Tuple[str, ...]], text_columns: int = 1) -> List[str]:
+    """The lines of a table: the first ``text_columns`` left-aligned, the numbers right-aligned."""
+    widths = [max(len(header[i]), *(len(r[i]) for r in rows)) if rows else len(header[i])
+              for i in range(len(header))]
+
+    def fmt(cells: Tuple[str, ...]) -> str:
+        return "  ".join(c.ljust(w) if i < text_columns else c.rjust(w)
+                         for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+
+    return [fmt(header), fmt(tuple("-" * w for w in widths))] + [fmt(r) for r in rows]
+
+
+def profile(ops: bool = False) -> Profile:
     """A new :class:`Profile`; use it as a context manager (``with accel.profile() as p:``).
 
     While it is active, every job run through ``Model.run`` or ``Model.run_async`` (any thread) is
-    recorded with the device's timing: model, device, queued/started/finished times and core."""
-    return Profile()
+    recorded with the device's timing: model, device, queued/started/finished times and core.
+    With ``ops=True`` each job also records when each of its nodes started and ended
+    (:class:`NodeRecord`; :meth:`Profile.op_stats`, :meth:`Profile.slowest_nodes`), where the device
+    can time them; where it cannot, the job timing alone is recorded and a ``RuntimeWarning`` says
+    so once per model. Jobs run without ``ops`` pay nothing for it."""
+    return Profile(ops)

@@ -54,7 +54,9 @@ typedef void (*accel_runcore_completion_hook)(void* user_data, accel_status stat
 /* Sets the hook, once, at module import (before any submission). */
 void accel_runcore_set_completion_hook(accel_runcore_completion_hook hook);
 
-/* Submits a job whose completion calls the hook with `user_data`. Counted as in flight, and as a
+/* Submits a job whose completion calls the hook with `user_data`; `flags` may hold
+ * ACCEL_SUBMIT_PROFILE_NODES (the job then records its node times, accel_job_get_node_times; other bits
+ * are ignored: the core chooses ACCEL_SUBMIT_NO_WAIT itself). Counted as in flight, and as a
  * callback pending, until the hook has returned (or, when this fails, not at all: the caller then
  * drops user_data itself). On the main thread a job that finds no free in-flight slot is retried
  * (ACCEL_SUBMIT_NO_WAIT, sleeps of 20 us growing to 1 ms) for at most one slice, then SLICE_OVER is
@@ -62,7 +64,8 @@ void accel_runcore_set_completion_hook(accel_runcore_completion_hook hook);
  * drain refuses jobs. The caller holds the model and the buffers during the call. */
 accel_status accel_runcore_submit(accel_model* model, accel_buffer* const* inputs, size_t input_count,
                                   accel_buffer* const* outputs, size_t output_count, int32_t priority,
-                                  uint64_t core_mask, int64_t timeout_us, void* user_data, accel_job** out_job);
+                                  uint64_t core_mask, int64_t timeout_us, uint32_t flags, void* user_data,
+                                  accel_job** out_job);
 
 /* ---- synchronous runs ----------------------------------------------------------------------------- */
 

@@ -30,12 +30,14 @@ static void trampoline(accel_job* job, accel_status status, void* user_data) {
 
 accel_status accel_runcore_submit(accel_model* model, accel_buffer* const* inputs, size_t input_count,
                                   accel_buffer* const* outputs, size_t output_count, int32_t priority,
-                                  uint64_t core_mask, int64_t timeout_us, void* user_data, accel_job** out_job) {
+                                  uint64_t core_mask, int64_t timeout_us, uint32_t flags, void* user_data,
+                                  accel_job** out_job) {
     if (runcore_begin_job() != ACCEL_OK) return ACCEL_RUNCORE_REFUSED;
     runcore_callback_begin();
     const int main_thread = accel_runcore_on_main_thread();
     accel_run_options options;
     runcore_fill_options(&options, priority, core_mask, timeout_us, main_thread);
+    options.flags |= flags & (uint32_t)ACCEL_SUBMIT_PROFILE_NODES;
     options.callback = trampoline;
     options.user_data = user_data;
     accel_status status = runcore_submit_until(model, inputs, input_count, outputs, output_count, &options, out_job,

@@ -95,7 +95,7 @@ int main(int argc, char** argv) {
     /* a submitted job: the hook once with its result; counted as pending until the hook returned;
      * its wait keeps the deadline (a short one passes first, FOREVER comes back every slice) */
     accel_job* job = NULL;
-    s = accel_runcore_submit(ms, sin, 1, sout, 1, 0, 0, 0, &hook_calls, &job);
+    s = accel_runcore_submit(ms, sin, 1, sout, 1, 0, 0, 0, 0, &hook_calls, &job);
     REQUIRE_OK(s);
     EXPECT(accel_runcore_callbacks_pending() == 1, "callbacks pending: %lld",
            (long long)accel_runcore_callbacks_pending());
@@ -115,6 +115,19 @@ int main(int argc, char** argv) {
     EXPECT(atomic_load(&hook_finished_ns) != 0, "the hook's timing has no finish time");
     EXPECT(accel_runcore_callbacks_pending() == 0, "callbacks pending after the hook: %lld",
            (long long)accel_runcore_callbacks_pending());
+    /* the submit flag reaches the job: it records its node times */
+    job = NULL;
+    REQUIRE_OK(accel_runcore_submit(mt, tin, 1, tout, 1, 0, 0, 0, ACCEL_SUBMIT_PROFILE_NODES, &hook_calls, &job));
+    s = accel_runcore_wait(job, ACCEL_RUNCORE_FOREVER);
+    while (s == ACCEL_RUNCORE_SLICE_OVER) s = accel_runcore_wait(job, ACCEL_RUNCORE_FOREVER);
+    EXPECT_OK(s);
+    size_t nodes = 0;
+    accel_node_time node_time;
+    EXPECT_OK(accel_job_get_node_times(job, &node_time, 1, &nodes));
+    EXPECT(nodes == 1 && node_time.started_ns && node_time.started_ns <= node_time.finished_ns,
+           "the tiny model's node times: %zu nodes", nodes);
+    accel_job_release(job);
+    EXPECT(accel_runcore_wait_idle(5000000), "a profiled job still in flight 5 s after it ended");
     EXPECT(accel_runcore_deadline(0) <= accel_runcore_deadline(1e-6), "deadlines go backwards");
     EXPECT(accel_runcore_deadline(1e9) == ACCEL_RUNCORE_FOREVER, "1e9 s is not forever");
 
@@ -122,7 +135,7 @@ int main(int argc, char** argv) {
     accel_runcore_refuse_jobs();
     EXPECT_STATUS(accel_runcore_run(mt, tin, 1, tout, 1, 0, 0, 0, NULL, NULL, 5), ACCEL_RUNCORE_REFUSED);
     job = NULL;
-    EXPECT_STATUS(accel_runcore_submit(mt, tin, 1, tout, 1, 0, 0, 0, &hook_calls, &job), ACCEL_RUNCORE_REFUSED);
+    EXPECT_STATUS(accel_runcore_submit(mt, tin, 1, tout, 1, 0, 0, 0, 0, &hook_calls, &job), ACCEL_RUNCORE_REFUSED);
     EXPECT(job == NULL, "a refused submission set its job");
     EXPECT(accel_runcore_wait_idle(1000000), "jobs in flight after refusing");
     EXPECT(accel_runcore_door_open(), "the door closed before the drain closed it");

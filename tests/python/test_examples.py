@@ -107,6 +107,20 @@ def test_profile_trace(tmp_path):
     assert "wrote trace.json: 16 jobs on cores" in out
 
 
+
+def test_profile_trace_ops(tmp_path):
+    out = run_example("profile_trace.py", "--runs", 2, "--ops", cwd=tmp_path)
+    assert "per op type" in out and "slowest nodes" in out and "Conv+Relu" in out, out
+    events = json.loads((tmp_path / "trace.json").read_text())["traceEvents"]
+    jobs = [e for e in events if e["ph"] == "X" and e["cat"] == "job"]
+    nodes = [e for e in events if e["ph"] == "X" and e["cat"] == "node"]
+    assert len(jobs) == 8 and nodes
+    # each node slice lies inside a job slice of its track (viewers nest it there)
+    for n in nodes:
+        inside = [j for j in jobs if j["tid"] == n["tid"] and j["ts"] - 1e-3 <= n["ts"]
+                  and n["ts"] + n["dur"] <= j["ts"] + j["dur"] + 1e-3]
+        assert len(inside) == 1, n
+
 def test_c_example_builds_against_the_package_and_runs(tmp_path):
     exe = tmp_path / "hello_accel"
     c_programs.build(EXAMPLES / "hello_accel.c", exe, "-std=c99")

@@ -340,7 +340,11 @@ ACCEL_API accel_status accel_model_output_info(accel_model* model, size_t index,
 typedef void (*accel_job_callback)(accel_job* job, accel_status status, void* user_data);
 
 enum accel_submit_flags {
-    ACCEL_SUBMIT_NO_WAIT = 1 /* return ACCEL_ERR_BUSY instead of blocking when max_inflight is reached */
+    ACCEL_SUBMIT_NO_WAIT = 1, /* return ACCEL_ERR_BUSY instead of blocking when max_inflight is reached */
+    /* ABI 1.1: record when each node of the model starts and ends (accel_job_get_node_times). A driver
+     * that cannot time nodes runs the job as if the flag were not set (its node times are then
+     * ACCEL_ERR_UNSUPPORTED). Without the flag a job pays nothing for the feature. */
+    ACCEL_SUBMIT_PROFILE_NODES = 2
 };
 
 typedef struct accel_run_options {
@@ -406,6 +410,47 @@ ACCEL_API void accel_job_release(accel_job* job);
 /* Synchronous inference: submit, wait forever, release. Returns the job's result. */
 ACCEL_API accel_status accel_run(accel_model* model, accel_buffer* const* inputs, size_t input_count,
                                  accel_buffer* const* outputs, size_t output_count, const accel_run_options* options);
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Per-node profiling (ABI 1.1)                                                                      */
+/* ------------------------------------------------------------------------------------------------ */
+
+/* A node of a model as the device runs it. Where a compiler fused several source nodes into one (the
+ * emulator's Conv+bias+activation, say), that one node is listed: `name` is the source name of the
+ * first node it was made of, `op_type` names what runs ("Conv+Relu"). */
+typedef struct accel_node_info {
+    uint32_t struct_size;     /* set by the caller: sizeof(accel_node_info) */
+    uint32_t reserved;
+    const char* name;         /* UTF-8, never NULL (may be "" for an unnamed node) */
+    const char* op_type;      /* UTF-8, never NULL, e.g. "Conv+Relu", "MaxPool", "Sigmoid" */
+} accel_node_info;
+
+/* One node's run within a job: nanoseconds on the clock of accel_job_timing (CLOCK_MONOTONIC). A node
+ * that did not run (the job timed out, failed or was cancelled first) reads 0 for both. The layout is
+ * fixed: it will not grow. */
+typedef struct accel_node_time {
+    uint64_t started_ns;
+    uint64_t finished_ns;
+} accel_node_time;
+
+/* The number of nodes the device runs for the model, in the order it runs them. ACCEL_ERR_UNSUPPORTED
+ * where the driver cannot list them (drivers built for ABI 1.0, and drivers that cannot time nodes).
+ * Thread safe. */
+ACCEL_API accel_status accel_model_get_node_count(accel_model* model, size_t* out_count);
+
+/* Fills *out_info (up to out_info->struct_size bytes) for node `index` (0 <= index < count; else
+ * ACCEL_ERR_INVALID_ARGUMENT). The strings are owned by the model and valid while it lives.
+ * ACCEL_ERR_UNSUPPORTED as for accel_model_get_node_count. Thread safe. */
+ACCEL_API accel_status accel_model_get_node_info(accel_model* model, size_t index, accel_node_info* out_info);
+
+/* The node times of a job submitted with ACCEL_SUBMIT_PROFILE_NODES: entry i is node i of
+ * accel_model_get_node_info. *out_count is set to the node count; the first min(capacity, count)
+ * entries of `times` (caller owned; may be NULL when capacity is 0) are written, so capacity 0 asks
+ * for the count alone. ACCEL_ERR_UNSUPPORTED if the job was submitted without the flag or its driver
+ * cannot time nodes; ACCEL_ERR_NOT_READY until the job has finished (callable inside its completion
+ * callback). Callable while the handle is valid; thread safe. */
+ACCEL_API accel_status accel_job_get_node_times(accel_job* job, accel_node_time* times, size_t capacity,
+                                                size_t* out_count);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -84,12 +84,23 @@ typedef struct accel_driver_table {
     accel_status (*job_get_timing)(accel_job* job, accel_job_timing* out_timing);
     void (*job_retain)(accel_job* job);
     void (*job_release)(accel_job* job);
+
+    /* ABI 1.1, optional: per-node profiling. NULL (or beyond a 1.0 driver's struct_size) where the
+     * driver cannot time nodes: the loader then answers ACCEL_ERR_UNSUPPORTED for them and submits
+     * jobs with ACCEL_SUBMIT_PROFILE_NODES cleared, so such a driver never sees the flag. */
+    accel_status (*model_get_node_count)(accel_model* model, size_t* out_count);
+    accel_status (*model_get_node_info)(accel_model* model, size_t index, accel_node_info* out_info);
+    accel_status (*job_get_node_times)(accel_job* job, accel_node_time* times, size_t capacity, size_t* out_count);
 } accel_driver_table;
 
 /* The table grows only by appending members (a minor version). A loader accepts any table of its
  * major version at least this large, the size of version 1.0's table, and treats members beyond a
  * driver's struct_size as absent: a driver built for an older minor keeps loading. */
 #define ACCEL_DRIVER_TABLE_SIZE_1_0 (offsetof(accel_driver_table, job_release) + sizeof(void (*)(void)))
+
+/* Whether `table` has the optional member `member` (set, and within the driver's struct_size). */
+#define ACCEL_DRIVER_HAS(table, member) \
+    ((table)->struct_size >= offsetof(accel_driver_table, member) + sizeof((table)->member) && (table)->member != NULL)
 
 #define ACCEL_DRIVER_ENTRY_SYMBOL "accel_driver_entry"
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import dataclasses
 import json
 import sys
 import time
@@ -15,6 +16,7 @@ from .common import (add_device_option, add_input_shape_option, describe_tensors
                      load_model, reports_failures, writable_path)
 
 DEFAULT_SECONDS = 2.0
+DEFAULT_TOP = 10
 
 
 def register(subparsers: Any) -> argparse.ArgumentParser:
@@ -32,6 +34,11 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     limit.add_argument("--seconds", type=float, metavar="S", help="how long each phase runs")
     limit.add_argument("--runs", type=int, metavar="N", help="how many runs each phase makes")
     p.add_argument("--trace", metavar="TRACE.json", help="write a Chrome trace of every job (accel.profile)")
+    p.add_argument("--ops", action="store_true",
+                   help="time every node (layer) of every job and print the per-op-type table and the slowest "
+                        "nodes after the figures (accel.profile(ops=True); the trace then nests them in each job)")
+    p.add_argument("--top", type=int, default=None, metavar="N",
+                   help=f"with --ops: how many of the slowest nodes to print (default {DEFAULT_TOP})")
     p.add_argument("--progress", action="store_true", help="show the progress bar even if stderr is not a TTY")
     p.add_argument("--json", action="store_true", help="print the results as one JSON object")
     add_input_shape_option(p)
@@ -46,6 +53,10 @@ def usage_problem(args: argparse.Namespace) -> Optional[str]:
         return f"--seconds must be > 0, got {args.seconds:g}"
     if args.runs is not None and args.runs < 1:
         return f"--runs must be >= 1, got {args.runs}"
+    if args.top is not None and not args.ops:
+        return "--top is a count of layers to print: it needs --ops"
+    if args.top is not None and args.top < 1:
+        return f"--top must be >= 1, got {args.top}"
     return None
 
 
@@ -155,7 +166,7 @@ def command(args: argparse.Namespace) -> int:
     seconds = args.seconds if args.seconds is not None or args.runs is not None else DEFAULT_SECONDS
     progress = Progress(sys.stderr, args.progress or sys.stderr.isatty())
 
-    with accel.open(args.device) as dev, accel.profile() as prof:
+    with accel.open(args.device) as dev, accel.profile(ops=args.ops) as prof:
         model = load_model(dev, path, input_shapes(args.input_shape))
         rng = np.random.default_rng(0)
         x = [random_input(i, rng) for i in model.inputs]
@@ -169,6 +180,10 @@ def command(args: argparse.Namespace) -> int:
     result = {"model": str(path), "device": args.device, "inputs": describe_tensors(model.inputs),
               "latency_runs": len(latencies), "latency_p50_ms": p50, "latency_p99_ms": p99,
               "jobs": jobs, "throughput_runs": runs, "throughput_per_s": runs / elapsed}
+    top = args.top or DEFAULT_TOP
+    if args.ops:
+        result["ops"] = [dataclasses.asdict(s) for s in prof.op_stats().values()]
+        result["slowest_nodes"] = [dataclasses.asdict(s) for s in prof.slowest_nodes(top)]
     if trace_path is not None:
         prof.export_chrome_trace(trace_path)
         result["trace"] = str(trace_path)
@@ -178,6 +193,9 @@ def command(args: argparse.Namespace) -> int:
     print(f"{path.name} on {args.device}: inputs {result['inputs']}")
     print(f"latency: p50 {p50:.3f} ms, p99 {p99:.3f} ms ({len(latencies)} runs, one at a time)")
     print(f"throughput: {result['throughput_per_s']:.1f} runs/s ({runs} runs, {jobs} jobs in flight)")
+    if args.ops:
+        table = prof.ops_summary(top)
+        print(table if table else f"\nper-layer times: {args.device} cannot time a model's nodes")
     if trace_path is not None:
         print(f"trace written to {trace_path} ({len(prof)} jobs)")
     return 0

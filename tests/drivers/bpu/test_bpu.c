@@ -399,6 +399,22 @@ static void test_run(void) {
     REQUIRE_OK(accel_run(m, x.in, x.n_in, x.out, x.n_out, NULL));
     EXPECT(compare_output(m, "dense", 0, host(x.out[0])), "dense loaded from memory");
 
+    /* Per-node profiling (ABI 1.1): libdnn/hbUCP time a whole model run, never its layers, so the
+     * driver leaves node times out: a job asking for them runs as usual and its node times (and the
+     * model's node list) are UNSUPPORTED. */
+    accel_run_options profiled = options();
+    profiled.flags = ACCEL_SUBMIT_PROFILE_NODES;
+    accel_job* job = submit(m, &x, &profiled);
+    REQUIRE_OK(accel_job_wait(job, -1));
+    EXPECT(compare_output(m, "dense", 0, host(x.out[0])), "dense submitted with ACCEL_SUBMIT_PROFILE_NODES");
+    size_t nodes = 0;
+    EXPECT_STATUS(accel_job_get_node_times(job, NULL, 0, &nodes), ACCEL_ERR_UNSUPPORTED);
+    EXPECT(strstr(accel_last_error_message(), "cannot time"), "message: %s", accel_last_error_message());
+    accel_job_release(job);
+    EXPECT_STATUS(accel_model_get_node_count(m, &nodes), ACCEL_ERR_UNSUPPORTED);
+    accel_node_info node = {sizeof node, 0, NULL, NULL};
+    EXPECT_STATUS(accel_model_get_node_info(m, 0, &node), ACCEL_ERR_UNSUPPORTED);
+
     /* The memory really is cached (the stand-in keeps a device copy): what the host writes after a
      * CLEAN is lost to an INVALIDATE, as on a board. The driver's own flushes hide this from users. */
     float* p = host(x.in[0]);

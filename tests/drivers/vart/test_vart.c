@@ -183,6 +183,23 @@ static void test_runs(void) {
         OK(accel_run(m, &lent.in, 1, &plain.out, 1, NULL));
         close_enough((const int8_t*)host(plain.out), g_y, 256);
     }
+    /* Per-node profiling (ABI 1.1): VART runs a DPU subgraph as one call and times no layer, so the
+     * driver leaves node times out: a job asking for them runs as usual, its node times UNSUPPORTED. */
+    {
+        accel_run_options o;
+        accel_job* job = NULL;
+        size_t nodes = 0;
+        memset(&o, 0, sizeof o);
+        o.struct_size = sizeof o;
+        o.flags = ACCEL_SUBMIT_PROFILE_NODES;
+        conv_fill(&lent);
+        OK(accel_job_submit(m, &lent.in, 1, &lent.out, 1, &o, &job));
+        OK(accel_job_wait(job, -1));
+        conv_check(&lent);
+        FAILS(accel_job_get_node_times(job, NULL, 0, &nodes), ACCEL_ERR_UNSUPPORTED, "cannot time");
+        accel_job_release(job);
+        FAILS(accel_model_get_node_count(m, &nodes), ACCEL_ERR_UNSUPPORTED, "'vart' driver cannot time");
+    }
     /* The model goes first; the lent buffers keep their runner (and its graph) alive. */
     accel_model_release(m);
     conv_fill(&lent);
