@@ -8,30 +8,12 @@
  */
 #include <accel/accel.h>
 
+#include "bench_util.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-static double now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
-
-static int cmp(const void* a, const void* b) {
-    double x = *(const double*)a, y = *(const double*)b;
-    return (x > y) - (x < y);
-}
-
-#define CHECK(call)                                                                                    \
-    do {                                                                                               \
-        accel_status s_ = (call);                                                                      \
-        if (s_ != ACCEL_OK) {                                                                          \
-            fprintf(stderr, "%s: %s: %s\n", #call, accel_status_name(s_), accel_last_error_message()); \
-            exit(1);                                                                                   \
-        }                                                                                              \
-    } while (0)
 
 enum { ALLOC_ROUNDS = 200000, LIVE = 1000 };
 
@@ -118,7 +100,7 @@ int main(int argc, char** argv) {
         CHECK(accel_run(model, in, n_in, out, n_out, NULL));
         times[r] = now_ns() - t0;
     }
-    qsort(times, RUNS, sizeof times[0], cmp);
+    qsort(times, RUNS, sizeof times[0], cmp_double);
     printf("%-44s %12.3f %12s %8s\n", "sync inference, median (ms)", times[RUNS / 2] / 1e6, "-", "-");
     printf("%-44s %12.3f %12s %8s\n", "sync inference, p99 (ms)", times[RUNS * 99 / 100] / 1e6, "-", "-");
     accel_memory_stats st = {0};

@@ -12,30 +12,12 @@
  */
 #include <accel/accel.h>
 
+#include "bench_util.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-static double now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
-
-static int cmp(const void* a, const void* b) {
-    double x = *(const double*)a, y = *(const double*)b;
-    return (x > y) - (x < y);
-}
-
-#define CHECK(call)                                                                                    \
-    do {                                                                                               \
-        accel_status s_ = (call);                                                                      \
-        if (s_ != ACCEL_OK) {                                                                          \
-            fprintf(stderr, "%s: %s: %s\n", #call, accel_status_name(s_), accel_last_error_message()); \
-            exit(1);                                                                                   \
-        }                                                                                              \
-    } while (0)
 
 enum { ROUNDS = 40, PER_ROUND = 250 };
 
@@ -111,8 +93,8 @@ int main(int argc, char** argv) {
         off[r] = round_ns(&x, 0, times, nodes);
         on[r] = plain_only ? 0 : round_ns(&x, 1, times, nodes);
     }
-    qsort(off, ROUNDS, sizeof off[0], cmp);
-    qsort(on, ROUNDS, sizeof on[0], cmp);
+    qsort(off, ROUNDS, sizeof off[0], cmp_double);
+    qsort(on, ROUNDS, sizeof on[0], cmp_double);
     printf("%s on %s: %zu nodes\n", argv[1], uri, nodes);
     printf("sync run, profiling off: %.0f ns (median of %d rounds of %d runs)\n", off[ROUNDS / 2], ROUNDS, PER_ROUND);
     if (!plain_only)

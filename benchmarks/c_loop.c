@@ -26,23 +26,14 @@
 
 #include <accel/accel.h>
 
+#include "bench_util.h"
+
 #include <math.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-static void die(const char* what) {
-    fprintf(stderr, "c_loop: %s: %s (%s)\n", what, accel_last_error_message(),
-            accel_status_name(accel_last_error_status()));
-    exit(1);
-}
-
-#define CHECK(call)                         \
-    do {                                    \
-        if ((call) != ACCEL_OK) die(#call); \
-    } while (0)
 
 enum { MAX_INFLIGHT = 64 };
 
@@ -64,12 +55,6 @@ struct ctx {
     atomic_long completed;
     void* volatile sink; /* where the view row leaves its pointer, so it is not optimized away */
 };
-
-static double now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
 
 static uint64_t tensor_bytes(accel_model* m, int output) {
     accel_tensor_info t;
