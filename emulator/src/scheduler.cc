@@ -11,10 +11,10 @@ namespace accel_emu {
 
 namespace {
 // The scheduler whose completion thread this is (callbacks run there), if any.
-thread_local const Scheduler* tl_completion_thread_of = nullptr;
+ACCEL_DRIVER_TLS const Scheduler* tl_completion_thread_of = nullptr;
 }  // namespace
 
-thread_local const accel_job* tl_job_in_callback = nullptr;
+ACCEL_DRIVER_TLS const accel_job* tl_job_in_callback = nullptr;
 
 std::shared_ptr<Scheduler> Scheduler::start(uint32_t cores, uint32_t max_inflight, uint32_t spin_us) {
     std::shared_ptr<Scheduler> s(new Scheduler(max_inflight, spin_us));

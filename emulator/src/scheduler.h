@@ -15,11 +15,12 @@
 #include <vector>
 
 #include "accel/accel.h"
+#include "driver_kit/driver_tls.h"
 
 namespace accel_emu {
 
 // The job whose completion callback the calling thread is running, if any.
-extern thread_local const accel_job* tl_job_in_callback;
+extern ACCEL_DRIVER_TLS const accel_job* tl_job_in_callback;
 
 class Scheduler : public std::enable_shared_from_this<Scheduler> {
 public:

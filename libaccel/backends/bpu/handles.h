@@ -11,6 +11,7 @@
 
 #include "accel/driver.h"
 #include "driver_kit/clock.h"
+#include "driver_kit/driver_tls.h"
 #include "driver_kit/handle.h"
 #include "entry_points.h"
 #include "runtime.h"
@@ -107,6 +108,6 @@ void finish_job(accel_job* job);
 using accel_kit::now_ns;
 
 // The job whose callback runs on this thread (nullptr outside callbacks).
-extern thread_local accel_job* tl_job_in_callback;
+extern ACCEL_DRIVER_TLS accel_job* tl_job_in_callback;
 
 }  // namespace accel_bpu

@@ -10,13 +10,14 @@
 
 #include "completer.h"
 #include "driver_kit/buffer_checks.h"
+#include "driver_kit/driver_tls.h"
 #include "entry_points.h"
 #include "handles.h"
 #include "status.h"
 
 namespace accel_bpu {
 
-thread_local accel_job* tl_job_in_callback = nullptr;
+ACCEL_DRIVER_TLS accel_job* tl_job_in_callback = nullptr;
 
 namespace {
 

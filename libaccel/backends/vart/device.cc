@@ -6,6 +6,7 @@
 #include <map>
 
 #include "driver_kit/abi_copy.h"
+#include "driver_kit/driver_tls.h"
 #include "driver_kit/options.h"
 #include "entry_points.h"
 #include "handles.h"
@@ -23,8 +24,8 @@ struct Completion {
 
 namespace {
 
-thread_local bool t_on_completion_thread = false;
-thread_local Job* t_job_in_callback = nullptr;
+ACCEL_DRIVER_TLS bool t_on_completion_thread = false;
+ACCEL_DRIVER_TLS Job* t_job_in_callback = nullptr;
 
 // The end of a job, on the completion thread: its callback, then its references go, then waiters wake.
 void end_job(accel_device* d, Job* job) {
