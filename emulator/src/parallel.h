@@ -24,6 +24,22 @@ namespace accel_emu {
 
 class HelperPool;
 
+// How many parts a loop over `units` independent units (rows, channels, tiles), costing about `work` in
+// all, is split into: at most one per unit and kMaxParts, and each about min_work or more (1 when the
+// whole is smaller: tiny tensors are not split, so tiny models do not pay for the pool). Shapes only.
+constexpr int64_t kMaxParts = 64;
+inline int64_t split_parts(int64_t units, int64_t work, int64_t min_work) {
+    int64_t n = min_work > 0 ? work / min_work : units;
+    if (n > kMaxParts) n = kMaxParts;
+    if (n > units) n = units;
+    return n < 1 ? 1 : n;
+}
+// Part p of `parts` over [0, units): [*begin, *end), the parts as equal as can be.
+inline void part_range(int64_t units, int64_t parts, int64_t p, int64_t* begin, int64_t* end) {
+    *begin = units * p / parts;
+    *end = units * (p + 1) / parts;
+}
+
 // The parallel-for of one core (or the serial one: one worker, no helpers).
 class Par {
 public:
@@ -40,6 +56,15 @@ public:
         }
         run(tasks, [](void* c, int64_t t, int w) { (*static_cast<std::remove_reference_t<F>*>(c))(t, w); }, &f);
     }
+    // Splits [0, units) into `parts` ranges (part_range) and calls f(begin, end, worker) for each, as for_each.
+    template <class F>
+    void for_ranges(int64_t units, int64_t parts, F&& f) const {
+        for_each(parts, [&](int64_t part, int worker) {
+            int64_t begin, end;
+            part_range(units, parts, part, &begin, &end);
+            f(begin, end, worker);
+        });
+    }
     // One worker: for kernels run outside a job, and for threads=1.
     static const Par& serial();
 
@@ -51,22 +76,6 @@ private:
     int core_ = 0;
     int workers_ = 1;
 };
-
-// How many parts a loop over `units` independent units (rows, channels, tiles), costing about `work` in
-// all, is split into: at most one per unit and kMaxParts, and each about min_work or more (1 when the
-// whole is smaller: tiny tensors are not split, so tiny models do not pay for the pool). Shapes only.
-constexpr int64_t kMaxParts = 64;
-inline int64_t split_parts(int64_t units, int64_t work, int64_t min_work) {
-    int64_t n = min_work > 0 ? work / min_work : units;
-    if (n > kMaxParts) n = kMaxParts;
-    if (n > units) n = units;
-    return n < 1 ? 1 : n;
-}
-// Part p of `parts` over [0, units): [*begin, *end), the parts as equal as can be.
-inline void part_range(int64_t units, int64_t parts, int64_t p, int64_t* begin, int64_t* end) {
-    *begin = units * p / parts;
-    *end = units * (p + 1) / parts;
-}
 
 // Work sizes (in multiply-adds or element operations) below which a part is not worth a hand-off to a
 // helper (a few microseconds of work each).

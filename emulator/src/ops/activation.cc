@@ -29,9 +29,7 @@ void run_act(const KernelArgs& a) {
     const int64_t parts = split_parts(chunks, numel, kMinElemsPerPart);
     const float* x = kern::in_f(a, 0);
     float* y = kern::out_f(a, 0);
-    a.par->for_each(parts, [&](int64_t part, int) {
-        int64_t c0, c1;
-        part_range(chunks, parts, part, &c0, &c1);
+    a.par->for_ranges(chunks, parts, [&](int64_t c0, int64_t c1, int) {
         const int64_t e0 = c0 * kChunk, e1 = std::min(numel, c1 * kChunk);
         activation_map(n.act, n.act_alpha, n.act_beta, x + e0, y + e0, static_cast<size_t>(e1 - e0));
     });

@@ -117,9 +117,7 @@ void run(const KernelArgs& a) {
     if (how == Path::Depthwise) {
         const bool avx512 = depthwise_avx512_applies(a.graph->float_isa, q);
         const int64_t parts = split_parts(q.N * q.C, q.N * q.C * q.P * q.kh * q.kw, kMinMacsPerPart);
-        par.for_each(parts, [&](int64_t part, int worker) {
-            int64_t u0, u1;
-            part_range(q.N * q.C, parts, part, &u0, &u1);
+        par.for_ranges(q.N * q.C, parts, [&](int64_t u0, int64_t u1, int worker) {
             while (u0 < u1) {  // a run of channels within one image
                 const int64_t i = u0 / q.C, b0 = u0 % q.C, b1 = std::min(q.C, b0 + (u1 - u0));
                 if (avx512) {

@@ -109,9 +109,7 @@ template <class F>
 void for_planes(const KernelArgs& a, const PoolGeom& q, F f) {
     const int64_t planes = q.N * q.C;
     const int64_t parts = split_parts(planes, planes * q.OH * q.OW * q.kh * q.kw, kMinElemsPerPart);
-    a.par->for_each(parts, [&](int64_t part, int) {
-        int64_t p0, p1;
-        part_range(planes, parts, part, &p0, &p1);
+    a.par->for_ranges(planes, parts, [&](int64_t p0, int64_t p1, int) {
         for (int64_t p = p0; p < p1; ++p) f(p);
     });
 }
@@ -181,9 +179,7 @@ void run_global(const KernelArgs& a) {
     const int64_t planes = xd.dims[0] * xd.dims[1];
     const int64_t n = xd.numel / planes;
     const int64_t parts = split_parts(planes, xd.numel, kMinElemsPerPart);
-    a.par->for_each(parts, [&](int64_t part, int) {
-        int64_t p0, p1;
-        part_range(planes, parts, part, &p0, &p1);
+    a.par->for_ranges(planes, parts, [&](int64_t p0, int64_t p1, int) {
         global_avg_pool(kern::in_f(a, 0) + p0 * n, kern::out_f(a, 0) + p0, p1 - p0, n);
     });
 }
