@@ -1,8 +1,10 @@
 // avx512_lanes.h - 16-lane masks for the AVX-512 float kernels' row edges (include only inside
-// `#if defined(__x86_64__) && defined(__GNUC__)`, after x86_intrinsics.h).
+// `#if defined(__x86_64__) && defined(__GNUC__)`).
 #pragma once
 
 #include <cstdint>
+
+#include "math/x86_intrinsics.h"
 
 namespace accel_emu {
 namespace lanes16 {

@@ -17,9 +17,8 @@
 #include "math/stride_phases.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
-#include "math/x86_intrinsics.h"
-// x86_intrinsics.h first: the lane masks use its types.
 #include "math/avx512_lanes.h"
+#include "math/x86_intrinsics.h"
 #define ACCEL_CONV_GEMM 1
 #endif
 
