@@ -134,12 +134,20 @@ def test_conv_geometries_on_every_path(monkeypatch, geom):
     x = rng.standard_normal((1, geom[0], geom[3], geom[4])).astype(np.float32)
     want = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
     accm = compiler.compile_model(proto)
+    bound = 1e-5 * np.sqrt(geom[0] // geom[2])
+    portable = None
     for fpath in available(monkeypatch):
         monkeypatch.setenv("ACCEL_EMU_ISA", CAPS[fpath])
         with accel.open("emu:cores=1") as d:
             got = np.asarray(d.load(accm).run(x)[0])
         assert got.shape == want.shape
-        err = np.abs(got - want)
-        bad = int(np.count_nonzero(err > 1e-5 * (1 + np.abs(want)) * np.sqrt(geom[0] // geom[2])))
-        print(f"{fpath}: {bad} of {want.size} differ beyond the bound; max abs error {float(err.max()):.3g}")
-        assert bad == 0, f"conv {conv_id(geom)} on the {fpath} path: {bad} of {want.size} elements differ"
+        # Against onnxruntime, and against the portable path (the first): an ISA's kernel sums in its own
+        # order, so the paths agree to rounding, not bit for bit.
+        portable = got if portable is None else portable
+        for name, ref in (("onnxruntime", want), ("the portable path", portable)):
+            err = np.abs(got - ref)
+            bad = int(np.count_nonzero(err > bound * (1 + np.abs(ref))))
+            same = int(np.count_nonzero(got == ref))
+            print(f"{fpath} against {name}: {same} of {ref.size} identical, {bad} beyond the bound; "
+                  f"max abs difference {float(err.max()):.3g}")
+            assert bad == 0, f"conv {conv_id(geom)} on {fpath}: {bad} of {ref.size} elements differ from {name}"

@@ -4,7 +4,9 @@
 // phase plane at stride 1. Then the output is computed over the flattened rows of width Wq: one vector
 // holds 16 consecutive positions across row ends, so small planes (7x7, 14x14) fill their vectors as
 // large ones do, and no tap needs a bounds check. The Wq - OW columns past each row's end are computed and
-// dropped when the rows are copied out. Sums run bias first, then the taps row by row, on every path.
+// dropped when the rows are copied out. Sums run bias first, then the taps row by row (the padding's taps
+// included, as zeros); the row kernel (depthwise.cc) sums in another order, so the two agree to rounding
+// (test_float_paths holds every path against the portable one and against onnxruntime).
 #include <algorithm>
 #include <limits>
 
@@ -14,9 +16,8 @@
 #include "math/stride_phases.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
-#include "math/x86_intrinsics.h"
-// x86_intrinsics.h first: the lane masks use its types.
 #include "math/avx512_lanes.h"
+#include "math/x86_intrinsics.h"
 #define ACCEL_DW_AVX512 1
 #endif
 
