@@ -2,13 +2,13 @@
 from __future__ import annotations
 
 import argparse
-import zipfile
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from ..cli import UsageError
+from ..run_record import write_npz
 from .common import (add_device_option, add_input_shape_option, describe_tensors, existing_file, input_shapes,
                      load_model, reports_failures, writable_path)
 
@@ -76,16 +76,6 @@ def summary(array: np.ndarray) -> str:
     return f"min {wide.min():.6g} max {wide.max():.6g} mean {wide.mean():.6g} values {head}{more}"
 
 
-def save_npz(path: Path, arrays: Dict[str, np.ndarray]) -> None:
-    """The arrays by name in a ``.npz`` file (np.load reads it), whatever the names: ``np.savez(f, **arrays)``
-    would take an output named ``file`` or ``allow_pickle`` as its own argument. Written to ``path`` as
-    given (np.savez would add ``.npz`` to another suffix)."""
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED, allowZip64=True) as z:
-        for name, array in arrays.items():
-            with z.open(f"{name}.npy", "w", force_zip64=True) as member:
-                np.lib.format.write_array(member, array, allow_pickle=False)
-
-
 @reports_failures("run")
 def command(args: argparse.Namespace) -> int:
     """``accel run``: loads, runs once, prints and saves the outputs; returns the exit code."""
@@ -101,6 +91,6 @@ def command(args: argparse.Namespace) -> int:
     for name, array in outputs.items():
         print(f"{name}: shape {array.shape} {array.dtype}: {summary(array)}")
     if out_path is not None:
-        save_npz(out_path, outputs)
+        write_npz(out_path, outputs)
         print(f"outputs saved to {out_path}")
     return 0
