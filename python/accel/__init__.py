@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Dict, List
 
 from . import _frontend, compile_cache, errors, profiling
 from ._frontend import core as _core
+from .comparison import compare
 from .device import Device, DeviceInfo
 from .errors import (AbiMismatchError, AccelError, AlignmentError, BusyError, CancelledError,
                      ClosedError, DeviceError, DTypeError, InternalError, InvalidArgumentError,
@@ -79,7 +80,7 @@ __all__ = [
     "__version__", "frontend", "frontend_features", "open", "backends", "abi_version",
     "library_version", "Device", "DeviceInfo", "DeviceTensor", "Model", "TensorInfo", "Quantization",
     "Future", "profile", "Profile", "JobRecord", "NodeRecord", "OpStat", "NodeStat", "errors", "compile_cache",
-    "profiling", "quantize", "dequantize",
+    "profiling", "quantize", "dequantize", "compare",
     "AccelError", "InvalidArgumentError", "ShapeError", "DTypeError", "AlignmentError",
     "ModelFormatError", "OutOfMemoryError", "BusyError", "TimeoutError", "UnsupportedError",
     "DeviceError", "NotFoundError", "CancelledError", "NotReadyError", "AbiMismatchError",

@@ -1,0 +1,83 @@
+"""``accel compare``: two models run on the same inputs, compared tensor by tensor (which layer goes wrong)."""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import sys
+from typing import Any, List
+
+from ..cli import UsageError
+from .common import (add_device_option, add_input_shape_option, existing_file, input_shapes, reports_failures,
+                     writable_path)
+from .run import read_inputs
+
+INT8_CHOICES = ("ort", "dpu", "bpu")
+DEFAULT_THRESHOLD = 0.99
+
+
+def register(subparsers: Any) -> argparse.ArgumentParser:
+    """Adds ``compare`` to the ``accel`` command's subparsers (see accel.cli)."""
+    p: argparse.ArgumentParser = subparsers.add_parser(
+        "compare", help="run two models on the same inputs and compare them tensor by tensor",
+        description="Runs models A and B on the same inputs (ONNX on the emulator with every intermediate "
+                    "tensor; compiled models: their outputs) and prints, tensor by tensor in A's graph order, "
+                    "how close they are: cosine similarity, max and mean absolute error, and for quantized "
+                    "tensors how many integers differ and by how many steps. B may be a run saved by "
+                    "`accel run --save` (its inputs are then A's). The last line names the first tensor "
+                    "whose cosine is below --threshold. Exit code: 0 (below the threshold or not), 1 failure, "
+                    "2 usage error.")
+    p.add_argument("a", metavar="A", help="model A: .onnx (emulator) or compiled (.accm, .bin, .hbm, .xmodel)")
+    p.add_argument("b", metavar="B", help="model B as A, or a run record .npz (accel run --save)")
+    p.add_argument("--input", action="append", default=[], metavar="[NAME=]FILE.npy",
+                   help="an input: FILE.npy for A's inputs in order, NAME=FILE.npy by name (repeatable)")
+    p.add_argument("--random", type=int, metavar="N",
+                   help="run N random input sets (floats uniform in [0, 1)) instead; the default when no "
+                        "--input is given and B is a model: 1")
+    p.add_argument("--seed", type=int, default=0, metavar="S", help="the random inputs' seed (default 0)")
+    add_device_option(p)
+    p.add_argument("--device-b", metavar="URI", help="the device B runs on (default: --device)")
+    p.add_argument("--int8", choices=INT8_CHOICES,
+                   help="run the ONNX models on the emulator with these int8 rules (emu:int8=...)")
+    p.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD, metavar="T",
+                   help=f"flag tensors whose cosine is below T (default {DEFAULT_THRESHOLD:g})")
+    p.add_argument("--json", metavar="FILE.json", help="also write the rows as JSON")
+    p.add_argument("--plot", metavar="FILE.png", help="also plot the cosine per tensor (needs matplotlib)")
+    add_input_shape_option(p)
+    p.set_defaults(handler=command)
+    return p
+
+
+def check_usage(args: argparse.Namespace) -> None:
+    if args.input and args.random is not None:
+        raise UsageError("give --input or --random, not both")
+    if args.random is not None and args.random < 1:
+        raise UsageError(f"--random must be >= 1, got {args.random}")
+
+
+@reports_failures("compare")
+def command(args: argparse.Namespace) -> int:
+    """``accel compare``: runs both sides, prints the table and the first tensor below the threshold."""
+    import accel
+
+    check_usage(args)
+    existing_file("A", args.a)
+    existing_file("B", args.b)
+    json_path = writable_path("--json", args.json) if args.json else None
+    plot_path = writable_path("--plot", args.plot) if args.plot else None
+    given: List[Any] = [array if name is None else (name, array) for name, array in read_inputs(args.input)]
+    if plot_path is not None and importlib.util.find_spec("matplotlib") is None:
+        # Said before anything runs, rather than after a comparison that may take a while.
+        print("accel compare: error: --plot needs matplotlib: pip install accel[plot]", file=sys.stderr)
+        return 1
+    result = accel.compare(args.a, args.b, given or None, random=args.random, seed=args.seed,
+                           device=args.device, device_b=args.device_b, int8=args.int8,
+                           input_shapes=input_shapes(args.input_shape), threshold=args.threshold)
+    print(result.table())
+    if json_path is not None:
+        result.to_json(json_path)
+        print(f"rows saved to {json_path}")
+    if plot_path is not None:
+        result.plot(plot_path)
+        print(f"plot saved to {plot_path}")
+    print(result.summary())
+    return 0

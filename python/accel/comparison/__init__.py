@@ -1,0 +1,12 @@
+"""Comparing two models tensor by tensor (``accel.compare``, ``accel compare``): which layer goes wrong.
+
+Modules: ``compare_models`` (the function), ``sides`` (running each side), ``inputs`` (the input sets),
+``matching`` (which tensor stands for which), ``metrics`` and ``quant_values`` (the figures), ``report`` (the
+rows and what prints, saves and plots them) and ``plot``.
+"""
+from __future__ import annotations
+
+from .compare_models import compare
+from .report import Comparison, Row
+
+__all__ = ["Comparison", "Row", "compare"]

@@ -1,0 +1,110 @@
+"""``accel.compare``: two models run on the same inputs, compared tensor by tensor in graph order."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
+
+from .. import run_record
+from ..tensor_info import Quantization
+from .inputs import Feeds, given_sets, random_sets
+from .matching import GraphKeys, best_per_key
+from .metrics import Tensor, measure
+from .report import Comparison, Row
+from .sides import Devices, Side, file_kind, load_model, record_side, run_side, uri_with_int8
+
+__all__ = ["compare"]
+
+PathLike = Union[str, "os.PathLike[str]"]
+_FEW = 8  # names listed in an error
+
+
+def compare(a: PathLike, b: PathLike, inputs: Any = None, *, random: Optional[int] = None, seed: int = 0,
+            device: str = "emu", device_b: Optional[str] = None, int8: Optional[str] = None,
+            input_shapes: Optional[Mapping[str, Sequence[int]]] = None, threshold: float = 0.99) -> Comparison:
+    """Runs models ``a`` and ``b`` on the same inputs and compares them tensor by tensor.
+
+    Args:
+        a: a model: ONNX (run on an emulator device with every intermediate tensor as an output) or a compiled
+            model (``.accm``, ``.bin``, ``.hbm``, ``.xmodel``: its own outputs only).
+        b: a model as ``a``, or a run record ``.npz`` (``accel run --save``; nothing is run for it, and its
+            saved inputs are ``a``'s when ``inputs`` is not given).
+        inputs: a dict ``{name: array}`` or a list of arrays in ``a``'s input order.
+        random: run ``random`` random input sets instead (seeded by ``seed``; see accel.comparison.inputs),
+            the metrics taken over all of them. Default when neither is given and ``b`` is a model: 1.
+        device: the device URI ``a`` runs on (and ``b``, unless ``device_b``).
+        int8: ``"ort"``, ``"dpu"`` or ``"bpu"``: run the ONNX models on the emulator with those int8 rules
+            (the URI's ``int8`` option; an error with a device other than the emulator).
+        input_shapes: ``{input name: shape}`` for the ONNX models (as ``Device.load``).
+        threshold: rows whose cosine is below it are flagged; the first is ``Comparison.first_below``.
+
+    Raises:
+        ValueError: an unsupported file, an unknown or missing input name, no tensor in common, bad options.
+        FileNotFoundError, and accel's errors for a model that fails to load or run.
+    """
+    path_a, path_b = Path(a), Path(b)
+    kind_a = file_kind(path_a, "model A", record_ok=False)
+    kind_b = file_kind(path_b, "model B", record_ok=True)
+    for p in (path_a, path_b):
+        if not p.is_file():
+            raise FileNotFoundError(f"no such file: {str(p)!r}")
+    if inputs is not None and random is not None:
+        raise ValueError("give inputs or random, not both")
+    uri_a = uri_with_int8(device, int8) if kind_a == "onnx" else device
+    uri_b = device_b if device_b is not None else device
+    uri_b = uri_with_int8(uri_b, int8) if kind_b == "onnx" else uri_b
+    label_a, label_b = f"model A ({path_a.name})", f"{'record' if kind_b == 'record' else 'model'} B ({path_b.name})"
+    record = run_record.load(path_b) if kind_b == "record" else None
+
+    with Devices() as devices:
+        model_a = load_model(devices.get(uri_a), path_a, kind_a, input_shapes)
+        feed_quant: Dict[str, Quantization] = {i.name: i.quant for i in model_a.inputs if i.quant is not None}
+        if inputs is not None:
+            sets = given_sets(inputs, model_a.inputs, label_a)
+        elif record is not None:
+            if random is not None:
+                raise ValueError(f"{label_b} holds one run's outputs: random inputs cannot be held against them")
+            if not record.inputs:
+                raise ValueError(f"{label_b} holds no inputs (a plain .npz of outputs): give the inputs it was "
+                                 f"run on")
+            sets, feed_quant = [dict(record.inputs)], dict(record.quant)
+        else:
+            sets = random_sets(model_a.inputs, 1 if random is None else random, seed)
+        side_a = run_side(label_a, model_a, path_a, kind_a, sets, feed_quant)
+        if record is not None:
+            if len(sets) != 1:
+                raise ValueError(f"{label_b} holds one run; {len(sets)} input sets given")
+            side_b = record_side(label_b, record)
+        else:
+            model_b = load_model(devices.get(uri_b), path_b, kind_b, input_shapes)
+            side_b = run_side(label_b, model_b, path_b, kind_b, sets, feed_quant)
+    rows = pair_rows(side_a, side_b, threshold)
+    return Comparison(rows, path_a.name, path_b.name, threshold)
+
+
+def pair_rows(side_a: Side, side_b: Side, threshold: float) -> List[Row]:
+    """One row per key both sides have, in A's order. A side without a graph is keyed through the other's."""
+    graph_a = side_a.graph or side_b.graph or GraphKeys()
+    graph_b = side_b.graph or side_a.graph or GraphKeys()
+    chosen_a = best_per_key(side_a.tensors, graph_a)
+    chosen_b = best_per_key(side_b.tensors, graph_b)
+    common = [k for k in chosen_a if k in chosen_b]
+    if not common:
+        raise ValueError(f"{side_a.label} and {side_b.label} have no tensor in common: A has "
+                         f"{_few(t.name for t in side_a.tensors)}; B has {_few(t.name for t in side_b.tensors)}")
+    return [make_row(key, chosen_a[key], chosen_b[key], threshold) for key in common]
+
+
+def make_row(key: str, a: Tensor, b: Tensor, threshold: float) -> Row:
+    m = measure(a, b)
+    below = m.cosine is not None and not m.cosine >= threshold  # NaN counts as below
+    return Row(tensor=a.name, tensor_b=b.name, key=key, shape=a.shape, shape_b=b.shape, dtype_a=str(a.dtype),
+               dtype_b=str(b.dtype), cosine=m.cosine, max_abs_error=m.max_abs_error,
+               mean_abs_error=m.mean_abs_error, differing=m.differing, max_lsb=m.max_lsb, below_threshold=below,
+               note=m.note)
+
+
+def _few(names: Any) -> str:
+    listed = list(names)
+    more = f" ... ({len(listed)} in all)" if len(listed) > _FEW else ""
+    return ", ".join(listed[:_FEW]) + more if listed else "none"

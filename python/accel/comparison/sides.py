@@ -1,0 +1,127 @@
+"""The two sides of a comparison: what kind of file each is, the devices the models run on, and the tensors
+each side gives (its inputs as fed, its outputs, and for an ONNX model on the emulator every intermediate
+tensor), in graph order.
+"""
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple
+
+import numpy as np
+
+from ..device import Device
+from ..model import Model
+from ..run_record import RunRecord
+from ..tensor_info import Quantization, TensorInfo
+from .inputs import Feeds, fit
+from .matching import GraphKeys, graph_keys
+from .metrics import Tensor
+
+__all__ = ["COMPILED_SUFFIXES", "INT8_RULES", "Devices", "Side", "file_kind", "record_side", "run_side",
+           "uri_with_int8"]
+
+#: Compiled models' file suffixes: the emulator's, Horizon's (BPU) and Vitis AI's (VART).
+COMPILED_SUFFIXES = (".accm", ".bin", ".hbm", ".xmodel")
+#: The emulator's int8 rule sets (its ``int8=`` option).
+INT8_RULES = ("ort", "dpu", "bpu")
+
+
+def file_kind(path: Path, what: str, record_ok: bool) -> str:
+    """``"onnx"``, ``"compiled"`` or ``"record"`` (a ``.npz``, where ``record_ok``); ValueError otherwise."""
+    suffix = path.suffix.lower()
+    if suffix == ".onnx":
+        return "onnx"
+    if suffix in COMPILED_SUFFIXES:
+        return "compiled"
+    if suffix == ".npz" and record_ok:
+        return "record"
+    known = ".onnx, " + ", ".join(COMPILED_SUFFIXES) + (", or a run record .npz" if record_ok else "")
+    raise ValueError(f"{what} {str(path)!r}: unsupported file type {suffix or '(none)'!r}; expected {known}")
+
+
+def uri_with_int8(uri: str, rules: Optional[str]) -> str:
+    """``uri`` with its ``int8`` option set to ``rules`` (None: ``uri`` unchanged); ValueError if ``uri`` is
+    not the emulator's or ``rules`` is not one of INT8_RULES."""
+    if rules is None:
+        return uri
+    if rules not in INT8_RULES:
+        raise ValueError(f"int8 must be one of {', '.join(INT8_RULES)}, not {rules!r}")
+    scheme, _, options = uri.partition(":")
+    if scheme.strip() != "emu":
+        raise ValueError(f"int8={rules!r} runs ONNX models on the emulator with those rules; device {uri!r} "
+                         f"is not the emulator")
+    kept = [o for o in options.split(",") if o.strip() and o.partition("=")[0].strip() != "int8"]
+    return "emu:" + ",".join([*kept, f"int8={rules}"])
+
+
+class Devices(contextlib.AbstractContextManager):  # type: ignore[type-arg]
+    """The devices of a comparison, each URI opened once, all closed on exit."""
+
+    def __init__(self) -> None:
+        self._open: Dict[str, Device] = {}
+
+    def get(self, uri: str) -> Device:
+        if uri not in self._open:
+            self._open[uri] = Device(uri)
+        return self._open[uri]
+
+    def __exit__(self, *exc: object) -> None:
+        for dev in self._open.values():
+            dev.close()
+        self._open.clear()
+
+
+@dataclass
+class Side:
+    """One side: a label for messages (``"A (model.onnx)"``), its tensors in graph order, and its graph's
+    keys (None for a compiled model or a run record)."""
+
+    label: str
+    tensors: List[Tensor]
+    graph: Optional[GraphKeys]
+
+
+def load_model(dev: Device, path: Path, kind: str, shapes: Optional[Mapping[str, Sequence[int]]]) -> Model:
+    """The model at ``path`` on ``dev``; an ONNX model with every intermediate tensor as an extra output."""
+    if kind == "onnx":
+        return dev.load(path, input_shapes=shapes, extra_outputs="all")  # type: ignore[call-arg]
+    if shapes:
+        raise ValueError(f"input_shapes applies to ONNX models only; {str(path)!r} is already compiled")
+    return dev.load(path)
+
+
+def run_side(label: str, model: Model, path: Path, kind: str, sets: Sequence[Feeds],
+             feed_quant: Mapping[str, Quantization]) -> Side:
+    """Runs ``model`` on each input set (fitted to its inputs) and gathers its tensors."""
+    arrays: Dict[str, List[np.ndarray]] = {}
+    for feeds in sets:
+        fitted = fit(feeds, feed_quant, model.inputs, label)
+        results = model.run(fitted)
+        for name, array in [*fitted.items(), *zip((o.name for o in model.outputs), results)]:
+            arrays.setdefault(name, []).append(np.array(array))
+    infos: Dict[str, TensorInfo] = {i.name: i for i in [*model.inputs, *model.outputs]}
+    tensors = [Tensor(name, a, _integer_quant(infos[name].quant, a[0])) for name, a in arrays.items()]
+    graph = graph_keys(path) if kind == "onnx" else None
+    if graph is not None:
+        tensors = _in_graph_order(tensors, graph)
+    return Side(label, tensors, graph)
+
+
+def record_side(label: str, record: RunRecord) -> Side:
+    """A run record's tensors (its inputs, then its outputs), as one input set."""
+    named: Dict[str, np.ndarray] = {**record.inputs, **record.outputs}
+    tensors = [Tensor(name, [np.asarray(a)], _integer_quant(record.quant.get(name), np.asarray(a)))
+               for name, a in named.items()]
+    return Side(label, tensors, None)
+
+
+def _integer_quant(q: Optional[Quantization], array: np.ndarray) -> Optional[Quantization]:
+    """The quantization of an integer tensor (a float one's values are real already)."""
+    return q if q is not None and array.dtype.kind in "iu" else None
+
+
+def _in_graph_order(tensors: List[Tensor], graph: GraphKeys) -> List[Tensor]:
+    end: Tuple[int, int] = (1 << 62, 0)
+    return sorted(tensors, key=lambda t: graph.positions.get(t.name, end))  # stable: unknown ones keep order
