@@ -19,20 +19,21 @@ from __future__ import annotations
 
 import os
 
-from . import accm, affine, batchnorm, coverage, emit, folding, fusion, importer, lower, qdq, qdq_device
+from . import accm, affine, batchnorm, coverage, emit, extra_outputs, folding, fusion, importer, lower, qdq, qdq_device
 from .coverage import UnsupportedOpsError
-from .errors import CompileError, InputShapeError
+from .errors import CompileError, ExtraOutputError, InputShapeError
 from .lower import SUPPORTED_OPS
 
-__all__ = ["FOLD_LIMIT_BYTES", "INT8_RULES", "CompileError", "InputShapeError", "SUPPORTED_OPS", "UnsupportedOpsError",
-           "accm", "compile_file", "compile_model", "coverage", "summary"]
+__all__ = ["FOLD_LIMIT_BYTES", "INT8_RULES", "CompileError", "ExtraOutputError", "InputShapeError", "SUPPORTED_OPS",
+           "UnsupportedOpsError", "accm", "compile_file", "compile_model", "coverage", "summary"]
 
 
 INT8_RULES = tuple(accm.INT8_RULES)
 FOLD_LIMIT_BYTES = folding.FOLD_LIMIT_BYTES
 
 
-def compile_model(model, input_shapes=None, int8="ort", fold_limit=folding.FOLD_LIMIT_BYTES) -> bytes:
+def compile_model(model, input_shapes=None, int8="ort", fold_limit=folding.FOLD_LIMIT_BYTES,
+                  extra_outputs=None) -> bytes:
     """Compiles an ONNX model (a path, bytes or onnx.ModelProto) to .accm bytes.
 
     input_shapes maps graph input names to shapes (tuples of ints); it fixes symbolic dims and
@@ -44,6 +45,13 @@ def compile_model(model, input_shapes=None, int8="ort", fold_limit=folding.FOLD_
     default FOLD_LIMIT_BYTES, 256 MiB) bounds what folding one node may compute on the host: a node past
     it raises CompileError naming it and the size, before anything is computed. Host memory running
     out raises MemoryError.
+
+    extra_outputs (None, "all" or a list of ONNX tensor names) keeps intermediate tensors as outputs after the
+    model's own, in the order given ("all": every tensor the model computes at run time, in graph order; for a
+    quantized model the int8 tensors with their quantization, not their dequantized copies). The compiler never
+    fuses a requested tensor away; requesting one never changes a quantized model's integers, so a float tensor
+    that only exists inside a fused int8 op cannot be given. A name that cannot be given raises ExtraOutputError
+    (a CompileError) naming it (and the nearest names the model has).
     """
     if input_shapes is not None and not hasattr(input_shapes, "items"):
         raise TypeError("input_shapes must be a dict mapping input names to shapes")
@@ -52,21 +60,23 @@ def compile_model(model, input_shapes=None, int8="ort", fold_limit=folding.FOLD_
     if not isinstance(fold_limit, int) or fold_limit < 0:
         raise ValueError(f"fold_limit must be a number of bytes (an int >= 0), not {fold_limit!r}")
     try:
-        return _compile(model, input_shapes, int8, fold_limit)
+        return _compile(model, input_shapes, int8, fold_limit, extra_outputs)
     except CompileError as e:
         if isinstance(e.__cause__, MemoryError):  # wrapped by a step that words other failures
             raise MemoryError(f"out of host memory compiling the model: {e}") from e
         raise
 
 
-def _compile(model, input_shapes, int8, fold_limit) -> bytes:
+def _compile(model, input_shapes, int8, fold_limit, extra) -> bytes:
     proto = importer.load(model)
-    imported = importer.import_model(proto, input_shapes)
+    imported = importer.import_model(proto, input_shapes, extra)
     coverage.check(imported.nodes, [n for n, v in imported.graph.values.items() if v.is_const])
     if int8 != "ort":
         qdq_device.prepare(imported, int8)
     qdq.fuse(imported, int8)
+    extra_outputs.after_quantized_passes(imported.extra, imported)
     g = lower.lower(imported, fold_limit)
+    extra_outputs.drop_constants(imported.extra, g)
     g.remove_dead()
     batchnorm.fold_batchnorm(g)
     fusion.simplify_copies(g)
@@ -83,9 +93,9 @@ def _compile(model, input_shapes, int8, fold_limit) -> bytes:
         raise CompileError(str(e)) from e
 
 
-def compile_file(src, dst, input_shapes=None, int8="ort", fold_limit=FOLD_LIMIT_BYTES) -> dict:
+def compile_file(src, dst, input_shapes=None, int8="ort", fold_limit=FOLD_LIMIT_BYTES, extra_outputs=None) -> dict:
     """Compiles the ONNX file `src` and writes the .accm file `dst`. Returns summary() of it."""
-    data = compile_model(os.fspath(src), input_shapes, int8, fold_limit)
+    data = compile_model(os.fspath(src), input_shapes, int8, fold_limit, extra_outputs)
     tmp = f"{os.fspath(dst)}.tmp{os.getpid()}"
     with open(tmp, "wb") as f:
         f.write(data)

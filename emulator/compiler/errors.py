@@ -6,6 +6,11 @@ class CompileError(ValueError):
     an invalid graph, or an input shape that is not static. The message names the op, node or tensor."""
 
 
+class ExtraOutputError(CompileError):
+    """An extra output (compile_model's extra_outputs) that cannot be given: no such tensor, a model input or
+    output, a name given twice, or a float tensor a quantized model never computes. The caller's to fix."""
+
+
 class InputShapeError(CompileError):
     """A graph input whose shape the model leaves open (a symbolic or unknown dim, or no shape): `input` is its
     name, `dims` its dims as the model gives them (ints, and the symbols' names or None where unknown), None if

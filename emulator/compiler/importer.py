@@ -11,6 +11,7 @@ import numpy as np
 import onnx
 from onnx import helper, inliner, numpy_helper
 
+from . import extra_outputs
 from .accm import MAX_ELEMENTS, MAX_TENSOR_BYTES
 from .errors import CompileError, InputShapeError
 from .ir import Graph, NameGen, Value
@@ -88,6 +89,7 @@ class Imported:
     opset: int             # default-domain opset version
     opset_imports: list    # the model's OperatorSetIdProto list (for the folding evaluator)
     used: set              # every tensor name some node reads, plus the graph outputs
+    extra: extra_outputs.Request  # the intermediate tensors asked for, kept as outputs after the model's own
 
 
 def load(model) -> onnx.ModelProto:
@@ -270,7 +272,9 @@ def live_nodes(nodes: list, outputs) -> list:
     return live[::-1]
 
 
-def import_model(model: onnx.ModelProto, input_shapes=None) -> Imported:
+def import_model(model: onnx.ModelProto, input_shapes=None, extra=None) -> Imported:
+    """The model's graph with static input shapes, its constants and its live nodes in order. `extra` (None, "all"
+    or tensor names) asks for intermediate tensors as outputs after the model's own (extra_outputs.py)."""
     model = _inlined(model)
     g_proto = model.graph
     opset = None
@@ -337,9 +341,12 @@ def import_model(model: onnx.ModelProto, input_shapes=None) -> Imported:
     for o in g.outputs:
         if o not in produced:
             raise CompileError(f"graph output '{o}' is not produced by any node")
+    request = extra_outputs.resolve(extra, nodes, live_nodes(nodes, g.outputs), g)
+    g.outputs += request.names
+    g.extra_outputs = frozenset(request.names)
     nodes = live_nodes(nodes, g.outputs)
     used = {i for n in nodes for i in n.all_inputs if i} | set(g.outputs)
-    return Imported(g, nodes, opset, list(model.opset_import), used)
+    return Imported(g, nodes, opset, list(model.opset_import), used, request)
 
 
 _ATTR_TYPES = frozenset(onnx.AttributeProto.AttributeType.values())

@@ -67,7 +67,8 @@ class Graph:
         self.values: dict[str, Value] = {}
         self.nodes: list[Node] = []
         self.inputs: list[str] = []   # runtime graph inputs, in ONNX order
-        self.outputs: list[str] = []  # ONNX graph outputs, in order (may repeat)
+        self.outputs: list[str] = []  # ONNX graph outputs, in order (may repeat), then the extra outputs
+        self.extra_outputs: frozenset = frozenset()  # those of the outputs a caller asked to see (extra_outputs.py)
         self.names = names
 
     # ---- values ----

@@ -19,7 +19,8 @@ class QdqGraph:
     def __init__(self, imp: Imported):
         self.imp = imp
         self.values = imp.graph.values
-        self.outputs = set(imp.graph.outputs)
+        # Requested extra outputs do not hold fusion back (extra_outputs.py): looking must not change the integers.
+        self.outputs = set(imp.graph.outputs) - imp.graph.extra_outputs
         self.producer = {o: n for n in imp.nodes for o in n.outputs if o}
         self.consumers: dict = {}
         for n in imp.nodes:

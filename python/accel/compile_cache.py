@@ -24,12 +24,16 @@ import stat
 import tempfile
 from collections import OrderedDict
 from pathlib import Path
-from typing import Dict, List, Mapping, Optional, Tuple
+from typing import Dict, List, Mapping, Optional, Tuple, Union
 
 from ._forksafe import ForkSafeLock
 from .errors import InvalidArgumentError, ModelFormatError, OutOfMemoryError, UnsupportedError
 
-__all__ = ["cache_dir", "clear", "clear_memory_cache", "compile_onnx", "info", "normalize_input_shapes", "size_limit"]
+__all__ = ["cache_dir", "clear", "clear_memory_cache", "compile_onnx", "info", "normalize_extra_outputs",
+           "normalize_input_shapes", "size_limit"]
+
+#: Extra outputs as the compiler takes them: None, "all", or tensor names in order.
+ExtraOutputs = Union[None, str, Tuple[str, ...]]
 
 _MEMORY_LIMIT = 32
 _memory: OrderedDict[str, bytes] = OrderedDict()
@@ -124,6 +128,28 @@ def clear_memory_cache() -> None:
         _memory.clear()
 
 
+def normalize_extra_outputs(extra_outputs: object) -> ExtraOutputs:
+    """``Device.load``'s ``extra_outputs`` (None, ``"all"`` or an iterable of tensor names) as the compiler
+    takes it; TypeError for anything else, InvalidArgumentError for an empty list or a string other than "all"
+    (a single name is given as a list of one)."""
+    if extra_outputs is None:
+        return None
+    if isinstance(extra_outputs, str):
+        if extra_outputs != "all":
+            raise InvalidArgumentError(f"extra_outputs must be 'all' or a list of tensor names, not the string "
+                                       f"{extra_outputs!r} (for one tensor: [{extra_outputs!r}])")
+        return "all"
+    if isinstance(extra_outputs, (bytes, bytearray)) or not hasattr(extra_outputs, "__iter__"):
+        raise TypeError(f"extra_outputs must be 'all' or a list of tensor names, not {type(extra_outputs).__name__}")
+    names = tuple(extra_outputs)
+    for name in names:
+        if not isinstance(name, str):
+            raise TypeError(f"extra_outputs: {name!r} is not a tensor name (a str)")
+    if not names:
+        raise InvalidArgumentError("extra_outputs is empty: give tensor names, 'all', or None")
+    return names
+
+
 def normalize_input_shapes(input_shapes: object) -> Optional[Dict[str, Tuple[int, ...]]]:
     """``input_shapes`` as ``{name: tuple of ints}``; TypeError/ValueError for anything else."""
     if input_shapes is None:
@@ -168,13 +194,16 @@ def _compiler_fingerprint() -> str:
     return _fingerprint
 
 
-def cache_key(onnx_bytes: bytes, input_shapes: Optional[Mapping[str, Tuple[int, ...]]], int8: str = "ort") -> str:
-    """SHA-256 (hex) of the ONNX bytes, the sorted input shapes, the int8 rule set and the compiler's
-    fingerprint."""
+def cache_key(onnx_bytes: bytes, input_shapes: Optional[Mapping[str, Tuple[int, ...]]], int8: str = "ort",
+              extra_outputs: ExtraOutputs = None) -> str:
+    """SHA-256 (hex) of the ONNX bytes, the sorted input shapes, the int8 rule set, the extra outputs asked for
+    and the compiler's fingerprint."""
     shapes = sorted((k, list(v)) for k, v in (input_shapes or {}).items())
     h = hashlib.sha256(b"accel-compile-cache 1\0")
     h.update(_compiler_fingerprint().encode() + b"\0")
     h.update(f"int8={int8}\0".encode())
+    if extra_outputs is not None:
+        h.update(f"extra_outputs={json.dumps(extra_outputs)}\0".encode())
     h.update(json.dumps(shapes).encode() + b"\0")
     h.update(onnx_bytes)
     return h.hexdigest()
@@ -277,17 +306,19 @@ def invalidate(key: str) -> None:
 
 
 def compile_onnx(onnx_bytes: bytes, input_shapes: Optional[Mapping[str, Tuple[int, ...]]],
-                 what: str = "model", path: Optional[str] = None, int8: str = "ort") -> Tuple[bytes, str, bool]:
+                 what: str = "model", path: Optional[str] = None, int8: str = "ort",
+                 extra_outputs: ExtraOutputs = None) -> Tuple[bytes, str, bool]:
     """The .accm bytes of an ONNX model, compiled or from the cache, its quantized ops with the int8 rule
-    set `int8`.
+    set `int8`, with the intermediate tensors `extra_outputs` (normalize_extra_outputs) as outputs after its own.
 
     ``path``, when the model came from a file, is what the compiler reads (so that weights stored as
     ONNX external data next to it are found); the cache key covers ``onnx_bytes`` only.
     Returns ``(accm bytes, cache key, True if it came from the cache)``. A model the compiler rejects
     raises ModelFormatError naming ``what`` (the compiler's error is its ``__cause__``); an input_shapes
-    error raises InvalidArgumentError, an op or dtype the emulator lacks UnsupportedError.
+    error or an extra output the model cannot give raises InvalidArgumentError, an op or dtype the emulator lacks
+    UnsupportedError.
     """
-    key = cache_key(onnx_bytes, input_shapes, int8)
+    key = cache_key(onnx_bytes, input_shapes, int8, extra_outputs)
     with _lock:
         hit = _memory.get(key)
     if hit is not None:
@@ -301,10 +332,12 @@ def compile_onnx(onnx_bytes: bytes, input_shapes: Optional[Mapping[str, Tuple[in
 
     shapes = {k: tuple(v) for k, v in input_shapes.items()} if input_shapes else None
     try:
-        data = compiler.compile_model(path if path is not None else onnx_bytes, shapes, int8)
+        data = compiler.compile_model(path if path is not None else onnx_bytes, shapes, int8,
+                                      extra_outputs=extra_outputs)
     except compiler.CompileError as e:
         text = str(e)
-        if "input_shapes" in text:  # a bad or missing input shape: the caller's to fix
+        # A bad or missing input shape, or an extra output the model has not: the caller's to fix.
+        if "input_shapes" in text or isinstance(e, compiler.ExtraOutputError):
             raise InvalidArgumentError(f"cannot compile {what}: {text}") from e
         if isinstance(e, compiler.UnsupportedOpsError) or text.startswith("unsupported") or "does not support" in text:
             raise UnsupportedError(f"cannot compile {what} for the emulator: {text}") from e

@@ -194,7 +194,8 @@ class Device:
     # -- models ----------------------------------------------------------------------------------------
 
     def load(self, path_or_bytes: PathOrBytes,
-             input_shapes: Optional[Mapping[str, Sequence[int]]] = None) -> Model:
+             input_shapes: Optional[Mapping[str, Sequence[int]]] = None,
+             extra_outputs: Union[str, Sequence[str], None] = None) -> Model:
         """Loads a model on the device.
 
         Args:
@@ -203,11 +204,19 @@ class Device:
                 on BPU, ``.xmodel`` on VART), and ONNX on the emulator, compiled on the fly with
                 ``accel.compiler`` and cached (see ``accel.compile_cache``).
             input_shapes: for ONNX only: ``{input name: shape}`` fixing symbolic or overriding dims.
+            extra_outputs: for ONNX only: intermediate tensors to keep as outputs after the model's own, a
+                list of ONNX tensor names (in that order) or ``"all"`` (every tensor the model computes at run
+                time, in graph order). ``model.outputs`` names them; a quantized model gives its int8 tensors
+                with their quantization (``TensorInfo.quant``), or the float value where a DequantizeLinear
+                output is named. Asking never changes what the model computes: a float tensor that exists only
+                inside a fused int8 op cannot be given. See docs/find-the-layer.md.
 
         Raises:
             FileNotFoundError: no file at the path (the message names it). ModelFormatError: not a valid
             model. UnsupportedError: ONNX on a backend other than the emulator, or an op the emulator
-            lacks. ValueError: ``input_shapes`` for a model that is not ONNX, or a bad input shape.
+            lacks. ValueError: ``input_shapes`` or ``extra_outputs`` for a model that is not ONNX, a bad input
+            shape, or an extra output the model cannot give (InvalidArgumentError naming it and the nearest
+            names).
             ClosedError: the device is closed.
         """
         self._check_open()
@@ -240,16 +249,18 @@ class Device:
                     f"backend {self._info.backend!r} cannot load ONNX models ({what}); compile it with "
                     f"the vendor's toolchain, or load it on the emulator ('emu')")
 
+        extra = compile_cache.normalize_extra_outputs(extra_outputs)
         if not is_onnx:
-            if input_shapes is not None:
-                raise InvalidArgumentError(
-                    f"input_shapes applies to ONNX models only; {what} is already compiled for the device")
+            for option, value in (("input_shapes", input_shapes), ("extra_outputs", extra)):
+                if value is not None:
+                    raise InvalidArgumentError(
+                        f"{option} applies to ONNX models only; {what} is already compiled for the device")
             return Model(self, self._load_core(data, source), name)
 
         shapes = compile_cache.normalize_input_shapes(input_shapes)
         onnx_bytes = data if isinstance(data, bytes) else bytes(memoryview(data).cast("B"))
         int8 = self._int8_rules()
-        accm, key, cached = compile_cache.compile_onnx(onnx_bytes, shapes, what, source, int8)
+        accm, key, cached = compile_cache.compile_onnx(onnx_bytes, shapes, what, source, int8, extra)
         self._check_open()
         try:
             core_model = self._core.load(accm)
@@ -258,9 +269,9 @@ class Device:
                 raise
             # A damaged cache entry: compile again.
             compile_cache.invalidate(key)
-            accm, key, cached = compile_cache.compile_onnx(onnx_bytes, shapes, what, source, int8)
+            accm, key, cached = compile_cache.compile_onnx(onnx_bytes, shapes, what, source, int8, extra)
             core_model = self._core.load(accm)
-        return Model(self, core_model, name)
+        return Model(self, core_model, name, _extra_count(extra, onnx_bytes, core_model))
 
     def _int8_rules(self) -> str:
         """The emulator's int8 rule set, as its URI's ``int8=`` option gives it (the device has checked
@@ -280,6 +291,19 @@ class Device:
                 raise
             # The core loads from memory and cannot name the file: say which one it was.
             raise type(e)(f"cannot load {path!r}: {e.message}", e.status) from None
+
+
+def _extra_count(extra: compile_cache.ExtraOutputs, onnx_bytes: bytes, core_model: Any) -> int:
+    """How many outputs the compiler added for ``extra`` (normalized): as many as named, or for "all" those past
+    the ONNX graph's own outputs."""
+    if extra is None:
+        return 0
+    if extra != "all":
+        return len(extra)
+    import onnx
+
+    own = len(onnx.ModelProto.FromString(onnx_bytes).graph.output)
+    return len(core_model.outputs()) - own
 
 
 def _has_buffer(obj: object) -> bool:

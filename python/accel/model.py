@@ -94,8 +94,9 @@ class Model:
     device's memory alive; once the device is closed its methods raise :class:`~accel.ClosedError`.
     """
 
-    def __init__(self, device: Device, core_model: Any, name: str = "model") -> None:
-        """Wraps a core model; use :meth:`accel.Device.load` rather than calling this."""
+    def __init__(self, device: Device, core_model: Any, name: str = "model", extra_outputs: int = 0) -> None:
+        """Wraps a core model; use :meth:`accel.Device.load` rather than calling this. The last
+        ``extra_outputs`` outputs are the intermediate tensors the load asked for."""
         self._device = device
         self._core = core_model
         self._name = name
@@ -105,6 +106,7 @@ class Model:
         self._node_meta: Any = None
         self._inputs = tuple(from_core(t) for t in core_model.inputs())
         self._outputs = tuple(from_core(t) for t in core_model.outputs())
+        self._own_outputs = len(self._outputs) - extra_outputs
         self._in_specs = tuple(_Spec(i, "input") for i in self._inputs)
         self._out_specs = tuple(_Spec(o, "output") for o in self._outputs)
         self._in_index: Dict[str, int] = {s.name: i for i, s in enumerate(self._in_specs)}
@@ -129,8 +131,15 @@ class Model:
 
     @property
     def outputs(self) -> List[TensorInfo]:
-        """The model's outputs, in order (``run`` returns arrays in this order)."""
+        """The model's outputs, in order (``run`` returns arrays in this order): its own, then the extra
+        outputs the load asked for."""
         return list(self._outputs)
+
+    @property
+    def extra_outputs(self) -> List[TensorInfo]:
+        """The intermediate tensors ``Device.load(..., extra_outputs=...)`` kept as outputs: the last of
+        :attr:`outputs` (empty without them)."""
+        return list(self._outputs[self._own_outputs:])
 
     @property
     def name(self) -> str:

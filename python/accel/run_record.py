@@ -13,7 +13,7 @@ import json
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, Mapping, Optional, Union
+from typing import Any, Dict, Mapping, Optional, Tuple, Union
 
 import numpy as np
 
@@ -103,7 +103,7 @@ def _quant_json(q: Quantization) -> Dict[str, Any]:
 
 
 def _quant_from_json(d: Mapping[str, Any]) -> Quantization:
-    def ints(v: Optional[Any]) -> Optional[tuple]:
+    def ints(v: Optional[Any]) -> Optional[Tuple[int, ...]]:
         return None if v is None else tuple(int(x) for x in v)
 
     return Quantization(type=str(d["type"]), axis=None if d.get("axis") is None else int(d["axis"]),

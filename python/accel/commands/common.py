@@ -2,6 +2,7 @@
 arguments checked before anything runs, and loading a model (ONNX or compiled) on a device."""
 from __future__ import annotations
 
+import argparse
 import functools
 import sys
 from pathlib import Path
@@ -71,16 +72,33 @@ def add_input_shape_option(parser: Any) -> None:
                         help="ONNX only: fix an input's shape (repeatable)")
 
 
+def add_extra_outputs_option(parser: Any) -> None:
+    """Adds ``--extra-outputs NAME,NAME,...|all`` (``Device.load``'s ``extra_outputs``) to ``parser``."""
+    parser.add_argument("--extra-outputs", metavar="NAME,NAME,...|all", type=_tensor_names,
+                        help="ONNX only: also output these intermediate tensors (or all of them), after the model's "
+                             "own outputs")
+
+
+def _tensor_names(text: str) -> Any:
+    if text.strip() == "all":
+        return "all"
+    names = [n.strip() for n in text.split(",")]
+    if not all(names):
+        raise argparse.ArgumentTypeError(f"expected NAME,NAME,... or all, got {text!r}")
+    return names
+
+
 def add_device_option(parser: Any) -> None:
     parser.add_argument("--device", default=DEFAULT_DEVICE, metavar="URI",
                         help=f"the device: emu[:options], bpu:0, vart:0, ... (default {DEFAULT_DEVICE})")
 
 
-def load_model(device: Any, path: Path, shapes: Optional[Dict[str, Tuple[int, ...]]]) -> Any:
-    """``path`` loaded on ``device``: ONNX (compiled on the fly, emulator only) or a compiled model."""
+def load_model(device: Any, path: Path, shapes: Optional[Dict[str, Tuple[int, ...]]], extra_outputs: Any = None) -> Any:
+    """``path`` loaded on ``device``: ONNX (compiled on the fly, emulator only, with ``extra_outputs`` as
+    ``Device.load`` takes them) or a compiled model."""
     if shapes and not path.name.lower().endswith(".onnx"):
         raise UsageError(f"--input-shape applies to ONNX models only; {str(path)!r} is already compiled")
-    return device.load(path, input_shapes=shapes)
+    return device.load(path, input_shapes=shapes, extra_outputs=extra_outputs)
 
 
 def describe_tensors(infos: Sequence[Any]) -> str:

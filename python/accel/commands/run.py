@@ -1,4 +1,5 @@
-"""``accel run``: one run of a model on a device, with inputs from ``.npy`` files."""
+"""``accel run``: one run of a model on a device, with inputs from ``.npy`` files; its outputs (and intermediate
+tensors) printed and saved."""
 from __future__ import annotations
 
 import argparse
@@ -8,9 +9,9 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from ..cli import UsageError
-from ..run_record import write_npz
-from .common import (add_device_option, add_input_shape_option, describe_tensors, existing_file, input_shapes,
-                     load_model, reports_failures, writable_path)
+from ..run_record import RunRecord, save, write_npz
+from .common import (add_device_option, add_extra_outputs_option, add_input_shape_option, describe_tensors,
+                     existing_file, input_shapes, load_model, reports_failures, writable_path)
 
 
 def register(subparsers: Any) -> argparse.ArgumentParser:
@@ -25,6 +26,12 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--input", action="append", default=[], required=True, metavar="[NAME=]FILE.npy",
                    help="an input: FILE.npy for the model's inputs in order, NAME=FILE.npy by name (repeatable)")
     p.add_argument("--output", metavar="OUT.npz", help="save the outputs (by name) to this .npz file")
+    p.add_argument("--save", metavar="RUN.npz",
+                   help="save the run to this .npz file: inputs, outputs and their quantization, for `accel compare`")
+    add_extra_outputs_option(p)
+    p.add_argument("--save-intermediates", action="store_true",
+                   help="--extra-outputs all for an ONNX model; a compiled model gives the tensors it was compiled "
+                        "to output. Needs --save or --output")
     add_device_option(p)
     add_input_shape_option(p)
     p.set_defaults(handler=command)
@@ -83,14 +90,38 @@ def command(args: argparse.Namespace) -> int:
 
     path = existing_file("MODEL", args.model)
     out_path = writable_path("--output", args.output) if args.output else None
+    record_path = writable_path("--save", args.save) if args.save else None
+    onnx_model = path.name.lower().endswith(".onnx")
+    extra = args.extra_outputs
+    if args.save_intermediates:
+        if out_path is None and record_path is None:
+            raise UsageError("--save-intermediates needs --save RUN.npz or --output OUT.npz")
+        if extra is not None:
+            raise UsageError("--save-intermediates is --extra-outputs all: give one of them")
+        extra = "all" if onnx_model else None
+    if extra is not None and not onnx_model:
+        raise UsageError(f"--extra-outputs applies to ONNX models only; {str(path)!r} is already compiled (its "
+                         f"outputs are those it was compiled with)")
     given = read_inputs(args.input)
     with accel.open(args.device) as dev:
-        model = load_model(dev, path, input_shapes(args.input_shape))
-        results = model.run(feeds(model, given))
+        model = load_model(dev, path, input_shapes(args.input_shape), extra)
+        fed = feeds(model, given)
+        results = model.run(fed)
         outputs = {info.name: np.array(r) for info, r in zip(model.outputs, results)}
-    for name, array in outputs.items():
+        device = f"{args.device} ({dev.info.name})"
+    printed = list(outputs.items())
+    if extra == "all":
+        printed = printed[:len(printed) - len(model.extra_outputs)]
+    for name, array in printed:
         print(f"{name}: shape {array.shape} {array.dtype}: {summary(array)}")
+    if len(printed) < len(outputs):
+        print(f"and {len(outputs) - len(printed)} intermediate tensors (saved, not printed)")
     if out_path is not None:
         write_npz(out_path, outputs)
         print(f"outputs saved to {out_path}")
+    if record_path is not None:
+        inputs = {i.name: np.asarray(fed[i.name]) for i in model.inputs}
+        quant = {i.name: i.quant for i in [*model.inputs, *model.outputs] if i.quant is not None}
+        save(record_path, RunRecord(inputs=inputs, outputs=outputs, quant=quant, model=path.name, device=device))
+        print(f"run saved to {record_path} ({len(inputs)} inputs, {len(outputs)} outputs)")
     return 0
