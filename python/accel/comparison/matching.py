@@ -8,7 +8,9 @@ QuantizeLinear or DequantizeLinear made (the float original), except where the c
 then by the output's name, which quantizers keep (onnxruntime's renames the float original
 ``probabilities_QuantizeLinear_Input`` and ends the chain with a DequantizeLinear named ``probabilities``).
 Tensors no graph describes (a compiled model's, a run record's) are keyed by their names, through the other
-model's graph where there is one.
+model's graph where there is one; a name that graph does not know either, in onnxruntime's quantizer's
+spelling (``conv1_out_QuantizeLinear_Output``, ``..._DequantizeLinear_Output``), by the name it was made from
+(a run of a QDQ model saved with its intermediate tensors, held against the float model).
 """
 from __future__ import annotations
 
@@ -23,6 +25,8 @@ __all__ = ["GraphKeys", "best_per_key", "graph_keys"]
 # Ops that pass their first input's value on, quantized or dequantized.
 _QDQ_OPS = {"QuantizeLinear", "DequantizeLinear"}
 _QDQ_DOMAINS = {"", "ai.onnx", "com.microsoft"}
+# The suffixes onnxruntime's quantizer gives the tensors its QuantizeLinear and DequantizeLinear nodes make.
+_QUANTIZER_SUFFIXES = ("_QuantizeLinear_Output", "_DequantizeLinear_Output")
 
 
 @dataclass
@@ -33,7 +37,12 @@ class GraphKeys:
     positions: Dict[str, Tuple[int, int]] = field(default_factory=dict)
 
     def key(self, name: str) -> str:
-        return self.keys.get(name, name)
+        if name in self.keys:
+            return self.keys[name]
+        for suffix in _QUANTIZER_SUFFIXES:
+            if name.endswith(suffix) and len(name) > len(suffix):
+                return name[:-len(suffix)]
+        return name
 
 
 def graph_keys(path: Path) -> GraphKeys:

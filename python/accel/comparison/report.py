@@ -112,13 +112,13 @@ class Comparison(Sequence[Row]):
                           _num(r.cosine, ".6f"), _num(r.max_abs_error, ".4g"), _num(r.mean_abs_error, ".4g"),
                           "-" if r.differing is None else str(r.differing),
                           "-" if r.max_lsb is None else str(r.max_lsb)])
-            lines[-1][-1] += mark + (f"  ({r.note})" if r.note else "")
-        widths = [max(len(line[i]) for line in lines) for i in range(len(head) - 1)]
+            lines[-1].append(mark + (f"  ({r.note})" if r.note else ""))
+        widths = [max(len(line[i]) for line in lines) for i in range(len(head))]
         left = {1, 2, 3}
         out = []
         for line in lines:
             cells = [c.ljust(w) if i in left else c.rjust(w) for i, (c, w) in enumerate(zip(line, widths))]
-            out.append("  ".join([*cells, line[-1]]).rstrip())
+            out.append(("  ".join(cells) + (line[len(head)] if len(line) > len(head) else "")).rstrip())
         return "\n".join(out)
 
     def as_dict(self) -> Dict[str, Any]:

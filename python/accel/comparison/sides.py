@@ -86,7 +86,7 @@ class Side:
 def load_model(dev: Device, path: Path, kind: str, shapes: Optional[Mapping[str, Sequence[int]]]) -> Model:
     """The model at ``path`` on ``dev``; an ONNX model with every intermediate tensor as an extra output."""
     if kind == "onnx":
-        return dev.load(path, input_shapes=shapes, extra_outputs="all")  # type: ignore[call-arg]
+        return dev.load(path, input_shapes=shapes, extra_outputs="all")
     if shapes:
         raise ValueError(f"input_shapes applies to ONNX models only; {str(path)!r} is already compiled")
     return dev.load(path)
