@@ -203,7 +203,7 @@ def test_random_inputs_are_seeded():
     one, two = inputs.random_sets(infos, 2, seed=5), inputs.random_sets(infos, 2, seed=5)
     assert len(one) == 2 and all(np.array_equal(one[1][k], two[1][k]) for k in ("f", "q"))
     assert not np.array_equal(one[0]["f"], one[1]["f"])
-    assert one[0]["f"].dtype == np.float32 and 0 <= one[0]["f"].min() and one[0]["f"].max() < 1
+    assert one[0]["f"].dtype == np.float32 and one[0]["f"].min() >= 0 and one[0]["f"].max() < 1
     assert one[0]["q"].dtype == np.int8 and one[0]["q"].min() < -64 and one[0]["q"].max() > 64
 
 
@@ -317,11 +317,11 @@ def test_a_run_record_as_b(cnn_pair, tmp_path, capsys):
 
 def test_errors(cnn_pair, tmp_path):
     float_path, qdq_path, feeds = cnn_pair
-    with pytest.raises(ValueError, match="input 'picture' is not an input of model A .*: its inputs are image"):
+    with pytest.raises(ValueError, match=r"input 'picture' is not an input of model A .*: its inputs are image"):
         accel.compare(float_path, qdq_path, {"picture": feeds["image"]})
     with pytest.raises(ValueError, match=r"model B 'x\.txt': unsupported file type '\.txt'"):
         accel.compare(float_path, "x.txt")
-    with pytest.raises(FileNotFoundError, match="nope.onnx"):
+    with pytest.raises(FileNotFoundError, match=r"nope\.onnx"):
         accel.compare(float_path, tmp_path / "nope.onnx")
     with pytest.raises(ValueError, match="inputs or random, not both"):
         accel.compare(float_path, qdq_path, feeds, random=2)
@@ -363,7 +363,7 @@ def test_cli_errors(cnn_pair, tmp_path, capsys):
     float_path, qdq_path, feeds = cnn_pair
     x = tmp_path / "x.npy"
     np.save(x, feeds["image"])
-    code, out, err = run_main(capsys, "compare", float_path, qdq_path, "--input", f"picture={x}")
+    code, _, err = run_main(capsys, "compare", float_path, qdq_path, "--input", f"picture={x}")
     assert code == 1 and "accel compare: error: input 'picture' is not an input of model A" in err, err
     assert "Traceback" not in err
     # Two models with no tensor in common: their inputs are paired by position.
@@ -371,11 +371,11 @@ def test_cli_errors(cnn_pair, tmp_path, capsys):
     f32 = np.float32
     onnx.save(onnx_model([helper.make_node("Relu", ["x"], ["y"])], [("x", f32, [1, 4])], [("y", f32)]), str(a))
     onnx.save(onnx_model([helper.make_node("Neg", ["p"], ["q"])], [("p", f32, [1, 4])], [("q", f32)]), str(b))
-    code, out, err = run_main(capsys, "compare", a, b)
+    code, _, err = run_main(capsys, "compare", a, b)
     assert code == 1 and "have no tensor in common: A has x, y; B has p, q" in err, err
-    code, out, err = run_main(capsys, "compare", float_path, qdq_path, "--int8", "bpu", "--device", "bpu:0")
+    code, _, err = run_main(capsys, "compare", float_path, qdq_path, "--int8", "bpu", "--device", "bpu:0")
     assert code == 1 and "not the emulator" in err, err
-    code, out, err = run_main(capsys, "compare", float_path, qdq_path, "--input", x, "--random", "2")
+    code, _, err = run_main(capsys, "compare", float_path, qdq_path, "--input", x, "--random", "2")
     assert code == 2 and "give --input or --random, not both" in err, err
-    code, out, err = run_main(capsys, "compare", float_path, tmp_path / "missing.onnx")
+    code, _, err = run_main(capsys, "compare", float_path, tmp_path / "missing.onnx")
     assert code == 2 and "no such file" in err, err

@@ -7,7 +7,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
 from .. import run_record
 from ..tensor_info import Quantization
-from .inputs import Feeds, given_sets, random_sets
+from .inputs import given_sets, random_sets
 from .matching import GraphKeys, best_per_key
 from .metrics import Tensor, measure
 from .report import Comparison, Row
