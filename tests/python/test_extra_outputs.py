@@ -246,3 +246,28 @@ def test_dtype_of_a_quantized_uint8_tensor_and_its_quantization(device):
     m = device.load(path, extra_outputs="all")
     u8 = [o for o in m.extra_outputs if o.dtype == np.uint8]
     assert u8 and all(o.quant is not None and o.quant.zero_points is not None for o in u8)
+
+
+def test_dpu_rules_outputs_unchanged_by_asking():
+    """The DPU's fix-point rules on a power-of-two model: all its tensors, and three dequantized ones by name."""
+    from models.device_qdq import power_of_two
+
+    model = power_of_two(onnx.load(str(quantized.static_model("mobilenetv2", activation="int8", symmetric=True))))
+    feeds = quantized.make_feeds("mobilenetv2")
+    data = model.SerializeToString()
+    dq = [n.output[0] for n in model.graph.node
+          if n.op_type == "DequantizeLinear" and n.input[0].endswith("_QuantizeLinear_Output")][:3]
+    with accel.open("emu:int8=dpu") as dev:
+        want = dev.load(data).run(feeds)
+        everything = dev.load(data, extra_outputs="all")
+        named = dev.load(data, extra_outputs=dq)
+        got_all, got_named = everything.run(feeds), named.run(feeds)
+    for a, b, c in zip(want, got_all, got_named):
+        np.testing.assert_array_equal(a, b)
+        np.testing.assert_array_equal(a, c)
+    values = dict(zip([o.name for o in everything.outputs], got_all))
+    infos = {o.name: o for o in everything.outputs}
+    for info, value in zip(named.extra_outputs, got_named[len(want):]):
+        q = info.name.replace("_DequantizeLinear_Output", "_QuantizeLinear_Output")  # the int8 tensor it dequantizes
+        (scale,) = infos[q].quant.scales
+        np.testing.assert_array_equal(value, values[q].astype(np.float32) * np.float32(scale))
