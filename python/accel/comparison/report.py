@@ -121,14 +121,10 @@ class Comparison(Sequence[Row]):
             out.append(("  ".join(cells) + (line[len(head)] if len(line) > len(head) else "")).rstrip())
         return "\n".join(out)
 
-    def as_dict(self) -> Dict[str, Any]:
-        first = self.first_below
-        return {"a": self.a, "b": self.b, "threshold": self.threshold,
-                "first_below": first.tensor if first else None, "rows": [r.as_dict() for r in self._rows]}
-
     def to_json(self, path: Union[str, Path]) -> None:
-        """Writes ``{"a", "b", "threshold", "first_below", "rows": [Row.as_dict(), ...]}`` to ``path``."""
-        Path(path).write_text(json.dumps(self.as_dict(), indent=1) + "\n", encoding="utf-8")
+        """Writes the rows to ``path`` as a JSON list of :meth:`Row.as_dict` objects, in graph order."""
+        rows = [r.as_dict() for r in self._rows]
+        Path(path).write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
 
     def plot(self, path: Union[str, Path]) -> None:
         """Plots the cosine of each row (graph order), the threshold line and the first row below it, to an
