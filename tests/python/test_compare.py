@@ -16,7 +16,7 @@ from conftest import onnx_model
 from onnx import helper, numpy_helper
 
 import accel
-from accel import cli
+from accel import cli, compiler
 from accel.comparison import Comparison, Row, inputs, matching, metrics, quant_values, sides
 from accel.comparison.compare_models import pair_rows
 from accel.tensor_info import Quantization, TensorInfo
@@ -215,6 +215,18 @@ def test_plot_writes_a_png(tmp_path):
     assert path.read_bytes()[:8] == PNG_MAGIC
 
 
+def test_plot_without_matplotlib_says_how_to_install_it(cnn_pair, tmp_path, monkeypatch, capsys):
+    float_path, qdq_path, _ = cnn_pair
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib raises ImportError
+    c = Comparison([], "a", "b", 0.9)
+    with pytest.raises(ImportError, match=r"pip install accel\[plot\]"):
+        c.plot(tmp_path / "cos.png")
+    assert not (tmp_path / "cos.png").exists()
+    code, out, err = run_main(capsys, "compare", float_path, qdq_path, "--plot", tmp_path / "cos.png")
+    assert code == 1 and "accel compare: error: --plot: plotting a comparison needs matplotlib: pip install " \
+                         "accel[plot]" in err and out == "", err
+
+
 # ---- a float model against its QDQ model, held against onnxruntime -----------------------------------------
 
 
@@ -313,6 +325,20 @@ def test_a_run_record_as_b(cnn_pair, tmp_path, capsys):
     assert len(same) >= len(from_model) and all(r.differing == 0 and r.cosine == pytest.approx(1.0) for r in same)
     with pytest.raises(ValueError, match="random inputs cannot be held against"):
         accel.compare(float_path, run, random=1)
+
+
+def test_a_compiled_model_gives_its_outputs(cnn_pair, tmp_path):
+    float_path, qdq_path, feeds = cnn_pair
+    accm = tmp_path / "tiny_cnn.accm"
+    accm.write_bytes(compiler.compile_model(str(float_path)))
+    c = accel.compare(accm, qdq_path, feeds)
+    # Its input and its output, matched by name to the QDQ model's int8 tensors.
+    assert [(r.tensor, r.tensor_b) for r in c] == [("image", "image_QuantizeLinear_Output"),
+                                                   ("probabilities", "probabilities_QuantizeLinear_Output")]
+    with_graph = {r.tensor: r for r in accel.compare(float_path, qdq_path, feeds)}
+    for r in c:
+        assert r.cosine == pytest.approx(with_graph[r.tensor].cosine, abs=1e-6)
+        assert r.differing == with_graph[r.tensor].differing
 
 
 def test_errors(cnn_pair, tmp_path):

@@ -2,11 +2,11 @@
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import sys
 from typing import Any, List
 
 from ..cli import UsageError
+from ..comparison.plot import require_matplotlib
 from .common import (add_device_option, add_input_shape_option, existing_file, input_shapes, reports_failures,
                      writable_path)
 from .run import read_inputs
@@ -65,10 +65,12 @@ def command(args: argparse.Namespace) -> int:
     json_path = writable_path("--json", args.json) if args.json else None
     plot_path = writable_path("--plot", args.plot) if args.plot else None
     given: List[Any] = [array if name is None else (name, array) for name, array in read_inputs(args.input)]
-    if plot_path is not None and importlib.util.find_spec("matplotlib") is None:
-        # Said before anything runs, rather than after a comparison that may take a while.
-        print("accel compare: error: --plot needs matplotlib: pip install accel[plot]", file=sys.stderr)
-        return 1
+    if plot_path is not None:
+        try:  # said before anything runs, rather than after a comparison that may take a while
+            require_matplotlib()
+        except ImportError as e:
+            print(f"accel compare: error: --plot: {e}", file=sys.stderr)
+            return 1
     result = accel.compare(args.a, args.b, given or None, random=args.random, seed=args.seed,
                            device=args.device, device_b=args.device_b, int8=args.int8,
                            input_shapes=input_shapes(args.input_shape), threshold=args.threshold)

@@ -7,16 +7,21 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .report import Comparison
 
-__all__ = ["plot_cosines"]
+__all__ = ["plot_cosines", "require_matplotlib"]
 
 
-def _pyplot() -> Any:
+def require_matplotlib() -> Any:
+    """The matplotlib module; ImportError saying how to install it if it is missing."""
     try:
         import matplotlib
     except ImportError as e:
         raise ImportError("plotting a comparison needs matplotlib: pip install accel[plot] "
                           "(or pip install matplotlib)") from e
-    matplotlib.use("Agg")  # files only: no display needed
+    return matplotlib
+
+
+def _pyplot() -> Any:
+    require_matplotlib().use("Agg")  # files only: no display needed
     import matplotlib.pyplot as plt
 
     return plt
