@@ -9,29 +9,42 @@ from typing import Any
 
 import numpy as np
 
-from .tensor_info import TensorInfo
+from .tensor_info import Quantization, TensorInfo
 
 __all__ = ["dequantize", "quantize"]
 
 
 def _record(info: TensorInfo, ndim: int) -> Any:
-    from .compiler import quant  # numpy only, but its package loads onnx: not at ``import accel``
-
     q = info.quant
     if not isinstance(info, TensorInfo) or q is None:
         name = getattr(info, "name", info)
         raise ValueError(f"tensor {name!r} is not quantized (its TensorInfo.quant is None)")
+    return parameters(q, info.name, (-1,) * ndim)
+
+
+def parameters(q: Quantization, name: str, shape: Any) -> Any:
+    """The compiler's record (``accel.compiler.quant.Quant``) of ``q`` for a tensor of ``shape`` (-1 for a dim
+    not known); ValueError naming ``name`` when the parameters do not fit it. A ``"shift"`` quantization
+    (``real = q / 2**shift``) is a scale of ``2**-shift`` with zero point 0."""
+    from .compiler import quant  # numpy only, but its package loads onnx: not at ``import accel``
+
     if q.type == "shift":
-        assert q.shifts is not None
+        if q.shifts is None:
+            raise ValueError(f"tensor {name!r}: shift quantization without shifts")
         scales = np.ldexp(np.float32(1), -np.asarray(q.shifts, np.int32)).astype(np.float32)
         zeros = np.zeros(len(q.shifts), np.int64)
     else:
         scales = np.asarray(q.scales, np.float32)
         zeros = np.asarray(q.zero_points if q.zero_points is not None else [0] * len(q.scales), np.int64)
+    if scales.size == 0 or zeros.size != scales.size:
+        raise ValueError(f"tensor {name!r}: {scales.size} scales and {zeros.size} zero points")
     if scales.size == 1 or q.axis is None:
         return quant.Quant(scales, zeros)
-    if not 0 <= q.axis < ndim:
-        raise ValueError(f"tensor {info.name!r} is quantized along axis {q.axis}, but the array has {ndim} dims")
+    if not 0 <= q.axis < len(shape):
+        raise ValueError(f"tensor {name!r} is quantized along axis {q.axis}, but the array has {len(shape)} dims")
+    if shape[q.axis] not in (-1, scales.size):
+        raise ValueError(f"tensor {name!r} of shape {tuple(shape)}: {scales.size} scales along axis {q.axis} do "
+                         f"not fit it")
     return quant.Quant(scales, zeros, q.axis)
 
 

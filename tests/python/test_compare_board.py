@@ -28,8 +28,9 @@ def layer_dump(model: onnx.ModelProto) -> dict:
     board model compiled to output its layers gives."""
     inits = {t.name: onnx.numpy_helper.to_array(t) for t in model.graph.initializer}
     quantized_at_run_time = {n.output[0] for n in model.graph.node if n.op_type == "QuantizeLinear"}
+    own = {o.name for o in model.graph.output}
     return {n.output[0]: (float(inits[n.input[1]]), int(inits[n.input[2]])) for n in model.graph.node
-            if n.op_type == "DequantizeLinear" and n.input[0] in quantized_at_run_time}
+            if n.op_type == "DequantizeLinear" and n.input[0] in quantized_at_run_time and n.output[0] not in own}
 
 
 def board_model(path: Path, folder: Path) -> Path:

@@ -7,7 +7,7 @@ all sets together, as if the sets were one long vector.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 import numpy as np
 
@@ -26,7 +26,7 @@ class Tensor:
     quant: Optional[Quantization] = None
 
     @property
-    def shape(self) -> tuple:
+    def shape(self) -> Tuple[int, ...]:
         return tuple(self.arrays[0].shape)
 
     @property

@@ -93,21 +93,22 @@ class Comparison(Sequence[Row]):
         first = self.first_below
         if first is None:
             return f"no tensor below cosine {self.threshold:g} ({len(self)} compared)"
-        return (f"first tensor below cosine {self.threshold:g}: {first.tensor} (cosine {first.cosine:.6f}, "
-                f"row {self._index(first) + 1} of {len(self)})")
+        return (f"first tensor below cosine {self.threshold:g}: {first.key or first.tensor} "
+                f"(cosine {first.cosine:.6f}, row {self._index(first) + 1} of {len(self)})")
 
     def _index(self, row: Row) -> int:
         return next(i for i, r in enumerate(self._rows) if r is row)
 
     def table(self) -> str:
-        """The rows as aligned text columns; the first row below the threshold is marked ``<< first below``,
-        the later ones ``<``."""
+        """The rows as aligned text columns, each named by the float tensor both sides stand for (:attr:`Row.key`;
+        :meth:`to_json` has each side's own names); the first row below the threshold is marked
+        ``<< first below``, the later ones ``<``."""
         head = ["#", "tensor", "shape", "dtypes", "cosine", "max abs err", "mean abs err", "differing", "max lsb"]
         first = self.first_below
         lines = [head]
         for n, r in enumerate(self._rows, 1):
             mark = "  << first below" if r is first else ("  <" if r.below_threshold else "")
-            name = r.tensor if r.tensor == r.tensor_b else f"{r.tensor} | {r.tensor_b}"
+            name = r.key or r.tensor
             lines.append([str(n), name, "x".join(map(str, r.shape)) or "scalar", f"{r.dtype_a}/{r.dtype_b}",
                           _num(r.cosine, ".6f"), _num(r.max_abs_error, ".4g"), _num(r.mean_abs_error, ".4g"),
                           "-" if r.differing is None else str(r.differing),
