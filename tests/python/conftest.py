@@ -259,6 +259,18 @@ def ort_run(path, feeds):
     return sess.run(None, feeds)
 
 
+def run_main(capsys, *args):
+    """(exit code, stdout, stderr) of the `accel` command's main(args), argparse's SystemExit included."""
+    from accel import cli
+
+    try:
+        code = cli.main([str(a) for a in args])
+    except SystemExit as e:
+        code = e.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
 def elem(dtype) -> int:
     """The ONNX element type of a NumPy dtype."""
     from onnx import helper

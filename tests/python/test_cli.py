@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
-from conftest import CNN_PATH, ort_run
+from conftest import CNN_PATH, ort_run, run_main
 from onnx import TensorProto, helper
 
 import accel
@@ -29,16 +29,6 @@ def accel_command():
 
 def run_script(*args):
     return subprocess.run(accel_command() + [str(a) for a in args], capture_output=True, text=True, timeout=120)
-
-
-def run_main(capsys, *args):
-    """(exit code, stdout, stderr) of cli.main(args), argparse's SystemExit included."""
-    try:
-        code = cli.main([str(a) for a in args])
-    except SystemExit as e:
-        code = e.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def usage_error(capsys, *args):

@@ -12,7 +12,7 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
-from conftest import onnx_model
+from conftest import onnx_model, run_main
 from onnx import helper, numpy_helper
 
 import accel
@@ -354,15 +354,6 @@ def test_errors(cnn_pair, tmp_path):
 
 
 # ---- the command line -------------------------------------------------------------------------------------
-
-
-def run_main(capsys, *args):
-    try:
-        code = cli.main([str(a) for a in args])
-    except SystemExit as e:
-        code = e.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_cli_table_json_and_plot(cnn_pair, tmp_path, capsys):
