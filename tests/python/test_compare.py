@@ -284,6 +284,28 @@ def test_float_against_qdq_agrees_with_onnxruntime(cnn_pair):
         assert r.differing is not None and r.max_lsb is not None and r.max_lsb <= 8, r.tensor
 
 
+def test_one_model_on_two_devices(cnn_pair):
+    """The QDQ model under onnxruntime's rules against the BPU's: every int8 tensor, integer by integer, as the two
+    devices' own extra outputs say; against itself, nothing differs."""
+    _, qdq_path, feeds = cnn_pair
+    c = accel.compare(qdq_path, qdq_path, feeds, device="emu:int8=ort", device_b="emu:int8=bpu")
+    assert len(c) >= 12 and all(r.tensor == r.tensor_b for r in c)
+    values = {}
+    for rules in ("ort", "bpu"):
+        with accel.open(f"emu:int8={rules}") as dev:
+            m = dev.load(qdq_path, extra_outputs="all")
+            values[rules] = dict(zip([o.name for o in m.outputs], m.run(feeds)))
+    for r in c:
+        a, b = values["ort"][r.tensor], values["bpu"][r.tensor]
+        if a.dtype == np.int8:
+            steps = np.abs(a.astype(np.int64) - b)
+            assert (r.differing, r.max_lsb) == (int(np.count_nonzero(steps)), int(steps.max())), r
+    print(f"\nort against bpu rules: {sum(r.differing or 0 for r in c)} int8 elements differ over {len(c)} tensors")
+    same = accel.compare(qdq_path, qdq_path, feeds, int8="bpu")
+    assert all(r.cosine == pytest.approx(1.0, abs=1e-9) and r.max_abs_error == 0.0 and r.differing in (0, None)
+               for r in same)
+
+
 def test_a_perturbed_conv_is_flagged_first(cnn_pair, tmp_path):
     float_path, qdq_path, feeds = cnn_pair
     assert accel.compare(float_path, qdq_path, feeds).first_below is None
