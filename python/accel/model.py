@@ -3,10 +3,12 @@ from __future__ import annotations
 
 import math
 import operator
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import (TYPE_CHECKING, Any, Callable, Dict, Generator, Iterable, List, Mapping, Optional, Sequence, Tuple,
+                    Union)
 
 import numpy as np
 
+from . import batching
 from . import profiling as _profiling
 from ._frontend import core
 from .errors import AccelError, ClosedError, DTypeError, InvalidArgumentError, ShapeError
@@ -242,7 +244,11 @@ class Model:
         The inputs may be changed or dropped as soon as this returns only if they were NumPy arrays
         (those are copied); DeviceTensors are read while the job runs.
         """
-        in_bufs, out_bufs, results, priority, timeout_us = self._prepare(inputs, outputs, priority, timeout)
+        return self._submit(*self._prepare(inputs, outputs, priority, timeout))
+
+    def _submit(self, in_bufs: List[Any], out_bufs: List[Any], results: List[np.ndarray], priority: int,
+                timeout_us: int) -> Future:
+        # Submits one prepared job (run_async's, and each of run_batch's and imap's) with its Future.
         fut = Future()
         fut._outputs = results
         fut._model_name = self._name
@@ -257,34 +263,92 @@ class Model:
         fut._attach(job)
         return fut
 
+    @property
+    def optimal_jobs(self) -> int:
+        """The jobs :meth:`imap` keeps in flight by default: two per core of the device (one running,
+        the next queued behind it), at most the device's ``max_inflight``."""
+        return batching.optimal_jobs(self._device.info)
+
+    def run_batch(self, items: Iterable[Inputs], outputs: Optional[Sequence[Optional[Outputs]]] = None, *,
+                  priority: int = 0, timeout: Optional[float] = None,
+                  max_inflight: Optional[int] = None) -> List[List[np.ndarray]]:
+        """Runs the model on every item, keeping up to ``max_inflight`` jobs in flight; returns the
+        results in item order (each what :meth:`run` returns).
+
+        Args:
+            items: a list of inputs, each as :meth:`run` takes them (one tensor, a list in input order,
+                a dict by name; NumPy arrays or DeviceTensors).
+            outputs: None (fresh outputs for every item), or a list with one entry per item: its
+                outputs as :meth:`run` takes them, or None. No two items may share an output tensor.
+            priority, timeout: as :meth:`run`, for every job (a job's timeout counts from its own
+                submission).
+            max_inflight: at most this many jobs in flight at once (default, and at most, the device's
+                ``max_inflight``).
+
+        Every item (its count, names, dtypes and shapes) and its outputs are checked before anything is
+        submitted: a bad one raises what :meth:`run` would, its message starting with
+        ``"run_batch: item <index>: "``. If a job fails (with ``"run_batch: item <index>: "`` before its
+        error's message, the same class) or the call is interrupted (Ctrl-C), the jobs not started are
+        cancelled and the started ones awaited before the error propagates: nothing is left running.
+        """
+        if priority.__class__ is not int or not 0 <= priority <= 255:
+            priority = _check_priority(priority)
+        return batching.run_batch(self, items, outputs, priority, _timeout_us(timeout), max_inflight)
+
+    def imap(self, iterable: Iterable[Inputs], jobs: Optional[int] = None, *, priority: int = 0,
+             timeout: Optional[float] = None) -> Generator[List[np.ndarray], None, None]:
+        """A generator of the model's results over a stream of inputs, in input order, with ``jobs``
+        jobs in flight.
+
+        Args:
+            iterable: inputs, each as :meth:`run` takes them; it may be endless. An item is pulled only
+                when a slot is free: when the generator has yielded n results, at most n + ``jobs``
+                items have been pulled.
+            jobs: jobs in flight (default :attr:`optimal_jobs`: two per core, at most the device's
+                ``max_inflight``; more than ``max_inflight`` is lowered to it).
+            priority, timeout: as :meth:`run`, for every job.
+
+        Nothing is submitted until the first result is asked for. A bad item, or an error raised by
+        the iterable, is raised by the generator at its position, after the results before it (a bad
+        item's message starts with ``"imap: item <index>: "``); a job that fails raises the same way.
+        Closing the generator (``break``, ``close()``, garbage collection) or an error cancels the
+        jobs not started and awaits the started ones: nothing is left running.
+        """
+        if priority.__class__ is not int or not 0 <= priority <= 255:
+            priority = _check_priority(priority)
+        return batching.imap(self, iterable, jobs, priority, _timeout_us(timeout))
+
     # -- argument handling -----------------------------------------------------------------------------
 
     def _closed_error(self) -> ClosedError:
         return ClosedError(f"device {self._uri!r} is closed")
 
-    def _input_buffers(self, inputs: Any) -> List[Any]:
+    def _input_buffers(self, inputs: Any, each: Optional[Callable[[_Spec, Any], Any]] = None) -> List[Any]:
+        # each(spec, tensor) for every input in order: _input_buffer (the default) makes its device
+        # buffer; _check_input only checks it (run_batch checks every item before submitting any).
+        convert = self._input_buffer if each is None else each
         t = type(inputs)
         single = self._single
         if t is _ndarray or t is DeviceTensor:
             if single is None:
                 raise self._count_error(1)
-            return [self._input_buffer(single, inputs)]
+            return [convert(single, inputs)]
         if t is list or t is tuple:
             specs = self._in_specs
             if len(inputs) != len(specs):
                 raise self._sequence_error(inputs)
-            return [self._input_buffer(s, x) for s, x in zip(specs, inputs)]
+            return [convert(s, x) for s, x in zip(specs, inputs)]
         if t is dict:
-            return self._mapping_buffers(inputs)
+            return self._mapping_buffers(inputs, convert)
         # Subclasses and other containers: the slow path.
         if isinstance(inputs, (np.ndarray, DeviceTensor)):
             if single is None:
                 raise self._count_error(1)
-            return [self._input_buffer(single, inputs)]
+            return [convert(single, inputs)]
         if isinstance(inputs, Mapping):
-            return self._mapping_buffers(inputs)
+            return self._mapping_buffers(inputs, convert)
         if isinstance(inputs, (list, tuple)):
-            return self._input_buffers(list(inputs) if isinstance(inputs, list) else tuple(inputs))
+            return self._input_buffers(list(inputs) if isinstance(inputs, list) else tuple(inputs), convert)
         if single is not None:
             raise self._type_error(single, inputs)
         raise TypeError(f"model {self._name!r} takes {self._n_in} inputs "
@@ -297,10 +361,7 @@ class Model:
             self._check_tensor(spec, x)
             return x.buffer
         if tx is _ndarray or isinstance(x, np.ndarray):
-            if x.dtype != spec.dtype:
-                raise self._dtype_error(spec, x.dtype)
-            if x.shape != spec.shape:
-                raise self._shape_error(spec, x.shape)
+            self._check_array(spec, x)
             buf = self._core_device.alloc(spec.alloc)
             if spec.dense:
                 buf.write(x)
@@ -309,6 +370,22 @@ class Model:
                 np.ndarray(spec.shape, spec.dtype, buf.memory, 0, spec.strides)[...] = x
             return buf
         raise self._type_error(spec, x)
+
+    def _check_input(self, spec: _Spec, x: Any) -> None:
+        """Raises what _input_buffer would raise for ``x``, allocating and copying nothing."""
+        tx = type(x)
+        if tx is DeviceTensor or (tx is not _ndarray and isinstance(x, DeviceTensor)):
+            self._check_tensor(spec, x)
+        elif tx is _ndarray or isinstance(x, np.ndarray):
+            self._check_array(spec, x)
+        else:
+            raise self._type_error(spec, x)
+
+    def _check_array(self, spec: _Spec, x: np.ndarray) -> None:
+        if x.dtype != spec.dtype:
+            raise self._dtype_error(spec, x.dtype)
+        if x.shape != spec.shape:
+            raise self._shape_error(spec, x.shape)
 
     def _check_tensor(self, spec: _Spec, t: Any) -> None:
         layout = spec.layout
@@ -334,7 +411,7 @@ class Model:
                              f"{spec.strides}, {spec.info.nbytes} bytes); pass a NumPy array instead "
                              f"of a dense DeviceTensor")
 
-    def _mapping_buffers(self, inputs: Mapping[Any, Any]) -> List[Any]:
+    def _mapping_buffers(self, inputs: Mapping[Any, Any], convert: Callable[[_Spec, Any], Any]) -> List[Any]:
         index = self._in_index
         for key in inputs:
             if key not in index:
@@ -347,7 +424,7 @@ class Model:
                 f"model {self._name!r}: input{'s' if len(missing) > 1 else ''} "
                 f"{', '.join(repr(m) for m in missing)} missing; it takes {self._n_in} "
                 f"input{'s' if self._n_in != 1 else ''} ({self._names(self._in_specs)}), got {len(inputs)}")
-        return [self._input_buffer(s, inputs[s.name]) for s in self._in_specs]
+        return [convert(s, inputs[s.name]) for s in self._in_specs]
 
     def _fresh_outputs(self) -> Tuple[List[Any], List[np.ndarray]]:
         alloc = self._core_device.alloc

@@ -1,0 +1,230 @@
+"""``Model.run_batch`` and ``Model.imap``: many runs of one model with a bounded number of jobs in flight.
+
+Both submit each item as ``run_async`` does (``Model._submit``) and keep a window of futures in
+submission order: once the window is full, the oldest job is awaited before the next item is submitted,
+so results come back in item order and the device always has the next jobs queued behind the running
+ones. Jobs of one model take about the same time, so waiting on the oldest (rather than on whichever
+ends first) costs nothing in throughput.
+
+Whatever ends a batch or a stream early (a job that fails, a bad item, the iterable raising, Ctrl-C, a
+closed generator) first settles the window: jobs not started yet are cancelled (``Future.cancel``),
+the started ones are awaited; so nothing is left running on the device and every buffer is freed
+once the caller drops the results.
+"""
+from __future__ import annotations
+
+import concurrent.futures
+import operator
+from collections import deque
+from typing import TYPE_CHECKING, Any, Deque, Generator, Iterable, Iterator, List, Mapping, Optional, \
+    Sequence, Tuple
+
+import numpy as np
+
+from ._frontend import core
+from .errors import AccelError, InvalidArgumentError
+
+if TYPE_CHECKING:
+    from ._pybind import DeviceTensor
+    from .device import DeviceInfo
+    from .futures import Future
+    from .model import Model
+else:
+    DeviceTensor = core.DeviceTensor
+
+__all__ = ["optimal_jobs", "run_batch", "imap"]
+
+# A job in the window: (its item's index, its future).
+_Job = Tuple[int, "Future"]
+# Outputs given for one item, checked: (their core buffers, the arrays run returns).
+_Given = Tuple[List[Any], List[np.ndarray]]
+
+
+def optimal_jobs(info: DeviceInfo) -> int:
+    """Jobs in flight that keep every core busy: two per core (one running, the next queued behind it,
+    so a core never waits for the host to submit), at most the device's ``max_inflight``."""
+    return max(1, min(2 * info.cores, info.max_inflight))
+
+
+def window_size(value: Any, info: DeviceInfo, what: str) -> int:
+    """A ``jobs`` / ``max_inflight`` argument checked: an int >= 1, lowered to the device's max_inflight
+    (more could not be in flight at once anyway)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{what} must be an int >= 1 or None, not {type(value).__name__}")
+    n = operator.index(value)
+    if n < 1:
+        raise InvalidArgumentError(f"{what} must be >= 1, got {n}")
+    return min(n, info.max_inflight)
+
+
+def at_item(where: str, index: int, error: BaseException) -> BaseException:
+    """``error`` again, as the same class, with its message prefixed by ``"<where>: item <index>: "``
+    (the error itself if its class cannot be remade from a message)."""
+    prefix = f"{where}: item {index}: "
+    try:
+        if isinstance(error, AccelError):
+            return type(error)(prefix + error.message, error.status)
+        if type(error).__init__ is BaseException.__init__ and len(error.args) <= 1:  # built-ins such as ValueError
+            return type(error)(prefix + str(error))
+    except Exception:  # an exception class with a constructor of its own: keep the error as it is
+        pass
+    return error
+
+
+# ---- run_batch -----------------------------------------------------------------------------------------
+
+def run_batch(model: Model, items: Iterable[Any], outputs: Optional[Sequence[Any]], priority: int,
+              timeout_us: int, max_inflight: Optional[int]) -> List[List[np.ndarray]]:
+    """Model.run_batch with priority and timeout already checked."""
+    info = model.device.info
+    limit = info.max_inflight if max_inflight is None else window_size(max_inflight, info, "max_inflight")
+    batch = _items(items)
+    given = _check_batch(model, batch, outputs)
+    results: List[List[np.ndarray]] = []
+    window: Deque[_Job] = deque()
+    try:
+        for i, item in enumerate(batch):
+            if len(window) >= limit:
+                results.append(_result(window, "run_batch"))
+            window.append((i, _submit(model, "run_batch", i, item, given[i], priority, timeout_us)))
+        while window:
+            results.append(_result(window, "run_batch"))
+    except BaseException:
+        settle(window)
+        results.clear()  # a kept traceback (sys.last_traceback) must not keep their buffers alive
+        raise
+    return results
+
+
+def _items(items: Any) -> Sequence[Any]:
+    if isinstance(items, (np.ndarray, DeviceTensor, Mapping, str, bytes)):
+        raise TypeError(f"run_batch: items must be a list of inputs (each as Model.run takes them), not "
+                        f"a {type(items).__name__}; for one input, pass [inputs]")
+    try:
+        return items if isinstance(items, (list, tuple)) else list(items)
+    except TypeError:
+        raise TypeError(f"run_batch: items must be a list of inputs (each as Model.run takes them), not "
+                        f"{type(items).__name__}") from None
+
+
+def _check_batch(model: Model, batch: Sequence[Any], outputs: Optional[Sequence[Any]]) -> List[Optional[_Given]]:
+    """Checks every item and its outputs before anything is submitted; returns each item's checked
+    outputs (None: fresh ones)."""
+    if model.device.closed:
+        raise model._closed_error()
+    n = len(batch)
+    if outputs is None:
+        outs: Sequence[Any] = [None] * n
+    elif isinstance(outputs, (list, tuple)):
+        if len(outputs) != n:
+            raise InvalidArgumentError(f"run_batch: outputs has {len(outputs)} entries for {n} items "
+                                       f"(one entry per item: its outputs as Model.run takes them, or None)")
+        outs = outputs
+    else:
+        raise TypeError(f"run_batch: outputs must be None or a list with one entry per item, "
+                        f"not {type(outputs).__name__}")
+    given: List[Optional[_Given]] = []
+    writers: dict[int, int] = {}  # id of an output DeviceTensor -> the item writing it
+    for i, (item, out) in enumerate(zip(batch, outs)):
+        try:
+            model._input_buffers(item, model._check_input)
+            given.append(None if out is None else model._given_outputs(out))
+        except Exception as e:
+            raise at_item("run_batch", i, e) from None
+        if out is not None:
+            for t in out.values() if isinstance(out, Mapping) else out if isinstance(out, (list, tuple)) else [out]:
+                first = writers.setdefault(id(t), i)
+                if first != i:
+                    # Jobs in flight at once would write one buffer, and both results would view it.
+                    raise InvalidArgumentError(f"run_batch: items {first} and {i} have the same output "
+                                               f"DeviceTensor: each item needs outputs of its own")
+    return given
+
+
+# ---- imap ------------------------------------------------------------------------------------------------
+
+def imap(model: Model, iterable: Iterable[Any], jobs: Optional[int], priority: int,
+         timeout_us: int) -> Generator[List[np.ndarray], None, None]:
+    """Model.imap with priority and timeout already checked: checks ``jobs``, then returns the stream."""
+    info = model.device.info
+    limit = optimal_jobs(info) if jobs is None else window_size(jobs, info, "jobs")
+    if model.device.closed:
+        raise model._closed_error()
+    return _stream(model, iter(iterable), limit, priority, timeout_us)
+
+
+def _stream(model: Model, it: Iterator[Any], limit: int, priority: int,
+            timeout_us: int) -> Generator[List[np.ndarray], None, None]:
+    window: Deque[_Job] = deque()
+    error: Optional[BaseException] = None  # what ends the stream once the window before it is yielded
+    pulled = 0
+
+    def fill() -> None:
+        # Pulls items while there is a free slot: never more than `limit` ahead of the consumer.
+        nonlocal error, pulled
+        while error is None and len(window) < limit:
+            try:
+                item = next(it)
+            except StopIteration:
+                error = StopIteration()
+                return
+            except Exception as e:  # the iterable's own error: raised as it is, at its position
+                error = e
+                return
+            index = pulled
+            pulled += 1
+            try:
+                window.append((index, _submit(model, "imap", index, item, None, priority, timeout_us)))
+            except Exception as e:  # a bad item: raised at its position, after the results before it
+                error = at_item("imap", index, e)
+
+    try:
+        fill()
+        while window:
+            out = _result(window, "imap")
+            fill()  # the next job is queued before the consumer gets this result
+            yield out
+        if error is not None and not isinstance(error, StopIteration):
+            raise error
+    finally:
+        error = None
+        settle(window)
+
+
+# ---- shared ----------------------------------------------------------------------------------------------
+
+def _submit(model: Model, where: str, index: int, item: Any, given: Optional[_Given], priority: int,
+            timeout_us: int) -> Future:
+    try:
+        in_bufs = model._input_buffers(item)
+        out_bufs, arrays = model._fresh_outputs() if given is None else given
+        return model._submit(in_bufs, out_bufs, arrays, priority, timeout_us)
+    except Exception as e:
+        raise at_item(where, index, e) from None
+
+
+def _result(window: Deque[_Job], where: str) -> List[np.ndarray]:
+    """The outputs of the oldest job, which leaves the window only once it is over (an interrupted wait
+    leaves it there for settle)."""
+    index, fut = window[0]
+    try:
+        out = fut.result()
+    except Exception as e:
+        window.popleft()
+        raise at_item(where, index, e) from e
+    window.popleft()
+    return out
+
+
+def settle(window: Deque[_Job]) -> None:
+    """Cancels the window's jobs that have not started (oldest first: the device starts them in that
+    order) and waits for the others; empties the window."""
+    futures = [f for _, f in window]
+    for f in futures:
+        f.cancel()
+    for f in futures:
+        try:
+            f.exception()
+        except concurrent.futures.CancelledError:
+            pass
+    window.clear()
