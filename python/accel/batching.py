@@ -64,7 +64,7 @@ def at_item(where: str, index: int, error: BaseException) -> BaseException:
     try:
         if isinstance(error, AccelError):
             return type(error)(prefix + error.message, error.status)
-        if type(error).__init__ is BaseException.__init__ and len(error.args) <= 1:  # built-ins such as ValueError
+        if type(error).__module__ == "builtins" and len(error.args) <= 1:  # TypeError, ValueError ...
             return type(error)(prefix + str(error))
     except Exception:  # an exception class with a constructor of its own: keep the error as it is
         pass
@@ -176,7 +176,7 @@ def _stream(model: Model, it: Iterator[Any], limit: int, priority: int,
             try:
                 window.append((index, _submit(model, "imap", index, item, None, priority, timeout_us)))
             except Exception as e:  # a bad item: raised at its position, after the results before it
-                error = at_item("imap", index, e)
+                error = e
 
     try:
         fill()
