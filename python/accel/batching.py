@@ -217,11 +217,14 @@ def _result(window: Deque[_Job], where: str) -> List[np.ndarray]:
 
 
 def settle(window: Deque[_Job]) -> None:
-    """Cancels the window's jobs that have not started (oldest first: the device starts them in that
-    order) and waits for the others; empties the window."""
+    """Cancels the window's jobs that have not started and waits for the others; empties the window.
+
+    Every release comes first (oldest first: the device starts them in that order), then the waits:
+    waiting for each cancellation before the next release would give the device time to start the next
+    job, and then each wait would last a whole job."""
     futures = [f for _, f in window]
     for f in futures:
-        f.cancel()
+        f._request_cancel()
     for f in futures:
         try:
             f.exception()

@@ -129,9 +129,16 @@ class Future(concurrent.futures.Future[List[np.ndarray]]):
     def cancel(self) -> bool:
         """Cancels the job if it has not started yet. Returns True if the future is (now) cancelled,
         False if the job is running or has finished (it then completes normally)."""
+        if self._request_cancel():
+            with self._condition:
+                self._condition.wait_for(self.done, _CANCEL_CONFIRM_SECONDS)
+        return self.cancelled()
+
+    def _request_cancel(self) -> bool:
+        """Releases the job if it has not started, without waiting for the driver to confirm; True if it
+        did. (Model.run_batch releases every job of its window first, then waits: a wait between two
+        releases would let the device start the next job meanwhile.)"""
         with self._condition:
-            if self.cancelled():
-                return True
             if self._completed or self.done():
                 return False
             job = self._job
@@ -144,9 +151,7 @@ class Future(concurrent.futures.Future[List[np.ndarray]]):
         if started:
             return False
         job.release()  # the driver cancels a job it has not started when its last handle goes
-        with self._condition:
-            self._condition.wait_for(self.done, _CANCEL_CONFIRM_SECONDS)
-        return self.cancelled()
+        return True
 
     def running(self) -> bool:
         """True while the job runs on a core (started, not finished)."""

@@ -68,12 +68,12 @@ def assert_settled(dev, base, exact_bytes=True):
         assert s["bytes_in_use"] == base["bytes_in_use"]
 
 
-def assert_nothing_ran_after(records, t_ns):
-    """No job of `records` was still running at `t_ns`, and at least one ran."""
+def assert_nothing_ran_after(records, t_ns, allowed=0):
+    """No job of `records` (but `allowed`) was still running at `t_ns`, and at least one ran."""
     ran = [r for r in records if r.started_ns]
     assert ran
     late = [r for r in ran if r.finished_ns > t_ns]
-    assert not late, f"{len(late)} jobs were still running when the call returned"
+    assert len(late) <= allowed, f"{len(late)} jobs were still running when the call returned: {late}"
 
 
 # ---- run_batch: results ------------------------------------------------------------------------------------
@@ -230,7 +230,9 @@ def test_run_batch_failed_job_settles_the_batch(dev, slow):
         del info
         assert_settled(dev, base)
     records = [r for r in p.records if r.model == slow.name]
-    assert len(records) == 12  # every job submitted (12 < the window) was recorded: none left behind
+    submitted = dev.stats()["jobs_submitted"] - base["jobs_submitted"]
+    assert submitted == min(12, dev.info.max_inflight)  # the window, filled before the first result was awaited
+    assert len(records) == submitted
     assert all(r.status != 0 for r in records)
     for r in records:
         assert r.finished_ns == 0 or r.finished_ns <= back
@@ -256,11 +258,11 @@ def interrupt_after(call, delay):
     pytest.fail("the call returned before the interrupt: make it longer")
 
 
-@pytest.mark.parametrize("api", ["run_batch", "imap"])
-def test_ctrl_c_cancels_queued_jobs_and_awaits_running_ones(dev, slow, api):
+def interrupted_batch(dev, slow, api, base):
+    """Interrupts a run_batch or an imap loop of the slow model over 60 items, with the device's max_inflight jobs
+    in flight; checks that every job is over and every buffer freed; returns (the jobs' JobRecords, the monotonic
+    ns when the KeyboardInterrupt reached the caller)."""
     x = rand(slow.inputs[0].shape, 2)
-    warm(slow, x)
-    base = baseline(dev)
     items = [x] * 60
     if api == "run_batch":
         def call():
@@ -271,16 +273,35 @@ def test_ctrl_c_cancels_queued_jobs_and_awaits_running_ones(dev, slow, api):
                 pass
     with accel.profile() as p:
         back = interrupt_after(call, 0.3)
-        s = dev.stats()
-        submitted = s["jobs_submitted"] - base["jobs_submitted"]
+        submitted = dev.stats()["jobs_submitted"] - base["jobs_submitted"]
         assert 0 < submitted < len(items)
         assert_settled(dev, base)
     records = [r for r in p.records if r.model == slow.name]
     assert len(records) == submitted
-    assert_nothing_ran_after(records, back)
-    # the jobs still queued at the interrupt were cancelled: they never ran
-    cancelled = [r for r in records if r.started_ns == 0 and r.status == accel.CancelledError.default_status]
-    assert cancelled, [(r.status, r.queued_ns, r.started_ns, r.finished_ns, back) for r in records]
+    return records, back
+
+
+@pytest.mark.parametrize("api", ["run_batch", "imap"])
+def test_ctrl_c_leaves_no_job_running_and_no_buffer(dev, slow, api):
+    warm(slow, rand(slow.inputs[0].shape, 2))
+    records, back = interrupted_batch(dev, slow, api, baseline(dev))
+    # One job may escape: an interrupt that lands inside Model._submit after the core took the job but
+    # before its Future joined the window (docs/python-api.md, Model.run_batch) leaves it to finish alone.
+    assert_nothing_ran_after(records, back, allowed=1)
+
+
+@pytest.mark.emulator
+@pytest.mark.parametrize("api", ["run_batch", "imap"])
+def test_ctrl_c_cancels_the_queued_jobs(slow_path, api):
+    # One emulated core: at the interrupt one job runs and the rest of the window waits in the queue (a vendor
+    # runtime may take every job at submission, and then they count as started: they are awaited).
+    with accel.open("emu:cores=1") as d:
+        slow = d.load(str(slow_path))
+        warm(slow, rand(slow.inputs[0].shape, 2))
+        records, back = interrupted_batch(d, slow, api, baseline(d))
+        assert_nothing_ran_after(records, back, allowed=1)  # as above
+        cancelled = [r for r in records if r.started_ns == 0 and r.status == accel.CancelledError.default_status]
+        assert len(cancelled) >= d.info.max_inflight // 2, [(r.status, r.started_ns) for r in records]
 
 
 # ---- imap ---------------------------------------------------------------------------------------------------
@@ -306,7 +327,7 @@ def counted_frames(cnn, pulled):
 
 @pytest.mark.parametrize("jobs", [1, 3, None])
 def test_imap_pulls_only_as_slots_free(dev, cnn, jobs):
-    window = cnn.optimal_jobs if jobs is None else jobs
+    window = cnn.optimal_jobs if jobs is None else min(jobs, dev.info.max_inflight)
     x = cnn_images(cnn, 1)[0]
     base = baseline(dev)
     pulled = []
