@@ -136,7 +136,7 @@ def test_same_tensor_twice_is_one_input(dev):
     t = dev.tensor(A23)
     out = dev.ops.mul(t, t)
     np.testing.assert_allclose(np.asarray(out), A23 * A23, rtol=1e-6)
-    (entry,) = [e for e in dev.ops._cache._entries.values()]
+    (entry,) = list(dev.ops._cache._entries.values())
     assert len(entry.model.inputs) == 1
 
 
@@ -183,6 +183,22 @@ def test_a_new_signature_loads_a_new_model(dev, change):
     else:
         ops.relu(X4)
     assert ops.cache_info()["loads"] == loads + 1
+
+
+def test_a_large_weight_changed_where_its_fingerprint_does_not_look_is_seen(dev):
+    # A large constant's cache key holds a digest of a sample of it; a hit compares the whole constant.
+    weight = w((512, 256), 3)
+    x = rand((2, 256), 4)
+    ops = dev.ops
+    ops.linear(x, weight)
+    loads = ops.cache_info()["loads"]
+    changed = weight.copy()
+    changed.reshape(-1)[1] += 1.0  # not in the sample: only the comparison sees it
+    got = ops.linear(x, changed)
+    assert ops.cache_info()["loads"] == loads + 1
+    assert_close(np.asarray(got), ref.linear(x, changed), "linear with the changed weight")
+    np.testing.assert_allclose(np.asarray(ops.linear(x, changed)), np.asarray(got))
+    assert ops.cache_info()["loads"] == loads + 1  # the entry now holds the changed weight
 
 
 def test_the_cache_is_bounded_least_recently_used_first(dev):
@@ -308,7 +324,7 @@ def test_a_device_tensor_of_another_dtype_is_refused(dev):
 def test_closed_device(dev):
     ops = dev.ops
     dev.close()
-    with pytest.raises(accel.ClosedError, match="relu: device .* is closed"):
+    with pytest.raises(accel.ClosedError, match=r"relu: device .* is closed"):
         ops.relu(A23)
 
 
@@ -320,7 +336,6 @@ def test_a_backend_that_cannot_compile_refuses_ops_and_scopes(dev, monkeypatch):
     with pytest.raises(accel.UnsupportedError, match=r"conv2d: device ops and fusion scopes compile models on the fly, "
                                                      r"which backend 'bpu' cannot"):
         dev.ops.conv2d(X4, W84)
-    with pytest.raises(accel.UnsupportedError, match=r"fusion_scope: .*backend 'bpu' cannot"):
-        with dev.fusion_scope():
-            pass
+    with pytest.raises(accel.UnsupportedError, match=r"fusion_scope: .*backend 'bpu' cannot"), dev.fusion_scope():
+        pass
     assert dev.stats()["jobs_submitted"] == before

@@ -113,10 +113,9 @@ def test_reading_inside_the_scope_raises(dev, tiny):
 def test_an_exception_inside_discards_the_recording_and_runs_nothing(dev):
     before = jobs(dev)
     loads = dev.ops.cache_info()["loads"]
-    with pytest.raises(RuntimeError, match="stop"):
-        with dev.fusion_scope() as scope:
-            y = dev.ops.relu(dev.ops.conv2d(X, W, B, padding=1))
-            raise RuntimeError("stop")
+    with pytest.raises(RuntimeError, match="stop"), dev.fusion_scope() as scope:
+        y = dev.ops.relu(dev.ops.conv2d(X, W, B, padding=1))
+        raise RuntimeError("stop")
     assert jobs(dev) == before and dev.ops.cache_info()["loads"] == loads
     assert scope.model is None and scope.onnx() is None
     with pytest.raises(accel.InvalidArgumentError, match=r"its fusion scope ended with RuntimeError \(stop\), so "
@@ -210,13 +209,11 @@ def test_scopes_do_not_nest_and_run_once(dev):
     scope = dev.fusion_scope()
     with scope:
         y = dev.ops.relu(X)
-        with pytest.raises(accel.InvalidArgumentError, match="fusion scopes do not nest"):
-            with dev.fusion_scope():
-                pass
-    assert y.done  # the outer scope still ran
-    with pytest.raises(accel.InvalidArgumentError, match="a fusion scope runs once"):
-        with scope:
+        with pytest.raises(accel.InvalidArgumentError, match="fusion scopes do not nest"), dev.fusion_scope():
             pass
+    assert y.done  # the outer scope still ran
+    with pytest.raises(accel.InvalidArgumentError, match="a fusion scope runs once"), scope:
+        pass
 
 
 def test_tensors_of_another_device_inside_a_scope_name_both_devices(dev):
@@ -228,9 +225,9 @@ def test_tensors_of_another_device_inside_a_scope_name_both_devices(dev):
             mine = dev.ops.relu(X)
         msg = str(e.value)
         assert f"device #{other._number} 'emu'" in msg and f"device #{dev._number} '{dev.uri}'" in msg, msg
-        with other.fusion_scope():
-            with pytest.raises(accel.InvalidArgumentError, match=re.escape(f"device #{dev._number}")):
-                other.ops.relu(mine)
+        with other.fusion_scope(), pytest.raises(accel.InvalidArgumentError,
+                                                 match=re.escape(f"device #{dev._number}")):
+            other.ops.relu(mine)
 
 
 def test_a_pending_tensor_of_an_open_scope_is_refused_by_eager_ops_of_another_thread(dev):
