@@ -29,6 +29,7 @@ from .errors import (AbiMismatchError, AccelError, AlignmentError, BusyError, Ca
                      OutOfMemoryError, ShapeError, TimeoutError, UnsupportedError)
 from .futures import Future
 from .model import Model
+from .ops import PendingTensor
 from .profiling import JobRecord, NodeRecord, NodeStat, OpStat, Profile, profile
 from .quantization import dequantize, quantize
 from .tensor_info import Quantization, TensorInfo
@@ -79,8 +80,8 @@ def library_version() -> str:
 __all__ = [
     "__version__", "frontend", "frontend_features", "open", "backends", "abi_version",
     "library_version", "Device", "DeviceInfo", "DeviceTensor", "Model", "TensorInfo", "Quantization",
-    "Future", "profile", "Profile", "JobRecord", "NodeRecord", "OpStat", "NodeStat", "errors", "compile_cache",
-    "profiling", "quantize", "dequantize", "compare",
+    "Future", "PendingTensor", "profile", "Profile", "JobRecord", "NodeRecord", "OpStat", "NodeStat", "errors",
+    "compile_cache", "profiling", "quantize", "dequantize", "compare",
     "AccelError", "InvalidArgumentError", "ShapeError", "DTypeError", "AlignmentError",
     "ModelFormatError", "OutOfMemoryError", "BusyError", "TimeoutError", "UnsupportedError",
     "DeviceError", "NotFoundError", "CancelledError", "NotReadyError", "AbiMismatchError",

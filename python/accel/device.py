@@ -24,6 +24,7 @@ __all__ = ["Device", "DeviceInfo"]
 
 if TYPE_CHECKING:
     from ._pybind import DeviceTensor
+    from .ops import FusionScope, Ops
 else:
     DeviceTensor = core.DeviceTensor
 
@@ -78,6 +79,7 @@ class Device:
         self._number = next(_DEVICE_NUMBERS)
         self._closed = True  # until the core device exists: a failed open leaves a closed object
         self._lock = threading.Lock()
+        self._ops: Optional[Ops] = None
         self._core = core.CoreDevice(uri)
         i = self._core.info()
         self._info = DeviceInfo(name=str(i["name"]), backend=str(i["backend"]), cores=int(i["cores"]),
@@ -190,6 +192,31 @@ class Device:
         if a.size:
             t.buffer.write(a)
         return t
+
+    # -- ops -------------------------------------------------------------------------------------------
+
+    @property
+    def ops(self) -> Ops:
+        """The device's operators (torch.nn.functional's names and arguments), each call one job:
+        ``dev.ops.conv2d(x, w, b, padding=1)``; inside :meth:`fusion_scope` they are recorded instead.
+        Emulator only: on other backends every op raises UnsupportedError. See docs/python-api.md."""
+        ops = self._ops
+        if ops is None:
+            from .ops import Ops
+
+            with self._lock:
+                if self._ops is None:
+                    self._ops = Ops(self)
+                ops = self._ops
+        return ops
+
+    def fusion_scope(self) -> FusionScope:
+        """A context manager recording the ops called on this device in this thread, then compiling them
+        into one model run as one job when the block ends; results inside are :class:`~accel.PendingTensor`.
+        Results still referenced at the end are the fused model's outputs. Emulator only."""
+        from .ops import FusionScope
+
+        return FusionScope(self.ops)
 
     # -- models ----------------------------------------------------------------------------------------
 

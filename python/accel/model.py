@@ -13,6 +13,7 @@ from . import profiling as _profiling
 from ._frontend import core
 from .errors import AccelError, ClosedError, DTypeError, InvalidArgumentError, ShapeError
 from .futures import Future
+from .ops.pending import PendingTensor
 from .tensor_info import TensorInfo, dense_strides, from_core
 
 if TYPE_CHECKING:
@@ -341,7 +342,7 @@ class Model:
         if t is dict:
             return self._mapping_buffers(inputs, convert)
         # Subclasses and other containers: the slow path.
-        if isinstance(inputs, (np.ndarray, DeviceTensor)):
+        if isinstance(inputs, (np.ndarray, DeviceTensor, PendingTensor)):
             if single is None:
                 raise self._count_error(1)
             return [convert(single, inputs)]
@@ -356,6 +357,8 @@ class Model:
                         f"not {_type_name(inputs)}")
 
     def _input_buffer(self, spec: _Spec, x: Any) -> Any:
+        if type(x) is PendingTensor:  # a fusion scope's result: its tensor (raises inside the scope)
+            x = x.tensor
         tx = type(x)
         if tx is DeviceTensor or (tx is not _ndarray and isinstance(x, DeviceTensor)):
             self._check_tensor(spec, x)
@@ -373,6 +376,8 @@ class Model:
 
     def _check_input(self, spec: _Spec, x: Any) -> None:
         """Raises what _input_buffer would raise for ``x``, allocating and copying nothing."""
+        if type(x) is PendingTensor:  # as _input_buffer reads it
+            x = x.tensor
         tx = type(x)
         if tx is DeviceTensor or (tx is not _ndarray and isinstance(x, DeviceTensor)):
             self._check_tensor(spec, x)

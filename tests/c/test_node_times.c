@@ -171,18 +171,28 @@ int main(int argc, char** argv) {
     accel_job_release(job);
     accel_job_release(slow);
 
-    /* a job that times out while it runs: the nodes it never reached read 0, 0 */
-    uint64_t t0 = test_now_ns();
-    REQUIRE_OK(accel_run(p.slow, p.slow_in, 1, p.slow_out, 1, NULL));
-    uint64_t slow_ns = test_now_ns() - t0;
+    /* a job that times out while it runs: the nodes it never reached read 0, 0. Half of the run time as the
+     * timeout; a loaded machine can stretch one run past the measured ones, so a few tries, each measured anew. */
     size_t slow_nodes = 0;
     REQUIRE_OK(accel_model_get_node_count(p.slow, &slow_nodes));
     REQUIRE(slow_nodes >= 3, "the slow model runs as %zu nodes", slow_nodes);
-    o = profiled_options();
-    o.timeout_us = (int64_t)(slow_ns / 2000); /* half its run: the first node runs, the last does not */
-    REQUIRE_OK(accel_job_submit(p.slow, p.slow_in, 1, p.slow_out, 1, &o, &job));
-    s = accel_job_wait(job, -1);
-    EXPECT(s == ACCEL_ERR_TIMEOUT, "the slow model with half its run time as timeout gave %s", accel_status_name(s));
+    s = ACCEL_OK;
+    for (int attempt = 0; attempt < 5 && s != ACCEL_ERR_TIMEOUT; attempt++) {
+        if (attempt) accel_job_release(job);
+        uint64_t slow_ns = UINT64_MAX;
+        for (int i = 0; i < 2; i++) {
+            uint64_t t0 = test_now_ns();
+            REQUIRE_OK(accel_run(p.slow, p.slow_in, 1, p.slow_out, 1, NULL));
+            uint64_t took = test_now_ns() - t0;
+            if (took < slow_ns) slow_ns = took;
+        }
+        o = profiled_options();
+        o.timeout_us = (int64_t)(slow_ns / 2000); /* half its run: the first node runs, the last does not */
+        REQUIRE_OK(accel_job_submit(p.slow, p.slow_in, 1, p.slow_out, 1, &o, &job));
+        s = accel_job_wait(job, -1);
+    }
+    EXPECT(s == ACCEL_ERR_TIMEOUT, "the slow model with half its run time as timeout gave %s (5 tries)",
+           accel_status_name(s));
     accel_node_time* cut = (accel_node_time*)calloc(slow_nodes, sizeof *cut);
     REQUIRE(cut, "out of memory");
     EXPECT_OK(accel_job_get_node_times(job, cut, slow_nodes, &got));

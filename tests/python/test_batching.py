@@ -447,3 +447,18 @@ def test_default_jobs_per_device(cnn_path, uri, expected):
         next(stream)
         assert len(pulled) == expected + 1
         stream.close()
+
+
+@pytest.mark.emulator
+def test_pending_tensors_of_a_fusion_scope_are_items(dev, tiny):
+    xs = [rand((1, 16), i) for i in range(4)]
+    with dev.fusion_scope():
+        ys = [dev.ops.mul(x, 2.0) for x in xs]
+        with pytest.raises(Exception) as inside:  # whatever run raises for a result not made yet
+            tiny.run(ys[0])
+        with pytest.raises(type(inside.value), match=r"^run_batch: item 0: "):
+            tiny.run_batch(ys)
+    want = [[np.array(a) for a in tiny.run(y)] for y in ys]
+    assert_same(tiny.run_batch(ys), want)
+    assert_same(tiny.run_batch([{tiny.inputs[0].name: y} for y in ys]), want)
+    assert_same(list(tiny.imap(iter(ys))), want)

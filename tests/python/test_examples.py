@@ -90,6 +90,32 @@ def test_zero_copy_preprocessing(tmp_path):
     assert_close(saved["probabilities"], want, "class scores")
 
 
+def test_fusion_scope(tmp_path):
+    out = run_example("fusion_scope.py", "--save", tmp_path / "r.npz")
+    assert re.search(r"^eager ops: +3 jobs, result \(1, 16, 32, 32\)$", out, re.M), out
+    assert re.search(r"^fusion scope: +1 job, +result \(1, 16, 32, 32\)$", out, re.M), out
+    assert "inside the scope: PendingTensor(max_pool2d, shape=(1, 16, 32, 32), dtype=float32, pending)" in out, out
+    assert "the fused model's nodes: conv+relu, maxpool" in out, out
+    assert out.rstrip().endswith("ok")
+
+    # The result against onnxruntime running the article's three ops as an ONNX model.
+    from onnx import TensorProto, helper, numpy_helper
+
+    saved = np.load(tmp_path / "r.npz")
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c"], ["r"]),
+             helper.make_node("MaxPool", ["r"], ["y"], kernel_shape=[2, 2], strides=[2, 2])]
+    graph = helper.make_graph(nodes, "seed", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 64, 64])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16, 32, 32])],
+                              [numpy_helper.from_array(saved["weight"], "w"),
+                               numpy_helper.from_array(saved["bias"], "b")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    (want,) = session(model.SerializeToString()).run(None, {"x": saved["image"]})
+    assert_close(saved["fused"], want, "fused conv, relu, pool")
+    np.testing.assert_array_equal(saved["fused"], saved["eager"])
+
+
 def test_profile_trace(tmp_path):
     out = run_example("profile_trace.py", "--runs", 4, cwd=tmp_path)
     assert re.search(r"^features +8 ", out, re.M) and re.search(r"^tiny_cnn +8 ", out, re.M), out

@@ -1,0 +1,184 @@
+"""The graph ops build: one op's nodes (an eager call) or a fusion scope's, as plain records, and from it
+the ONNX model of the tensors wanted and its signature (the model cache's key).
+
+Names are given in order of appearance (inputs ``x0..``, constants ``c0..``, node outputs ``t0..``), so
+the same sequence of calls on tensors of the same shapes gives the same signature.
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any, Dict, List, Mapping, NamedTuple, Sequence, Tuple
+
+import numpy as np
+
+from .args import FLOAT32, Shape
+from .plan import Arg, Const, Plan, Prev, Ref
+
+OPSET = 20  # Gelu's approximate attribute is from opset 20
+IR_VERSION = 9
+
+
+@dataclass(frozen=True)
+class Operand:
+    """A resolved tensor argument.
+
+    kind ``"input"``: ``source`` is a DeviceTensor or NumPy array fed to the model when it runs;
+    ``"value"``: ``source`` names a tensor computed earlier in the same recording (a fusion scope's);
+    ``"const"``: ``source`` is a NumPy array, a constant of the model (a number given as ``other``).
+    """
+
+    shape: Shape
+    kind: str
+    source: Any
+
+
+class NodeRecord(NamedTuple):
+    op_type: str
+    inputs: Tuple[str, ...]  # "" for an absent optional input
+    output: str
+    attrs: Tuple[Tuple[str, Any], ...]
+
+
+def _freeze(value: Any) -> Any:
+    """An attribute value as a hashable, comparable key part."""
+    if isinstance(value, (list, tuple)):
+        return tuple(_freeze(v) for v in value)
+    if isinstance(value, (float, np.floating)):
+        return float(value)
+    if isinstance(value, (bool, int, np.integer)):
+        return int(value)
+    return value
+
+
+#: Constants up to this size are fingerprinted whole; larger ones by a sample (see ``fingerprint``).
+WHOLE_BYTES = 1 << 16
+SAMPLE_WORDS = 1 << 12
+
+
+def bits(array: np.ndarray) -> np.ndarray:
+    """The array's bits as unsigned ints of its item size, contiguous (comparing these is exact, NaN too)."""
+    a = np.ascontiguousarray(array)
+    return a.reshape(-1).view(np.dtype(f"u{a.dtype.itemsize}")) if a.dtype.itemsize in (1, 2, 4, 8) else \
+        a.reshape(-1).view(np.uint8)
+
+
+def fingerprint(array: np.ndarray) -> str:
+    """A cheap digest of a constant for the cache key: of all its bytes when small, else of an evenly
+    strided sample (hashing megabytes of weights on every call would cost more than running the op).
+    Two constants with one fingerprint may still differ: a cache hit also compares the constants
+    themselves (``same_constants``), which is exact and far cheaper than a hash of everything."""
+    words = bits(array)
+    if words.nbytes > WHOLE_BYTES:
+        words = np.ascontiguousarray(words[::-(-words.size // SAMPLE_WORDS)])
+    return hashlib.blake2b(words.view(np.uint8) if words.size else b"", digest_size=16).hexdigest()
+
+
+def same_constants(kept: Sequence[np.ndarray], graph: Graph) -> bool:
+    """True if ``graph``'s constants have exactly the bits of ``kept`` (copies made when its model loaded)."""
+    return len(kept) == len(graph.constants) and all(
+        k.shape == a.shape and k.dtype == a.dtype and np.array_equal(bits(k), bits(a))
+        for k, (_, a, _) in zip(kept, graph.constants))
+
+
+@dataclass(frozen=True)
+class Graph:
+    """The part of a recording that computes ``outputs``: what one model is built from."""
+
+    inputs: Tuple[Tuple[str, Shape, Any], ...]  # (name, shape, source)
+    constants: Tuple[Tuple[str, np.ndarray, Tuple[Any, ...]], ...]  # (name, array, key)
+    nodes: Tuple[NodeRecord, ...]
+    outputs: Tuple[Tuple[str, Shape], ...]
+
+    def signature(self) -> Tuple[Any, ...]:
+        return (tuple((n, s, FLOAT32.str) for n, s, _ in self.inputs), tuple((n, k) for n, _, k in self.constants),
+                self.nodes, self.outputs)
+
+    def onnx(self) -> bytes:
+        """The graph as a serialized ONNX model."""
+        from onnx import TensorProto, helper, numpy_helper
+
+        nodes = [helper.make_node(n.op_type, list(n.inputs), [n.output], name=f"{n.output}_{n.op_type}",
+                                  **{k: list(v) if isinstance(v, tuple) else v for k, v in n.attrs})
+                 for n in self.nodes]
+        graph = helper.make_graph(
+            nodes, "accel_ops",
+            [helper.make_tensor_value_info(n, TensorProto.FLOAT, list(s)) for n, s, _ in self.inputs],
+            [helper.make_tensor_value_info(n, TensorProto.FLOAT, list(s)) for n, s in self.outputs],
+            [numpy_helper.from_array(a, n) for n, a, _ in self.constants])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="accel.ops")
+        model.ir_version = IR_VERSION
+        data: bytes = model.SerializeToString()
+        return data
+
+
+class Recording:
+    """Nodes added op by op. ``snapshot``: copy constants when added (a fusion scope builds its model later,
+    and the caller may change a weight array in between)."""
+
+    def __init__(self, snapshot: bool = False) -> None:
+        self._snapshot = snapshot
+        self._inputs: List[Tuple[str, Shape, Any]] = []
+        self._input_by_id: Dict[int, str] = {}
+        self._constants: List[Tuple[str, np.ndarray, Tuple[Any, ...]]] = []
+        self._constant_by_key: Dict[Tuple[Any, ...], str] = {}
+        self._nodes: List[NodeRecord] = []
+        self._shapes: Dict[str, Shape] = {}
+
+    def __len__(self) -> int:
+        return len(self._nodes)
+
+    def emit(self, p: Plan, operands: Mapping[str, Operand]) -> str:
+        """Adds ``p``'s nodes; returns the name of its output."""
+        outs: List[str] = []
+        for n in p.nodes:
+            ins = [self._ref(r, operands, outs) for r in n.inputs]
+            while ins and not ins[-1]:
+                ins.pop()
+            out = f"t{len(self._nodes)}"
+            self._nodes.append(NodeRecord(n.op_type, tuple(ins), out,
+                                          tuple(sorted((k, _freeze(v)) for k, v in n.attrs.items()))))
+            outs.append(out)
+        self._shapes[outs[-1]] = p.shape
+        return outs[-1]
+
+    def _ref(self, r: Ref, operands: Mapping[str, Operand], outs: Sequence[str]) -> str:
+        if r is None:
+            return ""
+        if isinstance(r, Prev):
+            return outs[r.index]
+        if isinstance(r, Const):
+            return self._constant(r.array)
+        assert isinstance(r, Arg)
+        o = operands[r.name]
+        if o.kind == "value":
+            return str(o.source)
+        if o.kind == "const":
+            return self._constant(o.source)
+        name = self._input_by_id.get(id(o.source))
+        if name is None:
+            name = f"x{len(self._inputs)}"
+            self._inputs.append((name, o.shape, o.source))  # kept: its id stays its own
+            self._input_by_id[id(o.source)] = name
+        return name
+
+    def _constant(self, array: np.ndarray) -> str:
+        key = (array.shape, array.dtype.str, fingerprint(array))
+        name = self._constant_by_key.get(key)
+        if name is None:
+            name = f"c{len(self._constants)}"
+            self._constants.append((name, np.array(array) if self._snapshot else array, key))
+            self._constant_by_key[key] = name
+        return name
+
+    def graph(self, outputs: Sequence[str]) -> Graph:
+        """The nodes, inputs and constants ``outputs`` need (nodes nobody needs are dropped)."""
+        needed = set(outputs)
+        kept: List[NodeRecord] = []
+        for n in reversed(self._nodes):
+            if n.output in needed:
+                kept.append(n)
+                needed.update(n.inputs)
+        return Graph(tuple(i for i in self._inputs if i[0] in needed),
+                     tuple(c for c in self._constants if c[0] in needed),
+                     tuple(reversed(kept)), tuple((o, self._shapes[o]) for o in outputs))

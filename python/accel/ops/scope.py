@@ -1,0 +1,81 @@
+"""``Device.fusion_scope()``: ops called inside are recorded, then compiled into one model and run as one job.
+
+Which results the fused model gives: the PendingTensors still referenced when the block ends. The scope
+holds them by weak reference only, so a result nobody kept (``ops.relu(ops.conv2d(x, w, b))``'s conv) is
+gone by then and the compiler may fuse it away; a kept one is an output of the model, and computed as
+such (the compiler does not fuse away a tensor that is an output).
+"""
+from __future__ import annotations
+
+import weakref
+from typing import TYPE_CHECKING, Any, List, Mapping, Optional
+
+from ..errors import InvalidArgumentError
+from . import execute
+from .pending import PendingTensor
+from .plan import Plan
+from .recording import Graph, Operand, Recording
+
+if TYPE_CHECKING:
+    from ..model import Model
+    from .eager import Ops
+
+__all__ = ["FusionScope"]
+
+
+class FusionScope:
+    """A context manager made by :meth:`accel.Device.fusion_scope`; usable once.
+
+    Attributes (after the block): ``model``, the fused :class:`~accel.Model` that ran (None if nothing
+    ran: an empty scope, no result kept, or a failure); :meth:`onnx` gives its ONNX model.
+    """
+
+    def __init__(self, ops: Ops) -> None:
+        self._ops = ops
+        self._recording: Optional[Recording] = None
+        self._pending: List[weakref.ref[PendingTensor]] = []
+        self._used = False
+        self._graph: Optional[Graph] = None
+        self.model: Optional[Model] = None
+
+    def __enter__(self) -> FusionScope:
+        if self._used:
+            raise InvalidArgumentError("a fusion scope runs once; open a new one with device.fusion_scope()")
+        self._ops._open_scope(self)
+        self._used = True
+        self._recording = Recording(snapshot=True)
+        return self
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        self._ops._close_scope(self)
+        recording, self._recording = self._recording, None
+        alive = [p for p in (r() for r in self._pending) if p is not None]
+        self._pending = []
+        if exc_type is not None:
+            for p in alive:
+                p._fail(f"its fusion scope ended with {exc_type.__name__} ({exc}), so nothing ran")
+            return  # the exception goes on
+        if not alive or recording is None:
+            return
+        graph = recording.graph([p._value for p in alive])
+        try:
+            tensors, loaded = execute.run(self._ops.device, self._ops._cache, graph)
+        except BaseException as e:
+            for p in alive:
+                p._fail(f"the fused job of its fusion scope failed ({type(e).__name__}: {e})")
+            raise
+        for p, t in zip(alive, tensors):
+            p._resolve(t)
+        self._graph = graph
+        self.model = loaded.model
+
+    def onnx(self) -> Optional[bytes]:
+        """The ONNX model the scope compiled and ran (None if nothing ran)."""
+        return None if self._graph is None else self._graph.onnx()
+
+    def _record(self, op: str, plan: Plan, operands: Mapping[str, Operand]) -> PendingTensor:
+        assert self._recording is not None
+        value = self._recording.emit(plan, operands)
+        p = PendingTensor(self._ops.device, plan.shape, op, self, value)
+        self._pending.append(weakref.ref(p))
+        return p
