@@ -34,7 +34,7 @@ class ModelCache:
             if entry is not None and valid(entry):
                 self._entries.move_to_end(key)
                 self._hits += 1
-                return entry, True  # type: ignore[no-any-return]
+                return entry, True
         made = load()
         with self._lock:
             self._loads += 1

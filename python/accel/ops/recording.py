@@ -71,7 +71,7 @@ def fingerprint(array: np.ndarray) -> str:
     words = bits(array)
     if words.nbytes > WHOLE_BYTES:
         words = np.ascontiguousarray(words[::-(-words.size // SAMPLE_WORDS)])
-    return hashlib.blake2b(words.view(np.uint8) if words.size else b"", digest_size=16).hexdigest()
+    return hashlib.blake2b(words.view(np.uint8).tobytes() if words.size else b"", digest_size=16).hexdigest()
 
 
 def same_constants(kept: Sequence[np.ndarray], graph: Graph) -> bool:
@@ -98,9 +98,10 @@ class Graph:
         """The graph as a serialized ONNX model."""
         from onnx import TensorProto, helper, numpy_helper
 
-        nodes = [helper.make_node(n.op_type, list(n.inputs), [n.output], name=f"{n.output}_{n.op_type}",
-                                  **{k: list(v) if isinstance(v, tuple) else v for k, v in n.attrs})
-                 for n in self.nodes]
+        attrs: List[Dict[str, Any]] = [{k: list(v) if isinstance(v, tuple) else v for k, v in n.attrs}
+                                       for n in self.nodes]
+        nodes = [helper.make_node(n.op_type, list(n.inputs), [n.output], name=f"{n.output}_{n.op_type}", **a)
+                 for n, a in zip(self.nodes, attrs)]
         graph = helper.make_graph(
             nodes, "accel_ops",
             [helper.make_tensor_value_info(n, TensorProto.FLOAT, list(s)) for n, s, _ in self.inputs],

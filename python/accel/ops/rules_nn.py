@@ -1,7 +1,7 @@
 """Rules of the layer ops: conv2d, linear, the 2-D pools and layer_norm (torch.nn.functional's arguments)."""
 from __future__ import annotations
 
-from typing import List, Tuple
+from typing import Any, List, Tuple
 
 import numpy as np
 
@@ -68,7 +68,7 @@ def conv2d(c: Call) -> Plan:
     oh = _spatial(op, x[2], kh, stride[0], dilation[0], pads[0], False, "height", x)
     ow = _spatial(op, x[3], kw, stride[1], dilation[1], pads[1], False, "width", x)
     b = c.get("bias")
-    inputs = [Arg("input"), Const(w)]
+    inputs: List[Any] = [Arg("input"), Const(w)]
     if b is not None:
         inputs.append(Const(weight(op, "bias", b, (o,))))
     return plan((x[0], o, oh, ow),

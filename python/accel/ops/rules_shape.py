@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import math
-from typing import List, Optional, Sequence
+from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -105,6 +105,7 @@ def interpolate(c: Call) -> Plan:
     attrs = ({"coordinate_transformation_mode": "asymmetric", "nearest_mode": "floor"} if mode == "nearest" else
              {"coordinate_transformation_mode": "align_corners" if align else "half_pixel"})
     sizes: Optional[List[float]] = None
+    inputs: Tuple[Any, ...]
     if size is not None:
         sizes = _per_axis(c, "size", size, n, int)
         out = (*x[:2], *(int(s) for s in sizes))
