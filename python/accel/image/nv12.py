@@ -1,0 +1,54 @@
+"""RGB/BGR <-> NV12 (4:2:0: one U, V pair per 2x2 block of pixels).
+
+Down: Y per pixel; U and V of a block are the mean of its four pixels' exact float values, rounded once
+(:func:`accel.image.formula.round_to_uint8`). Up: nearest, each U, V pair covers its 2x2 block.
+"""
+from __future__ import annotations
+
+from typing import Any, Tuple, Union
+
+import numpy as np
+
+from .formula import round_to_uint8
+from .layout import U8Array, check_even, check_three_channels, join_nv12, nv12_planes
+from .yuv444 import rgb_float_to_yuv, yuv_to_rgb_uint8
+
+__all__ = ["bgr_to_nv12", "rgb_to_nv12", "nv12_to_bgr", "nv12_to_rgb"]
+
+NV12 = Union[U8Array, Tuple[U8Array, U8Array]]
+
+
+def encode(name: str, rgb: U8Array, range: str, planes: bool) -> NV12:
+    height, width = rgb.shape[:2]
+    check_even(f"{name} of shape {rgb.shape}", height, width)
+    yuv = rgb_float_to_yuv(rgb.astype(np.float64), range)
+    y = round_to_uint8(yuv[..., 0])
+    block_mean = yuv[..., 1:].reshape(height // 2, 2, width // 2, 2, 2).mean(axis=(1, 3))
+    uv = round_to_uint8(block_mean)
+    return (y, uv) if planes else join_nv12(y, uv)
+
+
+def rgb_to_nv12(rgb: Any, *, range: str = "full", planes: bool = False) -> NV12:
+    """NV12 of an RGB image (H, W, 3), H and W even: one buffer (H * 3 // 2, W), or with ``planes=True``
+    the pair ``(y (H, W), uv (H / 2, W / 2, 2))``."""
+    return encode("rgb", check_three_channels("rgb", rgb, "RGB"), range, planes)
+
+
+def bgr_to_nv12(bgr: Any, *, range: str = "full", planes: bool = False) -> NV12:
+    """NV12 of a BGR image (H, W, 3), H and W even: one buffer (H * 3 // 2, W), or with ``planes=True``
+    the pair ``(y (H, W), uv (H / 2, W / 2, 2))``."""
+    return encode("bgr", check_three_channels("bgr", bgr, "BGR")[..., ::-1], range, planes)
+
+
+def nv12_to_rgb(nv12: Any, *, range: str = "full") -> U8Array:
+    """RGB (H, W, 3) of an NV12 image: one buffer (H * 3 // 2, W) or a ``(y, uv)`` pair of planes."""
+    y, uv = nv12_planes("nv12", nv12)
+    yuv = np.empty(y.shape + (3,), dtype=np.uint8)
+    yuv[..., 0] = y
+    yuv[..., 1:] = uv.repeat(2, axis=0).repeat(2, axis=1)
+    return yuv_to_rgb_uint8(yuv, range)
+
+
+def nv12_to_bgr(nv12: Any, *, range: str = "full") -> U8Array:
+    """BGR (H, W, 3) of an NV12 image: one buffer (H * 3 // 2, W) or a ``(y, uv)`` pair of planes."""
+    return np.ascontiguousarray(nv12_to_rgb(nv12, range=range)[..., ::-1])
