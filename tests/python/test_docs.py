@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 import accel
+import accel.image
 import c_programs
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -67,6 +68,7 @@ def module_names() -> List[str]:
     names += [f"accel.errors.{n}" for n in accel.errors.__all__ if not hasattr(accel, n)]
     names += [f"accel.compile_cache.{n}" for n in accel.compile_cache.__all__]
     names += [f"accel.{n}" for n in accel.profiling.__all__]
+    names += [f"accel.image.{n}" for n in accel.image.__all__]
     return names
 
 
@@ -126,6 +128,9 @@ def documented_callables() -> Iterator[Tuple[str, Any]]:
             yield f"accel.errors.{n}", getattr(accel.errors, n)
     for n in accel.compile_cache.__all__:
         yield f"accel.compile_cache.{n}", getattr(accel.compile_cache, n)
+    for n in accel.image.__all__:
+        if inspect.isfunction(getattr(accel.image, n)):
+            yield f"accel.image.{n}", getattr(accel.image, n)
     for cls_name in CLASSES:
         cls = getattr(accel, cls_name)
         for m in public_members(cls):
@@ -263,7 +268,8 @@ def code_blocks(path: Path, language: str) -> List[str]:
     return re.findall(r"^```" + language + r"\n(.*?)^```", read(path), re.M | re.S)
 
 
-@pytest.mark.parametrize("page", [PYTHON_API, DOCS / "emulator-format.md"], ids=lambda p: p.name)
+@pytest.mark.parametrize("page", [PYTHON_API, DOCS / "emulator-format.md", DOCS / "image-inputs.md"],
+                         ids=lambda p: p.name)
 def test_python_examples_run(page, monkeypatch):
     blocks = code_blocks(page, "python")
     assert blocks, f"no python example in {page.name}"
