@@ -24,8 +24,9 @@ and the inverse is the exact inverse of that matrix (no separately rounded decod
 
 Rounding (the one integer rule, :func:`round_to_uint8`): compute in float64, then round half up,
 ``floor(x + 0.5)``, then clip to 0..255. 4:2:0 chroma (NV12) is the mean of the 2x2 block's four exact
-float values, rounded once by the same rule; upsampling back is nearest (each chroma sample covers its 2x2
-block). Against OpenCV's fixed-point code this differs by at most 1 (docs/image-inputs.md gives the counts).
+float values (the formula applied to the block's mean colour), rounded once by the same rule; upsampling
+back is nearest (each chroma sample covers its 2x2 block). Against OpenCV's fixed-point code this differs
+by at most 1 (docs/image-inputs.md gives the counts and the cases).
 """
 from __future__ import annotations
 

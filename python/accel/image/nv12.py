@@ -1,7 +1,8 @@
 """RGB/BGR <-> NV12 (4:2:0: one U, V pair per 2x2 block of pixels).
 
-Down: Y per pixel; U and V of a block are the mean of its four pixels' exact float values, rounded once
-(:func:`accel.image.formula.round_to_uint8`). Up: nearest, each U, V pair covers its 2x2 block.
+Down: Y per pixel; U and V of a block are the mean of its four pixels' exact float values (equally: of
+the block's mean colour), rounded once (:func:`accel.image.formula.round_to_uint8`). Up: nearest, each U,
+V pair covers its 2x2 block.
 """
 from __future__ import annotations
 
@@ -9,9 +10,9 @@ from typing import Any, Tuple, Union
 
 import numpy as np
 
-from .formula import round_to_uint8
+from .formula import rgb_to_yuv_matrix, round_to_uint8
 from .layout import U8Array, check_even, check_three_channels, join_nv12, nv12_planes
-from .yuv444 import rgb_float_to_yuv, yuv_to_rgb_uint8
+from .yuv444 import yuv_to_rgb_uint8
 
 __all__ = ["bgr_to_nv12", "rgb_to_nv12", "nv12_to_bgr", "nv12_to_rgb"]
 
@@ -21,10 +22,13 @@ NV12 = Union[U8Array, Tuple[U8Array, U8Array]]
 def encode(name: str, rgb: U8Array, range: str, planes: bool) -> NV12:
     height, width = rgb.shape[:2]
     check_even(f"{name} of shape {rgb.shape}", height, width)
-    yuv = rgb_float_to_yuv(rgb.astype(np.float64), range)
-    y = round_to_uint8(yuv[..., 0])
-    block_mean = yuv[..., 1:].reshape(height // 2, 2, width // 2, 2, 2).mean(axis=(1, 3))
-    uv = round_to_uint8(block_mean)
+    matrix, offset = rgb_to_yuv_matrix(range)
+    pixels = rgb.astype(np.float64)
+    y = round_to_uint8(pixels @ matrix[0] + offset[0])
+    # The mean of a block's four U (V) values is U (V) of the block's mean colour (the formula is linear):
+    # a quarter of the work. The sum of four uint8 values is exact in float64.
+    block_mean = (pixels[0::2, 0::2] + pixels[0::2, 1::2] + pixels[1::2, 0::2] + pixels[1::2, 1::2]) * 0.25
+    uv = round_to_uint8(block_mean @ matrix[1:].T + offset[1:])
     return (y, uv) if planes else join_nv12(y, uv)
 
 
