@@ -79,7 +79,7 @@ def yuv_to_rgb_matrix(range: str = "full") -> Tuple[FloatArray, FloatArray]:
     """(matrix (3, 3), offset (3,)) with ``[R, G, B] = matrix @ [Y, U, V] + offset``: the exact inverse
     of :func:`rgb_to_yuv_matrix` (clip the result to 0..255 before rounding it to uint8)."""
     forward, offset = rgb_to_yuv_matrix(range)
-    inverse = np.linalg.inv(forward)
+    inverse: FloatArray = np.linalg.inv(forward).astype(np.float64)
     return inverse, -(inverse @ offset)
 
 
