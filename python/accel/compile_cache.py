@@ -29,8 +29,12 @@ from typing import Dict, List, Mapping, Optional, Tuple, Union
 from ._forksafe import ForkSafeLock
 from .errors import InvalidArgumentError, ModelFormatError, OutOfMemoryError, UnsupportedError
 
-__all__ = ["cache_dir", "clear", "clear_memory_cache", "compile_onnx", "info", "normalize_extra_outputs",
+__all__ = ["INT8_RULES", "cache_dir", "clear", "clear_memory_cache", "compile_onnx", "info", "normalize_extra_outputs",
            "normalize_input_shapes", "size_limit"]
+
+#: The emulator's int8 rule sets (its URI's ``int8=``, the compiler's ``int8``): accel.compiler.INT8_RULES, spelled
+#: out so that the command line and accel.compare need not load the compiler (and onnx) to know them.
+INT8_RULES = ("ort", "dpu", "bpu")
 
 #: Extra outputs as the compiler takes them: None, "all", or tensor names in order.
 ExtraOutputs = Union[None, str, Tuple[str, ...]]

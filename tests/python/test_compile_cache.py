@@ -96,3 +96,10 @@ def test_cache_verb_info_and_clear(cache, capsys):
     assert cli.main(["cache", "clear"]) == 0
     assert "removed 2 entries" in capsys.readouterr().out
     assert not list(cache.glob("*.entry")) and compile_one(6)[1] is False
+
+
+def test_int8_rules_spelled_as_the_compiler_has_them():
+    """The rule sets the command line and accel.compare offer without loading the compiler are the compiler's."""
+    from accel import compiler
+
+    assert accel.compile_cache.INT8_RULES == compiler.INT8_RULES

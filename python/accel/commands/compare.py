@@ -6,12 +6,12 @@ import sys
 from typing import Any, List
 
 from ..cli import UsageError
+from ..compile_cache import INT8_RULES
 from ..comparison.plot import require_matplotlib
 from .common import (add_device_option, add_input_shape_option, existing_file, input_shapes, reports_failures,
                      writable_path)
 from .run import read_inputs
 
-INT8_CHOICES = ("ort", "dpu", "bpu")
 DEFAULT_THRESHOLD = 0.99
 
 
@@ -36,7 +36,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, metavar="S", help="the random inputs' seed (default 0)")
     add_device_option(p)
     p.add_argument("--device-b", metavar="URI", help="the device B runs on (default: --device)")
-    p.add_argument("--int8", choices=INT8_CHOICES,
+    p.add_argument("--int8", choices=INT8_RULES,
                    help="run the ONNX models on the emulator with these int8 rules (emu:int8=...)")
     p.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD, metavar="T",
                    help=f"flag tensors whose cosine is below T (default {DEFAULT_THRESHOLD:g})")

@@ -5,6 +5,7 @@ import argparse
 from typing import Any
 
 from ..cli import UsageError
+from ..compile_cache import INT8_RULES
 from .common import (add_extra_outputs_option, add_input_shape_option, existing_file, input_shapes, reports_failures,
                      writable_path)
 
@@ -23,8 +24,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
                         "supported, then compile in memory (when the input shapes are known) to find what else is "
                         "not; exit 1 when something is missing")
     add_input_shape_option(p)
-    # The choices are accel.compiler.INT8_RULES, spelled out: the compiler (and onnx) load only when it runs.
-    p.add_argument("--int8", default="ort", choices=("ort", "dpu", "bpu"),
+    p.add_argument("--int8", default="ort", choices=INT8_RULES,
                    help="the integer arithmetic of a quantized model's int8 ops: 'ort' (onnxruntime's CPU "
                         "kernels, the default), 'dpu' (the Vitis AI DPU's fix-point rules: power-of-two "
                         "scales) or 'bpu' (the Horizon BPU's integer multipliers); the device that loads the "

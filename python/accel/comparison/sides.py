@@ -11,6 +11,7 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
+from ..compile_cache import INT8_RULES
 from ..device import Device
 from ..model import Model
 from ..run_record import RunRecord
@@ -19,13 +20,11 @@ from .inputs import Feeds, fit
 from .matching import GraphKeys, graph_keys
 from .metrics import Tensor
 
-__all__ = ["COMPILED_SUFFIXES", "INT8_RULES", "Devices", "Side", "file_kind", "record_side", "run_side",
+__all__ = ["COMPILED_SUFFIXES", "Devices", "Side", "file_kind", "record_side", "run_side",
            "uri_with_int8"]
 
 #: Compiled models' file suffixes: the emulator's, Horizon's (BPU) and Vitis AI's (VART).
 COMPILED_SUFFIXES = (".accm", ".bin", ".hbm", ".xmodel")
-#: The emulator's int8 rule sets (its ``int8=`` option).
-INT8_RULES = ("ort", "dpu", "bpu")
 
 
 def file_kind(path: Path, what: str, record_ok: bool) -> str:

@@ -94,10 +94,10 @@ class PendingTensor:
 
     @property
     def __array_interface__(self) -> Dict[str, Any]:
-        # NumPy keeps this object (and so the tensor and its memory) alive as the array's base.
-        t = self.tensor
-        return {"version": 3, "shape": t.shape, "typestr": t.dtype.str, "data": (t.buffer.address, False),
-                "strides": None}
+        # The tensor's own view says where its memory is; NumPy keeps this object (and so the tensor and its
+        # memory) alive as the array's base.
+        interface: Dict[str, Any] = self.tensor.numpy().__array_interface__
+        return interface
 
     def __dlpack__(self, **kwargs: Any) -> Any:
         return self.tensor.__dlpack__(**kwargs)

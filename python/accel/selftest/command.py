@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any, Optional
 
+from ..compile_cache import INT8_RULES
 from .framework import FULL, QUICK
 from .runner import run_selftest
 
@@ -28,7 +29,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--compare", metavar="MODEL.onnx",
                    help="the quantized ONNX model the device's model was made from: its outputs on the "
                         "emulator with the device's int8 rules are held against the device's (check compare)")
-    p.add_argument("--int8", choices=("ort", "dpu", "bpu"), default=None,
+    p.add_argument("--int8", choices=INT8_RULES, default=None,
                    help="the emulator's int8 rules for --compare (default: the device's: dpu for vart, bpu "
                         "for bpu, an emulator URI's own int8=)")
     p.add_argument("--check-timeout", type=float, default=FULL.check_timeout, metavar="SECONDS",
