@@ -83,12 +83,9 @@ class Side:
 
 
 def load_model(dev: Device, path: Path, kind: str, shapes: Optional[Mapping[str, Sequence[int]]]) -> Model:
-    """The model at ``path`` on ``dev``; an ONNX model with every intermediate tensor as an extra output."""
-    if kind == "onnx":
-        return dev.load(path, input_shapes=shapes, extra_outputs="all")
-    if shapes:
-        raise ValueError(f"input_shapes applies to ONNX models only; {str(path)!r} is already compiled")
-    return dev.load(path)
+    """The model at ``path`` on ``dev``; an ONNX model with every intermediate tensor as an extra output
+    (``Device.load`` refuses ``input_shapes`` for a compiled one)."""
+    return dev.load(path, input_shapes=shapes, extra_outputs="all" if kind == "onnx" else None)
 
 
 def run_side(label: str, model: Model, path: Path, kind: str, sets: Sequence[Feeds],
