@@ -357,14 +357,8 @@ class Model:
                         f"not {_type_name(inputs)}")
 
     def _input_buffer(self, spec: _Spec, x: Any) -> Any:
-        if type(x) is PendingTensor:  # a fusion scope's result: its tensor (raises inside the scope)
-            x = x.tensor
-        tx = type(x)
-        if tx is DeviceTensor or (tx is not _ndarray and isinstance(x, DeviceTensor)):
-            self._check_tensor(spec, x)
-            return x.buffer
-        if tx is _ndarray or isinstance(x, np.ndarray):
-            self._check_array(spec, x)
+        x = self._check_input(spec, x)
+        if type(x) is _ndarray or isinstance(x, np.ndarray):
             buf = self._core_device.alloc(spec.alloc)
             if spec.dense:
                 buf.write(x)
@@ -372,11 +366,13 @@ class Model:
                 # A padded device layout: one copy through a view with the device's strides.
                 np.ndarray(spec.shape, spec.dtype, buf.memory, 0, spec.strides)[...] = x
             return buf
-        raise self._type_error(spec, x)
+        return x.buffer
 
-    def _check_input(self, spec: _Spec, x: Any) -> None:
-        """Raises what _input_buffer would raise for ``x``, allocating and copying nothing."""
-        if type(x) is PendingTensor:  # as _input_buffer reads it
+    def _check_input(self, spec: _Spec, x: Any) -> Any:
+        """``x`` (a fusion scope's result: its tensor) once it fits ``spec``: raises what a bad input to
+        :meth:`run` raises, allocating and copying nothing (_input_buffer's checks, and run_batch's of every
+        item before it submits any)."""
+        if type(x) is PendingTensor:  # raises inside its scope
             x = x.tensor
         tx = type(x)
         if tx is DeviceTensor or (tx is not _ndarray and isinstance(x, DeviceTensor)):
@@ -385,6 +381,7 @@ class Model:
             self._check_array(spec, x)
         else:
             raise self._type_error(spec, x)
+        return x
 
     def _check_array(self, spec: _Spec, x: np.ndarray) -> None:
         if x.dtype != spec.dtype:
