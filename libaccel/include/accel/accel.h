@@ -42,7 +42,7 @@ extern "C" {
 /* The ABI version this header describes. A major change breaks compatibility; a minor change only
  * appends (new functions, new enum values, new trailing struct fields). */
 #define ACCEL_ABI_VERSION_MAJOR 1
-#define ACCEL_ABI_VERSION_MINOR 1
+#define ACCEL_ABI_VERSION_MINOR 2
 #define ACCEL_ABI_VERSION ((uint32_t)((ACCEL_ABI_VERSION_MAJOR << 16) | ACCEL_ABI_VERSION_MINOR))
 
 /* The ABI version of the loaded library, encoded as (major << 16) | minor. A program compiled against
@@ -145,6 +145,27 @@ typedef struct accel_quantization {
     const uint8_t* shifts;    /* SHIFT */
 } accel_quantization;
 
+/* ABI 1.2: the pixel format of an image input (a camera frame the model converts itself, as Horizon's
+ * toolchain compiles NV12 models). Every image tensor is uint8, layout NHWC, batch 1, its `shape` the
+ * rows, columns and bytes per pixel of the buffer as it lies in memory (below, H and W are the image's
+ * height and width, `image_height` and `image_width`): the caller hands the frame over as the camera or
+ * decoder made it. `strides` may exceed the dense ones (rows padded to the device's alignment). */
+typedef int32_t accel_image_format;
+enum accel_image_format_code {
+    ACCEL_IMAGE_NONE = 0,     /* not an image: a plain tensor (every output; inputs unless below) */
+    ACCEL_IMAGE_NV12 = 1,     /* NV12 in one buffer, shape (1, H * 3/2, W, 1): the Y plane (H rows of W),
+                                 then the UV plane (H/2 rows of W/2 interleaved U, V pairs, U first) at
+                                 plane_offset[1]; plane_count 2 */
+    ACCEL_IMAGE_NV12_Y = 2,   /* the Y plane of an NV12 frame given as its own tensor, shape (1, H, W, 1); the
+                                 model's next input is its UV plane */
+    ACCEL_IMAGE_NV12_UV = 3,  /* the UV plane of an NV12 frame as its own tensor, shape (1, H/2, W/2, 2); the
+                                 model's previous input is its Y plane */
+    ACCEL_IMAGE_Y = 4,        /* grey: the luma plane alone, shape (1, H, W, 1) */
+    ACCEL_IMAGE_YUV444 = 5,   /* Y, U, V packed per pixel, shape (1, H, W, 3) */
+    ACCEL_IMAGE_RGB = 6,      /* shape (1, H, W, 3), R first */
+    ACCEL_IMAGE_BGR = 7       /* shape (1, H, W, 3), B first (OpenCV's order) */
+};
+
 /* Everything a caller needs to feed or read a model tensor. Filled by accel_model_input_info and
  * accel_model_output_info; `name` and the quantization arrays are owned by the model. */
 typedef struct accel_tensor_info {
@@ -158,6 +179,16 @@ typedef struct accel_tensor_info {
                                         (padded layouts on real devices) */
     uint64_t byte_size;       /* bytes the device buffer must hold, padding included */
     accel_quantization quant;
+    /* Since ABI 1.2. A driver built against 1.1 does not write these: zero the struct before the call,
+     * and 0 then reads as "not an image". A caller compiled against 1.0 or 1.1 passes its smaller
+     * struct_size and gets the fields above only. */
+    accel_image_format image_format; /* ACCEL_IMAGE_NONE for plain tensors */
+    uint32_t plane_count;     /* planes inside this buffer: 2 for NV12, 1 for other images, 0 for none */
+    uint64_t plane_offset[2]; /* byte offset of each plane from the start of the buffer (padding included) */
+    uint32_t image_width;     /* W and H of the image in pixels; 0 for none */
+    uint32_t image_height;
+    uint32_t width_align;     /* the device takes images whose W (and H) is a multiple of these: 2 for NV12 */
+    uint32_t height_align;    /* (4:2:0), more where the device asks it (X3/X5 NV12: W of 16); 0 for none */
 } accel_tensor_info;
 
 /* ------------------------------------------------------------------------------------------------ */
