@@ -13,7 +13,7 @@ import numpy as np
 
 from . import compile_cache
 from ._frontend import core
-from .dtypes import normalize_dtype, normalize_layout, normalize_shape
+from .dtypes import has_buffer, normalize_dtype, normalize_layout, normalize_shape
 from .errors import AccelError, ClosedError, InvalidArgumentError, ModelFormatError, ShapeError, UnsupportedError
 from .model import Model
 
@@ -264,7 +264,7 @@ class Device:
             onnx_suffix = path.lower().endswith(".onnx")
         # Any buffer is taken (a NumPy array of bytes...), though PathOrBytes can only name these three.
         elif (isinstance(path_or_bytes, (bytes, bytearray, memoryview))
-              or _has_buffer(path_or_bytes)):  # type: ignore[unreachable]
+              or has_buffer(path_or_bytes)):  # type: ignore[unreachable]
             data = path_or_bytes
             name = "model"
             what = "the model bytes"
@@ -339,12 +339,4 @@ def _extra_count(extra: compile_cache.ExtraOutputs, onnx_bytes: bytes, core_mode
 
     own = len(onnx.ModelProto.FromString(onnx_bytes).graph.output)
     return len(core_model.outputs()) - own
-
-
-def _has_buffer(obj: object) -> bool:
-    try:
-        memoryview(obj)  # type: ignore[arg-type]
-    except TypeError:
-        return False
-    return True
 
