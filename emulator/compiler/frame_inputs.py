@@ -168,7 +168,7 @@ def _model_input(vi, r: ImageInput, given) -> Tuple[str, int, int, int]:
         raise CompileError(f"image_inputs['{r.name}']: the input's shape {_shape_text(dims)} is not a static 4-D "
                            f"image shape (give input_shapes for it)")
     channels_wanted = 1 if r.format == "y" else 3
-    layout = r.layout or ("NCHW" if dims[1] == channels_wanted else "NHWC")
+    layout = r.layout or ("NHWC" if dims[1] not in (1, 3) and dims[3] in (1, 3) else "NCHW")
     n, c, h, w = (dims[0], dims[1], dims[2], dims[3]) if layout == "NCHW" else (dims[0], dims[3], dims[1], dims[2])
     assert n is not None and c is not None and h is not None and w is not None
     if n != 1:
