@@ -28,10 +28,9 @@ void describe_image(const TensorDesc& t, accel_tensor_info* info) {
     info->plane_offset[0] = 0;
     info->plane_offset[1] = t.image_format == ACCEL_IMAGE_NV12 ? (uint64_t)(height * info->strides[1]) : 0;
     // 4:2:0 planes halve both dims; the emulator itself asks no more than that.
-    const bool nv12 = t.image_format == ACCEL_IMAGE_NV12 || t.image_format == ACCEL_IMAGE_NV12_Y ||
-                      t.image_format == ACCEL_IMAGE_NV12_UV;
-    info->width_align = nv12 ? 2 : 1;
-    info->height_align = nv12 ? 2 : 1;
+    const uint32_t align = is_nv12_form(t.image_format) ? 2 : 1;
+    info->width_align = align;
+    info->height_align = align;
 }
 
 void describe(const TensorDesc& t, accel_tensor_info* info) {

@@ -71,10 +71,6 @@ int64_t image_channels(accel_image_format format) {
     }
 }
 
-bool is_nv12_form(accel_image_format format) {
-    return format == ACCEL_IMAGE_NV12 || format == ACCEL_IMAGE_NV12_Y || format == ACCEL_IMAGE_NV12_UV;
-}
-
 const char* kind_name(uint32_t kind) {
     switch (kind) {
         case 0: return "activation";
