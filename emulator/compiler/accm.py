@@ -260,8 +260,9 @@ def write(tensors: list[Tensor], nodes: list[Node], inputs: list[int], outputs: 
         edges += ins + outs
 
     if all(0 <= int(i) < tcount for i in inputs):  # (an index out of range is the C reader's to refuse)
-        ins = [tensors[int(i)] for i in inputs]
-        check_image_pairs([t.image_format for t in ins], [tuple(t.dims) for t in ins], [t.name for t in ins])
+        graph_inputs = [tensors[int(i)] for i in inputs]
+        check_image_pairs([t.image_format for t in graph_inputs], [tuple(t.dims) for t in graph_inputs],
+                          [t.name for t in graph_inputs])
     io = list(inputs) + list(outputs)
     string_data = strings.data()
 
