@@ -403,6 +403,7 @@ class Model:
         protocol holding exactly its bytes (a camera's or decoder's frame): a view of it in the input's shape,
         nothing copied."""
         image = spec.image
+        assert image is not None  # the callers' condition
         if not isinstance(x, np.ndarray):
             try:
                 x = np.frombuffer(x, np.uint8)
@@ -412,7 +413,7 @@ class Model:
             if x.size != math.prod(spec.shape):
                 raise ShapeError(f"input {spec.name!r}: a {image.format} frame of {image.width}x{image.height} is "
                                  f"{math.prod(spec.shape)} bytes {spec.shape}, got a buffer of {x.size} bytes")
-            return x.reshape(spec.shape)
+            return x.reshape(spec.shape)  # type: ignore[no-any-return]
         if x.dtype != spec.dtype:
             raise self._dtype_error(spec, x.dtype)
         if tuple(d for d in x.shape if d != 1) != tuple(d for d in spec.shape if d != 1):

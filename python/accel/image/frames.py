@@ -4,7 +4,7 @@
     frame = image.to_frame(bgr, "nv12")                         # what an NV12 input takes
 
 Picture files are read with Pillow (``pip install pillow``; matplotlib brings it) and, when their size is not the
-model's, resized with Pillow's bilinear filter (``Image.BILINEAR``) to it: a documented, reproducible choice, not the
+model's, resized with Pillow's bilinear filter (``Image.Resampling.BILINEAR``) to it: a documented, reproducible choice, not the
 camera's. Frames made here are full range ("regular") unless ``range="video"`` is given.
 """
 from __future__ import annotations
@@ -43,7 +43,7 @@ def read_image(path: Union[str, os.PathLike[str]], size: Optional[Tuple[int, int
         with Image.open(path) as picture:
             rgb = picture.convert("RGB")
             if size is not None and rgb.size != tuple(size):
-                rgb = rgb.resize((int(size[0]), int(size[1])), Image.BILINEAR)
+                rgb = rgb.resize((int(size[0]), int(size[1])), Image.Resampling.BILINEAR)
             array = np.asarray(rgb, dtype=np.uint8)
     except OSError as e:
         raise ValueError(f"cannot read {path!r} as a picture: {e}") from None
