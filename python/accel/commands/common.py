@@ -149,5 +149,7 @@ def load_model(device: Any, path: Path, shapes: Optional[Dict[str, Tuple[int, ..
 
 
 def describe_tensors(infos: Sequence[Any]) -> str:
-    """``name shape dtype`` of each of a model's inputs or outputs, comma separated."""
-    return ", ".join(f"{i.name} {tuple(i.shape)} {i.dtype}" for i in infos)
+    """``name shape dtype`` of each of a model's inputs or outputs (and the frame an image input takes: ``nv12
+    640x480``), comma separated."""
+    return ", ".join(f"{i.name} {tuple(i.shape)} {i.dtype}" + (f" {i.image}" if i.image is not None else "")
+                     for i in infos)
