@@ -5,7 +5,8 @@
     compiler.compile_file("model.onnx", "model.accm")
     tables = compiler.accm.read(data)
 
-Steps: import (static input shapes, initializers and Constant nodes as constants), a check that every op is
+Steps: camera frames in place of image inputs (frame_inputs.py: their conversion prepended as ONNX nodes), import
+(static input shapes, initializers and Constant nodes as constants), a check that every op is
 supported (coverage.py: one error names them all), for a device's int8 rules
 its form of a QDQ model (qdq_device.py), QDQ fusion (a quantized model's DequantizeLinear -> op ->
 QuantizeLinear groups become int8 ops as onnxruntime fuses them), constant folding
@@ -19,13 +20,14 @@ from __future__ import annotations
 
 import os
 
-from . import accm, affine, batchnorm, coverage, emit, extra_outputs, folding, fusion, importer, lower, qdq, qdq_device
+from . import (accm, affine, batchnorm, coverage, emit, extra_outputs, folding, frame_inputs, fusion, importer, lower,
+               qdq, qdq_device)
 from .coverage import UnsupportedOpsError
 from .errors import CompileError, ExtraOutputError, InputShapeError
 from .lower import SUPPORTED_OPS
 
 __all__ = ["FOLD_LIMIT_BYTES", "INT8_RULES", "CompileError", "ExtraOutputError", "InputShapeError", "SUPPORTED_OPS",
-           "UnsupportedOpsError", "accm", "compile_file", "compile_model", "coverage", "summary"]
+           "UnsupportedOpsError", "accm", "compile_file", "compile_model", "coverage", "frame_inputs", "summary"]
 
 
 INT8_RULES = tuple(accm.INT8_RULES)
@@ -33,7 +35,7 @@ FOLD_LIMIT_BYTES = folding.FOLD_LIMIT_BYTES
 
 
 def compile_model(model, input_shapes=None, int8="ort", fold_limit=folding.FOLD_LIMIT_BYTES,
-                  extra_outputs=None) -> bytes:
+                  extra_outputs=None, image_inputs=None) -> bytes:
     """Compiles an ONNX model (a path, bytes or onnx.ModelProto) to .accm bytes.
 
     input_shapes maps graph input names to shapes (tuples of ints); it fixes symbolic dims and
@@ -52,6 +54,13 @@ def compile_model(model, input_shapes=None, int8="ort", fold_limit=folding.FOLD_
     fuses a requested tensor away; requesting one never changes a quantized model's integers, so a float tensor
     that only exists inside a fused int8 op cannot be given. A name that cannot be given raises ExtraOutputError
     (a CompileError) naming it (and the nearest names the model has).
+
+    image_inputs maps float image inputs to the camera frame that replaces each, {"images": {"format": "nv12",
+    "to": "rgb", "mean": [...], "scale": [...], "range": "full"}} (frame_inputs.py; formats nv12, nv12_planes (two
+    inputs, images_y and images_uv), y, yuv444, rgb, bgr; "to" the model's channel order; the model is fed
+    (RGB - mean) * scale, RGB converted with BT.601 in "full" or "video" range): the compiled model takes the frame
+    as uint8 in the ABI's image layout and converts it first. A bad request raises ValueError or TypeError, one the
+    model cannot take (a missing input, a shape that is not an image, odd NV12 sizes) CompileError.
     """
     if input_shapes is not None and not hasattr(input_shapes, "items"):
         raise TypeError("input_shapes must be a dict mapping input names to shapes")
@@ -59,16 +68,18 @@ def compile_model(model, input_shapes=None, int8="ort", fold_limit=folding.FOLD_
         raise ValueError(f"int8 must be one of {', '.join(INT8_RULES)}, not {int8!r}")
     if not isinstance(fold_limit, int) or fold_limit < 0:
         raise ValueError(f"fold_limit must be a number of bytes (an int >= 0), not {fold_limit!r}")
+    frame_inputs.parse(image_inputs)  # the request's own errors before any work
     try:
-        return _compile(model, input_shapes, int8, fold_limit, extra_outputs)
+        return _compile(model, input_shapes, int8, fold_limit, extra_outputs, image_inputs)
     except CompileError as e:
         if isinstance(e.__cause__, MemoryError):  # wrapped by a step that words other failures
             raise MemoryError(f"out of host memory compiling the model: {e}") from e
         raise
 
 
-def _compile(model, input_shapes, int8, fold_limit, extra) -> bytes:
+def _compile(model, input_shapes, int8, fold_limit, extra, images) -> bytes:
     proto = importer.load(model)
+    proto, input_shapes, frames = frame_inputs.prepend(proto, images, input_shapes)
     imported = importer.import_model(proto, input_shapes, extra)
     coverage.check(imported.nodes, [n for n, v in imported.graph.values.items() if v.is_const])
     if int8 != "ort":
@@ -86,16 +97,17 @@ def _compile(model, input_shapes, int8, fold_limit, extra) -> bytes:
     fusion.fuse_activations(g)
     if int8 != "ort":
         qdq_device.check_tensors(g, int8)
-    tensors, nodes, inputs, outputs = emit.build(g)
+    tensors, nodes, inputs, outputs = emit.build(g, frames)
     try:
         return accm.write(tensors, nodes, inputs, outputs, int8_rules=int8)
     except ValueError as e:
         raise CompileError(str(e)) from e
 
 
-def compile_file(src, dst, input_shapes=None, int8="ort", fold_limit=FOLD_LIMIT_BYTES, extra_outputs=None) -> dict:
+def compile_file(src, dst, input_shapes=None, int8="ort", fold_limit=FOLD_LIMIT_BYTES, extra_outputs=None,
+                 image_inputs=None) -> dict:
     """Compiles the ONNX file `src` and writes the .accm file `dst`. Returns summary() of it."""
-    data = compile_model(os.fspath(src), input_shapes, int8, fold_limit, extra_outputs)
+    data = compile_model(os.fspath(src), input_shapes, int8, fold_limit, extra_outputs, image_inputs)
     tmp = f"{os.fspath(dst)}.tmp{os.getpid()}"
     with open(tmp, "wb") as f:
         f.write(data)

@@ -56,6 +56,7 @@ _DTYPE_CODES = {v: k for k, v in DTYPES.items()}
 LAYOUT_NONE, LAYOUT_NCHW, LAYOUT_NHWC = 0, 1, 2
 KIND_ACTIVATION, KIND_INPUT, KIND_OUTPUT, KIND_CONSTANT = 0, 1, 2, 3
 QUANT_NONE, QUANT_PER_TENSOR, QUANT_PER_AXIS = 0, 1, 2
+IMAGE_FORMATS = {"none": 0, "nv12": 1, "nv12_y": 2, "nv12_uv": 3, "y": 4, "yuv444": 5, "rgb": 6, "bgr": 7}
 INT8_RULES = Int8Rules.BY_NAME  # header field int8_rules (minor 2): whose integer arithmetic the model computes
 
 
@@ -82,6 +83,7 @@ class Tensor:
     scales: np.ndarray | None = None
     zero_points: np.ndarray | None = None
     quant_axis: int | None = None
+    image_format: int = 0
 
 
 @dataclass

@@ -44,8 +44,10 @@ def _accel_dtype(v: Value) -> int:
     return code
 
 
-def build(g: Graph):
-    """-> (tensors, nodes, inputs, outputs) for accm.write."""
+def build(g: Graph, frames=None):
+    """-> (tensors, nodes, inputs, outputs) for accm.write. `frames` names the graph inputs that are camera frames
+    and their accel_image_format names (frame_inputs.py): uint8 NHWC tensors whose record says so."""
+    frames = frames or {}
     fix_outputs(g)
     g.remove_dead()
     g.toposort()
@@ -123,7 +125,8 @@ def build(g: Graph):
         q = v.quant
         tensors.append(accm.Tensor(
             name=name, dtype=_accel_dtype(v), kind=kind, dims=tuple(int(d) for d in v.shape),
-            layout=accm.LAYOUT_NCHW if name in nchw else accm.LAYOUT_NONE,
+            layout=accm.LAYOUT_NHWC if name in frames else accm.LAYOUT_NCHW if name in nchw else accm.LAYOUT_NONE,
+            image_format=accm.IMAGE_FORMATS[frames[name]] if name in frames else 0,
             data=np.asarray(v.const, order="C") if kind == accm.KIND_CONSTANT else None,
             scales=None if q is None else q.scale, zero_points=None if q is None else q.zero_point,
             quant_axis=None if q is None else q.axis))

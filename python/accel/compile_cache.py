@@ -24,12 +24,13 @@ import stat
 import tempfile
 from collections import OrderedDict
 from pathlib import Path
-from typing import Dict, List, Mapping, Optional, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 
 from ._forksafe import ForkSafeLock
 from .errors import InvalidArgumentError, ModelFormatError, OutOfMemoryError, UnsupportedError
 
 __all__ = ["INT8_RULES", "cache_dir", "clear", "clear_memory_cache", "compile_onnx", "info", "normalize_extra_outputs",
+           "normalize_image_inputs",
            "normalize_input_shapes", "size_limit"]
 
 #: The emulator's int8 rule sets (its URI's ``int8=``, the compiler's ``int8``): accel.compiler.INT8_RULES, spelled
@@ -38,6 +39,7 @@ INT8_RULES = ("ort", "dpu", "bpu")
 
 #: Extra outputs as the compiler takes them: None, "all", or tensor names in order.
 ExtraOutputs = Union[None, str, Tuple[str, ...]]
+ImageInputs = Optional[Dict[str, Dict[str, Any]]]
 
 _MEMORY_LIMIT = 32
 _memory: OrderedDict[str, bytes] = OrderedDict()
@@ -132,6 +134,37 @@ def clear_memory_cache() -> None:
         _memory.clear()
 
 
+def normalize_image_inputs(image_inputs: object) -> ImageInputs:
+    """``Device.load``'s ``image_inputs`` as the compiler and the cache key take it: None, or a dict of input name
+    to a dict of options ({"format": "nv12", ...}; a format name alone stands for {"format": name}). The options
+    themselves are the compiler's to check (accel.compiler.image_inputs)."""
+    if image_inputs is None:
+        return None
+    if not isinstance(image_inputs, Mapping):
+        raise TypeError(f"image_inputs must be a dict mapping input names to dicts such as {{'format': 'nv12'}}, "
+                        f"not {type(image_inputs).__name__}")
+    out: Dict[str, Dict[str, Any]] = {}
+    for name, options in image_inputs.items():
+        if not isinstance(name, str):
+            raise TypeError(f"image_inputs: names must be str, not {type(name).__name__} ({name!r})")
+        if isinstance(options, str):
+            options = {"format": options}
+        if not isinstance(options, Mapping):
+            raise TypeError(f"image_inputs[{name!r}] must be a dict such as {{'format': 'nv12'}}, "
+                            f"not {type(options).__name__}")
+        out[name] = {str(k): _plain(v) for k, v in options.items()}
+    return out or None
+
+
+def _plain(value: Any) -> Any:
+    """NumPy arrays and scalars as lists and Python numbers (for the cache key's JSON)."""
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    if isinstance(value, (tuple, list)):
+        return [_plain(v) for v in value]
+    return value
+
+
 def normalize_extra_outputs(extra_outputs: object) -> ExtraOutputs:
     """``Device.load``'s ``extra_outputs`` (None, ``"all"`` or an iterable of tensor names) as the compiler
     takes it; TypeError for anything else, InvalidArgumentError for an empty list or a string other than "all"
@@ -187,8 +220,9 @@ def _compiler_fingerprint() -> str:
 
         h = hashlib.sha256(f"accm {accm.VERSION_MAJOR}.{accm.VERSION_MINOR}\0".encode())
         folder = Path(compiler.__file__).resolve().parent
-        for p in sorted(folder.rglob("*.py")):
-            h.update(p.relative_to(folder).as_posix().encode() + b"\0")
+        # The compiler's own files, and the colour formula its image inputs are built from.
+        for p in sorted(folder.rglob("*.py")) + [folder.parent / "image" / "formula.py"]:
+            h.update(p.relative_to(folder.parent).as_posix().encode() + b"\0")
             try:
                 h.update(p.read_bytes())
             except OSError:
@@ -199,15 +233,17 @@ def _compiler_fingerprint() -> str:
 
 
 def cache_key(onnx_bytes: bytes, input_shapes: Optional[Mapping[str, Tuple[int, ...]]], int8: str = "ort",
-              extra_outputs: ExtraOutputs = None) -> str:
-    """SHA-256 (hex) of the ONNX bytes, the sorted input shapes, the int8 rule set, the extra outputs asked for
-    and the compiler's fingerprint."""
+              extra_outputs: ExtraOutputs = None, image_inputs: ImageInputs = None) -> str:
+    """SHA-256 (hex) of the ONNX bytes, the sorted input shapes, the int8 rule set, the extra outputs and the image
+    inputs asked for and the compiler's fingerprint."""
     shapes = sorted((k, list(v)) for k, v in (input_shapes or {}).items())
     h = hashlib.sha256(b"accel-compile-cache 1\0")
     h.update(_compiler_fingerprint().encode() + b"\0")
     h.update(f"int8={int8}\0".encode())
     if extra_outputs is not None:
         h.update(f"extra_outputs={json.dumps(extra_outputs)}\0".encode())
+    if image_inputs is not None:
+        h.update(f"image_inputs={json.dumps(image_inputs, sort_keys=True)}\0".encode())
     h.update(json.dumps(shapes).encode() + b"\0")
     h.update(onnx_bytes)
     return h.hexdigest()
@@ -311,9 +347,10 @@ def invalidate(key: str) -> None:
 
 def compile_onnx(onnx_bytes: bytes, input_shapes: Optional[Mapping[str, Tuple[int, ...]]],
                  what: str = "model", path: Optional[str] = None, int8: str = "ort",
-                 extra_outputs: ExtraOutputs = None) -> Tuple[bytes, str, bool]:
+                 extra_outputs: ExtraOutputs = None, image_inputs: ImageInputs = None) -> Tuple[bytes, str, bool]:
     """The .accm bytes of an ONNX model, compiled or from the cache, its quantized ops with the int8 rule
-    set `int8`, with the intermediate tensors `extra_outputs` (normalize_extra_outputs) as outputs after its own.
+    set `int8`, with the intermediate tensors `extra_outputs` (normalize_extra_outputs) as outputs after its own and
+    the camera frames `image_inputs` (normalize_image_inputs) in place of the inputs they name.
 
     ``path``, when the model came from a file, is what the compiler reads (so that weights stored as
     ONNX external data next to it are found); the cache key covers ``onnx_bytes`` only.
@@ -322,7 +359,7 @@ def compile_onnx(onnx_bytes: bytes, input_shapes: Optional[Mapping[str, Tuple[in
     error or an extra output the model cannot give raises InvalidArgumentError, an op or dtype the emulator lacks
     UnsupportedError.
     """
-    key = cache_key(onnx_bytes, input_shapes, int8, extra_outputs)
+    key = cache_key(onnx_bytes, input_shapes, int8, extra_outputs, image_inputs)
     with _lock:
         hit = _memory.get(key)
     if hit is not None:
@@ -336,12 +373,17 @@ def compile_onnx(onnx_bytes: bytes, input_shapes: Optional[Mapping[str, Tuple[in
 
     shapes = {k: tuple(v) for k, v in input_shapes.items()} if input_shapes else None
     try:
+        compiler.frame_inputs.parse(image_inputs)
+    except ValueError as e:  # the request itself, before any work
+        raise InvalidArgumentError(str(e)) from None
+    try:
         data = compiler.compile_model(path if path is not None else onnx_bytes, shapes, int8,
-                                      extra_outputs=extra_outputs)
+                                      extra_outputs=extra_outputs, image_inputs=image_inputs)
     except compiler.CompileError as e:
         text = str(e)
-        # A bad or missing input shape, or an extra output the model has not: the caller's to fix.
-        if "input_shapes" in text or isinstance(e, compiler.ExtraOutputError):
+        # A bad or missing input shape, an extra output the model has not, an image input it cannot take: the
+        # caller's to fix.
+        if "input_shapes" in text or "image_inputs" in text or isinstance(e, compiler.ExtraOutputError):
             raise InvalidArgumentError(f"cannot compile {what}: {text}") from e
         if isinstance(e, compiler.UnsupportedOpsError) or text.startswith("unsupported") or "does not support" in text:
             raise UnsupportedError(f"cannot compile {what} for the emulator: {text}") from e

@@ -13,7 +13,7 @@ import numpy as np
 
 from . import compile_cache
 from ._frontend import core
-from .dtypes import normalize_dtype, normalize_layout, normalize_shape
+from .dtypes import has_buffer, normalize_dtype, normalize_layout, normalize_shape
 from .errors import AccelError, ClosedError, InvalidArgumentError, ModelFormatError, ShapeError, UnsupportedError
 from .model import Model
 
@@ -222,7 +222,8 @@ class Device:
 
     def load(self, path_or_bytes: PathOrBytes,
              input_shapes: Optional[Mapping[str, Sequence[int]]] = None,
-             extra_outputs: Union[str, Sequence[str], None] = None) -> Model:
+             extra_outputs: Union[str, Sequence[str], None] = None,
+             image_inputs: Optional[Mapping[str, Any]] = None) -> Model:
         """Loads a model on the device.
 
         Args:
@@ -237,13 +238,19 @@ class Device:
                 with their quantization (``TensorInfo.quant``), or the float value where a DequantizeLinear
                 output is named. Asking never changes what the model computes: a float tensor that exists only
                 inside a fused int8 op cannot be given. See docs/find-the-layer.md.
+            image_inputs: for ONNX only: camera frames in place of float image inputs, ``{"images": {"format":
+                "nv12", "to": "rgb", "mean": [...], "scale": [...], "range": "full"}}`` (formats ``nv12``,
+                ``nv12_planes`` (two inputs, ``images_y`` and ``images_uv``), ``y``, ``yuv444``, ``rgb``, ``bgr``):
+                the model takes the frame as uint8 (``TensorInfo.image`` says its layout) and converts it to the
+                channel order ``to`` with BT.601, then feeds ``(pixel - mean) * scale``, as Horizon's toolchain
+                compiles an NV12 model. See docs/image-inputs.md.
 
         Raises:
             FileNotFoundError: no file at the path (the message names it). ModelFormatError: not a valid
             model. UnsupportedError: ONNX on a backend other than the emulator, or an op the emulator
-            lacks. ValueError: ``input_shapes`` or ``extra_outputs`` for a model that is not ONNX, a bad input
-            shape, or an extra output the model cannot give (InvalidArgumentError naming it and the nearest
-            names).
+            lacks. ValueError: ``input_shapes``, ``extra_outputs`` or ``image_inputs`` for a model that is not
+            ONNX, a bad input shape, an extra output the model cannot give (InvalidArgumentError naming it and the
+            nearest names), or an image input it cannot take.
             ClosedError: the device is closed.
         """
         self._check_open()
@@ -257,7 +264,7 @@ class Device:
             onnx_suffix = path.lower().endswith(".onnx")
         # Any buffer is taken (a NumPy array of bytes...), though PathOrBytes can only name these three.
         elif (isinstance(path_or_bytes, (bytes, bytearray, memoryview))
-              or _has_buffer(path_or_bytes)):  # type: ignore[unreachable]
+              or has_buffer(path_or_bytes)):  # type: ignore[unreachable]
             data = path_or_bytes
             name = "model"
             what = "the model bytes"
@@ -277,8 +284,9 @@ class Device:
                     f"the vendor's toolchain, or load it on the emulator ('emu')")
 
         extra = compile_cache.normalize_extra_outputs(extra_outputs)
+        images = compile_cache.normalize_image_inputs(image_inputs)
         if not is_onnx:
-            for option, value in (("input_shapes", input_shapes), ("extra_outputs", extra)):
+            for option, value in (("input_shapes", input_shapes), ("extra_outputs", extra), ("image_inputs", images)):
                 if value is not None:
                     raise InvalidArgumentError(
                         f"{option} applies to ONNX models only; {what} is already compiled for the device")
@@ -287,7 +295,7 @@ class Device:
         shapes = compile_cache.normalize_input_shapes(input_shapes)
         onnx_bytes = data if isinstance(data, bytes) else bytes(memoryview(data).cast("B"))
         int8 = self._int8_rules()
-        accm, key, cached = compile_cache.compile_onnx(onnx_bytes, shapes, what, source, int8, extra)
+        accm, key, cached = compile_cache.compile_onnx(onnx_bytes, shapes, what, source, int8, extra, images)
         self._check_open()
         try:
             core_model = self._core.load(accm)
@@ -296,7 +304,7 @@ class Device:
                 raise
             # A damaged cache entry: compile again.
             compile_cache.invalidate(key)
-            accm, key, cached = compile_cache.compile_onnx(onnx_bytes, shapes, what, source, int8, extra)
+            accm, key, cached = compile_cache.compile_onnx(onnx_bytes, shapes, what, source, int8, extra, images)
             core_model = self._core.load(accm)
         return Model(self, core_model, name, _extra_count(extra, onnx_bytes, core_model))
 
@@ -331,12 +339,4 @@ def _extra_count(extra: compile_cache.ExtraOutputs, onnx_bytes: bytes, core_mode
 
     own = len(onnx.ModelProto.FromString(onnx_bytes).graph.output)
     return len(core_model.outputs()) - own
-
-
-def _has_buffer(obj: object) -> bool:
-    try:
-        memoryview(obj)  # type: ignore[arg-type]
-    except TypeError:
-        return False
-    return True
 

@@ -13,7 +13,7 @@ import numpy as np
 from .errors import DTypeError, InvalidArgumentError, ShapeError
 
 __all__ = [
-    "SUPPORTED_DTYPES", "LAYOUTS", "MAX_DIMS", "dtype_from_code", "dtype_to_code", "normalize_dtype",
+    "SUPPORTED_DTYPES", "LAYOUTS", "MAX_DIMS", "dtype_from_code", "dtype_to_code", "has_buffer", "normalize_dtype",
     "layout_from_code", "layout_to_code", "normalize_layout", "normalize_shape", "quant_type_from_code",
 ]
 
@@ -142,3 +142,12 @@ def normalize_shape(shape: Any) -> Tuple[int, ...]:
 def quant_type_from_code(code: int) -> Optional[str]:
     """The scheme name of an ``accel_quant_type`` code (``None`` for no quantization)."""
     return QUANT_TYPE_BY_CODE.get(code)
+
+
+def has_buffer(obj: object) -> bool:
+    """True if ``obj`` exports the buffer protocol (bytes, memoryview, mmap, a NumPy array, ...)."""
+    try:
+        memoryview(obj)  # type: ignore[arg-type]
+    except TypeError:
+        return False
+    return True

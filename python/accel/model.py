@@ -11,6 +11,7 @@ import numpy as np
 from . import batching
 from . import profiling as _profiling
 from ._frontend import core
+from .dtypes import has_buffer
 from .errors import AccelError, ClosedError, DTypeError, InvalidArgumentError, ShapeError
 from .futures import Future
 from .ops.pending import PendingTensor
@@ -41,7 +42,7 @@ def _ignore_completion(status: int, message: str, timing: Tuple[int, int, int, i
 class _Spec:
     """Per-tensor facts the hot path needs, computed once per model."""
 
-    __slots__ = ("info", "name", "shape", "dtype", "layout", "alloc", "dense", "strides", "kind")
+    __slots__ = ("info", "name", "shape", "dtype", "layout", "alloc", "dense", "strides", "kind", "image")
 
     def __init__(self, info: TensorInfo, kind: str) -> None:
         self.info = info
@@ -56,6 +57,7 @@ class _Spec:
         # Device buffers must be non-empty and hold at least the tensor's byte_size.
         self.alloc = max(info.nbytes, size, 1)
         self.kind = kind
+        self.image = getattr(info, "image", None)  # the camera frame an image input takes, or None
 
     def fast(self) -> Tuple[np.dtype, Tuple[int, ...], Optional[str], int, bool]:
         """The spec as the core's fast path takes it (CORE_API.md, ``set_fast_path``)."""
@@ -351,6 +353,8 @@ class Model:
         if isinstance(inputs, (list, tuple)):
             return self._input_buffers(list(inputs) if isinstance(inputs, list) else tuple(inputs), convert)
         if single is not None:
+            if single.image is not None and has_buffer(inputs):  # a camera frame's memory, as it is
+                return [convert(single, inputs)]
             raise self._type_error(single, inputs)
         raise TypeError(f"model {self._name!r} takes {self._n_in} inputs "
                         f"({self._names(self._in_specs)}): pass a list or a dict of arrays, "
@@ -378,7 +382,11 @@ class Model:
         if tx is DeviceTensor or (tx is not _ndarray and isinstance(x, DeviceTensor)):
             self._check_tensor(spec, x)
         elif tx is _ndarray or isinstance(x, np.ndarray):
+            if x.shape != spec.shape and spec.image is not None:
+                return self._frame(spec, x)
             self._check_array(spec, x)
+        elif spec.image is not None and has_buffer(x):
+            return self._frame(spec, x)
         else:
             raise self._type_error(spec, x)
         return x
@@ -388,6 +396,29 @@ class Model:
             raise self._dtype_error(spec, x.dtype)
         if x.shape != spec.shape:
             raise self._shape_error(spec, x.shape)
+
+    def _frame(self, spec: _Spec, x: Any) -> np.ndarray:
+        """An image input given as a frame is as accel.image makes it, without the batch and channel axes of size 1
+        (NV12 ``(H * 3/2, W)``, a ``(H/2, W/2, 2)`` UV plane, ``(H, W, 3)``), or any object with the buffer
+        protocol holding exactly its bytes (a camera's or decoder's frame): a view of it in the input's shape,
+        nothing copied."""
+        image = spec.image
+        if not isinstance(x, np.ndarray):
+            try:
+                x = np.frombuffer(x, np.uint8)
+            except (TypeError, ValueError) as e:
+                raise ShapeError(f"input {spec.name!r}: a {image.format} frame of {image.width}x{image.height} must be "
+                                 f"{math.prod(spec.shape)} contiguous bytes ({e})") from None
+            if x.size != math.prod(spec.shape):
+                raise ShapeError(f"input {spec.name!r}: a {image.format} frame of {image.width}x{image.height} is "
+                                 f"{math.prod(spec.shape)} bytes {spec.shape}, got a buffer of {x.size} bytes")
+            return x.reshape(spec.shape)
+        if x.dtype != spec.dtype:
+            raise self._dtype_error(spec, x.dtype)
+        if tuple(d for d in x.shape if d != 1) != tuple(d for d in spec.shape if d != 1):
+            raise ShapeError(f"input {spec.name!r}: expected a {image.format} frame of {image.width}x{image.height}, "
+                             f"shape {spec.shape} (or without its axes of size 1), got {x.shape}")
+        return x.reshape(spec.shape)  # a view where the strides allow, else the one copy _input_buffer makes anyway
 
     def _check_tensor(self, spec: _Spec, t: Any) -> None:
         layout = spec.layout

@@ -17,6 +17,7 @@ import onnxruntime as ort
 import pytest
 
 import accel
+import accel.image as image
 import c_programs
 from accel.models import ppocr
 
@@ -189,6 +190,23 @@ def test_ocr_pipeline_reads_the_printed_text(tmp_path):
 @pytest.mark.parametrize("text", ["CALL 1260", "TEXT 0162"])
 def test_ocr_pipeline_reads_other_text(text):
     assert f"recognized: {text!r}" in run_example("ocr_pipeline.py", "--text", text, timeout=600)
+
+
+@pytest.mark.parametrize("yuv_range", ["full", "video"])
+def test_nv12_detector_sees_the_frame_as_accel_image_decodes_it(tmp_path, yuv_range):
+    """The detector compiled with an NV12 input, fed the frame's bytes, gives what onnxruntime's float detector gives
+    on the frame decoded by accel.image, and the same text boxes as on the original picture."""
+    out = run_example("nv12_detector.py", "--range", yuv_range, "--save", tmp_path / "r.npz", timeout=600)
+    assert "the NV12 detector takes 'x': uint8[1, 144, 512, 1], nv12 512x96, UV plane at byte 49152" in out, out
+    assert "same 2 text boxes, edges within" in out, out
+    saved = np.load(tmp_path / "r.npz")
+    decoded = image.nv12_to_bgr(saved["nv12"], range=yuv_range)
+    ocr = import_example("ocr_pipeline.py")
+    x = ((decoded / 255.0 - ocr.MEAN) / ocr.STD).transpose(2, 0, 1)[None].astype(np.float32)
+    (want,) = session(ppocr.fetch("ppocr_det")).run(None, {"x": x})
+    assert_close(saved["frame_map"], want[0, 0], "NV12 detector against onnxruntime on the decoded frame")
+    disagree = np.count_nonzero((saved["frame_map"] > 0.3) != (saved["bgr_map"] > 0.3))
+    assert disagree < saved["frame_map"].size // 200, f"{disagree} pixels called text by one detector only"
 
 
 def test_every_example_is_in_the_readme():

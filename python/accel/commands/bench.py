@@ -12,8 +12,9 @@ from typing import Any, Callable, List, Optional, TextIO, Tuple
 import numpy as np
 
 from ..cli import UsageError
-from .common import (add_device_option, add_input_shape_option, describe_tensors, existing_file, input_shapes,
-                     load_model, reports_failures, writable_path)
+from .common import (add_device_option, add_image_input_option, add_input_shape_option, describe_tensors,
+                     existing_file, image_inputs, input_shapes, load_model, reports_failures, writable_path)
+from .run import feeds, read_inputs
 
 DEFAULT_SECONDS = 2.0
 DEFAULT_TOP = 10
@@ -23,9 +24,10 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     """Adds ``bench`` to the ``accel`` command's subparsers (see accel.cli)."""
     p: argparse.ArgumentParser = subparsers.add_parser(
         "bench", help="latency and throughput of a model on a device",
-        description="Runs a model on random inputs of its dtypes: first one job at a time (latency p50 and "
-                    "p99), then with --jobs jobs in flight (throughput), each phase for --seconds or "
-                    f"--runs runs (default {DEFAULT_SECONDS:g} s). Exit code: 0 ok, 1 failure, 2 usage error.")
+        description="Runs a model on random inputs of its dtypes (or those --input gives): first one job at a "
+                    "time (latency p50 and p99), then with --jobs jobs in flight (throughput), each phase for "
+                    f"--seconds or --runs runs (default {DEFAULT_SECONDS:g} s). Exit code: 0 ok, 1 failure, 2 usage "
+                    "error.")
     p.add_argument("model", metavar="MODEL", help="the model: .onnx (emulator) or compiled (.accm, ...)")
     add_device_option(p)
     p.add_argument("--jobs", type=int, default=None, metavar="N",
@@ -41,7 +43,11 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
                    help=f"with --ops: how many of the slowest nodes to print (default {DEFAULT_TOP})")
     p.add_argument("--progress", action="store_true", help="show the progress bar even if stderr is not a TTY")
     p.add_argument("--json", action="store_true", help="print the results as one JSON object")
+    p.add_argument("--input", action="append", default=[], metavar="[NAME=]FILE",
+                   help="an input instead of a random one: FILE.npy, or a picture for an image input (as accel run "
+                        "takes them; repeatable)")
     add_input_shape_option(p)
+    add_image_input_option(p)
     p.set_defaults(handler=command)
     return p
 
@@ -69,6 +75,13 @@ def random_input(info: Any, rng: np.random.Generator) -> np.ndarray:
     if dt.kind == "b":
         return rng.integers(0, 2, shape).astype(dt)
     return rng.integers(0, min(np.iinfo(dt).max, 16), shape, endpoint=True).astype(dt)
+
+
+def as_input(value: Any, info: Any) -> Any:
+    """A given input in the input's own shape where it has its size (a frame (H * 3/2, W) for (1, H * 3/2, W, 1)),
+    so the runs measured take the common path; anything else as it is, for Model.run to word."""
+    a = np.asarray(value)
+    return np.ascontiguousarray(a).reshape(info.shape) if a.size == info.size and a.dtype == info.dtype else value
 
 
 class Progress:
@@ -167,9 +180,10 @@ def command(args: argparse.Namespace) -> int:
     progress = Progress(sys.stderr, args.progress or sys.stderr.isatty())
 
     with accel.open(args.device) as dev, accel.profile(ops=args.ops) as prof:
-        model = load_model(dev, path, input_shapes(args.input_shape))
+        model = load_model(dev, path, input_shapes(args.input_shape), images=image_inputs(args.image_input))
         rng = np.random.default_rng(0)
-        x = [random_input(i, rng) for i in model.inputs]
+        given = feeds(model, read_inputs(args.input)) if args.input else {}
+        x = [as_input(given[i.name], i) if i.name in given else random_input(i, rng) for i in model.inputs]
         jobs = args.jobs or dev.info.cores
         model.run(x)  # warm-up: first-run costs are not latency
         prof.clear()

@@ -88,17 +88,64 @@ def _tensor_names(text: str) -> Any:
     return names
 
 
+def add_image_input_option(parser: Any) -> None:
+    """Adds the repeatable ``--image-input NAME=FORMAT[,to=rgb|bgr][,mean=M[,M,M]][,scale=S[,S,S]][,range=full|video]
+    [,layout=NCHW|NHWC]`` (``Device.load``'s ``image_inputs``) to ``parser``."""
+    parser.add_argument("--image-input", action="append", default=[], type=image_input_arg,
+                        metavar="NAME=FORMAT[,to=rgb|bgr,mean=M,M,M,scale=S,S,S,range=full|video]",
+                        help="ONNX only: the float image input NAME takes a camera frame of FORMAT (nv12, nv12_planes, "
+                             "y, yuv444, rgb, bgr) and converts it to the model's channel order (to=, default rgb) "
+                             "with BT.601 (range=full, Horizon's regular, or video), then feeds (pixel - mean) * "
+                             "scale (repeatable); see docs/image-inputs.md")
+
+
+IMAGE_INPUT_KEYS = ("to", "mean", "scale", "range", "layout")
+
+
+def image_input_arg(text: str) -> Tuple[str, Dict[str, Any]]:
+    """``NAME=FORMAT,key=value,...`` as (name, options); mean and scale take one value or three (comma separated)."""
+    name, sep, rest = text.partition("=")
+    tokens = [t.strip() for t in rest.split(",")]
+    if not sep or not name.strip() or not tokens[0] or "=" in tokens[0]:
+        raise argparse.ArgumentTypeError(f"expected NAME=FORMAT[,key=value,...], got {text!r}")
+    options: Dict[str, Any] = {"format": tokens[0]}
+    key = None
+    for token in tokens[1:]:
+        k, eq, value = token.partition("=")
+        if eq:
+            if k not in IMAGE_INPUT_KEYS:
+                raise argparse.ArgumentTypeError(f"{text!r}: unknown key {k!r} (known: {', '.join(IMAGE_INPUT_KEYS)})")
+            key, token = k, value
+            options[key] = [] if key in ("mean", "scale") else value
+            if key not in ("mean", "scale"):
+                continue
+        if key not in ("mean", "scale"):
+            raise argparse.ArgumentTypeError(f"{text!r}: {token!r} is not key=value")
+        try:
+            options[key].append(float(token))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r}: {key} value {token!r} is not a number") from None
+    return name.strip(), options
+
+
+def image_inputs(pairs: Sequence[Tuple[str, Dict[str, Any]]]) -> Optional[Dict[str, Dict[str, Any]]]:
+    """``--image-input`` values as ``Device.load``'s ``image_inputs``, or None."""
+    return dict(pairs) or None
+
+
 def add_device_option(parser: Any) -> None:
     parser.add_argument("--device", default=DEFAULT_DEVICE, metavar="URI",
                         help=f"the device: emu[:options], bpu:0, vart:0, ... (default {DEFAULT_DEVICE})")
 
 
-def load_model(device: Any, path: Path, shapes: Optional[Dict[str, Tuple[int, ...]]], extra_outputs: Any = None) -> Any:
-    """``path`` loaded on ``device``: ONNX (compiled on the fly, emulator only, with ``extra_outputs`` as
-    ``Device.load`` takes them) or a compiled model."""
-    if shapes and not path.name.lower().endswith(".onnx"):
-        raise UsageError(f"--input-shape applies to ONNX models only; {str(path)!r} is already compiled")
-    return device.load(path, input_shapes=shapes, extra_outputs=extra_outputs)
+def load_model(device: Any, path: Path, shapes: Optional[Dict[str, Tuple[int, ...]]], extra_outputs: Any = None,
+               images: Optional[Dict[str, Dict[str, Any]]] = None) -> Any:
+    """``path`` loaded on ``device``: ONNX (compiled on the fly, emulator only, with ``extra_outputs`` and the image
+    inputs ``images`` as ``Device.load`` takes them) or a compiled model."""
+    for option, value in (("--input-shape", shapes), ("--image-input", images)):
+        if value and not path.name.lower().endswith(".onnx"):
+            raise UsageError(f"{option} applies to ONNX models only; {str(path)!r} is already compiled")
+    return device.load(path, input_shapes=shapes, extra_outputs=extra_outputs, image_inputs=images)
 
 
 def describe_tensors(infos: Sequence[Any]) -> str:

@@ -6,8 +6,8 @@ from typing import Any
 
 from ..cli import UsageError
 from ..compile_cache import INT8_RULES
-from .common import (add_extra_outputs_option, add_input_shape_option, existing_file, input_shapes, reports_failures,
-                     writable_path)
+from .common import (add_extra_outputs_option, add_image_input_option, add_input_shape_option, existing_file,
+                     image_inputs, input_shapes, reports_failures, writable_path)
 
 
 def register(subparsers: Any) -> argparse.ArgumentParser:
@@ -33,6 +33,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
                    help="the most memory folding one constant node may take, in MiB (default 256): a model "
                         "whose constants would need more is refused, naming the node")
     add_extra_outputs_option(p)
+    add_image_input_option(p)
     p.set_defaults(handler=command)
     return p
 
@@ -61,7 +62,8 @@ def command(args: argparse.Namespace) -> int:
     if args.output is None:
         raise UsageError("-o MODEL.accm is required (or --check)")
     dst = writable_path("-o", args.output)
-    s = compile_file(src, dst, input_shapes(args.input_shape), args.int8, limit, args.extra_outputs)
+    s = compile_file(src, dst, input_shapes(args.input_shape), args.int8, limit, args.extra_outputs,
+                     image_inputs(args.image_input))
     print(f"{dst}: {s['nodes']} nodes, {s['tensors']} tensors, {s['weight_bytes']} weight bytes")
     return 0
 
@@ -75,7 +77,8 @@ def _check(src: Any, args: argparse.Namespace, limit: int) -> int:
     if not all(u.supported for u in rows):
         return 1
     try:
-        compile_model(src, input_shapes(args.input_shape), args.int8, limit, args.extra_outputs)
+        compile_model(src, input_shapes(args.input_shape), args.int8, limit, args.extra_outputs,
+                      image_inputs(args.image_input))
     except InputShapeError as e:  # the ops are all there; what else holds needs the shapes
         print(f"not compiled: {e.command_line()}")
         return 0

@@ -10,8 +10,9 @@ import numpy as np
 
 from ..cli import UsageError
 from ..run_record import RunRecord, save, write_npz
-from .common import (add_device_option, add_extra_outputs_option, add_input_shape_option, describe_tensors,
-                     existing_file, input_shapes, load_model, reports_failures, writable_path)
+from .common import (add_device_option, add_extra_outputs_option, add_image_input_option, add_input_shape_option,
+                     describe_tensors, existing_file, image_inputs, input_shapes, load_model, reports_failures,
+                     writable_path)
 
 
 def register(subparsers: Any) -> argparse.ArgumentParser:
@@ -23,8 +24,10 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
                     "must have the input's dtype and shape. Exit code: 0 ok, 1 failure (a wrong input, "
                     "a model that cannot load), 2 usage error.")
     p.add_argument("model", metavar="MODEL", help="the model: .onnx (emulator) or compiled (.accm, ...)")
-    p.add_argument("--input", action="append", default=[], required=True, metavar="[NAME=]FILE.npy",
-                   help="an input: FILE.npy for the model's inputs in order, NAME=FILE.npy by name (repeatable)")
+    p.add_argument("--input", action="append", default=[], required=True, metavar="[NAME=]FILE",
+                   help="an input: FILE.npy for the model's inputs in order, NAME=FILE.npy by name (repeatable); "
+                        "for an image input a picture (.jpg, .png, ...), read with Pillow, resized (bilinear) to the "
+                        "model's size and converted to its frame format (NV12, ...; full range)")
     p.add_argument("--output", metavar="OUT.npz", help="save the outputs (by name) to this .npz file")
     p.add_argument("--save", metavar="RUN.npz",
                    help="save the run to this .npz file: inputs, outputs and their quantization, for `accel compare`")
@@ -34,6 +37,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
                         "to output. Needs --save or --output")
     add_device_option(p)
     add_input_shape_option(p)
+    add_image_input_option(p)
     p.set_defaults(handler=command)
     return p
 
@@ -46,29 +50,71 @@ def split_input(text: str) -> Tuple[Optional[str], str]:
     return None, text
 
 
-def read_inputs(values: Sequence[str]) -> List[Tuple[Optional[str], np.ndarray]]:
-    """``[(name or None, array)]`` from the ``--input`` values; UsageError for a missing file."""
-    found = []
+class Picture:
+    """A picture file given for an image input: read once the model says which frame it takes."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def frames(self, model: Any, name: str) -> Dict[str, np.ndarray]:
+        """The frame(s) of input ``name``: {name: frame}, or both planes for an NV12 y/uv pair (named by either
+        plane or by the name they share, ``images`` for ``images_y`` and ``images_uv``)."""
+        from ..image import read_image, to_frame
+
+        infos = list(model.inputs)
+        names = [i.name for i in infos]
+        k = names.index(name) if name in names else names.index(f"{name}_y") if f"{name}_y" in names else None
+        if k is None:
+            return {name: np.zeros(0)}  # an unknown name: Model.run words it
+        if infos[k].image is not None and infos[k].image.format == "nv12_uv" and k > 0:
+            k -= 1  # the pair starts at its y plane
+        info = infos[k]
+        if info.image is None:
+            raise ValueError(f"--input {name}={self.path}: input {name!r} is not an image input ({info}); give it a "
+                             f".npy array")
+        bgr = read_image(self.path, (info.image.width, info.image.height))
+        frame = to_frame(bgr, info.image.format)
+        if isinstance(frame, tuple):
+            return {infos[k].name: frame[0], infos[k + 1].name: frame[1]}
+        return {info.name: frame}
+
+
+Given = List[Tuple[Optional[str], Any]]
+
+
+def read_inputs(values: Sequence[str]) -> Given:
+    """``[(name or None, array or Picture)]`` from the ``--input`` values; UsageError for a missing file."""
+    from ..image import IMAGE_SUFFIXES
+
+    found: Given = []
     for value in values:
         name, path = split_input(value)
+        file = existing_file("--input", path)
+        if file.suffix.lower() in IMAGE_SUFFIXES:
+            found.append((name, Picture(file)))
+            continue
         try:
-            array = np.load(existing_file("--input", path), allow_pickle=False)
+            array = np.load(file, allow_pickle=False)
         except ValueError as e:  # not a .npy file, or one holding Python objects
-            raise UsageError(f"--input {value!r}: not a NumPy .npy array ({e})") from None
+            raise UsageError(f"--input {value!r}: not a NumPy .npy array or a picture ({e})") from None
         found.append((name, array))
     return found
 
 
-def feeds(model: Any, given: List[Tuple[Optional[str], np.ndarray]]) -> Dict[str, np.ndarray]:
-    """``{input name: array}``: named inputs as given, unnamed ones filling the remaining inputs in order.
-    Unknown or missing names are left for ``Model.run`` to report."""
-    named = {n: a for n, a in given if n is not None}
-    free = [i.name for i in model.inputs if i.name not in named]
-    unnamed = [a for n, a in given if n is None]
-    if len(unnamed) > len(free):
-        raise ValueError(f"{len(given)} inputs given; model {model.name!r} takes {len(model.inputs)}: "
-                         f"{describe_tensors(model.inputs)}")
-    named.update(zip(free, unnamed))
+def feeds(model: Any, given: Given) -> Dict[str, np.ndarray]:
+    """``{input name: array}``: named inputs as given, unnamed ones filling the remaining inputs in order; a picture
+    becomes the frame its input takes (both planes of an NV12 y/uv pair). Unknown or missing names are left for
+    ``Model.run`` to report."""
+    named: Dict[str, Any] = {}
+    for n, a in given:
+        if n is not None:
+            named.update(a.frames(model, n) if isinstance(a, Picture) else {n: a})
+    for a in [a for n, a in given if n is None]:
+        free = [i.name for i in model.inputs if i.name not in named]
+        if not free:
+            raise ValueError(f"{len(given)} inputs given; model {model.name!r} takes {len(model.inputs)}: "
+                             f"{describe_tensors(model.inputs)}")
+        named.update(a.frames(model, free[0]) if isinstance(a, Picture) else {free[0]: a})
     return named
 
 
@@ -104,7 +150,7 @@ def command(args: argparse.Namespace) -> int:
                          f"outputs are those it was compiled with)")
     given = read_inputs(args.input)
     with accel.open(args.device) as dev:
-        model = load_model(dev, path, input_shapes(args.input_shape), extra)
+        model = load_model(dev, path, input_shapes(args.input_shape), extra, image_inputs(args.image_input))
         fed = feeds(model, given)
         results = model.run(fed)
         outputs = {info.name: np.array(r) for info, r in zip(model.outputs, results)}
