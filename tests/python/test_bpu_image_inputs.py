@@ -257,6 +257,20 @@ def test_image_model_equals_the_emulator(dev, tmp_path, kind, fmt, conversion):
     assert np.count_nonzero(want[0]) > want[0].size // 4  # the model computed something
 
 
+def test_onnx_loaded_with_image_inputs_is_packed_as_the_vendor_toolchain_would(dev, tmp_path):
+    """Device.load(onnx, image_inputs=...) on bpu:0 goes through the stand-in's toolchain
+    (standin_toolchain.py): the frame becomes libdnn's NV12 type, or S100's y/uv pair."""
+    path = tmp_path / "conv.onnx"
+    path.write_bytes(_conv_onnx())
+    kind, fmt = ("y/uv pair", "nv12_planes") if HBM else ("NV12", "nv12")
+    request = {"images": {"format": fmt, **CONVERSION}}
+    model = dev.load(str(path), image_inputs=request)
+    feeds = _feeds(kind, CONVERSION)
+    assert [(i.dtype, i.shape) for i in model.inputs] == [(np.uint8, f.shape) for f in feeds]
+    want = _emulator_outputs(path.read_bytes(), request, feeds)
+    np.testing.assert_array_equal(np.asarray(model.run(feeds)[0]), want[0])
+
+
 # ---------------------------------------------------------------------------------------------------
 # models the driver refuses
 # ---------------------------------------------------------------------------------------------------

@@ -138,7 +138,10 @@ def accm_record(name: str, data: bytes, spec: Dict[str, Any], tensor_record: Ten
             if t["dtype_name"] != "float32" and not (kind == "inputs" and t["dtype_name"] == "uint8"):
                 raise ValueError(f"{name}: {kind[:-1]} {t['name']!r} is {t['dtype_name']}; the "
                                  f"stand-in's emulator models have float32 tensors (and uint8 image inputs)")
-            out += tensor_record(t["name"], t["dims"], spec.get(kind, {}).get(t["name"], {}))
+            tensor_spec = spec.get(kind, {}).get(t["name"], {})
+            if t["dtype_name"] == "uint8" and "type" not in tensor_spec:  # a frame's bytes, as they are
+                tensor_spec = {**tensor_spec, "type": "U8"}
+            out += tensor_record(t["name"], t["dims"], tensor_spec)
     return out
 
 

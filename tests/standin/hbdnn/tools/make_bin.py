@@ -49,6 +49,14 @@ def image_inputs(spec: Dict[str, Any]) -> tuple:
     return images, spec
 
 
+def image_spec(images: Dict[str, Dict[str, Any]]) -> Dict[str, Any]:
+    """The spec of an emulator model compiled with compile_model's `images`, its frames described as
+    hb_mapper describes image inputs (two planes, "nv12_planes", are no libdnn type: plain U8 tensors)."""
+    by_format = {"nv12": "NV12", "y": "Y", "yuv444": "YUV444", "rgb": "RGB", "bgr": "BGR"}
+    return {"inputs": {name: {"type": by_format[o["format"]]}
+                       for name, o in images.items() if o["format"] in by_format}}
+
+
 def _image_record(name: str, frame: Sequence[int], spec: Dict[str, Any]) -> bytes:
     """An image input whose emulator tensor (the frame, uint8 NHWC) has the shape `frame`."""
     kind = spec["type"]

@@ -72,6 +72,14 @@ def image_inputs(spec: Dict[str, Any]) -> tuple:
     return images, {**spec, "inputs": inputs}
 
 
+def image_spec(images: Dict[str, Dict[str, Any]]) -> Dict[str, Any]:
+    """The spec of an emulator model compiled with compile_model's `images`: the planes of an "nv12_planes"
+    frame as hb_compile gives them (the y/uv pair); the other frames are plain U8 tensors (S100 has no
+    image types)."""
+    return {"inputs": {name + suffix: dict(plane) for name, o in images.items() if o["format"] == "nv12_planes"
+                       for suffix, plane in PLANES.items()}}
+
+
 def tensor_record(name: str, valid: Sequence[int], spec: Dict[str, Any]) -> bytes:
     if len(valid) > MAX_DIMS:
         raise ValueError(f"{name}: shape {list(valid)} has more than {MAX_DIMS} dimensions")
