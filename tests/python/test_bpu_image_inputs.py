@@ -147,6 +147,21 @@ def _abi_inputs(path):
         lib.accel_device_release(dev)
 
 
+FORMAT_NAMES = {NV12: "nv12", NV12_Y: "nv12_y", NV12_UV: "nv12_uv", Y: "y", YUV444: "yuv444", RGB: "rgb", BGR: "bgr"}
+
+
+def _check_python_image_info(infos, raw):
+    """Python's TensorInfo.image (accel.TensorInfo, where the front-ends read ABI 1.2's fields) says what the
+    driver reported through the C API (`raw`, _abi_inputs)."""
+    for info, (name, fmt, planes, offsets, width, height, walign, halign) in zip(infos, raw):
+        if not hasattr(info, "image"):  # a front-end that does not read ABI 1.2's fields yet
+            continue
+        image = info.image
+        assert (image.format, image.width, image.height) == (FORMAT_NAMES[fmt], width, height), name
+        assert tuple(image.plane_offsets) == offsets[:planes], name
+        assert (image.width_align, image.height_align) == (walign, halign), name
+
+
 def _frames(seed):
     rng = np.random.default_rng(seed)
     return rng.integers(0, 256, (H, W, 3), dtype=np.uint8)
@@ -171,7 +186,9 @@ def test_image_input_is_described_and_read_as_the_frame(dev, tmp_path, kind):
     (info,) = model.inputs
     assert (info.name, info.dtype, info.shape, info.layout) == ("images", np.uint8, shape, "NHWC")
     assert info.strides == strides and info.nbytes == strides[0]
-    assert _abi_inputs(path) == [("images", fmt, planes, offsets, W, H, walign, halign)]
+    raw = _abi_inputs(path)
+    assert raw == [("images", fmt, planes, offsets, W, H, walign, halign)]
+    _check_python_image_info(model.inputs, raw)
 
     frame = np.random.default_rng(3).integers(0, 256, shape, dtype=np.uint8)
     (got,) = model.run(frame)
@@ -193,8 +210,9 @@ def _check_yuv_pair(dev, tmp_path):
     # Rows and planes aligned to 32 bytes, as Horizon's S100 documentation asks of dynamic y/uv strides.
     assert y_info.strides == (32 * H, 32, 1, 1) and y_info.nbytes == 32 * H
     assert uv_info.strides == (32 * H // 2, 32, 2, 1) and uv_info.nbytes == 32 * H // 2
-    assert _abi_inputs(path) == [("images_y", NV12_Y, 1, (0, 0), W, H, 2, 2),
-                                 ("images_uv", NV12_UV, 1, (0, 0), W, H, 2, 2)]
+    raw = _abi_inputs(path)
+    assert raw == [("images_y", NV12_Y, 1, (0, 0), W, H, 2, 2), ("images_uv", NV12_UV, 1, (0, 0), W, H, 2, 2)]
+    _check_python_image_info(model.inputs, raw)
 
     y, uv = image.bgr_to_nv12(_frames(4), planes=True)
     got = model.run([y[None, :, :, None], uv[None]])
