@@ -59,7 +59,16 @@ py::object quant_tuple(const accel_quantization& q) {
     return py::make_tuple(q.type, q.axis, scales, zero_points, shifts);
 }
 
-// (name, shape, dtype, layout, strides, byte_size, quant) for every input or output.
+// None for a plain tensor, else (format, plane_offsets, width, height, width_align, height_align) (ABI 1.2).
+py::object image_tuple(const accel_tensor_info& t) {
+    if (t.image_format == ACCEL_IMAGE_NONE) return py::none();
+    const uint32_t planes = t.plane_count <= 2 ? t.plane_count : 2;
+    py::tuple offsets(planes);
+    for (uint32_t i = 0; i < planes; i++) offsets[i] = py::int_((unsigned long long)t.plane_offset[i]);
+    return py::make_tuple(t.image_format, offsets, t.image_width, t.image_height, t.width_align, t.height_align);
+}
+
+// (name, shape, dtype, layout, strides, byte_size, quant, image) for every input or output.
 py::list tensor_infos(const CoreModel& self, bool outputs) {
     accel_model* model = self.get();
     size_t count = 0;
@@ -72,7 +81,7 @@ py::list tensor_infos(const CoreModel& self, bool outputs) {
         check(outputs ? accel_model_output_info(model, i, &t) : accel_model_input_info(model, i, &t));
         uint32_t ndim = t.ndim <= ACCEL_MAX_DIMS ? t.ndim : ACCEL_MAX_DIMS;
         infos.append(py::make_tuple(utf8(t.name), int_tuple(t.shape, ndim), t.dtype, t.layout,
-                                    int_tuple(t.strides, ndim), t.byte_size, quant_tuple(t.quant)));
+                                    int_tuple(t.strides, ndim), t.byte_size, quant_tuple(t.quant), image_tuple(t)));
     }
     return infos;
 }
@@ -312,10 +321,10 @@ void bind_model(py::module_& m) {
     bind_fast_run(cls);
     cls.def(
            "inputs", [](const CoreModel& self) { return tensor_infos(self, false); },
-           "[(name, shape, dtype, layout, strides, byte_size, quant)] of the inputs")
+           "[(name, shape, dtype, layout, strides, byte_size, quant, image)] of the inputs")
         .def(
             "outputs", [](const CoreModel& self) { return tensor_infos(self, true); },
-            "[(name, shape, dtype, layout, strides, byte_size, quant)] of the outputs")
+            "[(name, shape, dtype, layout, strides, byte_size, quant, image)] of the outputs")
         .def("submit", &model_submit, py::arg("inputs"), py::arg("outputs"), py::arg("callback"),
              py::arg("priority") = 0, py::arg("core_mask") = 0, py::arg("timeout_us") = 0, py::arg("flags") = 0,
              "Submits with callback(status, message, timing), called once on the completion thread.")

@@ -1,4 +1,4 @@
-"""The .accm container (emulator/FORMAT.md, version 1.2): a byte-exact writer and a reader.
+"""The .accm container (emulator/FORMAT.md, version 1.4): a byte-exact writer and a reader.
 
 `write(tensors, nodes, inputs, outputs)` lays the file out in the order FORMAT.md gives (header, tensor
 table, node table, io table, edge table, string table, 64-aligned data section). `read(path_or_bytes)`
@@ -23,9 +23,19 @@ from .op_params import OP_NAMES as OP_NAMES
 from .op_params import OPS as OPS
 from .op_params import PARAMS
 
+# The tensor record's image_format (minor 4), its codes and rules: accm_image.py.
+from .accm_image import IMAGE_FORMAT_NAMES as IMAGE_FORMAT_NAMES
+from .accm_image import IMAGE_FORMATS as IMAGE_FORMATS
+from .accm_image import check_image, check_image_pairs
+from .accm_image import image_size as image_size
+
 MAGIC = b"ACCM"
 VERSION_MAJOR = 1
-VERSION_MINOR = 3  # the newest this writer knows; a file gets the oldest minor that holds what it uses
+VERSION_MINOR = 4  # the newest this writer knows; a file gets the oldest minor that holds what it uses
+# The newest minor that added op codes (op_schema.py's `minor`); minors after it added fields only (4: the
+# tensor record's image_format).
+OPS_MINOR = 3
+IMAGE_MINOR = 4    # the minor that turned the tensor record's reserved u32 at offset 116 into image_format
 # Ops that compute on integers from minor 3 on (float32 only before).
 INT_ARITH_OPS = frozenset({"add", "sub", "mul", "div", "min", "max"})
 FLOAT_MINOR = 1    # what a float32 model without minor-2 features is written as (readers of 1.1 load it)
@@ -56,7 +66,6 @@ _DTYPE_CODES = {v: k for k, v in DTYPES.items()}
 LAYOUT_NONE, LAYOUT_NCHW, LAYOUT_NHWC = 0, 1, 2
 KIND_ACTIVATION, KIND_INPUT, KIND_OUTPUT, KIND_CONSTANT = 0, 1, 2, 3
 QUANT_NONE, QUANT_PER_TENSOR, QUANT_PER_AXIS = 0, 1, 2
-IMAGE_FORMATS = {"none": 0, "nv12": 1, "nv12_y": 2, "nv12_uv": 3, "y": 4, "yuv444": 5, "rgb": 6, "bgr": 7}
 INT8_RULES = Int8Rules.BY_NAME  # header field int8_rules (minor 2): whose integer arithmetic the model computes
 
 
@@ -83,6 +92,7 @@ class Tensor:
     scales: np.ndarray | None = None
     zero_points: np.ndarray | None = None
     quant_axis: int | None = None
+    # The pixel format of an image graph input (minor 4): an IMAGE_FORMATS value, 0 for a plain tensor.
     image_format: int = 0
 
 
@@ -146,6 +156,8 @@ def _minor(tensors: list[Tensor], nodes: list[Node]) -> int:
         minor = max(minor, 3)  # integer add .. max (1.3)
     if any(_minor3_gather(tensors, n) for n in nodes):
         minor = max(minor, 3)
+    if any(t.image_format for t in tensors):
+        minor = max(minor, IMAGE_MINOR)
     return max(minor, 2) if any(t.scales is not None for t in tensors) else minor
 
 
@@ -215,6 +227,7 @@ def write(tensors: list[Tensor], nodes: list[Node], inputs: list[int], outputs: 
                              f"elements (the emulator's kernels index GEMMs with 32-bit ints)")
         if t.layout in (LAYOUT_NCHW, LAYOUT_NHWC) and len(dims) != 4:
             raise ValueError(f"tensor '{t.name}': layout {t.layout} requires 4 dims")
+        check_image(t.name, t.image_format, DTYPES[t.dtype].name, t.kind, t.layout, dims)
         name_off, name_len = strings.add(t.name)
         doff, dsize = const_place.get(i, (0, 0))
         qtype, qaxis, qcount = QUANT_NONE, -1, 0
@@ -225,7 +238,7 @@ def write(tensors: list[Tensor], nodes: list[Node], inputs: list[int], outputs: 
         tensor_records += _TENSOR.pack(
             name_off, name_len, t.dtype, t.layout, t.kind, len(dims),
             *(dims + (0,) * (MAX_DIMS - len(dims))),
-            doff, dsize, qtype, qaxis, qcount, 0, quant_place.get(i, 0))
+            doff, dsize, qtype, qaxis, qcount, t.image_format, quant_place.get(i, 0))
 
     node_records = bytearray()
     edges: list[int] = []
@@ -246,6 +259,10 @@ def write(tensors: list[Tensor], nodes: list[Node], inputs: list[int], outputs: 
             n.act_alpha, n.act_beta, 0, *ints, *floats)
         edges += ins + outs
 
+    if all(0 <= int(i) < tcount for i in inputs):  # (an index out of range is the C reader's to refuse)
+        graph_inputs = [tensors[int(i)] for i in inputs]
+        check_image_pairs([t.image_format for t in graph_inputs], [tuple(t.dims) for t in graph_inputs],
+                          [t.name for t in graph_inputs])
     io = list(inputs) + list(outputs)
     string_data = strings.data()
 
@@ -291,7 +308,8 @@ def read(path_or_bytes) -> dict:
 
     Returns {"header": {...}, "tensors": [...], "nodes": [...], "inputs": [idx], "outputs": [idx],
     "edges": [idx], "strings": bytes}. A tensor dict has name, dtype, dtype_name, layout, kind, ndim,
-    dims (tuple), data_offset, data_size, quant_type, quant_axis, quant_count, quant_offset, reserved,
+    dims (tuple), data_offset, data_size, quant_type, quant_axis, quant_count, quant_offset, image_format
+    (the u32 at offset 116, reserved before minor 4) and image_format_name ("none" .. "bgr", "unknown"),
     and "data" (a numpy array for constants, else None). A node dict has op, op_name, name, inputs
     (tensor indices, None for absent), outputs, edge_offset, activation, activation_name, act_alpha,
     act_beta, reserved, ints (16), floats (6).
@@ -346,8 +364,8 @@ def read(path_or_bytes) -> dict:
             "dtype": r[2], "layout": r[3], "kind": r[4], "ndim": ndim,
             "dims": tuple(r[6:6 + ndim]), "dims_raw": tuple(r[6:14]),
             "data_offset": r[14], "data_size": r[15], "quant_type": r[16], "quant_axis": r[17],
-            "quant_count": r[18], "reserved": r[19], "quant_offset": r[20], "data": None,
-            "scales": None, "zero_points": None,
+            "quant_count": r[18], "image_format": r[19], "quant_offset": r[20], "data": None,
+            "image_format_name": IMAGE_FORMAT_NAMES.get(r[19], "unknown"), "scales": None, "zero_points": None,
         }
         if t["quant_type"] in (QUANT_PER_TENSOR, QUANT_PER_AXIS):
             count = t["quant_count"]

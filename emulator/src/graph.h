@@ -36,7 +36,22 @@ struct TensorDesc {
     uint64_t bytes = 0;       // numel * dtype size
     uint64_t data_offset = 0; // constants: offset inside Graph::weights
     Quant quant;
+    // Graph inputs of minor 4 on: the pixel format of a camera frame the model converts itself (FORMAT.md,
+    // image inputs); ACCEL_IMAGE_NONE for every other tensor.
+    accel_image_format image_format = ACCEL_IMAGE_NONE;
 };
+
+// The height and width in pixels of an image input of `format` whose buffer has NHWC dims (1, rows,
+// columns, bytes per pixel): NV12's buffer holds H * 3/2 rows, its UV plane's H/2 rows of W/2 pairs.
+// NV12 in one buffer or as its two planes: 4:2:0, so both of the image's dims are even.
+inline bool is_nv12_form(accel_image_format format) {
+    return format == ACCEL_IMAGE_NV12 || format == ACCEL_IMAGE_NV12_Y || format == ACCEL_IMAGE_NV12_UV;
+}
+
+inline void image_size(accel_image_format format, const int64_t* dims, int64_t* height, int64_t* width) {
+    *height = format == ACCEL_IMAGE_NV12 ? dims[1] * 2 / 3 : format == ACCEL_IMAGE_NV12_UV ? dims[1] * 2 : dims[1];
+    *width = format == ACCEL_IMAGE_NV12_UV ? dims[2] * 2 : dims[2];
+}
 
 struct Node {
     Op op = Op::Copy;

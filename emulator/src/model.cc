@@ -17,6 +17,22 @@ namespace accel_emu {
 
 namespace {
 
+// An image input's fields (ABI 1.2), from its dense strides: NV12's UV plane starts after H rows of Y.
+void describe_image(const TensorDesc& t, accel_tensor_info* info) {
+    int64_t height = 0, width = 0;
+    image_size(t.image_format, t.dims, &height, &width);
+    info->image_format = t.image_format;
+    info->image_width = (uint32_t)width;
+    info->image_height = (uint32_t)height;
+    info->plane_count = t.image_format == ACCEL_IMAGE_NV12 ? 2 : 1;
+    info->plane_offset[0] = 0;
+    info->plane_offset[1] = t.image_format == ACCEL_IMAGE_NV12 ? (uint64_t)(height * info->strides[1]) : 0;
+    // 4:2:0 planes halve both dims; the emulator itself asks no more than that.
+    const uint32_t align = is_nv12_form(t.image_format) ? 2 : 1;
+    info->width_align = align;
+    info->height_align = align;
+}
+
 void describe(const TensorDesc& t, accel_tensor_info* info) {
     memset(info, 0, sizeof *info);
     info->struct_size = sizeof *info;
@@ -38,6 +54,7 @@ void describe(const TensorDesc& t, accel_tensor_info* info) {
     info->quant.scales = t.quant.scales.empty() ? nullptr : t.quant.scales.data();
     info->quant.zero_points = t.quant.zero_points.empty() ? nullptr : t.quant.zero_points.data();
     info->quant.shifts = t.quant.shifts.empty() ? nullptr : t.quant.shifts.data();
+    if (t.image_format != ACCEL_IMAGE_NONE) describe_image(t, info);
 }
 
 accel_status allocate_or_fail(accel_device* d, uint64_t bytes, const char* what, Block* out) {

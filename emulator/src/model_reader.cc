@@ -36,7 +36,8 @@ constexpr uint64_t kHeaderBytes = 128;
 constexpr uint64_t kTensorRecordBytes = 128;
 constexpr uint64_t kNodeRecordBytes = 192;
 constexpr uint16_t kVersionMajor = 1;
-constexpr uint16_t kVersionMinor = 3;  // the newest minor this reader was written for
+constexpr uint16_t kVersionMinor = 4;  // the newest minor this reader was written for
+constexpr uint16_t kImageMinor = 4;    // the tensor record's u32 at offset 116 is image_format from this minor on
 constexpr uint32_t kMaxTensorCount = 1000000;
 constexpr uint32_t kMaxNodeCount = 1000000;
 constexpr uint32_t kMaxIoCount = 4096;
@@ -44,6 +45,31 @@ constexpr uint32_t kMaxNameLength = 4096;
 constexpr uint32_t kMaxNodeEdges = 4096;      // per node, for input_count and for output_count
 constexpr uint64_t kMaxTensorBytes = 1ull << 40;
 constexpr uint64_t kDataAlignment = 64;
+
+const char* image_format_name(uint32_t format) {
+    switch (format) {
+        case ACCEL_IMAGE_NONE: return "none";
+        case ACCEL_IMAGE_NV12: return "nv12";
+        case ACCEL_IMAGE_NV12_Y: return "nv12_y";
+        case ACCEL_IMAGE_NV12_UV: return "nv12_uv";
+        case ACCEL_IMAGE_Y: return "y";
+        case ACCEL_IMAGE_YUV444: return "yuv444";
+        case ACCEL_IMAGE_RGB: return "rgb";
+        case ACCEL_IMAGE_BGR: return "bgr";
+        default: return nullptr;
+    }
+}
+
+// Bytes per pixel of an image format's buffer (its shape's last dim).
+int64_t image_channels(accel_image_format format) {
+    switch (format) {
+        case ACCEL_IMAGE_NV12_UV: return 2;
+        case ACCEL_IMAGE_YUV444:
+        case ACCEL_IMAGE_RGB:
+        case ACCEL_IMAGE_BGR: return 3;
+        default: return 1;
+    }
+}
 
 const char* kind_name(uint32_t kind) {
     switch (kind) {
@@ -175,7 +201,8 @@ public:
     explicit Parser(Image in) : in_(in) {}
 
     bool run(Graph* out_graph, uint64_t* out_data_offset) {
-        if (!parse_header() || !parse_tensors() || !parse_io() || !check_int8_rules()) return false;
+        if (!parse_header() || !parse_tensors() || !parse_io() || !check_image_pairs() || !check_int8_rules())
+            return false;
         g_.float_isa = float_isa_select();  // before the ops' checks, which size scratch by it
         // The ops' checks may read constants (gather's indices); the section was bounds-checked above.
         g_.constants = in_.bytes(h_.data_offset, h_.data_size);
@@ -406,9 +433,73 @@ private:
 
             if (!parse_quant(who, base, &t)) return false;
 
-            const uint32_t reserved = in_.u32(base + 116);
-            if (!reserved_ok(reserved))
-                return fail(cat(who, ": reserved field at offset 116 is ", reserved, ", must be 0"));
+            const uint32_t image_format = in_.u32(base + 116);
+            if (h_.version_minor < kImageMinor) {
+                if (image_format != 0)
+                    return fail(cat(who, ": reserved field at offset 116 is ", image_format, ", must be 0 (it is ",
+                                    "image_format from format 1.", unsigned(kImageMinor), " on; this file is 1.",
+                                    unsigned(h_.version_minor), ")"));
+            } else if (!parse_image(who, image_format, &t)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    // The tensor record's image_format (minor 4): a known format on a uint8 NHWC graph input of batch 1
+    // whose shape the format gives (FORMAT.md, image inputs). The NV12 planes' pairing is checked with the
+    // io table (check_image_pairs).
+    bool parse_image(const std::string& who, uint32_t code, TensorDesc* t) {
+        if (code == ACCEL_IMAGE_NONE) return true;
+        const char* name = image_format_name(code);
+        if (name == nullptr) return fail(cat(who, ": image_format ", code, " is unknown (0 none .. 7 bgr)"));
+        const auto format = accel_image_format(code);
+        const std::string what = cat(who, ": image_format ", code, " (", name, ")");
+        if (t->kind != TensorKind::Input)
+            return fail(cat(what, " on a tensor of kind ", uint32_t(t->kind), " (", kind_name(uint32_t(t->kind)),
+                            "); only graph inputs are images"));
+        if (t->dtype != ACCEL_DTYPE_UINT8) return fail(cat(what, " needs dtype uint8, got dtype ", int(t->dtype)));
+        if (t->ndim != 4 || t->layout != ACCEL_LAYOUT_NHWC)
+            return fail(cat(what, " needs ndim 4 and layout NHWC, got ndim ", t->ndim, " and layout ", int(t->layout)));
+        const int64_t* d = t->dims;
+        const std::string shape = cat("(", d[0], ", ", d[1], ", ", d[2], ", ", d[3], ")");
+        const int64_t channels = image_channels(format);
+        if (d[0] != 1 || d[3] != channels)
+            return fail(cat(what, " needs shape (1, rows, columns, ", channels, "), got ", shape));
+        if (format == ACCEL_IMAGE_NV12 && d[1] % 3 != 0)
+            return fail(cat(what, " needs H * 3/2 rows (a multiple of 3), got shape ", shape));
+        int64_t height = 0, width = 0;
+        image_size(format, d, &height, &width);
+        if (is_nv12_form(format) && (height < 2 || width < 2 || height % 2 != 0 || width % 2 != 0))
+            return fail(cat(what, " needs an even height and width of at least 2, got ", height, "x", width, " (shape ",
+                            shape, ")"));
+        t->image_format = format;
+        return true;
+    }
+
+    // Every nv12_y graph input is followed by its nv12_uv plane of the same image size, and every nv12_uv
+    // one follows its nv12_y plane.
+    bool check_image_pairs() {
+        const std::vector<uint32_t>& in = g_.inputs;
+        for (size_t i = 0; i < in.size(); ++i) {
+            const TensorDesc& t = g_.tensors[in[i]];
+            if (t.image_format == ACCEL_IMAGE_NV12_Y) {
+                if (i + 1 >= in.size() || g_.tensors[in[i + 1]].image_format != ACCEL_IMAGE_NV12_UV)
+                    return fail(cat(tensor_label(in[i]), ": image_format 2 (nv12_y), input ", i,
+                                    ", is not followed by its nv12_uv plane as input ", i + 1));
+                const TensorDesc& uv = g_.tensors[in[i + 1]];
+                int64_t yh = 0, yw = 0, uvh = 0, uvw = 0;
+                image_size(t.image_format, t.dims, &yh, &yw);
+                image_size(uv.image_format, uv.dims, &uvh, &uvw);
+                if (yh != uvh || yw != uvw)
+                    return fail(cat(tensor_label(in[i + 1]), ": the nv12_uv plane of a ", uvh, "x", uvw,
+                                    " image does not match its nv12_y plane ", tensor_label(in[i]), " of ", yh, "x",
+                                    yw));
+            } else if (t.image_format == ACCEL_IMAGE_NV12_UV &&
+                       (i == 0 || g_.tensors[in[i - 1]].image_format != ACCEL_IMAGE_NV12_Y)) {
+                return fail(cat(tensor_label(in[i]), ": image_format 3 (nv12_uv), input ", i,
+                                ", does not follow an nv12_y plane"));
+            }
         }
         return true;
     }

@@ -19,7 +19,7 @@ _INFO = ffi.typeof("accel_tensor_info *")
 _COUNT = ffi.typeof("size_t *")
 _HANDLE = attrgetter("_handle")
 
-TensorTuple = Tuple[str, Tuple[int, ...], int, int, Tuple[int, ...], int, Any]
+TensorTuple = Tuple[str, Tuple[int, ...], int, int, Tuple[int, ...], int, Any, Any]
 
 _INT32 = (-(1 << 31), (1 << 31) - 1)
 _UINT32 = (0, (1 << 32) - 1)
@@ -73,6 +73,15 @@ def _quant(q: Any) -> Any:
     return (int(q.type), int(q.axis), scales, zero_points, shifts)
 
 
+def _image(t: Any) -> Any:
+    """None for a plain tensor, else (format, plane_offsets, width, height, width_align, height_align)."""
+    if t.image_format == lib.ACCEL_IMAGE_NONE:
+        return None
+    offsets = tuple(int(t.plane_offset[i]) for i in range(min(t.plane_count, 2)))
+    return (int(t.image_format), offsets, int(t.image_width), int(t.image_height), int(t.width_align),
+            int(t.height_align))
+
+
 class CoreModel:
     """A loaded model (one accel_model reference)."""
 
@@ -102,15 +111,16 @@ class CoreModel:
             check(lib.accel_model_output_info(model, i, t) if outputs else lib.accel_model_input_info(model, i, t))
             ndim = min(t.ndim, lib.ACCEL_MAX_DIMS)
             infos.append((text(t.name), tuple(int(t.shape[d]) for d in range(ndim)), int(t.dtype), int(t.layout),
-                          tuple(int(t.strides[d]) for d in range(ndim)), int(t.byte_size), _quant(t.quant)))
+                          tuple(int(t.strides[d]) for d in range(ndim)), int(t.byte_size), _quant(t.quant),
+                          _image(t)))
         return infos
 
     def inputs(self) -> List[TensorTuple]:
-        """[(name, shape, dtype, layout, strides, byte_size, quant)] of the inputs"""
+        """[(name, shape, dtype, layout, strides, byte_size, quant, image)] of the inputs"""
         return self._infos(False)
 
     def outputs(self) -> List[TensorTuple]:
-        """[(name, shape, dtype, layout, strides, byte_size, quant)] of the outputs"""
+        """[(name, shape, dtype, layout, strides, byte_size, quant, image)] of the outputs"""
         return self._infos(True)
 
     def run(self, inputs: Sequence[CoreBuffer], outputs: Sequence[CoreBuffer], priority: int = 0,

@@ -32,7 +32,7 @@ from .model import Model
 from .ops import PendingTensor
 from .profiling import JobRecord, NodeRecord, NodeStat, OpStat, Profile, profile
 from .quantization import dequantize, quantize
-from .tensor_info import Quantization, TensorInfo
+from .tensor_info import ImageInfo, Quantization, TensorInfo
 
 #: The front-end in use: ``"pybind"`` or ``"cffi"``.
 frontend: str = _frontend.frontend
@@ -79,7 +79,7 @@ def library_version() -> str:
 
 __all__ = [
     "__version__", "frontend", "frontend_features", "open", "backends", "abi_version",
-    "library_version", "Device", "DeviceInfo", "DeviceTensor", "Model", "TensorInfo", "Quantization",
+    "library_version", "Device", "DeviceInfo", "DeviceTensor", "Model", "TensorInfo", "Quantization", "ImageInfo",
     "Future", "PendingTensor", "profile", "Profile", "JobRecord", "NodeRecord", "OpStat", "NodeStat", "errors",
     "compile_cache", "profiling", "quantize", "dequantize", "compare",
     "AccelError", "InvalidArgumentError", "ShapeError", "DTypeError", "AlignmentError",

@@ -12,7 +12,8 @@ _Timing = Tuple[int, int, int, int]
 # (type, axis, scales, zero_points or None, shifts or None); accel_quant_type codes.
 _Quant = Tuple[int, int, Tuple[float, ...], Optional[Tuple[int, ...]], Optional[Tuple[int, ...]]]
 # (name, shape, dtype (accel_dtype code), layout (accel_layout code), byte strides, byte_size, quant)
-_TensorTuple = Tuple[str, Tuple[int, ...], int, int, Tuple[int, ...], int, Optional[_Quant]]
+_Image = Tuple[int, Tuple[int, ...], int, int, int, int]
+_TensorTuple = Tuple[str, Tuple[int, ...], int, int, Tuple[int, ...], int, Optional[_Quant], Optional[_Image]]
 # (dtype, shape, layout, alloc_bytes, dense): one input or output as the fast path checks it.
 _FastSpec = Tuple[np.dtype, Tuple[int, ...], Optional[str], int, bool]
 # Anything with the buffer protocol (bytes, bytearray, memoryview, a NumPy array...).

@@ -57,7 +57,7 @@ class _Spec:
         # Device buffers must be non-empty and hold at least the tensor's byte_size.
         self.alloc = max(info.nbytes, size, 1)
         self.kind = kind
-        self.image = getattr(info, "image", None)  # the camera frame an image input takes, or None
+        self.image = info.image  # the camera frame an image input takes, or None
 
     def fast(self) -> Tuple[np.dtype, Tuple[int, ...], Optional[str], int, bool]:
         """The spec as the core's fast path takes it (CORE_API.md, ``set_fast_path``)."""

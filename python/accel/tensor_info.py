@@ -1,4 +1,4 @@
-"""Tensor metadata of a model's inputs and outputs: ``TensorInfo`` and ``Quantization``."""
+"""Tensor metadata of a model's inputs and outputs: ``TensorInfo``, ``Quantization`` and ``ImageInfo``."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -8,7 +8,11 @@ import numpy as np
 
 from .dtypes import dtype_from_code, layout_from_code, quant_type_from_code
 
-__all__ = ["TensorInfo", "Quantization"]
+__all__ = ["TensorInfo", "Quantization", "ImageInfo"]
+
+# accel_image_format (accel.h, ABI 1.2) by name: the pixel format of an image input.
+IMAGE_FORMATS = {"none": 0, "nv12": 1, "nv12_y": 2, "nv12_uv": 3, "y": 4, "yuv444": 5, "rgb": 6, "bgr": 7}
+_IMAGE_FORMAT_NAMES = {code: name for name, code in IMAGE_FORMATS.items()}
 
 
 @dataclass(frozen=True)
@@ -33,6 +37,36 @@ class Quantization:
 
 
 @dataclass(frozen=True)
+class ImageInfo:
+    """How an image input (a camera frame the model converts itself) lies in its buffer.
+
+    The tensor is uint8, NHWC, batch 1; its shape is the buffer's rows, columns and bytes per pixel.
+
+    Attributes:
+        format: the pixel format: ``"nv12"`` (shape ``(1, H * 3/2, W, 1)``: the Y plane, then the
+            interleaved UV plane), ``"nv12_y"`` and ``"nv12_uv"`` (an NV12 frame's two planes as two
+            consecutive inputs, shapes ``(1, H, W, 1)`` and ``(1, H/2, W/2, 2)``), ``"y"`` (grey,
+            ``(1, H, W, 1)``), ``"yuv444"``, ``"rgb"`` or ``"bgr"`` (``(1, H, W, 3)``).
+        width: W, the image's width in pixels.
+        height: H, the image's height in pixels.
+        plane_offsets: the byte offset of each plane inside the buffer, padding included: two for
+            ``"nv12"`` (``(0, H * row stride)``), one for the others.
+        width_align: the device takes images whose width is a multiple of this (2 for the NV12 forms).
+        height_align: likewise for the height.
+    """
+
+    format: str
+    width: int
+    height: int
+    plane_offsets: Tuple[int, ...]
+    width_align: int
+    height_align: int
+
+    def __str__(self) -> str:
+        return f"{self.format} {self.width}x{self.height}"
+
+
+@dataclass(frozen=True)
 class TensorInfo:
     """Everything needed to feed or read one model input or output.
 
@@ -45,6 +79,8 @@ class TensorInfo:
         strides: byte strides of the device buffer (they can exceed the dense C-order strides where a
             device pads rows).
         nbytes: bytes the device buffer must hold, padding included.
+        image: for an image input (a camera frame in a pixel format such as NV12, which the model
+            converts itself), its format, size and planes; ``None`` for a plain tensor.
     """
 
     name: str
@@ -54,6 +90,7 @@ class TensorInfo:
     quant: Optional[Quantization] = None
     strides: Tuple[int, ...] = ()
     nbytes: int = 0
+    image: Optional[ImageInfo] = None
 
     @property
     def ndim(self) -> int:
@@ -80,6 +117,8 @@ class TensorInfo:
             text += f" {self.layout}"
         if self.quant is not None:
             text += f" ({self.quant.type})"
+        if self.image is not None:
+            text += f" (image {self.image})"
         return text
 
 
@@ -93,10 +132,26 @@ def dense_strides(shape: Tuple[int, ...], itemsize: int) -> Tuple[int, ...]:
     return tuple(reversed(strides))
 
 
+def image_from_core(image: Any) -> Optional[ImageInfo]:
+    """An ImageInfo from a core's ``image`` tuple ``(format, plane_offsets, width, height, width_align,
+    height_align)`` (CORE_API.md); None for None (a plain tensor)."""
+    if image is None:
+        return None
+    code, plane_offsets, width, height, width_align, height_align = image
+    return ImageInfo(
+        format=_IMAGE_FORMAT_NAMES.get(int(code), f"unknown ({int(code)})"),
+        width=int(width),
+        height=int(height),
+        plane_offsets=tuple(int(o) for o in plane_offsets),
+        width_align=int(width_align),
+        height_align=int(height_align),
+    )
+
+
 def from_core(t: Tuple[Any, ...]) -> TensorInfo:
-    """A TensorInfo from a core's tuple ``(name, shape, dtype, layout, strides, byte_size, quant)``
+    """A TensorInfo from a core's tuple ``(name, shape, dtype, layout, strides, byte_size, quant, image)``
     (CORE_API.md)."""
-    name, shape, dtype, layout, strides, byte_size, quant = t
+    name, shape, dtype, layout, strides, byte_size, quant, image = t
     q = None
     if quant is not None:
         qtype, axis, scales, zero_points, shifts = quant
@@ -115,4 +170,5 @@ def from_core(t: Tuple[Any, ...]) -> TensorInfo:
         quant=q,
         strides=tuple(int(s) for s in strides),
         nbytes=int(byte_size),
+        image=image_from_core(image),
     )

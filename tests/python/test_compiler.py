@@ -81,7 +81,7 @@ def check_invariants(data):
     names = [x["name"] for x in t["tensors"]]
     assert len(set(names)) == len(names)
     for x in t["tensors"]:
-        assert 1 <= x["name_length"] <= 4096 and x["reserved"] == 0
+        assert 1 <= x["name_length"] <= 4096 and x["image_format"] == 0
         assert x["quant_type"] == 0 and x["quant_axis"] == -1 and x["quant_count"] == 0
         assert x["quant_offset"] == 0
         assert all(d >= 1 for d in x["dims"]) and all(d == 0 for d in x["dims_raw"][x["ndim"]:])

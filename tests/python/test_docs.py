@@ -31,7 +31,7 @@ C_API = DOCS / "c-api.md"
 DRIVER_GUIDE = DOCS / "writing-a-driver.md"
 
 # The classes whose public methods and properties python-api.md must name as `Class.member`.
-CLASSES = ["Device", "Model", "DeviceTensor", "TensorInfo", "Future", "DeviceInfo", "Quantization",
+CLASSES = ["Device", "Model", "DeviceTensor", "TensorInfo", "Future", "DeviceInfo", "Quantization", "ImageInfo",
            "Profile", "JobRecord", "AccelError", "PendingTensor"]
 # Special methods that are part of a class's public surface when it has them.
 PUBLIC_DUNDERS = {"__dlpack__", "__dlpack_device__"}

@@ -3,6 +3,7 @@ contradict itself, and the compiler's parameter classes write the slots FORMAT.m
 from __future__ import annotations
 
 import dataclasses
+import re
 import sys
 from pathlib import Path
 
@@ -28,7 +29,16 @@ def test_installed_codes_are_the_schema_codes():
     assert {op.name: op.code for op in SCHEMA.OPS} == accm.OPS
     assert {a.name: a.code for a in SCHEMA.ACTIVATIONS} == accm.ACTIVATIONS
     assert {op.name: op.minor for op in SCHEMA.OPS} == op_params.OP_MINOR
-    assert max(op.minor for op in SCHEMA.OPS) == accm.VERSION_MINOR
+    # A new op's minor is the writer's OPS_MINOR, and the writer knows that minor; minors after it added
+    # fields only (4: the tensor record's image_format).
+    assert max(op.minor for op in SCHEMA.OPS) == accm.OPS_MINOR <= accm.VERSION_MINOR
+
+
+def test_the_c_reader_knows_the_writers_newest_minor():
+    source = (ROOT / "emulator" / "src" / "model_reader.cc").read_text(encoding="utf-8")
+    found = re.search(r"constexpr uint16_t kVersionMinor = (\d+);", source)
+    assert found is not None, "kVersionMinor not found in model_reader.cc"
+    assert int(found.group(1)) == accm.VERSION_MINOR
 
 
 def _op(*params, code=99, name="bad"):

@@ -10,6 +10,8 @@ draws random inputs and asks onnxruntime for the expected outputs. Everything la
     OUT_DIR/<case>.onnx        the source model (for debugging a failure by hand)
     OUT_DIR/<case>.in<i>.bin   input i, raw little-endian, C order
     OUT_DIR/<case>.out<i>.bin  expected output i (onnxruntime), raw little-endian, C order
+    OUT_DIR/image_nv12.accm    a model whose input is an NV12 image (not in the manifest: written with
+                               accel.compiler.accm directly; the image_info test loads it)
 
 manifest.txt, one record per line, fields separated by single spaces (names never contain spaces):
 
@@ -853,6 +855,22 @@ def run_onnxruntime(model: onnx.ModelProto, feeds: dict) -> list:
     return names, sess.run(names, feeds)
 
 
+def write_image_model(out_dir: str) -> None:
+    """image_nv12.accm: input 'frame', an NV12 image of 4x4 pixels (uint8 (1, 6, 4, 1)), cast to the
+    float32 output 'pixels' of that shape. Written record by record, as no ONNX model says a tensor is an
+    image: the C test checks what accel_tensor_info reports of it."""
+    accm = compiler.accm
+    u8, f32 = accm.dtype_code(np.uint8), accm.dtype_code(np.float32)
+    tensors = [
+        accm.Tensor("frame", u8, accm.KIND_INPUT, (1, 6, 4, 1), accm.LAYOUT_NHWC,
+                    image_format=accm.IMAGE_FORMATS["nv12"]),
+        accm.Tensor("pixels", f32, accm.KIND_OUTPUT, (1, 6, 4, 1), accm.LAYOUT_NHWC),
+    ]
+    nodes = [accm.Node(accm.OPS["cast"], [0], [1], name="to_float")]
+    with open(os.path.join(out_dir, "image_nv12.accm"), "wb") as f:
+        f.write(accm.write(tensors, nodes, [0], [1]))
+
+
 def main(argv) -> int:
     if len(argv) != 2:
         print(__doc__, file=sys.stderr)
@@ -900,6 +918,7 @@ def main(argv) -> int:
             np.ascontiguousarray(arr).astype("<f4").tofile(os.path.join(out_dir, fname))
             lines.append(f"out {n} float32 {dims_text(arr.shape)} {fname}")
         lines.append("end")
+    write_image_model(out_dir)
     # Written last, and atomically: a test never sees half a manifest.
     tmp = os.path.join(out_dir, "manifest.txt.tmp")
     with open(tmp, "w") as f:
