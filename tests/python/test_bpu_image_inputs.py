@@ -273,6 +273,9 @@ def test_image_model_equals_the_emulator(dev, tmp_path, kind, fmt, conversion):
     assert len(got) == len(want) == 1 and got[0].shape == (1, 4, H, W)
     np.testing.assert_array_equal(got[0], want[0])
     assert np.count_nonzero(want[0]) > want[0].size // 4  # the model computed something
+    # The frames as accel.image makes them (without the axes of size 1) are taken as they are.
+    squeezed = [np.squeeze(f) for f in feeds]
+    np.testing.assert_array_equal(np.asarray(model.run(squeezed)[0]), want[0])
 
 
 def test_onnx_loaded_with_image_inputs_is_packed_as_the_vendor_toolchain_would(dev, tmp_path):
