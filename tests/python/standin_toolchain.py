@@ -49,12 +49,13 @@ def tool(suffix: str) -> ModuleType:
     return importlib.import_module(module)
 
 
-def packer(suffix: str) -> Callable[[str, bytes], bytes]:
-    """(model name, emulator model bytes) -> the format's file bytes, tensors described as the model has them."""
+def packer(suffix: str) -> Callable[..., bytes]:
+    """(model name, emulator model bytes, the image inputs it was compiled with or None) -> the format's file
+    bytes, tensors described as the model has them, image inputs as the vendor's toolchain describes them."""
     t = tool(suffix)
     if suffix == ".xmodel":
-        return t.pack_accm
-    return lambda name, accm: t.pack([t.accm_record(name, accm, {})])
+        return lambda name, accm, images=None: t.pack_accm(name, accm)
+    return lambda name, accm, images=None: t.pack([t.accm_record(name, accm, t.image_spec(images or {}))])
 
 
 # The emulator's int8 rules each backend's stand-in computes with (its model files are compiled with them).
@@ -93,34 +94,38 @@ def install(backend: str) -> None:
     original = accel.Device.load
 
     @functools.wraps(original)
-    def load(self, path_or_bytes, input_shapes=None, extra_outputs=None):
+    def load(self, path_or_bytes, input_shapes=None, extra_outputs=None, image_inputs=None):
         # Another device's load, and extra outputs (which the vendor's toolchain would compile in: the stand-in's
         # models have float32 tensors only), are the real load's.
         if self.info.backend != backend or extra_outputs is not None:
-            return original(self, path_or_bytes, input_shapes, extra_outputs)
+            return original(self, path_or_bytes, input_shapes, extra_outputs, image_inputs)
         is_path = isinstance(path_or_bytes, (str, os.PathLike))
         if is_path:
             path = Path(os.fspath(path_or_bytes))
             if not path.is_file():
-                return original(self, path_or_bytes, input_shapes)
+                return original(self, path_or_bytes, input_shapes, None, image_inputs)
             data, name = path.read_bytes(), path.stem
             is_onnx = path.suffix.lower() == ".onnx"
         elif isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
             data, name = bytes(path_or_bytes), "model"
             is_onnx = data[:1] == b"\x08"
         else:
-            return original(self, path_or_bytes, input_shapes)
-        if data[:4] == ACCM_MAGIC:
+            return original(self, path_or_bytes, input_shapes, None, image_inputs)
+        images = None
+        if data[:4] == ACCM_MAGIC and image_inputs is None:
             accm = data
         elif is_onnx:
+            # Image inputs compiled in as Horizon's toolchain does (the emulator's preprocessing), and described
+            # as its image types.
             shapes = compile_cache.normalize_input_shapes(input_shapes)
-            accm = compile_cache.compile_onnx(data, shapes, repr(name), None, INT8_RULES[backend])[0]
-            input_shapes = None
+            images = compile_cache.normalize_image_inputs(image_inputs)
+            accm = compile_cache.compile_onnx(data, shapes, repr(name), None, INT8_RULES[backend], None, images)[0]
+            input_shapes = image_inputs = None
         else:
-            return original(self, path_or_bytes, input_shapes)
+            return original(self, path_or_bytes, input_shapes, None, image_inputs)
         if not packers:
             packers.append(packer(suffix))
-        packed = packers[0](name, accm)
+        packed = packers[0](name, accm, images)
         if not is_path:
             return original(self, packed, input_shapes)
         # A folder per load: two tests' "model.onnx" must not share a file, even in threads.

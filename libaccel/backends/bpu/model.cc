@@ -38,6 +38,14 @@ accel_tensor_info abi_info(const TensorDesc& t) {
     q.scales = t.scales.empty() ? nullptr : t.scales.data();
     q.zero_points = t.zero_points.empty() ? nullptr : t.zero_points.data();
     q.shifts = t.shifts.empty() ? nullptr : t.shifts.data();
+    info.image_format = t.image_format;
+    info.plane_count = t.plane_count;
+    info.plane_offset[0] = t.plane_offset[0];
+    info.plane_offset[1] = t.plane_offset[1];
+    info.image_width = t.image_width;
+    info.image_height = t.image_height;
+    info.width_align = t.width_align;
+    info.height_align = t.height_align;
     return info;
 }
 

@@ -48,6 +48,15 @@ struct TensorDesc {
     std::vector<float> scales;
     std::vector<int32_t> zero_points;  // empty: symmetric
     std::vector<uint8_t> shifts;
+    // An image input (ABI 1.2): its pixel format, the planes inside this buffer and their byte offsets,
+    // the image's size and the alignment the device asks of it (all 0 / NONE for plain tensors).
+    accel_image_format image_format = ACCEL_IMAGE_NONE;
+    uint32_t plane_count = 0;
+    uint64_t plane_offset[2] = {0, 0};
+    uint32_t image_width = 0, image_height = 0;
+    uint32_t width_align = 0, height_align = 0;
+    // S100: bit i set when the model left stride i to the caller (-1); the driver filled it.
+    uint32_t dynamic_strides = 0;
 };
 
 // A block of device memory the runtime allocated: a host mapping that needs explicit cache maintenance.

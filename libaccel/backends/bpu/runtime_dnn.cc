@@ -2,7 +2,8 @@
 //
 // Facts this relies on (Horizon's libdnn 1.2x API): memory is hbSysAllocCachedMem, flushed whole with
 // hbSysFlushMem; a packed model file holds one or more models (hbDNNGetModelNameList); hbDNNInfer takes
-// one hbDNNTensor per input and output (sysMem[0] + the model's properties) and starts a task; a task's
+// one hbDNNTensor per input and output (sysMem[0] + the model's properties; NV12_SEPARATE images their Y
+// and UV planes in sysMem[0] and sysMem[1]) and starts a task; a task's
 // end is reported through hbDNNSetTaskDoneCb; hbDNNReleaseTask cancels a task not run yet, stops one
 // running, and after it no callback comes; at most 32 tasks are in flight in the process
 // (HB_DNN_TASK_NUM_EXCEED_LIMIT).
@@ -54,7 +55,18 @@ Status flush_block(Block* block, bool to_device) {
                          hbSysFlushMem(block, to_device ? HB_SYS_MEM_CACHE_CLEAN : HB_SYS_MEM_CACHE_INVALIDATE));
 }
 
-void attach(hbDNNTensor& tensor, const Block& block) { tensor.sysMem[0] = block; }
+// One buffer per tensor; an NV12_SEPARATE image's two planes are two blocks for libdnn (sysMem[0] the Y
+// plane, sysMem[1] the UV plane), here both inside the one buffer the ABI describes, the UV plane at its
+// plane offset.
+void attach(hbDNNTensor& tensor, const Block& block, const TensorDesc& desc) {
+    tensor.sysMem[0] = block;
+    if (tensor.properties.tensorType != HB_DNN_IMG_TYPE_NV12_SEPARATE || desc.plane_count != 2) return;
+    const uint64_t uv = desc.plane_offset[1];
+    tensor.sysMem[0].memSize = (uint32_t)uv;
+    tensor.sysMem[1].phyAddr = block.phyAddr + uv;
+    tensor.sysMem[1].virAddr = static_cast<uint8_t*>(block.virAddr) + uv;
+    tensor.sysMem[1].memSize = (uint32_t)(block.memSize - uv);
+}
 
 #include "hb_runtime.inc"
 

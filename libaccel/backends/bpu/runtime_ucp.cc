@@ -61,7 +61,7 @@ Status flush_block(Block* block, bool to_device) {
                          hbUCPMemFlush(block, to_device ? HB_SYS_MEM_CACHE_CLEAN : HB_SYS_MEM_CACHE_INVALIDATE));
 }
 
-void attach(hbDNNTensor& tensor, const Block& block) { tensor.sysMem = block; }
+void attach(hbDNNTensor& tensor, const Block& block, const TensorDesc&) { tensor.sysMem = block; }
 
 #include "hb_runtime.inc"
 

@@ -29,7 +29,67 @@ int64_t element_size(accel_dtype t) {
 // Largest buffer a tensor may describe; keeps every product below in range.
 constexpr int64_t kMaxBytes = int64_t(1) << 48;
 
+// S100 NV12 inputs (hb_compile): two U8 inputs, `<x>_y` of valid shape (1, H, W, 1) and then `<x>_uv`
+// (1, H/2, W/2, 2), their outer strides dynamic. Horizon's S100 documentation (dynamic inputs) asks the
+// row stride and the plane stride of both aligned to 32 bytes: stride[1] = ALIGN_32(stride[2] * W),
+// stride[0] = ALIGN_32(stride[1] * H).
+constexpr int64_t kPlaneAlign = 32;
+
+int64_t align_up(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
+
+bool ends_with(const std::string& s, const char* tail) {
+    const size_t n = std::strlen(tail);
+    return s.size() >= n && s.compare(s.size() - n, n, tail) == 0;
+}
+
+// A 4-dimensional U8 tensor of batch 1 whose last dimension is `channels`.
+bool plane_like(const TensorDesc& t, int64_t channels) {
+    return t.dtype == ACCEL_DTYPE_UINT8 && t.ndim == 4 && t.shape[0] == 1 && t.shape[3] == channels;
+}
+
+// Dynamic strides of a plane re-filled with Horizon's 32-byte alignment of rows and planes (static ones
+// kept); the properties passed at inference and the buffer size follow.
+void align_plane(TensorDesc& t, hbDNNTensorProperties& p) {
+    if (!(t.dynamic_strides & 3u)) return;  // the model's own layout
+    for (int i = 1; i >= 0; i--)
+        if (t.dynamic_strides & (1u << i)) t.strides[i] = align_up(t.strides[i + 1] * t.shape[i + 1], kPlaneAlign);
+    t.byte_size = (uint64_t)(t.strides[0] * t.shape[0]);
+    for (uint32_t i = 0; i < t.ndim; i++) p.stride[i] = t.strides[i];
+    p.alignedByteSize = (int64_t)t.byte_size;
+}
+
+void mark_plane(TensorDesc& t, accel_image_format format, int64_t width, int64_t height) {
+    t.image_format = format;
+    t.layout = ACCEL_LAYOUT_NHWC;
+    t.plane_count = 1;
+    t.image_width = (uint32_t)width;
+    t.image_height = (uint32_t)height;
+    t.width_align = t.height_align = 2;  // 4:2:0; the rows' 32-byte alignment is in the strides
+}
+
 }  // namespace
+
+Status describe_image_inputs(std::vector<TensorDesc>& inputs, std::vector<hbDNNTensorProperties>& props) {
+    for (size_t i = 0; i + 1 < inputs.size(); i++) {
+        TensorDesc &y = inputs[i], &uv = inputs[i + 1];
+        if (!ends_with(y.name, "_y") || uv.name != y.name.substr(0, y.name.size() - 2) + "_uv" || !plane_like(y, 1) ||
+            !plane_like(uv, 2))
+            continue;
+        const int64_t height = y.shape[1], width = y.shape[2];
+        if (height % 2 || width % 2 || uv.shape[1] != height / 2 || uv.shape[2] != width / 2)
+            return Status{ACCEL_ERR_MODEL_FORMAT,
+                          "inputs '" + y.name + "' (1, " + std::to_string(height) + ", " + std::to_string(width) +
+                              ", 1) and '" + uv.name + "' (1, " + std::to_string(uv.shape[1]) + ", " +
+                              std::to_string(uv.shape[2]) + ", 2) are not the Y and UV planes of one NV12 image: " +
+                              "NV12 needs an even width and height, and UV planes of half of each"};
+        align_plane(y, props[i]);
+        align_plane(uv, props[i + 1]);
+        mark_plane(y, ACCEL_IMAGE_NV12_Y, width, height);
+        mark_plane(uv, ACCEL_IMAGE_NV12_UV, width, height);
+        i++;
+    }
+    return Status{};
+}
 
 Status describe_tensor(hbDNNTensorProperties& p, const char* name, const char* kind, TensorDesc* out) {
     TensorDesc t;
@@ -59,6 +119,7 @@ Status describe_tensor(hbDNNTensorProperties& p, const char* name, const char* k
         t.shape[i] = size;
         t.strides[i] = stride == -1 ? inner : stride;
         dynamic |= stride == -1;
+        if (stride == -1) t.dynamic_strides |= 1u << i;
         if (size && t.strides[i] > kMaxBytes / size)
             return bad(ACCEL_ERR_MODEL_FORMAT, what + ": its strides reach beyond 2^48 bytes");
         inner = t.strides[i] * (size ? size : 1);

@@ -16,4 +16,11 @@ namespace accel_bpu {
 // contradict themselves.
 Status describe_tensor(hbDNNTensorProperties& props, const char* name, const char* kind, TensorDesc* out);
 
+// S100 has no image types: hb_compile gives an NV12 input as two U8 inputs, `<x>_y` (1, H, W, 1) and
+// right after it `<x>_uv` (1, H/2, W/2, 2). Each such pair of described inputs is marked NV12_Y and
+// NV12_UV with the image's size; the strides the model leaves dynamic are Horizon's 32-byte aligned rows
+// and planes (in the descriptions and in `props`, passed at inference). ACCEL_ERR_MODEL_FORMAT, naming
+// both, for a pair of odd sizes or planes that do not match.
+Status describe_image_inputs(std::vector<TensorDesc>& inputs, std::vector<hbDNNTensorProperties>& props);
+
 }  // namespace accel_bpu

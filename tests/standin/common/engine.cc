@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 
@@ -27,8 +28,8 @@ struct Part {
     Task* task = nullptr;
     std::shared_ptr<const LoadedModel> model;  // a model released while the task runs lives until it ends
     std::vector<TensorDesc> in_desc, out_desc;
-    std::vector<uint64_t> in_phy, out_phy;
-    std::vector<accel_buffer*> in, out;  // float32 tensors of the emulated model
+    std::vector<uint64_t> in_phy, in_phy2, out_phy;  // in_phy2: a second plane given apart, or 0
+    std::vector<accel_buffer*> in, out;  // the emulated model's tensors (float32, or raw inputs' own type)
     accel_job* job = nullptr;  // set under the task's lock once accel_job_submit returns
     bool launched = false;     // ... and then this is true: release may take the job
     accel_run_options options{};
@@ -62,6 +63,27 @@ accel_device* Engine::device() {
     return device_;
 }
 
+namespace {
+
+// Inputs whose emulator tensor is uint8 (the frame an image model converts itself) are handed over as
+// bytes; the file must describe them as U8. False if it does not, or the emulated model has other inputs.
+bool mark_raw_inputs(LoadedModel& m) {
+    size_t count = 0;
+    if (accel_model_input_count(m.emulated, &count) != ACCEL_OK || count != m.inputs.size()) return false;
+    for (size_t i = 0; i < count; i++) {
+        accel_tensor_info info;
+        std::memset(&info, 0, sizeof info);
+        info.struct_size = sizeof info;
+        if (accel_model_input_info(m.emulated, i, &info) != ACCEL_OK) return false;
+        if (info.dtype == ACCEL_DTYPE_FLOAT32) continue;
+        if (info.dtype != ACCEL_DTYPE_UINT8 || m.inputs[i].type != ElementType::U8) return false;
+        m.inputs[i].raw = true;
+    }
+    return true;
+}
+
+}  // namespace
+
 Result Engine::load(const std::vector<std::vector<uint8_t>>& files, const Parser& parse, void** out) {
     if (!out) return Result::InvalidArgument;
     *out = nullptr;
@@ -72,7 +94,8 @@ Result Engine::load(const std::vector<std::vector<uint8_t>>& files, const Parser
         std::vector<std::shared_ptr<LoadedModel>> models;
         if (!parse(bytes.data(), bytes.size(), models)) return Result::InvalidModel;
         for (auto& m : models) {
-            if (accel_model_load_memory(dev, m->accm.data(), m->accm.size(), &m->emulated) != ACCEL_OK)
+            if (accel_model_load_memory(dev, m->accm.data(), m->accm.size(), &m->emulated) != ACCEL_OK ||
+                !mark_raw_inputs(*m))
                 return Result::IncompatibleModel;
             pack->models.push_back(std::move(m));
         }
@@ -171,18 +194,27 @@ Result Engine::create_task(Task** out) {
     return Result::Ok;
 }
 
+// Whether the device side covers input `t` at `phy` (and its second plane at `phy2`, if given apart).
+static bool input_in_memory(const TensorDesc& t, uint64_t phy, uint64_t phy2) {
+    if (!t.second_plane_row || !phy2) return device_bytes(phy, (uint64_t)t.byte_size) != nullptr;
+    return device_bytes(phy, (uint64_t)first_plane(t).byte_size) &&
+           device_bytes(phy2, (uint64_t)second_plane(t).byte_size);
+}
+
 Result Engine::add_part(Task* task, const LoadedModel* model, std::vector<TensorDesc> in, const uint64_t* in_phy,
-                        std::vector<TensorDesc> out, const uint64_t* out_phy) {
+                        std::vector<TensorDesc> out, const uint64_t* out_phy, const uint64_t* in_phy2) {
     auto part = std::make_unique<Part>();
     part->task = task;
     part->model = model->shared_from_this();
     part->in_phy.assign(in_phy, in_phy + in.size());
+    part->in_phy2.assign(in.size(), 0);
+    if (in_phy2) part->in_phy2.assign(in_phy2, in_phy2 + in.size());
     part->out_phy.assign(out_phy, out_phy + out.size());
     accel_device* dev = device();
     bool ok = dev != nullptr;
     for (size_t i = 0; ok && i < in.size(); i++) {
         accel_buffer* b = nullptr;
-        ok = device_bytes(in_phy[i], (uint64_t)in[i].byte_size) &&
+        ok = input_in_memory(in[i], in_phy[i], part->in_phy2[i]) &&
              accel_buffer_alloc(dev, (uint64_t)valid_elements(in[i]) * 4 + 4, &b) == ACCEL_OK;
         if (b) part->in.push_back(b);
     }
@@ -203,10 +235,21 @@ Result Engine::stage_inputs(Task* task) {
     for (auto& part : task->parts)
         for (size_t i = 0; i < part->in.size(); i++) {
             const TensorDesc& t = part->in_desc[i];
-            const uint8_t* src = device_bytes(part->in_phy[i], (uint64_t)t.byte_size);
             void* data = nullptr;
-            if (!src || accel_buffer_host_ptr(part->in[i], &data) != ACCEL_OK) return Result::InvalidArgument;
-            to_float(t, src, static_cast<float*>(data));
+            if (accel_buffer_host_ptr(part->in[i], &data) != ACCEL_OK) return Result::InvalidArgument;
+            if (t.second_plane_row && part->in_phy2[i]) {  // two blocks: each plane from its own
+                const TensorDesc first = first_plane(t), second = second_plane(t);
+                const uint8_t* a = device_bytes(part->in_phy[i], (uint64_t)first.byte_size);
+                const uint8_t* b = device_bytes(part->in_phy2[i], (uint64_t)second.byte_size);
+                if (!a || !b) return Result::InvalidArgument;
+                to_emulator(first, a, data);
+                const int64_t element = t.raw ? element_size(t.type) : 4;
+                to_emulator(second, b, static_cast<uint8_t*>(data) + valid_elements(first) * element);
+                continue;
+            }
+            const uint8_t* src = device_bytes(part->in_phy[i], (uint64_t)t.byte_size);
+            if (!src) return Result::InvalidArgument;
+            to_emulator(t, src, data);
         }
     return Result::Ok;
 }

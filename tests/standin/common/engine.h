@@ -82,9 +82,11 @@ public:
     // A new empty task, counted against the limit until it finishes or is released.
     Result create_task(Task** task);
     // Appends a model run reading the device side of `in_phy` and writing that of `out_phy`, laid
-    // out as `in` and `out` describe. InvalidArgument if an input range is not device memory.
+    // out as `in` and `out` describe. `in_phy2` (may be null; 0 entries: none): where the second
+    // plane of a two-plane input lies when the user gave it apart (NV12_SEPARATE). InvalidArgument if
+    // an input range is not device memory.
     Result add_part(Task* task, const LoadedModel* model, std::vector<TensorDesc> in, const uint64_t* in_phy,
-                    std::vector<TensorDesc> out, const uint64_t* out_phy);
+                    std::vector<TensorDesc> out, const uint64_t* out_phy, const uint64_t* in_phy2 = nullptr);
     // The input stage: converts what the device side of each input holds now.
     Result stage_inputs(Task* task);
     // Starts the task (or queues it while held). RunFailed if the emulator refuses it; the task is

@@ -188,6 +188,29 @@ void to_float(const TensorDesc& t, const uint8_t* src, float* dst) {
     });
 }
 
+void to_emulator(const TensorDesc& t, const uint8_t* src, void* dst) {
+    if (!t.raw) return to_float(t, src, static_cast<float*>(dst));
+    const int size = element_size(t.type);
+    uint8_t* out = static_cast<uint8_t*>(dst);
+    for_each_valid(t, [&](int64_t n, int64_t offset, int64_t) { std::memcpy(out + n * size, src + offset, size); });
+}
+
+TensorDesc first_plane(const TensorDesc& t) {
+    TensorDesc p = t;
+    p.dims[1] = t.second_plane_row;
+    p.byte_size = t.second_plane_row * t.strides[1];
+    p.second_plane_row = 0;
+    return p;
+}
+
+TensorDesc second_plane(const TensorDesc& t) {
+    TensorDesc p = t;
+    p.dims[1] = t.dims[1] - t.second_plane_row;
+    p.byte_size = t.byte_size - t.second_plane_row * t.strides[1];
+    p.second_plane_row = 0;
+    return p;
+}
+
 void from_float(const TensorDesc& t, const float* src, uint8_t* dst) {
     for_each_valid(t, [&](int64_t n, int64_t offset, int64_t axis_index) {
         Affine a = affine_at(t, axis_index);

@@ -30,6 +30,12 @@ struct TensorDesc {
     std::vector<float> scales;
     std::vector<int32_t> zero_points;
     std::vector<uint8_t> shifts;
+    // The emulator model's tensor has this element type (an image input's uint8 frame) rather than
+    // float32: its bytes are copied as they are, neither dequantized nor converted.
+    bool raw = false;
+    // An image of two planes (NV12: Y rows, then UV rows) that the user may hand over in two blocks: the
+    // row (along dimension 1) where the second plane starts; 0 for tensors of one plane.
+    int64_t second_plane_row = 0;
 };
 
 // Bytes of one element.
@@ -52,6 +58,15 @@ bool strides_valid(const TensorDesc& t);
 
 // Reads the valid region of `src` (the padded bytes) into dense float32 `dst`, dequantizing.
 void to_float(const TensorDesc& t, const uint8_t* src, float* dst);
+
+// The input stage: the valid region of `src` (the padded bytes) into the emulator's dense tensor `dst`,
+// as to_float does, or for a raw tensor its elements copied as they are.
+void to_emulator(const TensorDesc& t, const uint8_t* src, void* dst);
+
+// The rows [0, second_plane_row) and the rest of a two-plane tensor, each a tensor of its own whose
+// bytes start at its own address (the first plane's byte_size covers its rows only).
+TensorDesc first_plane(const TensorDesc& t);
+TensorDesc second_plane(const TensorDesc& t);
 
 // Writes dense float32 `src` into the valid region of `dst` (the padded bytes), quantizing with
 // round-to-nearest and saturation; the padding is left as it is.

@@ -2,6 +2,11 @@
 each a name, an emulator model (.accm) compiled from ONNX with float32 tensors, and one record per
 input and output whose layout each format (the libdnn `.bin`, the hbUCP `.hbm`) defines.
 
+An image input (a camera frame the model converts itself, as Horizon's toolchain compiles NV12 models) is
+compiled with the emulator's own preprocessing (accel.compiler.compile_model's image_inputs), so that the
+emulator model takes the frame's bytes (a uint8 tensor) as the vendor's runtime would, and the stand-in
+hands them over as they are.
+
 The Horizon stand-ins compute as the BPU does: their models are compiled with the emulator's `bpu` int8
 rules (INT8_RULES), and the stand-ins open the emulator with them. A quantized (QDQ) model's interface
 is, unless the spec says otherwise, int8 with the scales of the QuantizeLinear that reads each input and
@@ -14,7 +19,7 @@ import json
 import struct
 import sys
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 # (name, valid dims, the spec the user gave for it) -> the format's tensor record
 TensorRecord = Callable[[str, Sequence[int], Dict[str, Any]], bytes]
@@ -85,13 +90,36 @@ def quantization(spec: Dict[str, Any], zero_point_code: str) -> tuple:
             + struct.pack(f"<I{len(zero_points)}{zero_point_code}", len(zero_points), *zero_points))
 
 
-def model_record(onnx_path: Path, spec: Dict[str, Any], tensor_record: TensorRecord) -> bytes:
+# What a spec may say of an image input's conversion, passed on to the emulator's preprocessing
+# (accel.compiler.compile_model's image_inputs).
+IMAGE_OPTIONS = ("to", "mean", "scale", "range")
+
+# (the spec) -> (compile_model's image_inputs, the spec of the compiled model's tensors): each format's
+# reading of the image inputs a spec names.
+ImageInputs = Callable[[Dict[str, Any]], Tuple[Dict[str, Dict[str, Any]], Dict[str, Any]]]
+
+
+def image_options(name: str, tensor: Dict[str, Any], fmt: str) -> Dict[str, Any]:
+    """compile_model's image_inputs entry for input `name` of the spec `tensor`, in the emulator's `fmt`."""
+    unknown = set(tensor) - set(IMAGE_OPTIONS) - {"type", "aligned", "layout", "valid"}
+    if unknown:
+        raise ValueError(f"{name}: an image input takes {', '.join(IMAGE_OPTIONS)} (not {', '.join(sorted(unknown))})")
+    return {"format": fmt, **{k: tensor[k] for k in IMAGE_OPTIONS if k in tensor}}
+
+
+def model_record(onnx_path: Path, spec: Dict[str, Any], tensor_record: TensorRecord,
+                 image_inputs: Optional[ImageInputs] = None) -> bytes:
     """One model: `onnx_path` compiled for the emulator with the BPU's int8 rules, its tensors described as
     `spec` says ({"inputs": {name: {...}}, "outputs": {...}}, read by `tensor_record`), a quantized model's
-    boundary as quantized_spec gives it where the spec is silent."""
+    boundary as quantized_spec gives it where the spec is silent. Image inputs (`image_inputs` reads them
+    from the spec) are compiled in with the emulator's own preprocessing: the model then takes the frame."""
     from accel import compiler
 
-    data = compiler.compile_model(str(onnx_path), int8=INT8_RULES)
+    images, spec = image_inputs(spec) if image_inputs else ({}, spec)
+    if images:
+        data = compiler.compile_model(str(onnx_path), int8=INT8_RULES, image_inputs=images)
+    else:
+        data = compiler.compile_model(str(onnx_path), int8=INT8_RULES)
     return accm_record(onnx_path.stem, data, quantized_spec(onnx_path, spec), tensor_record)
 
 
@@ -106,10 +134,14 @@ def accm_record(name: str, data: bytes, spec: Dict[str, Any], tensor_record: Ten
     for kind in ("inputs", "outputs"):
         for index in image[kind]:
             t = image["tensors"][index]
-            if t["dtype_name"] != "float32":
+            # float32, but for the uint8 frame of an image input (handed over as bytes).
+            if t["dtype_name"] != "float32" and not (kind == "inputs" and t["dtype_name"] == "uint8"):
                 raise ValueError(f"{name}: {kind[:-1]} {t['name']!r} is {t['dtype_name']}; the "
-                                 f"stand-in's emulator models have float32 tensors")
-            out += tensor_record(t["name"], t["dims"], spec.get(kind, {}).get(t["name"], {}))
+                                 f"stand-in's emulator models have float32 tensors (and uint8 image inputs)")
+            tensor_spec = spec.get(kind, {}).get(t["name"], {})
+            if t["dtype_name"] == "uint8" and "type" not in tensor_spec:  # a frame's bytes, as they are
+                tensor_spec = {**tensor_spec, "type": "U8"}
+            out += tensor_record(t["name"], t["dims"], tensor_spec)
     return out
 
 

@@ -32,12 +32,27 @@ using namespace standin;
 
 namespace {
 
-// Whether the user's tensor fits the model's description closely enough for the BPU to run it.
-bool tensor_matches(const hbDNNTensor& given, const DnnTensor& expected) {
+bool is_nv12(int32_t type) { return type == HB_DNN_IMG_TYPE_NV12 || type == HB_DNN_IMG_TYPE_NV12_SEPARATE; }
+
+// Whether the user's tensor fits the model's description closely enough for the BPU to run it. An NV12
+// input may be given as NV12 (one block) or NV12_SEPARATE (the Y plane in sysMem[0], UV in sysMem[1]),
+// whichever the model says (the vendor's documentation lets the user change tensorType so).
+bool tensor_matches(const hbDNNTensor& given, const DnnTensor& expected, const TensorDesc& desc) {
     const hbDNNTensorProperties& p = given.properties;
-    return p.tensorType == expected.props.tensorType && same_shape(p.validShape, expected.props.validShape) &&
-           same_shape(p.alignedShape, expected.props.alignedShape) &&
-           given.sysMem[0].memSize >= (uint32_t)expected.props.alignedByteSize;
+    const bool type_ok =
+        p.tensorType == expected.props.tensorType || (is_nv12(p.tensorType) && is_nv12(expected.props.tensorType));
+    if (!type_ok || !same_shape(p.validShape, expected.props.validShape) ||
+        !same_shape(p.alignedShape, expected.props.alignedShape))
+        return false;
+    if (p.tensorType == HB_DNN_IMG_TYPE_NV12_SEPARATE)
+        return given.sysMem[0].memSize >= (uint64_t)first_plane(desc).byte_size &&
+               given.sysMem[1].memSize >= (uint64_t)second_plane(desc).byte_size && given.sysMem[1].phyAddr != 0;
+    return given.sysMem[0].memSize >= (uint32_t)expected.props.alignedByteSize;
+}
+
+// Where the UV plane of an input given as NV12_SEPARATE lies (0: the tensor is one block).
+uint64_t second_plane_phy(const hbDNNTensor& given) {
+    return given.properties.tensorType == HB_DNN_IMG_TYPE_NV12_SEPARATE ? given.sysMem[1].phyAddr : 0;
 }
 
 }  // namespace
@@ -79,16 +94,20 @@ int32_t hbDNNInfer(hbDNNTaskHandle_t* task_out, hbDNNTensor** output, const hbDN
     if (ctrl->priority < HB_DNN_PRIORITY_LOWEST || ctrl->priority > HB_DNN_PRIORITY_HIGHEST)
         return HB_DNN_INVALID_ARGUMENT;
     for (size_t i = 0; i < model->inputs.size(); i++)
-        if (!tensor_matches(input[i], model->vendor_inputs[i])) return HB_DNN_INVALID_ARGUMENT;
+        if (!tensor_matches(input[i], model->vendor_inputs[i], model->inputs[i])) return HB_DNN_INVALID_ARGUMENT;
     for (size_t i = 0; i < model->outputs.size(); i++)
-        if (!tensor_matches((*output)[i], model->vendor_outputs[i])) return HB_DNN_INVALID_ARGUMENT;
+        if (!tensor_matches((*output)[i], model->vendor_outputs[i], model->outputs[i])) return HB_DNN_INVALID_ARGUMENT;
     Task* task = nullptr;
     if (engine().create_task(&task) != Result::Ok) return HB_DNN_TASK_NUM_EXCEED_LIMIT;
-    std::vector<uint64_t> in_phy, out_phy;
-    for (size_t i = 0; i < model->inputs.size(); i++) in_phy.push_back(input[i].sysMem[0].phyAddr);
+    std::vector<uint64_t> in_phy, in_phy2, out_phy;
+    for (size_t i = 0; i < model->inputs.size(); i++) {
+        in_phy.push_back(input[i].sysMem[0].phyAddr);
+        in_phy2.push_back(second_plane_phy(input[i]));
+    }
     for (size_t i = 0; i < model->outputs.size(); i++) out_phy.push_back((*output)[i].sysMem[0].phyAddr);
     // The input stage reads the device side of each input now (what the BPU would read).
-    if (engine().add_part(task, model, model->inputs, in_phy.data(), model->outputs, out_phy.data()) != Result::Ok ||
+    if (engine().add_part(task, model, model->inputs, in_phy.data(), model->outputs, out_phy.data(), in_phy2.data()) !=
+            Result::Ok ||
         engine().stage_inputs(task) != Result::Ok) {
         engine().release_task(task);
         return HB_DNN_INVALID_ARGUMENT;  // an input address no BPU memory covers, or no memory

@@ -22,6 +22,63 @@ bool read_shape(Reader& r, hbDNNTensorShape& shape) {
     return shape.numDimensions >= 0 && shape.numDimensions <= HB_DNN_TENSOR_MAX_DIMENSIONS;
 }
 
+int64_t align_up(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
+
+// An image input (IMG_TYPE_*; ../FORMAT.md): the vendor's valid and aligned shapes in NCHW or NHWC
+// (batch 1; 1 channel for Y, 3 otherwise), as the user lays the frame out: NV12 as the Y plane's H rows
+// then the UV plane's H/2, each row W padded to 16 bytes (one block, or two for NV12_SEPARATE), Y rows
+// padded to 16 bytes, YUV444/RGB/BGR packed rows of the aligned width. The neutral description is the
+// frame as bytes: U8 (1, rows, W, channels), the emulator's input. NV12 and Y strides are 0, as the
+// vendor's runtime reports them.
+bool read_image(Record& t, int32_t quanti, std::string& why) {
+    hbDNNTensorProperties& p = t.vendor.props;
+    TensorDesc& d = t.desc;
+    const int32_t type = p.tensorType;
+    auto fail = [&](const std::string& what) {
+        why = "tensor '" + d.name + "': image type " + std::to_string(type) + ": " + what;
+        return false;
+    };
+    int c, h, w;
+    if (p.tensorLayout == HB_DNN_LAYOUT_NCHW) c = 1, h = 2, w = 3;
+    else if (p.tensorLayout == HB_DNN_LAYOUT_NHWC) h = 1, w = 2, c = 3;
+    else return fail("layout neither NCHW nor NHWC");
+    if (p.validShape.numDimensions != 4 || p.alignedShape.numDimensions != 4) return fail("not 4 dimensions");
+    for (int i = 0; i < 4; i++)
+        if (p.validShape.dimensionSize[i] < 1 || p.validShape.dimensionSize[i] > (1 << 16) ||
+            p.alignedShape.dimensionSize[i] < p.validShape.dimensionSize[i] ||
+            p.alignedShape.dimensionSize[i] > (1 << 16))
+            return fail("bad dimension " + std::to_string(i));
+    const int64_t channels = p.validShape.dimensionSize[c], height = p.validShape.dimensionSize[h];
+    const int64_t width = p.validShape.dimensionSize[w];
+    const int64_t aligned_channels = p.alignedShape.dimensionSize[c], aligned_width = p.alignedShape.dimensionSize[w];
+    if (p.validShape.dimensionSize[0] != 1) return fail("batch is not 1");
+    if (channels != (type == HB_DNN_IMG_TYPE_Y ? 1 : 3)) return fail("wrong channel count");
+    if (quanti != NONE) return fail("quantized");
+    // NV12 of odd size is loaded (its UV plane rounded up), as no real runtime would be asked to: so that
+    // the driver's refusal of it can be tested end to end.
+    const bool nv12 = type == HB_DNN_IMG_TYPE_NV12 || type == HB_DNN_IMG_TYPE_NV12_SEPARATE;
+    if (!nv12 && type != HB_DNN_IMG_TYPE_Y && p.tensorLayout == HB_DNN_LAYOUT_NCHW)
+        return fail("planar (NCHW) 3-channel images are not in the stand-in");
+    int64_t pixel = p.tensorLayout == HB_DNN_LAYOUT_NHWC ? aligned_channels : 1, rows = height, row;
+    if (nv12) row = align_up(aligned_width, 16), rows = height + (height + 1) / 2, pixel = 1;
+    else if (type == HB_DNN_IMG_TYPE_Y) row = align_up(aligned_width * pixel, 16);
+    else row = aligned_width * pixel;
+    d.type = ElementType::U8;
+    d.ndim = 4;
+    const int64_t dims[4] = {1, rows, width, nv12 || type == HB_DNN_IMG_TYPE_Y ? 1 : 3};
+    const int64_t strides[4] = {row * rows, row, pixel, 1};
+    for (int i = 0; i < 4; i++) {
+        d.dims[i] = dims[i];
+        d.strides[i] = strides[i];
+        p.stride[i] = nv12 || type == HB_DNN_IMG_TYPE_Y ? 0 : (int32_t)strides[i];
+    }
+    d.byte_size = row * rows;
+    d.second_plane_row = nv12 ? height : 0;
+    p.alignedByteSize = (int32_t)d.byte_size;
+    p.quantiType = NONE;
+    return true;
+}
+
 bool read_tensor(Reader& r, Record& t, std::string& why) {
     hbDNNTensorProperties& p = t.vendor.props;
     TensorDesc& d = t.desc;
@@ -31,6 +88,7 @@ bool read_tensor(Reader& r, Record& t, std::string& why) {
         !r.counted(t.vendor.scales, 1u << 20) || !r.counted(t.vendor.zero_points, 1u << 20))
         return false;
     p.quantiType = (hbDNNQuantiType)quanti;
+    if (p.tensorType >= HB_DNN_IMG_TYPE_Y && p.tensorType <= HB_DNN_IMG_TYPE_BGR) return read_image(t, quanti, why);
     if (!hb_element_type(p.tensorType, d.type)) {
         why = "tensor '" + d.name + "': unsupported tensorType " + std::to_string(p.tensorType);
         return false;

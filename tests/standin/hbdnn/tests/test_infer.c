@@ -163,10 +163,83 @@ static void test_limits(const char* dir) {
     OK(hbDNNRelease(packed));
 }
 
+/* An NV12 image input given as NV12_SEPARATE: the Y plane in sysMem[0] and the UV plane in sysMem[1], two
+ * blocks of their own; rows padded to 16 bytes, the padding never read. The model gives the frame's bytes
+ * back as floats (6 rows of 6: Y's 4, then UV's 2). Then the same frame as NV12 in one block. */
+static void test_nv12_separate(const char* dir) {
+    hbPackedDNNHandle_t packed = NULL;
+    hbDNNHandle_t h = load(dir, "frame.bin", &packed);
+    hbDNNTensorProperties pin, pout;
+    OK(hbDNNGetInputTensorProperties(&pin, h, 0));
+    OK(hbDNNGetOutputTensorProperties(&pout, h, 0));
+    CHECK(pin.tensorType == HB_DNN_IMG_TYPE_NV12_SEPARATE && pin.tensorLayout == HB_DNN_LAYOUT_NCHW);
+    CHECK(pin.validShape.numDimensions == 4 && pin.validShape.dimensionSize[1] == 3 &&
+          pin.validShape.dimensionSize[2] == 4 && pin.validShape.dimensionSize[3] == 6);
+    CHECK(pin.stride[0] == 0 && pin.stride[3] == 0 && pin.alignedByteSize == 16 * 6); /* 6 rows of 16 */
+
+    hbDNNTensor in, out;
+    memset(&in, 0, sizeof in);
+    in.properties = pin;
+    OK(hbSysAllocCachedMem(&in.sysMem[1], 16 * 2)); /* UV first: the blocks are apart, in any order */
+    OK(hbSysAllocCachedMem(&in.sysMem[0], 16 * 4));
+    make_tensor(&out, &pout);
+    uint8_t* y_plane = (uint8_t*)in.sysMem[0].virAddr;
+    uint8_t* uv_plane = (uint8_t*)in.sysMem[1].virAddr;
+    memset(y_plane, 99, 16 * 4);
+    memset(uv_plane, 99, 16 * 2);
+    for (int r = 0; r < 4; r++)
+        for (int c = 0; c < 6; c++) y_plane[r * 16 + c] = (uint8_t)(r * 10 + c);
+    for (int r = 0; r < 2; r++)
+        for (int c = 0; c < 6; c++) uv_plane[r * 16 + c] = (uint8_t)(200 + r * 10 + c);
+    OK(hbSysFlushMem(&in.sysMem[0], HB_SYS_MEM_CACHE_CLEAN));
+    OK(hbSysFlushMem(&in.sysMem[1], HB_SYS_MEM_CACHE_CLEAN));
+    hbDNNInferCtrlParam ctrl;
+    HB_DNN_INITIALIZE_INFER_CTRL_PARAM(&ctrl);
+    hbDNNTensor* outs = &out;
+    hbDNNTaskHandle_t task = NULL;
+    OK(hbDNNInfer(&task, &outs, &in, h, &ctrl));
+    OK(hbDNNWaitTaskDone(task, 0));
+    OK(hbDNNReleaseTask(task));
+    OK(hbSysFlushMem(&out.sysMem[0], HB_SYS_MEM_CACHE_INVALIDATE));
+    const float* got = (const float*)out.sysMem[0].virAddr;
+    for (int r = 0; r < 6; r++)
+        for (int c = 0; c < 6; c++) CHECK(got[r * 6 + c] == (float)(r < 4 ? r * 10 + c : 200 + (r - 4) * 10 + c));
+
+    /* A UV block smaller than the plane: refused. */
+    hbDNNTensor small = in;
+    small.sysMem[1].memSize = 16;
+    task = NULL;
+    CHECK(hbDNNInfer(&task, &outs, &small, h, &ctrl) == HB_DNN_INVALID_ARGUMENT && task == NULL);
+
+    /* The same frame as NV12 in one block (the user may change the type): Y rows, then UV rows. */
+    hbDNNTensor one;
+    memset(&one, 0, sizeof one);
+    one.properties = pin;
+    one.properties.tensorType = HB_DNN_IMG_TYPE_NV12;
+    OK(hbSysAllocCachedMem(&one.sysMem[0], (uint32_t)pin.alignedByteSize));
+    memcpy(one.sysMem[0].virAddr, y_plane, 16 * 4);
+    memcpy((uint8_t*)one.sysMem[0].virAddr + 16 * 4, uv_plane, 16 * 2);
+    ((uint8_t*)one.sysMem[0].virAddr)[16 * 4 + 1] = 7;
+    OK(hbSysFlushMem(&one.sysMem[0], HB_SYS_MEM_CACHE_CLEAN));
+    task = NULL;
+    OK(hbDNNInfer(&task, &outs, &one, h, &ctrl));
+    OK(hbDNNWaitTaskDone(task, 0));
+    OK(hbDNNReleaseTask(task));
+    OK(hbSysFlushMem(&out.sysMem[0], HB_SYS_MEM_CACHE_INVALIDATE));
+    CHECK(got[4 * 6 + 1] == 7.0f && got[3 * 6 + 5] == 35.0f);
+
+    OK(hbSysFreeMem(&one.sysMem[0]));
+    OK(hbSysFreeMem(&in.sysMem[0]));
+    OK(hbSysFreeMem(&in.sysMem[1]));
+    OK(hbSysFreeMem(&out.sysMem[0]));
+    OK(hbDNNRelease(packed));
+}
+
 int main(int argc, char** argv) {
     CHECK(argc == 2);
     test_double(argv[1]);
     test_limits(argv[1]);
+    test_nv12_separate(argv[1]);
     puts("test_infer: ok");
     return 0;
 }

@@ -329,6 +329,38 @@ static void test_limits(hbDNNPackedHandle_t packed) {
     OK(hbUCPFree(&x.sysMem));
 }
 
+/* An NV12 frame as S100's y/uv pair of U8 inputs (dynamic strides, 32-byte rows here): the emulator model takes
+ * the planes' bytes as they are (uint8 inputs), the row padding dropped. */
+static void test_image_planes(void) {
+    hbDNNPackedHandle_t packed = load("planes.hbm");
+    hbDNNHandle_t h = model(packed, "planes");
+    hbDNNTensor in[2], out[2] = {make_tensor(h, 1, 0, 0), make_tensor(h, 1, 1, 0)};
+    const int rows[2] = {4, 2};
+    for (int k = 0; k < 2; k++) {
+        memset(&in[k], 0, sizeof in[k]);
+        OK(hbDNNGetInputTensorProperties(&in[k].properties, h, k));
+        CHECK(in[k].properties.tensorType == HB_DNN_TENSOR_TYPE_U8 && in[k].properties.stride[0] == -1 &&
+              in[k].properties.stride[1] == -1 && in[k].properties.stride[2] == (k ? 2 : 1));
+        in[k].properties.stride[1] = 32;
+        in[k].properties.stride[0] = 32 * rows[k];
+        OK(hbUCPMallocCached(&in[k].sysMem, (uint64_t)(32 * rows[k]), 0));
+        uint8_t* v = (uint8_t*)in[k].sysMem.virAddr;
+        for (int r = 0; r < rows[k]; r++)
+            for (int c = 0; c < 32; c++) v[r * 32 + c] = (uint8_t)(c < 6 ? 100 * k + r * 10 + c : 255);
+        OK(hbUCPMemFlush(&in[k].sysMem, HB_SYS_MEM_CACHE_CLEAN));
+    }
+    OK(hbDNNInferV2(NULL, out, in, h));
+    for (int k = 0; k < 2; k++) {
+        OK(hbUCPMemFlush(&out[k].sysMem, HB_SYS_MEM_CACHE_INVALIDATE));
+        const float* got = (const float*)out[k].sysMem.virAddr;
+        for (int r = 0; r < rows[k]; r++)
+            for (int c = 0; c < 6; c++) CHECK(got[r * 6 + c] == (float)(100 * k + r * 10 + c));
+        OK(hbUCPFree(&in[k].sysMem));
+        OK(hbUCPFree(&out[k].sysMem));
+    }
+    OK(hbDNNRelease(packed));
+}
+
 int main(int argc, char** argv) {
     CHECK(argc == 2);
     dir = argv[1];
@@ -341,6 +373,7 @@ int main(int argc, char** argv) {
     OK(hbDNNRelease(packed));
     CHECK(hbDNNRelease(packed) == HB_DNN_INVALID_PACKED_DNN_HANDLE);
     test_dynamic_strides();
+    test_image_planes();
     puts("test_infer: ok");
     return 0;
 }

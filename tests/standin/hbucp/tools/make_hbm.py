@@ -9,6 +9,12 @@ described to the user as the spec says (default: dense float32):
 "stride" gives byte strides (-1: dynamic, inputs only; the user sets it at inference), "aligned" a
 padded shape laid out densely; "bytes" overrides alignedByteSize (default: what the layout spans,
 padding of the outermost dimension included).
+An NV12 image input names its type and the conversion the model does inside:
+    {"inputs": {"images": {"type": "NV12", "to": "rgb", "mean": [...], "scale": [...], "range": "full"}}}
+("to", "mean", "scale" and "range" as accel.compiler.compile_model's image_inputs take them). S100 has no
+image types: as hb_compile does, the input becomes two U8 inputs, `images_y` (1, H, W, 1) and `images_uv`
+(1, H/2, W/2, 2), whose outer strides are dynamic (the model is compiled with the emulator's "nv12_planes"
+preprocessing, which takes those two).
 """
 from __future__ import annotations
 
@@ -47,6 +53,33 @@ def _layout(name: str, valid: Sequence[int], spec: Dict[str, Any]) -> tuple:
     return strides, spec.get("bytes", total)
 
 
+# The y/uv pair hb_compile makes of an NV12 input: U8 planes whose row and plane strides the user sets.
+PLANES = {"_y": {"type": "U8", "stride": [-1, -1, 1, 1]}, "_uv": {"type": "U8", "stride": [-1, -1, 2, 1]}}
+
+
+def image_inputs(spec: Dict[str, Any]) -> tuple:
+    """(compile_model's image_inputs, the spec with each NV12 input replaced by its y/uv pair)."""
+    images: Dict[str, Dict[str, Any]] = {}
+    inputs: Dict[str, Any] = {}
+    for name, t in spec.get("inputs", {}).items():
+        if t.get("type") not in ("NV12", "NV12_SEPARATE", "Y", "YUV444", "RGB", "BGR"):
+            inputs[name] = t
+        elif t["type"] != "NV12":
+            raise ValueError(f"{name}: S100 has no image type {t['type']}; an NV12 input is a y/uv pair (type NV12)")
+        else:
+            images[name] = standin_container.image_options(name, t, "nv12_planes")
+            inputs.update({name + suffix: dict(plane) for suffix, plane in PLANES.items()})
+    return images, {**spec, "inputs": inputs}
+
+
+def image_spec(images: Dict[str, Dict[str, Any]]) -> Dict[str, Any]:
+    """The spec of an emulator model compiled with compile_model's `images`: the planes of an "nv12_planes"
+    frame as hb_compile gives them (the y/uv pair); the other frames are plain U8 tensors (S100 has no
+    image types)."""
+    return {"inputs": {name + suffix: dict(plane) for name, o in images.items() if o["format"] == "nv12_planes"
+                       for suffix, plane in PLANES.items()}}
+
+
 def tensor_record(name: str, valid: Sequence[int], spec: Dict[str, Any]) -> bytes:
     if len(valid) > MAX_DIMS:
         raise ValueError(f"{name}: shape {list(valid)} has more than {MAX_DIMS} dimensions")
@@ -59,7 +92,7 @@ def tensor_record(name: str, valid: Sequence[int], spec: Dict[str, Any]) -> byte
 
 
 def model_record(onnx_path: Path, spec: Dict[str, Any]) -> bytes:
-    return standin_container.model_record(onnx_path, spec, tensor_record)
+    return standin_container.model_record(onnx_path, spec, tensor_record, image_inputs)
 
 
 def accm_record(name: str, data: bytes, spec: Dict[str, Any]) -> bytes:

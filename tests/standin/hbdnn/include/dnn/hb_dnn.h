@@ -4,7 +4,8 @@
  *
  * What the stand-in library does (tests/standin/hbdnn/src) is documented there; in short it runs the
  * packed model's embedded .accm on accel's emulator and reproduces what makes the real runtime hard:
- * aligned (padded) shapes and strides, int8 tensors with scales, cached memory that must be flushed,
+ * aligned (padded) shapes and strides, int8 tensors with scales, image inputs (NV12 in one block or as
+ * NV12_SEPARATE planes, Y, YUV444, RGB, BGR; ../../FORMAT.md), cached memory that must be flushed,
  * the limit of 32 tasks in flight, timeouts and the vendor's error codes. */
 #ifndef ACCEL_STANDIN_HB_DNN_H
 #define ACCEL_STANDIN_HB_DNN_H
