@@ -39,9 +39,9 @@ NV12, NV12_Y, NV12_UV, Y, YUV444, RGB, BGR = 1, 2, 3, 4, 5, 6, 7
 # libdnn image type -> (accel_image_format, the frame's shape, its ABI strides, plane count, plane offsets,
 # width_align, height_align) for an image of W x H.
 BIN_IMAGES = {
-    "NV12": (NV12, (1, H * 3 // 2, W, 1), (32 * H * 3 // 2, 32, 1, 1), 2, (0, 32 * H), 16, 2),
-    "NV12_SEPARATE": (NV12, (1, H * 3 // 2, W, 1), (32 * H * 3 // 2, 32, 1, 1), 2, (0, 32 * H), 16, 2),
-    "Y": (Y, (1, H, W, 1), (32 * H, 32, 1, 1), 1, (0, 0), 16, 1),
+    "NV12": (NV12, (1, H * 3 // 2, W, 1), (32 * H * 3 // 2, 32, 1, 1), 2, (0, 32 * H), 2, 2),
+    "NV12_SEPARATE": (NV12, (1, H * 3 // 2, W, 1), (32 * H * 3 // 2, 32, 1, 1), 2, (0, 32 * H), 2, 2),
+    "Y": (Y, (1, H, W, 1), (32 * H, 32, 1, 1), 1, (0, 0), 1, 1),
     "YUV444": (YUV444, (1, H, W, 3), (3 * W * H, 3 * W, 3, 1), 1, (0, 0), 1, 1),
     "RGB": (RGB, (1, H, W, 3), (3 * W * H, 3 * W, 3, 1), 1, (0, 0), 1, 1),
     "BGR": (BGR, (1, H, W, 3), (3 * W * H, 3 * W, 3, 1), 1, (0, 0), 1, 1),

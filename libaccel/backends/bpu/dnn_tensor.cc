@@ -98,14 +98,13 @@ Status describe_image(const hbDNNTensorProperties& p, const char* kind, const st
             rows = height * 3 / 2;
             t->plane_count = 2;
             t->plane_offset[1] = (uint64_t)(row * height);
-            t->width_align = (uint32_t)kRowAlign;
-            t->height_align = 2;
+            // Horizon's 16-byte row alignment is in the strides; the size itself only has to be even.
+            t->width_align = t->height_align = 2;
             break;
         case HB_DNN_IMG_TYPE_Y:
             t->image_format = ACCEL_IMAGE_Y;
             pixel = p.tensorLayout == HB_DNN_LAYOUT_NHWC ? aligned_channels : 1;
             row = align_up(aligned_width * pixel, kRowAlign);
-            t->width_align = (uint32_t)kRowAlign;
             break;
         default:
             if (p.tensorLayout == HB_DNN_LAYOUT_NCHW) {  // planar: a plain uint8 tensor

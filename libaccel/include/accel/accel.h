@@ -188,7 +188,8 @@ typedef struct accel_tensor_info {
     uint32_t image_width;     /* W and H of the image in pixels; 0 for none */
     uint32_t image_height;
     uint32_t width_align;     /* the device takes images whose W (and H) is a multiple of these: 2 for NV12 */
-    uint32_t height_align;    /* (4:2:0), more where the device asks it (X3/X5 NV12: W of 16); 0 for none */
+    uint32_t height_align;    /* (4:2:0), 1 for the others; 0 for none. Row padding a device needs (X3/X5 pad
+                                 NV12 and Y rows to 16 bytes) is in `strides`, not here */
 } accel_tensor_info;
 
 /* ------------------------------------------------------------------------------------------------ */

@@ -2,6 +2,7 @@
 // the stand-in's model files cannot carry or the driver tests do not reach: more dimensions than the ABI
 // has, 4- and 64-bit types, dynamic strides in several places, bad properties.
 #include <cstring>
+#include <vector>
 
 #include "ucp_tensor.h"
 // After the generation's header: its names are used there.
@@ -93,6 +94,45 @@ int main() {
     const int unknown_quanti = 2;  // SHIFT on X3/X5; S100 has no such quantization
     std::memcpy(&p.quantiType, &unknown_quanti, sizeof unknown_quanti);
     CHECK(describe_tensor(p, "x", "input", &t).code == ACCEL_ERR_UNSUPPORTED);
+
+    // hb_compile's NV12 pair: `<x>_y` (1, H, W, 1) then `<x>_uv` (1, H/2, W/2, 2), outer strides dynamic:
+    // marked NV12_Y / NV12_UV, rows and planes aligned to 32 bytes (in the properties passed at inference too).
+    {
+        std::vector<TensorDesc> ins(3);
+        std::vector<hbDNNTensorProperties> props(3);
+        const int32_t dims[2][4] = {{1, 8, 24, 1}, {1, 4, 12, 2}};
+        const char* names[3] = {"images_y", "images_uv", "roi"};
+        for (int k = 0; k < 2; k++) {
+            hbDNNTensorProperties& q = props[k];
+            q = props_1x3x8x8(HB_DNN_TENSOR_TYPE_U8);
+            for (int i = 0; i < 4; i++) q.validShape.dimensionSize[i] = dims[k][i];
+            q.stride[0] = q.stride[1] = -1, q.stride[2] = dims[k][3], q.stride[3] = 1;
+            q.alignedByteSize = -1;
+            CHECK(describe_tensor(q, names[k], "input", &ins[k]).ok());
+        }
+        props[2] = props_1x3x8x8(HB_DNN_TENSOR_TYPE_S32);
+        CHECK(describe_tensor(props[2], names[2], "input", &ins[2]).ok());
+        std::vector<TensorDesc> keep = ins;
+        std::vector<hbDNNTensorProperties> keep_props = props;
+        CHECK(accel_bpu::describe_image_inputs(ins, props).ok());
+        CHECK(ins[0].image_format == ACCEL_IMAGE_NV12_Y && ins[1].image_format == ACCEL_IMAGE_NV12_UV &&
+              ins[2].image_format == ACCEL_IMAGE_NONE);
+        CHECK(ins[0].image_width == 24 && ins[0].image_height == 8 && ins[1].image_width == 24 &&
+              ins[1].image_height == 8 && ins[0].plane_count == 1 && ins[0].layout == ACCEL_LAYOUT_NHWC);
+        CHECK(ins[0].strides[1] == 32 && ins[0].strides[0] == 256 && ins[0].byte_size == 256);
+        CHECK(ins[1].strides[2] == 2 && ins[1].strides[1] == 32 && ins[1].strides[0] == 128 && ins[1].byte_size == 128);
+        CHECK(props[0].stride[1] == 32 && props[0].alignedByteSize == 256 && props[1].stride[0] == 128);
+        // Odd sizes: refused, naming both.
+        ins = keep, props = keep_props;
+        ins[1].shape[1] = 3;
+        s = accel_bpu::describe_image_inputs(ins, props);
+        CHECK(s.code == ACCEL_ERR_MODEL_FORMAT && contains(s.message, "'images_y' (1, 8, 24, 1)") &&
+              contains(s.message, "'images_uv' (1, 3, 12, 2)"));
+        // Names that do not pair: plain tensors.
+        ins = keep, props = keep_props;
+        ins[1].name = "other_uv";
+        CHECK(accel_bpu::describe_image_inputs(ins, props).ok() && ins[0].image_format == ACCEL_IMAGE_NONE);
+    }
 
     return finish_checks();
 }
