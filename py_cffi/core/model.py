@@ -2,6 +2,7 @@
 callback."""
 from __future__ import annotations
 
+import functools
 import operator
 from operator import attrgetter
 from typing import Any, Callable, List, Sequence, Tuple
@@ -56,11 +57,27 @@ def _job_arguments(inputs: Any, outputs: Any, priority: Any, core_mask: Any,
     timeout_us), checked; and the CoreBuffers, for the caller to hold while the job is submitted."""
     in_handles, in_keep = buffer_handles(inputs, "inputs")
     out_handles, out_keep = buffer_handles(outputs, "outputs")
+    for i, b in enumerate(out_keep):
+        if b._readonly:
+            raise error(lib.ACCEL_ERR_INVALID_ARGUMENT, f"outputs[{i}] is read-only memory (imported from a read-only "
+                                                        f"object such as bytes): the device cannot write into it")
     if priority.__class__ is not int or core_mask.__class__ is not int or timeout_us.__class__ is not int:
         priority = _int_arg(priority, "priority", _INT32)
         core_mask = _int_arg(core_mask, "core_mask", _UINT64)
         timeout_us = _int_arg(timeout_us, "timeout_us", _INT64)
     return (in_handles, len(in_keep), out_handles, len(out_keep), priority, core_mask, timeout_us), (in_keep, out_keep)
+
+
+def _any_imported(keep: Tuple[Tuple[CoreBuffer, ...], Tuple[CoreBuffer, ...]]) -> bool:
+    return any(b._imported for group in keep for b in group)
+
+
+def _call_holding(callback: Callable[..., Any], held: Any, *args: Any) -> Any:
+    return callback(*args)
+
+
+def _ignore(*args: Any) -> None:
+    pass
 
 
 def _quant(q: Any) -> Any:
@@ -117,7 +134,17 @@ class CoreModel:
             core_mask: int = 0, timeout_us: int = 0) -> Tuple[int, int, int, int]:
         """Submit, wait (GIL released, Ctrl-C aware), release; returns (queued_ns, started_ns, finished_ns, core)."""
         owner = self._get()  # held: release() from another thread cannot free the model under the run
-        args, _keep = _job_arguments(inputs, outputs, priority, core_mask, timeout_us)
+        args, keep = _job_arguments(inputs, outputs, priority, core_mask, timeout_us)
+        if _any_imported(keep):
+            # Memory imported from Python objects: a run the run core abandons (Ctrl-C) could still be
+            # reading or writing it once they are gone. A submission holds them until its completion,
+            # and this waits for it; the job is released at the end (cancelled if not started).
+            job = self.submit(inputs, outputs, _ignore, priority, core_mask, timeout_us)
+            try:
+                job.wait()
+                return job.timing()
+            finally:
+                job.release()
         scratch = records()
         timing = scratch.pop("timing", None) or new_timing()
         run_blocking(lib.accel_runcore_run, owner[0], *args, timing, ffi.NULL)
@@ -132,9 +159,13 @@ class CoreModel:
         owner = self._get()
         if not callable(callback):
             raise TypeError("callback must be callable")
-        args, _keep = _job_arguments(inputs, outputs, priority, core_mask, timeout_us)
+        args, keep = _job_arguments(inputs, outputs, priority, core_mask, timeout_us)
         if flags.__class__ is not int:
             flags = _int_arg(flags, "flags", _UINT32)
+        if _any_imported(keep):
+            # The job reads (writes) the memory of Python objects: the completion holds their CoreBuffers
+            # (which hold the objects) until the job is over.
+            callback = functools.partial(_call_holding, callback, keep)
         slot = new_owner("job")  # set by C only once the job is submitted
         completion = Completion(callback)
         try:
