@@ -127,11 +127,9 @@ def allocate(device: Any, nbytes: int) -> CoreBuffer:
     return buf
 
 
-def _release_imported(box: Any, view: Any) -> None:
+def _release_imported(handle: Any, view: Any) -> None:
     # The destructor of import_memory's owner, called with the exporter's view (`view`) before the
     # owner drops it: the accel_buffer goes first, then the memory.
-    handle = box[0]
-    box[0] = ffi.NULL
     lib.accel_buffer_release(handle)
 
 
@@ -149,10 +147,15 @@ def import_memory(device: Any, obj: Any) -> CoreBuffer:
     check(lib.accel_buffer_import(device, view, len(view), box))
     size = ffi.new("uint64_t *")
     check(lib.accel_buffer_size(box[0], size))
-    owner = ffi.gc(view, functools.partial(_release_imported, box))
+    # The handle passes from the box to the owner (whose destructor gets the plain pointer: the box
+    # may be finalized first when both are garbage of one collection). Cleared in the box first, so
+    # that an interrupt between the two steps can only leak the handle, never release it twice.
+    handle = box[0]
+    box[0] = ffi.NULL
+    owner = ffi.gc(view, functools.partial(_release_imported, handle))
     memory = _buffer(owner, min(int(size[0]), len(view)))
     buf = _new(CoreBuffer)
-    buf._handle = box[0]
+    buf._handle = handle
     buf._memory = memoryview(memory).toreadonly() if readonly else memory
     buf._nbytes = len(memory)
     buf._readonly = readonly

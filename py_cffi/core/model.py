@@ -2,7 +2,6 @@
 callback."""
 from __future__ import annotations
 
-import functools
 import operator
 from operator import attrgetter
 from typing import Any, Callable, List, Sequence, Tuple
@@ -72,8 +71,21 @@ def _any_imported(keep: Tuple[Tuple[CoreBuffer, ...], Tuple[CoreBuffer, ...]]) -
     return any(b._imported for group in keep for b in group)
 
 
-def _call_holding(callback: Callable[..., Any], held: Any, *args: Any) -> Any:
-    return callback(*args)
+class _Holding:
+    """A job's callback that holds the CoreBuffers of the job (of imported memory) until it has been
+    called: then they go, at once (the completion that calls it lives on until a garbage collection)."""
+
+    __slots__ = ("callback", "held")
+
+    def __init__(self, callback: Callable[..., Any], held: Any) -> None:
+        self.callback = callback
+        self.held = held
+
+    def __call__(self, *args: Any) -> Any:
+        try:
+            return self.callback(*args)
+        finally:
+            self.held = None
 
 
 def _ignore(*args: Any) -> None:
@@ -165,7 +177,7 @@ class CoreModel:
         if _any_imported(keep):
             # The job reads (writes) the memory of Python objects: the completion holds their CoreBuffers
             # (which hold the objects) until the job is over.
-            callback = functools.partial(_call_holding, callback, keep)
+            callback = _Holding(callback, keep)
         slot = new_owner("job")  # set by C only once the job is submitted
         completion = Completion(callback)
         try:
