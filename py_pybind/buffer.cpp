@@ -70,8 +70,7 @@ void bind_buffer(py::module_& m) {
     py::class_<CoreBuffer>(m, "CoreBuffer", py::buffer_protocol(),
                            "Device memory (one accel_buffer reference); a writable 1-D uint8 buffer.")
         .def_buffer([](CoreBuffer& self) {
-            return py::buffer_info(self.data, 1, "B", 1, {(py::ssize_t)self.nbytes}, {(py::ssize_t)1},
-                                   self.readonly);
+            return py::buffer_info(self.data, 1, "B", 1, {(py::ssize_t)self.nbytes}, {(py::ssize_t)1}, self.readonly);
         })
         .def_property_readonly(
             "nbytes", [](const CoreBuffer& self) { return self.nbytes; },

@@ -182,8 +182,8 @@ py::tuple model_run(const CoreModel& self, py::handle inputs, py::handle outputs
         // Memory imported from Python objects: a run the run core abandons (Ctrl-C) could still be
         // reading or writing it once they are gone. A submission holds them until its completion
         // (model_submit), and this waits for it; the job goes with `job` (cancelled if not started).
-        py::object job = py::cast(model_submit(self, inputs, outputs, py::cpp_function([](py::args) {}), priority,
-                                               core_mask, timeout_us, 0));
+        py::object job = py::cast(
+            model_submit(self, inputs, outputs, py::cpp_function([](py::args) {}), priority, core_mask, timeout_us, 0));
         job.attr("wait")();
         return job.attr("timing")();
     }
