@@ -255,8 +255,9 @@ class Device:
         try:
             buf = self._core.import_buffer(obj)
         except UnsupportedError as e:
-            raise UnsupportedError(f"wrap(): backend {self._info.backend!r} cannot use memory it did not allocate "
-                                   f"({e.message}); Device.tensor copies it instead", e.status) from None
+            raise UnsupportedError(f"wrap(): backend {self._info.backend!r} cannot use memory it did not allocate; "
+                                   f"Device.tensor copies it instead (the driver says: {e.message})",
+                                   e.status) from None
         return DeviceTensor(buf, dims, dt, lay, self)
 
     # -- ops -------------------------------------------------------------------------------------------
