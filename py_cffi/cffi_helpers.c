@@ -24,6 +24,11 @@ void accel_cffi_free_job_box(void* box) {
     free(box);
 }
 
+void accel_cffi_free_buffer_box(void* box) {
+    accel_buffer_release(*(accel_buffer**)box);
+    free(box);
+}
+
 /* ---- device memory owned by cffi arrays ---- */
 
 enum { REGISTRY_BUCKETS = 4096 };

@@ -14,13 +14,14 @@
 #include "accel_runcore.h"
 
 /* Owners made before the call that fills them (Python's ffi.new_allocator over these): a one-pointer
- * box for a device, model or job handle. The handle a call
+ * box for a device, model, job or (imported) buffer handle. The handle a call
  * leaves in one is released when the owner is freed, so a KeyboardInterrupt between the C call and the
  * Python object that takes the handle over leaks nothing: the owner exists before the call. */
 void* accel_cffi_owner_alloc(size_t size); /* zeroed */
 void accel_cffi_free_device_box(void* box);
 void accel_cffi_free_model_box(void* box);
 void accel_cffi_free_job_box(void* box);
+void accel_cffi_free_buffer_box(void* box);
 
 /* Device memory as a cffi array that owns it, made in one step by ffi.new_allocator(alloc=
  * accel_cffi_memory_alloc, free=accel_cffi_memory_free): the allocation of the `nbytes` that

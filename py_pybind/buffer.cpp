@@ -25,6 +25,9 @@ namespace {
 // Exactly one copy of any strided array (negative, zero, non-contiguous strides; read-only
 // exporters too) into the buffer, densely in C order, through accel_buffer_write_strided.
 void buffer_write(CoreBuffer& self, py::handle array) {
+    if (self.readonly)
+        raise_status(ACCEL_ERR_INVALID_ARGUMENT,
+                     "write(): the buffer is read-only memory (imported from a read-only object such as bytes)");
     BufferExport src(array, PyBUF_STRIDED_RO);
     const Py_buffer& v = src.view;
     if (v.len < 0 || (uint64_t)v.len > self.nbytes) {
@@ -67,8 +70,7 @@ void bind_buffer(py::module_& m) {
     py::class_<CoreBuffer>(m, "CoreBuffer", py::buffer_protocol(),
                            "Device memory (one accel_buffer reference); a writable 1-D uint8 buffer.")
         .def_buffer([](CoreBuffer& self) {
-            return py::buffer_info(self.data, 1, "B", 1, {(py::ssize_t)self.nbytes}, {(py::ssize_t)1},
-                                   /*readonly=*/false);
+            return py::buffer_info(self.data, 1, "B", 1, {(py::ssize_t)self.nbytes}, {(py::ssize_t)1}, self.readonly);
         })
         .def_property_readonly(
             "nbytes", [](const CoreBuffer& self) { return self.nbytes; },
@@ -77,7 +79,13 @@ void bind_buffer(py::module_& m) {
             "address", [](const CoreBuffer& self) { return (uintptr_t)self.data; }, "host pointer")
         .def_property_readonly(
             "memory", [](py::object self) { return self; },
-            "The bytes as a buffer-protocol object (1-D, writable) that keeps this buffer alive.")
+            "The bytes as a buffer-protocol object (1-D; writable unless readonly) that keeps this buffer alive.")
+        .def_property_readonly(
+            "readonly", [](const CoreBuffer& self) { return self.readonly; },
+            "True for memory imported from a read-only object (bytes...): views are read-only, no job writes it")
+        .def_property_readonly(
+            "imported", [](const CoreBuffer& self) { return self.source != nullptr; },
+            "True for memory imported from a Python object (CoreDevice.import_buffer)")
         .def("write", &buffer_write, py::arg("array"),
              "One copy of any strided array's bytes, C order, from offset 0 (accel_buffer_write_strided).")
         .def("__repr__", [](const CoreBuffer& self) {

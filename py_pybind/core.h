@@ -27,12 +27,26 @@ struct CoreDevice : NonCopyable {
     accel_device* get() const;  // the handle, or raises from_status(ACCEL_ERR_CLOSED) after close()
 };
 
+// A buffer-protocol export of a Python object, released (with the GIL held) when it goes.
+struct BufferExport : NonCopyable {
+    Py_buffer view;
+    BufferExport(py::handle obj, int flags) {
+        if (PyObject_GetBuffer(obj.ptr(), &view, flags) != 0) throw py::error_already_set();
+    }
+    ~BufferExport() { PyBuffer_Release(&view); }
+};
+
 // CoreBuffer: one buffer reference (the buffer holds the device). Never released before the object
 // dies: views of its memory keep the object alive through the buffer protocol.
 struct CoreBuffer : NonCopyable {
     accel_buffer* handle = nullptr;
     uint8_t* data = nullptr;  // host pointer, valid while the buffer lives
     uint64_t nbytes = 0;      // usable size
+    bool readonly = false;    // imported from a read-only exporter (bytes...): nothing may write into it
+    // CoreDevice.import_buffer's: the export of the Python object whose memory the buffer is. A member,
+    // so it is released after the destructor's accel_buffer_release (the memory outlives the handle);
+    // jobs that still use the buffer hold the CoreBuffer itself (model.cpp).
+    std::unique_ptr<BufferExport> source;
     ~CoreBuffer() { accel_buffer_release(handle); }
 };
 
@@ -61,15 +75,6 @@ struct CoreJob : NonCopyable {
 private:
     CoreJob* prev_ = nullptr;
     CoreJob* next_ = nullptr;
-};
-
-// A buffer-protocol export of a Python object, released (with the GIL held) when it goes.
-struct BufferExport : NonCopyable {
-    Py_buffer view;
-    BufferExport(py::handle obj, int flags) {
-        if (PyObject_GetBuffer(obj.ptr(), &view, flags) != 0) throw py::error_already_set();
-    }
-    ~BufferExport() { PyBuffer_Release(&view); }
 };
 
 // The CoreBuffer behind a Python object, or a TypeError naming `what` (and `index` when >= 0,

@@ -1,4 +1,4 @@
-// device.cpp - CoreDevice: open, info, stats, alloc, load, check, close.
+// device.cpp - CoreDevice: open, info, stats, alloc, import_buffer, load, check, close.
 #include <cstring>
 #include <string>
 
@@ -98,6 +98,27 @@ std::unique_ptr<CoreModel> device_load(const CoreDevice& self, py::handle data) 
     return model;
 }
 
+// Zero copy: the memory of a C-contiguous buffer-protocol object as a device buffer
+// (accel_buffer_import). The CoreBuffer holds the export (so the object, and a bytearray stays
+// unresizable) until the buffer goes; a read-only exporter makes a read-only CoreBuffer.
+std::unique_ptr<CoreBuffer> device_import(const CoreDevice& self, py::handle obj) {
+    accel_device* device = self.get();
+    auto source = std::make_unique<BufferExport>(obj, PyBUF_FULL_RO);
+    const Py_buffer& v = source->view;
+    if (!PyBuffer_IsContiguous(&v, 'C'))
+        throw py::value_error(std::string("import_buffer(): the ") + Py_TYPE(obj.ptr())->tp_name +
+                              "'s memory is not C-contiguous");
+    auto buffer = std::make_unique<CoreBuffer>();
+    check(accel_buffer_import(device, v.buf, (uint64_t)v.len, &buffer->handle));
+    void* data = nullptr;
+    check(accel_buffer_host_ptr(buffer->handle, &data));
+    check(accel_buffer_size(buffer->handle, &buffer->nbytes));
+    buffer->data = static_cast<uint8_t*>(data);
+    buffer->readonly = v.readonly != 0;
+    buffer->source = std::move(source);
+    return buffer;
+}
+
 void device_close(CoreDevice& self) {
     accel_device* device = self.handle;
     self.handle = nullptr;
@@ -114,6 +135,8 @@ void bind_device(py::module_& m) {
              "bytes_in_use, peak_bytes_in_use, live_buffers, allocations, bytes_copied, jobs_submitted, "
              "jobs_completed")
         .def("alloc", &device_alloc, py::arg("nbytes"), "Allocates device memory (accel_buffer_alloc).")
+        .def("import_buffer", &device_import, py::arg("obj"),
+             "Device memory over a C-contiguous buffer-protocol object's own bytes, no copy (accel_buffer_import).")
         .def("load", &device_load, py::arg("data"),
              "Loads a model from the bytes of any buffer-protocol object (accel_model_load_memory).")
         .def(

@@ -20,6 +20,7 @@ DeviceTensor* matching_tensor(PyObject* obj, const FastSpec& spec, const FastPat
     static PyTypeObject* tensor_type = reinterpret_cast<PyTypeObject*>(py::type::of<DeviceTensor>().ptr());
     if (Py_TYPE(obj) != tensor_type || !spec.dense) return nullptr;
     DeviceTensor* t = py::handle(obj).cast<DeviceTensor*>();
+    if (t->core->source) return nullptr;  // imported memory: CoreModel.run holds it for the job's life
     if (t->dtype.ptr() != spec.dtype.ptr() || t->shape != spec.shape || t->device.ptr() != fast.device.ptr())
         return nullptr;
     if (!spec.layout.is_none() && !t->layout.is_none() && PyUnicode_Compare(t->layout.ptr(), spec.layout.ptr()) != 0)

@@ -90,10 +90,10 @@ py::list tensor_infos(const CoreModel& self, bool outputs) {
 
 // The accel_buffer handles of a sequence of CoreBuffers. The CoreBuffers are held (one reference
 // each) so they stay alive while the GIL is released, even if the caller's list changes meanwhile.
-// Destroy with the GIL held.
+// Destroy with the GIL held. Outputs (`written`) may not be read-only memory.
 class BufferArgs {
 public:
-    BufferArgs(py::handle sequence, const char* what) {
+    BufferArgs(py::handle sequence, const char* what, bool written = false) {
         PyObject* seq = sequence.ptr();
         py::object converted;
         if (!PyList_CheckExact(seq) && !PyTuple_CheckExact(seq)) {
@@ -110,7 +110,13 @@ public:
         accel_buffer** handles = data_for(n);
         PyObject** objects = n > kInline ? large_objects_.data() : inline_objects_;
         for (size_t i = 0; i < n; i++) {
-            handles[i] = core_buffer_of(items[i], what, (Py_ssize_t)i).handle;
+            const CoreBuffer& buffer = core_buffer_of(items[i], what, (Py_ssize_t)i);
+            if (written && buffer.readonly)
+                raise_status(ACCEL_ERR_INVALID_ARGUMENT, std::string(what) + "[" + std::to_string(i) +
+                                                             "] is read-only memory (imported from a read-only "
+                                                             "object such as bytes): the device cannot write into it");
+            imported_ = imported_ || buffer.source != nullptr;
+            handles[i] = buffer.handle;
             objects[i] = items[i];
             Py_INCREF(items[i]);
             count_ = i + 1;  // the destructor drops exactly the references taken
@@ -125,11 +131,20 @@ public:
 
     accel_buffer** data() { return data_for(count_); }
     size_t size() const { return count_; }
+    // Whether any is memory imported from a Python object: a job must then hold the CoreBuffers.
+    bool imported() const { return imported_; }
+    py::tuple held() const {
+        PyObject* const* objects = count_ > kInline ? large_objects_.data() : inline_objects_;
+        py::tuple t(count_);
+        for (size_t i = 0; i < count_; i++) t[i] = py::reinterpret_borrow<py::object>(objects[i]);
+        return t;
+    }
 
 private:
     static constexpr size_t kInline = 8;
     accel_buffer** data_for(size_t n) { return n > kInline ? large_handles_.data() : inline_handles_; }
     size_t count_ = 0;
+    bool imported_ = false;
     accel_buffer* inline_handles_[kInline] = {};
     PyObject* inline_objects_[kInline] = {};
     std::vector<accel_buffer*> large_handles_;
@@ -164,11 +179,23 @@ void run_blocking(accel_model* model, accel_buffer* const* inputs, size_t input_
 
 namespace {
 
+std::unique_ptr<CoreJob> model_submit(const CoreModel& self, py::handle inputs, py::handle outputs, py::handle callback,
+                                      int32_t priority, uint64_t core_mask, int64_t timeout_us, uint32_t flags);
+
 py::tuple model_run(const CoreModel& self, py::handle inputs, py::handle outputs, int32_t priority, uint64_t core_mask,
                     int64_t timeout_us) {
     accel_model* model = self.get();
     BufferArgs in(inputs, "inputs");
-    BufferArgs out(outputs, "outputs");
+    BufferArgs out(outputs, "outputs", true);
+    if (in.imported() || out.imported()) {
+        // Memory imported from Python objects: a run the run core abandons (Ctrl-C) could still be
+        // reading or writing it once they are gone. A submission holds them until its completion
+        // (model_submit), and this waits for it; the job goes with `job` (cancelled if not started).
+        py::object job = py::cast(
+            model_submit(self, inputs, outputs, py::cpp_function([](py::args) {}), priority, core_mask, timeout_us, 0));
+        job.attr("wait")();
+        return job.attr("timing")();
+    }
     accel_job_timing timing;
     std::memset(&timing, 0, sizeof timing);
     timing.struct_size = sizeof timing;
@@ -258,10 +285,20 @@ std::unique_ptr<CoreJob> model_submit(const CoreModel& self, py::handle inputs, 
     accel_model* model = self.get();
     if (!PyCallable_Check(callback.ptr())) throw py::type_error("callback must be callable");
     BufferArgs in(inputs, "inputs");
-    BufferArgs out(outputs, "outputs");
+    BufferArgs out(outputs, "outputs", true);
     auto job = std::make_unique<CoreJob>();
     free_dead_thread_states();
-    PyObject* callable = callback.inc_ref().ptr();  // the completion hook's, dropped there
+    py::object call = py::reinterpret_borrow<py::object>(callback);
+    if (in.imported() || out.imported()) {
+        // The job reads (writes) the memory of Python objects: the completion holds their CoreBuffers
+        // (which hold the objects) until the job is over.
+        py::tuple held = py::make_tuple(in.held(), out.held());
+        call = py::cpp_function([callback = call, held](py::args args) {
+            (void)held;  // held, not used: dropped with this function after the call
+            return callback(*args);
+        });
+    }
+    PyObject* callable = call.inc_ref().ptr();  // the completion hook's, dropped there
     accel_status status;
     std::string message;
     accel_model_retain(model);

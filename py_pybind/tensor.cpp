@@ -125,7 +125,9 @@ std::string tensor_repr(const DeviceTensor& t) {
 
 py::array numpy_view(py::handle self) {
     const DeviceTensor& t = self.cast<const DeviceTensor&>();
-    return py::array(t.dtype, t.shape, t.strides, t.core->data, self);
+    py::array view(t.dtype, t.shape, t.strides, t.core->data, self);
+    if (t.core->readonly) view.attr("setflags")(py::arg("write") = false);  // imported from bytes...
+    return view;
 }
 
 void bind_tensor(py::module_& m) {
@@ -135,7 +137,7 @@ void bind_tensor(py::module_& m) {
              py::arg("device"))
         .def_buffer([](DeviceTensor& t) {
             return py::buffer_info(t.core->data, t.dtype.itemsize(), t.format, (py::ssize_t)t.shape.size(), t.shape,
-                                   t.strides, /*readonly=*/false);
+                                   t.strides, t.core->readonly);
         })
         .def_property_readonly(
             "shape", [](const DeviceTensor& t) { return t.shape_tuple; }, "The shape, a tuple of ints.")

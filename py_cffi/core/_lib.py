@@ -53,11 +53,11 @@ def _allocator(alloc: Any, free: Any) -> Any:
 # type, a one-handle array that the call takes as its out-parameter.
 _OWNERS = {kind: (_allocator(lib.accel_cffi_owner_alloc, free), ffi.typeof(f"accel_{kind} *[1]"))
            for kind, free in (("device", lib.accel_cffi_free_device_box), ("model", lib.accel_cffi_free_model_box),
-                              ("job", lib.accel_cffi_free_job_box))}
+                              ("job", lib.accel_cffi_free_job_box), ("buffer", lib.accel_cffi_free_buffer_box))}
 
 
 def new_owner(kind: str) -> Any:
-    """An empty owner of a handle of `kind` ("device", "model" or "job"); its handle is [0]."""
+    """An empty owner of a handle of `kind` ("device", "model", "job" or "buffer"); its handle is [0]."""
     allocate, ctype = _OWNERS[kind]
     return allocate(ctype)
 

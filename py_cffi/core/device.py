@@ -1,10 +1,10 @@
-"""CoreDevice (open, info, stats, alloc, load, check, close) and the module-level functions."""
+"""CoreDevice (open, info, stats, alloc, import_buffer, load, check, close) and the module-level functions."""
 from __future__ import annotations
 
 from typing import Any, Dict, List
 
 from ._lib import check, error, ffi, last_message, lib, new_owner, text
-from .buffer import CoreBuffer, allocate
+from .buffer import CoreBuffer, allocate, import_memory
 from .device_base import DeviceBase
 from .model import CoreModel, wrap_model
 
@@ -83,6 +83,11 @@ class CoreDevice(DeviceBase):
             raise TypeError(f"alloc(): nbytes must be an int, not {type(nbytes).__name__}")
         device = self._get()
         return allocate(device[0], nbytes)
+
+    def import_buffer(self, obj: Any) -> CoreBuffer:
+        """Device memory over a C-contiguous buffer-protocol object's own bytes, no copy (accel_buffer_import)."""
+        device = self._get()
+        return import_memory(device[0], obj)
 
     def load(self, data: Any) -> CoreModel:
         """Loads a model from the bytes of any buffer-protocol object (accel_model_load_memory)."""

@@ -63,6 +63,8 @@ class FastPath:
 
 def _accept(t: DeviceTensor, s: _Spec, device: Any) -> bool:
     """Whether DeviceTensor `t` matches `s` on `device`; remembered on the tensor (it never changes)."""
+    if t._buffer._imported:  # imported memory: CoreModel.run holds it for the job's life
+        return False
     if t._dtype is not s.dtype or t._shape != s.shape or t._device is not device:
         return False
     if s.layout is not None and t._layout is not None and t._layout != s.layout:

@@ -56,11 +56,40 @@ def _job_arguments(inputs: Any, outputs: Any, priority: Any, core_mask: Any,
     timeout_us), checked; and the CoreBuffers, for the caller to hold while the job is submitted."""
     in_handles, in_keep = buffer_handles(inputs, "inputs")
     out_handles, out_keep = buffer_handles(outputs, "outputs")
+    for i, b in enumerate(out_keep):
+        if b._readonly:
+            raise error(lib.ACCEL_ERR_INVALID_ARGUMENT, f"outputs[{i}] is read-only memory (imported from a read-only "
+                                                        f"object such as bytes): the device cannot write into it")
     if priority.__class__ is not int or core_mask.__class__ is not int or timeout_us.__class__ is not int:
         priority = _int_arg(priority, "priority", _INT32)
         core_mask = _int_arg(core_mask, "core_mask", _UINT64)
         timeout_us = _int_arg(timeout_us, "timeout_us", _INT64)
     return (in_handles, len(in_keep), out_handles, len(out_keep), priority, core_mask, timeout_us), (in_keep, out_keep)
+
+
+def _any_imported(keep: Tuple[Tuple[CoreBuffer, ...], Tuple[CoreBuffer, ...]]) -> bool:
+    return any(b._imported for group in keep for b in group)
+
+
+class _Holding:
+    """A job's callback that holds the CoreBuffers of the job (of imported memory) until it has been
+    called: then they go, at once (the completion that calls it lives on until a garbage collection)."""
+
+    __slots__ = ("callback", "held")
+
+    def __init__(self, callback: Callable[..., Any], held: Any) -> None:
+        self.callback = callback
+        self.held = held
+
+    def __call__(self, *args: Any) -> Any:
+        try:
+            return self.callback(*args)
+        finally:
+            self.held = None
+
+
+def _ignore(*args: Any) -> None:
+    pass
 
 
 def _quant(q: Any) -> Any:
@@ -127,7 +156,17 @@ class CoreModel:
             core_mask: int = 0, timeout_us: int = 0) -> Tuple[int, int, int, int]:
         """Submit, wait (GIL released, Ctrl-C aware), release; returns (queued_ns, started_ns, finished_ns, core)."""
         owner = self._get()  # held: release() from another thread cannot free the model under the run
-        args, _keep = _job_arguments(inputs, outputs, priority, core_mask, timeout_us)
+        args, keep = _job_arguments(inputs, outputs, priority, core_mask, timeout_us)
+        if _any_imported(keep):
+            # Memory imported from Python objects: a run the run core abandons (Ctrl-C) could still be
+            # reading or writing it once they are gone. A submission holds them until its completion,
+            # and this waits for it; the job is released at the end (cancelled if not started).
+            job = self.submit(inputs, outputs, _ignore, priority, core_mask, timeout_us)
+            try:
+                job.wait()
+                return job.timing()
+            finally:
+                job.release()
         scratch = records()
         timing = scratch.pop("timing", None) or new_timing()
         run_blocking(lib.accel_runcore_run, owner[0], *args, timing, ffi.NULL)
@@ -142,9 +181,13 @@ class CoreModel:
         owner = self._get()
         if not callable(callback):
             raise TypeError("callback must be callable")
-        args, _keep = _job_arguments(inputs, outputs, priority, core_mask, timeout_us)
+        args, keep = _job_arguments(inputs, outputs, priority, core_mask, timeout_us)
         if flags.__class__ is not int:
             flags = _int_arg(flags, "flags", _UINT32)
+        if _any_imported(keep):
+            # The job reads (writes) the memory of Python objects: the completion holds their CoreBuffers
+            # (which hold the objects) until the job is over.
+            callback = _Holding(callback, keep)
         slot = new_owner("job")  # set by C only once the job is submitted
         completion = Completion(callback)
         try:

@@ -125,7 +125,7 @@ class DeviceTensor:
         # Made once: NumPy reads it on every np.asarray(t), and the array it makes keeps t alive.
         if self._interface is None:
             self._interface = {"version": 3, "shape": self._shape, "typestr": self._dtype.str,
-                               "data": (self._buffer.address, False), "strides": None}
+                               "data": (self._buffer.address, self._buffer._readonly), "strides": None}
         return self._interface
 
     def numpy(self) -> np.ndarray:

@@ -42,6 +42,10 @@ class CoreDevice:
     def stats(self) -> Dict[str, int]: ...
     # accel_buffer_alloc: nbytes > 0, rounded up to the device alignment.
     def alloc(self, nbytes: int) -> CoreBuffer: ...
+    # accel_buffer_import of a C-contiguous buffer-protocol object's own memory (no copy); the
+    # CoreBuffer holds the object's export until it goes (jobs using it hold it); a read-only exporter
+    # makes a read-only CoreBuffer. ValueError if not C-contiguous; AlignmentError, UnsupportedError.
+    def import_buffer(self, obj: _BufferLike) -> CoreBuffer: ...
     # accel_model_load_memory from any buffer-protocol object (read during the call only, with the
     # GIL released).
     def load(self, data: _BufferLike) -> CoreModel: ...
@@ -65,6 +69,12 @@ class CoreBuffer:
     # The bytes as a buffer-protocol object (this CoreBuffer itself) that keeps the memory alive.
     @property
     def memory(self) -> CoreBuffer: ...
+    # Imported from a read-only object (bytes...): its views are read-only and no job may write it.
+    @property
+    def readonly(self) -> bool: ...
+    # The memory of a Python object (import_buffer), not the device's own.
+    @property
+    def imported(self) -> bool: ...
     # Exactly one copy of the array's bytes, in C order from offset 0, from any strides (negative,
     # zero, non-contiguous; read-only arrays too) through accel_buffer_write_strided (counted in
     # stats()["bytes_copied"]). ValueError if array.nbytes > nbytes. Copies above 64 KiB release

@@ -14,7 +14,8 @@ import numpy as np
 from . import compile_cache
 from ._frontend import core
 from .dtypes import has_buffer, normalize_dtype, normalize_layout, normalize_shape
-from .errors import AccelError, ClosedError, InvalidArgumentError, ModelFormatError, ShapeError, UnsupportedError
+from .errors import (AccelError, AlignmentError, ClosedError, InvalidArgumentError, ModelFormatError, ShapeError,
+                     UnsupportedError)
 from .model import Model
 
 # Numbers the Devices of this process in the order they were opened, from 1.
@@ -192,6 +193,72 @@ class Device:
         if a.size:
             t.buffer.write(a)
         return t
+
+    def wrap(self, obj: Any, shape: Union[int, Sequence[int], None] = None, dtype: Any = None,
+             layout: Optional[str] = None) -> DeviceTensor:
+        """A :class:`~accel.DeviceTensor` over ``obj``'s own memory: zero copy (nothing is counted in
+        ``stats()["bytes_copied"]``), e.g. a camera or decoder frame, to pass to :meth:`Model.run`.
+
+        Args:
+            obj: any object with the buffer protocol whose memory is C-contiguous: a NumPy array, bytes,
+                bytearray, memoryview, mmap, a V4L2 or decoder frame. A read-only one (bytes) makes a
+                read-only tensor (its NumPy view refuses writes; it cannot be a run's output).
+            shape: the tensor's shape; default: a NumPy array's own, for any other buffer 1-D (its bytes,
+                or its items of ``dtype``).
+            dtype: default: a NumPy array's own, else uint8.
+            layout: as in :meth:`empty`.
+
+        The tensor keeps ``obj`` referenced (and exported: a bytearray cannot be resized) while it, or a
+        job using it, lives; a job reads the memory as it is when the job runs, so do not change or reuse
+        it until the run is over. Raises ShapeError if the shape's bytes differ from the buffer's, or the
+        buffer is empty; ValueError if it is not C-contiguous; AlignmentError if its address is not
+        aligned to ``info.alignment``; UnsupportedError where the backend cannot use memory it did not
+        allocate (BPU); in each case :meth:`tensor` copies the data instead. ClosedError: the device is
+        closed.
+        """
+        self._check_open()
+        kind = type(obj).__name__
+        try:
+            m = memoryview(obj)
+        except TypeError:
+            raise TypeError(f"wrap() takes an object with the buffer protocol (a NumPy array, bytes, bytearray, "
+                            f"memoryview, mmap...), not {kind}") from None
+        with m:
+            nbytes, contiguous, strides = m.nbytes, m.c_contiguous, m.strides
+            address = np.frombuffer(m.cast("B"), np.uint8).ctypes.data if contiguous and nbytes else 0
+        if not contiguous:
+            raise ValueError(f"wrap(): the {kind}'s memory is not C-contiguous (strides {strides}); pass a contiguous "
+                             f"array (numpy.ascontiguousarray), or use Device.tensor, which copies it")
+        if nbytes == 0:
+            raise ShapeError(f"wrap(): the {kind} is empty (0 bytes): there is no memory to wrap")
+        array = obj if isinstance(obj, np.ndarray) else None
+        dt = normalize_dtype(dtype if dtype is not None else array.dtype if array is not None else np.uint8)
+        if shape is not None:
+            dims = normalize_shape(shape)
+        elif array is not None and dt == array.dtype:
+            dims = normalize_shape(array.shape)
+        elif nbytes % dt.itemsize:
+            raise ShapeError(f"wrap(): the {kind}'s {nbytes} bytes are not a whole number of {dt.name} items; "
+                             f"give the shape")
+        else:
+            dims = (nbytes // dt.itemsize,)
+        lay = normalize_layout(layout, len(dims))
+        need = math.prod(dims) * dt.itemsize
+        if need != nbytes:
+            raise ShapeError(f"wrap(): shape {tuple(dims)} of {dt.name} is {need} bytes, but the {kind} holds "
+                             f"{nbytes} bytes")
+        alignment = self._info.alignment
+        if alignment > 1 and address % alignment:
+            raise AlignmentError(f"wrap(): the {kind}'s memory at 0x{address:x} is not aligned to {alignment} bytes, "
+                                 f"as device {self._uri!r} needs to use it without a copy; Device.tensor copies it "
+                                 f"instead")
+        try:
+            buf = self._core.import_buffer(obj)
+        except UnsupportedError as e:
+            raise UnsupportedError(f"wrap(): backend {self._info.backend!r} cannot use memory it did not allocate; "
+                                   f"Device.tensor copies it instead (the driver says: {e.message})",
+                                   e.status) from None
+        return DeviceTensor(buf, dims, dt, lay, self)
 
     # -- ops -------------------------------------------------------------------------------------------
 
