@@ -4,8 +4,8 @@
     frame = image.to_frame(bgr, "nv12")                         # what an NV12 input takes
 
 Picture files are read with Pillow (``pip install pillow``; matplotlib brings it) and, when their size is not the
-model's, resized with Pillow's bilinear filter (``Image.Resampling.BILINEAR``) to it: a documented, reproducible choice, not the
-camera's. Frames made here are full range ("regular") unless ``range="video"`` is given.
+model's, resized with Pillow's bilinear filter (``Image.Resampling.BILINEAR``) to it: a documented, reproducible
+choice, not the camera's. Frames made here are full range ("regular") unless ``range="video"`` is given.
 """
 from __future__ import annotations
 
