@@ -310,3 +310,46 @@ def test_nv12_of_odd_size_is_refused_naming_input_and_size(dev):
                                                                                 "valid": [1, 3, 5, 6]}}})
     with pytest.raises(accel.ModelFormatError, match=r"input 'images'.*6 x 5 \(W x H\).*even width and height"):
         dev.load(data)
+
+
+# ---------------------------------------------------------------------------------------------------
+# a real detector on a camera frame
+# ---------------------------------------------------------------------------------------------------
+
+def _example(name):
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[2] / "examples" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"example_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_ppocr_detector_on_an_nv12_frame_through_the_driver(dev):
+    """examples/nv12_detector.py through bpu:0: PP-OCR's text detector packed with an NV12 input (S100: the y/uv
+    pair) by the stand-in toolchain, fed a camera frame made by accel.image: the emulator's answer bit for bit, and
+    the text boxes the float detector finds on the original picture (edges within 2 px)."""
+    from accel.models import ppocr
+
+    detector = _example("nv12_detector")
+    h, w = detector.PAGE_H, detector.PAGE_W
+    bgr = detector.camera_frame("ACCEL 2026")
+    fmt = "nv12_planes" if HBM else "nv12"
+    request = {"x": {"format": fmt, "to": "bgr", "mean": (detector.MEAN * 255).tolist(),
+                     "scale": (1 / (detector.STD * 255)).tolist()}}
+    path = ppocr.fetch("ppocr_det")
+    model = dev.load(str(path), input_shapes={"x": (1, 3, h, w)}, image_inputs=request)
+    y, uv = image.bgr_to_nv12(bgr, planes=True)
+    feeds = {"x_y": y, "x_uv": uv} if HBM else {"x": image.join_nv12(y, uv)}
+    assert [i.image.format for i in model.inputs] == (["nv12_y", "nv12_uv"] if HBM else ["nv12"])
+    (got,) = model.run(feeds)
+    with accel.open(f"emu:int8={INT8_RULES['bpu']}") as emu:
+        framed = emu.load(str(path), input_shapes={"x": (1, 3, h, w)}, image_inputs=request)
+        (want,) = framed.run(feeds)
+        plain = emu.load(str(path), input_shapes={"x": (1, 3, h, w)})
+        (from_bgr,) = plain.run(detector.normalized(bgr))
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    boxes, reference = detector.text_boxes(np.asarray(got)[0, 0]), detector.text_boxes(from_bgr[0, 0])
+    assert len(boxes) == len(reference) == 2, (boxes, reference)
+    assert max(abs(a - b) for p, q in zip(boxes, reference) for a, b in zip(p, q)) <= 2, (boxes, reference)
