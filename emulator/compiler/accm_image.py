@@ -6,7 +6,8 @@ from __future__ import annotations
 
 # accel_image_format (accel.h, ABI 1.2): the pixel format of a graph input that is a camera frame the model
 # converts itself. Every image tensor is uint8, NHWC, batch 1.
-IMAGE_FORMATS = {"none": 0, "nv12": 1, "nv12_y": 2, "nv12_uv": 3, "y": 4, "yuv444": 5, "rgb": 6, "bgr": 7}
+from ..image.frames import IMAGE_FORMATS
+
 IMAGE_FORMAT_NAMES = {code: name for name, code in IMAGE_FORMATS.items()}
 # Bytes per pixel of each format's buffer: its shape's last dim.
 _CHANNELS = {"nv12": 1, "nv12_y": 1, "nv12_uv": 2, "y": 1, "yuv444": 3, "rgb": 3, "bgr": 3}

@@ -7,11 +7,11 @@ from typing import Any, Optional, Tuple
 import numpy as np
 
 from .dtypes import dtype_from_code, layout_from_code, quant_type_from_code
+from .image.frames import IMAGE_FORMATS
 
 __all__ = ["TensorInfo", "Quantization", "ImageInfo"]
 
 # accel_image_format (accel.h, ABI 1.2) by name: the pixel format of an image input.
-IMAGE_FORMATS = {"none": 0, "nv12": 1, "nv12_y": 2, "nv12_uv": 3, "y": 4, "yuv444": 5, "rgb": 6, "bgr": 7}
 _IMAGE_FORMAT_NAMES = {code: name for name, code in IMAGE_FORMATS.items()}
 
 

@@ -4,6 +4,7 @@ emulator's reader refuse an image record FORMAT.md does not allow, naming the te
 from __future__ import annotations
 
 import struct
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -153,3 +154,16 @@ def test_image_format_is_reserved_before_minor_4(dev):
     data = _patched(_plain([("frame", None, (1, 6, 4, 1))]), 0, NV12, minor=3)
     with pytest.raises(accel.ModelFormatError, match=r"'frame'.*reserved field at offset 116 is 1"):
         dev.load(data)
+
+
+def test_format_codes_are_accel_h_s():
+    """One table of accel_image_format's codes in Python (accel.image.IMAGE_FORMATS: TensorInfo.image and the .accm
+    writer both use it), held equal to the header's enum."""
+    import re
+
+    import accel.image
+
+    header = (Path(accel.__file__).resolve().parent / "include" / "accel" / "accel.h").read_text()
+    enum = {name.lower(): int(code) for name, code in re.findall(r"ACCEL_IMAGE_(\w+) = (\d+)", header)}
+    assert enum == accel.image.IMAGE_FORMATS
+    assert accm.IMAGE_FORMATS is accel.image.IMAGE_FORMATS

@@ -18,10 +18,12 @@ from .layout import check_three_channels, split_nv12
 from .nv12 import bgr_to_nv12
 from .yuv444 import bgr_to_y, bgr_to_yuv444
 
-__all__ = ["FRAME_FORMATS", "IMAGE_SUFFIXES", "read_image", "to_frame"]
+__all__ = ["FRAME_FORMATS", "IMAGE_FORMATS", "IMAGE_SUFFIXES", "read_image", "to_frame"]
 
-#: TensorInfo.image formats, as accel_image_format names them.
-FRAME_FORMATS = ("nv12", "nv12_y", "nv12_uv", "y", "yuv444", "rgb", "bgr")
+#: accel_image_format's codes (accel.h) by the names TensorInfo.image.format and the .accm reader use.
+IMAGE_FORMATS = {"none": 0, "nv12": 1, "nv12_y": 2, "nv12_uv": 3, "y": 4, "yuv444": 5, "rgb": 6, "bgr": 7}
+#: TensorInfo.image formats: every accel_image_format but none.
+FRAME_FORMATS = tuple(name for name in IMAGE_FORMATS if name != "none")
 #: File name endings read as pictures (anything else is left to NumPy).
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".ppm", ".pgm", ".pnm", ".tif", ".tiff", ".webp", ".gif")
 
