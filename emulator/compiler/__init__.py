@@ -23,11 +23,12 @@ import os
 from . import (accm, affine, batchnorm, coverage, emit, extra_outputs, folding, frame_inputs, fusion, importer, lower,
                qdq, qdq_device)
 from .coverage import UnsupportedOpsError
-from .errors import CompileError, ExtraOutputError, InputShapeError
+from .errors import CompileError, ExtraOutputError, FrameInputError, InputShapeError
 from .lower import SUPPORTED_OPS
 
-__all__ = ["FOLD_LIMIT_BYTES", "INT8_RULES", "CompileError", "ExtraOutputError", "InputShapeError", "SUPPORTED_OPS",
-           "UnsupportedOpsError", "accm", "compile_file", "compile_model", "coverage", "frame_inputs", "summary"]
+__all__ = ["FOLD_LIMIT_BYTES", "INT8_RULES", "CompileError", "ExtraOutputError", "FrameInputError", "InputShapeError",
+           "SUPPORTED_OPS", "UnsupportedOpsError", "accm", "compile_file", "compile_model", "coverage", "frame_inputs",
+           "summary"]
 
 
 INT8_RULES = tuple(accm.INT8_RULES)
@@ -59,8 +60,9 @@ def compile_model(model, input_shapes=None, int8="ort", fold_limit=folding.FOLD_
     "to": "rgb", "mean": [...], "scale": [...], "range": "full"}} (frame_inputs.py; formats nv12, nv12_planes (two
     inputs, images_y and images_uv), y, yuv444, rgb, bgr; "to" the model's channel order; the model is fed
     (RGB - mean) * scale, RGB converted with BT.601 in "full" or "video" range): the compiled model takes the frame
-    as uint8 in the ABI's image layout and converts it first. A bad request raises ValueError or TypeError, one the
-    model cannot take (a missing input, a shape that is not an image, odd NV12 sizes) CompileError.
+    as uint8 in the ABI's image layout and converts it first. A request that is not a dict of dicts raises TypeError;
+    a bad one, or one the model cannot take (a missing input, a shape that is not an image, odd NV12 sizes),
+    FrameInputError (a CompileError) naming the input and what is wrong.
     """
     if input_shapes is not None and not hasattr(input_shapes, "items"):
         raise TypeError("input_shapes must be a dict mapping input names to shapes")
@@ -68,18 +70,18 @@ def compile_model(model, input_shapes=None, int8="ort", fold_limit=folding.FOLD_
         raise ValueError(f"int8 must be one of {', '.join(INT8_RULES)}, not {int8!r}")
     if not isinstance(fold_limit, int) or fold_limit < 0:
         raise ValueError(f"fold_limit must be a number of bytes (an int >= 0), not {fold_limit!r}")
-    frame_inputs.parse(image_inputs)  # the request's own errors before any work
+    frames = frame_inputs.parse(image_inputs)  # the request's own errors before any work
     try:
-        return _compile(model, input_shapes, int8, fold_limit, extra_outputs, image_inputs)
+        return _compile(model, input_shapes, int8, fold_limit, extra_outputs, frames)
     except CompileError as e:
         if isinstance(e.__cause__, MemoryError):  # wrapped by a step that words other failures
             raise MemoryError(f"out of host memory compiling the model: {e}") from e
         raise
 
 
-def _compile(model, input_shapes, int8, fold_limit, extra, images) -> bytes:
+def _compile(model, input_shapes, int8, fold_limit, extra, frame_requests) -> bytes:
     proto = importer.load(model)
-    proto, input_shapes, frames = frame_inputs.prepend(proto, images, input_shapes)
+    proto, input_shapes, frames = frame_inputs.prepend(proto, frame_requests, input_shapes)
     imported = importer.import_model(proto, input_shapes, extra)
     coverage.check(imported.nodes, [n for n, v in imported.graph.values.items() if v.is_const])
     if int8 != "ort":

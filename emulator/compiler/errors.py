@@ -11,6 +11,12 @@ class ExtraOutputError(CompileError):
     output, a name given twice, or a float tensor a quantized model never computes. The caller's to fix."""
 
 
+class FrameInputError(CompileError):
+    """An image input (compile_model's image_inputs) that cannot be: a bad request (format, to, range, mean, scale,
+    an unknown key) or one the model cannot take (no such input, not a static float image, a channel count the
+    format does not give, odd NV12 sizes, a frame input's name already taken). The caller's to fix."""
+
+
 class InputShapeError(CompileError):
     """A graph input whose shape the model leaves open (a symbolic or unknown dim, or no shape): `input` is its
     name, `dims` its dims as the model gives them (ints, and the symbols' names or None where unknown), None if

@@ -1,7 +1,8 @@
 """Camera frames in: the colour conversion and normalization a Horizon toolchain compiles into an image
 model, prepended to the ONNX graph before import.
 
-`prepend(proto, spec, input_shapes)` replaces each named float input (4-D, NCHW or NHWC, 3 channels; 1 for
+`parse(spec)` checks a request (FrameInputError names what is wrong); `prepend(proto, requests, input_shapes)`
+replaces each named float input (4-D, NCHW or NHWC, 3 channels; 1 for
 "y") by a uint8 frame input in the ABI's image layout (accel.h, accel_image_format: batch 1, NHWC, the
 buffer's rows, columns and bytes per pixel), and adds the ONNX nodes that turn the frame into what the
 model was trained on:
@@ -26,7 +27,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from ..image import formula
-from .errors import CompileError
+from .errors import FrameInputError
 
 # What a frame input can be (accel_image_format names); nv12_planes makes two inputs, <name>_y and <name>_uv.
 FORMATS = ("nv12", "nv12_planes", "y", "yuv444", "rgb", "bgr")
@@ -62,20 +63,22 @@ def parse(spec) -> List[ImageInput]:
                             f"not {type(options).__name__}")
         unknown = sorted(set(options) - set(_KEYS))
         if unknown:
-            raise ValueError(f"image_inputs['{name}']: unknown key {unknown[0]!r} (known: {', '.join(_KEYS)})")
+            raise FrameInputError(f"image_inputs['{name}']: unknown key {unknown[0]!r} "
+                                  f"(known: {', '.join(_KEYS)})")
         fmt = options.get("format")
         if fmt not in FORMATS:
-            raise ValueError(f"image_inputs['{name}']: format {fmt!r}: expected one of {', '.join(FORMATS)}")
+            raise FrameInputError(f"image_inputs['{name}']: format {fmt!r}: expected one of {', '.join(FORMATS)}")
         to = options.get("to", fmt if fmt in CHANNEL_ORDERS else "rgb")
         if to not in CHANNEL_ORDERS:
-            raise ValueError(f"image_inputs['{name}']: to={to!r}: expected 'rgb' or 'bgr' (the model's channel order)")
+            raise FrameInputError(f"image_inputs['{name}']: to={to!r}: expected 'rgb' or 'bgr' "
+                                  f"(the model's channel order)")
         layout = options.get("layout")
         if layout not in (None, "NCHW", "NHWC"):
-            raise ValueError(f"image_inputs['{name}']: layout={layout!r}: expected 'NCHW' or 'NHWC'")
+            raise FrameInputError(f"image_inputs['{name}']: layout={layout!r}: expected 'NCHW' or 'NHWC'")
         try:
             rng = formula.canonical_range(options.get("range", "full"))
         except ValueError as e:
-            raise ValueError(f"image_inputs['{name}']: {e}") from None
+            raise FrameInputError(f"image_inputs['{name}']: {e}") from None
         out.append(ImageInput(name=str(name), format=fmt, to=to, mean=_floats(name, "mean", options.get("mean", 0.0)),
                               scale=_floats(name, "scale", options.get("scale", 1.0)), range=rng, layout=layout))
     return out
@@ -84,7 +87,8 @@ def parse(spec) -> List[ImageInput]:
 def _floats(name, key, value) -> Tuple[float, ...]:
     values = np.atleast_1d(np.asarray(value, dtype=np.float64)) if not isinstance(value, str) else None
     if values is None or values.ndim != 1 or values.size not in (1, 3) or not np.all(np.isfinite(values)):
-        raise ValueError(f"image_inputs['{name}']: {key}={value!r}: expected one number or three (one per channel)")
+        raise FrameInputError(f"image_inputs['{name}']: {key}={value!r}: expected one number or three "
+                              f"(one per channel)")
     return tuple(float(v) for v in values)
 
 
@@ -100,10 +104,9 @@ def frame_tensors(request: ImageInput, height: int, width: int) -> List[Tuple[st
     return [(n, (1, height, width, 3), request.format)]
 
 
-def prepend(proto: onnx.ModelProto, spec, input_shapes=None):
-    """(a new ModelProto with the frame inputs and their conversion, input_shapes without the replaced inputs,
-    {frame input name: accel_image_format name}). `proto` is not changed."""
-    requests = parse(spec)
+def prepend(proto: onnx.ModelProto, requests: Sequence[ImageInput], input_shapes=None):
+    """(a new ModelProto with the frame inputs and their conversion for `requests` (parse's), input_shapes without
+    the replaced inputs, {frame input name: accel_image_format name}). `proto` is not changed."""
     input_shapes = dict(input_shapes or {})
     if not requests:
         return proto, input_shapes, {}
@@ -119,13 +122,13 @@ def prepend(proto: onnx.ModelProto, spec, input_shapes=None):
         vi = by_name.get(r.name)
         if vi is None or r.name in initializers:
             names = ", ".join(f"'{x}'" for x in by_name if x not in initializers)
-            raise CompileError(f"image_inputs names '{r.name}', which is not an input of the model "
+            raise FrameInputError(f"image_inputs names '{r.name}', which is not an input of the model "
                                f"(its inputs: {names})")
         layout, channels, height, width = _model_input(vi, r, input_shapes.pop(r.name, None))
         frames = frame_tensors(r, height, width)
         for fname, _, _ in frames:
             if fname != r.name and fname in taken:
-                raise CompileError(f"image_inputs['{r.name}']: the frame input '{fname}' it makes is already a "
+                raise FrameInputError(f"image_inputs['{r.name}']: the frame input '{fname}' it makes is already a "
                                    f"tensor of the model")
         build = _Builder(r.name, taken)
         new_nodes += build.conversion(r, frames, layout, channels, height, width)
@@ -150,7 +153,7 @@ def _rename_reads(g: onnx.GraphProto, old: str, new: str) -> None:
                 node.input[i] = new
     for out in g.output:
         if out.name == old:
-            raise CompileError(f"image_inputs['{old}']: the input is also an output of the model; a frame input "
+            raise FrameInputError(f"image_inputs['{old}']: the input is also an output of the model; a frame input "
                                f"cannot be")
 
 
@@ -158,30 +161,31 @@ def _model_input(vi, r: ImageInput, given) -> Tuple[str, int, int, int]:
     """(layout, channels, height, width) of the float input `vi` that the frame replaces."""
     t = vi.type.tensor_type
     if t.elem_type != TensorProto.FLOAT:
-        raise CompileError(f"image_inputs['{r.name}']: the input is {TensorProto.DataType.Name(t.elem_type).lower()}; "
-                           f"a frame can replace a float32 input only")
+        dtype = TensorProto.DataType.Name(t.elem_type).lower()
+        raise FrameInputError(f"image_inputs['{r.name}']: the input is {dtype}; a frame can replace a float32 input "
+                              f"only")
     if given is not None:
         dims: List[Optional[int]] = [int(d) for d in given]
     else:
         dims = [d.dim_value if d.HasField("dim_value") else None for d in t.shape.dim]
     if len(dims) != 4 or any(d is None for d in dims):
-        raise CompileError(f"image_inputs['{r.name}']: the input's shape {_shape_text(dims)} is not a static 4-D "
+        raise FrameInputError(f"image_inputs['{r.name}']: the input's shape {_shape_text(dims)} is not a static 4-D "
                            f"image shape (give input_shapes for it)")
     channels_wanted = 1 if r.format == "y" else 3
     layout = r.layout or ("NHWC" if dims[1] not in (1, 3) and dims[3] in (1, 3) else "NCHW")
     n, c, h, w = (dims[0], dims[1], dims[2], dims[3]) if layout == "NCHW" else (dims[0], dims[3], dims[1], dims[2])
     assert n is not None and c is not None and h is not None and w is not None
     if n != 1:
-        raise CompileError(f"image_inputs['{r.name}']: batch {n}; a frame input has batch 1")
+        raise FrameInputError(f"image_inputs['{r.name}']: batch {n}; a frame input has batch 1")
     if c != channels_wanted:
-        raise CompileError(f"image_inputs['{r.name}']: the input has {c} channels ({layout} {_shape_text(dims)}); a "
+        raise FrameInputError(f"image_inputs['{r.name}']: the input has {c} channels ({layout} {_shape_text(dims)}); a "
                            f"{r.format} frame gives {channels_wanted}")
     if r.format.startswith("nv12") and (h % 2 or w % 2):
-        raise CompileError(f"image_inputs['{r.name}']: NV12 needs an even height and width (4:2:0 chroma), "
+        raise FrameInputError(f"image_inputs['{r.name}']: NV12 needs an even height and width (4:2:0 chroma), "
                            f"not {h}x{w}")
     for key, values in (("mean", r.mean), ("scale", r.scale)):
         if len(values) not in (1, c):
-            raise CompileError(f"image_inputs['{r.name}']: {key} has {len(values)} values for {c} channel(s)")
+            raise FrameInputError(f"image_inputs['{r.name}']: {key} has {len(values)} values for {c} channel(s)")
     return layout, c, h, w
 
 

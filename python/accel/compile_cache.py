@@ -373,17 +373,13 @@ def compile_onnx(onnx_bytes: bytes, input_shapes: Optional[Mapping[str, Tuple[in
 
     shapes = {k: tuple(v) for k, v in input_shapes.items()} if input_shapes else None
     try:
-        compiler.frame_inputs.parse(image_inputs)
-    except ValueError as e:  # the request itself, before any work
-        raise InvalidArgumentError(str(e)) from None
-    try:
         data = compiler.compile_model(path if path is not None else onnx_bytes, shapes, int8,
                                       extra_outputs=extra_outputs, image_inputs=image_inputs)
     except compiler.CompileError as e:
         text = str(e)
         # A bad or missing input shape, an extra output the model has not, an image input it cannot take: the
         # caller's to fix.
-        if "input_shapes" in text or "image_inputs" in text or isinstance(e, compiler.ExtraOutputError):
+        if "input_shapes" in text or isinstance(e, (compiler.ExtraOutputError, compiler.FrameInputError)):
             raise InvalidArgumentError(f"cannot compile {what}: {text}") from e
         if isinstance(e, compiler.UnsupportedOpsError) or text.startswith("unsupported") or "does not support" in text:
             raise UnsupportedError(f"cannot compile {what} for the emulator: {text}") from e
