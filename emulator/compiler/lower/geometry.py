@@ -114,12 +114,17 @@ def transpose_out_size(node, size, k, s, d, pb, pe, op):
     return out
 
 
-def resize_from_scales(in_shape, scales):
+def resize_from_scales(node, in_shape, scales):
     """(output shape, float32 scales) of Resize/Upsample given scales, as onnxruntime computes them:
-    out = floor(scale * in) in float32."""
+    out = floor(scale * in) in float32. A size float32 cannot hold (inf, NaN) is a CompileError naming the node."""
     f32 = np.float32
     scales = [f32(s) for s in scales]
-    return [int(np.floor(s * f32(d))) for s, d in zip(scales, in_shape)], scales
+    with np.errstate(over="ignore", invalid="ignore"):
+        sizes = [np.floor(s * f32(d)) for s, d in zip(scales, in_shape)]
+    if not all(np.isfinite(sizes)):
+        raise CompileError(f"{node.label}: scales {[float(s) for s in scales]} of input shape {tuple(in_shape)} give "
+                           f"output sizes float32 cannot hold ({[float(v) for v in sizes]})")
+    return [int(v) for v in sizes], scales
 
 
 def resize_from_sizes(in_shape, sizes, axes, policy):

@@ -93,7 +93,7 @@ def lower_resize(ctx, node):
         scales = ctx.const_input(node, 1, "scales")
         if scales is None:
             raise CompileError(f"{node.label}: input scales is required")
-        out, scales = resize_from_scales(x.shape, _values(node, scales, "scales", rank))
+        out, scales = resize_from_scales(node, x.shape, _values(node, scales, "scales", rank))
         rounding = _simple_rounding(node, scales[-2:]) if mode == _MODES["nearest"] else 0
         _emit_resize(ctx, node, x, out, scales, mode, _ASYMMETRIC, rounding)
         return
@@ -126,7 +126,7 @@ def lower_resize(ctx, node):
             full[a] = s
         if any(not s > 0 for s in full):
             raise CompileError(f"{node.label}: scales {scales} must be > 0")
-        out, full = resize_from_scales(x.shape, full)
+        out, full = resize_from_scales(node, x.shape, full)
     else:
         full = list(x.shape)
         for a, s in zip(axes, sizes):
@@ -157,7 +157,7 @@ def lower_upsample(ctx, node):
     scales = _values(node, scales, "scales", rank)
     if any(not s >= 1 for s in scales):
         raise CompileError(f"{node.label}: scales {scales} must be >= 1")
-    out, scales = resize_from_scales(x.shape, scales)
+    out, scales = resize_from_scales(node, x.shape, scales)
     _emit_resize(ctx, node, x, out, scales, mode, _ASYMMETRIC, _FLOOR)
 
 
