@@ -60,12 +60,17 @@ def window_size(value: Any, info: DeviceInfo, what: str) -> int:
 def at_item(where: str, index: int, error: BaseException) -> BaseException:
     """``error`` again, as the same class, with its message prefixed by ``"<where>: item <index>: "``
     (the error itself if its class cannot be remade from a message)."""
-    prefix = f"{where}: item {index}: "
+    return prefixed(error, f"{where}: item {index}: ")
+
+
+def prefixed(error: BaseException, prefix: str, message: Optional[str] = None) -> BaseException:
+    """``error`` again, as the same class, its message ``prefix + message`` (default its own message); the error
+    itself if its class cannot be remade from a message."""
     try:
         if isinstance(error, AccelError):
-            return type(error)(prefix + error.message, error.status)
+            return type(error)(prefix + (error.message if message is None else message), error.status)
         if type(error).__module__ == "builtins" and len(error.args) <= 1:  # TypeError, ValueError ...
-            return type(error)(prefix + str(error))
+            return type(error)(prefix + (str(error) if message is None else message))
     except Exception:  # an exception class with a constructor of its own: keep the error as it is
         pass
     return error
