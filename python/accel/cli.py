@@ -18,7 +18,7 @@ __all__ = ["SUBCOMMANDS", "UsageError", "build_parser", "main"]
 #: Subcommand name -> the module (in this package) that registers it.
 SUBCOMMANDS = {"info": "commands.info", "compile": "commands.compile", "run": "commands.run",
                "bench": "commands.bench", "demo": "commands.demo", "selftest": "selftest",
-               "cache": "commands.cache", "compare": "commands.compare"}
+               "cache": "commands.cache", "compare": "commands.compare", "batch": "commands.batch"}
 
 
 class UsageError(Exception):

@@ -10,7 +10,7 @@ from typing import Any, Dict, Mapping, Optional, Sequence, Tuple, Union
 from .predictor import ModelSource, Predictor
 from .rows import Columns
 
-__all__ = ["map_model", "import_ray", "DEFAULT_BATCH_SIZE"]
+__all__ = ["map_model", "map_predictor", "actors_that_fit", "import_ray", "DEFAULT_BATCH_SIZE"]
 
 #: Rows per Ray batch unless ``batch_size`` says otherwise: enough runs per call to keep jobs in flight.
 DEFAULT_BATCH_SIZE = 64
@@ -49,27 +49,37 @@ def map_model(ds: Any, model: ModelSource, *, device: str = "emu",
 
     ValueError when the cluster has no CPU or board to give the actors (naming the resource and how to declare it).
     """
+    kwargs: Dict[str, Any] = dict(model=model, device=device, inputs=inputs, outputs=outputs,
+                                  input_shapes=input_shapes, image_inputs=image_inputs, int8=int8,
+                                  id_column=id_column, max_inflight=max_inflight)
+    return map_predictor(ds, Predictor, kwargs, device=device, concurrency=concurrency, batch_size=batch_size,
+                         num_cpus=num_cpus, resources=resources, **map_batches_args)
+
+
+def map_predictor(ds: Any, predictor: type, kwargs: Mapping[str, Any], *, device: str,
+                  concurrency: Union[int, Tuple[int, int], None] = None, batch_size: Optional[int] = None,
+                  num_cpus: Optional[float] = None, resources: Optional[Mapping[str, float]] = None,
+                  **map_batches_args: Any) -> Any:
+    """``ds.map_batches`` of the Predictor class ``predictor`` built with ``kwargs``, in a pool sized for ``device``
+    as :func:`map_model` sizes it."""
     ray = import_ray()
     scheme = device.partition(":")[0] if isinstance(device, str) else ""
     cpus = 1.0 if num_cpus is None else float(num_cpus)
     if resources is None and scheme != "emu":
         resources = {scheme: 1}
     if concurrency is None:
-        most = _actors_that_fit(ray, cpus, resources)
+        most = actors_that_fit(ray, cpus, resources)
         concurrency = (1, most) if scheme == "emu" and most > 1 else most
     compute = (ray.data.ActorPoolStrategy(min_size=concurrency[0], max_size=concurrency[1])
                if isinstance(concurrency, tuple) else ray.data.ActorPoolStrategy(size=concurrency))
-    kwargs: Dict[str, Any] = dict(model=model, device=device, inputs=inputs, outputs=outputs,
-                                  input_shapes=input_shapes, image_inputs=image_inputs, int8=int8,
-                                  id_column=id_column, max_inflight=max_inflight)
     if resources:
         map_batches_args["resources"] = dict(resources)
-    return ds.map_batches(Predictor, fn_constructor_kwargs=kwargs, compute=compute, num_cpus=cpus,
+    return ds.map_batches(predictor, fn_constructor_kwargs=dict(kwargs), compute=compute, num_cpus=cpus,
                           batch_size=DEFAULT_BATCH_SIZE if batch_size is None else batch_size,
                           batch_format="numpy", **map_batches_args)
 
 
-def _actors_that_fit(ray: Any, cpus: float, resources: Optional[Mapping[str, float]]) -> int:
+def actors_that_fit(ray: Any, cpus: float, resources: Optional[Mapping[str, float]]) -> int:
     """Actors the cluster can hold at once: by its CPUs, and by each resource an actor needs."""
     if not ray.is_initialized():
         ray.init()

@@ -1,0 +1,251 @@
+"""``accel batch``: a model over a folder of pictures or ``.npy`` arrays on a Ray cluster (a local one by default),
+every row's outputs written to one Parquet file, in row order, with a progress bar. Needs ``pip install
+'accel[ray]'``; docs/ray.md."""
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, TextIO, Tuple
+
+import numpy as np
+
+from ..cli import UsageError
+from .common import (DEFAULT_DEVICE, add_device_option, add_image_input_option, add_input_shape_option, image_inputs,
+                     input_shapes, reports_failures, writable_path)
+from .run import split_input
+
+#: The image input a float input fed with pictures gets when --image-input names none: RGB scaled to [0, 1].
+DEFAULT_PICTURES = {"format": "rgb", "to": "rgb", "scale": [1 / 255]}
+
+
+def register(subparsers: Any) -> argparse.ArgumentParser:
+    """Adds ``batch`` to the ``accel`` command's subparsers (see accel.cli)."""
+    p: argparse.ArgumentParser = subparsers.add_parser(
+        "batch", help="run a model over a folder of pictures or .npy arrays on Ray; outputs to Parquet",
+        description="Runs a model over every row of its inputs on a Ray cluster (a local one started in this "
+                    "process unless --address names one), in a pool of actors each holding the model, and writes "
+                    "each row's outputs to one Parquet file, in row order: the column index (the row), path (for "
+                    "pictures), then one column per output. Rows: a .npy array's first axis, or a folder's "
+                    "pictures (any depth, sorted by path), each read with Pillow, resized (bilinear) to the "
+                    "input's frame size and converted to its frame format. A float input of an ONNX model fed "
+                    "pictures without --image-input takes them as RGB scaled to [0, 1] (rgb,scale=1/255). The "
+                    "files must be at the same path on every node. Needs pip install 'accel[ray]'. Exit code: 0 "
+                    "ok, 1 failure (a bad row, a model that cannot load), 2 usage error.")
+    p.add_argument("model", metavar="MODEL", help="the model: .onnx (emulator) or compiled (.accm, .bin, .hbm, ...)")
+    p.add_argument("--input", action="append", default=[], required=True, metavar="[NAME=]DIR|FILE.npy",
+                   help="an input's rows: a .npy array (rows along its first axis) or a folder of pictures; unnamed "
+                        "ones feed the model's inputs in order (repeatable)")
+    p.add_argument("--output", required=True, metavar="OUT.parquet", help="the Parquet file to write")
+    p.add_argument("--address", metavar="ADDRESS",
+                   help="the Ray cluster to join (as ray.init takes it: auto, HOST:6379, ray://HOST:10001); default: "
+                        "a local Ray with this machine's CPUs, stopped at the end")
+    p.add_argument("--workers", type=int, metavar="N",
+                   help="actors holding the model (default: one per CPU of the cluster on the emulator, one per "
+                        "board of the device's kind otherwise)")
+    p.add_argument("--batch-size", type=int, default=64, metavar="N", help="rows per actor call (default 64)")
+    p.add_argument("--int8", choices=["ort", "dpu", "bpu"], help="the emulator's integer rules for a quantized model")
+    p.add_argument("--no-progress", action="store_true", help="print no progress bar")
+    add_device_option(p)
+    add_input_shape_option(p)
+    add_image_input_option(p)
+    p.set_defaults(handler=command)
+    return p
+
+
+def sources(values: Sequence[str]) -> Tuple[List[Tuple[Optional[str], Any]], int, Dict[str, List[str]]]:
+    """``([(input name or None, source)], rows, {path column: relative paths})`` from the ``--input`` values;
+    UsageError for a missing file, an empty folder, or inputs of different row counts."""
+    from ..ray.files import ArrayRows, PictureRows, picture_files
+
+    given: List[Tuple[Optional[str], Any]] = []
+    paths: Dict[str, List[str]] = {}
+    counts = []
+    for value in values:
+        name, text = split_input(value)
+        where = Path(text)
+        if where.is_dir():
+            files = picture_files(where)
+            if not files:
+                raise UsageError(f"--input {value!r}: no pictures in that folder")
+            source: Any = PictureRows([str(f.resolve()) for f in files])
+            paths[name or str(len(given))] = [f.relative_to(where).as_posix() for f in files]
+        elif where.is_file():
+            source = ArrayRows(where.resolve())
+            try:
+                if source.array().ndim == 0:
+                    raise UsageError(f"--input {value!r}: a scalar, not rows")
+            except ValueError as e:
+                raise UsageError(f"--input {value!r}: not a NumPy .npy array ({e})") from None
+        else:
+            raise UsageError(f"--input {value!r}: no such file or folder")
+        given.append((name, source))
+        counts.append((value, len(source)))
+    if len({c for _, c in counts}) > 1:
+        raise UsageError("the inputs differ in rows: " + ", ".join(f"{v} {c}" for v, c in counts))
+    if counts[0][1] == 0:
+        raise UsageError(f"--input {counts[0][0]!r}: no rows")
+    # One folder of pictures: its column is "path"; several: "<input>_path" ("<position>_path" if unnamed).
+    named = {("path" if len(paths) == 1 else f"{k}_path"): v for k, v in paths.items()}
+    return given, counts[0][1], named
+
+
+def pictures_default(model: Any, given: Sequence[Tuple[Optional[str], Any]],
+                     images: Optional[Dict[str, Dict[str, Any]]]) -> Dict[str, Dict[str, Any]]:
+    """``images`` with :data:`DEFAULT_PICTURES` added for each float input (of ``model``, an ONNX model loaded as
+    is) fed pictures that ``images`` leaves out."""
+    from ..ray.files import PictureRows, assign
+
+    chosen = dict(images or {})
+    for names, source, info in assign(list(model.inputs), given):
+        if isinstance(source, PictureRows) and info.image is None and info.name not in chosen:
+            chosen[info.name] = dict(DEFAULT_PICTURES)
+            print(f"accel batch: pictures feed input {info.name!r} as RGB scaled to [0, 1] (--image-input "
+                  f"{info.name}=rgb,scale={1 / 255:.8g}); give --image-input to choose", file=sys.stderr)
+    return chosen
+
+
+class Progress:
+    """A progress bar on ``stream``: redrawn in place on a terminal, else a line at each tenth of the rows."""
+
+    def __init__(self, total: int, stream: TextIO, enabled: bool = True) -> None:
+        self.total, self.stream, self.enabled = total, stream, enabled
+        self.start = time.perf_counter()
+        self.tty = enabled and stream.isatty()
+        self._shown = -1.0
+
+    def update(self, done: int) -> None:
+        if not self.enabled:
+            return
+        elapsed = time.perf_counter() - self.start
+        if self.tty:
+            if elapsed - self._shown < 0.1 and done < self.total:
+                return
+            self._shown = elapsed
+            self.stream.write("\r" + self.line(done, elapsed))
+            self.stream.flush()
+        elif math.floor(10 * done / self.total) > math.floor(10 * max(self._shown, 0) / self.total) or done == self.total:
+            self._shown = float(done)
+            print(self.line(done, elapsed), file=self.stream, flush=True)
+
+    def line(self, done: int, elapsed: float) -> str:
+        width = 30
+        filled = width * done // self.total
+        rate = done / elapsed if elapsed > 0 else 0.0
+        left = f", {(self.total - done) / rate:.0f} s left" if 0 < rate and done < self.total else ""
+        return (f"[{'#' * filled}{'.' * (width - filled)}] {done}/{self.total} rows ({100 * done // self.total}%), "
+                f"{rate:.1f} rows/s{left}")
+
+    def finish(self) -> None:
+        if self.tty:
+            self.stream.write("\n")
+
+
+def ray_failure(e: BaseException) -> Optional[str]:
+    """The message of the error an actor raised, from Ray's wrapping of it (None if ``e`` is not Ray's)."""
+    if type(e).__module__.split(".")[0] != "ray":
+        return None
+    cause: Optional[BaseException] = e
+    while cause is not None:
+        inner = getattr(cause, "cause", None) or cause.__cause__
+        if inner is None or inner is cause:
+            break
+        cause = inner
+    text = str(cause if cause is not None else e).strip()
+    return text.splitlines()[-1] if text else type(e).__name__
+
+
+@reports_failures("batch")
+def command(args: argparse.Namespace) -> int:
+    """``accel batch``: returns the exit code."""
+    model_path = Path(args.model)
+    if not model_path.is_file():
+        raise UsageError(f"MODEL {args.model!r}: no such file")
+    out_path = writable_path("--output", args.output)
+    if args.workers is not None and args.workers < 1:
+        raise UsageError(f"--workers {args.workers}: must be at least 1")
+    if args.batch_size < 1:
+        raise UsageError(f"--batch-size {args.batch_size}: must be at least 1")
+    given, rows, paths = sources(args.input)
+    shapes, images = input_shapes(args.input_shape), image_inputs(args.image_input)
+    onnx_model = model_path.name.lower().endswith(".onnx")
+    for option, value in (("--input-shape", shapes), ("--image-input", images)):
+        if value and not onnx_model:
+            raise UsageError(f"{option} applies to ONNX models only; {str(model_path)!r} is already compiled")
+    model_bytes = model_path.read_bytes()  # shipped to the actors: no node but this one needs the file
+    options = dict(device=args.device, input_shapes=shapes, int8=args.int8)
+    images = check_here(model_bytes, onnx_model, given, options, images)
+
+    from ..ray.files import INDEX, FilePredictor
+    from ..ray.parquet import ParquetRows
+    from ..ray.pipeline import import_ray, map_predictor
+
+    ray = import_ray()
+    started = not ray.is_initialized()
+    if started:
+        ray.init(address=args.address, include_dashboard=False, configure_logging=False,
+                 **({} if args.address else {"num_cpus": os.cpu_count() or 1}))
+    partial = out_path.with_name(out_path.name + ".partial")
+    try:
+        context = ray.data.DataContext.get_current()
+        context.enable_progress_bars = False
+        context.execution_options.preserve_order = True
+        blocks = [np.arange(s, min(s + args.batch_size, rows), dtype=np.int64) for s in range(0, rows, args.batch_size)]
+        ds = ray.data.from_numpy(blocks).rename_columns({"data": INDEX})
+        kwargs = dict(model=model_bytes, sources=given, image_inputs=images, **options)
+        out = map_predictor(ds, FilePredictor, kwargs, device=args.device, concurrency=args.workers,
+                            batch_size=args.batch_size)
+        progress = Progress(rows, sys.stderr, not args.no_progress)
+        metadata = {"accel.model": model_path.name, "accel.device": args.device}
+        with ParquetRows(partial, metadata) as writer:
+            for batch in out.iter_batches(batch_size=None, batch_format="numpy"):
+                index = batch.pop(INDEX)
+                columns = {INDEX: index, **{c: np.array(names, dtype=object)[index] for c, names in paths.items()}}
+                writer.write({**columns, **batch})
+                progress.update(writer.rows)
+        progress.finish()
+        os.replace(partial, out_path)
+    except Exception as e:
+        message = ray_failure(e)
+        if message is None:
+            raise
+        print(f"accel batch: error: {message}", file=sys.stderr)
+        return 1
+    finally:
+        if partial.exists():
+            partial.unlink()
+        if started:
+            ray.shutdown()
+    seconds = time.perf_counter() - progress.start
+    print(f"{rows} rows of {model_path.name} on {args.device} in {seconds:.1f} s ({rows / seconds:.1f} rows/s): "
+          f"outputs written to {out_path}")
+    return 0
+
+
+def check_here(model: bytes, onnx_model: bool, given: Sequence[Tuple[Optional[str], Any]], options: Dict[str, Any],
+               images: Optional[Dict[str, Dict[str, Any]]]) -> Optional[Dict[str, Dict[str, Any]]]:
+    """Before starting Ray, when the device opens on this machine: the model loaded and its first row run here, so
+    a model, input or row the actors would refuse fails now, with the message alone; pictures for a float input
+    get :data:`DEFAULT_PICTURES`. Returns the image inputs to load with."""
+    import accel
+
+    from ..errors import NotFoundError
+    from ..ray.files import INDEX, FilePredictor
+
+    try:
+        device = accel.open(options["device"] if options["device"] != DEFAULT_DEVICE else "emu:cores=1")
+    except NotFoundError:
+        return images  # a board this machine does not have: the actors check on theirs
+    with device:
+        if onnx_model:
+            plain = device.load(model, input_shapes=options["input_shapes"])
+            images = pictures_default(plain, given, images) or None
+    predictor = FilePredictor(model, given, image_inputs=images, **options)
+    try:
+        predictor({INDEX: np.zeros(1, np.int64)})
+    finally:
+        predictor.close()
+    return images
