@@ -175,15 +175,18 @@ def command(args: argparse.Namespace) -> int:
     for option, value in (("--input-shape", shapes), ("--image-input", images)):
         if value and not onnx_model:
             raise UsageError(f"{option} applies to ONNX models only; {str(model_path)!r} is already compiled")
-    model_bytes = model_path.read_bytes()  # shipped to the actors: no node but this one needs the file
-    options = dict(device=args.device, input_shapes=shapes, int8=args.int8)
-    images = check_here(model_bytes, onnx_model, given, options, images)
-
     from ..ray.files import INDEX, FilePredictor
     from ..ray.parquet import ParquetRows
     from ..ray.pipeline import import_ray, map_predictor
 
-    ray = import_ray()
+    try:
+        ray = import_ray()
+    except ImportError as e:
+        print(f"accel batch: error: {e}", file=sys.stderr)
+        return 1
+    model_bytes = model_path.read_bytes()  # shipped to the actors: no node but this one needs the file
+    options = dict(device=args.device, input_shapes=shapes, int8=args.int8)
+    images = check_here(model_bytes, onnx_model, given, options, images)
     started = not ray.is_initialized()
     if started:
         ray.init(address=args.address, include_dashboard=False, configure_logging=False,

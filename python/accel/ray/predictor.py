@@ -21,9 +21,9 @@ def assigned_cpus() -> Optional[float]:
     """The CPUs Ray gave this process (an actor's ``num_cpus``), or None outside a Ray worker."""
     import sys
 
-    if "ray" not in sys.modules:  # never import Ray only to ask: a process Ray started has it imported
+    ray = sys.modules.get("ray")
+    if ray is None:  # never import Ray only to ask: a process Ray started has it imported
         return None
-    import ray
 
     try:
         if not ray.is_initialized():
