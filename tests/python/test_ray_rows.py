@@ -180,11 +180,11 @@ def test_a_bad_row_is_named_by_its_index_and_id():
         ragged[i] = good[i]
     ragged[2] = good[2][:, :10]
     paths = np.array(["a.png", "b.png", "c.png", "d.png"])
-    with pytest.raises(ValueError, match=r"^row 2 of the batch \(path='c.png'\): column 'image' holds "
+    with pytest.raises(ValueError, match=r"^row path='c.png' \(row 2 of its batch\): column 'image' holds "
                                          r"float32\[3, 10, 64\]; input 'image' takes float32 rows of \[3, 64, 64\]"):
         p({"image": ragged, "path": paths})
     ragged[2] = None
-    with pytest.raises(ValueError, match=r"^row 2 of the batch \(path='c.png'\): column 'image' holds None"):
+    with pytest.raises(ValueError, match=r"^row path='c.png' \(row 2 of its batch\): column 'image' holds None"):
         p({"image": ragged, "path": paths})
     ragged[2] = good[2]
     assert np.array_equal(p({"image": ragged, "path": paths})["probabilities"], p({"image": good})["probabilities"])

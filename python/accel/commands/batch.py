@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -144,18 +145,18 @@ class Progress:
             self.stream.write("\n")
 
 
+#: A line of a traceback that gives an exception's class and message.
+_RAISED = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception)): (.+)$")
+
+
 def ray_failure(e: BaseException) -> Optional[str]:
-    """The message of the error an actor raised, from Ray's wrapping of it (None if ``e`` is not Ray's)."""
+    """The message of the error an actor raised, from Ray's wrapping of it (which holds the actor's traceback as
+    text, the error's own line before Ray's): None if ``e`` is not Ray's."""
     if type(e).__module__.split(".")[0] != "ray":
         return None
-    cause: Optional[BaseException] = e
-    while cause is not None:
-        inner = getattr(cause, "cause", None) or cause.__cause__
-        if inner is None or inner is cause:
-            break
-        cause = inner
-    text = str(cause if cause is not None else e).strip()
-    return text.splitlines()[-1] if text else type(e).__name__
+    raised = [m.group(2) for m in map(_RAISED.match, str(e).splitlines())
+              if m is not None and not m.group(1).startswith("ray.")]
+    return raised[-1] if raised else str(e).strip().splitlines()[-1]
 
 
 @reports_failures("batch")
@@ -198,7 +199,7 @@ def command(args: argparse.Namespace) -> int:
         context.execution_options.preserve_order = True
         blocks = [np.arange(s, min(s + args.batch_size, rows), dtype=np.int64) for s in range(0, rows, args.batch_size)]
         ds = ray.data.from_numpy(blocks).rename_columns({"data": INDEX})
-        kwargs = dict(model=model_bytes, sources=given, image_inputs=images, **options)
+        kwargs = dict(model=model_bytes, sources=given, image_inputs=images, id_column=INDEX, **options)
         out = map_predictor(ds, FilePredictor, kwargs, device=args.device, concurrency=args.workers,
                             batch_size=args.batch_size)
         progress = Progress(rows, sys.stderr, not args.no_progress)

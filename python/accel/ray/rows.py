@@ -29,12 +29,12 @@ def _squeezed(shape: Sequence[int]) -> Shape:
 
 
 def describe_row(batch: Mapping[str, Any], index: int, id_column: Optional[str]) -> str:
-    """``row 3 of the batch`` and, when the batch has ``id_column``, `` (path='a.jpg')``."""
-    text = f"row {index} of the batch"
-    if id_column is not None and id_column in batch:
-        value = batch[id_column][index]
-        text += f" ({id_column}={value.item() if isinstance(value, np.generic) else value!r})"
-    return text
+    """``row 3 of the batch``, or with an id column ``row path='a.jpg' (row 3 of its batch)``: Ray Data gives a batch
+    no global row numbers, so an id column (``accel batch``'s ``index``) is how a row is found again."""
+    if id_column is None or id_column not in batch:
+        return f"row {index} of the batch"
+    value = batch[id_column][index]
+    return f"row {id_column}={value.item() if isinstance(value, np.generic) else value!r} (row {index} of its batch)"
 
 
 class Split(NamedTuple):
