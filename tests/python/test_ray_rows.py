@@ -161,7 +161,8 @@ def test_an_empty_batch_gives_empty_columns(cnn):
 @pytest.mark.parametrize("batch, words", [
     ({"pixels": np.zeros((2, 3, 64, 64), np.float32)},
      r"input 'image' reads column 'image', which the batch does not have \(its columns: pixels\)"),
-    ({"image": np.zeros((2, 3, 64, 64))}, r"column 'image' is float64; input 'image' takes float32 \(accel never casts"),
+    ({"image": np.zeros((2, 3, 64, 64))},
+     r"column 'image' is float64; input 'image' takes float32 \(accel never casts"),
     ({"image": np.zeros((2, 3, 32, 32), np.float32)}, r"column 'image' has rows of shape \[3, 32, 32\]"),
     ({"image": np.zeros((2, 3, 64, 64), np.float32), "probabilities": np.zeros(2)},
      r"output column 'probabilities' is already a column of the batch"),

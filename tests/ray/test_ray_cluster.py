@@ -183,8 +183,8 @@ def test_accel_batch_on_pictures(capsys, tmp_path):
     from accel.image import read_image, to_frame
 
     write_pictures(tmp_path / "pics", 12)
-    code, out, err = accel_batch(capsys, "batch", TINY_CNN, "--input", tmp_path / "pics", "--output",
-                                 tmp_path / "out.parquet", "--image-input", "image=bgr,to=rgb,scale=0.5")
+    code, _, err = accel_batch(capsys, "batch", TINY_CNN, "--input", tmp_path / "pics", "--output",
+                               tmp_path / "out.parquet", "--image-input", "image=bgr,to=rgb,scale=0.5")
     assert code == 0, err
     got = read_columns(tmp_path / "out.parquet")
     assert list(got) == ["index", "path", "probabilities"]

@@ -4,7 +4,6 @@ every row's outputs written to one Parquet file, in row order, with a progress b
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import re
 import sys
@@ -101,7 +100,7 @@ def pictures_default(model: Any, given: Sequence[Tuple[Optional[str], Any]],
     from ..ray.files import PictureRows, assign
 
     chosen = dict(images or {})
-    for names, source, info in assign(list(model.inputs), given):
+    for _, source, info in assign(list(model.inputs), given):
         if isinstance(source, PictureRows) and info.image is None and info.name not in chosen:
             chosen[info.name] = dict(DEFAULT_PICTURES)
             print(f"accel batch: pictures feed input {info.name!r} as RGB scaled to [0, 1] (--image-input "
@@ -128,7 +127,7 @@ class Progress:
             self._shown = elapsed
             self.stream.write("\r" + self.line(done, elapsed))
             self.stream.flush()
-        elif math.floor(10 * done / self.total) > math.floor(10 * max(self._shown, 0) / self.total) or done == self.total:
+        elif 10 * done // self.total > 10 * int(max(self._shown, 0)) // self.total or done == self.total:
             self._shown = float(done)
             print(self.line(done, elapsed), file=self.stream, flush=True)
 
@@ -136,7 +135,7 @@ class Progress:
         width = 30
         filled = width * done // self.total
         rate = done / elapsed if elapsed > 0 else 0.0
-        left = f", {(self.total - done) / rate:.0f} s left" if 0 < rate and done < self.total else ""
+        left = f", {(self.total - done) / rate:.0f} s left" if rate > 0 and done < self.total else ""
         return (f"[{'#' * filled}{'.' * (width - filled)}] {done}/{self.total} rows ({100 * done // self.total}%), "
                 f"{rate:.1f} rows/s{left}")
 

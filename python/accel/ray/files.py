@@ -29,7 +29,7 @@ INDEX = "index"
 class ArrayRows:
     """The rows of a ``.npy`` array (its first axis), mapped read-only when first asked for."""
 
-    def __init__(self, path: Union[str, "os.PathLike[str]"]) -> None:
+    def __init__(self, path: Union[str, os.PathLike[str]]) -> None:
         self.path = os.fspath(path)
         self._array: Optional[np.ndarray] = None
 
@@ -51,7 +51,7 @@ class ArrayRows:
 class PictureRows:
     """Picture files, a row each: decoded into the frame of the image input they feed."""
 
-    def __init__(self, paths: Sequence[Union[str, "os.PathLike[str]"]]) -> None:
+    def __init__(self, paths: Sequence[Union[str, os.PathLike[str]]]) -> None:
         self.paths = [os.fspath(p) for p in paths]
 
     def __len__(self) -> int:
@@ -132,7 +132,7 @@ def assign(infos: Sequence[Any], sources: Given) -> List[Tuple[List[str], Source
     return [([n] + ([plane_pairs[n]] if n in plane_pairs else []), s, by_name[n]) for n, s in chosen.items()]
 
 
-def picture_files(folder: Union[str, "os.PathLike[str]"]) -> List[Path]:
+def picture_files(folder: Union[str, os.PathLike[str]]) -> List[Path]:
     """The picture files under ``folder`` (any depth), sorted by their path relative to it."""
     from ..image import IMAGE_SUFFIXES
 

@@ -24,7 +24,7 @@ class ParquetRows:
     """A Parquet file written a batch of rows at a time (a row group each): ``write({column: array})``, then
     ``close()`` (or use it as a context manager). Every batch has the same columns, dtypes and row shapes."""
 
-    def __init__(self, path: Union[str, "os.PathLike[str]"], metadata: Optional[Mapping[str, str]] = None) -> None:
+    def __init__(self, path: Union[str, os.PathLike[str]], metadata: Optional[Mapping[str, str]] = None) -> None:
         self.path = os.fspath(path)
         self.metadata = dict(metadata or {})
         self.rows = 0
@@ -46,14 +46,14 @@ class ParquetRows:
             self._writer.close()
             self._writer = None
 
-    def __enter__(self) -> "ParquetRows":
+    def __enter__(self) -> ParquetRows:
         return self
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
 
 
-def read_columns(path: Union[str, "os.PathLike[str]"]) -> Dict[str, np.ndarray]:
+def read_columns(path: Union[str, os.PathLike[str]]) -> Dict[str, np.ndarray]:
     """A Parquet file ``ParquetRows`` wrote (or any with tensor and scalar columns) as ``{column: array}``, a
     tensor column as one array ``(rows, *shape)``."""
     import pyarrow as pa

@@ -20,7 +20,7 @@ def import_ray() -> Any:
     """The ``ray`` module; ImportError saying what to install without it."""
     try:
         import ray
-        import ray.data  # noqa: F401  (Ray without its data extra has no Dataset)
+        import ray.data
     except ImportError as e:
         raise ImportError(f"accel.ray needs Ray Data: pip install 'accel[ray]' ({e})") from None
     return ray

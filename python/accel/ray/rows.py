@@ -143,9 +143,9 @@ class RowPlan:
             raise ValueError(f"input {i.name!r} reads column {i.column!r}, which the batch does not have (its columns: "
                              f"{', '.join(map(str, batch)) or 'none'}); map inputs to columns with inputs={{input: "
                              f"column}}")
-        column = batch[i.column]
-        if not isinstance(column, np.ndarray):
-            column = np.asarray(column, dtype=object) if isinstance(column, (list, tuple)) else np.asarray(column)
+        given = batch[i.column]
+        column: np.ndarray = (given if isinstance(given, np.ndarray) else np.asarray(given, dtype=object)
+                              if isinstance(given, (list, tuple)) else np.asarray(given))
         if column.dtype == object:
             column = self._stack(batch, i, column, id_column)
         if column.ndim == 0:
@@ -160,7 +160,7 @@ class RowPlan:
 
     def _stack(self, batch: Mapping[str, Any], i: _Input, column: np.ndarray, id_column: Optional[str]) -> np.ndarray:
         """A column of objects (ragged rows, None) as one array, each row checked; ValueError at the first bad one."""
-        rows = []
+        rows: List[np.ndarray] = []
         for k, value in enumerate(column):
             row = None if value is None else np.asarray(value)
             if row is None or row.dtype != i.dtype or not self._row_fits(i, row.shape):
