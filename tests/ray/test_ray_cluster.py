@@ -90,8 +90,9 @@ def test_the_default_pool_leaves_cpus_to_steps_before_it():
 
 
 def map_workers():
-    """The pids of the Ray Data actors running a Predictor (their process titles say so)."""
-    found = []
+    """{pid: process title} of the Ray Data actors running a Predictor (their process titles say so, and what they
+    are doing: ``.submit`` while they run a batch)."""
+    found = {}
     for pid in os.listdir("/proc"):
         if pid.isdigit():
             try:
@@ -100,7 +101,7 @@ def map_workers():
             except OSError:
                 continue
             if title.startswith("ray::MapWorker(") and "Predictor" in title:
-                found.append(int(pid))
+                found[int(pid)] = title
     return found
 
 
@@ -113,7 +114,7 @@ def test_an_actor_killed_mid_run_is_restarted_and_every_row_comes_once():
         indices.extend(batch["index"].tolist())
         results.append(batch["probabilities"])
         if not first:
-            first = map_workers()
+            first = sorted(map_workers())
             assert len(first) == 2, first
             os.kill(first[0], signal.SIGKILL)
         else:
@@ -220,3 +221,30 @@ def test_accel_batch_joins_a_cluster_by_address_and_starts_its_own(tmp_path):
         got = read_columns(out)
         assert list(got["index"]) == list(range(24))
         assert differing(got["probabilities"], want) == 0
+
+
+def test_accel_batch_survives_an_actor_killed_mid_run(tmp_path):
+    # The actors get the model as bytes, in Ray's object store: a restarted actor must still find them.
+    n = 1600
+    x = images(n, seed=7)
+    np.save(tmp_path / "x.npy", x)
+    run = subprocess.Popen([sys.executable, "-m", "accel.cli", "batch", str(TINY_CNN), "--input", str(tmp_path / "x.npy"),
+                            "--output", str(tmp_path / "out.parquet"), "--workers", "2", "--batch-size", "16",
+                            "--address", ray.get_runtime_context().gcs_address],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    killed = None
+    deadline = time.monotonic() + 240
+    while run.poll() is None and killed is None and time.monotonic() < deadline:
+        busy = [pid for pid, title in map_workers().items() if "FilePredictor" in title and ".submit" in title]
+        if busy:
+            time.sleep(0.5)  # into the run
+            os.kill(busy[0], signal.SIGKILL)
+            killed = busy[0]
+        time.sleep(0.1)
+    output, _ = run.communicate(timeout=240)
+    assert killed is not None, "no actor was seen running"
+    assert run.returncode == 0, output[-3000:]
+    got = read_columns(tmp_path / "out.parquet")
+    print(f"killed actor pid {killed}; {len(got['index'])} rows written")
+    assert list(got["index"]) == list(range(n))
+    assert differing(got["probabilities"], local(x)["probabilities"]) == 0

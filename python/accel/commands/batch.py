@@ -4,6 +4,7 @@ every row's outputs written to one Parquet file, in row order, with a progress b
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import re
 import sys
@@ -179,6 +180,8 @@ def command(args: argparse.Namespace) -> int:
     from ..ray.parquet import ParquetRows
     from ..ray.pipeline import import_ray, map_predictor
 
+    # Our progress bar, not Ray Data's INFO lines about each run (the variable is read as Ray Data sets up its logs).
+    os.environ.setdefault("RAY_DATA_LOG_LEVEL", "WARNING")
     try:
         ray = import_ray()
     except ImportError as e:
@@ -189,8 +192,7 @@ def command(args: argparse.Namespace) -> int:
     images = check_here(model_bytes, onnx_model, given, options, images)
     started = not ray.is_initialized()
     if started:
-        ray.init(address=args.address, include_dashboard=False, configure_logging=False,
-                 **({} if args.address else {"num_cpus": os.cpu_count() or 1}))
+        ray.init(address=args.address, include_dashboard=False, logging_level=logging.WARNING)
     partial = out_path.with_name(out_path.name + ".partial")
     try:
         context = ray.data.DataContext.get_current()
@@ -203,10 +205,11 @@ def command(args: argparse.Namespace) -> int:
                             batch_size=args.batch_size)
         progress = Progress(rows, sys.stderr, not args.no_progress)
         metadata = {"accel.model": model_path.name, "accel.device": args.device}
+        named = {c: np.array(names, dtype=object) for c, names in paths.items()}
         with ParquetRows(partial, metadata) as writer:
             for batch in out.iter_batches(batch_size=None, batch_format="numpy"):
                 index = batch.pop(INDEX)
-                columns = {INDEX: index, **{c: np.array(names, dtype=object)[index] for c, names in paths.items()}}
+                columns = {INDEX: index, **{c: names[index] for c, names in named.items()}}
                 writer.write({**columns, **batch})
                 progress.update(writer.rows)
         progress.finish()

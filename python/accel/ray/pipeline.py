@@ -62,8 +62,10 @@ def map_predictor(ds: Any, predictor: type, kwargs: Mapping[str, Any], *, device
                   **map_batches_args: Any) -> Any:
     """``ds.map_batches`` of the Predictor class ``predictor`` built with ``kwargs``, in a pool sized for ``device``
     as :func:`map_model` sizes it."""
+    if not isinstance(device, str):
+        raise TypeError(f"device must be a URI str such as 'emu' or 'bpu:0', not {type(device).__name__}")
     ray = import_ray()
-    scheme = device.partition(":")[0] if isinstance(device, str) else ""
+    scheme = device.partition(":")[0]
     cpus = 1.0 if num_cpus is None else float(num_cpus)
     if resources is None and scheme != "emu":
         resources = {scheme: 1}
