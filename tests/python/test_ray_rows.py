@@ -374,3 +374,13 @@ def test_accel_batch_usage_errors(capsys, tmp_path, args, words):
     code, _, err = run_main(capsys, "batch", model, *args, "--output", tmp_path / "out.parquet")
     assert code == 2, err
     assert words.format(d=tmp_path) in err
+
+
+def test_map_model_without_ray_says_what_to_install(monkeypatch):
+    from accel.ray import map_model
+
+    with pytest.raises(TypeError, match="device must be a URI str"):
+        map_model(None, TINY_CNN, device=0)
+    monkeypatch.setitem(sys.modules, "ray", None)
+    with pytest.raises(ImportError, match=r"accel.ray needs Ray Data: pip install 'accel\[ray\]'"):
+        map_model(None, TINY_CNN)

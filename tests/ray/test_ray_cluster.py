@@ -228,10 +228,10 @@ def test_accel_batch_survives_an_actor_killed_mid_run(tmp_path):
     n = 1600
     x = images(n, seed=7)
     np.save(tmp_path / "x.npy", x)
-    run = subprocess.Popen([sys.executable, "-m", "accel.cli", "batch", str(TINY_CNN), "--input", str(tmp_path / "x.npy"),
-                            "--output", str(tmp_path / "out.parquet"), "--workers", "2", "--batch-size", "16",
-                            "--address", ray.get_runtime_context().gcs_address],
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    command = [sys.executable, "-m", "accel.cli", "batch", str(TINY_CNN), "--input", str(tmp_path / "x.npy"),
+               "--output", str(tmp_path / "out.parquet"), "--workers", "2", "--batch-size", "16",
+               "--address", ray.get_runtime_context().gcs_address]
+    run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     killed = None
     deadline = time.monotonic() + 240
     while run.poll() is None and killed is None and time.monotonic() < deadline:
