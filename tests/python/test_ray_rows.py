@@ -8,7 +8,7 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import onnx_model
+from conftest import DEVICE_URI, onnx_model
 from onnx import helper, numpy_helper
 
 import accel
@@ -86,6 +86,16 @@ def test_rows_are_model_runs_bit_for_bit(cnn, emu, n):
     assert differ == 0
     assert list(out["name"]) == [f"r{i}" for i in range(n)]  # other columns pass through
     assert out["image"] is x
+
+
+def test_a_predictor_on_the_device_under_test(dev, cnn_path):
+    # On bpu:0 and vart:0 (CI's vendor runs) the model goes through the stand-in toolchain and driver, as on a board.
+    p = Predictor(cnn_path, device=DEVICE_URI)
+    x = rows(6, (3, 64, 64), seed=9)
+    out = p({"image": x})["probabilities"]
+    model = dev.load(cnn_path)
+    assert np.array_equal(out, np.stack([model.run(r[None])[0][0] for r in x]))
+    p.close()
 
 
 def test_rows_of_the_whole_input_tensor_give_whole_outputs(cnn):
