@@ -67,7 +67,9 @@ def unbatched_path(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def cnn():
+def predictor():
+    """The tiny CNN in a Predictor on the emulator (named apart from conftest's ``cnn``, a model on the device under
+    test)."""
     p = Predictor(TINY_CNN, device="emu:cores=2")
     yield p
     p.close()
@@ -76,9 +78,9 @@ def cnn():
 # ---- rows in, rows out -------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("n", [1, 7, 33])
-def test_rows_are_model_runs_bit_for_bit(cnn, emu, n):
+def test_rows_are_model_runs_bit_for_bit(predictor, emu, n):
     x = rows(n, (3, 64, 64), seed=n)
-    out = cnn({"image": x, "name": np.array([f"r{i}" for i in range(n)])})
+    out = predictor({"image": x, "name": np.array([f"r{i}" for i in range(n)])})
     want = each_row(emu.load(TINY_CNN), x)
     assert out["probabilities"].shape == (n, 10)
     differ = sum(int(np.count_nonzero(out["probabilities"][i] != w[0][0])) for i, w in enumerate(want))
@@ -98,11 +100,11 @@ def test_a_predictor_on_the_device_under_test(dev, cnn_path):
     p.close()
 
 
-def test_rows_of_the_whole_input_tensor_give_whole_outputs(cnn):
+def test_rows_of_the_whole_input_tensor_give_whole_outputs(predictor):
     x = rows(3, (1, 3, 64, 64))
-    out = cnn({"image": x})["probabilities"]
+    out = predictor({"image": x})["probabilities"]
     assert out.shape == (3, 1, 10)
-    assert np.array_equal(out[:, 0], cnn({"image": x[:, 0]})["probabilities"])
+    assert np.array_equal(out[:, 0], predictor({"image": x[:, 0]})["probabilities"])
 
 
 def test_a_model_with_a_batch_of_four_pads_the_last_run(emu, batch4_path):
@@ -161,8 +163,8 @@ def test_nv12_frames_as_rows(emu, tmp_path):
     p.close()
 
 
-def test_an_empty_batch_gives_empty_columns(cnn):
-    out = cnn({"image": np.zeros((0, 3, 64, 64), np.float32)})
+def test_an_empty_batch_gives_empty_columns(predictor):
+    out = predictor({"image": np.zeros((0, 3, 64, 64), np.float32)})
     assert out["probabilities"].shape == (0, 10)
 
 
@@ -178,9 +180,9 @@ def test_an_empty_batch_gives_empty_columns(cnn):
      r"output column 'probabilities' is already a column of the batch"),
     ({"image": np.float32(1)}, r"column 'image' is a scalar"),
 ])
-def test_a_batch_the_model_cannot_take(cnn, batch, words):
+def test_a_batch_the_model_cannot_take(predictor, batch, words):
     with pytest.raises(ValueError, match=words):
-        cnn(batch)
+        predictor(batch)
 
 
 def test_a_bad_row_is_named_by_its_index_and_id():
@@ -261,9 +263,9 @@ def test_device_uri_refuses_int8_rules_for_a_board():
         device_uri(None)
 
 
-def test_outside_ray_the_device_is_the_uri_as_given(cnn):
+def test_outside_ray_the_device_is_the_uri_as_given(predictor):
     assert assigned_cpus() is None
-    assert cnn.device_uri == "emu:cores=2" and cnn.device.info.cores == 2
+    assert predictor.device_uri == "emu:cores=2" and predictor.device.info.cores == 2
 
 
 def test_int8_rules_reach_the_emulator():

@@ -34,3 +34,23 @@ def batch4_path(tmp_path_factory):
     path = tmp_path_factory.mktemp("models") / "batch4.onnx"
     path.write_bytes(m.SerializeToString())
     return path
+
+
+@pytest.fixture(scope="session")
+def slow_path(tmp_path_factory):
+    """x[1, 256, 256] -> x @ Q @ Q ... (8 MatMuls by one orthogonal Q): about 10 ms a row on one CPU, so that a run
+    of a few hundred rows outlasts starting an actor."""
+    q, _ = np.linalg.qr(np.random.default_rng(3).standard_normal((256, 256)))
+    nodes, prev = [], "x"
+    for i in range(8):
+        out = "y" if i == 7 else f"h{i}"
+        nodes.append(helper.make_node("MatMul", [prev, "q"], [out]))
+        prev = out
+    g = helper.make_graph(nodes, "slow", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 256, 256])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 256, 256])],
+                          [numpy_helper.from_array(q.astype(np.float32), "q")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    path = tmp_path_factory.mktemp("models") / "slow.onnx"
+    path.write_bytes(m.SerializeToString())
+    return path
