@@ -9,12 +9,12 @@ import sys
 import numpy as np
 import pytest
 from conftest import DEVICE_URI, onnx_model
-from onnx import helper, numpy_helper
+from onnx import helper
 
 import accel
 from accel.errors import DeviceError, InvalidArgumentError
 from accel.models import TINY_CNN
-from accel.ray import Predictor, RowPlan
+from accel.ray import Predictor, RowPlan, Split
 from accel.ray.files import ArrayRows, FilePredictor, PictureRows, assign, picture_files
 from accel.ray.predictor import _at_rows, assigned_cpus, device_uri
 
@@ -52,15 +52,12 @@ def batch4_path(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def unbatched_path(tmp_path_factory):
-    """a[2, 8], b[8] -> s[8] = a @ ... : inputs and outputs share no first axis, so a row is the whole input."""
+    """a[2, 8], b[5] -> m[2, 3] = a @ W, s[5] = b + b: inputs and outputs share no first axis, so a row is the whole
+    input."""
     w = np.random.default_rng(2).standard_normal((8, 3)).astype(np.float32)
-    g = helper.make_graph([helper.make_node("MatMul", ["a", "w"], ["m"]),
-                           helper.make_node("Add", ["b", "b"], ["s"])], "t",
-                          [helper.make_tensor_value_info("a", 1, [2, 8]), helper.make_tensor_value_info("b", 1, [5])],
-                          [helper.make_tensor_value_info("m", 1, [2, 3]), helper.make_tensor_value_info("s", 1, [5])],
-                          [numpy_helper.from_array(w, "w")])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
-    m.ir_version = 8
+    m = onnx_model([helper.make_node("MatMul", ["a", "w"], ["m"]), helper.make_node("Add", ["b", "b"], ["s"])],
+                   [("a", np.float32, (2, 8)), ("b", np.float32, (5,))], [("m", np.float32), ("s", np.float32)],
+                   {"w": w})
     path = tmp_path_factory.mktemp("ray_rows") / "unbatched.onnx"
     path.write_bytes(m.SerializeToString())
     return path
@@ -230,12 +227,12 @@ def test_rows_given_in_two_forms_are_refused(tmp_path):
 
 
 def test_a_failed_run_names_its_rows():
-    e = _at_rows(DeviceError("run_batch: item 2: the board stopped"), 4, 10)
+    e = _at_rows(DeviceError("run_batch: item 2: the board stopped"), Split(10, [], 4, True))
     assert type(e) is DeviceError and e.message == "rows 8 to 9 of the batch: the board stopped"
-    e = _at_rows(InvalidArgumentError("run_batch: item 3: x"), 1, 10)
+    e = _at_rows(InvalidArgumentError("run_batch: item 3: x"), Split(10, [], 1, False))
     assert e.message == "row 3 of the batch: x"
     other = ValueError("something else")
-    assert _at_rows(other, 4, 10) is other
+    assert _at_rows(other, Split(10, [], 4, True)) is other
 
 
 # ---- the device an actor opens -------------------------------------------------------------------------------------

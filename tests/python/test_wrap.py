@@ -317,10 +317,17 @@ def test_tensor_keeps_the_object_alive(dev, tiny):
     assert _wait_until_dead(ref)
 
 
+def slow_input(seed):
+    """An input of the slow model, (512, 512) float32 in memory aligned for the device, small enough that its
+    chained products stay bounded."""
+    x = aligned_empty((512, 512), np.float32)
+    x[:] = np.random.default_rng(seed).standard_normal((512, 512)) * 0.01
+    return x
+
+
 def test_job_keeps_the_object_alive(dev, slow):
     # slow runs for tens of milliseconds: the tensor and the array are dropped while it runs.
-    x = aligned_empty((512, 512), np.float32)
-    x[:] = np.random.default_rng(11).standard_normal((512, 512)) * 0.01
+    x = slow_input(11)
     expected = slow.run(x.copy())[0]
     ref = weakref.ref(x.base)
     t = wrap_or_refused(dev, x)
@@ -341,8 +348,7 @@ def test_sync_run_interrupted_keeps_memory_until_the_job_ends(dev, slow):
 
     if threading.current_thread() is not threading.main_thread():
         raise AssertionError("needs the main thread")
-    x = aligned_empty((512, 512), np.float32)
-    x[:] = np.random.default_rng(12).standard_normal((512, 512)) * 0.01
+    x = slow_input(12)
     expected = slow.run(x.copy())[0]
     ref = weakref.ref(x.base)
     t = wrap_or_refused(dev, x)
@@ -363,6 +369,5 @@ def test_sync_run_interrupted_keeps_memory_until_the_job_ends(dev, slow):
     del t, x
     gc.collect()
     assert _wait_until_dead(ref, 30)  # released once the job is over, not leaked
-    y = aligned_empty((512, 512), np.float32)
-    y[:] = np.random.default_rng(12).standard_normal((512, 512)) * 0.01
+    y = slow_input(12)
     np.testing.assert_allclose(slow.run(dev.wrap(y))[0], expected, rtol=0, atol=0)

@@ -10,7 +10,7 @@ import os
 import re
 from typing import Any, Dict, Mapping, Optional, Sequence, Union
 
-from .rows import Columns, RowPlan
+from .rows import Columns, RowPlan, Split
 
 __all__ = ["Predictor", "device_uri", "assigned_cpus"]
 
@@ -108,7 +108,7 @@ class Predictor:
         try:
             results = self.model.run_batch(split.runs, max_inflight=self.max_inflight) if split.runs else []
         except Exception as e:
-            raise _at_rows(e, split.per_run, split.rows) from None
+            raise _at_rows(e, split) from None
         out: Dict[str, Any] = dict(batch)
         out.update(self.plan.columns(split, results))
         return out
@@ -121,14 +121,15 @@ class Predictor:
         return f"Predictor({self.model.name!r} on {self.device_uri!r})"
 
 
-def _at_rows(error: BaseException, per_run: int, rows: int) -> BaseException:
-    """A failed job's error from run_batch (``run_batch: item K: ...``) as the same class naming its rows."""
+def _at_rows(error: BaseException, split: Split) -> BaseException:
+    """A failed job's error from run_batch (``run_batch: item K: ...``, as its docs promise) as the same class,
+    naming the rows of run K."""
     from ..batching import prefixed
 
     match = _RUN_BATCH_ITEM.match(str(error))
     if match is None:
         return error
-    first = int(match.group(1)) * per_run
-    last = min(first + per_run, rows) - 1
+    first = split.first_row(int(match.group(1)))
+    last = min(first + split.per_run, split.rows) - 1
     where = f"row {first} of the batch" if first == last else f"rows {first} to {last} of the batch"
     return prefixed(error, f"{where}: ", str(error)[match.end():])
