@@ -25,13 +25,12 @@ class ModelCache:
         self._hits = 0
         self._loads = 0
 
-    def get(self, key: Hashable, load: Callable[[], T], valid: Callable[[T], bool]) -> Tuple[T, bool]:
-        """The entry of ``key`` if ``valid(entry)``, else a new one made by ``load()`` (replacing it); and
-        True if it was there. Two threads missing at once may both load (a load can take long; it runs
-        without the lock); one entry is kept."""
+    def get(self, key: Hashable, load: Callable[[], T]) -> Tuple[T, bool]:
+        """The entry of ``key``, else a new one made by ``load()``; and True if it was there. Two threads
+        missing at once may both load (a load can take long; it runs without the lock); one entry is kept."""
         with self._lock:
             entry = self._entries.get(key)
-            if entry is not None and valid(entry):
+            if entry is not None:
                 self._entries.move_to_end(key)
                 self._hits += 1
                 return entry, True

@@ -5,11 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, List, Tuple
 
-import numpy as np
-
 from ..errors import InternalError
 from .cache import ModelCache
-from .recording import Graph, same_constants
+from .recording import Graph
 
 if TYPE_CHECKING:
     from ..device import Device
@@ -23,7 +21,6 @@ class Loaded:
     model: Model
     feed_order: Tuple[int, ...]  # per model input, the index of the graph input fed to it
     output_order: Tuple[int, ...]  # per model output, the index of the graph output it is
-    constants: Tuple[np.ndarray, ...]  # copies of the graph's constants (the cache compares them)
 
 
 def load(device: Device, graph: Graph) -> Loaded:
@@ -40,13 +37,13 @@ def load(device: Device, graph: Graph) -> Loaded:
     if len(feed) != len(ins) or len(order) != len(outs) or wrong:
         raise InternalError(f"the compiled op model does not match its graph (outputs as compiled and as "
                             f"planned: {wrong})")
-    return Loaded(model, feed, order, tuple(np.array(a) for _, a, _ in graph.constants))
+    return Loaded(model, feed, order)
 
 
 def run(device: Device, cache: ModelCache, graph: Graph) -> Tuple[List[Any], Loaded]:
     """Runs ``graph`` once; returns its outputs (DeviceTensors, in the graph's order) and its model."""
-    loaded, _ = cache.get(graph.signature(), lambda: load(device, graph),
-                          lambda kept: same_constants(kept.constants, graph))
+    # The signature holds each constant's content key: a hit is a model of exactly these constants.
+    loaded, _ = cache.get(graph.signature(), lambda: load(device, graph))
     outputs = [device.empty(shape) for _, shape in graph.outputs]
     feeds = [graph.inputs[i][2] for i in loaded.feed_order]
     loaded.model.run(feeds, outputs=[outputs[i] for i in loaded.output_order])
