@@ -11,6 +11,8 @@ import ops_reference as ref
 import pytest
 from conftest import rand
 
+import accel
+
 pytestmark = pytest.mark.emulator
 
 
@@ -77,3 +79,76 @@ def test_equal_constants_are_still_one_constant_of_the_model(dev):
     graph = onnx.load_from_string(scope.onnx()).graph
     assert len(graph.initializer) == 1
     assert_every_element(y2, np.asarray(y1), "the second linear")
+
+
+# -- a fusion scope ended on another thread --------------------------------------------------------------
+
+X = rand((2, 3), 20)
+
+
+def scope_in_a_generator(dev):
+    """A generator holding a fusion scope open, advanced into it; and the result recorded there."""
+    def body():
+        with dev.fusion_scope():
+            yield dev.ops.relu(X)
+
+    g = body()
+    return g, next(g)
+
+
+def on_another_thread(fn):
+    errors = []
+
+    def run():
+        try:
+            fn()
+        except BaseException as e:  # noqa: BLE001 - handed to the test
+            errors.append(e)
+
+    t = threading.Thread(target=run)
+    t.start()
+    t.join()
+    assert not errors, errors
+
+
+def assert_the_thread_works(dev):
+    """Ops on this thread run at once, and a new scope opens, records and runs."""
+    eager = dev.ops.sigmoid(X)
+    assert_every_element(eager, ref.UNARY["sigmoid"](X), "an eager op after the scope")
+    with dev.fusion_scope() as scope:
+        y = dev.ops.relu(X)
+    assert scope.model is not None
+    assert_every_element(y, np.maximum(X, 0), "a new scope's result")
+
+
+def test_a_scope_closed_on_another_thread_leaves_the_opening_thread_working(dev):
+    g, pending = scope_in_a_generator(dev)
+    on_another_thread(g.close)
+    assert_the_thread_works(dev)
+    with pytest.raises(accel.InvalidArgumentError, match="ended with GeneratorExit"):
+        np.asarray(pending)
+
+
+def test_a_scope_collected_on_another_thread_leaves_the_opening_thread_working(dev):
+    g, pending = scope_in_a_generator(dev)
+    holder = [g]
+    del g
+    on_another_thread(lambda: (holder.clear(), gc.collect()))  # the last reference dropped there
+    assert_the_thread_works(dev)
+    with pytest.raises(accel.InvalidArgumentError, match="ended with GeneratorExit"):
+        np.asarray(pending)
+
+
+def test_an_op_whose_scope_ends_on_another_thread_while_it_is_called_says_so(dev):
+    g, _ = scope_in_a_generator(dev)
+
+    class EndsTheScope(float):
+        """A slope that closes the scope's generator on another thread while the op checks it."""
+
+        def __float__(self):
+            on_another_thread(g.close)
+            return 0.25
+
+    with pytest.raises(accel.InvalidArgumentError, match=r"leaky_relu: the fusion scope it was called in ended"):
+        dev.ops.leaky_relu(X, EndsTheScope(0.25))
+    assert_the_thread_works(dev)

@@ -31,6 +31,21 @@ __all__ = ["Ops", "Tensor"]
 Tensor = Union["DeviceTensor", PendingTensor]
 
 
+class ScopeSlot:
+    """Where one thread keeps the fusion scope open in it. The thread finds its slot through ``Ops._local``,
+    and the scope keeps the slot it went into: a scope may end on another thread (a generator holding the
+    scope closed or collected there), and must still empty the slot of the thread that opened it."""
+
+    __slots__ = ("scope",)
+
+    def __init__(self) -> None:
+        self.scope: Optional[FusionScope] = None
+
+    def release(self, scope: FusionScope) -> None:
+        if self.scope is scope:
+            self.scope = None
+
+
 def describe_device(device: Any) -> str:
     number = getattr(device, "_number", None)
     return f"device #{number} {device.uri!r}" if number is not None else repr(device)
@@ -45,7 +60,7 @@ class Ops:
         """The ops of ``device`` (use ``device.ops``, which makes them once)."""
         self._device = device
         self._cache = ModelCache()
-        self._local = threading.local()  # .scope: the fusion scope open in this thread, if any
+        self._local = threading.local()  # .slot: this thread's ScopeSlot
 
     @property
     def device(self) -> Device:
@@ -189,7 +204,8 @@ class Ops:
         args = {k: v for k, v in arguments.items() if k != "self"}
         self._check_device(op)
         spec = OPS[op]
-        scope: Optional[FusionScope] = getattr(self._local, "scope", None)
+        slot: Optional[ScopeSlot] = getattr(self._local, "slot", None)
+        scope = None if slot is None else slot.scope
         operands = self._operands(op, spec, args, scope)
         plan = spec.rule(Call(op, {k: o.shape for k, o in operands.items()}, args))
         if scope is not None:
@@ -256,13 +272,16 @@ class Ops:
 
     # -- fusion scopes (scope.py) ----------------------------------------------------------------------
 
-    def _open_scope(self, scope: FusionScope) -> None:
+    def _open_scope(self, scope: FusionScope) -> ScopeSlot:
+        """Makes ``scope`` this thread's open scope; returns the slot it is in (``ScopeSlot.release``
+        empties it from any thread)."""
         self._check_device("fusion_scope")
-        if getattr(self._local, "scope", None) is not None:
+        slot: Optional[ScopeSlot] = getattr(self._local, "slot", None)
+        if slot is None:
+            slot = self._local.slot = ScopeSlot()
+        if slot.scope is not None:
             raise InvalidArgumentError(f"fusion scopes do not nest: one is already open on "
-                                       f"{describe_device(self._device)} in this thread")
-        self._local.scope = scope
-
-    def _close_scope(self, scope: FusionScope) -> None:
-        if getattr(self._local, "scope", None) is scope:
-            self._local.scope = None
+                                       f"{describe_device(self._device)} in this thread (a scope opened in a "
+                                       f"generator stays open until the generator ends)")
+        slot.scope = scope
+        return slot

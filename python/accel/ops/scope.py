@@ -7,6 +7,7 @@ such (the compiler does not fuse away a tensor that is an output).
 """
 from __future__ import annotations
 
+import threading
 import weakref
 from typing import TYPE_CHECKING, Any, List, Mapping, Optional
 
@@ -18,7 +19,7 @@ from .recording import Graph, Operand, Recording
 
 if TYPE_CHECKING:
     from ..model import Model
-    from .eager import Ops
+    from .eager import Ops, ScopeSlot
 
 __all__ = ["FusionScope"]
 
@@ -32,6 +33,10 @@ class FusionScope:
 
     def __init__(self, ops: Ops) -> None:
         self._ops = ops
+        self._slot: Optional[ScopeSlot] = None
+        # The recording and results are handed over under this lock: the block may end on another thread
+        # (a generator holding it closed there) while an op of the opening thread is being recorded.
+        self._lock = threading.Lock()
         self._recording: Optional[Recording] = None
         self._pending: List[weakref.ref[PendingTensor]] = []
         self._used = False
@@ -41,16 +46,19 @@ class FusionScope:
     def __enter__(self) -> FusionScope:
         if self._used:
             raise InvalidArgumentError("a fusion scope runs once; open a new one with device.fusion_scope()")
-        self._ops._open_scope(self)
-        self._used = True
         self._recording = Recording(snapshot=True)
+        self._slot = self._ops._open_scope(self)
+        self._used = True
         return self
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
-        self._ops._close_scope(self)
-        recording, self._recording = self._recording, None
-        alive = [p for p in (r() for r in self._pending) if p is not None]
-        self._pending = []
+        # Whichever thread this runs on, the slot emptied is the opening thread's.
+        if self._slot is not None:
+            self._slot.release(self)
+        with self._lock:
+            recording, self._recording = self._recording, None
+            pending, self._pending = self._pending, []
+        alive = [p for p in (r() for r in pending) if p is not None]
         if exc_type is not None:
             for p in alive:
                 p._fail(f"its fusion scope ended with {exc_type.__name__} ({exc}), so nothing ran")
@@ -74,8 +82,11 @@ class FusionScope:
         return None if self._graph is None else self._graph.onnx()
 
     def _record(self, op: str, plan: Plan, operands: Mapping[str, Operand]) -> PendingTensor:
-        assert self._recording is not None
-        value = self._recording.emit(plan, operands)
-        p = PendingTensor(self._ops.device, plan.shape, op, self, value)
-        self._pending.append(weakref.ref(p))
+        with self._lock:
+            if self._recording is None:
+                raise InvalidArgumentError(f"{op}: the fusion scope it was called in ended (on another thread) "
+                                           f"before it was recorded; nothing ran, call it again")
+            value = self._recording.emit(plan, operands)
+            p = PendingTensor(self._ops.device, plan.shape, op, self, value)
+            self._pending.append(weakref.ref(p))
         return p
