@@ -152,3 +152,126 @@ def test_an_op_whose_scope_ends_on_another_thread_while_it_is_called_says_so(dev
     with pytest.raises(accel.InvalidArgumentError, match=r"leaky_relu: the fusion scope it was called in ended"):
         dev.ops.leaky_relu(X, EndsTheScope(0.25))
     assert_the_thread_works(dev)
+
+
+# -- numbers past what the model holds -------------------------------------------------------------------
+
+X4 = rand((1, 2, 4, 4), 30)
+W4 = rand((2, 2, 3, 3), 31)
+EMPTY = np.zeros((0, 2), np.float32)
+GEOMETRY = r"at most 2\*\*20 \(the largest window geometry the device compiles\), got "
+INT64 = r"at most 2\*\*63 - 1 \(an int64\), got "
+ELEMENTS = r"at most 2\*\*31 - 1 elements"
+FLOAT32 = r"is past the float32 range \(magnitude at most 3.4028235e\+38\)"
+HUGE = 10**400  # past float64 too
+VAST = 10**5000  # its decimal digits are past what str() of an int gives
+
+# (op, tensor arguments, other arguments, error, message)
+HOSTILE = [
+    *[("interpolate", [X4], dict(scale_factor=v), accel.InvalidArgumentError,
+       r"^interpolate: scale_factor must be finite, got (inf|nan)$") for v in (float("inf"), float("nan"))],
+    ("interpolate", [X4], dict(scale_factor=(1.0, float("-inf"))), accel.InvalidArgumentError,
+     r"^interpolate: scale_factor must be finite, got -inf$"),
+    ("interpolate", [X4], dict(scale_factor=-1.0), accel.InvalidArgumentError,
+     r"^interpolate: scale_factor must be > 0, got -1.0$"),
+    *[("interpolate", [X4], dict(scale_factor=v), accel.InvalidArgumentError,
+       rf"^interpolate: scale_factor=.* {FLOAT32}$") for v in (1e300, HUGE, np.float64(1e39))],
+    ("interpolate", [X4], dict(scale_factor=3e38), accel.InvalidArgumentError,
+     rf"^interpolate: scale_factor 3e\+38 makes a result past float32 .*{ELEMENTS}"),
+    ("interpolate", [X4], dict(scale_factor=1e10), accel.InvalidArgumentError,
+     rf"^interpolate: scale_factor 10000000000.0 of input of shape \(1, 2, 4, 4\) makes a result of shape "
+     rf"\(1, 2, 40000000000, 40000000000\) \(3200000000000000000000 elements\); {ELEMENTS}"),
+    *[("interpolate", [X4], dict(size=v), accel.InvalidArgumentError, rf"^interpolate: size must be {INT64}")
+      for v in (2**63, (4, HUGE), np.uint64(2**64 - 1))],
+    ("interpolate", [X4], dict(size=2**40), accel.InvalidArgumentError,
+     rf"^interpolate: size 1099511627776 makes a result of shape .*; {ELEMENTS}"),
+    *[("conv2d", [X4], dict(weight=W4, **{name: v}), accel.InvalidArgumentError, rf"^conv2d: {name} must be {GEOMETRY}")
+      for name in ("stride", "padding", "dilation") for v in (2**63, 2**62, (1, HUGE), 2**20 + 1)],
+    ("conv2d", [X4], dict(weight=W4, padding=2**20), accel.InvalidArgumentError,
+     rf"^conv2d: input of shape \(1, 2, 4, 4\) with padding 1048576\+1048576, 1048576\+1048576 makes a result of "
+     rf"shape \(1, 2, 2097154, 2097154\) .*; {ELEMENTS}"),
+    ("conv2d", [X4], dict(weight=W4, groups=2**63), accel.InvalidArgumentError, rf"^conv2d: groups must be {INT64}"),
+    ("conv2d", [X4], dict(weight=W4, padding=np.array([1, 1])), TypeError,
+     r"^conv2d: padding must be an int or a pair of ints, not array\(\[1, 1\]\)$"),
+    *[(op, [X4], dict(kernel_size=2, **{name: v}), accel.InvalidArgumentError, rf"^{op}: {name} must be {GEOMETRY}")
+      for op, name in (("max_pool2d", "stride"), ("max_pool2d", "dilation"), ("avg_pool2d", "stride"),
+                       ("avg_pool2d", "padding")) for v in (2**63, 2**64)],
+    ("max_pool2d", [X4], dict(kernel_size=HUGE), accel.InvalidArgumentError,
+     rf"^max_pool2d: kernel_size must be {GEOMETRY}an int of 1329 bits$"),
+    ("max_pool2d", [X4], dict(kernel_size=2, stride=np.array([1, 1])), TypeError,
+     r"^max_pool2d: stride must be an int or a pair of ints"),
+    *[(op, [X4], dict(other=v), accel.InvalidArgumentError, rf"^{op}: other=.* {FLOAT32}$")
+      for op in ("add", "sub", "mul", "div") for v in (HUGE, 1e300, -1e39, 2**200, np.float64(1e300),
+                                                         np.longdouble("1e4000"))],
+    *[("leaky_relu", [X4], dict(negative_slope=v), accel.InvalidArgumentError,
+       rf"^leaky_relu: negative_slope=.* {FLOAT32}$") for v in (HUGE, 1e300)],
+    *[("layer_norm", [X4], dict(normalized_shape=4, eps=v), accel.InvalidArgumentError,
+       r"^layer_norm: eps must be finite, got (inf|nan)$") for v in (float("inf"), float("nan"))],
+    *[("layer_norm", [X4], dict(normalized_shape=4, eps=v), accel.InvalidArgumentError,
+       rf"^layer_norm: eps=.* {FLOAT32}$") for v in (1e300, HUGE)],
+    ("layer_norm", [X4], dict(normalized_shape=4, eps=1e-50), accel.InvalidArgumentError,
+     r"^layer_norm: eps must be > 0 as a float32 \(at least 1.4e-45\), got 1e-50$"),
+    ("layer_norm", [X4], dict(normalized_shape=(HUGE,)), accel.InvalidArgumentError,
+     rf"^layer_norm: normalized_shape must be {INT64}an int of 1329 bits$"),
+    *[("reshape", [EMPTY], dict(shape=s), accel.InvalidArgumentError, rf"^reshape: shape must be {INT64}")
+      for s in ((2**63, 0), (2**70, -1), [VAST])],
+    ("softmax", [X4], dict(dim=VAST), accel.InvalidArgumentError,
+     r"^softmax: dim=an int of 16610 bits is out of range for input of shape \(1, 2, 4, 4\)"),
+    ("gelu", [X4], dict(approximate=VAST), accel.InvalidArgumentError,
+     r"^gelu: approximate must be 'none' or 'tanh', not an int of 16610 bits$"),
+    ("add", [np.zeros((50000, 1), np.float32), np.zeros((1, 50000), np.float32)], {}, accel.InvalidArgumentError,
+     rf"^add: broadcasting input of shape \(50000, 1\) with other of shape \(1, 50000\) makes a result of shape "
+     rf"\(50000, 50000\) \(2500000000 elements\); {ELEMENTS}"),
+    ("matmul", [np.zeros((50000, 1), np.float32), np.zeros((1, 50000), np.float32)], {}, accel.InvalidArgumentError,
+     rf"^matmul: multiplying input of shape \(50000, 1\) by other of shape \(1, 50000\) makes a result .*{ELEMENTS}"),
+    ("linear", [np.zeros((50000, 1), np.float32)], dict(weight=np.zeros((50000, 1), np.float32)),
+     accel.InvalidArgumentError, rf"^linear: the call makes a result of shape \(50000, 50000\) .*{ELEMENTS}"),
+]
+
+
+@pytest.mark.parametrize("case", HOSTILE, ids=[f"{c[0]}-{i}" for i, c in enumerate(HOSTILE)])
+def test_a_number_past_what_the_model_holds_is_refused_naming_it_before_anything_runs(dev, case):
+    op, tensors, kwargs, error, pattern = case
+    before = dev.stats()
+    loads = dev.ops.cache_info()["loads"]
+    with pytest.raises(error, match=pattern):
+        getattr(dev.ops, op)(*tensors, **kwargs)
+    assert dev.stats()["jobs_submitted"] == before["jobs_submitted"]
+    assert dev.ops.cache_info()["loads"] == loads
+
+
+@pytest.mark.parametrize("case", HOSTILE[:4], ids=lambda c: f"{c[0]}-{c[2]}")
+def test_a_number_past_what_the_model_holds_is_refused_inside_a_fusion_scope_too(dev, case):
+    op, tensors, kwargs, error, pattern = case
+    with dev.fusion_scope() as scope:
+        with pytest.raises(error, match=pattern):
+            getattr(dev.ops, op)(*tensors, **kwargs)
+        y = dev.ops.relu(X4)  # the scope goes on
+    assert scope.model is not None
+    assert_every_element(y, np.maximum(X4, 0), "the scope's result")
+
+
+@pytest.mark.parametrize("other", [float("inf"), float("-inf"), float("nan"), 3.4028235e38, np.uint64(2**64 - 1),
+                                   np.float16("inf")], ids=repr)
+def test_a_number_float32_holds_is_taken_as_it_is(dev, other):
+    got = dev.ops.add(X4, other)
+    with np.errstate(over="ignore", invalid="ignore"):
+        want = X4 + np.float32(other)
+    np.testing.assert_array_equal(np.asarray(got), want)
+
+
+@pytest.mark.parametrize("size,scale", [(37, 3 / 37), (37, 39 / 37), (10, 2.3)])
+def test_interpolate_plans_the_size_its_model_computes_from_a_float32_scale(dev, size, scale):
+    # floor(size * scale) in float64 (torch) is one more or less than in float32 (ONNX Resize) for these.
+    x = rand((1, 2, size, size), 32)
+    out = int(np.floor(np.float32(scale) * np.float32(size)))
+    got = dev.ops.interpolate(x, scale_factor=scale)
+    assert_every_element(got, ref.interpolate(x, size=(out, out), scale_factor=scale), "interpolate")
+
+
+def test_the_ops_limits_are_the_compilers():
+    from accel.compiler import accm, importer
+    from accel.ops import args
+
+    assert args.GEOMETRY.value == importer.MAX_GEOMETRY
+    assert args.ELEMENTS.value == accm.MAX_ELEMENTS

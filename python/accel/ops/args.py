@@ -1,12 +1,15 @@
-"""Argument checks shared by the op rules: ints and int pairs, dims, weights, and the wording of errors.
+"""Argument checks shared by the op rules: ints and int pairs, numbers, dims, weights, result sizes, and
+the wording of errors.
 
 Every message starts with the op's name and names the argument, so that a wrong call inside a long
-fusion scope says which call it was.
+fusion scope says which call it was. Every number is checked against what it becomes (an ONNX int64 or
+float32, a window size or a tensor the device compiles), so that none overflows on the way to the model.
 """
 from __future__ import annotations
 
+import math
 import operator
-from typing import Any, Optional, Sequence, Tuple
+from typing import Any, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -18,55 +21,108 @@ Shape = Tuple[int, ...]
 FLOAT32 = np.dtype(np.float32)
 
 
+class Limit(NamedTuple):
+    """The largest value an argument may take, and how a message says it."""
+
+    value: int
+    text: str
+
+
+#: Ints become ONNX int64 attributes and constants.
+INT64 = Limit(2**63 - 1, "2**63 - 1 (an int64)")
+# The emulator compiler's limits (the only device the ops compile for; tests/python/test_ops_hostile.py
+# checks these are accel.compiler's importer.MAX_GEOMETRY and accm.MAX_ELEMENTS).
+#: Kernel sizes, strides, paddings and dilations.
+GEOMETRY = Limit(1 << 20, "2**20 (the largest window geometry the device compiles)")
+#: The elements of a tensor the ops make.
+ELEMENTS = Limit((1 << 31) - 1, "2**31 - 1 elements (the most a tensor of the device's ops may hold)")
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
 def type_name(x: object) -> str:
     t = type(x)
     return t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
+
+
+def shown(x: object, width: int = 60) -> str:
+    """``repr(x)`` for a message, at most about ``width`` characters: a huge int by its size (the repr of
+    one past 4300 digits raises ValueError), a repr that fails by the type's name."""
+    if is_int(x):
+        v = operator.index(x)  # type: ignore[arg-type]
+        if abs(v).bit_length() > 64:
+            return f"{'-' if v < 0 else ''}an int of {abs(v).bit_length()} bits"
+    try:
+        r = repr(x)
+    except Exception:  # noqa: BLE001 - a huge int inside a list, a hostile __repr__: the message goes on
+        return f"a {type_name(x)}"
+    return r if len(r) <= width else f"{r[:width - 3]}..."
 
 
 def is_int(x: object) -> bool:
     return not isinstance(x, bool) and isinstance(x, (int, np.integer))
 
 
-def as_int(op: str, name: str, x: object, minimum: Optional[int] = None) -> int:
+def as_int(op: str, name: str, x: object, minimum: Optional[int] = None,
+           maximum: Optional[Limit] = INT64) -> int:
+    """An int from ``minimum`` to ``maximum`` (None: unbounded, for a caller that checks its own range)."""
     if not is_int(x):
         raise TypeError(f"{op}: {name} must be an int, not {type_name(x)}")
     v = operator.index(x)  # type: ignore[arg-type]
     if minimum is not None and v < minimum:
-        raise InvalidArgumentError(f"{op}: {name} must be >= {minimum}, got {v}")
+        raise InvalidArgumentError(f"{op}: {name} must be >= {minimum}, got {shown(v)}")
+    if maximum is not None and v > maximum.value:
+        raise InvalidArgumentError(f"{op}: {name} must be at most {maximum.text}, got {shown(v)}")
     return v
 
 
-def as_float(op: str, name: str, x: object) -> float:
+def as_float(op: str, name: str, x: object, finite: bool = False) -> float:
+    """A number as the float32 it becomes (an ONNX float attribute or constant): past float32's range is an
+    error, not an inf made on the way; inf and NaN given as such pass unless ``finite`` (a size is
+    computed from it)."""
     if isinstance(x, bool) or not isinstance(x, (int, float, np.integer, np.floating)):
         raise TypeError(f"{op}: {name} must be a number, not {type_name(x)}")
-    return float(x)
+    given_finite = is_int(x) or bool(np.isfinite(x))
+    with np.errstate(over="ignore"):
+        try:
+            v = float(x)
+        except OverflowError:  # an int past float64
+            v = math.inf
+        in_range = not given_finite or bool(np.isfinite(np.float32(v)))
+    if not in_range:
+        raise InvalidArgumentError(f"{op}: {name}={shown(x)} is past the float32 range (magnitude at most "
+                                   f"{FLOAT32_MAX:.8g})")
+    if finite and not given_finite:
+        raise InvalidArgumentError(f"{op}: {name} must be finite, got {v}")
+    return v
 
 
-def as_pair(op: str, name: str, x: object, minimum: int) -> Tuple[int, int]:
-    """An int or a sequence of two ints (torch's ``_pair``), each >= ``minimum``."""
+def as_pair(op: str, name: str, x: object, minimum: int, maximum: Limit = INT64) -> Tuple[int, int]:
+    """An int or a sequence of two ints (torch's ``_pair``), each from ``minimum`` to ``maximum``."""
     if is_int(x):
-        v = as_int(op, name, x, minimum)
+        v = as_int(op, name, x, minimum, maximum)
         return v, v
     if isinstance(x, (tuple, list)) and len(x) == 2 and all(is_int(v) for v in x):
-        a, b = (as_int(op, name, v, minimum) for v in x)
+        a, b = (as_int(op, name, v, minimum, maximum) for v in x)
         return a, b
-    raise TypeError(f"{op}: {name} must be an int or a pair of ints, not {x!r}")
+    raise TypeError(f"{op}: {name} must be an int or a pair of ints, not {shown(x)}")
 
 
 def as_ints(op: str, name: str, x: object) -> Shape:
-    """A sequence of ints (or one int)."""
+    """A sequence of ints (or one int), each an int64."""
     if is_int(x):
-        return (operator.index(x),)  # type: ignore[arg-type]
-    if isinstance(x, (tuple, list)) and all(is_int(v) for v in x):
-        return tuple(operator.index(v) for v in x)
-    raise TypeError(f"{op}: {name} must be an int or a sequence of ints, not {x!r}")
+        values: Sequence[Any] = (x,)
+    elif isinstance(x, (tuple, list)) and all(is_int(v) for v in x):
+        values = x
+    else:
+        raise TypeError(f"{op}: {name} must be an int or a sequence of ints, not {shown(x)}")
+    return tuple(as_int(op, name, v, -INT64.value - 1) for v in values)
 
 
 def axis(op: str, name: str, x: object, ndim: int, shape: Shape) -> int:
     """A dim in ``[-ndim, ndim)`` as torch takes it, made non-negative."""
-    d = as_int(op, name, x)
+    d = as_int(op, name, x, maximum=None)
     if not -max(ndim, 1) <= d < max(ndim, 1):
-        raise InvalidArgumentError(f"{op}: {name}={d} is out of range for input of shape {shape} "
+        raise InvalidArgumentError(f"{op}: {name}={shown(d)} is out of range for input of shape {shape} "
                                    f"(expected a dim from {-max(ndim, 1)} to {max(ndim, 1) - 1})")
     return d % max(ndim, 1)
 
@@ -92,6 +148,15 @@ def weight(op: str, name: str, x: object, shape: Optional[Shape] = None) -> np.n
     if shape is not None and x.shape != shape:
         raise ShapeError(f"{op}: {name} must have shape {shape}; {name} has shape {x.shape}")
     return x
+
+
+def sized(op: str, shape: Shape, cause: str) -> Shape:
+    """``shape``, a result's, if the device can hold it; ``cause`` says what made it (the arguments)."""
+    count = math.prod(shape)
+    if count > ELEMENTS.value:
+        raise InvalidArgumentError(f"{op}: {cause} makes a result of shape {shape} ({count} elements); at most "
+                                   f"{ELEMENTS.text}")
+    return shape
 
 
 def broadcast(op: str, names: Sequence[str], shapes: Sequence[Shape]) -> Shape:

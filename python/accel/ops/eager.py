@@ -13,7 +13,7 @@ import numpy as np
 from .._frontend import core
 from ..errors import ClosedError, InvalidArgumentError, UnsupportedError
 from . import execute
-from .args import FLOAT32, dtype_error, type_name
+from .args import FLOAT32, as_float, dtype_error, sized, type_name
 from .cache import ModelCache
 from .pending import PendingTensor
 from .plan import Call
@@ -208,6 +208,7 @@ class Ops:
         scope = None if slot is None else slot.scope
         operands = self._operands(op, spec, args, scope)
         plan = spec.rule(Call(op, {k: o.shape for k, o in operands.items()}, args))
+        sized(op, plan.shape, "the call")  # the rules whose arguments set the size name them first
         if scope is not None:
             return scope._record(op, plan, operands)
         recording = Recording()
@@ -260,7 +261,7 @@ class Ops:
             # Inside a scope the array is read now (copied once), as the call would read it.
             return Operand(x.shape, "input", x if scope is None else self._device.tensor(x))
         if scalar and not isinstance(x, (bool, np.bool_)) and isinstance(x, (int, float, np.integer, np.floating)):
-            return Operand((), "const", np.asarray(x, dtype=np.float32))
+            return Operand((), "const", np.asarray(as_float(op, name, x), dtype=np.float32))
         number = " or a number" if scalar else ""
         raise TypeError(f"{op}: {name} must be an accel.DeviceTensor, accel.PendingTensor or numpy.ndarray of "
                         f"float32{number}, not {type_name(x)}")

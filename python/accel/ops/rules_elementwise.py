@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from ..errors import InvalidArgumentError, ShapeError
-from .args import Shape, as_float, axis, broadcast, ndim_error
+from .args import Shape, as_float, axis, broadcast, ndim_error, shown, sized
 from .plan import Arg, Call, Plan, Prev, const, node, plan
 
 Rule = Callable[[Call], Plan]
@@ -29,7 +29,7 @@ def silu(c: Call) -> Plan:
 def gelu(c: Call) -> Plan:
     approximate = c.get("approximate")
     if approximate not in ("none", "tanh"):
-        raise InvalidArgumentError(f"{c.op}: approximate must be 'none' or 'tanh', not {approximate!r}")
+        raise InvalidArgumentError(f"{c.op}: approximate must be 'none' or 'tanh', not {shown(approximate)}")
     return plan(c.shape(), node("Gelu", Arg("input"), approximate=approximate))
 
 
@@ -41,7 +41,9 @@ def leaky_relu(c: Call) -> Plan:
 def binary(onnx_op: str) -> Rule:
     """input (op) other with NumPy broadcasting; ``other`` may be a number (a constant)."""
     def rule(c: Call) -> Plan:
-        shape = broadcast(c.op, ("input", "other"), (c.shape("input"), c.shape("other")))
+        a, b = c.shape("input"), c.shape("other")
+        shape = sized(c.op, broadcast(c.op, ("input", "other"), (a, b)),
+                      f"broadcasting input of shape {a} with other of shape {b}")
         return plan(shape, node(onnx_op, Arg("input"), Arg("other")))
     return rule
 
@@ -66,7 +68,9 @@ def matmul_shape(op: str, a: Shape, b: Shape) -> Shape:
 
 
 def matmul(c: Call) -> Plan:
-    return plan(matmul_shape(c.op, c.shape("input"), c.shape("other")), node("MatMul", Arg("input"), Arg("other")))
+    a, b = c.shape("input"), c.shape("other")
+    shape = sized(c.op, matmul_shape(c.op, a, b), f"multiplying input of shape {a} by other of shape {b}")
+    return plan(shape, node("MatMul", Arg("input"), Arg("other")))
 
 
 def softmax(c: Call) -> Plan:

@@ -6,7 +6,7 @@ from typing import Any, List, Tuple
 import numpy as np
 
 from ..errors import InvalidArgumentError, ShapeError, UnsupportedError
-from .args import Shape, as_float, as_int, as_ints, as_pair, ndim_error, weight
+from .args import GEOMETRY, Shape, as_float, as_int, as_ints, as_pair, ndim_error, shown, sized, weight
 from .plan import Arg, Call, Const, Plan, Prev, const, node, plan
 
 
@@ -47,13 +47,15 @@ def conv2d(c: Call) -> Plan:
     if o % groups:
         raise ShapeError(f"{op}: weight of shape {w.shape} has {o} output channels, not a multiple of "
                          f"groups={groups}")
-    stride = as_pair(op, "stride", c.get("stride"), 1)
-    dilation = as_pair(op, "dilation", c.get("dilation"), 1)
+    if max(kh, kw) > GEOMETRY.value:
+        raise InvalidArgumentError(f"{op}: weight of shape {w.shape} has a kernel past {GEOMETRY.text}")
+    stride = as_pair(op, "stride", c.get("stride"), 1, GEOMETRY)
+    dilation = as_pair(op, "dilation", c.get("dilation"), 1, GEOMETRY)
     padding = c.get("padding")
     pads: List[Tuple[int, int]]
-    if padding == "valid":
+    if isinstance(padding, str) and padding == "valid":
         pads = [(0, 0), (0, 0)]
-    elif padding == "same":
+    elif isinstance(padding, str) and padding == "same":
         if stride != (1, 1):
             raise InvalidArgumentError(f"{op}: padding='same' needs stride 1, got stride={stride}")
         # torch puts the odd unit of padding at the end.
@@ -61,9 +63,9 @@ def conv2d(c: Call) -> Plan:
         pads = [(t // 2, t - t // 2) for t in totals]
     elif isinstance(padding, str):
         raise InvalidArgumentError(f"{op}: padding must be an int, a pair of ints, 'valid' or 'same', "
-                                   f"not {padding!r}")
+                                   f"not {shown(padding)}")
     else:
-        ph, pw = as_pair(op, "padding", padding, 0)
+        ph, pw = as_pair(op, "padding", padding, 0, GEOMETRY)
         pads = [(ph, ph), (pw, pw)]
     oh = _spatial(op, x[2], kh, stride[0], dilation[0], pads[0], False, "height", x)
     ow = _spatial(op, x[3], kw, stride[1], dilation[1], pads[1], False, "width", x)
@@ -71,7 +73,9 @@ def conv2d(c: Call) -> Plan:
     inputs: List[Any] = [Arg("input"), Const(w)]
     if b is not None:
         inputs.append(Const(weight(op, "bias", b, (o,))))
-    return plan((x[0], o, oh, ow),
+    out = sized(op, (x[0], o, oh, ow), f"input of shape {x} with padding {pads[0][0]}+{pads[0][1]}, "
+                                       f"{pads[1][0]}+{pads[1][1]}")
+    return plan(out,
                 node("Conv", *inputs, kernel_shape=[kh, kw], strides=list(stride), dilations=list(dilation),
                      pads=[pads[0][0], pads[1][0], pads[0][1], pads[1][1]], group=groups))
 
@@ -100,17 +104,18 @@ def linear(c: Call) -> Plan:
 def _pool_args(c: Call, dilated: bool) -> Tuple[Shape, Tuple[int, int], Tuple[int, int], Tuple[int, int],
                                                Tuple[int, int], bool]:
     op, x = c.op, _nchw(c)
-    k = as_pair(op, "kernel_size", c.get("kernel_size"), 1)
+    k = as_pair(op, "kernel_size", c.get("kernel_size"), 1, GEOMETRY)
     stride_arg = c.get("stride")
-    s = k if stride_arg is None or stride_arg == [] or stride_arg == () else as_pair(op, "stride", stride_arg, 1)
-    p = as_pair(op, "padding", c.get("padding"), 0)
-    d = as_pair(op, "dilation", c.get("dilation"), 1) if dilated else (1, 1)
+    default = stride_arg is None or (isinstance(stride_arg, (list, tuple)) and not stride_arg)  # torch's []
+    s = k if default else as_pair(op, "stride", stride_arg, 1, GEOMETRY)
+    p = as_pair(op, "padding", c.get("padding"), 0, GEOMETRY)
+    d = as_pair(op, "dilation", c.get("dilation"), 1, GEOMETRY) if dilated else (1, 1)
     for i in range(2):
         if p[i] > k[i] // 2:
             raise InvalidArgumentError(f"{op}: padding {p} must be at most half of kernel_size {k}")
     ceil = c.get("ceil_mode")
     if not isinstance(ceil, (bool, np.bool_)):
-        raise TypeError(f"{op}: ceil_mode must be a bool, not {ceil!r}")
+        raise TypeError(f"{op}: ceil_mode must be a bool, not {shown(ceil)}")
     return x, k, s, p, d, bool(ceil)
 
 
@@ -132,7 +137,7 @@ def max_pool2d(c: Call) -> Plan:
 def avg_pool2d(c: Call) -> Plan:
     cip = c.get("count_include_pad")
     if not isinstance(cip, (bool, np.bool_)):
-        raise TypeError(f"{c.op}: count_include_pad must be a bool, not {cip!r}")
+        raise TypeError(f"{c.op}: count_include_pad must be a bool, not {shown(cip)}")
     return _pool(c, "AveragePool", False, count_include_pad=int(bool(cip)))
 
 
@@ -140,7 +145,7 @@ def adaptive_avg_pool2d(c: Call) -> Plan:
     x = _nchw(c)
     size = as_ints(c.op, "output_size", c.get("output_size"))
     if size not in ((1,), (1, 1)):
-        raise UnsupportedError(f"{c.op}: output_size {c.get('output_size')!r} is not supported; only 1 (global "
+        raise UnsupportedError(f"{c.op}: output_size {shown(c.get('output_size'))} is not supported; only 1 (global "
                                f"average pooling to (N, C, 1, 1))")
     return plan((x[0], x[1], 1, 1), node("GlobalAveragePool", Arg("input")))
 
@@ -150,9 +155,10 @@ def layer_norm(c: Call) -> Plan:
     norm = as_ints(op, "normalized_shape", c.get("normalized_shape"))
     if not norm or len(norm) > len(x) or x[len(x) - len(norm):] != norm:
         raise ShapeError(f"{op}: normalized_shape {norm} must be the last dims of input; input has shape {x}")
-    eps = as_float(op, "eps", c.get("eps"))
-    if not eps > 0:
-        raise InvalidArgumentError(f"{op}: eps must be > 0, got {eps}")
+    eps = as_float(op, "eps", c.get("eps"), finite=True)
+    if not np.float32(eps) > 0:  # as the model's float32 attribute: 1e-50 would be 0
+        raise InvalidArgumentError(f"{op}: eps must be > 0 as a float32 (at least {float(np.float32(1e-45)):.2g}), "
+                                   f"got {eps}")
     w, b = c.get("weight"), c.get("bias")
     scale = const(np.ones(norm)) if w is None else Const(weight(op, "weight", w, norm))
     bias = None if b is None else Const(weight(op, "bias", b, norm))

@@ -2,12 +2,12 @@
 from __future__ import annotations
 
 import math
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, Sequence, Tuple
 
 import numpy as np
 
 from ..errors import InvalidArgumentError, ShapeError
-from .args import Shape, as_float, as_ints, axis, is_int
+from .args import ELEMENTS, Shape, as_float, as_int, as_ints, axis, shown, sized
 from .plan import Arg, Call, Plan, const, node, plan
 
 
@@ -71,26 +71,31 @@ def flatten(c: Call) -> Plan:
     return _reshape((*x[:a], math.prod(x[a:b + 1]), *x[b + 1:]))
 
 
-def _per_axis(c: Call, name: str, value: object, n: int, read: type) -> List[float]:
+def _per_axis(c: Call, name: str, value: object, n: int) -> Sequence[object]:
     values: Sequence[object] = value if isinstance(value, (tuple, list)) else [value] * n
     if len(values) != n:
-        raise InvalidArgumentError(f"{c.op}: {name} {value!r} must give {n} values (one per spatial dim) for input "
-                                   f"of shape {c.shape()}")
-    if read is int:
-        if not all(is_int(v) and int(v) >= 1 for v in values):  # type: ignore[call-overload]
-            raise InvalidArgumentError(f"{c.op}: {name} must be ints >= 1, got {value!r}")
-        return [float(int(v)) for v in values]  # type: ignore[call-overload]
-    out = [as_float(c.op, name, v) for v in values]
-    if not all(v > 0 for v in out):
-        raise InvalidArgumentError(f"{c.op}: {name} must be > 0, got {value!r}")
-    return out
+        raise InvalidArgumentError(f"{c.op}: {name} {shown(value)} must give {n} values (one per spatial dim) for "
+                                   f"input of shape {c.shape()}")
+    return values
+
+
+def _scaled(c: Call, x: Shape, scales: Sequence[float], scale: object) -> Shape:
+    """The output shape as ONNX Resize (onnxruntime, the compiler) computes it from float32 scales:
+    floor(scale * size) in float32. torch computes it in float64, so a few scales give one more or less."""
+    f32 = np.float32
+    with np.errstate(over="ignore"):
+        sizes = [np.floor(f32(s) * f32(d)) for s, d in zip(scales, x[2:])]
+    if not all(np.isfinite(sizes)):
+        raise InvalidArgumentError(f"{c.op}: scale_factor {shown(scale)} makes a result past float32 from input of "
+                                   f"shape {x}; at most {ELEMENTS.text}")
+    return sized(c.op, (*x[:2], *(int(v) for v in sizes)), f"scale_factor {shown(scale)} of input of shape {x}")
 
 
 def interpolate(c: Call) -> Plan:
     x = c.shape()
     mode, align = c.get("mode"), c.get("align_corners")
     if mode not in ("nearest", "bilinear"):
-        raise InvalidArgumentError(f"{c.op}: mode must be 'nearest' or 'bilinear', not {mode!r}")
+        raise InvalidArgumentError(f"{c.op}: mode must be 'nearest' or 'bilinear', not {shown(mode)}")
     ranks = (3, 4) if mode == "nearest" else (4,)
     if len(x) not in ranks:
         want = "3-D (N, C, W) or 4-D (N, C, H, W)" if mode == "nearest" else "4-D (N, C, H, W)"
@@ -104,16 +109,18 @@ def interpolate(c: Call) -> Plan:
     n = len(x) - 2
     attrs = ({"coordinate_transformation_mode": "asymmetric", "nearest_mode": "floor"} if mode == "nearest" else
              {"coordinate_transformation_mode": "align_corners" if align else "half_pixel"})
-    sizes: Optional[List[float]] = None
     inputs: Tuple[Any, ...]
     if size is not None:
-        sizes = _per_axis(c, "size", size, n, int)
-        out = (*x[:2], *(int(s) for s in sizes))
+        sizes = [as_int(c.op, "size", v, minimum=1) for v in _per_axis(c, "size", size, n)]
+        out = sized(c.op, (*x[:2], *sizes), f"size {shown(size)}")
         inputs = (Arg("input"), None, None, const(out, np.int64))
     else:
-        scales = _per_axis(c, "scale_factor", scale, n, float)
-        out = (*x[:2], *(math.floor(d * s) for d, s in zip(x[2:], scales)))
+        scales = [as_float(c.op, "scale_factor", v, finite=True) for v in _per_axis(c, "scale_factor", scale, n)]
+        if not all(v > 0 for v in scales):
+            raise InvalidArgumentError(f"{c.op}: scale_factor must be > 0, got {shown(scale)}")
+        out = _scaled(c, x, scales, scale)
         if min(out[2:]) < 1:
-            raise ShapeError(f"{c.op}: scale_factor {scale!r} makes an empty output {out} from input of shape {x}")
+            raise ShapeError(f"{c.op}: scale_factor {shown(scale)} makes an empty output {out} from input of shape "
+                             f"{x}")
         inputs = (Arg("input"), None, const([1.0, 1.0, *scales]))
     return plan(out, node("Resize", *inputs, mode="nearest" if mode == "nearest" else "linear", **attrs))
