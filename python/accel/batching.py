@@ -216,6 +216,7 @@ def _result(window: Deque[_Job], where: str) -> List[np.ndarray]:
         out = fut.result()
     except Exception as e:
         window.popleft()
+        del fut  # the future holds e, whose traceback holds this frame: no cycle
         raise at_item(where, index, e) from e
     window.popleft()
     return out
