@@ -55,10 +55,8 @@ def array_range(array: np.ndarray, job: int, what: str) -> MemoryRange:
 def _conflict(a: MemoryRange, b: MemoryRange) -> bool:
     """Whether two ranges that meet may not: one is written, and the other is not an input its own job
     copied before it writes."""
-    if not (a.writes or b.writes):
-        return False
-    read = b if a.writes else a
-    return not (read.copied and read.job == (a if read is b else b).job)
+    output, other = (a, b) if a.writes else (b, a)
+    return output.writes and not (other.copied and other.job == output.job)
 
 
 def first_conflict(ranges: Sequence[MemoryRange]) -> Optional[Tuple[MemoryRange, MemoryRange]]:
