@@ -103,6 +103,18 @@ bool take_tensors(PyObject* arg, bool inputs, const std::vector<FastSpec>& specs
     return true;
 }
 
+// Whether an output is the buffer of an input or of another output. The fast path takes device-allocated
+// buffers only, which share memory only by being one buffer; the Python path refuses and words that.
+bool output_shares_a_buffer(const Held& held, size_t n_in, size_t n_out) {
+    for (size_t o = 0; o < n_out; o++) {
+        for (size_t i = 0; i < n_in; i++)
+            if (held.in[i] == held.out[o]) return true;
+        for (size_t p = 0; p < o; p++)
+            if (held.out[p] == held.out[o]) return true;
+    }
+    return false;
+}
+
 py::object run_tensors(CoreModel& self, py::handle inputs, py::handle outputs, py::handle priority_obj) {
     const FastPath* fast = self.fast.get();
     if (!fast || !self.handle) return py::none();
@@ -132,7 +144,9 @@ py::object run_tensors(CoreModel& self, py::handle inputs, py::handle outputs, p
         }
     } else {
         const size_t first_output = held.kept;
-        if (!take_tensors(outputs.ptr(), false, fast->outputs, *fast, device.handle, held.out, held)) return py::none();
+        if (!take_tensors(outputs.ptr(), false, fast->outputs, *fast, device.handle, held.out, held) ||
+            output_shares_a_buffer(held, n_in, n_out))
+            return py::none();
         for (size_t i = 0; i < n_out; i++) results[i] = numpy_view(held.keep[first_output + i]);
     }
     run_blocking(self.handle, held.in, n_in, held.out, n_out, (int32_t)priority, 0, 0, nullptr);

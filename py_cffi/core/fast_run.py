@@ -145,8 +145,10 @@ def run_tensors(self: Any, inputs: Any, outputs: Any, priority: Any) -> Optional
             y = outputs[0]
             if type(y) is not DeviceTensor or (y._checked is not spec and not _accept(y, spec, fast.device)):
                 return None
-            result = y.numpy()
             out_handle = y._buffer_handle
+            if src is None and out_handle == x._buffer_handle:
+                return None  # one buffer as input and output: _shares_a_buffer
+            result = y.numpy()
         # x and result hold the buffers while the GIL is released
         if src is None:
             run_blocking(_run_1x1, model, x._buffer_handle, out_handle, priority)
@@ -164,13 +166,22 @@ def run_tensors(self: Any, inputs: Any, outputs: Any, priority: Any) -> Optional
         to = type(outputs)
         if (to is not list and to is not tuple) or not _all_match(outputs, fast.outputs, fast.device):
             return None
-        results = list(map(_NUMPY, outputs))
         out_handles = list(map(_TENSOR_HANDLE, outputs))
+        if _shares_a_buffer(inputs, out_handles):
+            return None
+        results = list(map(_NUMPY, outputs))
     keep: List[Any] = [_copied_in(x, s, device) if type(x) is _ndarray else x for x, s in zip(inputs, fast.inputs)]
     in_handles = [b._handle if type(b) is CoreBuffer else b._buffer_handle for b in keep]
     # keep, outputs and results hold every buffer while the GIL is released
     run_blocking(_run, model, in_handles, fast.n_in, out_handles, fast.n_out, priority, 0, 0, _NULL, _NULL)
     return results
+
+
+def _shares_a_buffer(inputs: Any, out_handles: List[Any]) -> bool:
+    """Whether an output is the buffer of an input or of another output. The fast path takes device-allocated
+    buffers only, which share memory only by being one buffer; the Python path refuses and words that."""
+    outs = set(out_handles)  # cffi pointers hash and compare by address
+    return len(outs) != len(out_handles) or any(type(x) is DeviceTensor and x._buffer_handle in outs for x in inputs)
 
 
 def _copied_in(x: np.ndarray, spec: _Spec, device: Any) -> CoreBuffer:

@@ -5,12 +5,12 @@ from __future__ import annotations
 import atexit
 import math
 import weakref
-from typing import Any, Callable, ClassVar, List, Optional, Tuple
+from typing import Any, Callable, List, Optional, Tuple
 
 from ._lib import NOT_READY, check, error, ffi, last_message, lib, text
 from .waiting import FOREVER, wait_job
 
-__all__ = ["CoreJob", "Completion", "timing_tuple", "new_timing", "inflight_callbacks"]
+__all__ = ["CoreJob", "Completion", "register", "discard", "timing_tuple", "new_timing", "inflight_callbacks"]
 
 _TIMING = ffi.typeof("accel_job_timing *")
 
@@ -106,31 +106,46 @@ def wrap_job(owner: Any) -> CoreJob:
 
 
 class Completion:
-    """What a job's completion calls: the Python callback. Its cffi handle is the job's user_data;
-    the set below keeps it alive until the driver has called back."""
+    """What a job's completion calls: the Python callback, and what the job must keep alive until it is over
+    (the CoreBuffers of memory imported from Python objects, which hold those objects).
 
-    __slots__ = ("callback", "handle")
-    pending: ClassVar[set[Completion]] = set()
+    Its cffi handle is the job's user_data, and ``_pending`` owns that handle from just before the
+    submission until the driver has called back (or the submission failed): nothing else refers to the
+    handle, and the completion never to its handle, so that once the callback has returned the completion,
+    the callback and whatever the callback holds (a Future with its outputs) go by reference counting,
+    with no cycle left for the garbage collector to find."""
 
-    def __init__(self, callback: Callable[[int, str, Timing], Any]) -> None:
+    __slots__ = ("callback", "held")
+
+    def __init__(self, callback: Callable[[int, str, Timing], Any], held: Any = None) -> None:
         self.callback = callback
-        self.handle = ffi.new_handle(self)
+        self.held = held
 
-    def register(self) -> None:
-        """Kept alive until the callback came (or discard): just before the submission."""
-        Completion.pending.add(self)
 
-    def discard(self) -> None:
-        Completion.pending.discard(self)
+# The handles of the completions to come, compared and hashed by address (so the job's user_data, a
+# plain void *, finds its own). Changed with the GIL held.
+_pending: set[Any] = set()
+
+
+def register(handle: Any) -> None:
+    """Makes _pending the owner of a completion's handle (``ffi.new_handle(completion)``) until the callback
+    came (or discard): just before the submission."""
+    _pending.add(handle)
+
+
+def discard(handle: Any) -> None:
+    """Drops a registered completion whose job was never submitted (idempotent)."""
+    _pending.discard(handle)
 
 
 @ffi.def_extern()  # type: ignore[untyped-decorator]  # cffi's compiled module has no types
 def accel_cffi_job_done(user_data: Any, status: int, timing: Any, message: Any) -> None:
     # The run core's completion hook: on the driver's completion thread, with the GIL (cffi takes
     # it), only while the core's door is open. An exception of the callback propagates to cffi, which
-    # reports it through sys.unraisablehook.
+    # reports it through sys.unraisablehook. The completion leaves _pending first: this frame holds it
+    # for the call, and it goes (with all it holds) when the call returns.
     completion: Completion = ffi.from_handle(user_data)
-    completion.discard()
+    _pending.discard(user_data)
     completion.callback(status, text(message) if status else "", timing_tuple(timing))
 
 

@@ -10,7 +10,7 @@ from ._lib import check, error, ffi, last_message, lib, new_owner, text
 from ._scratch import records
 from .buffer import CoreBuffer
 from .fast_run import run_tensors, set_fast_path
-from .job import Completion, CoreJob, new_timing, timing_tuple, wrap_job
+from .job import Completion, CoreJob, discard, new_timing, register, timing_tuple, wrap_job
 from .waiting import REFUSED, refused, run_blocking, submit
 
 __all__ = ["CoreModel", "wrap_model"]
@@ -69,23 +69,6 @@ def _job_arguments(inputs: Any, outputs: Any, priority: Any, core_mask: Any,
 
 def _any_imported(keep: Tuple[Tuple[CoreBuffer, ...], Tuple[CoreBuffer, ...]]) -> bool:
     return any(b._imported for group in keep for b in group)
-
-
-class _Holding:
-    """A job's callback that holds the CoreBuffers of the job (of imported memory) until it has been
-    called: then they go, at once (the completion that calls it lives on until a garbage collection)."""
-
-    __slots__ = ("callback", "held")
-
-    def __init__(self, callback: Callable[..., Any], held: Any) -> None:
-        self.callback = callback
-        self.held = held
-
-    def __call__(self, *args: Any) -> Any:
-        try:
-            return self.callback(*args)
-        finally:
-            self.held = None
 
 
 def _ignore(*args: Any) -> None:
@@ -184,24 +167,23 @@ class CoreModel:
         args, keep = _job_arguments(inputs, outputs, priority, core_mask, timeout_us)
         if flags.__class__ is not int:
             flags = _int_arg(flags, "flags", _UINT32)
-        if _any_imported(keep):
-            # The job reads (writes) the memory of Python objects: the completion holds their CoreBuffers
-            # (which hold the objects) until the job is over.
-            callback = _Holding(callback, keep)
+        # A job over memory imported from Python objects holds their CoreBuffers (which hold the objects)
+        # until it is over.
+        completion = Completion(callback, keep if _any_imported(keep) else None)
+        handle = ffi.new_handle(completion)
         slot = new_owner("job")  # set by C only once the job is submitted
-        completion = Completion(callback)
         try:
-            completion.register()
-            status = submit(owner[0], *args, flags, completion.handle, slot)
+            register(handle)
+            status = submit(owner[0], *args, flags, handle, slot)
         except BaseException:
             # Ctrl-C anywhere from the registration on (while waiting for a slot, say). Once
             # submitted, the callback will come and needs its completion: only a job never
             # submitted drops it.
             if slot[0] == ffi.NULL:
-                completion.discard()
+                discard(handle)
             raise
         if status:
-            completion.discard()
+            discard(handle)
             if status == REFUSED:
                 raise refused()
             raise error(status, last_message())

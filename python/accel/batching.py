@@ -23,6 +23,7 @@ import numpy as np
 
 from ._frontend import core
 from .errors import AccelError, InvalidArgumentError
+from .memory_ranges import MemoryRange, check_disjoint
 
 if TYPE_CHECKING:
     from ._pybind import DeviceTensor
@@ -113,8 +114,8 @@ def _items(items: Any) -> Sequence[Any]:
 
 
 def _check_batch(model: Model, batch: Sequence[Any], outputs: Optional[Sequence[Any]]) -> List[Optional[_Given]]:
-    """Checks every item and its outputs before anything is submitted; returns each item's checked
-    outputs (None: fresh ones)."""
+    """Checks every item and its outputs before anything is submitted, and that no item's outputs share memory
+    with another tensor of the batch; returns each item's checked outputs (None: fresh ones)."""
     if model.device.closed:
         raise model._closed_error()
     n = len(batch)
@@ -129,20 +130,21 @@ def _check_batch(model: Model, batch: Sequence[Any], outputs: Optional[Sequence[
         raise TypeError(f"run_batch: outputs must be None or a list with one entry per item, "
                         f"not {type(outputs).__name__}")
     given: List[Optional[_Given]] = []
-    writers: dict[int, int] = {}  # id of an output DeviceTensor -> the item writing it
+    ranges: List[MemoryRange] = []  # of the memory every job reads and writes, when some outputs are given
     for i, (item, out) in enumerate(zip(batch, outs)):
         try:
-            model._input_buffers(item, model._check_input)
-            given.append(None if out is None else model._given_outputs(out))
+            if outputs is None:
+                model._input_buffers(item, model._check_input)
+            else:
+                ranges += model._input_ranges(item, i, f"item {i}'s ")
+            checked = None if out is None else model._given_outputs(out)
         except Exception as e:
             raise at_item("run_batch", i, e) from None
-        if out is not None:
-            for t in out.values() if isinstance(out, Mapping) else out if isinstance(out, (list, tuple)) else [out]:
-                first = writers.setdefault(id(t), i)
-                if first != i:
-                    # Jobs in flight at once would write one buffer, and both results would view it.
-                    raise InvalidArgumentError(f"run_batch: items {first} and {i} have the same output "
-                                               f"DeviceTensor: each item needs outputs of its own")
+        given.append(checked)
+        if checked is not None:
+            ranges += model._output_ranges(checked[0], i, f"item {i}'s ")
+    # Jobs in flight at once must not write memory that another one reads or writes.
+    check_disjoint(ranges, "run_batch: ")
     return given
 
 
@@ -216,6 +218,7 @@ def _result(window: Deque[_Job], where: str) -> List[np.ndarray]:
         out = fut.result()
     except Exception as e:
         window.popleft()
+        del fut  # the future holds e, whose traceback holds this frame: no cycle
         raise at_item(where, index, e) from e
     window.popleft()
     return out

@@ -213,8 +213,13 @@ class Future(concurrent.futures.Future[List[np.ndarray]]):
         seconds (None: until done). Raises the job's AccelError if it failed,
         ``concurrent.futures.CancelledError`` if it was cancelled, ``TimeoutError`` if the wait timed
         out (the job goes on), and KeyboardInterrupt on Ctrl-C (the job goes on)."""
-        self._wait(timeout)
-        return super().result(0)
+        try:
+            self._wait(timeout)
+            return super().result(0)
+        finally:
+            # The job's exception, raised here, holds this frame in its traceback: without its `self`, so that
+            # the future holding the exception is no cycle (as concurrent.futures.Future.result does).
+            del self
 
     def exception(self, timeout: Optional[float] = None) -> Optional[BaseException]:
         """The job's exception, or None if it succeeded; waits as :meth:`result` does."""

@@ -14,6 +14,7 @@ from ._frontend import core
 from .dtypes import has_buffer
 from .errors import AccelError, ClosedError, DTypeError, InvalidArgumentError, ShapeError
 from .futures import Future
+from .memory_ranges import MemoryRange, array_range, buffer_range, check_disjoint
 from .ops.pending import PendingTensor
 from .tensor_info import TensorInfo, dense_strides, from_core
 
@@ -174,7 +175,8 @@ class Model:
                 (used in place, no copy) or a NumPy array of exactly the input's dtype and shape (any
                 strides, read-only too; copied once into device memory). Nothing is ever cast.
             outputs: optional DeviceTensors (a list in output order, or a dict by name) to write the
-                results into; by default fresh device buffers are allocated.
+                results into; by default fresh device buffers are allocated. No output may share a byte
+                with another output or with a DeviceTensor input (whichever objects hold the memory).
             priority: 0 (lowest, the default) to 255; higher-priority jobs start first.
             timeout: seconds the job may take from submission, or None for no limit.
 
@@ -214,6 +216,10 @@ class Model:
             out_bufs, results = self._fresh_outputs()
         else:
             out_bufs, results = self._given_outputs(outputs)
+            # NumPy inputs are fresh buffers by now: only a DeviceTensor input can meet an output.
+            inputs_read = [buffer_range(b, s.alloc, 0, False, f"input {s.name!r}")
+                           for s, b in zip(self._in_specs, in_bufs)]
+            check_disjoint(inputs_read + self._output_ranges(out_bufs, 0))
         return in_bufs, out_bufs, results, priority, timeout_us
 
     def _run_profiled(self, in_bufs: List[Any], out_bufs: List[Any], priority: int, timeout_us: int) -> None:
@@ -282,7 +288,8 @@ class Model:
             items: a list of inputs, each as :meth:`run` takes them (one tensor, a list in input order,
                 a dict by name; NumPy arrays or DeviceTensors).
             outputs: None (fresh outputs for every item), or a list with one entry per item: its
-                outputs as :meth:`run` takes them, or None. No two items may share an output tensor.
+                outputs as :meth:`run` takes them, or None. No item's output may share a byte with another
+                item's output or input, nor with a DeviceTensor input of its own item.
             priority, timeout: as :meth:`run`, for every job (a job's timeout counts from its own
                 submission).
             max_inflight: at most this many jobs in flight at once (default, and at most, the device's
@@ -390,6 +397,27 @@ class Model:
         else:
             raise self._type_error(spec, x)
         return x
+
+    def _input_ranges(self, inputs: Any, job: int, prefix: str) -> List[MemoryRange]:
+        """The memory each input spans (``prefix`` before its name in messages), once checked as
+        :meth:`_check_input` does; ``job`` numbers its job among those checked together (run_batch's items)."""
+        ranges: List[MemoryRange] = []
+
+        def add(spec: _Spec, x: Any) -> None:
+            x = self._check_input(spec, x)
+            what = f"{prefix}input {spec.name!r}"
+            if isinstance(x, np.ndarray):  # copied when the job is submitted
+                ranges.append(array_range(x, job, what))
+            else:
+                ranges.append(buffer_range(x.buffer, spec.alloc, job, False, what))
+
+        self._input_buffers(inputs, add)
+        return ranges
+
+    def _output_ranges(self, out_bufs: Sequence[Any], job: int, prefix: str = "") -> List[MemoryRange]:
+        """The memory a job writes into its given output buffers."""
+        return [buffer_range(b, s.alloc, job, True, f"{prefix}output {s.name!r}")
+                for s, b in zip(self._out_specs, out_bufs)]
 
     def _check_array(self, spec: _Spec, x: np.ndarray) -> None:
         if x.dtype != spec.dtype:

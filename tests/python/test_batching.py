@@ -187,7 +187,8 @@ def test_run_batch_checks_outputs_before_submitting(dev, cnn):
     with pytest.raises(TypeError, match=r"^run_batch: item 2: output .*expected an accel.DeviceTensor"):
         cnn.run_batch(xs, outs)
     outs[2] = outs[0]
-    with pytest.raises(accel.InvalidArgumentError, match="items 0 and 2 have the same output DeviceTensor"):
+    with pytest.raises(accel.InvalidArgumentError, match=r"^run_batch: item 0's output '.*' and item 2's output '.*' "
+                                                         r"overlap in memory"):
         cnn.run_batch(xs, outs)
     with pytest.raises(accel.InvalidArgumentError, match="outputs has 3 entries for 4 items"):
         cnn.run_batch(xs, outs[:3])

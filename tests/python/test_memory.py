@@ -1,11 +1,16 @@
 """Memory: device memory back to its baseline after 10,000 runs; no per-run pool allocation with
-preallocated tensors; process RSS and the number of Python objects flat after warm-up."""
+preallocated tensors; process RSS and the number of Python objects flat after warm-up; the results of
+run_async, run_batch and imap (and their failures) freed by reference counting alone, with no cycle for
+the garbage collector to find."""
 from __future__ import annotations
 
 import gc
+import time
 
 import numpy as np
+import pytest
 
+import accel
 from conftest import EXACT_COPIES, rand, rss_bytes, settle
 
 RUNS = 10_000
@@ -155,3 +160,92 @@ def test_out_of_memory_during_run_leaks_nothing(tiny_path):
         del held[: len(held) // 2]
         gc.collect()
         assert np.array_equal(m.run(x)[0], expected)
+
+
+# ---- results freed by reference counting ----------------------------------------------------------------------
+
+def _drop_run_async(model, x):
+    model.run_async(x).result(timeout=30)
+    model.run_async(x)  # not even waited for
+
+
+def _drop_run_batch(model, x):
+    model.run_batch([x] * 4)
+
+
+def _drop_imap(model, x):
+    for _ in model.imap(iter([x] * 4)):
+        pass
+
+
+def _fail_run_async(model, x):
+    with pytest.raises(accel.TimeoutError):
+        model.run_async(x, timeout=1e-7).result(timeout=30)
+
+
+def _fail_run_batch(model, x):
+    with pytest.raises(accel.TimeoutError, match=r"^run_batch: item 0: "):
+        model.run_batch([x] * 3, timeout=1e-7)
+
+
+def _fail_imap(model, x):
+    with pytest.raises(accel.TimeoutError, match=r"^imap: item 0: "):
+        for _ in model.imap(iter([x] * 3), timeout=1e-7):
+            pass
+
+
+DROPPED = {"run_async": _drop_run_async, "run_batch": _drop_run_batch, "imap": _drop_imap}
+FAILED = {"run_async": _fail_run_async, "run_batch": _fail_run_batch, "imap": _fail_imap}
+
+
+def _rounds_without_gc(dev, model, x, round_, rounds):
+    """`rounds` rounds of `round_` with the garbage collector off; then the device's stats once every job is over
+    (no collection), and what a collection finds: how many objects, and those of accel's own types."""
+    gc.collect()
+    gc.disable()
+    try:
+        for _ in range(rounds):
+            round_(model, x)
+        assert accel.futures.wait_inflight(30)
+        deadline = time.monotonic() + 10
+        while (s := dev.stats())["jobs_completed"] < s["jobs_submitted"] and time.monotonic() < deadline:
+            time.sleep(0.005)
+        gc.set_debug(gc.DEBUG_SAVEALL)  # what the collection finds is kept in gc.garbage, to be named
+        found = gc.collect()
+        ours = sorted({f"{type(o).__module__}.{type(o).__qualname__}" for o in gc.garbage
+                       if type(o).__module__.startswith("accel")})
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        gc.enable()
+        gc.collect()
+    return s, found, ours
+
+
+@pytest.mark.parametrize("api", sorted(DROPPED))
+def test_dropped_results_are_freed_without_the_garbage_collector(cnn_path, api):
+    # A small pool: with a cycle per job (the cffi core's completion held its Future) the outputs stayed until
+    # a collection, and this ran out of memory within a few rounds.
+    with accel.open("emu:pool=32M") as dev:
+        model = dev.load(str(cnn_path))
+        x = rand(model.inputs[0].shape, 1)
+        DROPPED[api](model, x)  # the model's workspaces are in the baseline
+        base = settle(dev)
+        s, found, ours = _rounds_without_gc(dev, model, x, DROPPED[api], 200)
+        assert s["jobs_completed"] == s["jobs_submitted"] > base["jobs_submitted"]
+        assert (s["live_buffers"], s["bytes_in_use"]) == (base["live_buffers"], base["bytes_in_use"]), (s, base)
+        assert ours == [] and found == 0, (found, ours)
+
+
+@pytest.mark.parametrize("api", sorted(FAILED))
+def test_failed_jobs_leave_no_cycle(cnn_path, api):
+    # A failed job's exception, raised through Future.result and run_batch's frames, must not hold the future
+    # that holds it: the batch's inputs and outputs would stay with them until a collection.
+    with accel.open("emu:pool=32M") as dev:
+        model = dev.load(str(cnn_path))
+        x = rand(model.inputs[0].shape, 2)
+        FAILED[api](model, x)
+        base = settle(dev)
+        s, found, ours = _rounds_without_gc(dev, model, x, FAILED[api], 20)
+        assert s["live_buffers"] == base["live_buffers"], (s, base)
+        assert ours == [] and found == 0, (found, ours)
