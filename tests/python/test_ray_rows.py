@@ -313,7 +313,7 @@ def test_file_predictor_decodes_pictures_into_the_frames_an_input_takes(emu, tmp
         FilePredictor(TINY_CNN, [(None, PictureRows(files))])({"index": np.arange(1)})
     (tmp_path / "bad.png").write_bytes(b"not a picture")
     broken = FilePredictor(TINY_CNN, [(None, PictureRows([files[0], tmp_path / "bad.png"]))], image_inputs=spec)
-    with pytest.raises(ValueError, match=r"^row 1 \('.*bad.png'\): cannot read"):
+    with pytest.raises(InvalidArgumentError, match=r"^row 1: cannot read '.*bad.png' as a picture"):
         broken({"index": np.array([0, 1])})
     broken.close()
     p.close()

@@ -15,8 +15,8 @@ from typing import Any, Dict, List, Optional, Sequence, TextIO, Tuple
 import numpy as np
 
 from ..cli import UsageError
-from .common import (DEFAULT_DEVICE, add_device_option, add_image_input_option, add_input_shape_option, image_inputs,
-                     input_shapes, reports_failures, writable_path)
+from .common import (DEFAULT_DEVICE, add_device_option, add_image_input_option, add_input_shape_option,
+                     add_max_pixels_option, image_inputs, input_shapes, reports_failures, writable_path)
 from .run import split_input
 
 #: The image input a float input fed with pictures gets when --image-input names none: RGB scaled to [0, 1].
@@ -53,13 +53,16 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     add_device_option(p)
     add_input_shape_option(p)
     add_image_input_option(p)
+    add_max_pixels_option(p)
     p.set_defaults(handler=command)
     return p
 
 
-def sources(values: Sequence[str]) -> Tuple[List[Tuple[Optional[str], Any]], int, Dict[str, List[str]]]:
-    """``([(input name or None, source)], rows, {path column: relative paths})`` from the ``--input`` values;
-    UsageError for a missing file, an empty folder, or inputs of different row counts."""
+def sources(values: Sequence[str], max_pixels: Optional[int] = None
+            ) -> Tuple[List[Tuple[Optional[str], Any]], int, Dict[str, List[str]]]:
+    """``([(input name or None, source)], rows, {path column: relative paths})`` from the ``--input`` values
+    (pictures of at most ``max_pixels`` pixels); UsageError for a missing file, an empty folder, or inputs of
+    different row counts."""
     from ..ray.files import ArrayRows, PictureRows, picture_files
 
     given: List[Tuple[Optional[str], Any]] = []
@@ -72,7 +75,7 @@ def sources(values: Sequence[str]) -> Tuple[List[Tuple[Optional[str], Any]], int
             files = picture_files(where)
             if not files:
                 raise UsageError(f"--input {value!r}: no pictures in that folder")
-            source: Any = PictureRows([str(f.resolve()) for f in files])
+            source: Any = PictureRows([str(f.resolve()) for f in files], max_pixels)
             paths[name or str(len(given))] = [f.relative_to(where).as_posix() for f in files]
         elif where.is_file():
             source = ArrayRows(where.resolve())
@@ -170,7 +173,7 @@ def command(args: argparse.Namespace) -> int:
         raise UsageError(f"--workers {args.workers}: must be at least 1")
     if args.batch_size < 1:
         raise UsageError(f"--batch-size {args.batch_size}: must be at least 1")
-    given, rows, paths = sources(args.input)
+    given, rows, paths = sources(args.input, args.max_pixels)
     shapes, images = input_shapes(args.input_shape), image_inputs(args.image_input)
     onnx_model = model_path.name.lower().endswith(".onnx")
     for option, value in (("--input-shape", shapes), ("--image-input", images)):
@@ -186,6 +189,11 @@ def command(args: argparse.Namespace) -> int:
         ray = import_ray()
     except ImportError as e:
         print(f"accel batch: error: {e}", file=sys.stderr)
+        return 1
+    try:  # what writes the output: said now rather than after every row has run (Ray Data brings it)
+        import pyarrow.parquet  # noqa: F401
+    except ImportError as e:
+        print(f"accel batch: error: the Parquet output needs pyarrow: pip install 'accel[ray]' ({e})", file=sys.stderr)
         return 1
     model_bytes = model_path.read_bytes()  # shipped to the actors: no node but this one needs the file
     options = dict(device=args.device, input_shapes=shapes, int8=args.int8)

@@ -12,8 +12,9 @@ from typing import Any, Callable, List, Optional, TextIO, Tuple
 import numpy as np
 
 from ..cli import UsageError
-from .common import (add_device_option, add_image_input_option, add_input_shape_option, describe_tensors,
-                     existing_file, image_inputs, input_shapes, load_model, reports_failures, writable_path)
+from .common import (add_device_option, add_image_input_option, add_input_shape_option, add_max_pixels_option,
+                     describe_tensors, existing_file, image_inputs, input_shapes, load_model, reports_failures,
+                     writable_path)
 from .run import feeds, read_inputs
 
 DEFAULT_SECONDS = 2.0
@@ -48,6 +49,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
                         "takes them; repeatable)")
     add_input_shape_option(p)
     add_image_input_option(p)
+    add_max_pixels_option(p)
     p.set_defaults(handler=command)
     return p
 
@@ -182,7 +184,7 @@ def command(args: argparse.Namespace) -> int:
     with accel.open(args.device) as dev, accel.profile(ops=args.ops) as prof:
         model = load_model(dev, path, input_shapes(args.input_shape), images=image_inputs(args.image_input))
         rng = np.random.default_rng(0)
-        given = feeds(model, read_inputs(args.input)) if args.input else {}
+        given = feeds(model, read_inputs(args.input, args.max_pixels)) if args.input else {}
         x = [as_input(given[i.name], i) if i.name in given else random_input(i, rng) for i in model.inputs]
         jobs = args.jobs or dev.info.cores
         model.run(x)  # warm-up: first-run costs are not latency

@@ -23,6 +23,7 @@ def reports_failures(verb: str) -> Callable[[Callable[[Any], int]], Callable[[An
     def wrap(handler: Callable[[Any], int]) -> Callable[[Any], int]:
         @functools.wraps(handler)
         def run(args: Any) -> int:
+            quiet_pillow_size_warning()
             try:
                 return handler(args)
             # ValueError/TypeError: Model.run names a wrong input name or count, or a non-array, with them.
@@ -31,6 +32,16 @@ def reports_failures(verb: str) -> Callable[[Callable[[Any], int]], Callable[[An
                 return 1
         return run
     return wrap
+
+
+def quiet_pillow_size_warning() -> None:
+    """Pillow's DecompressionBombWarning off in this command's process: pictures are read by accel.image's reader,
+    which refuses a picture over its own pixel limit (--max-pixels) with an error naming the file, so the warning
+    (issued as Pillow reads the header of one over Pillow's lower limit) would only precede that error."""
+    import warnings
+
+    # By its message, so as not to import Pillow (an optional dependency) for every command.
+    warnings.filterwarnings("ignore", message=r"Image size \(\d+ pixels\) exceeds limit")
 
 
 def command_line_message(e: BaseException) -> str:
@@ -126,6 +137,25 @@ def image_input_arg(text: str) -> Tuple[str, Dict[str, Any]]:
         except ValueError:
             raise argparse.ArgumentTypeError(f"{text!r}: {key} value {token!r} is not a number") from None
     return name.strip(), options
+
+
+def add_max_pixels_option(parser: Any) -> None:
+    """Adds ``--max-pixels N``: the pixel limit of picture inputs (``accel.image.read_image``'s ``max_pixels``)."""
+    from ..image.pictures import MAX_PIXELS
+
+    parser.add_argument("--max-pixels", type=_positive_int, default=MAX_PIXELS, metavar="N",
+                        help=f"refuse a picture input of more than N pixels (width x height, read from its header "
+                             f"before decoding it; default {MAX_PIXELS}, 8192 x 8192)")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
 
 
 def image_inputs(pairs: Sequence[Tuple[str, Dict[str, Any]]]) -> Optional[Dict[str, Dict[str, Any]]]:

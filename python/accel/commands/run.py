@@ -11,8 +11,8 @@ import numpy as np
 from ..cli import UsageError
 from ..run_record import RunRecord, save, write_npz
 from .common import (add_device_option, add_extra_outputs_option, add_image_input_option, add_input_shape_option,
-                     describe_tensors, existing_file, image_inputs, input_shapes, load_model, reports_failures,
-                     writable_path)
+                     add_max_pixels_option, describe_tensors, existing_file, image_inputs, input_shapes, load_model,
+                     reports_failures, writable_path)
 
 
 def register(subparsers: Any) -> argparse.ArgumentParser:
@@ -38,6 +38,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     add_device_option(p)
     add_input_shape_option(p)
     add_image_input_option(p)
+    add_max_pixels_option(p)
     p.set_defaults(handler=command)
     return p
 
@@ -51,10 +52,14 @@ def split_input(text: str) -> Tuple[Optional[str], str]:
 
 
 class Picture:
-    """A picture file given for an image input: read once the model says which frame it takes."""
+    """A picture file given for an image input: read once the model says which frame it takes (at most
+    ``max_pixels`` pixels, accel.image.read_image's limit)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, max_pixels: Optional[int] = None) -> None:
+        from ..image import MAX_PIXELS
+
         self.path = path
+        self.max_pixels = MAX_PIXELS if max_pixels is None else max_pixels
 
     def frames(self, model: Any, name: str) -> Dict[str, np.ndarray]:
         """The frame(s) of input ``name``: {name: frame}, or both planes for an NV12 y/uv pair (named by either
@@ -72,7 +77,7 @@ class Picture:
         if info.image is None:
             raise ValueError(f"--input {name}={self.path}: input {name!r} is not an image input ({info}); give it a "
                              f".npy array")
-        bgr = read_image(self.path, (info.image.width, info.image.height))
+        bgr = read_image(self.path, (info.image.width, info.image.height), max_pixels=self.max_pixels)
         frame = to_frame(bgr, info.image.format)
         if isinstance(frame, tuple):
             return {infos[k].name: frame[0], infos[k + 1].name: frame[1]}
@@ -82,8 +87,9 @@ class Picture:
 Given = List[Tuple[Optional[str], Any]]
 
 
-def read_inputs(values: Sequence[str]) -> Given:
-    """``[(name or None, array or Picture)]`` from the ``--input`` values; UsageError for a missing file."""
+def read_inputs(values: Sequence[str], max_pixels: Optional[int] = None) -> Given:
+    """``[(name or None, array or Picture)]`` from the ``--input`` values (pictures of at most ``max_pixels``
+    pixels); UsageError for a missing file."""
     from ..image import IMAGE_SUFFIXES
 
     found: Given = []
@@ -91,7 +97,7 @@ def read_inputs(values: Sequence[str]) -> Given:
         name, path = split_input(value)
         file = existing_file("--input", path)
         if file.suffix.lower() in IMAGE_SUFFIXES:
-            found.append((name, Picture(file)))
+            found.append((name, Picture(file, max_pixels)))
             continue
         try:
             array = np.load(file, allow_pickle=False)
@@ -148,7 +154,7 @@ def command(args: argparse.Namespace) -> int:
     if extra is not None and not onnx_model:
         raise UsageError(f"--extra-outputs applies to ONNX models only; {str(path)!r} is already compiled (its "
                          f"outputs are those it was compiled with)")
-    given = read_inputs(args.input)
+    given = read_inputs(args.input, args.max_pixels)
     with accel.open(args.device) as dev:
         model = load_model(dev, path, input_shapes(args.input_shape), extra, image_inputs(args.image_input))
         fed = feeds(model, given)

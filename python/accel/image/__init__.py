@@ -13,9 +13,10 @@ the layouts in :mod:`accel.image.layout`. uint8 in, uint8 out, NumPy only. docs/
 from __future__ import annotations
 
 from .formula import RANGES, rgb_to_yuv_matrix, round_to_uint8, yuv_to_rgb_matrix
-from .frames import FRAME_FORMATS, IMAGE_FORMATS, IMAGE_SUFFIXES, read_image, to_frame
+from .frames import FRAME_FORMATS, IMAGE_FORMATS, to_frame
 from .layout import join_nv12, nv12_size, split_nv12
 from .nv12 import bgr_to_nv12, nv12_to_bgr, nv12_to_rgb, rgb_to_nv12
+from .pictures import IMAGE_SUFFIXES, MAX_PIXELS, read_image
 from .yuv444 import bgr_to_y, bgr_to_yuv444, rgb_to_y, rgb_to_yuv444, yuv444_to_bgr, yuv444_to_rgb
 
 __all__ = [
@@ -23,6 +24,6 @@ __all__ = [
     "bgr_to_yuv444", "rgb_to_yuv444", "yuv444_to_bgr", "yuv444_to_rgb",
     "bgr_to_y", "rgb_to_y",
     "split_nv12", "join_nv12", "nv12_size",
-    "FRAME_FORMATS", "IMAGE_FORMATS", "IMAGE_SUFFIXES", "read_image", "to_frame",
+    "FRAME_FORMATS", "IMAGE_FORMATS", "IMAGE_SUFFIXES", "MAX_PIXELS", "read_image", "to_frame",
     "RANGES", "rgb_to_yuv_matrix", "yuv_to_rgb_matrix", "round_to_uint8",
 ]

@@ -6,9 +6,10 @@ So the driver ships row numbers, not data, and no step runs before the actors (a
 pool of actors holds). The files must be readable at the same path on every node that runs an actor: on one
 machine they are; on a cluster, a shared file system (docs/ray.md). This is what ``accel batch`` runs.
 
-Pictures are read with Pillow, converted to RGB, resized to the input's frame size with the bilinear filter, and
-converted to the frame format the input takes (``accel.image.to_frame``, full range): the model's image input (its
-own, or one given with ``image_inputs``) does the rest (BT.601, mean, scale). docs/ray.md, docs/image-inputs.md.
+Pictures are read by accel.image's one reader (``read_image``: Pillow, a pixel limit checked from the header before
+decoding, resized to the input's frame size with the bilinear filter, errors naming the file) and converted to the
+frame format the input takes (``accel.image.to_frame``, full range): the model's image input (its own, or one given
+with ``image_inputs``) does the rest (BT.601, mean, scale). docs/ray.md, docs/image-inputs.md.
 """
 from __future__ import annotations
 
@@ -49,17 +50,23 @@ class ArrayRows:
 
 
 class PictureRows:
-    """Picture files, a row each: decoded into the frame of the image input they feed."""
+    """Picture files, a row each: decoded into the frame of the image input they feed, by accel.image's one
+    reader (``read_image``: at most ``max_pixels`` pixels a picture, checked before decoding)."""
 
-    def __init__(self, paths: Sequence[Union[str, os.PathLike[str]]]) -> None:
+    def __init__(self, paths: Sequence[Union[str, os.PathLike[str]]], max_pixels: Optional[int] = None) -> None:
+        from ..image import MAX_PIXELS
+
         self.paths = [os.fspath(p) for p in paths]
+        self.max_pixels = MAX_PIXELS if max_pixels is None else max_pixels
 
     def __len__(self) -> int:
         return len(self.paths)
 
     def rows(self, indices: np.ndarray, info: Any) -> List[np.ndarray]:
         """The frames of the rows ``indices`` for the image input ``info``: one array, or the y and uv planes
-        of an NV12 pair (``info`` its y plane)."""
+        of an NV12 pair (``info`` its y plane). InvalidArgumentError naming the row and its file for a picture
+        that cannot be read."""
+        from ..errors import InvalidArgumentError
         from ..image import read_image, to_frame
 
         image = info.image
@@ -71,9 +78,10 @@ class PictureRows:
         for i in indices:
             path = self.paths[int(i)]
             try:
-                frames.append(to_frame(read_image(path, (image.width, image.height)), image.format))
-            except (OSError, ValueError) as e:
-                raise ValueError(f"row {int(i)} ({path!r}): {e}") from None
+                bgr = read_image(path, (image.width, image.height), max_pixels=self.max_pixels)
+            except (OSError, ValueError) as e:  # read_image names the file: the row is said here
+                raise InvalidArgumentError(f"row {int(i)}: {e}") from None
+            frames.append(to_frame(bgr, image.format))
         if isinstance(frames[0], tuple):
             return [np.stack([f[0] for f in frames]), np.stack([f[1] for f in frames])]
         return [np.stack(frames)]
