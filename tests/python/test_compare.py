@@ -5,6 +5,7 @@ intermediate values; a perturbed conv flagged first; a run record as B; JSON, pl
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -19,6 +20,7 @@ import accel
 from accel import cli, compiler
 from accel.comparison import Comparison, Row, inputs, matching, metrics, quant_values, sides
 from accel.comparison.compare_models import pair_rows
+from accel.errors import InvalidArgumentError
 from accel.tensor_info import Quantization, TensorInfo
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -117,6 +119,20 @@ def test_several_input_sets_are_one_vector():
     assert metrics.measure(a, b).max_abs_error == 2.0
 
 
+def test_sets_far_apart_in_magnitude_keep_an_exact_cosine():
+    """The running sums scale each side by its largest value so far: squares of 1e200 do not overflow, and a
+    set of tiny values after a huge one still counts."""
+    a = metrics.Tensor("a", [np.array([1e200, 1e200]), np.array([1e-200, 0.0])])
+    b = metrics.Tensor("b", [np.array([1e200, 1e200]), np.array([1e-200, 0.0])])
+    assert metrics.measure(a, b).cosine == pytest.approx(1.0, abs=1e-15)
+    assert metrics.cosine(np.array([1e200, 0.0]), np.array([1e200, 1e200])) == pytest.approx(2 ** -0.5)
+    big_then_off = metrics.Tensor("c", [np.array([3.0, 0.0]), np.array([0.0, 4.0])])
+    straight = metrics.Tensor("d", [np.array([3.0, 0.0]), np.array([0.0, -4.0])])
+    assert metrics.measure(big_then_off, straight).cosine == pytest.approx((9 - 16) / 25)
+    nan = metrics.Tensor("n", [np.array([1.0, 1.0]), np.array([np.nan, 1.0])])
+    assert np.isnan(metrics.measure(nan, big_then_off).cosine)
+
+
 # ---- which tensor stands for which ------------------------------------------------------------------------
 
 
@@ -200,7 +216,7 @@ def test_given_inputs_by_name_and_order():
 
 def test_random_inputs_are_seeded():
     infos = [TensorInfo("f", (3, 4), np.dtype(np.float32)), TensorInfo("q", (50,), np.dtype(np.int8))]
-    one, two = inputs.random_sets(infos, 2, seed=5), inputs.random_sets(infos, 2, seed=5)
+    one, two = list(inputs.random_sets(infos, 2, seed=5)), list(inputs.random_sets(infos, 2, seed=5))
     assert len(one) == 2 and all(np.array_equal(one[1][k], two[1][k]) for k in ("f", "q"))
     assert not np.array_equal(one[0]["f"], one[1]["f"])
     assert one[0]["f"].dtype == np.float32 and one[0]["f"].min() >= 0 and one[0]["f"].max() < 1
@@ -373,6 +389,65 @@ def test_errors(cnn_pair, tmp_path):
         accel.compare(float_path, tmp_path / "nope.onnx")
     with pytest.raises(ValueError, match="inputs or random, not both"):
         accel.compare(float_path, qdq_path, feeds, random=2)
+
+
+def test_random_sets_are_made_run_and_dropped_one_at_a_time(tmp_path):
+    """--random N keeps one set at a time: the peak of traced memory over 24 sets is about that of one (it was
+    24 sets of every tensor of both sides)."""
+    import tracemalloc
+
+    path = tmp_path / "wide.onnx"
+    nodes = [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Neg", ["r"], ["n"]),
+             helper.make_node("Abs", ["n"], ["y"])]
+    onnx.save(onnx_model(nodes, [("x", np.float32, [1, 1 << 16])], [("y", np.float32)]), str(path))
+    accel.compare(path, path, random=1)  # compiled and cached before measuring
+
+    def peak(count):
+        tracemalloc.start()
+        try:
+            c = accel.compare(path, path, random=count)
+            return tracemalloc.get_traced_memory()[1], c
+        finally:
+            tracemalloc.stop()
+
+    one, _ = peak(1)
+    many, c = peak(24)
+    assert len(c) == 4 and all(r.cosine == pytest.approx(1.0) and r.max_abs_error == 0.0 for r in c)
+    assert many < 1.5 * one + (1 << 20), (one, many)
+
+
+def test_bad_numbers_are_refused_by_name(cnn_pair):
+    float_path, qdq_path, feeds = cnn_pair
+    for kwargs, words in [({"threshold": float("nan")}, "threshold must be a number in [-1, 1]"),
+                          ({"threshold": float("inf")}, "threshold must be a number in [-1, 1]"),
+                          ({"threshold": 1.5}, "threshold must be a number in [-1, 1]"),
+                          ({"threshold": "0.9"}, "threshold must be a number in [-1, 1]"),
+                          ({"random": 0}, "random must be an integer >= 1"),
+                          ({"random": 2.5}, "random must be an integer >= 1"),
+                          ({"random": True}, "random must be an integer >= 1"),
+                          ({"seed": -1}, "seed must be an integer >= 0")]:
+        with pytest.raises(InvalidArgumentError, match=re.escape(words)):
+            accel.compare(float_path, qdq_path, **kwargs)
+    assert accel.compare(float_path, qdq_path, feeds, threshold=-1).first_below is None
+
+
+@pytest.mark.parametrize("option, value, words", [
+    ("--threshold", "nan", "expected a number in [-1, 1], got 'nan'"),
+    ("--threshold", "inf", "expected a number in [-1, 1], got 'inf'"),
+    ("--threshold", "-1e999", "expected a number in [-1, 1], got '-1e999'"),
+    ("--threshold", "1.01", "expected a number in [-1, 1], got '1.01'"),
+    ("--threshold", "high", "expected a number in [-1, 1], got 'high'"),
+    ("--random", "0", "expected an integer >= 1, got '0'"),
+    ("--random", "-5", "expected an integer >= 1, got '-5'"),
+    ("--random", "1e3", "expected an integer >= 1, got '1e3'"),
+    ("--random", "nan", "expected an integer >= 1, got 'nan'"),
+    ("--seed", "-1", "expected an integer >= 0, got '-1'"),
+    ("--seed", "inf", "expected an integer >= 0, got 'inf'"),
+])
+def test_cli_refuses_bad_numbers_naming_the_option(cnn_pair, capsys, option, value, words):
+    float_path, qdq_path, _ = cnn_pair
+    code, out, err = run_main(capsys, "compare", float_path, qdq_path, f"{option}={value}")
+    assert code == 2 and f"argument {option}: {words}" in err and not out, err
 
 
 # ---- the command line -------------------------------------------------------------------------------------

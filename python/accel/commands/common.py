@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import math
 import sys
 from pathlib import Path
 from typing import Any, Callable, Dict, Optional, Sequence, Tuple
@@ -67,6 +68,24 @@ def writable_path(option: str, path: str) -> Path:
     if not p.resolve().parent.is_dir():
         raise UsageError(f"{option} {path!r}: no such folder")
     return p
+
+
+def number_arg(kind: Callable[[str], Any], low: float, high: float = math.inf) -> Callable[[str], Any]:
+    """An argparse ``type``: the text as ``kind`` (int or float), refused (a usage error naming the option) unless
+    it is a finite number in [``low``, ``high``]: NaN, inf, 1e999 and out-of-range values never reach a verb."""
+    words = "an integer" if kind is int else "a number"
+    bounds = f">= {low:g}" if high == math.inf else f"in [{low:g}, {high:g}]"
+
+    def parse(text: str) -> Any:
+        try:
+            value = kind(text)
+        except (ValueError, OverflowError):
+            value = None
+        if value is None or not math.isfinite(value) or not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"expected {words} {bounds}, got {text!r}")
+        return value
+
+    return parse
 
 
 def input_shapes(pairs: Sequence[Tuple[str, Tuple[int, ...]]]) -> Optional[Dict[str, Tuple[int, ...]]]:

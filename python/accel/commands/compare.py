@@ -8,8 +8,8 @@ from typing import Any, List
 from ..cli import UsageError
 from ..compile_cache import INT8_RULES
 from ..comparison.plot import require_matplotlib
-from .common import (add_device_option, add_input_shape_option, existing_file, input_shapes, reports_failures,
-                     writable_path)
+from .common import (add_device_option, add_input_shape_option, existing_file, input_shapes, number_arg,
+                     reports_failures, writable_path)
 from .run import read_inputs
 
 DEFAULT_THRESHOLD = 0.99
@@ -30,16 +30,17 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("b", metavar="B", help="model B as A, or a run record .npz (accel run --save)")
     p.add_argument("--input", action="append", default=[], metavar="[NAME=]FILE.npy",
                    help="an input: FILE.npy for A's inputs in order, NAME=FILE.npy by name (repeatable)")
-    p.add_argument("--random", type=int, metavar="N",
-                   help="run N random input sets (floats uniform in [0, 1)) instead; the default when no "
-                        "--input is given and B is a model: 1")
-    p.add_argument("--seed", type=int, default=0, metavar="S", help="the random inputs' seed (default 0)")
+    p.add_argument("--random", type=number_arg(int, 1), metavar="N",
+                   help="run N random input sets (floats uniform in [0, 1)) instead, one at a time (memory of one "
+                        "set); the default when no --input is given and B is a model: 1")
+    p.add_argument("--seed", type=number_arg(int, 0), default=0, metavar="S",
+                   help="the random inputs' seed, an integer >= 0 (default 0)")
     add_device_option(p)
     p.add_argument("--device-b", metavar="URI", help="the device B runs on (default: --device)")
     p.add_argument("--int8", choices=INT8_RULES,
                    help="run the ONNX models on the emulator with these int8 rules (emu:int8=...)")
-    p.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD, metavar="T",
-                   help=f"flag tensors whose cosine is below T (default {DEFAULT_THRESHOLD:g})")
+    p.add_argument("--threshold", type=number_arg(float, -1.0, 1.0), default=DEFAULT_THRESHOLD, metavar="T",
+                   help=f"flag tensors whose cosine is below T, in [-1, 1] (default {DEFAULT_THRESHOLD:g})")
     p.add_argument("--json", metavar="FILE.json", help="also write the rows as JSON")
     p.add_argument("--plot", metavar="FILE.png", help="also plot the cosine per tensor (needs matplotlib)")
     add_input_shape_option(p)
@@ -50,8 +51,6 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
 def check_usage(args: argparse.Namespace) -> None:
     if args.input and args.random is not None:
         raise UsageError("give --input or --random, not both")
-    if args.random is not None and args.random < 1:
-        raise UsageError(f"--random must be >= 1, got {args.random}")
 
 
 @reports_failures("compare")

@@ -8,7 +8,9 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from ..array_files import read_npy
 from ..cli import UsageError
+from ..errors import ModelFormatError
 from ..run_record import RunRecord, save, write_npz
 from .common import (add_device_option, add_extra_outputs_option, add_image_input_option, add_input_shape_option,
                      add_max_pixels_option, describe_tensors, existing_file, image_inputs, input_shapes, load_model,
@@ -99,10 +101,10 @@ def read_inputs(values: Sequence[str], max_pixels: Optional[int] = None) -> Give
         if file.suffix.lower() in IMAGE_SUFFIXES:
             found.append((name, Picture(file, max_pixels)))
             continue
-        try:
-            array = np.load(file, allow_pickle=False)
-        except ValueError as e:  # not a .npy file, or one holding Python objects
-            raise UsageError(f"--input {value!r}: not a NumPy .npy array or a picture ({e})") from None
+        try:  # bounded: a header may declare more than the file holds
+            array = read_npy(file, f"--input {value!r}")
+        except ModelFormatError as e:
+            raise UsageError(f"{e} (an input is a .npy array or a picture)") from None
         found.append((name, array))
     return found
 

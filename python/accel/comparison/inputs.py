@@ -8,7 +8,7 @@ other integers uniform in [0, 16], booleans 0 or 1.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -21,12 +21,13 @@ Feeds = Dict[str, np.ndarray]
 _SMALL_INT_MAX = 16
 
 
-def random_sets(infos: Sequence[TensorInfo], count: int, seed: int) -> List[Feeds]:
-    """``count`` random input sets for inputs ``infos`` (see the module's docstring)."""
+def random_sets(infos: Sequence[TensorInfo], count: int, seed: int) -> Iterator[Feeds]:
+    """``count`` random input sets for inputs ``infos`` (see the module's docstring), each made when the one
+    before is taken: a comparison keeps one set at a time, whatever ``count``."""
     if count < 1:
         raise ValueError(f"random must be >= 1 (input sets), got {count}")
     rng = np.random.default_rng(seed)
-    return [{i.name: _random_array(i, rng) for i in infos} for _ in range(count)]
+    return ({i.name: _random_array(i, rng) for i in infos} for _ in range(count))
 
 
 def _random_array(info: TensorInfo, rng: np.random.Generator) -> np.ndarray:

@@ -1,6 +1,6 @@
 """The two sides of a comparison: what kind of file each is, the devices the models run on, and the tensors
-each side gives (its inputs as fed, its outputs, and for an ONNX model on the emulator every intermediate
-tensor), in graph order.
+each side gives for one input set (its inputs as fed, its outputs, and for an ONNX model on the emulator every
+intermediate tensor), in graph order.
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from .inputs import Feeds, fit
 from .matching import GraphKeys, graph_keys
 from .metrics import Tensor
 
-__all__ = ["COMPILED_SUFFIXES", "Devices", "Side", "file_kind", "record_side", "run_side",
+__all__ = ["COMPILED_SUFFIXES", "Devices", "Side", "file_kind", "record_side", "run_side", "side_graph",
            "uri_with_int8"]
 
 #: Compiled models' file suffixes: the emulator's, Horizon's (BPU) and Vitis AI's (VART).
@@ -88,18 +88,20 @@ def load_model(dev: Device, path: Path, kind: str, shapes: Optional[Mapping[str,
     return dev.load(path, input_shapes=shapes, extra_outputs="all" if kind == "onnx" else None)
 
 
-def run_side(label: str, model: Model, path: Path, kind: str, sets: Sequence[Feeds],
+def side_graph(path: Path, kind: str) -> Optional[GraphKeys]:
+    """The keys of an ONNX model's tensors (read once per comparison), None for a compiled model."""
+    return graph_keys(path) if kind == "onnx" else None
+
+
+def run_side(label: str, model: Model, graph: Optional[GraphKeys], feeds: Feeds,
              feed_quant: Mapping[str, Quantization]) -> Side:
-    """Runs ``model`` on each input set (fitted to its inputs) and gathers its tensors."""
-    arrays: Dict[str, List[np.ndarray]] = {}
-    for feeds in sets:
-        fitted = fit(feeds, feed_quant, model.inputs, label)
-        results = model.run(fitted)
-        for name, array in [*fitted.items(), *zip((o.name for o in model.outputs), results)]:
-            arrays.setdefault(name, []).append(np.array(array))
+    """Runs ``model`` on one input set (fitted to its inputs) and gathers its tensors, in ``graph``'s order."""
+    fitted = fit(feeds, feed_quant, model.inputs, label)
+    results = model.run(fitted)
     infos: Dict[str, TensorInfo] = {i.name: i for i in [*model.inputs, *model.outputs]}
-    tensors = [Tensor(name, a, _integer_quant(infos[name].quant, a[0])) for name, a in arrays.items()]
-    graph = graph_keys(path) if kind == "onnx" else None
+    # Copies: the next run may write the model's output buffers.
+    named = [(name, np.array(a)) for name, a in [*fitted.items(), *zip((o.name for o in model.outputs), results)]]
+    tensors = [Tensor(name, [a], _integer_quant(infos[name].quant, a)) for name, a in named]
     if graph is not None:
         tensors = _in_graph_order(tensors, graph)
     return Side(label, tensors, graph)
