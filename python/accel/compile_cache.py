@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 
 from ._forksafe import ForkSafeLock
+from ._lazy_import import import_or_undo
 from .errors import InvalidArgumentError, ModelFormatError, OutOfMemoryError, UnsupportedError
 
 __all__ = ["INT8_RULES", "cache_dir", "clear", "clear_memory_cache", "compile_onnx", "info", "normalize_extra_outputs",
@@ -215,8 +216,9 @@ def _compiler_fingerprint() -> str:
     an entry made by another."""
     global _fingerprint
     if _fingerprint is None:
-        from . import compiler
-        from .compiler import accm
+        with import_or_undo():
+            from . import compiler
+            from .compiler import accm
 
         h = hashlib.sha256(f"accm {accm.VERSION_MAJOR}.{accm.VERSION_MINOR}\0".encode())
         folder = Path(compiler.__file__).resolve().parent
@@ -369,7 +371,8 @@ def compile_onnx(onnx_bytes: bytes, input_shapes: Optional[Mapping[str, Tuple[in
         _remember(key, data)
         return data, key, True
 
-    from . import compiler
+    with import_or_undo():
+        from . import compiler
 
     shapes = {k: tuple(v) for k, v in input_shapes.items()} if input_shapes else None
     try:
