@@ -9,6 +9,7 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
+from .._lazy_import import import_or_undo
 from .errors import CompileError
 
 # Ops that must never be evaluated at compile time (their result is not a function of their inputs).
@@ -23,7 +24,8 @@ _evaluator_cls = None
 def _evaluator():
     global _evaluator_cls
     if _evaluator_cls is None:
-        from onnx.reference import ReferenceEvaluator
+        with import_or_undo():
+            from onnx.reference import ReferenceEvaluator
         _evaluator_cls = ReferenceEvaluator
     return _evaluator_cls
 

@@ -2,14 +2,13 @@
 
 ``Device.load("model.onnx")`` on the emulator compiles the model with ``accel.compiler``. The result is
 cached under a SHA-256 of the ONNX bytes, the input shapes (sorted by name) and the compiler (its
-format version and a fingerprint of its source), as ``<key>.entry`` in ``$ACCEL_CACHE_DIR``, else
-``$XDG_CACHE_HOME/accel``, else ``~/.cache/accel``. When that folder cannot be written, the cache lives
-in memory for the life of the process.
+format version and a fingerprint of its source), in memory (the models used last) and as ``<key>.entry`` in a
+folder of this user's alone (accel._cache_folder: where it is, ``$ACCEL_CACHE_DIR`` and ``$ACCEL_CACHE_SIZE``, and
+what makes an entry trusted). When that folder cannot be written, or is not to be trusted, the cache lives in memory
+for the life of the process.
 
-An entry is never trusted: it is read only if it is a regular file (a FIFO there would block the
-read), and it records the key it was made for and a SHA-256 of its .accm bytes, both checked. An entry
-swapped for another (even a valid model), truncated or corrupted is compiled again and rewritten.
-Entries are written atomically (a temporary file renamed).
+An entry records the key it was made for and a SHA-256 of its .accm bytes, both checked: an entry swapped for
+another (even a valid model), truncated or corrupted is compiled again and rewritten.
 
 The folder holds at most ``$ACCEL_CACHE_SIZE`` bytes of entries (a number with an optional K, M or G suffix;
 default 1G; 0 keeps nothing on disk): after each write, the entries used longest ago go first (a hit marks its
@@ -19,14 +18,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import stat
-import tempfile
 from collections import OrderedDict
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
+from typing import Any, Dict, Mapping, Optional, Tuple, Union
 
+from . import _cache_folder
+from ._cache_folder import DEFAULT_SIZE_LIMIT as DEFAULT_SIZE_LIMIT  # re-exported: the limit when none is set
+from ._cache_folder import cache_dir, size_limit
 from ._forksafe import ForkSafeLock
+from ._lazy_import import import_or_undo
 from .errors import InvalidArgumentError, ModelFormatError, OutOfMemoryError, UnsupportedError
 
 __all__ = ["INT8_RULES", "cache_dir", "clear", "clear_memory_cache", "compile_onnx", "info", "normalize_extra_outputs",
@@ -48,84 +48,18 @@ _fingerprint: Optional[str] = None
 _disk_disabled = False
 
 
-def cache_dir() -> Path:
-    """The folder of the on-disk cache (it may not exist yet)."""
-    env = os.environ.get("ACCEL_CACHE_DIR")
-    if env:
-        return Path(env).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
-    return base / "accel"
-
-
-DEFAULT_SIZE_LIMIT = 1 << 30
-_SUFFIXES = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
-
-
-def size_limit() -> int:
-    """The most bytes of entries the folder keeps: ``$ACCEL_CACHE_SIZE`` (``512M``, ``2G``, ``0``), else 1 GiB.
-    A value that is not a size raises InvalidArgumentError naming it."""
-    text = os.environ.get("ACCEL_CACHE_SIZE", "").strip()
-    if not text:
-        return DEFAULT_SIZE_LIMIT
-    unit = text[-1].upper() if text[-1].isalpha() else ""
-    try:
-        value = float(text[:-1] if unit else text)
-        factor = _SUFFIXES[unit]
-    except (ValueError, KeyError):
-        value, factor = -1.0, 1
-    if not value >= 0:
-        raise InvalidArgumentError(f"ACCEL_CACHE_SIZE={text!r} is not a size in bytes (e.g. 512M, 2G or 0)")
-    return int(value * factor)
-
-
-def _entries() -> List[Tuple[float, int, Path]]:
-    """(last used, bytes, path) of every entry in the folder, least recently used first."""
-    rows: List[Tuple[float, int, Path]] = []
-    try:
-        paths = list(cache_dir().glob("*.entry"))
-    except OSError:
-        return rows
-    for p in paths:
-        try:
-            st = p.stat()
-        except OSError:
-            continue  # removed meanwhile by another process
-        if stat.S_ISREG(st.st_mode):
-            rows.append((st.st_mtime, st.st_size, p))
-    rows.sort(key=lambda r: r[0])
-    return rows
-
-
-def _evict(limit: int, keep: Optional[Path] = None) -> int:
-    """Removes the least recently used entries until the rest fit in ``limit`` bytes, ``keep`` (the entry just
-    written) last: only when it alone is over the limit. Returns how many were removed."""
-    rows = _entries()
-    total = sum(r[1] for r in rows)
-    removed = 0
-    for _, size, p in [r for r in rows if r[2] != keep] + [r for r in rows if r[2] == keep]:
-        if total <= limit:
-            break
-        try:
-            p.unlink()
-        except OSError:
-            continue
-        total -= size
-        removed += 1
-    return removed
-
-
 def info() -> Dict[str, object]:
-    """The on-disk cache: its folder, entries, bytes and size limit."""
-    rows = _entries()
-    return {"folder": str(cache_dir()), "entries": len(rows), "bytes": sum(r[1] for r in rows),
-            "limit_bytes": size_limit()}
+    """The on-disk cache: its folder, entries, bytes and size limit, how many files in it accel did not write (left
+    alone), and why the folder is not used (None when it is)."""
+    return _cache_folder.info(_cache_folder.settings())
 
 
 def clear() -> int:
-    """Removes every entry from the folder (and the memory cache); returns how many files were removed."""
+    """Removes every entry accel wrote from the folder (and the memory cache), with the temporary files of writes a
+    killed process left; returns how many files were removed. Files accel did not write are left alone."""
+    s = _cache_folder.settings()
     clear_memory_cache()
-    return _evict(-1)
+    return _cache_folder.clear(s)
 
 
 def clear_memory_cache() -> None:
@@ -215,8 +149,9 @@ def _compiler_fingerprint() -> str:
     an entry made by another."""
     global _fingerprint
     if _fingerprint is None:
-        from . import compiler
-        from .compiler import accm
+        with import_or_undo():
+            from . import compiler
+            from .compiler import accm
 
         h = hashlib.sha256(f"accm {accm.VERSION_MAJOR}.{accm.VERSION_MINOR}\0".encode())
         folder = Path(compiler.__file__).resolve().parent
@@ -257,81 +192,20 @@ def _remember(key: str, data: bytes) -> None:
             _memory.popitem(last=False)
 
 
-# An entry: this magic line, the key it was made for and the SHA-256 of the .accm bytes that follow
-# (64 hex digits each, one line each), then those bytes.
-_ENTRY_MAGIC = b"accel compile cache entry 1\n"
-_ENTRY_HEAD = len(_ENTRY_MAGIC) + 2 * 65
+def _read_disk(key: str, s: Optional[_cache_folder.Settings] = None) -> Optional[bytes]:
+    """The .accm bytes of the on-disk entry for `key`, or None when there is none or it is not to be trusted."""
+    return None if _disk_disabled else _cache_folder.read_entry(s or _cache_folder.settings(), key)
 
 
-def _entry_path(key: str) -> Path:
-    return cache_dir() / f"{key}.entry"
-
-
-def _entry(key: str, data: bytes) -> bytes:
-    return b"".join((_ENTRY_MAGIC, key.encode(), b"\n", hashlib.sha256(data).hexdigest().encode(), b"\n", data))
-
-
-def _read_regular_file(path: Path) -> Optional[bytes]:
-    """The bytes of `path` if it is a regular file (opened without blocking, so a FIFO or a device
-    node is seen for what it is before anything is read), else None."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        with os.fdopen(fd, "rb", closefd=False) as f:
-            return f.read()
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-
-
-def _read_disk(key: str) -> Optional[bytes]:
-    """The .accm bytes of the entry for `key`, or None when there is none or it is not what it claims."""
-    if _disk_disabled:
-        return None
-    raw = _read_regular_file(_entry_path(key))
-    if raw is None or len(raw) < _ENTRY_HEAD or not raw.startswith(_ENTRY_MAGIC):
-        return None
-    head = raw[len(_ENTRY_MAGIC):_ENTRY_HEAD].split(b"\n")
-    data = raw[_ENTRY_HEAD:]
-    if head[0] != key.encode() or head[1] != hashlib.sha256(data).hexdigest().encode():
-        return None  # made for another key, or damaged: compiled again, and overwritten
-    try:
-        os.utime(_entry_path(key))  # used now: the last to be evicted
-    except OSError:
-        pass
-    return data
-
-
-def _write_disk(key: str, data: bytes) -> None:
+def _write_disk(key: str, data: bytes, s: _cache_folder.Settings) -> None:
     global _disk_disabled
     if _disk_disabled:
         return
-    folder = cache_dir()
-    limit = size_limit()
-    if limit == 0:
-        return
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{key}.", suffix=".tmp", dir=folder)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(_entry(key, data))
-            os.replace(tmp, _entry_path(key))
-            _evict(limit, keep=_entry_path(key))
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        _cache_folder.write_entry(s, key, data)
     except OSError:
         # Not writable (read-only home, full disk): keep this process's entries in memory only.
-        if not os.environ.get("ACCEL_CACHE_DIR"):
+        if not s.explicit:
             _disk_disabled = True
 
 
@@ -339,10 +213,7 @@ def invalidate(key: str) -> None:
     """Drops one entry from memory and disk (a cached file the device rejected)."""
     with _lock:
         _memory.pop(key, None)
-    try:
-        _entry_path(key).unlink()
-    except OSError:
-        pass
+    _cache_folder.remove_entry(_cache_folder.settings(), key)
 
 
 def compile_onnx(onnx_bytes: bytes, input_shapes: Optional[Mapping[str, Tuple[int, ...]]],
@@ -359,17 +230,19 @@ def compile_onnx(onnx_bytes: bytes, input_shapes: Optional[Mapping[str, Tuple[in
     error or an extra output the model cannot give raises InvalidArgumentError, an op or dtype the emulator lacks
     UnsupportedError.
     """
+    settings = _cache_folder.settings()  # a bad ACCEL_CACHE_* fails every load alike, before any work
     key = cache_key(onnx_bytes, input_shapes, int8, extra_outputs, image_inputs)
     with _lock:
         hit = _memory.get(key)
     if hit is not None:
         return hit, key, True
-    data = _read_disk(key)
+    data = _read_disk(key, settings)
     if data is not None:
         _remember(key, data)
         return data, key, True
 
-    from . import compiler
+    with import_or_undo():
+        from . import compiler
 
     shapes = {k: tuple(v) for k, v in input_shapes.items()} if input_shapes else None
     try:
@@ -392,5 +265,5 @@ def compile_onnx(onnx_bytes: bytes, input_shapes: Optional[Mapping[str, Tuple[in
         raise ModelFormatError(f"cannot compile {what}: not a valid ONNX model "
                                f"({type(e).__name__}: {e})") from e
     _remember(key, data)
-    _write_disk(key, data)
+    _write_disk(key, data, settings)
     return data, key, False

@@ -18,6 +18,8 @@ from typing import List, NoReturn, cast
 
 import numpy as np
 
+from ._lazy_import import import_or_undo
+
 PACKAGE_DIR = Path(__file__).resolve().parent
 MODEL = PACKAGE_DIR / "models" / "tiny_cnn.onnx"
 TOLERANCE = 1e-4
@@ -48,12 +50,14 @@ def runner_environment() -> dict[str, str]:
 
 def reference_outputs(model_path: Path, feeds: dict[str, np.ndarray]) -> tuple[str, list[np.ndarray]]:
     try:
-        import onnxruntime as ort
+        with import_or_undo():
+            import onnxruntime as ort
 
         session = ort.InferenceSession(str(model_path), providers=["CPUExecutionProvider"])
         return "onnxruntime " + ort.__version__, session.run(None, feeds)
     except ImportError:
-        from onnx.reference import ReferenceEvaluator
+        with import_or_undo():
+            from onnx.reference import ReferenceEvaluator
 
         outputs = ReferenceEvaluator(str(model_path)).run(None, feeds)
         return "onnx.reference", cast(List[np.ndarray], outputs)  # a list when no output names are given
@@ -99,7 +103,8 @@ def run(args: argparse.Namespace) -> int:
     """Compiles, runs and compares the bundled CNN with the options of :func:`add_arguments`."""
     import accel
 
-    from . import compiler
+    with import_or_undo():
+        from . import compiler
 
     try:  # the device, before the runner: its error is then accel's own, naming the option
         accel.open(args.uri).close()

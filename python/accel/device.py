@@ -13,6 +13,7 @@ import numpy as np
 
 from . import compile_cache
 from ._frontend import core
+from ._lazy_import import import_or_undo
 from .dtypes import has_buffer, normalize_dtype, normalize_layout, normalize_shape
 from .errors import (AccelError, AlignmentError, ClosedError, InvalidArgumentError, ModelFormatError, ShapeError,
                      UnsupportedError)
@@ -402,7 +403,8 @@ def _extra_count(extra: compile_cache.ExtraOutputs, onnx_bytes: bytes, core_mode
         return 0
     if extra != "all":
         return len(extra)
-    import onnx
+    with import_or_undo():
+        import onnx
 
     own = len(onnx.ModelProto.FromString(onnx_bytes).graph.output)
     return len(core_model.outputs()) - own

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from ._lazy_import import import_or_undo
 from .tensor_info import Quantization, TensorInfo
 
 __all__ = ["dequantize", "quantize"]
@@ -26,7 +27,8 @@ def parameters(q: Quantization, name: str, shape: Any) -> Any:
     """The compiler's record (``accel.compiler.quant.Quant``) of ``q`` for a tensor of ``shape`` (-1 for a dim
     not known); ValueError naming ``name`` when the parameters do not fit it. A ``"shift"`` quantization
     (``real = q / 2**shift``) is a scale of ``2**-shift`` with zero point 0."""
-    from .compiler import quant  # numpy only, but its package loads onnx: not at ``import accel``
+    with import_or_undo():
+        from .compiler import quant  # numpy only, but its package loads onnx: not at ``import accel``
 
     if q.type == "shift":
         if q.shifts is None:
@@ -58,7 +60,8 @@ def quantize(array: Any, info: TensorInfo) -> np.ndarray:
     """Real values to the integers of the quantized tensor ``info``: ``saturate(round(x / scale) + zero)``
     (float32 division, half to even), as an array of ``info.dtype``. Raises ValueError if the tensor is
     not quantized or the shape differs."""
-    from .compiler import quant
+    with import_or_undo():
+        from .compiler import quant
 
     x = np.asarray(array, dtype=np.float32)
     record = _record(info, x.ndim)
@@ -71,7 +74,8 @@ def quantize(array: Any, info: TensorInfo) -> np.ndarray:
 def dequantize(array: Any, info: TensorInfo) -> np.ndarray:
     """The integers of the quantized tensor ``info`` to real values: ``float32(q - zero) * scale``, as a
     float32 array. Raises ValueError if the tensor is not quantized or the shape or dtype differs."""
-    from .compiler import quant
+    with import_or_undo():
+        from .compiler import quant
 
     q = np.asarray(array)
     record = _record(info, q.ndim)

@@ -14,7 +14,8 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     p: argparse.ArgumentParser = subparsers.add_parser(
         "cache", help="show or empty the compile cache",
         description="The cache of ONNX models compiled for the emulator: 'info' prints its folder, entries, size and "
-                    "limit ($ACCEL_CACHE_DIR, $ACCEL_CACHE_SIZE); 'clear' removes every entry.")
+                    "limit ($ACCEL_CACHE_DIR, $ACCEL_CACHE_SIZE); 'clear' removes every entry (only files accel "
+                    "wrote: others are left alone).")
     p.add_argument("action", choices=("info", "clear"), help="what to do")
     p.add_argument("--json", action="store_true", help="info: print JSON")
     p.set_defaults(handler=command)
@@ -27,7 +28,8 @@ def command(args: argparse.Namespace) -> int:
 
     if args.action == "clear":
         folder = compile_cache.cache_dir()
-        print(f"{folder}: removed {compile_cache.clear()} entries")
+        removed = compile_cache.clear()
+        print(f"{folder}: removed {_files(removed)}{_left_alone(compile_cache.info())}")
         return 0
     i = compile_cache.info()
     if args.json:
@@ -35,7 +37,19 @@ def command(args: argparse.Namespace) -> int:
     else:
         print(f"folder:  {i['folder']}\nentries: {i['entries']}\nsize:    {_mib(i['bytes'])} of "
               f"{_mib(i['limit_bytes'])} (ACCEL_CACHE_SIZE; least recently used entries go first)")
+        if i["other_files"]:
+            print(f"others:  {_files(i['other_files'])} accel did not write (left alone)")
+        if i["not_used_because"]:
+            print(f"not used: {i['not_used_because']}; models are compiled without it")
     return 0
+
+
+def _left_alone(i: Any) -> str:
+    return f"; left alone {_files(i['other_files'])} accel did not write" if i["other_files"] else ""
+
+
+def _files(n: Any) -> str:
+    return f"{n} file{'' if n == 1 else 's'}"
 
 
 def _mib(n: Any) -> str:

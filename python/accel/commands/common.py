@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Dict, Optional, Sequence, Tuple
 
+from .._lazy_import import import_or_undo
 from ..cli import UsageError
 
 #: The device verbs use unless ``--device`` says otherwise.
@@ -18,7 +19,8 @@ DEFAULT_DEVICE = "emu"
 def reports_failures(verb: str) -> Callable[[Callable[[Any], int]], Callable[[Any], int]]:
     """Wraps a handler so that a failure of accel, the compiler or the file system prints
     ``accel VERB: error: ...`` on stderr and returns 1 instead of raising a traceback."""
-    from ..compiler import CompileError
+    with import_or_undo():
+        from ..compiler import CompileError
     from ..errors import AccelError
 
     def wrap(handler: Callable[[Any], int]) -> Callable[[Any], int]:
@@ -48,7 +50,8 @@ def quiet_pillow_size_warning() -> None:
 def command_line_message(e: BaseException) -> str:
     """``e``'s message, where it tells the Python API's fix (an input shape the model leaves open), told in the
     command line's syntax: ``--input-shape NAME=D0,D1,...``."""
-    from ..compiler import InputShapeError
+    with import_or_undo():
+        from ..compiler import InputShapeError
 
     cause = e if isinstance(e, InputShapeError) else e.__cause__
     return cause.command_line() if isinstance(cause, InputShapeError) else str(e)
@@ -96,7 +99,8 @@ def input_shapes(pairs: Sequence[Tuple[str, Tuple[int, ...]]]) -> Optional[Dict[
 def add_input_shape_option(parser: Any) -> None:
     """Adds the compiler's repeatable ``--input-shape NAME=D0,D1,...`` to ``parser``."""
     # The same syntax as `python -m accel.compiler`, from its own parser.
-    from ..compiler.__main__ import _shape_arg
+    with import_or_undo():
+        from ..compiler.__main__ import _shape_arg
 
     parser.add_argument("--input-shape", action="append", default=[], type=_shape_arg, metavar="NAME=D0,D1,...",
                         help="ONNX only: fix an input's shape (repeatable)")

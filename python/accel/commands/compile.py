@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from .._lazy_import import import_or_undo
 from ..cli import UsageError
 from ..compile_cache import INT8_RULES
 from .common import (add_extra_outputs_option, add_image_input_option, add_input_shape_option, existing_file,
@@ -51,7 +52,8 @@ def _mib(text: str) -> int:
 @reports_failures("compile")
 def command(args: argparse.Namespace) -> int:
     """``accel compile``: compiles, writes the file, prints its summary; returns the exit code."""
-    from ..compiler import FOLD_LIMIT_BYTES, compile_file
+    with import_or_undo():
+        from ..compiler import FOLD_LIMIT_BYTES, compile_file
 
     src = existing_file("MODEL", args.model)
     limit = FOLD_LIMIT_BYTES if args.fold_limit is None else args.fold_limit
@@ -70,7 +72,8 @@ def command(args: argparse.Namespace) -> int:
 
 def _check(src: Any, args: argparse.Namespace, limit: int) -> int:
     """``--check``: the coverage report, then a compile in memory; 1 if either finds something unsupported."""
-    from ..compiler import CompileError, InputShapeError, compile_model, coverage
+    with import_or_undo():
+        from ..compiler import CompileError, InputShapeError, compile_model, coverage
 
     rows = coverage.of_model(src)
     print(coverage.report(rows))

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, Iterable, List, Tuple
 
+from .._lazy_import import import_or_undo
 from .metrics import Tensor
 
 __all__ = ["GraphKeys", "best_per_key", "graph_keys"]
@@ -47,7 +48,8 @@ class GraphKeys:
 
 def graph_keys(path: Path) -> GraphKeys:
     """The keys and positions of the tensors of the ONNX model at ``path`` (its main graph)."""
-    import onnx
+    with import_or_undo():
+        import onnx
 
     graph = onnx.load(str(path), load_external_data=False).graph
     positions: Dict[str, Tuple[int, int]] = {}

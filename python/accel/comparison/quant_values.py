@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._lazy_import import import_or_undo
 from ..quantization import parameters
 from ..tensor_info import Quantization
 
@@ -28,6 +29,7 @@ def dequantize(ints: np.ndarray, q: Quantization, what: str) -> np.ndarray:
 def quantize(values: np.ndarray, q: Quantization, dtype: np.dtype, what: str) -> np.ndarray:
     """Real ``values`` on the grid of ``q`` as int64: ``saturate(round_half_even(float32(x) / scale) + zero)``
     to ``dtype``'s range (QuantizeLinear's arithmetic)."""
-    from ..compiler import quant
+    with import_or_undo():
+        from ..compiler import quant
 
     return quant.quantize(values, parameters(q, what, values.shape), dtype).astype(np.int64)

@@ -11,6 +11,8 @@ from typing import Dict, Union
 
 import numpy as np
 
+from .._lazy_import import import_or_undo
+
 #: The small CNN shipped with the package: input ``image`` (1, 3, 64, 64) float32, output ``probabilities`` (1, 10).
 TINY_CNN = Path(__file__).resolve().parent / "tiny_cnn.onnx"
 #: The seed of :func:`tiny_cnn_input`.
@@ -25,7 +27,8 @@ def tiny_cnn_input() -> np.ndarray:
 def write_tiny_cnn(folder: Union[str, Path] = ".") -> Dict[str, Path]:
     """Writes ``tiny_cnn.accm`` (:data:`TINY_CNN` compiled by :mod:`accel.compiler`) and ``tiny_cnn.input.bin``
     (:func:`tiny_cnn_input`'s bytes) into ``folder``; returns their paths by name."""
-    from .. import compiler
+    with import_or_undo():
+        from .. import compiler
 
     out = Path(folder)
     files = {"tiny_cnn.accm": compiler.compile_model(str(TINY_CNN)), "tiny_cnn.input.bin": tiny_cnn_input().tobytes()}

@@ -12,6 +12,7 @@ from typing import Any, Dict, List, Mapping, NamedTuple, Sequence, Tuple
 
 import numpy as np
 
+from .._lazy_import import import_or_undo
 from .args import FLOAT32, Shape
 from .plan import Arg, Const, Plan, Prev, Ref
 
@@ -76,7 +77,8 @@ class Graph:
 
     def onnx(self) -> bytes:
         """The graph as a serialized ONNX model."""
-        from onnx import TensorProto, helper, numpy_helper
+        with import_or_undo():
+            from onnx import TensorProto, helper, numpy_helper
 
         attrs: List[Dict[str, Any]] = [{k: list(v) if isinstance(v, tuple) else v for k, v in n.attrs}
                                        for n in self.nodes]
