@@ -30,12 +30,12 @@ std::string other_device(const JobTensor& t) {
 }
 
 std::string output_is_input(const JobTensor& output, const JobTensor& input) {
-    return format("output %zu ('%s') is the same buffer as input %zu ('%s')", output.index, output.tensor.name,
+    return format("output %zu ('%s') shares memory with input %zu ('%s')", output.index, output.tensor.name,
                   input.index, input.tensor.name);
 }
 
 std::string outputs_shared(const JobTensor& first, const JobTensor& second) {
-    return format("outputs %zu ('%s') and %zu ('%s') are the same buffer", first.index, first.tensor.name, second.index,
+    return format("outputs %zu ('%s') and %zu ('%s') share memory", first.index, first.tensor.name, second.index,
                   second.tensor.name);
 }
 

@@ -221,6 +221,27 @@ static void submission_errors(accel_device* d, const test_manifest* m) {
     EXPECT(test_compare_output(c, 0, out[0], "small_cnn with a bigger input buffer"), "wrong result");
     accel_buffer_release(big_in);
 
+    /* outputs and inputs alias by memory, not by handle nor start address: imports of one caller array that
+     * overlap only in part are refused, naming both; the same bytes side by side are fine */
+    unsigned char* shared = NULL;
+    REQUIRE(posix_memalign((void**)&shared, 64, (size_t)(need + out_need + 128)) == 0, "posix_memalign");
+    accel_buffer *whole_in = NULL, *inside_out = NULL, *after_out = NULL;
+    REQUIRE_OK(accel_buffer_import(d, shared, need, &whole_in));
+    REQUIRE_OK(accel_buffer_write(whole_in, 0, c->inputs[0].data, need));
+    REQUIRE_OK(accel_buffer_import(d, shared + 64, out_need, &inside_out));
+    s = accel_run(model, &whole_in, 1, &inside_out, 1, NULL);
+    EXPECT(s == ACCEL_ERR_INVALID_ARGUMENT, "an output inside its input's memory gave %s", accel_status_name(s));
+    if (s != ACCEL_OK)
+        EXPECT(strstr(accel_last_error_message(), "shares memory with input") != NULL,
+               "the message does not say the output shares the input's memory: '%s'", accel_last_error_message());
+    REQUIRE_OK(accel_buffer_import(d, shared + (((need + 63) / 64) * 64), out_need, &after_out));
+    EXPECT_OK(accel_run(model, &whole_in, 1, &after_out, 1, NULL));
+    EXPECT(test_compare_output(c, 0, after_out, "small_cnn into memory right after its input"), "wrong result");
+    accel_buffer_release(whole_in);
+    accel_buffer_release(inside_out);
+    accel_buffer_release(after_out);
+    free(shared);
+
     /* info: bad index; a smaller struct_size is honoured */
     accel_tensor_info info;
     memset(&info, 0, sizeof info);

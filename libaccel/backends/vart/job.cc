@@ -65,10 +65,10 @@ constexpr accel_kit::JobBufferWording kWording = {
                       (unsigned long long)t.tensor.byte_size, (unsigned long long)bytes);
     },
     [](const accel_kit::JobTensor& output, const accel_kit::JobTensor& input) {
-        return format("output '%s' is also input '%s'", output.tensor.name, input.tensor.name);
+        return format("output '%s' shares memory with input '%s'", output.tensor.name, input.tensor.name);
     },
     [](const accel_kit::JobTensor& first, const accel_kit::JobTensor& second) {
-        return format("outputs '%s' and '%s' share a buffer", first.tensor.name, second.tensor.name);
+        return format("outputs '%s' and '%s' share memory", first.tensor.name, second.tensor.name);
     },
 };
 

@@ -1,7 +1,7 @@
 // buffer_checks.h - the buffer checks every driver makes before its runtime sees a buffer: a byte range
 // of one (accel_buffer_sync, _write, _read), and the buffers of a submitted job (their count, NULL, a
-// buffer of another device or driver, one smaller than its tensor's byte_size, an output that is also
-// an input or another output); and accel_buffer_host_ptr / _size, which need nothing else.
+// buffer of another device or driver, one smaller than its tensor's byte_size, an output whose memory
+// overlaps an input's or another output's); and accel_buffer_host_ptr / _size, which need nothing else.
 //
 // The kit decides what is wrong and with which status; the driver words the message, because callers
 // and tests read each driver's messages as they are. A driver's buffers and models begin with
@@ -105,9 +105,22 @@ accel_status check_side(const Model* m, Buffer* const* given, size_t count, cons
 
 }  // namespace detail
 
-// The buffers of a job of model m, checked against its tensors, inputs first. Aliasing is by memory,
-// not by handle: an output that shares its bytes with an input or another output would be overwritten
-// while it is read, whatever the handles.
+namespace detail {
+
+// True if the bytes a job touches in a and b overlap: [memory, memory + bytes), an empty tensor counting as
+// one byte, so that two handles of one memory are refused whatever the tensors' sizes.
+inline bool overlap(const void* a, uint64_t a_bytes, const void* b, uint64_t b_bytes) {
+    const uintptr_t pa = reinterpret_cast<uintptr_t>(a), pb = reinterpret_cast<uintptr_t>(b);
+    const uint64_t na = a_bytes ? a_bytes : 1, nb = b_bytes ? b_bytes : 1;
+    return pa < pb ? pb - pa < na : pa - pb < nb;
+}
+
+}  // namespace detail
+
+// The buffers of a job of model m, checked against its tensors, inputs first. Aliasing is by memory
+// ranges, not by handle nor by start address: an output that shares any byte of its tensor with an input
+// or another output would be overwritten while it is read, whatever the handles (two imports of one
+// caller array at different offsets overlap without sharing a start).
 template <class Model, class Buffer>
 accel_status check_job_buffers(const Model* m, Buffer* const* inputs, size_t nin, Buffer* const* outputs, size_t nout,
                                const BufferRules& rules, const JobBufferWording& words) {
@@ -116,13 +129,14 @@ accel_status check_job_buffers(const Model* m, Buffer* const* inputs, size_t nin
     if (s != ACCEL_OK) return s;
     for (size_t o = 0; o < nout; o++) {
         JobTensor out{"output", o, m->output_infos[o]};
-        void* memory = rules.memory(outputs[o]);
+        const void* memory = rules.memory(outputs[o]);
+        const uint64_t bytes = m->output_infos[o].byte_size;
         for (size_t i = 0; i < nin; i++)
-            if (rules.memory(inputs[i]) == memory)
+            if (detail::overlap(rules.memory(inputs[i]), m->input_infos[i].byte_size, memory, bytes))
                 return fail(ACCEL_ERR_INVALID_ARGUMENT,
                             "accel_job_submit: " + words.output_is_input(out, {"input", i, m->input_infos[i]}));
         for (size_t p = 0; p < o; p++)
-            if (rules.memory(outputs[p]) == memory)
+            if (detail::overlap(rules.memory(outputs[p]), m->output_infos[p].byte_size, memory, bytes))
                 return fail(ACCEL_ERR_INVALID_ARGUMENT,
                             "accel_job_submit: " + words.outputs_shared({"output", p, m->output_infos[p]}, out));
     }
