@@ -15,6 +15,7 @@ from .dtypes import has_buffer
 from .errors import AccelError, ClosedError, DTypeError, InvalidArgumentError, ShapeError
 from .futures import Future
 from .memory_ranges import MemoryRange, array_range, buffer_range, check_disjoint
+from .ops.args import shown
 from .ops.pending import PendingTensor
 from .tensor_info import TensorInfo, dense_strides, from_core
 
@@ -75,7 +76,7 @@ def _check_priority(priority: Any) -> int:
         raise TypeError(f"priority must be an int from 0 to 255, not {_type_name(priority)}")
     p = operator.index(priority)
     if not 0 <= p <= 255:
-        raise InvalidArgumentError(f"priority must be from 0 to 255, got {p}")
+        raise InvalidArgumentError(f"priority must be from 0 to 255, got {shown(p)}")
     return p
 
 
@@ -84,9 +85,12 @@ def _timeout_us(timeout: Any) -> int:
         return 0
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float, np.integer, np.floating)):
         raise TypeError(f"timeout must be a number of seconds or None, not {_type_name(timeout)}")
-    t = float(timeout)
+    try:
+        t = float(timeout)
+    except OverflowError:  # an int past float's range: longer than any wait, or negative past it
+        t = math.inf if timeout > 0 else -math.inf
     if not t > 0 or math.isnan(t):
-        raise InvalidArgumentError(f"timeout must be > 0 seconds (or None for no timeout), got {timeout!r}")
+        raise InvalidArgumentError(f"timeout must be > 0 seconds (or None for no timeout), got {shown(timeout)}")
     if math.isinf(t):
         return 0
     return max(1, min(round(t * 1e6), 10**15))

@@ -373,6 +373,16 @@ def test_timeout_negative(tiny):
     raises(InvalidArgumentError, lambda: tiny.run(rand((1, 16)), timeout=-1), "timeout", "-1")
 
 
+def test_numbers_past_float_and_str_are_words_not_tracebacks(tiny):
+    """An int past float's range (OverflowError in float()) or past str()'s 4300 digits (ValueError in the
+    message) is accel's error; a positive one as a timeout is longer than any wait, as inf is."""
+    (y,) = tiny.run(rand((1, 16)), timeout=10**400)
+    assert y.shape == tiny.outputs[0].shape
+    raises(InvalidArgumentError, lambda: tiny.run(rand((1, 16)), timeout=-10**400), "timeout", "an int of 1329 bits")
+    raises(InvalidArgumentError, lambda: tiny.run(rand((1, 16)), priority=10**5000), "priority", "an int of")
+    raises(InvalidArgumentError, lambda: tiny.run_async(rand((1, 16)), timeout=-10**400).result(), "timeout")
+
+
 def test_timeout_not_a_number(tiny):
     raises(TypeError, lambda: tiny.run(rand((1, 16)), timeout="soon"), "timeout", "str")
 
