@@ -355,11 +355,14 @@ def test_bench_json_with_progress_and_integer_inputs(capsys, tmp_path):
 
 
 def test_bench_usage_errors(capsys, tmp_path):
-    assert "--jobs must be >= 1, got 0" in usage_error(capsys, "bench", CNN_PATH, "--jobs", "0")
-    assert "--runs must be >= 1, got 0" in usage_error(capsys, "bench", CNN_PATH, "--runs", "0")
-    assert "--seconds must be > 0, got -1" in usage_error(capsys, "bench", CNN_PATH, "--seconds", "-1")
+    assert "--jobs: expected an integer in [1, 4096], got '0'" in usage_error(capsys, "bench", CNN_PATH, "--jobs", "0")
+    assert "--runs: expected an integer in [1, 1e+09], got '0'" in usage_error(capsys, "bench", CNN_PATH, "--runs", "0")
+    # A phase that would never end, or a count past what the run counters hold, is a usage error, not a hang.
+    for option, value in [("--seconds", "-1"), ("--seconds", "0"), ("--seconds", "inf"), ("--seconds", "1e999"),
+                          ("--seconds", "nan"), ("--runs", "1e3"), ("--runs", str(10**30)), ("--jobs", str(2**63))]:
+        assert f"{option}: expected a" in usage_error(capsys, "bench", CNN_PATH, option, value), (option, value)
     assert "not allowed with argument" in usage_error(capsys, "bench", CNN_PATH, "--runs", "3", "--seconds", "1")
-    assert "invalid int value" in usage_error(capsys, "bench", CNN_PATH, "--jobs", "x")
+    assert "--jobs: expected an integer" in usage_error(capsys, "bench", CNN_PATH, "--jobs", "x")
     assert "no such folder" in usage_error(capsys, "bench", CNN_PATH, "--trace", tmp_path / "no" / "t.json")
     assert "MODEL 'nope.onnx': no such file" in usage_error(capsys, "bench", "nope.onnx")
 

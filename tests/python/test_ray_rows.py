@@ -362,7 +362,7 @@ def test_accel_batch_without_ray_says_what_to_install(capsys, monkeypatch, tmp_p
     (["--input", "{d}/empty"], "--input '{d}/empty': no pictures in that folder"),
     (["--input", "{d}/x.npy", "--input", "{d}/y.npy"], "the inputs differ in rows: {d}/x.npy 2, {d}/y.npy 3"),
     (["--input", "{d}/text.npy"], "not a NumPy .npy array"),
-    (["--input", "{d}/x.npy", "--workers", "0"], "--workers 0: must be at least 1"),
+    (["--input", "{d}/x.npy", "--workers", "0"], "argument --workers: expected an integer in [1, 4096], got '0'"),
     (["--input", "{d}/x.npy", "--image-input", "image=nv12", "--model", "{d}/m.accm"],
      "--image-input applies to ONNX models only"),
 ])

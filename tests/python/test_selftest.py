@@ -129,7 +129,8 @@ def test_compiled_accm_model(tiny_accm):
     (["--device", "emu", "--frobnicate"], "unrecognized arguments: --frobnicate"),
     (["--device", "emu", "--model", "no/such/model.accm"], "--model 'no/such/model.accm': no such file"),
     (["--device", "emu", "--json", "no/such/dir/r.json"], "--json 'no/such/dir/r.json': no such folder"),
-    (["--device", "emu", "--check-timeout", "0"], "--check-timeout must be > 0 seconds"),
+    (["--device", "emu", "--check-timeout", "0"], "argument --check-timeout: expected a number in [0.001, 86400]"),
+    (["--device", "emu", "--check-timeout", "inf"], "argument --check-timeout: expected a number in [0.001, 86400]"),
     (["--device", ":0"], "has no scheme"),
     (["--device", "bpu:0"], "--model is required for --device 'bpu:0': the bundled ONNX model compiles only "
                             "for the emulator"),

@@ -16,11 +16,14 @@ import numpy as np
 
 from ..cli import UsageError
 from .common import (DEFAULT_DEVICE, add_device_option, add_image_input_option, add_input_shape_option,
-                     add_max_pixels_option, image_inputs, input_shapes, reports_failures, writable_path)
+                     add_max_pixels_option, image_inputs, input_shapes, number_arg, reports_failures, writable_path)
 from .run import split_input
 
 #: The image input a float input fed with pictures gets when --image-input names none: RGB scaled to [0, 1].
 DEFAULT_PICTURES = {"format": "rgb", "to": "rgb", "scale": [1 / 255]}
+# The options' ranges (past them Ray is asked for more actors, or an actor for a larger batch, than it can hold).
+MAX_WORKERS = 4096
+MAX_BATCH_SIZE = 1 << 20
 
 
 def register(subparsers: Any) -> argparse.ArgumentParser:
@@ -44,10 +47,11 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--address", metavar="ADDRESS",
                    help="the Ray cluster to join (as ray.init takes it: auto, HOST:6379, ray://HOST:10001); default: "
                         "a local Ray with this machine's CPUs, stopped at the end")
-    p.add_argument("--workers", type=int, metavar="N",
+    p.add_argument("--workers", type=number_arg(int, 1, MAX_WORKERS), metavar="N",
                    help="actors holding the model (default: one per CPU of the cluster on the emulator, one per "
                         "board of the device's kind otherwise)")
-    p.add_argument("--batch-size", type=int, default=64, metavar="N", help="rows per actor call (default 64)")
+    p.add_argument("--batch-size", type=number_arg(int, 1, MAX_BATCH_SIZE), default=64, metavar="N",
+                   help="rows per actor call (default 64)")
     p.add_argument("--int8", choices=["ort", "dpu", "bpu"], help="the emulator's integer rules for a quantized model")
     p.add_argument("--no-progress", action="store_true", help="print no progress bar")
     add_device_option(p)
@@ -169,10 +173,6 @@ def command(args: argparse.Namespace) -> int:
     if not model_path.is_file():
         raise UsageError(f"MODEL {args.model!r}: no such file")
     out_path = writable_path("--output", args.output)
-    if args.workers is not None and args.workers < 1:
-        raise UsageError(f"--workers {args.workers}: must be at least 1")
-    if args.batch_size < 1:
-        raise UsageError(f"--batch-size {args.batch_size}: must be at least 1")
     given, rows, paths = sources(args.input, args.max_pixels)
     shapes, images = input_shapes(args.input_shape), image_inputs(args.image_input)
     onnx_model = model_path.name.lower().endswith(".onnx")
@@ -180,7 +180,7 @@ def command(args: argparse.Namespace) -> int:
         if value and not onnx_model:
             raise UsageError(f"{option} applies to ONNX models only; {str(model_path)!r} is already compiled")
     from ..ray.files import INDEX, FilePredictor
-    from ..ray.parquet import ParquetRows
+    from ..ray.parquet import ParquetRows, pyarrow
     from ..ray.pipeline import import_ray, map_predictor
 
     # Our progress bar, not Ray Data's INFO lines about each run (the variable is read as Ray Data sets up its logs).
@@ -191,9 +191,9 @@ def command(args: argparse.Namespace) -> int:
         print(f"accel batch: error: {e}", file=sys.stderr)
         return 1
     try:  # what writes the output: said now rather than after every row has run (Ray Data brings it)
-        import pyarrow.parquet  # noqa: F401
+        pyarrow()
     except ImportError as e:
-        print(f"accel batch: error: the Parquet output needs pyarrow: pip install 'accel[ray]' ({e})", file=sys.stderr)
+        print(f"accel batch: error: {e}", file=sys.stderr)
         return 1
     model_bytes = model_path.read_bytes()  # shipped to the actors: no node but this one needs the file
     options = dict(device=args.device, input_shapes=shapes, int8=args.int8)

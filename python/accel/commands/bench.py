@@ -13,12 +13,17 @@ import numpy as np
 
 from ..cli import UsageError
 from .common import (add_device_option, add_image_input_option, add_input_shape_option, add_max_pixels_option,
-                     describe_tensors, existing_file, image_inputs, input_shapes, load_model, reports_failures,
-                     writable_path)
+                     describe_tensors, existing_file, image_inputs, input_shapes, load_model, number_arg,
+                     reports_failures, writable_path)
 from .run import feeds, read_inputs
 
 DEFAULT_SECONDS = 2.0
 DEFAULT_TOP = 10
+# The options' ranges: past them a phase would never end (or a count would overflow the job counters), so they are
+# usage errors rather than a bench that runs until killed.
+MIN_SECONDS, MAX_SECONDS = 1e-3, 86400.0
+MAX_RUNS = 10**9
+MAX_JOBS = 4096
 
 
 def register(subparsers: Any) -> argparse.ArgumentParser:
@@ -31,16 +36,18 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
                     "error.")
     p.add_argument("model", metavar="MODEL", help="the model: .onnx (emulator) or compiled (.accm, ...)")
     add_device_option(p)
-    p.add_argument("--jobs", type=int, default=None, metavar="N",
+    p.add_argument("--jobs", type=number_arg(int, 1, MAX_JOBS), default=None, metavar="N",
                    help="jobs in flight in the throughput phase (default: the device's cores)")
     limit = p.add_mutually_exclusive_group()
-    limit.add_argument("--seconds", type=float, metavar="S", help="how long each phase runs")
-    limit.add_argument("--runs", type=int, metavar="N", help="how many runs each phase makes")
+    limit.add_argument("--seconds", type=number_arg(float, MIN_SECONDS, MAX_SECONDS), metavar="S",
+                       help="how long each phase runs")
+    limit.add_argument("--runs", type=number_arg(int, 1, MAX_RUNS), metavar="N",
+                       help="how many runs each phase makes")
     p.add_argument("--trace", metavar="TRACE.json", help="write a Chrome trace of every job (accel.profile)")
     p.add_argument("--ops", action="store_true",
                    help="time every node (layer) of every job and print the per-op-type table and the slowest "
                         "nodes after the figures (accel.profile(ops=True); the trace then nests them in each job)")
-    p.add_argument("--top", type=int, default=None, metavar="N",
+    p.add_argument("--top", type=number_arg(int, 1), default=None, metavar="N",
                    help=f"with --ops: how many of the slowest nodes to print (default {DEFAULT_TOP})")
     p.add_argument("--progress", action="store_true", help="show the progress bar even if stderr is not a TTY")
     p.add_argument("--json", action="store_true", help="print the results as one JSON object")
@@ -55,16 +62,8 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def usage_problem(args: argparse.Namespace) -> Optional[str]:
-    if args.jobs is not None and args.jobs < 1:
-        return f"--jobs must be >= 1, got {args.jobs}"
-    if args.seconds is not None and not args.seconds > 0:
-        return f"--seconds must be > 0, got {args.seconds:g}"
-    if args.runs is not None and args.runs < 1:
-        return f"--runs must be >= 1, got {args.runs}"
     if args.top is not None and not args.ops:
         return "--top is a count of layers to print: it needs --ops"
-    if args.top is not None and args.top < 1:
-        return f"--top must be >= 1, got {args.top}"
     return None
 
 

@@ -8,7 +8,7 @@ from .._lazy_import import import_or_undo
 from ..cli import UsageError
 from ..compile_cache import INT8_RULES
 from .common import (add_extra_outputs_option, add_image_input_option, add_input_shape_option, existing_file,
-                     image_inputs, input_shapes, reports_failures, writable_path)
+                     image_inputs, input_shapes, number_arg, reports_failures, writable_path)
 
 
 def register(subparsers: Any) -> argparse.ArgumentParser:
@@ -40,13 +40,11 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def _mib(text: str) -> int:
-    try:
-        mib = float(text)
-    except ValueError:
-        mib = -1.0
-    if not mib >= 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a size in MiB (a number >= 0)")
-    return int(mib * (1 << 20))
+    # At most 2**40 MiB (a size past 2**63 bytes would overflow where it is used; 1e999 is inf).
+    return int(_MIB_NUMBER(text) * (1 << 20))
+
+
+_MIB_NUMBER = number_arg(float, 0, 2**40)
 
 
 @reports_failures("compile")

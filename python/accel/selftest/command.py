@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any, Optional
 
+from ..commands.common import number_arg
 from ..compile_cache import INT8_RULES
 from .framework import FULL, QUICK
 from .runner import run_selftest
@@ -32,7 +33,8 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--int8", choices=INT8_RULES, default=None,
                    help="the emulator's int8 rules for --compare (default: the device's: dpu for vart, bpu "
                         "for bpu, an emulator URI's own int8=)")
-    p.add_argument("--check-timeout", type=float, default=FULL.check_timeout, metavar="SECONDS",
+    p.add_argument("--check-timeout", type=number_arg(float, 1e-3, 86400.0), default=FULL.check_timeout,
+                   metavar="SECONDS",
                    help=f"report a check as hung after this long (default {FULL.check_timeout:g}); raised to many "
                         f"times what a check needs once a run's time is measured, whose run counts are fitted to "
                         f"about {FULL.budget:g} s ({QUICK.budget:g} s with --quick)")
@@ -61,8 +63,6 @@ def usage_problem(args: argparse.Namespace) -> Optional[str]:
         return "--int8 names the emulator's rules for --compare, which is not given"
     if args.json is not None and not Path(args.json).resolve().parent.is_dir():
         return f"--json {args.json!r}: no such folder"
-    if not args.check_timeout > 0:
-        return f"--check-timeout must be > 0 seconds, got {args.check_timeout:g}"
     return None
 
 
