@@ -450,6 +450,19 @@ def test_cli_refuses_bad_numbers_naming_the_option(cnn_pair, capsys, option, val
     assert code == 2 and f"argument {option}: {words}" in err and not out, err
 
 
+def test_cli_refuses_a_picture_input_naming_it(cnn_pair, tmp_path, capsys):
+    """A picture's frame depends on each side's image input, which compare does not set: a usage error, not a
+    failure inside a run ("expected dtype float32, got object")."""
+    from PIL import Image  # the test extra's matplotlib brings Pillow
+
+    float_path, qdq_path, _ = cnn_pair
+    picture = tmp_path / "photo.png"
+    Image.new("RGB", (8, 8)).save(picture)
+    code, out, err = run_main(capsys, "compare", float_path, qdq_path, "--input", f"image={picture}")
+    assert code == 2 and not out, err
+    assert f"--input 'image={picture}': accel compare takes .npy arrays, not pictures" in err, err
+
+
 # ---- the command line -------------------------------------------------------------------------------------
 
 

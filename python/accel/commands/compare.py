@@ -10,7 +10,7 @@ from ..compile_cache import INT8_RULES
 from ..comparison.plot import require_matplotlib
 from .common import (add_device_option, add_input_shape_option, existing_file, input_shapes, number_arg,
                      reports_failures, writable_path)
-from .run import read_inputs
+from .run import Picture, read_inputs
 
 DEFAULT_THRESHOLD = 0.99
 
@@ -63,7 +63,12 @@ def command(args: argparse.Namespace) -> int:
     existing_file("B", args.b)
     json_path = writable_path("--json", args.json) if args.json else None
     plot_path = writable_path("--plot", args.plot) if args.plot else None
-    given: List[Any] = [array if name is None else (name, array) for name, array in read_inputs(args.input)]
+    read = read_inputs(args.input)
+    for value, (_, array) in zip(args.input, read):
+        if isinstance(array, Picture):  # its frame depends on each side's image input, which compare does not set
+            raise UsageError(f"--input {value!r}: accel compare takes .npy arrays, not pictures (accel run MODEL "
+                             f"--input PICTURE --save run.npz, then compare against that run)")
+    given: List[Any] = [array if name is None else (name, array) for name, array in read]
     if plot_path is not None:
         try:  # said before anything runs, rather than after a comparison that may take a while
             require_matplotlib()
