@@ -18,6 +18,7 @@ removal, and the byte-exact writer.
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 from . import (accm, affine, batchnorm, coverage, emit, extra_outputs, folding, frame_inputs, fusion, importer, lower,
@@ -111,9 +112,14 @@ def compile_file(src, dst, input_shapes=None, int8="ort", fold_limit=FOLD_LIMIT_
     """Compiles the ONNX file `src` and writes the .accm file `dst`. Returns summary() of it."""
     data = compile_model(os.fspath(src), input_shapes, int8, fold_limit, extra_outputs, image_inputs)
     tmp = f"{os.fspath(dst)}.tmp{os.getpid()}"
-    with open(tmp, "wb") as f:
-        f.write(data)
-    os.replace(tmp, dst)
+    try:  # the temporary file goes whatever stops the write (Ctrl-C, a full disk)
+        with open(tmp, "wb") as f:
+            f.write(data)
+        os.replace(tmp, dst)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
     return summary(data)
 
 

@@ -909,6 +909,24 @@ def test_compile_from_path_bytes_and_proto(tmp_path):
         compiler.compile_model(b"not an onnx model at all")
 
 
+@pytest.mark.parametrize("stop", [KeyboardInterrupt, OSError])
+def test_compile_file_leaves_no_temporary_file_when_stopped(tmp_path, monkeypatch, stop):
+    """Ctrl-C or a failed rename while compile_file writes: dst untouched, and nothing left beside it."""
+    m, _ = conv_bn_relu_model()
+    p = tmp_path / "m.onnx"
+    onnx.save(m, str(p))
+    (tmp_path / "m.accm").write_bytes(b"before")
+
+    def interrupted(src, dst):
+        raise stop("stopped while renaming")
+
+    monkeypatch.setattr(os, "replace", interrupted)
+    with pytest.raises(stop):
+        compiler.compile_file(p, tmp_path / "m.accm")
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["m.accm", "m.onnx"]
+    assert (tmp_path / "m.accm").read_bytes() == b"before"
+
+
 # ---------------------------------------------------------------------------------------------------
 # CLI
 # ---------------------------------------------------------------------------------------------------

