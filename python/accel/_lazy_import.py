@@ -15,13 +15,15 @@ when initialized twice); they are bound to their package again after its next im
 """
 from __future__ import annotations
 
+import importlib
 import importlib.machinery
 import sys
 import threading
 from contextlib import contextmanager
+from types import ModuleType
 from typing import Iterator, List
 
-__all__ = ["import_or_undo"]
+__all__ = ["import_optional", "import_or_undo"]
 
 _lock = threading.Lock()
 # Extension modules an undone import left without their package: bound to it once it is imported again.
@@ -40,6 +42,18 @@ def import_or_undo() -> Iterator[None]:
         raise
     if _unbound:
         _bind_unbound()
+
+
+def import_optional(name: str, needs: str, install: str) -> ModuleType:
+    """Module ``name`` of an optional dependency, imported as :func:`import_or_undo` does. When it is missing: an
+    ImportError ``"{needs}: {install} (why)"`` (``needs``: what needs it, "plotting needs matplotlib"; ``install``:
+    the command, "pip install matplotlib"), which the ``accel`` command prints as its error rather than a
+    traceback."""
+    with import_or_undo():
+        try:
+            return importlib.import_module(name)
+        except ImportError as e:
+            raise ImportError(f"{needs}: {install} ({e})", name=name) from None
 
 
 def _undo(loaded: List[str]) -> None:

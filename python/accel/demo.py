@@ -40,7 +40,8 @@ def runner_environment() -> dict[str, str]:
     add the package's library folder to the loader's path, as accel._blas does for this process."""
     env = dict(os.environ)
     try:
-        import scipy_openblas32
+        with import_or_undo():
+            import scipy_openblas32
     except ImportError:
         return env
     env["LD_LIBRARY_PATH"] = os.pathsep.join(p for p in (scipy_openblas32.get_lib_dir(),

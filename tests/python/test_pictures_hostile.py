@@ -19,7 +19,7 @@ import pytest
 from conftest import run_main
 
 import accel.image as image
-from accel.errors import InvalidArgumentError, UnsupportedError
+from accel.errors import InvalidArgumentError
 from accel.models import TINY_CNN
 from accel.ray.files import FilePredictor, PictureRows
 
@@ -230,10 +230,10 @@ def test_pictures_without_pillow_are_an_error_saying_what_to_install(capsys, tmp
     path.write_bytes(png_bytes(64, 64))
     monkeypatch.setitem(sys.modules, "PIL", None)  # `import PIL` fails, as on the base install
     monkeypatch.setitem(sys.modules, "PIL.Image", None)
-    with pytest.raises(UnsupportedError, match=r"reading picture files needs Pillow: pip install pillow"):
+    with pytest.raises(ImportError, match=r"reading picture files needs Pillow: pip install pillow"):
         image.read_image(path)
     p = FilePredictor(TINY_CNN, [(None, PictureRows([path]))], image_inputs={"image": "nv12"})
-    with pytest.raises(UnsupportedError, match=r"pip install pillow"):
+    with pytest.raises(ImportError, match=r"pip install pillow"):
         p({"index": np.array([0])})
     p.close()
     for verb, extra in (("run", ()), ("bench", ("--runs", 1))):

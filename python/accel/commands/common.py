@@ -29,8 +29,9 @@ def reports_failures(verb: str) -> Callable[[Callable[[Any], int]], Callable[[An
             quiet_pillow_size_warning()
             try:
                 return handler(args)
-            # ValueError/TypeError: Model.run names a wrong input name or count, or a non-array, with them.
-            except (AccelError, CompileError, OSError, ValueError, TypeError) as e:
+            # ValueError/TypeError: Model.run names a wrong input name or count, or a non-array, with them;
+            # ImportError: an optional dependency missing, said with what to install (import_optional).
+            except (AccelError, CompileError, OSError, ValueError, TypeError, ImportError) as e:
                 print(f"accel {verb}: error: {command_line_message(e)}", file=sys.stderr)
                 return 1
         return run

@@ -4,6 +4,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .._lazy_import import import_optional
+
 if TYPE_CHECKING:
     from .report import Comparison
 
@@ -12,12 +14,8 @@ __all__ = ["plot_cosines", "require_matplotlib"]
 
 def require_matplotlib() -> Any:
     """The matplotlib module; ImportError saying how to install it if it is missing."""
-    try:
-        import matplotlib
-    except ImportError as e:
-        raise ImportError("plotting a comparison needs matplotlib: pip install accel[plot] "
-                          "(or pip install matplotlib)") from e
-    return matplotlib
+    return import_optional("matplotlib", "plotting a comparison needs matplotlib",
+                           "pip install accel[plot] (or pip install matplotlib)")
 
 
 def _pyplot() -> Any:

@@ -17,7 +17,8 @@ from typing import Any, Optional, Tuple, Union
 
 import numpy as np
 
-from ..errors import AccelError, InvalidArgumentError, UnsupportedError
+from .._lazy_import import import_optional
+from ..errors import AccelError, InvalidArgumentError
 
 __all__ = ["IMAGE_SUFFIXES", "MAX_PIXELS", "read_image"]
 
@@ -35,13 +36,9 @@ REDUCING_GAP = 3.0
 
 
 def pillow() -> Any:
-    """Pillow's ``PIL.Image`` module; UnsupportedError saying what to install without it."""
-    try:
-        from PIL import Image
-    except ImportError as e:
-        raise UnsupportedError(f"reading picture files needs Pillow: pip install pillow (or pip install "
-                               f"'accel[ray]', which brings it) ({e})") from None
-    return Image
+    """Pillow's ``PIL.Image`` module; ImportError saying what to install without it."""
+    return import_optional("PIL.Image", "reading picture files needs Pillow",
+                           "pip install pillow (or pip install 'accel[ray]', which brings it)")
 
 
 def positive_int(name: str, value: Any) -> int:
@@ -65,7 +62,7 @@ def read_image(path: Union[str, os.PathLike[str]], size: Optional[Tuple[int, int
 
     FileNotFoundError for a missing file; InvalidArgumentError naming the file for a picture of more than
     ``max_pixels`` pixels (:data:`MAX_PIXELS` by default; refused from its header, before decoding) and for one
-    that cannot be decoded (not a picture, truncated, corrupt); UnsupportedError (saying what to install) without
+    that cannot be decoded (not a picture, truncated, corrupt); ImportError (saying what to install) without
     Pillow."""
     max_pixels = positive_int("max_pixels", max_pixels)
     wanted = None if size is None else checked_size(size)

@@ -4,16 +4,24 @@ Needs pyarrow (``pip install 'accel[ray]'`` brings it)."""
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, Mapping, Optional, Union
+import sys
+from typing import Any, Dict, Mapping, Optional, Tuple, Union
 
 import numpy as np
 
-__all__ = ["ParquetRows", "read_columns"]
+from .._lazy_import import import_optional
+
+__all__ = ["ParquetRows", "pyarrow", "read_columns"]
+
+
+def pyarrow() -> Tuple[Any, Any]:
+    """``(pyarrow, pyarrow.parquet)``; ImportError saying what to install without them."""
+    pq = import_optional("pyarrow.parquet", "the Parquet output needs pyarrow", "pip install 'accel[ray]'")
+    return sys.modules["pyarrow"], pq
 
 
 def _arrow(values: np.ndarray) -> Any:
-    import pyarrow as pa
-
+    pa, _ = pyarrow()
     values = np.asarray(values)
     if values.ndim > 1:
         return pa.FixedShapeTensorArray.from_numpy_ndarray(np.ascontiguousarray(values))
@@ -31,9 +39,7 @@ class ParquetRows:
         self._writer: Any = None
 
     def write(self, columns: Mapping[str, np.ndarray]) -> None:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
+        pa, pq = pyarrow()
         table = pa.table({name: _arrow(values) for name, values in columns.items()})
         if self._writer is None:
             schema = table.schema.with_metadata({k.encode(): v.encode() for k, v in self.metadata.items()})
@@ -56,9 +62,7 @@ class ParquetRows:
 def read_columns(path: Union[str, os.PathLike[str]]) -> Dict[str, np.ndarray]:
     """A Parquet file ``ParquetRows`` wrote (or any with tensor and scalar columns) as ``{column: array}``, a
     tensor column as one array ``(rows, *shape)``."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
+    pa, pq = pyarrow()
     table = pq.read_table(os.fspath(path))
     columns: Dict[str, np.ndarray] = {}
     for name in table.column_names:

@@ -5,7 +5,10 @@ board a fixed pool of an actor per board, each holding one unit of the resource 
 (``bpu``, ``vart``), which the boards' nodes declare (``ray start --resources='{"bpu": 1}'``; docs/ray.md)."""
 from __future__ import annotations
 
+import sys
 from typing import Any, Dict, Mapping, Optional, Sequence, Tuple, Union
+
+from .._lazy_import import import_optional
 
 from .predictor import ModelSource, Predictor
 from .rows import Columns
@@ -18,12 +21,8 @@ DEFAULT_BATCH_SIZE = 64
 
 def import_ray() -> Any:
     """The ``ray`` module; ImportError saying what to install without it."""
-    try:
-        import ray
-        import ray.data
-    except ImportError as e:
-        raise ImportError(f"accel.ray needs Ray Data: pip install 'accel[ray]' ({e})") from None
-    return ray
+    import_optional("ray.data", "accel.ray needs Ray Data", "pip install 'accel[ray]'")
+    return sys.modules["ray"]
 
 
 def map_model(ds: Any, model: ModelSource, *, device: str = "emu",
