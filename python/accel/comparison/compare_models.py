@@ -7,6 +7,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
 from .. import run_record
 from ..tensor_info import Quantization
+from .index_inputs import index_limits
 from .inputs import given_sets, random_sets
 from .matching import GraphKeys, best_per_key
 from .metrics import Tensor, measure
@@ -30,8 +31,9 @@ def compare(a: PathLike, b: PathLike, inputs: Any = None, *, random: Optional[in
         b: a model as ``a``, or a run record ``.npz`` (``accel run --save``; nothing is run for it, and its
             saved inputs are ``a``'s when ``inputs`` is not given).
         inputs: a dict ``{name: array}`` or a list of arrays in ``a``'s input order.
-        random: run ``random`` random input sets instead (seeded by ``seed``; see accel.comparison.inputs),
-            the metrics taken over all of them. Default when neither is given and ``b`` is a model: 1.
+        random: run ``random`` random input sets instead (seeded by ``seed``; see accel.comparison.inputs:
+            token ids and other positions valid for both models), the metrics taken over all of them. Default
+            when neither is given and ``b`` is a model: 1.
         device: the device URI ``a`` runs on (and ``b``, unless ``device_b``).
         int8: ``"ort"``, ``"dpu"`` or ``"bpu"``: run the ONNX models on the emulator with those int8 rules
             (the URI's ``int8`` option; an error with a device other than the emulator).
@@ -69,7 +71,8 @@ def compare(a: PathLike, b: PathLike, inputs: Any = None, *, random: Optional[in
                                  f"run on")
             sets, feed_quant = [dict(record.inputs)], dict(record.quant)
         else:
-            sets = random_sets(model_a.inputs, 1 if random is None else random, seed)
+            limits = index_limits([path_a, path_b])
+            sets = random_sets(model_a.inputs, 1 if random is None else random, seed, limits)
         side_a = run_side(label_a, model_a, path_a, kind_a, sets, feed_quant)
         if record is not None:
             if len(sets) != 1:
