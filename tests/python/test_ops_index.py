@@ -139,6 +139,29 @@ def test_gather_index_through_a_cast_is_refused(dev):
     check(dev, m, {"ids": ids})
 
 
+@pytest.mark.parametrize("bad", [2, -3])
+def test_folding_refuses_positions_the_reference_evaluator_would_wrap(dev, bad):
+    """Constant GatherElements indices and ReverseSequence lengths are folded at compile time by onnx's reference
+    evaluator, which wraps or clamps one out of range (onnxruntime refuses it): the compiler refuses it, as a run
+    does; in-range ones fold to onnxruntime's values."""
+    t = np.array([[1, 2], [3, 4]], np.float32)
+
+    def model(op, operand, **attrs):
+        return onnx_model([helper.make_node(op, ["t", "i"], ["c"], name="n", **attrs),
+                           helper.make_node("Add", ["c", "x"], ["y"])], [("x", "float32", (2, 2))], [("y", "float32")],
+                          {"t": t, "i": np.asarray(operand, np.int64)})
+
+    compile_error(model("GatherElements", [[bad, 0], [1, -1]]),
+                  rf"'n' \(GatherElements\): index {bad} at \[0, 0\] of input 1 \('i'\) is outside -2..1 "
+                  rf"\(input 0 \('t'\) has 2 along axis 0\)")
+    compile_error(model("ReverseSequence", [1, bad + 1 if bad > 0 else -1], batch_axis=1, time_axis=0),
+                  rf"'n' \(ReverseSequence\): sequence length {bad + 1 if bad > 0 else -1} at \[1\] of input 1 "
+                  rf"\('i'\) is outside 0..2 \(input 0 \('t'\) has 2 along axis 0\)")
+    x = np.zeros((2, 2), np.float32)
+    check(dev, model("GatherElements", [[1, 0], [-2, -1]]), {"x": x})
+    check(dev, model("ReverseSequence", [2, 0], batch_axis=1, time_axis=0), {"x": x})
+
+
 def test_gather_file_minor():
     """Run-time (or int32) indices need a reader of minor 3; constant int64 ones keep minor 1."""
     m = onnx_model([helper.make_node("Gather", ["x", "i"], ["y"])], [("x", "float32", (4, 3)), ("i", "int64", (2,))],
