@@ -202,8 +202,9 @@ OPS = (
        "Y's shape is X.dims[:axis] + I.dims + X.dims[axis+1:] (a scalar I removes the axis); Y's dtype is "
        "X's. Minor 1: I is a constant int64 tensor of indices 0 <= i < X.dims[axis]. Minor 3: I may be "
        "computed at run time (a graph input, say) and int32 or int64; an index i < 0 counts from the end "
-       "(i + X.dims[axis]); one still outside 0 .. X.dims[axis]-1 at run time gives zeros for its block "
-       "(onnxruntime fails the run there); constant indices are checked at load.",
+       "(i + X.dims[axis]); constant indices are checked at load, and one still outside 0 .. X.dims[axis]-1 "
+       "at run time fails the job (ACCEL_ERR_INVALID_ARGUMENT naming the node, the index, its position and "
+       "the range), as onnxruntime fails the run.",
        (Param("axis", 0, "0 .. ndim-1"),), any_dtype=True),
     Op(21, "pow", 1, "A, B -> Y", "as add: A ^ B elementwise, as C's powf"),
     Op(22, "min", 1, "A, B -> Y", "as add: the smaller of A and B (NaN if either is)", dtypes=_ARITH_DTYPES),
@@ -349,8 +350,8 @@ OPS = (
        "+ Wbh + Rbh, or with linear_before_reset X_t Wh^T + Wbh + r * (H_{t-1} Rh^T + Rbh)), clipped to [-clip, "
        "clip] when clip > 0, then activated: f, g, h the activation codes (A[d,k] their alpha and beta). RNN: "
        "H_t = f(.); GRU: H_t = (1 - z) * g(h) + z * H_{t-1}; LSTM: C_t = f * C_{t-1} + i * g(c) (f = 1 - i with "
-       "input_forget), H_t = o * h(C_t) (C_t unclipped, as onnxruntime). A batch row n runs L[n] steps (L clamped "
-       "to 0..S; all S without L): Y is 0 at steps past it, Y_h and Y_c hold its last state (0 when L[n] = 0, "
+       "input_forget), H_t = o * h(C_t) (C_t unclipped, as onnxruntime). A batch row n runs L[n] steps (all S "
+       "without L; an L[n] outside 0..S fails the job, ACCEL_ERR_INVALID_ARGUMENT, as onnxruntime fails the run): Y is 0 at steps past it, Y_h and Y_c hold its last state (0 when L[n] = 0, "
        "as onnxruntime). W, R, B, P and A must be constants. Quantized weights (LSTM only; onnxruntime's "
        "DynamicQuantizeLSTM): W[D,I,G*H] and R[D,H,G*H] int8 or uint8 with float32 scales WS[D,G*H] and RS[D,G*H] "
        "(inputs 9 and 10) and one zero point per direction; then each product A B (A the steps' X, or H_{t-1} "

@@ -216,6 +216,34 @@ def _check_fold_size(node, model: onnx.ModelProto, arrays: list, limit: int) -> 
                 f"(shape {dims}), past the constant-folding limit of {limit} bytes (compile_model's fold_limit)")
 
 
+def _check_positions(node, arrays: list) -> None:
+    """The position operands the reference evaluator does not bound (it wraps or clamps them where onnxruntime
+    refuses the run): GatherElements' indices must lie in -n..n-1 along its axis of the data, ReverseSequence's
+    lengths in 0..n along its time axis. Out-of-range ones are a CompileError naming the node, the value, where
+    it is and the range, as the emulator words a run-time one (emulator/src/ops.h)."""
+    if node.op == "GatherElements":
+        axis_attr, what, low = "axis", "index", True
+    elif node.op == "ReverseSequence":
+        axis_attr, what, low = "time_axis", "sequence length", False
+    else:
+        return
+    if len(arrays) < 2 or arrays[0] is None or arrays[1] is None:
+        return
+    x, ind = np.asarray(arrays[0]), np.asarray(arrays[1])
+    axis = int(node.attr(axis_attr, 0))
+    if not -x.ndim <= axis < x.ndim or ind.dtype.kind not in "iu":
+        return  # the evaluator reports these
+    axis %= x.ndim
+    n = x.shape[axis]
+    lo, hi = (-n, n - 1) if low else (0, n)
+    bad = np.flatnonzero((ind < lo) | (ind > hi))
+    if bad.size:
+        at = [int(i) for i in np.unravel_index(int(bad[0]), ind.shape)]
+        raise CompileError(f"{node.label}: {what} {int(ind.reshape(-1)[bad[0]])} at {at} of input 1 "
+                           f"('{node.inputs[1]}') is outside {lo}..{hi} (input 0 ('{node.inputs[0]}') has {n} along "
+                           f"axis {axis})")
+
+
 def evaluate(node, arrays: list, opset_imports: list, limit: int = FOLD_LIMIT_BYTES) -> list:
     """Runs one node on constant inputs (None for absent optional ones), refusing one that would take
     more than `limit` bytes. Returns one array per node output (None for an absent output)."""
@@ -235,6 +263,7 @@ def evaluate(node, arrays: list, opset_imports: list, limit: int = FOLD_LIMIT_BY
     graph = helper.make_graph([node.proto], "fold", infos, outs)
     model = helper.make_model(graph, opset_imports=opset_imports)
     _check_fold_size(node, model, arrays, limit)
+    _check_positions(node, arrays)
     try:
         results = _evaluator()(model).run(None, feeds)
     except MemoryError:

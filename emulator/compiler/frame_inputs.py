@@ -61,7 +61,7 @@ def parse(spec) -> List[ImageInput]:
         if not hasattr(options, "items"):
             raise TypeError(f"image_inputs['{name}'] must be a dict such as {{'format': 'nv12'}}, "
                             f"not {type(options).__name__}")
-        unknown = sorted(set(options) - set(_KEYS))
+        unknown = sorted(set(options) - set(_KEYS), key=repr)
         if unknown:
             raise FrameInputError(f"image_inputs['{name}']: unknown key {unknown[0]!r} "
                                   f"(known: {', '.join(_KEYS)})")
@@ -79,17 +79,66 @@ def parse(spec) -> List[ImageInput]:
             rng = formula.canonical_range(options.get("range", "full"))
         except ValueError as e:
             raise FrameInputError(f"image_inputs['{name}']: {e}") from None
-        out.append(ImageInput(name=str(name), format=fmt, to=to, mean=_floats(name, "mean", options.get("mean", 0.0)),
-                              scale=_floats(name, "scale", options.get("scale", 1.0)), range=rng, layout=layout))
+        channels = 1 if fmt == "y" else 3
+        mean = _numbers(name, "mean", options.get("mean", 0.0), channels)
+        scale = _numbers(name, "scale", options.get("scale", 1.0), channels)
+        _check_normalization(name, mean, scale)
+        out.append(ImageInput(name=str(name), format=fmt, to=to, mean=mean, scale=scale, range=rng, layout=layout))
     return out
 
 
-def _floats(name, key, value) -> Tuple[float, ...]:
-    values = np.atleast_1d(np.asarray(value, dtype=np.float64)) if not isinstance(value, str) else None
-    if values is None or values.ndim != 1 or values.size not in (1, 3) or not np.all(np.isfinite(values)):
-        raise FrameInputError(f"image_inputs['{name}']: {key}={value!r}: expected one number or three "
-                              f"(one per channel)")
-    return tuple(float(v) for v in values)
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def _numbers(name, key, value, channels: int) -> Tuple[float, ...]:
+    """mean or scale: one number, or one per channel, each finite in float32 (the model computes in it); scale
+    nonzero there too."""
+    if isinstance(value, np.ndarray):
+        items = list(value) if value.ndim == 1 else [value[()]] if value.ndim == 0 else [value]
+    else:
+        items = list(value) if isinstance(value, (list, tuple)) else [value]
+    counts = "one number (a y frame has one channel)" if channels == 1 else "one number or three (one per channel)"
+    if len(items) not in (1, channels):
+        raise FrameInputError(f"image_inputs['{name}']: {key}={value!r}: expected {counts}")
+    for v in items:
+        if not _is_number(v):
+            raise FrameInputError(f"image_inputs['{name}']: {key}={value!r}: expected {counts}; {v!r} "
+                                  f"({type(v).__name__}) is not a number")
+    values = tuple(float(v) for v in items)
+    with np.errstate(over="ignore", under="ignore"):
+        as_float32 = np.asarray(values, np.float64).astype(np.float32)
+    for v, v32 in zip(values, as_float32):
+        if not np.isfinite(v32):
+            raise FrameInputError(f"image_inputs['{name}']: {key}={value!r}: {v!r} is not a finite float32 "
+                                  f"(expected within +-{_FLOAT32_MAX:.8g})")
+        if key == "scale" and v32 == 0:
+            raise FrameInputError(f"image_inputs['{name}']: scale={value!r}: {v!r} is 0 in float32 (expected a "
+                                  f"nonzero scale, at least {float(np.finfo(np.float32).smallest_subnormal):.8g} "
+                                  f"in magnitude)")
+    return values
+
+
+def _is_number(v) -> bool:
+    """A real number: an int or float of Python or NumPy; not a bool (a flag passed by mistake), a string or an
+    object."""
+    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
+
+
+def _check_normalization(name, mean: Tuple[float, ...], scale: Tuple[float, ...]) -> None:
+    """(level - mean) * scale, computed in float32 for the levels 0 and 255 of each channel, must stay finite:
+    else the model would see infinities (and NaN after them)."""
+    m = np.asarray(mean, np.float32)
+    s = np.asarray(scale, np.float32)
+    with np.errstate(over="ignore", invalid="ignore"):
+        ends = (np.asarray([[0.0], [255.0]], np.float32) - m) * s
+    if not np.all(np.isfinite(ends)):
+        raise FrameInputError(f"image_inputs['{name}']: mean={_plain(mean)} and scale={_plain(scale)} take pixel "
+                              f"levels 0..255 past float32's range: (level - mean) * scale must stay within "
+                              f"+-{_FLOAT32_MAX:.8g}")
+
+
+def _plain(values: Tuple[float, ...]):
+    return values[0] if len(values) == 1 else list(values)
 
 
 def frame_tensors(request: ImageInput, height: int, width: int) -> List[Tuple[str, Tuple[int, ...], str]]:
@@ -183,9 +232,6 @@ def _model_input(vi, r: ImageInput, given) -> Tuple[str, int, int, int]:
     if r.format.startswith("nv12") and (h % 2 or w % 2):
         raise FrameInputError(f"image_inputs['{r.name}']: NV12 needs an even height and width (4:2:0 chroma), "
                            f"not {h}x{w}")
-    for key, values in (("mean", r.mean), ("scale", r.scale)):
-        if len(values) not in (1, c):
-            raise FrameInputError(f"image_inputs['{r.name}']: {key} has {len(values)} values for {c} channel(s)")
     return layout, c, h, w
 
 

@@ -44,6 +44,33 @@ accel_status check_guards(const accel_model* m, const accel_job* job, const Work
     return ACCEL_OK;
 }
 
+// Where element `position` (C order) of `t` is: " at [0, 15]" ("" for a scalar).
+std::string coordinates(const TensorDesc& t, int64_t position) {
+    if (t.ndim == 0) return "";
+    int64_t at[kMaxDims] = {0};
+    for (int i = t.ndim - 1; i >= 0; --i) {
+        at[i] = t.dims[i] > 0 ? position % t.dims[i] : 0;
+        position = t.dims[i] > 0 ? position / t.dims[i] : 0;
+    }
+    std::string s = " at [";
+    for (int i = 0; i < t.ndim; ++i) s += (i ? ", " : "") + std::to_string(at[i]);
+    return s + "]";
+}
+
+// Why a job stopped at `node`: the value a run brought that its op does not define (ops.h, DataFault).
+std::string fault_message(const Graph& g, const Node& node, const OpDef& op, const DataFault& f) {
+    const TensorDesc& t = g.tensors[node.inputs[f.input]];
+    std::string m = format("node '%s' (%s): %s %lld%s of input %u ('%s') is outside %lld..%lld", node.name.c_str(),
+                           op.name, f.what, (long long)f.value, coordinates(t, f.position).c_str(), f.input,
+                           t.name.c_str(), (long long)f.lo, (long long)f.hi);
+    if (f.range_input >= 0) {
+        const TensorDesc& r = g.tensors[node.inputs[static_cast<size_t>(f.range_input)]];
+        m += format(" (input %d ('%s') has %lld along axis %d)", f.range_input, r.name.c_str(),
+                    (long long)r.dims[f.range_axis], f.range_axis);
+    }
+    return m;
+}
+
 // A node's run between two reads of the job timing's clock (ACCEL_SUBMIT_PROFILE_NODES).
 void run_timed(const OpDef& op, const KernelArgs& args, accel_node_time* time) {
     time->started_ns = now_ns();
@@ -66,6 +93,7 @@ accel_status run_job(accel_job* job, int core, std::string* message) {
     void* scratch = ws->block.ptr + plan.scratch_offset;
     const Par& par = m->device->helpers->for_core(core);
     accel_node_time* times = job->node_times.get();
+    DataFaults faults;
     for (size_t n = 0; n < m->graph.nodes.size(); n++) {
         const Node& node = m->graph.nodes[n];
         if (job->deadline_ns && now_ns() >= job->deadline_ns) {
@@ -81,8 +109,14 @@ accel_status run_job(accel_job* job, int core, std::string* message) {
         KernelArgs args{&m->graph, &node, ws->node_inputs.data(), ws->node_outputs.data(), scratch, prepared};
         args.par = &par;
         args.scratch_stride = plan.scratch_stride;
+        args.faults = &faults;
         if (times) run_timed(*plan.ops[n], args, &times[n]);  // the one test profiling costs when off
         else plan.ops[n]->run(args);
+        if (faults.faulted()) {
+            *message = fault_message(m->graph, node, *plan.ops[n], faults.first());
+            s = ACCEL_ERR_INVALID_ARGUMENT;
+            break;
+        }
     }
     if (s == ACCEL_OK && job->deadline_ns && now_ns() > job->deadline_ns) {
         *message = "the job's timeout passed while it ran (it finished late)";

@@ -1,9 +1,19 @@
 // ops.h - the emulator's op registry: for each op code, a load-time shape check, the scratch memory a
-// run needs, and the kernel. Kernels never fail at run time: everything that could make them fail
-// (shapes, attributes, counts) is refused by `validate` when the model loads.
+// run needs, and the kernel. Kernels never fail at run time on what the model holds: everything that could
+// make them fail (shapes, attributes, counts, constant indices) is refused by `validate` when the model loads.
+// The one exception is a value a run brings that the op reads as a position: an index (gather) or a length
+// (rnn's sequence_lens) computed at run time, which no check at load can see. A kernel checks each such
+// value before it uses one and reports the first outside its range through KernelArgs::report (DataFault),
+// without reading or writing outside any tensor; the executor then stops the job after that node and fails
+// it with ACCEL_ERR_INVALID_ARGUMENT naming the node, the value, its position and the range, as onnxruntime
+// refuses the run. Where ONNX defines the result of such a value (onehot: a line of off values), the kernel
+// gives that result instead.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
+#include <mutex>
 #include <string>
 
 #include "graph.h"
@@ -11,6 +21,42 @@
 #include "parallel.h"
 
 namespace accel_emu {
+
+// A value a run brought that lies outside what its op defines: element `position` (C order) of the node's
+// input `input` is `value`, outside lo..hi (inclusive); `what` names it ("index", "sequence length": a
+// string literal). The range is that of axis `range_axis` of the node's input `range_input` (-1: none).
+struct DataFault {
+    const char* what = "";
+    uint32_t input = 0;
+    int64_t position = 0;
+    int64_t value = 0;
+    int64_t lo = 0, hi = 0;
+    int32_t range_input = -1, range_axis = -1;
+};
+
+// Where the kernels of one job report data faults: the one of the lowest (input, position) is kept, so
+// the report does not depend on how a parallel-for split the work. report() takes a lock (it is the
+// error path); faulted() is one atomic load, read by the executor after each node.
+class DataFaults {
+public:
+    void report(const DataFault& f) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (!faulted_.load(std::memory_order_relaxed) || f.input < first_.input ||
+            (f.input == first_.input && f.position < first_.position))
+            first_ = f;
+        faulted_.store(true, std::memory_order_release);
+    }
+    bool faulted() const { return faulted_.load(std::memory_order_acquire); }
+    DataFault first() const {
+        std::lock_guard<std::mutex> lock(mutex_);
+        return first_;
+    }
+
+private:
+    std::atomic<bool> faulted_{false};
+    mutable std::mutex mutex_;
+    DataFault first_;
+};
 
 // The data a kernel runs on. in[i] is nullptr for an absent optional input. Pointers are 64-byte
 // aligned, dense, C order, shaped as the graph's tensor descriptors say.
@@ -25,10 +71,14 @@ struct KernelArgs {
     // par->workers() workers has scratch_bytes of its own.
     const Par* par = &Par::serial();
     size_t scratch_stride = 0;
+    // The job's data faults (see the top of this file); never nullptr in a job.
+    DataFaults* faults = nullptr;
 
     void* scratch_for(int worker) const {
         return static_cast<char*>(scratch) + scratch_stride * static_cast<size_t>(worker);
     }
+    // Reports a value outside its op's range: the job fails after this node (thread safe).
+    void report(const DataFault& f) const { faults->report(f); }
 };
 
 struct OpDef {

@@ -178,7 +178,8 @@ def cache_key(onnx_bytes: bytes, input_shapes: Optional[Mapping[str, Tuple[int, 
     if extra_outputs is not None:
         h.update(f"extra_outputs={json.dumps(extra_outputs)}\0".encode())
     if image_inputs is not None:
-        h.update(f"image_inputs={json.dumps(image_inputs, sort_keys=True)}\0".encode())
+        # A value JSON cannot hold is the compiler's to refuse (frame_inputs.parse, naming it): keyed by its repr.
+        h.update(f"image_inputs={json.dumps(image_inputs, sort_keys=True, default=repr)}\0".encode())
     h.update(json.dumps(shapes).encode() + b"\0")
     h.update(onnx_bytes)
     return h.hexdigest()

@@ -236,12 +236,86 @@ def test_accm_records_the_frame(tmp_path):
     ({"images": {"format": "nv12", "gamma": 2}}, ValueError, r"unknown key 'gamma'"),
     ({"images": {"format": "y"}}, accel.InvalidArgumentError, r"the input has 3 channels.*a y frame gives 1"),
     ({"images": ["nv12"]}, TypeError, r"image_inputs\['images'\] must be a dict"),
+    # every option checked where the request is parsed, naming the input, the option and what it takes
+    ({"images": {"format": "nv12", "scale": 1e39}}, accel.InvalidArgumentError,
+     r"image_inputs\['images'\]: scale=1e\+39: 1e\+39 is not a finite float32 \(expected within \+-3.4028235e\+38\)"),
+    ({"images": {"format": "nv12", "mean": [0, -1e39, 0]}}, accel.InvalidArgumentError,
+     r"mean=\[0, -1e\+39, 0\]: -1e\+39 is not a finite float32"),
+    ({"images": {"format": "nv12", "scale": float("inf")}}, accel.InvalidArgumentError,
+     r"scale=inf: inf is not a finite"),
+    ({"images": {"format": "nv12", "mean": float("nan")}}, accel.InvalidArgumentError,
+     r"mean=nan: nan is not a finite"),
+    ({"images": {"format": "nv12", "scale": 0}}, accel.InvalidArgumentError,
+     r"scale=0: 0.0 is 0 in float32 \(expected a nonzero scale, at least 1.4012985e-45 in magnitude\)"),
+    ({"images": {"format": "nv12", "scale": [1, 1e-50, 1]}}, accel.InvalidArgumentError, r"1e-50 is 0 in float32"),
+    ({"images": {"format": "nv12", "scale": 1e37}}, accel.InvalidArgumentError,
+     r"mean=0.0 and scale=1e\+37 take pixel levels 0..255 past float32's range"),
+    ({"images": {"format": "nv12", "mean": 3e38, "scale": -2.0}}, accel.InvalidArgumentError,
+     r"mean=3e\+38 and scale=-2.0 take pixel levels 0..255 past float32's range"),
+    ({"images": {"format": "nv12", "mean": object()}}, accel.InvalidArgumentError,
+     r"mean=<object .*>: expected one number or three \(one per channel\); <object .*> \(object\) is not a number"),
+    ({"images": {"format": "nv12", "scale": True}}, accel.InvalidArgumentError,
+     r"scale=True: .*True \(bool\) is not a number"),
+    ({"images": {"format": "nv12", "mean": [1, "2", 3]}}, accel.InvalidArgumentError, r"'2' \(str\) is not a number"),
+    ({"images": {"format": "nv12", "mean": np.array([True, False, True])}}, accel.InvalidArgumentError,
+     r"\(bool_?\) is not a number"),
+    ({"images": {"format": "nv12", "mean": "0"}}, accel.InvalidArgumentError,
+     r"mean='0': expected one number or three"),
+    ({"images": {"format": "nv12", "mean": []}}, accel.InvalidArgumentError,
+     r"mean=\[\]: expected one number or three"),
+    ({"images": {"format": "nv12", "mean": [[1, 2, 3]]}}, accel.InvalidArgumentError, r"is not a number"),
+    ({"images": {"format": "nv12", "mean": [1, 2, 3, 4]}}, accel.InvalidArgumentError,
+     r"mean=\[1, 2, 3, 4\]: expected"),
+    ({"images": {"format": "y", "mean": [1, 2, 3]}}, accel.InvalidArgumentError,
+     r"mean=\[1, 2, 3\]: expected one number \(a y frame has one channel\)"),
+    ({"images": {"format": "nv12", "range": object()}}, accel.InvalidArgumentError,
+     r"range=<object .*>: expected one of"),
+    ({"images": {"format": "nv12", "layout": ["NCHW"]}}, accel.InvalidArgumentError, r"layout=\['NCHW'\]: expected"),
+    ({"images": {"format": "nv12", "to": 3}}, accel.InvalidArgumentError, r"to=3: expected 'rgb' or 'bgr'"),
+    ({"images": {"format": None}}, accel.InvalidArgumentError, r"format None: expected one of"),
+    ({"images": {"format": "nv12", "gamma": 2, "alpha": object()}}, accel.InvalidArgumentError, r"unknown key 'alpha'"),
 ])
 def test_bad_requests(emu, tmp_path, spec, error, words):
     path = tmp_path / "identity.onnx"
     onnx.save(identity_model(), path)
     with pytest.raises(error, match=words):
         emu.load(path, image_inputs=spec)
+
+
+def test_numbers_of_every_kind_and_the_float32_extremes_load(emu, tmp_path):
+    """NumPy numbers and arrays, ints, and a scale as small as float32 holds give the normalization asked for."""
+    path = tmp_path / "identity.onnx"
+    onnx.save(identity_model(), path)
+    bgr = picture(9)
+    frame = image.bgr_to_nv12(bgr)
+    for mean, scale in ((np.array(MEAN), np.float32(SCALE[0])), ([np.int64(120), 116.5, np.float32(100.0)], 2),
+                        (0, 1e-40), (128, [1, np.float64(-1.0), 3])):
+        model = emu.load(path, image_inputs={"images": {"format": "nv12", "mean": mean, "scale": scale}})
+        (got,) = model.run(frame)
+        want = normalized(image.nv12_to_bgr(frame), "rgb", np.asarray(mean, np.float64),
+                          np.asarray(scale, np.float64))
+        assert np.all(np.isfinite(got))
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-45)
+
+
+def test_the_compiler_refuses_a_bad_option_as_a_frame_input_error():
+    """Where the request is parsed (accel.compiler.frame_inputs.parse): a CompileError, before any work."""
+    for options, words in (({"format": "nv12", "mean": object()}, r"mean=<object .*> \(object\) is not a number"),
+                           ({"format": "nv12", "scale": 1e39}, r"scale=1e\+39: 1e\+39 is not a finite float32")):
+        with pytest.raises(accel.compiler.FrameInputError, match=r"image_inputs\['images'\]: " + words):
+            accel.compiler.compile_model(identity_model(), image_inputs={"images": options})
+
+
+def test_cli_refuses_a_normalization_past_float32(capsys, tmp_path):
+    path = tmp_path / "identity.onnx"
+    onnx.save(identity_model(), path)
+    for option, words in (("images=nv12,scale=1e39", "scale=[1e+39]: 1e+39 is not a finite float32"),
+                          ("images=nv12,scale=0,1,1", "scale=[0.0, 1.0, 1.0]: 0.0 is 0 in float32"),
+                          ("images=nv12,mean=1,2", "mean=[1.0, 2.0]: expected one number or three")):
+        for verb in (("compile", path, "-o", tmp_path / "x.accm"), ("bench", path, "--runs", "1")):
+            code, out, err = run_main(capsys, *verb, "--image-input", option)
+            assert code == 1 and f"image_inputs['images']: {words}" in out + err, (verb, out + err)
+    assert not (tmp_path / "x.accm").exists()
 
 
 def test_models_that_cannot_take_a_frame(emu, tmp_path):

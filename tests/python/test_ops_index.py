@@ -1,7 +1,8 @@
 """The index ops end to end (ONNX -> accel.compiler -> the emulator), against onnxruntime element by element:
 Gather with indices computed at run time, ArgMax/ArgMin, TopK, CumSum and OneHot on float32 and integer
-tensors; a model fed int64 token ids (embedding Gather -> ReduceMean -> MatMul -> ArgMax); where the
-emulator defines what onnxruntime refuses or leaves open (out-of-range run-time indices, NaN in ArgMax);
+tensors; a model fed int64 token ids (embedding Gather -> ReduceMean -> MatMul -> ArgMax); run-time indices
+outside their range refused as onnxruntime refuses them (the job fails naming the node, the index and the
+range); where the emulator defines what onnxruntime leaves open (NaN in ArgMax);
 Range and ConstantOfShape of run-time values (CompileErrors); and the kernels' load-time checks."""
 from __future__ import annotations
 
@@ -64,25 +65,101 @@ def test_gather_embedding_table(dev, idx_dtype):
     np.testing.assert_array_equal(e, table[ids])
 
 
-def test_gather_runtime_index_out_of_range_gives_zeros(dev):
-    """The kernel never fails at run time: an index outside -n..n-1 gives zeros for its slice (onnxruntime
-    fails the run)."""
-    x = rand((4, 3), "float32", 6)
-    ind = np.array([1, 4, -5, -4, 2**40, -(2**62)], np.int64)
-    m = onnx_model([helper.make_node("Gather", ["x", "i"], ["y"])], [("x", "float32", (4, 3)), ("i", "int64", (6,))],
-                   [("y", "float32")])
-    (y,) = emu_outputs(dev, m, {"x": x, "i": ind})
-    want = np.zeros((6, 3), np.float32)
-    want[0], want[3] = x[1], x[0]
-    np.testing.assert_array_equal(y, want)
+def gather_model(x_shape, x_dtype, idx_shape, idx_dtype, axis=0):
+    return onnx_model([helper.make_node("Gather", ["x", "i"], ["y"], name="lookup", axis=axis)],
+                      [("x", x_dtype, x_shape), ("i", idx_dtype, idx_shape)], [("y", x_dtype)])
+
+
+# (x's shape and dtype, axis): one element per index (typed moves) and blocks of other sizes (memcpy)
+GATHER_TABLES = [((4, 3), "float32", 0), ((5, 2, 3), "int16", 0), ((3, 4), "int8", 1), ((4, 2, 5), "float32", 2)]
+
+
+@pytest.mark.parametrize("x_shape,x_dtype,axis", GATHER_TABLES)
+@pytest.mark.parametrize("idx_dtype", ["int64", "int32"])
+@pytest.mark.parametrize("bad", ["past the end", "before the start", "huge", "most negative"])
+def test_gather_runtime_index_out_of_range_is_refused(dev, x_shape, x_dtype, axis, idx_dtype, bad):
+    """An index a run brings outside -n..n-1 fails the run naming the node, the index, where it is and the
+    range, as onnxruntime refuses it; the same model runs in-range indices (negative ones too) as
+    onnxruntime does, before and after."""
+    n = x_shape[axis]
+    limits = np.iinfo(idx_dtype)
+    value = {"past the end": n, "before the start": -n - 1, "huge": limits.max, "most negative": limits.min}[bad]
+    x = rand(x_shape, x_dtype, 6)
+    good = np.array([[0, -1, n - 1], [-n, 1, 0]], idx_dtype)
+    m = gather_model(x_shape, x_dtype, good.shape, idx_dtype, axis)
+    model = dev.load(m.SerializeToString())
+    assert_same_outputs([np.array(a) for a in model.run({"x": x, "i": good})], run_ort(m, {"x": x, "i": good}))
+    ind = good.copy()
+    ind[1, 2] = value
+    words = (rf"node 'lookup' \(gather\): index {value} at \[1, 2\] of input 1 \('i'\) is outside "
+             rf"-{n}..{n - 1} \(input 0 \('x'\) has {n} along axis {axis}\)")
+    with pytest.raises(accel.InvalidArgumentError, match=words):
+        model.run({"x": x, "i": ind})
     with pytest.raises(Exception, match=r"out of data bounds|indices element"):
         run_ort(m, {"x": x, "i": ind})
-    # int32 indices and blocks of other sizes (bytes moved by memcpy) too
-    x = rand((5, 2, 3), "int16", 7)
-    m = onnx_model([helper.make_node("Gather", ["x", "i"], ["y"])], [("x", "int16", (5, 2, 3)), ("i", "int32", (3,))],
-                   [("y", "int16")])
-    (y,) = emu_outputs(dev, m, {"x": x, "i": np.array([-1, 5, 2**31 - 1], np.int32)})
-    np.testing.assert_array_equal(y, np.stack([x[4], np.zeros((2, 3), np.int16), np.zeros((2, 3), np.int16)]))
+    assert_same_outputs([np.array(a) for a in model.run({"x": x, "i": good})], run_ort(m, {"x": x, "i": good}))
+
+
+def test_gather_refusal_names_the_first_bad_index_on_every_run_path(dev):
+    """run, run_async, run_batch and imap fail alike (the same class and message; a batch's and a stream's
+    prefixed by the item), with the first faulty position named; the items around a bad one are right."""
+    x = rand((6, 4), "float32", 7)
+    m = gather_model((6, 4), "float32", (2, 3), "int64")
+    model = dev.load(m.SerializeToString())
+    good = np.array([[5, -6, 0], [1, -1, 3]], np.int64)
+    bad = good.copy()
+    bad[0, 2], bad[1, 0] = -9, 6
+    words = r"node 'lookup' \(gather\): index -9 at \[0, 2\] of input 1 \('i'\) is outside -6..5"
+    with pytest.raises(accel.InvalidArgumentError, match=words):
+        model.run({"x": x, "i": bad})
+    with pytest.raises(accel.InvalidArgumentError, match=words):
+        model.run_async({"x": x, "i": bad}).result()
+    with pytest.raises(accel.InvalidArgumentError, match="run_batch: item 1: " + words):
+        model.run_batch([{"x": x, "i": good}, {"x": x, "i": bad}, {"x": x, "i": good}])
+    results = model.imap(iter([{"x": x, "i": good}, {"x": x, "i": bad}]))
+    np.testing.assert_array_equal(next(results)[0], x[good])
+    with pytest.raises(accel.InvalidArgumentError, match="imap: item 1: " + words):
+        next(results)
+    (y,) = model.run({"x": x, "i": good})
+    np.testing.assert_array_equal(y, x[good])
+
+
+def test_gather_index_through_a_cast_is_refused(dev):
+    """Token ids of another integer type reach the gather through a Cast: the index is still checked, and
+    the message names the gather and the tensor it reads."""
+    table = rand((2, 8), "float32", 8)
+    m = onnx_model([helper.make_node("Cast", ["ids"], ["ids64"], to=7),
+                    helper.make_node("Gather", ["w", "ids64"], ["e"], name="token_type")],
+                   [("ids", "int32", (1, 5))], [("e", "float32")], {"w": table})
+    ids = np.array([[0, 1, 1, 0, 15]], np.int32)
+    with pytest.raises(accel.InvalidArgumentError, match=r"node 'token_type' \(gather\): index 15 at \[0, 4\]"
+                                                         r".* is outside -2..1 \(input 0 \('w'\) has 2 along axis 0\)"):
+        emu_outputs(dev, m, {"ids": ids})
+    ids[0, 4] = -2
+    check(dev, m, {"ids": ids})
+
+
+@pytest.mark.parametrize("bad", [2, -3])
+def test_folding_refuses_positions_the_reference_evaluator_would_wrap(dev, bad):
+    """Constant GatherElements indices and ReverseSequence lengths are folded at compile time by onnx's reference
+    evaluator, which wraps or clamps one out of range (onnxruntime refuses it): the compiler refuses it, as a run
+    does; in-range ones fold to onnxruntime's values."""
+    t = np.array([[1, 2], [3, 4]], np.float32)
+
+    def model(op, operand, **attrs):
+        return onnx_model([helper.make_node(op, ["t", "i"], ["c"], name="n", **attrs),
+                           helper.make_node("Add", ["c", "x"], ["y"])], [("x", "float32", (2, 2))], [("y", "float32")],
+                          {"t": t, "i": np.asarray(operand, np.int64)})
+
+    compile_error(model("GatherElements", [[bad, 0], [1, -1]]),
+                  rf"'n' \(GatherElements\): index {bad} at \[0, 0\] of input 1 \('i'\) is outside -2..1 "
+                  rf"\(input 0 \('t'\) has 2 along axis 0\)")
+    compile_error(model("ReverseSequence", [1, bad + 1 if bad > 0 else -1], batch_axis=1, time_axis=0),
+                  rf"'n' \(ReverseSequence\): sequence length {bad + 1 if bad > 0 else -1} at \[1\] of input 1 "
+                  rf"\('i'\) is outside 0..2 \(input 0 \('t'\) has 2 along axis 0\)")
+    x = np.zeros((2, 2), np.float32)
+    check(dev, model("GatherElements", [[1, 0], [-2, -1]]), {"x": x})
+    check(dev, model("ReverseSequence", [2, 0], batch_axis=1, time_axis=0), {"x": x})
 
 
 def test_gather_file_minor():

@@ -1,5 +1,6 @@
 """The recurrent ops end to end (ONNX -> accel.compiler -> the emulator's rnn op), against onnxruntime: LSTM,
-GRU and RNN over every direction, initial states, sequence lengths (constant and computed, 0 included),
+GRU and RNN over every direction, initial states, sequence lengths (constant and computed, 0 included;
+computed ones outside 0..seq_length refused as onnxruntime refuses them),
 layout 1, the activations that can be mapped, clip, input_forget, linear_before_reset, peepholes, any
 subset of the outputs, batch > 1; a small CRNN-like text recognizer; and the CompileErrors of what is not
 supported."""
@@ -111,6 +112,32 @@ def test_sequence_lens(dev, op, direction, lens_const):
     m, feeds = rnn_model(op, s=6, n=4, direction=direction, lens=[3, 6, 0, 1], lens_const=lens_const,
                          init_h=True, init_c=op == "LSTM", seed=1)
     check(dev, m, feeds)
+
+
+@pytest.mark.parametrize("op", ["LSTM", "GRU", "RNN"])
+@pytest.mark.parametrize("layout", [0, 1])
+@pytest.mark.parametrize("bad", [7, -1])
+def test_computed_sequence_lens_outside_are_refused(dev, op, layout, bad):
+    """A computed length outside 0..seq_length fails the run naming the node, the length, its row and the
+    range (the steps' axis of X: 0, or 1 with layout 1), as onnxruntime refuses it (it was clamped before);
+    the same model then runs lengths inside, as onnxruntime does (it has no layout 1: there as before)."""
+    m, feeds = rnn_model(op, s=6, n=4, layout=layout, lens=[3, 6, 0, 1])
+    model = dev.load(m.SerializeToString())
+    before = [np.array(a) for a in model.run(feeds)]
+    good = dict(feeds)
+    feeds["L"] = np.array([3, 6, bad, 1], np.int32)
+    words = (rf"node 'rnn0' \(rnn\): sequence length {bad} at \[2\] of input 4 \('L'\) is outside 0..6 "
+             rf"\(input 0 \('X'\) has 6 along axis {layout}\)")
+    with pytest.raises(accel.InvalidArgumentError, match=words):
+        model.run(feeds)
+    after = [np.array(a) for a in model.run(good)]
+    for a, b in zip(before, after):
+        np.testing.assert_array_equal(a, b)
+    if layout == 0:
+        for got, want in zip(after, run_ort(m, good)):
+            np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)
+        with pytest.raises(Exception, match="Invalid value/s in sequence_lens"):
+            run_ort(m, feeds)
 
 
 @pytest.mark.parametrize("op", ["LSTM", "GRU", "RNN"])

@@ -760,6 +760,14 @@ def _(b: Builder):
     b.output(b.node("Gather", [table, idx], outputs=["y"], axis=1))
 
 
+@case("gather_negative_indices")
+def _(b: Builder):
+    """Fixed indices, negative ones among them: the data_faults test puts values outside -5..4 in their place."""
+    x = b.input("x", (5, 3))
+    idx = b.input("idx", (2, 3), data=np.array([[0, -1, 4], [-5, 2, -3]]), dtype=np.int64)
+    b.output(b.node("Gather", [x, idx], outputs=["y"], axis=0))
+
+
 def pad_case(name, shape, pads, mode, value=None, opset=13):
     @case(name, opset=opset)
     def _(b: Builder):

@@ -185,8 +185,8 @@ def lower_gather(ctx, node):
     with int32 or int64 indices of any rank (a scalar index removes the axis), constant or computed at
     run time (a graph input of token ids into a constant embedding table, say). A negative index counts
     from the end. A constant index outside -n..n-1 (n the axis' size) is a CompileError; one that comes
-    at run time gives zeros for its slice of the output (kernels never fail at run time; onnxruntime
-    fails the run there). Constant data with constant indices folds at compile time."""
+    at run time fails the run, as onnxruntime's does (InvalidArgumentError naming the node, the index, its
+    position and the range). Constant data with constant indices folds at compile time."""
     x = ctx.input(node, 0)
     rank = len(x.shape)
     if rank == 0:

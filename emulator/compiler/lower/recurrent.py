@@ -97,8 +97,8 @@ def lower_recurrent(ctx, node):
     onnxruntime reads them (each activation that takes a value consumes the next, else its ONNX default);
     Affine, ThresholdedRelu and ScaledTanh are refused. clip bounds the input of every gate's activation,
     not LSTM's cell state before h (as onnxruntime; the ONNX text leaves it open). Lengths outside
-    0..seq_length in a constant sequence_lens are a compile error; computed ones are clamped into that range
-    at run time (onnxruntime fails).
+    0..seq_length in a constant sequence_lens are a compile error; computed ones fail the run, as
+    onnxruntime's does (InvalidArgumentError naming the node, the length, its position and the range).
 
     The X W^T of every step is one GEMM, H R^T one GEMM per step; the arithmetic per element does not depend
     on threads or batch.

@@ -92,6 +92,7 @@ void qgemm_dynamic(int64_t M, int64_t N, int64_t K, const float* A, const bool* 
     else qgemm_rows(M, N, K, q, za, static_cast<const uint8_t*>(w), zw, mult, c, ldc, acc);
 }
 
+// The op has refused lengths outside 0..S (ops/rnn.cc); the clamp bounds what a changed buffer could hold.
 int64_t length_of(const RnnSpec& s, const int32_t* L, int64_t n) {
     if (!L) return s.S;
     const int64_t v = L[n];

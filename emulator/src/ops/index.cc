@@ -1,7 +1,7 @@
 // index.cc - the index ops (FORMAT.md ops 44-47, minor 3): argreduce (ArgMax/ArgMin), topk, cumsum and
-// onehot. They compute on integers as well as float32 and write int64 indices; like every kernel they
-// never fail at run time: an index a run brings that lies outside its range has a defined result (onehot:
-// a line of off values).
+// onehot. They compute on integers as well as float32 and write int64 indices. None reports a data fault
+// (ops.h): onehot reads run-time indices, but ONNX defines the result of one outside -depth..depth-1 (a
+// line of off values, as onnxruntime gives), so that is what it gives.
 #include <algorithm>
 #include <cmath>
 #include <cstring>

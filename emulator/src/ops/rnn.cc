@@ -207,6 +207,28 @@ size_t scratch_bytes(const Graph& g, const Node& n) {
     return static_cast<size_t>(rnn_scratch_floats(spec_of(g, n))) * sizeof(float);
 }
 
+// True if every sequence length is inside 0..S, as onnxruntime requires; else reports the first (ops.h: the
+// job fails). The recurrence clamps each length it reads as well, so a buffer changed after this check
+// cannot make it read outside X.
+bool lengths_inside(const KernelArgs& a, const int32_t* L, const RnnSpec& s) {
+    for (int64_t n = 0; n < s.N; ++n) {
+        const int32_t v = L[n];
+        if (v >= 0 && v <= s.S) continue;
+        DataFault f;
+        f.what = "sequence length";
+        f.input = kL;
+        f.position = n;
+        f.value = v;
+        f.lo = 0;
+        f.hi = s.S;
+        f.range_input = kX;
+        f.range_axis = s.batch_first ? 1 : 0;
+        a.report(f);
+        return false;
+    }
+    return true;
+}
+
 void run(const KernelArgs& a) {
     const Node& n = *a.node;
     RnnSpec s = spec_of(*a.graph, n);
@@ -223,6 +245,7 @@ void run(const KernelArgs& a) {
     io.RS = static_cast<const float*>(opt(kRS));
     io.B = static_cast<const float*>(opt(kB));
     io.L = static_cast<const int32_t*>(opt(kL));
+    if (io.L && !lengths_inside(a, io.L, s)) return;
     io.H0 = static_cast<const float*>(opt(kH0));
     io.C0 = static_cast<const float*>(opt(kC0));
     io.P = static_cast<const float*>(opt(kP));

@@ -69,7 +69,8 @@ void run_slice(const KernelArgs& a) {
 
 // ---- gather: Y = X.dims[:axis] + I.dims + X.dims[axis+1:], blocks of X picked by the indices I.
 // Indices are int32 or int64, constant (checked at load when validate sees the data) or computed at run
-// time; the kernel bounds every index it reads.
+// time: the kernel bounds every index it reads and stops at the first outside -dim..dim-1, reporting it
+// (ops.h: the job fails).
 
 bool validate_gather(const Graph& g, const Node& n, std::string* err) {
     using kern::cat;
@@ -114,52 +115,75 @@ bool validate_gather(const Graph& g, const Node& n, std::string* err) {
     return true;
 }
 
-// An index as a position 0..dim-1 (negative ones count from the end), or -1 if outside -dim..dim-1.
+// The index as a position 0..dim-1 (negative ones count from the end), or -1 if outside -dim..dim-1.
 template <class I>
 inline int64_t gather_position(I v, int64_t dim) {
     const int64_t i = v < 0 ? static_cast<int64_t>(v) + dim : static_cast<int64_t>(v);
     return static_cast<uint64_t>(i) < static_cast<uint64_t>(dim) ? i : -1;
 }
 
+// Each index is bounded as it is read (the caller's buffer could change under a check made before), so a
+// copy loop ends at the first index outside: returns its position in I (its value in *bad), or -1 when
+// every one was inside.
 template <class T, class I>
-void gather_elements(const T* x, const I* idx, int64_t count, int64_t dim, int64_t outer, T* y) {
+int64_t gather_elements(const T* x, const I* idx, int64_t count, int64_t dim, int64_t outer, T* y, int64_t* bad) {
     for (int64_t o = 0; o < outer; ++o, x += dim)
         for (int64_t k = 0; k < count; ++k) {
-            const int64_t i = gather_position(idx[k], dim);
-            *y++ = i >= 0 ? x[i] : T(0);
+            const I v = idx[k];
+            const int64_t i = gather_position(v, dim);
+            if (i < 0) return *bad = v, k;
+            *y++ = x[i];
         }
+    return -1;
+}
+
+template <class I>
+int64_t gather_rows(const KernelArgs& a, const I* idx, int64_t count, int64_t dim, int64_t outer, size_t block,
+                    int64_t* bad) {
+    const auto* x = static_cast<const unsigned char*>(a.in[0]);
+    auto* y = static_cast<unsigned char*>(a.out[0]);
+    switch (block) {  // one element per index: typed moves beat a memcpy call per element
+        case 1: return gather_elements(x, idx, count, dim, outer, y, bad);
+        case 2:
+            return gather_elements(static_cast<const uint16_t*>(a.in[0]), idx, count, dim, outer,
+                                   static_cast<uint16_t*>(a.out[0]), bad);
+        case 4:
+            return gather_elements(static_cast<const uint32_t*>(a.in[0]), idx, count, dim, outer,
+                                   static_cast<uint32_t*>(a.out[0]), bad);
+        case 8:
+            return gather_elements(static_cast<const uint64_t*>(a.in[0]), idx, count, dim, outer,
+                                   static_cast<uint64_t*>(a.out[0]), bad);
+        default: break;
+    }
+    for (int64_t o = 0; o < outer; ++o, x += dim * block)
+        for (int64_t k = 0; k < count; ++k, y += block) {
+            const I v = idx[k];
+            const int64_t i = gather_position(v, dim);
+            if (i < 0) return *bad = v, k;
+            std::memcpy(y, x + i * block, block);
+        }
+    return -1;
 }
 
 template <class I>
 void gather_blocks(const KernelArgs& a, const I* idx) {
     const TensorDesc& xd = kern::in_desc(a, 0);
-    const TensorDesc& id = kern::in_desc(a, 1);
     const int axis = static_cast<int>(GatherParams::of(*a.node).axis);
-    const int64_t dim = xd.dims[axis], count = id.numel;
-    const int64_t outer = kern::prod(xd.dims, 0, axis);
+    const int64_t dim = xd.dims[axis];
     const size_t block = kern::prod(xd.dims, axis + 1, xd.ndim) * dtype_size(xd.dtype);  // bytes
-    const auto* x = static_cast<const unsigned char*>(a.in[0]);
-    auto* y = static_cast<unsigned char*>(a.out[0]);
-    switch (block) {  // one element per index: typed moves beat a memcpy call per element
-        case 1: return gather_elements(x, idx, count, dim, outer, y);
-        case 2:
-            return gather_elements(static_cast<const uint16_t*>(a.in[0]), idx, count, dim, outer,
-                                   static_cast<uint16_t*>(a.out[0]));
-        case 4:
-            return gather_elements(static_cast<const uint32_t*>(a.in[0]), idx, count, dim, outer,
-                                   static_cast<uint32_t*>(a.out[0]));
-        case 8:
-            return gather_elements(static_cast<const uint64_t*>(a.in[0]), idx, count, dim, outer,
-                                   static_cast<uint64_t*>(a.out[0]));
-        default: break;
-    }
-    for (int64_t o = 0; o < outer; ++o, x += dim * block)
-        for (int64_t k = 0; k < count; ++k, y += block) {
-            // Indices a run brings (or a hand-made file) outside -dim..dim-1 give zeros, never a read outside X.
-            const int64_t i = gather_position(idx[k], dim);
-            if (i >= 0) std::memcpy(y, x + i * block, block);
-            else std::memset(y, 0, block);
-        }
+    int64_t value = 0;
+    const int64_t k = gather_rows(a, idx, kern::in_desc(a, 1).numel, dim, kern::prod(xd.dims, 0, axis), block, &value);
+    if (k < 0) return;
+    DataFault f;  // the job fails after this node (ops.h); Y is left part written
+    f.what = "index";
+    f.input = 1;
+    f.position = k;
+    f.value = value;
+    f.lo = -dim;
+    f.hi = dim - 1;
+    f.range_input = 0;
+    f.range_axis = axis;
+    a.report(f);
 }
 
 void run_gather(const KernelArgs& a) {

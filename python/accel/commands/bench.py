@@ -30,7 +30,8 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     """Adds ``bench`` to the ``accel`` command's subparsers (see accel.cli)."""
     p: argparse.ArgumentParser = subparsers.add_parser(
         "bench", help="latency and throughput of a model on a device",
-        description="Runs a model on random inputs of its dtypes (or those --input gives): first one job at a "
+        description="Runs a model on random inputs of its dtypes (token ids and other indices valid for it; or "
+                    "those --input gives): first one job at a "
                     "time (latency p50 and p99), then with --jobs jobs in flight (throughput), each phase for "
                     f"--seconds or --runs runs (default {DEFAULT_SECONDS:g} s). Exit code: 0 ok, 1 failure, 2 usage "
                     "error.")
@@ -65,17 +66,6 @@ def usage_problem(args: argparse.Namespace) -> Optional[str]:
     if args.top is not None and not args.ops:
         return "--top is a count of layers to print: it needs --ops"
     return None
-
-
-def random_input(info: Any, rng: np.random.Generator) -> np.ndarray:
-    """A random array of the input's shape and dtype: [0, 1) floats, small integers, booleans."""
-    dt: np.dtype[Any] = np.dtype(info.dtype)
-    shape: Tuple[int, ...] = tuple(info.shape)
-    if dt.kind == "f":
-        return rng.random(shape, dtype=np.float32).astype(dt)
-    if dt.kind == "b":
-        return rng.integers(0, 2, shape).astype(dt)
-    return rng.integers(0, min(np.iinfo(dt).max, 16), shape, endpoint=True).astype(dt)
 
 
 def as_input(value: Any, info: Any) -> Any:
@@ -171,6 +161,8 @@ def measure_throughput(submit: Callable[[], Any], jobs: int, limit: Limit, progr
 def command(args: argparse.Namespace) -> int:
     """``accel bench``: measures, prints the figures, writes the trace; returns the exit code."""
     import accel
+    from accel.comparison.index_inputs import index_limits
+    from accel.comparison.inputs import random_array
 
     problem = usage_problem(args)
     if problem:
@@ -184,7 +176,9 @@ def command(args: argparse.Namespace) -> int:
         model = load_model(dev, path, input_shapes(args.input_shape), images=image_inputs(args.image_input))
         rng = np.random.default_rng(0)
         given = feeds(model, read_inputs(args.input, args.max_pixels)) if args.input else {}
-        x = [as_input(given[i.name], i) if i.name in given else random_input(i, rng) for i in model.inputs]
+        limits = index_limits([path])
+        x = [as_input(given[i.name], i) if i.name in given else random_array(i, rng, limits.get(i.name))
+             for i in model.inputs]
         jobs = args.jobs or dev.info.cores
         model.run(x)  # warm-up: first-run costs are not latency
         prof.clear()

@@ -31,8 +31,9 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--input", action="append", default=[], metavar="[NAME=]FILE.npy",
                    help="an input: FILE.npy for A's inputs in order, NAME=FILE.npy by name (repeatable)")
     p.add_argument("--random", type=number_arg(int, 1), metavar="N",
-                   help="run N random input sets (floats uniform in [0, 1)) instead, one at a time (memory of one "
-                        "set); the default when no --input is given and B is a model: 1")
+                   help="run N random input sets (floats uniform in [0, 1), token ids and other indices valid for "
+                        "both models) instead, one at a time (memory of one set); the default when no --input is "
+                        "given and B is a model: 1")
     p.add_argument("--seed", type=number_arg(int, 0), default=0, metavar="S",
                    help="the random inputs' seed, an integer >= 0 (default 0)")
     add_device_option(p)

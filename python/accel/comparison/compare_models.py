@@ -10,6 +10,7 @@ import numpy as np
 from .. import run_record
 from ..errors import InvalidArgumentError
 from ..tensor_info import Quantization
+from .index_inputs import index_limits
 from .inputs import Feeds, given_sets, random_sets
 from .matching import GraphKeys, best_per_key
 from .metrics import Metrics, Tally, Tensor
@@ -34,8 +35,9 @@ def compare(a: PathLike, b: PathLike, inputs: Any = None, *, random: Optional[in
             saved inputs are ``a``'s when ``inputs`` is not given).
         inputs: a dict ``{name: array}`` or a list of arrays in ``a``'s input order.
         random: run ``random`` random input sets instead (seeded by ``seed``, an integer >= 0; see
-            accel.comparison.inputs), the metrics taken over all of them, each set made, run and counted in
-            turn (memory of one set, whatever the count). Default when neither is given and ``b`` is a model: 1.
+            accel.comparison.inputs: token ids and other positions valid for both models), the metrics taken over
+            all of them, each set made, run and counted in turn (memory of one set, whatever the count). Default
+            when neither is given and ``b`` is a model: 1.
         device: the device URI ``a`` runs on (and ``b``, unless ``device_b``).
         int8: ``"ort"``, ``"dpu"`` or ``"bpu"``: run the ONNX models on the emulator with those int8 rules
             (the URI's ``int8`` option; an error with a device other than the emulator).
@@ -78,7 +80,8 @@ def compare(a: PathLike, b: PathLike, inputs: Any = None, *, random: Optional[in
                                  f"run on")
             sets, feed_quant = [dict(record.inputs)], dict(record.quant)
         else:
-            sets = random_sets(model_a.inputs, 1 if random is None else random, seed)
+            limits = index_limits([path_a, path_b])
+            sets = random_sets(model_a.inputs, 1 if random is None else random, seed, limits)
         side_b = record_side(label_b, record) if record is not None else None
         model_b = load_model(devices.get(uri_b), path_b, kind_b, input_shapes) if record is None else None
         graph_a, graph_b = side_graph(path_a, kind_a), side_graph(path_b, kind_b)

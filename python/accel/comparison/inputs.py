@@ -4,7 +4,9 @@ input given to a model that takes it quantized, or the other way round).
 
 Random inputs (``random=N, seed=S``; ``numpy.random.default_rng(S)``, set after set, input after input in the
 model's order): floats uniform in [0, 1) (images' range), int8 and uint8 uniform over their whole range,
-other integers uniform in [0, 16], booleans 0 or 1.
+other integers uniform in [0, 16], booleans 0 or 1; an integer input whose values are positions (token ids
+into an embedding table, sequence lengths: accel.comparison.index_inputs) uniform over the values valid for
+it, [0, n). ``random_array`` is the one definition: accel compare, bench and selftest draw their inputs with it.
 """
 from __future__ import annotations
 
@@ -15,31 +17,38 @@ import numpy as np
 from ..tensor_info import Quantization, TensorInfo
 from . import quant_values
 
-__all__ = ["Feeds", "fit", "given_sets", "random_sets"]
+__all__ = ["Feeds", "fit", "given_sets", "random_array", "random_sets"]
 
 Feeds = Dict[str, np.ndarray]
 _SMALL_INT_MAX = 16
 
 
-def random_sets(infos: Sequence[TensorInfo], count: int, seed: int) -> Iterator[Feeds]:
+def random_sets(infos: Sequence[TensorInfo], count: int, seed: int,
+                limits: Optional[Mapping[str, int]] = None) -> Iterator[Feeds]:
     """``count`` random input sets for inputs ``infos`` (see the module's docstring), each made when the one
-    before is taken: a comparison keeps one set at a time, whatever ``count``."""
+    before is taken: a comparison keeps one set at a time, whatever ``count``. ``limits``: index_limits'
+    ``{input name: n}`` of the models run on them."""
     if count < 1:
         raise ValueError(f"random must be >= 1 (input sets), got {count}")
     rng = np.random.default_rng(seed)
-    return ({i.name: _random_array(i, rng) for i in infos} for _ in range(count))
+    limits = dict(limits or {})
+    return ({i.name: random_array(i, rng, limits.get(i.name)) for i in infos} for _ in range(count))
 
 
-def _random_array(info: TensorInfo, rng: np.random.Generator) -> np.ndarray:
+def random_array(info: TensorInfo, rng: np.random.Generator, limit: Optional[int] = None) -> np.ndarray:
+    """A random array of input ``info``'s shape and dtype (see the module's docstring); ``limit``: an integer
+    input's values are positions valid in [0, limit) (index_limits), drawn there."""
     dt = np.dtype(info.dtype)
     shape = tuple(info.shape)
     if dt.kind == "f":
         return rng.random(shape, dtype=np.float32).astype(dt)
     if dt.kind == "b":
         return rng.integers(0, 2, shape).astype(dt)
+    bounds = np.iinfo(dt)
+    if limit is not None:
+        return rng.integers(0, min(limit - 1, bounds.max), shape, endpoint=True).astype(dt)
     if dt.itemsize == 1:
-        limits = np.iinfo(dt)
-        return rng.integers(limits.min, limits.max, shape, endpoint=True).astype(dt)
+        return rng.integers(bounds.min, bounds.max, shape, endpoint=True).astype(dt)
     return rng.integers(0, _SMALL_INT_MAX, shape, endpoint=True).astype(dt)
 
 

@@ -7,13 +7,15 @@ import concurrent.futures
 import hashlib
 import threading
 import time
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, List, Optional
 
 import numpy as np
 
 import accel
 
-from .framework import Context, Findings
+from ..comparison.index_inputs import index_limits
+from ..comparison.inputs import random_array
+from .framework import DEFAULT_MODEL, Context, Findings
 from .helpers import compare_outputs, counted, describe, expect_error, in_thread, settle
 
 # A timeout so short that a job nearly always times out; 1 µs is the shortest the API can express.
@@ -22,22 +24,16 @@ TINY_TIMEOUT_S = 1e-6
 GENEROUS_TIMEOUT_S = 60.0
 
 
-def random_inputs(infos: Sequence[accel.TensorInfo], seed: int) -> List[np.ndarray]:
-    """Deterministic inputs: normal floats, random bits for bool, the full range of 8- and 16-bit
-    integers, and small non-negative 32- and 64-bit integers (those are usually indices or sizes)."""
+def random_inputs(ctx: Context, seed: int) -> List[np.ndarray]:
+    """Deterministic inputs for the model under test, as accel compare draws them
+    (accel.comparison.inputs.random_array): token ids and other positions valid for the model and for
+    --compare's ONNX model."""
+    assert ctx.model is not None
+    if ctx.index_limits is None:
+        models = [ctx.model_path or DEFAULT_MODEL] + ([ctx.compare_model] if ctx.compare_model else [])
+        ctx.index_limits = index_limits(models)
     rng = np.random.default_rng(seed)
-    return [_random_array(rng, i.shape, i.dtype) for i in infos]
-
-
-def _random_array(rng: np.random.Generator, shape: Tuple[int, ...], dtype: np.dtype) -> np.ndarray:
-    if dtype.kind == "f":
-        return rng.standard_normal(shape).astype(dtype)
-    if dtype.kind == "b":
-        return rng.integers(0, 2, size=shape).astype(bool)
-    if dtype.itemsize >= 4:
-        return rng.integers(0, 16, size=shape).astype(dtype)
-    limits = np.iinfo(dtype)
-    return rng.integers(limits.min, limits.max, size=shape, dtype=dtype, endpoint=True)
+    return [random_array(i, rng, ctx.index_limits.get(i.name)) for i in ctx.model.inputs]
 
 
 def check_sync_run(ctx: Context, f: Findings) -> None:
@@ -45,7 +41,7 @@ def check_sync_run(ctx: Context, f: Findings) -> None:
     dtypes, or a float output is not finite. Its outputs are the reference of later checks."""
     assert ctx.model is not None
     model = ctx.model
-    inputs = random_inputs(model.inputs, seed=0)
+    inputs = random_inputs(ctx, seed=0)
     t0 = time.perf_counter()
     outputs = model.run(inputs)
     f.data["run_ms"] = (time.perf_counter() - t0) * 1e3
@@ -82,7 +78,7 @@ def check_determinism(ctx: Context, f: Findings) -> None:
     """Reruns the reference inputs, each time after a run on other inputs; FAIL unless every rerun is
     bit-identical to the first run."""
     assert ctx.model is not None and ctx.inputs is not None
-    other = random_inputs(ctx.model.inputs, seed=1)
+    other = random_inputs(ctx, seed=1)
     repeats = ctx.settings.repeats
     for r in range(1, repeats + 1):
         ctx.model.run(other)
@@ -219,7 +215,7 @@ def check_error_paths(ctx: Context, f: Findings) -> None:
     raise ShapeError, DTypeError and InvalidArgumentError naming the input; FAIL otherwise."""
     assert ctx.model is not None
     model = ctx.model
-    inputs = random_inputs(model.inputs, seed=2)
+    inputs = random_inputs(ctx, seed=2)
     first = model.inputs[0]
     names = [i.name for i in model.inputs]
     bigger = first.shape[:-1] + (first.shape[-1] + 1,) if first.shape else (2,)

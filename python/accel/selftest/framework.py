@@ -104,6 +104,8 @@ class Context:
         # --compare: the ONNX model the device's model was made from, and the emulator's int8 rules for it.
         self.compare_model = compare_model
         self.compare_rules = compare_rules
+        # {input: n} of the inputs whose values are positions (accel.comparison.index_inputs), read once.
+        self.index_limits: Optional[Dict[str, int]] = None
         # Seconds of one sync run, measured by sync_run after its first: the checks after it are fitted to it.
         self.run_seconds: Optional[float] = None
 
