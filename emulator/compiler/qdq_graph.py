@@ -88,7 +88,7 @@ class QdqGraph:
 
     def int_type(self, n):
         """The integer dtype of a Q or DQ node's quantized side (the zero point's, else a Q's output_dtype, the
-        DQ input's, or uint8)."""
+        DQ input's or its producing Q's, or uint8)."""
         z = self.zero(n)
         if z is not None and z.dtype != object:  # object: a zero point computed at run time
             return z.dtype
@@ -99,6 +99,9 @@ class QdqGraph:
                 return np.dtype(object)
         if n.op == DQ and n.inputs[0] in self.values and self.values[n.inputs[0]].dtype is not None:
             return self.values[n.inputs[0]].dtype
+        q = self.producer.get(n.inputs[0]) if n.op == DQ else None
+        if q is not None and q.op == Q and q.domain in DEFAULT_DOMAINS:  # a tensor the import has no type for yet
+            return self.int_type(q)
         return np.dtype(np.uint8)
 
     def same_params(self, a, b) -> bool:

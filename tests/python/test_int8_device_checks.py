@@ -90,3 +90,28 @@ def test_an_operator_form_softmax_runs_in_float_as_its_qdq_form(rules):
         (a,) = dev.load(compiler.compile_model(op.SerializeToString(), int8=rules)).run(x)
         (b,) = dev.load(compiler.compile_model(qdq.SerializeToString(), int8=rules)).run(x)
     assert np.array_equal(a, b), f"{int(np.count_nonzero(a != b))} of {a.size} differ"
+
+
+@pytest.mark.parametrize("rules", DEVICES)
+def test_a_gemm_alpha_other_than_1_is_a_compile_error(rules):
+    # Once compiled without a word and refused at load: `accel compile --int8` wrote files no device took.
+    model = one_op("QGemm", "int8")
+    model.graph.node[0].attribute.append(helper.make_attribute("alpha", 2.0))
+    with pytest.raises(compiler.CompileError, match=f"'the_QGemm'.*alpha 2 is not 1, which the {rules} int8 rules"):
+        compiler.compile_model(model.SerializeToString(), int8=rules)
+    compiler.compile_model(model.SerializeToString(), int8="ort")
+
+
+@pytest.mark.parametrize("rules", DEVICES)
+def test_a_quantize_output_dtype_is_the_tensors_type(rules):
+    # QuantizeLinear (opset 21) to int8 by its output_dtype, without zero points: int8, not the default uint8.
+    inits = [helper.make_tensor("s", TensorProto.FLOAT, [], [0.25])]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "s"], ["q"], output_dtype=TensorProto.INT8),
+             helper.make_node("DequantizeLinear", ["q", "s"], ["y"])]
+    graph = helper.make_graph(nodes, "q", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    data = compiler.compile_model(model.SerializeToString(), int8=rules)
+    with accel.open(f"emu:int8={rules}") as dev:
+        (y,) = dev.load(data).run(np.array([1, -1, 0.25, 100], np.float32))
+    assert y.tolist() == [1, -1, 0.25, 31.75]
