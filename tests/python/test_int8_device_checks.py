@@ -7,6 +7,7 @@ the same model was refused.
 from __future__ import annotations
 
 import re
+import struct
 import sys
 from pathlib import Path
 
@@ -115,3 +116,14 @@ def test_a_quantize_output_dtype_is_the_tensors_type(rules):
     with accel.open(f"emu:int8={rules}") as dev:
         (y,) = dev.load(data).run(np.array([1, -1, 0.25, 100], np.float32))
     assert y.tolist() == [1, -1, 0.25, 31.75]
+
+
+@pytest.mark.parametrize("rules", DEVICES)
+def test_the_reader_refuses_uint8_of_a_model_compiled_elsewhere(rules):
+    # A model whose header says the device's rules without the compiler's check (another tool wrote it):
+    # the emulator's reader refuses its uint8 tensors too, in the compiler's words.
+    data = bytearray(compiler.compile_model(one_op("QLinearConv", "uint8").SerializeToString(), int8="ort"))
+    data[44:48] = struct.pack("<I", compiler.accm.INT8_RULES[rules])  # the header's int8_rules
+    with accel.open(f"emu:int8={rules}") as dev, pytest.raises(accel.ModelFormatError) as e:
+        dev.load(bytes(data))
+    assert re.search(rf"'x'\): is uint8: the {rules} int8 rules compute in int8", str(e.value)), str(e.value)
