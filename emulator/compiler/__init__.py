@@ -89,7 +89,7 @@ def _compile(model, input_shapes, int8, fold_limit, extra, frame_requests) -> by
         qdq_device.prepare(imported, int8)
     qdq.fuse(imported, int8)
     extra_outputs.after_quantized_passes(imported.extra, imported)
-    g = lower.lower(imported, fold_limit)
+    g = lower.lower(imported, fold_limit, int8)
     extra_outputs.drop_constants(imported.extra, g)
     g.remove_dead()
     batchnorm.fold_batchnorm(g)
@@ -98,8 +98,6 @@ def _compile(model, input_shapes, int8, fold_limit, extra, frame_requests) -> by
     fusion.fuse_layernorm(g)
     fusion.fuse_silu(g)
     fusion.fuse_activations(g)
-    if int8 != "ort":
-        qdq_device.check_tensors(g, int8)
     tensors, nodes, inputs, outputs = emit.build(g, frames)
     try:
         return accm.write(tensors, nodes, inputs, outputs, int8_rules=int8)

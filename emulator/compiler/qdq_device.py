@@ -1,9 +1,11 @@
 """A device's form of a QDQ model (int8="dpu", the Vitis AI DPU, or "bpu", the Horizon BPU), before qdq.fuse:
 what the devices compute differently from onnxruntime's fusions.
 
-- Symmetric int8 only: every QuantizeLinear and DequantizeLinear has zero points 0 and int8 integers (int32
-  for a bias), and for the DPU power-of-two scales (2^-fix_point); anything else is a CompileError naming
-  the tensor (and the scale), since the device cannot run it.
+- Symmetric int8 only: every quantized tensor has zero points 0 and int8 integers (int32 for a bias), and for
+  the DPU power-of-two scales (2^-fix_point) with fix points in DPU_FIX_POINTS; anything else is a
+  CompileError naming the tensor (and the scale), since the device cannot run it. check_quant is that one
+  check, made on a QDQ model's QuantizeLinear and DequantizeLinear nodes here and, for the operator form
+  (QLinearConv, ...), where the lowering reads each op's scales (lower/quantized.py's quant_of).
 - The DPU: a convolution's or matmul's bias has its own fix point: it is aligned to the input's plus the
   weights' by a left shift (the DPU's shift_bias) into the int32 bias the integer kernels add.
 - The devices fuse relu and relu6 (a clip), and the DPU leaky relu, into a convolution or matmul, and relu
@@ -18,7 +20,12 @@ from .errors import CompileError
 from .importer import DEFAULT_DOMAINS, Imported
 from .qdq_graph import DQ, Q, QdqGraph, make_node, rewrite
 
-__all__ = ["FUSED_ACTIVATION", "check_tensors", "prepare"]
+__all__ = ["AT_RUN_TIME", "DPU_FIX_POINTS", "FUSED_ACTIVATION", "check_quant", "prepare"]
+
+# The fix points a dpu tensor may have (scale 2^-fp), as the emulator's reader takes them
+# (emulator/src/math/fixpoint.h, kMaxFixPoint).
+DPU_FIX_POINTS = (-30, 30)
+AT_RUN_TIME = "computed at run time"  # check_quant's scale or zero point that a tensor computes
 
 FUSED_ACTIVATION = "accel_fused_activation"  # "relu" | "leakyrelu" | "clip", with ..._alpha and ..._beta
 # What each rule set's device fuses into each op.
@@ -38,22 +45,47 @@ def prepare(imp: Imported, rules: str) -> None:
     _absorb_activations(QdqGraph(imp), FUSING[rules])
 
 
-def check_tensors(g, rules: str) -> None:
-    """After lowering, every quantized tensor of the graph `g` as the device's rules and the emulator's reader
-    take it (zero points 0; for the DPU, power-of-two scales): the operator form (QLinearConv, QLinearAdd,
-    ...) carries its scales past the QDQ checks. A CompileError names the tensor."""
-    names = {t for n in g.nodes for t in [*n.inputs, *n.outputs] if t} | set(g.inputs) | set(g.outputs)
-    for name in sorted(names):
-        q = g.value(name).quant
-        if q is None:
-            continue
-        if rules == "dpu" and fix_points(q.scale) is None:
-            bad = next((str(np.float32(s)) for s in np.asarray(q.scale).reshape(-1) if fix_points(s) is None), "[]")
-            raise CompileError(f"tensor '{name}' has scale {bad}, not a power of two: the dpu int8 rules need "
-                               f"power-of-two scales (fix points)")
-        if np.any(np.asarray(q.zero_point) != 0):
-            raise CompileError(f"tensor '{name}' has zero point {int(np.asarray(q.zero_point).reshape(-1)[0])}: the "
-                               f"{rules} int8 rules need zero points 0 (symmetric quantization)")
+def check_quant(rules: str, where: str, tensor: str, dtype, scale=None, zero=None) -> None:
+    """The device rules' one check of a quantized tensor, for both forms of a model: each QuantizeLinear's and
+    DequantizeLinear's tensor before the QDQ passes (prepare), and every quantized operand and output of an
+    operator-form op (QLinearConv, com.microsoft QLinearAdd, QGemm, ..., MatMulInteger, ConvInteger; and the
+    QDQ groups once fused) where the lowering reads its scale and zero point. `where` names the node, `tensor`
+    the tensor; scale is None for an integer operand without one (MatMulInteger's), zero None when absent (0);
+    either is AT_RUN_TIME when a tensor computes it. Nothing for the ort rules; else a CompileError saying
+    what the device cannot take: not int8 (int32 for a sum or a bias), a scale or zero point not constant, a
+    zero point other than 0, for the DPU a scale that is not a power of two or whose fix point is out of
+    DPU_FIX_POINTS."""
+    if rules == "ort":
+        return
+    kind = np.dtype(dtype)
+    if kind not in (np.dtype(np.int8), np.dtype(np.int32)):
+        raise CompileError(f"{where}: tensor '{tensor}' is {kind}: the {rules} int8 rules compute in int8")
+    if scale is AT_RUN_TIME or (scale is not None and np.asarray(scale).dtype != np.float32):
+        raise CompileError(f"{where}: the scale of '{tensor}' is not a constant float32 tensor; the {rules} int8 "
+                           f"rules need constant scales")
+    if zero is AT_RUN_TIME or (zero is not None and np.asarray(zero).dtype.kind not in "iu"):
+        raise CompileError(f"{where}: the zero point of '{tensor}' is not a constant integer tensor; the {rules} "
+                           f"int8 rules need zero points 0")
+    if rules == "dpu" and scale is not None:
+        _check_fix_points(where, tensor, np.asarray(scale).reshape(-1))
+    z = np.asarray(0 if zero is None else zero).reshape(-1)
+    if np.any(z != 0):
+        raise CompileError(f"{where}: tensor '{tensor}' has zero point {int(z[np.flatnonzero(z)[0]])}: the "
+                           f"{rules} int8 rules need zero points 0 (symmetric quantization)")
+
+
+def _check_fix_points(where: str, tensor: str, scales: np.ndarray) -> None:
+    lo, hi = DPU_FIX_POINTS
+    for s in scales:
+        fp = fix_points(s)
+        if fp is None:
+            raise CompileError(f"{where}: tensor '{tensor}' has scale {s!s}, not a power of two: the dpu int8 rules "
+                               f"need power-of-two scales (fix points); quantize the model with power-of-two "
+                               f"scales (Vitis AI's vai_q_onnx)")
+        if not lo <= int(fp[0]) <= hi:
+            raise CompileError(f"{where}: tensor '{tensor}' has scale {s!s} = 2^{-int(fp[0])}, a power of two, but its "
+                               f"fix point {int(fp[0])} is out of [{lo}, {hi}], the fix points the dpu int8 rules "
+                               f"hold")
 
 
 def fix_points(scale) -> np.ndarray | None:
@@ -68,35 +100,16 @@ def fix_points(scale) -> np.ndarray | None:
 
 
 def _check_quantization(g: QdqGraph, rules: str) -> None:
-    """Every QuantizeLinear and DequantizeLinear: constant float32 scales (powers of two for the DPU), constant
-    zero points 0, int8 (int32 for a dequantized bias). What is anything else is refused here, before the
-    lowering could write what the device's reader refuses."""
-    ints = (np.dtype(np.int8), np.dtype(np.int32))
+    """check_quant of every QuantizeLinear's and DequantizeLinear's tensor, before the QDQ passes rewrite (or
+    drop) them: a DequantizeLinear'd bias, say, is fused into its convolution without its scale."""
     for n in g.imp.nodes:
         if n.op not in (Q, DQ) or n.domain not in DEFAULT_DOMAINS or len(n.inputs) < 2:
             continue
-        tensor = n.outputs[0] if n.op == Q else n.inputs[0]
-        scale = g.const(n.inputs[1])
-        if scale is None or np.asarray(scale).dtype != np.float32:
-            raise CompileError(f"{n.label}: the scale of '{tensor}' is not a constant float32 tensor; the {rules} "
-                               f"int8 rules need constant scales")
-        if rules == "dpu" and fix_points(scale) is None:
-            bad = next((str(np.float32(v)) for v in np.asarray(scale).reshape(-1) if fix_points(v) is None), "[]")
-            raise CompileError(f"{n.label}: tensor '{tensor}' has scale {bad}, not a power of two: the dpu int8 "
-                               f"rules need power-of-two scales (fix points); quantize the model with power-of-two "
-                               f"scales (Vitis AI's vai_q_onnx)")
-        has_zero = len(n.inputs) > 2 and bool(n.inputs[2])
-        zero = g.zero(n) if has_zero and g.is_const(n.inputs[2]) else None
-        if has_zero and (zero is None or zero.dtype.kind not in "iu"):
-            raise CompileError(f"{n.label}: the zero point of '{tensor}' is not a constant integer tensor; the {rules} "
-                               f"int8 rules need zero points 0")
-        if zero is not None and np.any(zero != 0):
-            value = int(zero.reshape(-1)[np.flatnonzero(zero.reshape(-1) != 0)[0]])
-            raise CompileError(f"{n.label}: tensor '{tensor}' has zero point {value}: the {rules} int8 rules need "
-                               f"zero points 0 (symmetric quantization)")
-        kind = g.int_type(n)
-        if kind not in ints or (kind == np.int32 and n.op == Q):
-            raise CompileError(f"{n.label}: tensor '{tensor}' is {kind}: the {rules} int8 rules compute in int8")
+        scale = g.const(n.inputs[1]) if g.is_const(n.inputs[1]) else AT_RUN_TIME
+        zero = None
+        if len(n.inputs) > 2 and n.inputs[2]:
+            zero = g.zero(n) if g.is_const(n.inputs[2]) else AT_RUN_TIME
+        check_quant(rules, n.label, n.outputs[0] if n.op == Q else n.inputs[0], g.int_type(n), scale, zero)
 
 
 def _fix(g: QdqGraph, n) -> np.ndarray:

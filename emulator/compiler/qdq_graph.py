@@ -87,13 +87,21 @@ class QdqGraph:
         return np.asarray(self.const(n.inputs[2])) if len(n.inputs) > 2 and n.inputs[2] else None
 
     def int_type(self, n):
-        """The integer dtype of a Q or DQ node's quantized side (the zero point's, else the DQ input's or
-        uint8)."""
+        """The integer dtype of a Q or DQ node's quantized side (the zero point's, else a Q's output_dtype, the
+        DQ input's or its producing Q's, or uint8)."""
         z = self.zero(n)
-        if z is not None:
+        if z is not None and z.dtype != object:  # object: a zero point computed at run time
             return z.dtype
+        if n.op == Q and n.attr("output_dtype"):
+            try:
+                return np.dtype(helper.tensor_dtype_to_np_dtype(int(n.attr("output_dtype"))))
+            except Exception:  # not a dtype numpy has: the lowering refuses it, naming it
+                return np.dtype(object)
         if n.op == DQ and n.inputs[0] in self.values and self.values[n.inputs[0]].dtype is not None:
             return self.values[n.inputs[0]].dtype
+        q = self.producer.get(n.inputs[0]) if n.op == DQ else None
+        if q is not None and q.op == Q and q.domain in DEFAULT_DOMAINS:  # a tensor the import has no type for yet
+            return self.int_type(q)
         return np.dtype(np.uint8)
 
     def same_params(self, a, b) -> bool:

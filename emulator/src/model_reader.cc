@@ -14,6 +14,7 @@
 #include "dtypes.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <exception>
 #include <new>
@@ -134,6 +135,13 @@ template <typename T>
 void append(std::string* s, const T& v) {
     if constexpr (std::is_arithmetic_v<T>) s->append(std::to_string(v));
     else s->append(v);
+}
+
+// A scale as a message shows it: its 9 significant digits (to_string's 6 decimals show 2^-60 as 0.000000).
+std::string scale_str(float v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.9g", static_cast<double>(v));
+    return buf;
 }
 
 template <typename... A>
@@ -689,20 +697,29 @@ private:
 
     // ---- the int8 rules' own constraints on quantized tensors ----
 
-    // dpu: fix-point tensors, every scale a power of two (2^-fix_point) and every zero point 0; bpu: every
-    // zero point 0.
+    // Every quantized tensor int8 (int32 for a sum or a bias: the devices compute in int8) with zero points 0;
+    // dpu: every scale a power of two (2^-fix_point) with its fix point within [-kMaxFixPoint, kMaxFixPoint].
+    // The compiler's qdq_device.check_quant makes the same checks with the same words.
     bool check_int8_rules() {
         if (g_.int8_rules == Int8Rules::Ort) return true;
         const bool dpu = g_.int8_rules == Int8Rules::Dpu;
         const char* rules = dpu ? "dpu" : "bpu";
         for (uint32_t t = 0; t < h_.tensor_count; ++t) {
-            const Quant& q = g_.tensors[t].quant;
+            const TensorDesc& d = g_.tensors[t];
+            const Quant& q = d.quant;
             if (q.type != ACCEL_QUANT_PER_TENSOR && q.type != ACCEL_QUANT_PER_AXIS) continue;
+            if (d.dtype != ACCEL_DTYPE_INT8 && d.dtype != ACCEL_DTYPE_INT32)
+                return fail(
+                    cat(tensor_label(t), ": is ", dtype_name(d.dtype), ": the ", rules, " int8 rules compute in int8"));
             for (size_t i = 0; i < q.scales.size(); ++i) {
                 int32_t fp = 0;
-                if (dpu && !fix_point_of(q.scales[i], &fp))
-                    return fail(cat(tensor_label(t), ": scale ", q.scales[i],
+                if (dpu && !power_of_two_fix_point(q.scales[i], &fp))
+                    return fail(cat(tensor_label(t), ": scale ", scale_str(q.scales[i]),
                                     " is not a power of two, which the dpu int8 rules need"));
+                if (dpu && (fp < -kMaxFixPoint || fp > kMaxFixPoint))
+                    return fail(cat(tensor_label(t), ": scale ", scale_str(q.scales[i]), " = 2^", -fp,
+                                    " is a power of two, but its fix point ", fp, " is out of [", -kMaxFixPoint, ", ",
+                                    kMaxFixPoint, "], the fix points the dpu int8 rules hold"));
                 if (i < q.zero_points.size() && q.zero_points[i] != 0)
                     return fail(cat(tensor_label(t), ": zero point ", q.zero_points[i], " is not 0, which the ", rules,
                                     " int8 rules need"));

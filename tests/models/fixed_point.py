@@ -127,15 +127,18 @@ def hsigmoid_fix(x, fx, fy):
 # ---- the BPU ------------------------------------------------------------------------------------------
 
 
-def bpu_multiplier(r):
-    """(mult, shift): r ~ mult / 2^shift with mult in [2^14, 2^15), rounded half to even."""
+def bpu_shift(r):
+    """The shift n of r's 15-bit multiplier: rint(r * 2^n) in [2^14, 2^15) (n < 0 for r of 2^15 or more)."""
     _, e = np.frexp(r)
-    n = max(int(15 - e), 0)
-    m = np.rint(np.ldexp(r, n))
-    if m >= 2 ** 15 and n > 0:
-        n -= 1
-        m = np.rint(np.ldexp(r, n))
-    return int(m), n
+    n = int(15 - e)
+    return n - 1 if np.rint(np.ldexp(r, n)) >= 2 ** 15 else n
+
+
+def bpu_multiplier(r):
+    """(mult, shift): r ~ mult / 2^shift with mult in [2^14, 2^15), rounded half to even, shift >= 0 (a
+    multiplier of 2^15 or more saturates every nonzero sum, as 2^15 does)."""
+    n = max(bpu_shift(r), 0)
+    return int(min(np.rint(np.ldexp(r, n)), 2 ** 15)), n
 
 
 def bpu_quantize(x, scale):
@@ -154,8 +157,9 @@ def bpu_requant(acc, r, relu=False):
 
 
 def bpu_add(a, sa, b, sb, sy, relu=False):
+    """a * ma + b * mb, one rounding shift (left when negative): the larger multiplier 15 bits."""
     ra, rb = sa / sy, sb / sy
-    _, n = bpu_multiplier(max(ra, rb))
+    n = bpu_shift(max(ra, rb))
     ma, mb = int(np.rint(np.ldexp(ra, n))), int(np.rint(np.ldexp(rb, n)))
     y = sat8(round_up(a * ma + b * mb, n))
     return np.maximum(y, 0) if relu else y

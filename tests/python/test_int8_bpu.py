@@ -19,7 +19,7 @@ from accel import compiler
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from models import quantized
 from models.device_qdq import S2, SA, SG, SM, SX, bpu_model, bpu_reference, count_differing, f64, run_on_emulator
-from models.fixed_point import bpu_quantize, bpu_requant, const_dq, model_of, qdq
+from models.fixed_point import bpu_quantize, bpu_requant, const_dq, conv_sum, model_of, qdq
 
 pytestmark = pytest.mark.emulator
 
@@ -82,3 +82,72 @@ def test_a_fused_relu_on_a_matrix_product(op):
     acc = bpu_quantize(xv, SX) @ w + (bias if op == "Gemm" else 0)
     want = bpu_requant(acc, f64(SX) * sw / f64(SM), relu=True)
     assert count_differing(f"{op} + relu against the bpu form", np.rint(got.astype(np.float64) / f64(SM)), want) == 0
+
+
+def _exact(acc, k: int) -> np.ndarray:
+    """sat8(floor(acc * 2^-k + 1/2)) in Python's integers, for any k: the exact requantization of each sum."""
+    return np.array([min(max((int(a) + (1 << (k - 1))) >> k, -128), 127) for a in np.ravel(acc)]).reshape(acc.shape)
+
+
+def _run_each_path(monkeypatch, data: bytes, x) -> dict:
+    """The output of x on each int8 code path (ACCEL_EMU_ISA caps the path a load picks; a CPU without one
+    gives a slower one, which must be exact as well)."""
+    outs = {}
+    for isa in ("portable", "avx2", "avx512vnni", "amx"):
+        monkeypatch.setenv("ACCEL_EMU_ISA", isa)
+        with accel.open("emu:int8=bpu") as dev:
+            outs[isa] = np.asarray(dev.load(data).run(x)[0]).copy()
+    return outs
+
+
+@pytest.mark.parametrize("k", [16, 24, 31, 32, 33, 46, 47, 61, 62, 63, 77, 78, 80, 81, 90, 92, 93, 100])
+def test_a_tiny_requantization_multiplier_is_exact(monkeypatch, k):
+    # The multiplier s_x * s_w / s_y = 2^-k on sums up to 2^31: below 2^-32 every output is 0. The BPU's
+    # form once capped its pre shift and left a post shift past 63 bits, the rounding term added and not
+    # shifted out (+1 or -1 or saturated, by code path, from 2^-81).
+    rng = np.random.default_rng(k)
+    a, b = 40 if k > 60 else 10, 30 if k > 60 else 6
+    sx, sw, sy = 2.0 ** -a, 2.0 ** -b, 2.0 ** (k - a - b)
+    w = rng.integers(-128, 128, (8, 32, 3, 3))
+    bias = rng.integers(-(2 ** 31) + 2 ** 24, 2 ** 31 - 2 ** 24, 8)
+    nodes, inits = [], []
+    x = qdq(nodes, inits, "x", sx)
+    wd = const_dq(nodes, inits, "w", w, sw)
+    bd = const_dq(nodes, inits, "b", bias, sx * sw, TensorProto.INT32)
+    nodes.append(helper.make_node("Conv", [x, wd, bd], ["c"], pads=[1, 1, 1, 1]))
+    qdq(nodes, inits, "c", sy, out="y")
+    model = model_of(nodes, inits, {"x": [1, 32, 6, 6]}, {"y": [1, 8, 6, 6]})
+    xq = rng.integers(-128, 128, (1, 32, 6, 6))
+    xq[0, :, 0, 0] = 127  # sums at the edge of int32 too
+    want = _exact(conv_sum(xq, w, pad=1) + bias[None, :, None, None], k)
+    data = compiler.compile_model(model.SerializeToString(), int8="bpu")
+    for isa, got in _run_each_path(monkeypatch, data, (xq * sx).astype(np.float32)).items():
+        steps = np.rint(got.astype(np.float64) / sy).astype(np.int64) - want
+        assert not steps.any(), (f"multiplier 2^-{k} on {isa}: {np.count_nonzero(steps)} of {steps.size} differ "
+                                 f"from the exact result, by {sorted(set(steps[steps != 0].tolist()))} steps")
+
+
+@pytest.mark.parametrize("ratio", [-90, -60, 20, 40, 100])
+def test_an_add_of_extreme_scale_ratios_is_exact(ratio):
+    # s_a / s_y = s_b / s_y = 2^ratio: the two multipliers once went past int32 from 2^31 (a wrapped sign).
+    sa = 2.0 ** (ratio // 2)
+    sy = sa / 2.0 ** ratio
+    nodes, inits = [], []
+    a, b = qdq(nodes, inits, "a", sa), qdq(nodes, inits, "b", sa)
+    nodes.append(helper.make_node("Add", [a, b], ["s"]))
+    qdq(nodes, inits, "s", sy, out="y")
+    graph = helper.make_graph(nodes, "add", [helper.make_tensor_value_info(n, TensorProto.FLOAT, [256]) for n in "ab"],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [256])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    rng = np.random.default_rng(ratio + 1000)
+    qa, qb = np.arange(-128, 128), rng.permutation(np.arange(-128, 128))
+    qb[1:9] = -qa[1:9]  # sums of 0
+    data = compiler.compile_model(model.SerializeToString(), int8="bpu")
+    with accel.open("emu:int8=bpu") as dev:
+        (got,) = dev.load(data).run({"a": (qa * sa).astype(np.float32), "b": (qb * sa).astype(np.float32)})
+    total = qa + qb
+    want = _exact(total << max(ratio, 0), max(-ratio, 0)) if ratio < 0 else np.clip(total << min(ratio, 20), -128, 127)
+    steps = np.rint(got.astype(np.float64) / sy).astype(np.int64) - want
+    bad = np.flatnonzero(steps)
+    assert not steps.any(), (f"{np.count_nonzero(steps)} of {steps.size} differ, by up to {np.abs(steps).max()} steps "
+                             f"(a {qa[bad].tolist()}, b {qb[bad].tolist()}, got {got[bad].tolist()})")

@@ -6,6 +6,8 @@ even (onnxruntime) give different numbers. `pytest -s` prints the counts.
 """
 from __future__ import annotations
 
+import re
+import struct
 import sys
 from pathlib import Path
 
@@ -19,7 +21,7 @@ from accel import compiler
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from models.device_qdq import (FA, FG, FH, FX, const_dq_fp, count_differing, dpu_model, dpu_reference, qdq_fp,
                                run_on_emulator, tie_inputs)
-from models.fixed_point import avg_coef, avgpool_fix, conv_fix, float2fix, model_of, round_up, sat8
+from models.fixed_point import avg_coef, avgpool_fix, conv_fix, conv_sum, float2fix, model_of, round_up, sat8
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_dpu_rules_are_bit_exact_against_the_reference_ops(seed):
@@ -80,6 +82,68 @@ def test_a_scale_that_is_not_a_power_of_two_is_a_compile_error():
     model, _ = dpu_model(np.random.default_rng(0), scale=0.03)
     with pytest.raises(compiler.CompileError, match=r"tensor 'x_q' has scale 0\.03, not a power of two"):
         compiler.compile_model(model.SerializeToString(), int8="dpu")
+
+
+@pytest.mark.parametrize("exponent", [-60, -31, 31, 100])
+def test_a_power_of_two_out_of_the_fix_point_range_says_so(exponent):
+    # 2^-60 and 2^100 are powers of two: what the DPU cannot hold is their fix point (60, -100).
+    model, _ = dpu_model(np.random.default_rng(0), scale=2.0 ** exponent)
+    with pytest.raises(compiler.CompileError) as e:
+        compiler.compile_model(model.SerializeToString(), int8="dpu")
+    assert re.search(rf"tensor 'x_q' has scale \S+ = 2\^{exponent}, a power of two, but its fix point {-exponent} "
+                     r"is out of \[-30, 30\], the fix points the dpu int8 rules hold", str(e.value)), str(e.value)
+    assert "not a power of two" not in str(e.value)
+
+
+@pytest.mark.parametrize("exponent", [-60, 100])
+def test_the_reader_says_the_same_of_a_model_compiled_elsewhere(exponent):
+    # A model whose header says dpu rules without the compiler's check (written by another tool): the
+    # emulator's reader refuses it with the same reason, the scale shown in full (once "0.000000").
+    nodes, inits = [], []
+    qdq_fp(nodes, inits, "x", -exponent, out="y")
+    data = bytearray(compiler.compile_model(model_of(nodes, inits, {"x": [4]}, {"y": [4]}).SerializeToString()))
+    data[44:48] = struct.pack("<I", compiler.accm.INT8_RULES["dpu"])  # the header's int8_rules
+    with accel.open("emu:int8=dpu") as dev, pytest.raises(accel.ModelFormatError) as e:
+        dev.load(bytes(data))
+    assert re.search(rf"'x_q'\): scale \S+ = 2\^{exponent} is a power of two, but its fix point {-exponent} is out of "
+                     r"\[-30, 30\], the fix points the dpu int8 rules hold", str(e.value)), str(e.value)
+    assert "0.000000" not in str(e.value)
+
+
+def _exact_conv_fix(acc, s: int, act) -> np.ndarray:
+    """conv2d-fix's sat8(round_up(act(acc) / 2^s)) in Python's integers, for any shift s."""
+    def one(a: int) -> int:
+        num, sh = (a * 26, s + 8) if act == "leaky" and a < 0 else (a, s)
+        v = (num + (1 << (sh - 1))) >> sh if sh > 0 else num << -sh
+        return min(max(v, 0 if act == "relu" else -128), 127)
+    return np.array([one(int(a)) for a in np.ravel(acc)]).reshape(acc.shape)
+
+
+@pytest.mark.parametrize("act", [None, "relu", "leaky"])
+@pytest.mark.parametrize("fx, fw, fy", [(30, 30, -30), (20, 20, -12), (20, 20, -13), (16, 16, 0), (-12, -12, 0),
+                                        (-12, -13, 0), (-30, -30, 30)])
+def test_every_shift_of_a_convolution_is_exact(fx, fw, fy, act):
+    # The shift fx + fw - fy from -90 to 90: the emulator's epilogue holds -24 to 52, past which no result
+    # changes (0 from 33 on, saturated from -8 on); such a model was refused at load ("a shift the device's rules
+    # do not have").
+    rng = np.random.default_rng(abs(fx + fw - fy))
+    w = rng.integers(-128, 128, (8, 16, 3, 3))
+    nodes, inits = [], []
+    x = qdq_fp(nodes, inits, "x", fx)
+    nodes.append(helper.make_node("Conv", [x, const_dq_fp(nodes, inits, "w", w, fw)], ["c"], pads=[1, 1, 1, 1]))
+    last = "c"
+    if act is not None:
+        nodes.append(helper.make_node("Relu" if act == "relu" else "LeakyRelu", ["c"], ["r"],
+                                      **({} if act == "relu" else {"alpha": 26 / 256})))
+        last = "r"
+    qdq_fp(nodes, inits, last, fy, out="y")
+    model = model_of(nodes, inits, {"x": [1, 16, 5, 5]}, {"y": [1, 8, 5, 5]})
+    xq = rng.integers(-128, 128, (1, 16, 5, 5))
+    xq[0, 0] = 0  # some sums small, one of them 0
+    (y,) = run_on_emulator(model, (xq * 2.0 ** -fx).astype(np.float32), "dpu")
+    want = _exact_conv_fix(conv_sum(xq, w, pad=1), fx + fw - fy, act)
+    steps = np.rint(y.astype(np.float64) * 2.0 ** fy).astype(np.int64) - want
+    assert not steps.any(), f"shift {fx + fw - fy}: {np.count_nonzero(steps)} of {steps.size} differ"
 
 
 def _qdq_only(dtype, zero):

@@ -43,8 +43,10 @@ DOMAIN_OPS = frozenset((d, op) for f in FAMILIES for d, ops in getattr(f, "DOMAI
 SUPPORTED_OPS = frozenset(HANDLERS) | control.INLINED
 
 
-def lower(imp: Imported, fold_limit: int = folding.FOLD_LIMIT_BYTES) -> Graph:
-    ctx = Ctx(imp)
+def lower(imp: Imported, fold_limit: int = folding.FOLD_LIMIT_BYTES, int8: str = "ort") -> Graph:
+    """The runtime graph of imp; int8 names the integer rules the quantized ops are checked against
+    (qdq_device.check_quant)."""
+    ctx = Ctx(imp, int8)
     g = imp.graph
     queue = collections.deque(imp.nodes)
     while queue:

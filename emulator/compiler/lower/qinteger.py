@@ -1,12 +1,15 @@
 """Dynamic quantization's integer ops: DynamicQuantizeLinear, MatMulInteger and ConvInteger, and
 com.microsoft's MatMulIntegerToFloat and DynamicQuantizeMatMul, which decompose into them and float32
-multiplies and adds computed as onnxruntime computes them."""
+multiplies and adds computed as onnxruntime computes them. Under a device's int8 rules their operands pass
+the same check as every quantized tensor (qdq_device.check_quant): int8, zero points 0 (so
+DynamicQuantizeLinear, uint8 with a scale computed at run time, is refused)."""
 from __future__ import annotations
 
 import numpy as np
 
 from ..errors import CompileError
 from ..qdq import MS
+from ..qdq_device import AT_RUN_TIME, check_quant
 from .context import NodeView, broadcast_shape, unsupported
 from .conv import emit_conv
 from .linalg import matmul_shape
@@ -36,6 +39,17 @@ def _const_zero(ctx, node, i, dtype, count, what) -> str | None:
     return v.name
 
 
+def _check_operand(ctx, node, v, zi, scale=None) -> None:
+    """The device rules' check of an integer operand `v` (a Value) whose zero point is input zi; scale, when it
+    has one, its scale input's Value."""
+    if ctx.int8 == "ort":
+        return
+    z = ctx.input_opt(node, zi)
+    zero = None if z is None else z.const if z.is_const else AT_RUN_TIME
+    s = None if scale is None else scale.const if scale.is_const else AT_RUN_TIME
+    check_quant(ctx.int8, node.label, v.name, v.dtype, s, zero)
+
+
 def lower_dynamic_quantize(ctx, node):
     """DynamicQuantizeLinear (opset 11): float32 X to uint8 Y with the scale and zero point of X's range, as
     onnxruntime computes them."""
@@ -43,6 +57,7 @@ def lower_dynamic_quantize(ctx, node):
     if x.dtype != F32:
         raise unsupported(node, f"input dtype {x.dtype} (float32 only)")
     outs = [ctx.output(node, i) for i in range(3)]
+    check_quant(ctx.int8, node.label, outs[0], np.uint8, AT_RUN_TIME, AT_RUN_TIME)
     ctx.define(outs[0], np.uint8, x.shape)
     ctx.define(outs[1], F32, ())
     ctx.define(outs[2], np.uint8, ())
@@ -55,6 +70,8 @@ def lower_matmul_integer(ctx, node):
     a, b = ctx.input(node, 0), ctx.input(node, 1)
     require_q8(node, a, "input A")
     require_q8(node, b, "input B")
+    _check_operand(ctx, node, a, 2)
+    _check_operand(ctx, node, b, 3)
     n = b.shape[-1] if len(b.shape) >= 2 else 1
     ins = [a.name, b.name, _scalar_zero(ctx, node, 2, a.dtype, "A's"), _const_zero(ctx, node, 3, b.dtype, n, "B's")]
     y = ctx.define(ctx.output(node), I32, matmul_shape(node, a.shape, b.shape))
@@ -70,6 +87,8 @@ def lower_conv_integer(ctx, node):
     if w is None:
         raise CompileError(f"{node.label}: input W is required")
     require_q8(node, ctx.input(node, 1), "weight W")
+    _check_operand(ctx, node, x, 2)
+    _check_operand(ctx, node, ctx.input(node, 1), 3)
     if w.ndim != len(x.shape) or w.ndim not in (3, 4):
         raise unsupported(node, f"input {x.shape} and weight {w.shape} (only 1-D and 2-D convolutions)")
     extra = [_scalar_zero(ctx, node, 2, x.dtype, "X's"), _const_zero(ctx, node, 3, w.dtype, w.shape[0], "W's")]
@@ -87,6 +106,8 @@ def lower_matmul_integer_to_float(ctx, node):
     a_scale, b_scale = ctx.input(node, 2), ctx.input(node, 3)
     if int(np.prod(a_scale.shape, dtype=np.int64)) != 1 or not b_scale.is_const or b_scale.const.size not in (1, n):
         raise unsupported(node, "scales other than one A scale and a constant B scale of 1 or one per column")
+    _check_operand(ctx, node, a, 4, a_scale)
+    _check_operand(ctx, node, b, 5, b_scale)
     ins = [a.name, b.name, _scalar_zero(ctx, node, 4, a.dtype, "A's"), _const_zero(ctx, node, 5, b.dtype, n, "B's")]
     shape = matmul_shape(node, a.shape, b.shape)
     y = ctx.output(node)

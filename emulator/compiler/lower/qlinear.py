@@ -9,13 +9,13 @@ import dataclasses
 import numpy as np
 
 from ..errors import CompileError
-from ..op_params import ACTIVATION_NAMES, ACTIVATIONS, QAvgPool, QSoftmax
+from ..op_params import ACTIVATION_NAMES, ACTIVATIONS, QAvgPool, QSoftmax, Softmax
 from ..qdq import ACCEL, MS
 from .context import NodeView, broadcast_shape, normalize_axis, unsupported
 from .conv import lower_global_avgpool, lower_pool
 from .data import lower_concat
 from .elementwise import activation_params
-from .quantized import quant_of, require_q8
+from .quantized import F32, quant_of, require_q8
 
 
 def _binary(op: str):
@@ -25,9 +25,9 @@ def _binary(op: str):
         require_q8(node, b, "input B")
         if a.dtype != b.dtype:
             raise CompileError(f"{node.label}: inputs A ({a.dtype}) and B ({b.dtype}) differ in dtype")
-        aq = quant_of(ctx, node, 1, 2, a.shape, a.dtype, "input A")
-        bq = quant_of(ctx, node, 4, 5, b.shape, b.dtype, "input B")
-        yq = quant_of(ctx, node, 6, 7, (), a.dtype, "output")
+        aq = quant_of(ctx, node, a.name, 1, 2, a.shape, a.dtype, "input A")
+        bq = quant_of(ctx, node, b.name, 4, 5, b.shape, b.dtype, "input B")
+        yq = quant_of(ctx, node, ctx.output(node), 6, 7, (), a.dtype, "output")
         for v, q in ((a, aq), (b, bq)):
             if not q.per_tensor:
                 raise unsupported(node, f"input '{v.name}' quantized per axis")
@@ -61,7 +61,8 @@ def _unary_operands(ctx, node):
     """(X, X's quantization, Y's) of an op whose inputs start X, X_scale, X_zero_point, Y_scale, Y_zero_point."""
     x = ctx.input(node, 0)
     require_q8(node, x, "input X")
-    return x, quant_of(ctx, node, 1, 2, x.shape, x.dtype, "input X"), quant_of(ctx, node, 3, 4, (), x.dtype, "output")
+    return (x, quant_of(ctx, node, x.name, 1, 2, x.shape, x.dtype, "input X"),
+            quant_of(ctx, node, ctx.output(node), 3, 4, (), x.dtype, "output"))
 
 
 def _unary_table(act: str):
@@ -145,14 +146,23 @@ def _pool_via(ctx, node, lower, onnx_op, op, x: str, yq):
 
 def lower_qsoftmax(ctx, node):
     """com.microsoft QLinearSoftmax: int8 or uint8 per tensor, over one axis (its opset attribute >= 13) or
-    every dim from axis on (< 13)."""
+    every dim from axis on (< 13); under a device's rules in float between a dequantize and a quantize."""
     x, xq, yq = _unary_operands(ctx, node)
     opset = int(node.attr("opset", ctx.opset))
     rank = len(x.shape)
     axis = normalize_axis(node, node.attr("axis", -1 if opset >= 13 else 1), rank)
-    y = ctx.define(ctx.output(node), x.dtype, x.shape, quant=yq)
-    ctx.emit("qsoftmax", [ctx.quantized(x.name, xq, node)], [y], node.name,
-             params=QSoftmax(axis=axis, coerce_2d=0 if opset >= 13 else 1))
+    xin, y = ctx.quantized(x.name, xq, node), ctx.output(node)
+    if ctx.int8 != "ort":
+        # The devices run softmax in float (VART's CPU op, a toolchain's float node): dequantized, the float
+        # softmax, quantized, as their rules leave a QDQ model's DQ -> Softmax -> Q (qdq.NOT_ON_DEVICES).
+        xf, sf = ctx.temp(f"{x.name}_dequantized", F32, x.shape), ctx.temp(f"{y}_float", F32, x.shape)
+        ctx.emit("dequantize", [xin], [xf], node.name)
+        ctx.emit("softmax", [xf], [sf], node.name, params=Softmax(axis=axis, coerce_2d=0 if opset >= 13 else 1))
+        ctx.define(y, x.dtype, x.shape, quant=yq)
+        ctx.emit("quantize", [sf], [y], node.name)
+        return
+    ctx.define(y, x.dtype, x.shape, quant=yq)
+    ctx.emit("qsoftmax", [xin], [y], node.name, params=QSoftmax(axis=axis, coerce_2d=0 if opset >= 13 else 1))
 
 
 def lower_qconcat(ctx, node):
@@ -166,11 +176,11 @@ def lower_qconcat(ctx, node):
     dtype = xs[0].dtype
     if any(v.dtype != dtype for v in xs):
         raise CompileError(f"{node.label}: inputs differ in dtype")
-    yq = quant_of(ctx, node, 0, 1, (), dtype, "output")
+    yq = quant_of(ctx, node, ctx.output(node), 0, 1, (), dtype, "output")
     ins = []
     for j, v in enumerate(xs):
         i = 2 + 3 * j
-        xq = quant_of(ctx, node, i + 1, i + 2, v.shape, dtype, f"input '{v.name}'")
+        xq = quant_of(ctx, node, v.name, i + 1, i + 2, v.shape, dtype, f"input '{v.name}'")
         if xq.same(yq):
             ins.append(ctx.quantized(v.name, xq, node))
         else:

@@ -16,6 +16,7 @@ from ..errors import CompileError
 from ..ir import Value
 from ..op_params import QGemm
 from ..qdq import MS
+from ..qdq_device import check_quant
 from .context import broadcast_shape, unsupported
 from .conv import emit_conv
 from .linalg import matmul_shape
@@ -24,9 +25,10 @@ I32 = np.dtype(np.int32)
 F32 = np.dtype(np.float32)
 
 
-def quant_of(ctx, node, si, zi, shape, dtype, what, axis=None) -> quant.Quant:
-    """The Quant given by the node's constant scale (input si) and zero point (input zi, optional) for a
-    tensor of `shape` and `dtype`."""
+def quant_of(ctx, node, tensor, si, zi, shape, dtype, what, axis=None) -> quant.Quant:
+    """The Quant given by the node's constant scale (input si) and zero point (input zi, optional) for the
+    tensor named `tensor`, of `shape` and `dtype`: where every quantization of either form of a model enters
+    the lowering, so the device rules' check (qdq_device.check_quant) is made here."""
     for i, part in ((si, "scale"), (zi, "zero point")):
         v = ctx.input_opt(node, i) if i is not None else None
         if v is not None and not v.is_const and v.name not in ctx.g.inputs:  # a graph input: const_input says
@@ -35,7 +37,9 @@ def quant_of(ctx, node, si, zi, shape, dtype, what, axis=None) -> quant.Quant:
     if scale is None:
         raise CompileError(f"{node.label}: the {what} scale (input {si}) is required")
     zero = ctx.const_input(node, zi, f"{what} zero point") if zi is not None else None
-    return quant.make(scale, zero, axis, dtype, shape, f"{node.label}: {what}")
+    q = quant.make(scale, zero, axis, dtype, shape, f"{node.label}: {what}")
+    check_quant(ctx.int8, node.label, tensor, dtype, q.scale, q.zero_point)
+    return q
 
 
 def zero_dtype(ctx, node, zi, default=np.uint8) -> np.dtype:
@@ -66,7 +70,7 @@ def lower_quantize(ctx, node):
         raise unsupported(node, f"output dtype {ydtype} (int8 and uint8 only)")
     if int(node.attr("block_size", 0)):
         raise unsupported(node, "blocked quantization (block_size)")
-    q = quant_of(ctx, node, 1, 2, x.shape, ydtype, "output", node.attr("axis"))
+    q = quant_of(ctx, node, ctx.output(node), 1, 2, x.shape, ydtype, "output", node.attr("axis"))
     y = ctx.output(node)
     if x.is_const:
         ctx.g.values[y] = Value(y, ydtype, x.shape, quant.quantize(x.const, q, ydtype), quant=q)
@@ -93,7 +97,7 @@ def lower_dequantize(ctx, node):
         raise unsupported(node, f"input dtype {x.dtype} (int8, uint8 and int32 only)")
     if int(node.attr("block_size", 0)):
         raise unsupported(node, "blocked quantization (block_size)")
-    q = quant_of(ctx, node, 1, 2, x.shape, x.dtype, "input", node.attr("axis"))
+    q = quant_of(ctx, node, x.name, 1, 2, x.shape, x.dtype, "input", node.attr("axis"))
     y = ctx.output(node)
     if x.is_const:
         ctx.g.values[y] = Value(y, F32, x.shape, quant.dequantize(x.const, q))
@@ -122,10 +126,10 @@ def lower_qlinearconv(ctx, node):
     require_q8(node, wv, "weight W")
     if w.ndim != len(x.shape) or w.ndim not in (3, 4):
         raise unsupported(node, f"input {x.shape} and weight {w.shape} (only 1-D and 2-D convolutions)")
-    xq = quant_of(ctx, node, 1, 2, x.shape, x.dtype, "input")
-    wq = quant_of(ctx, node, 4, 5, w.shape, w.dtype, "weight", axis=0)
+    xq = quant_of(ctx, node, x.name, 1, 2, x.shape, x.dtype, "input")
+    wq = quant_of(ctx, node, wv.name, 4, 5, w.shape, w.dtype, "weight", axis=0)
     ydtype = zero_dtype(ctx, node, 7)
-    yq = quant_of(ctx, node, 6, 7, (), ydtype, "output")
+    yq = quant_of(ctx, node, ctx.output(node), 6, 7, (), ydtype, "output")
     b = ctx.const_input(node, 8, "bias B")
     if b is not None and b.dtype != I32:
         raise CompileError(f"{node.label}: bias B is {b.dtype}, not int32")
@@ -136,9 +140,9 @@ def lower_qlinearconv(ctx, node):
 
 def _matmul_quants(ctx, node, a: Value, b: Value, first: int):
     """(A's, B's and Y's Quant, Y's dtype) of QLinearMatMul-like inputs starting at `first`."""
-    aq = quant_of(ctx, node, first + 1, first + 2, a.shape, a.dtype, "input A")
+    aq = quant_of(ctx, node, a.name, first + 1, first + 2, a.shape, a.dtype, "input A")
     baxis = len(b.shape) - 1 if len(b.shape) >= 2 else None
-    bq = quant_of(ctx, node, first + 4, first + 5, b.shape, b.dtype, "input B", axis=baxis)
+    bq = quant_of(ctx, node, b.name, first + 4, first + 5, b.shape, b.dtype, "input B", axis=baxis)
     if not aq.per_tensor:
         raise unsupported(node, "input A quantized per axis")
     return aq, bq
@@ -152,7 +156,7 @@ def lower_qlinearmatmul(ctx, node):
     require_q8(node, b, "input B")
     aq, bq = _matmul_quants(ctx, node, a, b, 0)
     ydtype = zero_dtype(ctx, node, 7)
-    yq = quant_of(ctx, node, 6, 7, (), ydtype, "output")
+    yq = quant_of(ctx, node, ctx.output(node), 6, 7, (), ydtype, "output")
     ins = [ctx.quantized(a.name, aq, node), ctx.quantized(b.name, bq, node)]
     y = ctx.define(ctx.output(node), ydtype, matmul_shape(node, a.shape, b.shape), quant=yq)
     ctx.emit("qmatmul", ins, [y], node.name)
@@ -174,8 +178,8 @@ def lower_qgemm(ctx, node):
     k2, n = (b.shape[1], b.shape[0]) if tb else b.shape
     if k != k2:
         raise CompileError(f"{node.label}: inner dims differ (A {a.shape} transA={ta}, B {b.shape} transB={tb})")
-    aq = quant_of(ctx, node, 1, 2, a.shape, a.dtype, "input A")
-    bq = quant_of(ctx, node, 4, 5, b.shape, b.dtype, "input B", axis=0 if tb else 1)
+    aq = quant_of(ctx, node, a.name, 1, 2, a.shape, a.dtype, "input A")
+    bq = quant_of(ctx, node, b.name, 4, 5, b.shape, b.dtype, "input B", axis=0 if tb else 1)
     if not aq.per_tensor:
         raise unsupported(node, "input A quantized per axis")
     ins = [ctx.quantized(a.name, aq, node), ctx.quantized_const(b.name, bq)]
@@ -188,10 +192,14 @@ def lower_qgemm(ctx, node):
         ins.append(c.name)
     if ctx.input_opt(node, 7) is not None:
         ydtype = zero_dtype(ctx, node, 8)
-        y = ctx.define(ctx.output(node), ydtype, (m, n), quant=quant_of(ctx, node, 7, 8, (), ydtype, "output"))
+        yq = quant_of(ctx, node, ctx.output(node), 7, 8, (), ydtype, "output")
+        y = ctx.define(ctx.output(node), ydtype, (m, n), quant=yq)
     else:
         y = ctx.define(ctx.output(node), F32, (m, n))
-    ctx.emit("qgemm", ins, [y], node.name, params=QGemm(trans_a=ta, trans_b=tb, alpha=float(node.attr("alpha", 1.0))))
+    alpha = float(node.attr("alpha", 1.0))
+    if ctx.int8 != "ort" and alpha != 1.0:  # the reader refuses it too; here a compiled model never fails to load
+        raise CompileError(f"{node.label}: alpha {alpha:g} is not 1, which the {ctx.int8} int8 rules need")
+    ctx.emit("qgemm", ins, [y], node.name, params=QGemm(trans_a=ta, trans_b=tb, alpha=alpha))
 
 
 HANDLERS: dict = {

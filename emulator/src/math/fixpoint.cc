@@ -11,8 +11,6 @@ namespace accel_emu {
 
 namespace {
 
-constexpr int32_t kMaxFixPoint = 30;
-
 // floor(v + 1/2) of a double whose value fits int64 after saturation to int8's wider neighbourhood.
 int64_t round_up_real(double v) {
     if (std::isnan(v)) return 0;
@@ -40,12 +38,19 @@ void clip_bounds(float lo, float hi, double sy, int32_t* y_min, int32_t* y_max) 
         *y_max = static_cast<int32_t>(std::min<int64_t>(*y_max, round_up_real(hi / sy)));
 }
 
-bool fix_point_of(float scale, int32_t* fp) {
+bool power_of_two_fix_point(float scale, int32_t* fp) {
     if (!(scale > 0.f) || !std::isfinite(scale)) return false;
     int e = 0;
     const float m = std::frexp(scale, &e);  // scale = m * 2^e, m in [0.5, 1)
-    if (m != 0.5f || 1 - e < -kMaxFixPoint || 1 - e > kMaxFixPoint) return false;
+    if (m != 0.5f) return false;
     *fp = 1 - e;
+    return true;
+}
+
+bool fix_point_of(float scale, int32_t* fp) {
+    int32_t f = 0;
+    if (!power_of_two_fix_point(scale, &f) || f < -kMaxFixPoint || f > kMaxFixPoint) return false;
+    *fp = f;
     return true;
 }
 
@@ -55,8 +60,10 @@ int32_t dpu_quantize(float x, int32_t fp, bool is_signed) {
 
 bool dpu_conv_requant(int32_t fx, int32_t fw, int32_t fy, Act act, float alpha, float beta, FixedRequant* r,
                       int32_t* y_min, int32_t* y_max) {
-    const int32_t s = fx + fw - fy;
-    if (s > 52 || s < -24) return false;  // past 2^24 every nonzero sum saturates; the leaky slope's 26 still fits
+    // Clamped where no result changes: from a shift of 33 every int32 sum (|acc| <= 2^31) rounds to 0, as at 52,
+    // where the leaky slope's shift (+8) stays within the epilogue's 61; from a left shift of 24 every nonzero
+    // sum saturates, the leaky slope's (26 * 2^24 / 2^8) too, and 26 << 24 still fits int32.
+    const int32_t s = std::clamp(fx + fw - fy, -24, 52);
     r->pre = 0;
     r->mult = s >= 0 ? 1 : 1 << -s;
     r->post = s >= 0 ? s : 0;
@@ -133,32 +140,38 @@ FixedBinary dpu_mul_rule(int32_t fa, int32_t fb, int32_t fy, bool relu, bool y_s
     return {1, 0, 1, 0, 1, fa + fb - fy, relu ? 0 : (y_signed ? -128 : 0)};
 }
 
-FixedRequant bpu_multiplier(double r) {
-    FixedRequant f;
-    int e = 0;
-    std::frexp(r, &e);  // r = m * 2^e, m in [0.5, 1): r * 2^(15 - e) in [2^14, 2^15)
-    int32_t n = 15 - e;
-    if (n < 0) n = 0;
-    double m = std::nearbyint(std::ldexp(r, n));
-    if (m >= 32768.0 && n > 0) m = std::nearbyint(std::ldexp(r, --n));
-    f.mult = static_cast<int32_t>(std::min(m, 2147483647.0));
-    f.pre = n > 61 ? std::min(n - 61, 31) : 0;
-    f.post = n - f.pre;
-    f.nmult = f.mult, f.npost = f.post;
-    return f;
-}
-
 namespace {
 
-// Multipliers of two terms at one shift: the larger one gets 15 bits.
+// The shift n of r's 15-bit multiplier: nearbyint(r * 2^n) in [2^14, 2^15), n < 0 for r of 2^15 or more.
+int32_t bpu_shift(double r) {
+    int e = 0;
+    std::frexp(r, &e);  // r = m * 2^e, m in [0.5, 1): r * 2^(15 - e) in [2^14, 2^15)
+    const int32_t n = 15 - e;
+    return std::nearbyint(std::ldexp(r, n)) >= 32768.0 ? n - 1 : n;
+}
+
+// Multipliers of two terms at one shift n: the larger one gets 15 bits, [2^14, 2^15], so neither overflows
+// (n < 0, a left shift, for a multiplier of 2^15 or more). shift_round_up takes any n: its cap at 62 changes
+// no result of these sums (|a * ma + b * mb| < 2^24).
 void two_multipliers(double ra, double rb, int32_t* ma, int32_t* mb, int32_t* n) {
-    const FixedRequant big = bpu_multiplier(std::max(ra, rb));
-    *n = big.post;
+    *n = bpu_shift(std::max(ra, rb));
     *ma = static_cast<int32_t>(std::nearbyint(std::ldexp(ra, *n)));
     *mb = static_cast<int32_t>(std::nearbyint(std::ldexp(rb, *n)));
 }
 
 }  // namespace
+
+FixedRequant bpu_multiplier(double r) {
+    FixedRequant f;
+    int32_t n = std::max(bpu_shift(r), 0);
+    // Past 2^15 (n 0) every nonzero sum saturates, as it does at 2^15: the cap keeps every product small.
+    f.mult = static_cast<int32_t>(std::min(std::nearbyint(std::ldexp(r, n)), 32768.0));
+    if (n > 31 + 61) n = 31 + 61;  // r < 2^-77: 0 for every sum, as the exact product
+    f.pre = n > 61 ? n - 61 : 0;
+    f.post = n - f.pre;
+    f.nmult = f.mult, f.npost = f.post;
+    return f;
+}
 
 FixedBinary bpu_add_rule(double sa, double sb, double sy, bool relu, bool y_signed) {
     FixedBinary r{};
@@ -169,13 +182,13 @@ FixedBinary bpu_add_rule(double sa, double sb, double sy, bool relu, bool y_sign
 }
 
 FixedBinary bpu_mul_rule(double sa, double sb, double sy, bool relu, bool y_signed) {
-    const FixedRequant m = bpu_multiplier(sa * sb / sy);
-    return {1, 0, 1, 0, m.mult, m.post, relu ? 0 : (y_signed ? -128 : 0)};
+    const FixedRequant m = bpu_multiplier(sa * sb / sy);  // its pre shift is part of the one shift here
+    return {1, 0, 1, 0, m.mult, m.pre + m.post, relu ? 0 : (y_signed ? -128 : 0)};
 }
 
 AvgCoef bpu_avgpool_coef(double sx, double sy, int64_t kh, int64_t kw) {
     const FixedRequant m = bpu_multiplier(sx / (sy * static_cast<double>(kh * kw)));
-    return {m.mult, m.post};
+    return {m.mult, m.pre + m.post};
 }
 
 void make_bpu_table(Act act, float alpha, float beta, float sx, bool x_signed, float sy, bool y_signed,

@@ -15,7 +15,13 @@
 
 namespace accel_emu {
 
-// The fix point of a power-of-two scale (scale == 2^-fp exactly), or false.
+// The fix points the dpu rules hold: scale 2^-fp with |fp| <= kMaxFixPoint (the compiler's
+// qdq_device.DPU_FIX_POINTS).
+constexpr int32_t kMaxFixPoint = 30;
+
+// The exponent of a power-of-two scale as a fix point (scale == 2^-fp exactly), whatever its size, or false.
+bool power_of_two_fix_point(float scale, int32_t* fp);
+// The fix point of a power-of-two scale within [-kMaxFixPoint, kMaxFixPoint], or false.
 bool fix_point_of(float scale, int32_t* fp);
 
 // v / 2^s rounded half toward +inf for s > 0 ((v + 2^(s-1)) >> s, the shift flooring), v * 2^-s for s <= 0.
@@ -43,7 +49,7 @@ int32_t dpu_quantize(float x, int32_t fp, bool is_signed);
 // The requantization of a conv's (or matmul's) int32 sum, whose real value is acc * 2^-(fx + fw), to the
 // output's fix point fy, with the fused activation act (none, relu, leaky relu: the DPU's slope 26/256, clip
 // to [0, 6]: relu6) applied to the exact value before the rounding: the Fixed epilogue's row constants and
-// the output's bounds (y_min, y_max). False when the shift leaves the epilogue's range.
+// the output's bounds (y_min, y_max), exact for every shift fx + fw - fy. False for another activation.
 bool dpu_conv_requant(int32_t fx, int32_t fw, int32_t fy, Act act, float alpha, float beta, FixedRequant* r,
                       int32_t* y_min, int32_t* y_max);
 
@@ -63,7 +69,10 @@ void make_dpu_table(Act act, float alpha, float beta, int32_t fx, bool x_signed,
 
 // The BPU's form of a real multiplier r > 0: mult in [2^14, 2^15) (15 significant bits, an int16) and a
 // shift n with r ~ mult / 2^n, mult rounded half to even; past the epilogue's 61-bit shift the rest goes
-// into the pre shift. A multiplier of 2^15 or more keeps n = 0.
+// into the pre shift. A multiplier of 2^15 or more keeps n = 0. The requantization is then exact wherever
+// the 15 bits are: past n = 46 (r below 2^-32) every int32 sum scales below half a step and gives 0, and so
+// does the form, whose shift stops at 92 bits (pre 31, post 61: the epilogue's limits), where the rounding
+// term would otherwise be added and not shifted out.
 FixedRequant bpu_multiplier(double r);
 
 // Elementwise add with the DPU's rules: each input aligned to the smallest input fix point fmin with 7
@@ -79,7 +88,8 @@ struct FixedBinary {
 };
 FixedBinary dpu_add_rule(int32_t fa, int32_t fb, int32_t fy, bool relu, bool y_signed);
 FixedBinary dpu_mul_rule(int32_t fa, int32_t fb, int32_t fy, bool relu, bool y_signed);
-// The BPU's add (a * ma + b * mb, one shift) and mul (a * b * m, one shift) of scales sa, sb to sy.
+// The BPU's add (a * ma + b * mb, one shift; a negative shift, for multipliers of 2^15 and more, shifts
+// left) and mul (a * b * m, one shift) of scales sa, sb to sy.
 FixedBinary bpu_add_rule(double sa, double sb, double sy, bool relu, bool y_signed);
 FixedBinary bpu_mul_rule(double sa, double sb, double sy, bool relu, bool y_signed);
 inline int64_t fixed_align(int64_t x, int32_t shift) { return shift >= 0 ? x * (int64_t{1} << shift) : x >> -shift; }

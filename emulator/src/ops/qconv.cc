@@ -29,9 +29,6 @@ bool validate(const Graph& g, const Node& n, std::string* err) {
         return false;
     const TensorDesc* b = kern::input(g, n, 2);
     if (b && b->dtype != ACCEL_DTYPE_INT32) return kern::fail(err, kOp, cat("bias '", b->name, "' is not int32"));
-    if (!kern::check_device_requant(g, n, *kern::input(g, n, 0), *kern::input(g, n, 1), kern::output(g, n, 0), kOp,
-                                    err))
-        return false;
     ConvGeom q;
     return kern::check_conv_shapes(g, n, kOp, &q, err);
 }

@@ -134,8 +134,7 @@ bool validate_qmatmul(const Graph& g, const Node& n, std::string* err) {
     const auto pt = kern::QuantShape::PerTensor;
     if (!kern::check_quantized(a, op, "input A", pt, -1, false, err) ||
         !kern::check_quantized(b, op, "input B", kern::QuantShape::PerTensorOrAxis, b.ndim - 1, false, err) ||
-        !kern::check_quantized(y, op, "output", pt, -1, false, err) ||
-        !kern::check_device_requant(g, n, a, b, y, op, err))
+        !kern::check_quantized(y, op, "output", pt, -1, false, err))
         return false;
     return check_shapes(op, a, b, y, err);
 }
@@ -285,9 +284,7 @@ bool validate_qgemm(const Graph& g, const Node& n, std::string* err) {
         !kern::check_quantized(b, op, "input B", kern::QuantShape::PerTensorOrAxis, p.trans_b ? 0 : 1, false, err))
         return false;
     if (b.kind != TensorKind::Constant) return fail(err, op, "input B is not a constant");
-    if (y.dtype != ACCEL_DTYPE_FLOAT32 && (!kern::check_quantized(y, op, "output", pt, -1, false, err) ||
-                                           !kern::check_device_requant(g, n, a, b, y, op, err)))
-        return false;
+    if (y.dtype != ACCEL_DTYPE_FLOAT32 && !kern::check_quantized(y, op, "output", pt, -1, false, err)) return false;
     const int64_t M = p.trans_a ? a.dims[1] : a.dims[0], K = p.trans_a ? a.dims[0] : a.dims[1];
     const int64_t K2 = p.trans_b ? b.dims[1] : b.dims[0], N = p.trans_b ? b.dims[0] : b.dims[1];
     if (K != K2) return fail(err, op, cat("inner dims differ: A ", kern::dims_str(a), ", B ", kern::dims_str(b)));

@@ -131,20 +131,6 @@ bool check_device_act(const Graph& g, const Node& n, const char* op, std::string
     return fail(err, op, cat("activation ", uint32_t(n.act), " is not one the device's int8 rules fuse"));
 }
 
-bool check_device_requant(const Graph& g, const Node& n, const TensorDesc& x, const TensorDesc& w, const TensorDesc& y,
-                          const char* op, std::string* err) {
-    if (!device_rules(g)) return true;
-    for (size_t c = 0; c < w.quant.scales.size(); ++c) {
-        FixedRequant r;
-        int32_t lo = 0, hi = 0;
-        if (!device_requant(g, n, x, w, c, y, &r, &lo, &hi))
-            return fail(err, op,
-                        cat("the scales of input '", x.name, "', weight '", w.name, "' and output '", y.name,
-                            "' need a shift the device's rules do not have"));
-    }
-    return true;
-}
-
 bool device_requant(const Graph& g, const Node& n, const TensorDesc& x, const TensorDesc& w, size_t c,
                     const TensorDesc& y, FixedRequant* r, int32_t* y_min, int32_t* y_max) {
     if (!device_fuses(g, n.act)) return false;

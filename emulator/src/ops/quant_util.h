@@ -50,12 +50,9 @@ inline ActRule device_act_rule(const Graph& g) { return device_rules(g) ? ActRul
 bool check_device_act(const Graph& g, const Node& n, const char* op, std::string* err);
 // Under device rules: the average pool's multiplier and shift for a kh x kw window from x to y.
 AvgCoef device_avgpool_coef(const Graph& g, const TensorDesc& x, const TensorDesc& y, int64_t kh, int64_t kw);
-// Under device rules, every channel of w has a requantization (device_requant) from x to y; else "<op>: ..."
-// in *err and false. True under onnxruntime's rules.
-bool check_device_requant(const Graph& g, const Node& n, const TensorDesc& x, const TensorDesc& w, const TensorDesc& y,
-                          const char* op, std::string* err);
 // Under device rules: the Fixed requantization of a sum of x times channel c of w into y with n's fused
-// activation, and y's bounds; false when the rules cannot express it.
+// activation, and y's bounds, for any scales; false for an activation device_fuses does not take (which
+// check_device_act refuses at load).
 bool device_requant(const Graph& g, const Node& n, const TensorDesc& x, const TensorDesc& w, size_t c,
                     const TensorDesc& y, FixedRequant* r, int32_t* y_min, int32_t* y_max);
 
