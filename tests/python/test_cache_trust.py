@@ -8,31 +8,16 @@ import hashlib
 import os
 import warnings
 
-import numpy as np
 import pytest
-from conftest import onnx_model
-from onnx import helper
+import test_compile_cache
 
 from accel import compile_cache
 
 OTHER_UID = 12345
 
-
-def onnx_bytes(seed):
-    """A small MatMul model whose weights are drawn from `seed`: each seed a different model."""
-    w = np.random.default_rng(seed).standard_normal((8, 8)).astype(np.float32)
-    m = onnx_model([helper.make_node("MatMul", ["x", "w"], ["y"])], [("x", np.float32, (1, 8))],
-                   [("y", np.float32)], {"w": w})
-    return m.SerializeToString()
-
-
-@pytest.fixture
-def cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("ACCEL_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.delenv("ACCEL_CACHE_SIZE", raising=False)
-    compile_cache.clear_memory_cache()
-    yield tmp_path / "cache"
-    compile_cache.clear_memory_cache()
+# The fixture of a private cache folder, and the small models, of the compile cache's own tests.
+cache = test_compile_cache.cache
+onnx_bytes = test_compile_cache.onnx_bytes
 
 
 def forged_entry(victim_seed, impostor_seed):
