@@ -93,7 +93,9 @@ def peak_growth(code, *args):
     """Runs ``code`` in a fresh Python (with accel.image imported) and returns (what it printed as JSON, how much
     its peak RSS grew while it ran, in MiB)."""
     script = ("import json, resource, sys\nimport accel.image as image\n"
-              "def peak():\n    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024\n"
+              # VmHWM, not ru_maxrss: Linux carries the parent's (pytest's) peak across fork and exec into
+              # ru_maxrss, which would hide the growth measured here.
+              "def peak():\n    return int(open('/proc/self/status').read().split('VmHWM:')[1].split()[0]) / 1024\n"
               "before = peak()\n" + code + "\nprint(json.dumps([result, peak() - before]))\n")
     done = subprocess.run([sys.executable, "-c", script, *map(str, args)], capture_output=True, text=True,
                           timeout=300)
