@@ -11,16 +11,13 @@ import ctypes
 import os
 import sys
 
-from ._lazy_import import import_or_undo
-
 
 def preload() -> None:
     """Loads scipy-openblas32's library, if that package is installed (quietly does nothing if not)."""
     if not sys.platform.startswith("linux"):
         return
     try:
-        with import_or_undo():
-            import scipy_openblas32
+        import scipy_openblas32
     except ImportError:  # a driver built with a system CBLAS or the portable GEMM needs nothing
         return
     lib_dir = scipy_openblas32.get_lib_dir()
