@@ -6,6 +6,7 @@ classifiers' predictions (argmax) must be the same."""
 from __future__ import annotations
 
 import hashlib
+import os
 import subprocess
 import sys
 import zipfile
@@ -122,6 +123,24 @@ def test_fetch_checks_the_recorded_sha256(tmp_path):
     with pytest.raises(ppocr.FetchError, match="SHA-256"):
         ppocr.fetch("ppocr_cls", tmp_path)
     assert not (tmp_path / Path(member.path).name).exists()
+
+
+def test_fetch_makes_its_folders_private_under_a_group_umask(tmp_path, monkeypatch):
+    """~/.cache/accel holds the compile cache, which is not used in a folder its group can write: the fetcher, often
+    the first to make it, makes it (and its own folder) this user's alone whatever the umask."""
+    def offline(cmd, **kw):
+        return subprocess.CompletedProcess(cmd, 1, "", "ERROR: network is unreachable")
+
+    monkeypatch.setattr(ppocr.subprocess, "run", offline)
+    monkeypatch.setattr(ppocr.time, "sleep", lambda s: None)
+    folder = tmp_path / "accel" / "models"
+    old = os.umask(0o002)
+    try:
+        with pytest.raises(ppocr.FetchError, match="network is unreachable"):
+            ppocr.fetch("ppocr_cls", folder)
+    finally:
+        os.umask(old)
+    assert [oct(p.stat().st_mode & 0o777) for p in (folder.parent, folder)] == ["0o700", "0o700"]
 
 
 def test_fetch_replaces_a_damaged_cached_model(tmp_path):

@@ -126,7 +126,10 @@ def fetch(name: str, folder: Optional[Path] = None) -> Path:
     dst = folder / Path(member.path).name
     if dst.is_file() and _sha256(dst) == member.sha256:
         return dst
-    folder.mkdir(parents=True, exist_ok=True)
+    # This user's alone, as the compile cache wants its folder (~/.cache/accel, this one's parent by default): made
+    # here first under a umask of 002, a group-writable parent would turn that cache off.
+    folder.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    folder.mkdir(exist_ok=True, mode=0o700)
     with _locked(folder):
         if dst.is_file() and _sha256(dst) == member.sha256:  # another process fetched it meanwhile
             return dst
