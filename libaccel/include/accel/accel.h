@@ -396,8 +396,9 @@ typedef struct accel_run_options {
  * buffer must be at least the tensor's byte_size. `options` may be NULL for defaults. Blocks while
  * max_inflight jobs are in flight, unless ACCEL_SUBMIT_NO_WAIT (then ACCEL_ERR_BUSY); inside a
  * completion callback, where blocking could never end, it returns ACCEL_ERR_BUSY instead of blocking.
- * An output buffer may not be an input or another output of the same job (ACCEL_ERR_INVALID_ARGUMENT);
- * a buffer smaller than its tensor's byte_size is ACCEL_ERR_SHAPE.
+ * An output may not share memory with an input or another output of the same job: the bytes of their
+ * tensors are compared, whatever the handles (two imports of one caller array overlap), and any overlap
+ * is ACCEL_ERR_INVALID_ARGUMENT; a buffer smaller than its tensor's byte_size is ACCEL_ERR_SHAPE.
  * On success *out_job holds one reference owned by the caller. Releasing a job that has not started
  * cancels it (its callback sees ACCEL_ERR_CANCELLED); releasing a running job lets it finish.
  * The job retains the model, the buffers and the device until it finishes. `out_job` may be NULL
