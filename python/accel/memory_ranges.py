@@ -2,7 +2,7 @@
 ranges (address and extent), never by which Python object holds the memory. Two ``Device.wrap`` tensors of
 one array, DeviceTensors made over one CoreBuffer, a NumPy view of a device tensor's memory: different
 objects, one memory. ``Model.run``, ``run_async`` and ``run_batch`` check their outputs here before
-anything is submitted (libaccel refuses only a buffer given twice within one job, at the same address).
+anything is submitted (libaccel checks the same within one job, but cannot see the jobs of a batch together).
 
 A range belongs to a job (its ``job``: an item of run_batch, 0 for a single run). An output range conflicts
 with any other range it meets; an input range read while its job runs (a DeviceTensor) with every output
