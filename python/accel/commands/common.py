@@ -167,19 +167,9 @@ def add_max_pixels_option(parser: Any) -> None:
     """Adds ``--max-pixels N``: the pixel limit of picture inputs (``accel.image.read_image``'s ``max_pixels``)."""
     from ..image.pictures import MAX_PIXELS
 
-    parser.add_argument("--max-pixels", type=_positive_int, default=MAX_PIXELS, metavar="N",
+    parser.add_argument("--max-pixels", type=number_arg(int, 1), default=MAX_PIXELS, metavar="N",
                         help=f"refuse a picture input of more than N pixels (width x height, read from its header "
                              f"before decoding it; default {MAX_PIXELS}, 8192 x 8192)")
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
 
 
 def image_inputs(pairs: Sequence[Tuple[str, Dict[str, Any]]]) -> Optional[Dict[str, Dict[str, Any]]]:
