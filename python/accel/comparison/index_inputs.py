@@ -18,6 +18,8 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
+from .._lazy_import import import_or_undo
+
 __all__ = ["index_limits"]
 
 Dims = Tuple[Optional[int], ...]
@@ -94,7 +96,8 @@ def _flow(path: Path) -> _Flow:
 
 
 def _onnx_flow(path: Path) -> _Flow:
-    import onnx
+    with import_or_undo():
+        import onnx
 
     model = onnx.load(str(path), load_external_data=False)
     graph = model.graph
@@ -159,7 +162,8 @@ class _OnnxShapes:
     def dims(self, name: str) -> Optional[Dims]:
         if name not in self._dims and not self._inferred:
             self._inferred = True
-            import onnx
+            with import_or_undo():
+                import onnx
 
             try:
                 inferred = onnx.shape_inference.infer_shapes(self._model)
@@ -169,7 +173,8 @@ class _OnnxShapes:
         return self._dims.get(name)
 
     def value(self, name: str) -> Optional[np.ndarray]:
-        from onnx import numpy_helper
+        with import_or_undo():
+            from onnx import numpy_helper
 
         t = self._values.get(name)
         if t is None:
@@ -200,7 +205,8 @@ def _nd_count(data: Optional[Dims], indices: Optional[Dims], batch_dims: int) ->
 
 
 def _accm_flow(path: Path) -> _Flow:
-    from ..compiler import accm
+    with import_or_undo():
+        from ..compiler import accm
 
     tables = accm.read(path)
     tensors = tables["tensors"]
