@@ -5,7 +5,7 @@
   tiny_cnn.expected.bin  the output `probabilities` [1, 10] float32 for that input, by onnxruntime
 
 Run it again (python models/make_shipped.py, with accel, numpy and onnxruntime installed) whenever the
-compiler's output changes: tests/python/test_shipped_model.py fails until the files match.
+compiler's output changes: tests/python/emulator/test_shipped_model.py fails until the files match.
 """
 from pathlib import Path
 

@@ -80,7 +80,7 @@ def render() -> str:
         "come out as onnxruntime gives them, except where onnxruntime drops a NaN (its MaxPool, "
         "GlobalMaxPool, ReduceMax and ReduceMin, Max and Min, ArgMax and ArgMin, and the activations inside "
         "its recurrent ops): there a NaN in any input of an element's computation is a NaN out, as NumPy "
-        "and torch compute (`tests/python/test_nan_inf.py` feeds NaN and +-inf to every runtime op).",
+        "and torch compute (`tests/python/emulator/test_nan_inf.py` feeds NaN and +-inf to every runtime op).",
         "",
         "| ONNX ops | supported | int8 | handler |",
         "|---|---|---|---|",

@@ -93,7 +93,7 @@ def _all_match(tensors: Any, specs: Tuple[_Spec, ...], device: Any, copies: bool
     return True
 
 
-# These two docstrings are the pybind11 core's, word for word (tests/python/test_frontends.py): hence the
+# These two docstrings are the pybind11 core's, word for word (tests/python/frontends/test_frontends.py): hence the
 # long lines.
 def set_fast_path(self: Any, device: Any, core_device: Any, inputs: Sequence[Any], outputs: Sequence[Any]) -> None:
     """Enables run_tensors: the public Device, its CoreDevice and one (dtype, shape, layout, alloc_bytes, dense) tuple per input and output."""  # noqa: E501

@@ -59,7 +59,7 @@ def render(results, onnx_version: str) -> str:
         "Inputs the compiler needs constant (a Conv weight, Clip's bounds, "
         "...) and empty inputs (accel's dims are >= 1) are made initializers holding the case's "
         "array: such cases are marked [constant: inputs]. The harness is `tests/conformance/`; "
-        "`tests/python/test_conformance.py` runs it in the test suite.",
+        "`tests/python/emulator/test_conformance.py` runs it in the test suite.",
         "",
         "Outcomes: **passed**; **failed** (wrong numbers, shape or dtype, an error loading or running, "
         "or a compile error that does not declare anything unsupported); **declared unsupported** "

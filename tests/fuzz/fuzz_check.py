@@ -1,5 +1,5 @@
 """The property the compiler fuzzer checks on every input (fuzz_compiler.py), kept free of atheris so
-that the tests replay it on the regressions (tests/python/test_fuzz_regressions.py).
+that the tests replay it on the regressions (tests/python/emulator/test_fuzz_regressions.py).
 
 An ONNX model (bytes) must either compile or raise CompileError; any other exception is a finding. A
 model that compiles must load on the emulator (a refusal means the compiler wrote what the reader does

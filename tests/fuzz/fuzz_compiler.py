@@ -5,7 +5,7 @@
 Each input is an ONNX model (bytes), checked by fuzz_check.check_model. Most byte-level mutations of a
 protobuf only make it unparsable, so half of the mutations are made on the parsed model instead
 (attributes, dims, op types, wiring): those reach the compiler's checks. Run by ci/fuzz.sh; inputs that
-fail become files in tests/fuzz/regressions/onnx/, which tests/python/test_fuzz_regressions.py replays
+fail become files in tests/fuzz/regressions/onnx/, which tests/python/emulator/test_fuzz_regressions.py replays
 in every test run.
 """
 from __future__ import annotations

@@ -17,7 +17,7 @@ device other than the emulator:
   - ``Device.load`` goes through the stand-in's toolchain (``standin_toolchain.py``): ONNX and emulator
     models become the device's own format (``.bin``, ``.xmodel``) first, as the vendor's compiler would
     make them, so every test loads its models as it does on the emulator;
-  - tests marked ``vendor`` run (tests/python/test_vendor_formats.py: what only vendor models have).
+  - tests marked ``vendor`` run (tests/python/drivers/test_vendor_formats.py: what only vendor models have).
 """
 from __future__ import annotations
 

@@ -4,7 +4,7 @@
     python tests/tools/compiled_digests.py [-o tests/python/data/compiled_digests.json]
 
 writes, for each model of the corpus below, the SHA-256 of the ONNX it was given and of the .accm it
-compiled (or the CompileError it raised). tests/python/test_compiled_bytes.py compiles the corpus again
+compiled (or the CompileError it raised). tests/python/emulator/test_compiled_bytes.py compiles the corpus again
 and compares every model whose ONNX is the same; record the file again, with the compiler before your
 change, only when the output is meant to change.
 

@@ -30,7 +30,7 @@ class Limit(NamedTuple):
 
 #: Ints become ONNX int64 attributes and constants.
 INT64 = Limit(2**63 - 1, "2**63 - 1 (an int64)")
-# The emulator compiler's limits (the only device the ops compile for; tests/python/test_ops_hostile.py
+# The emulator compiler's limits (the only device the ops compile for; tests/python/api/test_ops_hostile.py
 # checks these are accel.compiler's importer.MAX_GEOMETRY and accm.MAX_ELEMENTS).
 #: Kernel sizes, strides, paddings and dilations.
 GEOMETRY = Limit(1 << 20, "2**20 (the largest window geometry the device compiles)")

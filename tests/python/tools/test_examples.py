@@ -23,7 +23,7 @@ from accel.models import ppocr
 
 pytestmark = pytest.mark.emulator  # every example opens the emulator itself
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 EXAMPLES = ROOT / "examples"
 PACKAGE = Path(accel.__file__).resolve().parent
 TINY_CNN = PACKAGE / "models" / "tiny_cnn.onnx"

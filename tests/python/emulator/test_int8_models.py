@@ -17,7 +17,7 @@ import pytest
 import accel
 from accel import compiler
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import quant_report
 from models import quantized
 

@@ -23,7 +23,7 @@ import accel
 import accel.image
 import c_programs
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 DOCS = ROOT / "docs"
 HEADER = ROOT / "libaccel" / "include" / "accel" / "accel.h"
 PYTHON_API = DOCS / "python-api.md"

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import numpy as np
 
-MODELS = Path(__file__).resolve().parents[2] / "models"
+MODELS = Path(__file__).resolve().parents[3] / "models"
 
 
 def load_maker():

@@ -13,7 +13,7 @@ import pytest
 import accel
 from accel import compiler
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from models import catalog
 
 pytestmark = pytest.mark.emulator

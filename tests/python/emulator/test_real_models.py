@@ -20,7 +20,7 @@ import accel
 from accel import compiler
 from accel.models import ppocr
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from models import catalog
 
 REL_TOL = 1e-4

@@ -16,7 +16,7 @@ from onnx import numpy_helper
 import accel
 from accel import compiler
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import quant_report
 from models import quantized
 from models.qdq_builder import CONVS, DTYPES, QDQ, random_weights

@@ -19,7 +19,7 @@ from onnx.reference import ReferenceEvaluator
 
 from accel.compiler import SUPPORTED_OPS
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "tests"))
 
 from conformance import cases, report, runner  # noqa: E402

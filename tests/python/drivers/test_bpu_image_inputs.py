@@ -319,7 +319,7 @@ def test_nv12_of_odd_size_is_refused_naming_input_and_size(dev):
 def _example(name):
     import importlib.util
 
-    path = Path(__file__).resolve().parents[2] / "examples" / f"{name}.py"
+    path = Path(__file__).resolve().parents[3] / "examples" / f"{name}.py"
     spec = importlib.util.spec_from_file_location(f"example_{name}", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -20,7 +20,7 @@ import accel
 import accel.image as image
 from accel.compiler import accm
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from models import quantized
 
 H, W = 24, 40

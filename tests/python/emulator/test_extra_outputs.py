@@ -16,7 +16,7 @@ from onnx import helper
 import accel
 from accel import cli, compiler, run_record
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from models import ort_reference, quantized
 
 pytestmark = pytest.mark.emulator

@@ -18,7 +18,7 @@ from onnx import TensorProto, helper
 import accel
 from accel import compiler
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from models.device_qdq import (FA, FG, FH, FX, const_dq_fp, count_differing, dpu_model, dpu_reference, qdq_fp,
                                run_on_emulator, tie_inputs)
 from models.fixed_point import avg_coef, avgpool_fix, conv_fix, conv_sum, float2fix, model_of, round_up, sat8

@@ -18,7 +18,7 @@ from typing import Dict, Iterator, List, Set, Tuple
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 COMPILER = ROOT / "emulator" / "compiler"
 SOURCES = {  # installed package name -> its source directory
     "accel.compiler": COMPILER,

@@ -15,7 +15,7 @@ import pytest
 
 from standin_toolchain import suffix_for, tool
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from models.device_qdq import (FA, FG, FH, FX, SA, SG, SM, SX, bpu_model, bpu_reference, count_differing, dpu_model,
                                dpu_reference, run_on_emulator, tie_inputs)
 from models.fixed_point import bpu_quantize, float2fix

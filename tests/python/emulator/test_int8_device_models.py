@@ -17,7 +17,7 @@ import numpy as np
 import onnx
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import quant_report
 from accel import compiler
 from models import quantized

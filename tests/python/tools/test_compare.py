@@ -23,7 +23,7 @@ from accel.comparison.compare_models import pair_rows
 from accel.errors import InvalidArgumentError
 from accel.tensor_info import Quantization, TensorInfo
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from models import ort_reference, quantized
 
 pytestmark = pytest.mark.emulator

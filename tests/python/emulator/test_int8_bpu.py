@@ -16,7 +16,7 @@ from onnx import TensorProto, helper
 import accel
 from accel import compiler
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from models import quantized
 from models.device_qdq import S2, SA, SG, SM, SX, bpu_model, bpu_reference, count_differing, f64, run_on_emulator
 from models.fixed_point import bpu_quantize, bpu_requant, const_dq, conv_sum, model_of, qdq

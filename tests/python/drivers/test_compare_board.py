@@ -17,7 +17,7 @@ from conftest import DEVICE_URI
 
 from accel import cli, compiler, run_record
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from models import quantized
 
 pytestmark = pytest.mark.vendor("bpu")

@@ -14,7 +14,7 @@ import pytest
 import accel
 from accel import compiler
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from models import quantized
 from models.device_qdq import power_of_two
 from models.qdq_builder import CONVS, QDQ, random_weights

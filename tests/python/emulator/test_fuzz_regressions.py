@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-FUZZ = Path(__file__).resolve().parents[1] / "fuzz"
+FUZZ = Path(__file__).resolve().parents[2] / "fuzz"
 REGRESSIONS = sorted((FUZZ / "regressions" / "onnx").glob("*"))
 REGRESSIONS = [p for p in REGRESSIONS if p.is_file() and not p.name.startswith(".")]
 

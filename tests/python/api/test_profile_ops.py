@@ -14,7 +14,7 @@ import pytest
 
 import accel
 from conftest import ON_EMULATOR, rand
-from test_cli import run_main
+from conftest import run_main
 
 X = np.zeros((1, 3, 64, 64), np.float32)
 

@@ -26,7 +26,7 @@ import pytest
 import accel
 from accel import _cffi_core, _pybind, compiler
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from models import catalog
 
 CORES = {"pybind": _pybind, "cffi": _cffi_core}

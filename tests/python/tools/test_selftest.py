@@ -18,7 +18,7 @@ import accel
 from accel import cli, selftest
 from accel.selftest import CHECKS, ERROR, FAIL, PASS, SKIP, Check, checks, checks_resources, run_selftest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/models
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/models
 NAMES = [c.name for c in CHECKS]
 
 
@@ -369,7 +369,7 @@ def test_compare_with_other_rules_fails_with_the_counts(tmp_path):
 
 
 def test_every_check_is_documented():
-    doc = (Path(__file__).resolve().parents[2] / "docs" / "selftest.md").read_text()
+    doc = (Path(__file__).resolve().parents[3] / "docs" / "selftest.md").read_text()
     for name in [*NAMES, "compare"]:
         assert f"`{name}`" in doc, name
     assert all(c.run.__doc__ for c in (*CHECKS, checks.COMPARE))

@@ -18,7 +18,7 @@ from onnx import TensorProto, helper
 import accel
 from accel import compiler
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from models.operator_form import ALWAYS_UINT8, KINDS, feed, one_op
 
 pytestmark = pytest.mark.emulator
