@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "math/activation.h"
+#include "math/exact_rounding.h"
 #include "math/gemm.h"
 #include "math/quantize.h"
 

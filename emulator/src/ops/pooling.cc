@@ -2,6 +2,7 @@
 // geometry, and a run over the planes, each pooled by math/pool.cc.
 #include <type_traits>
 
+#include "math/exact_rounding.h"
 #include "math/pool.h"
 #include "math/qpool.h"
 #include "op_params.h"

@@ -3,6 +3,7 @@
 // GEMM (math/qgemm.h), whose code path (portable, AVX2, AVX-512 VNNI, AMX) is chosen when the model loads.
 #include <vector>
 
+#include "math/exact_rounding.h"
 #include "math/fixpoint.h"
 #include "math/im2col.h"
 #include "math/qgemm.h"

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <vector>
 
+#include "math/exact_rounding.h"
 #include "math/fixpoint.h"
 #include "math/qgemm.h"
 #include "op_params.h"

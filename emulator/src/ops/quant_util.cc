@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "dtypes.h"
+#include "math/exact_rounding.h"
 #include "math/fixpoint.h"
 #include "ops/op_util.h"
 

@@ -5,6 +5,7 @@
 #include "math/quantize.h"
 #include "math/fixpoint.h"
 #include "math/qtable.h"
+#include "math/exact_rounding.h"
 #include "ops/op_defs.h"
 #include "ops/op_util.h"
 #include "ops/quant_util.h"

@@ -3,6 +3,7 @@
 // there. qsoftmax's table of exponentials is made at load.
 #include <type_traits>
 
+#include "math/exact_rounding.h"
 #include "math/qsoftmax.h"
 #include "math/softmax.h"
 #include "op_params.h"
