@@ -10,5 +10,5 @@
 #pragma once
 
 #if !defined(ACCEL_EMU_EXACT_ROUNDING)
-#error "this source computes int8 rounding exactly: build it with -ffp-contract=off -DACCEL_EMU_EXACT_ROUNDING (emulator/exact_rounding.cmake gives both to every source that includes math/exact_rounding.h; re-run cmake)"
+#error "built without -ffp-contract=off: re-run cmake (exact_rounding.cmake gives it to sources that include this)"
 #endif
