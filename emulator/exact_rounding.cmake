@@ -1,8 +1,9 @@
 # Exact int8 rounding, declared in the source: a file whose float arithmetic must round where onnxruntime's
 # and the devices' reference rules do includes "math/exact_rounding.h", and is built with -ffp-contract=off
-# (no multiply-add contracted into an FMA the rule does not have). The declaration moves with the file, so a
-# rename cannot drop it; a source under src/math or src/ops that includes an int8 arithmetic header without
-# it stops the configure (and the test exact_rounding_declared), and the header stops a build without the flag.
+# (no multiply-add contracted into an FMA the rule does not have). The declaration moves with the file, so
+# a rename cannot drop it; a source under src/math or src/ops that includes an int8 arithmetic header
+# without it stops the configure (and the test exact_rounding_declared), and the header stops a build
+# without the flag.
 #
 # Usable in a project (accel_exact_rounding_sources) and as a script:
 #   cmake -DACCEL_EMU_SRC=<emulator/src> -P exact_rounding.cmake

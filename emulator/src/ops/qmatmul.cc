@@ -78,8 +78,8 @@ QGemmSpec size_spec(const TensorDesc& a, const TensorDesc& b, const TensorDesc& 
 // What qmatmul and qgemm prepare: the code path chosen at load (a run-time B is packed for it), then per
 // column n the multiplier, the weights' zero point and the bias (consts_bytes(N) in all), then a constant B
 // packed.
-// Under a device's rules (QOut::Fixed) the header's second int is 1, the third and fourth the output's bounds (a fused
-// activation), and the columns' fixed-point requantizations follow.
+// Under a device's rules (QOut::Fixed) the header's second int is 1, the third and fourth the output's
+// bounds (a fused activation), and the columns' fixed-point requantizations follow.
 struct Consts {
     int32_t* isa;
     int32_t* fixed_out;
