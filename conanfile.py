@@ -57,6 +57,7 @@ class AccelConan(ConanFile):
         "libaccel/*",
         "emulator/CMakeLists.txt",
         "emulator/blas.cmake",
+        "emulator/exact_rounding.cmake",
         "emulator/src/*",
         "models/*.accm",
         "models/*.bin",

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "math/broadcast.h"
+#include "math/exact_rounding.h"
 #include "math/qbinary_row.h"
 
 namespace accel_emu {

@@ -1,6 +1,7 @@
 // qbinary_avx512.cc - the rows of qadd and qmul with AVX-512: 16 elements at a time, widened to int32, the
 // rule's float arithmetic as fused multiply-adds (add) or a multiply and an add (mul), exactly as the
 // scalar form, converted with the default rounding (half to even) and clamped to the 8-bit range.
+#include "math/exact_rounding.h"
 #include "math/qbinary_row.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)

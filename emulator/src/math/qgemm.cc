@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "math/cpu_isa.h"
+#include "math/exact_rounding.h"
 #include "math/qgemm_impl.h"
 #include "math/qim2col.h"
 

@@ -9,6 +9,7 @@
 // through a small stack block into the AVX-512 epilogue.
 #include <algorithm>
 
+#include "math/exact_rounding.h"
 #include "math/qgemm_avx512.h"
 #include "math/qgemm_impl.h"
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "math/exact_rounding.h"
 #include "math/qgemm_impl.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "math/exact_rounding.h"
 #include "math/qgemm_avx512.h"
 #include "math/qgemm_impl.h"
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "math/exact_rounding.h"
 #include "math/qgemm_impl.h"
 
 #if defined(__GNUC__) && !defined(__clang__)

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "math/exact_rounding.h"
 #include "math/math_util.h"
 #include "math/qim2col.h"
 

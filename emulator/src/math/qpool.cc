@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <type_traits>
 
+#include "math/exact_rounding.h"
+
 namespace accel_emu {
 namespace {
 

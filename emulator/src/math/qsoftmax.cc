@@ -6,6 +6,8 @@
 #include <cfloat>
 #include <cmath>
 
+#include "math/exact_rounding.h"
+
 namespace accel_emu {
 namespace {
 

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "math/activation.h"
+#include "math/exact_rounding.h"
 
 namespace accel_emu {
 

@@ -3,6 +3,7 @@
 #include "math/quantize.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
+#include "math/exact_rounding.h"
 #include "math/x86_intrinsics.h"
 #endif
 

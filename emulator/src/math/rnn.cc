@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "math/activation.h"
+#include "math/exact_rounding.h"
 #include "math/gemm.h"
 #include "math/quantize.h"
 
@@ -54,31 +55,14 @@ struct Dir {
     }
 };
 
-// c[m*ldc + n] = float(sum_k (a[m,k] - za) * (w[k,n] - zw)) * mult[n] for m < M, n < N: the int32
-// sums of onnxruntime's quantized GEMM and its float32 scaling. w is [K, N], int8 or uint8.
-template <typename WT>
-void qgemm_rows(int64_t M, int64_t N, int64_t K, const uint8_t* a, int32_t za, const WT* w, int32_t zw,
-                const float* mult, float* c, int64_t ldc, uint32_t* acc) {
-    for (int64_t m = 0; m < M; ++m) {
-        std::fill(acc, acc + N, 0u);
-        const uint8_t* am = a + m * K;
-        for (int64_t k = 0; k < K; ++k) {
-            const int32_t av = static_cast<int32_t>(am[k]) - za;
-            if (av == 0) continue;
-            const WT* wk = w + k * N;
-            // |product| <= 255 * 255; the sum wraps (defined in uint32) past 33025 of them, as int32 does in
-            // onnxruntime's kernels.
-            for (int64_t n = 0; n < N; ++n) acc[n] += static_cast<uint32_t>(av * (static_cast<int32_t>(wk[n]) - zw));
-        }
-        float* cm = c + m * ldc;
-        for (int64_t n = 0; n < N; ++n) cm[n] = static_cast<float>(static_cast<int32_t>(acc[n])) * mult[n];
-    }
-}
-
-// A [M,K] (float) quantized dynamically over the rows `use` says (all if null; the others count as 0),
-// then times w as qgemm_rows. q (M*K bytes), acc (N ints) and mult (N floats) are scratch.
-void qgemm_dynamic(int64_t M, int64_t N, int64_t K, const float* A, const bool* use, const void* w, bool w_signed,
-                   int32_t zw, const float* w_scale, float* c, int64_t ldc, uint8_t* q, uint32_t* acc, float* mult) {
+// c[m*ldc + n] = float(sum_k (a[m,k] - za) * (w[k,n] - zw)) * mult[n] for m < M, n < N: the int32 sums of
+// onnxruntime's quantized GEMM (exact modulo 2^32, as int32 wraps in its kernels) and its float32 scaling,
+// with A [M,K] (float) quantized dynamically over the rows `use` says (all if null). The int8 GEMM takes
+// w packed with A's zero point 0 and writes each sum into c; A's zero point times the row sums of w comes
+// off after. q (M*K bytes) and mult (N floats) are scratch, gemm_scratch the GEMM's.
+void qgemm_dynamic(int64_t M, int64_t N, int64_t K, const float* A, const bool* use, const void* w,
+                   const int32_t* w_sums, const float* w_scale, float* c, int64_t ldc, uint8_t* q, float* mult,
+                   void* gemm_scratch) {
     float lo = 0.f, hi = 0.f;  // dynquant's range: [min(A, 0), max(A, 0)] over the rows in use
     for (int64_t m = 0; m < M; ++m)
         if (!use || use[m]) widen_range(A + m * K, K, &lo, &hi);
@@ -88,8 +72,16 @@ void qgemm_dynamic(int64_t M, int64_t N, int64_t K, const float* A, const bool* 
     const int32_t za = zero;
     quantize_linear(A, 1, 1, M * K, &scale, &za, false, q);
     for (int64_t n = 0; n < N; ++n) mult[n] = scale * w_scale[n];
-    if (w_signed) qgemm_rows(M, N, K, q, za, static_cast<const int8_t*>(w), zw, mult, c, ldc, acc);
-    else qgemm_rows(M, N, K, q, za, static_cast<const uint8_t*>(w), zw, mult, c, ldc, acc);
+    qgemm_xw(w, M, q, K, c, ldc, gemm_scratch);
+    const uint32_t uz = static_cast<uint32_t>(za);
+    for (int64_t m = 0; m < M; ++m) {
+        float* cm = c + m * ldc;
+        for (int64_t n = 0; n < N; ++n) {
+            uint32_t acc;  // the GEMM's int32 sum, where the float result goes
+            std::memcpy(&acc, cm + n, sizeof acc);
+            cm[n] = static_cast<float>(static_cast<int32_t>(acc - uz * static_cast<uint32_t>(w_sums[n]))) * mult[n];
+        }
+    }
 }
 
 // The op has refused lengths outside 0..S (ops/rnn.cc); the clamp bounds what a changed buffer could hold.
@@ -118,9 +110,19 @@ int64_t rnn_scratch_floats(const RnnSpec& s) {
     if (s.cell == RnnCell::Gru && !s.linear_before_reset) n += NH;  // r * h
     if (s.quantized) {
         const int64_t q_bytes = std::max(s.S * s.N * s.I, NH);  // the quantized A
-        n += (q_bytes + 3) / 4 + 2 * G * s.H + (s.N + 3) / 4;     // + acc, mult, the rows in the range
+        n += (q_bytes + 3) / 4 + G * s.H + (s.N + 3) / 4;         // + mult, the rows in the range
     }
     return n;
+}
+
+QGemmSpec rnn_gemm_spec(const RnnSpec& s, bool recurrent) {
+    QGemmSpec q;
+    q.M = rnn_gates(s.cell) * s.H;
+    q.K = recurrent ? s.H : s.I;
+    q.w_signed = recurrent ? s.r_signed : s.w_signed;
+    q.x_signed = false;  // dynquant's uint8
+    q.out = QOut::Int32;
+    return q;
 }
 
 void rnn_run(const RnnSpec& s, const RnnData& io, float* scratch) {
@@ -133,8 +135,7 @@ void rnn_run(const RnnSpec& s, const RnnData& io, float* scratch) {
     float* rh = c + (s.cell == RnnCell::Lstm ? N * H : 0);
     float* qbase = rh + (s.cell == RnnCell::Gru && !s.linear_before_reset ? N * H : 0);
     uint8_t* q = reinterpret_cast<uint8_t*>(qbase);
-    uint32_t* acc = reinterpret_cast<uint32_t*>(qbase + (std::max(S * N * I, N * H) + 3) / 4);
-    float* mult = reinterpret_cast<float*>(acc + GH);
+    float* mult = qbase + (std::max(S * N * I, N * H) + 3) / 4;
     bool* use = reinterpret_cast<bool*>(mult + GH);
     if (io.Y) std::fill(io.Y, io.Y + S * D * N * H, 0.f);
     const auto state_at = [&](int64_t d, int64_t n) { return s.batch_first ? (n * D + d) * H : (d * N + n) * H; };
@@ -147,15 +148,15 @@ void rnn_run(const RnnSpec& s, const RnnData& io, float* scratch) {
 
     for (int d = 0; d < static_cast<int>(D); ++d) {
         const bool reverse = d == 1 || s.reverse;
-        const size_t wbytes = s.quantized ? 1 : sizeof(float);
-        const void* W = static_cast<const uint8_t*>(io.W) + d * GH * I * wbytes;
-        const void* R = static_cast<const uint8_t*>(io.R) + d * GH * H * wbytes;
+        // Float weights (the quantized ones are in io.packed).
+        const float* W = s.quantized ? nullptr : static_cast<const float*>(io.W) + d * GH * I;
+        const float* R = s.quantized ? nullptr : static_cast<const float*>(io.R) + d * GH * H;
         const Dir dir{s, d, G, GH, io.B ? io.B + d * 2 * GH : nullptr, io.P ? io.P + d * 3 * H : nullptr};
         // X W^T for every step and batch row, in X's row order (quantized: the steps up to the longest
         // length, sequence first, as onnxruntime quantizes them).
         if (s.quantized)
-            qgemm_dynamic(max_len * N, GH, I, io.X, nullptr, W, s.w_signed, s.w_zero[d], io.WS + d * GH, proj, GH, q,
-                          acc, mult);
+            qgemm_dynamic(max_len * N, GH, I, io.X, nullptr, io.packed.w[d], io.packed.w_sums[d], io.WS + d * GH, proj,
+                          GH, q, mult, io.gemm_scratch);
         else
             sgemm(false, true, static_cast<int>(S * N), static_cast<int>(GH), static_cast<int>(I), 1.f, io.X,
                   static_cast<int>(I), static_cast<const float*>(W), static_cast<int>(I), 0.f, proj,
@@ -174,7 +175,8 @@ void rnn_run(const RnnSpec& s, const RnnData& io, float* scratch) {
             if (s.quantized) {
                 // onnxruntime reads H_{t-1} from Y when Y is an output, where rows past their length are 0.
                 for (int64_t n = 0; n < N; ++n) use[n] = !io.Y || step == 0 || length_of(s, io.L, n) >= step;
-                qgemm_dynamic(N, GH, H, h, use, R, s.r_signed, s.r_zero[d], io.RS + d * GH, gates, GH, q, acc, mult);
+                qgemm_dynamic(N, GH, H, h, use, io.packed.r[d], io.packed.r_sums[d], io.RS + d * GH, gates, GH, q, mult,
+                              io.gemm_scratch);
             } else {
                 sgemm(false, true, static_cast<int>(N), static_cast<int>(gru_split ? 2 * H : GH), static_cast<int>(H),
                       1.f, h, static_cast<int>(H), static_cast<const float*>(R), static_cast<int>(H), 0.f, gates,

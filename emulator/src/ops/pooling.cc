@@ -2,8 +2,8 @@
 // geometry, and a run over the planes, each pooled by math/pool.cc.
 #include <type_traits>
 
+#include "math/exact_rounding.h"
 #include "math/pool.h"
-#include "math/qpool.h"
 #include "op_params.h"
 #include "ops/op_defs.h"
 #include "ops/op_util.h"
@@ -141,17 +141,7 @@ void run_avg(const KernelArgs& a) {
 void run_qavg(const KernelArgs& a) {
     const PoolGeom q = geom<QAvgPoolParams>(*a.graph, *a.node);
     const bool include_pad = QAvgPoolParams::of(*a.node).count_include_pad != 0;
-    const TensorDesc &xd = kern::in_desc(a, 0), &yd = kern::out_desc(a, 0);
-    const auto* X = static_cast<const uint8_t*>(a.in[0]);
-    auto* Y = static_cast<uint8_t*>(a.out[0]);
-    const bool device = kern::device_rules(*a.graph);
-    const AvgCoef c = device ? kern::device_avgpool_coef(*a.graph, xd, yd, q.kh, q.kw) : AvgCoef{};
-    for (int64_t p = 0; p < q.N * q.C; ++p) {
-        if (device) fixed_avg_pool_plane(q, X + p * q.H * q.W, Y + p * q.OH * q.OW, c, xd.dtype == ACCEL_DTYPE_INT8);
-        else
-            qavg_pool_plane(q, include_pad, X + p * q.H * q.W, Y + p * q.OH * q.OW, kern::qparams(xd),
-                            kern::qparams(yd));
-    }
+    quant_rules(*a.graph).avg_pool(q, include_pad, kern::in_desc(a, 0), kern::out_desc(a, 0), a.in[0], a.out[0]);
 }
 
 template <bool kQuantized>
@@ -185,15 +175,7 @@ void run_global(const KernelArgs& a) {
 }
 
 void run_qglobal(const KernelArgs& a) {
-    const TensorDesc &xd = kern::in_desc(a, 0), &yd = kern::out_desc(a, 0);
-    const int64_t planes = xd.dims[0] * xd.dims[1];
-    if (kern::device_rules(*a.graph)) {  // the window H x W (the last dim its width)
-        const int64_t w = xd.ndim > 2 ? xd.dims[xd.ndim - 1] : 1, h = xd.numel / planes / w;
-        fixed_global_avg_pool(a.in[0], a.out[0], planes, h * w, kern::device_avgpool_coef(*a.graph, xd, yd, h, w),
-                              xd.dtype == ACCEL_DTYPE_INT8);
-        return;
-    }
-    qglobal_avg_pool(a.in[0], a.out[0], planes, xd.numel / planes, kern::qparams(xd), kern::qparams(yd));
+    quant_rules(*a.graph).global_avg_pool(kern::in_desc(a, 0), kern::out_desc(a, 0), a.in[0], a.out[0]);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // qbinary.cc - qadd and qmul (FORMAT.md ops 32, 33): the checks, and a run through math/qbinary.cc.
 #include "math/qbinary.h"
+#include "math/exact_rounding.h"
 #include "math/qbinary_row.h"
 #include "math/quantize.h"
 #include "ops/op_defs.h"
@@ -13,7 +14,8 @@ template <QBinOp OP>
 bool validate(const Graph& g, const Node& n, std::string* err) {
     const char* op = OP == QBinOp::Add ? "qadd" : "qmul";
     // The devices fuse a relu into their elementwise ops; onnxruntime's kernels fuse nothing.
-    if (!kern::check_common(g, n, op, {2, 2, 2, 1}, kern::DTypeRule::Any, kern::device_act_rule(g), err)) return false;
+    if (!kern::check_common(g, n, op, {2, 2, 2, 1}, kern::DTypeRule::Any, quant_rules(g).fused_act_rule(), err))
+        return false;
     if (n.act != Act::None && n.act != Act::Relu)
         return kern::fail(err, op, kern::cat("activation ", uint32_t(n.act), " is not relu, the one the devices fuse"));
     const TensorDesc& a = *kern::input(g, n, 0);
@@ -31,19 +33,7 @@ bool validate(const Graph& g, const Node& n, std::string* err) {
 // The rule of the node: the model's int8 rules over its tensors' parameters.
 QBinRule rule_of(QBinOp op, const Graph& g, const Node& n) {
     const TensorDesc &ad = *kern::input(g, n, 0), &bd = *kern::input(g, n, 1), &yd = kern::output(g, n, 0);
-    const bool relu = n.act == Act::Relu, is_signed = yd.dtype == ACCEL_DTYPE_INT8;
-    const bool add = op == QBinOp::Add;
-    if (kern::dpu_rules(g)) {
-        const int32_t fa = kern::fix_point(ad), fb = kern::fix_point(bd), fy = kern::fix_point(yd);
-        return qbinary_fixed_rule(
-            op, add ? dpu_add_rule(fa, fb, fy, relu, is_signed) : dpu_mul_rule(fa, fb, fy, relu, is_signed), is_signed);
-    }
-    if (kern::device_rules(g)) {
-        const double sa = ad.quant.scales[0], sb = bd.quant.scales[0], sy = yd.quant.scales[0];
-        return qbinary_fixed_rule(
-            op, add ? bpu_add_rule(sa, sb, sy, relu, is_signed) : bpu_mul_rule(sa, sb, sy, relu, is_signed), is_signed);
-    }
-    return qbinary_rule(op, kern::qparams(ad), kern::qparams(bd), kern::qparams(yd));
+    return quant_rules(g).binary_rule(op, ad, bd, yd, n.act == Act::Relu);
 }
 
 // Which input is a one-value constant (0 or 1), else -1: then the op is a function of the other input's

@@ -3,6 +3,7 @@
 // GEMM (math/qgemm.h), whose code path (portable, AVX2, AVX-512 VNNI, AMX) is chosen when the model loads.
 #include <vector>
 
+#include "math/exact_rounding.h"
 #include "math/fixpoint.h"
 #include "math/im2col.h"
 #include "math/qgemm.h"
@@ -18,8 +19,8 @@ constexpr const char* kOp = "qconv";
 
 bool validate(const Graph& g, const Node& n, std::string* err) {
     using kern::cat;
-    if (!kern::check_common(g, n, kOp, {2, 3, 2, 1}, kern::DTypeRule::Any, kern::device_act_rule(g), err) ||
-        !kern::check_device_act(g, n, kOp, err))
+    if (!kern::check_common(g, n, kOp, {2, 3, 2, 1}, kern::DTypeRule::Any, quant_rules(g).fused_act_rule(), err) ||
+        !kern::check_fused_act(g, n, kOp, err))
         return false;
     const auto per_tensor = kern::QuantShape::PerTensor;
     if (!kern::check_quantized(*kern::input(g, n, 0), kOp, "input", per_tensor, -1, false, err) ||
@@ -50,7 +51,7 @@ QGemmSpec size_spec(const Graph& g, const Node& n, const ConvGeom& q) {
     s.taps = q.kh * q.kw;
     s.w_signed = kern::input(g, n, 1)->dtype == ACCEL_DTYPE_INT8;
     s.x_signed = kern::input(g, n, 0)->dtype == ACCEL_DTYPE_INT8;
-    s.out = kern::device_rules(g) ? QOut::Fixed : QOut::Q8;
+    s.out = quant_rules(g).gemm_q8_out();
     s.y_signed = kern::output(g, n, 0).dtype == ACCEL_DTYPE_INT8;
     return s;
 }
@@ -73,8 +74,8 @@ void group_spec(const Graph& g, const Node& n, const ConvGeom& q, int64_t gi, co
     if (s.out == QOut::Fixed) {  // a device's rules: an integer requantization per channel, the activation in it
         out->fixed.resize(s.M);
         for (int64_t m = 0; m < s.M; ++m)
-            kern::device_requant(g, n, *kern::input(g, n, 0), w, static_cast<size_t>(m0 + m), kern::output(g, n, 0),
-                                 &out->fixed[m], &s.y_min, &s.y_max);
+            quant_rules(g).fixed_requant(n, *kern::input(g, n, 0), w, static_cast<size_t>(m0 + m),
+                                         kern::output(g, n, 0), &out->fixed[m], &s.y_min, &s.y_max);
         s.fixed = out->fixed.data();
     }
     s.x_zero = xp.zero;

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <vector>
 
+#include "math/exact_rounding.h"
 #include "math/fixpoint.h"
 #include "math/qgemm.h"
 #include "op_params.h"
@@ -77,8 +78,8 @@ QGemmSpec size_spec(const TensorDesc& a, const TensorDesc& b, const TensorDesc& 
 // What qmatmul and qgemm prepare: the code path chosen at load (a run-time B is packed for it), then per
 // column n the multiplier, the weights' zero point and the bias (consts_bytes(N) in all), then a constant B
 // packed.
-// Under a device's rules the header's second int is 1, the third and fourth the output's bounds (a fused
-// activation), and the columns' fixed-point requantizations follow.
+// Under a device's rules (QOut::Fixed) the header's second int is 1, the third and fourth the output's
+// bounds (a fused activation), and the columns' fixed-point requantizations follow.
 struct Consts {
     int32_t* isa;
     int32_t* fixed_out;
@@ -127,8 +128,8 @@ bool check_shapes(const char* op, const TensorDesc& a, const TensorDesc& b, cons
 
 bool validate_qmatmul(const Graph& g, const Node& n, std::string* err) {
     const char* op = "qmatmul";
-    if (!kern::check_common(g, n, op, {2, 2, 2, 1}, kern::DTypeRule::Any, kern::device_act_rule(g), err) ||
-        !kern::check_device_act(g, n, op, err))
+    if (!kern::check_common(g, n, op, {2, 2, 2, 1}, kern::DTypeRule::Any, quant_rules(g).fused_act_rule(), err) ||
+        !kern::check_fused_act(g, n, op, err))
         return false;
     const TensorDesc &a = *kern::input(g, n, 0), &b = *kern::input(g, n, 1), &y = kern::output(g, n, 0);
     const auto pt = kern::QuantShape::PerTensor;
@@ -172,16 +173,17 @@ size_t prepared_qmatmul(const Graph& g, const Node& n) {
     return consts_bytes(s.N) + (packed_at_load(b) ? kern::qgemm_packed_max(size_spec(a, b, y, s)) : 0);
 }
 
-// Under a device's rules, the integer requantization of an int8 output (qgemm's float output stays a float
-// multiply).
+// Under rules whose GEMM requantizes with integers (a device's), the integer requantization of an int8
+// output (qgemm's float output stays a float multiply).
 void fill_consts(const Graph& g, const Node& n, const TensorDesc& a, const TensorDesc& b, const TensorDesc* y,
                  float alpha, const void* bias, int64_t N, void* out) {
     const Consts c = consts_at(out, N);
     *c.isa = static_cast<int32_t>(qisa_select());
-    *c.fixed_out = kern::device_rules(g) && y != nullptr;
+    const QuantRules& rules = quant_rules(g);
+    *c.fixed_out = rules.gemm_q8_out() == QOut::Fixed && y != nullptr;
     for (int64_t j = 0; j < N; ++j) {
         if (*c.fixed_out)
-            kern::device_requant(g, n, a, b, static_cast<size_t>(j), *y, &c.fixed[j], &c.y_bounds[0], &c.y_bounds[1]);
+            rules.fixed_requant(n, a, b, static_cast<size_t>(j), *y, &c.fixed[j], &c.y_bounds[0], &c.y_bounds[1]);
         const size_t k = b.quant.scales.size() > 1 ? static_cast<size_t>(j) : 0;
         const float ab = (alpha * a.quant.scales[0]) * b.quant.scales[k];
         c.scale[j] = y ? ab / y->quant.scales[0] : ab;
@@ -265,15 +267,15 @@ void run_qmatmul(const KernelArgs& a) {
 
 bool validate_qgemm(const Graph& g, const Node& n, std::string* err) {
     const char* op = "qgemm";
-    if (!kern::check_common(g, n, op, {2, 3, 2, 1}, kern::DTypeRule::Any, kern::device_act_rule(g), err) ||
-        !kern::check_device_act(g, n, op, err))
+    if (!kern::check_common(g, n, op, {2, 3, 2, 1}, kern::DTypeRule::Any, quant_rules(g).fused_act_rule(), err) ||
+        !kern::check_fused_act(g, n, op, err))
         return false;
     const TensorDesc &a = *kern::input(g, n, 0), &b = *kern::input(g, n, 1), &y = kern::output(g, n, 0);
     const TensorDesc* c = kern::input(g, n, 2);
     const QGemmParams p = QGemmParams::of(n);
     if ((p.trans_a != 0 && p.trans_a != 1) || (p.trans_b != 0 && p.trans_b != 1))
         return fail(err, op, cat("trans_a ", p.trans_a, " and trans_b ", p.trans_b, " must be 0 or 1"));
-    if (kern::device_rules(g) && p.alpha != 1.f)
+    if (!quant_rules(g).takes_gemm_alpha() && p.alpha != 1.f)
         return fail(err, op, cat("alpha ", p.alpha, " is not 1, which the devices' int8 rules need"));
     if (a.ndim != 2 || b.ndim != 2 || y.ndim != 2)
         return fail(

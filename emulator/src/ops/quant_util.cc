@@ -6,8 +6,10 @@
 #include <vector>
 
 #include "dtypes.h"
+#include "math/exact_rounding.h"
 #include "math/fixpoint.h"
 #include "ops/op_util.h"
+#include "ops/quant_rules.h"
 
 namespace accel_emu {
 namespace kern {
@@ -115,33 +117,9 @@ int32_t fix_point(const TensorDesc& t, size_t i) {
     return fp;
 }
 
-AvgCoef device_avgpool_coef(const Graph& g, const TensorDesc& x, const TensorDesc& y, int64_t kh, int64_t kw) {
-    if (!dpu_rules(g)) return bpu_avgpool_coef(x.quant.scales[0], y.quant.scales[0], kh, kw);
-    AvgCoef c = dpu_avgpool_coef(kh, kw);
-    c.shift += fix_point(x) - fix_point(y);
-    return c;
-}
-
-bool device_fuses(const Graph& g, Act act) {
-    return act == Act::None || act == Act::Relu || act == Act::Clip || (dpu_rules(g) && act == Act::LeakyRelu);
-}
-
-bool check_device_act(const Graph& g, const Node& n, const char* op, std::string* err) {
-    if (device_fuses(g, n.act)) return true;
+bool check_fused_act(const Graph& g, const Node& n, const char* op, std::string* err) {
+    if (quant_rules(g).fuses(n.act)) return true;
     return fail(err, op, cat("activation ", uint32_t(n.act), " is not one the device's int8 rules fuse"));
-}
-
-bool device_requant(const Graph& g, const Node& n, const TensorDesc& x, const TensorDesc& w, size_t c,
-                    const TensorDesc& y, FixedRequant* r, int32_t* y_min, int32_t* y_max) {
-    if (!device_fuses(g, n.act)) return false;
-    if (dpu_rules(g))
-        return dpu_conv_requant(fix_point(x), fix_point(w, c), fix_point(y), n.act, n.act_alpha, n.act_beta, r, y_min,
-                                y_max);
-    const double sy = y.quant.scales[0];
-    *r = bpu_multiplier(double(x.quant.scales[0]) * w.quant.scales[c < w.quant.scales.size() ? c : 0] / sy);
-    *y_min = n.act == Act::Relu ? 0 : -128, *y_max = 255;
-    if (n.act == Act::Clip) clip_bounds(n.act_alpha, n.act_beta, sy, y_min, y_max);
-    return true;
 }
 
 }  // namespace kern

@@ -11,6 +11,7 @@
 #include "math/quantize.h"
 #include "ops.h"
 #include "ops/op_util.h"
+#include "ops/quant_rules.h"
 
 namespace accel_emu {
 namespace kern {
@@ -32,29 +33,12 @@ inline QParams qparams(const TensorDesc& t) {
     return QParams{t.quant.scales[0], t.quant.zero_points[0], t.dtype == ACCEL_DTYPE_INT8};
 }
 
-// Does g compute int8 with the DPU's fix-point rules (math/fixpoint.h)? The reader has checked that every
-// quantized tensor of such a model has power-of-two scales and zero points 0.
-inline bool dpu_rules(const Graph& g) { return g.int8_rules == Int8Rules::Dpu; }
-// With a device's integer rules (dpu or bpu: zero points 0, integer multipliers and rounding shifts)?
-inline bool device_rules(const Graph& g) { return g.int8_rules != Int8Rules::Ort; }
 // The fix point of a checked tensor of a dpu model (its scale i: 2^-fix_point).
 int32_t fix_point(const TensorDesc& t, size_t i = 0);
 
-// The activations a device fuses into a convolution or matmul: relu and clip (both rule sets) and leaky
-// relu (dpu).
-bool device_fuses(const Graph& g, Act act);
-// check_common's activation rule for an integer op that a device fuses activations into: Fused under a
-// device's rules, else MustBeNone (onnxruntime's kernels fuse none).
-inline ActRule device_act_rule(const Graph& g) { return device_rules(g) ? ActRule::Fused : ActRule::MustBeNone; }
-// n's activation is one device_fuses takes; else "<op>: activation ..." in *err and false.
-bool check_device_act(const Graph& g, const Node& n, const char* op, std::string* err);
-// Under device rules: the average pool's multiplier and shift for a kh x kw window from x to y.
-AvgCoef device_avgpool_coef(const Graph& g, const TensorDesc& x, const TensorDesc& y, int64_t kh, int64_t kw);
-// Under device rules: the Fixed requantization of a sum of x times channel c of w into y with n's fused
-// activation, and y's bounds, for any scales; false for an activation device_fuses does not take (which
-// check_device_act refuses at load).
-bool device_requant(const Graph& g, const Node& n, const TensorDesc& x, const TensorDesc& w, size_t c,
-                    const TensorDesc& y, FixedRequant* r, int32_t* y_min, int32_t* y_max);
+// n's activation is one g's int8 rules fuse into a convolution or matmul (QuantRules::fuses); else
+// "<op>: activation ..." in *err and false.
+bool check_fused_act(const Graph& g, const Node& n, const char* op, std::string* err);
 
 // The layout of a per-axis record over `t`: outer x channels x inner (channels 1 for per tensor).
 struct AxisSplit { int64_t outer, channels, inner; };

@@ -3,8 +3,7 @@
 // the float function over the 256 dequantized inputs (math/qtable.cc), so that it computes exactly what
 // dequantize -> activation -> quantize would.
 #include "math/quantize.h"
-#include "math/fixpoint.h"
-#include "math/qtable.h"
+#include "math/exact_rounding.h"
 #include "ops/op_defs.h"
 #include "ops/op_util.h"
 #include "ops/quant_util.h"
@@ -27,26 +26,8 @@ bool validate_quantize(const Graph& g, const Node& n, std::string* err) {
            kern::check_same_shape(x, y, op, err);
 }
 
-// float2fix per element, the fix point of each channel (the dpu rules).
-void quantize_fix(const float* x, const TensorDesc& y, const kern::AxisSplit& s, void* out) {
-    const bool is_signed = y.dtype == ACCEL_DTYPE_INT8;
-    auto* o = static_cast<uint8_t*>(out);
-    for (int64_t c = 0; c < s.channels; ++c) {
-        const int32_t fp = kern::fix_point(y, static_cast<size_t>(c));
-        for (int64_t i = 0; i < s.outer; ++i) {
-            const int64_t base = (i * s.channels + c) * s.inner;
-            for (int64_t j = 0; j < s.inner; ++j)
-                o[base + j] = static_cast<uint8_t>(dpu_quantize(x[base + j], fp, is_signed));
-        }
-    }
-}
-
 void run_quantize(const KernelArgs& a) {
-    const TensorDesc& y = kern::out_desc(a, 0);
-    const kern::AxisSplit s = kern::axis_split(y);
-    if (kern::dpu_rules(*a.graph)) return quantize_fix(kern::in_f(a, 0), y, s, a.out[0]);
-    quantize_linear(kern::in_f(a, 0), s.outer, s.channels, s.inner, y.quant.scales.data(), y.quant.zero_points.data(),
-                    y.dtype == ACCEL_DTYPE_INT8, a.out[0], kern::vector_path(a));
+    quant_rules(*a.graph).quantize(kern::in_f(a, 0), kern::out_desc(a, 0), kern::vector_path(a), a.out[0]);
 }
 
 bool validate_dequantize(const Graph& g, const Node& n, std::string* err) {
@@ -82,15 +63,8 @@ size_t table_bytes(const Graph& g, const Node& n) { return kern::path_bytes(g, n
 
 void make_table(const Graph& g, const Node& n, const void* const* in, void* out) {
     kern::record_path(g, n, in, out);
-    const TensorDesc &x = *kern::input(g, n, 0), &y = kern::output(g, n, 0);
-    uint8_t* table = static_cast<uint8_t*>(out) + kern::kPathBytes;
-    if (kern::dpu_rules(g))
-        make_dpu_table(n.act, n.act_alpha, n.act_beta, kern::fix_point(x), x.dtype == ACCEL_DTYPE_INT8,
-                       kern::fix_point(y), y.dtype == ACCEL_DTYPE_INT8, table);
-    else if (kern::device_rules(g))
-        make_bpu_table(n.act, n.act_alpha, n.act_beta, x.quant.scales[0], x.dtype == ACCEL_DTYPE_INT8,
-                       y.quant.scales[0], y.dtype == ACCEL_DTYPE_INT8, table);
-    else make_qtable(n.act, n.act_alpha, n.act_beta, kern::qparams(x), kern::qparams(y), table);
+    quant_rules(g).activation_table(n, *kern::input(g, n, 0), kern::output(g, n, 0),
+                                    static_cast<uint8_t*>(out) + kern::kPathBytes);
 }
 
 void run_qactivation(const KernelArgs& a) {

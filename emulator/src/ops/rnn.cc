@@ -1,9 +1,14 @@
 // rnn.cc - ONNX RNN, GRU and LSTM (FORMAT.md op rnn): shapes, parameters and constants checked at load;
-// the recurrence is math/rnn.cc.
+// the recurrence is math/rnn.cc. Quantized weights are packed for the int8 GEMM at load.
+#include <algorithm>
+#include <vector>
+
+#include "math/exact_rounding.h"
 #include "math/rnn.h"
 #include "op_params.h"
 #include "ops/op_defs.h"
 #include "ops/op_util.h"
+#include "ops/quant_util.h"
 
 namespace accel_emu {
 namespace {
@@ -203,8 +208,71 @@ RnnSpec spec_of(const Graph& g, const Node& n) {
     return s;
 }
 
+// What a quantized LSTM prepares: per direction W and R packed for the int8 GEMM on the path chosen at load
+// (the packed forms record it) and their row sums (math/rnn.h, RnnPacked); each part 64-byte aligned.
+struct PackedLayout { size_t w_bytes, r_bytes, w_sums, r_sums, direction; };
+PackedLayout packed_layout(const RnnSpec& s) {
+    PackedLayout l;
+    l.w_bytes = kern::qgemm_packed_max(rnn_gemm_spec(s, false));
+    l.r_bytes = kern::qgemm_packed_max(rnn_gemm_spec(s, true));
+    l.w_sums = l.r_sums = kern::align64(static_cast<size_t>(rnn_gates(s.cell) * s.H) * sizeof(int32_t));
+    l.direction = l.w_bytes + l.r_bytes + l.w_sums + l.r_sums;
+    return l;
+}
+
+RnnPacked packed_at(const RnnSpec& s, const void* prepared) {
+    const PackedLayout l = packed_layout(s);
+    RnnPacked p{};
+    for (int64_t d = 0; d < s.D; ++d) {
+        const auto* base = static_cast<const uint8_t*>(prepared) + d * l.direction;
+        p.w[d] = base;
+        p.r[d] = base + l.w_bytes;
+        p.w_sums[d] = reinterpret_cast<const int32_t*>(base + l.w_bytes + l.r_bytes);
+        p.r_sums[d] = reinterpret_cast<const int32_t*>(base + l.w_bytes + l.r_bytes + l.w_sums);
+    }
+    return p;
+}
+
+size_t prepared_bytes(const Graph& g, const Node& n) {
+    const RnnSpec s = spec_of(g, n);
+    return s.quantized ? static_cast<size_t>(s.D) * packed_layout(s).direction : 0;
+}
+
+// One direction's K x G*H weights w transposed to G*H rows of K, packed, and its row sums.
+void pack_weights(QIsa isa, QGemmSpec q, const uint8_t* w, int32_t zero, void* packed, int32_t* sums) {
+    std::vector<uint8_t> wt(static_cast<size_t>(q.M * q.K));
+    for (int64_t k = 0; k < q.K; ++k)
+        for (int64_t j = 0; j < q.M; ++j) wt[j * q.K + k] = w[k * q.M + j];
+    const std::vector<int32_t> zeros(static_cast<size_t>(q.M), zero);
+    q.w_zero = zeros.data();
+    qgemm_pack(isa, q, wt.data(), packed);
+    kern::weight_row_sums(wt.data(), q.w_signed, zeros.data(), q.M, q.K, sums);
+}
+
+void prepare(const Graph& g, const Node& n, const void* const* in, void* out) {
+    const RnnSpec s = spec_of(g, n);
+    if (!s.quantized) return;
+    const QIsa isa = qisa_select();
+    const RnnPacked p = packed_at(s, out);
+    const int64_t GH = rnn_gates(s.cell) * s.H;
+    for (int64_t d = 0; d < s.D; ++d) {
+        pack_weights(isa, rnn_gemm_spec(s, false), static_cast<const uint8_t*>(in[kW]) + d * s.I * GH, s.w_zero[d],
+                     const_cast<void*>(p.w[d]), const_cast<int32_t*>(p.w_sums[d]));
+        pack_weights(isa, rnn_gemm_spec(s, true), static_cast<const uint8_t*>(in[kR]) + d * s.H * GH, s.r_zero[d],
+                     const_cast<void*>(p.r[d]), const_cast<int32_t*>(p.r_sums[d]));
+    }
+}
+
+// The recurrence's floats, then (quantized) the int8 GEMM's scratch.
+size_t floats_bytes(const RnnSpec& s) {
+    return kern::align64(static_cast<size_t>(rnn_scratch_floats(s)) * sizeof(float));
+}
+
 size_t scratch_bytes(const Graph& g, const Node& n) {
-    return static_cast<size_t>(rnn_scratch_floats(spec_of(g, n))) * sizeof(float);
+    const RnnSpec s = spec_of(g, n);
+    if (!s.quantized) return floats_bytes(s);
+    return floats_bytes(s) + std::max(kern::qgemm_scratch_max(rnn_gemm_spec(s, false), s.S * s.N),
+                                      kern::qgemm_scratch_max(rnn_gemm_spec(s, true), s.N));
 }
 
 // True if every sequence length is inside 0..S, as onnxruntime requires; else reports the first (ops.h: the
@@ -254,11 +322,15 @@ void run(const KernelArgs& a) {
     float** dst[3] = {&io.Y, &io.Yh, &io.Yc};
     for (int k = 0; k < 3; ++k)
         if (mask & (int64_t(1) << k)) *dst[k] = kern::out_f(a, out++);
+    if (s.quantized) {
+        io.packed = packed_at(s, a.prepared);
+        io.gemm_scratch = static_cast<uint8_t*>(a.scratch) + floats_bytes(s);
+    }
     rnn_run(s, io, static_cast<float*>(a.scratch));
 }
 
 }  // namespace
 
-const OpDef kRnnDef = {kOp, validate, scratch_bytes, run, nullptr, nullptr};
+const OpDef kRnnDef = {kOp, validate, scratch_bytes, run, prepared_bytes, prepare};
 
 }  // namespace accel_emu

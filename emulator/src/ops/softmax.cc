@@ -3,6 +3,7 @@
 // there. qsoftmax's table of exponentials is made at load.
 #include <type_traits>
 
+#include "math/exact_rounding.h"
 #include "math/qsoftmax.h"
 #include "math/softmax.h"
 #include "op_params.h"
@@ -24,7 +25,7 @@ bool validate(const Graph& g, const Node& n, std::string* err) {
     if (!kern::check_common(g, n, op, {1, 1, 1, 1}, kQuantized ? kern::DTypeRule::Any : kern::DTypeRule::Float32,
                             kern::ActRule::MustBeNone, err))
         return false;
-    if (kQuantized && kern::device_rules(g))
+    if (kQuantized && !quant_rules(g).has_qsoftmax())
         return kern::fail(err, op,
                           "is onnxruntime's QLinearSoftmax, not one of the devices' int8 rules' ops (a device runs "
                           "softmax in float: DQ -> softmax -> Q)");

@@ -103,3 +103,20 @@ def test_matmuls_give_the_same_bytes_on_every_path(monkeypatch, shape):
     b.op("MatMul", [a, w])
     model = b.model(0.06, 120)
     assert_same_bytes(run_each_path(monkeypatch, compiler.compile_model(model), b.feeds), f"matmul {shape}")
+
+
+@pytest.mark.parametrize("weight_type", ["QInt8", "QUInt8"])
+def test_quantized_lstms_give_the_same_bytes_on_every_path(monkeypatch, tmp_path, weight_type):
+    """DynamicQuantizeLSTM's input and recurrent products run on the int8 GEMM (sizes off every tile: 33
+    inputs, 4 * 70 gate columns, 5 rows), its uint8 activations quantized per run."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+    from test_ops_recurrent import rnn_model
+
+    m, feeds = rnn_model("LSTM", s=7, n=5, i=33, h=70, direction="bidirectional", lens=[7, 2, 0, 5, 6], peep=True,
+                         seed=11)
+    src, dst = tmp_path / "f.onnx", tmp_path / "q.onnx"
+    onnx.save(m, src)
+    quantize_dynamic(str(src), str(dst), weight_type=getattr(QuantType, weight_type))
+    q = onnx.load(dst)
+    assert "DynamicQuantizeLSTM" in [n.op_type for n in q.graph.node]
+    assert_same_bytes(run_each_path(monkeypatch, q.SerializeToString(), feeds), f"lstm-{weight_type}")

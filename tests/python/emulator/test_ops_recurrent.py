@@ -432,6 +432,48 @@ def test_dynamic_quantize_lstm_uint8_per_channel(dev, tmp_path):
     check(dev, q, feeds, want=run_ort_1thread(q, feeds))
 
 
+RELU_GATES = ["Relu"] * 3
+
+
+@pytest.mark.parametrize("case", [
+    (dict(s=6, n=4, direction="bidirectional", init_h=True, init_c=True, lens=[3, 6, 0, 1], seed=4,
+          activations=RELU_GATES * 2), {}),
+    (dict(s=5, n=3, direction="reverse", lens=[5, 2, 4], outputs=["Y", "Y_c"], seed=5, activations=RELU_GATES), {}),
+    (dict(direction="bidirectional", peep=True, seed=6, activations=RELU_GATES * 2),
+     dict(weight_type="QUInt8", per_channel=True)),
+    # sizes off every tile of the int8 GEMM's paths (33 inputs, 4 * 40 gate columns, 5 rows)
+    (dict(s=6, n=5, i=33, h=40, direction="bidirectional", lens=[6, 2, 0, 5, 3], peep=True, seed=11,
+          activations=RELU_GATES * 2), {}),
+    (dict(s=6, n=5, i=45, h=21, seed=12, activations=RELU_GATES), dict(weight_type="QUInt8")),
+], ids=["int8", "reverse-Y_c", "uint8-per-channel", "odd-sizes", "uint8-odd-sizes"])
+def test_dynamic_quantize_lstm_int8_numerics_are_onnxruntimes(monkeypatch, tmp_path, case):
+    """With relu gates (plain float32 arithmetic, none of the approximations of onnxruntime's sigmoid and
+    tanh) every element equals onnxruntime's bit for bit: the dynamic quantization of X and of H_{t-1}, the
+    int8 products, exact modulo 2^32, and their float32 scaling, on each int8 GEMM path this CPU has."""
+    from onnxruntime.quantization import QuantType
+
+    kw, qkw = case
+    m, feeds = rnn_model("LSTM", **kw)
+    # small inputs keep the relu cells' values finite over the steps
+    feeds = {k: v * np.float32(0.25) if v.dtype == np.float32 else v for k, v in feeds.items()}
+    q = quantized(m, tmp_path, **{k: getattr(QuantType, v) if k == "weight_type" else v for k, v in qkw.items()})
+    want = run_ort_1thread(q, feeds)
+    assert all(np.isfinite(w).all() for w in want)
+    paths = []
+    for isa in ("portable", "avx2", "avx512vnni", "amx"):
+        monkeypatch.setenv("ACCEL_EMU_ISA", isa)
+        with accel.open("emu") as d:
+            if not d.info.name.endswith(f", {isa})"):
+                continue  # a path this CPU does not have
+            paths.append(isa)
+            got = [np.array(a) for a in d.load(q.SerializeToString()).run(feeds)]
+        for i, (g, w) in enumerate(zip(got, want)):
+            assert g.dtype == w.dtype and g.shape == w.shape
+            differ = int(np.count_nonzero(g.view(np.uint32) != w.view(np.uint32)))
+            assert differ == 0, f"output {i} on the {isa} path differs from onnxruntime in {differ} elements"
+    assert paths[0] == "portable"
+
+
 def test_crnn_dynamic_quantized(dev, tmp_path):
     from onnxruntime.quantization import quantize_dynamic
 
