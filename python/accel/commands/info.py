@@ -23,8 +23,11 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def default_uri(scheme: str) -> str:
-    """The URI of a backend's first device: the emulator takes no index, boards count from 0."""
-    return scheme if scheme == "emu" else f"{scheme}:0"
+    """The URI of a backend's first device, as its driver names it (the emulator takes no index, boards count
+    from 0); the bare scheme where the driver cannot say."""
+    from ..capabilities import describe_or_unknown
+
+    return describe_or_unknown(scheme).first_uri(scheme)
 
 
 def device_facts(uri: str) -> Dict[str, Any]:
