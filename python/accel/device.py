@@ -105,6 +105,12 @@ class Device:
         return self._info
 
     @property
+    def capabilities(self) -> DeviceCapabilities:
+        """What the device loads and how it computes, as its driver says (:class:`accel.DeviceCapabilities`:
+        model format and file suffixes, int8 rules, node timings, image formats); read at open."""
+        return self._capabilities
+
+    @property
     def closed(self) -> bool:
         """True once :meth:`close` has been called."""
         return self._closed
@@ -371,12 +377,6 @@ class Device:
         request = LoadRequest(data, what, source, input_shapes, extra, images, caps.int8_rules)
         core_model, extra_count = front.load(request, self._load_compiled)
         return Model(self, core_model, name, extra_count)
-
-    @property
-    def capabilities(self) -> DeviceCapabilities:
-        """What the device loads and how it computes, as its driver says (:class:`accel.DeviceCapabilities`:
-        model format and file suffixes, int8 rules, node timings, image formats); read at open."""
-        return self._capabilities
 
     def _load_compiled(self, data: Any) -> Any:
         """Loads bytes a front end made in the device's own format."""
