@@ -93,5 +93,6 @@ void bind_tensor(py::module_& m);
 void bind_model(py::module_& m);
 void bind_fast_run(py::class_<CoreModel>& cls);
 void bind_job(py::module_& m);
+void bind_uri(py::module_& m);  // uri.cpp
 
 }  // namespace accel_py

@@ -46,5 +46,6 @@ PYBIND11_MODULE(_pybind, m) {
     bind_tensor(m);
     bind_model(m);
     bind_job(m);
+    bind_uri(m);
     install_core_hooks();
 }

@@ -188,6 +188,24 @@ accel_status device_get_info(accel_device* d, accel_device_info* out) {
     return ACCEL_OK;
 }
 
+accel_status device_describe(const char* options, accel_device_description* out) {
+    DeviceOptions o;
+    accel_status s = parse_options(options, &o);  // a bad int8= (or any bad option) fails as opening would
+    if (s != ACCEL_OK) return s;
+    accel_device_description what{};
+    what.flags = ACCEL_DEVICE_HOST_CPUS | ACCEL_DEVICE_INT8_OPTION;
+    what.int8_rules = o.int8 == Int8Rules::Dpu   ? ACCEL_INT8_RULES_DPU
+                      : o.int8 == Int8Rules::Bpu ? ACCEL_INT8_RULES_BPU
+                                                 : ACCEL_INT8_RULES_ORT;
+    // model_reader.cc takes every image format of the ABI on a graph input.
+    for (accel_image_format f = ACCEL_IMAGE_NV12; f <= ACCEL_IMAGE_BGR; f++) what.image_formats |= 1u << f;
+    what.model_format = "accm";
+    what.file_suffixes = ".accm";
+    what.first_device = "";
+    accel_kit::copy_to_caller(what, out);
+    return ACCEL_OK;
+}
+
 accel_status device_get_stats(accel_device* d, accel_memory_stats* out) {
     PoolStats p = d->pool.stats();
     accel_memory_stats st{};

@@ -27,15 +27,46 @@
 ACCEL_API accel_status accel_device_open(const char* uri, accel_device** out_device) {
     REQUIRE(uri, "accel_device_open", "uri is NULL");
     REQUIRE(out_device, "accel_device_open", "out_device is NULL");
-    const char* colon = strchr(uri, ':');
-    size_t scheme_len = colon ? (size_t)(colon - uri) : strlen(uri);
-    if (scheme_len == 0)
-        return accel_fail(ACCEL_ERR_INVALID_ARGUMENT,
-                          "accel_device_open: URI '%s' has no scheme (expected e.g. 'emu' or 'emu:cores=2')", uri);
-    accel_status status = ACCEL_OK;
+    size_t scheme_len = 0;
+    const char* options = NULL;
+    accel_status status = accel_uri_scheme(uri, "accel_device_open", &scheme_len, &options);
+    if (status != ACCEL_OK) return status;
     const accel_driver_table* driver = accel_find_driver(uri, scheme_len, &status);
     if (!driver) return status;
-    CALL_DRIVER("accel_device_open", driver->device_open(colon ? colon + 1 : "", out_device));
+    CALL_DRIVER("accel_device_open", driver->device_open(options, out_device));
+}
+
+ACCEL_API accel_status accel_device_describe(const char* uri, accel_device_description* out) {
+    REQUIRE(uri, "accel_device_describe", "uri is NULL");
+    REQUIRE(out, "accel_device_describe", "out is NULL");
+    REQUIRE(out->struct_size >= sizeof(uint32_t), "accel_device_describe", "out->struct_size is not set");
+    size_t scheme_len = 0;
+    const char* options = NULL;
+    accel_status status = accel_uri_scheme(uri, "accel_device_describe", &scheme_len, &options);
+    if (status != ACCEL_OK) return status;
+    const accel_driver_table* driver = accel_find_driver(uri, scheme_len, &status);
+    if (!driver) return status;
+    /* Filled whole here and copied out as far as the caller's struct goes, so that a driver of another
+     * minor version never writes past it. */
+    accel_device_description answer;
+    memset(&answer, 0, sizeof answer);
+    answer.struct_size = sizeof answer;
+    answer.model_format = answer.file_suffixes = answer.first_device = "";
+    if (ACCEL_DRIVER_HAS(driver, device_describe)) {
+        accel_error_begin_call();
+        status = driver->device_describe(options, &answer);
+        if (status != ACCEL_OK) {
+            if (!accel_error_was_set())
+                accel_fail(status, "accel_device_describe failed: %s", accel_status_name(status));
+            return status;
+        }
+    }
+    answer.flags &= ~(uint32_t)ACCEL_DEVICE_NODE_TIMES;
+    if (ACCEL_DRIVER_HAS(driver, model_get_node_count)) answer.flags |= ACCEL_DEVICE_NODE_TIMES;
+    uint32_t size = out->struct_size < sizeof answer ? out->struct_size : (uint32_t)sizeof answer;
+    answer.struct_size = out->struct_size;
+    memcpy(out, &answer, size);
+    return ACCEL_OK;
 }
 
 ACCEL_API void accel_device_retain(accel_device* device) {

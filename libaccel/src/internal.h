@@ -17,4 +17,8 @@ const accel_driver_table* accel_find_driver(const char* scheme, size_t len, acce
 size_t accel_usable_driver_count(void);
 const accel_driver_table* accel_usable_driver(size_t index);
 
+/* uri.c: the scheme of a device URI (its length) and its options (after the ':', or "" without one);
+ * ACCEL_ERR_INVALID_ARGUMENT, in the words of `fn`, for a URI with no scheme. */
+accel_status accel_uri_scheme(const char* uri, const char* fn, size_t* out_length, const char** out_options);
+
 #endif

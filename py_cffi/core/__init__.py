@@ -10,9 +10,10 @@ from .device import CoreDevice, abi_version, backends, version
 from .job import CoreJob, inflight_callbacks, install_exit_hook
 from .model import CoreModel
 from .tensor import DeviceTensor
+from .uri import describe, parse_uri
 
 __all__ = ["abi_version", "version", "backends", "inflight_callbacks", "CoreDevice", "CoreBuffer", "CoreModel",
-           "CoreJob", "DeviceTensor", "FEATURES"]
+           "CoreJob", "DeviceTensor", "FEATURES", "parse_uri", "describe"]
 
 # A libaccel of another ABI major version would misread every struct: refuse to load.
 _abi = int(lib.accel_abi_version())

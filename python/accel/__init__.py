@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Dict, List
 
 from . import _frontend, compile_cache, errors, profiling
 from ._frontend import core as _core
+from . import capabilities as _capabilities
+from .capabilities import DeviceCapabilities
 from .comparison import compare
 from .device import Device, DeviceInfo
 from .errors import (AbiMismatchError, AccelError, AlignmentError, BusyError, CancelledError,
@@ -67,6 +69,12 @@ def backends() -> List[str]:
     return list(_core.backends())
 
 
+def describe(uri: str) -> DeviceCapabilities:
+    """What a device opened with ``uri`` would load and how it computes (:class:`DeviceCapabilities`), as its
+    driver says, without opening it; raises as :func:`open` would for an unknown scheme or a bad option."""
+    return _capabilities.describe(uri)
+
+
 def abi_version() -> int:
     """libaccel's ABI version, ``(major << 16) | minor``."""
     return int(_core.abi_version())
@@ -79,7 +87,8 @@ def library_version() -> str:
 
 __all__ = [
     "__version__", "frontend", "frontend_features", "open", "backends", "abi_version",
-    "library_version", "Device", "DeviceInfo", "DeviceTensor", "Model", "TensorInfo", "Quantization", "ImageInfo",
+    "library_version", "describe", "Device", "DeviceInfo", "DeviceCapabilities", "DeviceTensor", "Model",
+    "TensorInfo", "Quantization", "ImageInfo",
     "Future", "PendingTensor", "profile", "Profile", "JobRecord", "NodeRecord", "OpStat", "NodeStat", "errors",
     "compile_cache", "profiling", "quantize", "dequantize", "compare",
     "AccelError", "InvalidArgumentError", "ShapeError", "DTypeError", "AlignmentError",

@@ -31,6 +31,13 @@ def backends() -> List[str]: ...
 # Jobs submitted with CoreModel.submit whose callback has not returned yet (the run core's count).
 def inflight_callbacks() -> int: ...
 
+# accel_uri_parse: (scheme, [(key, value or None), ...]) of a device URI; InvalidArgumentError without a scheme.
+def parse_uri(uri: str) -> Tuple[str, List[Tuple[str, Optional[str]]]]: ...
+
+# accel_device_describe: {"flags", "int8_rules", "image_formats" (ints, accel.h's codes), "model_format",
+# "file_suffixes", "first_device" (strs)} of a device opened with uri, without opening one.
+def describe(uri: str) -> Dict[str, Any]: ...
+
 class CoreDevice:
     # accel_device_open(uri); holds one device reference. NotFoundError for an unknown scheme,
     # InvalidArgumentError for a bad option.

@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
-from . import compile_cache
+from . import compile_cache, front_ends
 from ._frontend import core
-from ._lazy_import import import_or_undo
+from .capabilities import DeviceCapabilities, describe
 from .dtypes import has_buffer, normalize_dtype, normalize_layout, normalize_shape
-from .errors import (AccelError, AlignmentError, ClosedError, InvalidArgumentError, ModelFormatError, ShapeError,
-                     UnsupportedError)
+from .errors import AccelError, AlignmentError, ClosedError, InvalidArgumentError, ShapeError, UnsupportedError
+from .front_end import LoadRequest
 from .model import Model
 
 # Numbers the Devices of this process in the order they were opened, from 1.
@@ -33,7 +33,6 @@ else:
 #: What ``Device.load`` accepts: a path, or the model's bytes (any buffer-protocol object).
 PathOrBytes = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview]
 
-_ACCM_MAGIC = b"ACCM"
 _MAX_BYTES = (1 << 63) - 1
 
 
@@ -82,6 +81,9 @@ class Device:
         self._closed = True  # until the core device exists: a failed open leaves a closed object
         self._lock = threading.Lock()
         self._ops: Optional[Ops] = None
+        # First: its checks of the URI (a NUL, no scheme) are the package's, and its driver's of the options
+        # those of opening.
+        self._capabilities = describe(uri)
         self._core = core.CoreDevice(uri)
         i = self._core.info()
         self._info = DeviceInfo(name=str(i["name"]), backend=str(i["backend"]), cores=int(i["cores"]),
@@ -101,6 +103,12 @@ class Device:
     def info(self) -> DeviceInfo:
         """What the device is (read at open; still readable after :meth:`close`)."""
         return self._info
+
+    @property
+    def capabilities(self) -> DeviceCapabilities:
+        """What the device loads and how it computes, as its driver says (:class:`accel.DeviceCapabilities`:
+        model format and file suffixes, int8 rules, node timings, image formats); read at open."""
+        return self._capabilities
 
     @property
     def closed(self) -> bool:
@@ -296,9 +304,11 @@ class Device:
 
         Args:
             path_or_bytes: a path (str or PathLike) or the model's bytes (bytes, bytearray, memoryview
-                or any buffer). Formats: the backend's own (the emulator's ``.accm``; ``.hbm``/``.bin``
-                on BPU, ``.xmodel`` on VART), and ONNX on the emulator, compiled on the fly with
-                ``accel.compiler`` and cached (see ``accel.compile_cache``).
+                or any buffer). Formats: the one the device loads (:attr:`capabilities`: the emulator's
+                ``.accm``; ``.hbm``/``.bin`` on BPU, ``.xmodel`` on VART), and those a front end of
+                ``accel.front_ends`` turns into it, chosen by the device's format and the file's: ONNX on a device
+                that loads ``.accm`` (the emulator), compiled on the fly with ``accel.compiler`` and cached (see
+                ``accel.compile_cache``).
             input_shapes: for ONNX only: ``{input name: shape}`` fixing symbolic or overriding dims.
             extra_outputs: for ONNX only: intermediate tensors to keep as outputs after the model's own, a
                 list of ONNX tensor names (in that order) or ``"all"`` (every tensor the model computes at run
@@ -315,8 +325,8 @@ class Device:
 
         Raises:
             FileNotFoundError: no file at the path (the message names it). ModelFormatError: not a valid
-            model. UnsupportedError: ONNX on a backend other than the emulator, or an op the emulator
-            lacks. ValueError: ``input_shapes``, ``extra_outputs`` or ``image_inputs`` for a model that is not
+            model. UnsupportedError: ONNX on a device that does not load ``.accm`` (a board), or an op the
+            emulator lacks. ValueError: ``input_shapes``, ``extra_outputs`` or ``image_inputs`` for a model that is not
             ONNX, a bad input shape, an extra output the model cannot give (InvalidArgumentError naming it and the
             nearest names), or an image input it cannot take.
             ClosedError: the device is closed.
@@ -329,7 +339,8 @@ class Device:
             name = Path(path).stem or "model"
             what = repr(path)
             source: Optional[str] = path
-            onnx_suffix = path.lower().endswith(".onnx")
+            base = os.path.basename(path).lower()
+            suffix = base[base.rfind("."):] if "." in base else ""
         # Any buffer is taken (a NumPy array of bytes...), though PathOrBytes can only name these three.
         elif (isinstance(path_or_bytes, (bytes, bytearray, memoryview))
               or has_buffer(path_or_bytes)):  # type: ignore[unreachable]
@@ -337,54 +348,40 @@ class Device:
             name = "model"
             what = "the model bytes"
             source = None
-            onnx_suffix = False
+            suffix = ""
         else:
             raise TypeError(f"load() takes a path or the model's bytes, not {type(path_or_bytes).__name__}")
 
-        if self._info.backend == "emu":
-            head = bytes(memoryview(data).cast("B")[:4]) if not isinstance(data, bytes) else data[:4]
-            is_onnx = head != _ACCM_MAGIC and (onnx_suffix or head[:1] == b"\x08")
-        else:
-            is_onnx = onnx_suffix
-            if is_onnx:
+        caps = self.capabilities
+        head = bytes(memoryview(data).cast("B")[:16]) if not isinstance(data, bytes) else data[:16]
+        front = front_ends.choose(caps.model_format, head, suffix)
+        if front is None:
+            refused = front_ends.foreign(suffix)
+            if refused is not None and refused.produces != caps.model_format:
                 raise UnsupportedError(
-                    f"backend {self._info.backend!r} cannot load ONNX models ({what}); compile it with "
-                    f"the vendor's toolchain, or load it on the emulator ('emu')")
+                    f"backend {self._info.backend!r} cannot load {refused.name} models ({what}): it loads "
+                    f"{caps.model_format or 'its own'} models ({', '.join(caps.file_suffixes) or 'any suffix'}); "
+                    f"compile it with the vendor's toolchain, or load it on a device that loads "
+                    f"{refused.produces} models{_devices_loading(refused.produces)}")
 
         extra = compile_cache.normalize_extra_outputs(extra_outputs)
         images = compile_cache.normalize_image_inputs(image_inputs)
-        if not is_onnx:
+        if front is None or not front.options:
             for option, value in (("input_shapes", input_shapes), ("extra_outputs", extra), ("image_inputs", images)):
                 if value is not None:
                     raise InvalidArgumentError(
-                        f"{option} applies to ONNX models only; {what} is already compiled for the device")
+                        f"{option} applies to {_option_formats()} models only; {what} is already compiled for the "
+                        f"device")
+        if front is None:
             return Model(self, self._load_core(data, source), name)
+        request = LoadRequest(data, what, source, input_shapes, extra, images, caps.int8_rules)
+        core_model, extra_count = front.load(request, self._load_compiled)
+        return Model(self, core_model, name, extra_count)
 
-        shapes = compile_cache.normalize_input_shapes(input_shapes)
-        onnx_bytes = data if isinstance(data, bytes) else bytes(memoryview(data).cast("B"))
-        int8 = self._int8_rules()
-        accm, key, cached = compile_cache.compile_onnx(onnx_bytes, shapes, what, source, int8, extra, images)
+    def _load_compiled(self, data: Any) -> Any:
+        """Loads bytes a front end made in the device's own format."""
         self._check_open()
-        try:
-            core_model = self._core.load(accm)
-        except ModelFormatError:
-            if not cached:
-                raise
-            # A damaged cache entry: compile again.
-            compile_cache.invalidate(key)
-            accm, key, cached = compile_cache.compile_onnx(onnx_bytes, shapes, what, source, int8, extra, images)
-            core_model = self._core.load(accm)
-        return Model(self, core_model, name, _extra_count(extra, onnx_bytes, core_model))
-
-    def _int8_rules(self) -> str:
-        """The emulator's int8 rule set, as its URI's ``int8=`` option gives it (the device has checked
-        it when it opened): what an ONNX model is compiled for."""
-        _, _, options = self._uri.partition(":")
-        for item in options.split(","):
-            key, _, value = item.partition("=")
-            if key.strip() == "int8":
-                return value.strip()
-        return "ort"
+        return self._core.load(data)
 
     def _load_core(self, data: Any, path: Optional[str]) -> Any:
         try:
@@ -396,16 +393,19 @@ class Device:
             raise type(e)(f"cannot load {path!r}: {e.message}", e.status) from None
 
 
-def _extra_count(extra: compile_cache.ExtraOutputs, onnx_bytes: bytes, core_model: Any) -> int:
-    """How many outputs the compiler added for ``extra`` (normalized): as many as named, or for "all" those past
-    the ONNX graph's own outputs."""
-    if extra is None:
-        return 0
-    if extra != "all":
-        return len(extra)
-    with import_or_undo():
-        import onnx
 
-    own = len(onnx.ModelProto.FromString(onnx_bytes).graph.output)
-    return len(core_model.outputs()) - own
+def _option_formats() -> str:
+    """The formats whose front ends take Device.load's compile options ("ONNX")."""
+    return " and ".join(f.name for f in front_ends.registered() if f.options) or "no"
 
+
+def _devices_loading(model_format: str) -> str:
+    """" (the drivers here that load ``model_format``: 'emu')", or "" when none does."""
+    schemes = []
+    for scheme in core.backends():
+        try:
+            if describe(scheme).model_format == model_format:
+                schemes.append(repr(scheme))
+        except AccelError:  # a driver that cannot describe its bare scheme names no device here
+            continue
+    return f" ({', '.join(schemes)})" if schemes else ""

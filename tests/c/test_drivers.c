@@ -128,6 +128,13 @@ int main(int argc, char** argv) {
         /* Asking again gives the same answer (the refusal is remembered, not forgotten). */
         s = accel_device_open("bad:x=1", &d);
         EXPECT(s == ACCEL_ERR_ABI_MISMATCH, "opening 'bad:x=1' gave %s", accel_status_name(s));
+        /* Describing its devices is refused the same way: the driver's table is never read. */
+        accel_device_description desc;
+        memset(&desc, 0, sizeof desc);
+        desc.struct_size = sizeof desc;
+        s = accel_device_describe("bad:0", &desc);
+        EXPECT(s == ACCEL_ERR_ABI_MISMATCH && strstr(accel_last_error_message(), "libaccel_driver_bad.so") != NULL,
+               "describing 'bad:0' gave %s (%s)", accel_status_name(s), accel_last_error_message());
         check_emu_opens();
     } else if (strcmp(mode, "file") == 0) {
         check_emu_opens();

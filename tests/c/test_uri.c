@@ -1,6 +1,7 @@
 /* uri: device URIs, good and bad, and NULL arguments everywhere: the right status, a non-empty message,
  * and out-parameters untouched on failure. */
 #define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
 #include <string.h>
 
 #include "test_util.h"
@@ -50,8 +51,73 @@ static void expect_threads(const char* uri, uint32_t cores, uint32_t threads) {
     accel_device_release(d);
 }
 
+/* accel_uri_parse(uri) gives `want` items, each "key" (no '=') or "key=value"; the scheme is the first. */
+static void expect_parse(const char* uri, size_t want_count, const char* const* want) {
+    accel_uri_item items[8];
+    memset(items, 0x5a, sizeof items);
+    size_t count = 0;
+    accel_status s = accel_uri_parse(uri, items, 8, &count);
+    EXPECT(s == ACCEL_OK, "accel_uri_parse(\"%s\") = %s (%s)", uri, accel_status_name(s),
+           s ? accel_last_error_message() : "");
+    EXPECT(count == want_count, "accel_uri_parse(\"%s\"): %zu items, expected %zu", uri, count, want_count);
+    for (size_t i = 0; s == ACCEL_OK && i < count && i < want_count && i < 8; i++) {
+        char got[128];
+        const accel_uri_item* it = &items[i];
+        if (it->key_offset + it->key_length > strlen(uri) || it->value_offset + it->value_length > strlen(uri)) {
+            EXPECT(0, "accel_uri_parse(\"%s\"): item %zu lies outside the URI", uri, i);
+            continue;
+        }
+        snprintf(got, sizeof got, "%.*s%s%.*s", (int)it->key_length, uri + it->key_offset, it->has_value ? "=" : "",
+                 (int)it->value_length, uri + it->value_offset);
+        EXPECT(strcmp(got, want[i]) == 0, "accel_uri_parse(\"%s\"): item %zu is '%s', expected '%s'", uri, i, got,
+               want[i]);
+        EXPECT(it->has_value || it->value_length == 0,
+               "accel_uri_parse(\"%s\"): item %zu has a value length but no "
+               "'='",
+               uri, i);
+    }
+    /* capacity 0 asks for the count alone; a smaller capacity writes only that many items */
+    size_t alone = 0;
+    EXPECT_OK(accel_uri_parse(uri, NULL, 0, &alone));
+    EXPECT(alone == want_count, "accel_uri_parse(\"%s\", capacity 0): count %zu, expected %zu", uri, alone, want_count);
+    accel_uri_item one[2];
+    memset(one, 0x5a, sizeof one);
+    EXPECT_OK(accel_uri_parse(uri, one, 1, &alone));
+    EXPECT(alone == want_count && one[1].reserved == 0x5a5a5a5a && one[0].key_length == strcspn(uri, ":"),
+           "accel_uri_parse(\"%s\", capacity 1) wrote past its capacity or misread the scheme", uri);
+}
+
+static void check_parser(void) {
+    static const char* const emu[] = {"emu"};
+    expect_parse("emu", 1, emu);
+    expect_parse("emu:", 1, emu); /* no options */
+    static const char* const two[] = {"emu", "cores=2", "int8=dpu"};
+    expect_parse("emu:cores=2,int8=dpu", 3, two);
+    static const char* const board[] = {"bpu", "0"};
+    expect_parse("bpu:0", 2, board);
+    static const char* const empties[] = {"emu", "a", "", "b="};
+    expect_parse("emu:a,,b=", 4, empties); /* empty items kept, an '=' with nothing after it is a value "" */
+    static const char* const eqs[] = {"x", "k=v=w", " sp = 1 "};
+    expect_parse("x:k=v=w, sp = 1 ", 3, eqs); /* split at the first '='; nothing trimmed */
+    static const char* const colons[] = {"vart", "path=a:b"};
+    expect_parse("vart:path=a:b", 2, colons); /* the first ':' ends the scheme */
+
+    accel_uri_item items[2];
+    size_t count = 77;
+    EXPECT_STATUS(accel_uri_parse(NULL, items, 2, &count), ACCEL_ERR_INVALID_ARGUMENT);
+    EXPECT_ERROR_REPORTED(ACCEL_ERR_INVALID_ARGUMENT);
+    EXPECT_STATUS(accel_uri_parse("emu", items, 2, NULL), ACCEL_ERR_INVALID_ARGUMENT);
+    EXPECT_STATUS(accel_uri_parse("emu", NULL, 2, &count), ACCEL_ERR_INVALID_ARGUMENT);
+    EXPECT_STATUS(accel_uri_parse("", items, 2, &count), ACCEL_ERR_INVALID_ARGUMENT);
+    EXPECT_STATUS(accel_uri_parse(":cores=1", items, 2, &count), ACCEL_ERR_INVALID_ARGUMENT);
+    EXPECT(strstr(accel_last_error_message(), "':cores=1'") != NULL && strstr(accel_last_error_message(), "no scheme"),
+           "the message does not name the URI and what is wrong: '%s'", accel_last_error_message());
+    EXPECT(count == 77, "accel_uri_parse changed *out_count on failure");
+}
+
 int main(void) {
     test_name = "uri";
+    check_parser();
 
     /* ---- good URIs ---- */
     expect_open_ok("emu", 0, 256ull << 20, 16, 0);

@@ -100,6 +100,19 @@ void device_release(accel_device* d) {
     if (d->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) destroy_device(d);
 }
 
+accel_status device_describe(const char*, accel_device_description* out) {
+    accel_device_description what{};
+    what.int8_rules = ACCEL_INT8_RULES_BPU;
+    // The image input types dnn_tensor.cc describes (NV12 in one buffer or as two, which it gives as one).
+    what.image_formats = 1u << ACCEL_IMAGE_NV12 | 1u << ACCEL_IMAGE_Y | 1u << ACCEL_IMAGE_YUV444 |
+                         1u << ACCEL_IMAGE_RGB | 1u << ACCEL_IMAGE_BGR;
+    what.model_format = "hbm";  // Horizon's packed models: .bin on libdnn (X3/X5), .hbm on S100's UCP
+    what.file_suffixes = ".bin,.hbm";
+    what.first_device = "0";
+    accel_kit::copy_to_caller(what, out);
+    return ACCEL_OK;
+}
+
 accel_status device_get_info(accel_device* d, accel_device_info* out) {
     accel_device_info info{};
     info.cores = d->cores;

@@ -188,6 +188,16 @@ void device_release(accel_device* d) {
     delete d;
 }
 
+accel_status device_describe(const char*, accel_device_description* out) {
+    accel_device_description what{};
+    what.int8_rules = ACCEL_INT8_RULES_DPU;
+    what.model_format = "xmodel";  // the DPU subgraph of a Vitis AI .xmodel; no image input types
+    what.file_suffixes = ".xmodel";
+    what.first_device = "0";
+    accel_kit::copy_to_caller(what, out);
+    return ACCEL_OK;
+}
+
 accel_status device_get_info(accel_device* d, accel_device_info* out) {
     accel_device_info info{};
     info.cores = d->runners;

@@ -42,7 +42,7 @@ extern "C" {
 /* The ABI version this header describes. A major change breaks compatibility; a minor change only
  * appends (new functions, new enum values, new trailing struct fields). */
 #define ACCEL_ABI_VERSION_MAJOR 1
-#define ACCEL_ABI_VERSION_MINOR 2
+#define ACCEL_ABI_VERSION_MINOR 3
 #define ACCEL_ABI_VERSION ((uint32_t)((ACCEL_ABI_VERSION_MAJOR << 16) | ACCEL_ABI_VERSION_MINOR))
 
 /* The ABI version of the loaded library, encoded as (major << 16) | minor. A program compiled against
@@ -484,6 +484,69 @@ ACCEL_API accel_status accel_model_get_node_info(accel_model* model, size_t inde
  * callback). Callable while the handle is valid; thread safe. */
 ACCEL_API accel_status accel_job_get_node_times(accel_job* job, accel_node_time* times, size_t capacity,
                                                 size_t* out_count);
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Device URIs and what a device loads (ABI 1.3)                                                    */
+/* ------------------------------------------------------------------------------------------------ */
+
+/* One item of a device URI as byte offsets into the URI string: nothing is copied or allocated, the
+ * caller reads `key_length` bytes at uri + key_offset. */
+typedef struct accel_uri_item {
+    uint64_t key_offset;
+    uint64_t key_length;
+    uint64_t value_offset;    /* the bytes after the item's first '='; 0 and 0 without one */
+    uint64_t value_length;
+    int32_t has_value;        /* 1 if the item has an '=' (even with nothing after it) */
+    int32_t reserved;         /* 0 */
+} accel_uri_item;
+
+/* Splits a device URI "<scheme>[:<options>]" as accel_device_open does (the one parser of URIs): item 0
+ * is the scheme (a key, no value); the others are the comma-separated items of the options in order,
+ * each split at its first '=' ("cores=2": key "cores", value "2"; "0": key "0" and no value). Empty
+ * items are kept ("a,,b" gives three); "emu:" has no options. Options are not checked here: the driver
+ * checks them when it opens the device. *out_count is set to the item count; the first
+ * min(capacity, count) entries of `items` (caller owned; may be NULL when capacity is 0) are written,
+ * so capacity 0 asks for the count alone. ACCEL_ERR_INVALID_ARGUMENT for a NULL `uri` or `out_count`
+ * and for a URI with no scheme ("", ":x"), naming the URI. Thread safe. */
+ACCEL_API accel_status accel_uri_parse(const char* uri, accel_uri_item* items, size_t capacity, size_t* out_count);
+
+/* The integer arithmetic a device computes quantized (int8) models with. */
+typedef int32_t accel_int8_rules;
+enum accel_int8_rules_code {
+    ACCEL_INT8_RULES_UNKNOWN = 0, /* the driver does not say */
+    ACCEL_INT8_RULES_ORT = 1,     /* ONNX Runtime's QLinear kernels */
+    ACCEL_INT8_RULES_DPU = 2,     /* the Vitis AI DPU's (power-of-two scales, round half up) */
+    ACCEL_INT8_RULES_BPU = 3      /* Horizon's BPU (per-channel shifts) */
+};
+
+enum accel_device_flags {
+    ACCEL_DEVICE_NODE_TIMES = 1, /* times each node of a job (ACCEL_SUBMIT_PROFILE_NODES); set by libaccel
+                                    from the driver's table */
+    ACCEL_DEVICE_HOST_CPUS = 2,  /* computes on the host's CPUs, as many as its URI's options size it for (the
+                                    emulator's cores= and threads=); without it the device is hardware of its
+                                    own, one per board */
+    ACCEL_DEVICE_INT8_OPTION = 4 /* the URI option int8=ort|dpu|bpu chooses its int8 rules */
+};
+
+/* What a device loads and how it computes. Strings are static (valid for the life of the process). */
+typedef struct accel_device_description {
+    uint32_t struct_size;        /* set by the caller: sizeof(accel_device_description) */
+    uint32_t flags;              /* accel_device_flags */
+    accel_int8_rules int8_rules; /* for the URI as given (the emulator's int8= option, else its default) */
+    uint32_t image_formats;      /* bit (1u << f) for each accel_image_format f its models' inputs may have */
+    const char* model_format;    /* the format accel_model_load_* take: "accm" (the output of accel's
+                                    compiler: the emulator, which so takes ONNX through it), "hbm" (Horizon's
+                                    packed .bin/.hbm), "xmodel"; "" if the driver does not say */
+    const char* file_suffixes;   /* the model files' suffixes, lower case, ','-separated: ".bin,.hbm" */
+    const char* first_device;    /* the options of the driver's first device: "" (the emulator), "0" */
+} accel_device_description;
+
+/* Fills *out (up to out->struct_size bytes) with what a device opened with `uri` would load and how it
+ * computes, without opening one (so it answers on a host without the board). The scheme is found as by
+ * accel_device_open (ACCEL_ERR_NOT_FOUND, ACCEL_ERR_ABI_MISMATCH as there); a driver may check the
+ * options it reads (the emulator's int8=: ACCEL_ERR_INVALID_ARGUMENT). A driver built for ABI 1.2 or
+ * older is described by what libaccel knows of it: its flags, and "" for its formats. Thread safe. */
+ACCEL_API accel_status accel_device_describe(const char* uri, accel_device_description* out);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -91,6 +91,12 @@ typedef struct accel_driver_table {
     accel_status (*model_get_node_count)(accel_model* model, size_t* out_count);
     accel_status (*model_get_node_info)(accel_model* model, size_t index, accel_node_info* out_info);
     accel_status (*job_get_node_times)(accel_job* job, accel_node_time* times, size_t capacity, size_t* out_count);
+
+    /* ABI 1.3, optional: what a device opened with `options` (as device_open takes them) would load and how
+     * it computes; `out` is zeroed, its struct_size says how much of it the driver may write. The driver leaves
+     * ACCEL_DEVICE_NODE_TIMES to the loader, which sets it from the three members above. NULL: the
+     * loader answers with the flags alone. */
+    accel_status (*device_describe)(const char* options, accel_device_description* out);
 } accel_driver_table;
 
 /* The table grows only by appending members (a minor version). A loader accepts any table of its

@@ -23,16 +23,23 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def default_uri(scheme: str) -> str:
-    """The URI of a backend's first device: the emulator takes no index, boards count from 0."""
-    return scheme if scheme == "emu" else f"{scheme}:0"
+    """The URI of a backend's first device, as its driver names it (the emulator takes no index, boards count
+    from 0); the bare scheme where the driver cannot say."""
+    from ..capabilities import describe_or_unknown
+
+    return describe_or_unknown(scheme).first_uri(scheme)
 
 
 def device_facts(uri: str) -> Dict[str, Any]:
-    """``{"uri", "info": DeviceInfo fields}``; raises accel's error if the device cannot be opened."""
+    """``{"uri", "info": DeviceInfo fields, "capabilities": DeviceCapabilities fields}`` (sets as sorted lists);
+    raises accel's error if the device cannot be opened."""
     import accel
 
     with accel.open(uri) as dev:
-        return {"uri": uri, "info": dataclasses.asdict(dev.info)}
+        caps = dataclasses.asdict(dev.capabilities)
+        caps["file_suffixes"] = list(caps["file_suffixes"])
+        caps["image_formats"] = sorted(caps["image_formats"])
+        return {"uri": uri, "info": dataclasses.asdict(dev.info), "capabilities": caps}
 
 
 def gather(device: Optional[str]) -> Dict[str, Any]:
@@ -71,6 +78,13 @@ def print_text(facts: Dict[str, Any]) -> None:
             continue
         for key, value in d["info"].items():
             print(f"  {key}: {value}")
+        c = d["capabilities"]
+        print(f"  loads: {c['model_format'] or '(not said)'} ({', '.join(c['file_suffixes']) or 'any suffix'})")
+        chosen = ", chosen by the URI's int8=" if c["int8_option"] else ""
+        print(f"  int8 rules: {c['int8_rules'] or '(not said)'}{chosen}")
+        print(f"  node times: {'yes' if c['node_times'] else 'no'}; runs on this host's CPUs: "
+              f"{'yes' if c['host_cpus'] else 'no'}")
+        print(f"  image inputs: {', '.join(c['image_formats']) or 'none'}")
 
 
 @reports_failures("info")

@@ -11,8 +11,10 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
+from ..capabilities import describe_or_unknown
 from ..compile_cache import INT8_RULES
 from ..device import Device
+from ..device_uri import parse_uri
 from ..model import Model
 from ..run_record import RunRecord
 from ..tensor_info import Quantization, TensorInfo
@@ -47,12 +49,10 @@ def uri_with_int8(uri: str, rules: Optional[str]) -> str:
         return uri
     if rules not in INT8_RULES:
         raise ValueError(f"int8 must be one of {', '.join(INT8_RULES)}, not {rules!r}")
-    scheme, _, options = uri.partition(":")
-    if scheme.strip() != "emu":
+    if not describe_or_unknown(parse_uri(uri).scheme).int8_option:
         raise ValueError(f"int8={rules!r} runs ONNX models on the emulator with those rules; device {uri!r} "
                          f"is not the emulator")
-    kept = [o for o in options.split(",") if o.strip() and o.partition("=")[0].strip() != "int8"]
-    return "emu:" + ",".join([*kept, f"int8={rules}"])
+    return str(parse_uri(uri).without("int8").with_option("int8", rules))
 
 
 class Devices(contextlib.AbstractContextManager):  # type: ignore[type-arg]

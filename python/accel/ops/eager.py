@@ -12,6 +12,7 @@ import numpy as np
 
 from .._frontend import core
 from ..errors import ClosedError, InvalidArgumentError, UnsupportedError
+from ..onnx_front_end import ONNX
 from . import execute
 from .args import FLOAT32, as_float, dtype_error, sized, type_name
 from .cache import ModelCache
@@ -220,7 +221,7 @@ class Ops:
         d = self._device
         if d.closed:
             raise ClosedError(f"{what}: device {d.uri!r} is closed")
-        if d.info.backend != "emu":
+        if d.capabilities.model_format != ONNX.produces:
             raise UnsupportedError(
                 f"{what}: device ops and fusion scopes compile models on the fly, which backend "
                 f"{d.info.backend!r} cannot; run them on the emulator ('emu'), or build the graph as ONNX and "

@@ -9,6 +9,8 @@ import sys
 from typing import Any, Dict, Mapping, Optional, Sequence, Tuple, Union
 
 from .._lazy_import import import_optional
+from ..capabilities import describe_or_unknown
+from ..device_uri import parse_uri
 
 from .predictor import ModelSource, Predictor
 from .rows import Columns
@@ -64,13 +66,13 @@ def map_predictor(ds: Any, predictor: type, kwargs: Mapping[str, Any], *, device
     if not isinstance(device, str):
         raise TypeError(f"device must be a URI str such as 'emu' or 'bpu:0', not {type(device).__name__}")
     ray = import_ray()
-    scheme = device.partition(":")[0]
+    on_host = describe_or_unknown(device).host_cpus
     cpus = 1.0 if num_cpus is None else float(num_cpus)
-    if resources is None and scheme != "emu":
-        resources = {scheme: 1}
+    if resources is None and not on_host:
+        resources = {parse_uri(device).scheme: 1}  # a board: one unit of the resource its scheme names
     if concurrency is None:
         most = actors_that_fit(ray, cpus, resources)
-        concurrency = (1, most) if scheme == "emu" and most > 1 else most
+        concurrency = (1, most) if on_host and most > 1 else most
     compute = (ray.data.ActorPoolStrategy(min_size=concurrency[0], max_size=concurrency[1])
                if isinstance(concurrency, tuple) else ray.data.ActorPoolStrategy(size=concurrency))
     if resources:

@@ -10,6 +10,8 @@ import os
 import re
 from typing import Any, Dict, Mapping, Optional, Sequence, Union
 
+from ..capabilities import describe_or_unknown
+from ..device_uri import parse_uri
 from .rows import Columns, RowPlan, Split
 
 __all__ = ["Predictor", "device_uri", "assigned_cpus"]
@@ -44,21 +46,19 @@ def device_uri(device: str, int8: Optional[str] = None, cpus: Optional[float] = 
     more. ValueError for ``int8`` on a device other than the emulator (a board computes with its own rules)."""
     if not isinstance(device, str):
         raise TypeError(f"device must be a URI str such as 'emu' or 'bpu:0', not {type(device).__name__}")
-    scheme, _, options = device.partition(":")
-    keys = {o.partition("=")[0].strip() for o in options.split(",") if o.strip()}
-    added = []
+    uri = parse_uri(device)
+    caps = describe_or_unknown(device)
+    added = uri
     if int8 is not None:
-        if scheme != "emu":
+        if not caps.int8_option:
             raise ValueError(f"int8={int8!r} chooses the emulator's integer rules; device {device!r} computes with its "
                              f"own")
-        if "int8" in keys:
+        if "int8" in uri.keys:
             raise ValueError(f"int8={int8!r} given twice: as a keyword and in device {device!r}")
-        added.append(f"int8={int8}")
-    if scheme == "emu" and cpus is not None and not keys & {"cores", "threads"}:
-        added.append(f"cores={max(1, int(cpus))},threads=1")
-    if not added:
-        return device
-    return f"{scheme}:{','.join(([options] if options else []) + added)}"
+        added = added.with_option("int8", int8)
+    if caps.host_cpus and cpus is not None and not uri.keys & {"cores", "threads"}:
+        added = added.with_option("cores", str(max(1, int(cpus)))).with_option("threads", "1")
+    return device if added == uri else str(added)
 
 
 _RUN_BATCH_ITEM = re.compile(r"^run_batch: item (\d+): ")

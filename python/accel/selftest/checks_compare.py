@@ -11,23 +11,14 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 
 import accel
+from accel.capabilities import describe_or_unknown
 
 from .framework import CheckFailed, Context, Findings
 
-#: The emulator's int8 rules of each device backend (what ``--int8`` defaults to).
-RULES_OF_BACKEND = {"bpu": "bpu", "vart": "dpu"}
-
-
 def default_rules(uri: str) -> str:
-    """The rules of the device at ``uri``: its backend's, or an emulator URI's own ``int8=`` option."""
-    scheme, _, options = uri.partition(":")
-    if scheme == "emu":
-        for item in options.split(","):
-            key, _, value = item.partition("=")
-            if key.strip() == "int8" and value:
-                return value.strip()
-        return "ort"
-    return RULES_OF_BACKEND.get(scheme, "ort")
+    """The rules of the device at ``uri``, as its driver says (an emulator URI's own ``int8=`` option, a board's
+    own rules); "ort" where the driver does not say."""
+    return describe_or_unknown(uri).int8_rules or "ort"
 
 
 def _device_to_emulator(x: np.ndarray, info: accel.TensorInfo, target: accel.TensorInfo) -> np.ndarray:

@@ -8,8 +8,12 @@ import sys
 from pathlib import Path
 from typing import Any, Optional
 
+from ..capabilities import describe_or_unknown
 from ..commands.common import number_arg
 from ..compile_cache import INT8_RULES
+from ..device_uri import parse_uri
+from ..errors import InvalidArgumentError
+from ..onnx_front_end import ONNX
 from .framework import FULL, QUICK
 from .runner import run_selftest
 
@@ -44,13 +48,16 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
 
 def usage_problem(args: argparse.Namespace) -> Optional[str]:
     """What is wrong with the arguments before anything runs, or None."""
-    scheme = args.device.split(":", 1)[0]
-    if not scheme:
-        return f"--device {args.device!r} has no scheme: use emu, bpu:0, vart:0, ..."
-    if args.model is None and scheme != "emu":
+    try:
+        scheme = parse_uri(args.device).scheme
+    except InvalidArgumentError as e:
+        return f"--device {args.device!r} is not a device URI ({e.message}): use emu, bpu:0, vart:0, ..."
+    # What the driver's devices load, whatever the options (a bad one is the open_device check's to report).
+    compiles_onnx = describe_or_unknown(scheme).model_format == ONNX.produces
+    if args.model is None and not compiles_onnx:
         return (f"--model is required for --device {args.device!r}: the bundled ONNX model compiles only "
                 f"for the emulator; pass a model compiled for the board (.hbm/.bin on BPU, .xmodel on VART)")
-    if args.model is not None and scheme != "emu" and args.model.lower().endswith(".onnx"):
+    if args.model is not None and not compiles_onnx and args.model.lower().endswith(".onnx"):
         return (f"--model {args.model!r} is ONNX, which compiles only for the emulator; pass a model "
                 f"compiled for {scheme!r} with the vendor's toolchain")
     if args.model is not None and not Path(args.model).is_file():

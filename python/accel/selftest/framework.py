@@ -10,6 +10,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 import numpy as np
 
 import accel
+from accel.device_uri import parse_uri
 
 PASS, FAIL, ERROR, SKIP = "PASS", "FAIL", "ERROR", "SKIP"
 PACKAGE_DIR = Path(accel.__file__).resolve().parent
@@ -87,6 +88,14 @@ class Findings:
         return condition
 
 
+def _scheme(uri: str) -> str:
+    """The URI's scheme, or "" for a URI without one (the environment check then finds no driver for it)."""
+    try:
+        return parse_uri(uri).scheme
+    except accel.InvalidArgumentError:
+        return ""
+
+
 class Context:
     """What the checks share: the arguments, and what earlier checks made (device, model, inputs and the
     reference outputs of the first sync run)."""
@@ -94,7 +103,7 @@ class Context:
     def __init__(self, uri: str, model_path: Optional[Path], settings: Settings,
                  compare_model: Optional[Path] = None, compare_rules: Optional[str] = None) -> None:
         self.uri = uri
-        self.scheme = uri.split(":", 1)[0]
+        self.scheme = _scheme(uri)
         self.model_path = model_path
         self.settings = settings
         self.device: Optional[accel.Device] = None

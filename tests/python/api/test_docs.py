@@ -32,7 +32,7 @@ DRIVER_GUIDE = DOCS / "writing-a-driver.md"
 
 # The classes whose public methods and properties python-api.md must name as `Class.member`.
 CLASSES = ["Device", "Model", "DeviceTensor", "TensorInfo", "Future", "DeviceInfo", "Quantization", "ImageInfo",
-           "Profile", "JobRecord", "AccelError", "PendingTensor"]
+           "Profile", "JobRecord", "AccelError", "PendingTensor", "DeviceCapabilities"]
 # Special methods that are part of a class's public surface when it has them.
 PUBLIC_DUNDERS = {"__dlpack__", "__dlpack_device__"}
 
@@ -321,6 +321,9 @@ DRIVER_CHECK = textwrap.dedent("""
     assert accel.backends() == ["null"], accel.backends()
     with accel.open("null") as dev:
         assert (dev.info.backend, dev.info.alignment) == ("null", 64)
+        # A driver without the ABI 1.3 query is described by what libaccel knows of it: no format, no timings.
+        caps = dev.capabilities
+        assert (caps.model_format, caps.file_suffixes, caps.int8_rules, caps.node_times) == ("", (), None, False)
         a = np.arange(24, dtype=np.int32).reshape(4, 6)[::-1, ::2]
         t = dev.tensor(a)
         assert np.array_equal(np.asarray(t), a)

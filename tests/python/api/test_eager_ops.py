@@ -329,9 +329,10 @@ def test_closed_device(dev):
 
 
 def test_a_backend_that_cannot_compile_refuses_ops_and_scopes(dev, monkeypatch):
-    # The vendor drivers cannot compile ONNX; the ops ask the device's backend, so a device that says it
-    # is a BPU stands in for one (the stand-in SDKs' devices are tested in the vendor CI job).
+    # The vendor drivers cannot compile ONNX; the ops ask what the device loads, so a device that says it
+    # is a BPU loading .hbm stands in for one (the stand-in SDKs' devices are tested in the vendor CI job).
     monkeypatch.setattr(dev, "_info", dataclasses.replace(dev.info, backend="bpu"))
+    monkeypatch.setattr(dev, "_capabilities", dataclasses.replace(dev.capabilities, model_format="hbm"))
     before = dev.stats()["jobs_submitted"]
     with pytest.raises(accel.UnsupportedError, match=r"conv2d: device ops and fusion scopes compile models on the fly, "
                                                      r"which backend 'bpu' cannot"):

@@ -109,12 +109,18 @@ def test_info_json_of_one_device(capsys):
                                       max_inflight=dev.info.max_inflight, debug=False, alignment=dev.info.alignment,
                                       pool_bytes=dev.info.pool_bytes)
     assert device["info"]["threads"] == max(1, len(os.sched_getaffinity(0)) // 2)
+    assert device["capabilities"] == dict(model_format="accm", file_suffixes=[".accm"], int8_rules="ort",
+                                          int8_option=True, node_times=True, host_cpus=True,
+                                          image_formats=["bgr", "nv12", "nv12_uv", "nv12_y", "rgb", "y", "yuv444"],
+                                          first_device="")
 
 
 def test_info_text_says_the_threads(capsys):
     code, out, err = run_main(capsys, "info", "--device", "emu:cores=2,threads=3")
     assert code == 0, err
     assert re.search(r"^  cores: 2\n  threads: 3\n", out, re.M), out
+    assert re.search(r"^  loads: accm \(\.accm\)\n  int8 rules: ort, chosen by the URI's int8=\n  node times: yes; "
+                     r"runs on this host's CPUs: yes\n", out, re.M), out
 
 
 def test_info_of_a_bad_device_fails(capsys):

@@ -1,0 +1,49 @@
+"""What a model front end is: a format that reaches a device by being turned into the one its driver loads (ONNX
+through accel's compiler into ``.accm``). The registry Device.load chooses from is ``accel.front_ends``."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Optional, Sequence, Tuple
+
+from . import compile_cache
+
+__all__ = ["FrontEnd", "LoadRequest", "LoadNative"]
+
+#: The device's own load of bytes in its format: returns the core's model.
+LoadNative = Callable[[Any], Any]
+
+
+@dataclass(frozen=True)
+class LoadRequest:
+    """One Device.load call as a front end sees it: the file's bytes and the options, already normalized."""
+
+    data: Any                        # bytes, or any buffer of the file's bytes
+    what: str                        # how messages name it: "'model.onnx'" or "the model bytes"
+    source: Optional[str]            # the path, or None for bytes
+    input_shapes: Optional[Mapping[str, Sequence[int]]]  # as given: the front end normalizes it
+    extra_outputs: compile_cache.ExtraOutputs
+    image_inputs: compile_cache.ImageInputs
+    int8_rules: Optional[str]        # the device's (DeviceCapabilities.int8_rules)
+
+
+@dataclass(frozen=True)
+class FrontEnd:
+    """A model format a device takes through a conversion.
+
+    Attributes:
+        name: the format as messages name it (``"ONNX"``).
+        suffixes: its files' suffixes, lower case (``(".onnx",)``).
+        produces: the ``DeviceCapabilities.model_format`` it turns models into: the devices it serves.
+        claims: ``claims(head, suffix)``: whether a file whose first bytes are ``head`` (up to 16) and whose
+            lower-case suffix is ``suffix`` (``""`` for bytes) is of this format.
+        load: ``load(request, load_native) -> (core model, extra output count)``: converts the file and loads
+            the result through ``load_native``.
+        options: whether it takes ``input_shapes``, ``extra_outputs`` and ``image_inputs``.
+    """
+
+    name: str
+    suffixes: Tuple[str, ...]
+    produces: str
+    claims: Callable[[bytes, str], bool]
+    load: Callable[[LoadRequest, LoadNative], Tuple[Any, int]]
+    options: bool = True

@@ -1,0 +1,42 @@
+"""The registry of model front ends Device.load chooses from, by what the device loads
+(``DeviceCapabilities.model_format``) and by the file's format. A new format is one :func:`register` call, at
+the end of this module."""
+from __future__ import annotations
+
+from typing import List, Optional, Tuple
+
+from .front_end import FrontEnd
+from .onnx_front_end import ONNX
+
+__all__ = ["register", "registered", "choose", "foreign"]
+
+_FRONT_ENDS: List[FrontEnd] = []
+
+
+def register(front_end: FrontEnd) -> None:
+    """Adds ``front_end``; one registered earlier with the same name is replaced (a newer one of a format)."""
+    if not isinstance(front_end, FrontEnd):
+        raise TypeError(f"register() takes an accel.front_end.FrontEnd, not {type(front_end).__name__}")
+    _FRONT_ENDS[:] = [f for f in _FRONT_ENDS if f.name != front_end.name] + [front_end]
+
+
+def registered() -> Tuple[FrontEnd, ...]:
+    """The front ends, in the order they were registered (the first that claims a file takes it)."""
+    return tuple(_FRONT_ENDS)
+
+
+def choose(model_format: str, head: bytes, suffix: str) -> Optional[FrontEnd]:
+    """The front end that turns a file (its first bytes, its lower-case suffix or ``""``) into ``model_format``,
+    the format the device loads; None when none claims it (the device loads the file as it is)."""
+    for f in _FRONT_ENDS:
+        if f.produces == model_format and f.claims(head, suffix):
+            return f
+    return None
+
+
+def foreign(suffix: str) -> Optional[FrontEnd]:
+    """A front end whose files have ``suffix`` (to say why a device that cannot take them refuses one)."""
+    return next((f for f in _FRONT_ENDS if suffix and suffix in f.suffixes), None)
+
+
+register(ONNX)

@@ -1,0 +1,58 @@
+"""The ONNX front end: an ONNX model compiled by ``accel.compiler`` (cached: ``accel.compile_cache``) into the
+``.accm`` format, for the devices that load it."""
+from __future__ import annotations
+
+from typing import Any, Tuple
+
+from . import compile_cache
+from ._lazy_import import import_or_undo
+from .errors import ModelFormatError
+from .front_end import FrontEnd, LoadNative, LoadRequest
+
+__all__ = ["ONNX", "ACCM_MAGIC"]
+
+#: The first bytes of an .accm file (emulator/FORMAT.md).
+ACCM_MAGIC = b"ACCM"
+
+
+def _claims(head: bytes, suffix: str) -> bool:
+    # An .accm file is never ONNX, whatever its name; another file is ONNX when named so or when it starts as a
+    # ModelProto does (field 1, ir_version, a varint: the byte 0x08).
+    return head[:4] != ACCM_MAGIC and (suffix == ".onnx" or head[:1] == b"\x08")
+
+
+def _load(request: LoadRequest, load_native: LoadNative) -> Tuple[Any, int]:
+    data = request.data
+    onnx_bytes = data if isinstance(data, bytes) else bytes(memoryview(data).cast("B"))
+    shapes = compile_cache.normalize_input_shapes(request.input_shapes)
+    int8 = request.int8_rules or "ort"
+    args = (onnx_bytes, shapes, request.what, request.source, int8, request.extra_outputs, request.image_inputs)
+    accm, key, cached = compile_cache.compile_onnx(*args)
+    try:
+        core_model = load_native(accm)
+    except ModelFormatError:
+        if not cached:
+            raise
+        # A damaged cache entry: compile again.
+        compile_cache.invalidate(key)
+        accm, key, cached = compile_cache.compile_onnx(*args)
+        core_model = load_native(accm)
+    return core_model, _extra_count(request.extra_outputs, onnx_bytes, core_model)
+
+
+def _extra_count(extra: compile_cache.ExtraOutputs, onnx_bytes: bytes, core_model: Any) -> int:
+    """How many outputs the compiler added for ``extra`` (normalized): as many as named, or for "all" those past
+    the ONNX graph's own outputs."""
+    if extra is None:
+        return 0
+    if extra != "all":
+        return len(extra)
+    with import_or_undo():
+        import onnx
+
+    own = len(onnx.ModelProto.FromString(onnx_bytes).graph.output)
+    return len(core_model.outputs()) - own
+
+
+#: ONNX, compiled into .accm.
+ONNX = FrontEnd(name="ONNX", suffixes=(".onnx",), produces="accm", claims=_claims, load=_load)
