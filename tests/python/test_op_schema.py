@@ -276,3 +276,50 @@ def test_every_op_has_a_contract_and_a_definition():
     binary = [op.cname for op in SCHEMA.OPS if op.binary]
     assert binary == ["Add", "Sub", "Mul", "Div", "Pow", "Min", "Max"]
     assert f"enum class BinOp {{ {', '.join(binary)} }};" in op_codegen.OP_CODES_H.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("node, message", [
+    (("add", ["a"], ["y"]), r"has inputs \['a'\]: the op takes 2, the first 2 present"),
+    (("conv", [None, "w"], ["y"]), r"the op takes 2 to 3, the first 2 present"),
+    (("concat", [], ["y"]), r"the op takes 1 or more"),
+    (("topk", ["x"], ["v"]), r"has 1 outputs: the op gives 2"),
+    (("rnn", ["x", "w", "r"], ["y", "h", "c", "d"]), r"has 4 outputs: the op gives 1 to 3"),
+    (("copy", ["x"], ["y"], "", 1), r"activation 1 \(the op's activation rule: none\)"),
+    (("activation", ["x"], ["y"]), r"activation 0 \(the op's activation rule: function\)"),
+    (("nope", ["x"], ["y"]), r"op nope is not a runtime op"),
+])
+def test_the_compiler_refuses_a_node_its_ops_contract_does_not_take(node, message):
+    from accel.compiler.emit import check_contract
+    from accel.compiler.errors import CompileError
+    from accel.compiler.ir import Node
+
+    with pytest.raises(CompileError, match=message):
+        check_contract(Node(*node))
+
+
+def test_the_compiler_takes_what_the_contract_allows():
+    from accel.compiler.emit import check_contract
+    from accel.compiler.ir import Node
+
+    for node in (Node("concat", ["a", "b", "c"], ["y"]), Node("gemm", ["a", "b", None], ["y"]),
+                 Node("rnn", ["x", "w", "r"], ["h"]), Node("qconv", ["x", "w"], ["y"], act=1),
+                 Node("activation", ["x"], ["y"], act=1), Node("logic", ["a"], ["y"])):
+        check_contract(node)
+
+
+def test_an_activation_fuses_into_the_ops_whose_rule_is_fused():
+    from accel.compiler import fusion
+
+    assert fusion.FUSABLE == {op.name for op in SCHEMA.OPS if op.act == "fused"} == op_params.FUSED_ACTIVATION_OPS
+    assert {"conv", "matmul", "add", "reduce", "groupnorm"} <= fusion.FUSABLE and "copy" not in fusion.FUSABLE
+
+
+def test_every_op_definition_carries_its_schema_name():
+    # The OpDef each ops/*.cc file defines (k<Name>Def) names its op as the schema does (messages use it).
+    found = {}
+    for path in (ROOT / "emulator" / "src" / "ops").glob("*.cc"):
+        text = path.read_text(encoding="utf-8")
+        k_op = re.search(r'constexpr const char\* kOp = "(\w+)";', text)
+        for cname, name in re.findall(r'const OpDef k(\w+)Def = \{\s*("\w+"|kOp)', text):
+            found[cname] = k_op.group(1) if name == "kOp" and k_op else name.strip('"')
+    assert found == {op.cname: op.name for op in SCHEMA.OPS}
