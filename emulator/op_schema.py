@@ -64,6 +64,7 @@ class Op:
     class_name: str = ""     # the parameter class: name.title() unless given
     act: str = "none"        # the node's activation field: one of ACT_RULES
     binary: bool = False     # computed by the broadcast kernel's BinOp (a float function of two operands)
+    int_minor: int = 0       # the format minor from which it also computes on integers (0: not)
 
     @property
     def cname(self) -> str:
@@ -206,13 +207,13 @@ OPS = (
        class_name="MatMul", act="fused"),
     Op(4, "add", 0, "A, B -> Y",
        "numpy broadcasting: Y's shape is the broadcast of A's and B's. Integers wrap (two's complement).",
-       dtypes=_ARITH_DTYPES, act="fused", binary=True),
-    Op(5, "sub", 0, "A, B -> Y", "as add", dtypes=_ARITH_DTYPES, act="fused", binary=True),
-    Op(6, "mul", 0, "A, B -> Y", "as add", dtypes=_ARITH_DTYPES, act="fused", binary=True),
+       dtypes=_ARITH_DTYPES, act="fused", binary=True, int_minor=3),
+    Op(5, "sub", 0, "A, B -> Y", "as add", dtypes=_ARITH_DTYPES, act="fused", binary=True, int_minor=3),
+    Op(6, "mul", 0, "A, B -> Y", "as add", dtypes=_ARITH_DTYPES, act="fused", binary=True, int_minor=3),
     Op(7, "div", 0, "A, B -> Y",
        "as add. Integers: the quotient truncated toward zero (as C and onnxruntime); a zero divisor gives 0, "
        "and the most negative value divided by -1 wraps to itself", dtypes=_ARITH_DTYPES, act="fused",
-       binary=True),
+       binary=True, int_minor=3),
     Op(8, "activation", 0, "X -> Y",
        "Y has X's shape; the node's activation field is the function (must not be 0)", act="function"),
     Op(9, "maxpool", 0, "X[N,C,H,W] -> Y[N,C,OH,OW]",
@@ -282,9 +283,9 @@ OPS = (
        (Param("axis", 0, "0 .. ndim-1"),), any_dtype=True),
     Op(21, "pow", 1, "A, B -> Y", "as add: A ^ B elementwise, as C's powf", act="fused", binary=True),
     Op(22, "min", 1, "A, B -> Y", "as add: the smaller of A and B (NaN if either is)", dtypes=_ARITH_DTYPES,
-       act="fused", binary=True),
+       act="fused", binary=True, int_minor=3),
     Op(23, "max", 1, "A, B -> Y", "as add: the larger of A and B (NaN if either is)", dtypes=_ARITH_DTYPES,
-       act="fused", binary=True),
+       act="fused", binary=True, int_minor=3),
     Op(24, "layernorm", 1, "X, S, B optional -> Y",
        "Y = (X - mean) / sqrt(var + epsilon) * S + B, mean and (biased) var over the dims from axis on; S "
        "and B are shaped X.dims[axis:]. The node's activation applies to Y.",
@@ -526,5 +527,7 @@ def check(ops=OPS, activations=ACTIVATIONS, enums=ENUMS) -> None:
             ar = op.arity
         except ValueError as e:
             raise ValueError(f"op {op.name}: {e}") from None
+        if op.int_minor and not op.dtypes:
+            raise ValueError(f"op {op.name}: computing on integers (int_minor) needs its dtypes stated")
         if op.binary and (ar.max_in, ar.max_out) != (2, 1):
             raise ValueError(f"op {op.name}: a binary op takes two inputs and gives one output")

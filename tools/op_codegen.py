@@ -291,7 +291,8 @@ def op_params_py(s) -> str:
            "One frozen class per op with parameters; ints() and floats() lay them out in the node record's",
            "slots, from_record() reads them back. PARAMS maps an op name to its class.",
            '"""', "from __future__ import annotations", "", "from dataclasses import dataclass",
-           "from typing import ClassVar, Dict, Optional, Sequence, Tuple, Type", "", "from .param_record import Params", "",
+           "from typing import ClassVar, Dict, Optional, Sequence, Tuple, Type", "",
+           "from .param_record import Params", "",
            "# Op codes and the format minor version that added each.",
            *_wrapped("OPS: Dict[str, int] = {", (f'"{o.name}": {o.code}' for o in s.OPS), "}"),
            "OP_NAMES: Dict[int, str] = {v: k for k, v in OPS.items()}",
@@ -300,6 +301,9 @@ def op_params_py(s) -> str:
            *_wrapped("ANY_DTYPE_OPS = frozenset({", (f'"{o.name}"' for o in s.OPS if o.any_dtype), "})"),
            *_wrapped("FLOAT32_ONLY_OPS = frozenset({",
                      (f'"{o.name}"' for o in s.OPS if not o.any_dtype and not o.dtypes), "})"),
+           "# The ops that also compute on integers, and the format minor from which they do.",
+           *_wrapped("INT_ARITH_MINOR: Dict[str, int] = {",
+                     (f'"{o.name}": {o.int_minor}' for o in s.OPS if o.int_minor), "}"),
            "# Each op's node: (inputs at least, at most (None: any number), required inputs, outputs at least, at",
            "# most), and what its activation field may hold (none, fused, function, device): the contract the",
            "# kernels' check_common checks at load (ops/op_contract.h).",
@@ -376,6 +380,12 @@ def _op_table(s) -> list:
         elif op.dtypes:
             text += f" Dtypes: {op.dtypes}."
         out.append(f"| {op.code} | {op.name} | {_cell(op.signature)} | {_cell(text)} |")
+    by_rule = {rule: ", ".join(op.name for op in s.OPS if op.act == rule) for rule in s.ACT_RULES}
+    out += ["", "A node's `activation` field (the op's contract, checked at load): any code on "
+            f"{by_rule['fused']} (applied to the output; qactivation's is its function, 0 a requantization); the "
+            f"op's function, not 0, on {by_rule['function']}; what the header's `int8_rules` fuse (\"Quantized "
+            f"tensors\" above) on {by_rule['device']}; 0 on every other op. An optional input (\"optional\" "
+            "above) may be absent (edge 0xFFFFFFFF) or left off the end."]
     return out
 
 

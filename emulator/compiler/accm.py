@@ -18,7 +18,7 @@ import numpy as np
 # The codes, generated from emulator/op_schema.py; accm.OPS and accm.ACTIVATIONS stay their names here.
 from .op_params import ACTIVATION_NAMES as ACTIVATION_NAMES
 from .op_params import ACTIVATIONS as ACTIVATIONS
-from .op_params import ACTIVATION_MINOR, OP_MINOR, Int8Rules
+from .op_params import ACTIVATION_MINOR, INT_ARITH_MINOR, OP_MINOR, Int8Rules
 from .op_params import OP_NAMES as OP_NAMES
 from .op_params import OPS as OPS
 from .op_params import PARAMS
@@ -49,8 +49,8 @@ from .accm_layout import TENSOR_RECORD_SIZE as TENSOR_RECORD_SIZE
 from .accm_layout import VERSION_MAJOR as VERSION_MAJOR
 from .accm_layout import VERSION_MINOR as VERSION_MINOR
 
-# Ops that compute on integers from minor 3 on (float32 only before).
-INT_ARITH_OPS = frozenset({"add", "sub", "mul", "div", "min", "max"})
+# Ops that compute on integers from a later minor on (float32 only before): op_schema.py's int_minor.
+INT_ARITH_OPS = frozenset(INT_ARITH_MINOR)
 MAX_DIMS = dict(TENSOR_RECORD_FIELDS)["dims"]
 MAX_ELEMENTS = (1 << 31) - 1  # what the compiler writes: the kernels' GEMMs take 32-bit sizes
 INT_SLOTS = dict(NODE_RECORD_FIELDS)["ints"]
@@ -176,8 +176,8 @@ def _minor(tensors: list[Tensor], nodes: list[Node]) -> int:
     """The oldest format minor that holds every op and field used."""
     minor = max([OP_MINOR[OP_NAMES[n.op]] for n in nodes if n.op in OP_NAMES] + [FLOAT_MINOR]
                 + [ACTIVATION_MINOR[ACTIVATION_NAMES[n.activation]] for n in nodes if n.activation in ACTIVATION_NAMES])
-    if any(OP_NAMES.get(n.op) in INT_ARITH_OPS and tensors[n.outputs[0]].dtype != 1 for n in nodes):
-        minor = max(minor, 3)  # integer add .. max (1.3)
+    minor = max([minor] + [INT_ARITH_MINOR[OP_NAMES[n.op]] for n in nodes  # integer add .. max (1.3)
+                           if OP_NAMES.get(n.op) in INT_ARITH_OPS and tensors[n.outputs[0]].dtype != 1])
     if any(_minor3_gather(tensors, n) for n in nodes):
         minor = max(minor, 3)
     if any(t.image_format for t in tensors):

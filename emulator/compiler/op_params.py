@@ -39,6 +39,8 @@ FLOAT32_ONLY_OPS = frozenset({
     "conv", "gemm", "matmul", "activation", "avgpool", "globalavgpool", "softmax", "convtranspose", "resize",
     "reduce", "pow", "layernorm", "groupnorm",
 })
+# The ops that also compute on integers, and the format minor from which they do.
+INT_ARITH_MINOR: Dict[str, int] = {"add": 3, "sub": 3, "mul": 3, "div": 3, "min": 3, "max": 3}
 # Each op's node: (inputs at least, at most (None: any number), required inputs, outputs at least, at
 # most), and what its activation field may hold (none, fused, function, device): the contract the
 # kernels' check_common checks at load (ops/op_contract.h).

@@ -255,11 +255,22 @@ def test_schema_refuses_a_signature_it_cannot_read(signature, message):
         SCHEMA.check(ops=(dataclasses.replace(SCHEMA.OPS[0], signature=signature),))
 
 
-def test_schema_refuses_an_unknown_activation_rule_or_a_binary_op_of_three_inputs():
+def test_schema_refuses_an_unknown_activation_rule_a_binary_op_of_three_inputs_or_unstated_int_dtypes():
     with pytest.raises(ValueError, match="activation rule 'some'"):
         SCHEMA.check(ops=(dataclasses.replace(SCHEMA.OPS[0], act="some"),))
     with pytest.raises(ValueError, match="a binary op takes two inputs"):
         SCHEMA.check(ops=(dataclasses.replace(SCHEMA.OPS[0], binary=True),))  # conv: up to three inputs
+    with pytest.raises(ValueError, match="needs its dtypes stated"):
+        SCHEMA.check(ops=(dataclasses.replace(SCHEMA.OPS[0], int_minor=3),))  # conv: float32 only
+
+
+def test_the_writer_gives_a_file_the_minor_of_its_integer_arithmetic():
+    i32 = accm.dtype_code("int32")
+    tensors = [accm.Tensor(n, i32, k, (2,)) for n, k in (("a", accm.KIND_INPUT), ("b", accm.KIND_INPUT),
+                                                          ("y", accm.KIND_OUTPUT))]
+    node = accm.Node(accm.OPS["add"], [0, 1], [2])
+    assert op_params.INT_ARITH_MINOR["add"] == 3
+    assert accm.read(accm.write(tensors, [node], [0, 1], [2]))["header"]["version_minor"] == 3
 
 
 def test_every_op_has_a_contract_and_a_definition():
