@@ -334,3 +334,15 @@ def test_every_op_definition_carries_its_schema_name():
         for cname, name in re.findall(r'const OpDef k(\w+)Def = \{\s*("\w+"|kOp)', text):
             found[cname] = k_op.group(1) if name == "kOp" and k_op else name.strip('"')
     assert found == {op.cname: op.name for op in SCHEMA.OPS}
+
+
+def test_the_reader_and_the_writer_give_tensor_kinds_one_code_each():
+    # The tensor record's kind: graph.h's TensorKind (the reader), accm.KIND_* (the writer) and FORMAT.md.
+    graph_h = (ROOT / "emulator" / "src" / "graph.h").read_text(encoding="utf-8")
+    found = re.search(r"enum class TensorKind : uint32_t \{([^}]*)\}", graph_h)
+    assert found is not None
+    reader = {name.strip().upper(): int(code) for name, code in re.findall(r"(\w+) = (\d+)", found.group(1))}
+    writer = {name.removeprefix("KIND_"): value for name, value in vars(accm).items() if name.startswith("KIND_")}
+    assert reader == writer == {"ACTIVATION": 0, "INPUT": 1, "OUTPUT": 2, "CONSTANT": 3}
+    rule = {f.name: f.rule for f in op_codegen.load_accm_schema().TENSOR.fields}["kind"]
+    assert rule == "0 activation (an intermediate), 1 graph input, 2 graph output, 3 constant"
