@@ -2,11 +2,18 @@
 
 Everything that must agree between the compiler, the file format and the kernels is written here
 once; `python tools/op_table.py` generates from it
-- `emulator/src/op_codes.h`: the `Op` and `Act` enums and the parameter value enums (the kernels),
+- `emulator/src/op_codes.h`: the `Op`, `Act` and `BinOp` enums and the parameter value enums (the kernels),
 - `emulator/src/op_params.h`: one parameter struct per op, read from a node by name (the kernels),
+- `emulator/src/ops/op_contract.h`: each op's input and output counts (from its signature), dtype rule
+  (float32 only unless `any_dtype` or `dtypes`) and activation rule (`act`), which kern::check_common
+  checks at load,
+- `emulator/src/ops/op_defs.h` and `ops/registry.cc`: the OpDef each op's file defines, `k<Name>Def`,
+  and the code -> OpDef table,
 - `emulator/compiler/op_params.py`: the codes and one parameter class per op (the compiler),
 - the "Fused activations" and "Op codes" tables of `emulator/FORMAT.md`,
-and `python tools/op_table.py --check` (run by the tests) fails when one of them is stale.
+and `python tools/op_table.py --check` (run by the tests) fails when one of them is stale. The file's
+records, limits and version are emulator/accm_schema.py's; the newest version is derived from the
+`minor` of every op and activation here. docs/adding-an-op.md walks through adding an op.
 
 A parameter lives in a node record's `ints` (16 x i64) or `floats` (6 x f32) at a fixed slot, which
 is part of the file format: a slot, once given, never changes meaning. `count` > 1 is an array of
@@ -55,10 +62,21 @@ class Op:
     any_dtype: bool = False  # else float32 only, unless `dtypes` says otherwise
     dtypes: str = ""         # the op's own dtype rule (quantized ops), in place of float32 only
     class_name: str = ""     # the parameter class: name.title() unless given
+    act: str = "none"        # the node's activation field: one of ACT_RULES
+    binary: bool = False     # computed by the broadcast kernel's BinOp (a float function of two operands)
+    int_minor: int = 0       # the format minor from which it also computes on integers (0: not)
 
     @property
     def cname(self) -> str:
         return self.class_name or self.name.title()
+
+    @property
+    def float32_only(self) -> bool:
+        return not self.any_dtype and not self.dtypes
+
+    @property
+    def arity(self) -> Arity:
+        return arity(self.signature)
 
 
 @dataclass(frozen=True)
@@ -72,6 +90,61 @@ class Activation:
     @property
     def enum_name(self) -> str:
         return self.cname or "".join(w.title() for w in self.name.split("_"))
+
+
+# What a node's activation field may hold, per op (the kernels' load-time check, ops/op_util.h):
+# "none" only 0; "fused" any code, applied to the output; "function" the op's function (not 0); "device" as
+# the header's int8_rules allow (the op's own check: fused activations on the devices' rule sets only).
+ACT_RULES = ("none", "fused", "function", "device")
+VARIADIC = 0xFFFFFFFF  # Arity.max_in of an op that takes any number of inputs
+
+
+@dataclass(frozen=True)
+class Arity:
+    """How many inputs and outputs a node of the op has: the first `required_in` inputs present, those after
+    optional (absent in the file: the edge 0xFFFFFFFF)."""
+
+    min_in: int
+    max_in: int
+    required_in: int
+    min_out: int
+    max_out: int
+
+
+def _split(items: str) -> list:
+    """`items` split at the commas outside brackets and parentheses."""
+    out, depth, start = [], 0, 0
+    for i, c in enumerate(items):
+        if c in "[(":
+            depth += 1
+        elif c in "])":
+            depth -= 1
+        elif c == "," and depth == 0:
+            out.append(items[start:i].strip())
+            start = i + 1
+    return [*out, items[start:].strip()]
+
+
+def arity(signature: str) -> Arity:
+    """The arity an op's signature states ("X, W, B optional -> Y"). Its forms: an input ending "optional";
+    one variadic input "X0..Xn-1 (n >= 1)"; outputs ending "(those the outputs mask names, in order)", of
+    which at least one is present. Raises ValueError on any other form."""
+    ins, arrow, outs = signature.partition(" -> ")
+    if not arrow:
+        raise ValueError(f"signature {signature!r} has no ' -> '")
+    inputs = _split(ins)
+    if len(inputs) == 1 and inputs[0] == "X0..Xn-1 (n >= 1)":
+        return Arity(1, VARIADIC, 1, 1, 1)
+    optional = [i.endswith(" optional") for i in inputs]
+    required = optional.index(True) if True in optional else len(inputs)
+    if any(not o for o in optional[required:]):
+        raise ValueError(f"signature {signature!r}: a required input follows an optional one")
+    masked = outs.endswith(" (those the outputs mask names, in order)")
+    outputs = _split(outs.removesuffix(" (those the outputs mask names, in order)"))
+    for name in [*inputs, *outputs]:
+        if "(" in name.removesuffix(" optional") or not name:
+            raise ValueError(f"signature {signature!r}: {name!r} is not a tensor")
+    return Arity(required, len(inputs), required, 1 if masked else len(outputs), len(outputs))
 
 
 # ---- parameter value enums ------------------------------------------------------------------------
@@ -123,25 +196,26 @@ _ARITH_DTYPES = ("A, B and Y float32 (a fused activation allowed); or (minor 3) 
 OPS = (
     Op(1, "conv", 0, "X[N,C,H,W], W[M,C/g,kh,kw], B[M] optional -> Y[N,M,OH,OW]",
        "OH = (H + pad_top + pad_bottom - dilation_h*(kh-1) - 1) / stride_h + 1, likewise OW, both >= 1. "
-       "W and B must be constants.", _CONV),
+       "W and B must be constants.", _CONV, act="fused"),
     Op(2, "gemm", 0, "A, B, C optional -> Y[M,N]",
        "A is [M,K] or [K,M] if trans_a, B is [K,N] or [N,K] if trans_b; Y = alpha * A' B' + beta * C, "
        "C broadcasts to [M,N] (numpy rules)",
        (Param("trans_a", 0, "0 or 1"), Param("trans_b", 1, "0 or 1"),
-        F("alpha", 0, "factor of A' B'"), F("beta", 1, "factor of C"))),
+        F("alpha", 0, "factor of A' B'"), F("beta", 1, "factor of C")), act="fused"),
     Op(3, "matmul", 0, "A, B -> Y",
        "numpy matmul: ranks >= 1, 1-D operands promoted and the added dim removed, batch dims broadcast",
-       class_name="MatMul"),
+       class_name="MatMul", act="fused"),
     Op(4, "add", 0, "A, B -> Y",
        "numpy broadcasting: Y's shape is the broadcast of A's and B's. Integers wrap (two's complement).",
-       dtypes=_ARITH_DTYPES),
-    Op(5, "sub", 0, "A, B -> Y", "as add", dtypes=_ARITH_DTYPES),
-    Op(6, "mul", 0, "A, B -> Y", "as add", dtypes=_ARITH_DTYPES),
+       dtypes=_ARITH_DTYPES, act="fused", binary=True, int_minor=3),
+    Op(5, "sub", 0, "A, B -> Y", "as add", dtypes=_ARITH_DTYPES, act="fused", binary=True, int_minor=3),
+    Op(6, "mul", 0, "A, B -> Y", "as add", dtypes=_ARITH_DTYPES, act="fused", binary=True, int_minor=3),
     Op(7, "div", 0, "A, B -> Y",
        "as add. Integers: the quotient truncated toward zero (as C and onnxruntime); a zero divisor gives 0, "
-       "and the most negative value divided by -1 wraps to itself", dtypes=_ARITH_DTYPES),
+       "and the most negative value divided by -1 wraps to itself", dtypes=_ARITH_DTYPES, act="fused",
+       binary=True, int_minor=3),
     Op(8, "activation", 0, "X -> Y",
-       "Y has X's shape; the node's activation field is the function (must not be 0)"),
+       "Y has X's shape; the node's activation field is the function (must not be 0)", act="function"),
     Op(9, "maxpool", 0, "X[N,C,H,W] -> Y[N,C,OH,OW]",
        "kernel, strides, pads and dilations as conv (int slot 0 unused); OH = floor or ceil((H + pads - "
        "dilation*(k-1) - 1) / stride) + 1, and with ceil_mode the last window must start inside the input "
@@ -171,7 +245,8 @@ OPS = (
        "ih*stride_h - pad_top + ki*dilation_h and ow = iw*stride_w - pad_left + kj*dilation_w (outputs no "
        "tap reaches, as output padding can add, are B[m]). W and B must be constants.",
        (*_CONV, Param("output_pad_h", 11, ">= 0, less than stride_h or dilation_h"),
-        Param("output_pad_w", 12, ">= 0, less than stride_w or dilation_w")), class_name="ConvTranspose"),
+        Param("output_pad_w", 12, ">= 0, less than stride_w or dilation_w")), class_name="ConvTranspose",
+       act="fused"),
     Op(17, "resize", 1, "X[N,C,H,W] -> Y[N,C,OH,OW]",
        "N and C are not resized. Per axis (in, out, scale s): a scale of exactly 1 maps output o to input "
        "o (then out = in); otherwise output o maps to ONNX's coordinate x(o) evaluated in float32 as "
@@ -191,7 +266,7 @@ OPS = (
        "count; max and min are NaN if any reduced element is; log_sum_exp is max + log(sum(exp(x - max))) "
        "(no overflow; -inf if every element is -inf). The node's activation applies to Y.",
        (Param("function", 0, "what is computed", enum="ReduceFn"),
-        Param("axes_mask", 1, "bit i: axis i is reduced; not 0, no bit at or past ndim"))),
+        Param("axes_mask", 1, "bit i: axis i is reduced; not 0, no bit at or past ndim")), act="fused"),
     Op(19, "slice", 1, "X -> Y",
        "Y[i0, i1, ...] = X[start0 + i0*step0, start1 + i1*step1, ...] for Y's dims, every index inside X "
        "(checked at load); entries past ndim are 0. Y's dtype is X's.",
@@ -206,13 +281,15 @@ OPS = (
        "at run time fails the job (ACCEL_ERR_INVALID_ARGUMENT naming the node, the index, its position and "
        "the range), as onnxruntime fails the run.",
        (Param("axis", 0, "0 .. ndim-1"),), any_dtype=True),
-    Op(21, "pow", 1, "A, B -> Y", "as add: A ^ B elementwise, as C's powf"),
-    Op(22, "min", 1, "A, B -> Y", "as add: the smaller of A and B (NaN if either is)", dtypes=_ARITH_DTYPES),
-    Op(23, "max", 1, "A, B -> Y", "as add: the larger of A and B (NaN if either is)", dtypes=_ARITH_DTYPES),
+    Op(21, "pow", 1, "A, B -> Y", "as add: A ^ B elementwise, as C's powf", act="fused", binary=True),
+    Op(22, "min", 1, "A, B -> Y", "as add: the smaller of A and B (NaN if either is)", dtypes=_ARITH_DTYPES,
+       act="fused", binary=True, int_minor=3),
+    Op(23, "max", 1, "A, B -> Y", "as add: the larger of A and B (NaN if either is)", dtypes=_ARITH_DTYPES,
+       act="fused", binary=True, int_minor=3),
     Op(24, "layernorm", 1, "X, S, B optional -> Y",
        "Y = (X - mean) / sqrt(var + epsilon) * S + B, mean and (biased) var over the dims from axis on; S "
        "and B are shaped X.dims[axis:]. The node's activation applies to Y.",
-       (Param("axis", 0, "0 .. ndim-1"), F("epsilon", 0, "> 0")), class_name="LayerNorm"),
+       (Param("axis", 0, "0 .. ndim-1"), F("epsilon", 0, "> 0")), class_name="LayerNorm", act="fused"),
     Op(25, "expand", 1, "X -> Y",
        "Y is X broadcast (numpy rules: X right-aligned to Y's rank, each of its dims 1 or Y's) to Y's "
        "shape. Y's dtype is X's.", any_dtype=True),
@@ -235,11 +312,12 @@ OPS = (
        "geometry as conv. acc = B[m] + the sum over the window of (X - z_X) * (W - z_W[m]) in int32 (taps "
        "in the padding add 0), requantized with r[m] = float32(float32(s_X * s_W[m]) / s_Y). W and B must "
        "be constants.", _CONV, class_name="QConv",
-       dtypes="X, Y int8 or uint8 and W int8 or uint8, quantized (W per tensor or per axis 0); B int32"),
+       dtypes="X, Y int8 or uint8 and W int8 or uint8, quantized (W per tensor or per axis 0); B int32",
+       act="device"),
     Op(30, "qmatmul", 2, "A, B -> Y",
        "as matmul, over (A - z_A) and (B - z_B) in int32, requantized with r[n] = float32(float32(s_A * "
        "s_B[n]) / s_Y); B per tensor or per axis of its last dim", class_name="QMatMul",
-       dtypes="A, B, Y int8 or uint8, quantized (A per tensor)"),
+       dtypes="A, B, Y int8 or uint8, quantized (A per tensor)", act="device"),
     Op(31, "qgemm", 2, "A, B, C optional -> Y[M,N]",
        "as gemm with beta 1: acc = C + A' B' over (A - z_A) and (B - z_B[n]) in int32 (C int32, broadcast to "
        "[M,N]); a quantized Y is acc requantized with r[n] = float32(float32(float32(alpha * s_A) * s_B[n]) "
@@ -247,20 +325,20 @@ OPS = (
        (Param("trans_a", 0, "0 or 1"), Param("trans_b", 1, "0 or 1"), F("alpha", 0, "factor of A' B'")),
        class_name="QGemm",
        dtypes="A int8 or uint8 per tensor, B int8 or uint8 per tensor or per output column, C int32, Y "
-              "int8 or uint8 (quantized) or float32"),
+              "int8 or uint8 (quantized) or float32", act="device"),
     Op(32, "qadd", 2, "A, B -> Y",
        "broadcast as add; Y = saturate(nearbyint(fma(A, rA, fma(B, rB, F)))) in float32 with rA = s_A / s_Y, "
        "rB = s_B / s_Y and F = z_Y - fma(rA, z_A, rB * z_B), as onnxruntime's QLinearAdd (so A and B do not "
-       "commute)", class_name="QAdd", dtypes="A, B, Y one of int8 or uint8, quantized per tensor"),
+       "commute)", class_name="QAdd", dtypes="A, B, Y one of int8 or uint8, quantized per tensor", act="device"),
     Op(33, "qmul", 2, "A, B -> Y",
        "broadcast as add; Y = saturate(nearbyint(float32((A - z_A) * (B - z_B)) * r + z_Y)) in float32 with r = "
        "float32(s_A * s_B) / s_Y, as onnxruntime's QLinearMul", class_name="QMul",
-       dtypes="A, B, Y one of int8 or uint8, quantized per tensor"),
+       dtypes="A, B, Y one of int8 or uint8, quantized per tensor", act="device"),
     Op(34, "qactivation", 2, "X -> Y",
        "Y = quantize(f(dequantize(X))) elementwise as a 256-entry table made at load, f the node's activation "
        "(none: a requantization) computed as onnxruntime's float kernel does (sigmoid: its rational "
        "approximation, MlasComputeLogistic)", class_name="QActivation",
-       dtypes="X, Y int8 or uint8, quantized per tensor, of one shape"),
+       dtypes="X, Y int8 or uint8, quantized per tensor, of one shape", act="fused"),
     Op(35, "qavgpool", 2, "X[N,C,H,W] -> Y[N,C,OH,OW]",
        "window as avgpool; Y = saturate(nearbyint(m / s_Y + z_Y)) with m the float32 sum, row by row over the "
        "window's elements inside X, of s_X * (X - z_X), divided by the count (kernel_h * kernel_w with "
@@ -382,7 +460,7 @@ OPS = (
        "variance (float32, two passes: the mean, then the squared deviations): Y = (X - mean) * (1 / sqrt(var "
        "+ epsilon) * S[c]) + B[c]. A NaN anywhere in a group makes that group NaN. The node's activation "
        "applies to Y.",
-       (Param("groups", 0, ">= 1, divides C"), F("epsilon", 0, "> 0")), class_name="GroupNorm"),
+       (Param("groups", 0, ">= 1, divides C"), F("epsilon", 0, "> 0")), class_name="GroupNorm", act="fused"),
 )
 
 # ---- fused activations ----------------------------------------------------------------------------
@@ -443,3 +521,13 @@ def check(ops=OPS, activations=ACTIVATIONS, enums=ENUMS) -> None:
                     raise ValueError(f"op {op.name}: {p.name} and {other} share {p.kind} slot {s}")
         if len({p.name for p in op.params}) != len(op.params):
             raise ValueError(f"op {op.name}: duplicate parameter name")
+        if op.act not in ACT_RULES:
+            raise ValueError(f"op {op.name}: activation rule {op.act!r} is not one of {', '.join(ACT_RULES)}")
+        try:
+            ar = op.arity
+        except ValueError as e:
+            raise ValueError(f"op {op.name}: {e}") from None
+        if op.int_minor and not op.dtypes:
+            raise ValueError(f"op {op.name}: computing on integers (int_minor) needs its dtypes stated")
+        if op.binary and (ar.max_in, ar.max_out) != (2, 1):
+            raise ValueError(f"op {op.name}: a binary op takes two inputs and gives one output")

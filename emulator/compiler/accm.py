@@ -1,4 +1,4 @@
-"""The .accm container (emulator/FORMAT.md, version 1.4): a byte-exact writer and a reader.
+"""The .accm container (emulator/FORMAT.md): a byte-exact writer and a reader.
 
 `write(tensors, nodes, inputs, outputs)` lays the file out in the order FORMAT.md gives (header, tensor
 table, node table, io table, edge table, string table, 64-aligned data section). `read(path_or_bytes)`
@@ -18,7 +18,7 @@ import numpy as np
 # The codes, generated from emulator/op_schema.py; accm.OPS and accm.ACTIVATIONS stay their names here.
 from .op_params import ACTIVATION_NAMES as ACTIVATION_NAMES
 from .op_params import ACTIVATIONS as ACTIVATIONS
-from .op_params import OP_MINOR, Int8Rules
+from .op_params import ACTIVATION_MINOR, INT_ARITH_MINOR, OP_MINOR, Int8Rules
 from .op_params import OP_NAMES as OP_NAMES
 from .op_params import OPS as OPS
 from .op_params import PARAMS
@@ -30,31 +30,53 @@ from .accm_image import IMAGE_FORMAT_NAMES as IMAGE_FORMAT_NAMES
 from .accm_image import check_image, check_image_pairs
 from .accm_image import image_size as image_size
 
-MAGIC = b"ACCM"
-VERSION_MAJOR = 1
-VERSION_MINOR = 4  # the newest this writer knows; a file gets the oldest minor that holds what it uses
-# The newest minor that added op codes (op_schema.py's `minor`); minors after it added fields only (4: the
-# tensor record's image_format).
-OPS_MINOR = 3
-IMAGE_MINOR = 4    # the minor that turned the tensor record's reserved u32 at offset 116 into image_format
-# Ops that compute on integers from minor 3 on (float32 only before).
-INT_ARITH_OPS = frozenset({"add", "sub", "mul", "div", "min", "max"})
-FLOAT_MINOR = 1    # what a float32 model without minor-2 features is written as (readers of 1.1 load it)
-HEADER_SIZE = 128
-TENSOR_RECORD_SIZE = 128
-NODE_RECORD_SIZE = 192
-DATA_ALIGNMENT = 64
-ABSENT = 0xFFFFFFFF
-MAX_DIMS = 8
-MAX_NAME_LENGTH = 4096
-MAX_TENSOR_BYTES = 1 << 40  # element count * dtype size (FORMAT.md, tensor record)
-MAX_ELEMENTS = (1 << 31) - 1  # what the compiler writes: the kernels' GEMMs take 32-bit sizes
+# The versions, limits and record layouts, generated from emulator/accm_schema.py (the C reader's
+# accm_layout.h is generated from the same table); accm.VERSION_MINOR and the rest stay their names here.
+from .accm_layout import ABSENT as ABSENT
+from .accm_layout import DATA_ALIGNMENT as DATA_ALIGNMENT
+from .accm_layout import FLOAT_MINOR as FLOAT_MINOR
+from .accm_layout import HEADER, HEADER_FIELDS, NODE_RECORD, NODE_RECORD_FIELDS, TENSOR_RECORD, TENSOR_RECORD_FIELDS
+from .accm_layout import HEADER_SIZE as HEADER_SIZE
+from .accm_layout import IMAGE_FORMAT_MINOR as IMAGE_MINOR
+from .accm_layout import INT8_RULES_MINOR as INT8_RULES_MINOR
+from .accm_layout import MAGIC as MAGIC
+from .accm_layout import MAX_IO_COUNT, MAX_NODE_COUNT, MAX_TENSOR_COUNT
+from .accm_layout import MAX_NAME_LENGTH as MAX_NAME_LENGTH
+from .accm_layout import MAX_TENSOR_BYTES as MAX_TENSOR_BYTES
+from .accm_layout import NODE_RECORD_SIZE as NODE_RECORD_SIZE
+from .accm_layout import OPS_MINOR as OPS_MINOR
+from .accm_layout import TENSOR_RECORD_SIZE as TENSOR_RECORD_SIZE
+from .accm_layout import VERSION_MAJOR as VERSION_MAJOR
+from .accm_layout import VERSION_MINOR as VERSION_MINOR
 
-_HEADER = struct.Struct("<4sHHIIQIIIIII8Q2Q")
-_TENSOR = struct.Struct("<6I8qQQIiIIQ")
-_NODE = struct.Struct("<7IffI16q6f")
-assert _HEADER.size == HEADER_SIZE and _TENSOR.size == TENSOR_RECORD_SIZE
-assert _NODE.size == NODE_RECORD_SIZE
+# Ops that compute on integers from a later minor on (float32 only before): op_schema.py's int_minor.
+INT_ARITH_OPS = frozenset(INT_ARITH_MINOR)
+MAX_DIMS = dict(TENSOR_RECORD_FIELDS)["dims"]
+MAX_ELEMENTS = (1 << 31) - 1  # what the compiler writes: the kernels' GEMMs take 32-bit sizes
+INT_SLOTS = dict(NODE_RECORD_FIELDS)["ints"]
+FLOAT_SLOTS = dict(NODE_RECORD_FIELDS)["floats"]
+
+
+def _pack(record, fields, **values) -> bytes:
+    """A record's bytes from its fields by name (an array a sequence of its length; a field not given 0)."""
+    flat: list = []
+    for name, count in fields:
+        value = values.pop(name, 0)
+        flat += list(value) if count > 1 else [value]
+    if values:
+        raise TypeError(f"no such record field: {', '.join(values)}")
+    return record.pack(*flat)
+
+
+def _unpack(record, fields, buf, offset: int) -> dict:
+    """A record's fields by name (an array a tuple) from buf at offset."""
+    flat = record.unpack_from(buf, offset)
+    out, i = {}, 0
+    for name, count in fields:
+        out[name] = tuple(flat[i:i + count]) if count > 1 else flat[i]
+        i += count
+    return out
+
 
 # accel_dtype codes (accel.h) <-> numpy.
 DTYPES: dict[int, np.dtype] = {
@@ -152,9 +174,10 @@ def _truncate_utf8(s: str, limit: int) -> str:
 
 def _minor(tensors: list[Tensor], nodes: list[Node]) -> int:
     """The oldest format minor that holds every op and field used."""
-    minor = max([OP_MINOR[OP_NAMES[n.op]] for n in nodes if n.op in OP_NAMES] + [FLOAT_MINOR])
-    if any(OP_NAMES.get(n.op) in INT_ARITH_OPS and tensors[n.outputs[0]].dtype != 1 for n in nodes):
-        minor = max(minor, 3)  # integer add .. max (1.3)
+    minor = max([OP_MINOR[OP_NAMES[n.op]] for n in nodes if n.op in OP_NAMES] + [FLOAT_MINOR]
+                + [ACTIVATION_MINOR[ACTIVATION_NAMES[n.activation]] for n in nodes if n.activation in ACTIVATION_NAMES])
+    minor = max([minor] + [INT_ARITH_MINOR[OP_NAMES[n.op]] for n in nodes  # integer add .. max (1.3)
+                           if OP_NAMES.get(n.op) in INT_ARITH_OPS and tensors[n.outputs[0]].dtype != 1])
     if any(_minor3_gather(tensors, n) for n in nodes):
         minor = max(minor, 3)
     if any(t.image_format for t in tensors):
@@ -175,12 +198,12 @@ def write(tensors: list[Tensor], nodes: list[Node], inputs: list[int], outputs: 
     """Serializes a graph into .accm bytes. Raises ValueError on anything FORMAT.md does not allow."""
     strings = _Strings()
     tcount, ncount = len(tensors), len(nodes)
-    if not 1 <= tcount <= 1_000_000:
-        raise ValueError(f"tensor count {tcount} is outside 1..1000000")
-    if ncount > 1_000_000:
-        raise ValueError(f"node count {ncount} exceeds 1000000")
-    if not 1 <= len(inputs) <= 4096 or not 1 <= len(outputs) <= 4096:
-        raise ValueError(f"input count {len(inputs)} / output count {len(outputs)} outside 1..4096")
+    if not 1 <= tcount <= MAX_TENSOR_COUNT:
+        raise ValueError(f"tensor count {tcount} is outside 1..{MAX_TENSOR_COUNT}")
+    if ncount > MAX_NODE_COUNT:
+        raise ValueError(f"node count {ncount} exceeds {MAX_NODE_COUNT}")
+    if not 1 <= len(inputs) <= MAX_IO_COUNT or not 1 <= len(outputs) <= MAX_IO_COUNT:
+        raise ValueError(f"input count {len(inputs)} / output count {len(outputs)} outside 1..{MAX_IO_COUNT}")
 
     # Data section: each constant 64-aligned within the section.
     blobs: list[tuple[int, bytes]] = []
@@ -236,17 +259,18 @@ def write(tensors: list[Tensor], nodes: list[Node], inputs: list[int], outputs: 
             qcount = int(np.asarray(t.scales).size)
             qtype = QUANT_PER_TENSOR if t.quant_axis is None else QUANT_PER_AXIS
             qaxis = -1 if t.quant_axis is None else int(t.quant_axis)
-        tensor_records += _TENSOR.pack(
-            name_off, name_len, t.dtype, t.layout, t.kind, len(dims),
-            *(dims + (0,) * (MAX_DIMS - len(dims))),
-            doff, dsize, qtype, qaxis, qcount, t.image_format, quant_place.get(i, 0))
+        tensor_records += _pack(
+            TENSOR_RECORD, TENSOR_RECORD_FIELDS, name_offset=name_off, name_length=name_len, dtype=t.dtype,
+            layout=t.layout, kind=t.kind, ndim=len(dims), dims=dims + (0,) * (MAX_DIMS - len(dims)),
+            data_offset=doff, data_size=dsize, quant_type=qtype, quant_axis=qaxis, quant_count=qcount,
+            image_format=t.image_format, quant_offset=quant_place.get(i, 0))
 
     node_records = bytearray()
     edges: list[int] = []
     for n in nodes:
-        ints = [int(v) for v in n.ints] + [0] * (16 - len(n.ints))
-        floats = [float(v) for v in n.floats] + [0.0] * (6 - len(n.floats))
-        if len(ints) != 16 or len(floats) != 6:
+        ints = [int(v) for v in n.ints] + [0] * (INT_SLOTS - len(n.ints))
+        floats = [float(v) for v in n.floats] + [0.0] * (FLOAT_SLOTS - len(n.floats))
+        if len(ints) != INT_SLOTS or len(floats) != FLOAT_SLOTS:
             raise ValueError(f"node '{n.name}': too many parameters")
         # Names are for messages; the reader refuses NUL.
         name_off, name_len = strings.add(_truncate_utf8(n.name.replace("\0", "\ufffd"), MAX_NAME_LENGTH))
@@ -255,9 +279,10 @@ def write(tensors: list[Tensor], nodes: list[Node], inputs: list[int], outputs: 
         for index in ins + outs:
             if index != ABSENT and not 0 <= index < tcount:
                 raise ValueError(f"node '{n.name}': tensor index {index} out of range")
-        node_records += _NODE.pack(
-            n.op, len(ins), len(outs), len(edges), name_off, name_len, n.activation,
-            n.act_alpha, n.act_beta, 0, *ints, *floats)
+        node_records += _pack(
+            NODE_RECORD, NODE_RECORD_FIELDS, op=n.op, input_count=len(ins), output_count=len(outs),
+            edge_offset=len(edges), name_offset=name_off, name_length=name_len, activation=n.activation,
+            act_alpha=n.act_alpha, act_beta=n.act_beta, ints=ints, floats=floats)
         edges += ins + outs
 
     if all(0 <= int(i) < tcount for i in inputs):  # (an index out of range is the C reader's to refuse)
@@ -280,12 +305,14 @@ def write(tensors: list[Tensor], nodes: list[Node], inputs: list[int], outputs: 
     minor = _minor(tensors, nodes)
     # A model without quantized tensors is written as format 1.1, whose header reserves the field: its
     # arithmetic is the same whatever the rules, and it loads on a device of any rules.
-    rules = INT8_RULES[int8_rules] if minor >= 2 else 0
-    header = _HEADER.pack(
-        MAGIC, VERSION_MAJOR, minor, HEADER_SIZE, 0, file_size,
-        tcount, ncount, len(inputs), len(outputs), len(edges), rules,
-        tensor_off, node_off, io_off, edge_off, str_off, len(string_data), data_off, data_size,
-        0, 0)
+    rules = INT8_RULES[int8_rules] if minor >= INT8_RULES_MINOR else 0
+    header = _pack(
+        HEADER, HEADER_FIELDS, magic=MAGIC, version_major=VERSION_MAJOR, version_minor=minor,
+        header_size=HEADER_SIZE, file_size=file_size, tensor_count=tcount, node_count=ncount,
+        input_count=len(inputs), output_count=len(outputs), edge_count=len(edges), int8_rules=rules,
+        tensor_table_offset=tensor_off, node_table_offset=node_off, io_table_offset=io_off,
+        edge_table_offset=edge_off, string_table_offset=str_off, string_table_size=len(string_data),
+        data_offset=data_off, data_size=data_size, reserved2=(0, 0))
 
     out = bytearray(file_size)
     out[0:HEADER_SIZE] = header
@@ -322,13 +349,8 @@ def read(path_or_bytes) -> dict:
             buf = f.read()
     if len(buf) < HEADER_SIZE:
         raise ValueError(f"file is {len(buf)} bytes, shorter than the {HEADER_SIZE}-byte header")
-    h = _HEADER.unpack_from(buf, 0)
-    keys = ["magic", "version_major", "version_minor", "header_size", "flags", "file_size",
-            "tensor_count", "node_count", "input_count", "output_count", "edge_count", "int8_rules",
-            "tensor_table_offset", "node_table_offset", "io_table_offset", "edge_table_offset",
-            "string_table_offset", "string_table_size", "data_offset", "data_size"]
-    header = dict(zip(keys, h[:20]))
-    header["reserved2"] = list(h[20:22])
+    header = _unpack(HEADER, HEADER_FIELDS, buf, 0)
+    header["reserved2"] = list(header["reserved2"])
     if header["magic"] != MAGIC:
         raise ValueError(f"bad magic {header['magic']!r}")
     if header["version_major"] != VERSION_MAJOR:
@@ -356,18 +378,15 @@ def read(path_or_bytes) -> dict:
     data0 = header["data_offset"]
     tensors = []
     for i in range(header["tensor_count"]):
-        r = _TENSOR.unpack_from(buf, header["tensor_table_offset"] + i * TENSOR_RECORD_SIZE)
-        ndim = r[5]
+        t = _unpack(TENSOR_RECORD, TENSOR_RECORD_FIELDS, buf, header["tensor_table_offset"] + i * TENSOR_RECORD_SIZE)
+        ndim = t["ndim"]
         if ndim > MAX_DIMS:
             raise ValueError(f"tensor {i}: ndim {ndim} > {MAX_DIMS}")
-        t = {
-            "index": i, "name": name_at(r[0], r[1]), "name_offset": r[0], "name_length": r[1],
-            "dtype": r[2], "layout": r[3], "kind": r[4], "ndim": ndim,
-            "dims": tuple(r[6:6 + ndim]), "dims_raw": tuple(r[6:14]),
-            "data_offset": r[14], "data_size": r[15], "quant_type": r[16], "quant_axis": r[17],
-            "quant_count": r[18], "image_format": r[19], "quant_offset": r[20], "data": None,
-            "image_format_name": IMAGE_FORMAT_NAMES.get(r[19], "unknown"), "scales": None, "zero_points": None,
-        }
+        t.update({
+            "index": i, "name": name_at(t["name_offset"], t["name_length"]), "dims": t["dims"][:ndim],
+            "dims_raw": t["dims"], "data": None, "scales": None, "zero_points": None,
+            "image_format_name": IMAGE_FORMAT_NAMES.get(t["image_format"], "unknown"),
+        })
         if t["quant_type"] in (QUANT_PER_TENSOR, QUANT_PER_AXIS):
             count = t["quant_count"]
             _check_range(f"tensor '{t['name']}' quantization", t["quant_offset"], 8 * count, header["data_size"])
@@ -394,21 +413,22 @@ def read(path_or_bytes) -> dict:
     edges = list(struct.unpack_from(f"<{header['edge_count']}I", buf, e0))
     nodes = []
     for i in range(header["node_count"]):
-        r = _NODE.unpack_from(buf, header["node_table_offset"] + i * NODE_RECORD_SIZE)
-        op, n_in, n_out, eoff = r[0], r[1], r[2], r[3]
+        r = _unpack(NODE_RECORD, NODE_RECORD_FIELDS, buf, header["node_table_offset"] + i * NODE_RECORD_SIZE)
+        op, n_in, n_out, eoff = r["op"], r["input_count"], r["output_count"], r["edge_offset"]
         if eoff + n_in + n_out > len(edges):
             raise ValueError(f"node {i}: edges {eoff}+{n_in}+{n_out} exceed edge_count")
         ins = [None if e == ABSENT else e for e in edges[eoff:eoff + n_in]]
         outs = edges[eoff + n_in:eoff + n_in + n_out]
         nodes.append({
-            "index": i, "op": op, "op_name": OP_NAMES.get(op, "unknown"), "name": name_at(r[4], r[5]),
+            "index": i, "op": op, "op_name": OP_NAMES.get(op, "unknown"),
+            "name": name_at(r["name_offset"], r["name_length"]),
             "input_count": n_in, "output_count": n_out, "edge_offset": eoff,
             "inputs": ins, "outputs": list(outs),
-            "activation": r[6], "activation_name": ACTIVATION_NAMES.get(r[6], "unknown"),
-            "act_alpha": r[7], "act_beta": r[8], "reserved": r[9],
-            "ints": list(r[10:26]), "floats": list(r[26:32]),
+            "activation": r["activation"], "activation_name": ACTIVATION_NAMES.get(r["activation"], "unknown"),
+            "act_alpha": r["act_alpha"], "act_beta": r["act_beta"], "reserved": r["reserved"],
+            "ints": list(r["ints"]), "floats": list(r["floats"]),
             # By name: the op's parameter class (op_params.PARAMS), None for an op without parameters.
-            "params": _params_of(OP_NAMES.get(op), r[10:26], r[26:32]),
+            "params": _params_of(OP_NAMES.get(op), r["ints"], r["floats"]),
         })
 
     io = list(struct.unpack_from(f"<{n_io}I", buf, header["io_table_offset"]))

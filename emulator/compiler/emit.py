@@ -8,11 +8,29 @@ import numpy as np
 from . import accm
 from .errors import CompileError
 from .ir import Graph, Node, Value
-from .op_params import FLOAT32_ONLY_OPS
+from .op_params import ACT_RULE, ARITY, FLOAT32_ONLY_OPS
 
 F32 = np.dtype(np.float32)
 SPATIAL_OPS = frozenset({"conv", "convtranspose", "maxpool", "avgpool", "globalavgpool", "resize", "qconv",
                          "qavgpool", "qglobalavgpool"})
+
+
+def check_contract(n: Node) -> None:
+    """Raises CompileError if node n has inputs, outputs or an activation its op's contract (op_schema.py)
+    does not take."""
+    if n.op not in ARITY:
+        raise CompileError(f"node '{n.name}': op {n.op} is not a runtime op")
+    lo, hi, required, lo_out, hi_out = ARITY[n.op]
+    if not lo <= len(n.inputs) <= (len(n.inputs) if hi is None else hi) or None in n.inputs[:required]:
+        raise CompileError(f"node '{n.name}' (op {n.op}) has inputs {n.inputs}: the op takes {lo}"
+                           f"{'' if hi == lo else ' or more' if hi is None else f' to {hi}'}, the first {required} "
+                           f"present")
+    if not lo_out <= len(n.outputs) <= hi_out:
+        raise CompileError(f"node '{n.name}' (op {n.op}) has {len(n.outputs)} outputs: the op gives "
+                           f"{lo_out}{'' if hi_out == lo_out else f' to {hi_out}'}")
+    rule = ACT_RULE[n.op]
+    if (rule == "none" and n.act != 0) or (rule == "function" and n.act == 0):
+        raise CompileError(f"node '{n.name}' (op {n.op}): activation {n.act} (the op's activation rule: {rule})")
 
 
 def fix_outputs(g: Graph) -> None:
@@ -71,6 +89,10 @@ def build(g: Graph, frames=None):
     for name in g.outputs:
         add(name)
 
+    # Each node's input and output counts and activation field as its op's contract gives them (the kernels
+    # check the same at load: a compiler bug is a CompileError naming the node, not a refused file).
+    for n in g.nodes:
+        check_contract(n)
     # Dtypes: the float32-only ops are checked here; the others state their own rules, which their
     # kernels check at load.
     for n in g.nodes:

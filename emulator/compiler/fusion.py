@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from .op_params import ACTIVATIONS, LayerNorm, ReduceFn
+from .op_params import ACTIVATIONS, FUSED_ACTIVATION_OPS, LayerNorm, ReduceFn
 from .ir import Graph, Node
 from .lower.normalization import expand_norm_const
 
-FUSABLE = frozenset({"conv", "convtranspose", "gemm", "matmul", "add", "sub", "mul", "div", "pow", "min", "max",
-                     "reduce", "layernorm"})
-FUSABLE = FUSABLE | {"groupnorm"}  # GroupNormalization / InstanceNormalization + SiLU (diffusion UNets)
+# The ops whose activation rule is "fused" (op_schema.py): groupnorm for GroupNormalization /
+# InstanceNormalization + SiLU (diffusion UNets), say. (qactivation's is too, but it never produces the
+# float32 input of an activation node.)
+FUSABLE = FUSED_ACTIVATION_OPS
 
 
 def _drop(g: Graph, removed: set) -> None:

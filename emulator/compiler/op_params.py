@@ -8,7 +8,7 @@ slots, from_record() reads them back. PARAMS maps an op name to its class.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, Dict, Sequence, Tuple, Type
+from typing import ClassVar, Dict, Optional, Sequence, Tuple, Type
 
 from .param_record import Params
 
@@ -38,6 +38,45 @@ ANY_DTYPE_OPS = frozenset({"copy", "transpose", "concat", "slice", "gather", "ex
 FLOAT32_ONLY_OPS = frozenset({
     "conv", "gemm", "matmul", "activation", "avgpool", "globalavgpool", "softmax", "convtranspose", "resize",
     "reduce", "pow", "layernorm", "groupnorm",
+})
+# The ops that also compute on integers, and the format minor from which they do.
+INT_ARITH_MINOR: Dict[str, int] = {"add": 3, "sub": 3, "mul": 3, "div": 3, "min": 3, "max": 3}
+# Each op's node: (inputs at least, at most (None: any number), required inputs, outputs at least, at
+# most), and what its activation field may hold (none, fused, function, device): the contract the
+# kernels' check_common checks at load (ops/op_contract.h).
+ARITY: Dict[str, Tuple[int, Optional[int], int, int, int]] = {
+    "conv": (2, 3, 2, 1, 1), "gemm": (2, 3, 2, 1, 1), "matmul": (2, 2, 2, 1, 1), "add": (2, 2, 2, 1, 1),
+    "sub": (2, 2, 2, 1, 1), "mul": (2, 2, 2, 1, 1), "div": (2, 2, 2, 1, 1), "activation": (1, 1, 1, 1, 1),
+    "maxpool": (1, 1, 1, 1, 1), "avgpool": (1, 1, 1, 1, 1), "globalavgpool": (1, 1, 1, 1, 1),
+    "copy": (1, 1, 1, 1, 1), "transpose": (1, 1, 1, 1, 1), "concat": (1, None, 1, 1, 1),
+    "softmax": (1, 1, 1, 1, 1), "convtranspose": (2, 3, 2, 1, 1), "resize": (1, 1, 1, 1, 1),
+    "reduce": (1, 1, 1, 1, 1), "slice": (1, 1, 1, 1, 1), "gather": (2, 2, 2, 1, 1), "pow": (2, 2, 2, 1, 1),
+    "min": (2, 2, 2, 1, 1), "max": (2, 2, 2, 1, 1), "layernorm": (2, 3, 2, 1, 1), "expand": (1, 1, 1, 1, 1),
+    "cast": (1, 1, 1, 1, 1), "quantize": (1, 1, 1, 1, 1), "dequantize": (1, 1, 1, 1, 1),
+    "qconv": (2, 3, 2, 1, 1), "qmatmul": (2, 2, 2, 1, 1), "qgemm": (2, 3, 2, 1, 1), "qadd": (2, 2, 2, 1, 1),
+    "qmul": (2, 2, 2, 1, 1), "qactivation": (1, 1, 1, 1, 1), "qavgpool": (1, 1, 1, 1, 1),
+    "qglobalavgpool": (1, 1, 1, 1, 1), "qsoftmax": (1, 1, 1, 1, 1), "dynquant": (1, 1, 1, 3, 3),
+    "matmulinteger": (2, 4, 2, 1, 1), "convinteger": (2, 4, 2, 1, 1), "compare": (2, 2, 2, 1, 1),
+    "logic": (1, 2, 1, 1, 1), "where": (3, 3, 3, 1, 1), "argreduce": (1, 1, 1, 1, 1),
+    "topk": (1, 1, 1, 2, 2), "cumsum": (1, 1, 1, 1, 1), "onehot": (2, 2, 2, 1, 1), "rnn": (3, 11, 3, 1, 3),
+    "pad": (1, 2, 1, 1, 1), "groupnorm": (3, 3, 3, 1, 1),
+}
+ACT_RULE: Dict[str, str] = {
+    "conv": "fused", "gemm": "fused", "matmul": "fused", "add": "fused", "sub": "fused", "mul": "fused",
+    "div": "fused", "activation": "function", "maxpool": "none", "avgpool": "none", "globalavgpool": "none",
+    "copy": "none", "transpose": "none", "concat": "none", "softmax": "none", "convtranspose": "fused",
+    "resize": "none", "reduce": "fused", "slice": "none", "gather": "none", "pow": "fused", "min": "fused",
+    "max": "fused", "layernorm": "fused", "expand": "none", "cast": "none", "quantize": "none",
+    "dequantize": "none", "qconv": "device", "qmatmul": "device", "qgemm": "device", "qadd": "device",
+    "qmul": "device", "qactivation": "fused", "qavgpool": "none", "qglobalavgpool": "none",
+    "qsoftmax": "none", "dynquant": "none", "matmulinteger": "none", "convinteger": "none",
+    "compare": "none", "logic": "none", "where": "none", "argreduce": "none", "topk": "none",
+    "cumsum": "none", "onehot": "none", "rnn": "none", "pad": "none", "groupnorm": "fused",
+}
+# The ops an activation fuses into (their act rule is "fused").
+FUSED_ACTIVATION_OPS = frozenset({
+    "conv", "gemm", "matmul", "add", "sub", "mul", "div", "convtranspose", "reduce", "pow", "min", "max",
+    "layernorm", "qactivation", "groupnorm",
 })
 
 # Fused activation codes and the format minor version that added each.

@@ -25,27 +25,32 @@
 #include <utility>
 #include <vector>
 
+#include "accm_layout.h"
 #include "math/fixpoint.h"
 #include "ops.h"
 
 namespace accel_emu {
 namespace {
 
-// ---- format constants (FORMAT.md) ---------------------------------------------------------------
+// ---- format constants (FORMAT.md; accm_layout.h, generated from emulator/accm_schema.py) ----------
 
-constexpr uint64_t kHeaderBytes = 128;
-constexpr uint64_t kTensorRecordBytes = 128;
-constexpr uint64_t kNodeRecordBytes = 192;
-constexpr uint16_t kVersionMajor = 1;
-constexpr uint16_t kVersionMinor = 4;  // the newest minor this reader was written for
-constexpr uint16_t kImageMinor = 4;    // the tensor record's u32 at offset 116 is image_format from this minor on
-constexpr uint32_t kMaxTensorCount = 1000000;
-constexpr uint32_t kMaxNodeCount = 1000000;
-constexpr uint32_t kMaxIoCount = 4096;
-constexpr uint32_t kMaxNameLength = 4096;
-constexpr uint32_t kMaxNodeEdges = 4096;      // per node, for input_count and for output_count
-constexpr uint64_t kMaxTensorBytes = 1ull << 40;
-constexpr uint64_t kDataAlignment = 64;
+using accm::kDataAlignment;
+using accm::kMaxIoCount;
+using accm::kMaxNameLength;
+using accm::kMaxNodeCount;
+using accm::kMaxNodeEdges;
+using accm::kMaxTensorBytes;
+using accm::kMaxTensorCount;
+using accm::kVersionMajor;
+using accm::kVersionMinor;
+namespace hdr = accm::header_record;  // the byte offset of each field
+namespace trec = accm::tensor_record;
+namespace nrec = accm::node_record;
+
+static_assert(trec::dims_count == uint32_t(kMaxDims) && accm::kAbsent == kAbsent, "graph.h and FORMAT.md");
+static_assert(nrec::ints_count == sizeof(Node::ints) / sizeof(int64_t) &&
+                  nrec::floats_count == sizeof(Node::floats) / sizeof(float),
+              "graph.h's node parameters and FORMAT.md's node record");
 
 const char* image_format_name(uint32_t format) {
     switch (format) {
@@ -262,53 +267,55 @@ private:
 
     bool parse_header() {
         const uint64_t size = in_.size();
-        if (size < kHeaderBytes) return fail(cat("header: file size ", size, " is smaller than the 128-byte header"));
-        const uint8_t* magic = in_.bytes(0, 4);
-        if (std::memcmp(magic, "ACCM", 4) != 0) {
+        if (size < hdr::kBytes)
+            return fail(cat("header: file size ", size, " is smaller than the ", hdr::kBytes, "-byte header"));
+        const uint8_t* magic = in_.bytes(hdr::magic, hdr::magic_count);
+        if (std::memcmp(magic, accm::kMagic, hdr::magic_count) != 0) {
             static const char hex[] = "0123456789abcdef";
             std::string m;
-            for (int i = 0; i < 4; ++i) {
+            for (uint32_t i = 0; i < hdr::magic_count; ++i) {
                 m += "\\x";
                 m += hex[magic[i] >> 4];
                 m += hex[magic[i] & 15];
             }
             return fail(cat("header: magic is \"", m, "\", expected \"ACCM\" (not an .accm file)"));
         }
-        h_.version_major = in_.u16(4);
-        h_.version_minor = in_.u16(6);
+        h_.version_major = in_.u16(hdr::version_major);
+        h_.version_minor = in_.u16(hdr::version_minor);
         if (h_.version_major != kVersionMajor)
             return fail(cat("header: version_major ", unsigned(h_.version_major),
                             " is not supported (this reader knows version ", unsigned(kVersionMajor), ".x)"));
-        h_.header_size = in_.u32(8);
-        if (h_.header_size < kHeaderBytes || h_.header_size > size)
-            return fail(cat("header: header_size ", h_.header_size, " is outside 128..", size, " (the file size)"));
-        h_.flags = in_.u32(12);
+        h_.header_size = in_.u32(hdr::header_size);
+        if (h_.header_size < hdr::kBytes || h_.header_size > size)
+            return fail(cat("header: header_size ", h_.header_size, " is outside ", hdr::kBytes, "..", size,
+                            " (the file size)"));
+        h_.flags = in_.u32(hdr::flags);
         if (h_.flags != 0) return fail(cat("header: flags ", h_.flags, " must be 0 (reserved)"));
-        h_.file_size = in_.u64(16);
+        h_.file_size = in_.u64(hdr::file_size);
         if (h_.file_size != size)
             return fail(cat("header: file_size ", h_.file_size, " does not match the image size ", size,
                             " (truncated or padded file)"));
-        h_.tensor_count = in_.u32(24);
-        h_.node_count = in_.u32(28);
-        h_.input_count = in_.u32(32);
-        h_.output_count = in_.u32(36);
-        h_.edge_count = in_.u32(40);
+        h_.tensor_count = in_.u32(hdr::tensor_count);
+        h_.node_count = in_.u32(hdr::node_count);
+        h_.input_count = in_.u32(hdr::input_count);
+        h_.output_count = in_.u32(hdr::output_count);
+        h_.edge_count = in_.u32(hdr::edge_count);
         // int8_rules (minor 2; reserved and 0 before): whose integer arithmetic the model computes.
-        const uint32_t rules = in_.u32(44);
-        if (h_.version_minor < 2 && rules != 0)
-            return fail(cat("header: reserved field at offset 44 is ", rules, ", must be 0"));
+        const uint32_t rules = in_.u32(hdr::int8_rules);
+        if (h_.version_minor < accm::kInt8RulesMinor && rules != 0)
+            return fail(cat("header: reserved field at offset ", hdr::int8_rules, " is ", rules, ", must be 0"));
         if (!is_known(Int8Rules(rules)))
             return fail(cat("header: int8_rules ", rules, " is unknown to this reader (0 ort, 1 dpu, 2 bpu)"));
         g_.int8_rules = Int8Rules(rules);
-        h_.tensor_table_offset = in_.u64(48);
-        h_.node_table_offset = in_.u64(56);
-        h_.io_table_offset = in_.u64(64);
-        h_.edge_table_offset = in_.u64(72);
-        h_.string_table_offset = in_.u64(80);
-        h_.string_table_size = in_.u64(88);
-        h_.data_offset = in_.u64(96);
-        h_.data_size = in_.u64(104);
-        for (uint64_t off : {uint64_t(112), uint64_t(120)})
+        h_.tensor_table_offset = in_.u64(hdr::tensor_table_offset);
+        h_.node_table_offset = in_.u64(hdr::node_table_offset);
+        h_.io_table_offset = in_.u64(hdr::io_table_offset);
+        h_.edge_table_offset = in_.u64(hdr::edge_table_offset);
+        h_.string_table_offset = in_.u64(hdr::string_table_offset);
+        h_.string_table_size = in_.u64(hdr::string_table_size);
+        h_.data_offset = in_.u64(hdr::data_offset);
+        h_.data_size = in_.u64(hdr::data_size);
+        for (uint64_t off = hdr::reserved2; off < hdr::reserved2 + 8 * hdr::reserved2_count; off += 8)
             if (!reserved_ok(in_.u64(off)))
                 return fail(cat("header: reserved field at offset ", off, " is ", in_.u64(off), ", must be 0"));
 
@@ -327,9 +334,9 @@ private:
         // Every count is a u32 and every record at most 192 bytes: these products cannot overflow.
         Section sections[] = {
             {"header", "header_size", 0, h_.header_size, 1},
-            {"tensor table", "tensor_table_offset", h_.tensor_table_offset,
-             uint64_t(h_.tensor_count) * kTensorRecordBytes, 8},
-            {"node table", "node_table_offset", h_.node_table_offset, uint64_t(h_.node_count) * kNodeRecordBytes, 8},
+            {"tensor table", "tensor_table_offset", h_.tensor_table_offset, uint64_t(h_.tensor_count) * trec::kBytes,
+             8},
+            {"node table", "node_table_offset", h_.node_table_offset, uint64_t(h_.node_count) * nrec::kBytes, 8},
             {"io table", "io_table_offset", h_.io_table_offset, (uint64_t(h_.input_count) + h_.output_count) * 4, 4},
             {"edge table", "edge_table_offset", h_.edge_table_offset, uint64_t(h_.edge_count) * 4, 4},
             {"string table", "string_table_offset", h_.string_table_offset, h_.string_table_size, 1},
@@ -359,8 +366,8 @@ private:
         // edge_count must be the sum of the nodes' input and output counts.
         uint64_t edges = 0;
         for (uint32_t n = 0; n < h_.node_count; ++n) {
-            const uint64_t base = h_.node_table_offset + uint64_t(n) * kNodeRecordBytes;
-            edges += uint64_t(in_.u32(base + 4)) + in_.u32(base + 8);
+            const uint64_t base = h_.node_table_offset + uint64_t(n) * nrec::kBytes;
+            edges += uint64_t(in_.u32(base + nrec::input_count)) + in_.u32(base + nrec::output_count);
         }
         if (edges != h_.edge_count)
             return fail(cat("header: edge_count ", h_.edge_count,
@@ -376,20 +383,21 @@ private:
         std::unordered_map<std::string_view, uint32_t> names;
         names.reserve(count);
         for (uint32_t i = 0; i < count; ++i) {
-            const uint64_t base = h_.tensor_table_offset + uint64_t(i) * kTensorRecordBytes;
+            const uint64_t base = h_.tensor_table_offset + uint64_t(i) * trec::kBytes;
             TensorDesc& t = g_.tensors[i];
             const std::string who0 = cat("tensor ", i);
-            if (!read_name(who0, in_.u32(base + 0), in_.u32(base + 4), 1, &t.name)) return false;
+            if (!read_name(who0, in_.u32(base + trec::name_offset), in_.u32(base + trec::name_length), 1, &t.name))
+                return false;
             auto ins = names.emplace(std::string_view(t.name), i);
             if (!ins.second)
                 return fail(cat(who0, ": name '", t.name, "' is already used by tensor ", ins.first->second,
                                 " (names must be unique)"));
             const std::string who = tensor_label(i);
 
-            const uint32_t dtype = in_.u32(base + 8);
-            const uint32_t layout = in_.u32(base + 12);
-            const uint32_t kind = in_.u32(base + 16);
-            const uint32_t ndim = in_.u32(base + 20);
+            const uint32_t dtype = in_.u32(base + trec::dtype);
+            const uint32_t layout = in_.u32(base + trec::layout);
+            const uint32_t kind = in_.u32(base + trec::kind);
+            const uint32_t ndim = in_.u32(base + trec::ndim);
             const uint64_t esize = dtype_size(dtype);
             if (esize == 0) return fail(cat(who, ": dtype ", dtype, " is unknown"));
             if (layout > ACCEL_LAYOUT_NHWC) return fail(cat(who, ": layout ", layout, " is unknown"));
@@ -407,7 +415,7 @@ private:
             const uint64_t max_numel = kMaxTensorBytes / esize;
             uint64_t numel = 1;
             for (uint32_t d = 0; d < uint32_t(kMaxDims); ++d) {
-                const int64_t v = in_.i64(base + 24 + 8 * uint64_t(d));
+                const int64_t v = in_.i64(base + trec::dims + 8 * uint64_t(d));
                 t.dims[d] = v;
                 if (d < ndim) {
                     if (v < 1) return fail(cat(who, ": dims[", d, "] is ", v, ", must be >= 1"));
@@ -422,8 +430,8 @@ private:
             t.numel = int64_t(numel);
             t.bytes = numel * esize;
 
-            const uint64_t data_offset = in_.u64(base + 88);
-            const uint64_t data_size = in_.u64(base + 96);
+            const uint64_t data_offset = in_.u64(base + trec::data_offset);
+            const uint64_t data_size = in_.u64(base + trec::data_size);
             if (t.kind == TensorKind::Constant) {
                 if (data_offset % kDataAlignment != 0)
                     return fail(cat(who, ": data_offset ", data_offset, " is not a multiple of 64"));
@@ -441,11 +449,12 @@ private:
 
             if (!parse_quant(who, base, &t)) return false;
 
-            const uint32_t image_format = in_.u32(base + 116);
-            if (h_.version_minor < kImageMinor) {
+            const uint32_t image_format = in_.u32(base + trec::image_format);
+            if (h_.version_minor < accm::kImageFormatMinor) {
                 if (image_format != 0)
-                    return fail(cat(who, ": reserved field at offset 116 is ", image_format, ", must be 0 (it is ",
-                                    "image_format from format 1.", unsigned(kImageMinor), " on; this file is 1.",
+                    return fail(cat(who, ": reserved field at offset ", trec::image_format, " is ", image_format,
+                                    ", must be 0 (it is ", "image_format from format 1.",
+                                    unsigned(accm::kImageFormatMinor), " on; this file is 1.",
                                     unsigned(h_.version_minor), ")"));
             } else if (!parse_image(who, image_format, &t)) {
                 return false;
@@ -513,10 +522,10 @@ private:
     }
 
     bool parse_quant(const std::string& who, uint64_t base, TensorDesc* t) {
-        const uint32_t type = in_.u32(base + 104);
-        const int32_t axis = in_.i32(base + 108);
-        const uint32_t count = in_.u32(base + 112);
-        const uint64_t qoff = in_.u64(base + 120);
+        const uint32_t type = in_.u32(base + trec::quant_type);
+        const int32_t axis = in_.i32(base + trec::quant_axis);
+        const uint32_t count = in_.u32(base + trec::quant_count);
+        const uint64_t qoff = in_.u64(base + trec::quant_offset);
         if (type > ACCEL_QUANT_SHIFT) return fail(cat(who, ": quant_type ", type, " is unknown"));
         if (type == ACCEL_QUANT_NONE) {
             if (axis != -1 || count != 0 || qoff != 0)
@@ -610,17 +619,19 @@ private:
         std::vector<int64_t> input_of(tcount, -1);  // last node index that reads each tensor
         g_.nodes.reserve(h_.node_count);
         for (uint32_t n = 0; n < h_.node_count; ++n) {
-            const uint64_t base = h_.node_table_offset + uint64_t(n) * kNodeRecordBytes;
+            const uint64_t base = h_.node_table_offset + uint64_t(n) * nrec::kBytes;
             g_.nodes.emplace_back();
             Node& node = g_.nodes.back();
-            if (!read_name(cat("node ", n), in_.u32(base + 16), in_.u32(base + 20), 0, &node.name)) return false;
+            if (!read_name(cat("node ", n), in_.u32(base + nrec::name_offset), in_.u32(base + nrec::name_length), 0,
+                           &node.name))
+                return false;
             const std::string who = node.name.empty() ? cat("node ", n) : cat("node ", n, " ('", node.name, "')");
 
-            const uint32_t op = in_.u32(base + 0);
-            const uint32_t n_in = in_.u32(base + 4);
-            const uint32_t n_out = in_.u32(base + 8);
-            const uint32_t edge_offset = in_.u32(base + 12);
-            const uint32_t act = in_.u32(base + 24);
+            const uint32_t op = in_.u32(base + nrec::op);
+            const uint32_t n_in = in_.u32(base + nrec::input_count);
+            const uint32_t n_out = in_.u32(base + nrec::output_count);
+            const uint32_t edge_offset = in_.u32(base + nrec::edge_offset);
+            const uint32_t act = in_.u32(base + nrec::activation);
             const OpDef* def = find_op(op);
             if (def == nullptr)
                 return fail(cat(who, ": op code ", op, " is unknown to this reader (file version ",
@@ -631,16 +642,17 @@ private:
                 return fail(cat(who, ": edge_offset ", edge_offset, " + input_count ", n_in, " + output_count ", n_out,
                                 " exceeds edge_count ", h_.edge_count));
             if (!valid_activation(act)) return fail(cat(who, ": activation ", act, " is unknown"));
-            const uint32_t reserved = in_.u32(base + 36);
+            const uint32_t reserved = in_.u32(base + nrec::reserved);
             if (!reserved_ok(reserved))
-                return fail(cat(who, ": reserved field at offset 36 is ", reserved, ", must be 0"));
+                return fail(cat(who, ": reserved field at offset ", nrec::reserved, " is ", reserved, ", must be 0"));
 
             node.op = Op(op);
             node.act = Act(act);
-            node.act_alpha = in_.f32(base + 28);
-            node.act_beta = in_.f32(base + 32);
-            for (int k = 0; k < 16; ++k) node.ints[k] = in_.i64(base + 40 + 8 * uint64_t(k));
-            for (int k = 0; k < 6; ++k) node.floats[k] = in_.f32(base + 168 + 4 * uint64_t(k));
+            node.act_alpha = in_.f32(base + nrec::act_alpha);
+            node.act_beta = in_.f32(base + nrec::act_beta);
+            for (uint32_t k = 0; k < nrec::ints_count; ++k) node.ints[k] = in_.i64(base + nrec::ints + 8 * uint64_t(k));
+            for (uint32_t k = 0; k < nrec::floats_count; ++k)
+                node.floats[k] = in_.f32(base + nrec::floats + 4 * uint64_t(k));
 
             const uint64_t edges = h_.edge_table_offset + 4 * uint64_t(edge_offset);
             node.inputs.resize(n_in);

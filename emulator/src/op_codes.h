@@ -351,6 +351,82 @@ constexpr bool is_known(RnnDirection v) {
     return false;
 }
 
+// The name of an op as FORMAT.md and the compiler give it ("conv").
+
+constexpr const char* op_name(Op v) {
+    switch (v) {
+        case Op::Conv: return "conv";
+        case Op::Gemm: return "gemm";
+        case Op::MatMul: return "matmul";
+        case Op::Add: return "add";
+        case Op::Sub: return "sub";
+        case Op::Mul: return "mul";
+        case Op::Div: return "div";
+        case Op::Activation: return "activation";
+        case Op::MaxPool: return "maxpool";
+        case Op::AvgPool: return "avgpool";
+        case Op::GlobalAvgPool: return "globalavgpool";
+        case Op::Copy: return "copy";
+        case Op::Transpose: return "transpose";
+        case Op::Concat: return "concat";
+        case Op::Softmax: return "softmax";
+        case Op::ConvTranspose: return "convtranspose";
+        case Op::Resize: return "resize";
+        case Op::Reduce: return "reduce";
+        case Op::Slice: return "slice";
+        case Op::Gather: return "gather";
+        case Op::Pow: return "pow";
+        case Op::Min: return "min";
+        case Op::Max: return "max";
+        case Op::LayerNorm: return "layernorm";
+        case Op::Expand: return "expand";
+        case Op::Cast: return "cast";
+        case Op::Quantize: return "quantize";
+        case Op::Dequantize: return "dequantize";
+        case Op::QConv: return "qconv";
+        case Op::QMatMul: return "qmatmul";
+        case Op::QGemm: return "qgemm";
+        case Op::QAdd: return "qadd";
+        case Op::QMul: return "qmul";
+        case Op::QActivation: return "qactivation";
+        case Op::QAvgPool: return "qavgpool";
+        case Op::QGlobalAvgPool: return "qglobalavgpool";
+        case Op::QSoftmax: return "qsoftmax";
+        case Op::DynQuant: return "dynquant";
+        case Op::MatMulInteger: return "matmulinteger";
+        case Op::ConvInteger: return "convinteger";
+        case Op::Compare: return "compare";
+        case Op::Logic: return "logic";
+        case Op::Where: return "where";
+        case Op::ArgReduce: return "argreduce";
+        case Op::TopK: return "topk";
+        case Op::CumSum: return "cumsum";
+        case Op::OneHot: return "onehot";
+        case Op::Rnn: return "rnn";
+        case Op::Pad: return "pad";
+        case Op::GroupNorm: return "groupnorm";
+    }
+    return "?";
+}
+
+// The ops the broadcast kernel computes (math/broadcast.h: one function of two operands each), and
+// the op code of each.
+
+enum class BinOp { Add, Sub, Mul, Div, Pow, Min, Max };
+
+constexpr Op op_of(BinOp v) {
+    switch (v) {
+        case BinOp::Add: return Op::Add;
+        case BinOp::Sub: return Op::Sub;
+        case BinOp::Mul: return Op::Mul;
+        case BinOp::Div: return Op::Div;
+        case BinOp::Pow: return Op::Pow;
+        case BinOp::Min: return Op::Min;
+        case BinOp::Max: return Op::Max;
+    }
+    return Op::Add;
+}
+
 // The name of an op or activation as profiles show it (accel_model_get_node_info's op_type).
 
 constexpr const char* type_name(Op v) {

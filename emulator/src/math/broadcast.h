@@ -8,11 +8,10 @@
 
 #include "graph.h"
 #include "math/math_util.h"
+#include "op_codes.h"  // BinOp, generated from emulator/op_schema.py
 #include "parallel.h"
 
 namespace accel_emu {
-
-enum class BinOp { Add, Sub, Mul, Div, Pow, Min, Max };
 
 // Dim i of `t` with `t` right-aligned to rank r (1 where t has no such dim).
 inline int64_t broadcast_dim(const TensorDesc& t, int r, int i) {

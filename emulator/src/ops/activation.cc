@@ -12,8 +12,7 @@ namespace {
 
 bool validate_act(const Graph& g, const Node& n, std::string* err) {
     const char* op = "activation";
-    if (!kern::check_common(g, n, op, {1, 1, 1, 1}, kern::DTypeRule::Float32, kern::ActRule::Function, err))
-        return false;
+    if (!kern::check_common(g, n, err)) return false;
     const TensorDesc& x = *kern::input(g, n, 0);
     const TensorDesc& y = kern::output(g, n, 0);
     return kern::check_same_shape(x, y, op, err);

@@ -9,23 +9,10 @@
 namespace accel_emu {
 namespace {
 
-const char* name_of(BinOp op) {
-    switch (op) {
-        case BinOp::Add: return "add";
-        case BinOp::Sub: return "sub";
-        case BinOp::Mul: return "mul";
-        case BinOp::Div: return "div";
-        case BinOp::Pow: return "pow";
-        case BinOp::Min: return "min";
-        case BinOp::Max: return "max";
-    }
-    return "?";
-}
-
 bool validate_op(BinOp op, const Graph& g, const Node& n, std::string* err) {
     using kern::cat;
-    const char* nm = name_of(op);
-    if (!kern::check_common(g, n, nm, {2, 2, 2, 1}, kern::DTypeRule::Any, kern::ActRule::Fused, err)) return false;
+    const char* nm = op_name(op_of(op));
+    if (!kern::check_common(g, n, kern::DTypeRule::Any, err)) return false;  // the dtypes: below
     const TensorDesc& a = *kern::input(g, n, 0);
     const TensorDesc& b = *kern::input(g, n, 1);
     const TensorDesc& y = kern::output(g, n, 0);

@@ -12,7 +12,7 @@ size_t no_scratch(const Graph&, const Node&) { return 0; }
 bool validate_cast(const Graph& g, const Node& n, std::string* err) {
     using kern::cat;
     const char* op = "cast";
-    if (!kern::check_common(g, n, op, {1, 1, 1, 1}, kern::DTypeRule::Any, kern::ActRule::MustBeNone, err)) return false;
+    if (!kern::check_common(g, n, err)) return false;
     const TensorDesc& x = *kern::input(g, n, 0);
     const TensorDesc& y = kern::output(g, n, 0);
     if (!kern::same_dims(x, y))

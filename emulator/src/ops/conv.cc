@@ -46,7 +46,7 @@ ConvGeom geom(const Graph& g, const Node& n) {
 }
 
 bool validate(const Graph& g, const Node& n, std::string* err) {
-    if (!kern::check_common(g, n, kOp, {2, 3, 2, 1}, kern::DTypeRule::Float32, kern::ActRule::Fused, err)) return false;
+    if (!kern::check_common(g, n, err)) return false;
     ConvGeom q;
     if (!kern::check_conv_shapes(g, n, kOp, &q, err)) return false;
     set_tile(&q);  // products below are bounded by tensor sizes, so cannot overflow

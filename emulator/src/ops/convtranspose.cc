@@ -81,7 +81,7 @@ bool axis_out(int64_t in, int64_t k, int64_t s, int64_t d, int64_t plo, int64_t 
 bool validate(const Graph& g, const Node& n, std::string* err) {
     using kern::cat;
     using kern::fail;
-    if (!kern::check_common(g, n, kOp, {2, 3, 2, 1}, kern::DTypeRule::Float32, kern::ActRule::Fused, err)) return false;
+    if (!kern::check_common(g, n, err)) return false;
     const TensorDesc& x = *kern::input(g, n, 0);
     const TensorDesc& w = *kern::input(g, n, 1);
     const TensorDesc* b = kern::input(g, n, 2);

@@ -20,7 +20,7 @@ Dims dims_of(const GemmParams& p, const TensorDesc& a, const TensorDesc& b) {
 bool validate(const Graph& g, const Node& n, std::string* err) {
     using kern::cat;
     using kern::fail;
-    if (!kern::check_common(g, n, kOp, {2, 3, 2, 1}, kern::DTypeRule::Float32, kern::ActRule::Fused, err)) return false;
+    if (!kern::check_common(g, n, err)) return false;
     const TensorDesc& a = *kern::input(g, n, 0);
     const TensorDesc& b = *kern::input(g, n, 1);
     const TensorDesc* c = kern::input(g, n, 2);

@@ -76,7 +76,7 @@ bool check_flag(int64_t v, const char* name, const char* op, std::string* err) {
 bool validate_argreduce(const Graph& g, const Node& n, std::string* err) {
     using kern::cat;
     const char* op = "argreduce";
-    if (!kern::check_common(g, n, op, {1, 1, 1, 1}, kern::DTypeRule::Any, kern::ActRule::MustBeNone, err)) return false;
+    if (!kern::check_common(g, n, err)) return false;
     const TensorDesc& x = *kern::input(g, n, 0);
     const TensorDesc& y = kern::output(g, n, 0);
     const ArgReduceParams p = ArgReduceParams::of(n);
@@ -133,7 +133,7 @@ void run_argreduce(const KernelArgs& a) {
 bool validate_topk(const Graph& g, const Node& n, std::string* err) {
     using kern::cat;
     const char* op = "topk";
-    if (!kern::check_common(g, n, op, {1, 1, 1, 2}, kern::DTypeRule::Any, kern::ActRule::MustBeNone, err)) return false;
+    if (!kern::check_common(g, n, err)) return false;
     const TensorDesc& x = *kern::input(g, n, 0);
     const TensorDesc& v = kern::output(g, n, 0);
     const TensorDesc& i = kern::output(g, n, 1);
@@ -203,7 +203,7 @@ void run_topk(const KernelArgs& a) {
 bool validate_cumsum(const Graph& g, const Node& n, std::string* err) {
     using kern::cat;
     const char* op = "cumsum";
-    if (!kern::check_common(g, n, op, {1, 1, 1, 1}, kern::DTypeRule::Any, kern::ActRule::MustBeNone, err)) return false;
+    if (!kern::check_common(g, n, err)) return false;
     const TensorDesc& x = *kern::input(g, n, 0);
     const TensorDesc& y = kern::output(g, n, 0);
     const CumSumParams p = CumSumParams::of(n);
@@ -257,7 +257,7 @@ void run_cumsum(const KernelArgs& a) {
 bool validate_onehot(const Graph& g, const Node& n, std::string* err) {
     using kern::cat;
     const char* op = "onehot";
-    if (!kern::check_common(g, n, op, {2, 2, 2, 1}, kern::DTypeRule::Any, kern::ActRule::MustBeNone, err)) return false;
+    if (!kern::check_common(g, n, err)) return false;
     const TensorDesc& ind = *kern::input(g, n, 0);
     const TensorDesc& val = *kern::input(g, n, 1);
     const TensorDesc& y = kern::output(g, n, 0);

@@ -16,7 +16,7 @@ constexpr const char* kOp = "layernorm";
 
 bool validate(const Graph& g, const Node& n, std::string* err) {
     using kern::cat;
-    if (!kern::check_common(g, n, kOp, {2, 3, 2, 1}, kern::DTypeRule::Float32, kern::ActRule::Fused, err)) return false;
+    if (!kern::check_common(g, n, err)) return false;
     const TensorDesc& x = *kern::input(g, n, 0);
     const TensorDesc& y = kern::output(g, n, 0);
     if (!kern::check_same_shape(x, y, kOp, err)) return false;

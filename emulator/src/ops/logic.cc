@@ -22,7 +22,7 @@ bool is_bool(const TensorDesc& t, const char* op, const char* what, std::string*
 
 bool validate_compare(const Graph& g, const Node& n, std::string* err) {
     const char* op = "compare";
-    if (!kern::check_common(g, n, op, {2, 2, 2, 1}, kern::DTypeRule::Any, kern::ActRule::MustBeNone, err)) return false;
+    if (!kern::check_common(g, n, err)) return false;
     const TensorDesc& a = *kern::input(g, n, 0);
     const TensorDesc& b = *kern::input(g, n, 1);
     const TensorDesc& y = kern::output(g, n, 0);
@@ -73,7 +73,7 @@ void run_logic(const KernelArgs& a) {
 
 bool validate_where(const Graph& g, const Node& n, std::string* err) {
     const char* op = "where";
-    if (!kern::check_common(g, n, op, {3, 3, 3, 1}, kern::DTypeRule::Any, kern::ActRule::MustBeNone, err)) return false;
+    if (!kern::check_common(g, n, err)) return false;
     const TensorDesc* in[3] = {kern::input(g, n, 0), kern::input(g, n, 1), kern::input(g, n, 2)};
     const TensorDesc& z = kern::output(g, n, 0);
     if (!is_bool(*in[0], op, "condition (input 0)", err)) return false;

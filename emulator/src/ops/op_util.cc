@@ -35,7 +35,12 @@ static bool check_desc(const TensorDesc& t, const char* op, const char* role, si
     return true;
 }
 
-bool check_common(const Graph& g, const Node& n, const char* op, const Arity& ar, DTypeRule dt, ActRule act,
+namespace {
+
+// check_common's arity: inputs min_in..max_in (SIZE_MAX: any number), outputs min_out..max_out.
+struct Counts { size_t min_in, max_in, required_in, min_out, max_out; };
+
+bool check_counts(const Graph& g, const Node& n, const char* op, const Counts& ar, DTypeRule dt, ActRule act,
                   std::string* err) {
     const size_t nin = n.inputs.size();
     if (nin < ar.min_in || nin > ar.max_in) {
@@ -43,8 +48,11 @@ bool check_common(const Graph& g, const Node& n, const char* op, const Arity& ar
         if (ar.max_in == SIZE_MAX) return fail(err, op, cat("expects at least ", ar.min_in, " inputs, got ", nin));
         return fail(err, op, cat("expects ", ar.min_in, " to ", ar.max_in, " inputs, got ", nin));
     }
-    if (n.outputs.size() != ar.outputs)
-        return fail(err, op, cat("expects ", ar.outputs, " outputs, got ", n.outputs.size()));
+    const size_t nout = n.outputs.size();
+    if (nout < ar.min_out || nout > ar.max_out) {
+        if (ar.min_out == ar.max_out) return fail(err, op, cat("expects ", ar.min_out, " outputs, got ", nout));
+        return fail(err, op, cat("expects ", ar.min_out, " to ", ar.max_out, " outputs, got ", nout));
+    }
     const size_t nt = g.tensors.size();
     for (size_t i = 0; i < nin; ++i) {
         uint32_t t = n.inputs[i];
@@ -73,6 +81,7 @@ bool check_common(const Graph& g, const Node& n, const char* op, const Arity& ar
             if (n.act != Act::None) return fail(err, op, cat("fused activation ", a, " not supported"));
             break;
         case ActRule::Fused:
+        case ActRule::Device:  // the op's own check narrows it to its rule set's (check_device_act)
             if (!valid_activation(a)) return fail(err, op, cat("unknown activation code ", a));
             break;
         case ActRule::Function:
@@ -81,6 +90,31 @@ bool check_common(const Graph& g, const Node& n, const char* op, const Arity& ar
             break;
     }
     return true;
+}
+
+}  // namespace
+
+bool check_common(const Graph& g, const Node& n, DTypeRule dt, std::string* err) {
+    const OpContract c = op_contract(n.op);
+    if (c.name == nullptr) return fail(err, "op", cat("code ", static_cast<uint32_t>(n.op), " has no contract"));
+    const size_t max_in = c.max_in == kVariadic ? SIZE_MAX : c.max_in;
+    return check_counts(g, n, c.name, {c.min_in, max_in, c.required_in, c.min_out, c.max_out}, dt, c.act, err);
+}
+
+bool check_common(const Graph& g, const Node& n, std::string* err) {
+    return check_common(g, n, op_contract(n.op).dtypes, err);
+}
+
+bool check_common(const Graph& g, const Node& n, const char* op, const Arity& ar, DTypeRule dt, ActRule act,
+                  std::string* err) {
+    // The op's check may narrow its contract, never widen it: the schema is what the compiler writes to.
+    const OpContract c = op_contract(n.op);
+    const size_t max_in = c.max_in == kVariadic ? SIZE_MAX : c.max_in;
+    const bool act_ok = act == c.act || (c.act == ActRule::Device && act != ActRule::Function);
+    if (c.name == nullptr || ar.min_in < c.min_in || ar.max_in > max_in || ar.required_in < c.required_in ||
+        ar.outputs < c.min_out || ar.outputs > c.max_out || !act_ok)
+        return fail(err, op, "internal error: the op's check is looser than its contract in emulator/op_schema.py");
+    return check_counts(g, n, op, {ar.min_in, ar.max_in, ar.required_in, ar.outputs, ar.outputs}, dt, act, err);
 }
 
 bool same_dtype(const TensorDesc& x, const TensorDesc& y, const char* op, const char* what, std::string* err) {

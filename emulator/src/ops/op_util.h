@@ -14,6 +14,7 @@
 #include "graph.h"
 #include "math/math_util.h"
 #include "ops.h"
+#include "ops/op_contract.h"
 
 namespace accel_emu {
 namespace kern {
@@ -41,17 +42,23 @@ inline const TensorDesc& out_desc(const KernelArgs& a, size_t i) { return a.grap
 inline const float* in_f(const KernelArgs& a, size_t i) { return static_cast<const float*>(a.in[i]); }
 inline float* out_f(const KernelArgs& a, size_t i) { return static_cast<float*>(a.out[i]); }
 
-// What the common checks expect of a node.
+// What the common checks expect of a node: the op's contract (op_contract.h, from emulator/op_schema.py), or
+// a narrower arity an op's parameters give (logic's not takes one input, rnn's outputs are its mask's).
 struct Arity {
     size_t min_in, max_in;     // input count range (optional trailing inputs may also be kAbsent)
     size_t required_in;        // the first `required_in` inputs must be present
     size_t outputs;            // exact output count
 };
-enum class DTypeRule { Float32, Any };
-enum class ActRule { MustBeNone, Fused, Function };
 
-// Arity, tensor indices, descriptor sanity (ndim, dims >= 1, numel), dtypes and the activation field.
-// On failure sets *err to "<op>: <problem>" and returns false.
+// Arity, tensor indices, descriptor sanity (ndim, dims >= 1, numel), dtypes and the activation field, as the
+// op's contract gives them (op_contract.h; an ActRule::Device op checks its activation itself too:
+// check_device_act). On failure sets *err to "<op>: <problem>" and returns false.
+bool check_common(const Graph& g, const Node& n, std::string* err);
+// The same with the dtypes left to the op's own check (DTypeRule::Any), which names what the op takes.
+bool check_common(const Graph& g, const Node& n, DTypeRule dt, std::string* err);
+// The same with an arity, dtype rule and activation rule the op narrows from its contract by its parameters
+// or rule set; one looser than the contract (more inputs or outputs, another activation rule) is refused as
+// an error in the op's check.
 bool check_common(const Graph& g, const Node& n, const char* op, const Arity& ar, DTypeRule dt, ActRule act,
                   std::string* err);
 

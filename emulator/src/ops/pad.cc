@@ -17,8 +17,7 @@ size_t no_scratch(const Graph&, const Node&) { return 0; }
 
 bool validate(const Graph& g, const Node& n, std::string* err) {
     using kern::cat;
-    if (!kern::check_common(g, n, kOp, {1, 2, 1, 1}, kern::DTypeRule::Any, kern::ActRule::MustBeNone, err))
-        return false;
+    if (!kern::check_common(g, n, err)) return false;
     const TensorDesc& x = *kern::input(g, n, 0);
     const TensorDesc& y = kern::output(g, n, 0);
     if (!kern::same_dtype(x, y, kOp, "input 0", err)) return false;

@@ -13,7 +13,7 @@ constexpr const char* kOp = "reduce";
 
 bool validate(const Graph& g, const Node& n, std::string* err) {
     using kern::cat;
-    if (!kern::check_common(g, n, kOp, {1, 1, 1, 1}, kern::DTypeRule::Float32, kern::ActRule::Fused, err)) return false;
+    if (!kern::check_common(g, n, err)) return false;
     const TensorDesc& x = *kern::input(g, n, 0);
     const TensorDesc& y = kern::output(g, n, 0);
     const ReduceParams p = ReduceParams::of(n);

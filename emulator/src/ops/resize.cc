@@ -28,8 +28,7 @@ ResizeGeom geom(const Graph& g, const Node& n) {
 bool validate(const Graph& g, const Node& n, std::string* err) {
     using kern::cat;
     using kern::fail;
-    if (!kern::check_common(g, n, kOp, {1, 1, 1, 1}, kern::DTypeRule::Float32, kern::ActRule::MustBeNone, err))
-        return false;
+    if (!kern::check_common(g, n, err)) return false;
     const TensorDesc& x = *kern::input(g, n, 0);
     const TensorDesc& y = kern::output(g, n, 0);
     if (x.ndim != 4) return fail(err, kOp, cat("input rank ", x.ndim, " is not 4 (NCHW)"));

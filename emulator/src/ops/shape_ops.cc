@@ -17,7 +17,7 @@ size_t no_scratch(const Graph&, const Node&) { return 0; }
 bool validate_copy(const Graph& g, const Node& n, std::string* err) {
     using kern::cat;
     const char* op = "copy";
-    if (!kern::check_common(g, n, op, {1, 1, 1, 1}, kern::DTypeRule::Any, kern::ActRule::MustBeNone, err)) return false;
+    if (!kern::check_common(g, n, err)) return false;
     const TensorDesc& x = *kern::input(g, n, 0);
     const TensorDesc& y = kern::output(g, n, 0);
     if (!kern::same_dtype(x, y, op, "input 0", err)) return false;
@@ -35,7 +35,7 @@ void run_copy(const KernelArgs& a) {
 bool validate_transpose(const Graph& g, const Node& n, std::string* err) {
     using kern::cat;
     const char* op = "transpose";
-    if (!kern::check_common(g, n, op, {1, 1, 1, 1}, kern::DTypeRule::Any, kern::ActRule::MustBeNone, err)) return false;
+    if (!kern::check_common(g, n, err)) return false;
     const TensorDesc& x = *kern::input(g, n, 0);
     const TensorDesc& y = kern::output(g, n, 0);
     if (!kern::same_dtype(x, y, op, "input 0", err)) return false;
@@ -67,8 +67,7 @@ void run_transpose(const KernelArgs& a) {
 bool validate_concat(const Graph& g, const Node& n, std::string* err) {
     using kern::cat;
     const char* op = "concat";
-    if (!kern::check_common(g, n, op, {1, SIZE_MAX, 1, 1}, kern::DTypeRule::Any, kern::ActRule::MustBeNone, err))
-        return false;
+    if (!kern::check_common(g, n, err)) return false;
     const TensorDesc& y = kern::output(g, n, 0);
     const int64_t axis = ConcatParams::of(n).axis;
     if (axis < 0 || axis >= y.ndim) return kern::fail(err, op, cat("axis ", axis, " outside 0..", y.ndim - 1));

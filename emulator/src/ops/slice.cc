@@ -13,10 +13,8 @@ namespace {
 size_t no_scratch(const Graph&, const Node&) { return 0; }
 
 // The checks the three share: one data input (gather: plus its indices), one output of its dtype.
-bool check_data_op(const Graph& g, const Node& n, const char* op, size_t inputs, std::string* err) {
-    if (!kern::check_common(g, n, op, {inputs, inputs, inputs, 1}, kern::DTypeRule::Any, kern::ActRule::MustBeNone,
-                            err))
-        return false;
+bool check_data_op(const Graph& g, const Node& n, const char* op, std::string* err) {
+    if (!kern::check_common(g, n, err)) return false;
     return kern::same_dtype(*kern::input(g, n, 0), kern::output(g, n, 0), op, "input 0", err);
 }
 
@@ -25,7 +23,7 @@ bool check_data_op(const Graph& g, const Node& n, const char* op, size_t inputs,
 bool validate_slice(const Graph& g, const Node& n, std::string* err) {
     using kern::cat;
     const char* op = "slice";
-    if (!check_data_op(g, n, op, 1, err)) return false;
+    if (!check_data_op(g, n, op, err)) return false;
     const TensorDesc& x = *kern::input(g, n, 0);
     const TensorDesc& y = kern::output(g, n, 0);
     if (y.ndim != x.ndim) return kern::fail(err, op, cat("output rank ", y.ndim, " differs from input rank ", x.ndim));
@@ -75,7 +73,7 @@ void run_slice(const KernelArgs& a) {
 bool validate_gather(const Graph& g, const Node& n, std::string* err) {
     using kern::cat;
     const char* op = "gather";
-    if (!check_data_op(g, n, op, 2, err)) return false;
+    if (!check_data_op(g, n, op, err)) return false;
     const TensorDesc& x = *kern::input(g, n, 0);
     const TensorDesc& ind = *kern::input(g, n, 1);
     const TensorDesc& y = kern::output(g, n, 0);
@@ -196,7 +194,7 @@ void run_gather(const KernelArgs& a) {
 bool validate_expand(const Graph& g, const Node& n, std::string* err) {
     using kern::cat;
     const char* op = "expand";
-    if (!check_data_op(g, n, op, 1, err)) return false;
+    if (!check_data_op(g, n, op, err)) return false;
     const TensorDesc& x = *kern::input(g, n, 0);
     const TensorDesc& y = kern::output(g, n, 0);
     const int lead = y.ndim - x.ndim;
