@@ -2,6 +2,7 @@
 checked (run's numbers against onnxruntime, the .npz it saves, the JSON and the Chrome trace), every usage
 error (exit 2 and the message), and model and input errors (exit 1, the message, no traceback). Most run
 in-process through cli.main; a few through the installed console script."""
+import io
 import json
 import os
 import re
@@ -352,6 +353,29 @@ def test_bench_json_with_progress_and_integer_inputs(capsys, tmp_path):
     for phase in ("latency", "throughput"):  # each phase's bar ends at 100%, and only then reads 100%
         mine = [f for f in frames if f.startswith(phase)]
         assert f"{phase}: 100%|" in mine[-1] and all("%|" in f and "100%" not in f for f in mine[:-1]), mine
+
+
+def test_progress_bar_on_a_log_prints_a_line_each_tenth_and_100_only_when_finished():
+    # accel batch's bar (tqdm's) on a stream that is not a terminal: lines, not carriage returns; a count that
+    # reaches its total shows 100% only once finish() says the work is over (bench's redrawn bar: the test above).
+    from accel.commands.progress import ProgressBar
+
+    log = io.StringIO()
+    with ProgressBar(40, log, unit=" rows", lines=True) as bar:
+        for done in range(1, 41):
+            bar.update_to(done)
+        assert "100%" not in log.getvalue()
+        bar.finish()
+    text = log.getvalue()
+    lines = text.splitlines()
+    assert "\r" not in text and len(lines) == 10, text
+    assert [int(line.split("%")[0]) for line in lines] == [10, 20, 30, 40, 50, 60, 70, 80, 90, 100], text
+    assert re.match(r"^100%\|.*\| 40/40 \[", lines[-1]), text
+    quiet = io.StringIO()
+    with ProgressBar(40, quiet, lines=True, enabled=False) as bar:
+        bar.update_to(20)
+        bar.finish()
+    assert quiet.getvalue() == ""
 
 
 def test_bench_usage_errors(capsys, tmp_path):
