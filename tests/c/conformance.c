@@ -11,7 +11,7 @@
  * says what a driver that cannot do it answers), so that a declared exception is checked too; a check whose
  * refusal accel.h does not define cannot be declared unsupported.
  *
- * accel_conformance() (tests/CMakeLists.txt) makes one ctest per driver and check, conformance_<driver>_<check>;
+ * conformance_suite() (tests/CMakeLists.txt) makes one ctest per driver and check, conformance_<driver>_<check>;
  * each driver's instantiation, with its list of what it does not support and why, is beside its other tests
  * (tests/CMakeLists.txt for emu, tests/drivers/bpu and tests/drivers/vart for the vendor drivers). */
 #define _POSIX_C_SOURCE 200809L
