@@ -378,6 +378,31 @@ def test_progress_bar_on_a_log_prints_a_line_each_tenth_and_100_only_when_finish
     assert quiet.getvalue() == ""
 
 
+class _Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_a_compile_shows_its_time_so_far_on_a_terminal_only():
+    # A compile reports no progress of its own: on a terminal the CLI shows tqdm's bar without a total (the time
+    # so far), redrawn while the compile runs and cleared after it; a log gets nothing.
+    import time
+
+    from accel.commands.progress import while_running
+
+    terminal = _Terminal()
+    with while_running("compiling model.onnx", terminal):
+        time.sleep(1.2)
+    frames = terminal.getvalue().split("\r")
+    drawn = [f for f in frames if f.strip()]
+    assert len(drawn) >= 2 and all(re.fullmatch(r"compiling model\.onnx: 00:0\d\s*", f) for f in drawn), frames
+    assert frames[-1].strip() == "" and not frames[-2].strip(), frames  # cleared: the line is blank at the end
+    log = io.StringIO()
+    with while_running("compiling model.onnx", log):
+        pass
+    assert log.getvalue() == ""
+
+
 def test_bench_usage_errors(capsys, tmp_path):
     assert "--jobs: expected an integer in [1, 4096], got '0'" in usage_error(capsys, "bench", CNN_PATH, "--jobs", "0")
     assert "--runs: expected an integer in [1, 1e+09], got '0'" in usage_error(capsys, "bench", CNN_PATH, "--runs", "0")

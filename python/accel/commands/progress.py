@@ -1,4 +1,5 @@
-"""The command line's one progress bar: tqdm's, the bar users know from other tools (accel bench, accel batch).
+"""The command line's one progress bar: tqdm's, the bar users know from other tools (accel bench, accel batch, and
+the time so far of a compile: :func:`while_running`).
 
 tqdm redraws its line in place at most 10 times a second. Two things are added here: the bar reads 100% only once
 :meth:`ProgressBar.finish` says the work is over (a count or a time that reaches its total first shows as 99%), so
@@ -8,12 +9,14 @@ lines rather than one line of carriage returns.
 """
 from __future__ import annotations
 
+import threading
 import time
-from typing import Optional, TextIO, Union
+from contextlib import contextmanager
+from typing import Iterator, Optional, TextIO, Union
 
 from tqdm import tqdm
 
-__all__ = ["ProgressBar"]
+__all__ = ["ProgressBar", "while_running"]
 
 Number = Union[int, float]
 
@@ -74,3 +77,28 @@ class ProgressBar:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+@contextmanager
+def while_running(desc: str, stream: TextIO, enabled: bool = True) -> Iterator[None]:
+    """tqdm's bar without a total while one long step runs (a compile, which reports no progress of its own): the
+    time so far, redrawn every half second from a thread of its own and cleared when the step ends. Only on a
+    terminal (and if ``enabled``): a log gets nothing."""
+    if not enabled or not stream.isatty():
+        yield
+        return
+    bar = tqdm(total=None, desc=desc, file=stream, leave=False, bar_format="{desc}: {elapsed}")
+    stop = threading.Event()
+
+    def tick() -> None:
+        while not stop.wait(0.5):
+            bar.refresh()
+
+    ticker = threading.Thread(target=tick, name="accel-progress", daemon=True)
+    ticker.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        ticker.join()
+        bar.close()
