@@ -17,6 +17,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -396,6 +397,91 @@ static void check_overlap(const suite* s) {
     test_setup_close(&t);
 }
 
+/* ---- submission_errors: what accel_job_submit refuses before anything runs, leaving out_job as it was ---- */
+
+static void expect_refused(const suite* s, test_setup* t, accel_buffer* const* in, size_t n_in,
+                           accel_buffer* const* out, size_t n_out, const accel_run_options* o, const char* what) {
+    accel_job* job = (accel_job*)0x1;
+    accel_status got = accel_job_submit(t->model, in, n_in, out, n_out, o, &job);
+    EXPECT(got == ACCEL_ERR_INVALID_ARGUMENT, "%s gave %s, expected ACCEL_ERR_INVALID_ARGUMENT", what,
+           accel_status_name(got));
+    if (got != ACCEL_OK) {
+        EXPECT_ERROR_REPORTED(got);
+        EXPECT(job == (accel_job*)0x1, "%s: out_job changed on failure", what);
+    } else {
+        accel_job_wait(job, -1);
+        accel_job_release(job);
+    }
+    (void)s;
+}
+
+static void check_submission_errors(const suite* s) {
+    test_setup t;
+    test_setup_open(&t, &s->manifest, s->uri, s->c);
+    const test_case* c = s->c;
+    accel_run_options o;
+    memset(&o, 0, sizeof o);
+    o.struct_size = sizeof o;
+    /* Counts. */
+    expect_refused(s, &t, t.in, c->n_inputs - 1, t.out, c->n_outputs, &o, "one input too few");
+    expect_refused(s, &t, t.in, c->n_inputs, t.out, c->n_outputs + 1, &o, "one output too many");
+    /* Options. */
+    o.priority = 256;
+    expect_refused(s, &t, t.in, c->n_inputs, t.out, c->n_outputs, &o, "priority 256");
+    o.priority = 0;
+    /* Not here yet: a core_mask past the device's cores and an unknown flag, which the vart driver accepts (the
+     * emulator and the bpu driver refuse them: test_priority.c, test_bpu.c). */
+    /* Another device's buffer. */
+    accel_device* other = test_open(s->uri);
+    accel_buffer* foreign = test_alloc(other, c->inputs[0].byte_size);
+    accel_buffer* saved = t.in[0];
+    t.in[0] = foreign;
+    expect_refused(s, &t, t.in, c->n_inputs, t.out, c->n_outputs, &o, "an input of another device");
+    t.in[0] = saved;
+    accel_buffer_release(foreign);
+    accel_device_release(other);
+    /* The device works after all that, and counted none of it. */
+    REQUIRE_OK(accel_run(t.model, t.in, c->n_inputs, t.out, c->n_outputs, NULL));
+    expect_outputs(s, &t, "a run after the refused submissions");
+    accel_memory_stats st;
+    memset(&st, 0, sizeof st);
+    st.struct_size = sizeof st;
+    REQUIRE_OK(accel_device_get_stats(t.device, &st));
+    EXPECT(st.jobs_submitted == 1 && st.jobs_completed == 1, "refused submissions were counted: %llu submitted",
+           (unsigned long long)st.jobs_submitted);
+    test_setup_close(&t);
+}
+
+/* ---- buffer_ranges: a read, write or sync past a buffer's usable size, or an unknown sync direction ---- */
+
+static void check_buffer_ranges(const suite* s) {
+    accel_device* d = test_open(s->uri);
+    accel_device_info info;
+    memset(&info, 0, sizeof info);
+    info.struct_size = sizeof info;
+    REQUIRE_OK(accel_device_get_info(d, &info));
+    accel_buffer* b = test_alloc(d, 16);
+    uint64_t size = 0;
+    EXPECT_OK(accel_buffer_size(b, &size));
+    EXPECT(size >= 16 && size % info.alignment == 0, "a 16-byte buffer's usable size is %llu (alignment %llu)",
+           (unsigned long long)size, (unsigned long long)info.alignment);
+    void* p = NULL;
+    EXPECT_OK(accel_buffer_host_ptr(b, &p));
+    EXPECT(p && (uintptr_t)p % info.alignment == 0, "host pointer %p is not aligned to %llu", p,
+           (unsigned long long)info.alignment);
+    char mem[256];
+    REQUIRE(size < sizeof mem, "a 16-byte buffer of %llu usable bytes", (unsigned long long)size);
+    EXPECT_STATUS(accel_buffer_sync(b, ACCEL_SYNC_TO_HOST, size - 4, 8), ACCEL_ERR_INVALID_ARGUMENT);
+    EXPECT_STATUS(accel_buffer_sync(b, (accel_sync_direction)3, 0, 0), ACCEL_ERR_INVALID_ARGUMENT);
+    EXPECT_STATUS(accel_buffer_write(b, size + 1, mem, 1), ACCEL_ERR_INVALID_ARGUMENT);
+    EXPECT_STATUS(accel_buffer_read(b, 0, mem, size + 1), ACCEL_ERR_INVALID_ARGUMENT);
+    EXPECT_ERROR_REPORTED(ACCEL_ERR_INVALID_ARGUMENT);
+    EXPECT_OK(accel_buffer_write(b, 0, mem, size));
+    EXPECT_OK(accel_buffer_read(b, 0, mem, size));
+    accel_buffer_release(b);
+    accel_device_release(d);
+}
+
 /* ---- node_times: the nodes a model runs and a profiled job's times of each ---- */
 
 static accel_job* profiled_job(const suite* s, test_setup* t, uint32_t flags) {
@@ -484,6 +570,8 @@ static const check kChecks[] = {
     {"buffer_too_small", check_buffer_too_small, NULL},
     {"import", check_import, refuse_import},
     {"overlap", check_overlap, NULL},
+    {"submission_errors", check_submission_errors, NULL},
+    {"buffer_ranges", check_buffer_ranges, NULL},
     {"node_times", check_node_times, refuse_node_times},
 };
 
