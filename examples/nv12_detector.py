@@ -7,8 +7,8 @@ the colour conversion and the normalization inside it, so the application passes
 does the same: `Device.load(path, image_inputs={"x": {"format": "nv12", "to": "bgr", "mean": ..., "scale": ...}})`
 prepends the conversion (BT.601, accel.image's formula) to the ONNX model. This example
 
-  1. makes a camera frame: a line of text (the OCR example's bitmap font) in dark blue on a colour gradient, as
-     BGR, and its NV12 form with accel.image.bgr_to_nv12 (what a camera would give);
+  1. makes a camera frame: a line of text (printed as the OCR example prints it, with Pillow) in dark blue on a
+     colour gradient, as BGR, and its NV12 form with accel.image.bgr_to_nv12 (what a camera would give);
   2. runs the detector compiled with an NV12 input on the frame's bytes (a memoryview: no array, no copy in Python),
      and the plain float detector on the BGR picture normalized by hand, as applications do today;
   3. compares: the text boxes both find, the largest difference in the probability maps, and how many pixels the
@@ -31,11 +31,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from ocr_pipeline import MEAN, PAGE_H, PAGE_W, STD, render_page, text_boxes  # the OCR example's
 
 INK_BGR = np.array([120, 30, 20], np.float64)  # dark blue
+# Words a font size apart: the detector gives each its own box, so that the two detectors' boxes are compared
+# word by word.
+WORD_GAP = 1.0
 
 
 def camera_frame(text: str) -> np.ndarray:
     """A BGR (PAGE_H, PAGE_W, 3) uint8 picture: `text` in dark blue on a warm-to-cool gradient."""
-    grey = render_page(text)[:, :, 0].astype(np.float64)
+    grey = render_page(text, word_space=WORD_GAP)[:, :, 0].astype(np.float64)
     ink = np.clip((250.0 - grey) / 230.0, 0.0, 1.0)[:, :, None]
     across = np.linspace(0.0, 1.0, PAGE_W)[None, :, None]
     down = np.linspace(0.0, 1.0, PAGE_H)[:, None, None]

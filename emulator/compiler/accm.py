@@ -23,9 +23,9 @@ from .op_params import OP_NAMES as OP_NAMES
 from .op_params import OPS as OPS
 from .op_params import PARAMS
 
-# The tensor record's image_format (minor 4): its codes (accel.image's table of accel_image_format), its rules
+# The tensor record's image_format (minor 4): its codes (accel_image_format's table, accel.image.formats), its rules
 # (accm_image.py).
-from ..image.frames import IMAGE_FORMATS as IMAGE_FORMATS
+from ._shared import IMAGE_FORMATS as IMAGE_FORMATS
 from .accm_image import IMAGE_FORMAT_NAMES as IMAGE_FORMAT_NAMES
 from .accm_image import check_image, check_image_pairs
 from .accm_image import image_size as image_size

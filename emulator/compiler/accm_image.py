@@ -6,7 +6,7 @@ from __future__ import annotations
 
 # accel_image_format (accel.h, ABI 1.2): the pixel format of a graph input that is a camera frame the model
 # converts itself. Every image tensor is uint8, NHWC, batch 1.
-from ..image.frames import IMAGE_FORMATS
+from ._shared import IMAGE_FORMATS
 
 IMAGE_FORMAT_NAMES = {code: name for name, code in IMAGE_FORMATS.items()}
 # Bytes per pixel of each format's buffer: its shape's last dim.

@@ -9,7 +9,7 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
-from .._lazy_import import import_or_undo
+from ._shared import import_or_undo
 from .errors import CompileError
 
 # Ops that must never be evaluated at compile time (their result is not a function of their inputs).

@@ -26,7 +26,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from ..image import formula
+from ._shared import formula
 from .errors import FrameInputError
 
 # What a frame input can be (accel_image_format names); nv12_planes makes two inputs, <name>_y and <name>_uv.

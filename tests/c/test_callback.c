@@ -99,10 +99,11 @@ int main(int argc, char** argv) {
     const test_case* c = test_manifest_find(&m, "tiny");
     REQUIRE(c->outputs[0].byte_size <= sizeof(((record*)0)->out), "tiny's output is too big for this test");
 
-    accel_device* d = test_open("emu:cores=2");
-    accel_model* model = test_load(d, &m, c);
-    accel_buffer *in[1], *out[1];
-    test_make_io(d, c, in, out);
+    test_setup s;
+    test_setup_open(&s, &m, "emu:cores=2", c);
+    accel_device* d = s.device;
+    accel_model* model = s.model;
+    accel_buffer **in = s.in, **out = s.out;
     pthread_t self = pthread_self();
 
     /* ---- with a handle ---- */
@@ -272,9 +273,7 @@ int main(int argc, char** argv) {
         REQUIRE_OK(accel_job_submit(model, in, 1, &own_out, 1, &o, NULL));
         accel_buffer_release(own_out);
     }
-    test_release_io(c, in, out);
-    accel_model_release(model);
-    accel_device_release(d); /* the jobs keep what they need alive */
+    test_setup_close(&s); /* the jobs keep what they need alive */
     for (int i = 0; i < MANY; i++) {
         wait_called(&many[i]);
     }

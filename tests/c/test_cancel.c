@@ -36,10 +36,10 @@ int main(int argc, char** argv) {
     test_manifest_load(test_cases_dir(argc, argv), &m);
     test_pair p;
     test_pair_open(&p, &m, "emu:cores=1", "slow");
-    const test_case *slow = p.slow_case, *tiny = p.tiny_case;
+    const test_case *slow = p.slow.c, *tiny = p.tiny.c;
     accel_device* d = p.device;
-    accel_model *ms = p.slow, *mt = p.tiny;
-    accel_buffer **sin = p.slow_in, **sout = p.slow_out, **tin = p.tiny_in, **tout = p.tiny_out;
+    accel_model *ms = p.slow.model, *mt = p.tiny.model;
+    accel_buffer **sin = p.slow.in, **sout = p.slow.out, **tin = p.tiny.in, **tout = p.tiny.out;
     const accel_memory_stats s0 = stats_of(d);
 
     accel_run_options oa;

@@ -42,9 +42,10 @@ static void gather_indices(accel_device* d, const test_manifest* m) {
     int negatives = 0;
     for (int k = 0; k < 6; k++) negatives += given[k] < 0;
     REQUIRE(negatives >= 2, "gather_negative_indices holds %d negative indices", negatives);
-    accel_model* model = test_load(d, m, c);
-    accel_buffer *in[2], *out[1];
-    test_make_io(d, c, in, out);
+    test_setup set;
+    test_setup_on(&set, d, m, c);
+    accel_model* model = set.model;
+    accel_buffer **in = set.in, **out = set.out;
 
     /* in range, negative ones counting from the end: onnxruntime's outputs */
     REQUIRE_OK(accel_run(model, in, 2, out, 1, NULL));
@@ -108,18 +109,17 @@ static void gather_indices(accel_device* d, const test_manifest* m) {
         accel_buffer_release(job_out[j]);
     }
     test_release_io(c, bad_in, bad_out);
-    test_release_io(c, in, out);
-    accel_model_release(model);
+    test_setup_close(&set);
 }
 
 static void rnn_lengths(accel_device* d, const test_manifest* m) {
     const test_case* c = test_manifest_find(m, "rnn_bidirectional");
     REQUIRE(c->n_inputs == 3 && c->inputs[1].dtype == ACCEL_DTYPE_INT32 && c->inputs[0].shape[0] == 5,
             "rnn_bidirectional: unexpected inputs");
-    accel_model* model = test_load(d, m, c);
-    accel_buffer* in[3];
-    accel_buffer* out[2];
-    test_make_io(d, c, in, out);
+    test_setup set;
+    test_setup_on(&set, d, m, c);
+    accel_model* model = set.model;
+    accel_buffer **in = set.in, **out = set.out;
     REQUIRE_OK(accel_run(model, in, 3, out, c->n_outputs, NULL));
     for (size_t o = 0; o < c->n_outputs; o++)
         EXPECT(test_compare_output(c, o, out[o], "rnn_bidirectional"), "out %zu", o);
@@ -134,8 +134,7 @@ static void rnn_lengths(accel_device* d, const test_manifest* m) {
         set_element(in[1], &c->inputs[1], 2, bad[b]);
         expect_refused(model, in, 3, out, c->n_outputs, words, 4);
     }
-    test_release_io(c, in, out);
-    accel_model_release(model);
+    test_setup_close(&set);
 }
 
 int main(int argc, char** argv) {

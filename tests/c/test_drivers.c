@@ -49,33 +49,8 @@ static void check_defaults(void) {
            (unsigned long long)info.pool_bytes);
     EXPECT(info.alignment == 64, "alignment %llu, documented 64", (unsigned long long)info.alignment);
     EXPECT(info.debug == 0, "debug %u with ACCEL_EMU_DEBUG=0", info.debug);
-    /* A struct from an older, smaller header: only struct_size bytes are written. */
-    unsigned char raw[sizeof(accel_device_info) + 16];
-    memset(raw, 0xA5, sizeof raw);
-    uint32_t small = (uint32_t)(offsetof(accel_device_info, max_inflight));
-    memcpy(raw, &small, sizeof small);
-    REQUIRE_OK(accel_device_get_info(d, (accel_device_info*)(void*)raw));
-    for (size_t i = small; i < sizeof raw; i++) {
-        if (raw[i] != 0xA5) {
-            EXPECT(0, "accel_device_get_info wrote byte %zu past struct_size %u", i, small);
-            break;
-        }
-    }
-    /* A caller built against ABI 1.0 (no threads field) gets every 1.0 field and nothing past them. */
-    memset(raw, 0xA5, sizeof raw);
-    uint32_t v10 = (uint32_t)offsetof(accel_device_info, threads);
-    memcpy(raw, &v10, sizeof v10);
-    REQUIRE_OK(accel_device_get_info(d, (accel_device_info*)(void*)raw));
-    accel_device_info head;
-    memcpy(&head, raw, v10);
-    EXPECT(head.cores == 1 && head.max_inflight == 16 && head.backend && strcmp(head.backend, "emu") == 0,
-           "a 1.0-sized struct: cores %u, max_inflight %u", head.cores, head.max_inflight);
-    for (size_t i = v10; i < sizeof raw; i++) {
-        if (raw[i] != 0xA5) {
-            EXPECT(0, "accel_device_get_info wrote byte %zu past a 1.0 struct_size %u", i, v10);
-            break;
-        }
-    }
+    /* How accel_device_get_info honours an older caller's struct_size is a check of every driver's:
+     * device_info in the conformance suite (conformance.c). */
     accel_device_release(d);
 }
 

@@ -42,15 +42,10 @@ static int child(const test_manifest* m, const test_case* tiny, accel_device* d,
         printf("fork: the child's own device is left out here (ACCEL_TEST_FORK_NO_THREADS=1)\n");
         return test_failures ? 1 : 0;
     }
-    accel_device* mine = test_open("emu:cores=1");
-    accel_model* m2 = test_load(mine, m, tiny);
-    accel_buffer *i2[1], *o2[1];
-    test_make_io(mine, tiny, i2, o2);
-    EXPECT_OK(accel_run(m2, i2, 1, o2, 1, NULL));
-    accel_buffer_release(i2[0]);
-    accel_buffer_release(o2[0]);
-    accel_model_release(m2);
-    accel_device_release(mine);
+    test_setup mine;
+    test_setup_open(&mine, m, "emu:cores=1", tiny);
+    EXPECT_OK(accel_run(mine.model, mine.in, 1, mine.out, 1, NULL));
+    test_setup_close(&mine);
     return test_failures ? 1 : 0;
 }
 
@@ -61,12 +56,12 @@ int main(int argc, char** argv) {
     test_pair p;
     test_pair_open(&p, &m, "emu:cores=1", "slow");
     accel_job* running = NULL;
-    REQUIRE_OK(accel_job_submit(p.slow, p.slow_in, 1, p.slow_out, 1, NULL, &running));
+    REQUIRE_OK(accel_job_submit(p.slow.model, p.slow.in, 1, p.slow.out, 1, NULL, &running));
     test_wait_started(running);
 
     const pid_t pid = fork();
     REQUIRE(pid >= 0, "fork failed");
-    if (pid == 0) _exit(child(&m, p.tiny_case, p.device, p.tiny, p.tiny_in, p.tiny_out, running));
+    if (pid == 0) _exit(child(&m, p.tiny.c, p.device, p.tiny.model, p.tiny.in, p.tiny.out, running));
 
     const uint64_t t0 = test_now_ns();
     int status = 0;
@@ -75,8 +70,8 @@ int main(int argc, char** argv) {
     EXPECT(test_now_ns() - t0 < 10000000000ull, "the child took %.1f s", (double)(test_now_ns() - t0) / 1e9);
 
     EXPECT_OK(accel_job_wait(running, -1));
-    EXPECT(test_compare_output(p.slow_case, 0, p.slow_out[0], "the parent's job"), "wrong result after the fork");
-    EXPECT_OK(accel_run(p.tiny, p.tiny_in, 1, p.tiny_out, 1, NULL));
+    EXPECT(test_compare_output(p.slow.c, 0, p.slow.out[0], "the parent's job"), "wrong result after the fork");
+    EXPECT_OK(accel_run(p.tiny.model, p.tiny.in, 1, p.tiny.out, 1, NULL));
     accel_job_release(running);
     test_pair_close(&p);
     test_manifest_free(&m);

@@ -24,11 +24,11 @@ static uint32_t debug_of(accel_device* d) {
 /* Runs the tiny model with input 0 or output 0 overrun by one byte before submission. */
 static void overrun_job(accel_device* d, const test_manifest* m, int overrun_output) {
     const test_case* c = test_manifest_find(m, "tiny");
-    accel_model* model = test_load(d, m, c);
-    accel_buffer* in[1];
-    accel_buffer* out[1];
     REQUIRE(c->n_inputs == 1 && c->n_outputs == 1, "tiny has 1 input and 1 output");
-    test_make_io(d, c, in, out);
+    test_setup set;
+    test_setup_on(&set, d, m, c);
+    accel_model* model = set.model;
+    accel_buffer **in = set.in, **out = set.out;
     accel_buffer* victim = overrun_output ? out[0] : in[0];
     uint64_t size = 0;
     unsigned char* p = host_of(victim, &size);
@@ -50,8 +50,7 @@ static void overrun_job(accel_device* d, const test_manifest* m, int overrun_out
     /* an intact job on the same buffers runs fine */
     EXPECT_OK(accel_run(model, in, 1, out, 1, NULL));
     EXPECT(test_compare_output(c, 0, out[0], "tiny after repair"), "tiny gave wrong results after the repair");
-    test_release_io(c, in, out);
-    accel_model_release(model);
+    test_setup_close(&set);
     EXPECT_OK(accel_device_check(d));
 }
 

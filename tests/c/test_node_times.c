@@ -125,10 +125,10 @@ int main(int argc, char** argv) {
     char* path = test_case_model_path(&m, cnn);
     size_t file_size = 0;
     unsigned char* file = (unsigned char*)test_read_file(path, &file_size);
-    accel_model* model = test_load(p.device, &m, cnn);
-    accel_buffer* in[1];
-    accel_buffer* out[1];
-    test_make_io(p.device, cnn, in, out);
+    test_setup on_cnn;
+    test_setup_on(&on_cnn, p.device, &m, cnn);
+    accel_model* model = on_cnn.model;
+    accel_buffer **in = on_cnn.in, **out = on_cnn.out;
 
     size_t count = 0;
     check_nodes(model, file, file_size, &count);
@@ -148,7 +148,7 @@ int main(int argc, char** argv) {
 
     /* queued behind the slow model on the one core: NOT_READY until it finished */
     accel_job* slow = NULL;
-    REQUIRE_OK(accel_job_submit(p.slow, p.slow_in, 1, p.slow_out, 1, NULL, &slow));
+    REQUIRE_OK(accel_job_submit(p.slow.model, p.slow.in, 1, p.slow.out, 1, NULL, &slow));
     accel_run_options o = profiled_options();
     o.callback = callback;
     accel_job* job = NULL;
@@ -174,7 +174,7 @@ int main(int argc, char** argv) {
     /* a job that times out while it runs: the nodes it never reached read 0, 0. Half of the run time as the
      * timeout; a loaded machine can stretch one run past the measured ones, so a few tries, each measured anew. */
     size_t slow_nodes = 0;
-    REQUIRE_OK(accel_model_get_node_count(p.slow, &slow_nodes));
+    REQUIRE_OK(accel_model_get_node_count(p.slow.model, &slow_nodes));
     REQUIRE(slow_nodes >= 3, "the slow model runs as %zu nodes", slow_nodes);
     s = ACCEL_OK;
     for (int attempt = 0; attempt < 5 && s != ACCEL_ERR_TIMEOUT; attempt++) {
@@ -182,13 +182,13 @@ int main(int argc, char** argv) {
         uint64_t slow_ns = UINT64_MAX;
         for (int i = 0; i < 2; i++) {
             uint64_t t0 = test_now_ns();
-            REQUIRE_OK(accel_run(p.slow, p.slow_in, 1, p.slow_out, 1, NULL));
+            REQUIRE_OK(accel_run(p.slow.model, p.slow.in, 1, p.slow.out, 1, NULL));
             uint64_t took = test_now_ns() - t0;
             if (took < slow_ns) slow_ns = took;
         }
         o = profiled_options();
         o.timeout_us = (int64_t)(slow_ns / 2000); /* half its run: the first node runs, the last does not */
-        REQUIRE_OK(accel_job_submit(p.slow, p.slow_in, 1, p.slow_out, 1, &o, &job));
+        REQUIRE_OK(accel_job_submit(p.slow.model, p.slow.in, 1, p.slow.out, 1, &o, &job));
         s = accel_job_wait(job, -1);
     }
     EXPECT(s == ACCEL_ERR_TIMEOUT, "the slow model with half its run time as timeout gave %s (5 tries)",
@@ -207,8 +207,7 @@ int main(int argc, char** argv) {
     o = profiled_options();
     EXPECT_OK(accel_run(model, in, 1, out, 1, &o));
 
-    test_release_io(cnn, in, out);
-    accel_model_release(model);
+    test_setup_close(&on_cnn);
     free(file);
     free(path);
     test_pair_close(&p);

@@ -152,9 +152,10 @@ static int run_case(accel_device* d, const test_manifest* m, const test_case* c,
 static void submission_errors(accel_device* d, const test_manifest* m) {
     const test_case* c = test_manifest_find(m, "small_cnn");
     REQUIRE(c->n_inputs == 1 && c->n_outputs == 1, "small_cnn has one input and one output");
-    accel_model* model = test_load(d, m, c);
-    accel_buffer *in[2], *out[2];
-    test_make_io(d, c, in, out);
+    test_setup set; /* its second slots hold the first buffers again: a count one too many */
+    test_setup_on(&set, d, m, c);
+    accel_model* model = set.model;
+    accel_buffer **in = set.in, **out = set.out;
     in[1] = in[0];
     out[1] = out[0];
     accel_job* job = (accel_job*)(uintptr_t)0x40;
@@ -264,8 +265,7 @@ static void submission_errors(accel_device* d, const test_manifest* m) {
     EXPECT(partial.ndim == c->inputs[0].ndim && partial.shape[1] == c->inputs[0].shape[1],
            "a small struct_size got wrong leading fields");
 
-    test_release_io(c, in, out);
-    accel_model_release(model);
+    test_setup_close(&set);
 }
 
 /* A model whose file is changed and deleted after load still runs: the weights were copied at load. */

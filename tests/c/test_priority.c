@@ -119,26 +119,22 @@ int main(int argc, char** argv) {
     accel_job_release(a);
 
     /* core_mask: on two cores, bit 1 pins a job to core 1 */
-    accel_device* d2 = test_open("emu:cores=2");
-    accel_model* m2 = test_load(d2, &m, tiny);
-    accel_buffer *in2[1], *out2[1];
-    test_make_io(d2, tiny, in2, out2);
+    test_setup two_cores;
+    test_setup_open(&two_cores, &m, "emu:cores=2", tiny);
     for (int round = 0; round < 4; round++) {
         accel_run_options o;
         memset(&o, 0, sizeof o);
         o.struct_size = sizeof o;
         o.core_mask = (round % 2) ? 2 : 1;
         accel_job* cj = NULL;
-        REQUIRE_OK(accel_job_submit(m2, in2, 1, out2, 1, &o, &cj));
+        REQUIRE_OK(accel_job_submit(two_cores.model, two_cores.in, 1, two_cores.out, 1, &o, &cj));
         EXPECT_OK(accel_job_wait(cj, -1));
         accel_job_timing tc = test_timing(cj);
         EXPECT(tc.core == ((round % 2) ? 1 : 0), "core_mask 0x%llx: the job ran on core %d",
                (unsigned long long)o.core_mask, tc.core);
         accel_job_release(cj);
     }
-    test_release_io(tiny, in2, out2);
-    accel_model_release(m2);
-    accel_device_release(d2);
+    test_setup_close(&two_cores);
 
     for (int i = 0; i < NJOBS; i++) accel_buffer_release(touts[i]);
     accel_buffer_release(tin[0]);

@@ -55,10 +55,11 @@ int main(int argc, char** argv) {
 
     /* ---- keep the job and one output reference, release everything else ---- */
     {
-        accel_device* d = test_open("emu:cores=1");
-        accel_model* model = test_load(d, &m, slow);
-        accel_buffer *in[1], *out[1];
-        test_make_io(d, slow, in, out);
+        test_setup s; /* released part by part below: what the test is about */
+        test_setup_open(&s, &m, "emu:cores=1", slow);
+        accel_device* d = s.device;
+        accel_model* model = s.model;
+        accel_buffer **in = s.in, **out = s.out;
         accel_job* job = NULL;
         REQUIRE_OK(accel_job_submit(model, in, 1, out, 1, NULL, &job));
         accel_model_release(model);
@@ -80,10 +81,11 @@ int main(int argc, char** argv) {
 
     /* ---- release the job handle too, while it runs: it finishes (not cancelled) ---- */
     {
-        accel_device* d = test_open("emu:cores=1");
-        accel_model* model = test_load(d, &m, slow);
-        accel_buffer *in[1], *out[1];
-        test_make_io(d, slow, in, out);
+        test_setup s; /* released part by part below: what the test is about */
+        test_setup_open(&s, &m, "emu:cores=1", slow);
+        accel_device* d = s.device;
+        accel_model* model = s.model;
+        accel_buffer **in = s.in, **out = s.out;
         accel_run_options o;
         memset(&o, 0, sizeof o);
         o.struct_size = sizeof o;
@@ -105,10 +107,11 @@ int main(int argc, char** argv) {
 
     /* ---- fire and forget, nothing kept: the device ends on the driver's thread ---- */
     {
-        accel_device* d = test_open("emu:cores=1");
-        accel_model* model = test_load(d, &m, slow);
-        accel_buffer *in[1], *out[1];
-        test_make_io(d, slow, in, out);
+        test_setup s; /* released part by part below: what the test is about */
+        test_setup_open(&s, &m, "emu:cores=1", slow);
+        accel_device* d = s.device;
+        accel_model* model = s.model;
+        accel_buffer **in = s.in, **out = s.out;
         accel_run_options o;
         memset(&o, 0, sizeof o);
         o.struct_size = sizeof o;

@@ -42,8 +42,8 @@ static void wait_or_die(accel_job* job, const char* what) {
 static int limits(const test_manifest* m) {
     test_pair p;
     test_pair_open(&p, m, "emu:cores=1", "slow");
-    accel_model *ms = p.slow, *mt = p.tiny;
-    accel_buffer **sin = p.slow_in, **sout = p.slow_out, **tin = p.tiny_in, **tout = p.tiny_out;
+    accel_model *ms = p.slow.model, *mt = p.tiny.model;
+    accel_buffer **sin = p.slow.in, **sout = p.slow.out, **tin = p.tiny.in, **tout = p.tiny.out;
 
     /* waits far longer than the job takes: they wait for it */
     static const int64_t waits[] = {INT64_MAX, INT64_MAX / 1000 + 1, 3600ll * 1000 * 1000 * 24 * 365 * 1000};
@@ -93,9 +93,9 @@ int main(int argc, char** argv) {
     }
     test_pair p;
     test_pair_open(&p, &m, "emu:cores=1", "slow");
-    const test_case *slow = p.slow_case, *tiny = p.tiny_case;
-    accel_model *ms = p.slow, *mt = p.tiny;
-    accel_buffer **sin = p.slow_in, **sout = p.slow_out, **tin = p.tiny_in, **tout = p.tiny_out;
+    const test_case *slow = p.slow.c, *tiny = p.tiny.c;
+    accel_model *ms = p.slow.model, *mt = p.tiny.model;
+    accel_buffer **sin = p.slow.in, **sout = p.slow.out, **tin = p.tiny.in, **tout = p.tiny.out;
 
     /* how long the slow model takes here (the scheduling assertions below need it to be slow) */
     uint64_t t0 = test_now_ns();

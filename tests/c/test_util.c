@@ -294,21 +294,42 @@ void test_release_io(const test_case* c, accel_buffer** inputs, accel_buffer** o
     for (size_t i = 0; i < c->n_outputs; i++) accel_buffer_release(outputs[i]);
 }
 
+void test_setup_on(test_setup* s, accel_device* d, const test_manifest* m, const test_case* c) {
+    memset(s, 0, sizeof *s);
+    REQUIRE(c->n_inputs <= TEST_MAX_IO && c->n_outputs <= TEST_MAX_IO,
+            "case '%s' has %zu inputs and %zu outputs; "
+            "a set-up holds %d of each",
+            c->name, c->n_inputs, c->n_outputs, TEST_MAX_IO);
+    accel_device_retain(d);
+    s->device = d;
+    s->c = c;
+    s->model = test_load(d, m, c);
+    test_make_io(d, c, s->in, s->out);
+}
+
+void test_setup_open(test_setup* s, const test_manifest* m, const char* uri, const test_case* c) {
+    accel_device* d = test_open(uri);
+    test_setup_on(s, d, m, c);
+    accel_device_release(d); /* the set-up's reference is the one left */
+}
+
+void test_setup_close(test_setup* s) {
+    for (size_t i = 0; i < s->c->n_inputs; i++) accel_buffer_release(s->in[i]);
+    for (size_t i = 0; i < s->c->n_outputs; i++) accel_buffer_release(s->out[i]);
+    accel_model_release(s->model);
+    accel_device_release(s->device);
+    memset(s, 0, sizeof *s);
+}
+
 void test_pair_open(test_pair* p, const test_manifest* m, const char* uri, const char* slow_name) {
-    p->slow_case = test_manifest_find(m, slow_name);
-    p->tiny_case = test_manifest_find(m, "tiny");
     p->device = test_open(uri);
-    p->slow = test_load(p->device, m, p->slow_case);
-    p->tiny = test_load(p->device, m, p->tiny_case);
-    test_make_io(p->device, p->slow_case, p->slow_in, p->slow_out);
-    test_make_io(p->device, p->tiny_case, p->tiny_in, p->tiny_out);
+    test_setup_on(&p->slow, p->device, m, test_manifest_find(m, slow_name));
+    test_setup_on(&p->tiny, p->device, m, test_manifest_find(m, "tiny"));
 }
 
 void test_pair_close(test_pair* p) {
-    test_release_io(p->slow_case, p->slow_in, p->slow_out);
-    test_release_io(p->tiny_case, p->tiny_in, p->tiny_out);
-    accel_model_release(p->slow);
-    accel_model_release(p->tiny);
+    test_setup_close(&p->slow);
+    test_setup_close(&p->tiny);
     accel_device_release(p->device);
 }
 

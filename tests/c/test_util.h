@@ -115,18 +115,29 @@ void test_release_io(const test_case* c, accel_buffer** inputs, accel_buffer** o
 int test_compare_output(const test_case* c, size_t index, accel_buffer* buf, const char* what);
 int test_compare_floats(const float* got, const float* want, size_t n, const char* what);
 
+/* ---- the device set-up the tests share ----
+ * The model of one case loaded on a device, with the case's input and output buffers (test_make_io). A
+ * set-up holds a reference to its device: test_setup_open opens one on `uri`, test_setup_on shares an open
+ * one (two models on one device). test_setup_close releases what the set-up still holds: a test that
+ * releases a part itself first (to see that a job keeps it alive) sets that field to NULL. */
+#define TEST_MAX_IO 8
+typedef struct test_setup {
+    accel_device* device;
+    const test_case* c;
+    accel_model* model;
+    accel_buffer* in[TEST_MAX_IO];
+    accel_buffer* out[TEST_MAX_IO];
+} test_setup;
+void test_setup_open(test_setup* s, const test_manifest* m, const char* uri, const test_case* c);
+void test_setup_on(test_setup* s, accel_device* d, const test_manifest* m, const test_case* c);
+void test_setup_close(test_setup* s);
+
 /* The scheduling tests' set-up: a device opened on `uri` with a slow case (`slow_name`) and the "tiny"
- * case loaded, each with its input and output buffers (test_make_io); all released by test_pair_close. */
+ * case set up on it; all released by test_pair_close. */
 typedef struct test_pair {
     accel_device* device;
-    const test_case* slow_case;
-    const test_case* tiny_case;
-    accel_model* slow;
-    accel_model* tiny;
-    accel_buffer* slow_in[1];
-    accel_buffer* slow_out[1];
-    accel_buffer* tiny_in[1];
-    accel_buffer* tiny_out[1];
+    test_setup slow;
+    test_setup tiny;
 } test_pair;
 void test_pair_open(test_pair* p, const test_manifest* m, const char* uri, const char* slow_name);
 void test_pair_close(test_pair* p);

@@ -10,13 +10,14 @@ import re
 import sys
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, TextIO, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from ..cli import UsageError
 from .common import (DEFAULT_DEVICE, add_device_option, add_image_input_option, add_input_shape_option,
                      add_max_pixels_option, image_inputs, input_shapes, number_arg, reports_failures, writable_path)
+from .progress import ProgressBar
 from .run import split_input
 
 #: The image input a float input fed with pictures gets when --image-input names none: RGB scaled to [0, 1].
@@ -116,42 +117,6 @@ def pictures_default(model: Any, given: Sequence[Tuple[Optional[str], Any]],
     return chosen
 
 
-class Progress:
-    """A progress bar on ``stream``: redrawn in place on a terminal, else a line at each tenth of the rows."""
-
-    def __init__(self, total: int, stream: TextIO, enabled: bool = True) -> None:
-        self.total, self.stream, self.enabled = total, stream, enabled
-        self.start = time.perf_counter()
-        self.tty = enabled and stream.isatty()
-        self._shown = -1.0
-
-    def update(self, done: int) -> None:
-        if not self.enabled:
-            return
-        elapsed = time.perf_counter() - self.start
-        if self.tty:
-            if elapsed - self._shown < 0.1 and done < self.total:
-                return
-            self._shown = elapsed
-            self.stream.write("\r" + self.line(done, elapsed))
-            self.stream.flush()
-        elif 10 * done // self.total > 10 * int(max(self._shown, 0)) // self.total or done == self.total:
-            self._shown = float(done)
-            print(self.line(done, elapsed), file=self.stream, flush=True)
-
-    def line(self, done: int, elapsed: float) -> str:
-        width = 30
-        filled = width * done // self.total
-        rate = done / elapsed if elapsed > 0 else 0.0
-        left = f", {(self.total - done) / rate:.0f} s left" if rate > 0 and done < self.total else ""
-        return (f"[{'#' * filled}{'.' * (width - filled)}] {done}/{self.total} rows ({100 * done // self.total}%), "
-                f"{rate:.1f} rows/s{left}")
-
-    def finish(self) -> None:
-        if self.tty:
-            self.stream.write("\n")
-
-
 #: A line of a traceback that gives an exception's class and message.
 _RAISED = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception)): (.+)$")
 
@@ -211,16 +176,17 @@ def command(args: argparse.Namespace) -> int:
         kwargs = dict(model=model_bytes, sources=given, image_inputs=images, id_column=INDEX, **options)
         out = map_predictor(ds, FilePredictor, kwargs, device=args.device, concurrency=args.workers,
                             batch_size=args.batch_size)
-        progress = Progress(rows, sys.stderr, not args.no_progress)
         metadata = {"accel.model": model_path.name, "accel.device": args.device}
         named = {c: np.array(names, dtype=object) for c, names in paths.items()}
-        with ParquetRows(partial, metadata) as writer:
+        start = time.perf_counter()
+        with ProgressBar(rows, sys.stderr, unit=" rows", enabled=not args.no_progress, lines=True) as progress, \
+                ParquetRows(partial, metadata) as writer:
             for batch in out.iter_batches(batch_size=None, batch_format="numpy"):
                 index = batch.pop(INDEX)
                 columns = {INDEX: index, **{c: names[index] for c, names in named.items()}}
                 writer.write({**columns, **batch})
-                progress.update(writer.rows)
-        progress.finish()
+                progress.update_to(writer.rows)
+            progress.finish()
         os.replace(partial, out_path)
     except Exception as e:
         message = ray_failure(e)
@@ -233,7 +199,7 @@ def command(args: argparse.Namespace) -> int:
             partial.unlink()
         if started:
             ray.shutdown()
-    seconds = time.perf_counter() - progress.start
+    seconds = time.perf_counter() - start
     print(f"{rows} rows of {model_path.name} on {args.device} in {seconds:.1f} s ({rows / seconds:.1f} rows/s): "
           f"outputs written to {out_path}")
     return 0

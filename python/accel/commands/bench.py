@@ -7,7 +7,7 @@ import dataclasses
 import json
 import sys
 import time
-from typing import Any, Callable, List, Optional, TextIO, Tuple
+from typing import Any, Callable, List, Optional, Tuple
 
 import numpy as np
 
@@ -15,6 +15,7 @@ from ..cli import UsageError
 from .common import (add_device_option, add_image_input_option, add_input_shape_option, add_max_pixels_option,
                      describe_tensors, existing_file, image_inputs, input_shapes, load_model, number_arg,
                      reports_failures, writable_path)
+from .progress import ProgressBar
 from .run import feeds, read_inputs
 
 DEFAULT_SECONDS = 2.0
@@ -75,70 +76,43 @@ def as_input(value: Any, info: Any) -> Any:
     return np.ascontiguousarray(a).reshape(info.shape) if a.size == info.size and a.dtype == info.dtype else value
 
 
-class Progress:
-    """A one-line progress bar on a stream, redrawn at most 10 times a second; silent when disabled."""
-
-    WIDTH = 30
-
-    def __init__(self, stream: TextIO, enabled: bool) -> None:
-        self._stream = stream
-        self._enabled = enabled
-        self._drawn = 0.0
-
-    def update(self, label: str, fraction: float) -> None:
-        """Redraws the bar (at most 10 times a second) at ``fraction``, shown in [0, 99%]: only finish()
-        draws 100%, so the bar reads 100% exactly when the phase is over, however the last run's time fell."""
-        now = time.monotonic()
-        if not self._enabled or now - self._drawn < 0.1:
-            return
-        self._drawn = now
-        self._draw(label, min(max(fraction, 0.0), 0.99))
-
-    def finish(self, label: str) -> None:
-        """The phase is over: its bar at 100%."""
-        if self._enabled:
-            self._draw(label, 1.0)
-
-    def _draw(self, label: str, fraction: float) -> None:
-        filled = int(self.WIDTH * fraction)
-        self._stream.write(f"\r{label:<10} [{'#' * filled}{'.' * (self.WIDTH - filled)}] {fraction:4.0%}")
-        self._stream.flush()
-
-    def done(self) -> None:
-        if self._enabled:
-            self._stream.write("\r" + " " * (self.WIDTH + 20) + "\r")
-            self._stream.flush()
-
-
 class Limit:
     """When a phase ends: after ``runs`` runs, or ``seconds`` after it started."""
 
     def __init__(self, runs: Optional[int], seconds: Optional[float]) -> None:
-        self.runs, self.seconds = runs, seconds
+        self.runs = runs
+        self.seconds = seconds if seconds is not None else 0.0  # read only when runs is None
         self.start = time.perf_counter()
 
-    def fraction(self, done: int) -> float:
-        if self.runs is not None:
-            return done / self.runs
-        return (time.perf_counter() - self.start) / self.seconds  # type: ignore[operator]
+    def progress(self, done: int) -> float:
+        """How far the phase is, in its limit's unit: runs made, or seconds since it started."""
+        return done if self.runs is not None else time.perf_counter() - self.start
 
     def reached(self, done: int) -> bool:
-        return self.fraction(done) >= 1.0
+        return self.progress(done) >= (self.runs if self.runs is not None else self.seconds)
+
+    def bar(self, phase: str, enabled: bool) -> ProgressBar:
+        """The phase's progress bar on stderr, cleared when it closes (the figures follow on stdout)."""
+        if self.runs is not None:
+            return ProgressBar(self.runs, sys.stderr, desc=phase, unit=" runs", enabled=enabled, leave=False)
+        return ProgressBar(self.seconds, sys.stderr, desc=phase, unit="s", enabled=enabled, leave=False,
+                           bar_format="{l_bar}{bar}| {elapsed}<{remaining}")
 
 
-def measure_latency(run: Callable[[], Any], limit: Limit, progress: Progress) -> List[float]:
+def measure_latency(run: Callable[[], Any], limit: Limit, progress: ProgressBar) -> List[float]:
     """Seconds of each synchronous run until the limit."""
     latencies: List[float] = []
     while not limit.reached(len(latencies)):
         t0 = time.perf_counter()
         run()
         latencies.append(time.perf_counter() - t0)
-        progress.update("latency", limit.fraction(len(latencies)))
-    progress.finish("latency")
+        progress.update_to(limit.progress(len(latencies)))
+    progress.finish()
     return latencies
 
 
-def measure_throughput(submit: Callable[[], Any], jobs: int, limit: Limit, progress: Progress) -> Tuple[int, float]:
+def measure_throughput(submit: Callable[[], Any], jobs: int, limit: Limit,
+                       progress: ProgressBar) -> Tuple[int, float]:
     """``(runs, seconds)`` with ``jobs`` jobs kept in flight until the limit, then drained."""
     in_flight: collections.deque[Any] = collections.deque()
     submitted = done = 0
@@ -149,11 +123,11 @@ def measure_throughput(submit: Callable[[], Any], jobs: int, limit: Limit, progr
         if in_flight:
             in_flight.popleft().result()
             done += 1
-        progress.update("throughput", limit.fraction(submitted))
+        progress.update_to(limit.progress(submitted))
     for fut in in_flight:
         fut.result()
         done += 1
-    progress.finish("throughput")
+    progress.finish()
     return done, time.perf_counter() - limit.start
 
 
@@ -170,7 +144,7 @@ def command(args: argparse.Namespace) -> int:
     path = existing_file("MODEL", args.model)
     trace_path = writable_path("--trace", args.trace) if args.trace else None
     seconds = args.seconds if args.seconds is not None or args.runs is not None else DEFAULT_SECONDS
-    progress = Progress(sys.stderr, args.progress or sys.stderr.isatty())
+    show = args.progress or sys.stderr.isatty()
 
     with accel.open(args.device) as dev, accel.profile(ops=args.ops) as prof:
         model = load_model(dev, path, input_shapes(args.input_shape), images=image_inputs(args.image_input))
@@ -182,9 +156,12 @@ def command(args: argparse.Namespace) -> int:
         jobs = args.jobs or dev.info.cores
         model.run(x)  # warm-up: first-run costs are not latency
         prof.clear()
-        latencies = measure_latency(lambda: model.run(x), Limit(args.runs, seconds), progress)
-        runs, elapsed = measure_throughput(lambda: model.run_async(x), jobs, Limit(args.runs, seconds), progress)
-        progress.done()
+        limit = Limit(args.runs, seconds)
+        with limit.bar("latency", show) as bar:
+            latencies = measure_latency(lambda: model.run(x), limit, bar)
+        limit = Limit(args.runs, seconds)
+        with limit.bar("throughput", show) as bar:
+            runs, elapsed = measure_throughput(lambda: model.run_async(x), jobs, limit, bar)
     p50, p99 = (float(v) * 1e3 for v in np.percentile(latencies, [50, 99]))
     result = {"model": str(path), "device": args.device, "inputs": describe_tensors(model.inputs),
               "latency_runs": len(latencies), "latency_p50_ms": p50, "latency_p99_ms": p99,

@@ -11,6 +11,7 @@ from typing import Any, Callable, Dict, Optional, Sequence, Tuple
 
 from .._lazy_import import import_or_undo
 from ..cli import UsageError
+from .progress import while_running
 
 #: The device verbs use unless ``--device`` says otherwise.
 DEFAULT_DEVICE = "emu"
@@ -189,7 +190,8 @@ def load_model(device: Any, path: Path, shapes: Optional[Dict[str, Tuple[int, ..
     for option, value in (("--input-shape", shapes), ("--image-input", images)):
         if value and not path.name.lower().endswith(".onnx"):
             raise UsageError(f"{option} applies to ONNX models only; {str(path)!r} is already compiled")
-    return device.load(path, input_shapes=shapes, extra_outputs=extra_outputs, image_inputs=images)
+    with while_running(f"compiling {path.name}", sys.stderr, enabled=path.name.lower().endswith(".onnx")):
+        return device.load(path, input_shapes=shapes, extra_outputs=extra_outputs, image_inputs=images)
 
 
 def describe_tensors(infos: Sequence[Any]) -> str:

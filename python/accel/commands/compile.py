@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 from typing import Any
 
 from .._lazy_import import import_or_undo
@@ -9,6 +11,7 @@ from ..cli import UsageError
 from ..compile_cache import INT8_RULES
 from .common import (add_extra_outputs_option, add_image_input_option, add_input_shape_option, existing_file,
                      image_inputs, input_shapes, number_arg, reports_failures, writable_path)
+from .progress import while_running
 
 
 def register(subparsers: Any) -> argparse.ArgumentParser:
@@ -62,8 +65,9 @@ def command(args: argparse.Namespace) -> int:
     if args.output is None:
         raise UsageError("-o MODEL.accm is required (or --check)")
     dst = writable_path("-o", args.output)
-    s = compile_file(src, dst, input_shapes(args.input_shape), args.int8, limit, args.extra_outputs,
-                     image_inputs(args.image_input))
+    with while_running(f"compiling {Path(src).name}", sys.stderr):
+        s = compile_file(src, dst, input_shapes(args.input_shape), args.int8, limit, args.extra_outputs,
+                         image_inputs(args.image_input))
     print(f"{dst}: {s['nodes']} nodes, {s['tensors']} tensors, {s['weight_bytes']} weight bytes")
     return 0
 
@@ -78,8 +82,9 @@ def _check(src: Any, args: argparse.Namespace, limit: int) -> int:
     if not all(u.supported for u in rows):
         return 1
     try:
-        compile_model(src, input_shapes(args.input_shape), args.int8, limit, args.extra_outputs,
-                      image_inputs(args.image_input))
+        with while_running(f"compiling {Path(src).name}", sys.stderr):
+            compile_model(src, input_shapes(args.input_shape), args.int8, limit, args.extra_outputs,
+                          image_inputs(args.image_input))
     except InputShapeError as e:  # the ops are all there; what else holds needs the shapes
         print(f"not compiled: {e.command_line()}")
         return 0

@@ -2,6 +2,7 @@
 checked (run's numbers against onnxruntime, the .npz it saves, the JSON and the Chrome trace), every usage
 error (exit 2 and the message), and model and input errors (exit 1, the message, no traceback). Most run
 in-process through cli.main; a few through the installed console script."""
+import io
 import json
 import os
 import re
@@ -353,11 +354,59 @@ def test_bench_json_with_progress_and_integer_inputs(capsys, tmp_path):
     assert r["inputs"] == "x (2, 3) int32" and r["jobs"] >= 1
     assert r["latency_runs"] >= 1 and r["throughput_runs"] >= 1 and r["throughput_per_s"] > 0
     assert 0 < r["latency_p50_ms"] <= r["latency_p99_ms"]
-    assert "latency    [" in err and "throughput [" in err
+    assert "latency: " in err and "throughput: " in err  # tqdm's bars, one per phase
     frames = [f.strip() for f in err.split("\r") if f.strip()]
     for phase in ("latency", "throughput"):  # each phase's bar ends at 100%, and only then reads 100%
         mine = [f for f in frames if f.startswith(phase)]
-        assert mine[-1].endswith("] 100%") and all(f.endswith("%") and "100%" not in f for f in mine[:-1]), mine
+        assert f"{phase}: 100%|" in mine[-1] and all("%|" in f and "100%" not in f for f in mine[:-1]), mine
+
+
+def test_progress_bar_on_a_log_prints_a_line_each_tenth_and_100_only_when_finished():
+    # accel batch's bar (tqdm's) on a stream that is not a terminal: lines, not carriage returns; a count that
+    # reaches its total shows 100% only once finish() says the work is over (bench's redrawn bar: the test above).
+    from accel.commands.progress import ProgressBar
+
+    log = io.StringIO()
+    with ProgressBar(40, log, unit=" rows", lines=True) as bar:
+        for done in range(1, 41):
+            bar.update_to(done)
+        assert "100%" not in log.getvalue()
+        bar.finish()
+    text = log.getvalue()
+    lines = text.splitlines()
+    assert "\r" not in text and len(lines) == 10, text
+    assert [int(line.split("%")[0]) for line in lines] == [10, 20, 30, 40, 50, 60, 70, 80, 90, 100], text
+    assert re.match(r"^100%\|.*\| 40/40 \[", lines[-1]), text
+    quiet = io.StringIO()
+    with ProgressBar(40, quiet, lines=True, enabled=False) as bar:
+        bar.update_to(20)
+        bar.finish()
+    assert quiet.getvalue() == ""
+
+
+class _Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_a_compile_shows_its_time_so_far_on_a_terminal_only():
+    # A compile reports no progress of its own: on a terminal the CLI shows tqdm's bar without a total (the time
+    # so far), redrawn while the compile runs and cleared after it; a log gets nothing.
+    import time
+
+    from accel.commands.progress import while_running
+
+    terminal = _Terminal()
+    with while_running("compiling model.onnx", terminal):
+        time.sleep(1.2)
+    frames = terminal.getvalue().split("\r")
+    drawn = [f for f in frames if f.strip()]
+    assert len(drawn) >= 2 and all(re.fullmatch(r"compiling model\.onnx: 00:0\d\s*", f) for f in drawn), frames
+    assert frames[-1].strip() == "" and not frames[-2].strip(), frames  # cleared: the line is blank at the end
+    log = io.StringIO()
+    with while_running("compiling model.onnx", log):
+        pass
+    assert log.getvalue() == ""
 
 
 def test_bench_usage_errors(capsys, tmp_path):
