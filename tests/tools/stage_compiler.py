@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Stages the model compiler from the source tree as an importable `accel.compiler`, for the C tests (a build step:
-tests/CMakeLists.txt runs it on every build) and for tests/python/test_compiler_package.py.
+tests/CMakeLists.txt runs it on every build) and for tests/python/emulator/test_compiler_package.py.
 
     stage_compiler.py OUT_DIR      ->  OUT_DIR/accel/compiler/... and the modules it declares, nothing else
 

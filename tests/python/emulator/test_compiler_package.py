@@ -16,7 +16,7 @@ from typing import Iterator, Tuple
 import onnx
 from onnx import TensorProto, helper
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 COMPILER = ROOT / "emulator" / "compiler"
 PACKAGE = ROOT / "python" / "accel"
 DECLARATION = COMPILER / "_shared.py"
