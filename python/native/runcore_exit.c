@@ -16,23 +16,20 @@ int runcore_wait_hooks_done(int64_t limit_us) { return wait_until_zero(runcore_h
 int runcore_wait_device_idle(int64_t limit_us) { return wait_until_zero(runcore_jobs_on_device, limit_us); }
 
 /* The drain's wait for the jobs on the device: until none is left, for at most `limit_us`, and no longer
- * than `stall_us` without one of them ending while a hook is running. A driver calls its completions
- * one after another on its completion thread, so the jobs that finish behind a hook that does not
- * return cannot reach theirs before it does: waiting for them is waiting for that hook. */
+ * than `stall_us` in which none of them ended and a hook was running all along. A driver calls its
+ * completions one after another on its completion thread, so the jobs that finish behind a hook that
+ * does not return cannot reach theirs before it does: waiting for them is waiting for that hook. */
 static int wait_jobs_or_stall(int64_t limit_us, int64_t stall_us) {
     const int64_t start = runcore_now_us();
-    int64_t last_change = start;
+    int64_t stall_start = start;
     int64_t left = runcore_jobs_on_device();
     while (left > 0) {
         const int64_t now = runcore_now_us();
-        if (now - start >= limit_us) return 0;
-        if (runcore_hooks_running() > 0 && now - last_change >= stall_us) return 0;
+        if (now - start >= limit_us || now - stall_start >= stall_us) return 0;
         runcore_sleep_us(1000);
         const int64_t count = runcore_jobs_on_device();
-        if (count != left) {
-            left = count;
-            last_change = runcore_now_us();
-        }
+        if (count != left || runcore_hooks_running() == 0) stall_start = runcore_now_us();
+        left = count;
     }
     return 1;
 }
