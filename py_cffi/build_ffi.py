@@ -29,11 +29,13 @@ MODULE = "accel._cffi"
 # their types: size_t, the intN_t family).
 SYSTEM_HEADERS = ("stddef.h", "stdint.h", "stdbool.h")
 
-# The Python side of a job's completion: the run core's hook (accel_runcore_set_completion_hook), given
-# everything the job reports so that Python makes no call back into C.
+# The Python side of the run core: a job's completion hook (accel_runcore_set_completion_hook), given
+# everything the job reports so that Python makes no call back into C; the exit drain's step that
+# releases the job handles (accel_runcore_exit_steps).
 EXTERN_PYTHON = """
 extern "Python" void accel_cffi_job_done(void* user_data, accel_status status, const accel_job_timing* timing,
                                      const char* message);
+extern "Python" void accel_cffi_release_jobs(void);
 """
 
 

@@ -117,18 +117,23 @@ private:
     py::gil_scoped_acquire gil_;
 };
 
-void call_python(PyObject* callable, accel_status status, const char* message, const accel_job_timing& timing) {
-    CallbackGil gil;
-    try {
-        py::handle fn(callable);
-        fn(status, utf8(message), timing_tuple(timing));
-    } catch (py::error_already_set& e) {
-        e.discard_as_unraisable(py::reinterpret_borrow<py::object>(callable));
-    } catch (const std::exception& e) {
-        PyErr_SetString(PyExc_RuntimeError, e.what());
-        PyErr_WriteUnraisable(callable);
-    }
+// Calls the callable with raw C API calls and a CallbackGil on the heap: nothing in this frame has a
+// destructor that touches Python. A callback still running when the interpreter finalizes (one that
+// never returns, but loops through code that drops and takes the GIL) is ended by CPython inside the
+// take (a forced unwind through this frame), and a destructor then would give up the GIL that the
+// finalizing thread holds. Its thread state, the callable and the arguments are then left as they are.
+void call_python(PyObject* callable, accel_status status, const char* message, const accel_job_timing& t) {
+    auto* gil = new CallbackGil;
+    PyObject* args = nullptr;
+    if (PyObject* text = PyUnicode_DecodeUTF8(message, static_cast<Py_ssize_t>(std::strlen(message)), "replace"))
+        args = Py_BuildValue("(iN(KKKi))", static_cast<int>(status), text, (unsigned long long)t.queued_ns,
+                             (unsigned long long)t.started_ns, (unsigned long long)t.finished_ns, (int)t.core);
+    PyObject* result = args ? PyObject_Call(callable, args, nullptr) : nullptr;
+    if (!result) PyErr_WriteUnraisable(callable);
+    Py_XDECREF(result);
+    Py_XDECREF(args);
     Py_DECREF(callable);
+    delete gil;
 }
 
 // The run core's completion hook, on the driver's completion thread; user_data is the callable (one
@@ -146,31 +151,21 @@ void completion_hook(void* user_data, accel_status status, const accel_job_timin
     }
 }
 
-int wait_without_gil(int (*wait)(int64_t), int64_t limit_us) {
-    NoGil nogil;
-    int done = wait(limit_us);
-    nogil.end();
-    return done;
+// The drain's first step for this binding: the CoreJob handles go (a job not started is cancelled).
+// The drain runs without the GIL and the list is the GIL's.
+void release_jobs_at_exit() {
+    PyGILState_STATE gil = PyGILState_Ensure();
+    CoreJob::release_all();
+    PyGILState_Release(gil);
 }
 
 // The run core's exit drain (atexit, before finalization, while other threads may still take the
-// GIL): if the jobs in flight take too long, the CoreJob handles go (a job not started is cancelled)
-// and the running ones get another wait.
+// GIL), the GIL released while it waits.
 void on_exit() {
-    constexpr int64_t kDrainUs = 5000000, kHooksUs = 1000000;
-    accel_runcore_refuse_jobs();
-    if (!wait_without_gil(accel_runcore_wait_idle, kDrainUs)) {
-        CoreJob::release_all();
-        wait_without_gil(accel_runcore_wait_idle, kDrainUs);
-    }
-    accel_runcore_close_door();
-    wait_without_gil(accel_runcore_wait_hooks_done, kHooksUs);
-    wait_without_gil(
-        [](int64_t limit_us) {
-            park_threads_at_exit(limit_us);
-            return 1;
-        },
-        kHooksUs);
+    static const accel_runcore_exit_steps steps = {release_jobs_at_exit, park_threads_at_exit};
+    NoGil nogil;
+    accel_runcore_exit_drain(&steps);
+    nogil.end();
 }
 
 }  // namespace

@@ -151,21 +151,21 @@ def accel_cffi_job_done(user_data: Any, status: int, timing: Any, message: Any) 
 
 lib.accel_runcore_set_completion_hook(lib.accel_cffi_job_done)
 
-_DRAIN_US = 5_000_000  # each of the drain's waits for the jobs in flight
-_HOOKS_US = 1_000_000  # its last wait, for the completions already inside Python
+@ffi.def_extern()  # type: ignore[untyped-decorator]
+def accel_cffi_release_jobs() -> None:
+    # The exit drain's step when the jobs in flight take too long: their handles go (a job not
+    # started is cancelled). cffi takes the GIL for it.
+    for job in list(_live):
+        job.release()
+
+
+_EXIT_STEPS = ffi.new("accel_runcore_exit_steps *", {"release_jobs": lib.accel_cffi_release_jobs})
 
 
 def _on_exit() -> None:
     # The run core's exit drain (atexit, before finalization, while the driver's threads may still
-    # take the GIL; every call below releases it). If the jobs in flight take too long, their handles
-    # go (a job not started is cancelled) and the running ones get another wait.
-    lib.accel_runcore_refuse_jobs()
-    if not lib.accel_runcore_wait_idle(_DRAIN_US):
-        for job in list(_live):
-            job.release()
-        lib.accel_runcore_wait_idle(_DRAIN_US)
-    lib.accel_runcore_close_door()
-    lib.accel_runcore_wait_hooks_done(_HOOKS_US)
+    # take the GIL; the call releases it).
+    lib.accel_runcore_exit_drain(_EXIT_STEPS)
 
 
 def install_exit_hook() -> None:

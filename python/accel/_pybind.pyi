@@ -1,4 +1,7 @@
-# Type stubs for accel._pybind, the pybind11 core (sources: py_pybind/; contract: CORE_API.md).
+# Type stubs for accel._pybind, the pybind11 core (sources: py_pybind/), and the typed contract of
+# every core: tests/python/test_core_stub.py checks both bindings (accel._pybind and accel._cffi_core)
+# against it, name by name, parameter by parameter, and the types of what they return. CORE_API.md is
+# the narrative around it.
 #
 # Errors: every failing libaccel call raises accel.errors.from_status(status, message), an AccelError
 # subclass chosen by the C status (accel.errors is imported on the first error). Wrong Python
@@ -73,9 +76,10 @@ class CoreBuffer:
     # Host pointer of the memory.
     @property
     def address(self) -> int: ...
-    # The bytes as a buffer-protocol object (this CoreBuffer itself) that keeps the memory alive.
+    # The bytes as a buffer-protocol object that keeps the memory alive: the pybind11 core's is this
+    # CoreBuffer itself, the cffi core's a cffi buffer over the array that owns the reference.
     @property
-    def memory(self) -> CoreBuffer: ...
+    def memory(self) -> _BufferLike: ...
     # Imported from a read-only object (bytes...): its views are read-only and no job may write it.
     @property
     def readonly(self) -> bool: ...
@@ -88,6 +92,8 @@ class CoreBuffer:
     # the GIL.
     def write(self, array: _BufferLike) -> None: ...
     def __buffer__(self, flags: int) -> memoryview: ...
+    # CoreBuffer(nbytes=64, address=0x7f0e5bc00000)
+    def __repr__(self) -> str: ...
 
 class CoreModel:
     # A loaded model, one model reference (which holds the device).

@@ -27,7 +27,7 @@ extern "C" {
 #define ACCEL_RUNCORE_SLICE_US 20000
 
 /* Answers that are not accel_status values. */
-#define ACCEL_RUNCORE_REFUSED (-1)    /* the exit drain refuses new jobs (accel_runcore_refuse_jobs) */
+#define ACCEL_RUNCORE_REFUSED (-1)    /* the exit drain refuses new jobs (accel_runcore_exit_drain) */
 #define ACCEL_RUNCORE_SLICE_OVER (-2) /* the main thread's slice ended first: run the handlers, call again */
 
 /* A deadline (accel_runcore_wait) that never comes. */
@@ -108,19 +108,35 @@ accel_status accel_runcore_wait(accel_job* job, int64_t deadline);
 /* Jobs submitted with accel_runcore_submit whose hook has not returned (accel.futures.inflight()). */
 int64_t accel_runcore_callbacks_pending(void);
 
-/* Whether completions still enter the binding (accel_runcore_close_door not called yet). */
+/* Whether completions still enter the binding (the exit drain has not closed the door yet). */
 int accel_runcore_door_open(void);
 
-/* The interpreter-exit drain (CORE_API.md "Interpreter exit"), in this order, from the binding's
- * atexit hook (before finalization, with the GIL released while it waits): refuse new jobs; wait
- * until no job is in flight (the binding may release its job handles, cancelling those not started,
- * and wait again); close the door so that later completions skip the hook; wait until no hook is
- * running any more. The waits are bounded (`limit_us`) so that exit never hangs; they answer 1 if
- * the count came to zero in time. */
-void accel_runcore_refuse_jobs(void);
-int accel_runcore_wait_idle(int64_t limit_us);
-void accel_runcore_close_door(void);
-int accel_runcore_wait_hooks_done(int64_t limit_us);
+/* What the exit drain asks of the binding. Each step is called on the thread that runs the drain,
+ * which holds no lock of the core (and not the GIL: a step that touches Python takes it). */
+typedef struct accel_runcore_exit_steps {
+    /* Drops the binding's job handles (a job not started is cancelled), when the jobs in flight take
+     * longer than the first wait. May be NULL. */
+    void (*release_jobs)(void);
+    /* The binding's last step, once no completion enters it any more (`limit_us` its bound): the
+     * pybind11 core parks the threads still coming back to take the GIL. May be NULL. */
+    void (*last_step)(int64_t limit_us);
+} accel_runcore_exit_steps;
+
+/* The interpreter-exit drain (CORE_API.md "Interpreter exit"), written once for both bindings and
+ * called from each one's atexit hook (before finalization, the GIL released), in this order: refuse
+ * new jobs; wait (up to ACCEL_RUNCORE_DRAIN_US) until no job is left on the device, that is until
+ * every job in flight has ended or is inside its completion hook; if some are not, release the
+ * binding's job handles and wait as long again; close the door, so that later completions skip the
+ * hook; wait (up to ACCEL_RUNCORE_HOOKS_US) until no hook is running; the binding's last step.
+ * A hook that never returns (a callback that blocks forever) is waited for as a hook, not as a job,
+ * and the waits for jobs stop once none has ended for ACCEL_RUNCORE_HOOKS_US while a hook runs (the
+ * jobs behind it on the driver's completion thread cannot end before it returns): such a hook costs
+ * the exit about three times ACCEL_RUNCORE_HOOKS_US. Every wait is bounded, so exit never hangs
+ * here. Returns 1 if everything ended in time, 0 if the drain gave up on a job or a hook. Called
+ * once, on the interpreter's main thread. */
+#define ACCEL_RUNCORE_DRAIN_US 5000000
+#define ACCEL_RUNCORE_HOOKS_US 1000000
+int accel_runcore_exit_drain(const accel_runcore_exit_steps* steps);
 
 #ifdef __cplusplus
 }

@@ -21,6 +21,19 @@ void runcore_callback_end(void);
 int runcore_hook_enter(void);
 void runcore_hook_leave(void);
 
+/* The exit drain's flags and counts (runcore_exit.c): refuse new jobs; close the door; the jobs in
+ * flight not inside their hook (so still on the device); the completions inside the binding. */
+void runcore_refuse_jobs(void);
+void runcore_close_door(void);
+int64_t runcore_jobs_on_device(void);
+int64_t runcore_hooks_running(void);
+
+/* ---- runcore_exit.c ---- */
+
+/* Poll every millisecond until the count is zero or `limit_us` passed; 1 if it came to zero. */
+int runcore_wait_device_idle(int64_t limit_us);
+int runcore_wait_hooks_done(int64_t limit_us);
+
 /* ---- runcore_wait.c ---- */
 
 int64_t runcore_now_us(void); /* CLOCK_MONOTONIC */

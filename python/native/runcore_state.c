@@ -56,18 +56,16 @@ int accel_runcore_on_main_thread(void) {
 
 int64_t accel_runcore_callbacks_pending(void) { return atomic_load(&g_callbacks_pending); }
 int accel_runcore_door_open(void) { return !atomic_load(&g_door_closed); }
-void accel_runcore_refuse_jobs(void) { atomic_store(&g_refuse_jobs, 1); }
-void accel_runcore_close_door(void) { atomic_store(&g_door_closed, 1); }
+void runcore_refuse_jobs(void) { atomic_store(&g_refuse_jobs, 1); }
+void runcore_close_door(void) { atomic_store(&g_door_closed, 1); }
 
-/* Polls `counter` every millisecond until it is zero or `limit_us` passed; 1 if it came to zero. */
-static int wait_until_zero(atomic_llong* counter, int64_t limit_us) {
-    const int64_t give_up = runcore_now_us() + limit_us;
-    while (atomic_load(counter) > 0) {
-        if (runcore_now_us() >= give_up) return 0;
-        runcore_sleep_us(1000);
-    }
-    return 1;
+/* In flight read first: a hook counted in the second read whose job began after the first is one the
+ * drain refused (it never reaches a hook), so the difference never reads 0 while a job is on the
+ * device; it may read more for a moment (a hook that left between the reads), costing one poll. */
+int64_t runcore_jobs_on_device(void) {
+    const long long in_flight = atomic_load(&g_in_flight);
+    const long long inside = atomic_load(&g_hooks_inside);
+    return in_flight > inside ? in_flight - inside : 0;
 }
 
-int accel_runcore_wait_idle(int64_t limit_us) { return wait_until_zero(&g_in_flight, limit_us); }
-int accel_runcore_wait_hooks_done(int64_t limit_us) { return wait_until_zero(&g_hooks_inside, limit_us); }
+int64_t runcore_hooks_running(void) { return atomic_load(&g_hooks_inside); }

@@ -2,13 +2,14 @@
  * on the main thread a run that outlasts a slice answers SLICE_OVER and completes under its token,
  * runs nest by token, an abandoned run not started is cancelled, elsewhere a run blocks once; waits
  * keep their deadline; a job with a callback reaches the hook once with its result, counted as
- * pending until the hook returned; the exit drain refuses new jobs and closes the door. */
+ * pending until the hook returned; the exit drain refuses new jobs and closes the door, and a hook
+ * that never returns costs it a few bounded waits, never more. */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
 
-#include "accel_runcore.h"
+#include "runcore_internal.h" /* the drain's waits, to check the counts between two steps */
 #include "test_util.h"
 
 static atomic_int hook_calls;
@@ -16,7 +17,21 @@ static atomic_int hook_status = -100;
 static atomic_llong hook_finished_ns;
 static atomic_int hook_message_empty;
 
+static atomic_int hook_blocks;  /* set: the hook waits until it is cleared (a callback that does not return) */
+static atomic_int hook_blocked; /* set by a hook that waits */
+static atomic_int release_jobs_calls, last_step_calls;
+
+static void count_release_jobs(void) { atomic_fetch_add(&release_jobs_calls, 1); }
+static void count_last_step(int64_t limit_us) {
+    EXPECT(limit_us == ACCEL_RUNCORE_HOOKS_US, "last_step's bound: %lld", (long long)limit_us);
+    atomic_fetch_add(&last_step_calls, 1);
+}
+
 static void hook(void* user_data, accel_status status, const accel_job_timing* timing, const char* message) {
+    if (atomic_load(&hook_blocks)) {
+        atomic_store(&hook_blocked, 1);
+        while (atomic_load(&hook_blocks)) test_sleep_ms(1);
+    }
     EXPECT(user_data == (void*)&hook_calls, "the hook got user_data %p", user_data);
     atomic_store(&hook_status, status);
     atomic_store(&hook_finished_ns, (long long)timing->finished_ns);
@@ -109,7 +124,7 @@ int main(int argc, char** argv) {
     EXPECT_OK(s);
     EXPECT(slices >= 1, "an untimed wait on the main thread never came back before the job ended");
     accel_job_release(job);
-    EXPECT(accel_runcore_wait_idle(5000000), "a job still in flight 5 s after it ended");
+    EXPECT(runcore_wait_device_idle(5000000), "a job still in flight 5 s after it ended");
     EXPECT(atomic_load(&hook_calls) == 1 && atomic_load(&hook_status) == ACCEL_OK && atomic_load(&hook_message_empty),
            "hook: %d calls, status %d", atomic_load(&hook_calls), atomic_load(&hook_status));
     EXPECT(atomic_load(&hook_finished_ns) != 0, "the hook's timing has no finish time");
@@ -127,20 +142,40 @@ int main(int argc, char** argv) {
     EXPECT(nodes == 1 && node_time.started_ns && node_time.started_ns <= node_time.finished_ns,
            "the tiny model's node times: %zu nodes", nodes);
     accel_job_release(job);
-    EXPECT(accel_runcore_wait_idle(5000000), "a profiled job still in flight 5 s after it ended");
+    EXPECT(runcore_wait_device_idle(5000000), "a profiled job still in flight 5 s after it ended");
     EXPECT(accel_runcore_deadline(0) <= accel_runcore_deadline(1e-6), "deadlines go backwards");
     EXPECT(accel_runcore_deadline(1e9) == ACCEL_RUNCORE_FOREVER, "1e9 s is not forever");
 
-    /* the exit drain: new jobs refused, nothing submitted; then the door closes */
-    accel_runcore_refuse_jobs();
-    EXPECT_STATUS(accel_runcore_run(mt, tin, 1, tout, 1, 0, 0, 0, NULL, NULL, 5), ACCEL_RUNCORE_REFUSED);
+    /* the exit drain: a hook that never returns (here: until the drain is over), with a job whose
+     * completion waits behind it on the device's one completion thread, costs the drain three of its
+     * waits for hooks: one for the jobs (none ends while the hook runs), one more after the binding
+     * released its jobs, one for the hook; new jobs are refused, nothing submitted; the door closes;
+     * the binding's steps run */
+    atomic_store(&hook_blocks, 1);
     job = NULL;
-    EXPECT_STATUS(accel_runcore_submit(mt, tin, 1, tout, 1, 0, 0, 0, 0, &hook_calls, &job), ACCEL_RUNCORE_REFUSED);
-    EXPECT(job == NULL, "a refused submission set its job");
-    EXPECT(accel_runcore_wait_idle(1000000), "jobs in flight after refusing");
+    REQUIRE_OK(accel_runcore_submit(mt, tin, 1, tout, 1, 0, 0, 0, 0, &hook_calls, &job));
+    while (!atomic_load(&hook_blocked)) test_sleep_ms(1);
+    accel_job* behind = NULL;
+    REQUIRE_OK(accel_runcore_submit(mt, tin, 1, tout, 1, 0, 0, 0, 0, &hook_calls, &behind));
     EXPECT(accel_runcore_door_open(), "the door closed before the drain closed it");
-    accel_runcore_close_door();
-    EXPECT(!accel_runcore_door_open() && accel_runcore_wait_hooks_done(1000000), "the door did not close");
+    accel_runcore_exit_steps steps = {count_release_jobs, count_last_step};
+    const int64_t drain_start = runcore_now_us();
+    EXPECT(accel_runcore_exit_drain(&steps) == 0, "the drain says a hook that never returned ended");
+    const int64_t drain_us = runcore_now_us() - drain_start;
+    EXPECT(drain_us >= 3 * ACCEL_RUNCORE_HOOKS_US && drain_us < 3 * ACCEL_RUNCORE_HOOKS_US + 2000000,
+           "the drain took %lld us with a hook that never returns", (long long)drain_us);
+    EXPECT(atomic_load(&release_jobs_calls) == 1 && atomic_load(&last_step_calls) == 1,
+           "steps: release_jobs %d, last_step %d", atomic_load(&release_jobs_calls), atomic_load(&last_step_calls));
+    EXPECT_STATUS(accel_runcore_run(mt, tin, 1, tout, 1, 0, 0, 0, NULL, NULL, 5), ACCEL_RUNCORE_REFUSED);
+    accel_job* refused = NULL;
+    EXPECT_STATUS(accel_runcore_submit(mt, tin, 1, tout, 1, 0, 0, 0, 0, &hook_calls, &refused), ACCEL_RUNCORE_REFUSED);
+    EXPECT(refused == NULL, "a refused submission set its job");
+    EXPECT(!accel_runcore_door_open(), "the door did not close");
+    atomic_store(&hook_blocks, 0); /* the hook returns: the counts come back to zero */
+    EXPECT(runcore_wait_device_idle(5000000) && runcore_wait_hooks_done(5000000), "jobs in flight after the drain");
+    EXPECT(accel_runcore_callbacks_pending() == 0, "callbacks pending after the hook returned");
+    accel_job_release(job);
+    accel_job_release(behind);
 
     test_release_io(slow, sin, sout);
     accel_buffer_release(sout2[0]);

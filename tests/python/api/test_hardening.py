@@ -228,6 +228,60 @@ def test_a_done_callback_that_never_returns_does_not_stop_the_exit(slow_path):
     assert seconds < 40
 
 
+# What a callback that never returns does, and where it is registered: a Future's done-callback (run on
+# accel's callback thread) or a completion callback of the core itself (run on the driver's completion
+# thread, inside the run core's hook). "blocks" waits in C with the GIL released; "loops" keeps running
+# Python, dropping and taking the GIL, so the interpreter ends its thread inside the take at exit.
+NEVER_RETURNING = {
+    "blocks": "threading.Event().wait()",
+    "loops": "while True: time.sleep(0.001)",
+}
+REGISTER = {
+    "done-callback": """
+        slow.run_async(np.ones((512, 512), np.float32)).add_done_callback(lambda f: forever())
+    """,
+    "completion-callback": """
+        core_model, core_device = slow._core, slow._core_device
+        ins = [core_device.alloc(spec[5]) for spec in core_model.inputs()]
+        outs = [core_device.alloc(spec[5]) for spec in core_model.outputs()]
+        job = core_model.submit(ins, outs, lambda status, message, timing: forever())
+    """,
+}
+
+
+@pytest.mark.parametrize("frontend", ["pybind", "cffi"])
+@pytest.mark.parametrize("where", list(REGISTER))
+@pytest.mark.parametrize("how", list(NEVER_RETURNING))
+def test_a_callback_that_never_returns_cannot_hang_the_exit(slow_path, frontend, where, how):
+    """Before: a completion callback that never returned held the exit for two of the drain's waits
+    (5 s each) as a job on the device, then, on the pybind11 front-end, one that kept running Python
+    crashed finalization (Fatal Python error: the GIL given up on a thread CPython ended). Now the exit
+    drain, the run core's for both front-ends, waits for a running callback only as long as its wait
+    for hooks (1 s), and exits 0 on each front-end (the Future's done-callbacks get accel's callback
+    thread's 5 s)."""
+    t0 = time.monotonic()
+    r = run_child(f"""
+        import threading
+        dev = accel.open("emu:cores=1")
+        slow = dev.load({str(slow_path)!r})
+        entered = threading.Event()
+
+        def forever():
+            entered.set()
+            {NEVER_RETURNING[how]}
+        {textwrap.indent(textwrap.dedent(REGISTER[where]), " " * 8).strip()}
+        assert entered.wait(30)
+        later = [slow.run_async(np.ones((512, 512), np.float32)) for _ in range(2)]
+        print("exiting", accel.frontend, flush=True)
+    """, env={"ACCEL_FRONTEND": frontend}, limit=40)
+    seconds = time.monotonic() - t0
+    assert f"exiting {frontend}" in r.stdout
+    assert "Traceback" not in r.stderr, r.stderr[-3000:]
+    print(f"\n[{frontend}] exit with a {where} that {how} forever: code 0 after {seconds:.1f} s")
+    limit = 20 if where == "done-callback" else 10
+    assert seconds < limit, f"the exit took {seconds:.1f} s"
+
+
 # ---------------------------------------------------------------------------------------------------
 # Ctrl-C at any instant
 # ---------------------------------------------------------------------------------------------------
