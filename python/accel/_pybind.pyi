@@ -1,5 +1,5 @@
 # Type stubs for accel._pybind, the pybind11 core (sources: py_pybind/), and the typed contract of
-# every core: tests/python/test_core_stub.py checks both bindings (accel._pybind and accel._cffi_core)
+# every core: tests/python/frontends/test_core_stub.py checks both bindings (accel._pybind and accel._cffi_core)
 # against it, name by name, parameter by parameter, and the types of what they return. CORE_API.md is
 # the narrative around it.
 #
