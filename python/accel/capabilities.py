@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Dict, FrozenSet, Optional, Tuple
 
-from ._frontend import core
+from .runtime._frontend import core
 from .device_uri import parse_uri
 from .errors import AbiMismatchError, NotFoundError
 from .image.frames import IMAGE_FORMATS

@@ -3,7 +3,7 @@
 A Future is a ``concurrent.futures.Future`` completed from the driver's completion callback, so
 ``result()``, ``exception()``, ``add_done_callback()``, ``concurrent.futures.wait()`` and
 ``as_completed()`` all work, and ``await`` works in asyncio. Done-callbacks run on accel's callback
-thread (``accel._callbacks``), one at a time in completion order, never on a thread the device needs
+thread (``accel.runtime._callbacks``), one at a time in completion order, never on a thread the device needs
 to end its other jobs: a callback may wait for any other future.
 
 At interpreter exit the core's ``atexit`` hook (its exit drain) waits, a few seconds at most, for the jobs
@@ -20,8 +20,8 @@ from typing import Any, ClassVar, Generator, List, Optional, Tuple
 
 import numpy as np
 
-from . import _callbacks
-from ._frontend import core as _core
+from .runtime import _callbacks
+from .runtime._frontend import core as _core
 from .errors import ClosedError, from_status
 from .profiling import PROFILER as _profiler
 from .profiling import job_nodes

@@ -13,7 +13,7 @@ from typing import Any, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .._frontend import core
+from ..runtime._frontend import core
 from ..errors import DTypeError, InvalidArgumentError, ShapeError
 
 Shape = Tuple[int, ...]

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, 
 
 import numpy as np
 
-from .._frontend import core
+from ..runtime._frontend import core
 from ..errors import ClosedError, InvalidArgumentError, UnsupportedError
 from ..onnx_front_end import ONNX
 from . import execute
@@ -23,7 +23,7 @@ from .table import OPS, OpSpec
 
 if TYPE_CHECKING:
     from .._pybind import DeviceTensor
-    from ..device import Device
+    from ..runtime.device import Device
     from .scope import FusionScope
 
 __all__ = ["Ops", "Tensor"]

@@ -10,8 +10,8 @@ from .cache import ModelCache
 from .recording import Graph
 
 if TYPE_CHECKING:
-    from ..device import Device
-    from ..model import Model
+    from ..runtime.device import Device
+    from ..runtime.model import Model
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from ..errors import InvalidArgumentError
 
 if TYPE_CHECKING:
     from .._pybind import DeviceTensor
-    from ..device import Device
+    from ..runtime.device import Device
 
 __all__ = ["PendingTensor"]
 

@@ -18,7 +18,7 @@ from .plan import Plan
 from .recording import Graph, Operand, Recording
 
 if TYPE_CHECKING:
-    from ..model import Model
+    from ..runtime.model import Model
     from .eager import Ops, ScopeSlot
 
 __all__ = ["FusionScope"]

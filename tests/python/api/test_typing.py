@@ -68,8 +68,8 @@ def test_public_name_has_docstring(name, obj):
 def test_module_docstrings():
     import importlib
 
-    for name in ("accel", "accel.errors", "accel.device", "accel.model", "accel.futures",
-                 "accel.profiling", "accel.tensor_info"):
+    for name in ("accel", "accel.errors", "accel.runtime", "accel.runtime.device", "accel.runtime.model",
+                 "accel.futures", "accel.profiling", "accel.runtime.tensor_info"):
         mod = importlib.import_module(name)
         assert mod.__doc__ and mod.__doc__.strip(), name
 

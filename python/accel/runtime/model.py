@@ -11,13 +11,13 @@ import numpy as np
 from . import batching
 from ._frontend import core
 from .dtypes import has_buffer
-from .errors import AccelError, ClosedError, DTypeError, InvalidArgumentError, ShapeError
-from .futures import Future
+from ..errors import AccelError, ClosedError, DTypeError, InvalidArgumentError, ShapeError
+from ..futures import Future
 from .memory_ranges import MemoryRange, array_range, buffer_range, check_disjoint
-from .ops.args import shown
-from .ops.pending import PendingTensor
-from .profiling import PROFILER as _profiler
-from .profiling import job_nodes
+from ..ops.args import shown
+from ..ops.pending import PendingTensor
+from ..profiling import PROFILER as _profiler
+from ..profiling import job_nodes
 from .tensor_info import TensorInfo, dense_strides, from_core
 
 if TYPE_CHECKING:
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 __all__ = ["Model", "Inputs", "Outputs"]
 
 if TYPE_CHECKING:
-    from ._pybind import DeviceTensor
+    from .._pybind import DeviceTensor
 else:
     DeviceTensor = core.DeviceTensor
 _ndarray = np.ndarray

@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
-from . import compile_cache, front_ends
+from .. import compile_cache, front_ends
 from ._frontend import core
-from .capabilities import DeviceCapabilities, describe
+from ..capabilities import DeviceCapabilities, describe
 from .dtypes import has_buffer, normalize_dtype, normalize_layout, normalize_shape
-from .errors import AccelError, AlignmentError, ClosedError, InvalidArgumentError, ShapeError, UnsupportedError
-from .front_end import LoadRequest
+from ..errors import AccelError, AlignmentError, ClosedError, InvalidArgumentError, ShapeError, UnsupportedError
+from ..front_end import LoadRequest
 from .model import Model
 
 # Numbers the Devices of this process in the order they were opened, from 1.
@@ -25,8 +25,8 @@ _DEVICE_NUMBERS = itertools.count(1)
 __all__ = ["Device", "DeviceInfo"]
 
 if TYPE_CHECKING:
-    from ._pybind import DeviceTensor
-    from .ops import FusionScope, Ops
+    from .._pybind import DeviceTensor
+    from ..ops import FusionScope, Ops
 else:
     DeviceTensor = core.DeviceTensor
 
@@ -278,7 +278,7 @@ class Device:
         Emulator only: on other backends every op raises UnsupportedError. See docs/python-api.md."""
         ops = self._ops
         if ops is None:
-            from .ops import Ops
+            from ..ops import Ops
 
             with self._lock:
                 if self._ops is None:
@@ -290,7 +290,7 @@ class Device:
         """A context manager recording the ops called on this device in this thread, then compiling them
         into one model run as one job when the block ends; results inside are :class:`~accel.PendingTensor`.
         Results still referenced at the end are the fused model's outputs. Emulator only."""
-        from .ops import FusionScope
+        from ..ops import FusionScope
 
         return FusionScope(self.ops)
 

@@ -25,13 +25,13 @@ from typing import TYPE_CHECKING, Any, Callable, Deque, Generator, Iterable, Ite
 import numpy as np
 
 from ._frontend import core
-from .errors import AccelError, InvalidArgumentError
+from ..errors import AccelError, InvalidArgumentError
 from .memory_ranges import MemoryRange, check_disjoint
 
 if TYPE_CHECKING:
-    from ._pybind import DeviceTensor
+    from .._pybind import DeviceTensor
     from .device import DeviceInfo
-    from .futures import Future
+    from ..futures import Future
 else:
     DeviceTensor = core.DeviceTensor
 
