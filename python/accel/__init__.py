@@ -25,7 +25,7 @@ from . import compile_cache, errors, profiling
 from . import capabilities as _capabilities
 from .capabilities import DeviceCapabilities
 from .comparison import compare
-from .runtime.device import Device, DeviceInfo
+from .device import Device, DeviceInfo
 from .errors import (AbiMismatchError, AccelError, AlignmentError, BusyError, CancelledError,
                      ClosedError, DeviceError, DTypeError, InternalError, InvalidArgumentError,
                      MemoryCorruptionError, ModelFormatError, NotFoundError, NotReadyError,

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..capabilities import describe_or_unknown
 from ..compile_cache import INT8_RULES
-from ..runtime.device import Device
+from ..device import Device
 from ..device_uri import parse_uri
 from ..runtime.model import Model
 from ..run_record import RunRecord

@@ -11,16 +11,12 @@ from typing import Any, Tuple, Union
 
 import numpy as np
 
+from ..runtime.image_formats import FRAME_FORMATS, IMAGE_FORMATS
 from .layout import check_three_channels, split_nv12
 from .nv12 import bgr_to_nv12
 from .yuv444 import bgr_to_y, bgr_to_yuv444
 
 __all__ = ["FRAME_FORMATS", "IMAGE_FORMATS", "to_frame"]
-
-#: accel_image_format's codes (accel.h) by the names TensorInfo.image.format and the .accm reader use.
-IMAGE_FORMATS = {"none": 0, "nv12": 1, "nv12_y": 2, "nv12_uv": 3, "y": 4, "yuv444": 5, "rgb": 6, "bgr": 7}
-#: TensorInfo.image formats: every accel_image_format but none.
-FRAME_FORMATS = tuple(name for name in IMAGE_FORMATS if name != "none")
 
 Frame = Union[np.ndarray, Tuple[np.ndarray, np.ndarray]]
 

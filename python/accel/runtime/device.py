@@ -1,37 +1,32 @@
-"""``accel.Device``: an opened accelerator (or the emulator), and ``DeviceInfo``."""
+"""An opened accelerator (or the emulator) as the runtime knows it: its state, memory and ``DeviceInfo``.
+
+``accel.Device`` (accel/device.py) is this with what sits above the runtime: loading models, the ops."""
 from __future__ import annotations
 
 import itertools
 import math
-import os
 import threading
 from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Dict, Optional, Sequence, TypeVar, Union
 
 import numpy as np
 
-from .. import compile_cache, front_ends
 from ._frontend import core
 from ..capabilities import DeviceCapabilities, describe
-from .dtypes import has_buffer, normalize_dtype, normalize_layout, normalize_shape
-from ..errors import AccelError, AlignmentError, ClosedError, InvalidArgumentError, ShapeError, UnsupportedError
-from ..front_end import LoadRequest
-from .model import Model
+from ..errors import AlignmentError, ClosedError, ShapeError, UnsupportedError
+from .dtypes import normalize_dtype, normalize_layout, normalize_shape
 
 # Numbers the Devices of this process in the order they were opened, from 1.
 _DEVICE_NUMBERS = itertools.count(1)
 
-__all__ = ["Device", "DeviceInfo"]
+__all__ = ["RuntimeDevice", "DeviceInfo"]
 
 if TYPE_CHECKING:
     from .._pybind import DeviceTensor
-    from ..ops import FusionScope, Ops
 else:
     DeviceTensor = core.DeviceTensor
 
-#: What ``Device.load`` accepts: a path, or the model's bytes (any buffer-protocol object).
-PathOrBytes = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview]
+_Device = TypeVar("_Device", bound="RuntimeDevice")
 
 _MAX_BYTES = (1 << 63) - 1
 
@@ -63,11 +58,12 @@ class DeviceInfo:
     pool_bytes: int
 
 
-class Device:
-    """An opened device (``accel.open(uri)``); a context manager that closes it on exit.
+class RuntimeDevice:
+    """An opened device as the runtime knows it (the base of :class:`accel.Device`, which models refer to); a
+    context manager that closes it on exit.
 
-    It makes tensors in device memory (:meth:`empty`, :meth:`tensor`), loads models (:meth:`load`) and
-    reports memory and job counters (:meth:`stats`). After :meth:`close`, every method of the device and
+    It makes tensors in device memory (:meth:`empty`, :meth:`tensor`, :meth:`wrap`) and reports memory and job
+    counters (:meth:`stats`). After :meth:`close`, every method of the device and
     of its models raises :class:`~accel.ClosedError`; arrays and DeviceTensors made earlier stay valid.
     """
 
@@ -80,7 +76,6 @@ class Device:
         self._number = next(_DEVICE_NUMBERS)
         self._closed = True  # until the core device exists: a failed open leaves a closed object
         self._lock = threading.Lock()
-        self._ops: Optional[Ops] = None
         # First: its checks of the URI (a NUL, no scheme) are the package's, and its driver's of the options
         # those of opening.
         self._capabilities = describe(uri)
@@ -132,7 +127,7 @@ class Device:
             self._closed = True
         self._core.close()
 
-    def __enter__(self) -> Device:
+    def __enter__(self: _Device) -> _Device:
         self._check_open()
         return self
 
@@ -268,144 +263,3 @@ class Device:
                                    f"Device.tensor copies it instead (the driver says: {e.message})",
                                    e.status) from None
         return DeviceTensor(buf, dims, dt, lay, self)
-
-    # -- ops -------------------------------------------------------------------------------------------
-
-    @property
-    def ops(self) -> Ops:
-        """The device's operators (torch.nn.functional's names and arguments), each call one job:
-        ``dev.ops.conv2d(x, w, b, padding=1)``; inside :meth:`fusion_scope` they are recorded instead.
-        Emulator only: on other backends every op raises UnsupportedError. See docs/python-api.md."""
-        ops = self._ops
-        if ops is None:
-            from ..ops import Ops
-
-            with self._lock:
-                if self._ops is None:
-                    self._ops = Ops(self)
-                ops = self._ops
-        return ops
-
-    def fusion_scope(self) -> FusionScope:
-        """A context manager recording the ops called on this device in this thread, then compiling them
-        into one model run as one job when the block ends; results inside are :class:`~accel.PendingTensor`.
-        Results still referenced at the end are the fused model's outputs. Emulator only."""
-        from ..ops import FusionScope
-
-        return FusionScope(self.ops)
-
-    # -- models ----------------------------------------------------------------------------------------
-
-    def load(self, path_or_bytes: PathOrBytes,
-             input_shapes: Optional[Mapping[str, Sequence[int]]] = None,
-             extra_outputs: Union[str, Sequence[str], None] = None,
-             image_inputs: Optional[Mapping[str, Any]] = None) -> Model:
-        """Loads a model on the device.
-
-        Args:
-            path_or_bytes: a path (str or PathLike) or the model's bytes (bytes, bytearray, memoryview
-                or any buffer). Formats: the one the device loads (:attr:`capabilities`: the emulator's
-                ``.accm``; ``.hbm``/``.bin`` on BPU, ``.xmodel`` on VART), and those a front end of
-                ``accel.front_ends`` turns into it, chosen by the device's format and the file's: ONNX on a device
-                that loads ``.accm`` (the emulator), compiled on the fly with ``accel.compiler`` and cached (see
-                ``accel.compile_cache``).
-            input_shapes: for ONNX only: ``{input name: shape}`` fixing symbolic or overriding dims.
-            extra_outputs: for ONNX only: intermediate tensors to keep as outputs after the model's own, a
-                list of ONNX tensor names (in that order) or ``"all"`` (every tensor the model computes at run
-                time, in graph order). ``model.outputs`` names them; a quantized model gives its int8 tensors
-                with their quantization (``TensorInfo.quant``), or the float value where a DequantizeLinear
-                output is named. Asking never changes what the model computes: a float tensor that exists only
-                inside a fused int8 op cannot be given. See docs/find-the-layer.md.
-            image_inputs: for ONNX only: camera frames in place of float image inputs, ``{"images": {"format":
-                "nv12", "to": "rgb", "mean": [...], "scale": [...], "range": "full"}}`` (formats ``nv12``,
-                ``nv12_planes`` (two inputs, ``images_y`` and ``images_uv``), ``y``, ``yuv444``, ``rgb``, ``bgr``):
-                the model takes the frame as uint8 (``TensorInfo.image`` says its layout) and converts it to the
-                channel order ``to`` with BT.601, then feeds ``(pixel - mean) * scale``, as Horizon's toolchain
-                compiles an NV12 model. See docs/image-inputs.md.
-
-        Raises:
-            FileNotFoundError: no file at the path (the message names it). ModelFormatError: not a valid
-            model. UnsupportedError: ONNX on a device that does not load ``.accm`` (a board), or an op the
-            emulator lacks. ValueError: ``input_shapes``, ``extra_outputs`` or ``image_inputs`` for a model that is not
-            ONNX, a bad input shape, an extra output the model cannot give (InvalidArgumentError naming it and the
-            nearest names), or an image input it cannot take.
-            ClosedError: the device is closed.
-        """
-        self._check_open()
-        if isinstance(path_or_bytes, (str, os.PathLike)):
-            path = os.fsdecode(os.fspath(path_or_bytes))
-            with open(path, "rb") as f:
-                data: Any = f.read()
-            name = Path(path).stem or "model"
-            what = repr(path)
-            source: Optional[str] = path
-            base = os.path.basename(path).lower()
-            suffix = base[base.rfind("."):] if "." in base else ""
-        # Any buffer is taken (a NumPy array of bytes...), though PathOrBytes can only name these three.
-        elif (isinstance(path_or_bytes, (bytes, bytearray, memoryview))
-              or has_buffer(path_or_bytes)):  # type: ignore[unreachable]
-            data = path_or_bytes
-            name = "model"
-            what = "the model bytes"
-            source = None
-            suffix = ""
-        else:
-            raise TypeError(f"load() takes a path or the model's bytes, not {type(path_or_bytes).__name__}")
-
-        caps = self.capabilities
-        head = bytes(memoryview(data).cast("B")[:16]) if not isinstance(data, bytes) else data[:16]
-        front = front_ends.choose(caps.model_format, head, suffix)
-        if front is None:
-            refused = front_ends.foreign(suffix)
-            if refused is not None and refused.produces != caps.model_format:
-                raise UnsupportedError(
-                    f"backend {self._info.backend!r} cannot load {refused.name} models ({what}): it loads "
-                    f"{caps.model_format or 'its own'} models ({', '.join(caps.file_suffixes) or 'any suffix'}); "
-                    f"compile it with the vendor's toolchain, or load it on a device that loads "
-                    f"{refused.produces} models{_devices_loading(refused.produces)}")
-
-        extra = compile_cache.normalize_extra_outputs(extra_outputs)
-        images = compile_cache.normalize_image_inputs(image_inputs)
-        if front is None or not front.options:
-            for option, value in (("input_shapes", input_shapes), ("extra_outputs", extra), ("image_inputs", images)):
-                if value is not None:
-                    raise InvalidArgumentError(
-                        f"{option} applies to {_option_formats()} models only; {what} is already compiled for the "
-                        f"device")
-        if front is None:
-            return Model(self, self._load_core(data, source), name)
-        request = LoadRequest(data, what, source, input_shapes, extra, images, caps.int8_rules)
-        core_model, extra_count = front.load(request, self._load_compiled)
-        return Model(self, core_model, name, extra_count)
-
-    def _load_compiled(self, data: Any) -> Any:
-        """Loads bytes a front end made in the device's own format."""
-        self._check_open()
-        return self._core.load(data)
-
-    def _load_core(self, data: Any, path: Optional[str]) -> Any:
-        try:
-            return self._core.load(data)
-        except AccelError as e:
-            if path is None:
-                raise
-            # The core loads from memory and cannot name the file: say which one it was.
-            raise type(e)(f"cannot load {path!r}: {e.message}", e.status) from None
-
-
-
-def _option_formats() -> str:
-    """The formats whose front ends take Device.load's compile options ("ONNX")."""
-    return " and ".join(f.name for f in front_ends.registered() if f.options) or "no"
-
-
-def _devices_loading(model_format: str) -> str:
-    """" (the drivers here that load ``model_format``: 'emu')", or "" when none does."""
-    schemes = []
-    for scheme in core.backends():
-        try:
-            if describe(scheme).model_format == model_format:
-                schemes.append(repr(scheme))
-        except AccelError:  # a driver that cannot describe its bare scheme names no device here
-            continue
-    return f" ({', '.join(schemes)})" if schemes else ""

@@ -14,14 +14,14 @@ from .dtypes import has_buffer
 from ..errors import AccelError, ClosedError, DTypeError, InvalidArgumentError, ShapeError
 from ..futures import Future
 from .memory_ranges import MemoryRange, array_range, buffer_range, check_disjoint
-from ..ops.args import shown
-from ..ops.pending import PendingTensor
+from .messages import shown
+from .pending import PendingTensor
 from ..profiling import PROFILER as _profiler
 from ..profiling import job_nodes
 from .tensor_info import TensorInfo, dense_strides, from_core
 
 if TYPE_CHECKING:
-    from .device import Device
+    from .device import RuntimeDevice as Device
 
 __all__ = ["Model", "Inputs", "Outputs"]
 
