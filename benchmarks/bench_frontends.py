@@ -256,7 +256,7 @@ def package_dir() -> Path:
 
 def blas_dir() -> str:
     """scipy-openblas32's lib folder ("" if absent): what the driver needs where its RUNPATH misses it
-    (accel/_blas.py preloads it for Python; the C loop gets it through LD_LIBRARY_PATH)."""
+    (accel/runtime/_blas.py preloads it for Python; the C loop gets it through LD_LIBRARY_PATH)."""
     try:
         import scipy_openblas32
     except ImportError:

@@ -54,7 +54,7 @@ def _package_dir() -> str:
 
 
 def _preload_blas(pkg: str) -> None:
-    spec = importlib.util.spec_from_file_location("_accel_blas_for_ctypes", os.path.join(pkg, "_blas.py"))
+    spec = importlib.util.spec_from_file_location("_accel_blas_for_ctypes", os.path.join(pkg, "runtime", "_blas.py"))
     if spec is None or spec.loader is None:
         return
     module = importlib.util.module_from_spec(spec)

@@ -6,7 +6,8 @@ the modules below and on nothing else of accel. Each is a leaf that imports noth
 
 - accel.image.formula: the colour formula (BT.601, two ranges) that frame inputs prepend to a model, the one
   accel.image converts pictures with, so that a converted frame and a compiled one agree;
-- accel.image.formats: accel_image_format's codes, which the .accm tensor record's image_format holds;
+- accel.runtime.image_formats: accel_image_format's codes (the runtime's one table of them, which TensorInfo.image
+  reads too), which the .accm tensor record's image_format holds;
 - accel._lazy_import: import_or_undo, for the lazy import of onnx's reference evaluator.
 
 tests/python/emulator/test_compiler_package.py checks that no other compiler module imports outside the compiler and that
@@ -18,6 +19,6 @@ from __future__ import annotations
 
 from .._lazy_import import import_or_undo
 from ..image import formula
-from ..image.formats import IMAGE_FORMATS
+from ..runtime.image_formats import IMAGE_FORMATS
 
 __all__ = ["IMAGE_FORMATS", "formula", "import_or_undo"]

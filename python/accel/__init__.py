@@ -19,8 +19,9 @@ __version__ = "0.1.0"
 
 from typing import TYPE_CHECKING, Dict, List
 
-from . import _frontend, compile_cache, errors, profiling
-from ._frontend import core as _core
+from .runtime import _frontend  # first: the core, and its exit hook after the callbacks' (runtime/_callbacks.py)
+from .runtime._frontend import core as _core
+from . import compile_cache, errors, profiling
 from . import capabilities as _capabilities
 from .capabilities import DeviceCapabilities
 from .comparison import compare
@@ -30,11 +31,11 @@ from .errors import (AbiMismatchError, AccelError, AlignmentError, BusyError, Ca
                      MemoryCorruptionError, ModelFormatError, NotFoundError, NotReadyError,
                      OutOfMemoryError, ShapeError, TimeoutError, UnsupportedError)
 from .futures import Future
-from .model import Model
+from .runtime.model import Model
 from .ops import PendingTensor
 from .profiling import JobRecord, NodeRecord, NodeStat, OpStat, Profile, profile
 from .quantization import dequantize, quantize
-from .tensor_info import ImageInfo, Quantization, TensorInfo
+from .runtime.tensor_info import ImageInfo, Quantization, TensorInfo
 
 #: The front-end in use: ``"pybind"`` or ``"cffi"``.
 frontend: str = _frontend.frontend

@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Dict, FrozenSet, Optional, Tuple
 
-from ._frontend import core
+from .runtime._frontend import core
 from .device_uri import parse_uri
 from .errors import AbiMismatchError, NotFoundError
-from .image.frames import IMAGE_FORMATS
+from .runtime.image_formats import IMAGE_FORMATS
 
 __all__ = ["DeviceCapabilities", "describe", "describe_or_unknown", "INT8_RULES_NAMES"]
 

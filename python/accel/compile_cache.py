@@ -128,7 +128,7 @@ def normalize_input_shapes(input_shapes: object) -> Optional[Dict[str, Tuple[int
     if not isinstance(input_shapes, Mapping):
         raise TypeError("input_shapes must be a dict mapping input names to shapes, "
                         f"not {type(input_shapes).__name__}")
-    from .dtypes import normalize_shape
+    from .runtime.dtypes import normalize_shape
 
     out: Dict[str, Tuple[int, ...]] = {}
     for name, shape in input_shapes.items():

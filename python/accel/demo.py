@@ -37,7 +37,7 @@ def runner_path() -> Path:
 def runner_environment() -> dict[str, str]:
     """The environment for the C runner: its driver finds scipy-openblas32's library through a RUNPATH
     that holds only when that package sits beside accel (not in a venv over the system's packages), so
-    add the package's library folder to the loader's path, as accel._blas does for this process."""
+    add the package's library folder to the loader's path, as accel.runtime._blas does for this process."""
     env = dict(os.environ)
     try:
         with import_or_undo():

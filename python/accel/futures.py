@@ -3,7 +3,7 @@
 A Future is a ``concurrent.futures.Future`` completed from the driver's completion callback, so
 ``result()``, ``exception()``, ``add_done_callback()``, ``concurrent.futures.wait()`` and
 ``as_completed()`` all work, and ``await`` works in asyncio. Done-callbacks run on accel's callback
-thread (``accel._callbacks``), one at a time in completion order, never on a thread the device needs
+thread (``accel.runtime._callbacks``), one at a time in completion order, never on a thread the device needs
 to end its other jobs: a callback may wait for any other future.
 
 At interpreter exit the core's ``atexit`` hook (its exit drain) waits, a few seconds at most, for the jobs
@@ -20,10 +20,11 @@ from typing import Any, ClassVar, Generator, List, Optional, Tuple
 
 import numpy as np
 
-from . import _callbacks
-from . import profiling as _profiling
-from ._frontend import core as _core
+from .runtime import _callbacks
+from .runtime._frontend import core as _core
 from .errors import ClosedError, from_status
+from .profiling import PROFILER as _profiler
+from .profiling import job_nodes
 
 __all__ = ["Future", "inflight", "wait_inflight"]
 
@@ -95,8 +96,8 @@ class Future(concurrent.futures.Future[List[np.ndarray]]):
         job.release()
 
     def _record(self, job: Any, timing: Tuple[int, int, int, int], status: int) -> None:
-        nodes = _profiling.job_nodes(self._model, job) if self._profile_flags and job is not None else ()
-        _profiling.record(self._model_name, self._device_uri, timing, status, nodes)
+        nodes = job_nodes(self._model, job) if self._profile_flags and job is not None else ()
+        _profiler.record(self._model_name, self._device_uri, timing, status, nodes)
 
     def _complete(self, status: int, message: str, timing: Tuple[int, int, int, int]) -> None:
         """The core's completion callback: called exactly once, on the driver's completion thread (so it
@@ -105,7 +106,7 @@ class Future(concurrent.futures.Future[List[np.ndarray]]):
         if claimed is None:
             return
         job, outputs = claimed
-        if _profiling._active and not (self._profile_flags and job is None):  # else _attach records it
+        if _profiler.profiles and not (self._profile_flags and job is None):  # else _attach records it
             self._record(job, timing, status)
         if status == 0:
             self.set_result(outputs if outputs is not None else [])

@@ -8,7 +8,8 @@
     p.export_chrome_trace("trace.json")     # chrome://tracing, https://ui.perfetto.dev
 
 Profiles are process wide and nest: while several are active, each job is recorded in all of them,
-whichever thread ran it. With no profile active, a run costs one truth test of a module global.
+whichever thread ran it. With no profile active, a run costs one truth test (of :data:`PROFILER`'s
+``profiles``).
 A device that cannot time nodes (the BPU and VART drivers) runs the job as usual: the profile then
 records its job timing alone and warns once per model (``RuntimeWarning``), as a profiler should not
 stop the program it observes.
@@ -110,31 +111,60 @@ class JobRecord(NamedTuple):
         return self.finished_ns - self.started_ns if self.started_ns and self.finished_ns else 0
 
 
-# The active profiles. Replaced (never mutated) under _lock, so readers need no lock: the hot path
-# of a run only tests it for truth. _ops: whether one of them wants node times.
-_active: Tuple[Profile, ...] = ()
-_ops = False
-_lock = ForkSafeLock()
+class Profiler:
+    """The profiles active in this process: what a run asks before it submits (:data:`PROFILER`, the one
+    instance). ``profiles`` is replaced (never mutated) under a lock, so that the hot path of a run reads it
+    without one: ``if PROFILER.profiles:`` is all a run pays while nothing is profiled."""
+
+    __slots__ = ("profiles", "_node_times", "_lock")
+
+    def __init__(self) -> None:
+        #: The active profiles, in the order they started (read only: start and stop replace it).
+        self.profiles: Tuple[Profile, ...] = ()
+        self._node_times = False  # whether one of them wants node times
+        self._lock = ForkSafeLock()
+
+    def start(self, profile: Profile) -> bool:
+        """Adds ``profile`` (False if it is active already)."""
+        with self._lock:
+            if profile in self.profiles:
+                return False
+            self._set(self.profiles + (profile,))
+            return True
+
+    def stop(self, profile: Profile) -> bool:
+        """Removes ``profile`` (False if it is not active)."""
+        with self._lock:
+            if profile not in self.profiles:
+                return False
+            self._set(tuple(p for p in self.profiles if p is not profile))
+            return True
+
+    def _set(self, profiles: Tuple[Profile, ...]) -> None:
+        self._node_times = any(p.ops for p in profiles)
+        self.profiles = profiles
+
+    def record(self, model: str, device: str, timing: Tuple[int, int, int, int], status: int = 0,
+               nodes: Tuple[NodeRecord, ...] = ()) -> None:
+        """Adds one job to every active profile. ``timing`` is a core's ``(queued_ns, started_ns,
+        finished_ns, core)``. Called by Model.run/run_async only while ``profiles`` is non-empty."""
+        profiles = self.profiles
+        if not profiles:
+            return
+        q, s, f, c = timing
+        rec = JobRecord(model, device, int(q), int(s), int(f), int(c), int(status), tuple(nodes))
+        plain = rec._replace(nodes=()) if nodes else rec
+        for p in profiles:
+            p._add(rec if p.ops else plain)
+
+    def submit_flags(self, model: Any) -> int:
+        """The submit flags of a job of ``model`` (an accel.Model) while profiles are active: node
+        profiling when one wants it and the model's device has not said it cannot."""
+        return SUBMIT_PROFILE_NODES if self._node_times and model._node_meta is not False else 0
 
 
-def record(model: str, device: str, timing: Tuple[int, int, int, int], status: int = 0,
-           nodes: Tuple[NodeRecord, ...] = ()) -> None:
-    """Adds one job to every active profile. ``timing`` is a core's ``(queued_ns, started_ns,
-    finished_ns, core)``. Called by Model.run/run_async only when ``_active`` is non-empty."""
-    profiles = _active
-    if not profiles:
-        return
-    q, s, f, c = timing
-    rec = JobRecord(model, device, int(q), int(s), int(f), int(c), int(status), tuple(nodes))
-    plain = rec._replace(nodes=()) if nodes else rec
-    for p in profiles:
-        p._add(rec if p._ops else plain)
-
-
-def submit_flags(model: Any) -> int:
-    """The submit flags of a job of ``model`` (an accel.Model) while profiles are active: node
-    profiling when one wants it and the model's device has not said it cannot."""
-    return SUBMIT_PROFILE_NODES if _ops and model._node_meta is not False else 0
+#: The process's profiler: Model and Future ask it, Profile.start and stop change it.
+PROFILER = Profiler()
 
 
 def job_nodes(model: Any, job: Any) -> Tuple[NodeRecord, ...]:
@@ -193,22 +223,14 @@ class Profile:
 
     def start(self) -> Profile:
         """Starts recording (what entering the ``with`` block does). Returns self."""
-        global _active, _ops
-        with _lock:
-            if not self._running:
-                self._running = True
-                _active = _active + (self,)
-                _ops = any(p._ops for p in _active)
+        if PROFILER.start(self):
+            self._running = True
         return self
 
     def stop(self) -> None:
         """Stops recording (what leaving the ``with`` block does). Idempotent."""
-        global _active, _ops
-        with _lock:
-            if self._running:
-                self._running = False
-                _active = tuple(p for p in _active if p is not self)
-                _ops = any(p._ops for p in _active)
+        if PROFILER.stop(self):
+            self._running = False
 
     def __enter__(self) -> Profile:
         return self.start()

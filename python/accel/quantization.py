@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from ._lazy_import import import_or_undo
-from .tensor_info import Quantization, TensorInfo
+from .runtime.tensor_info import Quantization, TensorInfo
 
 __all__ = ["dequantize", "quantize"]
 

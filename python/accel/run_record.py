@@ -31,7 +31,7 @@ import numpy as np
 
 from . import array_files
 from .errors import ModelFormatError
-from .tensor_info import Quantization
+from .runtime.tensor_info import Quantization
 
 __all__ = ["MAX_RECORD_BYTES", "METADATA_KEY", "RunRecord", "entry_name", "load", "save", "write_npz"]
 

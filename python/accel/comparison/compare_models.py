@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import run_record
 from ..errors import InvalidArgumentError
-from ..tensor_info import Quantization
+from ..runtime.tensor_info import Quantization
 from .index_inputs import index_limits
 from .inputs import Feeds, given_sets, random_sets
 from .matching import GraphKeys, best_per_key

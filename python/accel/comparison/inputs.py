@@ -14,7 +14,7 @@ from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence
 
 import numpy as np
 
-from ..tensor_info import Quantization, TensorInfo
+from ..runtime.tensor_info import Quantization, TensorInfo
 from . import quant_values
 
 __all__ = ["Feeds", "fit", "given_sets", "random_array", "random_sets"]

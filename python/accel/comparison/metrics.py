@@ -13,7 +13,7 @@ from typing import List, Optional, Tuple
 
 import numpy as np
 
-from ..tensor_info import Quantization
+from ..runtime.tensor_info import Quantization
 from . import quant_values
 
 __all__ = ["Metrics", "Tally", "Tensor", "cosine", "measure"]

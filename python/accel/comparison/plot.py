@@ -2,12 +2,9 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Optional, Sequence
 
 from .._lazy_import import import_optional
-
-if TYPE_CHECKING:
-    from .report import Comparison
 
 __all__ = ["plot_cosines", "require_matplotlib"]
 
@@ -25,28 +22,27 @@ def _pyplot() -> Any:
     return plt
 
 
-def plot_cosines(comparison: Comparison, path: Path) -> None:
-    """Cosine per row against the row's index, the threshold as a dashed line, the first row below it marked
-    and named; rows without a cosine (shapes that differ) are left out."""
+def plot_cosines(labels: Sequence[str], cosines: Sequence[Optional[float]], threshold: float, first: Optional[int],
+                 title: str, path: Path) -> None:
+    """Cosine per row (``labels`` and ``cosines`` in graph order) against the row's index, the threshold as a dashed
+    line, the first row below it (index ``first``) marked and named; rows without a cosine (shapes that differ) are
+    left out (Comparison.plot)."""
     plt = _pyplot()
-    points = [(i, r.cosine) for i, r in enumerate(comparison) if r.cosine is not None]
+    points = [(i, c) for i, c in enumerate(cosines) if c is not None]
     # A quarter inch per tensor where they are named, up to a page's width (a deep model's points then get close).
-    fig, ax = plt.subplots(figsize=(min(16.0, max(6.0, 0.25 * len(comparison))), 4.5))
+    fig, ax = plt.subplots(figsize=(min(16.0, max(6.0, 0.25 * len(labels))), 4.5))
     try:
         ax.plot([i for i, _ in points], [c for _, c in points], marker="o", markersize=3, label="cosine")
-        ax.axhline(comparison.threshold, color="tab:red", linestyle="--", linewidth=1,
-                   label=f"threshold {comparison.threshold:g}")
-        first = comparison.first_below
-        if first is not None and first.cosine is not None:
-            i = next(n for n, r in enumerate(comparison) if r is first)
-            ax.plot([i], [first.cosine], marker="o", color="tab:red", markersize=8, linestyle="none",
-                    label=f"first below: {first.key or first.tensor} (#{i + 1})")
+        ax.axhline(threshold, color="tab:red", linestyle="--", linewidth=1, label=f"threshold {threshold:g}")
+        if first is not None:
+            ax.plot([first], [cosines[first]], marker="o", color="tab:red", markersize=8, linestyle="none",
+                    label=f"first below: {labels[first]} (#{first + 1})")
         ax.set_xlabel("tensor (graph order)")
         ax.set_ylabel("cosine similarity")
-        ax.set_title(f"{comparison.a} vs {comparison.b}")
-        if len(comparison) <= 40:
-            ax.set_xticks(range(len(comparison)))
-            ax.set_xticklabels([r.key or r.tensor for r in comparison], rotation=90, fontsize=6)
+        ax.set_title(title)
+        if len(labels) <= 40:
+            ax.set_xticks(range(len(labels)))
+            ax.set_xticklabels(list(labels), rotation=90, fontsize=6)
         ax.legend(loc="lower left", fontsize=8)
         fig.tight_layout()
         fig.savefig(str(path))

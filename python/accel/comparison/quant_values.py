@@ -12,7 +12,7 @@ import numpy as np
 
 from .._lazy_import import import_or_undo
 from ..quantization import parameters
-from ..tensor_info import Quantization
+from ..runtime.tensor_info import Quantization
 
 __all__ = ["dequantize", "quantize"]
 

@@ -8,6 +8,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union, overload
 
+from .plot import plot_cosines
+
 __all__ = ["Comparison", "Row"]
 
 
@@ -130,9 +132,12 @@ class Comparison(Sequence[Row]):
     def plot(self, path: Union[str, Path]) -> None:
         """Plots the cosine of each row (graph order), the threshold line and the first row below it, to an
         image file (``.png``; matplotlib's formats). ImportError if matplotlib is missing."""
-        from .plot import plot_cosines
-
-        plot_cosines(self, Path(path))
+        first = self.first_below
+        index = None
+        if first is not None and first.cosine is not None:
+            index = next(n for n, row in enumerate(self) if row is first)
+        plot_cosines([row.key or row.tensor for row in self], [row.cosine for row in self], self.threshold, index,
+                     f"{self.a} vs {self.b}", Path(path))
 
 
 def _num(v: Optional[float], fmt: str) -> str:

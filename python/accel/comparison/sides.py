@@ -15,9 +15,9 @@ from ..capabilities import describe_or_unknown
 from ..compile_cache import INT8_RULES
 from ..device import Device
 from ..device_uri import parse_uri
-from ..model import Model
+from ..runtime.model import Model
 from ..run_record import RunRecord
-from ..tensor_info import Quantization, TensorInfo
+from ..runtime.tensor_info import Quantization, TensorInfo
 from .inputs import Feeds, fit
 from .matching import GraphKeys, graph_keys
 from .metrics import Tensor

@@ -11,15 +11,12 @@ from typing import Any, Tuple, Union
 
 import numpy as np
 
-from .formats import IMAGE_FORMATS
+from ..runtime.image_formats import FRAME_FORMATS, IMAGE_FORMATS
 from .layout import check_three_channels, split_nv12
 from .nv12 import bgr_to_nv12
 from .yuv444 import bgr_to_y, bgr_to_yuv444
 
 __all__ = ["FRAME_FORMATS", "IMAGE_FORMATS", "to_frame"]
-
-#: TensorInfo.image formats: every accel_image_format but none.
-FRAME_FORMATS = tuple(name for name in IMAGE_FORMATS if name != "none")
 
 Frame = Union[np.ndarray, Tuple[np.ndarray, np.ndarray]]
 

@@ -9,7 +9,7 @@ scope; ``pending.py`` is its results' class, ``accel.PendingTensor``.
 from __future__ import annotations
 
 from .eager import Ops
-from .pending import PendingTensor
+from ..runtime.pending import PendingTensor
 from .scope import FusionScope
 
 __all__ = ["FusionScope", "Ops", "PendingTensor"]

@@ -13,8 +13,9 @@ from typing import Any, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .._frontend import core
 from ..errors import DTypeError, InvalidArgumentError, ShapeError
+from ..runtime._frontend import core
+from ..runtime.messages import is_int, shown, type_name
 
 Shape = Tuple[int, ...]
 
@@ -37,29 +38,6 @@ GEOMETRY = Limit(1 << 20, "2**20 (the largest window geometry the device compile
 #: The elements of a tensor the ops make.
 ELEMENTS = Limit((1 << 31) - 1, "2**31 - 1 elements (the most a tensor of the device's ops may hold)")
 FLOAT32_MAX = float(np.finfo(np.float32).max)
-
-
-def type_name(x: object) -> str:
-    t = type(x)
-    return t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
-
-
-def shown(x: object, width: int = 60) -> str:
-    """``repr(x)`` for a message, at most about ``width`` characters: a huge int by its size (the repr of
-    one past 4300 digits raises ValueError), a repr that fails by the type's name."""
-    if is_int(x):
-        v = operator.index(x)  # type: ignore[arg-type]
-        if abs(v).bit_length() > 64:
-            return f"{'-' if v < 0 else ''}an int of {abs(v).bit_length()} bits"
-    try:
-        r = repr(x)
-    except Exception:  # noqa: BLE001 - a huge int inside a list, a hostile __repr__: the message goes on
-        return f"a {type_name(x)}"
-    return r if len(r) <= width else f"{r[:width - 3]}..."
-
-
-def is_int(x: object) -> bool:
-    return not isinstance(x, bool) and isinstance(x, (int, np.integer))
 
 
 def as_int(op: str, name: str, x: object, minimum: Optional[int] = None,

@@ -10,41 +10,27 @@ from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, 
 
 import numpy as np
 
-from .._frontend import core
+from ..runtime._frontend import core
 from ..errors import ClosedError, InvalidArgumentError, UnsupportedError
 from ..onnx_front_end import ONNX
 from . import execute
-from .args import FLOAT32, as_float, dtype_error, sized, type_name
+from ..runtime.messages import type_name
+from .args import FLOAT32, as_float, dtype_error, sized
 from .cache import ModelCache
-from .pending import PendingTensor
+from ..runtime.pending import PendingTensor
 from .plan import Call
 from .recording import Operand, Recording
+from .scope import FusionScope, ScopeSlot
 from .table import OPS, OpSpec
 
 if TYPE_CHECKING:
     from .._pybind import DeviceTensor
-    from ..device import Device
-    from .scope import FusionScope
+    from ..runtime.device import RuntimeDevice
 
 __all__ = ["Ops", "Tensor"]
 
 #: What ops return: a DeviceTensor (run at once) or, inside a fusion scope, a PendingTensor.
 Tensor = Union["DeviceTensor", PendingTensor]
-
-
-class ScopeSlot:
-    """Where one thread keeps the fusion scope open in it. The thread finds its slot through ``Ops._local``,
-    and the scope keeps the slot it went into: a scope may end on another thread (a generator holding the
-    scope closed or collected there), and must still empty the slot of the thread that opened it."""
-
-    __slots__ = ("scope",)
-
-    def __init__(self) -> None:
-        self.scope: Optional[FusionScope] = None
-
-    def release(self, scope: FusionScope) -> None:
-        if self.scope is scope:
-            self.scope = None
 
 
 def describe_device(device: Any) -> str:
@@ -57,14 +43,14 @@ class Ops:
     DeviceTensors of this device, NumPy arrays (copied once into device memory) or PendingTensors; weights
     and biases are NumPy arrays (constants of the op's model). float32 only."""
 
-    def __init__(self, device: Device) -> None:
+    def __init__(self, device: RuntimeDevice) -> None:
         """The ops of ``device`` (use ``device.ops``, which makes them once)."""
         self._device = device
         self._cache = ModelCache()
         self._local = threading.local()  # .slot: this thread's ScopeSlot
 
     @property
-    def device(self) -> Device:
+    def device(self) -> RuntimeDevice:
         """The device the ops run on."""
         return self._device
 
@@ -273,6 +259,10 @@ class Ops:
                                        f"{describe_device(self._device)}")
 
     # -- fusion scopes (scope.py) ----------------------------------------------------------------------
+
+    def _fusion_scope(self) -> FusionScope:
+        # What Device.fusion_scope returns (not an op, so not a public name here): a scope of these ops.
+        return FusionScope(self._device, self._cache, self._open_scope)
 
     def _open_scope(self, scope: FusionScope) -> ScopeSlot:
         """Makes ``scope`` this thread's open scope; returns the slot it is in (``ScopeSlot.release``

@@ -6,12 +6,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, List, Tuple
 
 from ..errors import InternalError
+from ..runtime import loading
 from .cache import ModelCache
 from .recording import Graph
 
 if TYPE_CHECKING:
-    from ..device import Device
-    from ..model import Model
+    from ..runtime.device import RuntimeDevice
+    from ..runtime.model import Model
 
 
 @dataclass(frozen=True)
@@ -23,8 +24,8 @@ class Loaded:
     output_order: Tuple[int, ...]  # per model output, the index of the graph output it is
 
 
-def load(device: Device, graph: Graph) -> Loaded:
-    model = device.load(graph.onnx())
+def load(device: RuntimeDevice, graph: Graph) -> Loaded:
+    model = loading.load(device, graph.onnx())
     ins = {n: i for i, (n, _, _) in enumerate(graph.inputs)}
     outs = {n: i for i, (n, _) in enumerate(graph.outputs)}
     try:
@@ -40,7 +41,7 @@ def load(device: Device, graph: Graph) -> Loaded:
     return Loaded(model, feed, order)
 
 
-def run(device: Device, cache: ModelCache, graph: Graph) -> Tuple[List[Any], Loaded]:
+def run(device: RuntimeDevice, cache: ModelCache, graph: Graph) -> Tuple[List[Any], Loaded]:
     """Runs ``graph`` once; returns its outputs (DeviceTensors, in the graph's order) and its model."""
     # The signature holds each constant's content key: a hit is a model of exactly these constants.
     loaded, _ = cache.get(graph.signature(), lambda: load(device, graph))

@@ -4,7 +4,8 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from ..errors import InvalidArgumentError, ShapeError
-from .args import Shape, as_float, axis, broadcast, ndim_error, shown, sized
+from ..runtime.messages import shown
+from .args import Shape, as_float, axis, broadcast, ndim_error, sized
 from .plan import Arg, Call, Plan, Prev, const, node, plan
 
 Rule = Callable[[Call], Plan]

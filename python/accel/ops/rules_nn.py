@@ -6,7 +6,8 @@ from typing import Any, List, Tuple
 import numpy as np
 
 from ..errors import InvalidArgumentError, ShapeError, UnsupportedError
-from .args import GEOMETRY, Shape, as_float, as_int, as_ints, as_pair, ndim_error, shown, sized, weight
+from ..runtime.messages import shown
+from .args import GEOMETRY, Shape, as_float, as_int, as_ints, as_pair, ndim_error, sized, weight
 from .plan import Arg, Call, Const, Plan, Prev, const, node, plan
 
 

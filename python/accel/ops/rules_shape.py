@@ -7,7 +7,8 @@ from typing import Any, Sequence, Tuple
 import numpy as np
 
 from ..errors import InvalidArgumentError, ShapeError
-from .args import ELEMENTS, Shape, as_float, as_int, as_ints, axis, shown, sized
+from ..runtime.messages import shown
+from .args import ELEMENTS, Shape, as_float, as_int, as_ints, axis, sized
 from .plan import Arg, Call, Plan, const, node, plan
 
 

@@ -9,19 +9,35 @@ from __future__ import annotations
 
 import threading
 import weakref
-from typing import TYPE_CHECKING, Any, List, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Callable, List, Mapping, Optional
 
 from ..errors import InvalidArgumentError
 from . import execute
-from .pending import PendingTensor
+from .cache import ModelCache
+from ..runtime.pending import PendingTensor
 from .plan import Plan
 from .recording import Graph, Operand, Recording
 
 if TYPE_CHECKING:
-    from ..model import Model
-    from .eager import Ops, ScopeSlot
+    from ..runtime.device import RuntimeDevice
+    from ..runtime.model import Model
 
-__all__ = ["FusionScope"]
+__all__ = ["FusionScope", "ScopeSlot"]
+
+
+class ScopeSlot:
+    """Where one thread keeps the fusion scope open in it. The thread finds its slot through ``Ops._local``,
+    and the scope keeps the slot it went into: a scope may end on another thread (a generator holding the
+    scope closed or collected there), and must still empty the slot of the thread that opened it."""
+
+    __slots__ = ("scope",)
+
+    def __init__(self) -> None:
+        self.scope: Optional[FusionScope] = None
+
+    def release(self, scope: FusionScope) -> None:
+        if self.scope is scope:
+            self.scope = None
 
 
 class FusionScope:
@@ -31,8 +47,12 @@ class FusionScope:
     ran: an empty scope, no result kept, or a failure); :meth:`onnx` gives its ONNX model.
     """
 
-    def __init__(self, ops: Ops) -> None:
-        self._ops = ops
+    def __init__(self, device: RuntimeDevice, cache: ModelCache,
+                 open_scope: Callable[[FusionScope], ScopeSlot]) -> None:
+        # open_scope: makes this scope its thread's open one for the device's ops (Ops._open_scope).
+        self._device = device
+        self._cache = cache
+        self._open_scope = open_scope
         self._slot: Optional[ScopeSlot] = None
         # The recording and results are handed over under this lock: the block may end on another thread
         # (a generator holding it closed there) while an op of the opening thread is being recorded.
@@ -47,7 +67,7 @@ class FusionScope:
         if self._used:
             raise InvalidArgumentError("a fusion scope runs once; open a new one with device.fusion_scope()")
         self._recording = Recording(snapshot=True)
-        self._slot = self._ops._open_scope(self)
+        self._slot = self._open_scope(self)
         self._used = True
         return self
 
@@ -67,7 +87,7 @@ class FusionScope:
             return
         graph = recording.graph([p._value for p in alive])
         try:
-            tensors, loaded = execute.run(self._ops.device, self._ops._cache, graph)
+            tensors, loaded = execute.run(self._device, self._cache, graph)
         except BaseException as e:
             for p in alive:
                 p._fail(f"the fused job of its fusion scope failed ({type(e).__name__}: {e})")
@@ -87,6 +107,6 @@ class FusionScope:
                 raise InvalidArgumentError(f"{op}: the fusion scope it was called in ended (on another thread) "
                                            f"before it was recorded; nothing ran, call it again")
             value = self._recording.emit(plan, operands)
-            p = PendingTensor(self._ops.device, plan.shape, op, self, value)
+            p = PendingTensor(self._device, plan.shape, op, self, value)
             self._pending.append(weakref.ref(p))
         return p

@@ -124,7 +124,7 @@ class Predictor:
 def _at_rows(error: BaseException, split: Split) -> BaseException:
     """A failed job's error from run_batch (``run_batch: item K: ...``, as its docs promise) as the same class,
     naming the rows of run K."""
-    from ..batching import prefixed
+    from ..runtime.batching import prefixed
 
     match = _RUN_BATCH_ITEM.match(str(error))
     if match is None:

@@ -148,7 +148,8 @@ def test_a_lock_held_by_another_thread_at_the_fork_is_free_in_the_child(tiny_pat
     thread of the parent holds one does not hang the child's next load or callback."""
     r = run_child(f"""
         import threading
-        from accel import compile_cache, _callbacks
+        from accel import compile_cache
+        from accel.runtime import _callbacks
         held, release = threading.Event(), threading.Event()
 
         def holder():

@@ -62,10 +62,13 @@ def _own_module(name: str, modules: Dict[str, Path]) -> str:
     return ".".join(parts)
 
 
-def imports_of(module: str, path: Path, modules: Dict[str, Path]) -> Iterator[Tuple[ast.AST, str, List[str]]]:
-    """(import node, imported module of `modules`, names it takes) for each runtime import of `module`."""
+def imports_of(module: str, path: Path, modules: Dict[str, Path],
+               typing: bool = False) -> Iterator[Tuple[ast.AST, str, List[str]]]:
+    """(import node, imported module of `modules`, names it takes) for each runtime import of `module`, and with
+    `typing` each `if TYPE_CHECKING:` one too."""
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-    for node in _runtime_nodes(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    for node in (ast.walk(tree) if typing else _runtime_nodes(tree)):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 target = _own_module(alias.name, modules)
@@ -85,11 +88,11 @@ def imports_of(module: str, path: Path, modules: Dict[str, Path]) -> Iterator[Tu
                     yield node, base, [alias.name]
 
 
-def import_graph() -> Dict[str, Set[str]]:
+def import_graph(typing: bool = False) -> Dict[str, Set[str]]:
     modules = source_modules()
     graph: Dict[str, Set[str]] = {m: set() for m in modules}
     for module, path in modules.items():
-        for _, target, _ in imports_of(module, path, modules):
+        for _, target, _ in imports_of(module, path, modules, typing):
             if target != module:
                 graph[module].add(target)
     return graph
@@ -177,6 +180,70 @@ def test_no_import_circle(package):
         "\n".join(" -> ".join(c) for c in found)
 
 
+# The layers of python/accel, lowest first: a module imports (at run time or for typing alone) only modules of its
+# own layer or of a lower one. A folder's modules are its layer's (so the folders show the layers); "accel" is the
+# package's __init__ alone. A module of python/accel that no entry names fails test_every_module_has_a_layer: a new
+# module is placed here when it is written.
+LAYERS: List[Tuple[str, List[str]]] = [
+    # What everything may use, and the packages of their own beside accel's (the model compiler, the cffi core).
+    ("base", ["accel.errors", "accel._lazy_import", "accel._forksafe", "accel.compiler", "accel._cffi_core"]),
+    # The runtime: runtime/ and, at the paths the documents give, its public modules and the model front ends.
+    ("runtime", ["accel.runtime", "accel.futures", "accel.profiling", "accel.device_uri", "accel.capabilities",
+                 "accel.compile_cache", "accel._cache_folder", "accel.front_end", "accel.front_ends",
+                 "accel.onnx_front_end"]),
+    ("ops", ["accel.ops"]),
+    # accel.Device: the runtime's device with loading and the ops.
+    ("device", ["accel.device"]),
+    ("tools", ["accel.comparison", "accel.image", "accel.quantization", "accel.array_files", "accel.run_record"]),
+    ("package", ["accel"]),
+    ("apps", ["accel.cli", "accel.commands", "accel.selftest", "accel.ray", "accel.demo", "accel.models"]),
+]
+
+
+def layer_of(module: str, layers: List[Tuple[str, List[str]]]) -> int:
+    """The index in `layers` of the entry that holds `module` (the longest that names it or a package above it; a
+    top-level package's name, "accel", names its __init__ only); -1 if none does."""
+    best, found = -1, -1
+    for index, (_, entries) in enumerate(layers):
+        for entry in entries:
+            holds = module == entry or ("." in entry and module.startswith(entry + "."))
+            if holds and len(entry) > best:
+                best, found = len(entry), index
+    return found
+
+
+def layer_breaks(layers: List[Tuple[str, List[str]]], package: str = "accel") -> List[str]:
+    """Each import of a module of `package`'s source (TYPE_CHECKING ones too) that goes to a higher layer, as
+    "path:line: module (layer) imports target (layer)", each once."""
+    modules = source_modules()
+    breaks: Dict[str, None] = {}  # in the order found
+    for module, path in modules.items():
+        if _package_of(module) != package:
+            continue
+        for node, target, _ in imports_of(module, path, modules, typing=True):
+            low, high = layer_of(module, layers), layer_of(target, layers)
+            if high > low:
+                breaks[f"{path.relative_to(ROOT)}:{getattr(node, 'lineno', 0)}: {module} ({layers[low][0]}) imports "
+                       f"{target} ({layers[high][0]})"] = None
+    return list(breaks)
+
+
+def test_every_module_has_a_layer():
+    unplaced = [m for m in source_modules() if _package_of(m) == "accel" and layer_of(m, LAYERS) < 0]
+    assert not unplaced, "modules in no layer (place each in LAYERS):\n" + "\n".join(unplaced)
+
+
+def test_imports_go_to_the_same_or_a_lower_layer():
+    breaks = layer_breaks(LAYERS)
+    assert not breaks, "imports of a higher layer (move the code, or pass what it needs down):\n" + "\n".join(breaks)
+
+
+def test_no_import_circle_in_the_package_not_even_of_types():
+    graph = import_graph(typing=True)
+    found = [c for c in cycles(graph) if _package_of(c[0]) == "accel"]
+    assert not found, "import circles, TYPE_CHECKING imports included:\n" + "\n".join(" -> ".join(c) for c in found)
+
+
 def test_no_late_import_to_dodge_a_circle():
     late = [f"{path.relative_to(ROOT)}:{n}: {line.strip()}"
             for path in source_modules().values()
@@ -232,3 +299,20 @@ def test_function_level_and_bottom_imports_are_edges_and_type_checking_ones_are_
     monkeypatch.setitem(globals(), "ROOT", tmp_path)
     with pytest.raises(AssertionError, match=r"pkg/b.py:3"):
         test_no_late_import_to_dodge_a_circle()
+
+
+def test_an_import_of_a_higher_layer_or_of_no_layer_is_found(tmp_path, monkeypatch):
+    pkg = tmp_path / "pkg"
+    (pkg / "low").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "low" / "__init__.py").write_text("")
+    (pkg / "low" / "a.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..high import H\n")
+    (pkg / "high.py").write_text("from .low import a\n")
+    (pkg / "loose.py").write_text("")
+    monkeypatch.setitem(globals(), "SOURCES", {"pkg": pkg})
+    monkeypatch.setitem(globals(), "ROOT", tmp_path)
+    layers = [("low", ["pkg.low"]), ("high", ["pkg.high"]), ("package", ["pkg"])]
+    assert layer_of("pkg.low.a", layers) == 0 and layer_of("pkg", layers) == 2 and layer_of("pkg.loose", layers) == -1
+    assert layer_breaks(layers, "pkg") == ["pkg/low/a.py:3: pkg.low.a (low) imports pkg.high (high)"]
+    assert cycles(import_graph(typing=True)) == [["pkg.high", "pkg.low.a", "pkg.high"]]
+    assert cycles(import_graph()) == []

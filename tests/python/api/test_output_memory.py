@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import accel
-from accel.memory_ranges import MemoryRange, first_conflict
+from accel.runtime.memory_ranges import MemoryRange, first_conflict
 from conftest import rand
 from test_wrap import ALIGN, aligned_empty
 

@@ -37,6 +37,19 @@ def test_all_is_complete():
         assert hasattr(accel, n), n
 
 
+def _members(cls):
+    """(name, member) defined by ``cls`` or by a base of it in the package (accel.Device's runtime base), each
+    name once, as attribute lookup finds it."""
+    seen = set()
+    for klass in cls.__mro__:
+        if klass is object or not klass.__module__.startswith("accel"):
+            continue
+        for attr, member in vars(klass).items():
+            if attr not in seen:
+                seen.add(attr)
+                yield attr, member
+
+
 def _doc_targets():
     for name in public_names():
         obj = getattr(accel, name)
@@ -44,7 +57,7 @@ def _doc_targets():
             continue  # data: documented in the module docstring
         yield name, obj
         if inspect.isclass(obj):
-            for attr, member in vars(obj).items():
+            for attr, member in _members(obj):
                 if attr.startswith("_"):
                     continue
                 if inspect.isfunction(member) or isinstance(member, (property, classmethod, staticmethod)) \
@@ -68,8 +81,9 @@ def test_public_name_has_docstring(name, obj):
 def test_module_docstrings():
     import importlib
 
-    for name in ("accel", "accel.errors", "accel.device", "accel.model", "accel.futures",
-                 "accel.profiling", "accel.tensor_info"):
+    for name in ("accel", "accel.errors", "accel.device", "accel.runtime", "accel.runtime.device",
+                 "accel.runtime.model", "accel.runtime.loading", "accel.futures", "accel.profiling",
+                 "accel.runtime.tensor_info"):
         mod = importlib.import_module(name)
         assert mod.__doc__ and mod.__doc__.strip(), name
 
@@ -102,7 +116,7 @@ def _signature_targets():
         if inspect.isfunction(obj):
             yield name, obj, obj
         elif inspect.isclass(obj) and not issubclass(obj, BaseException):
-            for attr, member in vars(obj).items():
+            for attr, member in _members(obj):
                 if attr.startswith("_") and attr not in ("__init__", "__enter__", "__exit__", "__await__"):
                     continue
                 fn = member.fget if isinstance(member, property) else member

@@ -155,7 +155,7 @@ def test_classes_have_the_same_surface(name):
 def test_declared_differences_are_the_only_ones():
     # What differs is what the features say: the buffer protocol (a Python class has it only from
     # Python 3.12 on) and __array_interface__, which the cffi core offers instead on older Pythons.
-    from accel import _frontend
+    from accel.runtime import _frontend
 
     for frontend, core in CORES.items():
         features = _frontend._features(frontend, core)

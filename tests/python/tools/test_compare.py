@@ -21,7 +21,7 @@ from accel import cli, compiler
 from accel.comparison import Comparison, Row, inputs, matching, metrics, quant_values, sides
 from accel.comparison.compare_models import pair_rows
 from accel.errors import InvalidArgumentError
-from accel.tensor_info import Quantization, TensorInfo
+from accel import Quantization, TensorInfo
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from models import ort_reference, quantized

@@ -16,7 +16,7 @@ import accel
 from accel import compiler
 from accel.comparison import index_inputs, inputs
 from accel.selftest import PASS, SKIP, checks_runs, framework, run_selftest
-from accel.tensor_info import TensorInfo
+from accel import TensorInfo
 
 pytestmark = pytest.mark.emulator
 

@@ -198,7 +198,7 @@ def _bad_strides(monkeypatch):
 
 
 def _wrong_shape_error(monkeypatch):
-    monkeypatch.setattr(accel.model.Model, "_shape_error",
+    monkeypatch.setattr(accel.Model, "_shape_error",
                         lambda self, spec, given: accel.InvalidArgumentError("bad input"))
 
 

@@ -7,7 +7,7 @@ from typing import Any, Optional, Tuple
 import numpy as np
 
 from .dtypes import dtype_from_code, layout_from_code, quant_type_from_code
-from .image.frames import IMAGE_FORMATS
+from .image_formats import IMAGE_FORMATS
 
 __all__ = ["TensorInfo", "Quantization", "ImageInfo"]
 

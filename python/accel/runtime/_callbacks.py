@@ -20,7 +20,7 @@ import threading
 import time
 from typing import Any, Callable, List, Optional, Tuple
 
-from ._forksafe import ForkSafeLock
+from .._forksafe import ForkSafeLock
 
 __all__ = ["dispatch", "pending"]
 

@@ -9,23 +9,24 @@ from typing import (TYPE_CHECKING, Any, Callable, Dict, Generator, Iterable, Lis
 import numpy as np
 
 from . import batching
-from . import profiling as _profiling
 from ._frontend import core
 from .dtypes import has_buffer
-from .errors import AccelError, ClosedError, DTypeError, InvalidArgumentError, ShapeError
-from .futures import Future
+from ..errors import AccelError, ClosedError, DTypeError, InvalidArgumentError, ShapeError
+from ..futures import Future
 from .memory_ranges import MemoryRange, array_range, buffer_range, check_disjoint
-from .ops.args import shown
-from .ops.pending import PendingTensor
+from .messages import shown
+from .pending import PendingTensor
+from ..profiling import PROFILER as _profiler
+from ..profiling import job_nodes
 from .tensor_info import TensorInfo, dense_strides, from_core
 
 if TYPE_CHECKING:
-    from .device import Device
+    from .device import RuntimeDevice as Device
 
 __all__ = ["Model", "Inputs", "Outputs"]
 
 if TYPE_CHECKING:
-    from ._pybind import DeviceTensor
+    from .._pybind import DeviceTensor
 else:
     DeviceTensor = core.DeviceTensor
 _ndarray = np.ndarray
@@ -196,12 +197,12 @@ class Model:
             ClosedError: the device is closed. Other AccelError subclasses for device failures.
         """
         fast = self._run_tensors
-        if fast is not None and timeout is None and not _profiling._active:
+        if fast is not None and timeout is None and not _profiler.profiles:
             results = fast(inputs, outputs, priority)
             if results is not None:
                 return results
         in_bufs, out_bufs, results, priority, timeout_us = self._prepare(inputs, outputs, priority, timeout)
-        if _profiling._active:
+        if _profiler.profiles:
             self._run_profiled(in_bufs, out_bufs, priority, timeout_us)
         else:
             self._core.run(in_bufs, out_bufs, priority, 0, timeout_us)
@@ -229,7 +230,7 @@ class Model:
     def _run_profiled(self, in_bufs: List[Any], out_bufs: List[Any], priority: int, timeout_us: int) -> None:
         # While profiling, a sync run goes through submit + wait so that a job that fails (its timeout,
         # a device error) is recorded with its timing too; core.run reports timing on success only.
-        flags = _profiling.submit_flags(self)
+        flags = _profiler.submit_flags(self)
         job = self._core.submit(in_bufs, out_bufs, _ignore_completion, priority, 0, timeout_us, flags)
         status = -1
         try:
@@ -241,8 +242,8 @@ class Model:
         finally:
             if status >= 0:
                 try:
-                    nodes = _profiling.job_nodes(self, job) if flags else ()
-                    _profiling.record(self._name, self._uri, job.timing(), status, nodes)
+                    nodes = job_nodes(self, job) if flags else ()
+                    _profiler.record(self._name, self._uri, job.timing(), status, nodes)
                 except AccelError:
                     pass
             job.release()
@@ -266,8 +267,8 @@ class Model:
         fut._outputs = results
         fut._model_name = self._name
         fut._device_uri = self._uri
-        if _profiling._active:
-            flags = fut._profile_flags = _profiling.submit_flags(self)
+        if _profiler.profiles:
+            flags = fut._profile_flags = _profiler.submit_flags(self)
             if flags:
                 fut._model = self
             job = self._core.submit(in_bufs, out_bufs, fut._complete, priority, 0, timeout_us, flags)
@@ -307,7 +308,7 @@ class Model:
         """
         if priority.__class__ is not int or not 0 <= priority <= 255:
             priority = _check_priority(priority)
-        return batching.run_batch(self, items, outputs, priority, _timeout_us(timeout), max_inflight)
+        return batching.run_batch(self._submissions(), items, outputs, priority, _timeout_us(timeout), max_inflight)
 
     def imap(self, iterable: Iterable[Inputs], jobs: Optional[int] = None, *, priority: int = 0,
              timeout: Optional[float] = None) -> Generator[List[np.ndarray], None, None]:
@@ -330,12 +331,32 @@ class Model:
         """
         if priority.__class__ is not int or not 0 <= priority <= 255:
             priority = _check_priority(priority)
-        return batching.imap(self, iterable, jobs, priority, _timeout_us(timeout))
+        return batching.imap(self._submissions(), iterable, jobs, priority, _timeout_us(timeout))
+
+    def _submissions(self) -> batching.Submissions:
+        """What run_batch's and imap's window of jobs asks of this model."""
+        return batching.Submissions(self._device.info, self._check_open, self._check_inputs, self._input_ranges,
+                                    self._given_outputs, self._output_ranges, self._submit_item)
+
+    def _submit_item(self, inputs: Inputs, given: Optional[Tuple[List[Any], List[np.ndarray]]], priority: int,
+                     timeout_us: int) -> Future:
+        # One item of a window: its inputs' buffers, its outputs (checked already, or fresh), then submitted.
+        in_bufs = self._input_buffers(inputs)
+        out_bufs, results = self._fresh_outputs() if given is None else given
+        return self._submit(in_bufs, out_bufs, results, priority, timeout_us)
 
     # -- argument handling -----------------------------------------------------------------------------
 
     def _closed_error(self) -> ClosedError:
         return ClosedError(f"device {self._uri!r} is closed")
+
+    def _check_open(self) -> None:
+        if self._device._closed:
+            raise self._closed_error()
+
+    def _check_inputs(self, inputs: Inputs) -> None:
+        # run_batch checks every item before submitting any: what _input_buffers checks, nothing allocated.
+        self._input_buffers(inputs, self._check_input)
 
     def _input_buffers(self, inputs: Any, each: Optional[Callable[[_Spec, Any], Any]] = None) -> List[Any]:
         # each(spec, tensor) for every input in order: _input_buffer (the default) makes its device

@@ -15,7 +15,7 @@ from typing import Any, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .errors import InvalidArgumentError
+from ..errors import InvalidArgumentError
 
 __all__ = ["MemoryRange", "buffer_range", "array_range", "first_conflict", "check_disjoint"]
 

@@ -9,7 +9,7 @@ from ..errors import InvalidArgumentError
 
 if TYPE_CHECKING:
     from .._pybind import DeviceTensor
-    from ..device import Device
+    from .device import RuntimeDevice
 
 __all__ = ["PendingTensor"]
 
@@ -28,7 +28,7 @@ class PendingTensor:
 
     __slots__ = ("_shape", "_dtype", "_device", "_op", "_scope", "_value", "_tensor", "_error", "__weakref__")
 
-    def __init__(self, device: Device, shape: Tuple[int, ...], op: str, scope: Any, value: str) -> None:
+    def __init__(self, device: RuntimeDevice, shape: Tuple[int, ...], op: str, scope: Any, value: str) -> None:
         """Made by an op inside a fusion scope (``scope``), standing for its value ``value``."""
         self._shape = tuple(shape)
         self._dtype = np.dtype(np.float32)
@@ -57,7 +57,7 @@ class PendingTensor:
         return len(self._shape)
 
     @property
-    def device(self) -> Device:
+    def device(self) -> RuntimeDevice:
         """The device whose fusion scope made it."""
         return self._device
 

@@ -1,44 +1,72 @@
 """``Model.run_batch`` and ``Model.imap``: many runs of one model with a bounded number of jobs in flight.
 
-Both submit each item as ``run_async`` does (``Model._submit``) and keep a window of futures in
-submission order: once the window is full, the oldest job is awaited before the next item is submitted,
-so results come back in item order and the device always has the next jobs queued behind the running
-ones. Jobs of one model take about the same time, so waiting on the oldest (rather than on whichever
-ends first) costs nothing in throughput.
+Both submit each item as ``run_async`` does and keep a window of futures in submission order: once the
+window is full, the oldest job is awaited before the next item is submitted, so results come back in item
+order and the device always has the next jobs queued behind the running ones. Jobs of one model take about
+the same time, so waiting on the oldest (rather than on whichever ends first) costs nothing in throughput.
 
 Whatever ends a batch or a stream early (a job that fails, a bad item, the iterable raising, Ctrl-C, a
 closed generator) first settles the window: jobs not started yet are cancelled (``Future.cancel``),
 the started ones are awaited; so nothing is left running on the device and every buffer is freed
 once the caller drops the results.
+
+The window knows a model only through :class:`Submissions`: the checks and the submission of one item, which
+the model hands over (Model.run_batch and Model.imap pass their own). So this module imports nothing of the model.
 """
 from __future__ import annotations
 
 import concurrent.futures
 import operator
 from collections import deque
-from typing import TYPE_CHECKING, Any, Deque, Generator, Iterable, Iterator, List, Mapping, Optional, \
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Deque, Generator, Iterable, Iterator, List, Mapping, Optional, \
     Sequence, Tuple
 
 import numpy as np
 
 from ._frontend import core
-from .errors import AccelError, InvalidArgumentError
+from ..errors import AccelError, InvalidArgumentError
 from .memory_ranges import MemoryRange, check_disjoint
 
 if TYPE_CHECKING:
-    from ._pybind import DeviceTensor
+    from .._pybind import DeviceTensor
     from .device import DeviceInfo
-    from .futures import Future
-    from .model import Model
+    from ..futures import Future
 else:
     DeviceTensor = core.DeviceTensor
 
-__all__ = ["optimal_jobs", "run_batch", "imap"]
+__all__ = ["Submissions", "optimal_jobs", "run_batch", "imap"]
 
 # A job in the window: (its item's index, its future).
 _Job = Tuple[int, "Future"]
 # Outputs given for one item, checked: (their core buffers, the arrays run returns).
 _Given = Tuple[List[Any], List[np.ndarray]]
+
+
+@dataclass(frozen=True)
+class Submissions:
+    """What a window of submissions asks of a model, which the model hands over: the window calls these and
+    nothing else of it. Each raises what ``Model.run`` raises for a bad argument.
+
+    Attributes:
+        info: the device's :class:`~accel.DeviceInfo` (its cores and ``max_inflight`` size the window).
+        check_open: raises ClosedError once the device is closed.
+        check_inputs: ``check_inputs(inputs)``: checks one item's inputs, allocating and copying nothing.
+        input_ranges: ``input_ranges(inputs, job, prefix)``: the memory an item's inputs span, once checked
+            (``job`` numbers the item, ``prefix`` goes before the input's name in messages).
+        given_outputs: ``given_outputs(outputs)``: an item's given outputs checked: (core buffers, arrays).
+        output_ranges: ``output_ranges(out_bufs, job, prefix)``: the memory a job writes into its output buffers.
+        submit: ``submit(inputs, given, priority, timeout_us)``: submits one item (its outputs: ``given``, checked
+            by ``given_outputs``, or fresh ones for None) and returns its Future.
+    """
+
+    info: DeviceInfo
+    check_open: Callable[[], None]
+    check_inputs: Callable[[Any], None]
+    input_ranges: Callable[[Any, int, str], List[MemoryRange]]
+    given_outputs: Callable[[Any], _Given]
+    output_ranges: Callable[[Sequence[Any], int, str], List[MemoryRange]]
+    submit: Callable[[Any, Optional[_Given], int, int], Future]
 
 
 def optimal_jobs(info: DeviceInfo) -> int:
@@ -79,10 +107,10 @@ def prefixed(error: BaseException, prefix: str, message: Optional[str] = None) -
 
 # ---- run_batch -----------------------------------------------------------------------------------------
 
-def run_batch(model: Model, items: Iterable[Any], outputs: Optional[Sequence[Any]], priority: int,
+def run_batch(model: Submissions, items: Iterable[Any], outputs: Optional[Sequence[Any]], priority: int,
               timeout_us: int, max_inflight: Optional[int]) -> List[List[np.ndarray]]:
     """Model.run_batch with priority and timeout already checked."""
-    info = model.device.info
+    info = model.info
     limit = info.max_inflight if max_inflight is None else window_size(max_inflight, info, "max_inflight")
     batch = _items(items)
     given = _check_batch(model, batch, outputs)
@@ -113,11 +141,10 @@ def _items(items: Any) -> Sequence[Any]:
                         f"{type(items).__name__}") from None
 
 
-def _check_batch(model: Model, batch: Sequence[Any], outputs: Optional[Sequence[Any]]) -> List[Optional[_Given]]:
+def _check_batch(model: Submissions, batch: Sequence[Any], outputs: Optional[Sequence[Any]]) -> List[Optional[_Given]]:
     """Checks every item and its outputs before anything is submitted, and that no item's outputs share memory
     with another tensor of the batch; returns each item's checked outputs (None: fresh ones)."""
-    if model.device.closed:
-        raise model._closed_error()
+    model.check_open()
     n = len(batch)
     if outputs is None:
         outs: Sequence[Any] = [None] * n
@@ -134,15 +161,15 @@ def _check_batch(model: Model, batch: Sequence[Any], outputs: Optional[Sequence[
     for i, (item, out) in enumerate(zip(batch, outs)):
         try:
             if outputs is None:
-                model._input_buffers(item, model._check_input)
+                model.check_inputs(item)
             else:
-                ranges += model._input_ranges(item, i, f"item {i}'s ")
-            checked = None if out is None else model._given_outputs(out)
+                ranges += model.input_ranges(item, i, f"item {i}'s ")
+            checked = None if out is None else model.given_outputs(out)
         except Exception as e:
             raise at_item("run_batch", i, e) from None
         given.append(checked)
         if checked is not None:
-            ranges += model._output_ranges(checked[0], i, f"item {i}'s ")
+            ranges += model.output_ranges(checked[0], i, f"item {i}'s ")
     # Jobs in flight at once must not write memory that another one reads or writes.
     check_disjoint(ranges, "run_batch: ")
     return given
@@ -150,17 +177,16 @@ def _check_batch(model: Model, batch: Sequence[Any], outputs: Optional[Sequence[
 
 # ---- imap ------------------------------------------------------------------------------------------------
 
-def imap(model: Model, iterable: Iterable[Any], jobs: Optional[int], priority: int,
+def imap(model: Submissions, iterable: Iterable[Any], jobs: Optional[int], priority: int,
          timeout_us: int) -> Generator[List[np.ndarray], None, None]:
     """Model.imap with priority and timeout already checked: checks ``jobs``, then returns the stream."""
-    info = model.device.info
+    info = model.info
     limit = optimal_jobs(info) if jobs is None else window_size(jobs, info, "jobs")
-    if model.device.closed:
-        raise model._closed_error()
+    model.check_open()
     return _stream(model, iter(iterable), limit, priority, timeout_us)
 
 
-def _stream(model: Model, it: Iterator[Any], limit: int, priority: int,
+def _stream(model: Submissions, it: Iterator[Any], limit: int, priority: int,
             timeout_us: int) -> Generator[List[np.ndarray], None, None]:
     window: Deque[_Job] = deque()
     error: Optional[BaseException] = None  # what ends the stream once the window before it is yielded
@@ -200,12 +226,10 @@ def _stream(model: Model, it: Iterator[Any], limit: int, priority: int,
 
 # ---- shared ----------------------------------------------------------------------------------------------
 
-def _submit(model: Model, where: str, index: int, item: Any, given: Optional[_Given], priority: int,
+def _submit(model: Submissions, where: str, index: int, item: Any, given: Optional[_Given], priority: int,
             timeout_us: int) -> Future:
     try:
-        in_bufs = model._input_buffers(item)
-        out_bufs, arrays = model._fresh_outputs() if given is None else given
-        return model._submit(in_bufs, out_bufs, arrays, priority, timeout_us)
+        return model.submit(item, given, priority, timeout_us)
     except Exception as e:
         raise at_item(where, index, e) from None
 

@@ -10,7 +10,7 @@ from typing import Any, Dict, FrozenSet, Optional, Tuple
 
 import numpy as np
 
-from .errors import DTypeError, InvalidArgumentError, ShapeError
+from ..errors import DTypeError, InvalidArgumentError, ShapeError
 
 __all__ = [
     "SUPPORTED_DTYPES", "LAYOUTS", "MAX_DIMS", "dtype_from_code", "dtype_to_code", "has_buffer", "normalize_dtype",

@@ -1,0 +1,108 @@
+"""Loading a model on a device: the file's format, the front end that turns it into the one the device loads
+(``accel.front_ends``), the Model (``accel.Device.load``, ``Device.load`` of the ops' fused graphs)."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Mapping, Optional, Sequence, Union
+
+from .. import compile_cache, front_ends
+from ..capabilities import describe
+from ..errors import AccelError, InvalidArgumentError, UnsupportedError
+from ..front_end import LoadRequest
+from ._frontend import core
+from .device import RuntimeDevice
+from .dtypes import has_buffer
+from .model import Model
+
+__all__ = ["PathOrBytes", "load"]
+
+#: What ``Device.load`` accepts: a path, or the model's bytes (any buffer-protocol object).
+PathOrBytes = Union[str, os.PathLike[str], bytes, bytearray, memoryview]
+
+
+def load(device: RuntimeDevice, path_or_bytes: PathOrBytes,
+         input_shapes: Optional[Mapping[str, Sequence[int]]] = None,
+         extra_outputs: Union[str, Sequence[str], None] = None,
+         image_inputs: Optional[Mapping[str, Any]] = None) -> Model:
+    """:meth:`accel.Device.load` (its docstring says what it takes and raises): the model at ``path_or_bytes``
+    loaded on ``device``, through the front end that turns its format into the device's."""
+    device._check_open()
+    if isinstance(path_or_bytes, (str, os.PathLike)):
+        path = os.fsdecode(os.fspath(path_or_bytes))
+        with open(path, "rb") as f:
+            data: Any = f.read()
+        name = Path(path).stem or "model"
+        what = repr(path)
+        source: Optional[str] = path
+        base = os.path.basename(path).lower()
+        suffix = base[base.rfind("."):] if "." in base else ""
+    # Any buffer is taken (a NumPy array of bytes...), though PathOrBytes can only name these three.
+    elif (isinstance(path_or_bytes, (bytes, bytearray, memoryview))
+          or has_buffer(path_or_bytes)):  # type: ignore[unreachable]
+        data = path_or_bytes
+        name = "model"
+        what = "the model bytes"
+        source = None
+        suffix = ""
+    else:
+        raise TypeError(f"load() takes a path or the model's bytes, not {type(path_or_bytes).__name__}")
+
+    caps = device.capabilities
+    head = bytes(memoryview(data).cast("B")[:16]) if not isinstance(data, bytes) else data[:16]
+    front = front_ends.choose(caps.model_format, head, suffix)
+    if front is None:
+        refused = front_ends.foreign(suffix)
+        if refused is not None and refused.produces != caps.model_format:
+            raise UnsupportedError(
+                f"backend {device.info.backend!r} cannot load {refused.name} models ({what}): it loads "
+                f"{caps.model_format or 'its own'} models ({', '.join(caps.file_suffixes) or 'any suffix'}); "
+                f"compile it with the vendor's toolchain, or load it on a device that loads "
+                f"{refused.produces} models{_devices_loading(refused.produces)}")
+
+    extra = compile_cache.normalize_extra_outputs(extra_outputs)
+    images = compile_cache.normalize_image_inputs(image_inputs)
+    if front is None or not front.options:
+        for option, value in (("input_shapes", input_shapes), ("extra_outputs", extra), ("image_inputs", images)):
+            if value is not None:
+                raise InvalidArgumentError(
+                    f"{option} applies to {_option_formats()} models only; {what} is already compiled for the "
+                    f"device")
+    if front is None:
+        return Model(device, _load_core(device, data, source), name)
+    request = LoadRequest(data, what, source, input_shapes, extra, images, caps.int8_rules)
+    core_model, extra_count = front.load(request, lambda compiled: _load_compiled(device, compiled))
+    return Model(device, core_model, name, extra_count)
+
+
+def _load_compiled(device: RuntimeDevice, data: Any) -> Any:
+    """Loads bytes a front end made in the device's own format."""
+    device._check_open()
+    return device._core.load(data)
+
+
+def _load_core(device: RuntimeDevice, data: Any, path: Optional[str]) -> Any:
+    try:
+        return device._core.load(data)
+    except AccelError as e:
+        if path is None:
+            raise
+        # The core loads from memory and cannot name the file: say which one it was.
+        raise type(e)(f"cannot load {path!r}: {e.message}", e.status) from None
+
+
+def _option_formats() -> str:
+    """The formats whose front ends take Device.load's compile options ("ONNX")."""
+    return " and ".join(f.name for f in front_ends.registered() if f.options) or "no"
+
+
+def _devices_loading(model_format: str) -> str:
+    """" (the drivers here that load ``model_format``: 'emu')", or "" when none does."""
+    schemes = []
+    for scheme in core.backends():
+        try:
+            if describe(scheme).model_format == model_format:
+                schemes.append(repr(scheme))
+        except AccelError:  # a driver that cannot describe its bare scheme names no device here
+            continue
+    return f" ({', '.join(schemes)})" if schemes else ""
