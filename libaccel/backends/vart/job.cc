@@ -6,9 +6,9 @@
 // bytes_copied). execute_async blocks; the per-job timeout ends the job at its deadline even while
 // VART still runs it (the worker keeps its own references until VART returns).
 #include <algorithm>
-#include <cstring>
 
 #include "driver_kit/buffer_checks.h"
+#include "driver_kit/run_options.h"
 #include "entry_points.h"
 #include "handles.h"
 
@@ -186,14 +186,10 @@ void worker_loop(accel_model* m, size_t slot) {
 
 accel_status job_submit(accel_model* m, accel_buffer* const* inputs, size_t nin, accel_buffer* const* outputs,
                         size_t nout, const accel_run_options* options, accel_job** out) {
-    accel_run_options o{};
-    std::memcpy(&o, options, std::min<size_t>(options->struct_size, sizeof o));
-    if (o.priority < 0 || o.priority > 255)
-        return fail(ACCEL_ERR_INVALID_ARGUMENT, format("accel_job_submit: priority %d is outside 0..255", o.priority));
-    if (!out && !o.callback)
-        return fail(ACCEL_ERR_INVALID_ARGUMENT, "accel_job_submit: no job handle wanted and no callback given");
-    if (accel_status s = accel_kit::check_job_buffers(m, inputs, nin, outputs, nout, kBufferRules, kWording)) return s;
     accel_device* d = m->device;
+    accel_run_options o;
+    if (accel_status s = accel_kit::read_run_options(options, out != nullptr, d->runners, &o)) return s;
+    if (accel_status s = accel_kit::check_job_buffers(m, inputs, nin, outputs, nout, kBufferRules, kWording)) return s;
     if (accel_status s = acquire_slot(d, (o.flags & ACCEL_SUBMIT_NO_WAIT) != 0)) return s;
     auto* j = new Job;
     j->header.driver = &kDriverTable;
