@@ -1,10 +1,11 @@
 // job.cc - jobs on the vart device. A submission is checked completely first (counts, buffers, byte
 // sizes: the runner would abort the process on any mismatch), then queued for the model's workers,
-// one per runner. A worker runs the job on its runner: buffers lent from that runner for the same
-// tensor are used as they are (sync_for_write before, sync_for_read after), any other buffer is handed
-// to VART as a HOST_VIRT buffer of the runner's own tensor, which the runner copies (counted in
-// bytes_copied). execute_async blocks; the per-job timeout ends the job at its deadline even while
-// VART still runs it (the worker keeps its own references until VART returns).
+// one per runner (the device's cores: a job's core_mask says which may take it). A worker runs the job
+// on its runner: buffers lent from that runner for the same tensor are used as they are (sync_for_write
+// before, sync_for_read after), any other buffer is handed to VART as a HOST_VIRT buffer of the
+// runner's own tensor, which the runner copies (counted in bytes_copied). execute_async blocks; the
+// per-job timeout ends the job at its deadline even while VART still runs it (the worker keeps its own
+// references until VART returns).
 #include <algorithm>
 
 #include "driver_kit/buffer_checks.h"
@@ -40,13 +41,18 @@ bool lent_for(const accel_buffer* b, const Runners* r, bool is_output, size_t in
     return b->lender.get() == r && b->is_output == is_output && b->index == index;
 }
 
-// The slot whose own buffers the job uses most (-1: none, any slot will do).
-int pinned_slot(accel_model* m, const std::vector<accel_buffer*>& in, const std::vector<accel_buffer*>& out) {
+// The device's cores are the model's runner slots: bit i of a job's core_mask allows slot i (0: any).
+bool allowed(uint64_t core_mask, size_t slot) { return !core_mask || ((core_mask >> slot) & 1); }
+
+// The slot among those core_mask allows whose own buffers the job uses most (-1: none, any allowed slot
+// will do).
+int pinned_slot(accel_model* m, const std::vector<accel_buffer*>& in, const std::vector<accel_buffer*>& out,
+                uint64_t core_mask) {
     std::vector<int> votes(m->runners->slots.size(), 0);
     for (size_t i = 0; i < in.size(); i++)
-        if (lent_for(in[i], m->runners.get(), false, i)) votes[in[i]->slot]++;
+        if (lent_for(in[i], m->runners.get(), false, i) && allowed(core_mask, in[i]->slot)) votes[in[i]->slot]++;
     for (size_t i = 0; i < out.size(); i++)
-        if (lent_for(out[i], m->runners.get(), true, i)) votes[out[i]->slot]++;
+        if (lent_for(out[i], m->runners.get(), true, i) && allowed(core_mask, out[i]->slot)) votes[out[i]->slot]++;
     auto best = std::max_element(votes.begin(), votes.end());
     return best == votes.end() || *best == 0 ? -1 : (int)(best - votes.begin());
 }
@@ -156,7 +162,7 @@ void worker_loop(accel_model* m, size_t slot) {
                         stale.push_back(j);
                         continue;
                     }
-                    if (j->pinned_slot < 0 || j->pinned_slot == (int)slot) {
+                    if ((j->pinned_slot < 0 || j->pinned_slot == (int)slot) && allowed(j->core_mask, slot)) {
                         // Taken while the job still holds its buffers (a timeout cannot end it meanwhile).
                         in = j->inputs;
                         out = j->outputs;
@@ -202,7 +208,8 @@ accel_status job_submit(accel_model* m, accel_buffer* const* inputs, size_t nin,
     j->priority = o.priority;
     j->callback = o.callback;
     j->user_data = o.user_data;
-    j->pinned_slot = pinned_slot(m, j->inputs, j->outputs);
+    j->core_mask = o.core_mask;
+    j->pinned_slot = pinned_slot(m, j->inputs, j->outputs, o.core_mask);
     j->timing.struct_size = sizeof j->timing;
     j->timing.core = -1;
     j->timing.queued_ns = now_ns();
