@@ -81,8 +81,7 @@ accel_status job_submit(accel_model* m, accel_buffer* const* inputs, size_t nin,
     j->timing.struct_size = sizeof j->timing;
     j->timing.core = -1;
     j->timing.queued_ns = now_ns();
-    if (o.timeout_us > 0 && o.timeout_us <= kForeverUs)
-        j->deadline_ns = j->timing.queued_ns + (uint64_t)o.timeout_us * 1000u;
+    j->deadline_ns = accel_kit::job_deadline_ns(o, j->timing.queued_ns);
 
     s = m->device->scheduler->submit(j, (o.flags & ACCEL_SUBMIT_NO_WAIT) != 0);
     if (s != ACCEL_OK) {

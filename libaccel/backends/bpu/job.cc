@@ -21,8 +21,6 @@ ACCEL_DRIVER_TLS accel_job* tl_job_in_callback = nullptr;
 
 namespace {
 
-using accel_kit::kForeverUs;
-
 // A buffer too small for its tensor, in the bpu driver's words (the rest: the kit's indexed wording).
 std::string too_small(const accel_kit::JobTensor& t, const accel_buffer* b, uint64_t bytes) {
     return format("%s %zu ('%s') needs %llu bytes (its aligned, padded size), buffer #%llu holds %llu", t.kind, t.index,
@@ -153,7 +151,7 @@ accel_status job_submit(accel_model* m, accel_buffer* const* inputs, size_t nin,
     j->timing.struct_size = sizeof j->timing;
     j->timing.core = -1;
     j->timing.queued_ns = queued_ns;
-    if (o.timeout_us > 0 && o.timeout_us <= kForeverUs) j->deadline_ns = queued_ns + (uint64_t)o.timeout_us * 1000u;
+    j->deadline_ns = accel_kit::job_deadline_ns(o, queued_ns);
 
     // The BPU reads memory, not the CPU's cache: what the host wrote must reach it.
     for (size_t i = 0; s == ACCEL_OK && i < nin; i++) {

@@ -16,8 +16,6 @@
 namespace accel_vart {
 namespace {
 
-using accel_kit::kForeverUs;
-
 // An accel buffer given to VART as ordinary host memory holding `tensor` (the runner copies it).
 class HostView : public vart::TensorBuffer {
 public:
@@ -213,8 +211,7 @@ accel_status job_submit(accel_model* m, accel_buffer* const* inputs, size_t nin,
     j->timing.struct_size = sizeof j->timing;
     j->timing.core = -1;
     j->timing.queued_ns = now_ns();
-    if (o.timeout_us > 0 && o.timeout_us <= kForeverUs)
-        j->deadline_ns = j->timing.queued_ns + (uint64_t)o.timeout_us * 1000u;
+    j->deadline_ns = accel_kit::job_deadline_ns(o, j->timing.queued_ns);
     if (!out) j->user_refs.store(0);  // fire and forget: no caller reference to cancel with
     d->jobs_submitted.fetch_add(1);
     {

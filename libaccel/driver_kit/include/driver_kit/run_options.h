@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "accel/driver.h"
+#include "driver_kit/clock.h"
 
 namespace accel_kit {
 
@@ -16,5 +17,11 @@ namespace accel_kit {
 // the device's cores (0 still means any core). A driver's own rules (what its cores map to) come after.
 accel_status read_run_options(const accel_run_options* options, bool has_job_handle, uint32_t cores,
                               accel_run_options* out);
+
+// The deadline of a job with these options queued at `queued_ns` (now_ns's clock), 0 for none: a timeout
+// of 0, negative or past kForeverUs means none (accel.h).
+inline uint64_t job_deadline_ns(const accel_run_options& o, uint64_t queued_ns) {
+    return o.timeout_us > 0 && o.timeout_us <= kForeverUs ? queued_ns + (uint64_t)o.timeout_us * 1000u : 0;
+}
 
 }  // namespace accel_kit
