@@ -2,12 +2,12 @@
 // reference counting: the caller's references and the scheduler's one are counted apart, because
 // the caller dropping its last reference before the job ran means "cancel".
 #include <algorithm>
-#include <cstring>
 #include <new>
 #include <thread>
 
 #include "driver_kit/buffer_checks.h"
 #include "driver_kit/clock.h"
+#include "driver_kit/run_options.h"
 #include "dtypes.h"
 #include "entry_points.h"
 #include "handles.h"
@@ -48,19 +48,10 @@ void destroy_job(accel_job* j) {
 
 accel_status job_submit(accel_model* m, accel_buffer* const* inputs, size_t nin, accel_buffer* const* outputs,
                         size_t nout, const accel_run_options* options, accel_job** out) {
-    accel_run_options o{};
-    memcpy(&o, options, options->struct_size < sizeof o ? options->struct_size : sizeof o);
-    if (o.priority < 0 || o.priority > 255)
-        return fail(ACCEL_ERR_INVALID_ARGUMENT, format("accel_job_submit: priority %d is outside 0..255", o.priority));
-    uint32_t cores = m->device->options.cores;
-    uint64_t all_cores = cores >= 64 ? ~0ull : ((1ull << cores) - 1);
-    if (o.core_mask && !(o.core_mask & all_cores))
-        return fail(ACCEL_ERR_INVALID_ARGUMENT,
-                    format("accel_job_submit: core_mask 0x%llx selects none of the device's %u cores",
-                           (unsigned long long)o.core_mask, cores));
-    if (o.flags & ~(uint32_t)(ACCEL_SUBMIT_NO_WAIT | ACCEL_SUBMIT_PROFILE_NODES))
-        return fail(ACCEL_ERR_INVALID_ARGUMENT, format("accel_job_submit: unknown flags 0x%x", o.flags));
-    accel_status s = accel_kit::check_job_buffers(m, inputs, nin, outputs, nout, kBufferRules, kWording);
+    accel_run_options o;
+    accel_status s = accel_kit::read_run_options(options, out != nullptr, m->device->options.cores, &o);
+    if (s != ACCEL_OK) return s;
+    s = accel_kit::check_job_buffers(m, inputs, nin, outputs, nout, kBufferRules, kWording);
     if (s != ACCEL_OK) return s;
 
     auto* j = new (std::nothrow) accel_job();
@@ -76,7 +67,7 @@ accel_status job_submit(accel_model* m, accel_buffer* const* inputs, size_t nin,
     for (size_t i = 0; i < nin; i++) buffer_retain(inputs[i]), j->inputs.push_back(inputs[i]);
     for (size_t i = 0; i < nout; i++) buffer_retain(outputs[i]), j->outputs.push_back(outputs[i]);
     j->priority = o.priority;
-    j->core_mask = o.core_mask & all_cores;
+    j->core_mask = o.core_mask;
     j->callback = o.callback;
     j->user_data = o.user_data;
     if (o.flags & ACCEL_SUBMIT_PROFILE_NODES) {
@@ -90,8 +81,7 @@ accel_status job_submit(accel_model* m, accel_buffer* const* inputs, size_t nin,
     j->timing.struct_size = sizeof j->timing;
     j->timing.core = -1;
     j->timing.queued_ns = now_ns();
-    if (o.timeout_us > 0 && o.timeout_us <= kForeverUs)
-        j->deadline_ns = j->timing.queued_ns + (uint64_t)o.timeout_us * 1000u;
+    j->deadline_ns = accel_kit::job_deadline_ns(o, j->timing.queued_ns);
 
     s = m->device->scheduler->submit(j, (o.flags & ACCEL_SUBMIT_NO_WAIT) != 0);
     if (s != ACCEL_OK) {

@@ -1,6 +1,6 @@
 # The driver kit: what every driver (emulator, bpu, vart) does the same way, written once: the guarded
 # function table and entry point, the entry points' declarations, failure reporting, buffer checks and
-# copies, job waits. It is internal: never installed, never part of libaccel's ABI, and libaccel does
+# copies, run options, job waits. It is internal: never installed, never part of libaccel's ABI, and libaccel does
 # not use it.
 #
 # A driver links it with target_link_libraries(<driver> PRIVATE accel_driver_kit): its sources are
@@ -14,4 +14,5 @@ target_sources(accel_driver_kit INTERFACE
   "${CMAKE_CURRENT_LIST_DIR}/handle.cc"
   "${CMAKE_CURRENT_LIST_DIR}/buffer_copy.cc"
   "${CMAKE_CURRENT_LIST_DIR}/buffer_checks.cc"
+  "${CMAKE_CURRENT_LIST_DIR}/run_options.cc"
   "${CMAKE_CURRENT_LIST_DIR}/options.cc")

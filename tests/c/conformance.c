@@ -397,7 +397,9 @@ static void check_overlap(const suite* s) {
     test_setup_close(&t);
 }
 
-/* ---- submission_errors: what accel_job_submit refuses before anything runs, leaving out_job as it was ---- */
+/* ---- submission_errors: what accel_job_submit refuses before anything runs (wrong counts; options: a priority
+ * past 255, a core_mask that selects none of the device's cores, an unknown flag; another device's buffer), leaving
+ * out_job as it was and counting none of it ---- */
 
 static void expect_refused(const suite* s, test_setup* t, accel_buffer* const* in, size_t n_in,
                            accel_buffer* const* out, size_t n_out, const accel_run_options* o, const char* what) {
@@ -415,6 +417,12 @@ static void expect_refused(const suite* s, test_setup* t, accel_buffer* const* i
     (void)s;
 }
 
+/* The refusal's message (the driver kit's, the same on every driver) names what was refused. */
+static void expect_message_names(const char* what, const char* text) {
+    EXPECT(strstr(accel_last_error_message(), text) != NULL, "%s: the message '%s' does not name '%s'", what,
+           accel_last_error_message(), text);
+}
+
 static void check_submission_errors(const suite* s) {
     test_setup t;
     test_setup_open(&t, &s->manifest, s->uri, s->c);
@@ -429,8 +437,20 @@ static void check_submission_errors(const suite* s) {
     o.priority = 256;
     expect_refused(s, &t, t.in, c->n_inputs, t.out, c->n_outputs, &o, "priority 256");
     o.priority = 0;
-    /* Not here yet: a core_mask past the device's cores and an unknown flag, which the vart driver accepts (the
-     * emulator and the bpu driver refuse them: test_priority.c, test_bpu.c). */
+    accel_device_info info;
+    memset(&info, 0, sizeof info);
+    info.struct_size = sizeof info;
+    REQUIRE_OK(accel_device_get_info(t.device, &info));
+    if (info.cores < 64) {
+        o.core_mask = 1ull << info.cores;
+        expect_refused(s, &t, t.in, c->n_inputs, t.out, c->n_outputs, &o, "a core_mask past the device's cores");
+        expect_message_names("a core_mask past the device's cores", "core_mask");
+        o.core_mask = 0;
+    }
+    o.flags = 0x80;
+    expect_refused(s, &t, t.in, c->n_inputs, t.out, c->n_outputs, &o, "an unknown flag (0x80)");
+    expect_message_names("an unknown flag (0x80)", "unknown flags 0x80");
+    o.flags = 0;
     /* Another device's buffer. */
     accel_device* other = test_open(s->uri);
     accel_buffer* foreign = test_alloc(other, c->inputs[0].byte_size);

@@ -5,12 +5,12 @@
 // completer INVALIDATEs every output before the job is reported done (callback, wait, poll).
 #include <algorithm>
 #include <chrono>
-#include <cstring>
 #include <new>
 
 #include "completer.h"
 #include "driver_kit/buffer_checks.h"
 #include "driver_kit/driver_tls.h"
+#include "driver_kit/run_options.h"
 #include "entry_points.h"
 #include "handles.h"
 #include "status.h"
@@ -21,8 +21,6 @@ ACCEL_DRIVER_TLS accel_job* tl_job_in_callback = nullptr;
 
 namespace {
 
-using accel_kit::kForeverUs;
-
 // A buffer too small for its tensor, in the bpu driver's words (the rest: the kit's indexed wording).
 std::string too_small(const accel_kit::JobTensor& t, const accel_buffer* b, uint64_t bytes) {
     return format("%s %zu ('%s') needs %llu bytes (its aligned, padded size), buffer #%llu holds %llu", t.kind, t.index,
@@ -32,22 +30,17 @@ std::string too_small(const accel_kit::JobTensor& t, const accel_buffer* b, uint
 
 constexpr accel_kit::JobBufferWording kWording = accel_kit::indexed_wording(too_small);
 
-// The device's core selection for a job: bit i of the result is board core i.
-accel_status board_cores(accel_device* d, uint64_t core_mask, uint64_t* out) {
-    uint64_t all = d->cores >= 64 ? ~0ull : ((1ull << d->cores) - 1);
-    if (core_mask && !(core_mask & all))
-        return fail(ACCEL_ERR_INVALID_ARGUMENT, format("accel_job_submit: core_mask 0x%llx selects none of the "
-                                                       "device's %u cores",
-                                                       (unsigned long long)core_mask, d->cores));
-    uint64_t mask = core_mask ? core_mask & all : all;
+// The board cores a job may use: bit i of the result is board core i. `core_mask` is the job's, already
+// checked against the device's cores (accel_kit::read_run_options); 0 allows them all.
+uint64_t board_cores(const accel_device* d, uint64_t core_mask) {
+    const uint64_t mask = core_mask ? core_mask : d->cores >= 64 ? ~0ull : (1ull << d->cores) - 1;
     uint64_t board = 0;
     for (uint32_t i = 0, bit = 0; i < 64; i++) {
         if (!((d->board_cores >> i) & 1)) continue;
         if ((mask >> bit) & 1) board |= 1ull << i;
         bit++;
     }
-    *out = board;
-    return ACCEL_OK;
+    return board;
 }
 
 // Takes an in-flight slot: blocks while the device's max_inflight jobs are in flight, unless the
@@ -119,21 +112,14 @@ accel_status start_task(accel_job* j, const std::vector<Memory*>& in, const std:
 
 accel_status job_submit(accel_model* m, accel_buffer* const* inputs, size_t nin, accel_buffer* const* outputs,
                         size_t nout, const accel_run_options* options, accel_job** out) {
-    accel_run_options o{};
-    memcpy(&o, options, options->struct_size < sizeof o ? options->struct_size : sizeof o);
     accel_device* d = m->device;
-    if (o.priority < 0 || o.priority > 255)
-        return fail(ACCEL_ERR_INVALID_ARGUMENT, format("accel_job_submit: priority %d is outside 0..255", o.priority));
-    if (o.flags & ~(uint32_t)ACCEL_SUBMIT_NO_WAIT)
-        return fail(ACCEL_ERR_INVALID_ARGUMENT, format("accel_job_submit: unknown flags 0x%x", o.flags));
-    if (!out && !o.callback)
-        return fail(ACCEL_ERR_INVALID_ARGUMENT,
-                    "accel_job_submit: no job handle and no callback: the result "
-                    "could never be seen");
+    accel_run_options o;
+    accel_status s = accel_kit::read_run_options(options, out != nullptr, d->cores, &o);
+    if (s != ACCEL_OK) return s;
     Schedule schedule;
     schedule.priority = o.priority;
-    accel_status s = board_cores(d, o.core_mask, &schedule.cores);
-    if (s == ACCEL_OK) s = accel_kit::check_job_buffers(m, inputs, nin, outputs, nout, kBufferRules, kWording);
+    schedule.cores = board_cores(d, o.core_mask);
+    s = accel_kit::check_job_buffers(m, inputs, nin, outputs, nout, kBufferRules, kWording);
     if (s != ACCEL_OK) return s;
 
     const bool may_block = !(o.flags & ACCEL_SUBMIT_NO_WAIT) && !tl_job_in_callback;
@@ -165,7 +151,7 @@ accel_status job_submit(accel_model* m, accel_buffer* const* inputs, size_t nin,
     j->timing.struct_size = sizeof j->timing;
     j->timing.core = -1;
     j->timing.queued_ns = queued_ns;
-    if (o.timeout_us > 0 && o.timeout_us <= kForeverUs) j->deadline_ns = queued_ns + (uint64_t)o.timeout_us * 1000u;
+    j->deadline_ns = accel_kit::job_deadline_ns(o, queued_ns);
 
     // The BPU reads memory, not the CPU's cache: what the host wrote must reach it.
     for (size_t i = 0; s == ACCEL_OK && i < nin; i++) {

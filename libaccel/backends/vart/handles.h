@@ -111,6 +111,7 @@ struct accel_job {
     uint64_t sequence = 0;
     uint64_t deadline_ns = 0;  // 0: none
     int pinned_slot = -1;      // the slot whose own buffers the job uses, -1: any
+    uint64_t core_mask = 0;    // the slots (the device's cores: bit i, slot i) it may run on, 0: any
     accel_job_callback callback = nullptr;
     void* user_data = nullptr;
 

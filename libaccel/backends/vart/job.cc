@@ -1,21 +1,20 @@
 // job.cc - jobs on the vart device. A submission is checked completely first (counts, buffers, byte
 // sizes: the runner would abort the process on any mismatch), then queued for the model's workers,
-// one per runner. A worker runs the job on its runner: buffers lent from that runner for the same
-// tensor are used as they are (sync_for_write before, sync_for_read after), any other buffer is handed
-// to VART as a HOST_VIRT buffer of the runner's own tensor, which the runner copies (counted in
-// bytes_copied). execute_async blocks; the per-job timeout ends the job at its deadline even while
-// VART still runs it (the worker keeps its own references until VART returns).
+// one per runner (the device's cores: a job's core_mask says which may take it). A worker runs the job
+// on its runner: buffers lent from that runner for the same tensor are used as they are (sync_for_write
+// before, sync_for_read after), any other buffer is handed to VART as a HOST_VIRT buffer of the
+// runner's own tensor, which the runner copies (counted in bytes_copied). execute_async blocks; the
+// per-job timeout ends the job at its deadline even while VART still runs it (the worker keeps its own
+// references until VART returns).
 #include <algorithm>
-#include <cstring>
 
 #include "driver_kit/buffer_checks.h"
+#include "driver_kit/run_options.h"
 #include "entry_points.h"
 #include "handles.h"
 
 namespace accel_vart {
 namespace {
-
-using accel_kit::kForeverUs;
 
 // An accel buffer given to VART as ordinary host memory holding `tensor` (the runner copies it).
 class HostView : public vart::TensorBuffer {
@@ -40,13 +39,18 @@ bool lent_for(const accel_buffer* b, const Runners* r, bool is_output, size_t in
     return b->lender.get() == r && b->is_output == is_output && b->index == index;
 }
 
-// The slot whose own buffers the job uses most (-1: none, any slot will do).
-int pinned_slot(accel_model* m, const std::vector<accel_buffer*>& in, const std::vector<accel_buffer*>& out) {
+// The device's cores are the model's runner slots: bit i of a job's core_mask allows slot i (0: any).
+bool allowed(uint64_t core_mask, size_t slot) { return !core_mask || ((core_mask >> slot) & 1); }
+
+// The slot among those core_mask allows whose own buffers the job uses most (-1: none, any allowed slot
+// will do).
+int pinned_slot(accel_model* m, const std::vector<accel_buffer*>& in, const std::vector<accel_buffer*>& out,
+                uint64_t core_mask) {
     std::vector<int> votes(m->runners->slots.size(), 0);
     for (size_t i = 0; i < in.size(); i++)
-        if (lent_for(in[i], m->runners.get(), false, i)) votes[in[i]->slot]++;
+        if (lent_for(in[i], m->runners.get(), false, i) && allowed(core_mask, in[i]->slot)) votes[in[i]->slot]++;
     for (size_t i = 0; i < out.size(); i++)
-        if (lent_for(out[i], m->runners.get(), true, i)) votes[out[i]->slot]++;
+        if (lent_for(out[i], m->runners.get(), true, i) && allowed(core_mask, out[i]->slot)) votes[out[i]->slot]++;
     auto best = std::max_element(votes.begin(), votes.end());
     return best == votes.end() || *best == 0 ? -1 : (int)(best - votes.begin());
 }
@@ -156,7 +160,7 @@ void worker_loop(accel_model* m, size_t slot) {
                         stale.push_back(j);
                         continue;
                     }
-                    if (j->pinned_slot < 0 || j->pinned_slot == (int)slot) {
+                    if ((j->pinned_slot < 0 || j->pinned_slot == (int)slot) && allowed(j->core_mask, slot)) {
                         // Taken while the job still holds its buffers (a timeout cannot end it meanwhile).
                         in = j->inputs;
                         out = j->outputs;
@@ -186,14 +190,10 @@ void worker_loop(accel_model* m, size_t slot) {
 
 accel_status job_submit(accel_model* m, accel_buffer* const* inputs, size_t nin, accel_buffer* const* outputs,
                         size_t nout, const accel_run_options* options, accel_job** out) {
-    accel_run_options o{};
-    std::memcpy(&o, options, std::min<size_t>(options->struct_size, sizeof o));
-    if (o.priority < 0 || o.priority > 255)
-        return fail(ACCEL_ERR_INVALID_ARGUMENT, format("accel_job_submit: priority %d is outside 0..255", o.priority));
-    if (!out && !o.callback)
-        return fail(ACCEL_ERR_INVALID_ARGUMENT, "accel_job_submit: no job handle wanted and no callback given");
-    if (accel_status s = accel_kit::check_job_buffers(m, inputs, nin, outputs, nout, kBufferRules, kWording)) return s;
     accel_device* d = m->device;
+    accel_run_options o;
+    if (accel_status s = accel_kit::read_run_options(options, out != nullptr, d->runners, &o)) return s;
+    if (accel_status s = accel_kit::check_job_buffers(m, inputs, nin, outputs, nout, kBufferRules, kWording)) return s;
     if (accel_status s = acquire_slot(d, (o.flags & ACCEL_SUBMIT_NO_WAIT) != 0)) return s;
     auto* j = new Job;
     j->header.driver = &kDriverTable;
@@ -206,12 +206,12 @@ accel_status job_submit(accel_model* m, accel_buffer* const* inputs, size_t nin,
     j->priority = o.priority;
     j->callback = o.callback;
     j->user_data = o.user_data;
-    j->pinned_slot = pinned_slot(m, j->inputs, j->outputs);
+    j->core_mask = o.core_mask;
+    j->pinned_slot = pinned_slot(m, j->inputs, j->outputs, o.core_mask);
     j->timing.struct_size = sizeof j->timing;
     j->timing.core = -1;
     j->timing.queued_ns = now_ns();
-    if (o.timeout_us > 0 && o.timeout_us <= kForeverUs)
-        j->deadline_ns = j->timing.queued_ns + (uint64_t)o.timeout_us * 1000u;
+    j->deadline_ns = accel_kit::job_deadline_ns(o, j->timing.queued_ns);
     if (!out) j->user_refs.store(0);  // fire and forget: no caller reference to cancel with
     d->jobs_submitted.fetch_add(1);
     {

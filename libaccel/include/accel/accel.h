@@ -398,7 +398,9 @@ typedef struct accel_run_options {
  * completion callback, where blocking could never end, it returns ACCEL_ERR_BUSY instead of blocking.
  * An output may not share memory with an input or another output of the same job: the bytes of their
  * tensors are compared, whatever the handles (two imports of one caller array overlap), and any overlap
- * is ACCEL_ERR_INVALID_ARGUMENT; a buffer smaller than its tensor's byte_size is ACCEL_ERR_SHAPE.
+ * is ACCEL_ERR_INVALID_ARGUMENT; a buffer smaller than its tensor's byte_size is ACCEL_ERR_SHAPE. A priority
+ * outside 0..255, a flag accel_submit_flags does not define and a core_mask that selects none of the device's
+ * cores are ACCEL_ERR_INVALID_ARGUMENT.
  * On success *out_job holds one reference owned by the caller. Releasing a job that has not started
  * cancels it (its callback sees ACCEL_ERR_CANCELLED); releasing a running job lets it finish.
  * The job retains the model, the buffers and the device until it finishes. `out_job` may be NULL

@@ -376,6 +376,28 @@ static void test_async(void) {
     for (i = 0; i < 3; i++) CHECK(pthread_join(threads[i], NULL) == 0);
     CHECK(c.calls == 3 * JOBS_PER_THREAD && c.failures == 0);
 
+    /* core_mask: bit i lets a job run on runner i (the device's core i), whichever runner lent its buffers. */
+    io.in = alloc(dev, 192);
+    io.out = alloc(dev, 256);
+    memset(&o, 0, sizeof o);
+    o.struct_size = sizeof o;
+    for (i = 0; i < 4; i++) {
+        accel_job* job = NULL;
+        accel_job_timing t;
+        conv_fill(&io);
+        o.core_mask = (i % 2) ? 2 : 1;
+        OK(accel_job_submit(m, &io.in, 1, &io.out, 1, &o, &job));
+        OK(accel_job_wait(job, -1));
+        memset(&t, 0, sizeof t);
+        t.struct_size = sizeof t;
+        OK(accel_job_get_timing(job, &t));
+        REQUIRE(t.core == i % 2, "core_mask 0x%llx: the job ran on core %d", (unsigned long long)o.core_mask, t.core);
+        conv_check(&io);
+        accel_job_release(job);
+    }
+    accel_buffer_release(io.in);
+    accel_buffer_release(io.out);
+
     /* Fire and forget: no job handle, the callback only. */
     io.in = alloc(dev, 192);
     io.out = alloc(dev, 256);
@@ -404,7 +426,7 @@ static void test_async(void) {
         if (s.live_buffers == 0 && s.jobs_completed == s.jobs_submitted) break;
         sleep_ms(1);
     }
-    CHECK(s.live_buffers == 0 && s.jobs_submitted == 3 * JOBS_PER_THREAD + 1 && s.bytes_in_use == 0);
+    CHECK(s.live_buffers == 0 && s.jobs_submitted == 3 * JOBS_PER_THREAD + 4 + 1 && s.bytes_in_use == 0);
     accel_device_release(dev);
     pthread_mutex_destroy(&c.mutex);
 }
