@@ -10,9 +10,9 @@ the modules below and on nothing else of accel. Each is a leaf that imports noth
   reads too), which the .accm tensor record's image_format holds;
 - accel._lazy_import: import_or_undo, for the lazy import of onnx's reference evaluator.
 
-tests/python/emulator/test_compiler_package.py checks that no other compiler module imports outside the compiler and that
-the compiler imports and compiles with only these present; tests/tools/stage_compiler.py stages exactly these
-beside it for the C tests.
+tests/python/emulator/test_compiler_package.py checks that no other compiler module imports outside the compiler
+and that the compiler imports and compiles with only these present; tests/tools/stage_compiler.py stages exactly
+these beside it for the C tests.
 """
 
 from __future__ import annotations
