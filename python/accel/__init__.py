@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Dict, List
 from .runtime import _frontend  # first: the core, and its exit hook after the callbacks' (runtime/_callbacks.py)
 from .runtime._frontend import core as _core
 from . import compile_cache, errors, profiling
-from . import capabilities as _capabilities
-from .capabilities import DeviceCapabilities
+from .runtime import capabilities as _capabilities
+from .runtime.capabilities import DeviceCapabilities
 from .comparison import compare
 from .device import Device, DeviceInfo
 from .errors import (AbiMismatchError, AccelError, AlignmentError, BusyError, CancelledError,

@@ -25,7 +25,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
 def default_uri(scheme: str) -> str:
     """The URI of a backend's first device, as its driver names it (the emulator takes no index, boards count
     from 0); the bare scheme where the driver cannot say."""
-    from ..capabilities import describe_or_unknown
+    from ..runtime.capabilities import describe_or_unknown
 
     return describe_or_unknown(scheme).first_uri(scheme)
 

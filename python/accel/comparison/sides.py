@@ -11,10 +11,10 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ..capabilities import describe_or_unknown
+from ..runtime.capabilities import describe_or_unknown
 from ..compile_cache import INT8_RULES
 from ..device import Device
-from ..device_uri import parse_uri
+from ..runtime.device_uri import parse_uri
 from ..runtime.model import Model
 from ..run_record import RunRecord
 from ..runtime.tensor_info import Quantization, TensorInfo

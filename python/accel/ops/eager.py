@@ -12,7 +12,7 @@ import numpy as np
 
 from ..runtime._frontend import core
 from ..errors import ClosedError, InvalidArgumentError, UnsupportedError
-from ..onnx_front_end import ONNX
+from ..front_ends.onnx import ONNX
 from . import execute
 from ..runtime.messages import type_name
 from .args import FLOAT32, as_float, dtype_error, sized

@@ -9,8 +9,8 @@ import sys
 from typing import Any, Dict, Mapping, Optional, Sequence, Tuple, Union
 
 from .._lazy_import import import_optional
-from ..capabilities import describe_or_unknown
-from ..device_uri import parse_uri
+from ..runtime.capabilities import describe_or_unknown
+from ..runtime.device_uri import parse_uri
 
 from .predictor import ModelSource, Predictor
 from .rows import Columns

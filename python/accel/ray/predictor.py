@@ -10,8 +10,8 @@ import os
 import re
 from typing import Any, Dict, Mapping, Optional, Sequence, Union
 
-from ..capabilities import describe_or_unknown
-from ..device_uri import parse_uri
+from ..runtime.capabilities import describe_or_unknown
+from ..runtime.device_uri import parse_uri
 from .rows import Columns, RowPlan, Split
 
 __all__ = ["Predictor", "device_uri", "assigned_cpus"]

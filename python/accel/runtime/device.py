@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Dict, Optional, Sequence, TypeVar, Union
 import numpy as np
 
 from ._frontend import core
-from ..capabilities import DeviceCapabilities, describe
+from .capabilities import DeviceCapabilities, describe
 from ..errors import AlignmentError, ClosedError, ShapeError, UnsupportedError
 from .dtypes import normalize_dtype, normalize_layout, normalize_shape
 

@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence, Union
 
 from .. import compile_cache, front_ends
-from ..capabilities import describe
+from .capabilities import describe
 from ..errors import AccelError, InvalidArgumentError, UnsupportedError
-from ..front_end import LoadRequest
+from ..front_ends.front_end import LoadRequest
 from ._frontend import core
 from .device import RuntimeDevice
 from .dtypes import has_buffer

@@ -11,7 +11,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 
 import accel
-from accel.capabilities import describe_or_unknown
+from accel.runtime.capabilities import describe_or_unknown
 
 from .framework import CheckFailed, Context, Findings
 

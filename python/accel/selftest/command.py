@@ -8,12 +8,12 @@ import sys
 from pathlib import Path
 from typing import Any, Optional
 
-from ..capabilities import describe_or_unknown
+from ..runtime.capabilities import describe_or_unknown
 from ..commands.common import number_arg
 from ..compile_cache import INT8_RULES
-from ..device_uri import parse_uri
+from ..runtime.device_uri import parse_uri
 from ..errors import InvalidArgumentError
-from ..onnx_front_end import ONNX
+from ..front_ends.onnx import ONNX
 from .framework import FULL, QUICK
 from .runner import run_selftest
 

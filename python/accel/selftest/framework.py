@@ -10,7 +10,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 import numpy as np
 
 import accel
-from accel.device_uri import parse_uri
+from accel.runtime.device_uri import parse_uri
 
 PASS, FAIL, ERROR, SKIP = "PASS", "FAIL", "ERROR", "SKIP"
 PACKAGE_DIR = Path(accel.__file__).resolve().parent

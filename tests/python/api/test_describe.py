@@ -1,6 +1,6 @@
-"""Devices describe themselves: URIs split by libaccel's one parser (accel.device_uri), what a device loads and how
-it computes as its driver says (accel.describe, Device.capabilities), and the registry of model front ends that
-Device.load chooses from by what the device loads and the file's format (accel.front_ends)."""
+"""Devices describe themselves: URIs split by libaccel's one parser (accel.runtime.device_uri), what a device loads
+and how it computes as its driver says (accel.describe, Device.capabilities), and the registry of model front ends
+that Device.load chooses from by what the device loads and the file's format (accel.front_ends)."""
 from __future__ import annotations
 
 import dataclasses
@@ -10,11 +10,11 @@ import pytest
 
 import accel
 from accel import front_ends
-from accel.capabilities import UNKNOWN, describe_or_unknown
+from accel.runtime.capabilities import UNKNOWN, describe_or_unknown
 from accel.commands.info import default_uri
-from accel.device_uri import DeviceUri, parse_uri
-from accel.front_end import FrontEnd
-from accel.onnx_front_end import ACCM_MAGIC, ONNX
+from accel.runtime.device_uri import DeviceUri, parse_uri
+from accel.front_ends import FrontEnd
+from accel.front_ends.onnx import ACCM_MAGIC, ONNX
 from accel.selftest.checks_compare import default_rules
 from conftest import BACKEND, DEVICE_URI
 
@@ -152,7 +152,7 @@ def test_a_registered_front_end_is_chosen_by_the_file_and_the_device(registry, t
     # Registering a format again replaces it; anything but a FrontEnd is refused.
     registry.register(dataclasses.replace(registry.registered()[-1], suffixes=(".w2",)))
     assert [f.name for f in registry.registered()].count("Wrapped") == 1
-    with pytest.raises(TypeError, match=r"register\(\) takes an accel\.front_end\.FrontEnd"):
+    with pytest.raises(TypeError, match=r"register\(\) takes an accel\.front_ends\.FrontEnd"):
         registry.register("onnx")  # type: ignore[arg-type]
 
 

@@ -188,9 +188,8 @@ LAYERS: List[Tuple[str, List[str]]] = [
     # What everything may use, and the packages of their own beside accel's (the model compiler, the cffi core).
     ("base", ["accel.errors", "accel._lazy_import", "accel._forksafe", "accel.compiler", "accel._cffi_core"]),
     # The runtime: runtime/ and, at the paths the documents give, its public modules and the model front ends.
-    ("runtime", ["accel.runtime", "accel.futures", "accel.profiling", "accel.device_uri", "accel.capabilities",
-                 "accel.compile_cache", "accel._cache_folder", "accel.front_end", "accel.front_ends",
-                 "accel.onnx_front_end"]),
+    ("runtime", ["accel.runtime", "accel.futures", "accel.profiling", "accel.compile_cache", "accel._cache_folder",
+                 "accel.front_ends"]),
     ("ops", ["accel.ops"]),
     # accel.Device: the runtime's device with loading and the ops.
     ("device", ["accel.device"]),

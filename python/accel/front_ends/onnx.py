@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Tuple
 
-from . import compile_cache
-from ._lazy_import import import_or_undo
-from .errors import ModelFormatError
+from .. import compile_cache
+from .._lazy_import import import_or_undo
+from ..errors import ModelFormatError
 from .front_end import FrontEnd, LoadNative, LoadRequest
 
 __all__ = ["ONNX", "ACCM_MAGIC"]

@@ -1,11 +1,12 @@
 """What a model front end is: a format that reaches a device by being turned into the one its driver loads (ONNX
-through accel's compiler into ``.accm``). The registry Device.load chooses from is ``accel.front_ends``."""
+through accel's compiler into ``.accm``). The registry Device.load chooses from is this package
+(``accel.front_ends``)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Optional, Sequence, Tuple
 
-from . import compile_cache
+from .. import compile_cache
 
 __all__ = ["FrontEnd", "LoadRequest", "LoadNative"]
 

@@ -1,14 +1,15 @@
-"""The registry of model front ends Device.load chooses from, by what the device loads
-(``DeviceCapabilities.model_format``) and by the file's format. A new format is one :func:`register` call, at
-the end of this module."""
+"""The model front ends: formats that reach a device by being turned into the one its driver loads
+(``front_end.py``: what a front end is; ``onnx.py``: ONNX through accel's compiler into ``.accm``), and their
+registry, which Device.load chooses from by what the device loads (``DeviceCapabilities.model_format``) and by the
+file's format. A new format is a module here and one :func:`register` call, at the end of this one."""
 from __future__ import annotations
 
 from typing import List, Optional, Tuple
 
-from .front_end import FrontEnd
-from .onnx_front_end import ONNX
+from .front_end import FrontEnd, LoadRequest
+from .onnx import ONNX
 
-__all__ = ["register", "registered", "choose", "foreign"]
+__all__ = ["FrontEnd", "LoadRequest", "register", "registered", "choose", "foreign"]
 
 _FRONT_ENDS: List[FrontEnd] = []
 
@@ -16,7 +17,7 @@ _FRONT_ENDS: List[FrontEnd] = []
 def register(front_end: FrontEnd) -> None:
     """Adds ``front_end``; one registered earlier with the same name is replaced (a newer one of a format)."""
     if not isinstance(front_end, FrontEnd):
-        raise TypeError(f"register() takes an accel.front_end.FrontEnd, not {type(front_end).__name__}")
+        raise TypeError(f"register() takes an accel.front_ends.FrontEnd, not {type(front_end).__name__}")
     _FRONT_ENDS[:] = [f for f in _FRONT_ENDS if f.name != front_end.name] + [front_end]
 
 

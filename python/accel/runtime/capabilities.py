@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Dict, FrozenSet, Optional, Tuple
 
-from .runtime._frontend import core
+from ._frontend import core
 from .device_uri import parse_uri
-from .errors import AbiMismatchError, NotFoundError
-from .runtime.image_formats import IMAGE_FORMATS
+from ..errors import AbiMismatchError, NotFoundError
+from .image_formats import IMAGE_FORMATS
 
 __all__ = ["DeviceCapabilities", "describe", "describe_or_unknown", "INT8_RULES_NAMES"]
 
@@ -21,7 +21,7 @@ INT8_RULES_NAMES = {1: "ort", 2: "dpu", 3: "bpu"}
 @dataclass(frozen=True)
 class DeviceCapabilities:
     """What a device opened with a URI loads and how it computes (``Device.capabilities``,
-    ``accel.capabilities.describe(uri)``).
+    ``accel.describe(uri)``).
 
     Attributes:
         model_format: the format its driver loads: ``"accm"`` (accel's compiler's output: the emulator, which so

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import FrozenSet, Optional, Tuple
 
-from .runtime._frontend import core
-from .errors import InvalidArgumentError
+from ._frontend import core
+from ..errors import InvalidArgumentError
 
 __all__ = ["DeviceUri", "parse_uri"]
 
