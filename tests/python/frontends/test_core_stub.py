@@ -12,7 +12,7 @@ import collections.abc
 import inspect
 import typing
 from pathlib import Path
-from typing import Any, Dict
+from typing import Any, Dict, Tuple
 
 import numpy as np
 import pytest
@@ -139,20 +139,22 @@ def _live_objects(core: Any, tiny_accm: Path) -> Dict[str, Any]:
     job = model.submit(inputs, outputs, lambda status, message, timing: None, flags=2)
     job.wait(30)
     spec = model.outputs()[0]
-    tensor = core.DeviceTensor(outputs[0], spec[1], accel.dtypes.dtype_from_code(spec[2]), "NCHW", "emu")
+    tensor = core.DeviceTensor(outputs[0], spec[1], accel.runtime.dtypes.dtype_from_code(spec[2]), "NCHW", "emu")
     return {"CoreDevice": device, "CoreBuffer": inputs[0], "CoreModel": model, "CoreJob": job,
             "DeviceTensor": tensor}
 
 
 # Calls with no arguments that change something, or need a setup first: not called here.
 NOT_CALLED = {"close", "release", "check", "run_tensors", "__dlpack__", "__buffer__"}
+# The module functions that take arguments, with the ones they are called with here.
+ARGUMENTS: Dict[str, Tuple[Any, ...]] = {"describe": ("emu",), "parse_uri": ("emu:cores=2,int8=dpu",)}
 
 
 @pytest.mark.parametrize("frontend", CORES)
 def test_what_each_call_returns_has_the_stub_s_type(frontend, tiny_accm):
     core = CORES[frontend]
     for name in STUB_FUNCTIONS:
-        value = getattr(core, name)()
+        value = getattr(core, name)(*ARGUMENTS.get(name, ()))
         assert _conforms(value, _hints(STUB_NS[name])["return"]), (frontend, name, value)
     objects = _live_objects(core, tiny_accm)
     checked = 0
