@@ -164,19 +164,17 @@ static void check_tensors(const suite* s, test_setup* t) {
            "the model has %zu inputs and %zu outputs, the "
            "files %zu and %zu",
            n_in, n_out, s->c->n_inputs, s->c->n_outputs);
-    for (size_t i = 0; i < n_in && i < s->c->n_inputs; i++) {
-        accel_tensor_info info;
-        memset(&info, 0, sizeof info);
-        info.struct_size = sizeof info;
-        REQUIRE_OK(accel_model_input_info(t->model, i, &info));
-        expect_tensor(&info, &s->c->inputs[i], "input", i);
-    }
-    for (size_t i = 0; i < n_out && i < s->c->n_outputs; i++) {
-        accel_tensor_info info;
-        memset(&info, 0, sizeof info);
-        info.struct_size = sizeof info;
-        REQUIRE_OK(accel_model_output_info(t->model, i, &info));
-        expect_tensor(&info, &s->c->outputs[i], "output", i);
+    for (int output = 0; output < 2; output++) {
+        const size_t n = output ? n_out : n_in;
+        const size_t files = output ? s->c->n_outputs : s->c->n_inputs;
+        for (size_t i = 0; i < n && i < files; i++) {
+            accel_tensor_info info;
+            memset(&info, 0, sizeof info);
+            info.struct_size = sizeof info;
+            REQUIRE_OK(output ? accel_model_output_info(t->model, i, &info)
+                              : accel_model_input_info(t->model, i, &info));
+            expect_tensor(&info, output ? &s->c->outputs[i] : &s->c->inputs[i], output ? "output" : "input", i);
+        }
     }
 }
 
@@ -196,11 +194,7 @@ static void check_run(const suite* s, test_setup* t) {
 static void check_async(const suite* s, test_setup* t) {
     test_record r;
     test_record_init(&r);
-    accel_run_options o;
-    memset(&o, 0, sizeof o);
-    o.struct_size = sizeof o;
-    o.callback = test_record_callback;
-    o.user_data = &r;
+    accel_run_options o = test_callback_options(test_record_callback, &r);
     accel_job* job = NULL;
     REQUIRE_OK(accel_job_submit(t->model, t->in, s->c->n_inputs, t->out, s->c->n_outputs, &o, &job));
     EXPECT_OK(accel_job_wait(job, -1));

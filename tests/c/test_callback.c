@@ -58,10 +58,7 @@ static void chain_callback(accel_job* job, accel_status status, void* user_data)
     pthread_mutex_unlock(&chain.mu);
     accel_status s = ACCEL_OK;
     if (more) {
-        accel_run_options o;
-        memset(&o, 0, sizeof o);
-        o.struct_size = sizeof o;
-        o.callback = chain_callback;
+        accel_run_options o = test_callback_options(chain_callback, NULL);
         s = accel_job_submit(chain.model, &chain.in, 1, &chain.out, 1, &o, NULL);
     }
     pthread_mutex_lock(&chain.mu);
@@ -89,11 +86,7 @@ int main(int argc, char** argv) {
     record_init(&r);
     r.out_buffer = out[0];
     r.out_bytes = c->outputs[0].byte_size;
-    accel_run_options o;
-    memset(&o, 0, sizeof o);
-    o.struct_size = sizeof o;
-    o.callback = callback;
-    o.user_data = &r;
+    accel_run_options o = test_callback_options(callback, &r);
     accel_job* job = NULL;
     REQUIRE_OK(accel_job_submit(model, in, 1, out, 1, &o, &job));
     EXPECT_OK(accel_job_wait(job, -1));
@@ -218,10 +211,7 @@ int main(int argc, char** argv) {
         chain.remaining = 20;
         pthread_mutex_init(&chain.mu, NULL);
         pthread_cond_init(&chain.cv, NULL);
-        accel_run_options co;
-        memset(&co, 0, sizeof co);
-        co.struct_size = sizeof co;
-        co.callback = chain_callback;
+        accel_run_options co = test_callback_options(chain_callback, NULL);
         REQUIRE_OK(accel_job_submit(model, in, 1, out, 1, &co, NULL));
         uint64_t deadline = test_now_ns() + 20ull * 1000 * 1000 * 1000;
         pthread_mutex_lock(&chain.mu);
@@ -242,10 +232,7 @@ int main(int argc, char** argv) {
     static record many[MANY];
     for (int i = 0; i < MANY; i++) {
         record_init(&many[i]);
-        memset(&o, 0, sizeof o);
-        o.struct_size = sizeof o;
-        o.callback = callback;
-        o.user_data = &many[i];
+        o = test_callback_options(callback, &many[i]);
         /* Jobs run on two cores at once: each writes a buffer of its own, which it alone keeps alive. */
         accel_buffer* own_out = NULL;
         REQUIRE_OK(accel_buffer_alloc(d, c->outputs[0].byte_size, &own_out));

@@ -86,10 +86,7 @@ int main(int argc, char** argv) {
         accel_device* d = s.device;
         accel_model* model = s.model;
         accel_buffer **in = s.in, **out = s.out;
-        accel_run_options o;
-        memset(&o, 0, sizeof o);
-        o.struct_size = sizeof o;
-        o.callback = callback;
+        accel_run_options o = test_callback_options(callback, NULL);
         accel_job* job = NULL;
         REQUIRE_OK(accel_job_submit(model, in, 1, out, 1, &o, &job));
         test_wait_started(job);
@@ -112,10 +109,7 @@ int main(int argc, char** argv) {
         accel_device* d = s.device;
         accel_model* model = s.model;
         accel_buffer **in = s.in, **out = s.out;
-        accel_run_options o;
-        memset(&o, 0, sizeof o);
-        o.struct_size = sizeof o;
-        o.callback = callback;
+        accel_run_options o = test_callback_options(callback, NULL);
         REQUIRE_OK(accel_job_submit(model, in, 1, out, 1, &o, NULL));
         accel_model_release(model);
         accel_buffer_release(in[0]);

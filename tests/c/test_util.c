@@ -397,6 +397,15 @@ void test_wait_started(accel_job* job) {
     }
 }
 
+accel_run_options test_callback_options(accel_job_callback callback, void* user_data) {
+    accel_run_options o;
+    memset(&o, 0, sizeof o);
+    o.struct_size = sizeof o;
+    o.callback = callback;
+    o.user_data = user_data;
+    return o;
+}
+
 void test_record_init(test_record* r) {
     memset(r, 0, sizeof *r);
     pthread_mutex_init(&r->mu, NULL);

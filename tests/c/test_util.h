@@ -161,6 +161,8 @@ typedef struct test_record {
     void* user_data;
     pthread_t thread; /* the thread the callback ran on */
 } test_record;
+/* Run options (struct_size set) that call `callback` with `user_data` when the job completes. */
+accel_run_options test_callback_options(accel_job_callback callback, void* user_data);
 void test_record_init(test_record* r);
 void test_record_destroy(test_record* r);
 /* One call: counted and recorded under r->mu, waking test_record_wait. */
