@@ -98,8 +98,8 @@ static void refill_outputs(const suite* s, test_setup* t) {
 
 /* ---- device_info: what accel_device_get_info gives, and how it honours a caller's struct_size ---- */
 
-static void check_device_info(const suite* s) {
-    accel_device* d = test_open(s->uri);
+static void check_device_info(const suite* s, test_setup* t) {
+    accel_device* d = t->device;
     accel_device_info info;
     memset(&info, 0, sizeof info);
     info.struct_size = sizeof info;
@@ -140,7 +140,6 @@ static void check_device_info(const suite* s) {
             break;
         }
     }
-    accel_device_release(d);
 }
 
 /* ---- tensors: the model's inputs and outputs, as the files hold them ---- */
@@ -157,87 +156,49 @@ static void expect_tensor(const accel_tensor_info* t, const test_tensor* file, c
            (unsigned long long)t->byte_size, (unsigned long long)elements);
 }
 
-static void check_tensors(const suite* s) {
-    test_setup t;
-    test_setup_open(&t, &s->manifest, s->uri, s->c);
+static void check_tensors(const suite* s, test_setup* t) {
     size_t n_in = 0, n_out = 0;
-    REQUIRE_OK(accel_model_input_count(t.model, &n_in));
-    REQUIRE_OK(accel_model_output_count(t.model, &n_out));
+    REQUIRE_OK(accel_model_input_count(t->model, &n_in));
+    REQUIRE_OK(accel_model_output_count(t->model, &n_out));
     EXPECT(n_in == s->c->n_inputs && n_out == s->c->n_outputs,
            "the model has %zu inputs and %zu outputs, the "
            "files %zu and %zu",
            n_in, n_out, s->c->n_inputs, s->c->n_outputs);
-    for (size_t i = 0; i < n_in && i < s->c->n_inputs; i++) {
-        accel_tensor_info info;
-        memset(&info, 0, sizeof info);
-        info.struct_size = sizeof info;
-        REQUIRE_OK(accel_model_input_info(t.model, i, &info));
-        expect_tensor(&info, &s->c->inputs[i], "input", i);
+    for (int output = 0; output < 2; output++) {
+        const size_t n = output ? n_out : n_in;
+        const size_t files = output ? s->c->n_outputs : s->c->n_inputs;
+        for (size_t i = 0; i < n && i < files; i++) {
+            accel_tensor_info info;
+            memset(&info, 0, sizeof info);
+            info.struct_size = sizeof info;
+            REQUIRE_OK(output ? accel_model_output_info(t->model, i, &info)
+                              : accel_model_input_info(t->model, i, &info));
+            expect_tensor(&info, output ? &s->c->outputs[i] : &s->c->inputs[i], output ? "output" : "input", i);
+        }
     }
-    for (size_t i = 0; i < n_out && i < s->c->n_outputs; i++) {
-        accel_tensor_info info;
-        memset(&info, 0, sizeof info);
-        info.struct_size = sizeof info;
-        REQUIRE_OK(accel_model_output_info(t.model, i, &info));
-        expect_tensor(&info, &s->c->outputs[i], "output", i);
-    }
-    test_setup_close(&t);
 }
 
 /* ---- run: accel_run gives the expected outputs, the same twice ---- */
 
-static void check_run(const suite* s) {
-    test_setup t;
-    test_setup_open(&t, &s->manifest, s->uri, s->c);
+static void check_run(const suite* s, test_setup* t) {
     const test_case* c = s->c;
     for (int round = 0; round < 2; round++) {
-        refill_outputs(s, &t);
-        REQUIRE_OK(accel_run(t.model, t.in, c->n_inputs, t.out, c->n_outputs, NULL));
-        expect_outputs(s, &t, round ? "the second run" : "the first run");
+        refill_outputs(s, t);
+        REQUIRE_OK(accel_run(t->model, t->in, c->n_inputs, t->out, c->n_outputs, NULL));
+        expect_outputs(s, t, round ? "the second run" : "the first run");
     }
-    test_setup_close(&t);
 }
 
 /* ---- async: a submitted job's callback, once, then its wait, timing and outputs ---- */
 
-typedef struct record {
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    int calls;
-    accel_job* job;
-    accel_status status;
-    void* user_data;
-} record;
-
-static void on_done(accel_job* job, accel_status status, void* user_data) {
-    record* r = (record*)user_data;
-    pthread_mutex_lock(&r->mu);
-    r->calls++;
-    r->job = job;
-    r->status = status;
-    r->user_data = user_data;
-    pthread_cond_broadcast(&r->cv);
-    pthread_mutex_unlock(&r->mu);
-}
-
-static void check_async(const suite* s) {
-    test_setup t;
-    test_setup_open(&t, &s->manifest, s->uri, s->c);
-    record r;
-    memset(&r, 0, sizeof r);
-    pthread_mutex_init(&r.mu, NULL);
-    pthread_cond_init(&r.cv, NULL);
-    accel_run_options o;
-    memset(&o, 0, sizeof o);
-    o.struct_size = sizeof o;
-    o.callback = on_done;
-    o.user_data = &r;
+static void check_async(const suite* s, test_setup* t) {
+    test_record r;
+    test_record_init(&r);
+    accel_run_options o = test_callback_options(test_record_callback, &r);
     accel_job* job = NULL;
-    REQUIRE_OK(accel_job_submit(t.model, t.in, s->c->n_inputs, t.out, s->c->n_outputs, &o, &job));
+    REQUIRE_OK(accel_job_submit(t->model, t->in, s->c->n_inputs, t->out, s->c->n_outputs, &o, &job));
     EXPECT_OK(accel_job_wait(job, -1));
-    pthread_mutex_lock(&r.mu);
-    while (r.calls == 0) pthread_cond_wait(&r.cv, &r.mu);
-    pthread_mutex_unlock(&r.mu);
+    test_record_wait(&r);
     test_sleep_ms(50); /* a second call would show now */
     pthread_mutex_lock(&r.mu);
     EXPECT(r.calls == 1, "the callback ran %d times", r.calls);
@@ -253,11 +214,9 @@ static void check_async(const suite* s) {
     EXPECT(tm.core >= 0 && tm.queued_ns != 0 && tm.started_ns >= tm.queued_ns && tm.finished_ns >= tm.started_ns,
            "timing: core %d, queued %llu, started %llu, finished %llu", tm.core, (unsigned long long)tm.queued_ns,
            (unsigned long long)tm.started_ns, (unsigned long long)tm.finished_ns);
-    expect_outputs(s, &t, "an asynchronous job");
+    expect_outputs(s, t, "an asynchronous job");
     accel_job_release(job);
-    pthread_cond_destroy(&r.cv);
-    pthread_mutex_destroy(&r.mu);
-    test_setup_close(&t);
+    test_record_destroy(&r);
 }
 
 /* ---- buffer_too_small: a buffer smaller than its tensor is ACCEL_ERR_SHAPE, input or output ---- */
@@ -284,19 +243,17 @@ static accel_buffer* short_buffer(accel_device* d, uint64_t need, void** host) {
     return b;
 }
 
-static void check_buffer_too_small(const suite* s) {
-    test_setup t;
-    test_setup_open(&t, &s->manifest, s->uri, s->c);
+static void check_buffer_too_small(const suite* s, test_setup* t) {
     const test_case* c = s->c;
     for (int output = 0; output < 2; output++) {
         const test_tensor* tensor = output ? &c->outputs[0] : &c->inputs[0];
         void* host = NULL;
-        accel_buffer* small = short_buffer(t.device, tensor->byte_size, &host);
-        accel_buffer* saved = output ? t.out[0] : t.in[0];
-        if (output) t.out[0] = small;
-        else t.in[0] = small;
+        accel_buffer* small = short_buffer(t->device, tensor->byte_size, &host);
+        accel_buffer* saved = output ? t->out[0] : t->in[0];
+        if (output) t->out[0] = small;
+        else t->in[0] = small;
         accel_job* job = (accel_job*)0x1;
-        accel_status got = accel_job_submit(t.model, t.in, c->n_inputs, t.out, c->n_outputs, NULL, &job);
+        accel_status got = accel_job_submit(t->model, t->in, c->n_inputs, t->out, c->n_outputs, NULL, &job);
         EXPECT(got == ACCEL_ERR_SHAPE, "a short %s buffer gave %s, expected ACCEL_ERR_SHAPE",
                output ? "output" : "input", accel_status_name(got));
         if (got != ACCEL_OK) {
@@ -306,19 +263,16 @@ static void check_buffer_too_small(const suite* s) {
             accel_job_wait(job, -1);
             accel_job_release(job);
         }
-        if (output) t.out[0] = saved;
-        else t.in[0] = saved;
+        if (output) t->out[0] = saved;
+        else t->in[0] = saved;
         accel_buffer_release(small);
         free(host);
     }
-    test_setup_close(&t);
 }
 
 /* ---- import: the caller's memory as buffers, the output written into it in place ---- */
 
-static void check_import(const suite* s) {
-    test_setup t;
-    test_setup_open(&t, &s->manifest, s->uri, s->c);
+static void check_import(const suite* s, test_setup* t) {
     const test_case* c = s->c;
     void* in_host = NULL;
     void* out_host = NULL;
@@ -329,33 +283,30 @@ static void check_import(const suite* s) {
     memset(out_host, 0xFF, (size_t)c->outputs[0].byte_size);
     accel_buffer* in = NULL;
     accel_buffer* out = NULL;
-    REQUIRE_OK(accel_buffer_import(t.device, in_host, c->inputs[0].byte_size, &in));
-    REQUIRE_OK(accel_buffer_import(t.device, out_host, c->outputs[0].byte_size, &out));
-    accel_buffer* saved_in = t.in[0];
-    accel_buffer* saved_out = t.out[0];
-    t.in[0] = in;
-    t.out[0] = out;
-    REQUIRE_OK(accel_run(t.model, t.in, c->n_inputs, t.out, c->n_outputs, NULL));
+    REQUIRE_OK(accel_buffer_import(t->device, in_host, c->inputs[0].byte_size, &in));
+    REQUIRE_OK(accel_buffer_import(t->device, out_host, c->outputs[0].byte_size, &out));
+    accel_buffer* saved_in = t->in[0];
+    accel_buffer* saved_out = t->out[0];
+    t->in[0] = in;
+    t->out[0] = out;
+    REQUIRE_OK(accel_run(t->model, t->in, c->n_inputs, t->out, c->n_outputs, NULL));
     EXPECT(test_compare_floats((const float*)out_host, (const float*)c->outputs[0].data,
                                (size_t)(c->outputs[0].byte_size / 4), "output 0 in the imported memory"),
            "the output in the caller's memory differs from the expected output");
-    t.in[0] = saved_in;
-    t.out[0] = saved_out;
+    t->in[0] = saved_in;
+    t->out[0] = saved_out;
     accel_buffer_release(in);
     accel_buffer_release(out);
     free(in_host);
     free(out_host);
-    test_setup_close(&t);
 }
 
 /* accel.h: ACCEL_ERR_UNSUPPORTED where the backend cannot import; its own buffers still work. */
-static void refuse_import(const suite* s) {
-    test_setup t;
-    test_setup_open(&t, &s->manifest, s->uri, s->c);
+static void refuse_import(const suite* s, test_setup* t) {
     void* host = NULL;
     REQUIRE(posix_memalign(&host, 4096, 4096) == 0, "posix_memalign");
     accel_buffer* b = (accel_buffer*)0x1;
-    accel_status got = accel_buffer_import(t.device, host, 4096, &b);
+    accel_status got = accel_buffer_import(t->device, host, 4096, &b);
     EXPECT(got == ACCEL_ERR_UNSUPPORTED, "accel_buffer_import gave %s", accel_status_name(got));
     if (got != ACCEL_OK) {
         EXPECT_ERROR_REPORTED(got);
@@ -364,37 +315,33 @@ static void refuse_import(const suite* s) {
         accel_buffer_release(b);
     }
     free(host);
-    REQUIRE_OK(accel_run(t.model, t.in, s->c->n_inputs, t.out, s->c->n_outputs, NULL));
-    expect_outputs(s, &t, "a run on the device's own buffers");
-    test_setup_close(&t);
+    REQUIRE_OK(accel_run(t->model, t->in, s->c->n_inputs, t->out, s->c->n_outputs, NULL));
+    expect_outputs(s, t, "a run on the device's own buffers");
 }
 
 /* ---- overlap: an output sharing memory with an input is ACCEL_ERR_INVALID_ARGUMENT ---- */
 
-static void check_overlap(const suite* s) {
-    test_setup t;
-    test_setup_open(&t, &s->manifest, s->uri, s->c);
+static void check_overlap(const suite* s, test_setup* t) {
     const test_case* c = s->c;
     uint64_t size = c->inputs[0].byte_size > c->outputs[0].byte_size ? c->inputs[0].byte_size : c->outputs[0].byte_size;
-    accel_buffer* both = test_alloc(t.device, size);
+    accel_buffer* both = test_alloc(t->device, size);
     REQUIRE_OK(accel_buffer_write(both, 0, c->inputs[0].data, c->inputs[0].byte_size));
-    accel_buffer* saved_in = t.in[0];
-    accel_buffer* saved_out = t.out[0];
-    t.in[0] = both;
-    t.out[0] = both;
-    accel_status got = accel_run(t.model, t.in, c->n_inputs, t.out, c->n_outputs, NULL);
+    accel_buffer* saved_in = t->in[0];
+    accel_buffer* saved_out = t->out[0];
+    t->in[0] = both;
+    t->out[0] = both;
+    accel_status got = accel_run(t->model, t->in, c->n_inputs, t->out, c->n_outputs, NULL);
     EXPECT(got == ACCEL_ERR_INVALID_ARGUMENT,
            "output 0 in input 0's buffer gave %s, expected "
            "ACCEL_ERR_INVALID_ARGUMENT",
            accel_status_name(got));
     if (got != ACCEL_OK) EXPECT_ERROR_REPORTED(got);
-    t.in[0] = saved_in;
-    t.out[0] = saved_out;
+    t->in[0] = saved_in;
+    t->out[0] = saved_out;
     accel_buffer_release(both);
     /* The refusal leaves the model usable. */
-    REQUIRE_OK(accel_run(t.model, t.in, c->n_inputs, t.out, c->n_outputs, NULL));
-    expect_outputs(s, &t, "a run after the refused one");
-    test_setup_close(&t);
+    REQUIRE_OK(accel_run(t->model, t->in, c->n_inputs, t->out, c->n_outputs, NULL));
+    expect_outputs(s, t, "a run after the refused one");
 }
 
 /* ---- submission_errors: what accel_job_submit refuses before anything runs (wrong counts; options: a priority
@@ -423,59 +370,57 @@ static void expect_message_names(const char* what, const char* text) {
            accel_last_error_message(), text);
 }
 
-static void check_submission_errors(const suite* s) {
-    test_setup t;
-    test_setup_open(&t, &s->manifest, s->uri, s->c);
+static void check_submission_errors(const suite* s, test_setup* t) {
     const test_case* c = s->c;
     accel_run_options o;
     memset(&o, 0, sizeof o);
     o.struct_size = sizeof o;
     /* Counts. */
-    expect_refused(s, &t, t.in, c->n_inputs - 1, t.out, c->n_outputs, &o, "one input too few");
-    expect_refused(s, &t, t.in, c->n_inputs, t.out, c->n_outputs + 1, &o, "one output too many");
+    expect_refused(s, t, t->in, c->n_inputs - 1, t->out, c->n_outputs, &o, "one input too few");
+    expect_refused(s, t, t->in, c->n_inputs, t->out, c->n_outputs + 1, &o, "one output too many");
     /* Options. */
     o.priority = 256;
-    expect_refused(s, &t, t.in, c->n_inputs, t.out, c->n_outputs, &o, "priority 256");
+    expect_refused(s, t, t->in, c->n_inputs, t->out, c->n_outputs, &o, "priority 256");
     o.priority = 0;
     accel_device_info info;
     memset(&info, 0, sizeof info);
     info.struct_size = sizeof info;
-    REQUIRE_OK(accel_device_get_info(t.device, &info));
+    REQUIRE_OK(accel_device_get_info(t->device, &info));
     if (info.cores < 64) {
         o.core_mask = 1ull << info.cores;
-        expect_refused(s, &t, t.in, c->n_inputs, t.out, c->n_outputs, &o, "a core_mask past the device's cores");
+        expect_refused(s, t, t->in, c->n_inputs, t->out, c->n_outputs, &o, "a core_mask past the device's cores");
         expect_message_names("a core_mask past the device's cores", "core_mask");
         o.core_mask = 0;
     }
     o.flags = 0x80;
-    expect_refused(s, &t, t.in, c->n_inputs, t.out, c->n_outputs, &o, "an unknown flag (0x80)");
+    expect_refused(s, t, t->in, c->n_inputs, t->out, c->n_outputs, &o, "an unknown flag (0x80)");
     expect_message_names("an unknown flag (0x80)", "unknown flags 0x80");
     o.flags = 0;
     /* Another device's buffer. */
     accel_device* other = test_open(s->uri);
     accel_buffer* foreign = test_alloc(other, c->inputs[0].byte_size);
-    accel_buffer* saved = t.in[0];
-    t.in[0] = foreign;
-    expect_refused(s, &t, t.in, c->n_inputs, t.out, c->n_outputs, &o, "an input of another device");
-    t.in[0] = saved;
+    accel_buffer* saved = t->in[0];
+    t->in[0] = foreign;
+    expect_refused(s, t, t->in, c->n_inputs, t->out, c->n_outputs, &o, "an input of another device");
+    t->in[0] = saved;
     accel_buffer_release(foreign);
     accel_device_release(other);
     /* The device works after all that, and counted none of it. */
-    REQUIRE_OK(accel_run(t.model, t.in, c->n_inputs, t.out, c->n_outputs, NULL));
-    expect_outputs(s, &t, "a run after the refused submissions");
+    REQUIRE_OK(accel_run(t->model, t->in, c->n_inputs, t->out, c->n_outputs, NULL));
+    expect_outputs(s, t, "a run after the refused submissions");
     accel_memory_stats st;
     memset(&st, 0, sizeof st);
     st.struct_size = sizeof st;
-    REQUIRE_OK(accel_device_get_stats(t.device, &st));
+    REQUIRE_OK(accel_device_get_stats(t->device, &st));
     EXPECT(st.jobs_submitted == 1 && st.jobs_completed == 1, "refused submissions were counted: %llu submitted",
            (unsigned long long)st.jobs_submitted);
-    test_setup_close(&t);
 }
 
 /* ---- buffer_ranges: a read, write or sync past a buffer's usable size, or an unknown sync direction ---- */
 
-static void check_buffer_ranges(const suite* s) {
-    accel_device* d = test_open(s->uri);
+static void check_buffer_ranges(const suite* s, test_setup* t) {
+    (void)s;
+    accel_device* d = t->device;
     accel_device_info info;
     memset(&info, 0, sizeof info);
     info.struct_size = sizeof info;
@@ -499,7 +444,6 @@ static void check_buffer_ranges(const suite* s) {
     EXPECT_OK(accel_buffer_write(b, 0, mem, size));
     EXPECT_OK(accel_buffer_read(b, 0, mem, size));
     accel_buffer_release(b);
-    accel_device_release(d);
 }
 
 /* ---- node_times: the nodes a model runs and a profiled job's times of each ---- */
@@ -515,25 +459,23 @@ static accel_job* profiled_job(const suite* s, test_setup* t, uint32_t flags) {
     return job;
 }
 
-static void check_node_times(const suite* s) {
-    test_setup t;
-    test_setup_open(&t, &s->manifest, s->uri, s->c);
+static void check_node_times(const suite* s, test_setup* t) {
     size_t count = 0;
-    REQUIRE_OK(accel_model_get_node_count(t.model, &count));
+    REQUIRE_OK(accel_model_get_node_count(t->model, &count));
     EXPECT(count >= 1, "the model runs %zu nodes", count);
     for (size_t i = 0; i < count; i++) {
         accel_node_info info;
         memset(&info, 0, sizeof info);
         info.struct_size = sizeof info;
-        REQUIRE_OK(accel_model_get_node_info(t.model, i, &info));
+        REQUIRE_OK(accel_model_get_node_info(t->model, i, &info));
         EXPECT(info.name && info.op_type && info.op_type[0], "node %zu: name or op_type missing", i);
     }
     accel_node_info past;
     memset(&past, 0, sizeof past);
     past.struct_size = sizeof past;
-    EXPECT_STATUS(accel_model_get_node_info(t.model, count, &past), ACCEL_ERR_INVALID_ARGUMENT);
+    EXPECT_STATUS(accel_model_get_node_info(t->model, count, &past), ACCEL_ERR_INVALID_ARGUMENT);
 
-    accel_job* job = profiled_job(s, &t, ACCEL_SUBMIT_PROFILE_NODES);
+    accel_job* job = profiled_job(s, t, ACCEL_SUBMIT_PROFILE_NODES);
     accel_job_timing tm = test_timing(job);
     accel_node_time times[256];
     size_t n = 0;
@@ -545,41 +487,37 @@ static void check_node_times(const suite* s) {
                "node %zu ran %llu..%llu, outside its job's %llu..%llu", i, (unsigned long long)times[i].started_ns,
                (unsigned long long)times[i].finished_ns, (unsigned long long)tm.started_ns,
                (unsigned long long)tm.finished_ns);
-    expect_outputs(s, &t, "a profiled job");
+    expect_outputs(s, t, "a profiled job");
     accel_job_release(job);
     /* A job submitted without the flag has no node times. */
-    job = profiled_job(s, &t, 0);
+    job = profiled_job(s, t, 0);
     EXPECT_STATUS(accel_job_get_node_times(job, NULL, 0, &n), ACCEL_ERR_UNSUPPORTED);
     accel_job_release(job);
-    test_setup_close(&t);
 }
 
 /* accel.h: a driver that cannot time nodes cannot list them (ACCEL_ERR_UNSUPPORTED), runs a job submitted with
  * ACCEL_SUBMIT_PROFILE_NODES as if the flag were not set, and gives that job's node times as
  * ACCEL_ERR_UNSUPPORTED. */
-static void refuse_node_times(const suite* s) {
-    test_setup t;
-    test_setup_open(&t, &s->manifest, s->uri, s->c);
+static void refuse_node_times(const suite* s, test_setup* t) {
     size_t count = 7;
-    EXPECT_STATUS(accel_model_get_node_count(t.model, &count), ACCEL_ERR_UNSUPPORTED);
+    EXPECT_STATUS(accel_model_get_node_count(t->model, &count), ACCEL_ERR_UNSUPPORTED);
     accel_node_info info;
     memset(&info, 0, sizeof info);
     info.struct_size = sizeof info;
-    EXPECT_STATUS(accel_model_get_node_info(t.model, 0, &info), ACCEL_ERR_UNSUPPORTED);
-    accel_job* job = profiled_job(s, &t, ACCEL_SUBMIT_PROFILE_NODES);
+    EXPECT_STATUS(accel_model_get_node_info(t->model, 0, &info), ACCEL_ERR_UNSUPPORTED);
+    accel_job* job = profiled_job(s, t, ACCEL_SUBMIT_PROFILE_NODES);
     size_t n = 0;
     EXPECT_STATUS(accel_job_get_node_times(job, NULL, 0, &n), ACCEL_ERR_UNSUPPORTED);
-    expect_outputs(s, &t, "a job submitted with ACCEL_SUBMIT_PROFILE_NODES");
+    expect_outputs(s, t, "a job submitted with ACCEL_SUBMIT_PROFILE_NODES");
     accel_job_release(job);
-    test_setup_close(&t);
 }
 
 /* ---- the suite ---- */
 
 typedef struct check {
     const char* name;
-    void (*run)(const suite*);
-    void (*refused)(const suite*); /* what accel.h defines for a driver without it; NULL: none */
+    void (*run)(const suite*, test_setup*);
+    void (*refused)(const suite*, test_setup*); /* what accel.h defines for a driver without it; NULL: none */
 } check;
 
 static const check kChecks[] = {
@@ -606,6 +544,9 @@ int main(int argc, char** argv) {
     REQUIRE(chosen, "no check '%s'", argv[1]);
     suite s;
     suite_init(&s, argv, argc);
+    /* Every check starts from the model loaded on a device of URI, with its buffers. */
+    test_setup t;
+    test_setup_open(&t, &s.manifest, s.uri, s.c);
     if (s.unsupported) {
         REQUIRE(chosen->refused,
                 "%s is declared unsupported on %s (%s), but accel.h defines no refusal for it to "
@@ -613,10 +554,11 @@ int main(int argc, char** argv) {
                 chosen->name, s.scheme, s.unsupported);
         printf("%s on %s: not supported (%s); checking the refusal accel.h defines\n", chosen->name, s.uri,
                s.unsupported);
-        chosen->refused(&s);
+        chosen->refused(&s, &t);
     } else {
-        chosen->run(&s);
+        chosen->run(&s, &t);
     }
+    test_setup_close(&t);
     test_manifest_free(&s.manifest);
     return test_finish();
 }

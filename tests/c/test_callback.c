@@ -7,14 +7,9 @@
 
 #include "test_util.h"
 
+/* The shared record (test_util.h) and what this callback reads inside the call. */
 typedef struct record {
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    int calls;
-    accel_job* job;
-    accel_status status;
-    void* user_data;
-    pthread_t thread;
+    test_record base; /* first: the callback's user_data is the record */
     accel_status timing_status;
     accel_job_timing timing;
     accel_status read_status;
@@ -26,9 +21,7 @@ typedef struct record {
 
 static void record_init(record* r) {
     memset(r, 0, sizeof *r);
-    pthread_mutex_init(&r->mu, NULL);
-    pthread_cond_init(&r->cv, NULL);
-    r->status = -1;
+    test_record_init(&r->base);
 }
 
 static void callback(accel_job* job, accel_status status, void* user_data) {
@@ -37,20 +30,11 @@ static void callback(accel_job* job, accel_status status, void* user_data) {
     accel_job_timing t;
     memset(&t, 0, sizeof t);
     t.struct_size = sizeof t;
-    accel_status ts = accel_job_get_timing(job, &t);
-    accel_status rs = r->out_buffer ? accel_buffer_read(r->out_buffer, 0, r->out, r->out_bytes) : ACCEL_OK;
-    if (r->retain) accel_job_retain(job);
-    pthread_mutex_lock(&r->mu);
-    r->calls++;
-    r->job = job;
-    r->status = status;
-    r->user_data = user_data;
-    r->thread = pthread_self();
-    r->timing_status = ts;
+    r->timing_status = accel_job_get_timing(job, &t);
     r->timing = t;
-    r->read_status = rs;
-    pthread_cond_broadcast(&r->cv);
-    pthread_mutex_unlock(&r->mu);
+    r->read_status = r->out_buffer ? accel_buffer_read(r->out_buffer, 0, r->out, r->out_bytes) : ACCEL_OK;
+    if (r->retain) accel_job_retain(job);
+    test_record_note(&r->base, job, status, user_data);
 }
 
 /* A chain: each callback submits the next job (fire and forget) until `remaining` reaches 0. */
@@ -74,22 +58,13 @@ static void chain_callback(accel_job* job, accel_status status, void* user_data)
     pthread_mutex_unlock(&chain.mu);
     accel_status s = ACCEL_OK;
     if (more) {
-        accel_run_options o;
-        memset(&o, 0, sizeof o);
-        o.struct_size = sizeof o;
-        o.callback = chain_callback;
+        accel_run_options o = test_callback_options(chain_callback, NULL);
         s = accel_job_submit(chain.model, &chain.in, 1, &chain.out, 1, &o, NULL);
     }
     pthread_mutex_lock(&chain.mu);
     if (s != ACCEL_OK && !chain.errors++) chain.first_error = s;
     if (!more || s != ACCEL_OK) chain.done = 1;
     pthread_mutex_unlock(&chain.mu);
-}
-
-static void wait_called(record* r) {
-    pthread_mutex_lock(&r->mu);
-    while (r->calls == 0) pthread_cond_wait(&r->cv, &r->mu);
-    pthread_mutex_unlock(&r->mu);
 }
 
 int main(int argc, char** argv) {
@@ -111,22 +86,18 @@ int main(int argc, char** argv) {
     record_init(&r);
     r.out_buffer = out[0];
     r.out_bytes = c->outputs[0].byte_size;
-    accel_run_options o;
-    memset(&o, 0, sizeof o);
-    o.struct_size = sizeof o;
-    o.callback = callback;
-    o.user_data = &r;
+    accel_run_options o = test_callback_options(callback, &r);
     accel_job* job = NULL;
     REQUIRE_OK(accel_job_submit(model, in, 1, out, 1, &o, &job));
     EXPECT_OK(accel_job_wait(job, -1));
-    wait_called(&r);
+    test_record_wait(&r.base);
     test_sleep_ms(50); /* a second call would show now */
-    pthread_mutex_lock(&r.mu);
-    EXPECT(r.calls == 1, "the callback ran %d times", r.calls);
-    EXPECT(r.job == job, "the callback got job %p, submit returned %p", (void*)r.job, (void*)job);
-    EXPECT(r.status == ACCEL_OK, "the callback got status %s", accel_status_name(r.status));
-    EXPECT(r.user_data == &r, "the callback got user_data %p, expected %p", r.user_data, (void*)&r);
-    EXPECT(!pthread_equal(r.thread, self), "the callback ran on the submitting thread");
+    pthread_mutex_lock(&r.base.mu);
+    EXPECT(r.base.calls == 1, "the callback ran %d times", r.base.calls);
+    EXPECT(r.base.job == job, "the callback got job %p, submit returned %p", (void*)r.base.job, (void*)job);
+    EXPECT(r.base.status == ACCEL_OK, "the callback got status %s", accel_status_name(r.base.status));
+    EXPECT(r.base.user_data == &r, "the callback got user_data %p, expected %p", r.base.user_data, (void*)&r);
+    EXPECT(!pthread_equal(r.base.thread, self), "the callback ran on the submitting thread");
     EXPECT(r.timing_status == ACCEL_OK, "accel_job_get_timing inside the callback gave %s",
            accel_status_name(r.timing_status));
     EXPECT(r.timing.finished_ns != 0, "inside the callback the job has no finished_ns");
@@ -135,11 +106,11 @@ int main(int argc, char** argv) {
     EXPECT(test_compare_floats(r.out, (const float*)c->outputs[0].data, (size_t)(c->outputs[0].byte_size / 4),
                                "output read inside the callback"),
            "the output read inside the callback is wrong: the callback ran before the output was written");
-    pthread_mutex_unlock(&r.mu);
+    pthread_mutex_unlock(&r.base.mu);
     accel_job_release(job);
 
     test_sleep_ms(20);
-    EXPECT(r.calls == 1, "releasing the job called the callback again");
+    EXPECT(r.base.calls == 1, "releasing the job called the callback again");
 
     /* ---- fire and forget ---- */
     accel_memory_stats st0;
@@ -156,31 +127,31 @@ int main(int argc, char** argv) {
     f.retain = 1;
     o.user_data = &f;
     REQUIRE_OK(accel_job_submit(model, in, 1, out, 1, &o, NULL));
-    wait_called(&f);
+    test_record_wait(&f.base);
     test_sleep_ms(50);
-    pthread_mutex_lock(&f.mu);
-    EXPECT(f.calls == 1, "the fire-and-forget callback ran %d times", f.calls);
-    EXPECT(f.status == ACCEL_OK, "the fire-and-forget callback got %s", accel_status_name(f.status));
-    EXPECT(f.job != NULL, "the fire-and-forget callback got a NULL job");
-    EXPECT(!pthread_equal(f.thread, self), "the fire-and-forget callback ran on the submitting thread");
+    pthread_mutex_lock(&f.base.mu);
+    EXPECT(f.base.calls == 1, "the fire-and-forget callback ran %d times", f.base.calls);
+    EXPECT(f.base.status == ACCEL_OK, "the fire-and-forget callback got %s", accel_status_name(f.base.status));
+    EXPECT(f.base.job != NULL, "the fire-and-forget callback got a NULL job");
+    EXPECT(!pthread_equal(f.base.thread, self), "the fire-and-forget callback ran on the submitting thread");
     EXPECT(f.timing_status == ACCEL_OK, "accel_job_get_timing inside the fire-and-forget callback gave %s",
            accel_status_name(f.timing_status));
     EXPECT(test_compare_floats(f.out, (const float*)c->outputs[0].data, (size_t)(c->outputs[0].byte_size / 4),
                                "fire-and-forget output"),
            "the fire-and-forget job's output is wrong");
-    pthread_mutex_unlock(&f.mu);
+    pthread_mutex_unlock(&f.base.mu);
     EXPECT(test_compare_output(c, 0, out[0], "fire-and-forget output after the callback"), "wrong output");
     /* the callback retained the fire-and-forget job: the handle outlives the callback */
-    if (f.job) {
+    if (f.base.job) {
         test_sleep_ms(20);
-        EXPECT_OK(accel_job_wait(f.job, 0));
+        EXPECT_OK(accel_job_wait(f.base.job, 0));
         int32_t done = 0;
-        EXPECT_OK(accel_job_poll(f.job, &done));
+        EXPECT_OK(accel_job_poll(f.base.job, &done));
         EXPECT(done == 1, "a finished fire-and-forget job polls as not done");
-        accel_job_timing t = test_timing(f.job);
+        accel_job_timing t = test_timing(f.base.job);
         EXPECT(t.finished_ns >= t.started_ns && t.started_ns >= t.queued_ns && t.queued_ns != 0,
                "fire-and-forget timing out of order");
-        accel_job_release(f.job);
+        accel_job_release(f.base.job);
     }
 
     /* ---- out_job NULL without a callback: refused, nothing submitted ---- */
@@ -210,9 +181,9 @@ int main(int argc, char** argv) {
            (unsigned long long)(st1.jobs_submitted - st0.jobs_submitted));
     EXPECT(st1.jobs_completed == st0.jobs_completed + 1, "jobs_completed moved by %llu, expected 1",
            (unsigned long long)(st1.jobs_completed - st0.jobs_completed));
-    pthread_mutex_lock(&f.mu);
-    EXPECT(f.calls == 1, "a refused submission called a callback");
-    pthread_mutex_unlock(&f.mu);
+    pthread_mutex_lock(&f.base.mu);
+    EXPECT(f.base.calls == 1, "a refused submission called a callback");
+    pthread_mutex_unlock(&f.base.mu);
 
     /* ---- a struct_size that does not reach `callback`: the callback field is not read ---- */
     {
@@ -228,7 +199,8 @@ int main(int argc, char** argv) {
         EXPECT_OK(accel_job_wait(j, -1));
         accel_job_release(j);
         test_sleep_ms(50);
-        EXPECT(ignored.calls == 0, "a callback beyond options->struct_size was called %d times", ignored.calls);
+        EXPECT(ignored.base.calls == 0, "a callback beyond options->struct_size was called %d times",
+               ignored.base.calls);
     }
 
     /* ---- callbacks may submit: a chain of 20 jobs, each submitted from the previous one's callback ---- */
@@ -239,10 +211,7 @@ int main(int argc, char** argv) {
         chain.remaining = 20;
         pthread_mutex_init(&chain.mu, NULL);
         pthread_cond_init(&chain.cv, NULL);
-        accel_run_options co;
-        memset(&co, 0, sizeof co);
-        co.struct_size = sizeof co;
-        co.callback = chain_callback;
+        accel_run_options co = test_callback_options(chain_callback, NULL);
         REQUIRE_OK(accel_job_submit(model, in, 1, out, 1, &co, NULL));
         uint64_t deadline = test_now_ns() + 20ull * 1000 * 1000 * 1000;
         pthread_mutex_lock(&chain.mu);
@@ -263,10 +232,7 @@ int main(int argc, char** argv) {
     static record many[MANY];
     for (int i = 0; i < MANY; i++) {
         record_init(&many[i]);
-        memset(&o, 0, sizeof o);
-        o.struct_size = sizeof o;
-        o.callback = callback;
-        o.user_data = &many[i];
+        o = test_callback_options(callback, &many[i]);
         /* Jobs run on two cores at once: each writes a buffer of its own, which it alone keeps alive. */
         accel_buffer* own_out = NULL;
         REQUIRE_OK(accel_buffer_alloc(d, c->outputs[0].byte_size, &own_out));
@@ -275,12 +241,13 @@ int main(int argc, char** argv) {
     }
     test_setup_close(&s); /* the jobs keep what they need alive */
     for (int i = 0; i < MANY; i++) {
-        wait_called(&many[i]);
+        test_record_wait(&many[i].base);
     }
     test_sleep_ms(50);
     for (int i = 0; i < MANY; i++) {
-        EXPECT(many[i].calls == 1 && many[i].status == ACCEL_OK, "fire-and-forget job %d: %d calls, status %s", i,
-               many[i].calls, accel_status_name(many[i].status));
+        EXPECT(many[i].base.calls == 1 && many[i].base.status == ACCEL_OK,
+               "fire-and-forget job %d: %d calls, status %s", i, many[i].base.calls,
+               accel_status_name(many[i].base.status));
     }
     test_manifest_free(&m);
     return test_finish();

@@ -40,11 +40,7 @@ static void callback(accel_job* job, accel_status status, void* user_data) {
 }
 
 static accel_run_options options_for(int index, uint32_t flags) {
-    accel_run_options o;
-    memset(&o, 0, sizeof o);
-    o.struct_size = sizeof o;
-    o.callback = callback;
-    o.user_data = (void*)(intptr_t)index;
+    accel_run_options o = test_callback_options(callback, (void*)(intptr_t)index);
     o.flags = flags;
     return o;
 }

@@ -47,6 +47,15 @@ static void callback(accel_job* job, accel_status status, void* user_data) {
     pthread_mutex_unlock(&mu);
 }
 
+/* The slow case set up on a one-core device (released part by part by the caller: what the test is about)
+ * and one job of it submitted, with `callback` or without; *job its handle, or fire and forget if job is NULL. */
+static void submit_slow(test_setup* s, const test_manifest* m, const test_case* slow, int with_callback,
+                        accel_job** job) {
+    test_setup_open(s, m, "emu:cores=1", slow);
+    accel_run_options o = test_callback_options(callback, NULL);
+    REQUIRE_OK(accel_job_submit(s->model, s->in, 1, s->out, 1, with_callback ? &o : NULL, job));
+}
+
 int main(int argc, char** argv) {
     test_name = "release_while_running";
     test_manifest m;
@@ -55,13 +64,12 @@ int main(int argc, char** argv) {
 
     /* ---- keep the job and one output reference, release everything else ---- */
     {
-        test_setup s; /* released part by part below: what the test is about */
-        test_setup_open(&s, &m, "emu:cores=1", slow);
+        test_setup s;
+        accel_job* job = NULL;
+        submit_slow(&s, &m, slow, 0, &job);
         accel_device* d = s.device;
         accel_model* model = s.model;
         accel_buffer **in = s.in, **out = s.out;
-        accel_job* job = NULL;
-        REQUIRE_OK(accel_job_submit(model, in, 1, out, 1, NULL, &job));
         accel_model_release(model);
         accel_buffer_release(in[0]);
         accel_device_release(d);
@@ -81,17 +89,12 @@ int main(int argc, char** argv) {
 
     /* ---- release the job handle too, while it runs: it finishes (not cancelled) ---- */
     {
-        test_setup s; /* released part by part below: what the test is about */
-        test_setup_open(&s, &m, "emu:cores=1", slow);
+        test_setup s;
+        accel_job* job = NULL;
+        submit_slow(&s, &m, slow, 1, &job);
         accel_device* d = s.device;
         accel_model* model = s.model;
         accel_buffer **in = s.in, **out = s.out;
-        accel_run_options o;
-        memset(&o, 0, sizeof o);
-        o.struct_size = sizeof o;
-        o.callback = callback;
-        accel_job* job = NULL;
-        REQUIRE_OK(accel_job_submit(model, in, 1, out, 1, &o, &job));
         test_wait_started(job);
         accel_job_release(job); /* running: it finishes */
         accel_model_release(model);
@@ -107,16 +110,11 @@ int main(int argc, char** argv) {
 
     /* ---- fire and forget, nothing kept: the device ends on the driver's thread ---- */
     {
-        test_setup s; /* released part by part below: what the test is about */
-        test_setup_open(&s, &m, "emu:cores=1", slow);
+        test_setup s;
+        submit_slow(&s, &m, slow, 1, NULL);
         accel_device* d = s.device;
         accel_model* model = s.model;
         accel_buffer **in = s.in, **out = s.out;
-        accel_run_options o;
-        memset(&o, 0, sizeof o);
-        o.struct_size = sizeof o;
-        o.callback = callback;
-        REQUIRE_OK(accel_job_submit(model, in, 1, out, 1, &o, NULL));
         accel_model_release(model);
         accel_buffer_release(in[0]);
         accel_buffer_release(out[0]);

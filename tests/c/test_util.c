@@ -396,3 +396,45 @@ void test_wait_started(accel_job* job) {
         nanosleep(&ts, NULL);
     }
 }
+
+accel_run_options test_callback_options(accel_job_callback callback, void* user_data) {
+    accel_run_options o;
+    memset(&o, 0, sizeof o);
+    o.struct_size = sizeof o;
+    o.callback = callback;
+    o.user_data = user_data;
+    return o;
+}
+
+void test_record_init(test_record* r) {
+    memset(r, 0, sizeof *r);
+    pthread_mutex_init(&r->mu, NULL);
+    pthread_cond_init(&r->cv, NULL);
+    r->status = -1;
+}
+
+void test_record_destroy(test_record* r) {
+    pthread_cond_destroy(&r->cv);
+    pthread_mutex_destroy(&r->mu);
+}
+
+void test_record_note(test_record* r, accel_job* job, accel_status status, void* user_data) {
+    pthread_mutex_lock(&r->mu);
+    r->calls++;
+    r->job = job;
+    r->status = status;
+    r->user_data = user_data;
+    r->thread = pthread_self();
+    pthread_cond_broadcast(&r->cv);
+    pthread_mutex_unlock(&r->mu);
+}
+
+void test_record_callback(accel_job* job, accel_status status, void* user_data) {
+    test_record_note((test_record*)user_data, job, status, user_data);
+}
+
+void test_record_wait(test_record* r) {
+    pthread_mutex_lock(&r->mu);
+    while (r->calls == 0) pthread_cond_wait(&r->cv, &r->mu);
+    pthread_mutex_unlock(&r->mu);
+}

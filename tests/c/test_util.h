@@ -3,6 +3,7 @@
 #ifndef ACCEL_TEST_UTIL_H
 #define ACCEL_TEST_UTIL_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -146,6 +147,29 @@ void test_pair_close(test_pair* p);
 accel_job_timing test_timing(accel_job* job);
 /* Polls the job's timing until it has started (started_ns != 0); exits the test after 30 s. */
 void test_wait_started(accel_job* job);
+
+/* ---- a completion callback's record ----
+ * What a job's callback was called with, for the test to wait for and check. test_record_callback is the
+ * callback that fills it: its user_data is the record, or a struct of the test's own that begins with one
+ * (that struct's own callback sets its fields, then calls test_record_note, whose unlock publishes them). */
+typedef struct test_record {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int calls;
+    accel_job* job;
+    accel_status status; /* -1 until called */
+    void* user_data;
+    pthread_t thread; /* the thread the callback ran on */
+} test_record;
+/* Run options (struct_size set) that call `callback` with `user_data` when the job completes. */
+accel_run_options test_callback_options(accel_job_callback callback, void* user_data);
+void test_record_init(test_record* r);
+void test_record_destroy(test_record* r);
+/* One call: counted and recorded under r->mu, waking test_record_wait. */
+void test_record_note(test_record* r, accel_job* job, accel_status status, void* user_data);
+void test_record_callback(accel_job* job, accel_status status, void* user_data);
+/* Until the callback has been called (a hang is the test's time limit). */
+void test_record_wait(test_record* r);
 
 /* Threads of this process (Linux: /proc/self/status), -1 if unknown. */
 int test_thread_count(void);

@@ -46,6 +46,7 @@ bool validate_logic(const Graph& g, const Node& n, std::string* err) {
     const char* op = "logic";
     const LogicFn fn = LogicParams::of(n).function;
     if (!is_known(fn)) return kern::fail(err, op, cat("unknown function ", static_cast<int64_t>(fn)));
+    // Narrower than the contract (one or two inputs): the function fixes the count, not one input, the others two.
     const size_t nin = fn == LogicFn::Not ? 1 : 2;
     if (!kern::check_common(g, n, op, {nin, nin, nin, 1}, kern::DTypeRule::Any, kern::ActRule::MustBeNone, err))
         return false;

@@ -14,7 +14,7 @@ namespace kern {
 // Every input and output float32; or any dtype, which the op's own check narrows.
 enum class DTypeRule { Float32, Any };
 // The activation field: 0 only; any code, fused into the output; the op's function (not 0); or as the
-// header's int8_rules allow (the op's own check resolves it: device_act_rule).
+// header's int8_rules allow (the op's own check resolves it: check_device_act, ops/quant_util.h).
 enum class ActRule { MustBeNone, Fused, Function, Device };
 
 }  // namespace kern

@@ -57,8 +57,8 @@ bool check_common(const Graph& g, const Node& n, std::string* err);
 // The same with the dtypes left to the op's own check (DTypeRule::Any), which names what the op takes.
 bool check_common(const Graph& g, const Node& n, DTypeRule dt, std::string* err);
 // The same with an arity, dtype rule and activation rule the op narrows from its contract by its parameters
-// or rule set; one looser than the contract (more inputs or outputs, another activation rule) is refused as
-// an error in the op's check.
+// (Arity above); one looser than the contract (more inputs or outputs, another activation rule) is refused
+// as an error in the op's check.
 bool check_common(const Graph& g, const Node& n, const char* op, const Arity& ar, DTypeRule dt, ActRule act,
                   std::string* err);
 

@@ -63,10 +63,7 @@ bool validate_pool(const char* op, const Graph& g, const Node& n, std::string* e
     constexpr PoolTypes kTypes = std::is_same_v<P, MaxPoolParams>    ? PoolTypes::FloatOr8Bit
                                  : std::is_same_v<P, QAvgPoolParams> ? PoolTypes::Quantized
                                                                      : PoolTypes::Float;
-    if (!kern::check_common(g, n, op, {1, 1, 1, 1},
-                            kTypes == PoolTypes::Float ? kern::DTypeRule::Float32 : kern::DTypeRule::Any,
-                            kern::ActRule::MustBeNone, err))
-        return false;
+    if (!kern::check_common(g, n, err)) return false;
     const TensorDesc& x = *kern::input(g, n, 0);
     const TensorDesc& y = kern::output(g, n, 0);
     if (!check_pool_dtypes(op, kTypes, x, y, err)) return false;
@@ -148,9 +145,7 @@ template <bool kQuantized>
 bool validate_global(const Graph& g, const Node& n, std::string* err) {
     using kern::cat;
     const char* op = kQuantized ? "qglobalavgpool" : "globalavgpool";
-    if (!kern::check_common(g, n, op, {1, 1, 1, 1}, kQuantized ? kern::DTypeRule::Any : kern::DTypeRule::Float32,
-                            kern::ActRule::MustBeNone, err))
-        return false;
+    if (!kern::check_common(g, n, err)) return false;
     const TensorDesc& x = *kern::input(g, n, 0);
     const TensorDesc& y = kern::output(g, n, 0);
     if (kQuantized && !check_pool_dtypes(op, PoolTypes::Quantized, x, y, err)) return false;

@@ -14,8 +14,7 @@ template <QBinOp OP>
 bool validate(const Graph& g, const Node& n, std::string* err) {
     const char* op = OP == QBinOp::Add ? "qadd" : "qmul";
     // The devices fuse a relu into their elementwise ops; onnxruntime's kernels fuse nothing.
-    if (!kern::check_common(g, n, op, {2, 2, 2, 1}, kern::DTypeRule::Any, quant_rules(g).fused_act_rule(), err))
-        return false;
+    if (!kern::check_common(g, n, err) || !kern::check_device_act(g, n, err)) return false;
     if (n.act != Act::None && n.act != Act::Relu)
         return kern::fail(err, op, kern::cat("activation ", uint32_t(n.act), " is not relu, the one the devices fuse"));
     const TensorDesc& a = *kern::input(g, n, 0);

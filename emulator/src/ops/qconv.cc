@@ -19,8 +19,7 @@ constexpr const char* kOp = "qconv";
 
 bool validate(const Graph& g, const Node& n, std::string* err) {
     using kern::cat;
-    if (!kern::check_common(g, n, kOp, {2, 3, 2, 1}, kern::DTypeRule::Any, quant_rules(g).fused_act_rule(), err) ||
-        !kern::check_fused_act(g, n, kOp, err))
+    if (!kern::check_common(g, n, err) || !kern::check_device_act(g, n, err) || !kern::check_fused_act(g, n, kOp, err))
         return false;
     const auto per_tensor = kern::QuantShape::PerTensor;
     if (!kern::check_quantized(*kern::input(g, n, 0), kOp, "input", per_tensor, -1, false, err) ||
@@ -142,7 +141,7 @@ void run(const KernelArgs& a) {
 
 bool validate_convinteger(const Graph& g, const Node& n, std::string* err) {
     const char* op = "convinteger";
-    if (!kern::check_common(g, n, op, {2, 4, 2, 1}, kern::DTypeRule::Any, kern::ActRule::MustBeNone, err)) return false;
+    if (!kern::check_common(g, n, err)) return false;
     const TensorDesc &x = *kern::input(g, n, 0), &w = *kern::input(g, n, 1), &y = kern::output(g, n, 0);
     if (!kern::is_q8(x) || !kern::is_q8(w) || y.dtype != ACCEL_DTYPE_INT32)
         return kern::fail(err, op, "takes int8 or uint8 X and W and gives int32 Y");

@@ -128,8 +128,7 @@ bool check_shapes(const char* op, const TensorDesc& a, const TensorDesc& b, cons
 
 bool validate_qmatmul(const Graph& g, const Node& n, std::string* err) {
     const char* op = "qmatmul";
-    if (!kern::check_common(g, n, op, {2, 2, 2, 1}, kern::DTypeRule::Any, quant_rules(g).fused_act_rule(), err) ||
-        !kern::check_fused_act(g, n, op, err))
+    if (!kern::check_common(g, n, err) || !kern::check_device_act(g, n, err) || !kern::check_fused_act(g, n, op, err))
         return false;
     const TensorDesc &a = *kern::input(g, n, 0), &b = *kern::input(g, n, 1), &y = kern::output(g, n, 0);
     const auto pt = kern::QuantShape::PerTensor;
@@ -267,8 +266,7 @@ void run_qmatmul(const KernelArgs& a) {
 
 bool validate_qgemm(const Graph& g, const Node& n, std::string* err) {
     const char* op = "qgemm";
-    if (!kern::check_common(g, n, op, {2, 3, 2, 1}, kern::DTypeRule::Any, quant_rules(g).fused_act_rule(), err) ||
-        !kern::check_fused_act(g, n, op, err))
+    if (!kern::check_common(g, n, err) || !kern::check_device_act(g, n, err) || !kern::check_fused_act(g, n, op, err))
         return false;
     const TensorDesc &a = *kern::input(g, n, 0), &b = *kern::input(g, n, 1), &y = kern::output(g, n, 0);
     const TensorDesc* c = kern::input(g, n, 2);
@@ -368,7 +366,7 @@ void run_qgemm(const KernelArgs& a) {
 
 bool validate_matmulinteger(const Graph& g, const Node& n, std::string* err) {
     const char* op = "matmulinteger";
-    if (!kern::check_common(g, n, op, {2, 4, 2, 1}, kern::DTypeRule::Any, kern::ActRule::MustBeNone, err)) return false;
+    if (!kern::check_common(g, n, err)) return false;
     const TensorDesc &a = *kern::input(g, n, 0), &b = *kern::input(g, n, 1), &y = kern::output(g, n, 0);
     if (!kern::is_q8(a) || !kern::is_q8(b) || y.dtype != ACCEL_DTYPE_INT32)
         return fail(err, op, "takes int8 or uint8 A and B and gives int32 Y");

@@ -117,6 +117,11 @@ int32_t fix_point(const TensorDesc& t, size_t i) {
     return fp;
 }
 
+bool check_device_act(const Graph& g, const Node& n, std::string* err) {
+    if (quant_rules(g).fused_act_rule() != ActRule::MustBeNone || n.act == Act::None) return true;
+    return fail(err, op_contract(n.op).name, cat("fused activation ", uint32_t(n.act), " not supported"));
+}
+
 bool check_fused_act(const Graph& g, const Node& n, const char* op, std::string* err) {
     if (quant_rules(g).fuses(n.act)) return true;
     return fail(err, op, cat("activation ", uint32_t(n.act), " is not one the device's int8 rules fuse"));

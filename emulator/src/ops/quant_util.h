@@ -36,6 +36,12 @@ inline QParams qparams(const TensorDesc& t) {
 // The fix point of a checked tensor of a dpu model (its scale i: 2^-fix_point).
 int32_t fix_point(const TensorDesc& t, size_t i = 0);
 
+// The activation field of an op whose contract's rule is ActRule::Device (qconv, qmatmul, qgemm, qadd, qmul;
+// check_common has let any known code through), as g's int8 rules allow it (QuantRules::fused_act_rule): 0
+// only under onnxruntime's, whose kernels fuse none; else "<op>: fused activation <code> not supported" in
+// *err and false. Which activations a device fuses into the op is the op's own check (check_fused_act).
+bool check_device_act(const Graph& g, const Node& n, std::string* err);
+
 // n's activation is one g's int8 rules fuse into a convolution or matmul (QuantRules::fuses); else
 // "<op>: activation ..." in *err and false.
 bool check_fused_act(const Graph& g, const Node& n, const char* op, std::string* err);

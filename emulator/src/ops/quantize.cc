@@ -18,7 +18,7 @@ size_t no_scratch(const Graph&, const Node&) { return 0; }
 
 bool validate_quantize(const Graph& g, const Node& n, std::string* err) {
     const char* op = "quantize";
-    if (!kern::check_common(g, n, op, {1, 1, 1, 1}, kern::DTypeRule::Any, kern::ActRule::MustBeNone, err)) return false;
+    if (!kern::check_common(g, n, err)) return false;
     const TensorDesc& x = *kern::input(g, n, 0);
     const TensorDesc& y = kern::output(g, n, 0);
     if (x.dtype != ACCEL_DTYPE_FLOAT32) return fail(err, op, cat("input '", x.name, "' is not float32"));
@@ -32,7 +32,7 @@ void run_quantize(const KernelArgs& a) {
 
 bool validate_dequantize(const Graph& g, const Node& n, std::string* err) {
     const char* op = "dequantize";
-    if (!kern::check_common(g, n, op, {1, 1, 1, 1}, kern::DTypeRule::Any, kern::ActRule::MustBeNone, err)) return false;
+    if (!kern::check_common(g, n, err)) return false;
     const TensorDesc& x = *kern::input(g, n, 0);
     const TensorDesc& y = kern::output(g, n, 0);
     if (y.dtype != ACCEL_DTYPE_FLOAT32) return fail(err, op, cat("output '", y.name, "' is not float32"));
@@ -50,7 +50,7 @@ void run_dequantize(const KernelArgs& a) {
 
 bool validate_qactivation(const Graph& g, const Node& n, std::string* err) {
     const char* op = "qactivation";
-    if (!kern::check_common(g, n, op, {1, 1, 1, 1}, kern::DTypeRule::Any, kern::ActRule::Fused, err)) return false;
+    if (!kern::check_common(g, n, err)) return false;
     const TensorDesc& x = *kern::input(g, n, 0);
     const TensorDesc& y = kern::output(g, n, 0);
     return kern::check_quantized(x, op, "input", kern::QuantShape::PerTensor, -1, false, err) &&
@@ -74,7 +74,7 @@ void run_qactivation(const KernelArgs& a) {
 
 bool validate_dynquant(const Graph& g, const Node& n, std::string* err) {
     const char* op = "dynquant";
-    if (!kern::check_common(g, n, op, {1, 1, 1, 3}, kern::DTypeRule::Any, kern::ActRule::MustBeNone, err)) return false;
+    if (!kern::check_common(g, n, err)) return false;
     const TensorDesc& x = *kern::input(g, n, 0);
     const TensorDesc &y = kern::output(g, n, 0), &s = kern::output(g, n, 1), &z = kern::output(g, n, 2);
     if (x.dtype != ACCEL_DTYPE_FLOAT32 || y.dtype != ACCEL_DTYPE_UINT8 || s.dtype != ACCEL_DTYPE_FLOAT32 ||

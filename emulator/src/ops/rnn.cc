@@ -67,6 +67,7 @@ bool validate(const Graph& g, const Node& n, std::string* err) {
     using kern::fail;
     const RnnParams p = RnnParams::of(n);
     if (p.outputs < 1 || p.outputs > 7) return fail(err, kOp, cat("outputs mask ", p.outputs, " is not 1..7"));
+    // Narrower than the contract (one to three outputs): the outputs mask fixes the count.
     if (!kern::check_common(g, n, kOp, {3, kInputs, 3, static_cast<size_t>(popcount3(p.outputs))}, kern::DTypeRule::Any,
                             kern::ActRule::MustBeNone, err))
         return false;

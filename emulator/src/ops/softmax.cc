@@ -22,9 +22,7 @@ bool validate(const Graph& g, const Node& n, std::string* err) {
     using kern::cat;
     constexpr bool kQuantized = std::is_same_v<P, QSoftmaxParams>;
     const char* op = kQuantized ? "qsoftmax" : kOp;
-    if (!kern::check_common(g, n, op, {1, 1, 1, 1}, kQuantized ? kern::DTypeRule::Any : kern::DTypeRule::Float32,
-                            kern::ActRule::MustBeNone, err))
-        return false;
+    if (!kern::check_common(g, n, err)) return false;
     if (kQuantized && !quant_rules(g).has_qsoftmax())
         return kern::fail(err, op,
                           "is onnxruntime's QLinearSoftmax, not one of the devices' int8 rules' ops (a device runs "

@@ -127,3 +127,35 @@ def test_the_reader_refuses_uint8_of_a_model_compiled_elsewhere(rules):
     with accel.open(f"emu:int8={rules}") as dev, pytest.raises(accel.ModelFormatError) as e:
         dev.load(bytes(data))
     assert re.search(rf"'x'\): is uint8: the {rules} int8 rules compute in int8", str(e.value)), str(e.value)
+
+
+def _qadd(act: str, rules: str) -> bytes:
+    """One qadd node 'n1' with activation `act` over int8 tensors of scale 2^-4 and zero point 0 (what every
+    rule set takes), written for `rules` without the compiler's checks."""
+    accm = compiler.accm
+    q = dict(scales=np.array([2.0 ** -4], np.float32), zero_points=np.array([0], np.int32))
+    i8 = accm.dtype_code(np.dtype("int8"))
+    tensors = [accm.Tensor(name, i8, kind, (4,), **q)
+               for name, kind in (("a", accm.KIND_INPUT), ("b", accm.KIND_INPUT), ("y", accm.KIND_OUTPUT))]
+    node = accm.Node(accm.OPS["qadd"], [0, 1], [2], name="n1", activation=accm.ACTIVATIONS[act])
+    return accm.write(tensors, [node], [0, 1], [2], int8_rules=rules)
+
+
+@pytest.mark.parametrize("rules,act,match", [
+    ("ort", "relu", "qadd: fused activation 1 not supported"),
+    ("dpu", "sigmoid", "qadd: activation 3 is not relu, the one the devices fuse"),
+    ("bpu", "sigmoid", "qadd: activation 3 is not relu, the one the devices fuse"),
+])
+def test_a_quantized_ops_activation_is_one_its_rules_fuse(rules, act, match):
+    # The kernel's load-time check: onnxruntime's kernels fuse no activation, the devices' a relu into qadd.
+    with accel.open(f"emu:int8={rules}") as dev, pytest.raises(accel.AccelError, match=f"'n1'.*{match}"):
+        dev.load(_qadd(act, rules))
+
+
+@pytest.mark.parametrize("rules", DEVICES)
+def test_a_device_runs_qadd_with_its_relu_fused(rules):
+    a = np.array([-100, -3, 20, 100], np.int8)
+    b = np.array([50, 1, 7, 100], np.int8)
+    with accel.open(f"emu:int8={rules}") as dev:
+        (y,) = dev.load(_qadd("relu", rules)).run([a, b])
+    assert np.asarray(y).tolist() == [0, 0, 27, 127]
