@@ -4,7 +4,6 @@
 #include <accel/accel.h>
 
 #include <cstdio>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -37,8 +36,9 @@ void expect_agree(const char* uri, const std::vector<std::string>& want) {
     if (s != ACCEL_OK) return;
     std::vector<accel_uri_item> items(count);
     CHECK(accel_uri_parse(uri, items.data(), items.size(), &count) == ACCEL_OK, "accel_uri_parse(\"%s\")", uri);
-    const char* colon = std::strchr(uri, ':');
-    std::vector<accel_kit::OptionItem> kit = accel_kit::split_options(colon ? colon + 1 : "");
+    // What the loader hands the driver: the text after the scheme and its ':'.
+    const char* after_scheme = uri + items[0].key_length;
+    std::vector<accel_kit::OptionItem> kit = accel_kit::split_options(*after_scheme ? after_scheme + 1 : "");
     CHECK(kit.size() + 1 == count, "\"%s\": the kit splits %zu options, accel_uri_parse %zu", uri, kit.size(),
           count - 1);
     CHECK(kit.size() == want.size(), "\"%s\": the kit splits %zu options, expected %zu", uri, kit.size(), want.size());
