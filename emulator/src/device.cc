@@ -85,9 +85,8 @@ const char* int8_rules_name(Int8Rules r) {
 accel_status parse_options(const char* text, DeviceOptions* o) {
     o->cores = 1;
     o->debug = debug_from_environment();
-    for (const std::string& item : accel_kit::split_options(text)) {
-        size_t eq = item.find('=');
-        std::string key = item.substr(0, eq), value = eq == std::string::npos ? "" : item.substr(eq + 1);
+    for (const accel_kit::OptionItem& item : accel_kit::split_options(text)) {
+        const std::string &key = item.key, &value = item.value;
         uint64_t v = 0;
         if (key == "cores") {
             if (!parse_uint(value, &v) || v < 1 || v > 64)
@@ -130,7 +129,7 @@ accel_status parse_options(const char* text, DeviceOptions* o) {
             return fail(
                 ACCEL_ERR_INVALID_ARGUMENT,
                 format("emu: unknown option '%s' (known: cores, threads, pool, max_inflight, spin, int8, debug)",
-                       item.c_str()));
+                       item.text.c_str()));
         }
     }
     if (o->threads == 0) o->threads = default_threads(o->cores);

@@ -1,15 +1,24 @@
 // options.cc - see options.h.
 #include "driver_kit/options.h"
 
+#include "uri_grammar.h"
+
 namespace accel_kit {
 
-std::vector<std::string> split_options(const std::string& text) {
-    std::vector<std::string> items;
-    size_t pos = 0;
-    while (pos <= text.size() && !text.empty()) {
-        size_t comma = text.find(',', pos);
-        items.push_back(text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos));
-        pos = comma == std::string::npos ? text.size() + 1 : comma + 1;
+std::vector<OptionItem> split_options(const std::string& text) {
+    const char* base = text.data();
+    std::vector<accel_uri_item> spans(accel_uri_grammar_items(base, base, text.size(), nullptr, 0));
+    accel_uri_grammar_items(base, base, text.size(), spans.data(), spans.size());
+    std::vector<OptionItem> items;
+    items.reserve(spans.size());
+    for (const accel_uri_item& span : spans) {
+        OptionItem item;
+        uint64_t end = span.has_value ? span.value_offset + span.value_length : span.key_offset + span.key_length;
+        item.text = text.substr(span.key_offset, end - span.key_offset);
+        item.key = text.substr(span.key_offset, span.key_length);
+        item.value = text.substr(span.value_offset, span.value_length);
+        item.has_value = span.has_value != 0;
+        items.push_back(std::move(item));
     }
     return items;
 }

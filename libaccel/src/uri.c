@@ -1,32 +1,20 @@
-/* uri.c - the one parser of device URIs ("<scheme>[:<options>]"): accel_device_open and
- * accel_device_describe find the driver through it, and accel_uri_parse hands its split to callers. */
+/* uri.c - device URIs ("<scheme>[:<options>]") for libaccel: accel_device_open and accel_device_describe
+ * find the driver through accel_uri_scheme, and accel_uri_parse hands the split to callers. The grammar
+ * itself is common/uri_grammar.c, which the drivers' kit compiles too. */
 #include <string.h>
 
 #include "internal.h"
+#include "uri_grammar.h"
 
 accel_status accel_uri_scheme(const char* uri, const char* fn, size_t* out_length, const char** out_options) {
-    const char* colon = strchr(uri, ':');
-    size_t length = colon ? (size_t)(colon - uri) : strlen(uri);
+    const char* options = NULL;
+    size_t length = accel_uri_grammar_scheme(uri, &options);
     if (length == 0)
         return accel_fail(ACCEL_ERR_INVALID_ARGUMENT,
                           "%s: URI '%.200s' has no scheme (expected e.g. 'emu' or 'emu:cores=2')", fn, uri);
     *out_length = length;
-    *out_options = colon ? colon + 1 : uri + length;
+    *out_options = options;
     return ACCEL_OK;
-}
-
-static accel_uri_item item_of(const char* uri, const char* start, size_t length) {
-    accel_uri_item item;
-    memset(&item, 0, sizeof item);
-    const char* eq = memchr(start, '=', length);
-    item.key_offset = (uint64_t)(start - uri);
-    item.key_length = eq ? (uint64_t)(eq - start) : length;
-    if (eq) {
-        item.has_value = 1;
-        item.value_offset = (uint64_t)(eq + 1 - uri);
-        item.value_length = (uint64_t)(start + length - eq - 1);
-    }
-    return item;
 }
 
 ACCEL_API accel_status accel_uri_parse(const char* uri, accel_uri_item* items, size_t capacity, size_t* out_count) {
@@ -38,21 +26,11 @@ ACCEL_API accel_status accel_uri_parse(const char* uri, accel_uri_item* items, s
     const char* options = NULL;
     accel_status status = accel_uri_scheme(uri, "accel_uri_parse", &scheme_length, &options);
     if (status != ACCEL_OK) return status;
-    size_t count = 0;
     accel_uri_item scheme;
     memset(&scheme, 0, sizeof scheme);
     scheme.key_length = scheme_length;
-    if (count < capacity) items[count] = scheme;
-    count++;
-    /* The comma-separated items of the options, empty ones included; none for "". */
-    for (const char* start = options; *options != '\0';) {
-        const char* comma = strchr(start, ',');
-        size_t length = comma ? (size_t)(comma - start) : strlen(start);
-        if (count < capacity) items[count] = item_of(uri, start, length);
-        count++;
-        if (!comma) break;
-        start = comma + 1;
-    }
-    *out_count = count;
+    if (capacity) items[0] = scheme;
+    size_t rest = capacity ? capacity - 1 : 0;
+    *out_count = 1 + accel_uri_grammar_items(uri, options, strlen(options), rest ? items + 1 : NULL, rest);
     return ACCEL_OK;
 }

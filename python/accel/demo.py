@@ -75,7 +75,16 @@ def _repeat(text: str) -> int:
 
 
 def _uri(text: str) -> str:
-    if not text.strip() or text.startswith("-"):
+    """``text`` if libaccel's URI parser reads a scheme in it. A scheme of blanks, or one starting with "-"
+    (which the C runner would read as one of its own options), names no device either."""
+    from .errors import InvalidArgumentError
+    from .runtime.device_uri import parse_uri
+
+    try:
+        scheme = parse_uri(text).scheme
+    except InvalidArgumentError:  # no scheme: "" or ":x"
+        scheme = ""
+    if not scheme.strip() or scheme.startswith("-"):
         raise argparse.ArgumentTypeError(f"must be a device URI such as emu or emu:cores=2, got {text!r}")
     return text
 

@@ -33,17 +33,17 @@ struct Options {
 
 accel_status parse_options(const char* text, Options* out) {
     bool first = true;
-    for (const std::string& item : accel_kit::split_options(text)) {
-        if (first && (item.empty() || item == "any")) {
-        } else if (first && parse_uint(item, &out->core)) {
+    for (const accel_kit::OptionItem& item : accel_kit::split_options(text)) {
+        if (first && !item.has_value && (item.key.empty() || item.key == "any")) {
+        } else if (first && !item.has_value && parse_uint(item.key, &out->core)) {
             out->any = false;
-        } else if (item.compare(0, 6, "cores=") == 0 && parse_uint(item.substr(6), &out->board_cores) &&
+        } else if (item.has_value && item.key == "cores" && parse_uint(item.value, &out->board_cores) &&
                    out->board_cores > 0) {
         } else {
             return fail(ACCEL_ERR_INVALID_ARGUMENT,
                         format("accel_device_open: bad bpu option '%s' in 'bpu:%s' (expected bpu:<core number> "
                                "or bpu:any, then optionally ,cores=N)",
-                               item.c_str(), text));
+                               item.text.c_str(), text));
         }
         first = false;
     }

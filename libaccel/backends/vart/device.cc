@@ -147,19 +147,20 @@ void watch_deadline(accel_device* d, Job* job) {
 accel_status device_open(const char* options, accel_device** out) {
     uint64_t runners = 2;
     bool first = true;
-    for (const std::string& item : accel_kit::split_options(options)) {
-        size_t eq = item.find('=');
-        if (first && eq == std::string::npos) {
+    for (const accel_kit::OptionItem& item : accel_kit::split_options(options)) {
+        if (first && !item.has_value) {
             uint64_t index;
-            if (!parse_uint(item, &index))
+            if (!parse_uint(item.key, &index))
                 return fail(ACCEL_ERR_INVALID_ARGUMENT,
-                            format("bad device index '%s' (expected vart:0)", item.c_str()));
-            if (index != 0) return fail(ACCEL_ERR_NOT_FOUND, format("no DPU device %s (only vart:0)", item.c_str()));
-        } else if (eq != std::string::npos && item.substr(0, eq) == "runners") {
-            if (!parse_uint(item.substr(eq + 1), &runners) || runners < 1 || runners > 64)
-                return fail(ACCEL_ERR_INVALID_ARGUMENT, format("bad option '%s' (runners=1..64)", item.c_str()));
+                            format("bad device index '%s' (expected vart:0)", item.text.c_str()));
+            if (index != 0)
+                return fail(ACCEL_ERR_NOT_FOUND, format("no DPU device %s (only vart:0)", item.text.c_str()));
+        } else if (item.has_value && item.key == "runners") {
+            if (!parse_uint(item.value, &runners) || runners < 1 || runners > 64)
+                return fail(ACCEL_ERR_INVALID_ARGUMENT, format("bad option '%s' (runners=1..64)", item.text.c_str()));
         } else {
-            return fail(ACCEL_ERR_INVALID_ARGUMENT, format("unknown option '%s' (vart:0[,runners=N])", item.c_str()));
+            return fail(ACCEL_ERR_INVALID_ARGUMENT,
+                        format("unknown option '%s' (vart:0[,runners=N])", item.text.c_str()));
         }
         first = false;
     }
