@@ -33,10 +33,11 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import accel
+from accel.runtime.device_uri import parse_uri
 
 F = TensorProto.FLOAT
 DEVICE_URI = os.environ.get("ACCEL_TEST_DEVICE", "") or "emu:cores=2"
-BACKEND = DEVICE_URI.partition(":")[0]
+BACKEND = parse_uri(DEVICE_URI).scheme
 ON_EMULATOR = BACKEND == "emu"
 # On vart a device tensor escapes VART's copy only when it is the own buffer of the runner that runs the
 # job (libaccel/backends/vart/README.md): there the runtime's copies are bounded, not exact.
