@@ -38,7 +38,7 @@ struct PhaseGeom {
     int64_t out;     // band * Wq rounded up to whole vectors: the flattened outputs computed per band
 };
 
-PhaseGeom phase_geom(const ConvGeom& q) {
+[[maybe_unused]] PhaseGeom phase_geom(const ConvGeom& q) {  // only the x86 paths use it
     PhaseGeom g;
     g.Wq = phase_cols(q);
     g.band = std::max<int64_t>(1, std::min(q.OH, kBandFloats / (g.Wq * (q.sh * q.sw + 1))));

@@ -114,7 +114,9 @@ ACCEL_HOT void channel_portable(const qk::Header* h, const ConvGeom& q, int64_t 
     }
 }
 
-bool vector_shape(const ConvGeom& q) { return q.kw <= 8 && q.kh <= 8 && q.dw == 1 && (q.sw == 1 || q.sw == 2); }
+[[maybe_unused]] bool vector_shape(const ConvGeom& q) {  // only the x86 paths use it
+    return q.kw <= 8 && q.kh <= 8 && q.dw == 1 && (q.sw == 1 || q.sw == 2);
+}
 
 #if defined(__x86_64__) && defined(__GNUC__)
 
