@@ -24,14 +24,22 @@
 
 /* ---- devices ---- */
 
+/* The driver of `uri`'s scheme, and in *options what follows the scheme's colon; NULL with *status set (the
+ * message recorded, naming `fn`) for a URI with no scheme or a scheme no driver serves. */
+static const accel_driver_table* driver_of_uri(const char* uri, const char* fn, const char** options,
+                                               accel_status* status) {
+    size_t scheme_len = 0;
+    *status = accel_uri_scheme(uri, fn, &scheme_len, options);
+    if (*status != ACCEL_OK) return NULL;
+    return accel_find_driver(uri, scheme_len, status);
+}
+
 ACCEL_API accel_status accel_device_open(const char* uri, accel_device** out_device) {
     REQUIRE(uri, "accel_device_open", "uri is NULL");
     REQUIRE(out_device, "accel_device_open", "out_device is NULL");
-    size_t scheme_len = 0;
     const char* options = NULL;
-    accel_status status = accel_uri_scheme(uri, "accel_device_open", &scheme_len, &options);
-    if (status != ACCEL_OK) return status;
-    const accel_driver_table* driver = accel_find_driver(uri, scheme_len, &status);
+    accel_status status = ACCEL_OK;
+    const accel_driver_table* driver = driver_of_uri(uri, "accel_device_open", &options, &status);
     if (!driver) return status;
     CALL_DRIVER("accel_device_open", driver->device_open(options, out_device));
 }
@@ -40,11 +48,9 @@ ACCEL_API accel_status accel_device_describe(const char* uri, accel_device_descr
     REQUIRE(uri, "accel_device_describe", "uri is NULL");
     REQUIRE(out, "accel_device_describe", "out is NULL");
     REQUIRE(out->struct_size >= sizeof(uint32_t), "accel_device_describe", "out->struct_size is not set");
-    size_t scheme_len = 0;
     const char* options = NULL;
-    accel_status status = accel_uri_scheme(uri, "accel_device_describe", &scheme_len, &options);
-    if (status != ACCEL_OK) return status;
-    const accel_driver_table* driver = accel_find_driver(uri, scheme_len, &status);
+    accel_status status = ACCEL_OK;
+    const accel_driver_table* driver = driver_of_uri(uri, "accel_device_describe", &options, &status);
     if (!driver) return status;
     /* Filled whole here and copied out as far as the caller's struct goes, so that a driver of another
      * minor version never writes past it. */
