@@ -49,10 +49,11 @@ def uri_with_int8(uri: str, rules: Optional[str]) -> str:
         return uri
     if rules not in INT8_RULES:
         raise ValueError(f"int8 must be one of {', '.join(INT8_RULES)}, not {rules!r}")
-    if not describe_or_unknown(parse_uri(uri).scheme).int8_option:
+    parsed = parse_uri(uri)
+    if not describe_or_unknown(parsed.scheme).int8_option:
         raise ValueError(f"int8={rules!r} runs ONNX models on the emulator with those rules; device {uri!r} "
                          f"is not the emulator")
-    return str(parse_uri(uri).without("int8").with_option("int8", rules))
+    return str(parsed.without("int8").with_option("int8", rules))
 
 
 class Devices(contextlib.AbstractContextManager):  # type: ignore[type-arg]
