@@ -154,7 +154,7 @@ py::object run_tensors(CoreModel& self, py::handle inputs, py::handle outputs, p
 }
 
 FastSpec fast_spec(py::handle spec) {
-    // (dtype, shape, layout, alloc_bytes, dense), made by accel.model.Model.
+    // (dtype, shape, layout, alloc_bytes, dense), made by accel.runtime.model.Model.
     py::tuple t = py::reinterpret_borrow<py::tuple>(spec);
     FastSpec s;
     s.dtype = py::reinterpret_borrow<py::dtype>(t[0]);

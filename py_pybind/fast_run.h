@@ -1,5 +1,5 @@
 // fast_run.h - what CoreModel.run_tensors checks a call against: the model's tensors as the public
-// Model sees them (python/accel/model.py sets them once with set_fast_path).
+// Model sees them (python/accel/runtime/model.py sets them once with set_fast_path).
 #pragma once
 
 #include <pybind11/numpy.h>

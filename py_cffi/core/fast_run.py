@@ -35,7 +35,7 @@ class _Spec:
     __slots__ = ("dtype", "shape", "layout", "alloc_bytes")
 
     def __init__(self, spec: Sequence[Any]) -> None:
-        # (dtype, shape, layout, alloc_bytes, dense), made by accel.model.Model.
+        # (dtype, shape, layout, alloc_bytes, dense), made by accel.runtime.model.Model.
         self.dtype = spec[0]  # compared by identity: NumPy's builtin dtypes are singletons
         self.shape = tuple(int(d) for d in spec[1])
         self.layout = spec[2]
