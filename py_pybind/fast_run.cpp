@@ -15,16 +15,18 @@ namespace accel_py {
 
 namespace {
 
-// The DeviceTensor behind `obj` if it is exactly one and matches `spec` on `fast`'s device.
-DeviceTensor* matching_tensor(PyObject* obj, const FastSpec& spec, const FastPath& fast) {
-    static PyTypeObject* tensor_type = reinterpret_cast<PyTypeObject*>(py::type::of<DeviceTensor>().ptr());
-    if (Py_TYPE(obj) != tensor_type || !spec.dense) return nullptr;
-    DeviceTensor* t = py::handle(obj).cast<DeviceTensor*>();
+// The tensor behind `obj` (a CoreTensor: accel.DeviceTensor) if it matches `spec` on `fast`'s device. A
+// tensor never changes, so the match is remembered on it by the spec's id (never reused, unlike an address).
+CoreTensor* matching_tensor(PyObject* obj, const FastSpec& spec, const FastPath& fast) {
+    CoreTensor* t = core_tensor_of(obj);
+    if (!t || !spec.dense) return nullptr;
+    if (t->checked == spec.id) return t;
     if (t->core->source) return nullptr;  // imported memory: CoreModel.run holds it for the job's life
     if (t->dtype.ptr() != spec.dtype.ptr() || t->shape != spec.shape || t->device.ptr() != fast.device.ptr())
         return nullptr;
     if (!spec.layout.is_none() && !t->layout.is_none() && PyUnicode_Compare(t->layout.ptr(), spec.layout.ptr()) != 0)
         return nullptr;
+    t->checked = spec.id;
     return t;
 }
 
@@ -93,7 +95,7 @@ bool take_tensors(PyObject* arg, bool inputs, const std::vector<FastSpec>& specs
         if (!matching_tensor(items[i], specs[i], fast) && !(inputs && matching_array(items[i], specs[i]))) return false;
     // Every item matches: only now is anything allocated or copied.
     for (size_t i = 0; i < count; i++) {
-        if (DeviceTensor* t = matching_tensor(items[i], specs[i], fast)) {
+        if (CoreTensor* t = matching_tensor(items[i], specs[i], fast)) {
             handles[i] = t->core->handle;
             held.keep[held.kept++] = py::reinterpret_borrow<py::object>(items[i]);
         } else {
@@ -162,6 +164,8 @@ FastSpec fast_spec(py::handle spec) {
     s.layout = t[2];
     s.alloc_bytes = t[3].cast<uint64_t>();
     s.dense = t[4].cast<bool>();
+    static uint64_t last_id = 0;  // the GIL is held
+    s.id = ++last_id;
     return s;
 }
 

@@ -18,6 +18,7 @@ struct FastSpec {
     py::object layout;                // str or None (any layout)
     uint64_t alloc_bytes = 0;         // a fresh output buffer's size
     bool dense = false;
+    uint64_t id = 0;                  // unique in the process: what a CoreTensor that matched remembers
 };
 
 struct FastPath {

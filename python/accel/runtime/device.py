@@ -7,24 +7,20 @@ import itertools
 import math
 import threading
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Dict, Optional, Sequence, TypeVar, Union
+from typing import Any, Dict, Optional, Sequence, TypeVar, Union
 
 import numpy as np
 
 from ._frontend import core
 from ..capabilities import DeviceCapabilities, describe
 from ..errors import AlignmentError, ClosedError, ShapeError, UnsupportedError
+from .device_tensor import DeviceTensor
 from .dtypes import normalize_dtype, normalize_layout, normalize_shape
 
 # Numbers the Devices of this process in the order they were opened, from 1.
 _DEVICE_NUMBERS = itertools.count(1)
 
 __all__ = ["RuntimeDevice", "DeviceInfo"]
-
-if TYPE_CHECKING:
-    from .._pybind import DeviceTensor
-else:
-    DeviceTensor = core.DeviceTensor
 
 _Device = TypeVar("_Device", bound="RuntimeDevice")
 

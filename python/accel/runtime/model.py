@@ -9,7 +9,7 @@ from typing import (TYPE_CHECKING, Any, Callable, Dict, Generator, Iterable, Lis
 import numpy as np
 
 from . import batching
-from ._frontend import core
+from .device_tensor import DeviceTensor
 from .dtypes import has_buffer
 from ..errors import AccelError, ClosedError, DTypeError, InvalidArgumentError, ShapeError
 from ..futures import Future
@@ -25,10 +25,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Model", "Inputs", "Outputs"]
 
-if TYPE_CHECKING:
-    from .._pybind import DeviceTensor
-else:
-    DeviceTensor = core.DeviceTensor
 _ndarray = np.ndarray
 
 #: What ``run`` accepts as inputs: one tensor (a model with one input), a sequence in input order, or a
