@@ -97,7 +97,8 @@ py::array numpy_view(py::handle self) {
 
 CoreTensor* core_tensor_of(PyObject* obj) {
     static PyTypeObject* const type = reinterpret_cast<PyTypeObject*>(py::type::of<CoreTensor>().ptr());
-    if (!PyObject_TypeCheck(obj, type)) return nullptr;
+    // Not the bare base, which has no numpy() and which Model.run refuses: the cffi core's fast path declines it too.
+    if (Py_TYPE(obj) == type || !PyObject_TypeCheck(obj, type)) return nullptr;
     // CoreTensor is the only pybind11 class in the MRO of its subclasses: their instances have pybind11's
     // simple layout, one value and holder, read without a lookup by type.
     auto v_h = reinterpret_cast<py::detail::instance*>(obj)->get_value_and_holder();

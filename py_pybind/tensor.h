@@ -25,8 +25,8 @@ struct CoreTensor : NonCopyable {
     uint64_t checked = 0;  // the FastSpec::id this tensor last matched (a tensor never changes)
 };
 
-// The CoreTensor inside `obj` (an instance of CoreTensor or of a Python subclass, accel.DeviceTensor),
-// or nullptr for anything else: a type check and a pointer read, for the fast path.
+// The CoreTensor inside `obj` (an instance of a Python subclass of CoreTensor: accel.DeviceTensor), or
+// nullptr for anything else (the bare base too): a type check and a pointer read, for the fast path.
 CoreTensor* core_tensor_of(PyObject* obj);
 
 // The zero-copy NumPy view of the CoreTensor `self`; its .base is the tensor, which keeps the

@@ -82,6 +82,8 @@ def _calls(core: Any, device: Any, owner: Any, ins: List[_Spec], outs: List[_Spe
         "an array output": lambda: (good_in(), [array(s) for s in outs], 0),
         "a bare output": lambda: (good_in(), good_out()[0], 0),
         "outputs in a dict": lambda: (good_in(), {s.name: t for s, t in zip(outs, good_out())}, 0),
+        "a bare CoreTensor": lambda: ([core.CoreTensor(t.buffer, t.shape, t.dtype, None, owner) for t in good_in()],
+                                      None, 0),
         "priority True": lambda: (good_in(), None, True),
         "priority 256": lambda: (good_in(), None, 256),
         "priority -1": lambda: (good_in(), None, -1),
