@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "accel_runcore.h"
 #include "errors.h"
 #include "run.h"
 #include "tensor.h"
@@ -105,18 +106,6 @@ bool take_tensors(PyObject* arg, bool inputs, const std::vector<FastSpec>& specs
     return true;
 }
 
-// Whether an output is the buffer of an input or of another output. The fast path takes device-allocated
-// buffers only, which share memory only by being one buffer; the Python path refuses and words that.
-bool output_shares_a_buffer(const Held& held, size_t n_in, size_t n_out) {
-    for (size_t o = 0; o < n_out; o++) {
-        for (size_t i = 0; i < n_in; i++)
-            if (held.in[i] == held.out[o]) return true;
-        for (size_t p = 0; p < o; p++)
-            if (held.out[p] == held.out[o]) return true;
-    }
-    return false;
-}
-
 py::object run_tensors(CoreModel& self, py::handle inputs, py::handle outputs, py::handle priority_obj) {
     const FastPath* fast = self.fast.get();
     if (!fast || !self.handle) return py::none();
@@ -147,7 +136,7 @@ py::object run_tensors(CoreModel& self, py::handle inputs, py::handle outputs, p
     } else {
         const size_t first_output = held.kept;
         if (!take_tensors(outputs.ptr(), false, fast->outputs, *fast, device.handle, held.out, held) ||
-            output_shares_a_buffer(held, n_in, n_out))
+            accel_runcore_outputs_alias(held.in, n_in, held.out, n_out))
             return py::none();
         for (size_t i = 0; i < n_out; i++) results[i] = numpy_view(held.keep[first_output + i]);
     }

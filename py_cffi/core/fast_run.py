@@ -25,6 +25,7 @@ _TENSORS = TENSOR_TYPES  # type(x) in _TENSORS: x is a tensor (a hash, where isi
 _run_1x1 = lib.accel_cffi_run_1x1
 _run = lib.accel_runcore_run
 _run_copied_1x1 = lib.accel_cffi_run_copied_1x1
+_outputs_alias = lib.accel_runcore_outputs_alias
 _from_buffer = ffi.from_buffer
 _NULL = ffi.NULL
 
@@ -147,7 +148,9 @@ def run_tensors(self: Any, inputs: Any, outputs: Any, priority: Any) -> Optional
                 return None
             out_handle = y._buffer_handle
             if src is None and out_handle == x._buffer_handle:
-                return None  # one buffer as input and output: _shares_a_buffer
+                # accel_runcore_outputs_alias for one input and one output: one comparison, where the cffi call
+                # (two handle arrays made from lists) would cost more than the rest of this path's checks
+                return None
             result = y.numpy()  # accel.DeviceTensor's
         # x and result hold the buffers while the GIL is released
         if src is None:
@@ -167,7 +170,9 @@ def run_tensors(self: Any, inputs: Any, outputs: Any, priority: Any) -> Optional
         if (to is not list and to is not tuple) or not _all_match(outputs, fast.outputs, fast.device):
             return None
         out_handles = list(map(_TENSOR_HANDLE, outputs))
-        if _shares_a_buffer(inputs, out_handles):
+        # the run core's rule, as pybind11's; a NumPy input's buffer is yet to be made (NULL: none of them)
+        given = [x._buffer_handle if type(x) in _TENSORS else _NULL for x in inputs]
+        if _outputs_alias(given, fast.n_in, out_handles, fast.n_out):
             return None
         results = [y.numpy() for y in outputs]  # accel.DeviceTensor's
     keep: List[Any] = [_copied_in(x, s, device) if type(x) is _ndarray else x for x, s in zip(inputs, fast.inputs)]
@@ -175,13 +180,6 @@ def run_tensors(self: Any, inputs: Any, outputs: Any, priority: Any) -> Optional
     # keep, outputs and results hold every buffer while the GIL is released
     run_blocking(_run, model, in_handles, fast.n_in, out_handles, fast.n_out, priority, 0, 0, _NULL, _NULL)
     return results
-
-
-def _shares_a_buffer(inputs: Any, out_handles: List[Any]) -> bool:
-    """Whether an output is the buffer of an input or of another output. The fast path takes device-allocated
-    buffers only, which share memory only by being one buffer; the Python path refuses and words that."""
-    outs = set(out_handles)  # cffi pointers hash and compare by address
-    return len(outs) != len(out_handles) or any(type(x) in _TENSORS and x._buffer_handle in outs for x in inputs)
 
 
 def _copied_in(x: np.ndarray, spec: _Spec, device: Any) -> CoreBuffer:

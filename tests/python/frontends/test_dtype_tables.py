@@ -1,9 +1,9 @@
-"""One dtype table, checked: ``accel.dtypes`` (the package's table of libaccel's codes) against every other
+"""One dtype table, checked: ``accel.runtime.dtypes`` (the package's table of libaccel's codes) against every other
 copy, so that a code added or changed in one place and not in another fails here, naming both.
 
 The authority is the C ABI: ``accel.h``'s enums (read through the cffi module, whose cdef the build makes
 from the header) and libaccel's own ``accel_dtype_size`` and ``accel_dtype_name``. The copies checked
-against it: ``accel.dtypes`` (codes, layouts, quantization schemes, ``MAX_DIMS``), the compiler's
+against it: ``accel.runtime.dtypes`` (codes, layouts, quantization schemes, ``MAX_DIMS``), the compiler's
 ``.accm`` writer (``accel.compiler.accm.DTYPES``), and the element types the DeviceTensor takes over each
 binding's CoreTensor (accel.DeviceTensor checks them against the table; py_pybind/tensor.cpp maps each to its
 buffer-protocol format, a copy only C can hold).
@@ -29,7 +29,7 @@ def _enum(prefix: str) -> dict:
 def test_dtype_codes_are_accel_h_s():
     header = _enum("ACCEL_DTYPE_")
     assert header.pop(0) == "UNKNOWN"
-    assert sorted(dtypes.DTYPE_BY_CODE) == sorted(header), "accel.dtypes and accel.h list other codes"
+    assert sorted(dtypes.DTYPE_BY_CODE) == sorted(header), "accel.runtime.dtypes and accel.h list other codes"
     for code, name in header.items():
         expected = np.dtype(name.lower())  # ACCEL_DTYPE_FLOAT16 -> float16, ACCEL_DTYPE_BOOL -> bool
         assert dtypes.DTYPE_BY_CODE[code] == expected, f"code {code}: accel.h says {name}"

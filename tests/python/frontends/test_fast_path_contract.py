@@ -93,6 +93,18 @@ def _calls(core: Any, device: Any, owner: Any, ins: List[_Spec], outs: List[_Spe
         # the input's own buffer as the output: the Python path refuses that, naming both
         calls["the input's buffer as the output"] = lambda: (
             shared, [tensor(shared[0].buffer, outs[0].shape, outs[0].dtype, None, owner)], 0)
+    if len(outs) >= 2:
+        # one buffer for two outputs (a tensor over the first output's buffer, if the second fits in it)
+        def twice() -> Call:
+            given = good_out()
+            first = given[0].buffer
+            if outs[1].alloc <= first.nbytes:
+                given[1] = tensor(first, outs[1].shape, outs[1].dtype, None, owner)
+            return good_in(), given, 0
+        calls["one buffer for two outputs"] = twice
+    if len(ins) >= 2 and ins[1].alloc >= outs[0].alloc:
+        calls["the second input's buffer as the first output"] = lambda: (
+            shared, [tensor(shared[1].buffer, outs[0].shape, outs[0].dtype, None, owner)] + good_out()[1:], 0)
     return calls
 
 
