@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "accel_runcore.h"
 #include "errors.h"
 #include "run.h"
 #include "tensor.h"
@@ -15,16 +16,18 @@ namespace accel_py {
 
 namespace {
 
-// The DeviceTensor behind `obj` if it is exactly one and matches `spec` on `fast`'s device.
-DeviceTensor* matching_tensor(PyObject* obj, const FastSpec& spec, const FastPath& fast) {
-    static PyTypeObject* tensor_type = reinterpret_cast<PyTypeObject*>(py::type::of<DeviceTensor>().ptr());
-    if (Py_TYPE(obj) != tensor_type || !spec.dense) return nullptr;
-    DeviceTensor* t = py::handle(obj).cast<DeviceTensor*>();
+// The tensor behind `obj` (a CoreTensor: accel.DeviceTensor) if it matches `spec` on `fast`'s device. A
+// tensor never changes, so the match is remembered on it by the spec's id (never reused, unlike an address).
+CoreTensor* matching_tensor(PyObject* obj, const FastSpec& spec, const FastPath& fast) {
+    CoreTensor* t = core_tensor_of(obj);
+    if (!t || !spec.dense) return nullptr;
+    if (t->checked == spec.id) return t;
     if (t->core->source) return nullptr;  // imported memory: CoreModel.run holds it for the job's life
     if (t->dtype.ptr() != spec.dtype.ptr() || t->shape != spec.shape || t->device.ptr() != fast.device.ptr())
         return nullptr;
     if (!spec.layout.is_none() && !t->layout.is_none() && PyUnicode_Compare(t->layout.ptr(), spec.layout.ptr()) != 0)
         return nullptr;
+    t->checked = spec.id;
     return t;
 }
 
@@ -93,7 +96,7 @@ bool take_tensors(PyObject* arg, bool inputs, const std::vector<FastSpec>& specs
         if (!matching_tensor(items[i], specs[i], fast) && !(inputs && matching_array(items[i], specs[i]))) return false;
     // Every item matches: only now is anything allocated or copied.
     for (size_t i = 0; i < count; i++) {
-        if (DeviceTensor* t = matching_tensor(items[i], specs[i], fast)) {
+        if (CoreTensor* t = matching_tensor(items[i], specs[i], fast)) {
             handles[i] = t->core->handle;
             held.keep[held.kept++] = py::reinterpret_borrow<py::object>(items[i]);
         } else {
@@ -101,18 +104,6 @@ bool take_tensors(PyObject* arg, bool inputs, const std::vector<FastSpec>& specs
         }
     }
     return true;
-}
-
-// Whether an output is the buffer of an input or of another output. The fast path takes device-allocated
-// buffers only, which share memory only by being one buffer; the Python path refuses and words that.
-bool output_shares_a_buffer(const Held& held, size_t n_in, size_t n_out) {
-    for (size_t o = 0; o < n_out; o++) {
-        for (size_t i = 0; i < n_in; i++)
-            if (held.in[i] == held.out[o]) return true;
-        for (size_t p = 0; p < o; p++)
-            if (held.out[p] == held.out[o]) return true;
-    }
-    return false;
 }
 
 py::object run_tensors(CoreModel& self, py::handle inputs, py::handle outputs, py::handle priority_obj) {
@@ -145,7 +136,7 @@ py::object run_tensors(CoreModel& self, py::handle inputs, py::handle outputs, p
     } else {
         const size_t first_output = held.kept;
         if (!take_tensors(outputs.ptr(), false, fast->outputs, *fast, device.handle, held.out, held) ||
-            output_shares_a_buffer(held, n_in, n_out))
+            accel_runcore_outputs_alias(held.in, n_in, held.out, n_out))
             return py::none();
         for (size_t i = 0; i < n_out; i++) results[i] = numpy_view(held.keep[first_output + i]);
     }
@@ -154,7 +145,7 @@ py::object run_tensors(CoreModel& self, py::handle inputs, py::handle outputs, p
 }
 
 FastSpec fast_spec(py::handle spec) {
-    // (dtype, shape, layout, alloc_bytes, dense), made by accel.model.Model.
+    // (dtype, shape, layout, alloc_bytes, dense), made by accel.runtime.model.Model.
     py::tuple t = py::reinterpret_borrow<py::tuple>(spec);
     FastSpec s;
     s.dtype = py::reinterpret_borrow<py::dtype>(t[0]);
@@ -162,6 +153,8 @@ FastSpec fast_spec(py::handle spec) {
     s.layout = t[2];
     s.alloc_bytes = t[3].cast<uint64_t>();
     s.dense = t[4].cast<bool>();
+    static uint64_t last_id = 0;  // the GIL is held
+    s.id = ++last_id;
     return s;
 }
 

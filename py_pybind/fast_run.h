@@ -1,5 +1,5 @@
 // fast_run.h - what CoreModel.run_tensors checks a call against: the model's tensors as the public
-// Model sees them (python/accel/model.py sets them once with set_fast_path).
+// Model sees them (python/accel/runtime/model.py sets them once with set_fast_path).
 #pragma once
 
 #include <pybind11/numpy.h>
@@ -18,6 +18,7 @@ struct FastSpec {
     py::object layout;                // str or None (any layout)
     uint64_t alloc_bytes = 0;         // a fresh output buffer's size
     bool dense = false;
+    uint64_t id = 0;                  // unique in the process: what a CoreTensor that matched remembers
 };
 
 struct FastPath {

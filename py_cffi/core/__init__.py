@@ -9,11 +9,11 @@ from .buffer import CoreBuffer
 from .device import CoreDevice, abi_version, backends, version
 from .job import CoreJob, inflight_callbacks, install_exit_hook
 from .model import CoreModel
-from .tensor import DeviceTensor
+from .tensor import CoreTensor
 from .uri import describe, parse_uri
 
 __all__ = ["abi_version", "version", "backends", "inflight_callbacks", "CoreDevice", "CoreBuffer", "CoreModel",
-           "CoreJob", "DeviceTensor", "FEATURES", "parse_uri", "describe"]
+           "CoreJob", "CoreTensor", "FEATURES", "parse_uri", "describe"]
 
 # A libaccel of another ABI major version would misread every struct: refuse to load.
 _abi = int(lib.accel_abi_version())

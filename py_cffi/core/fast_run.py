@@ -13,18 +13,19 @@ import numpy as np
 from ._lib import ffi, lib
 from .buffer import CoreBuffer, allocate, allocate_memory
 from .device_base import DeviceBase
-from .tensor import DeviceTensor
+from .tensor import TENSOR_TYPES, CoreTensor
 from .waiting import run_blocking
 
 __all__ = ["FastPath", "set_fast_path", "run_tensors"]
 
 _ndarray = np.ndarray
 _HANDLE = attrgetter("_handle")  # of a CoreBuffer: its accel_buffer*
-_TENSOR_HANDLE = attrgetter("_buffer_handle")  # of a DeviceTensor
-_NUMPY = DeviceTensor.numpy
+_TENSOR_HANDLE = attrgetter("_buffer_handle")  # of a CoreTensor (an accel.DeviceTensor)
+_TENSORS = TENSOR_TYPES  # type(x) in _TENSORS: x is a tensor (a hash, where isinstance walks the MRO)
 _run_1x1 = lib.accel_cffi_run_1x1
 _run = lib.accel_runcore_run
 _run_copied_1x1 = lib.accel_cffi_run_copied_1x1
+_outputs_alias = lib.accel_runcore_outputs_alias
 _from_buffer = ffi.from_buffer
 _NULL = ffi.NULL
 
@@ -35,7 +36,7 @@ class _Spec:
     __slots__ = ("dtype", "shape", "layout", "alloc_bytes")
 
     def __init__(self, spec: Sequence[Any]) -> None:
-        # (dtype, shape, layout, alloc_bytes, dense), made by accel.model.Model.
+        # (dtype, shape, layout, alloc_bytes, dense), made by accel.runtime.model.Model.
         self.dtype = spec[0]  # compared by identity: NumPy's builtin dtypes are singletons
         self.shape = tuple(int(d) for d in spec[1])
         self.layout = spec[2]
@@ -61,8 +62,8 @@ class FastPath:
 
 
 
-def _accept(t: DeviceTensor, s: _Spec, device: Any) -> bool:
-    """Whether DeviceTensor `t` matches `s` on `device`; remembered on the tensor (it never changes)."""
+def _accept(t: CoreTensor, s: _Spec, device: Any) -> bool:
+    """Whether tensor `t` matches `s` on `device`; remembered on the tensor (it never changes)."""
     if t._buffer._imported:  # imported memory: CoreModel.run holds it for the job's life
         return False
     if t._dtype is not s.dtype or t._shape != s.shape or t._device is not device:
@@ -79,13 +80,13 @@ def _copyable(x: np.ndarray, s: _Spec) -> bool:
 
 
 def _all_match(tensors: Any, specs: Tuple[_Spec, ...], device: Any, copies: bool = False) -> bool:
-    """Whether each of `tensors` is a DeviceTensor matching its spec (or, with `copies`, a NumPy array
-    to copy in)."""
+    """Whether each of `tensors` is an accel.DeviceTensor matching its spec (or, with `copies`, a NumPy
+    array to copy in)."""
     if len(tensors) != len(specs):
         return False
     for t, s in zip(tensors, specs):
         tt = type(t)
-        if tt is DeviceTensor:
+        if tt in _TENSORS:
             if t._checked is not s and not _accept(t, s, device):
                 return False
         elif not copies or tt is not _ndarray or not _copyable(t, s):
@@ -113,7 +114,7 @@ def run_tensors(self: Any, inputs: Any, outputs: Any, priority: Any) -> Optional
     model = model_owner[0]
     device = device_owner[0]
     t = type(inputs)
-    if t is DeviceTensor or t is _ndarray:
+    if t is _ndarray or t in _TENSORS:
         inputs = (inputs,)
     elif t is not list and t is not tuple:
         return None
@@ -123,7 +124,7 @@ def run_tensors(self: Any, inputs: Any, outputs: Any, priority: Any) -> Optional
         x = inputs[0]
         spec = fast.inputs[0]
         tx = type(x)
-        if tx is DeviceTensor:
+        if tx in _TENSORS:
             if x._checked is not spec and not _accept(x, spec, fast.device):
                 return None
             src = None
@@ -143,12 +144,14 @@ def run_tensors(self: Any, inputs: Any, outputs: Any, priority: Any) -> Optional
             if (to is not list and to is not tuple) or len(outputs) != 1:
                 return None
             y = outputs[0]
-            if type(y) is not DeviceTensor or (y._checked is not spec and not _accept(y, spec, fast.device)):
+            if type(y) not in _TENSORS or (y._checked is not spec and not _accept(y, spec, fast.device)):
                 return None
             out_handle = y._buffer_handle
             if src is None and out_handle == x._buffer_handle:
-                return None  # one buffer as input and output: _shares_a_buffer
-            result = y.numpy()
+                # accel_runcore_outputs_alias for one input and one output: one comparison, where the cffi call
+                # (two handle arrays made from lists) would cost more than the rest of this path's checks
+                return None
+            result = y.numpy()  # accel.DeviceTensor's
         # x and result hold the buffers while the GIL is released
         if src is None:
             run_blocking(_run_1x1, model, x._buffer_handle, out_handle, priority)
@@ -167,21 +170,16 @@ def run_tensors(self: Any, inputs: Any, outputs: Any, priority: Any) -> Optional
         if (to is not list and to is not tuple) or not _all_match(outputs, fast.outputs, fast.device):
             return None
         out_handles = list(map(_TENSOR_HANDLE, outputs))
-        if _shares_a_buffer(inputs, out_handles):
+        # the run core's rule, as pybind11's; a NumPy input's buffer is yet to be made (NULL: none of them)
+        given = [x._buffer_handle if type(x) in _TENSORS else _NULL for x in inputs]
+        if _outputs_alias(given, fast.n_in, out_handles, fast.n_out):
             return None
-        results = list(map(_NUMPY, outputs))
+        results = [y.numpy() for y in outputs]  # accel.DeviceTensor's
     keep: List[Any] = [_copied_in(x, s, device) if type(x) is _ndarray else x for x, s in zip(inputs, fast.inputs)]
     in_handles = [b._handle if type(b) is CoreBuffer else b._buffer_handle for b in keep]
     # keep, outputs and results hold every buffer while the GIL is released
     run_blocking(_run, model, in_handles, fast.n_in, out_handles, fast.n_out, priority, 0, 0, _NULL, _NULL)
     return results
-
-
-def _shares_a_buffer(inputs: Any, out_handles: List[Any]) -> bool:
-    """Whether an output is the buffer of an input or of another output. The fast path takes device-allocated
-    buffers only, which share memory only by being one buffer; the Python path refuses and words that."""
-    outs = set(out_handles)  # cffi pointers hash and compare by address
-    return len(outs) != len(out_handles) or any(type(x) is DeviceTensor and x._buffer_handle in outs for x in inputs)
 
 
 def _copied_in(x: np.ndarray, spec: _Spec, device: Any) -> CoreBuffer:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from typing import TYPE_CHECKING, Dict, List
+from typing import Dict, List
 
 from .runtime import _frontend  # first: the core, and its exit hook after the callbacks' (runtime/_callbacks.py)
 from .runtime._frontend import core as _core
@@ -31,6 +31,7 @@ from .errors import (AbiMismatchError, AccelError, AlignmentError, BusyError, Ca
                      MemoryCorruptionError, ModelFormatError, NotFoundError, NotReadyError,
                      OutOfMemoryError, ShapeError, TimeoutError, UnsupportedError)
 from .futures import Future
+from .runtime.device_tensor import DeviceTensor  # over the core's CoreTensor: np.asarray(t) is a view
 from .runtime.model import Model
 from .ops import PendingTensor
 from .profiling import JobRecord, NodeRecord, NodeStat, OpStat, Profile, profile
@@ -43,13 +44,6 @@ frontend: str = _frontend.frontend
 #: buffer protocol, so ``memoryview(t)`` works), ``array_interface``, ``dlpack``; and
 #: ``fallback_reason`` when cffi was chosen because the pybind11 core could not load.
 frontend_features: Dict[str, object] = dict(_frontend.features)
-
-# DeviceTensor: a dense, C-order tensor in device memory, made by Device.empty and Device.tensor;
-# numpy.asarray(t) is a zero-copy view and __dlpack__ is supported. The core provides the class.
-if TYPE_CHECKING:
-    from ._pybind import DeviceTensor
-else:
-    DeviceTensor = _core.DeviceTensor
 
 
 def open(uri: str = "emu") -> Device:  # noqa: A001 - accel.open, like io.open

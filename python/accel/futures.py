@@ -77,8 +77,8 @@ class Future(concurrent.futures.Future[List[np.ndarray]]):
         self._outputs: Optional[List[np.ndarray]] = None
         self._model_name = ""
         self._device_uri = ""
-        self._profile_flags = 0  # submitted with node profiling: _model is the accel.Model
-        self._model: Any = None
+        self._profile_flags = 0  # submitted with node profiling: _nodes is its model's ModelNodes
+        self._nodes: Any = None
         self._pending_record: Any = None  # (timing, status): recorded by _attach, with the job's nodes
         self._pid = os.getpid()  # its job is this process's: a fork()ed child cannot see it end
 
@@ -96,7 +96,7 @@ class Future(concurrent.futures.Future[List[np.ndarray]]):
         job.release()
 
     def _record(self, job: Any, timing: Tuple[int, int, int, int], status: int) -> None:
-        nodes = job_nodes(self._model, job) if self._profile_flags and job is not None else ()
+        nodes = job_nodes(self._nodes, job) if self._profile_flags and job is not None else ()
         _profiler.record(self._model_name, self._device_uri, timing, status, nodes)
 
     def _complete(self, status: int, message: str, timing: Tuple[int, int, int, int]) -> None:

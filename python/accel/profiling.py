@@ -157,33 +157,49 @@ class Profiler:
         for p in profiles:
             p._add(rec if p.ops else plain)
 
-    def submit_flags(self, model: Any) -> int:
-        """The submit flags of a job of ``model`` (an accel.Model) while profiles are active: node
+    def submit_flags(self, nodes: ModelNodes) -> int:
+        """The submit flags of a job of the model ``nodes`` describes while profiles are active: node
         profiling when one wants it and the model's device has not said it cannot."""
-        return SUBMIT_PROFILE_NODES if self._node_times and model._node_meta is not False else 0
+        return SUBMIT_PROFILE_NODES if self._node_times and nodes.meta is not False else 0
 
 
 #: The process's profiler: Model and Future ask it, Profile.start and stop change it.
 PROFILER = Profiler()
 
 
-def job_nodes(model: Any, job: Any) -> Tuple[NodeRecord, ...]:
-    """The node records of ``job`` (a core job of ``model``, finished, submitted with
-    :func:`submit_flags`); () where the device cannot time nodes (then warns, once per model)."""
+class ModelNodes:
+    """What the profiler needs of one model to time its nodes: its core model (whose ``nodes()`` names
+    them), its name and its device's URI (for the warning), and the node names once read. A Model makes
+    one and hands it to :meth:`Profiler.submit_flags` and :func:`job_nodes`."""
+
+    __slots__ = ("core", "name", "uri", "meta")
+
+    def __init__(self, core: Any, name: str, uri: str) -> None:
+        self.core = core
+        self.name = name
+        self.uri = uri
+        # (name, op_type) per node once a profile with ops=True needed them; False: the device cannot
+        # time nodes.
+        self.meta: Any = None
+
+
+def job_nodes(nodes: ModelNodes, job: Any) -> Tuple[NodeRecord, ...]:
+    """The node records of ``job`` (a finished core job of the model ``nodes`` describes, submitted with
+    :meth:`Profiler.submit_flags`); () where the device cannot time nodes (then warns, once per model)."""
     from .errors import AccelError, UnsupportedError
 
     try:
-        meta = model._node_meta
+        meta = nodes.meta
         if meta is None:
-            meta = model._node_meta = tuple(model._core.nodes())
+            meta = nodes.meta = tuple(nodes.core.nodes())
         if meta is False:
             return ()
         times = job.node_times()
     except UnsupportedError as e:
-        if model._node_meta is not False:
-            model._node_meta = False
-            warnings.warn(f"accel.profile(ops=True): device {model._uri!r} cannot time the nodes of model "
-                          f"{model._name!r} ({e}); only its job timing is recorded", RuntimeWarning,
+        if nodes.meta is not False:
+            nodes.meta = False
+            warnings.warn(f"accel.profile(ops=True): device {nodes.uri!r} cannot time the nodes of model "
+                          f"{nodes.name!r} ({e}); only its job timing is recorded", RuntimeWarning,
                           stacklevel=4)
         return ()
     except AccelError:

@@ -91,6 +91,15 @@ accel_status accel_runcore_finish(uint64_t token);
  * running finishes on its own and frees what it holds. */
 void accel_runcore_abandon(uint64_t token);
 
+/* ---- the fast paths' match ------------------------------------------------------------------------ */
+
+/* 1 if an output is the buffer of an input or of another output, else 0: both bindings' fast paths
+ * (CoreModel.run_tensors) then decline the call, and the Python path refuses it, naming both. They take
+ * device-allocated buffers only, which share memory only by being one buffer. A NULL input (a buffer
+ * the caller makes fresh for it) is none of the outputs. */
+int accel_runcore_outputs_alias(accel_buffer* const* inputs, size_t input_count, accel_buffer* const* outputs,
+                                size_t output_count);
+
 /* ---- waiting for a job ---------------------------------------------------------------------------- */
 
 /* The deadline of a wait of `timeout_s` seconds from now, for accel_runcore_wait: now for 0 or less

@@ -14,7 +14,7 @@ from typing import Any, NamedTuple, Optional, Sequence, Tuple
 import numpy as np
 
 from ..errors import DTypeError, InvalidArgumentError, ShapeError
-from ..runtime._frontend import core
+from ..runtime.device_tensor import DeviceTensor
 from ..runtime.messages import is_int, shown, type_name
 
 Shape = Tuple[int, ...]
@@ -117,7 +117,7 @@ def ndim_error(op: str, name: str, want: str, shape: Shape) -> ShapeError:
 def weight(op: str, name: str, x: object, shape: Optional[Shape] = None) -> np.ndarray:
     """A weight or bias: a float32 NumPy array (a DeviceTensor is read through its NumPy view), of
     ``shape`` when given. It becomes a constant of the op's model."""
-    if isinstance(x, core.DeviceTensor):
+    if isinstance(x, DeviceTensor):
         x = np.asarray(x)
     if not isinstance(x, np.ndarray):
         raise TypeError(f"{op}: {name} must be a numpy.ndarray of float32, not {type_name(x)}")

@@ -10,13 +10,13 @@ from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, 
 
 import numpy as np
 
-from ..runtime._frontend import core
 from ..errors import ClosedError, InvalidArgumentError, UnsupportedError
 from ..front_ends.onnx import ONNX
 from . import execute
 from ..runtime.messages import type_name
 from .args import FLOAT32, as_float, dtype_error, sized
 from .cache import ModelCache
+from ..runtime.device_tensor import DeviceTensor
 from ..runtime.pending import PendingTensor
 from .plan import Call
 from .recording import Operand, Recording
@@ -24,7 +24,6 @@ from .scope import FusionScope, ScopeSlot
 from .table import OPS, OpSpec
 
 if TYPE_CHECKING:
-    from .._pybind import DeviceTensor
     from ..runtime.device import RuntimeDevice
 
 __all__ = ["Ops", "Tensor"]
@@ -237,7 +236,7 @@ class Ops:
             if scope is not None and x._scope is scope:
                 return Operand(x.shape, "value", x._value)
             raise InvalidArgumentError(f"{op}: {name}: {x._why()}")
-        if isinstance(x, core.DeviceTensor):
+        if isinstance(x, DeviceTensor):
             self._same_device(op, name, x.device)
             if x.dtype != FLOAT32:
                 raise dtype_error(op, name, x.dtype)

@@ -24,16 +24,13 @@ from typing import TYPE_CHECKING, Any, Callable, Deque, Generator, Iterable, Ite
 
 import numpy as np
 
-from ._frontend import core
+from .device_tensor import DeviceTensor
 from ..errors import AccelError, InvalidArgumentError
 from .memory_ranges import MemoryRange, check_disjoint
 
 if TYPE_CHECKING:
-    from .._pybind import DeviceTensor
     from .device import DeviceInfo
     from ..futures import Future
-else:
-    DeviceTensor = core.DeviceTensor
 
 __all__ = ["Submissions", "optimal_jobs", "run_batch", "imap"]
 

@@ -7,24 +7,20 @@ import itertools
 import math
 import threading
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Dict, Optional, Sequence, TypeVar, Union
+from typing import Any, Dict, Optional, Sequence, TypeVar, Union
 
 import numpy as np
 
 from ._frontend import core
 from .capabilities import DeviceCapabilities, describe
 from ..errors import AlignmentError, ClosedError, ShapeError, UnsupportedError
+from .device_tensor import DeviceTensor, made_tensor
 from .dtypes import normalize_dtype, normalize_layout, normalize_shape
 
 # Numbers the Devices of this process in the order they were opened, from 1.
 _DEVICE_NUMBERS = itertools.count(1)
 
 __all__ = ["RuntimeDevice", "DeviceInfo"]
-
-if TYPE_CHECKING:
-    from .._pybind import DeviceTensor
-else:
-    DeviceTensor = core.DeviceTensor
 
 _Device = TypeVar("_Device", bound="RuntimeDevice")
 
@@ -181,7 +177,7 @@ class RuntimeDevice:
             raise ShapeError(f"shape {tuple(dims)} of {dt.name} is {nbytes} bytes, more than a device can "
                              f"address (at most 2**63 - 1)")
         buf = self._core.alloc(max(nbytes, 1))
-        return DeviceTensor(buf, dims, dt, lay, self)
+        return made_tensor(buf, dims, dt, lay, self)
 
     def tensor(self, array: Any, layout: Optional[str] = None) -> DeviceTensor:
         """A new :class:`~accel.DeviceTensor` holding a copy of ``array`` (exactly one copy into device
@@ -262,4 +258,4 @@ class RuntimeDevice:
             raise UnsupportedError(f"wrap(): backend {self._info.backend!r} cannot use memory it did not allocate; "
                                    f"Device.tensor copies it instead (the driver says: {e.message})",
                                    e.status) from None
-        return DeviceTensor(buf, dims, dt, lay, self)
+        return made_tensor(buf, dims, dt, lay, self)

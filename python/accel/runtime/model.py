@@ -9,15 +9,15 @@ from typing import (TYPE_CHECKING, Any, Callable, Dict, Generator, Iterable, Lis
 import numpy as np
 
 from . import batching
-from ._frontend import core
+from .device_tensor import DeviceTensor
 from .dtypes import has_buffer
 from ..errors import AccelError, ClosedError, DTypeError, InvalidArgumentError, ShapeError
 from ..futures import Future
 from .memory_ranges import MemoryRange, array_range, buffer_range, check_disjoint
-from .messages import shown
+from .messages import shown, type_name
 from .pending import PendingTensor
 from ..profiling import PROFILER as _profiler
-from ..profiling import job_nodes
+from ..profiling import ModelNodes, job_nodes
 from .tensor_info import TensorInfo, dense_strides, from_core
 
 if TYPE_CHECKING:
@@ -25,10 +25,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Model", "Inputs", "Outputs"]
 
-if TYPE_CHECKING:
-    from .._pybind import DeviceTensor
-else:
-    DeviceTensor = core.DeviceTensor
 _ndarray = np.ndarray
 
 #: What ``run`` accepts as inputs: one tensor (a model with one input), a sequence in input order, or a
@@ -67,14 +63,9 @@ class _Spec:
         return (self.dtype, self.shape, self.layout, self.alloc, self.dense)
 
 
-def _type_name(x: object) -> str:
-    t = type(x)
-    return t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
-
-
 def _check_priority(priority: Any) -> int:
     if isinstance(priority, bool) or not isinstance(priority, (int, np.integer)):
-        raise TypeError(f"priority must be an int from 0 to 255, not {_type_name(priority)}")
+        raise TypeError(f"priority must be an int from 0 to 255, not {type_name(priority)}")
     p = operator.index(priority)
     if not 0 <= p <= 255:
         raise InvalidArgumentError(f"priority must be from 0 to 255, got {shown(p)}")
@@ -85,7 +76,7 @@ def _timeout_us(timeout: Any) -> int:
     if timeout is None:
         return 0
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float, np.integer, np.floating)):
-        raise TypeError(f"timeout must be a number of seconds or None, not {_type_name(timeout)}")
+        raise TypeError(f"timeout must be a number of seconds or None, not {type_name(timeout)}")
     try:
         t = float(timeout)
     except OverflowError:  # an int past float's range: longer than any wait, or negative past it
@@ -112,9 +103,7 @@ class Model:
         self._core = core_model
         self._name = name
         self._uri = device.uri
-        # (name, op_type) per node once a profile with ops=True needed them; False: the device
-        # cannot time nodes (profiling.job_nodes).
-        self._node_meta: Any = None
+        self._nodes = ModelNodes(core_model, name, device.uri)  # what a profile with ops=True reads
         self._inputs = tuple(from_core(t) for t in core_model.inputs())
         self._outputs = tuple(from_core(t) for t in core_model.outputs())
         self._own_outputs = len(self._outputs) - extra_outputs
@@ -230,7 +219,7 @@ class Model:
     def _run_profiled(self, in_bufs: List[Any], out_bufs: List[Any], priority: int, timeout_us: int) -> None:
         # While profiling, a sync run goes through submit + wait so that a job that fails (its timeout,
         # a device error) is recorded with its timing too; core.run reports timing on success only.
-        flags = _profiler.submit_flags(self)
+        flags = _profiler.submit_flags(self._nodes)
         job = self._core.submit(in_bufs, out_bufs, _ignore_completion, priority, 0, timeout_us, flags)
         status = -1
         try:
@@ -242,7 +231,7 @@ class Model:
         finally:
             if status >= 0:
                 try:
-                    nodes = job_nodes(self, job) if flags else ()
+                    nodes = job_nodes(self._nodes, job) if flags else ()
                     _profiler.record(self._name, self._uri, job.timing(), status, nodes)
                 except AccelError:
                     pass
@@ -268,9 +257,9 @@ class Model:
         fut._model_name = self._name
         fut._device_uri = self._uri
         if _profiler.profiles:
-            flags = fut._profile_flags = _profiler.submit_flags(self)
+            flags = fut._profile_flags = _profiler.submit_flags(self._nodes)
             if flags:
-                fut._model = self
+                fut._nodes = self._nodes
             job = self._core.submit(in_bufs, out_bufs, fut._complete, priority, 0, timeout_us, flags)
         else:
             job = self._core.submit(in_bufs, out_bufs, fut._complete, priority, 0, timeout_us)
@@ -390,7 +379,7 @@ class Model:
             raise self._type_error(single, inputs)
         raise TypeError(f"model {self._name!r} takes {self._n_in} inputs "
                         f"({self._names(self._in_specs)}): pass a list or a dict of arrays, "
-                        f"not {_type_name(inputs)}")
+                        f"not {type_name(inputs)}")
 
     def _input_buffer(self, spec: _Spec, x: Any) -> Any:
         x = self._check_input(spec, x)
@@ -558,14 +547,14 @@ class Model:
             tensors = [outputs]
         else:
             raise TypeError(f"outputs must be a list or dict of accel.DeviceTensor, "
-                            f"not {_type_name(outputs)}")
+                            f"not {type_name(outputs)}")
         bufs = []
         arrays = []
         for s, t in zip(specs, tensors):
             if type(t) is not DeviceTensor and not isinstance(t, DeviceTensor):
                 hint = " (make one with device.empty(shape, dtype))" if isinstance(t, np.ndarray) else ""
                 raise TypeError(f"output {s.name!r}: expected an accel.DeviceTensor{hint}, "
-                                f"got {_type_name(t)}")
+                                f"got {type_name(t)}")
             self._check_tensor(s, t)
             bufs.append(t.buffer)
             arrays.append(t.numpy())
@@ -599,7 +588,7 @@ class Model:
                               or hasattr(x, "__array__")):
             hint = f"; convert it with numpy.asarray(..., dtype=numpy.{spec.dtype})"
         return TypeError(f"input {spec.name!r}: expected a numpy.ndarray or accel.DeviceTensor of "
-                         f"{spec.dtype}{list(spec.shape)}, got {_type_name(x)}{hint}")
+                         f"{spec.dtype}{list(spec.shape)}, got {type_name(x)}{hint}")
 
     def _dtype_error(self, spec: _Spec, given: np.dtype) -> DTypeError:
         from .dtypes import describe_dtype

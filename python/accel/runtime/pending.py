@@ -8,7 +8,7 @@ import numpy as np
 from ..errors import InvalidArgumentError
 
 if TYPE_CHECKING:
-    from .._pybind import DeviceTensor
+    from .device_tensor import DeviceTensor
     from .device import RuntimeDevice
 
 __all__ = ["PendingTensor"]

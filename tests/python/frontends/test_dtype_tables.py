@@ -4,8 +4,9 @@ copy, so that a code added or changed in one place and not in another fails here
 The authority is the C ABI: ``accel.h``'s enums (read through the cffi module, whose cdef the build makes
 from the header) and libaccel's own ``accel_dtype_size`` and ``accel_dtype_name``. The copies checked
 against it: ``accel.runtime.dtypes`` (codes, layouts, quantization schemes, ``MAX_DIMS``), the compiler's
-``.accm`` writer (``accel.compiler.accm.DTYPES``), and the element types each binding's DeviceTensor
-accepts (py_pybind/tensor.cpp and py_cffi/core/tensor.py each map a dtype to a buffer format).
+``.accm`` writer (``accel.compiler.accm.DTYPES``), and the element types the DeviceTensor takes over each
+binding's CoreTensor (accel.DeviceTensor checks them against the table; py_pybind/tensor.cpp maps each to its
+buffer-protocol format, a copy only C can hold).
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import pytest
 from accel import _cffi_core, _pybind
 from accel.runtime import dtypes
 from accel._cffi import ffi, lib
+from accel.runtime.device_tensor import tensor_class
 
 CORES = {"pybind": _pybind, "cffi": _cffi_core}
 
@@ -68,7 +70,7 @@ def test_each_binding_s_device_tensor_takes_exactly_the_table_s_dtypes(frontend)
     accepted = set()
     for dt in _PROBES:
         try:
-            t = core.DeviceTensor(buffer, (2,), dt, None, "emu")
+            t = tensor_class(core.CoreTensor)(buffer, (2,), dt, None, "emu")
         except TypeError:
             continue
         assert t.numpy().dtype == dt and t.nbytes == 2 * dt.itemsize, (frontend, dt)

@@ -25,13 +25,14 @@ import pytest
 
 import accel
 from accel import _cffi_core, _pybind, compiler
+from accel.runtime.device_tensor import TensorAPI, tensor_class
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from models import catalog
 
 CORES = {"pybind": _pybind, "cffi": _cffi_core}
 CONTRACT_FUNCTIONS = ["abi_version", "version", "backends", "inflight_callbacks"]
-CONTRACT_CLASSES = ["CoreDevice", "CoreBuffer", "CoreModel", "CoreJob", "DeviceTensor"]
+CONTRACT_CLASSES = ["CoreDevice", "CoreBuffer", "CoreModel", "CoreJob", "CoreTensor"]
 # Protocol methods that are part of the surface (the others, object's own, are not).
 DUNDERS = {"__init__", "__repr__", "__dlpack__", "__dlpack_device__"}
 # Surface that depends on a declared feature: name -> the feature that says whether a core has it.
@@ -159,7 +160,7 @@ def test_declared_differences_are_the_only_ones():
 
     for frontend, core in CORES.items():
         features = _frontend._features(frontend, core)
-        for cls_name in ("DeviceTensor",):
+        for cls_name in ("CoreTensor",):
             cls = getattr(core, cls_name)
             has = feature_names(cls)
             assert has["__array_interface__"] is bool(features["array_interface"]), (frontend, cls_name)
@@ -175,8 +176,24 @@ def test_declared_differences_are_the_only_ones():
 
 
 def _tensor(core: Any) -> Any:
+    """The public DeviceTensor class over this core's CoreTensor, made as accel.DeviceTensor is."""
     dev = core.CoreDevice("emu")
-    return core.DeviceTensor(dev.alloc(64), (4, 4), np.dtype(np.float32), None, "emu")
+    return tensor_class(core.CoreTensor)(dev.alloc(64), (4, 4), np.dtype(np.float32), None, "emu")
+
+
+@pytest.mark.parametrize("frontend", CORES)
+def test_device_tensor_is_one_python_class_over_each_core_s_base(frontend):
+    # The API is written once (runtime/device_tensor.py); each core gives only the base, and the fast path
+    # takes the subclass: a run over each core's tensors, in place.
+    core = CORES[frontend]
+    t = _tensor(core)
+    assert isinstance(t, core.CoreTensor) and isinstance(t, TensorAPI)
+    assert type(t).shape is TensorAPI.shape and type(t).numpy is TensorAPI.numpy
+    assert (t.shape, t.dtype, t.nbytes, t.ndim, t.size, t.layout, t.device) == ((4, 4), np.float32, 64, 2, 16,
+                                                                                 None, "emu")
+    assert np.shares_memory(np.asarray(t), t.numpy()) and repr(t).startswith("DeviceTensor(shape=(4, 4)")
+    if frontend == accel.frontend:
+        assert tensor_class(core.CoreTensor) is accel.DeviceTensor
 
 
 PUBLIC_SURFACE = r"""
