@@ -16,19 +16,26 @@ namespace accel_py {
 
 namespace {
 
-// The tensor behind `obj` (a CoreTensor: accel.DeviceTensor) if it matches `spec` on `fast`'s device. A
-// tensor never changes, so the match is remembered on it by the spec's id (never reused, unlike an address).
+// Whether CoreTensor `t` matches `spec` on `fast`'s device (CORE_API.md, tensor_matches). A tensor never
+// changes, so the match is remembered on it by the spec's id (never reused, unlike an address) when the fast
+// path can take it, that is unless its memory is imported (CoreModel.run holds that for the job's life).
+bool tensor_matches_spec(CoreTensor& t, const FastSpec& spec, const FastPath& fast) {
+    if (!spec.dense) return false;
+    if (t.checked == spec.id) return true;
+    if (t.dtype.ptr() != spec.dtype.ptr() || t.shape != spec.shape || t.device.ptr() != fast.device.ptr()) return false;
+    if (!spec.layout.is_none() && !t.layout.is_none() && PyUnicode_Compare(t.layout.ptr(), spec.layout.ptr()) != 0)
+        return false;
+    if (!t.core->source) t.checked = spec.id;
+    return true;
+}
+
+// The tensor behind `obj` (a CoreTensor: accel.DeviceTensor) if the fast path takes it as `spec`: it matches,
+// and its memory is not imported.
 CoreTensor* matching_tensor(PyObject* obj, const FastSpec& spec, const FastPath& fast) {
     CoreTensor* t = core_tensor_of(obj);
-    if (!t || !spec.dense) return nullptr;
+    if (!t) return nullptr;
     if (t->checked == spec.id) return t;
-    if (t->core->source) return nullptr;  // imported memory: CoreModel.run holds it for the job's life
-    if (t->dtype.ptr() != spec.dtype.ptr() || t->shape != spec.shape || t->device.ptr() != fast.device.ptr())
-        return nullptr;
-    if (!spec.layout.is_none() && !t->layout.is_none() && PyUnicode_Compare(t->layout.ptr(), spec.layout.ptr()) != 0)
-        return nullptr;
-    t->checked = spec.id;
-    return t;
+    return tensor_matches_spec(*t, spec, fast) && t->checked == spec.id ? t : nullptr;
 }
 
 constexpr size_t kMaxTensors = 16;  // beyond this the Python path is not the bottleneck
@@ -169,6 +176,17 @@ void set_fast_path(CoreModel& self, py::object device, py::object core_device, p
     self.fast = std::move(fast);
 }
 
+bool tensor_matches(CoreModel& self, py::handle tensor, size_t index, bool output) {
+    const FastPath* fast = self.fast.get();
+    CoreTensor* t = core_tensor_of(tensor.ptr());
+    if (!fast || !t) return false;
+    const std::vector<FastSpec>& specs = output ? fast->outputs : fast->inputs;
+    if (index >= specs.size())
+        throw py::index_error("tensor_matches: no " + std::string(output ? "output " : "input ") +
+                              std::to_string(index));
+    return tensor_matches_spec(*t, specs[index], *fast);
+}
+
 }  // namespace
 
 void bind_fast_run(py::class_<CoreModel>& cls) {
@@ -178,7 +196,10 @@ void bind_fast_run(py::class_<CoreModel>& cls) {
             "alloc_bytes, dense) tuple per input and output.")
         .def("run_tensors", &run_tensors, py::arg("inputs"), py::arg("outputs"), py::arg("priority"),
              "Model.run's fast path: runs and returns the output arrays, or None (nothing done) if the "
-             "call is not one it takes.");
+             "call is not one it takes.")
+        .def("tensor_matches", &tensor_matches, py::arg("tensor"), py::arg("index"), py::arg("output"),
+             "Whether accel.DeviceTensor `tensor` matches the fast path's spec of input (or output) `index`; "
+             "remembered on the tensor.");
 }
 
 }  // namespace accel_py

@@ -16,7 +16,7 @@ from .device_base import DeviceBase
 from .tensor import TENSOR_TYPES, CoreTensor
 from .waiting import run_blocking
 
-__all__ = ["FastPath", "set_fast_path", "run_tensors"]
+__all__ = ["FastPath", "set_fast_path", "run_tensors", "tensor_matches"]
 
 _ndarray = np.ndarray
 _HANDLE = attrgetter("_handle")  # of a CoreBuffer: its accel_buffer*
@@ -62,16 +62,22 @@ class FastPath:
 
 
 
-def _accept(t: CoreTensor, s: _Spec, device: Any) -> bool:
-    """Whether tensor `t` matches `s` on `device`; remembered on the tensor (it never changes)."""
-    if t._buffer._imported:  # imported memory: CoreModel.run holds it for the job's life
-        return False
+def _matches(t: CoreTensor, s: _Spec, device: Any) -> bool:
+    """Whether tensor `t` matches `s` on `device` (CORE_API.md, ``tensor_matches``); remembered on the tensor (it
+    never changes) when the fast path can take it, that is unless its memory is imported (CoreModel.run holds that
+    for the job's life)."""
     if t._dtype is not s.dtype or t._shape != s.shape or t._device is not device:
         return False
     if s.layout is not None and t._layout is not None and t._layout != s.layout:
         return False
-    t._checked = s
+    if not t._buffer._imported:
+        t._checked = s
     return True
+
+
+def _takes(t: CoreTensor, s: _Spec, device: Any) -> bool:
+    """Whether the fast path takes tensor `t` as `s`: it matches, and its memory is not imported."""
+    return t._checked is s or (_matches(t, s, device) and t._checked is s)
 
 
 def _copyable(x: np.ndarray, s: _Spec) -> bool:
@@ -87,7 +93,7 @@ def _all_match(tensors: Any, specs: Tuple[_Spec, ...], device: Any, copies: bool
     for t, s in zip(tensors, specs):
         tt = type(t)
         if tt in _TENSORS:
-            if t._checked is not s and not _accept(t, s, device):
+            if t._checked is not s and not _takes(t, s, device):
                 return False
         elif not copies or tt is not _ndarray or not _copyable(t, s):
             return False
@@ -125,7 +131,7 @@ def run_tensors(self: Any, inputs: Any, outputs: Any, priority: Any) -> Optional
         spec = fast.inputs[0]
         tx = type(x)
         if tx in _TENSORS:
-            if x._checked is not spec and not _accept(x, spec, fast.device):
+            if x._checked is not spec and not _takes(x, spec, fast.device):
                 return None
             src = None
         elif tx is _ndarray and x.dtype is spec.dtype and x.shape == spec.shape:
@@ -144,7 +150,7 @@ def run_tensors(self: Any, inputs: Any, outputs: Any, priority: Any) -> Optional
             if (to is not list and to is not tuple) or len(outputs) != 1:
                 return None
             y = outputs[0]
-            if type(y) not in _TENSORS or (y._checked is not spec and not _accept(y, spec, fast.device)):
+            if type(y) not in _TENSORS or (y._checked is not spec and not _takes(y, spec, fast.device)):
                 return None
             out_handle = y._buffer_handle
             if src is None and out_handle == x._buffer_handle:
@@ -180,6 +186,15 @@ def run_tensors(self: Any, inputs: Any, outputs: Any, priority: Any) -> Optional
     # keep, outputs and results hold every buffer while the GIL is released
     run_blocking(_run, model, in_handles, fast.n_in, out_handles, fast.n_out, priority, 0, 0, _NULL, _NULL)
     return results
+
+
+def tensor_matches(self: Any, tensor: Any, index: int, output: bool) -> bool:
+    """Whether accel.DeviceTensor `tensor` matches the fast path's spec of input (or output) `index`; remembered on the tensor."""  # noqa: E501
+    fast = self._fast
+    if fast is None or type(tensor) not in _TENSORS:
+        return False
+    spec = (fast.outputs if output else fast.inputs)[index]
+    return tensor._checked is spec or _matches(tensor, spec, fast.device)
 
 
 def _copied_in(x: np.ndarray, spec: _Spec, device: Any) -> CoreBuffer:

@@ -9,7 +9,7 @@ from typing import Any, Callable, List, Sequence, Tuple
 from ._lib import check, error, ffi, last_message, lib, new_owner, text
 from ._scratch import records
 from .buffer import CoreBuffer
-from .fast_run import run_tensors, set_fast_path
+from .fast_run import run_tensors, set_fast_path, tensor_matches
 from .job import Completion, CoreJob, discard, new_timing, register, timing_tuple, wrap_job
 from .waiting import REFUSED, refused, run_blocking, submit
 
@@ -205,6 +205,7 @@ class CoreModel:
     # Model.run's fast path (fast_run.py)
     set_fast_path = set_fast_path
     run_tensors = run_tensors
+    tensor_matches = tensor_matches
 
     def release(self) -> None:
         """Drops the model reference now (idempotent)."""

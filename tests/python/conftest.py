@@ -42,6 +42,9 @@ ON_EMULATOR = BACKEND == "emu"
 # On vart a device tensor escapes VART's copy only when it is the own buffer of the runner that runs the
 # job (libaccel/backends/vart/README.md): there the runtime's copies are bounded, not exact.
 EXACT_COPIES = BACKEND != "vart"
+# The BPU runtime cannot use memory it did not allocate (libaccel/backends/bpu/buffer.cc): there Device.wrap
+# refuses, saying so.
+IMPORTS_MEMORY = BACKEND != "bpu"
 # S100 models (.hbm) describe no tensor layout: an image tensor is a plain shape there.
 NCHW = None if os.environ.get("ACCEL_TEST_MODEL_FORMAT") == ".hbm" else "NCHW"
 # The fixtures through which a test uses the device under test.

@@ -41,9 +41,10 @@ def _ignore_completion(status: int, message: str, timing: Tuple[int, int, int, i
 class _Spec:
     """Per-tensor facts the hot path needs, computed once per model."""
 
-    __slots__ = ("info", "name", "shape", "dtype", "layout", "alloc", "dense", "strides", "kind", "image")
+    __slots__ = ("info", "name", "shape", "dtype", "layout", "alloc", "dense", "strides", "kind", "output", "index",
+                 "image")
 
-    def __init__(self, info: TensorInfo, kind: str) -> None:
+    def __init__(self, info: TensorInfo, kind: str, index: int = 0) -> None:
         self.info = info
         self.name = info.name
         self.shape = info.shape
@@ -56,6 +57,8 @@ class _Spec:
         # Device buffers must be non-empty and hold at least the tensor's byte_size.
         self.alloc = max(info.nbytes, size, 1)
         self.kind = kind
+        self.output = kind == "output"
+        self.index = index  # among the model's inputs or outputs
         self.image = info.image  # the camera frame an image input takes, or None
 
     def fast(self) -> Tuple[np.dtype, Tuple[int, ...], Optional[str], int, bool]:
@@ -107,20 +110,24 @@ class Model:
         self._inputs = tuple(from_core(t) for t in core_model.inputs())
         self._outputs = tuple(from_core(t) for t in core_model.outputs())
         self._own_outputs = len(self._outputs) - extra_outputs
-        self._in_specs = tuple(_Spec(i, "input") for i in self._inputs)
-        self._out_specs = tuple(_Spec(o, "output") for o in self._outputs)
+        self._in_specs = tuple(_Spec(t, "input", i) for i, t in enumerate(self._inputs))
+        self._out_specs = tuple(_Spec(t, "output", i) for i, t in enumerate(self._outputs))
         self._in_index: Dict[str, int] = {s.name: i for i, s in enumerate(self._in_specs)}
         self._out_index: Dict[str, int] = {s.name: i for i, s in enumerate(self._out_specs)}
         self._n_in = len(self._in_specs)
         self._single = self._in_specs[0] if self._n_in == 1 else None
         self._core_device = device._core
         # The core's optional fast path for the common case of run (CORE_API.md): it answers None
-        # for anything it does not take, and the Python path below handles that.
+        # for anything it does not take, and the Python path below handles that. Its match of a DeviceTensor
+        # (tensor_matches, remembered on the tensor) is the Python path's too: a tensor the fast path matched
+        # is not checked again when the call goes the Python way for another reason (a dict, a timeout).
         run_tensors: Optional[Callable[..., Optional[List[np.ndarray]]]] = getattr(core_model, "run_tensors", None)
         self._run_tensors = run_tensors
-        if self._run_tensors is not None:
+        self._tensor_matches: Optional[Callable[[Any, int, bool], bool]] = None
+        if run_tensors is not None:
             core_model.set_fast_path(device, device._core, [s.fast() for s in self._in_specs],
                                      [s.fast() for s in self._out_specs])
+            self._tensor_matches = core_model.tensor_matches
 
     # -- metadata --------------------------------------------------------------------------------------
 
@@ -464,13 +471,13 @@ class Model:
         return x.reshape(spec.shape)  # a view where the strides allow, else the one copy _input_buffer makes anyway
 
     def _check_tensor(self, spec: _Spec, t: Any) -> None:
-        layout = spec.layout
-        if (t.dtype != spec.dtype or t.shape != spec.shape or t.device is not self._device
-                or not spec.dense or (layout is not None and t.layout not in (None, layout))):
+        matches = self._tensor_matches  # the core's match, the fast path's (CORE_API.md, tensor_matches)
+        if matches is None or not matches(t, spec.index, spec.output):
             self._tensor_error(spec, t)
 
     def _tensor_error(self, spec: _Spec, t: Any) -> None:
-        """Raises what is wrong with DeviceTensor ``t`` for ``spec`` (returns if nothing is)."""
+        """Raises what is wrong with DeviceTensor ``t`` for ``spec``, and returns if nothing is: the rule the cores'
+        tensor_matches follow, in words (tests/python/frontends/test_fast_path_contract.py holds them to it)."""
         if t.dtype != spec.dtype:
             raise self._dtype_error(spec, t.dtype)
         if t.shape != spec.shape:

@@ -14,11 +14,8 @@ import numpy as np
 import pytest
 
 import accel
-from conftest import BACKEND, EXACT_COPIES, buffer_protocol
+from conftest import BACKEND, EXACT_COPIES, IMPORTS_MEMORY, buffer_protocol
 
-# The BPU runtime cannot use memory it did not allocate (libaccel/backends/bpu/buffer.cc): there wrap
-# must say so, naming the backend.
-IMPORTS = BACKEND != "bpu"
 ALIGN = 64  # every backend's (accel.h: Device.info.alignment); checked in test_alignment_is_the_devices
 
 
@@ -49,7 +46,7 @@ def aligned_bytes_like(make, data, tries=400):
 
 def wrap_or_refused(dev, obj, **kwargs):
     """dev.wrap(obj, ...), or on a backend that cannot import, None once the refusal was checked."""
-    if IMPORTS:
+    if IMPORTS_MEMORY:
         return dev.wrap(obj, **kwargs)
     with pytest.raises(accel.UnsupportedError, match=f"backend '{BACKEND}' cannot use memory it did not allocate"):
         dev.wrap(obj, **kwargs)
@@ -279,7 +276,7 @@ def test_closed_device(dev):
 
 def test_backend_refusal_is_clean(dev):
     a = aligned_empty((64,), np.uint8)
-    if IMPORTS:
+    if IMPORTS_MEMORY:
         assert dev.wrap(a).buffer.imported
     else:
         refusal = f"backend '{BACKEND}' cannot use memory it did not allocate; Device.tensor copies it instead"

@@ -4,7 +4,9 @@ Each core writes its own match (py_pybind/fast_run.cpp, py_cffi/core/fast_run.py
 it (``_Spec.fast()``, CORE_API.md ``set_fast_path``). Here one matrix of calls goes through both cores in one
 process, each with its own model and the public DeviceTensor class over its own CoreTensor: the two take and
 decline exactly the same calls with the same results, and every call a fast path takes, the Python path
-(``Model.run`` with a timeout, which the fast path never takes) takes too, with the same results.
+(``Model.run`` with a timeout, which the fast path never takes) takes too, with the same results. The cores'
+``tensor_matches``, which the Python path asks rather than check a DeviceTensor again, accepts exactly the tensors
+the Python path's rule (``Model._tensor_error``) finds nothing wrong with.
 """
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from accel import _cffi_core, _pybind, compiler
 from accel.runtime.device_tensor import tensor_class
 from accel.runtime.model import _Spec
 from accel.runtime.tensor_info import from_core
+from conftest import IMPORTS_MEMORY
 
 CORES = {"pybind": _pybind, "cffi": _cffi_core}
 Call = Tuple[Any, Any, Any]
@@ -31,8 +34,8 @@ class _Owner:
 def _fast_model(core: Any, accm: bytes) -> Tuple[Any, Any, Any, List[_Spec], List[_Spec]]:
     device = core.CoreDevice("emu:cores=1")
     model = device.load(accm)
-    ins = [_Spec(from_core(t), "input") for t in model.inputs()]
-    outs = [_Spec(from_core(t), "output") for t in model.outputs()]
+    ins = [_Spec(from_core(t), "input", i) for i, t in enumerate(model.inputs())]
+    outs = [_Spec(from_core(t), "output", i) for i, t in enumerate(model.outputs())]
     owner = _Owner()
     model.set_fast_path(owner, device, [s.fast() for s in ins], [s.fast() for s in outs])
     return device, model, owner, ins, outs
@@ -158,3 +161,72 @@ def test_what_the_fast_path_takes_the_python_path_runs_alike(dev, request, model
         for f, s in zip(res, slow):
             assert f.dtype == s.dtype and f.shape == s.shape and np.array_equal(f, s), name
     assert taken >= 3
+
+
+def _tensors(given: Any, specs: List[_Spec]) -> List[Tuple[_Spec, Any]]:
+    """(spec, tensor) for each accel.DeviceTensor of a call's inputs or outputs given in order (bare, or a
+    list/tuple)."""
+    import accel
+
+    items = given if isinstance(given, (list, tuple)) else [given]
+    return [(s, x) for s, x in zip(specs, items) if isinstance(x, accel.DeviceTensor)]
+
+
+@pytest.mark.parametrize("model_name", ["tiny", "two_io"])
+def test_the_cores_tensor_match_is_the_python_paths_rule(dev, request, model_name):
+    """The core's tensor_matches, which the Python path asks instead of checking a tensor again, accepts exactly
+    the DeviceTensors Model._tensor_error (the rule in words) finds nothing wrong with: every tensor of the matrix,
+    and one over imported memory (which it matches, though the fast path leaves that call to the Python path)."""
+    import accel
+
+    model = request.getfixturevalue(model_name)
+    ins = list(model._in_specs)
+    outs = list(model._out_specs)
+    calls = _calls(accel.runtime._frontend.core, dev._core, dev, ins, outs)
+    seen = {True: 0, False: 0}
+    for name, call in calls.items():
+        inputs, outputs, _ = call()
+        for spec, t in _tensors(inputs, ins) + _tensors(outputs, outs):
+            try:
+                model._tensor_error(spec, t)
+                fine = True
+            except (accel.AccelError, ValueError, TypeError):
+                fine = False
+            got = model._core.tensor_matches(t, spec.index, spec.output)
+            assert got is fine, f"{name}: {spec.kind} {spec.name!r}: the core says {got}, the Python rule {fine}"
+            assert model._core.tensor_matches(t, spec.index, spec.output) is fine, f"{name}: remembered otherwise"
+            seen[fine] += 1
+    assert seen[True] and seen[False], seen
+
+
+def _aligned(shape: Tuple[int, ...], dtype: Any, fill: float, align: int = 64) -> np.ndarray:
+    """A C-contiguous array of `fill` whose data starts on an `align`-byte boundary (what Device.wrap needs)."""
+    dt = np.dtype(dtype)
+    nbytes = int(np.prod(shape)) * dt.itemsize
+    raw = np.empty(nbytes + align, np.uint8)
+    start = (-raw.ctypes.data) % align
+    out = raw[start:start + nbytes].view(dt).reshape(shape)
+    out[...] = fill
+    return out
+
+
+@pytest.mark.parametrize("model_name", ["tiny", "two_io"])
+def test_a_tensor_over_imported_memory_matches_and_runs_the_python_way(dev, request, model_name):
+    """A DeviceTensor over imported memory (Device.wrap) matches, but run_tensors leaves its call to the Python
+    path, which holds the imported object for the job's life; where the backend cannot import (the BPU), wrap
+    refuses, saying so."""
+    import accel
+
+    model = request.getfixturevalue(model_name)
+    ins = list(model._in_specs)
+    arrays = [_aligned(s.shape, s.dtype, 0.5) for s in ins]
+    if not IMPORTS_MEMORY:
+        with pytest.raises(accel.UnsupportedError):
+            dev.wrap(arrays[0])
+        return
+    wrapped = [dev.wrap(a) for a in arrays]
+    assert all(model._core.tensor_matches(t, s.index, False) for s, t in zip(ins, wrapped))
+    assert model._core.run_tensors(wrapped, None, 0) is None
+    expected = model.run([np.full(s.shape, 0.5, s.dtype) for s in ins])
+    for a, b in zip(model.run(wrapped), expected):
+        assert np.array_equal(a, b)
