@@ -62,10 +62,13 @@ def _accel_dtype(v: Value) -> int:
     return code
 
 
-def build(g: Graph, frames=None):
+def build(g: Graph, frames=None, layouts=None):
     """-> (tensors, nodes, inputs, outputs) for accm.write. `frames` names the graph inputs that are camera frames
-    and their accel_image_format names (frame_inputs.py): uint8 NHWC tensors whose record says so."""
+    and their accel_image_format names (frame_inputs.py): uint8 NHWC tensors whose record says so. `layouts` gives
+    the layout the model declares of some inputs and outputs (importer.denoted_layouts); a 4-D input is NCHW
+    otherwise."""
     frames = frames or {}
+    layouts = layouts or {}
     fix_outputs(g)
     g.remove_dead()
     g.toposort()
@@ -147,7 +150,8 @@ def build(g: Graph, frames=None):
         q = v.quant
         tensors.append(accm.Tensor(
             name=name, dtype=_accel_dtype(v), kind=kind, dims=tuple(int(d) for d in v.shape),
-            layout=accm.LAYOUT_NHWC if name in frames else accm.LAYOUT_NCHW if name in nchw else accm.LAYOUT_NONE,
+            layout=accm.LAYOUT_NHWC if name in frames else layouts[name] if name in layouts and len(v.shape) == 4
+            else accm.LAYOUT_NCHW if name in nchw else accm.LAYOUT_NONE,
             image_format=accm.IMAGE_FORMATS[frames[name]] if name in frames else 0,
             data=np.asarray(v.const, order="C") if kind == accm.KIND_CONSTANT else None,
             scales=None if q is None else q.scale, zero_points=None if q is None else q.zero_point,

@@ -92,6 +92,7 @@ def lower(imp: Imported, fold_limit: int = folding.FOLD_LIMIT_BYTES, int8: str =
         for o in node.outputs:
             if o and o not in g.values and o in imp.used:
                 raise CompileError(f"{node.label}: output '{o}' is not supported")
+    _inputs_take_quant(g, imp)
     return g
 
 
@@ -107,6 +108,20 @@ def _put_fused_activation(g: Graph, node) -> None:
     p.act = ACTIVATIONS[str(node.attr(FUSED_ACTIVATION))]
     p.alpha = float(node.attr(f"{FUSED_ACTIVATION}_alpha", 0.0))
     p.beta = float(node.attr(f"{FUSED_ACTIVATION}_beta", 0.0))
+
+
+def _inputs_take_quant(g: Graph, imp: Imported) -> None:
+    """An integer graph input first moved (a Transpose, a Reshape: QUANT_KEEPING_OPS, which QDQ fusion runs on the
+    integers once its DequantizeLinear and QuantizeLinear agree) is read with its move's quantization: the input's
+    record says so, as it does for an input a quantized op reads itself."""
+    inputs = set(g.inputs)
+    for node in reversed(imp.nodes):
+        if node.op not in QUANT_KEEPING_OPS or not node.inputs or node.inputs[0] not in inputs or not node.outputs:
+            continue
+        x, y = g.values.get(node.inputs[0]), g.values.get(node.outputs[0])
+        if x is not None and y is not None and x.quant is None and y.quant is not None and y.quant.per_tensor \
+                and x.dtype == y.dtype:
+            x.quant = y.quant
 
 
 def _keep_quant(g: Graph, node) -> None:

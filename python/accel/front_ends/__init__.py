@@ -1,5 +1,6 @@
 """The model front ends: formats that reach a device by being turned into the one its driver loads
-(``front_end.py``: what a front end is; ``onnx.py``: ONNX through accel's compiler into ``.accm``), and their
+(``front_end.py``: what a front end is; ``onnx.py``: ONNX through accel's compiler into ``.accm``; ``xmodel.py``: a
+compiled Vitis AI model's DPU subgraph, into ``.accm`` with the DPU's int8 rules), and their
 registry, which Device.load chooses from by what the device loads (``DeviceCapabilities.model_format``) and by the
 file's format. A new format is a module here and one :func:`register` call, at the end of this one."""
 from __future__ import annotations
@@ -8,6 +9,7 @@ from typing import List, Optional, Tuple
 
 from .front_end import FrontEnd, LoadRequest
 from .onnx import ONNX
+from .xmodel import XMODEL
 
 __all__ = ["FrontEnd", "LoadRequest", "register", "registered", "choose", "foreign"]
 
@@ -41,3 +43,4 @@ def foreign(suffix: str) -> Optional[FrontEnd]:
 
 
 register(ONNX)
+register(XMODEL)

@@ -53,7 +53,9 @@ def load(device: RuntimeDevice, path_or_bytes: PathOrBytes,
     front = front_ends.choose(caps.model_format, head, suffix)
     if front is None:
         refused = front_ends.foreign(suffix)
-        if refused is not None and refused.produces != caps.model_format:
+        # A suffix of the device's own files is its own format (a board's .xmodel), whatever front end takes it
+        # elsewhere.
+        if refused is not None and refused.produces != caps.model_format and suffix not in caps.file_suffixes:
             raise UnsupportedError(
                 f"backend {device.info.backend!r} cannot load {refused.name} models ({what}): it loads "
                 f"{caps.model_format or 'its own'} models ({', '.join(caps.file_suffixes) or 'any suffix'}); "

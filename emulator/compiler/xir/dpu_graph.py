@@ -1,0 +1,327 @@
+"""A compiled DPUCZDX8G subgraph as the power-of-two QDQ ONNX model that the compiler's ``dpu`` int8 rules compute as
+the DPU does (docs/quantization.md): each XIR ``*-fix`` op becomes DequantizeLinear'd inputs, the float op and a
+QuantizeLinear at its output's fix point, and the subgraph's inputs and outputs stay what the board's runner gives
+(int8, NHWC as stored, real = q * 2^-fix_point). Inside, 4-D feature maps are NCHW (ONNX's): a Transpose on the
+integers at each end, and around a reshape, which reads the NHWC order.
+
+The op types taken and the attributes each reads are OPS (the conventions: kernel, stride and dilation {w, h}; pad
+{left, right, top, bottom}; weights OHWI, depthwise [1, h, w, C]; the int8 weights at the tensor's ddr_addr inside
+the subgraph's REG_<reg_id> parameter register). An op type outside it, or an attribute value it does not know,
+raises XmodelError naming the op and its subgraph.
+"""
+from __future__ import annotations
+
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from .reader import Graph, Op, Subgraph, UnsupportedXmodelError, XmodelError
+
+__all__ = ["OPS", "FAMILY", "to_qdq"]
+
+#: The DPU family whose arithmetic the dpu rules are (the subgraph's dpu_name starts with it).
+FAMILY = "DPUCZDX8G"
+_OPSET = 17
+_ACTIVATIONS = ("NONE", "RELU", "RELU6", "LEAKYRELU")
+_TO_NCHW = [0, 3, 1, 2]
+_TO_NHWC = [0, 2, 3, 1]
+
+
+class _Builder:
+    """The ONNX graph being made: nodes, initializers, and each XIR op's int8 value (its ONNX name, whether it is a
+    4-D map held as NCHW, its fix point)."""
+
+    def __init__(self, graph: Graph, subgraph: Subgraph) -> None:
+        import onnx.helper  # noqa: F401  (the compiler's dependency; imported here so that reading needs none)
+
+        self.graph, self.subgraph = graph, subgraph
+        self.nodes: List = []
+        self.inits: List = []
+        self.values: Dict[str, Tuple[str, bool, int]] = {}  # XIR op -> (ONNX int8 name, NCHW, fix point)
+        self._n = 0
+        self.registers = subgraph.attrs.get("reg_id_to_parameter_value", {})
+
+    def fresh(self, base: str) -> str:
+        self._n += 1
+        return f"{base}__{self._n}"
+
+    def node(self, op_type: str, inputs: Sequence[str], base: str, **attrs) -> str:
+        from onnx import helper
+
+        out = self.fresh(base)
+        self.nodes.append(helper.make_node(op_type, list(inputs), [out], name=out, **attrs))
+        return out
+
+    def const(self, array: np.ndarray, base: str) -> str:
+        from onnx import numpy_helper
+
+        name = self.fresh(base)
+        self.inits.append(numpy_helper.from_array(np.asarray(array), name))
+        return name
+
+    def scale(self, fix_point: int) -> str:
+        return self.const(np.float32(np.ldexp(np.float32(1), -fix_point)), "scale")
+
+    def dequantized(self, op_name: str) -> Tuple[str, bool, int]:
+        """The float (DequantizeLinear'd) value of an op's output: (name, NCHW, fix point)."""
+        name, nchw, fp = self.values[op_name]
+        zero = self.const(np.int8(0), "zero")
+        return self.node("DequantizeLinear", [name, self.scale(fp), zero], f"{op_name}_dq"), nchw, fp
+
+    def quantized(self, value: str, op: Op, nchw: bool) -> None:
+        """Records op's output: the float `value` quantized at its output's fix point."""
+        fp = _fix_point(op, self.subgraph)
+        zero = self.const(np.int8(0), "zero")
+        self.values[op.name] = (self.node("QuantizeLinear", [value, self.scale(fp), zero], f"{op.name}_q"), nchw, fp)
+
+    def weights(self, op: Op) -> np.ndarray:
+        """A const-fix op's int8 values from its register, in its tensor's shape."""
+        t = op.output
+        where = f"op {op.name!r} ({op.type}) of subgraph {self.subgraph.name!r}"
+        if t.data_type != "XINT" or t.bit_width != 8:
+            raise XmodelError(f"{where}: its tensor is {t.type_name}; the DPU's constants are xint8")
+        data = op.attrs.get("data", b"")
+        size = int(np.prod(t.shape))
+        if isinstance(data, bytes) and len(data) == size:
+            raw = data
+        else:
+            reg, addr = t.attrs.get("reg_id"), t.attrs.get("ddr_addr")
+            if not isinstance(reg, int) or not isinstance(addr, int) or isinstance(reg, bool):
+                raise XmodelError(f"{where}: no data, and no reg_id and ddr_addr to find it at")
+            key = f"REG_{reg}"
+            blob = self.registers.get(key)
+            if not isinstance(blob, bytes):
+                raise XmodelError(f"{where}: its data is in register {key}, which the subgraph's "
+                                  f"reg_id_to_parameter_value does not hold")
+            if addr < 0 or addr + size > len(blob):
+                raise XmodelError(f"{where}: its {size} bytes at ddr_addr {addr} pass the end of {key} "
+                                  f"({len(blob)} bytes)")
+            raw = blob[addr:addr + size]
+        return np.frombuffer(raw, np.int8).reshape(t.shape).copy()
+
+
+def _fix_point(op: Op, subgraph: Subgraph) -> int:
+    fp = op.output.fix_point
+    if fp is None:
+        raise XmodelError(f"op {op.name!r} ({op.type}) of subgraph {subgraph.name!r}: its tensor "
+                          f"{op.output.name!r} has no fix_point")
+    return fp
+
+
+def _ints(op: Op, key: str, count: int, default: Optional[List[int]], subgraph: Subgraph) -> List[int]:
+    v = op.attrs.get(key, default)
+    if not isinstance(v, list) or len(v) != count or not all(isinstance(x, int) and not isinstance(x, bool)
+                                                             for x in v):
+        raise XmodelError(f"op {op.name!r} ({op.type}) of subgraph {subgraph.name!r}: attribute {key!r} is {v!r}, "
+                          f"not {count} ints")
+    return list(v)
+
+
+def _window(b: _Builder, op: Op) -> Dict[str, List[int]]:
+    """ONNX's kernel_shape, strides and pads of an op's {w, h} kernel and stride and {l, r, t, b} pad."""
+    kw, kh = _ints(op, "kernel", 2, None, b.subgraph)
+    sw, sh = _ints(op, "stride", 2, [1, 1], b.subgraph)
+    left, right, top, bottom = _ints(op, "pad", 4, [0, 0, 0, 0], b.subgraph)
+    return {"kernel_shape": [kh, kw], "strides": [sh, sw], "pads": [top, left, bottom, right]}
+
+
+def _input(b: _Builder, op: Op, arg: str = "input", index: int = 0) -> Tuple[str, bool, int]:
+    names = op.inputs.get(arg, [])
+    if len(names) <= index:
+        raise XmodelError(f"op {op.name!r} ({op.type}) of subgraph {b.subgraph.name!r} has no {arg!r} argument")
+    return b.dequantized(names[index])
+
+
+def _activation(b: _Builder, op: Op, x: str) -> str:
+    act = op.attrs.get("nonlinear", "NONE")
+    if act not in _ACTIVATIONS:
+        raise UnsupportedXmodelError(f"op {op.name!r} ({op.type}) of subgraph {b.subgraph.name!r}: nonlinear {act!r} "
+                                     f"is not supported ({', '.join(_ACTIVATIONS)} are)")
+    if act == "RELU":
+        return b.node("Relu", [x], f"{op.name}_relu")
+    if act == "RELU6":
+        return b.node("Clip", [x, b.const(np.float32(0), "lo"), b.const(np.float32(6), "hi")], f"{op.name}_relu6")
+    if act == "LEAKYRELU":  # the DPU's slope, whatever the float model said (docs/quantization.md)
+        return b.node("LeakyRelu", [x], f"{op.name}_leaky", alpha=26 / 256)
+    return x
+
+
+def _conv(b: _Builder, op: Op, depthwise: bool) -> None:
+    x, nchw, _ = _input(b, op)
+    if not nchw:
+        raise XmodelError(f"op {op.name!r} ({op.type}) of subgraph {b.subgraph.name!r} reads a tensor that is not "
+                          f"a 4-D feature map")
+    w_op = b.graph.ops[op.inputs["weights"][0]]
+    w = b.weights(w_op)
+    if depthwise:  # [1, h, w, C] (or [C, h, w, 1]) -> ONNX's [C, 1, h, w]
+        w = w.reshape(w.shape[1], w.shape[2], -1).transpose(2, 0, 1)[:, None]
+        group = w.shape[0]
+    else:  # OHWI -> OIHW
+        w = w.transpose(0, 3, 1, 2)
+        group = op.attrs.get("group", 1)
+    wq = b.const(w, f"{w_op.name}_w")
+    wd = b.node("DequantizeLinear", [wq, b.scale(_fix_point(w_op, b.subgraph)), b.const(np.int8(0), "zero")],
+                f"{w_op.name}_dq")
+    inputs = [x, wd]
+    if op.inputs.get("bias"):
+        b_op = b.graph.ops[op.inputs["bias"][0]]
+        bq = b.const(b.weights(b_op).reshape(-1), f"{b_op.name}_b")
+        inputs.append(b.node("DequantizeLinear", [bq, b.scale(_fix_point(b_op, b.subgraph)),
+                                                  b.const(np.int8(0), "zero")], f"{b_op.name}_dq"))
+    dw, dh = _ints(op, "dilation", 2, [1, 1], b.subgraph)
+    y = b.node("Conv", inputs, op.name, group=int(group), dilations=[dh, dw], **_window(b, op))
+    b.quantized(_activation(b, op, y), op, True)
+
+
+def _pool(b: _Builder, op: Op) -> None:
+    x, _, _ = _input(b, op)
+    kind = op.attrs.get("type", "MAX")
+    window = _window(b, op)
+    ceil = 1 if op.attrs.get("pad_mode", "FLOOR") == "CEIL" else 0
+    if kind == "MAX":
+        y = b.node("MaxPool", [x], op.name, ceil_mode=ceil, **window)
+    elif kind == "AVG":
+        y = b.node("AveragePool", [x], op.name, ceil_mode=ceil, count_include_pad=1, **window)
+    else:
+        raise UnsupportedXmodelError(f"op {op.name!r} (pool-fix) of subgraph {b.subgraph.name!r}: type {kind!r} "
+                                     f"(MAX and AVG are supported)")
+    b.quantized(y, op, True)
+
+
+def _eltwise(b: _Builder, op: Op) -> None:
+    names = op.inputs.get("input", [])
+    if len(names) < 2:
+        raise XmodelError(f"op {op.name!r} (eltwise-fix) of subgraph {b.subgraph.name!r} has {len(names)} inputs")
+    kind = op.attrs.get("type", "ADD")
+    onnx_op = {"ADD": "Add", "MUL": "Mul"}.get(kind)
+    if onnx_op is None:
+        raise UnsupportedXmodelError(f"op {op.name!r} (eltwise-fix) of subgraph {b.subgraph.name!r}: type {kind!r} "
+                                     f"(ADD and MUL are supported)")
+    values = [b.dequantized(n) for n in names]
+    y = values[0][0]
+    for v in values[1:]:
+        y = b.node(onnx_op, [y, v[0]], op.name)
+    b.quantized(_activation(b, op, y), op, values[0][1])
+
+
+def _concat(b: _Builder, op: Op) -> None:
+    values = [b.dequantized(n) for n in op.inputs.get("input", [])]
+    rank = len(op.output.shape)
+    axis = op.attrs.get("axis", -1)
+    if not isinstance(axis, int) or not -rank <= axis < rank:
+        raise XmodelError(f"op {op.name!r} (concat-fix) of subgraph {b.subgraph.name!r}: axis {axis!r}")
+    nchw = rank == 4
+    axis %= rank
+    if nchw:
+        axis = _TO_NHWC[axis]  # NHWC's axis a is NCHW's _TO_NHWC[a]: 3 (C) -> 1
+    b.quantized(b.node("Concat", [v[0] for v in values], op.name, axis=axis), op, nchw)
+
+
+def _reshape(b: _Builder, op: Op) -> None:
+    name, nchw, fp = b.values[op.inputs["input"][0]]
+    if nchw:
+        name = b.node("Transpose", [name], f"{op.name}_nhwc", perm=_TO_NHWC)
+    shape = b.const(np.asarray(op.output.shape, np.int64), f"{op.name}_shape")
+    y = b.node("Reshape", [name, shape], op.name)
+    out_fp = _fix_point(op, b.subgraph)
+    if out_fp != fp:
+        raise XmodelError(f"op {op.name!r} (reshape-fix) of subgraph {b.subgraph.name!r} changes the fix point "
+                          f"({fp} -> {out_fp})")
+    if len(op.output.shape) == 4:
+        y = b.node("Transpose", [y], f"{op.name}_nchw", perm=_TO_NCHW)
+    b.values[op.name] = (y, len(op.output.shape) == 4, fp)
+
+
+def _same(b: _Builder, op: Op) -> None:
+    """upload and download: the data moves between memories, its integers unchanged."""
+    b.values[op.name] = b.values[op.inputs["input"][0]]
+
+
+def _const(b: _Builder, op: Op) -> None:
+    """const-fix: read by the op that uses it (weights and biases in that op's layout)."""
+
+
+#: The DPU op types taken, each with what makes it.
+OPS: Dict[str, Callable[[_Builder, Op], None]] = {
+    "upload": _same, "download": _same, "const-fix": _const,
+    "conv2d-fix": lambda b, op: _conv(b, op, False),
+    "depthwise-conv2d-fix": lambda b, op: _conv(b, op, True),
+    "pool-fix": _pool, "eltwise-fix": _eltwise, "concat-fix": _concat, "reshape-fix": _reshape,
+}
+
+
+def _boundary(graph: Graph, subgraph: Subgraph) -> Tuple[List[Op], List[Op]]:
+    """The subgraph's inputs (ops outside it that its ops read) and outputs (its ops read outside it or by none), in
+    topological order: XIR's Subgraph::get_input_tensors and get_output_tensors."""
+    inside = set(subgraph.ops())
+    consumers = graph.consumers()
+    inputs: Dict[str, Op] = {}
+    outputs: List[Op] = []
+    for name, op in graph.ops.items():
+        if name not in inside:
+            continue
+        for src in op.input_ops():
+            if src not in inside:
+                inputs.setdefault(src, graph.ops[src])
+        users = consumers[name]
+        if op.type != "const-fix" and (not users or any(u not in inside for u in users)):
+            outputs.append(op)
+    return sorted(inputs.values(), key=lambda o: list(graph.ops).index(o.name)), outputs
+
+
+def _value_info(name: str, shape: Sequence[int]):
+    """An int8 graph input or output; a 4-D one denoted NHWC (ONNX's dimension denotations), which the compiled
+    model's tensor record says (importer.denoted_layouts)."""
+    from onnx import TensorProto, helper
+
+    vi = helper.make_tensor_value_info(name, TensorProto.INT8, list(shape))
+    if len(shape) == 4:
+        for d, mark in zip(vi.type.tensor_type.shape.dim, ("DATA_BATCH", "DATA_FEATURE", "DATA_FEATURE",
+                                                            "DATA_CHANNEL")):
+            d.denotation = mark
+    return vi
+
+
+def to_qdq(graph: Graph, subgraph: Subgraph):
+    """The onnx.ModelProto of DPU subgraph `subgraph` of `graph`: int8 inputs and outputs named by their XIR tensors,
+    as stored (NHWC), the QDQ float ops between them."""
+    from onnx import helper
+
+    b = _Builder(graph, subgraph)
+    ins, outs = _boundary(graph, subgraph)
+    if not ins or not outs:
+        raise XmodelError(f"subgraph {subgraph.name!r} has {len(ins)} inputs and {len(outs)} outputs")
+    graph_inputs = []
+    for op in ins:
+        t = op.output
+        if t.data_type != "XINT" or t.bit_width != 8:
+            raise XmodelError(f"subgraph {subgraph.name!r}: input tensor {t.name!r} is {t.type_name}; a DPU subgraph's "
+                              f"inputs are xint8")
+        graph_inputs.append(_value_info(t.name, t.shape))
+        fp = _fix_point(op, subgraph)
+        b.values[op.name] = (t.name, False, fp)
+        if len(t.shape) == 4:  # DQ -> Transpose -> Q: a move of the integers, which fixes the input's scale
+            x, _, _ = b.dequantized(op.name)
+            moved = b.node("Transpose", [x], f"{t.name}_nchw", perm=_TO_NCHW)
+            b.values[op.name] = (b.node("QuantizeLinear", [moved, b.scale(fp), b.const(np.int8(0), "zero")],
+                                        f"{t.name}_nchw_q"), True, fp)
+    unsupported = sorted({op.type for name, op in graph.ops.items() if name in set(subgraph.ops())
+                          and op.type not in OPS})
+    if unsupported:
+        raise UnsupportedXmodelError(f"subgraph {subgraph.name!r} has op types the emulator cannot run as the DPU "
+                                     f"does: {', '.join(unsupported)} (it runs {', '.join(sorted(OPS))})")
+    inside = set(subgraph.ops())
+    for name, op in graph.ops.items():
+        if name in inside:
+            OPS[op.type](b, op)
+    graph_outputs = []
+    for op in outs:
+        t = op.output
+        x, nchw, fp = b.dequantized(op.name)
+        if nchw:
+            x = b.node("Transpose", [x], f"{t.name}_nhwc", perm=_TO_NHWC)
+        b.nodes.append(helper.make_node("QuantizeLinear", [x, b.scale(fp), b.const(np.int8(0), "zero")], [t.name],
+                                        name=f"{t.name}_out"))
+        graph_outputs.append(_value_info(t.name, t.shape))
+    g = helper.make_graph(b.nodes, subgraph.name, graph_inputs, graph_outputs, b.inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", _OPSET)], producer_name="accel.compiler.xir")

@@ -1,0 +1,197 @@
+"""A compiled Vitis AI model (.xmodel) on the emulator: read from XIR's serialized graph, its DPU subgraph computed as
+the DPUCZDX8G computes (the dpu int8 rules), held bit for bit against the numpy reference of the fix ops
+(tests/models/fixed_point.py) on a network of every op kind the front end takes, with small shifts so that many
+values sit on ties (DPU_ROUND rounds them up); its tensors are the subgraph's as VART's runner gives them (names,
+xint8, NHWC, 2^-fix_point). And every kind of bad file refused with a message naming what is wrong."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import accel
+from accel.compiler import xir
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from models.device_qdq import count_differing
+from models.fixed_point import add_fix, avg_coef, conv_fix, maxpool, round_up, sat8, window_sum
+from models.xmodel_builder import XmodelBuilder
+
+FX, FW1, FB1, F1 = 4, 6, 5, 3      # input; conv1's weights, bias, output: shift 7, bias << 5
+FWD, FD = 5, 3                     # depthwise weights, output (leaky): shift 6
+FA, FC, FP = 2, 2, 1               # add (relu), 1x1 conv, average pool outputs
+
+
+def _network(rng):
+    """(xmodel bytes, the int8 parameters) of: conv 3x3 relu -> max pool 2 -> depthwise 3x3 leaky relu, added to the
+    pool's output with relu -> conv 1x1 -> concat with the add -> average pool 2 -> reshape to [1, 48]; outputs the
+    reshape and the add."""
+    p = {"w1": rng.integers(-40, 40, (8, 3, 3, 3)), "b1": rng.integers(-60, 60, 8),
+         "wd": rng.integers(-60, 60, (1, 3, 3, 8)), "w3": rng.integers(-50, 50, (4, 1, 1, 8))}
+    b = XmodelBuilder("xmodel_test_net")
+    x = b.input("x", (1, 8, 8, 3), FX)
+    w1, b1 = b.const("w1", p["w1"], FW1), b.const("b1", p["b1"], FB1)
+    c1 = b.op("conv2d-fix", "conv1", {"input": [x], "weights": [w1], "bias": [b1]}, (1, 8, 8, 8), F1,
+              kernel=[3, 3], stride=[1, 1], dilation=[1, 1], pad=[1, 1, 1, 1], pad_mode="FLOOR", group=1,
+              nonlinear="RELU")
+    pool = b.op("pool-fix", "pool", {"input": [c1]}, (1, 4, 4, 8), F1, type="MAX", kernel=[2, 2], stride=[2, 2],
+                pad=[0, 0, 0, 0])
+    wd = b.const("wd", p["wd"], FWD)
+    d = b.op("depthwise-conv2d-fix", "dw", {"input": [pool], "weights": [wd]}, (1, 4, 4, 8), FD,
+             kernel=[3, 3], stride=[1, 1], dilation=[1, 1], pad=[1, 1, 1, 1], nonlinear="LEAKYRELU")
+    add = b.op("eltwise-fix", "add", {"input": [pool, d]}, (1, 4, 4, 8), FA, type="ADD", nonlinear="RELU")
+    w3 = b.const("w3", p["w3"], 6)
+    c3 = b.op("conv2d-fix", "conv3", {"input": [add], "weights": [w3]}, (1, 4, 4, 4), FC, kernel=[1, 1],
+              stride=[1, 1], pad=[0, 0, 0, 0], nonlinear="NONE")
+    cat = b.op("concat-fix", "cat", {"input": [add, c3]}, (1, 4, 4, 12), FA, axis=3)
+    avg = b.op("pool-fix", "avg", {"input": [cat]}, (1, 2, 2, 12), FP, type="AVG", kernel=[2, 2], stride=[2, 2],
+               pad=[0, 0, 0, 0])
+    flat = b.op("reshape-fix", "flat", {"input": [avg]}, (1, 48), FP, shape=[1, 48])
+    b.output(flat)
+    b.output(add)
+    return b, p
+
+
+def _reference(x_nhwc, p):
+    """The DPU's integers for the network, from the fix ops' numpy reference (NCHW inside)."""
+    x = x_nhwc.transpose(0, 3, 1, 2).astype(np.int64)
+    w1 = p["w1"].transpose(0, 3, 1, 2)
+    c1 = conv_fix(x, w1, p["b1"], FX, FW1, FB1, F1, act="relu", pad=1)
+    pool = maxpool(c1, 2)
+    wd = p["wd"].reshape(3, 3, 8).transpose(2, 0, 1)[:, None]
+    d = conv_fix(pool, wd, np.zeros(8, np.int64), F1, FWD, 0, FD, act="leaky", pad=1, groups=8)
+    add = add_fix(pool, F1, d, FD, FA, relu=True)
+    c3 = conv_fix(add, p["w3"].transpose(0, 3, 1, 2), np.zeros(4, np.int64), FA, 6, 0, FC)
+    cat = np.concatenate([add, c3], axis=1)
+    mult, shift = avg_coef(2, 2)
+    sums = window_sum(cat, 2)[:, :, ::2, ::2] * mult
+    avg = sat8(round_up(sums, shift + FA - FP))
+    # The values that sit on a tie, where DPU_ROUND (half up) and rounding half to even differ: the add's aligned
+    # sums (7 fraction bits more than the smaller input's) and the average pool's.
+    ties = _ties((pool << 7) + (d << 7), F1 + 7 - FA) + _ties(sums, shift + FA - FP)
+    return [avg.transpose(0, 2, 3, 1).reshape(1, 48), add.transpose(0, 2, 3, 1)], ties
+
+
+def _ties(v, shift):
+    return int(np.count_nonzero((v & ((1 << shift) - 1)) == (1 << (shift - 1))))
+
+
+@pytest.fixture(scope="module")
+def dpu_device():
+    with accel.open("emu:int8=dpu") as dev:
+        yield dev
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_compiled_model_runs_as_the_dpu_computes(tmp_path, dpu_device, seed):
+    rng = np.random.default_rng(seed)
+    b, p = _network(rng)
+    path = tmp_path / "net.xmodel"
+    path.write_bytes(b.bytes())
+    model = dpu_device.load(str(path))
+    x = rng.integers(-128, 128, (1, 8, 8, 3)).astype(np.int8)
+    got = model.run(x)
+    want, ties = _reference(x, p)
+    print(f"\n{ties} of the values rounded sit on a tie")
+    assert ties > 0
+    for name, g, w in zip(("the reshaped average pool", "the add"), got, want):
+        assert g.dtype == np.int8
+        assert count_differing(f"{name} against the DPU reference", g, w) == 0
+
+
+def test_its_tensors_are_the_subgraphs_as_vart_gives_them(tmp_path, dpu_device):
+    b, _ = _network(np.random.default_rng(0))
+    path = tmp_path / "net.xmodel"
+    path.write_bytes(b.bytes())
+    model = dpu_device.load(str(path))
+    (x,) = model.inputs
+    assert (x.name, x.shape, x.dtype, x.layout) == ("x", (1, 8, 8, 3), np.int8, "NHWC")
+    assert x.quant.scales == (2.0 ** -FX,)
+    flat, add = model.outputs
+    assert (flat.name, flat.shape, flat.dtype, flat.layout) == ("flat_fix_download", (1, 48), np.int8, None)
+    assert (add.name, add.shape, add.layout) == ("add_fix_download", (1, 4, 4, 8), "NHWC")
+    assert flat.quant.scales == (2.0 ** -FP,) and add.quant.scales == (2.0 ** -FA,)
+
+
+def test_the_reader_keeps_every_op_and_attribute_through_the_writer():
+    b, _ = _network(np.random.default_rng(0))
+    data = b.bytes()
+    g = xir.read(data)
+    assert list(g.ops) == list(b.ops)
+    assert g.ops == b.graph().ops
+    assert xir.read(xir.write(g)).ops == g.ops
+    dpu = xir.dpu_subgraph(g)
+    assert dpu.attrs["dpu_name"] == "DPUCZDX8G_ISA1_B4096" and len(dpu.attrs["reg_id_to_parameter_value"]["REG_0"])
+
+
+def test_a_device_of_other_rules_says_which_to_open(tmp_path):
+    b, _ = _network(np.random.default_rng(0))
+    path = tmp_path / "net.xmodel"
+    path.write_bytes(b.bytes())
+    with accel.open("emu") as dev, pytest.raises(accel.UnsupportedError, match="emu:int8=dpu"):
+        dev.load(str(path))
+
+
+def _load(tmp_path, dev, data):
+    path = tmp_path / "bad.xmodel"
+    path.write_bytes(data)
+    return dev.load(str(path))
+
+
+def _edited(edit):
+    b, _ = _network(np.random.default_rng(0))
+    g = b.graph()
+    edit(g)
+    return xir.write(g)
+
+
+def _replace(g, name, **changes):
+    op = g.ops[name]
+    g.ops[name] = xir.Op(changes.get("name", op.name), changes.get("type", op.type), changes.get("attrs", op.attrs),
+                         changes.get("inputs", op.inputs), changes.get("output", op.output))
+
+
+def _dpu(g):
+    return next(c for c in g.root.children if c.device == "DPU")
+
+
+BAD_FILES = {
+    "not protobuf": (lambda: b"\xff\xff\xff\xff garbage", accel.ModelFormatError, "not a serialized XIR graph"),
+    "truncated": (lambda: _edited(lambda g: None)[:300], accel.ModelFormatError, "not a serialized XIR graph"),
+    "a graph of no ops": (lambda: b"\x0a\x04test", accel.ModelFormatError, "no ops"),
+    "a cycle": (lambda: _edited(lambda g: _replace(g, "pool", inputs={"input": ["add"]})), accel.ModelFormatError,
+                "cycle"),
+    "an unknown argument": (lambda: _edited(lambda g: _replace(g, "conv3", inputs={"input": ["nowhere"]})),
+                            accel.ModelFormatError, "'nowhere', which the graph does not have"),
+    "weights past the register": (lambda: _edited(lambda g: _dpu(g).attrs.update(
+        reg_id_to_parameter_value={"REG_0": b"\0" * 100})), accel.ModelFormatError, "pass the end of REG_0"),
+    "an op the front end does not take": (lambda: _edited(lambda g: _replace(g, "avg", type="gstiling-fix")),
+                                          accel.UnsupportedError, "gstiling-fix"),
+    "an activation it does not take": (lambda: _edited(lambda g: _replace(g, "conv3", attrs={
+        **g.ops["conv3"].attrs, "nonlinear": "HSWISH"})), accel.UnsupportedError, "HSWISH"),
+    "another DPU family": (lambda: _edited(lambda g: _dpu(g).attrs.update(dpu_name="DPUCV2DX8G_ISA1_C20B14")),
+                           accel.UnsupportedError, "DPUCV2DX8G"),
+    "two DPU subgraphs": (lambda: _edited(lambda g: g.root.children.append(
+        xir.Subgraph("subgraph_second", dict(_dpu(g).attrs), []))), accel.ModelFormatError,
+        "2 DPU subgraphs .*'subgraph_second'"),
+    "no DPU subgraph": (lambda: _edited(lambda g: _dpu(g).attrs.update(device="CPU")), accel.ModelFormatError,
+                        "no DPU subgraph"),
+    "a kernel of three": (lambda: _edited(lambda g: _replace(g, "conv1", attrs={**g.ops["conv1"].attrs,
+                                                                                 "kernel": [3, 3, 3]})),
+                          accel.ModelFormatError, "'kernel' is \\[3, 3, 3\\], not 2 ints"),
+    "a fix point as a string": (lambda: _edited(lambda g: _replace(g, "conv3", output=xir.Tensor(
+        "conv3_fix", (1, 4, 4, 4), "XINT", 8, {"fix_point": "2"}))), accel.ModelFormatError, "'fix_point' is a str"),
+    "a zero dim": (lambda: _edited(lambda g: _replace(g, "conv3", output=xir.Tensor(
+        "conv3_fix", (1, 0, 4, 4), "XINT", 8, {"fix_point": 2}))), accel.ModelFormatError, "shape \\[1, 0, 4, 4\\]"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_FILES))
+def test_a_bad_file_is_refused_saying_what_is_wrong(tmp_path, dpu_device, case):
+    make, error, message = BAD_FILES[case]
+    with pytest.raises(error, match=message):
+        _load(tmp_path, dpu_device, make())
+    b, _ = _network(np.random.default_rng(0))
+    _load(tmp_path, dpu_device, b.bytes())
