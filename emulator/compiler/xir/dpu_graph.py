@@ -251,8 +251,9 @@ OPS: Dict[str, Callable[[_Builder, Op], None]] = {
 
 
 def _boundary(graph: Graph, subgraph: Subgraph) -> Tuple[List[Op], List[Op]]:
-    """The subgraph's inputs (ops outside it that its ops read) and outputs (its ops read outside it or by none), in
-    topological order: XIR's Subgraph::get_input_tensors and get_output_tensors."""
+    """The subgraph's inputs (ops outside it that its ops read) and outputs (its ops read outside it or by none), each
+    in their tensors' name order: XIR's Subgraph::get_sorted_input_tensors and get_sorted_output_tensors with their
+    default order (TensorLexicographicalOrder), which VART's DPU runner gives its tensors in."""
     inside = set(subgraph.ops())
     consumers = graph.consumers()
     inputs: Dict[str, Op] = {}
@@ -266,7 +267,7 @@ def _boundary(graph: Graph, subgraph: Subgraph) -> Tuple[List[Op], List[Op]]:
         users = consumers[name]
         if op.type != "const-fix" and (not users or any(u not in inside for u in users)):
             outputs.append(op)
-    return sorted(inputs.values(), key=lambda o: list(graph.ops).index(o.name)), outputs
+    return sorted(inputs.values(), key=lambda o: o.output.name), sorted(outputs, key=lambda o: o.output.name)
 
 
 def _value_info(name: str, shape: Sequence[int]):
