@@ -136,10 +136,9 @@ def _align_biases(g: QdqGraph) -> None:
             continue  # not a conv's bias as the lowering takes one: it refuses it with a message
         shift = np.broadcast_to(want, values.shape) - np.broadcast_to(fb.reshape(-1), values.shape)
         if np.any(shift < 0):
-            raise CompileError(f"{node.label}: bias '{b.inputs[0]}' has fix point {int(fb.max())}, finer than the "
-                               f"input's plus the weights' ({int(want.min())}): the DPU aligns a bias by a left shift "
-                               f"only")
-        aligned = values.astype(np.int64) << np.minimum(shift, 31)  # past 31 bits no nonzero int32 fits
+            aligned = _finer_bias(g, node, b, values.astype(np.int64), shift, want)
+        else:
+            aligned = values.astype(np.int64) << np.minimum(shift, 31)  # past 31 bits no nonzero int32 fits
         if np.any(np.abs(aligned) > np.iinfo(np.int32).max):
             raise CompileError(f"{node.label}: bias '{b.inputs[0]}' does not fit int32 at the fix point of its sum")
         scale = np.ldexp(np.float32(1), -want).astype(np.float32)
@@ -150,6 +149,30 @@ def _align_biases(g: QdqGraph) -> None:
         replace[id(b)] = make_node(DQ, None, [bname, sname, zname], b.outputs, b, **attrs)
     if replace:
         rewrite(imp, replace, set())
+
+
+def _finer_bias(g: QdqGraph, node, b, values: np.ndarray, shift: np.ndarray, want: np.ndarray) -> np.ndarray:
+    """A bias whose fix point is finer than its sum's (shift_bias < 0, which vai_c_xir's files hold): VART's conv2d-fix
+    adds it exactly, acc + bias * 2^shift_bias, then rounds (acc + bias * 2^shift_bias) / 2^shift_cut half up once.
+    For an integer acc and a shift_cut >= 1 that is the bias floored to the sum's fix point (the fraction it drops
+    is less than one step of the sum, and the rounding point is a whole step), so the sum stays int32; with
+    shift_cut 0 the bias rounds half up instead. The activation must see the sign of the same value: a relu or a
+    clip does (a fraction cannot move an integer sum across zero); a leaky relu scales the fraction, so there the
+    floored bias can differ from the reference by one step (docs/quantization.md)."""
+    right = np.where(shift < 0, -shift, 0)
+    act = g.only_user(node.outputs[0], "Relu") or g.only_user(node.outputs[0], "Clip") \
+        or g.only_user(node.outputs[0], "LeakyRelu")
+    q = g.only_q(act if act is not None else node)
+    if q is None:
+        raise CompileError(f"{node.label}: bias '{b.inputs[0]}' has a fix point finer than the input's plus the "
+                           f"weights' ({int(want.min())}), and the convolution's output is not quantized: the DPU "
+                           f"aligns such a bias at its output's rounding")
+    cut = int(want.reshape(-1)[0]) - int(_fix(g, q).reshape(-1)[0])
+    if cut >= 1:
+        aligned = values >> np.minimum(right, 62)
+    else:
+        aligned = (values + (np.int64(1) << np.maximum(right - 1, 0))) >> np.minimum(right, 62)
+    return np.where(shift < 0, aligned, values << np.minimum(np.maximum(shift, 0), 31))
 
 
 def _activation(g: QdqGraph, act):

@@ -23,6 +23,7 @@ __all__ = ["OPS", "FAMILY", "to_qdq"]
 FAMILY = "DPUCZDX8G"
 _OPSET = 17
 _ACTIVATIONS = ("NONE", "RELU", "RELU6", "LEAKYRELU")
+_LEAKY_ALPHA = 26 / 256
 _TO_NCHW = [0, 3, 1, 2]
 _TO_NHWC = [0, 2, 3, 1]
 
@@ -141,8 +142,12 @@ def _activation(b: _Builder, op: Op, x: str) -> str:
         return b.node("Relu", [x], f"{op.name}_relu")
     if act == "RELU6":
         return b.node("Clip", [x, b.const(np.float32(0), "lo"), b.const(np.float32(6), "hi")], f"{op.name}_relu6")
-    if act == "LEAKYRELU":  # the DPU's slope, whatever the float model said (docs/quantization.md)
-        return b.node("LeakyRelu", [x], f"{op.name}_leaky", alpha=26 / 256)
+    if act == "LEAKYRELU":  # the DPU's slope 26/256 (docs/quantization.md), which the op states when it says one
+        alpha = op.attrs.get("LEAKYRELU_alpha", _LEAKY_ALPHA)
+        if alpha != _LEAKY_ALPHA:
+            raise UnsupportedXmodelError(f"op {op.name!r} ({op.type}) of subgraph {b.subgraph.name!r}: LEAKYRELU_alpha "
+                                         f"{alpha!r} (the DPU's is 26/256 = {_LEAKY_ALPHA})")
+        return b.node("LeakyRelu", [x], f"{op.name}_leaky", alpha=_LEAKY_ALPHA)
     return x
 
 
@@ -232,6 +237,23 @@ def _reshape(b: _Builder, op: Op) -> None:
     b.values[op.name] = (y, len(op.output.shape) == 4, fp)
 
 
+def _upsample(b: _Builder, op: Op) -> None:
+    """upsample-fix NEAREST (align_corners and half_pixel_centers false: each output pixel copies input pixel
+    floor(out * in / out_size)), to the output tensor's size; the integers are copied, so one fix point."""
+    x, nchw, fp = _input(b, op)
+    mode = op.attrs.get("mode", "NEAREST")
+    if mode != "NEAREST" or op.attrs.get("align_corners") or op.attrs.get("half_pixel_centers") or not nchw:
+        raise UnsupportedXmodelError(
+            f"op {op.name!r} (upsample-fix) of subgraph {b.subgraph.name!r}: mode {mode!r}, align_corners "
+            f"{op.attrs.get('align_corners', False)}, half_pixel_centers {op.attrs.get('half_pixel_centers', False)} "
+            f"(NEAREST with neither is supported)")
+    n, h, w, c = op.output.shape
+    sizes = b.const(np.asarray([n, c, h, w], np.int64), f"{op.name}_sizes")
+    y = b.node("Resize", [x, "", "", sizes], op.name, mode="nearest", coordinate_transformation_mode="asymmetric",
+               nearest_mode="floor")
+    b.quantized(y, op, True)
+
+
 def _same(b: _Builder, op: Op) -> None:
     """upload and download: the data moves between memories, its integers unchanged."""
     b.values[op.name] = b.values[op.inputs["input"][0]]
@@ -247,6 +269,7 @@ OPS: Dict[str, Callable[[_Builder, Op], None]] = {
     "conv2d-fix": lambda b, op: _conv(b, op, False),
     "depthwise-conv2d-fix": lambda b, op: _conv(b, op, True),
     "pool-fix": _pool, "eltwise-fix": _eltwise, "concat-fix": _concat, "reshape-fix": _reshape,
+    "upsample-fix": _upsample,
 }
 
 

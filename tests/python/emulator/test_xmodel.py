@@ -171,6 +171,8 @@ BAD_FILES = {
                                           accel.UnsupportedError, "gstiling-fix"),
     "an activation it does not take": (lambda: _edited(lambda g: _replace(g, "conv3", attrs={
         **g.ops["conv3"].attrs, "nonlinear": "HSWISH"})), accel.UnsupportedError, "HSWISH"),
+    "a leaky slope not the DPU's": (lambda: _edited(lambda g: _replace(g, "dw", attrs={
+        **g.ops["dw"].attrs, "LEAKYRELU_alpha": 0.2})), accel.UnsupportedError, "LEAKYRELU_alpha 0.2"),
     "another DPU family": (lambda: _edited(lambda g: _dpu(g).attrs.update(dpu_name="DPUCV2DX8G_ISA1_C20B14")),
                            accel.UnsupportedError, "DPUCV2DX8G"),
     "two DPU subgraphs": (lambda: _edited(lambda g: g.root.children.append(
@@ -195,3 +197,49 @@ def test_a_bad_file_is_refused_saying_what_is_wrong(tmp_path, dpu_device, case):
         _load(tmp_path, dpu_device, make())
     b, _ = _network(np.random.default_rng(0))
     _load(tmp_path, dpu_device, b.bytes())
+
+
+@pytest.mark.parametrize("finer", [1, 3])
+@pytest.mark.parametrize("fy", [2, 7])  # shift_cut 5, and 0 (the bias then rounds half up, not floored)
+@pytest.mark.parametrize("act", ["NONE", "RELU"])
+def test_a_bias_finer_than_the_sum_is_added_as_vart_adds_it(dpu_device, tmp_path, finer, fy, act):
+    """vai_c_xir writes biases whose fix point is finer than the input's plus the weights' (shift_bias < 0; the
+    public MobileNetV2 of LogicTronix/Vitis-AI-Reference-Tutorials has one). VART's conv2d-fix adds such a bias
+    exactly and rounds once: y = DPU_ROUND((acc + bias * 2^shift_bias) / 2^shift_cut), here in exact integers."""
+    rng = np.random.default_rng(fy * 10 + finer)
+    fx, fw = 3, 4
+    fb = fx + fw + finer
+    w = rng.integers(-60, 60, (6, 3, 3, 4))
+    bias = rng.integers(-128, 128, 6)
+    b = XmodelBuilder("finer_bias")
+    x = b.input("x", (1, 6, 6, 4), fx)
+    y = b.op("conv2d-fix", "conv", {"input": [x], "weights": [b.const("w", w, fw)], "bias": [b.const("b", bias, fb)]},
+             (1, 6, 6, 6), fy, kernel=[3, 3], stride=[1, 1], pad=[1, 1, 1, 1], nonlinear=act)
+    b.output(y)
+    path = tmp_path / "finer.xmodel"
+    path.write_bytes(b.bytes())
+    xs = rng.integers(-128, 128, (1, 6, 6, 4)).astype(np.int8)
+    got = dpu_device.load(str(path)).run(xs)[0]
+    from models.fixed_point import conv_sum
+    acc = conv_sum(xs.transpose(0, 3, 1, 2), w.transpose(0, 3, 1, 2), pad=1)
+    exact = (acc << finer) + bias[None, :, None, None]          # the sum at the bias's fix point, exactly
+    shift = fx + fw + finer - fy
+    if act == "RELU":
+        exact = np.maximum(exact, 0)
+    want = sat8((exact + (1 << (shift - 1))) >> shift).transpose(0, 2, 3, 1)
+    assert count_differing(f"a bias {finer} bits finer, {act}", got, want) == 0
+
+
+def test_a_nearest_upsample_copies_the_integers(dpu_device, tmp_path):
+    """upsample-fix NEAREST (yolov5n's, vai_c_xir's form: scale [2.0, 2.0], no align_corners or half pixel)."""
+    rng = np.random.default_rng(3)
+    b = XmodelBuilder("upsample")
+    x = b.input("x", (1, 3, 5, 4), 5)
+    up = b.op("upsample-fix", "up", {"input": [x], "size": []}, (1, 6, 10, 4), 5, mode="NEAREST", scale=[2.0, 2.0],
+              align_corners=False, half_pixel_centers=False)
+    b.output(up)
+    path = tmp_path / "up.xmodel"
+    path.write_bytes(b.bytes())
+    xs = rng.integers(-128, 128, (1, 3, 5, 4)).astype(np.int8)
+    got = dpu_device.load(str(path)).run(xs)[0]
+    assert count_differing("a nearest upsample", got, xs.repeat(2, axis=1).repeat(2, axis=2)) == 0
