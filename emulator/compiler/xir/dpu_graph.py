@@ -237,6 +237,20 @@ def _reshape(b: _Builder, op: Op) -> None:
     b.values[op.name] = (y, len(op.output.shape) == 4, fp)
 
 
+def _hard_sigmoid(b: _Builder, op: Op) -> None:
+    """hard-sigmoid-fix: (x * 2731 + 3 * 2731 * 2^hsigmoid_in) / 2^shift_hsigmoid, rounded once, which is the dpu rules'
+    hard-sigmoid-fix (relu6(x + 3) * 2731 / 2^14) when hsigmoid_in is the input's fix point and shift_hsigmoid is
+    14 plus the input's fix point less the output's, as vai_c_xir writes them."""
+    x, nchw, fx = _input(b, op)
+    fy = _fix_point(op, b.subgraph)
+    hin, shift = op.attrs.get("hsigmoid_in", fx), op.attrs.get("shift_hsigmoid", 14 + fx - fy)
+    if (hin, shift) != (fx, 14 + fx - fy):
+        raise UnsupportedXmodelError(
+            f"op {op.name!r} (hard-sigmoid-fix) of subgraph {b.subgraph.name!r}: hsigmoid_in {hin} and shift_hsigmoid "
+            f"{shift} for fix points {fx} in and {fy} out (the DPU's are {fx} and {14 + fx - fy})")
+    b.quantized(b.node("HardSigmoid", [x], op.name, alpha=1 / 6, beta=0.5), op, nchw)
+
+
 def _upsample(b: _Builder, op: Op) -> None:
     """upsample-fix NEAREST (align_corners and half_pixel_centers false: each output pixel copies input pixel
     floor(out * in / out_size)), to the output tensor's size; the integers are copied, so one fix point."""
@@ -269,7 +283,7 @@ OPS: Dict[str, Callable[[_Builder, Op], None]] = {
     "conv2d-fix": lambda b, op: _conv(b, op, False),
     "depthwise-conv2d-fix": lambda b, op: _conv(b, op, True),
     "pool-fix": _pool, "eltwise-fix": _eltwise, "concat-fix": _concat, "reshape-fix": _reshape,
-    "upsample-fix": _upsample,
+    "upsample-fix": _upsample, "hard-sigmoid-fix": _hard_sigmoid,
 }
 
 

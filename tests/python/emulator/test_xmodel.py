@@ -243,3 +243,19 @@ def test_a_nearest_upsample_copies_the_integers(dpu_device, tmp_path):
     xs = rng.integers(-128, 128, (1, 3, 5, 4)).astype(np.int8)
     got = dpu_device.load(str(path)).run(xs)[0]
     assert count_differing("a nearest upsample", got, xs.repeat(2, axis=1).repeat(2, axis=2)) == 0
+
+
+def test_a_hard_sigmoid_is_the_dpus(dpu_device, tmp_path):
+    """hard-sigmoid-fix as vai_c_xir writes it (tf2_custom_op's: hsigmoid_in 2, shift_hsigmoid 9, output fix
+    point 7): (x * 2731 + 3 * 2731 * 2^2) / 2^9, rounded half up once, on every int8 input."""
+    b = XmodelBuilder("hsig")
+    x = b.input("x", (1, 1, 256, 1), 2)
+    y = b.op("hard-sigmoid-fix", "hsig", {"input": [x]}, (1, 1, 256, 1), 7, hsigmoid_in=2, shift_hsigmoid=9)
+    b.output(y)
+    path = tmp_path / "hsig.xmodel"
+    path.write_bytes(b.bytes())
+    xs = np.arange(-128, 128, dtype=np.int8).reshape(1, 1, 256, 1)
+    got = dpu_device.load(str(path)).run(xs)[0]
+    v = np.maximum(xs.astype(np.int64) * 2731 + 3 * 2731 * 4, 0)
+    want = sat8((v + 256) >> 9)
+    assert count_differing("hard-sigmoid-fix on every int8", got, want) == 0
