@@ -92,7 +92,7 @@ def lower(imp: Imported, fold_limit: int = folding.FOLD_LIMIT_BYTES, int8: str =
         for o in node.outputs:
             if o and o not in g.values and o in imp.used:
                 raise CompileError(f"{node.label}: output '{o}' is not supported")
-    _inputs_take_quant(g, imp)
+    _quant_through_moves(g, imp)
     return g
 
 
@@ -110,18 +110,26 @@ def _put_fused_activation(g: Graph, node) -> None:
     p.beta = float(node.attr(f"{FUSED_ACTIVATION}_beta", 0.0))
 
 
-def _inputs_take_quant(g: Graph, imp: Imported) -> None:
-    """An integer graph input first moved (a Transpose, a Reshape: QUANT_KEEPING_OPS, which QDQ fusion runs on the
-    integers once its DequantizeLinear and QuantizeLinear agree) is read with its move's quantization: the input's
-    record says so, as it does for an input a quantized op reads itself."""
-    inputs = set(g.inputs)
-    for node in reversed(imp.nodes):
-        if node.op not in QUANT_KEEPING_OPS or not node.inputs or node.inputs[0] not in inputs or not node.outputs:
-            continue
-        x, y = g.values.get(node.inputs[0]), g.values.get(node.outputs[0])
-        if x is not None and y is not None and x.quant is None and y.quant is not None and y.quant.per_tensor \
-                and x.dtype == y.dtype:
-            x.quant = y.quant
+def _quant_through_moves(g: Graph, imp: Imported) -> None:
+    """Integer tensors on either side of a move (QUANT_KEEPING_OPS: a Transpose, a Reshape, a MaxPool, which QDQ
+    fusion runs on the integers once its DequantizeLinear and QuantizeLinear agree) read with one quantization: where
+    one side has it and the other none (a graph input moved first, a chain of moves between two quantized ops),
+    the other takes it, in both directions until nothing changes. A quantized op's input took its quantization as
+    the op was lowered; a move lowered before that knew none."""
+    moves = [n for n in imp.nodes if n.op in QUANT_KEEPING_OPS and n.inputs and n.inputs[0] and n.outputs]
+    changed = True
+    while changed:
+        changed = False
+        for node in moves:
+            x = g.values.get(node.inputs[0])
+            for o in node.outputs:
+                y = g.values.get(o) if o else None
+                if x is None or y is None or x.dtype != y.dtype or x.is_const or y.is_const:
+                    continue
+                if x.quant is None and y.quant is not None and y.quant.per_tensor:
+                    x.quant, changed = y.quant, True
+                elif y.quant is None and x.quant is not None and x.quant.per_tensor:
+                    y.quant, changed = x.quant, True
 
 
 def _keep_quant(g: Graph, node) -> None:

@@ -14,10 +14,10 @@ from __future__ import annotations
 from typing import List, Optional
 
 from .dpu_graph import FAMILY, OPS, to_qdq
-from .reader import Graph, Op, Subgraph, Tensor, UnsupportedXmodelError, XmodelError, read
+from .reader import Graph, Op, Subgraph, Tensor, UnsupportedXmodelError, XmodelError, attr, read
 from .writer import write
 
-__all__ = ["FAMILY", "OPS", "Graph", "Op", "Subgraph", "Tensor", "UnsupportedXmodelError", "XmodelError",
+__all__ = ["FAMILY", "OPS", "Graph", "Op", "Subgraph", "Tensor", "UnsupportedXmodelError", "XmodelError", "attr",
            "dpu_model", "dpu_subgraph", "read", "write"]
 
 
@@ -39,8 +39,8 @@ def dpu_subgraph(graph: Graph, name: Optional[str] = None) -> Subgraph:
         chosen = next((s for s in dpus if s.name == name), None)
         if chosen is None:
             raise XmodelError(f"graph {graph.name!r} has no DPU subgraph {name!r}; its DPU subgraphs: {names}")
-    target = chosen.attrs.get("dpu_name", "")
-    if not isinstance(target, str) or not target.startswith(FAMILY):
+    target = attr(f"subgraph {chosen.name!r}", chosen.attrs, "dpu_name", str, "")
+    if not target.startswith(FAMILY):
         raise UnsupportedXmodelError(f"subgraph {chosen.name!r} is compiled for {target or 'an unnamed DPU'!r}; the "
                                      f"emulator computes as the {FAMILY} does (Zynq UltraScale+: KV260, ZCU102/104)")
     return chosen

@@ -15,7 +15,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .reader import Graph, Op, Subgraph, UnsupportedXmodelError, XmodelError
+from .reader import Graph, Op, Subgraph, UnsupportedXmodelError, XmodelError, attr
 
 __all__ = ["OPS", "FAMILY", "to_qdq"]
 
@@ -24,6 +24,7 @@ FAMILY = "DPUCZDX8G"
 _OPSET = 17
 _ACTIVATIONS = ("NONE", "RELU", "RELU6", "LEAKYRELU")
 _LEAKY_ALPHA = 26 / 256
+_FIX_POINT_LIMIT = 64
 _TO_NCHW = [0, 3, 1, 2]
 _TO_NHWC = [0, 2, 3, 1]
 
@@ -40,7 +41,7 @@ class _Builder:
         self.inits: List = []
         self.values: Dict[str, Tuple[str, bool, int]] = {}  # XIR op -> (ONNX int8 name, NCHW, fix point)
         self._n = 0
-        self.registers = subgraph.attrs.get("reg_id_to_parameter_value", {})
+        self.registers = attr(f"subgraph {subgraph.name!r}", subgraph.attrs, "reg_id_to_parameter_value", dict, {})
 
     def fresh(self, base: str) -> str:
         self._n += 1
@@ -63,9 +64,19 @@ class _Builder:
     def scale(self, fix_point: int) -> str:
         return self.const(np.float32(np.ldexp(np.float32(1), -fix_point)), "scale")
 
-    def dequantized(self, op_name: str) -> Tuple[str, bool, int]:
-        """The float (DequantizeLinear'd) value of an op's output: (name, NCHW, fix point)."""
-        name, nchw, fp = self.values[op_name]
+    def value(self, op_name: str, reader: Op) -> Tuple[str, bool, int]:
+        """The int8 value (ONNX name, NCHW, fix point) of `op_name`'s output as `reader` reads it as data."""
+        found = self.values.get(op_name)
+        if found is None:
+            kind = self.graph.ops[op_name].type
+            raise UnsupportedXmodelError(f"op {reader.name!r} ({reader.type}) of subgraph {self.subgraph.name!r} reads "
+                                         f"op {op_name!r} ({kind}) as data: only the weights and bias of a "
+                                         f"convolution may be constants")
+        return found
+
+    def dequantized(self, op_name: str, reader: Op) -> Tuple[str, bool, int]:
+        """The float (DequantizeLinear'd) value of an op's output as `reader` reads it: (name, NCHW, fix point)."""
+        name, nchw, fp = self.value(op_name, reader)
         zero = self.const(np.int8(0), "zero")
         return self.node("DequantizeLinear", [name, self.scale(fp), zero], f"{op_name}_dq"), nchw, fp
 
@@ -81,13 +92,13 @@ class _Builder:
         where = f"op {op.name!r} ({op.type}) of subgraph {self.subgraph.name!r}"
         if t.data_type != "XINT" or t.bit_width != 8:
             raise XmodelError(f"{where}: its tensor is {t.type_name}; the DPU's constants are xint8")
-        data = op.attrs.get("data", b"")
+        data = attr(where, op.attrs, "data", bytes, b"")
         size = int(np.prod(t.shape))
         if isinstance(data, bytes) and len(data) == size:
             raw = data
         else:
-            reg, addr = t.attrs.get("reg_id"), t.attrs.get("ddr_addr")
-            if not isinstance(reg, int) or not isinstance(addr, int) or isinstance(reg, bool):
+            reg, addr = attr(where, t.attrs, "reg_id", int), attr(where, t.attrs, "ddr_addr", int)
+            if reg is None or addr is None:
                 raise XmodelError(f"{where}: no data, and no reg_id and ddr_addr to find it at")
             key = f"REG_{reg}"
             blob = self.registers.get(key)
@@ -101,11 +112,18 @@ class _Builder:
         return np.frombuffer(raw, np.int8).reshape(t.shape).copy()
 
 
+def _where(b: _Builder, op: Op) -> str:
+    return f"op {op.name!r} ({op.type}) of subgraph {b.subgraph.name!r}"
+
+
 def _fix_point(op: Op, subgraph: Subgraph) -> int:
     fp = op.output.fix_point
     if fp is None:
         raise XmodelError(f"op {op.name!r} ({op.type}) of subgraph {subgraph.name!r}: its tensor "
                           f"{op.output.name!r} has no fix_point")
+    if not -_FIX_POINT_LIMIT <= fp <= _FIX_POINT_LIMIT:  # the dpu rules take [-30, 30] and say so; this is sanity
+        raise XmodelError(f"op {op.name!r} ({op.type}) of subgraph {subgraph.name!r}: its tensor "
+                          f"{op.output.name!r} has fix_point {fp}")
     return fp
 
 
@@ -126,15 +144,35 @@ def _window(b: _Builder, op: Op) -> Dict[str, List[int]]:
     return {"kernel_shape": [kh, kw], "strides": [sh, sw], "pads": [top, left, bottom, right]}
 
 
+def _data_source(b: _Builder, op: Op) -> str:
+    """The one op that `op`'s "input" argument names."""
+    names = op.inputs.get("input", [])
+    if len(names) != 1:
+        raise XmodelError(f"op {op.name!r} ({op.type}) of subgraph {b.subgraph.name!r} has {len(names)} inputs, not 1")
+    return names[0]
+
+
 def _input(b: _Builder, op: Op, arg: str = "input", index: int = 0) -> Tuple[str, bool, int]:
     names = op.inputs.get(arg, [])
     if len(names) <= index:
         raise XmodelError(f"op {op.name!r} ({op.type}) of subgraph {b.subgraph.name!r} has no {arg!r} argument")
-    return b.dequantized(names[index])
+    return b.dequantized(names[index], op)
+
+
+def _constant(b: _Builder, op: Op, arg: str) -> Optional[Op]:
+    """The const-fix op that argument `arg` of `op` names (one), None when the argument is absent or empty."""
+    names = op.inputs.get(arg, [])
+    if not names:
+        return None
+    src = b.graph.ops[names[0]]
+    if len(names) != 1 or src.type != "const-fix":
+        raise UnsupportedXmodelError(f"op {op.name!r} ({op.type}) of subgraph {b.subgraph.name!r}: its {arg!r} is "
+                                     f"{', '.join(repr(n) for n in names)}, not one const-fix op")
+    return src
 
 
 def _activation(b: _Builder, op: Op, x: str) -> str:
-    act = op.attrs.get("nonlinear", "NONE")
+    act = attr(_where(b, op), op.attrs, "nonlinear", str, "NONE")
     if act not in _ACTIVATIONS:
         raise UnsupportedXmodelError(f"op {op.name!r} ({op.type}) of subgraph {b.subgraph.name!r}: nonlinear {act!r} "
                                      f"is not supported ({', '.join(_ACTIVATIONS)} are)")
@@ -143,7 +181,7 @@ def _activation(b: _Builder, op: Op, x: str) -> str:
     if act == "RELU6":
         return b.node("Clip", [x, b.const(np.float32(0), "lo"), b.const(np.float32(6), "hi")], f"{op.name}_relu6")
     if act == "LEAKYRELU":  # the DPU's slope 26/256 (docs/quantization.md), which the op states when it says one
-        alpha = op.attrs.get("LEAKYRELU_alpha", _LEAKY_ALPHA)
+        alpha = attr(_where(b, op), op.attrs, "LEAKYRELU_alpha", float, _LEAKY_ALPHA)
         if alpha != _LEAKY_ALPHA:
             raise UnsupportedXmodelError(f"op {op.name!r} ({op.type}) of subgraph {b.subgraph.name!r}: LEAKYRELU_alpha "
                                          f"{alpha!r} (the DPU's is 26/256 = {_LEAKY_ALPHA})")
@@ -156,21 +194,37 @@ def _conv(b: _Builder, op: Op, depthwise: bool) -> None:
     if not nchw:
         raise XmodelError(f"op {op.name!r} ({op.type}) of subgraph {b.subgraph.name!r} reads a tensor that is not "
                           f"a 4-D feature map")
-    w_op = b.graph.ops[op.inputs["weights"][0]]
+    w_op = _constant(b, op, "weights")
+    if w_op is None:
+        raise XmodelError(f"op {op.name!r} ({op.type}) of subgraph {b.subgraph.name!r} has no weights")
     w = b.weights(w_op)
-    if depthwise:  # [1, h, w, C] (or [C, h, w, 1]) -> ONNX's [C, 1, h, w]
-        w = w.reshape(w.shape[1], w.shape[2], -1).transpose(2, 0, 1)[:, None]
-        group = w.shape[0]
+    kw, kh = _ints(op, "kernel", 2, None, b.subgraph)
+    channels_in = b.graph.ops[_data_source(b, op)].output.shape[-1]
+    if depthwise:  # [1, h, w, C] -> ONNX's [C, 1, h, w]
+        want = (1, kh, kw, channels_in)
     else:  # OHWI -> OIHW
+        group = attr(_where(b, op), op.attrs, "group", int, 1)
+        if group < 1 or channels_in % group:
+            raise XmodelError(f"{_where(b, op)}: group {group} for {channels_in} input channels")
+        want = (op.output.shape[-1], kh, kw, channels_in // group)
+    if w.shape != want:
+        raise XmodelError(f"{_where(b, op)}: weights {w_op.name!r} are {list(w.shape)}, not {list(want)} (its kernel "
+                          f"{{w, h}} [{kw}, {kh}], {channels_in} input and {op.output.shape[-1]} output channels)")
+    if depthwise:
+        w = w[0].transpose(2, 0, 1)[:, None]
+        group = w.shape[0]
+    else:
         w = w.transpose(0, 3, 1, 2)
-        group = op.attrs.get("group", 1)
     wq = b.const(w, f"{w_op.name}_w")
     wd = b.node("DequantizeLinear", [wq, b.scale(_fix_point(w_op, b.subgraph)), b.const(np.int8(0), "zero")],
                 f"{w_op.name}_dq")
     inputs = [x, wd]
-    if op.inputs.get("bias"):
-        b_op = b.graph.ops[op.inputs["bias"][0]]
-        bq = b.const(b.weights(b_op).reshape(-1), f"{b_op.name}_b")
+    b_op = _constant(b, op, "bias")
+    if b_op is not None:
+        bias = b.weights(b_op)
+        if bias.shape != (w.shape[0],):
+            raise XmodelError(f"{_where(b, op)}: bias {b_op.name!r} is {list(bias.shape)}, not [{w.shape[0]}]")
+        bq = b.const(bias, f"{b_op.name}_b")
         inputs.append(b.node("DequantizeLinear", [bq, b.scale(_fix_point(b_op, b.subgraph)),
                                                   b.const(np.int8(0), "zero")], f"{b_op.name}_dq"))
     dw, dh = _ints(op, "dilation", 2, [1, 1], b.subgraph)
@@ -180,9 +234,9 @@ def _conv(b: _Builder, op: Op, depthwise: bool) -> None:
 
 def _pool(b: _Builder, op: Op) -> None:
     x, _, _ = _input(b, op)
-    kind = op.attrs.get("type", "MAX")
+    kind = attr(_where(b, op), op.attrs, "type", str, "MAX")
     window = _window(b, op)
-    ceil = 1 if op.attrs.get("pad_mode", "FLOOR") == "CEIL" else 0
+    ceil = 1 if attr(_where(b, op), op.attrs, "pad_mode", str, "FLOOR") == "CEIL" else 0
     if kind == "MAX":
         y = b.node("MaxPool", [x], op.name, ceil_mode=ceil, **window)
     elif kind == "AVG":
@@ -197,12 +251,12 @@ def _eltwise(b: _Builder, op: Op) -> None:
     names = op.inputs.get("input", [])
     if len(names) < 2:
         raise XmodelError(f"op {op.name!r} (eltwise-fix) of subgraph {b.subgraph.name!r} has {len(names)} inputs")
-    kind = op.attrs.get("type", "ADD")
+    kind = attr(_where(b, op), op.attrs, "type", str, "ADD")
     onnx_op = {"ADD": "Add", "MUL": "Mul"}.get(kind)
     if onnx_op is None:
         raise UnsupportedXmodelError(f"op {op.name!r} (eltwise-fix) of subgraph {b.subgraph.name!r}: type {kind!r} "
                                      f"(ADD and MUL are supported)")
-    values = [b.dequantized(n) for n in names]
+    values = [b.dequantized(n, op) for n in names]
     y = values[0][0]
     for v in values[1:]:
         y = b.node(onnx_op, [y, v[0]], op.name)
@@ -210,9 +264,11 @@ def _eltwise(b: _Builder, op: Op) -> None:
 
 
 def _concat(b: _Builder, op: Op) -> None:
-    values = [b.dequantized(n) for n in op.inputs.get("input", [])]
+    values = [b.dequantized(n, op) for n in op.inputs.get("input", [])]
+    if not values:
+        raise XmodelError(f"op {op.name!r} (concat-fix) of subgraph {b.subgraph.name!r} has no input")
     rank = len(op.output.shape)
-    axis = op.attrs.get("axis", -1)
+    axis = attr(_where(b, op), op.attrs, "axis", int, -1)
     if not isinstance(axis, int) or not -rank <= axis < rank:
         raise XmodelError(f"op {op.name!r} (concat-fix) of subgraph {b.subgraph.name!r}: axis {axis!r}")
     nchw = rank == 4
@@ -223,7 +279,7 @@ def _concat(b: _Builder, op: Op) -> None:
 
 
 def _reshape(b: _Builder, op: Op) -> None:
-    name, nchw, fp = b.values[op.inputs["input"][0]]
+    name, nchw, fp = b.value(_data_source(b, op), op)
     if nchw:
         name = b.node("Transpose", [name], f"{op.name}_nhwc", perm=_TO_NHWC)
     shape = b.const(np.asarray(op.output.shape, np.int64), f"{op.name}_shape")
@@ -243,7 +299,9 @@ def _hard_sigmoid(b: _Builder, op: Op) -> None:
     14 plus the input's fix point less the output's, as vai_c_xir writes them."""
     x, nchw, fx = _input(b, op)
     fy = _fix_point(op, b.subgraph)
-    hin, shift = op.attrs.get("hsigmoid_in", fx), op.attrs.get("shift_hsigmoid", 14 + fx - fy)
+    where = _where(b, op)
+    hin = attr(where, op.attrs, "hsigmoid_in", int, fx)
+    shift = attr(where, op.attrs, "shift_hsigmoid", int, 14 + fx - fy)
     if (hin, shift) != (fx, 14 + fx - fy):
         raise UnsupportedXmodelError(
             f"op {op.name!r} (hard-sigmoid-fix) of subgraph {b.subgraph.name!r}: hsigmoid_in {hin} and shift_hsigmoid "
@@ -253,14 +311,19 @@ def _hard_sigmoid(b: _Builder, op: Op) -> None:
 
 def _upsample(b: _Builder, op: Op) -> None:
     """upsample-fix NEAREST (align_corners and half_pixel_centers false: each output pixel copies input pixel
-    floor(out * in / out_size)), to the output tensor's size; the integers are copied, so one fix point."""
-    x, nchw, fp = _input(b, op)
-    mode = op.attrs.get("mode", "NEAREST")
-    if mode != "NEAREST" or op.attrs.get("align_corners") or op.attrs.get("half_pixel_centers") or not nchw:
-        raise UnsupportedXmodelError(
-            f"op {op.name!r} (upsample-fix) of subgraph {b.subgraph.name!r}: mode {mode!r}, align_corners "
-            f"{op.attrs.get('align_corners', False)}, half_pixel_centers {op.attrs.get('half_pixel_centers', False)} "
-            f"(NEAREST with neither is supported)")
+    floor(out * in / out_size)), to the output tensor's size: the values copied, then quantized at the output's fix
+    point (the same integers when it is the input's)."""
+    x, nchw, _ = _input(b, op)
+    where = _where(b, op)
+    mode = attr(where, op.attrs, "mode", str, "NEAREST")
+    corners = attr(where, op.attrs, "align_corners", bool, False)
+    half = attr(where, op.attrs, "half_pixel_centers", bool, False)
+    if len(op.output.shape) != 4:
+        raise XmodelError(f"{where}: its output {list(op.output.shape)} is not a 4-D feature map")
+    if mode != "NEAREST" or corners or half or not nchw:
+        raise UnsupportedXmodelError(f"{where}: mode {mode!r}, align_corners {corners}, half_pixel_centers {half} "
+                                     f"on a {'4-D' if nchw else 'non-4-D'} tensor (NEAREST with neither on a 4-D "
+                                     f"feature map is supported)")
     n, h, w, c = op.output.shape
     sizes = b.const(np.asarray([n, c, h, w], np.int64), f"{op.name}_sizes")
     y = b.node("Resize", [x, "", "", sizes], op.name, mode="nearest", coordinate_transformation_mode="asymmetric",
@@ -270,7 +333,7 @@ def _upsample(b: _Builder, op: Op) -> None:
 
 def _same(b: _Builder, op: Op) -> None:
     """upload and download: the data moves between memories, its integers unchanged."""
-    b.values[op.name] = b.values[op.inputs["input"][0]]
+    b.values[op.name] = b.value(_data_source(b, op), op)
 
 
 def _const(b: _Builder, op: Op) -> None:
@@ -339,7 +402,7 @@ def to_qdq(graph: Graph, subgraph: Subgraph):
         fp = _fix_point(op, subgraph)
         b.values[op.name] = (t.name, False, fp)
         if len(t.shape) == 4:  # DQ -> Transpose -> Q: a move of the integers, which fixes the input's scale
-            x, _, _ = b.dequantized(op.name)
+            x, _, _ = b.dequantized(op.name, op)
             moved = b.node("Transpose", [x], f"{t.name}_nchw", perm=_TO_NCHW)
             b.values[op.name] = (b.node("QuantizeLinear", [moved, b.scale(fp), b.const(np.int8(0), "zero")],
                                         f"{t.name}_nchw_q"), True, fp)
@@ -355,7 +418,7 @@ def to_qdq(graph: Graph, subgraph: Subgraph):
     graph_outputs = []
     for op in outs:
         t = op.output
-        x, nchw, fp = b.dequantized(op.name)
+        x, nchw, fp = b.dequantized(op.name, op)
         if nchw:
             x = b.node("Transpose", [x], f"{t.name}_nhwc", perm=_TO_NHWC)
         b.nodes.append(helper.make_node("QuantizeLinear", [x, b.scale(fp), b.const(np.int8(0), "zero")], [t.name],

@@ -15,7 +15,7 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 from ..errors import CompileError
 from . import schema
 
-__all__ = ["MAX_BYTES", "Graph", "Op", "Subgraph", "Tensor", "UnsupportedXmodelError", "XmodelError", "read"]
+__all__ = ["MAX_BYTES", "Graph", "Op", "Subgraph", "Tensor", "UnsupportedXmodelError", "XmodelError", "attr", "read"]
 
 #: The largest file read (protobuf's own limit is 2 GiB).
 MAX_BYTES = (2 << 30) - 1
@@ -122,6 +122,24 @@ class Graph:
             for src in dict.fromkeys(op.input_ops()):
                 out[src].append(op.name)
         return out
+
+
+_KIND_NAMES = {bool: "a bool", int: "an int", float: "a float", str: "a string", bytes: "bytes", list: "a list",
+               dict: "a map"}
+
+
+def attr(where: str, attrs: Dict[str, Any], key: str, kind: type, default: Any = None) -> Any:
+    """attrs[key] if it is of `kind` (an int is not a bool; a float may be given as an int), `default` when absent;
+    XmodelError naming `where` and the key otherwise."""
+    if key not in attrs:
+        return default
+    v = attrs[key]
+    if kind is float and isinstance(v, int) and not isinstance(v, bool):
+        return float(v)
+    if isinstance(v, kind) and not (kind is int and isinstance(v, bool)):
+        return v
+    raise XmodelError(f"{where}: attribute {key!r} is {_KIND_NAMES.get(type(v), type(v).__name__)}, not "
+                      f"{_KIND_NAMES.get(kind, kind.__name__)}")
 
 
 def _attr_value(v: Any, where: str) -> Any:
