@@ -20,6 +20,7 @@ import onnx
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 with atheris.instrument_imports(include=["accel", "fuzz_check"]):
     from fuzz_check import check_model
+import structural
 
 from accel import compiler
 
@@ -74,21 +75,7 @@ def _mutate_proto(m: onnx.ModelProto, rng: random.Random) -> None:
             del n.attribute[rng.randrange(len(n.attribute))]
 
 
-def custom_mutator(data: bytes, max_size: int, seed: int) -> bytes:
-    rng = random.Random(seed)
-    if rng.random() < 0.5:
-        try:
-            m = onnx.ModelProto.FromString(data)
-        except Exception:  # not a model (any more): mutate its bytes instead
-            return atheris.Mutate(data, max_size)
-        try:
-            for _ in range(rng.randint(1, 3)):
-                _mutate_proto(m, rng)
-            out = m.SerializeToString()
-        except Exception:  # e.g. names that are not UTF-8 cannot be assigned: mutate the bytes
-            return atheris.Mutate(data, max_size)
-        return out if len(out) <= max_size else data
-    return atheris.Mutate(data, max_size)
+custom_mutator = structural.mutator(onnx.ModelProto.FromString, _mutate_proto)
 
 
 def main() -> None:

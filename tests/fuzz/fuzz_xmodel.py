@@ -18,6 +18,7 @@ import atheris
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 with atheris.instrument_imports(include=["accel", "fuzz_check"]):
     from fuzz_check import check_xmodel
+import structural
 
 from accel.compiler.xir import schema
 
@@ -74,22 +75,13 @@ def _mutate_graph(g, rng: random.Random) -> None:
             _mutate_attr(attrs[rng.choice(list(attrs))], rng)
 
 
-def custom_mutator(data: bytes, max_size: int, seed: int) -> bytes:
-    rng = random.Random(seed)
-    if rng.random() < 0.5:
-        g = schema.Graph()
-        try:
-            g.ParseFromString(data)
-        except Exception:  # not a graph (any more): mutate its bytes instead
-            return atheris.Mutate(data, max_size)
-        try:
-            for _ in range(rng.randint(1, 3)):
-                _mutate_graph(g, rng)
-            out = g.SerializeToString()
-        except Exception:  # a value protobuf refuses (out of range, not UTF-8): mutate the bytes
-            return atheris.Mutate(data, max_size)
-        return out if len(out) <= max_size else data
-    return atheris.Mutate(data, max_size)
+def _parse(data: bytes):
+    g = schema.Graph()
+    g.ParseFromString(data)
+    return g
+
+
+custom_mutator = structural.mutator(_parse, _mutate_graph)
 
 
 def main() -> None:
