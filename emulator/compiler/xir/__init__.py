@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from typing import List, Optional
 
-from .dpu_graph import FAMILY, OPS, to_qdq
+from .dpu_graph import FAMILY, OPS, boundary, to_qdq
 from .reader import Graph, Op, Subgraph, Tensor, UnsupportedXmodelError, XmodelError, attr, read
 from .writer import write
 
 __all__ = ["FAMILY", "OPS", "Graph", "Op", "Subgraph", "Tensor", "UnsupportedXmodelError", "XmodelError", "attr",
-           "dpu_model", "dpu_subgraph", "read", "write"]
+           "boundary", "dpu_model", "dpu_subgraph", "read", "write"]
 
 
 def dpu_subgraph(graph: Graph, name: Optional[str] = None) -> Subgraph:

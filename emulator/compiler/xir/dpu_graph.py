@@ -17,7 +17,7 @@ import numpy as np
 
 from .reader import Graph, Op, Subgraph, UnsupportedXmodelError, XmodelError, attr
 
-__all__ = ["OPS", "FAMILY", "to_qdq"]
+__all__ = ["OPS", "FAMILY", "boundary", "to_qdq"]
 
 #: The DPU family whose arithmetic the dpu rules are (the subgraph's dpu_name starts with it).
 FAMILY = "DPUCZDX8G"
@@ -350,7 +350,7 @@ OPS: Dict[str, Callable[[_Builder, Op], None]] = {
 }
 
 
-def _boundary(graph: Graph, subgraph: Subgraph) -> Tuple[List[Op], List[Op]]:
+def boundary(graph: Graph, subgraph: Subgraph) -> Tuple[List[Op], List[Op]]:
     """The subgraph's inputs (ops outside it that its ops read) and outputs (its ops read outside it or by none), each
     in their tensors' name order: XIR's Subgraph::get_sorted_input_tensors and get_sorted_output_tensors with their
     default order (TensorLexicographicalOrder), which VART's DPU runner gives its tensors in."""
@@ -389,7 +389,7 @@ def to_qdq(graph: Graph, subgraph: Subgraph):
     from onnx import helper
 
     b = _Builder(graph, subgraph)
-    ins, outs = _boundary(graph, subgraph)
+    ins, outs = boundary(graph, subgraph)
     if not ins or not outs:
         raise XmodelError(f"subgraph {subgraph.name!r} has {len(ins)} inputs and {len(outs)} outputs")
     graph_inputs = []

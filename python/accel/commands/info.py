@@ -1,4 +1,5 @@
-"""``accel info``: the installation (versions, front-end, drivers) and the devices it can open."""
+"""``accel info``: the installation (versions, front-end, drivers) and the devices it can open; with a model file,
+what the file holds (as its model front end describes it)."""
 from __future__ import annotations
 
 import argparse
@@ -14,8 +15,10 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     p: argparse.ArgumentParser = subparsers.add_parser(
         "info", help="versions, front-end, drivers and devices",
         description="Prints accel's versions, the front-end in use, the drivers found and the properties "
-                    "of each usable backend's default device (or of --device). Exit code: 0 ok, 1 a "
-                    "device given with --device cannot be opened, 2 usage error.")
+                    "of each usable backend's default device (or of --device); with MODEL, what the model file holds "
+                    "(a Vitis AI .xmodel: its target, fingerprint, subgraphs and DPU tensors). Exit code: 0 ok, 1 a "
+                    "device given with --device cannot be opened or the model cannot be read, 2 usage error.")
+    p.add_argument("model", nargs="?", metavar="MODEL", help="a model file to describe instead")
     p.add_argument("--device", metavar="URI", help="show only this device (e.g. emu:cores=2)")
     p.add_argument("--json", action="store_true", help="print the facts as one JSON object")
     p.set_defaults(handler=command)
@@ -87,9 +90,48 @@ def print_text(facts: Dict[str, Any]) -> None:
         print(f"  image inputs: {', '.join(c['image_formats']) or 'none'}")
 
 
+def model_facts(path: str) -> Dict[str, Any]:
+    """What the model front end that takes ``path``'s format says the file holds (FrontEnd.describe)."""
+    from ..cli import UsageError
+    from ..front_ends import registered
+    from .common import existing_file
+
+    file = existing_file("MODEL", path)
+    suffix = file.suffix.lower()
+    data = file.read_bytes()
+    front = next((f for f in registered() if f.describe is not None and f.claims(data[:16], suffix)), None)
+    if front is None:
+        formats = ", ".join(f"{f.name} ({', '.join(f.suffixes)})" for f in registered() if f.describe is not None)
+        raise UsageError(f"accel info describes {formats or 'no'} model files; {path!r} is none of them")
+    assert front.describe is not None
+    return {"model": path, **front.describe(data)}
+
+
+def print_model(facts: Dict[str, Any], indent: str = "") -> None:
+    for key, value in facts.items():
+        if isinstance(value, list) and value and isinstance(value[0], dict):
+            print(f"{indent}{key}:")
+            for item in value:
+                print(f"{indent}  - {item.get('name', '')}")
+                print_model({k: v for k, v in item.items() if k != "name"}, indent + "    ")
+        elif isinstance(value, list):
+            print(f"{indent}{key}:" + ("" if value else " (none)"))
+            for item in value:
+                print(f"{indent}  {item}")
+        else:
+            print(f"{indent}{key}: {value}")
+
+
 @reports_failures("info")
 def command(args: argparse.Namespace) -> int:
     """``accel info``: prints the facts as text or JSON; returns the exit code."""
+    if args.model is not None:
+        facts = model_facts(args.model)
+        if args.json:
+            print(json.dumps(facts, indent=2, default=str))
+        else:
+            print_model(facts)
+        return 0
     facts = gather(args.device)
     if args.json:
         print(json.dumps(facts, indent=2, default=str))

@@ -4,7 +4,7 @@ through accel's compiler into ``.accm``). The registry Device.load chooses from 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Tuple
 
 from .. import compile_cache
 
@@ -40,6 +40,8 @@ class FrontEnd:
         load: ``load(request, load_native) -> (core model, extra output count)``: converts the file and loads
             the result through ``load_native``.
         options: whether it takes ``input_shapes``, ``extra_outputs`` and ``image_inputs``.
+        describe: ``describe(data) -> dict``: what a file of the format holds, as ``accel info MODEL`` prints it
+            (plain values: str, int, lists and dicts of them); None where the front end says nothing.
     """
 
     name: str
@@ -48,3 +50,4 @@ class FrontEnd:
     claims: Callable[[bytes, str], bool]
     load: Callable[[LoadRequest, LoadNative], Tuple[Any, int]]
     options: bool = True
+    describe: Optional[Callable[[bytes], Dict[str, Any]]] = None

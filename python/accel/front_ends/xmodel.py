@@ -4,7 +4,7 @@ DPU's int8 rules into ``.accm`` (cached as ONNX models are: ``accel.compile_cach
 gives them on a board: xint8, NHWC as stored, real = q * 2^-fix_point."""
 from __future__ import annotations
 
-from typing import Any, Tuple
+from typing import Any, Dict, List, Tuple
 
 from .. import compile_cache
 from .._lazy_import import import_or_undo
@@ -42,6 +42,36 @@ def _load(request: LoadRequest, load_native: LoadNative) -> Tuple[Any, int]:
     return load_native(accm), 0
 
 
+def _describe(data: bytes) -> Dict[str, Any]:
+    """The graph, each of the root's subgraphs (device, ops, and a DPU's target and fingerprint) and each DPU
+    subgraph's input and output tensors (name, shape, type, fix point), as XIR gives them."""
+    with import_or_undo():
+        from ..compiler import xir
+
+    try:
+        graph = xir.read(data)
+    except xir.XmodelError as e:
+        raise ModelFormatError(f"cannot read the file: {e}") from e
+    subgraphs: List[Dict[str, Any]] = []
+    for s in graph.root.children:
+        entry: Dict[str, Any] = {"name": s.name, "device": s.device or "(none)", "ops": len(s.ops())}
+        if s.device == "DPU":
+            entry["target"] = xir.attr(f"subgraph {s.name!r}", s.attrs, "dpu_name", str, "(not said)")
+            fingerprint = s.attrs.get("dpu_fingerprint")
+            if isinstance(fingerprint, int):
+                entry["fingerprint"] = f"0x{fingerprint:016x}"
+            inputs, outputs = xir.boundary(graph, s)
+            entry["inputs"] = [_tensor(op.output) for op in inputs]
+            entry["outputs"] = [_tensor(op.output) for op in outputs]
+        subgraphs.append(entry)
+    return {"format": XMODEL.name, "graph": graph.name, "ops": len(graph.ops), "subgraphs": subgraphs}
+
+
+def _tensor(t: Any) -> str:
+    fix = f" fix_point {t.fix_point}" if t.fix_point is not None else ""
+    return f"{t.name} {list(t.shape)} {t.type_name}{fix}"
+
+
 #: A compiled Vitis AI model, its DPU subgraph turned into .accm.
 XMODEL = FrontEnd(name="Vitis AI .xmodel", suffixes=(".xmodel",), produces="accm", claims=_claims, load=_load,
-                  options=False)
+                  options=False, describe=_describe)

@@ -259,3 +259,30 @@ def test_a_hard_sigmoid_is_the_dpus(dpu_device, tmp_path):
     v = np.maximum(xs.astype(np.int64) * 2731 + 3 * 2731 * 4, 0)
     want = sat8((v + 256) >> 9)
     assert count_differing("hard-sigmoid-fix on every int8", got, want) == 0
+
+
+def test_accel_info_describes_the_file(tmp_path, capsys):
+    """`accel info net.xmodel`: the graph, its subgraphs by device, the DPU's target and fingerprint, and the DPU
+    subgraph's tensors as the runner gives them (the model's own, in name order)."""
+    import json
+
+    from accel import cli
+
+    b, _ = _network(np.random.default_rng(0))
+    path = tmp_path / "net.xmodel"
+    path.write_bytes(b.bytes())
+    assert cli.main(["info", str(path), "--json"]) == 0
+    facts = json.loads(capsys.readouterr().out)
+    assert facts["graph"] == "xmodel_test_net" and facts["ops"] == len(b.ops)
+    dpu = [s for s in facts["subgraphs"] if s["device"] == "DPU"]
+    assert [s["device"] for s in facts["subgraphs"]] == ["USER", "DPU", "CPU", "CPU"]
+    assert dpu[0]["target"] == "DPUCZDX8G_ISA1_B4096" and dpu[0]["fingerprint"] == "0x0101000056010407"
+    assert dpu[0]["inputs"] == [f"x [1, 8, 8, 3] xint8 fix_point {FX}"]
+    assert dpu[0]["outputs"] == [f"add_fix_download [1, 4, 4, 8] xint8 fix_point {FA}",
+                                 f"flat_fix_download [1, 48] xint8 fix_point {FP}"]
+    assert cli.main(["info", str(path)]) == 0
+    assert "target: DPUCZDX8G_ISA1_B4096" in capsys.readouterr().out
+    (tmp_path / "x.npy").write_bytes(b"\x93NUMPY")
+    with pytest.raises(SystemExit) as stop:  # a usage error, as argparse's
+        cli.main(["info", str(tmp_path / "x.npy")])
+    assert stop.value.code == 2 and "describes Vitis AI .xmodel" in capsys.readouterr().err
