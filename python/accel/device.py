@@ -34,7 +34,7 @@ class Device(RuntimeDevice):
     def load(self, path_or_bytes: PathOrBytes,
              input_shapes: Optional[Mapping[str, Sequence[int]]] = None,
              extra_outputs: Union[str, Sequence[str], None] = None,
-             image_inputs: Optional[Mapping[str, Any]] = None) -> Model:
+             image_inputs: Optional[Mapping[str, Any]] = None, *, subgraph: Optional[str] = None) -> Model:
         """Loads a model on the device.
 
         Args:
@@ -57,6 +57,8 @@ class Device(RuntimeDevice):
                 the model takes the frame as uint8 (``TensorInfo.image`` says its layout) and converts it to the
                 channel order ``to`` with BT.601, then feeds ``(pixel - mean) * scale``, as Horizon's toolchain
                 compiles an NV12 model. See docs/image-inputs.md.
+            subgraph: for a Vitis AI ``.xmodel`` the emulator runs: the name of the DPU subgraph to run, for a file
+                with several (VART makes one runner per subgraph); by default the only one. See docs/xmodel.md.
 
         Raises:
             FileNotFoundError: no file at the path (the message names it). ModelFormatError: not a valid
@@ -66,7 +68,7 @@ class Device(RuntimeDevice):
             nearest names), or an image input it cannot take.
             ClosedError: the device is closed.
         """
-        return loading.load(self, path_or_bytes, input_shapes, extra_outputs, image_inputs)
+        return loading.load(self, path_or_bytes, input_shapes, extra_outputs, image_inputs, subgraph)
 
     # -- ops -------------------------------------------------------------------------------------------
 

@@ -32,8 +32,8 @@ def dpu_subgraph(graph: Graph, name: Optional[str] = None) -> Subgraph:
                           f"vai_c_xir writes one, the quantizer's *_int.xmodel has none")
     if name is None:
         if len(dpus) > 1:
-            raise XmodelError(f"graph {graph.name!r} has {len(dpus)} DPU subgraphs ({names}): name the one to run, "
-                              f"as VART makes one runner per subgraph")
+            raise XmodelError(f"graph {graph.name!r} has {len(dpus)} DPU subgraphs ({names}): name the one to run "
+                              f"(Device.load's subgraph=), as VART makes one runner per subgraph")
         chosen = dpus[0]
     else:
         chosen = next((s for s in dpus if s.name == name), None)

@@ -25,6 +25,7 @@ class LoadRequest:
     extra_outputs: compile_cache.ExtraOutputs
     image_inputs: compile_cache.ImageInputs
     int8_rules: Optional[str]        # the device's (DeviceCapabilities.int8_rules)
+    subgraph: Optional[str] = None   # the subgraph to run, by name (a front end with ``subgraphs``)
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,7 @@ class FrontEnd:
         options: whether it takes ``input_shapes``, ``extra_outputs`` and ``image_inputs``.
         describe: ``describe(data) -> dict``: what a file of the format holds, as ``accel info MODEL`` prints it
             (plain values: str, int, lists and dicts of them); None where the front end says nothing.
+        subgraphs: whether its files hold several runnable subgraphs, one chosen by ``LoadRequest.subgraph``.
     """
 
     name: str
@@ -51,3 +53,4 @@ class FrontEnd:
     load: Callable[[LoadRequest, LoadNative], Tuple[Any, int]]
     options: bool = True
     describe: Optional[Callable[[bytes], Dict[str, Any]]] = None
+    subgraphs: bool = False

@@ -32,7 +32,7 @@ def _load(request: LoadRequest, load_native: LoadNative) -> Tuple[Any, int]:
     data = request.data
     raw = data if isinstance(data, bytes) else bytes(memoryview(data).cast("B"))
     try:
-        model = xir.dpu_model(raw)
+        model = xir.dpu_model(raw, request.subgraph)
     except xir.UnsupportedXmodelError as e:
         raise UnsupportedError(f"cannot run {request.what} on the emulator: {e}") from e
     except xir.XmodelError as e:
@@ -74,4 +74,4 @@ def _tensor(t: Any) -> str:
 
 #: A compiled Vitis AI model, its DPU subgraph turned into .accm.
 XMODEL = FrontEnd(name="Vitis AI .xmodel", suffixes=(".xmodel",), produces="accm", claims=_claims, load=_load,
-                  options=False, describe=_describe)
+                  options=False, describe=_describe, subgraphs=True)

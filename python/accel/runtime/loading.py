@@ -24,7 +24,7 @@ PathOrBytes = Union[str, os.PathLike[str], bytes, bytearray, memoryview]
 def load(device: RuntimeDevice, path_or_bytes: PathOrBytes,
          input_shapes: Optional[Mapping[str, Sequence[int]]] = None,
          extra_outputs: Union[str, Sequence[str], None] = None,
-         image_inputs: Optional[Mapping[str, Any]] = None) -> Model:
+         image_inputs: Optional[Mapping[str, Any]] = None, subgraph: Optional[str] = None) -> Model:
     """:meth:`accel.Device.load` (its docstring says what it takes and raises): the model at ``path_or_bytes``
     loaded on ``device``, through the front end that turns its format into the device's."""
     device._check_open()
@@ -70,9 +70,18 @@ def load(device: RuntimeDevice, path_or_bytes: PathOrBytes,
                 raise InvalidArgumentError(
                     f"{option} applies to {_option_formats()} models only; {what} is already compiled for the "
                     f"device")
+    if subgraph is not None:
+        if not isinstance(subgraph, str):
+            raise TypeError(f"subgraph must be a str (a DPU subgraph's name), not {type(subgraph).__name__}")
+        if front is None:
+            raise UnsupportedError(f"backend {device.info.backend!r} loads {what} as it is: choosing a subgraph by "
+                                   f"name is supported where the emulator runs a .xmodel (docs/xmodel.md)")
+        if not front.subgraphs:
+            raise InvalidArgumentError(f"subgraph applies to models with subgraphs (a Vitis AI .xmodel); {what} is "
+                                       f"{front.name}")
     if front is None:
         return Model(device, _load_core(device, data, source), name)
-    request = LoadRequest(data, what, source, input_shapes, extra, images, caps.int8_rules)
+    request = LoadRequest(data, what, source, input_shapes, extra, images, caps.int8_rules, subgraph)
     core_model, extra_count = front.load(request, lambda compiled: _load_compiled(device, compiled))
     return Model(device, core_model, name, extra_count)
 

@@ -286,3 +286,41 @@ def test_accel_info_describes_the_file(tmp_path, capsys):
     with pytest.raises(SystemExit) as stop:  # a usage error, as argparse's
         cli.main(["info", str(tmp_path / "x.npy")])
     assert stop.value.code == 2 and "describes Vitis AI .xmodel" in capsys.readouterr().err
+
+
+def test_a_file_with_two_dpu_subgraphs_runs_each_by_name(dpu_device, tmp_path):
+    """As Xilinx's tf2_custom_op and pointpillars examples: two DPU subgraphs (a CPU op between them). Each runs by
+    name, with its own tensors; the two in turn give what the one subgraph gives."""
+    rng = np.random.default_rng(4)
+    b, _ = _network(rng)
+    g = b.graph()
+    dpu = next(c for c in g.root.children if c.device == "DPU")
+    cut = next(i for i, leaf in enumerate(dpu.children) if leaf.leaf_ops == ["pool"]) + 1
+    first = xir.Subgraph("subgraph_first", dict(dpu.attrs), [], dpu.children[:cut])
+    second = xir.Subgraph("subgraph_second", dict(dpu.attrs), [], dpu.children[cut:])
+    at = g.root.children.index(dpu)
+    g.root.children[at:at + 1] = [first, second]
+    two = tmp_path / "two.xmodel"
+    two.write_bytes(xir.write(g))
+    one = tmp_path / "one.xmodel"
+    one.write_bytes(b.bytes())
+
+    with pytest.raises(accel.ModelFormatError, match="2 DPU subgraphs .*subgraph="):
+        dpu_device.load(str(two))
+    with pytest.raises(accel.ModelFormatError, match="no DPU subgraph 'third'; its DPU subgraphs: 'subgraph_first'"):
+        dpu_device.load(str(two), subgraph="third")
+    head = dpu_device.load(str(two), subgraph="subgraph_first")
+    tail = dpu_device.load(str(two), subgraph="subgraph_second")
+    assert [t.name for t in head.outputs] == ["pool_fix"] and [t.name for t in tail.inputs] == ["pool_fix"]
+    x = rng.integers(-128, 128, (1, 8, 8, 3)).astype(np.int8)
+    whole = dpu_device.load(str(one)).run(x)
+    (pooled,) = head.run(x)
+    for a, w in zip(tail.run(pooled), whole):
+        assert count_differing("two subgraphs in turn against one", a, w) == 0
+
+
+def test_subgraph_applies_to_xmodel_files_only(dpu_device, tiny_path):
+    with pytest.raises(accel.InvalidArgumentError, match="subgraph applies to .* is ONNX"):
+        dpu_device.load(tiny_path, subgraph="x")
+    with pytest.raises(TypeError, match="subgraph must be a str"):
+        dpu_device.load(tiny_path, subgraph=1)
