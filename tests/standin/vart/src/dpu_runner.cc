@@ -45,8 +45,11 @@ vart::Runner::TensorFormat declared_format(const xir::Subgraph* subgraph) {
 struct Port {
     DpuTensor dpu;
     std::unique_ptr<HostPhyBuffer> own;  // the runner's HOST_PHY buffer
-    accel_buffer* emulated = nullptr;    // the emulator model's float32 tensor
+    accel_buffer* emulated = nullptr;    // the emulator model's tensor
     size_t slot = 0;                     // its index among the emulator model's inputs or outputs
+    // The emulator model's tensor holds the DPU's 8-bit integers as stored (a model compiled from the file's own
+    // DPU ops), not float32 values: the bytes pass as they are.
+    bool integers = false;
 };
 
 class DpuRunner : public vart::RunnerExt {
@@ -129,6 +132,15 @@ void DpuRunner::make_ports(const std::vector<const xir::Tensor*>& ts, bool input
                 fatal("create_runner: subgraph %s: %s", name_.c_str(), accel_last_error_message());
             if (!info.name || t->get_name() != info.name) continue;
             p.slot = i;
+            p.integers = info.dtype == ACCEL_DTYPE_INT8 || info.dtype == ACCEL_DTYPE_UINT8;
+            const bool xint = p.dpu.kind == (info.dtype == ACCEL_DTYPE_INT8 ? DpuTensor::XINT8 : DpuTensor::XUINT8);
+            if (p.integers && (!xint || p.dpu.nchw))
+                fatal("create_runner: subgraph %s: tensor %s is %s%s, its code's %s", name_.c_str(),
+                      t->get_name().c_str(), t->get_data_type().to_string().c_str(), p.dpu.nchw ? " (NCHW)" : "",
+                      info.dtype == ACCEL_DTYPE_INT8 ? "int8" : "uint8");
+            if (!p.integers && info.dtype != ACCEL_DTYPE_FLOAT32)
+                fatal("create_runner: subgraph %s: its code's tensor %s is neither float32 nor 8-bit", name_.c_str(),
+                      t->get_name().c_str());
             int64_t elements = 1;
             for (uint32_t d = 0; d < info.ndim; d++) elements *= info.shape[d];
             if (elements != t->get_element_num())
@@ -138,7 +150,8 @@ void DpuRunner::make_ports(const std::vector<const xir::Tensor*>& ts, bool input
         if (p.slot == ts.size())
             fatal("create_runner: subgraph %s: its code has no %s named %s", name_.c_str(), inputs ? "input" : "output",
                   t->get_name().c_str());
-        if (accel_buffer_alloc(device_, (uint64_t)t->get_element_num() * sizeof(float), &p.emulated) != ACCEL_OK)
+        const uint64_t bytes = (uint64_t)t->get_element_num() * (p.integers ? 1 : sizeof(float));
+        if (accel_buffer_alloc(device_, bytes, &p.emulated) != ACCEL_OK)
             fatal("create_runner: no DPU memory for %s", t->get_name().c_str());
         ports.push_back(std::move(p));
     }
@@ -188,6 +201,15 @@ vart::TensorBuffer* DpuRunner::match(const std::vector<vart::TensorBuffer*>& giv
 void DpuRunner::read_input(vart::TensorBuffer* given, Port& port) {
     void* emulated = nullptr;
     accel_buffer_host_ptr(port.emulated, &emulated);
+    if (port.integers) {
+        const size_t n = (size_t)port.dpu.tensor->get_element_num();
+        auto* q = static_cast<std::uint8_t*>(emulated);
+        if (given == port.own.get()) return (void)std::memcpy(q, port.own->device_side(), n);
+        const auto* src = reinterpret_cast<const std::uint8_t*>((std::uintptr_t)given->data({}).first);
+        if (given->get_tensor()->get_data_type() == port.dpu.tensor->get_data_type())
+            return (void)std::memcpy(q, src, n);
+        return float_to_xint_truncating(port.dpu, reinterpret_cast<const float*>(src), q);
+    }
     float* dst = static_cast<float*>(emulated);
     if (given == port.own.get()) return to_float(port.dpu, port.own->device_side(), dst);
     const auto* src = reinterpret_cast<const std::uint8_t*>((std::uintptr_t)given->data({}).first);
@@ -200,6 +222,15 @@ void DpuRunner::read_input(vart::TensorBuffer* given, Port& port) {
 void DpuRunner::write_output(vart::TensorBuffer* given, Port& port) {
     void* emulated = nullptr;
     accel_buffer_host_ptr(port.emulated, &emulated);
+    if (port.integers) {
+        const size_t n = (size_t)port.dpu.tensor->get_element_num();
+        const auto* q = static_cast<const std::uint8_t*>(emulated);
+        if (given == port.own.get()) return (void)std::memcpy(port.own->device_side(), q, n);
+        auto* dst = reinterpret_cast<std::uint8_t*>((std::uintptr_t)given->data({}).first);
+        if (given->get_tensor()->get_data_type() == port.dpu.tensor->get_data_type())
+            return (void)std::memcpy(dst, q, n);
+        return xint_to_float(port.dpu, q, reinterpret_cast<float*>(dst));
+    }
     const float* src = static_cast<const float*>(emulated);
     if (given == port.own.get()) return from_float(port.dpu, src, port.own->device_side());
     auto* dst = reinterpret_cast<std::uint8_t*>((std::uintptr_t)given->data({}).first);

@@ -3,6 +3,7 @@ for the VART stand-in: FORMAT.md beside this folder says what it holds and the s
 
     python make_xmodel.py model.onnx out.xmodel [--fix-point NAME=FP ...] [--dpu-subgraphs N]
     python make_xmodel.py model.onnx out.xmodel --float [--dpu-subgraphs N]
+    python make_xmodel.py model_qdq.onnx out.xmodel --dpu-ops
 
 The model is compiled with accel.compiler into an emulator model of float32 tensors, which becomes the
 code of the DPU subgraph (its bytes attribute `standin_accm`, in place of the DPU's instructions). The
@@ -18,6 +19,8 @@ inputs' ranges (onnxruntime), so that outputs rarely saturate.
 subgraph declared NCHW (a stand-in liberty, for running float NCHW test suites on `vart:0`; a real DPU
 has xint8 NHWC tensors). `pack_accm(name, accm)` does the same for an emulator model's bytes.
 --dpu-subgraphs N writes the DPU subgraph N times (N = 0 or 2 make models the vart driver refuses).
+--dpu-ops (`build_dpu_ops(path)`): a power-of-two QDQ model as vai_c_xir compiles it, the DPU subgraph's real ops
+(qdq_to_xir.py) with the emulator model compiled from them.
 """
 from __future__ import annotations
 
@@ -173,6 +176,25 @@ def build(onnx_path: str, fix_points: Dict[str, int] | None = None, dpu_subgraph
     return _xmodel(_graph_name(onnx_path), code, ins, outs, fix, dpu_subgraphs)
 
 
+def build_dpu_ops(onnx_path: str) -> bytes:
+    """The .xmodel of a power-of-two QDQ model as vai_c_xir compiles it: real DPU ops (qdq_to_xir.py), const-fix
+    weights in REG_0, every tensor xint8 with its fix point; its standin_accm the emulator model compiled from that
+    DPU subgraph itself (accel.compiler.xir, the emulator's .xmodel front end, with the dpu rules), int8 NHWC end to
+    end."""
+    import onnx
+
+    from accel import compiler
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import qdq_to_xir
+
+    graph = qdq_to_xir.convert(onnx.load(onnx_path), _graph_name(onnx_path))
+    code = compiler.compile_model(xir.dpu_model(xir.write(graph)).SerializeToString(), int8=INT8_RULES)
+    (dpu,) = graph.subgraphs("DPU")
+    dpu.attrs["standin_accm"] = code
+    return xir.write(graph)
+
+
 def pack_accm(name: str, accm: bytes, dpu_subgraphs: int = 1) -> bytes:
     """The stand-in .xmodel bytes whose DPU subgraph runs the emulator model `accm` with its own float32
     tensors, shapes unchanged, declared NCHW (see the module's help); `name` names the graph."""
@@ -187,6 +209,8 @@ def main(argv: List[str]) -> int:
     p.add_argument("--fix-point", action="append", default=[], metavar="NAME=FP")
     p.add_argument("--dpu-subgraphs", type=int, default=1)
     p.add_argument("--float", action="store_true", help="float32 NCHW DPU tensors, as the model has them")
+    p.add_argument("--dpu-ops", action="store_true",
+                   help="a power-of-two QDQ model as real DPU ops (conv2d-fix, ..., weights in REG_0)")
     a = p.parse_args(argv)
     if a.float and a.fix_point:
         p.error("--fix-point: a --float model has no fix points")
@@ -197,7 +221,9 @@ def main(argv: List[str]) -> int:
             p.error(f"--fix-point {item!r}: expected NAME=INTEGER")
         fix[name] = int(value)
     try:
-        if a.float:
+        if a.dpu_ops:
+            data = build_dpu_ops(a.onnx)
+        elif a.float:
             from accel import compiler
 
             data = pack_accm(_graph_name(a.onnx), compiler.compile_model(a.onnx, int8=INT8_RULES), a.dpu_subgraphs)
