@@ -49,8 +49,11 @@ def ort_run(m, feeds):
 
 
 def emu_run(dev, m, feeds):
+    """The device's outputs in the ONNX model's order: a device may give them in its own (VART's runner gives a
+    DPU subgraph's tensors sorted by name, as XIR does), so they are matched by name."""
     model = dev.load(m.SerializeToString())
-    return [np.array(o) for o in model.run(for_model(m, feeds))]
+    got = dict(zip((o.name for o in model.outputs), (np.array(o) for o in model.run(for_model(m, feeds)))))
+    return [got[o.name] for o in m.graph.output]
 
 
 def check(dev, m, feeds, rtol=1e-5, atol=1e-6):

@@ -1,6 +1,7 @@
 // dpu_runner.cc - the stand-in's DPU runner: vart::Runner::create_runner and a RunnerExt that runs a
-// DPU subgraph's emulator model (its "accm" attribute) on accel's emulator, with the vendor runner's
-// rules (runner.hpp): blocking execute_async, no re-entry, and std::abort() on any misuse.
+// DPU subgraph's emulator model (its "standin_accm" attribute, in place of the DPU's code) on accel's
+// emulator, with the vendor runner's rules (runner.hpp): tensors in the subgraph's sorted order, blocking
+// execute_async, no re-entry, and std::abort() on any misuse.
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -44,7 +45,11 @@ vart::Runner::TensorFormat declared_format(const xir::Subgraph* subgraph) {
 struct Port {
     DpuTensor dpu;
     std::unique_ptr<HostPhyBuffer> own;  // the runner's HOST_PHY buffer
-    accel_buffer* emulated = nullptr;    // the emulator model's float32 tensor
+    accel_buffer* emulated = nullptr;    // the emulator model's tensor
+    size_t slot = 0;                     // its index among the emulator model's inputs or outputs
+    // The emulator model's tensor holds the DPU's 8-bit integers as stored (a model compiled from the file's own
+    // DPU ops), not float32 values: the bytes pass as they are.
+    bool integers = false;
 };
 
 class DpuRunner : public vart::RunnerExt {
@@ -72,7 +77,7 @@ private:
         for (const Port& p : ports) out.push_back(p.own.get());
         return out;
     }
-    void make_ports(const std::vector<const xir::Tensor*>& ts, std::vector<Port>& ports);
+    void make_ports(const std::vector<const xir::Tensor*>& ts, bool inputs, std::vector<Port>& ports);
     vart::TensorBuffer* match(const std::vector<vart::TensorBuffer*>& given, size_t index, const Port& port,
                               const char* kind);
     void read_input(vart::TensorBuffer* given, Port& port);
@@ -91,32 +96,62 @@ private:
 DpuRunner::DpuRunner(const xir::Subgraph* subgraph) : name_(subgraph->get_name()) {
     if (!subgraph->has_attr("device") || subgraph->get_attr<std::string>("device") != "DPU")
         fatal("create_runner: subgraph %s is not a DPU subgraph", name_.c_str());
-    if (!subgraph->has_attr("accm")) fatal("create_runner: DPU subgraph %s has no code", name_.c_str());
-    const std::vector<char> code = subgraph->get_attr<std::vector<char>>("accm");
+    if (!subgraph->has_attr("standin_accm")) fatal("create_runner: DPU subgraph %s has no code", name_.c_str());
+    const std::vector<char> code = subgraph->get_attr<std::vector<char>>("standin_accm");
     format_ = declared_format(subgraph);
     device_ = acquire_emulator();
     if (!device_) fatal("create_runner: cannot open the DPU (the emulator): %s", accel_last_error_message());
     if (accel_model_load_memory(device_, code.data(), code.size(), &model_) != ACCEL_OK)
         fatal("create_runner: subgraph %s: %s", name_.c_str(), accel_last_error_message());
-    make_ports(subgraph->get_sorted_input_tensors(), inputs_);
-    make_ports(subgraph->get_sorted_output_tensors(), outputs_);
+    size_t nin = 0, nout = 0;
+    accel_model_input_count(model_, &nin);
+    accel_model_output_count(model_, &nout);
+    const std::vector<const xir::Tensor*> ins = subgraph->get_sorted_input_tensors();
+    const std::vector<const xir::Tensor*> outs = subgraph->get_sorted_output_tensors();
+    if (nin != ins.size() || nout != outs.size())
+        fatal("create_runner: subgraph %s: its code has %zu inputs and %zu outputs, its tensors %zu and %zu",
+              name_.c_str(), nin, nout, ins.size(), outs.size());
+    make_ports(ins, true, inputs_);
+    make_ports(outs, false, outputs_);
     for (const auto* ports : {&inputs_, &outputs_})
         for (const Port& p : *ports)
             if (format_ == TensorFormat::NCHW && p.dpu.nchw)
                 fatal("create_runner: subgraph %s is NCHW, its tensor %s says standin_nchw", name_.c_str(),
                       p.dpu.tensor->get_name().c_str());
-    size_t nin = 0, nout = 0;
-    accel_model_input_count(model_, &nin);
-    accel_model_output_count(model_, &nout);
-    if (nin != inputs_.size() || nout != outputs_.size())
-        fatal("create_runner: subgraph %s: its code has %zu inputs and %zu outputs, its tensors %zu and %zu",
-              name_.c_str(), nin, nout, inputs_.size(), outputs_.size());
 }
 
-void DpuRunner::make_ports(const std::vector<const xir::Tensor*>& ts, std::vector<Port>& ports) {
+// One port per tensor, in the subgraph's (name) order; each runs the emulator model's tensor of its name.
+void DpuRunner::make_ports(const std::vector<const xir::Tensor*>& ts, bool inputs, std::vector<Port>& ports) {
     for (const xir::Tensor* t : ts) {
-        Port p{dpu_view(t), std::make_unique<HostPhyBuffer>(t), nullptr};
-        if (accel_buffer_alloc(device_, (uint64_t)t->get_element_num() * sizeof(float), &p.emulated) != ACCEL_OK)
+        Port p{dpu_view(t), std::make_unique<HostPhyBuffer>(t), nullptr, ts.size()};
+        for (size_t i = 0; i < ts.size(); i++) {
+            accel_tensor_info info;
+            std::memset(&info, 0, sizeof info);
+            info.struct_size = sizeof info;
+            if ((inputs ? accel_model_input_info : accel_model_output_info)(model_, i, &info) != ACCEL_OK)
+                fatal("create_runner: subgraph %s: %s", name_.c_str(), accel_last_error_message());
+            if (!info.name || t->get_name() != info.name) continue;
+            p.slot = i;
+            p.integers = info.dtype == ACCEL_DTYPE_INT8 || info.dtype == ACCEL_DTYPE_UINT8;
+            const bool xint = p.dpu.kind == (info.dtype == ACCEL_DTYPE_INT8 ? DpuTensor::XINT8 : DpuTensor::XUINT8);
+            if (p.integers && (!xint || p.dpu.nchw))
+                fatal("create_runner: subgraph %s: tensor %s is %s%s, its code's %s", name_.c_str(),
+                      t->get_name().c_str(), t->get_data_type().to_string().c_str(), p.dpu.nchw ? " (NCHW)" : "",
+                      info.dtype == ACCEL_DTYPE_INT8 ? "int8" : "uint8");
+            if (!p.integers && info.dtype != ACCEL_DTYPE_FLOAT32)
+                fatal("create_runner: subgraph %s: its code's tensor %s is neither float32 nor 8-bit", name_.c_str(),
+                      t->get_name().c_str());
+            int64_t elements = 1;
+            for (uint32_t d = 0; d < info.ndim; d++) elements *= info.shape[d];
+            if (elements != t->get_element_num())
+                fatal("create_runner: subgraph %s: tensor %s has %lld elements, its code's %lld", name_.c_str(),
+                      t->get_name().c_str(), (long long)t->get_element_num(), (long long)elements);
+        }
+        if (p.slot == ts.size())
+            fatal("create_runner: subgraph %s: its code has no %s named %s", name_.c_str(), inputs ? "input" : "output",
+                  t->get_name().c_str());
+        const uint64_t bytes = (uint64_t)t->get_element_num() * (p.integers ? 1 : sizeof(float));
+        if (accel_buffer_alloc(device_, bytes, &p.emulated) != ACCEL_OK)
             fatal("create_runner: no DPU memory for %s", t->get_name().c_str());
         ports.push_back(std::move(p));
     }
@@ -166,6 +201,15 @@ vart::TensorBuffer* DpuRunner::match(const std::vector<vart::TensorBuffer*>& giv
 void DpuRunner::read_input(vart::TensorBuffer* given, Port& port) {
     void* emulated = nullptr;
     accel_buffer_host_ptr(port.emulated, &emulated);
+    if (port.integers) {
+        const size_t n = (size_t)port.dpu.tensor->get_element_num();
+        auto* q = static_cast<std::uint8_t*>(emulated);
+        if (given == port.own.get()) return (void)std::memcpy(q, port.own->device_side(), n);
+        const auto* src = reinterpret_cast<const std::uint8_t*>((std::uintptr_t)given->data({}).first);
+        if (given->get_tensor()->get_data_type() == port.dpu.tensor->get_data_type())
+            return (void)std::memcpy(q, src, n);
+        return float_to_xint_truncating(port.dpu, reinterpret_cast<const float*>(src), q);
+    }
     float* dst = static_cast<float*>(emulated);
     if (given == port.own.get()) return to_float(port.dpu, port.own->device_side(), dst);
     const auto* src = reinterpret_cast<const std::uint8_t*>((std::uintptr_t)given->data({}).first);
@@ -178,6 +222,15 @@ void DpuRunner::read_input(vart::TensorBuffer* given, Port& port) {
 void DpuRunner::write_output(vart::TensorBuffer* given, Port& port) {
     void* emulated = nullptr;
     accel_buffer_host_ptr(port.emulated, &emulated);
+    if (port.integers) {
+        const size_t n = (size_t)port.dpu.tensor->get_element_num();
+        const auto* q = static_cast<const std::uint8_t*>(emulated);
+        if (given == port.own.get()) return (void)std::memcpy(port.own->device_side(), q, n);
+        auto* dst = reinterpret_cast<std::uint8_t*>((std::uintptr_t)given->data({}).first);
+        if (given->get_tensor()->get_data_type() == port.dpu.tensor->get_data_type())
+            return (void)std::memcpy(dst, q, n);
+        return xint_to_float(port.dpu, q, reinterpret_cast<float*>(dst));
+    }
     const float* src = static_cast<const float*>(emulated);
     if (given == port.own.get()) return from_float(port.dpu, src, port.own->device_side());
     auto* dst = reinterpret_cast<std::uint8_t*>((std::uintptr_t)given->data({}).first);
@@ -190,9 +243,9 @@ void DpuRunner::write_output(vart::TensorBuffer* given, Port& port) {
 void DpuRunner::run_emulated() {
     const unsigned long long deadline = now_ns() + dpu_timeout_ns();
     if (!wait_while_held(deadline)) fatal("DPU timeout: subgraph %s did not finish (XLNX_DPU_TIMEOUT)", name_.c_str());
-    std::vector<accel_buffer*> in, out;
-    for (Port& p : inputs_) in.push_back(p.emulated);
-    for (Port& p : outputs_) out.push_back(p.emulated);
+    std::vector<accel_buffer*> in(inputs_.size()), out(outputs_.size());
+    for (Port& p : inputs_) in[p.slot] = p.emulated;
+    for (Port& p : outputs_) out[p.slot] = p.emulated;
     accel_job* job = nullptr;
     if (accel_job_submit(model_, in.data(), in.size(), out.data(), out.size(), nullptr, &job) != ACCEL_OK)
         fatal("DPU: subgraph %s: %s", name_.c_str(), accel_last_error_message());

@@ -130,8 +130,8 @@ void test_host_virt() {
     std::memcpy(a.bytes.data(), qa.data(), 16);
     std::memcpy(ab.bytes.data(), qab.data(), 16);
     l.runner->execute_async({&ab, &a}, {&diff, &sum});
-    close_enough(reinterpret_cast<int8_t*>(sum.bytes.data()), read_file("two_io.out0.bin"));
-    close_enough(reinterpret_cast<int8_t*>(diff.bytes.data()), read_file("two_io.out1.bin"));
+    close_enough(reinterpret_cast<int8_t*>(diff.bytes.data()), read_file("two_io.out0.bin"));  // name order
+    close_enough(reinterpret_cast<int8_t*>(sum.bytes.data()), read_file("two_io.out1.bin"));
 
     // Float buffers: x * 2^5 truncated toward zero and wrapped to 8 bits, no saturation.
     UserBuffer fa("a", {1, 16}, f32), fab("ab", {1, 16}, f32), fsum("sum", {1, 16}, f32), fdiff("diff", {1, 16}, f32);

@@ -3,12 +3,14 @@
     conv.xmodel      x[1,3,8,8] -> Conv 3x3 (4 channels, pad 1) + Relu -> y[1,4,8,8]; declared NHWC:
                      x (1,8,8,3) fix_point 6, y (1,8,8,4) fix_point calibrated
     two_io.xmodel    a[1,16], ab[1,16] -> sum = a + ab, diff = a - ab (rank 2; "ab" contains "a", the
-                     vendor's by-name buffer matching must not confuse them); all fix_point 5
+                     vendor's by-name buffer matching must not confuse them); all fix_point 5. The DPU
+                     subgraph gives its tensors sorted by name, as XIR does: outputs diff, then sum
     two_dpu.xmodel   conv with its DPU subgraph twice; no_dpu.xmodel: conv with none
     conv_f32.xmodel  conv packed with --float: x[1,3,8,8] -> y[1,4,8,8], float32 NCHW as in the ONNX model
     <model>.in<i>.bin / <model>.out<i>.bin   int8 inputs (random, fixed seed) and the expected int8 outputs:
-                     onnxruntime on the dequantized inputs, requantized (nearest, saturated), NHWC
-    <model>.fix      the fix points, inputs then outputs, one per line
+                     onnxruntime on the dequantized inputs, requantized (nearest, saturated), NHWC; i counts
+                     in the DPU subgraph's order (tensor names sorted)
+    <model>.fix      the fix points, inputs then outputs, one per line, in that order
     conv_f32.in0.bin / conv_f32.out0.bin   float32 input (random, fixed seed) and onnxruntime's output
 """
 from __future__ import annotations
@@ -40,16 +42,16 @@ def _from_nhwc(a: np.ndarray) -> np.ndarray:
 
 
 def write_reference(out: Path, name: str, onnx_path: Path, fix: dict, rng) -> None:
-    """Random int8 inputs and the outputs a DPU with these fix points should give."""
+    """Random int8 inputs and the outputs a DPU with these fix points should give, in the DPU subgraph's order."""
     sess = ort.InferenceSession(str(onnx_path), providers=["CPUExecutionProvider"])
     feeds, fixes = {}, []
-    for i, t in enumerate(sess.get_inputs()):
+    for i, t in enumerate(sorted(sess.get_inputs(), key=lambda t: t.name)):
         shape = make_xmodel.nhwc(t.shape)
         q = rng.integers(-100, 101, size=shape, dtype=np.int8)
         (out / f"{name}.in{i}.bin").write_bytes(q.tobytes())
         feeds[t.name] = _from_nhwc(q.astype(np.float32) * 2.0 ** -fix[t.name]).copy()
         fixes.append(fix[t.name])
-    names = [o.name for o in sess.get_outputs()]
+    names = sorted(o.name for o in sess.get_outputs())
     for i, (n, y) in enumerate(zip(names, sess.run(names, feeds))):
         q = np.clip(np.rint(_to_nhwc(y) * 2.0 ** fix[n]), -128, 127).astype(np.int8)
         (out / f"{name}.out{i}.bin").write_bytes(q.tobytes())

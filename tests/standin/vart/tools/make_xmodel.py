@@ -1,10 +1,13 @@
-"""Writes an ONNX model as the VART stand-in's `.xmodel` (FORMAT.md beside this folder).
+"""Writes an ONNX model as a compiled Vitis AI `.xmodel` (XIR's serialized graph, through accel.compiler.xir)
+for the VART stand-in: FORMAT.md beside this folder says what it holds and the stand-in's own attributes.
 
     python make_xmodel.py model.onnx out.xmodel [--fix-point NAME=FP ...] [--dpu-subgraphs N]
     python make_xmodel.py model.onnx out.xmodel --float [--dpu-subgraphs N]
+    python make_xmodel.py model_qdq.onnx out.xmodel --dpu-ops
 
 The model is compiled with accel.compiler into an emulator model of float32 tensors, which becomes the
-code of the DPU subgraph. The DPU's tensors are xint8 with a fix_point each (real = q * 2^-fix_point);
+code of the DPU subgraph (its bytes attribute `standin_accm`, in place of the DPU's instructions). The
+DPU's tensors are xint8 with a fix_point each (real = q * 2^-fix_point);
 4-D tensors are declared NHWC (the emulator model keeps the ONNX NCHW; the stand-in runner transposes).
 The DPU subgraph computes as the DPU does: the model is compiled with the emulator's `dpu` int8 rules
 (INT8_RULES), which the stand-in runner opens the emulator with. Fix points: --fix-point NAME=FP for any
@@ -16,12 +19,13 @@ inputs' ranges (onnxruntime), so that outputs rarely saturate.
 subgraph declared NCHW (a stand-in liberty, for running float NCHW test suites on `vart:0`; a real DPU
 has xint8 NHWC tensors). `pack_accm(name, accm)` does the same for an emulator model's bytes.
 --dpu-subgraphs N writes the DPU subgraph N times (N = 0 or 2 make models the vart driver refuses).
+--dpu-ops (`build_dpu_ops(path)`): a power-of-two QDQ model as vai_c_xir compiles it, the DPU subgraph's real ops
+(qdq_to_xir.py) with the emulator model compiled from them.
 """
 from __future__ import annotations
 
 import argparse
 import math
-import struct
 import sys
 from pathlib import Path
 from typing import Dict, List, Sequence
@@ -29,33 +33,11 @@ from typing import Dict, List, Sequence
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "common" / "tools"))
 import standin_container
 
-XINT, FLOAT = 2, 4
+from accel.compiler import xir
+
 DEFAULT_INPUT_FIX_POINT = 6
 # The emulator's int8 rules the stand-in's DPU subgraphs compute with (its runner opens emu:int8=dpu).
 INT8_RULES = "dpu"
-
-
-def _str(s: str) -> bytes:
-    b = s.encode("utf-8")
-    return struct.pack("<I", len(b)) + b
-
-
-def _tensor(name: str, type_code: int, bits: int, dims: Sequence[int], attrs: Dict[str, int]) -> bytes:
-    out = _str(name) + struct.pack("<iiI", type_code, bits, len(dims)) + struct.pack(f"<{len(dims)}i", *dims)
-    out += struct.pack("<I", len(attrs))
-    for key, value in attrs.items():
-        out += _str(key) + struct.pack("<i", value)
-    return out
-
-
-def _subgraph(name: str, attrs: Dict[str, str], inputs: List[bytes], outputs: List[bytes],
-              blobs: Dict[str, bytes]) -> bytes:
-    out = _str(name) + struct.pack("<I", len(attrs)) + b"".join(_str(k) + _str(v) for k, v in attrs.items())
-    out += struct.pack("<I", len(blobs))
-    for key, blob in blobs.items():
-        out += _str(key) + struct.pack("<Q", len(blob)) + blob
-    out += struct.pack("<II", len(inputs), len(outputs))
-    return out + b"".join(inputs) + b"".join(outputs)
 
 
 def nhwc(dims: Sequence[int]) -> List[int]:
@@ -100,35 +82,68 @@ def _interface(code: bytes, what: str):
     return ins, outs
 
 
-def _container(graph_name: str, code: bytes, ins: List[dict], outs: List[dict], fix: Dict[str, int] | None,
-               dpu_subgraphs: int) -> bytes:
-    """The .xmodel: a USER subgraph of the float inputs, the DPU subgraph(s) running `code`, and (xint8
-    DPU tensors: `fix` gives their fix points) a CPU subgraph turning the outputs back into floats.
-    Without `fix` the DPU tensors are the model's own float32 ones and the subgraph is declared NCHW."""
+def _fix_tensor(name: str, dims: Sequence[int], fix_point: int, nchw: bool) -> xir.Tensor:
+    """An xint8 DPU tensor, as vai_c_xir writes one, and (standin_nchw) whether the emulator model's is NCHW."""
+    attrs = {"fix_point": fix_point, "bit_width": 8, "if_signed": True, "round_mode": "DPU_ROUND"}
+    if nchw:
+        attrs["standin_nchw"] = 1
+    return xir.Tensor(name, tuple(dims), "XINT", 8, attrs)
+
+
+def _graph(graph_name: str, code: bytes, ins: List[dict], outs: List[dict], fix: Dict[str, int] | None,
+           dpu_subgraphs: int) -> xir.Graph:
+    """The compiled graph: a USER subgraph per input (its data-fix), the DPU subgraph(s) (an upload per input, a
+    standin-accm op per output reading every upload, a download of each: `code` runs them) and (xint8 DPU tensors:
+    `fix` gives their fix points) a CPU subgraph per output turning it back into floats (fix2float). Without `fix`
+    the DPU tensors are the model's own float32 ones and the subgraph is declared NCHW."""
     quantized = fix is not None
-    dims = nhwc if quantized else list
 
-    def dpu_tensor(t: dict) -> bytes:
+    def tensor(name: str, t: dict) -> xir.Tensor:
         if not quantized:
-            return _tensor(t["name"], FLOAT, 32, t["dims"], {})
-        attrs = {"fix_point": fix[t["name"]]}
-        if len(t["dims"]) == 4:
-            attrs["standin_nchw"] = 1
-        return _tensor(t["name"], XINT, 8, nhwc(t["dims"]), attrs)
+            return xir.Tensor(name, tuple(t["dims"]), "FLOAT", 32, {})
+        return _fix_tensor(name, nhwc(t["dims"]), fix[t["name"]], len(t["dims"]) == 4)
 
-    def float_tensor(t: dict) -> bytes:
-        return _tensor(t["name"], FLOAT, 32, dims(t["dims"]), {})
-
-    dpu_attrs = {"device": "DPU"} if quantized else {"device": "DPU", "standin_tensor_format": "NCHW"}
-    children = [_subgraph("subgraph_input", {"device": "USER"}, [], [float_tensor(t) for t in ins], {})]
+    ops: Dict[str, xir.Op] = {}
+    children: List[xir.Subgraph] = []
+    for t in ins:
+        data_type = "XINT8" if quantized else "FLOAT32"
+        ops[t["name"]] = xir.Op(t["name"], "data-fix", {"shape": list(tensor(t["name"], t).shape),
+                                                       "data_type": data_type, "device": "USER"}, {},
+                                tensor(t["name"], t))
+        children.append(xir.Subgraph(f"subgraph_{t['name']}", {"device": "USER"}, [t["name"]]))
+    dpu_attrs: Dict[str, object] = {"device": "DPU", "standin_accm": code}
+    if not quantized:
+        dpu_attrs["standin_tensor_format"] = "NCHW"
+    cpu: List[xir.Subgraph] = []
     for k in range(dpu_subgraphs):
+        # Tensors are named once in a graph: a second DPU subgraph's carry its number.
         suffix = "" if dpu_subgraphs == 1 else f"_{k}"
-        children.append(_subgraph(f"subgraph_{graph_name}{suffix}", dpu_attrs, [dpu_tensor(t) for t in ins],
-                                  [dpu_tensor(t) for t in outs], {"accm": code}))
-    if quantized:
-        children.append(_subgraph("subgraph_post", {"device": "CPU"}, [dpu_tensor(t) for t in outs],
-                                  [float_tensor(t) for t in outs], {}))
-    return b"ACCELXM1" + _str(graph_name) + struct.pack("<I", len(children)) + b"".join(children)
+        leaves: List[str] = []
+        for t in ins:
+            leaves.append(f"{t['name']}_upload{suffix}")
+            ops[leaves[-1]] = xir.Op(leaves[-1], "upload", {"device": "DPU"}, {"input": [t["name"]]},
+                                     tensor(leaves[-1], t))
+        uploads = list(leaves)
+        for t in outs:
+            work, down = f"{t['name']}_standin{suffix}", f"{t['name']}_download{suffix}"
+            ops[work] = xir.Op(work, "standin-accm", {"device": "DPU"}, {"input": uploads}, tensor(work, t))
+            ops[down] = xir.Op(down, "download", {"device": "DPU"}, {"input": [work]},
+                               tensor(f"{t['name']}{suffix}", t))
+            leaves += [work, down]
+            if quantized:
+                name = f"{t['name']}{suffix}_fix2float"
+                ops[name] = xir.Op(name, "fix2float", {"device": "CPU", "fix_point": fix[t["name"]]},
+                                   {"input": [down]}, xir.Tensor(name, tuple(nhwc(t["dims"])), "FLOAT", 32, {}))
+                cpu.append(xir.Subgraph(f"subgraph_{name}", {"device": "CPU"}, [name]))
+        children.append(xir.Subgraph(f"subgraph_{graph_name}{suffix}", dpu_attrs, [],
+                                     [xir.Subgraph(f"subgraph_{n}", {}, [n]) for n in leaves]))
+    return xir.Graph(graph_name, ops, xir.Subgraph("root", {}, [], children + cpu), {"origin": "accel stand-in"})
+
+
+def _xmodel(graph_name: str, code: bytes, ins: List[dict], outs: List[dict], fix: Dict[str, int] | None,
+               dpu_subgraphs: int) -> bytes:
+    """The .xmodel bytes of _graph."""
+    return xir.write(_graph(graph_name, code, ins, outs, fix, dpu_subgraphs))
 
 
 def _graph_name(onnx_path: str) -> str:
@@ -158,14 +173,33 @@ def build(onnx_path: str, fix_points: Dict[str, int] | None = None, dpu_subgraph
         ranges = calibrate(onnx_path, ins, fix)
         for t in outs:
             fix.setdefault(t["name"], fix_point_for(ranges[t["name"]]))
-    return _container(_graph_name(onnx_path), code, ins, outs, fix, dpu_subgraphs)
+    return _xmodel(_graph_name(onnx_path), code, ins, outs, fix, dpu_subgraphs)
+
+
+def build_dpu_ops(onnx_path: str) -> bytes:
+    """The .xmodel of a power-of-two QDQ model as vai_c_xir compiles it: real DPU ops (qdq_to_xir.py), const-fix
+    weights in REG_0, every tensor xint8 with its fix point; its standin_accm the emulator model compiled from that
+    DPU subgraph itself (accel.compiler.xir, the emulator's .xmodel front end, with the dpu rules), int8 NHWC end to
+    end."""
+    import onnx
+
+    from accel import compiler
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import qdq_to_xir
+
+    graph = qdq_to_xir.convert(onnx.load(onnx_path), _graph_name(onnx_path))
+    code = compiler.compile_model(xir.dpu_model(xir.write(graph)).SerializeToString(), int8=INT8_RULES)
+    (dpu,) = graph.subgraphs("DPU")
+    dpu.attrs["standin_accm"] = code
+    return xir.write(graph)
 
 
 def pack_accm(name: str, accm: bytes, dpu_subgraphs: int = 1) -> bytes:
     """The stand-in .xmodel bytes whose DPU subgraph runs the emulator model `accm` with its own float32
     tensors, shapes unchanged, declared NCHW (see the module's help); `name` names the graph."""
     ins, outs = _interface(accm, name)
-    return _container(name, accm, ins, outs, None, dpu_subgraphs)
+    return _xmodel(name, accm, ins, outs, None, dpu_subgraphs)
 
 
 def main(argv: List[str]) -> int:
@@ -175,6 +209,8 @@ def main(argv: List[str]) -> int:
     p.add_argument("--fix-point", action="append", default=[], metavar="NAME=FP")
     p.add_argument("--dpu-subgraphs", type=int, default=1)
     p.add_argument("--float", action="store_true", help="float32 NCHW DPU tensors, as the model has them")
+    p.add_argument("--dpu-ops", action="store_true",
+                   help="a power-of-two QDQ model as real DPU ops (conv2d-fix, ..., weights in REG_0)")
     a = p.parse_args(argv)
     if a.float and a.fix_point:
         p.error("--fix-point: a --float model has no fix points")
@@ -185,7 +221,9 @@ def main(argv: List[str]) -> int:
             p.error(f"--fix-point {item!r}: expected NAME=INTEGER")
         fix[name] = int(value)
     try:
-        if a.float:
+        if a.dpu_ops:
+            data = build_dpu_ops(a.onnx)
+        elif a.float:
             from accel import compiler
 
             data = pack_accm(_graph_name(a.onnx), compiler.compile_model(a.onnx, int8=INT8_RULES), a.dpu_subgraphs)

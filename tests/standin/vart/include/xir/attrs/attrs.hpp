@@ -1,8 +1,10 @@
 // attrs.hpp - xir::Attrs, the named attributes of graphs, subgraphs and tensors (stand-in). The value
-// types are the ones the stand-in's .xmodel holds: int, string, bytes and int vectors. Reading an
-// attribute that is missing or of another type ends the process, as XIR's UNI_LOG_FATAL does.
+// types are those of XIR's serialized AttrValue, as XIR's C++ API gives them: scalars, std::string, bytes
+// (std::vector<char>), their vectors and std::map<std::string, ...> of them. Reading an attribute that is
+// missing or of another type ends the process, as XIR's UNI_LOG_FATAL does.
 #pragma once
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -17,7 +19,17 @@ namespace xir {
 
 class XIR_STANDIN_API Attrs {
   public:
-    using Value = std::variant<std::int32_t, std::string, std::vector<char>, std::vector<std::int32_t>>;
+    using Bytes = std::vector<char>;
+    template <typename T>
+    using Map = std::map<std::string, T>;
+    using Value = std::variant<bool, std::int32_t, std::uint32_t, std::int64_t, std::uint64_t, float, double,
+                               std::string, Bytes, std::vector<bool>, std::vector<std::int32_t>,
+                               std::vector<std::uint32_t>, std::vector<std::int64_t>, std::vector<std::uint64_t>,
+                               std::vector<float>, std::vector<double>, std::vector<std::string>, std::vector<Bytes>,
+                               Map<std::int32_t>, Map<std::uint32_t>, Map<std::int64_t>, Map<std::uint64_t>,
+                               Map<std::string>, Map<Bytes>, Map<std::vector<std::int32_t>>,
+                               Map<std::vector<std::uint32_t>>, Map<std::vector<std::int64_t>>,
+                               Map<std::vector<std::uint64_t>>, Map<std::vector<std::string>>>;
 
     static std::unique_ptr<Attrs> create() { return std::make_unique<Attrs>(); }
 

@@ -30,12 +30,14 @@ class XIR_STANDIN_API Subgraph {
     bool is_leaf() const { return children_.empty(); }
     std::int32_t get_children_num() const { return (std::int32_t)children_.size(); }
 
-    // The children in an order where every child comes after those it depends on (the stand-in's
-    // .xmodel stores them in that order).
+    // The children in an order where every child comes after the children whose ops' tensors it reads (ties
+    // in the file's order).
     std::vector<Subgraph*> children_topological_sort();
     std::vector<const Subgraph*> children_topological_sort() const;
 
-    // Tensors entering and leaving the subgraph: as sets (the vendor's type) and in file order.
+    // Tensors entering the subgraph (the output tensors of ops outside it that its ops read) and leaving it
+    // (its ops' output tensors read by an op outside it or by none); its ops are its leaves' ops. As sets (the
+    // vendor's type) and sorted by tensor name (XIR's TensorLexicographicalOrder, VART's runners' order).
     std::set<const Tensor*> get_input_tensors() const;
     std::set<const Tensor*> get_output_tensors() const;
     std::vector<const Tensor*> get_sorted_input_tensors() const;
@@ -52,10 +54,9 @@ class XIR_STANDIN_API Subgraph {
         return this;
     }
 
-    // Building (the stand-in's reader only).
+    // Building (the stand-in's reader only): children in topological order, then the tensors in and out.
     Subgraph* add_child(const std::string& name);
-    void add_input(std::unique_ptr<Tensor> tensor);
-    void add_output(std::unique_ptr<Tensor> tensor);
+    void set_tensors(std::vector<const Tensor*> inputs, std::vector<const Tensor*> outputs);
 
   private:
     const Graph* graph_;
@@ -63,7 +64,7 @@ class XIR_STANDIN_API Subgraph {
     std::string name_;
     Attrs attrs_;
     std::vector<std::unique_ptr<Subgraph>> children_;
-    std::vector<std::unique_ptr<Tensor>> inputs_, outputs_;
+    std::vector<const Tensor*> inputs_, outputs_;  // sorted by name
 };
 
 }  // namespace xir

@@ -1,0 +1,107 @@
+"""A power-of-two QDQ model packed as vai_c_xir compiles it (make_xmodel.py --dpu-ops: conv2d-fix, eltwise-fix,
+pool-fix, const-fix weights in REG_0, xint8 tensors with fix points) runs bit for bit alike on vart:0 (the stand-in),
+on the emulator through the .xmodel, and on the emulator through the QDQ model it came from, each with the DPU's
+rules. Runs on vart:0 (the vendor runs of the suite, ci/test.sh); deselected elsewhere.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from onnx import TensorProto, helper
+
+from accel.compiler import xir
+from standin_toolchain import tool
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from models.device_qdq import const_dq_fp, count_differing, qdq_fp, run_on_emulator
+
+pytestmark = pytest.mark.vendor("vart")
+
+FX, FW1, FB1, F1, FW2, FB2, F2, FA, FM, FG = 5, 7, 4, 4, 6, 5, 3, 3, 3, 5
+
+
+def _model(rng):
+    """x -> conv 3x3 + relu -> conv 1x1 + leaky relu -> add + relu -> max pool (y_max) and global pool (y_avg)."""
+    p = {"w1": rng.integers(-128, 128, (8, 4, 3, 3)), "b1": rng.integers(-128, 128, 8),
+         "w2": rng.integers(-128, 128, (8, 8, 1, 1)), "b2": rng.integers(-128, 128, 8)}
+    nodes, inits = [], []
+    x = qdq_fp(nodes, inits, "x", FX)
+    w1, b1 = const_dq_fp(nodes, inits, "w1", p["w1"], FW1), const_dq_fp(nodes, inits, "b1", p["b1"], FB1)
+    nodes += [helper.make_node("Conv", [x, w1, b1], ["c1"], pads=[1, 1, 1, 1]),
+              helper.make_node("Relu", ["c1"], ["r1"])]
+    r1 = qdq_fp(nodes, inits, "r1", F1)
+    w2, b2 = const_dq_fp(nodes, inits, "w2", p["w2"], FW2), const_dq_fp(nodes, inits, "b2", p["b2"], FB2)
+    nodes += [helper.make_node("Conv", [r1, w2, b2], ["c2"]),
+              helper.make_node("LeakyRelu", ["c2"], ["l2"], alpha=26 / 256)]
+    l2 = qdq_fp(nodes, inits, "l2", F2)
+    nodes += [helper.make_node("Add", [r1, l2], ["a"]), helper.make_node("Relu", ["a"], ["ar"])]
+    a = qdq_fp(nodes, inits, "ar", FA)
+    nodes.append(helper.make_node("MaxPool", [a], ["mp"], kernel_shape=[2, 2], strides=[2, 2]))
+    qdq_fp(nodes, inits, "mp", FM, out="y_max")
+    nodes.append(helper.make_node("GlobalAveragePool", [a], ["gp"]))
+    qdq_fp(nodes, inits, "gp", FG, out="y_avg")
+    g = helper.make_graph(nodes, "dpu_ops", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 8, 8])],
+                          [helper.make_tensor_value_info("y_max", TensorProto.FLOAT, [1, 8, 4, 4]),
+                           helper.make_tensor_value_info("y_avg", TensorProto.FLOAT, [1, 8, 1, 1])], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m, p
+
+
+def test_qdq_model_as_real_dpu_ops_runs_alike_on_vart_and_the_emulator(dev, tmp_path):
+    import accel
+
+    model, p = _model(np.random.default_rng(21))
+    onnx_path = tmp_path / "dpu_ops.onnx"
+    onnx_path.write_bytes(model.SerializeToString())
+    data = tool(".xmodel").build_dpu_ops(str(onnx_path))
+
+    graph = xir.read(data)
+    dpu = xir.dpu_subgraph(graph)
+    types = sorted({graph.ops[n].type for n in dpu.ops()})
+    assert types == ["const-fix", "conv2d-fix", "download", "eltwise-fix", "pool-fix", "upload"]
+    assert graph.ops["c1"].attrs["nonlinear"] == "RELU" and graph.ops["c2"].attrs["nonlinear"] == "LEAKYRELU"
+    w1 = graph.ops["c1_weights"].output
+    reg = dpu.attrs["reg_id_to_parameter_value"]["REG_0"]
+    addr = w1.attrs["ddr_addr"]
+    stored = np.frombuffer(reg[addr:addr + p["w1"].size], np.int8).reshape(8, 3, 3, 4)
+    np.testing.assert_array_equal(stored, p["w1"].transpose(0, 2, 3, 1))  # OHWI in REG_0
+    assert (w1.attrs["reg_id"], w1.fix_point, graph.ops["c1"].output.fix_point) == (0, FW1, F1)
+
+    path = tmp_path / "dpu_ops.xmodel"
+    path.write_bytes(data)
+    m = dev.load(str(path))
+    assert [(o.name, o.shape, o.quant.shifts) for o in m.outputs] == [
+        ("y_avg", (1, 1, 1, 8), (FG,)), ("y_max", (1, 4, 4, 8), (FM,))]
+    q = np.random.default_rng(22).integers(-128, 128, (1, 8, 8, 4)).astype(np.int8)
+    got = [np.asarray(o).copy() for o in m.run(q)]
+    with accel.open("emu:int8=dpu") as emu:
+        on_emu = [np.asarray(o).copy() for o in emu.load(str(path)).run(q)]
+    from_qdq = run_on_emulator(model, q.transpose(0, 3, 1, 2).astype(np.float32) * 2.0 ** -FX, "dpu")
+    differ = 0
+    for g, e, f, fp, name in zip(got, on_emu, from_qdq[::-1], (FG, FM), ("y_avg", "y_max")):
+        differ += count_differing(f"vart:0 {name} against emu through the .xmodel", g, e)
+        differ += count_differing(f"vart:0 {name} against emu through the QDQ model", g,
+                                  np.rint(f.transpose(0, 2, 3, 1) * 2.0 ** fp).astype(np.int64))
+    assert differ == 0
+    assert any(np.any(g != 0) for g in got)
+
+
+def test_what_the_dpu_ops_packer_refuses_is_named(tmp_path):
+    model, _ = _model(np.random.default_rng(23))
+    path = tmp_path / "net.onnx"
+    scales = {t.name: t for t in model.graph.initializer}
+    scales["r1_s"].CopyFrom(helper.make_tensor("r1_s", TensorProto.FLOAT, [], [0.3]))
+    path.write_bytes(model.SerializeToString())
+    with pytest.raises(ValueError, match=r"QuantizeLinear 'r1_q'.*not one power of two"):
+        tool(".xmodel").build_dpu_ops(str(path))
+    model, _ = _model(np.random.default_rng(23))
+    for n in model.graph.node:
+        if n.op_type == "Relu" and n.output[0] == "ar":
+            n.op_type = "Sigmoid"
+    path.write_bytes(model.SerializeToString())
+    with pytest.raises(ValueError, match="Sigmoid 'ar': the packer writes no DPU op"):
+        tool(".xmodel").build_dpu_ops(str(path))
