@@ -125,16 +125,11 @@ def print_model(facts: Dict[str, Any], indent: str = "") -> None:
 @reports_failures("info")
 def command(args: argparse.Namespace) -> int:
     """``accel info``: prints the facts as text or JSON; returns the exit code."""
-    if args.model is not None:
-        facts = model_facts(args.model)
-        if args.json:
-            print(json.dumps(facts, indent=2, default=str))
-        else:
-            print_model(facts)
-        return 0
-    facts = gather(args.device)
+    facts = model_facts(args.model) if args.model is not None else gather(args.device)
     if args.json:
         print(json.dumps(facts, indent=2, default=str))
+    elif args.model is not None:
+        print_model(facts)
     else:
         print_text(facts)
     return 0

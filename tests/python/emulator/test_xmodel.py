@@ -305,7 +305,7 @@ def test_a_file_with_two_dpu_subgraphs_runs_each_by_name(dpu_device, tmp_path):
     one = tmp_path / "one.xmodel"
     one.write_bytes(b.bytes())
 
-    with pytest.raises(accel.ModelFormatError, match="2 DPU subgraphs .*subgraph="):
+    with pytest.raises(accel.ModelFormatError, match=r"2 DPU subgraphs .*subgraph="):
         dpu_device.load(str(two))
     with pytest.raises(accel.ModelFormatError, match="no DPU subgraph 'third'; its DPU subgraphs: 'subgraph_first'"):
         dpu_device.load(str(two), subgraph="third")
@@ -320,7 +320,7 @@ def test_a_file_with_two_dpu_subgraphs_runs_each_by_name(dpu_device, tmp_path):
 
 
 def test_subgraph_applies_to_xmodel_files_only(dpu_device, tiny_path):
-    with pytest.raises(accel.InvalidArgumentError, match="subgraph applies to .* is ONNX"):
+    with pytest.raises(accel.InvalidArgumentError, match=r"subgraph applies to .* is ONNX"):
         dpu_device.load(tiny_path, subgraph="x")
     with pytest.raises(TypeError, match="subgraph must be a str"):
         dpu_device.load(tiny_path, subgraph=1)
