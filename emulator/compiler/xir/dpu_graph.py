@@ -232,6 +232,58 @@ def _conv(b: _Builder, op: Op, depthwise: bool) -> None:
     b.quantized(_activation(b, op, y), op, True)
 
 
+def _transposed_conv(b: _Builder, op: Op) -> None:
+    """transposed-conv2d-fix: as VART computes it, the input dilated by the stride (zeros between its pixels), padded
+    by kernel - 1 - pad on each side and convolved with the weights as stored (OHWI), which is ONNX's ConvTranspose
+    with the kernel flipped. The emulator runs ConvTranspose in float32 between its DequantizeLinear and QuantizeLinear,
+    which is exact (and the one rounding is the QuantizeLinear's, DPU_ROUND under the dpu rules) while every sum fits
+    float32's 24-bit significand: refused where it might not, and for a leaky relu (26/256 of the sum is not exact)."""
+    where = _where(b, op)
+    x, nchw, fx = _input(b, op)
+    act = attr(where, op.attrs, "nonlinear", str, "NONE")
+    if not nchw or act not in ("NONE", "RELU"):
+        raise UnsupportedXmodelError(f"{where}: nonlinear {act!r} on a {'4-D' if nchw else 'non-4-D'} input (NONE and "
+                                     f"RELU on a 4-D feature map are supported)")
+    if len(op.output.shape) != 4:
+        raise XmodelError(f"{where}: its output {list(op.output.shape)} is not a 4-D feature map")
+    w_op = _constant(b, op, "weights")
+    if w_op is None:
+        raise XmodelError(f"{where} has no weights")
+    w = b.weights(w_op)
+    kw, kh = _ints(op, "kernel", 2, None, b.subgraph)
+    sw, sh = _ints(op, "stride", 2, [1, 1], b.subgraph)
+    left, right, top, bottom = _ints(op, "pad", 4, [0, 0, 0, 0], b.subgraph)
+    channels_in = b.graph.ops[_data_source(b, op)].output.shape[-1]
+    want = (op.output.shape[-1], kh, kw, channels_in)
+    if w.shape != want or min(sw, sh) < 1 or min(left, right, top, bottom) < 0:
+        raise XmodelError(f"{where}: weights {list(w.shape)} (want {list(want)}), stride [{sw}, {sh}], pad "
+                          f"[{left}, {right}, {top}, {bottom}]")
+    fw = _fix_point(w_op, b.subgraph)
+    terms = channels_in * -(-kh // sh) * -(-kw // sw)  # the products one output sums, at most
+    bias_op = _constant(b, op, "bias")
+    finer = 0 if bias_op is None else max(_fix_point(bias_op, b.subgraph) - fx - fw, 0)
+    if (terms << (14 + finer)) + 128 >= 1 << 24:  # |sum| in units of the finest fix point involved
+        raise UnsupportedXmodelError(f"{where}: {terms} products a sum (with the bias {finer} bits finer) may pass "
+                                     f"float32's exact range; the emulator has no integer transposed convolution")
+    (_, h_in, w_in, _), (_, h, w_out, _) = b.graph.ops[_data_source(b, op)].output.shape, op.output.shape
+    if (h, w_out) != (sh * (h_in - 1) + kh - top - bottom, sw * (w_in - 1) + kw - left - right):
+        raise XmodelError(f"{where}: output {list(op.output.shape)} is not what its input, kernel, stride and pad give")
+    wt = w.transpose(3, 0, 1, 2)[:, :, ::-1, ::-1]  # OHWI -> ONNX's (in, out, h, w), flipped
+    wd = b.node("DequantizeLinear", [b.const(np.ascontiguousarray(wt), f"{w_op.name}_w"), b.scale(fw),
+                                     b.const(np.int8(0), "zero")], f"{w_op.name}_dq")
+    inputs = [x, wd]
+    if bias_op is not None:
+        bias = b.weights(bias_op)
+        if bias.shape != (want[0],):
+            raise XmodelError(f"{where}: bias {bias_op.name!r} is {list(bias.shape)}, not [{want[0]}]")
+        inputs.append(b.node("DequantizeLinear", [b.const(bias, f"{bias_op.name}_b"),
+                                                  b.scale(_fix_point(bias_op, b.subgraph)),
+                                                  b.const(np.int8(0), "zero")], f"{bias_op.name}_dq"))
+    y = b.node("ConvTranspose", inputs, op.name, kernel_shape=[kh, kw], strides=[sh, sw],
+               pads=[top, left, bottom, right])
+    b.quantized(_activation(b, op, y), op, True)
+
+
 def _pool(b: _Builder, op: Op) -> None:
     x, _, _ = _input(b, op)
     kind = attr(_where(b, op), op.attrs, "type", str, "MAX")
@@ -346,7 +398,7 @@ OPS: Dict[str, Callable[[_Builder, Op], None]] = {
     "conv2d-fix": lambda b, op: _conv(b, op, False),
     "depthwise-conv2d-fix": lambda b, op: _conv(b, op, True),
     "pool-fix": _pool, "eltwise-fix": _eltwise, "concat-fix": _concat, "reshape-fix": _reshape,
-    "upsample-fix": _upsample, "hard-sigmoid-fix": _hard_sigmoid,
+    "upsample-fix": _upsample, "hard-sigmoid-fix": _hard_sigmoid, "transposed-conv2d-fix": _transposed_conv,
 }
 
 

@@ -324,3 +324,38 @@ def test_subgraph_applies_to_xmodel_files_only(dpu_device, tiny_path):
         dpu_device.load(tiny_path, subgraph="x")
     with pytest.raises(TypeError, match="subgraph must be a str"):
         dpu_device.load(tiny_path, subgraph=1)
+
+
+@pytest.mark.parametrize("kernel, stride, pad", [(2, 2, 0), (4, 4, 0), (3, 2, 1), (3, 1, 1)])
+@pytest.mark.parametrize("act", ["NONE", "RELU"])
+def test_a_transposed_convolution_is_vart_s(dpu_device, tmp_path, kernel, stride, pad, act):
+    """transposed-conv2d-fix as VART computes it (pointpillars' 2x2/2 and 4x4/4): the input dilated by the stride,
+    padded by kernel - 1 - pad, convolved with the weights as stored, one rounding half up; here in exact integers."""
+    rng = np.random.default_rng(kernel * 10 + stride + pad)
+    fx, fw, fb, fy = 3, 6, 7, 4
+    cin, cout, hw = 5, 6, 4
+    w = rng.integers(-100, 100, (cout, kernel, kernel, cin))
+    bias = rng.integers(-100, 100, cout)
+    out = stride * (hw - 1) + kernel - 2 * pad
+    b = XmodelBuilder("tconv")
+    x = b.input("x", (1, hw, hw, cin), fx)
+    y = b.op("transposed-conv2d-fix", "tconv", {"input": [x], "weights": [b.const("w", w, fw)],
+                                                "bias": [b.const("b", bias, fb)]},
+             (1, out, out, cout), fy, kernel=[kernel, kernel], stride=[stride, stride], pad=[pad] * 4, nonlinear=act)
+    b.output(y)
+    path = tmp_path / "tconv.xmodel"
+    path.write_bytes(b.bytes())
+    xs = rng.integers(-128, 128, (1, hw, hw, cin)).astype(np.int8)
+    got = dpu_device.load(str(path)).run(xs)[0]
+    from models.fixed_point import conv_sum
+    dilated = np.zeros((1, cin, stride * (hw - 1) + 1, stride * (hw - 1) + 1), np.int64)
+    dilated[:, :, ::stride, ::stride] = xs.transpose(0, 3, 1, 2)
+    edge = kernel - 1 - pad
+    padded = np.pad(dilated, ((0, 0), (0, 0), (edge, edge), (edge, edge)))
+    acc = conv_sum(padded, w.transpose(0, 3, 1, 2)) + (bias[None, :, None, None] << (fx + fw - fb))
+    if act == "RELU":
+        acc = np.maximum(acc, 0)
+    shift = fx + fw - fy
+    want = sat8((acc + (1 << (shift - 1))) >> shift).transpose(0, 2, 3, 1)
+    assert got.shape == want.shape
+    assert count_differing(f"transposed conv {kernel}x{kernel}/{stride} pad {pad} {act}", got, want) == 0
