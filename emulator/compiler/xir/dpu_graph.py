@@ -11,204 +11,37 @@ raises XmodelError naming the op and its subgraph.
 """
 from __future__ import annotations
 
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Sequence, Tuple
 
 import numpy as np
 
+from .dpu_builder import (FAMILY, OPSET, TO_NCHW, TO_NHWC, Builder, activation, constant, data_input,
+                          data_source, fix_point, ints, named, window_attrs)
 from .reader import Graph, Op, Subgraph, UnsupportedXmodelError, XmodelError, attr
 
 __all__ = ["OPS", "FAMILY", "boundary", "to_qdq"]
 
-#: The DPU family whose arithmetic the dpu rules are (the subgraph's dpu_name starts with it).
-FAMILY = "DPUCZDX8G"
-_OPSET = 17
-_ACTIVATIONS = ("NONE", "RELU", "RELU6", "LEAKYRELU")
-_LEAKY_ALPHA = 26 / 256
-_FIX_POINT_LIMIT = 64
-_TO_NCHW = [0, 3, 1, 2]
-_TO_NHWC = [0, 2, 3, 1]
 
-
-class _Builder:
-    """The ONNX graph being made: nodes, initializers, and each XIR op's int8 value (its ONNX name, whether it is a
-    4-D map held as NCHW, its fix point)."""
-
-    def __init__(self, graph: Graph, subgraph: Subgraph) -> None:
-        import onnx.helper  # noqa: F401  (the compiler's dependency; imported here so that reading needs none)
-
-        self.graph, self.subgraph = graph, subgraph
-        self.nodes: List = []
-        self.inits: List = []
-        self.values: Dict[str, Tuple[str, bool, int]] = {}  # XIR op -> (ONNX int8 name, NCHW, fix point)
-        self._n = 0
-        self.registers = attr(f"subgraph {subgraph.name!r}", subgraph.attrs, "reg_id_to_parameter_value", dict, {})
-
-    def fresh(self, base: str) -> str:
-        self._n += 1
-        return f"{base}__{self._n}"
-
-    def node(self, op_type: str, inputs: Sequence[str], base: str, **attrs) -> str:
-        from onnx import helper
-
-        out = self.fresh(base)
-        self.nodes.append(helper.make_node(op_type, list(inputs), [out], name=out, **attrs))
-        return out
-
-    def const(self, array: np.ndarray, base: str) -> str:
-        from onnx import numpy_helper
-
-        name = self.fresh(base)
-        self.inits.append(numpy_helper.from_array(np.asarray(array), name))
-        return name
-
-    def scale(self, fix_point: int) -> str:
-        return self.const(np.float32(np.ldexp(np.float32(1), -fix_point)), "scale")
-
-    def value(self, op_name: str, reader: Op) -> Tuple[str, bool, int]:
-        """The int8 value (ONNX name, NCHW, fix point) of `op_name`'s output as `reader` reads it as data."""
-        found = self.values.get(op_name)
-        if found is None:
-            kind = self.graph.ops[op_name].type
-            raise UnsupportedXmodelError(f"op {reader.name!r} ({reader.type}) of subgraph {self.subgraph.name!r} reads "
-                                         f"op {op_name!r} ({kind}) as data: only the weights and bias of a "
-                                         f"convolution may be constants")
-        return found
-
-    def dequantized(self, op_name: str, reader: Op) -> Tuple[str, bool, int]:
-        """The float (DequantizeLinear'd) value of an op's output as `reader` reads it: (name, NCHW, fix point)."""
-        name, nchw, fp = self.value(op_name, reader)
-        zero = self.const(np.int8(0), "zero")
-        return self.node("DequantizeLinear", [name, self.scale(fp), zero], f"{op_name}_dq"), nchw, fp
-
-    def quantized(self, value: str, op: Op, nchw: bool) -> None:
-        """Records op's output: the float `value` quantized at its output's fix point."""
-        fp = _fix_point(op, self.subgraph)
-        zero = self.const(np.int8(0), "zero")
-        self.values[op.name] = (self.node("QuantizeLinear", [value, self.scale(fp), zero], f"{op.name}_q"), nchw, fp)
-
-    def weights(self, op: Op) -> np.ndarray:
-        """A const-fix op's int8 values from its register, in its tensor's shape."""
-        t = op.output
-        where = f"op {op.name!r} ({op.type}) of subgraph {self.subgraph.name!r}"
-        if t.data_type != "XINT" or t.bit_width != 8:
-            raise XmodelError(f"{where}: its tensor is {t.type_name}; the DPU's constants are xint8")
-        data = attr(where, op.attrs, "data", bytes, b"")
-        size = int(np.prod(t.shape))
-        if isinstance(data, bytes) and len(data) == size:
-            raw = data
-        else:
-            reg, addr = attr(where, t.attrs, "reg_id", int), attr(where, t.attrs, "ddr_addr", int)
-            if reg is None or addr is None:
-                raise XmodelError(f"{where}: no data, and no reg_id and ddr_addr to find it at")
-            key = f"REG_{reg}"
-            blob = self.registers.get(key)
-            if not isinstance(blob, bytes):
-                raise XmodelError(f"{where}: its data is in register {key}, which the subgraph's "
-                                  f"reg_id_to_parameter_value does not hold")
-            if addr < 0 or addr + size > len(blob):
-                raise XmodelError(f"{where}: its {size} bytes at ddr_addr {addr} pass the end of {key} "
-                                  f"({len(blob)} bytes)")
-            raw = blob[addr:addr + size]
-        return np.frombuffer(raw, np.int8).reshape(t.shape).copy()
-
-
-def _where(b: _Builder, op: Op) -> str:
-    return f"op {op.name!r} ({op.type}) of subgraph {b.subgraph.name!r}"
-
-
-def _fix_point(op: Op, subgraph: Subgraph) -> int:
-    fp = op.output.fix_point
-    if fp is None:
-        raise XmodelError(f"op {op.name!r} ({op.type}) of subgraph {subgraph.name!r}: its tensor "
-                          f"{op.output.name!r} has no fix_point")
-    if not -_FIX_POINT_LIMIT <= fp <= _FIX_POINT_LIMIT:  # the dpu rules take [-30, 30] and say so; this is sanity
-        raise XmodelError(f"op {op.name!r} ({op.type}) of subgraph {subgraph.name!r}: its tensor "
-                          f"{op.output.name!r} has fix_point {fp}")
-    return fp
-
-
-def _ints(op: Op, key: str, count: int, default: Optional[List[int]], subgraph: Subgraph) -> List[int]:
-    v = op.attrs.get(key, default)
-    if not isinstance(v, list) or len(v) != count or not all(isinstance(x, int) and not isinstance(x, bool)
-                                                             for x in v):
-        raise XmodelError(f"op {op.name!r} ({op.type}) of subgraph {subgraph.name!r}: attribute {key!r} is {v!r}, "
-                          f"not {count} ints")
-    return list(v)
-
-
-def _window(b: _Builder, op: Op) -> Dict[str, List[int]]:
-    """ONNX's kernel_shape, strides and pads of an op's {w, h} kernel and stride and {l, r, t, b} pad."""
-    kw, kh = _ints(op, "kernel", 2, None, b.subgraph)
-    sw, sh = _ints(op, "stride", 2, [1, 1], b.subgraph)
-    left, right, top, bottom = _ints(op, "pad", 4, [0, 0, 0, 0], b.subgraph)
-    return {"kernel_shape": [kh, kw], "strides": [sh, sw], "pads": [top, left, bottom, right]}
-
-
-def _data_source(b: _Builder, op: Op) -> str:
-    """The one op that `op`'s "input" argument names."""
-    names = op.inputs.get("input", [])
-    if len(names) != 1:
-        raise XmodelError(f"op {op.name!r} ({op.type}) of subgraph {b.subgraph.name!r} has {len(names)} inputs, not 1")
-    return names[0]
-
-
-def _input(b: _Builder, op: Op, arg: str = "input", index: int = 0) -> Tuple[str, bool, int]:
-    names = op.inputs.get(arg, [])
-    if len(names) <= index:
-        raise XmodelError(f"op {op.name!r} ({op.type}) of subgraph {b.subgraph.name!r} has no {arg!r} argument")
-    return b.dequantized(names[index], op)
-
-
-def _constant(b: _Builder, op: Op, arg: str) -> Optional[Op]:
-    """The const-fix op that argument `arg` of `op` names (one), None when the argument is absent or empty."""
-    names = op.inputs.get(arg, [])
-    if not names:
-        return None
-    src = b.graph.ops[names[0]]
-    if len(names) != 1 or src.type != "const-fix":
-        raise UnsupportedXmodelError(f"op {op.name!r} ({op.type}) of subgraph {b.subgraph.name!r}: its {arg!r} is "
-                                     f"{', '.join(repr(n) for n in names)}, not one const-fix op")
-    return src
-
-
-def _activation(b: _Builder, op: Op, x: str) -> str:
-    act = attr(_where(b, op), op.attrs, "nonlinear", str, "NONE")
-    if act not in _ACTIVATIONS:
-        raise UnsupportedXmodelError(f"op {op.name!r} ({op.type}) of subgraph {b.subgraph.name!r}: nonlinear {act!r} "
-                                     f"is not supported ({', '.join(_ACTIVATIONS)} are)")
-    if act == "RELU":
-        return b.node("Relu", [x], f"{op.name}_relu")
-    if act == "RELU6":
-        return b.node("Clip", [x, b.const(np.float32(0), "lo"), b.const(np.float32(6), "hi")], f"{op.name}_relu6")
-    if act == "LEAKYRELU":  # the DPU's slope 26/256 (docs/quantization.md), which the op states when it says one
-        alpha = attr(_where(b, op), op.attrs, "LEAKYRELU_alpha", float, _LEAKY_ALPHA)
-        if alpha != _LEAKY_ALPHA:
-            raise UnsupportedXmodelError(f"op {op.name!r} ({op.type}) of subgraph {b.subgraph.name!r}: LEAKYRELU_alpha "
-                                         f"{alpha!r} (the DPU's is 26/256 = {_LEAKY_ALPHA})")
-        return b.node("LeakyRelu", [x], f"{op.name}_leaky", alpha=_LEAKY_ALPHA)
-    return x
-
-
-def _conv(b: _Builder, op: Op, depthwise: bool) -> None:
-    x, nchw, _ = _input(b, op)
+def _conv(b: Builder, op: Op, depthwise: bool) -> None:
+    x, nchw, _ = data_input(b, op)
     if not nchw:
         raise XmodelError(f"op {op.name!r} ({op.type}) of subgraph {b.subgraph.name!r} reads a tensor that is not "
                           f"a 4-D feature map")
-    w_op = _constant(b, op, "weights")
+    w_op = constant(b, op, "weights")
     if w_op is None:
         raise XmodelError(f"op {op.name!r} ({op.type}) of subgraph {b.subgraph.name!r} has no weights")
     w = b.weights(w_op)
-    kw, kh = _ints(op, "kernel", 2, None, b.subgraph)
-    channels_in = b.graph.ops[_data_source(b, op)].output.shape[-1]
+    kw, kh = ints(op, "kernel", 2, None, b.subgraph)
+    channels_in = b.graph.ops[data_source(b, op)].output.shape[-1]
     if depthwise:  # [1, h, w, C] -> ONNX's [C, 1, h, w]
         want = (1, kh, kw, channels_in)
     else:  # OHWI -> OIHW
-        group = attr(_where(b, op), op.attrs, "group", int, 1)
+        group = attr(named(b, op), op.attrs, "group", int, 1)
         if group < 1 or channels_in % group:
-            raise XmodelError(f"{_where(b, op)}: group {group} for {channels_in} input channels")
+            raise XmodelError(f"{named(b, op)}: group {group} for {channels_in} input channels")
         want = (op.output.shape[-1], kh, kw, channels_in // group)
     if w.shape != want:
-        raise XmodelError(f"{_where(b, op)}: weights {w_op.name!r} are {list(w.shape)}, not {list(want)} (its kernel "
+        raise XmodelError(f"{named(b, op)}: weights {w_op.name!r} are {list(w.shape)}, not {list(want)} (its kernel "
                           f"{{w, h}} [{kw}, {kh}], {channels_in} input and {op.output.shape[-1]} output channels)")
     if depthwise:
         w = w[0].transpose(2, 0, 1)[:, None]
@@ -216,56 +49,56 @@ def _conv(b: _Builder, op: Op, depthwise: bool) -> None:
     else:
         w = w.transpose(0, 3, 1, 2)
     wq = b.const(w, f"{w_op.name}_w")
-    wd = b.node("DequantizeLinear", [wq, b.scale(_fix_point(w_op, b.subgraph)), b.const(np.int8(0), "zero")],
+    wd = b.node("DequantizeLinear", [wq, b.scale(fix_point(w_op, b.subgraph)), b.const(np.int8(0), "zero")],
                 f"{w_op.name}_dq")
     inputs = [x, wd]
-    b_op = _constant(b, op, "bias")
+    b_op = constant(b, op, "bias")
     if b_op is not None:
         bias = b.weights(b_op)
         if bias.shape != (w.shape[0],):
-            raise XmodelError(f"{_where(b, op)}: bias {b_op.name!r} is {list(bias.shape)}, not [{w.shape[0]}]")
+            raise XmodelError(f"{named(b, op)}: bias {b_op.name!r} is {list(bias.shape)}, not [{w.shape[0]}]")
         bq = b.const(bias, f"{b_op.name}_b")
-        inputs.append(b.node("DequantizeLinear", [bq, b.scale(_fix_point(b_op, b.subgraph)),
+        inputs.append(b.node("DequantizeLinear", [bq, b.scale(fix_point(b_op, b.subgraph)),
                                                   b.const(np.int8(0), "zero")], f"{b_op.name}_dq"))
-    dw, dh = _ints(op, "dilation", 2, [1, 1], b.subgraph)
-    y = b.node("Conv", inputs, op.name, group=int(group), dilations=[dh, dw], **_window(b, op))
-    b.quantized(_activation(b, op, y), op, True)
+    dw, dh = ints(op, "dilation", 2, [1, 1], b.subgraph)
+    y = b.node("Conv", inputs, op.name, group=int(group), dilations=[dh, dw], **window_attrs(b, op))
+    b.quantized(activation(b, op, y), op, True)
 
 
-def _transposed_conv(b: _Builder, op: Op) -> None:
+def _transposed_conv(b: Builder, op: Op) -> None:
     """transposed-conv2d-fix: as VART computes it, the input dilated by the stride (zeros between its pixels), padded
     by kernel - 1 - pad on each side and convolved with the weights as stored (OHWI), which is ONNX's ConvTranspose
     with the kernel flipped. The emulator runs ConvTranspose in float32 between its DequantizeLinear and QuantizeLinear,
     which is exact (and the one rounding is the QuantizeLinear's, DPU_ROUND under the dpu rules) while every sum fits
     float32's 24-bit significand: refused where it might not, and for a leaky relu (26/256 of the sum is not exact)."""
-    where = _where(b, op)
-    x, nchw, fx = _input(b, op)
+    where = named(b, op)
+    x, nchw, fx = data_input(b, op)
     act = attr(where, op.attrs, "nonlinear", str, "NONE")
     if not nchw or act not in ("NONE", "RELU"):
         raise UnsupportedXmodelError(f"{where}: nonlinear {act!r} on a {'4-D' if nchw else 'non-4-D'} input (NONE and "
                                      f"RELU on a 4-D feature map are supported)")
     if len(op.output.shape) != 4:
         raise XmodelError(f"{where}: its output {list(op.output.shape)} is not a 4-D feature map")
-    w_op = _constant(b, op, "weights")
+    w_op = constant(b, op, "weights")
     if w_op is None:
         raise XmodelError(f"{where} has no weights")
     w = b.weights(w_op)
-    kw, kh = _ints(op, "kernel", 2, None, b.subgraph)
-    sw, sh = _ints(op, "stride", 2, [1, 1], b.subgraph)
-    left, right, top, bottom = _ints(op, "pad", 4, [0, 0, 0, 0], b.subgraph)
-    channels_in = b.graph.ops[_data_source(b, op)].output.shape[-1]
+    kw, kh = ints(op, "kernel", 2, None, b.subgraph)
+    sw, sh = ints(op, "stride", 2, [1, 1], b.subgraph)
+    left, right, top, bottom = ints(op, "pad", 4, [0, 0, 0, 0], b.subgraph)
+    channels_in = b.graph.ops[data_source(b, op)].output.shape[-1]
     want = (op.output.shape[-1], kh, kw, channels_in)
     if w.shape != want or min(sw, sh) < 1 or min(left, right, top, bottom) < 0:
         raise XmodelError(f"{where}: weights {list(w.shape)} (want {list(want)}), stride [{sw}, {sh}], pad "
                           f"[{left}, {right}, {top}, {bottom}]")
-    fw = _fix_point(w_op, b.subgraph)
+    fw = fix_point(w_op, b.subgraph)
     terms = channels_in * -(-kh // sh) * -(-kw // sw)  # the products one output sums, at most
-    bias_op = _constant(b, op, "bias")
-    finer = 0 if bias_op is None else max(_fix_point(bias_op, b.subgraph) - fx - fw, 0)
+    bias_op = constant(b, op, "bias")
+    finer = 0 if bias_op is None else max(fix_point(bias_op, b.subgraph) - fx - fw, 0)
     if (terms << (14 + finer)) + 128 >= 1 << 24:  # |sum| in units of the finest fix point involved
         raise UnsupportedXmodelError(f"{where}: {terms} products a sum (with the bias {finer} bits finer) may pass "
                                      f"float32's exact range; the emulator has no integer transposed convolution")
-    (_, h_in, w_in, _), (_, h, w_out, _) = b.graph.ops[_data_source(b, op)].output.shape, op.output.shape
+    (_, h_in, w_in, _), (_, h, w_out, _) = b.graph.ops[data_source(b, op)].output.shape, op.output.shape
     if (h, w_out) != (sh * (h_in - 1) + kh - top - bottom, sw * (w_in - 1) + kw - left - right):
         raise XmodelError(f"{where}: output {list(op.output.shape)} is not what its input, kernel, stride and pad give")
     wt = w.transpose(3, 0, 1, 2)[:, :, ::-1, ::-1]  # OHWI -> ONNX's (in, out, h, w), flipped
@@ -277,18 +110,18 @@ def _transposed_conv(b: _Builder, op: Op) -> None:
         if bias.shape != (want[0],):
             raise XmodelError(f"{where}: bias {bias_op.name!r} is {list(bias.shape)}, not [{want[0]}]")
         inputs.append(b.node("DequantizeLinear", [b.const(bias, f"{bias_op.name}_b"),
-                                                  b.scale(_fix_point(bias_op, b.subgraph)),
+                                                  b.scale(fix_point(bias_op, b.subgraph)),
                                                   b.const(np.int8(0), "zero")], f"{bias_op.name}_dq"))
     y = b.node("ConvTranspose", inputs, op.name, kernel_shape=[kh, kw], strides=[sh, sw],
                pads=[top, left, bottom, right])
-    b.quantized(_activation(b, op, y), op, True)
+    b.quantized(activation(b, op, y), op, True)
 
 
-def _pool(b: _Builder, op: Op) -> None:
-    x, _, _ = _input(b, op)
-    kind = attr(_where(b, op), op.attrs, "type", str, "MAX")
-    window = _window(b, op)
-    ceil = 1 if attr(_where(b, op), op.attrs, "pad_mode", str, "FLOOR") == "CEIL" else 0
+def _pool(b: Builder, op: Op) -> None:
+    x, _, _ = data_input(b, op)
+    kind = attr(named(b, op), op.attrs, "type", str, "MAX")
+    window = window_attrs(b, op)
+    ceil = 1 if attr(named(b, op), op.attrs, "pad_mode", str, "FLOOR") == "CEIL" else 0
     if kind == "MAX":
         y = b.node("MaxPool", [x], op.name, ceil_mode=ceil, **window)
     elif kind == "AVG":
@@ -299,11 +132,11 @@ def _pool(b: _Builder, op: Op) -> None:
     b.quantized(y, op, True)
 
 
-def _eltwise(b: _Builder, op: Op) -> None:
+def _eltwise(b: Builder, op: Op) -> None:
     names = op.inputs.get("input", [])
     if len(names) < 2:
         raise XmodelError(f"op {op.name!r} (eltwise-fix) of subgraph {b.subgraph.name!r} has {len(names)} inputs")
-    kind = attr(_where(b, op), op.attrs, "type", str, "ADD")
+    kind = attr(named(b, op), op.attrs, "type", str, "ADD")
     onnx_op = {"ADD": "Add", "MUL": "Mul"}.get(kind)
     if onnx_op is None:
         raise UnsupportedXmodelError(f"op {op.name!r} (eltwise-fix) of subgraph {b.subgraph.name!r}: type {kind!r} "
@@ -312,46 +145,46 @@ def _eltwise(b: _Builder, op: Op) -> None:
     y = values[0][0]
     for v in values[1:]:
         y = b.node(onnx_op, [y, v[0]], op.name)
-    b.quantized(_activation(b, op, y), op, values[0][1])
+    b.quantized(activation(b, op, y), op, values[0][1])
 
 
-def _concat(b: _Builder, op: Op) -> None:
+def _concat(b: Builder, op: Op) -> None:
     values = [b.dequantized(n, op) for n in op.inputs.get("input", [])]
     if not values:
         raise XmodelError(f"op {op.name!r} (concat-fix) of subgraph {b.subgraph.name!r} has no input")
     rank = len(op.output.shape)
-    axis = attr(_where(b, op), op.attrs, "axis", int, -1)
+    axis = attr(named(b, op), op.attrs, "axis", int, -1)
     if not isinstance(axis, int) or not -rank <= axis < rank:
         raise XmodelError(f"op {op.name!r} (concat-fix) of subgraph {b.subgraph.name!r}: axis {axis!r}")
     nchw = rank == 4
     axis %= rank
     if nchw:
-        axis = _TO_NHWC[axis]  # NHWC's axis a is NCHW's _TO_NHWC[a]: 3 (C) -> 1
+        axis = TO_NHWC[axis]  # NHWC's axis a is NCHW's TO_NHWC[a]: 3 (C) -> 1
     b.quantized(b.node("Concat", [v[0] for v in values], op.name, axis=axis), op, nchw)
 
 
-def _reshape(b: _Builder, op: Op) -> None:
-    name, nchw, fp = b.value(_data_source(b, op), op)
+def _reshape(b: Builder, op: Op) -> None:
+    name, nchw, fp = b.value(data_source(b, op), op)
     if nchw:
-        name = b.node("Transpose", [name], f"{op.name}_nhwc", perm=_TO_NHWC)
+        name = b.node("Transpose", [name], f"{op.name}_nhwc", perm=TO_NHWC)
     shape = b.const(np.asarray(op.output.shape, np.int64), f"{op.name}_shape")
     y = b.node("Reshape", [name, shape], op.name)
-    out_fp = _fix_point(op, b.subgraph)
+    out_fp = fix_point(op, b.subgraph)
     if out_fp != fp:
         raise XmodelError(f"op {op.name!r} (reshape-fix) of subgraph {b.subgraph.name!r} changes the fix point "
                           f"({fp} -> {out_fp})")
     if len(op.output.shape) == 4:
-        y = b.node("Transpose", [y], f"{op.name}_nchw", perm=_TO_NCHW)
+        y = b.node("Transpose", [y], f"{op.name}_nchw", perm=TO_NCHW)
     b.values[op.name] = (y, len(op.output.shape) == 4, fp)
 
 
-def _hard_sigmoid(b: _Builder, op: Op) -> None:
+def _hard_sigmoid(b: Builder, op: Op) -> None:
     """hard-sigmoid-fix: (x * 2731 + 3 * 2731 * 2^hsigmoid_in) / 2^shift_hsigmoid, rounded once, which is the dpu rules'
     hard-sigmoid-fix (relu6(x + 3) * 2731 / 2^14) when hsigmoid_in is the input's fix point and shift_hsigmoid is
     14 plus the input's fix point less the output's, as vai_c_xir writes them."""
-    x, nchw, fx = _input(b, op)
-    fy = _fix_point(op, b.subgraph)
-    where = _where(b, op)
+    x, nchw, fx = data_input(b, op)
+    fy = fix_point(op, b.subgraph)
+    where = named(b, op)
     hin = attr(where, op.attrs, "hsigmoid_in", int, fx)
     shift = attr(where, op.attrs, "shift_hsigmoid", int, 14 + fx - fy)
     if (hin, shift) != (fx, 14 + fx - fy):
@@ -361,12 +194,12 @@ def _hard_sigmoid(b: _Builder, op: Op) -> None:
     b.quantized(b.node("HardSigmoid", [x], op.name, alpha=1 / 6, beta=0.5), op, nchw)
 
 
-def _upsample(b: _Builder, op: Op) -> None:
+def _upsample(b: Builder, op: Op) -> None:
     """upsample-fix NEAREST (align_corners and half_pixel_centers false: each output pixel copies input pixel
     floor(out * in / out_size)), to the output tensor's size: the values copied, then quantized at the output's fix
     point (the same integers when it is the input's)."""
-    x, nchw, _ = _input(b, op)
-    where = _where(b, op)
+    x, nchw, _ = data_input(b, op)
+    where = named(b, op)
     mode = attr(where, op.attrs, "mode", str, "NEAREST")
     corners = attr(where, op.attrs, "align_corners", bool, False)
     half = attr(where, op.attrs, "half_pixel_centers", bool, False)
@@ -383,17 +216,17 @@ def _upsample(b: _Builder, op: Op) -> None:
     b.quantized(y, op, True)
 
 
-def _same(b: _Builder, op: Op) -> None:
+def _same(b: Builder, op: Op) -> None:
     """upload and download: the data moves between memories, its integers unchanged."""
-    b.values[op.name] = b.value(_data_source(b, op), op)
+    b.values[op.name] = b.value(data_source(b, op), op)
 
 
-def _const(b: _Builder, op: Op) -> None:
+def _const(b: Builder, op: Op) -> None:
     """const-fix: read by the op that uses it (weights and biases in that op's layout)."""
 
 
 #: The DPU op types taken, each with what makes it.
-OPS: Dict[str, Callable[[_Builder, Op], None]] = {
+OPS: Dict[str, Callable[[Builder, Op], None]] = {
     "upload": _same, "download": _same, "const-fix": _const,
     "conv2d-fix": lambda b, op: _conv(b, op, False),
     "depthwise-conv2d-fix": lambda b, op: _conv(b, op, True),
@@ -440,7 +273,7 @@ def to_qdq(graph: Graph, subgraph: Subgraph):
     as stored (NHWC), the QDQ float ops between them."""
     from onnx import helper
 
-    b = _Builder(graph, subgraph)
+    b = Builder(graph, subgraph)
     ins, outs = boundary(graph, subgraph)
     if not ins or not outs:
         raise XmodelError(f"subgraph {subgraph.name!r} has {len(ins)} inputs and {len(outs)} outputs")
@@ -451,11 +284,11 @@ def to_qdq(graph: Graph, subgraph: Subgraph):
             raise XmodelError(f"subgraph {subgraph.name!r}: input tensor {t.name!r} is {t.type_name}; a DPU subgraph's "
                               f"inputs are xint8")
         graph_inputs.append(_value_info(t.name, t.shape))
-        fp = _fix_point(op, subgraph)
+        fp = fix_point(op, subgraph)
         b.values[op.name] = (t.name, False, fp)
         if len(t.shape) == 4:  # DQ -> Transpose -> Q: a move of the integers, which fixes the input's scale
             x, _, _ = b.dequantized(op.name, op)
-            moved = b.node("Transpose", [x], f"{t.name}_nchw", perm=_TO_NCHW)
+            moved = b.node("Transpose", [x], f"{t.name}_nchw", perm=TO_NCHW)
             b.values[op.name] = (b.node("QuantizeLinear", [moved, b.scale(fp), b.const(np.int8(0), "zero")],
                                         f"{t.name}_nchw_q"), True, fp)
     unsupported = sorted({op.type for name, op in graph.ops.items() if name in set(subgraph.ops())
@@ -472,9 +305,9 @@ def to_qdq(graph: Graph, subgraph: Subgraph):
         t = op.output
         x, nchw, fp = b.dequantized(op.name, op)
         if nchw:
-            x = b.node("Transpose", [x], f"{t.name}_nhwc", perm=_TO_NHWC)
+            x = b.node("Transpose", [x], f"{t.name}_nhwc", perm=TO_NHWC)
         b.nodes.append(helper.make_node("QuantizeLinear", [x, b.scale(fp), b.const(np.int8(0), "zero")], [t.name],
                                         name=f"{t.name}_out"))
         graph_outputs.append(_value_info(t.name, t.shape))
     g = helper.make_graph(b.nodes, subgraph.name, graph_inputs, graph_outputs, b.inits)
-    return helper.make_model(g, opset_imports=[helper.make_opsetid("", _OPSET)], producer_name="accel.compiler.xir")
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="accel.compiler.xir")
