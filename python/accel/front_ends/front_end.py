@@ -26,6 +26,11 @@ class LoadRequest:
     image_inputs: compile_cache.ImageInputs
     int8_rules: Optional[str]        # the device's (DeviceCapabilities.int8_rules)
 
+    def file_bytes(self) -> bytes:
+        """The file's bytes as one bytes object (``data`` as it is when it is one, else a copy of the buffer)."""
+        data = self.data
+        return data if isinstance(data, bytes) else bytes(memoryview(data).cast("B"))
+
 
 @dataclass(frozen=True)
 class FrontEnd:
