@@ -41,6 +41,8 @@ class _Builder:
         self.inits: List = []
         self.values: Dict[str, Tuple[str, bool, int]] = {}  # XIR op -> (ONNX int8 name, NCHW, fix point)
         self._n = 0
+        self._scales: Dict[int, str] = {}  # fix point -> its scale's initializer, one each
+        self._zero = ""
         self.registers = attr(f"subgraph {subgraph.name!r}", subgraph.attrs, "reg_id_to_parameter_value", dict, {})
 
     def fresh(self, base: str) -> str:
@@ -62,7 +64,16 @@ class _Builder:
         return name
 
     def scale(self, fix_point: int) -> str:
-        return self.const(np.float32(np.ldexp(np.float32(1), -fix_point)), "scale")
+        """The initializer of the scale 2^-fix_point, made once per fix point."""
+        if fix_point not in self._scales:
+            self._scales[fix_point] = self.const(np.float32(np.ldexp(np.float32(1), -fix_point)), "scale")
+        return self._scales[fix_point]
+
+    def zero(self) -> str:
+        """The int8 zero point every DequantizeLinear and QuantizeLinear reads, made once."""
+        if not self._zero:
+            self._zero = self.const(np.int8(0), "zero")
+        return self._zero
 
     def value(self, op_name: str, reader: Op) -> Tuple[str, bool, int]:
         """The int8 value (ONNX name, NCHW, fix point) of `op_name`'s output as `reader` reads it as data."""
@@ -77,14 +88,13 @@ class _Builder:
     def dequantized(self, op_name: str, reader: Op) -> Tuple[str, bool, int]:
         """The float (DequantizeLinear'd) value of an op's output as `reader` reads it: (name, NCHW, fix point)."""
         name, nchw, fp = self.value(op_name, reader)
-        zero = self.const(np.int8(0), "zero")
-        return self.node("DequantizeLinear", [name, self.scale(fp), zero], f"{op_name}_dq"), nchw, fp
+        return self.node("DequantizeLinear", [name, self.scale(fp), self.zero()], f"{op_name}_dq"), nchw, fp
 
     def quantized(self, value: str, op: Op, nchw: bool) -> None:
         """Records op's output: the float `value` quantized at its output's fix point."""
         fp = _fix_point(op, self.subgraph)
-        zero = self.const(np.int8(0), "zero")
-        self.values[op.name] = (self.node("QuantizeLinear", [value, self.scale(fp), zero], f"{op.name}_q"), nchw, fp)
+        self.values[op.name] = (self.node("QuantizeLinear", [value, self.scale(fp), self.zero()], f"{op.name}_q"), nchw,
+                                fp)
 
     def weights(self, op: Op) -> np.ndarray:
         """A const-fix op's int8 values from its register, in its tensor's shape."""
@@ -216,7 +226,7 @@ def _conv(b: _Builder, op: Op, depthwise: bool) -> None:
     else:
         w = w.transpose(0, 3, 1, 2)
     wq = b.const(w, f"{w_op.name}_w")
-    wd = b.node("DequantizeLinear", [wq, b.scale(_fix_point(w_op, b.subgraph)), b.const(np.int8(0), "zero")],
+    wd = b.node("DequantizeLinear", [wq, b.scale(_fix_point(w_op, b.subgraph)), b.zero()],
                 f"{w_op.name}_dq")
     inputs = [x, wd]
     b_op = _constant(b, op, "bias")
@@ -226,7 +236,7 @@ def _conv(b: _Builder, op: Op, depthwise: bool) -> None:
             raise XmodelError(f"{_where(b, op)}: bias {b_op.name!r} is {list(bias.shape)}, not [{w.shape[0]}]")
         bq = b.const(bias, f"{b_op.name}_b")
         inputs.append(b.node("DequantizeLinear", [bq, b.scale(_fix_point(b_op, b.subgraph)),
-                                                  b.const(np.int8(0), "zero")], f"{b_op.name}_dq"))
+                                                  b.zero()], f"{b_op.name}_dq"))
     dw, dh = _ints(op, "dilation", 2, [1, 1], b.subgraph)
     y = b.node("Conv", inputs, op.name, group=int(group), dilations=[dh, dw], **_window(b, op))
     b.quantized(_activation(b, op, y), op, True)
@@ -404,7 +414,7 @@ def to_qdq(graph: Graph, subgraph: Subgraph):
         if len(t.shape) == 4:  # DQ -> Transpose -> Q: a move of the integers, which fixes the input's scale
             x, _, _ = b.dequantized(op.name, op)
             moved = b.node("Transpose", [x], f"{t.name}_nchw", perm=_TO_NCHW)
-            b.values[op.name] = (b.node("QuantizeLinear", [moved, b.scale(fp), b.const(np.int8(0), "zero")],
+            b.values[op.name] = (b.node("QuantizeLinear", [moved, b.scale(fp), b.zero()],
                                         f"{t.name}_nchw_q"), True, fp)
     unsupported = sorted({op.type for name, op in graph.ops.items() if name in set(subgraph.ops())
                           and op.type not in OPS})
@@ -421,7 +431,7 @@ def to_qdq(graph: Graph, subgraph: Subgraph):
         x, nchw, fp = b.dequantized(op.name, op)
         if nchw:
             x = b.node("Transpose", [x], f"{t.name}_nhwc", perm=_TO_NHWC)
-        b.nodes.append(helper.make_node("QuantizeLinear", [x, b.scale(fp), b.const(np.int8(0), "zero")], [t.name],
+        b.nodes.append(helper.make_node("QuantizeLinear", [x, b.scale(fp), b.zero()], [t.name],
                                         name=f"{t.name}_out"))
         graph_outputs.append(_value_info(t.name, t.shape))
     g = helper.make_graph(b.nodes, subgraph.name, graph_inputs, graph_outputs, b.inits)
