@@ -135,10 +135,10 @@ def _align_biases(g: QdqGraph) -> None:
                 or fb.size not in (1, values.size):
             continue  # not a conv's bias as the lowering takes one: it refuses it with a message
         shift = np.broadcast_to(want, values.shape) - np.broadcast_to(fb.reshape(-1), values.shape)
+        # past 31 bits no nonzero int32 fits
+        aligned = values.astype(np.int64) << np.minimum(np.maximum(shift, 0), 31)
         if np.any(shift < 0):
-            aligned = _finer_bias(g, node, b, values.astype(np.int64), shift, want)
-        else:
-            aligned = values.astype(np.int64) << np.minimum(shift, 31)  # past 31 bits no nonzero int32 fits
+            aligned = np.where(shift < 0, _finer_bias(g, node, b, values.astype(np.int64), shift, want), aligned)
         if np.any(np.abs(aligned) > np.iinfo(np.int32).max):
             raise CompileError(f"{node.label}: bias '{b.inputs[0]}' does not fit int32 at the fix point of its sum")
         scale = np.ldexp(np.float32(1), -want).astype(np.float32)
@@ -158,7 +158,8 @@ def _finer_bias(g: QdqGraph, node, b, values: np.ndarray, shift: np.ndarray, wan
     is less than one step of the sum, and the rounding point is a whole step), so the sum stays int32; with
     shift_cut 0 the bias rounds half up instead. The activation must see the sign of the same value: a relu or a
     clip does (a fraction cannot move an integer sum across zero); a leaky relu scales the fraction, so there the
-    floored bias can differ from the reference by one step (docs/quantization.md)."""
+    floored bias can differ from the reference by one step (docs/quantization.md). Returns every entry so aligned;
+    the caller takes those whose shift is negative."""
     right = np.where(shift < 0, -shift, 0)
     act = g.only_user(node.outputs[0], "Relu") or g.only_user(node.outputs[0], "Clip") \
         or g.only_user(node.outputs[0], "LeakyRelu")
@@ -172,7 +173,7 @@ def _finer_bias(g: QdqGraph, node, b, values: np.ndarray, shift: np.ndarray, wan
         aligned = values >> np.minimum(right, 62)
     else:
         aligned = (values + (np.int64(1) << np.maximum(right - 1, 0))) >> np.minimum(right, 62)
-    return np.where(shift < 0, aligned, values << np.minimum(np.maximum(shift, 0), 31))
+    return aligned
 
 
 def _activation(g: QdqGraph, act):

@@ -35,6 +35,8 @@ class Builder:
         self.inits: List = []
         self.values: Dict[str, Tuple[str, bool, int]] = {}  # XIR op -> (ONNX int8 name, NCHW, fix point)
         self._n = 0
+        self._scales: Dict[int, str] = {}  # fix point -> its scale's initializer, one each
+        self._zero = ""
         self.registers = attr(f"subgraph {subgraph.name!r}", subgraph.attrs, "reg_id_to_parameter_value", dict, {})
 
     def fresh(self, base: str) -> str:
@@ -56,7 +58,16 @@ class Builder:
         return name
 
     def scale(self, fix_point: int) -> str:
-        return self.const(np.float32(np.ldexp(np.float32(1), -fix_point)), "scale")
+        """The initializer of the scale 2^-fix_point, made once per fix point."""
+        if fix_point not in self._scales:
+            self._scales[fix_point] = self.const(np.float32(np.ldexp(np.float32(1), -fix_point)), "scale")
+        return self._scales[fix_point]
+
+    def zero(self) -> str:
+        """The int8 zero point every DequantizeLinear and QuantizeLinear reads, made once."""
+        if not self._zero:
+            self._zero = self.const(np.int8(0), "zero")
+        return self._zero
 
     def value(self, op_name: str, reader: Op) -> Tuple[str, bool, int]:
         """The int8 value (ONNX name, NCHW, fix point) of `op_name`'s output as `reader` reads it as data."""
@@ -71,14 +82,13 @@ class Builder:
     def dequantized(self, op_name: str, reader: Op) -> Tuple[str, bool, int]:
         """The float (DequantizeLinear'd) value of an op's output as `reader` reads it: (name, NCHW, fix point)."""
         name, nchw, fp = self.value(op_name, reader)
-        zero = self.const(np.int8(0), "zero")
-        return self.node("DequantizeLinear", [name, self.scale(fp), zero], f"{op_name}_dq"), nchw, fp
+        return self.node("DequantizeLinear", [name, self.scale(fp), self.zero()], f"{op_name}_dq"), nchw, fp
 
     def quantized(self, value: str, op: Op, nchw: bool) -> None:
         """Records op's output: the float `value` quantized at its output's fix point."""
         fp = fix_point(op, self.subgraph)
-        zero = self.const(np.int8(0), "zero")
-        self.values[op.name] = (self.node("QuantizeLinear", [value, self.scale(fp), zero], f"{op.name}_q"), nchw, fp)
+        self.values[op.name] = (self.node("QuantizeLinear", [value, self.scale(fp), self.zero()], f"{op.name}_q"), nchw,
+                                fp)
 
     def weights(self, op: Op) -> np.ndarray:
         """A const-fix op's int8 values from its register, in its tensor's shape."""

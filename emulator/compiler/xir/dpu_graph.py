@@ -49,7 +49,7 @@ def _conv(b: Builder, op: Op, depthwise: bool) -> None:
     else:
         w = w.transpose(0, 3, 1, 2)
     wq = b.const(w, f"{w_op.name}_w")
-    wd = b.node("DequantizeLinear", [wq, b.scale(fix_point(w_op, b.subgraph)), b.const(np.int8(0), "zero")],
+    wd = b.node("DequantizeLinear", [wq, b.scale(fix_point(w_op, b.subgraph)), b.zero()],
                 f"{w_op.name}_dq")
     inputs = [x, wd]
     b_op = constant(b, op, "bias")
@@ -59,7 +59,7 @@ def _conv(b: Builder, op: Op, depthwise: bool) -> None:
             raise XmodelError(f"{named(b, op)}: bias {b_op.name!r} is {list(bias.shape)}, not [{w.shape[0]}]")
         bq = b.const(bias, f"{b_op.name}_b")
         inputs.append(b.node("DequantizeLinear", [bq, b.scale(fix_point(b_op, b.subgraph)),
-                                                  b.const(np.int8(0), "zero")], f"{b_op.name}_dq"))
+                                                  b.zero()], f"{b_op.name}_dq"))
     dw, dh = ints(op, "dilation", 2, [1, 1], b.subgraph)
     y = b.node("Conv", inputs, op.name, group=int(group), dilations=[dh, dw], **window_attrs(b, op))
     b.quantized(activation(b, op, y), op, True)
@@ -103,7 +103,7 @@ def _transposed_conv(b: Builder, op: Op) -> None:
         raise XmodelError(f"{where}: output {list(op.output.shape)} is not what its input, kernel, stride and pad give")
     wt = w.transpose(3, 0, 1, 2)[:, :, ::-1, ::-1]  # OHWI -> ONNX's (in, out, h, w), flipped
     wd = b.node("DequantizeLinear", [b.const(np.ascontiguousarray(wt), f"{w_op.name}_w"), b.scale(fw),
-                                     b.const(np.int8(0), "zero")], f"{w_op.name}_dq")
+                                     b.zero()], f"{w_op.name}_dq")
     inputs = [x, wd]
     if bias_op is not None:
         bias = b.weights(bias_op)
@@ -111,7 +111,7 @@ def _transposed_conv(b: Builder, op: Op) -> None:
             raise XmodelError(f"{where}: bias {bias_op.name!r} is {list(bias.shape)}, not [{want[0]}]")
         inputs.append(b.node("DequantizeLinear", [b.const(bias, f"{bias_op.name}_b"),
                                                   b.scale(fix_point(bias_op, b.subgraph)),
-                                                  b.const(np.int8(0), "zero")], f"{bias_op.name}_dq"))
+                                                  b.zero()], f"{bias_op.name}_dq"))
     y = b.node("ConvTranspose", inputs, op.name, kernel_shape=[kh, kw], strides=[sh, sw],
                pads=[top, left, bottom, right])
     b.quantized(activation(b, op, y), op, True)
@@ -289,7 +289,7 @@ def to_qdq(graph: Graph, subgraph: Subgraph):
         if len(t.shape) == 4:  # DQ -> Transpose -> Q: a move of the integers, which fixes the input's scale
             x, _, _ = b.dequantized(op.name, op)
             moved = b.node("Transpose", [x], f"{t.name}_nchw", perm=TO_NCHW)
-            b.values[op.name] = (b.node("QuantizeLinear", [moved, b.scale(fp), b.const(np.int8(0), "zero")],
+            b.values[op.name] = (b.node("QuantizeLinear", [moved, b.scale(fp), b.zero()],
                                         f"{t.name}_nchw_q"), True, fp)
     unsupported = sorted({op.type for name, op in graph.ops.items() if name in set(subgraph.ops())
                           and op.type not in OPS})
@@ -306,7 +306,7 @@ def to_qdq(graph: Graph, subgraph: Subgraph):
         x, nchw, fp = b.dequantized(op.name, op)
         if nchw:
             x = b.node("Transpose", [x], f"{t.name}_nhwc", perm=TO_NHWC)
-        b.nodes.append(helper.make_node("QuantizeLinear", [x, b.scale(fp), b.const(np.int8(0), "zero")], [t.name],
+        b.nodes.append(helper.make_node("QuantizeLinear", [x, b.scale(fp), b.zero()], [t.name],
                                         name=f"{t.name}_out"))
         graph_outputs.append(_value_info(t.name, t.shape))
     g = helper.make_graph(b.nodes, subgraph.name, graph_inputs, graph_outputs, b.inits)

@@ -27,6 +27,11 @@ class LoadRequest:
     int8_rules: Optional[str]        # the device's (DeviceCapabilities.int8_rules)
     subgraph: Optional[str] = None   # the subgraph to run, by name (a front end with ``subgraphs``)
 
+    def file_bytes(self) -> bytes:
+        """The file's bytes as one bytes object (``data`` as it is when it is one, else a copy of the buffer)."""
+        data = self.data
+        return data if isinstance(data, bytes) else bytes(memoryview(data).cast("B"))
+
 
 @dataclass(frozen=True)
 class FrontEnd:

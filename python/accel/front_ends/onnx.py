@@ -22,8 +22,7 @@ def _claims(head: bytes, suffix: str) -> bool:
 
 
 def _load(request: LoadRequest, load_native: LoadNative) -> Tuple[Any, int]:
-    data = request.data
-    onnx_bytes = data if isinstance(data, bytes) else bytes(memoryview(data).cast("B"))
+    onnx_bytes = request.file_bytes()
     shapes = compile_cache.normalize_input_shapes(request.input_shapes)
     int8 = request.int8_rules or "ort"
     args = (onnx_bytes, shapes, request.what, request.source, int8, request.extra_outputs, request.image_inputs)

@@ -29,10 +29,8 @@ def _load(request: LoadRequest, load_native: LoadNative) -> Tuple[Any, int]:
     with import_or_undo():
         from ..compiler import xir
 
-    data = request.data
-    raw = data if isinstance(data, bytes) else bytes(memoryview(data).cast("B"))
     try:
-        model = xir.dpu_model(raw, request.subgraph)
+        model = xir.dpu_model(request.file_bytes(), request.subgraph)
     except xir.UnsupportedXmodelError as e:
         raise UnsupportedError(f"cannot run {request.what} on the emulator: {e}") from e
     except xir.XmodelError as e:
