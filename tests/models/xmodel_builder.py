@@ -12,7 +12,7 @@ tensor xint8 with its fix_point, NHWC feature maps, OHWI weights; and a CPU subg
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 
@@ -91,6 +91,58 @@ class XmodelBuilder:
         children = [xir.Subgraph(f"subgraph_{n}", {"device": "USER"}, [n]) for n in self.user] + [dpu]
         children += [xir.Subgraph(f"subgraph_{ops[0]}", {"device": "CPU"}, ops) for ops in self.cpu]
         return xir.Graph(self.name, dict(self.ops), xir.Subgraph("root", {}, [], children), {"origin": "accel tests"})
+
+    def bytes(self) -> bytes:
+        return xir.write(self.graph())
+
+
+class QuantizerBuilder:
+    """The quantizer's graph (vai_q's *_int.xmodel), op by op: float32 ops, a fix op (DPU_ROUND, signed int8) after
+    each quantized tensor, constants as float32 data already on their fix point's grid, every op in the root
+    subgraph. A fix op's tensor is named as the compiled file names the folded op's (by default "<op>_fix")."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.ops: Dict[str, xir.Op] = {}
+
+    def _add(self, op: xir.Op) -> str:
+        assert op.name not in self.ops, op.name
+        self.ops[op.name] = op
+        return op.name
+
+    def input(self, name: str, shape: Sequence[int], fix_point: int) -> str:
+        """A data op and its fix, which is named `name` (the compiled file's input); returns the fix."""
+        data = self.op("data", f"{name}__float", {}, shape, shape=list(shape), data_type="FLOAT32")
+        return self.fix(data, fix_point, name)
+
+    def const(self, name: str, values: np.ndarray, fix_point: Optional[int] = None) -> str:
+        """A const op of float32 `values` (int8 values given with a fix point: their reals), and its fix when
+        `fix_point` is given (named "<name>_fix"); returns the last."""
+        values = np.asarray(values)
+        if fix_point is not None:
+            values = np.ldexp(values.astype(np.float64), -fix_point)
+        values = np.ascontiguousarray(values, "<f4")
+        c = self._add(xir.Op(name, "const", {"shape": list(values.shape), "data_type": "FLOAT32",
+                                             "data": values.tobytes()}, {},
+                             xir.Tensor(name, values.shape, "FLOAT", 32, {})))
+        return c if fix_point is None else self.fix(c, fix_point)
+
+    def op(self, op_type: str, name: str, inputs: Dict[str, List[str]], out_shape: Sequence[int],
+           **attrs: Any) -> str:
+        """A float op writing a float32 tensor of `out_shape`; `attrs` its attributes."""
+        return self._add(xir.Op(name, op_type, dict(attrs), inputs,
+                                xir.Tensor(name, tuple(int(d) for d in out_shape), "FLOAT", 32, {})))
+
+    def fix(self, src: str, fix_point: int, name: Optional[str] = None, **attrs: Any) -> str:
+        """The fix op after `src` (named `name`, or "<src>_fix"); `attrs` replace the DPU's fix attributes."""
+        name = name or f"{src}_fix"
+        fix_attrs = {"fix_point": fix_point, "bit_width": 8, "if_signed": True, "round_mode": "DPU_ROUND", **attrs}
+        shape = self.ops[src].output.shape
+        return self._add(xir.Op(name, "fix", fix_attrs, {"input": [src]},
+                                xir.Tensor(name, shape, "FLOAT", 32, {"fix_point": fix_point})))
+
+    def graph(self) -> xir.Graph:
+        return xir.Graph(self.name, dict(self.ops), xir.Subgraph("root", {}, list(self.ops)), {"origin": "accel tests"})
 
     def bytes(self) -> bytes:
         return xir.write(self.graph())

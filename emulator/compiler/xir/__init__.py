@@ -3,6 +3,7 @@
     from accel.compiler import xir
     graph = xir.read(data)                        # the whole file: ops, tensors, subgraph tree (reader.py)
     model = xir.dpu_model(data, subgraph=None)    # one DPU subgraph as a power-of-two QDQ ONNX model (dpu_graph.py)
+    model = xir.dpu_model(int_data)               # the quantizer's *_int.xmodel, folded as vai_c_xir would (fold.py)
     data = xir.write(graph)                       # and back (writer.py)
 
 The ONNX model compiles with ``int8="dpu"`` into what the DPU computes; its inputs and outputs are the subgraph's, as
@@ -11,14 +12,16 @@ the reader and the writer.
 """
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
-from .dpu_graph import FAMILY, OPS, boundary, to_qdq
+from .dpu_graph import FAMILY, OPS, ExtraTensors, boundary, extra_tensors, to_qdq
+from .fold import fold, is_quantized
 from .reader import Graph, Op, Subgraph, Tensor, UnsupportedXmodelError, XmodelError, attr, read
 from .writer import write
 
-__all__ = ["FAMILY", "OPS", "Graph", "Op", "Subgraph", "Tensor", "UnsupportedXmodelError", "XmodelError", "attr",
-           "boundary", "dpu_model", "dpu_subgraph", "read", "write"]
+__all__ = ["FAMILY", "OPS", "ExtraTensors", "Graph", "Op", "Subgraph", "Tensor", "UnsupportedXmodelError",
+           "XmodelError", "attr", "boundary", "dpu_model", "dpu_part", "dpu_subgraph", "fold", "is_quantized", "read",
+           "tensor_order", "write"]
 
 
 def dpu_subgraph(graph: Graph, name: Optional[str] = None) -> Subgraph:
@@ -46,8 +49,27 @@ def dpu_subgraph(graph: Graph, name: Optional[str] = None) -> Subgraph:
     return chosen
 
 
-def dpu_model(data: bytes, subgraph: Optional[str] = None):
-    """The onnx.ModelProto of a .xmodel's DPU subgraph (dpu_subgraph) as the DPU computes it, for compile_model with
-    int8="dpu"."""
-    graph = read(data)
-    return to_qdq(graph, dpu_subgraph(graph, subgraph))
+def dpu_part(graph: Graph, subgraph: Optional[str] = None) -> Tuple[Graph, Subgraph]:
+    """(the compiled graph, the DPU subgraph to run): a compiled file's dpu_subgraph, or the quantizer's graph folded
+    (fold.py; it has one part, so no subgraph is named)."""
+    if not is_quantized(graph):
+        return graph, dpu_subgraph(graph, subgraph)
+    if subgraph is not None:
+        raise XmodelError(f"graph {graph.name!r} is the quantizer's (fix ops, no subgraphs): it has no subgraph "
+                          f"{subgraph!r} to choose")
+    folded, part, _ = fold(graph)
+    return folded, part
+
+
+def dpu_model(data: bytes, subgraph: Optional[str] = None, extra: ExtraTensors = None):
+    """The onnx.ModelProto of a .xmodel's DPU part (dpu_part) as the DPU computes it, for compile_model with
+    int8="dpu"; the tensors `extra` names after its outputs (dpu_graph.extra_tensors)."""
+    return to_qdq(*dpu_part(read(data), subgraph), extra)
+
+
+def tensor_order(data: bytes, subgraph: Optional[str] = None) -> List[str]:
+    """The tensors of a .xmodel's DPU part in graph order: its inputs, then every tensor its ops compute (what
+    dpu_model gives with extra="all")."""
+    graph, part = dpu_part(read(data), subgraph)
+    inputs, _ = boundary(graph, part)
+    return [op.output.name for op in inputs] + [graph.ops[n].output.name for n in extra_tensors(graph, part, "all")]

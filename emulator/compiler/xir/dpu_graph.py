@@ -11,15 +11,19 @@ raises XmodelError naming the op and its subgraph.
 """
 from __future__ import annotations
 
-from typing import Callable, Dict, List, Sequence, Tuple
+from typing import Callable, Dict, List, Sequence, Tuple, Union
 
 import numpy as np
 
 from .dpu_builder import (FAMILY, OPSET, TO_NCHW, TO_NHWC, Builder, activation, constant, data_input,
                           data_source, fix_point, ints, named, window_attrs)
+from ..errors import ExtraOutputError
 from .reader import Graph, Op, Subgraph, UnsupportedXmodelError, XmodelError, attr
 
-__all__ = ["OPS", "FAMILY", "boundary", "to_qdq"]
+__all__ = ["OPS", "FAMILY", "ExtraTensors", "boundary", "extra_tensors", "to_qdq"]
+
+#: Tensors to give after a subgraph's outputs: None, "all", or their XIR names.
+ExtraTensors = Union[None, str, Sequence[str]]
 
 
 def _conv(b: Builder, op: Op, depthwise: bool) -> None:
@@ -268,9 +272,39 @@ def _value_info(name: str, shape: Sequence[int]):
     return vi
 
 
-def to_qdq(graph: Graph, subgraph: Subgraph):
+def extra_tensors(graph: Graph, subgraph: Subgraph, extra: ExtraTensors) -> List[str]:
+    """The ops whose tensors `extra` names ("all": every tensor the subgraph's ops compute, in graph order), each
+    checked; ExtraOutputError naming an unknown one."""
+    if extra is None:
+        return []
+    inside = set(subgraph.ops())
+    computed = {op.output.name: name for name, op in graph.ops.items()
+                if name in inside and op.type not in ("const-fix", "upload", "download")}
+    if extra == "all":
+        return list(computed.values())
+    unknown = [t for t in extra if t not in computed]
+    if unknown:
+        few = ", ".join(repr(t) for t in list(computed)[:8])
+        raise ExtraOutputError(f"subgraph {subgraph.name!r} computes no tensor {unknown[0]!r} (extra_outputs names the "
+                          f"XIR tensors its ops write: {few}{' ...' if len(computed) > 8 else ''})")
+    return [computed[t] for t in dict.fromkeys(extra)]
+
+
+def _output(b: Builder, op: Op):
+    """Makes `op`'s int8 value a graph output named by its XIR tensor, NHWC as stored."""
+    from onnx import helper
+
+    t = op.output
+    x, nchw, fp = b.dequantized(op.name, op)
+    if nchw:
+        x = b.node("Transpose", [x], f"{t.name}_nhwc", perm=TO_NHWC)
+    b.nodes.append(helper.make_node("QuantizeLinear", [x, b.scale(fp), b.zero()], [t.name], name=f"{t.name}_out"))
+    return _value_info(t.name, t.shape)
+
+
+def to_qdq(graph: Graph, subgraph: Subgraph, extra: ExtraTensors = None):
     """The onnx.ModelProto of DPU subgraph `subgraph` of `graph`: int8 inputs and outputs named by their XIR tensors,
-    as stored (NHWC), the QDQ float ops between them."""
+    as stored (NHWC), the QDQ float ops between them; after the outputs, the tensors `extra` names (extra_tensors)."""
     from onnx import helper
 
     b = Builder(graph, subgraph)
@@ -300,14 +334,8 @@ def to_qdq(graph: Graph, subgraph: Subgraph):
     for name, op in graph.ops.items():
         if name in inside:
             OPS[op.type](b, op)
-    graph_outputs = []
-    for op in outs:
-        t = op.output
-        x, nchw, fp = b.dequantized(op.name, op)
-        if nchw:
-            x = b.node("Transpose", [x], f"{t.name}_nhwc", perm=TO_NHWC)
-        b.nodes.append(helper.make_node("QuantizeLinear", [x, b.scale(fp), b.zero()], [t.name],
-                                        name=f"{t.name}_out"))
-        graph_outputs.append(_value_info(t.name, t.shape))
+    graph_outputs = [_output(b, op) for op in outs]
+    chosen = extra_tensors(graph, subgraph, extra)
+    graph_outputs += [_output(b, graph.ops[name]) for name in chosen if name not in {op.name for op in outs}]
     g = helper.make_graph(b.nodes, subgraph.name, graph_inputs, graph_outputs, b.inits)
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="accel.compiler.xir")

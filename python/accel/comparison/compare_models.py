@@ -84,7 +84,8 @@ def compare(a: PathLike, b: PathLike, inputs: Any = None, *, random: Optional[in
             sets = random_sets(model_a.inputs, 1 if random is None else random, seed, limits)
         side_b = record_side(label_b, record) if record is not None else None
         model_b = load_model(devices.get(uri_b), path_b, kind_b, input_shapes) if record is None else None
-        graph_a, graph_b = side_graph(path_a, kind_a), side_graph(path_b, kind_b)
+        graph_a = side_graph(path_a, kind_a, devices.get(uri_a))
+        graph_b = side_graph(path_b, kind_b, devices.get(uri_b)) if record is None else None
         tallies = RowTallies()
         for feeds in sets:  # one set at a time: a set's tensors are counted, then dropped
             side_a = run_side(label_a, model_a, graph_a, feeds, feed_quant)

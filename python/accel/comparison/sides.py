@@ -13,7 +13,9 @@ import numpy as np
 
 from ..runtime.capabilities import describe_or_unknown
 from ..compile_cache import INT8_RULES
+from .. import front_ends
 from ..device import Device
+from ..front_ends.front_end import FrontEnd
 from ..runtime.device_uri import parse_uri
 from ..runtime.model import Model
 from ..run_record import RunRecord
@@ -83,15 +85,31 @@ class Side:
     graph: Optional[GraphKeys]
 
 
+def _front_end(dev: Device, path: Path) -> Optional[FrontEnd]:
+    """The front end that turns the file at ``path`` into what ``dev`` loads; None where it loads the file as it is."""
+    with open(path, "rb") as f:
+        head = f.read(16)
+    return front_ends.choose(dev.capabilities.model_format, head, path.suffix.lower())
+
+
 def load_model(dev: Device, path: Path, kind: str, shapes: Optional[Mapping[str, Sequence[int]]]) -> Model:
-    """The model at ``path`` on ``dev``; an ONNX model with every intermediate tensor as an extra output
-    (``Device.load`` refuses ``input_shapes`` for a compiled one)."""
-    return dev.load(path, input_shapes=shapes, extra_outputs="all" if kind == "onnx" else None)
+    """The model at ``path`` on ``dev``, with every intermediate tensor as an extra output where its front end
+    gives them (ONNX, a .xmodel on the emulator); ``Device.load`` refuses ``input_shapes`` for a compiled one."""
+    front = _front_end(dev, path)
+    extra = "all" if front is not None and "extra_outputs" in front.options else None
+    return dev.load(path, input_shapes=shapes, extra_outputs=extra)
 
 
-def side_graph(path: Path, kind: str) -> Optional[GraphKeys]:
-    """The keys of an ONNX model's tensors (read once per comparison), None for a compiled model."""
-    return graph_keys(path) if kind == "onnx" else None
+def side_graph(path: Path, kind: str, dev: Optional[Device] = None) -> Optional[GraphKeys]:
+    """The keys of the model's tensors (read once per comparison): an ONNX graph's, or the graph order its front end
+    on ``dev`` gives (each tensor its own key); None for a model run as it is."""
+    if kind == "onnx":
+        return graph_keys(path)
+    front = _front_end(dev, path) if dev is not None and kind == "compiled" else None
+    if front is None or front.tensor_order is None:
+        return None
+    order = front.tensor_order(path.read_bytes(), None)
+    return GraphKeys({}, {name: (i, 0) for i, name in enumerate(order)})
 
 
 def run_side(label: str, model: Model, graph: Optional[GraphKeys], feeds: Feeds,

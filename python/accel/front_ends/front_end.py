@@ -4,11 +4,14 @@ through accel's compiler into ``.accm``). The registry Device.load chooses from 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from .. import compile_cache
 
-__all__ = ["FrontEnd", "LoadRequest", "LoadNative"]
+__all__ = ["ALL_OPTIONS", "FrontEnd", "LoadRequest", "LoadNative"]
+
+#: Device.load's options a front end may take (FrontEnd.options).
+ALL_OPTIONS = ("input_shapes", "extra_outputs", "image_inputs")
 
 #: The device's own load of bytes in its format: returns the core's model.
 LoadNative = Callable[[Any], Any]
@@ -45,10 +48,14 @@ class FrontEnd:
             lower-case suffix is ``suffix`` (``""`` for bytes) is of this format.
         load: ``load(request, load_native) -> (core model, extra output count)``: converts the file and loads
             the result through ``load_native``.
-        options: whether it takes ``input_shapes``, ``extra_outputs`` and ``image_inputs``.
+        options: which of Device.load's ``input_shapes``, ``extra_outputs`` and ``image_inputs`` it takes
+            (ALL_OPTIONS); Device.load refuses the others by name.
         describe: ``describe(data) -> dict``: what a file of the format holds, as ``accel info MODEL`` prints it
             (plain values: str, int, lists and dicts of them); None where the front end says nothing.
         subgraphs: whether its files hold several runnable subgraphs, one chosen by ``LoadRequest.subgraph``.
+        tensor_order: ``tensor_order(data, subgraph) -> names``: the tensors a load with ``extra_outputs="all"``
+            gives (and its inputs), in graph order, the order ``accel compare`` lists them in; None where the
+            front end does not say (ONNX's graph says it).
     """
 
     name: str
@@ -56,6 +63,7 @@ class FrontEnd:
     produces: str
     claims: Callable[[bytes, str], bool]
     load: Callable[[LoadRequest, LoadNative], Tuple[Any, int]]
-    options: bool = True
+    options: Tuple[str, ...] = ALL_OPTIONS
     describe: Optional[Callable[[bytes], Dict[str, Any]]] = None
     subgraphs: bool = False
+    tensor_order: Optional[Callable[[bytes, Optional[str]], List[str]]] = None

@@ -24,12 +24,12 @@ FWD, FD = 5, 3                     # depthwise weights, output (leaky): shift 6
 FA, FC, FP = 2, 2, 1               # add (relu), 1x1 conv, average pool outputs
 
 
-def _network(rng):
-    """(xmodel bytes, the int8 parameters) of: conv 3x3 relu -> max pool 2 -> depthwise 3x3 leaky relu, added to the
-    pool's output with relu -> conv 1x1 -> concat with the add -> average pool 2 -> reshape to [1, 48]; outputs the
-    reshape and the add."""
-    p = {"w1": rng.integers(-40, 40, (8, 3, 3, 3)), "b1": rng.integers(-60, 60, 8),
-         "wd": rng.integers(-60, 60, (1, 3, 3, 8)), "w3": rng.integers(-50, 50, (4, 1, 1, 8))}
+def _network(rng, params=None):
+    """(the builder, the int8 parameters: drawn from rng, or `params`) of: conv 3x3 relu -> max pool 2 -> depthwise
+    3x3 leaky relu, added to the pool's output with relu -> conv 1x1 -> concat with the add -> average pool 2 ->
+    reshape to [1, 48]; outputs the reshape and the add."""
+    p = params or {"w1": rng.integers(-40, 40, (8, 3, 3, 3)), "b1": rng.integers(-60, 60, 8),
+                   "wd": rng.integers(-60, 60, (1, 3, 3, 8)), "w3": rng.integers(-50, 50, (4, 1, 1, 8))}
     b = XmodelBuilder("xmodel_test_net")
     x = b.input("x", (1, 8, 8, 3), FX)
     w1, b1 = b.const("w1", p["w1"], FW1), b.const("b1", p["b1"], FB1)
