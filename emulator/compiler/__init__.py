@@ -29,7 +29,7 @@ from .lower import SUPPORTED_OPS
 
 __all__ = ["FOLD_LIMIT_BYTES", "INT8_RULES", "CompileError", "ExtraOutputError", "FrameInputError", "InputShapeError",
            "SUPPORTED_OPS", "UnsupportedOpsError", "accm", "compile_file", "compile_model", "coverage", "frame_inputs",
-           "summary"]
+           "summary", "write_file"]
 
 
 INT8_RULES = tuple(accm.INT8_RULES)
@@ -108,7 +108,11 @@ def _compile(model, input_shapes, int8, fold_limit, extra, frame_requests) -> by
 def compile_file(src, dst, input_shapes=None, int8="ort", fold_limit=FOLD_LIMIT_BYTES, extra_outputs=None,
                  image_inputs=None) -> dict:
     """Compiles the ONNX file `src` and writes the .accm file `dst`. Returns summary() of it."""
-    data = compile_model(os.fspath(src), input_shapes, int8, fold_limit, extra_outputs, image_inputs)
+    return write_file(compile_model(os.fspath(src), input_shapes, int8, fold_limit, extra_outputs, image_inputs), dst)
+
+
+def write_file(data: bytes, dst) -> dict:
+    """Writes the .accm bytes `data` to `dst` whole or not at all. Returns summary() of it."""
     tmp = f"{os.fspath(dst)}.tmp{os.getpid()}"
     try:  # the temporary file goes whatever stops the write (Ctrl-C, a full disk)
         with open(tmp, "wb") as f:

@@ -68,8 +68,10 @@ def dpu_model(data: bytes, subgraph: Optional[str] = None, extra: ExtraTensors =
 
 
 def tensor_order(data: bytes, subgraph: Optional[str] = None) -> List[str]:
-    """The tensors of a .xmodel's DPU part in graph order: its inputs, then every tensor its ops compute (what
-    dpu_model gives with extra="all")."""
+    """The tensors of a .xmodel's DPU part in graph order: its inputs, then every tensor its ops write (those
+    dpu_model gives with extra="all", and its outputs)."""
     graph, part = dpu_part(read(data), subgraph)
     inputs, _ = boundary(graph, part)
-    return [op.output.name for op in inputs] + [graph.ops[n].output.name for n in extra_tensors(graph, part, "all")]
+    inside = set(part.ops())
+    return [op.output.name for op in inputs] + [op.output.name for name, op in graph.ops.items()
+                                                 if name in inside and op.type != "const-fix"]

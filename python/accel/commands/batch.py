@@ -16,7 +16,8 @@ import numpy as np
 
 from ..cli import UsageError
 from .common import (DEFAULT_DEVICE, add_device_option, add_image_input_option, add_input_shape_option,
-                     add_max_pixels_option, image_inputs, input_shapes, number_arg, reports_failures, writable_path)
+                     add_max_pixels_option, converted_options, image_inputs, input_shapes, number_arg, refuse_option,
+                     reports_failures, writable_path)
 from .progress import ProgressBar
 from .run import split_input
 
@@ -140,10 +141,9 @@ def command(args: argparse.Namespace) -> int:
     out_path = writable_path("--output", args.output)
     given, rows, paths = sources(args.input, args.max_pixels)
     shapes, images = input_shapes(args.input_shape), image_inputs(args.image_input)
-    onnx_model = model_path.name.lower().endswith(".onnx")
-    for option, value in (("--input-shape", shapes), ("--image-input", images)):
-        if value and not onnx_model:
-            raise UsageError(f"{option} applies to ONNX models only; {str(model_path)!r} is already compiled")
+    onnx_model = "input_shapes" in converted_options(model_path)  # a model made for its inputs' shapes
+    refuse_option(model_path, "--input-shape", "input_shapes", shapes)
+    refuse_option(model_path, "--image-input", "image_inputs", images)
     from ..ray.files import INDEX, FilePredictor
     from ..ray.parquet import ParquetRows, pyarrow
     from ..ray.pipeline import import_ray, map_predictor

@@ -111,7 +111,7 @@ def add_input_shape_option(parser: Any) -> None:
 def add_extra_outputs_option(parser: Any) -> None:
     """Adds ``--extra-outputs NAME,NAME,...|all`` (``Device.load``'s ``extra_outputs``) to ``parser``."""
     parser.add_argument("--extra-outputs", metavar="NAME,NAME,...|all", type=_tensor_names,
-                        help="ONNX only: also output these intermediate tensors (or all of them), after the model's "
+                        help="ONNX and .xmodel only: also output these intermediate tensors (or all of them), after the model's "
                              "own outputs")
 
 
@@ -183,14 +183,37 @@ def add_device_option(parser: Any) -> None:
                         help=f"the device: emu[:options], bpu:0, vart:0, ... (default {DEFAULT_DEVICE})")
 
 
+def converted_options(path: Path) -> Tuple[str, ...]:
+    """The Device.load options (``input_shapes``, ``extra_outputs``, ``image_inputs``) that the front ends which
+    convert files like ``path`` take (ONNX all; a Vitis AI .xmodel on the emulator ``extra_outputs``); () for a file
+    devices load as it is. The device's own load says the last word."""
+    from .. import front_ends
+
+    with open(path, "rb") as f:
+        head = f.read(16)
+    fronts = [f for f in front_ends.registered() if f.claims(head, path.suffix.lower())]
+    return tuple(o for o in front_ends.ALL_OPTIONS if any(o in f.options for f in fronts))
+
+
+def refuse_option(path: Path, flag: str, option: str, value: Any) -> None:
+    """UsageError for command-line option ``flag`` (Device.load's ``option``) given (``value``) for a model whose
+    format does not take it, naming the formats that do."""
+    from .. import front_ends
+
+    if value is not None and value != {} and option not in converted_options(path):
+        formats = " and ".join(f.name for f in front_ends.registered() if option in f.options)
+        raise UsageError(f"{flag} applies to {formats} models only; {str(path)!r} is already compiled (its "
+                         f"inputs and outputs are those it was compiled with)")
+
+
 def load_model(device: Any, path: Path, shapes: Optional[Dict[str, Tuple[int, ...]]], extra_outputs: Any = None,
                images: Optional[Dict[str, Dict[str, Any]]] = None) -> Any:
     """``path`` loaded on ``device``: ONNX (compiled on the fly, emulator only, with ``extra_outputs`` and the image
-    inputs ``images`` as ``Device.load`` takes them) or a compiled model."""
-    for option, value in (("--input-shape", shapes), ("--image-input", images)):
-        if value and not path.name.lower().endswith(".onnx"):
-            raise UsageError(f"{option} applies to ONNX models only; {str(path)!r} is already compiled")
-    with while_running(f"compiling {path.name}", sys.stderr, enabled=path.name.lower().endswith(".onnx")):
+    inputs ``images`` as ``Device.load`` takes them), a Vitis AI .xmodel (on the emulator, with ``extra_outputs``)
+    or a compiled model."""
+    refuse_option(path, "--input-shape", "input_shapes", shapes)
+    refuse_option(path, "--image-input", "image_inputs", images)
+    with while_running(f"compiling {path.name}", sys.stderr, enabled=bool(converted_options(path))):
         return device.load(path, input_shapes=shapes, extra_outputs=extra_outputs, image_inputs=images)
 
 

@@ -1,10 +1,11 @@
-"""``accel compile``: an ONNX model to the emulator's ``.accm`` format with ``accel.compiler``."""
+"""``accel compile``: an ONNX model to the emulator's ``.accm`` format with ``accel.compiler``, or a model of another
+format its front end converts (a Vitis AI ``.xmodel``'s DPU part)."""
 from __future__ import annotations
 
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, List
 
 from .._lazy_import import import_or_undo
 from ..cli import UsageError
@@ -17,22 +18,23 @@ from .progress import while_running
 def register(subparsers: Any) -> argparse.ArgumentParser:
     """Adds ``compile`` to the ``accel`` command's subparsers (see accel.cli)."""
     p: argparse.ArgumentParser = subparsers.add_parser(
-        "compile", help="compile an ONNX model for the emulator (.accm)",
+        "compile", help="compile an ONNX model (or a Vitis AI .xmodel) for the emulator (.accm)",
         description="Compiles an ONNX model to the emulator's .accm format, or with --check reports which of its "
-                    "ops the compiler supports. Exit code: 0 ok, 1 the model cannot be compiled (the message names "
-                    "every unsupported op, or the op and node at fault), 2 usage error.")
-    p.add_argument("model", metavar="MODEL.onnx", help="the ONNX model")
+                    "ops the compiler supports; a Vitis AI .xmodel (compiled, or the quantizer's) becomes the .accm "
+                    "of its DPU part with the DPU's int8 rules. Exit code: 0 ok, 1 the model cannot be compiled "
+                    "(the message names every unsupported op, or the op and node at fault), 2 usage error.")
+    p.add_argument("model", metavar="MODEL.onnx", help="the ONNX model, or a .xmodel")
     p.add_argument("-o", "--output", metavar="MODEL.accm", help="the .accm file to write (required without --check)")
     p.add_argument("--check", action="store_true",
                    help="write nothing: print each op type the model uses, how many nodes use it and whether it is "
                         "supported, then compile in memory (when the input shapes are known) to find what else is "
                         "not; exit 1 when something is missing")
     add_input_shape_option(p)
-    p.add_argument("--int8", default="ort", choices=INT8_RULES,
+    p.add_argument("--int8", default=None, choices=INT8_RULES,
                    help="the integer arithmetic of a quantized model's int8 ops: 'ort' (onnxruntime's CPU "
-                        "kernels, the default), 'dpu' (the Vitis AI DPU's fix-point rules: power-of-two "
-                        "scales) or 'bpu' (the Horizon BPU's integer multipliers); the device that loads the "
-                        "model must use the same (emu:int8=...)")
+                        "kernels, the default for ONNX), 'dpu' (the Vitis AI DPU's fix-point rules: power-of-two "
+                        "scales; a .xmodel's) or 'bpu' (the Horizon BPU's integer multipliers); the device that "
+                        "loads the model must use the same (emu:int8=...)")
     p.add_argument("--fold-limit", type=_mib, default=None, metavar="MIB",
                    help="the most memory folding one constant node may take, in MiB (default 256): a model "
                         "whose constants would need more is refused, naming the node")
@@ -57,6 +59,10 @@ def command(args: argparse.Namespace) -> int:
         from ..compiler import FOLD_LIMIT_BYTES, compile_file
 
     src = existing_file("MODEL", args.model)
+    front = _front_end(src)
+    if front is not None:
+        return _convert(src, front, args)
+    args.int8 = args.int8 or "ort"
     limit = FOLD_LIMIT_BYTES if args.fold_limit is None else args.fold_limit
     if args.check:
         if args.output is not None:
@@ -69,6 +75,45 @@ def command(args: argparse.Namespace) -> int:
         s = compile_file(src, dst, input_shapes(args.input_shape), args.int8, limit, args.extra_outputs,
                          image_inputs(args.image_input))
     print(f"{dst}: {s['nodes']} nodes, {s['tensors']} tensors, {s['weight_bytes']} weight bytes")
+    return 0
+
+
+def _front_end(src: Any) -> Any:
+    """The front end that converts ``src`` to .accm when it is not ONNX (which the compiler reads itself, with
+    --check and --fold-limit), else None."""
+    from .. import front_ends
+    from ..front_ends.onnx import ONNX
+
+    with open(src, "rb") as f:
+        head = f.read(16)
+    front = front_ends.choose("accm", head, Path(src).suffix.lower())
+    return None if front is None or front is ONNX else front
+
+
+def _convert(src: Any, front: Any, args: argparse.Namespace) -> int:
+    """A model of another format through its front end: the .accm it loads on the emulator, written."""
+    with import_or_undo():
+        from ..compiler import write_file
+    from .. import front_ends
+    from ..front_ends.front_end import LoadRequest
+
+    for flag, value in (("--check", args.check or None), ("--fold-limit", args.fold_limit)):
+        if value is not None:
+            raise UsageError(f"{flag} applies to ONNX models; {str(src)!r} is a {front.name} model")
+    given = {"input_shapes": input_shapes(args.input_shape), "extra_outputs": args.extra_outputs,
+             "image_inputs": image_inputs(args.image_input)}
+    front_ends.check_options(front, repr(str(src)), given)
+    if args.output is None:
+        raise UsageError("-o MODEL.accm is required")
+    dst = writable_path("-o", args.output)
+    made: List[bytes] = []
+    request = LoadRequest(Path(src).read_bytes(), repr(str(src)), str(src), None, args.extra_outputs, None,
+                          args.int8 or front.int8_rules or "ort")
+    with while_running(f"converting {Path(src).name}", sys.stderr):
+        front.load(request, made.append)
+    s = write_file(made[0], dst)
+    print(f"{dst}: {s['nodes']} nodes, {s['tensors']} tensors, {s['weight_bytes']} weight bytes (from a "
+          f"{front.name} model; load it on emu:int8={request.int8_rules})")
     return 0
 
 

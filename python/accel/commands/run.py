@@ -13,8 +13,8 @@ from ..cli import UsageError
 from ..errors import ModelFormatError
 from ..run_record import RunRecord, save, write_npz
 from .common import (add_device_option, add_extra_outputs_option, add_image_input_option, add_input_shape_option,
-                     add_max_pixels_option, describe_tensors, existing_file, image_inputs, input_shapes, load_model,
-                     reports_failures, writable_path)
+                     add_max_pixels_option, converted_options, describe_tensors, existing_file, image_inputs,
+                     input_shapes, load_model, refuse_option, reports_failures, writable_path)
 
 
 def register(subparsers: Any) -> argparse.ArgumentParser:
@@ -145,17 +145,14 @@ def command(args: argparse.Namespace) -> int:
     path = existing_file("MODEL", args.model)
     out_path = writable_path("--output", args.output) if args.output else None
     record_path = writable_path("--save", args.save) if args.save else None
-    onnx_model = path.name.lower().endswith(".onnx")
     extra = args.extra_outputs
     if args.save_intermediates:
         if out_path is None and record_path is None:
             raise UsageError("--save-intermediates needs --save RUN.npz or --output OUT.npz")
         if extra is not None:
             raise UsageError("--save-intermediates is --extra-outputs all: give one of them")
-        extra = "all" if onnx_model else None
-    if extra is not None and not onnx_model:
-        raise UsageError(f"--extra-outputs applies to ONNX models only; {str(path)!r} is already compiled (its "
-                         f"outputs are those it was compiled with)")
+        extra = "all" if "extra_outputs" in converted_options(path) else None
+    refuse_option(path, "--extra-outputs", "extra_outputs", extra)
     given = read_inputs(args.input, args.max_pixels)
     with accel.open(args.device) as dev:
         model = load_model(dev, path, input_shapes(args.input_shape), extra, image_inputs(args.image_input))

@@ -5,13 +5,15 @@ registry, which Device.load chooses from by what the device loads (``DeviceCapab
 file's format. A new format is a module here and one :func:`register` call, at the end of this one."""
 from __future__ import annotations
 
-from typing import List, Optional, Tuple
+from typing import Any, List, Mapping, Optional, Tuple
 
-from .front_end import FrontEnd, LoadRequest
+from ..errors import InvalidArgumentError
+
+from .front_end import ALL_OPTIONS, FrontEnd, LoadRequest
 from .onnx import ONNX
 from .xmodel import XMODEL
 
-__all__ = ["FrontEnd", "LoadRequest", "register", "registered", "choose", "foreign"]
+__all__ = ["ALL_OPTIONS", "FrontEnd", "LoadRequest", "register", "registered", "choose", "foreign", "check_options"]
 
 _FRONT_ENDS: List[FrontEnd] = []
 
@@ -40,6 +42,16 @@ def choose(model_format: str, head: bytes, suffix: str) -> Optional[FrontEnd]:
 def foreign(suffix: str) -> Optional[FrontEnd]:
     """A front end whose files have ``suffix`` (to say why a device that cannot take them refuses one)."""
     return next((f for f in _FRONT_ENDS if suffix and suffix in f.suffixes), None)
+
+
+def check_options(front: Optional[FrontEnd], what: str, given: Mapping[str, Any]) -> None:
+    """InvalidArgumentError for each of Device.load's options (``{name: value}``, None when not given) that the
+    front end ``front`` takes not (None: a file the device loads as it is), naming the formats that take it."""
+    for option, value in given.items():
+        if value is not None and (front is None or option not in front.options):
+            formats = " and ".join(f.name for f in _FRONT_ENDS if option in f.options) or "no"
+            kind = "already compiled for the device" if front is None else f"a {front.name} model"
+            raise InvalidArgumentError(f"{option} applies to {formats} models only; {what} is {kind}")
 
 
 register(ONNX)

@@ -53,6 +53,8 @@ class FrontEnd:
         describe: ``describe(data) -> dict``: what a file of the format holds, as ``accel info MODEL`` prints it
             (plain values: str, int, lists and dicts of them); None where the front end says nothing.
         subgraphs: whether its files hold several runnable subgraphs, one chosen by ``LoadRequest.subgraph``.
+        int8_rules: the int8 rules its models compute with, which the device must compute with (a DPU's
+            ``"dpu"``); None where the device's own are taken.
         tensor_order: ``tensor_order(data, subgraph) -> names``: the tensors a load with ``extra_outputs="all"``
             gives (and its inputs), in graph order, the order ``accel compare`` lists them in; None where the
             front end does not say (ONNX's graph says it).
@@ -67,3 +69,4 @@ class FrontEnd:
     describe: Optional[Callable[[bytes], Dict[str, Any]]] = None
     subgraphs: bool = False
     tensor_order: Optional[Callable[[bytes, Optional[str]], List[str]]] = None
+    int8_rules: Optional[str] = None

@@ -100,4 +100,5 @@ def _tensor(t: Any) -> str:
 
 #: A compiled Vitis AI model, its DPU subgraph turned into .accm.
 XMODEL = FrontEnd(name="Vitis AI .xmodel", suffixes=(".xmodel",), produces="accm", claims=_claims, load=_load,
-                  options=("extra_outputs",), describe=_describe, subgraphs=True, tensor_order=_tensor_order)
+                  options=("extra_outputs",), describe=_describe, subgraphs=True, tensor_order=_tensor_order,
+                  int8_rules=RULES)

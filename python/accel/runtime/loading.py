@@ -64,10 +64,8 @@ def load(device: RuntimeDevice, path_or_bytes: PathOrBytes,
 
     extra = compile_cache.normalize_extra_outputs(extra_outputs)
     images = compile_cache.normalize_image_inputs(image_inputs)
-    for option, value in (("input_shapes", input_shapes), ("extra_outputs", extra), ("image_inputs", images)):
-        if value is not None and (front is None or option not in front.options):
-            kind = "already compiled for the device" if front is None else f"a {front.name} model"
-            raise InvalidArgumentError(f"{option} applies to {_option_formats(option)} models only; {what} is {kind}")
+    front_ends.check_options(front, what, {"input_shapes": input_shapes, "extra_outputs": extra,
+                                           "image_inputs": images})
     if subgraph is not None:
         if not isinstance(subgraph, str):
             raise TypeError(f"subgraph must be a str (a DPU subgraph's name), not {type(subgraph).__name__}")
@@ -98,11 +96,6 @@ def _load_core(device: RuntimeDevice, data: Any, path: Optional[str]) -> Any:
             raise
         # The core loads from memory and cannot name the file: say which one it was.
         raise type(e)(f"cannot load {path!r}: {e.message}", e.status) from None
-
-
-def _option_formats(option: str) -> str:
-    """The formats whose front ends take Device.load's `option` ("ONNX")."""
-    return " and ".join(f.name for f in front_ends.registered() if option in f.options) or "no"
 
 
 def _devices_loading(model_format: str) -> str:

@@ -32,8 +32,9 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--json", metavar="REPORT.json", help="also write the full report as JSON")
     p.add_argument("--quick", action="store_true", help="fewer runs per check")
     p.add_argument("--compare", metavar="MODEL.onnx",
-                   help="the quantized ONNX model the device's model was made from: its outputs on the "
-                        "emulator with the device's int8 rules are held against the device's (check compare)")
+                   help="the quantized ONNX model the device's model was made from, or a Vitis AI .xmodel (the "
+                        "device's own, or the quantizer's): its outputs on the emulator with the device's int8 "
+                        "rules are held against the device's (check compare)")
     p.add_argument("--int8", choices=INT8_RULES, default=None,
                    help="the emulator's int8 rules for --compare (default: the device's: dpu for vart, bpu "
                         "for bpu, an emulator URI's own int8=)")
@@ -64,8 +65,9 @@ def usage_problem(args: argparse.Namespace) -> Optional[str]:
         return f"--model {args.model!r}: no such file"
     if args.compare is not None and not Path(args.compare).is_file():
         return f"--compare {args.compare!r}: no such file"
-    if args.compare is not None and not args.compare.lower().endswith(".onnx"):
-        return f"--compare {args.compare!r}: expected the ONNX model the device's model was made from"
+    if args.compare is not None and not _emulator_takes(Path(args.compare)):
+        return (f"--compare {args.compare!r}: expected the ONNX model the device's model was made from, or a file "
+                f"of another format the emulator converts ({_converted_suffixes()})")
     if args.int8 is not None and args.compare is None:
         return "--int8 names the emulator's rules for --compare, which is not given"
     if args.json is not None and not Path(args.json).resolve().parent.is_dir():
@@ -91,3 +93,18 @@ def command(args: argparse.Namespace) -> int:
         sys.stderr.flush()
         os._exit(report.exit_code)
     return report.exit_code
+
+
+def _emulator_takes(path: Path) -> bool:
+    """Whether a front end turns the file at ``path`` into what the emulator loads."""
+    from .. import front_ends
+
+    with open(path, "rb") as f:
+        head = f.read(16)
+    return front_ends.choose("accm", head, path.suffix.lower()) is not None
+
+
+def _converted_suffixes() -> str:
+    from .. import front_ends
+
+    return ", ".join(s for f in front_ends.registered() if f.produces == "accm" for s in f.suffixes)

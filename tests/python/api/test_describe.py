@@ -140,7 +140,7 @@ def test_a_registered_front_end_is_chosen_by_the_file_and_the_device(registry, t
         return load_native(bytes(memoryview(request.data).cast("B"))[4:]), 0
 
     registry.register(FrontEnd(name="Wrapped", suffixes=(".wrapped",), produces="accm",
-                               claims=lambda head, suffix: suffix == ".wrapped", load=load, options=False))
+                               claims=lambda head, suffix: suffix == ".wrapped", load=load, options=()))
     path = tmp_path / "tiny.wrapped"
     path.write_bytes(b"WRAP" + tiny_accm.read_bytes())
     with accel.open("emu:int8=dpu") as d:

@@ -179,7 +179,7 @@ def test_errors_name_the_tensor(device):
     with pytest.raises(compiler.ExtraOutputError, match="no tensor 'nope'"):
         compiler.compile_model(path, extra_outputs=["nope"])
     accm = compiler.compile_model(path)
-    with pytest.raises(accel.InvalidArgumentError, match="extra_outputs applies to ONNX models only"):
+    with pytest.raises(accel.InvalidArgumentError, match="extra_outputs applies to ONNX and Vitis AI .xmodel models only"):
         device.load(accm, extra_outputs="all")
 
 
@@ -235,7 +235,7 @@ def test_cli_run_errors(tmp_path, capsys):
     capsys.readouterr()
     with pytest.raises(SystemExit):
         cli.main(["run", str(accm), "--input", str(tmp_path / "x.npy"), "--extra-outputs", "all"])
-    assert "applies to ONNX models only" in capsys.readouterr().err
+    assert "--extra-outputs applies to ONNX and Vitis AI .xmodel models only" in capsys.readouterr().err
     # The compiled model keeps the extra outputs it was compiled with.
     with accel.open("emu") as dev:
         assert len(dev.load(accm).outputs) == len(dev.load(path, extra_outputs="all").outputs)
