@@ -20,8 +20,8 @@ from .reader import Graph, Op, Subgraph, Tensor, UnsupportedXmodelError, XmodelE
 from .writer import write
 
 __all__ = ["FAMILY", "OPS", "ExtraTensors", "Graph", "Op", "Subgraph", "Tensor", "UnsupportedXmodelError",
-           "XmodelError", "attr", "boundary", "dpu_model", "dpu_part", "dpu_subgraph", "fold", "is_quantized", "read",
-           "tensor_order", "write"]
+           "XmodelError", "attr", "boundary", "dpu_model", "dpu_part", "dpu_subgraph", "extra_tensors", "fold",
+           "is_quantized", "read", "tensor_order", "write"]
 
 
 def dpu_subgraph(graph: Graph, name: Optional[str] = None) -> Subgraph:

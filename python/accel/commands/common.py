@@ -111,8 +111,8 @@ def add_input_shape_option(parser: Any) -> None:
 def add_extra_outputs_option(parser: Any) -> None:
     """Adds ``--extra-outputs NAME,NAME,...|all`` (``Device.load``'s ``extra_outputs``) to ``parser``."""
     parser.add_argument("--extra-outputs", metavar="NAME,NAME,...|all", type=_tensor_names,
-                        help="ONNX and .xmodel only: also output these intermediate tensors (or all of them), after the model's "
-                             "own outputs")
+                        help="ONNX and .xmodel only: also output these intermediate tensors (or all of them), "
+                             "after the model's own outputs")
 
 
 def _tensor_names(text: str) -> Any:

@@ -14,8 +14,8 @@ import accel
 from accel import cli
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "emulator"))
-from test_xmodel import _network  # noqa: E402
-from test_xmodel_quantized import _quantized  # noqa: E402
+from test_xmodel import _network
+from test_xmodel_quantized import _quantized
 
 DPU = "emu:int8=dpu"
 
