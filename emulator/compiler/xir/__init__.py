@@ -21,7 +21,7 @@ from .writer import write
 
 __all__ = ["FAMILY", "OPS", "ExtraTensors", "Graph", "Op", "Subgraph", "Tensor", "UnsupportedXmodelError",
            "XmodelError", "attr", "boundary", "dpu_model", "dpu_part", "dpu_subgraph", "extra_tensors", "fold",
-           "is_quantized", "read", "tensor_order", "write"]
+           "is_quantized", "read", "tensor_order", "to_qdq", "write"]
 
 
 def dpu_subgraph(graph: Graph, name: Optional[str] = None) -> Subgraph:
