@@ -23,7 +23,10 @@ import structural
 from accel.compiler.xir import schema
 
 _TYPES = ["conv2d-fix", "depthwise-conv2d-fix", "pool-fix", "eltwise-fix", "concat-fix", "reshape-fix",
-          "upsample-fix", "hard-sigmoid-fix", "upload", "download", "const-fix", "data-fix", "transposed-conv2d-fix"]
+          "upsample-fix", "hard-sigmoid-fix", "upload", "download", "const-fix", "data-fix", "transposed-conv2d-fix",
+          # the quantizer's (fold.py)
+          "fix", "data", "const", "conv2d", "depthwise-conv2d", "relu", "leaky-relu", "maxpool2d", "avgpool2d", "mul",
+          "add", "hard-sigmoid", "concat", "reshape", "softmax"]
 _INTS = [-(1 << 31), -129, -2, -1, 0, 1, 2, 3, 7, 8, 31, 64, 255, 1 << 20, (1 << 31) - 1]
 
 

@@ -1,5 +1,6 @@
-"""Writes the .xmodel fuzzer's seeds: compiled models of each DPU op kind the front end takes, made by
-tests/models/xmodel_builder.py (as tests/python/emulator/test_xmodel.py makes them).
+"""Writes the .xmodel fuzzer's seeds: compiled models of each DPU op kind the front end takes, and the quantizer's
+graphs that fold into them, made by tests/models/xmodel_builder.py (as tests/python/emulator/test_xmodel.py and
+test_xmodel_quantized.py make them).
 
     python tests/fuzz/xmodel_seeds.py OUT_DIR
 """
@@ -11,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from models.xmodel_builder import XmodelBuilder
+from models.xmodel_builder import QuantizerBuilder, XmodelBuilder
 
 
 def seeds() -> dict:
@@ -38,6 +39,22 @@ def seeds() -> dict:
     up = b.op("upsample-fix", "up", {"input": [avg]}, (1, 4, 4, 16), 1, mode="NEAREST", scale=[2.0, 2.0])
     b.output(b.op("hard-sigmoid-fix", "hsig", {"input": [up]}, (1, 4, 4, 16), 7, hsigmoid_in=1, shift_hsigmoid=8))
     out["branches.xmodel"] = b.bytes()
+
+    q = QuantizerBuilder("quantized")
+    x = q.input("x", (1, 6, 6, 4), 4)
+    c = q.op("conv2d", "conv", {"input": [x], "weights": [q.const("w", rng.integers(-60, 60, (4, 3, 3, 4)), 6)],
+                                "bias": [q.const("b", rng.integers(-60, 60, 4), 5)]},
+             (1, 6, 6, 4), kernel=[3, 3], stride=[1, 1], pad=[1, 1, 1, 1], pad_mode="FLOOR")
+    r = q.fix(q.op("relu", "relu", {"input": [c]}, (1, 6, 6, 4)), 3)
+    a = q.fix(q.op("add", "add", {"input": [x, r]}, (1, 6, 6, 4)), 3)
+    avg = q.op("avgpool2d", "avg_i0", {"input": [a]}, (1, 4, 4, 4), kernel=[3, 3], stride=[1, 1], pad_mode="FLOOR")
+    avg = q.fix(q.op("mul", "avg", {"input": [avg, q.const("avg_i1", [63 / 64])]}, (1, 4, 4, 4)), 2)
+    h = q.op("hard-sigmoid", "hsig_i0", {"input": [avg]}, (1, 4, 4, 4))
+    h = q.fix(q.op("mul", "hsig", {"input": [h, q.const("hsig_i1", [6 * 2731 / 16384])]}, (1, 4, 4, 4)), 7)
+    cat = q.fix(q.op("concat", "cat", {"input": [h, avg]}, (1, 4, 4, 8), axis=3), 2)
+    flat = q.fix(q.op("reshape", "flat", {"input": [cat]}, (1, 128), shape=[1, 128]), 2)
+    q.op("softmax", "probabilities", {"input": [flat]}, (1, 128), axis=-1)
+    out["quantized.xmodel"] = q.bytes()
     return out
 
 

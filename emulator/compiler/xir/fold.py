@@ -32,7 +32,8 @@ _FOLDED = {"conv2d": "conv2d-fix", "depthwise-conv2d": "depthwise-conv2d-fix", "
            "reshape": "reshape-fix", "flatten": "reshape-fix", "resize": "upsample-fix",
            "hard-sigmoid": "hard-sigmoid-fix"}
 _FUSES_ACTIVATION = {"conv2d", "depthwise-conv2d", "add"}
-_SCALED = {"avgpool2d", "hard-sigmoid"}  # written as the op times a constant, the DPU's arithmetic
+_SCALED = {"avgpool2d", "hard-sigmoid"}
+_MAX_KERNEL = 1 << 16  # written as the op times a constant, the DPU's arithmetic
 
 
 def is_quantized(graph: Graph) -> bool:
@@ -103,8 +104,8 @@ class _Folder:
         else:
             self.compute(src, f, tensor)
 
-    def constant(self, op: Op, fp: int) -> np.ndarray:
-        """A float const's values on the int8 grid of `fp`, as the fix after it gives them (DPU_ROUND, saturated)."""
+    def floats(self, op: Op) -> np.ndarray:
+        """A const op's values in its shape, as float64: float32 data, one value per element, each finite."""
         where = self.where(op)
         data = attr(where, op.attrs, "data", bytes, b"")
         count = int(np.prod(op.output.shape))
@@ -114,7 +115,11 @@ class _Folder:
         w = np.frombuffer(data, "<f4").astype(np.float64).reshape(op.output.shape)
         if not np.all(np.isfinite(w)):
             raise XmodelError(f"{where}: its data holds a NaN or an infinity")
-        scaled = np.ldexp(w, fp)
+        return w
+
+    def constant(self, op: Op, fp: int) -> np.ndarray:
+        """A float const's values on the int8 grid of `fp`, as the fix after it gives them (DPU_ROUND, saturated)."""
+        scaled = np.ldexp(self.floats(op), fp)
         q = np.floor(scaled + 0.5)  # DPU_ROUND: half up
         return np.clip(q, -128, 127).astype(np.int8)
 
@@ -174,7 +179,7 @@ class _Folder:
         if len(consts) != 1 or len(scaled) != 1:
             return None
         c = consts[0] if consts[0].type == "const" else self.source(consts[0])
-        value = np.frombuffer(attr(self.where(c), c.attrs, "data", bytes, b""), "<f4")
+        value = self.floats(c).reshape(-1)
         if value.size != 1:
             raise UnsupportedXmodelError(f"{self.where(mul)} multiplies {self.where(scaled[0])} by {value.size} "
                                          f"values, not one factor")
@@ -196,10 +201,15 @@ class _Folder:
         if attr(self.where(op), op.attrs, "global", bool, False):
             shape = self.source(op).output.shape
             return int(shape[2]), int(shape[1])
-        k = op.attrs.get("kernel")
-        if not isinstance(k, list) or len(k) != 2:
-            raise XmodelError(f"{self.where(op)}: kernel {k!r}")
-        return int(k[0]), int(k[1])
+        return self.pair(op, "kernel", None)
+
+    def pair(self, op: Op, key: str, default: Optional[List[int]]) -> Tuple[int, int]:
+        """A {w, h} attribute: two ints in 1.._MAX_KERNEL."""
+        k = op.attrs.get(key, default)
+        if not isinstance(k, list) or len(k) != 2 or not all(
+                isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= _MAX_KERNEL for v in k):
+            raise XmodelError(f"{self.where(op)}: {key} {k!r}, not two ints in 1..{_MAX_KERNEL}")
+        return k[0], k[1]
 
     def attributes(self, op: Op, tensor: Tensor) -> Dict[str, object]:
         """What the compiled op says that the float op says another way."""
@@ -222,7 +232,7 @@ class _Folder:
         if op.type == "resize":
             return {"mode": attr(where, op.attrs, "mode", str, "NEAREST")}
         if op.type == "hard-sigmoid":
-            fx = self.folded[self.of_fix[op.inputs["input"][0]]].output.fix_point
+            fx = self.folded[self.of_fix[self.source(op).name]].output.fix_point
             return {"hsigmoid_in": fx, "shift_hsigmoid": 14 + int(fx or 0) - int(tensor.fix_point or 0)}
         if op.type in ("conv2d", "depthwise-conv2d"):
             return self.conv_pad(op, tensor)
@@ -238,10 +248,12 @@ class _Folder:
             return {"pad": [0, 0, 0, 0]}
         if mode != "SAME":
             raise XmodelError(f"{where}: pad_mode {mode!r} (FLOOR, CEIL, SAME or VALID)")
-        (_, h, w, _), (_, oh, ow, _) = self.source(op).output.shape, tensor.shape
-        kw, kh = op.attrs.get("kernel", [1, 1])
-        sw, sh = op.attrs.get("stride", [1, 1])
-        dw, dh = op.attrs.get("dilation", [1, 1])
+        shapes = self.source(op).output.shape, tensor.shape
+        if any(len(s) != 4 for s in shapes):
+            raise XmodelError(f"{where}: pad_mode SAME from {list(shapes[0])} to {list(shapes[1])}, not 4-D maps")
+        (_, h, w, _), (_, oh, ow, _) = shapes
+        (kw, kh), (sw, sh) = self.pair(op, "kernel", None), self.pair(op, "stride", [1, 1])
+        dw, dh = self.pair(op, "dilation", [1, 1])
         th = max((oh - 1) * sh + (kh - 1) * dh + 1 - h, 0)
         tw = max((ow - 1) * sw + (kw - 1) * dw + 1 - w, 0)
         return {"pad": [tw // 2, tw - tw // 2, th // 2, th - th // 2]}

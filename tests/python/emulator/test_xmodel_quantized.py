@@ -160,6 +160,25 @@ def test_the_dpus_scaling_written_as_a_mul_folds_into_its_op(tmp_path, dpu_devic
     assert count_differing(f"the quantizer's {kind} against the compiled one", mq.run(x)[0], mc.run(x)[0]) == 0
 
 
+def test_a_same_padded_convolution_pads_as_tensorflow_does(tmp_path, dpu_device):
+    """pad_mode SAME (vai_q_tensorflow2's): the padding TensorFlow places, the odd one at the end; against the
+    compiled form with that pad written out."""
+    rng = np.random.default_rng(9)
+    w = rng.integers(-50, 50, (4, 4, 4, 2))
+    q, c = QuantizerBuilder("same"), XmodelBuilder("same")
+    x, cx = q.input("x", (1, 7, 7, 2), 4), c.input("x", (1, 7, 7, 2), 4)
+    conv = dict(kernel=[4, 4], stride=[2, 2], dilation=[1, 1])
+    q.fix(q.op("conv2d", "y", {"input": [x], "weights": [q.const("w", w, 6)]}, (1, 4, 4, 4), pad_mode="SAME",
+               **conv), 3)
+    c.output(c.op("conv2d-fix", "y", {"input": [cx], "weights": [c.const("w", w, 6)]}, (1, 4, 4, 4), 3,
+                  pad=[1, 2, 1, 2], nonlinear="NONE", **conv))
+    (tmp_path / "q.xmodel").write_bytes(q.bytes())
+    (tmp_path / "c.xmodel").write_bytes(c.bytes())
+    xs = rng.integers(-128, 128, (1, 7, 7, 2)).astype(np.int8)
+    got, want = (dpu_device.load(str(tmp_path / f)).run(xs)[0] for f in ("q.xmodel", "c.xmodel"))
+    assert count_differing("SAME against pad [1, 2, 1, 2]", got, want) == 0
+
+
 def _refused(tmp_path, data: bytes) -> str:
     path = tmp_path / "bad_int.xmodel"
     path.write_bytes(data)
