@@ -79,17 +79,30 @@ std::unique_ptr<CoreBuffer> device_alloc(const CoreDevice& self, uint64_t nbytes
 }
 
 // Any object with the buffer protocol; the bytes are read during the call only, with the GIL
-// released (the export keeps the exporter alive and, for a bytearray, unresizable meanwhile).
-std::unique_ptr<CoreModel> device_load(const CoreDevice& self, py::handle data) {
+// released (the export keeps the exporter alive and, for a bytearray, unresizable meanwhile). `subgraph`: one
+// runnable subgraph of the file by name (accel_model_load_memory_with_options), None for the file.
+std::unique_ptr<CoreModel> device_load(const CoreDevice& self, py::handle data, py::object subgraph) {
     accel_device* device = self.get();
     BufferExport bytes(data, PyBUF_SIMPLE);
     auto model = std::make_unique<CoreModel>();
     accel_status status;
     std::string message;
+    accel_load_options options;
+    std::memset(&options, 0, sizeof options);
+    options.struct_size = sizeof options;
+    std::string name;
+    if (!subgraph.is_none()) {
+        if (!py::isinstance<py::str>(subgraph))
+            throw py::type_error(std::string("load(): subgraph must be a str or None, not ") +
+                                 Py_TYPE(subgraph.ptr())->tp_name);
+        name = subgraph.cast<std::string>();
+        options.subgraph = name.c_str();
+    }
     accel_device_retain(device);  // close() from another thread may run while the GIL is released
     {
         NoGil nogil;
-        status = accel_model_load_memory(device, bytes.view.buf, (uint64_t)bytes.view.len, &model->handle);
+        status = accel_model_load_memory_with_options(device, bytes.view.buf, (uint64_t)bytes.view.len, &options,
+                                                      &model->handle);
         accel_device_release(device);  // void: leaves the thread's last error alone
         if (status != ACCEL_OK) message = accel_last_error_message();
         nogil.end();
@@ -137,8 +150,9 @@ void bind_device(py::module_& m) {
         .def("alloc", &device_alloc, py::arg("nbytes"), "Allocates device memory (accel_buffer_alloc).")
         .def("import_buffer", &device_import, py::arg("obj"),
              "Device memory over a C-contiguous buffer-protocol object's own bytes, no copy (accel_buffer_import).")
-        .def("load", &device_load, py::arg("data"),
-             "Loads a model from the bytes of any buffer-protocol object (accel_model_load_memory).")
+        .def("load", &device_load, py::arg("data"), py::arg("subgraph") = py::none(),
+             "Loads a model from the bytes of any buffer-protocol object (accel_model_load_memory; with subgraph, "
+             "one runnable subgraph of the file by name: accel_model_load_memory_with_options).")
         .def(
             "check", [](const CoreDevice& self) { check(accel_device_check(self.get())); },
             "Checks every live buffer's guard bytes (accel_device_check).")

@@ -98,7 +98,8 @@ def _compile(model, input_shapes, int8, fold_limit, extra, frame_requests) -> by
     fusion.fuse_layernorm(g)
     fusion.fuse_silu(g)
     fusion.fuse_activations(g)
-    tensors, nodes, inputs, outputs = emit.build(g, frames, importer.denoted_layouts(proto))
+    tensors, nodes, inputs, outputs = emit.build(g, frames, importer.denoted_layouts(proto),
+                                                 importer.io_shifts(proto))
     try:
         return accm.write(tensors, nodes, inputs, outputs, int8_rules=int8)
     except ValueError as e:

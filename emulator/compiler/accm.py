@@ -88,7 +88,7 @@ _DTYPE_CODES = {v: k for k, v in DTYPES.items()}
 
 LAYOUT_NONE, LAYOUT_NCHW, LAYOUT_NHWC = 0, 1, 2
 KIND_ACTIVATION, KIND_INPUT, KIND_OUTPUT, KIND_CONSTANT = 0, 1, 2, 3
-QUANT_NONE, QUANT_PER_TENSOR, QUANT_PER_AXIS = 0, 1, 2
+QUANT_NONE, QUANT_PER_TENSOR, QUANT_PER_AXIS, QUANT_SHIFT = 0, 1, 2, 3
 INT8_RULES = Int8Rules.BY_NAME  # header field int8_rules (minor 2): whose integer arithmetic the model computes
 
 
@@ -115,6 +115,9 @@ class Tensor:
     scales: np.ndarray | None = None
     zero_points: np.ndarray | None = None
     quant_axis: int | None = None
+    # Or power-of-two shifts (real = q / 2^shift, u8 each, along quant_axis or one for the tensor): a fix-point
+    # device's own record of the same scales, for tensors a device reports so (a .xmodel's inputs and outputs).
+    shifts: np.ndarray | None = None
     # The pixel format of an image graph input (minor 4): an IMAGE_FORMATS value, 0 for a plain tensor.
     image_format: int = 0
 
@@ -232,6 +235,14 @@ def write(tensors: list[Tensor], nodes: list[Node], inputs: list[int], outputs: 
             blobs.append((off, scales.tobytes() + zeros.tobytes()))
             quant_place[i] = off
             data_size = off + 8 * scales.size
+        elif t.shifts is not None:
+            shifts = np.asarray(t.shifts).reshape(-1)
+            if shifts.size < 1 or shifts.min() < 0 or shifts.max() > 255:
+                raise ValueError(f"tensor '{t.name}': shifts {shifts.tolist()[:8]} (1 or more, each 0..255)")
+            off = _align(data_size, 4)
+            blobs.append((off, shifts.astype(np.uint8).tobytes()))
+            quant_place[i] = off
+            data_size = off + shifts.size
 
     tensor_records = bytearray()
     for i, t in enumerate(tensors):
@@ -258,6 +269,9 @@ def write(tensors: list[Tensor], nodes: list[Node], inputs: list[int], outputs: 
         if t.scales is not None:
             qcount = int(np.asarray(t.scales).size)
             qtype = QUANT_PER_TENSOR if t.quant_axis is None else QUANT_PER_AXIS
+            qaxis = -1 if t.quant_axis is None else int(t.quant_axis)
+        elif t.shifts is not None:
+            qcount, qtype = int(np.asarray(t.shifts).size), QUANT_SHIFT
             qaxis = -1 if t.quant_axis is None else int(t.quant_axis)
         tensor_records += _pack(
             TENSOR_RECORD, TENSOR_RECORD_FIELDS, name_offset=name_off, name_length=name_len, dtype=t.dtype,
@@ -384,7 +398,7 @@ def read(path_or_bytes) -> dict:
             raise ValueError(f"tensor {i}: ndim {ndim} > {MAX_DIMS}")
         t.update({
             "index": i, "name": name_at(t["name_offset"], t["name_length"]), "dims": t["dims"][:ndim],
-            "dims_raw": t["dims"], "data": None, "scales": None, "zero_points": None,
+            "dims_raw": t["dims"], "data": None, "scales": None, "zero_points": None, "shifts": None,
             "image_format_name": IMAGE_FORMAT_NAMES.get(t["image_format"], "unknown"),
         })
         if t["quant_type"] in (QUANT_PER_TENSOR, QUANT_PER_AXIS):
@@ -393,6 +407,10 @@ def read(path_or_bytes) -> dict:
             start = data0 + t["quant_offset"]
             t["scales"] = np.frombuffer(buf, "<f4", count, start).astype(np.float32)
             t["zero_points"] = np.frombuffer(buf, "<i4", count, start + 4 * count).astype(np.int32)
+        elif t["quant_type"] == QUANT_SHIFT:
+            count = t["quant_count"]
+            _check_range(f"tensor '{t['name']}' quantization", t["quant_offset"], count, header["data_size"])
+            t["shifts"] = np.frombuffer(buf, np.uint8, count, data0 + t["quant_offset"]).copy()
         t["dtype_name"] = DTYPES[t["dtype"]].name if t["dtype"] in DTYPES else "unknown"
         if t["kind"] == KIND_CONSTANT:
             if t["dtype"] not in DTYPES:

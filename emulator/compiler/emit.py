@@ -62,11 +62,12 @@ def _accel_dtype(v: Value) -> int:
     return code
 
 
-def build(g: Graph, frames=None, layouts=None):
+def build(g: Graph, frames=None, layouts=None, io_shifts: bool = False):
     """-> (tensors, nodes, inputs, outputs) for accm.write. `frames` names the graph inputs that are camera frames
     and their accel_image_format names (frame_inputs.py): uint8 NHWC tensors whose record says so. `layouts` gives
     the layout the model declares of some inputs and outputs (importer.denoted_layouts); a 4-D input is NCHW
-    otherwise."""
+    otherwise. `io_shifts`: inputs and outputs quantized per tensor at 2^-k (k in 0..255), zero point 0, are
+    recorded as shift k (importer.io_shifts)."""
     frames = frames or {}
     layouts = layouts or {}
     fix_outputs(g)
@@ -148,6 +149,9 @@ def build(g: Graph, frames=None, layouts=None):
         else:
             kind = accm.KIND_ACTIVATION
         q = v.quant
+        shift = _shift(q) if io_shifts and kind in (accm.KIND_INPUT, accm.KIND_OUTPUT) else None
+        if shift is not None:
+            q = None
         tensors.append(accm.Tensor(
             name=name, dtype=_accel_dtype(v), kind=kind, dims=tuple(int(d) for d in v.shape),
             layout=accm.LAYOUT_NHWC if name in frames else layouts[name] if name in layouts and len(v.shape) == 4
@@ -155,7 +159,7 @@ def build(g: Graph, frames=None, layouts=None):
             image_format=accm.IMAGE_FORMATS[frames[name]] if name in frames else 0,
             data=np.asarray(v.const, order="C") if kind == accm.KIND_CONSTANT else None,
             scales=None if q is None else q.scale, zero_points=None if q is None else q.zero_point,
-            quant_axis=None if q is None else q.axis))
+            quant_axis=None if q is None else q.axis, shifts=None if shift is None else np.asarray([shift])))
 
     nodes = []
     for n in g.nodes:
@@ -167,3 +171,15 @@ def build(g: Graph, frames=None, layouts=None):
             act_alpha=float(n.alpha), act_beta=float(n.beta), ints=n.params.ints() if n.params else [],
             floats=n.params.floats() if n.params else []))
     return tensors, nodes, [index[t] for t in g.inputs], [index[t] for t in g.outputs]
+
+
+def _shift(q) -> int | None:
+    """k where quantization `q` is one scale 2^-k (k in 0..255) with zero point 0, else None."""
+    if q is None or q.axis is not None:
+        return None
+    scale, zero = np.asarray(q.scale).reshape(-1), np.asarray(q.zero_point).reshape(-1)
+    if scale.size != 1 or zero.size != 1 or zero[0] != 0 or not scale[0] > 0:
+        return None
+    mantissa, exponent = np.frexp(np.float64(scale[0]))
+    k = 1 - int(exponent)  # scale = 0.5 * 2^exponent = 2^-k
+    return k if mantissa == 0.5 and 0 <= k <= 255 else None

@@ -109,6 +109,16 @@ def denoted_layouts(proto: onnx.ModelProto) -> dict:
     return out
 
 
+#: The model metadata key by which a model asks that its power-of-two quantized inputs and outputs be recorded as
+#: shifts (value "shift"), as the fix-point device it stands for reports them (a .xmodel's DPU subgraph).
+IO_QUANTIZATION_KEY = "accel.io_quantization"
+
+
+def io_shifts(proto: onnx.ModelProto) -> bool:
+    """Whether the model's metadata asks for its inputs' and outputs' power-of-two scales as shifts."""
+    return any(p.key == IO_QUANTIZATION_KEY and p.value == "shift" for p in proto.metadata_props)
+
+
 def load(model) -> onnx.ModelProto:
     """A path, bytes or ModelProto -> ModelProto."""
     if isinstance(model, onnx.ModelProto):

@@ -17,6 +17,8 @@ constexpr uint32_t kAbsent = 0xFFFFFFFFu;  // an optional node input that is not
 
 enum class TensorKind : uint32_t { Activation = 0, Input = 1, Output = 2, Constant = 3 };
 
+// A tensor's quantization. A SHIFT tensor (as a fix-point device reports it) also holds its scales 2^-shift and zero
+// points 0, which is all the kernels read; the ABI reports it by its shifts alone.
 struct Quant {
     accel_quant_type type = ACCEL_QUANT_NONE;
     int32_t axis = -1;

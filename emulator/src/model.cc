@@ -50,9 +50,10 @@ void describe(const TensorDesc& t, accel_tensor_info* info) {
     info->byte_size = t.bytes;
     info->quant.type = t.quant.type;
     info->quant.axis = t.quant.axis;
-    info->quant.count = (uint32_t)std::max(t.quant.scales.size(), t.quant.shifts.size());
-    info->quant.scales = t.quant.scales.empty() ? nullptr : t.quant.scales.data();
-    info->quant.zero_points = t.quant.zero_points.empty() ? nullptr : t.quant.zero_points.data();
+    const bool shift = t.quant.type == ACCEL_QUANT_SHIFT;  // its scales are the kernels' copy (graph.h)
+    info->quant.count = (uint32_t)(shift ? t.quant.shifts.size() : t.quant.scales.size());
+    info->quant.scales = shift || t.quant.scales.empty() ? nullptr : t.quant.scales.data();
+    info->quant.zero_points = shift || t.quant.zero_points.empty() ? nullptr : t.quant.zero_points.data();
     info->quant.shifts = t.quant.shifts.empty() ? nullptr : t.quant.shifts.data();
     if (t.image_format != ACCEL_IMAGE_NONE) describe_image(t, info);
 }

@@ -14,6 +14,7 @@
 #include "dtypes.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -568,6 +569,8 @@ private:
         if (type == ACCEL_QUANT_SHIFT) {
             const uint8_t* s = in_.bytes(p, count);
             t->quant.shifts.assign(s, s + count);
+            for (uint8_t k : t->quant.shifts) t->quant.scales.push_back(static_cast<float>(std::ldexp(1.0, -k)));
+            t->quant.zero_points.assign(count, 0);
         } else {
             t->quant.scales.resize(count);
             t->quant.zero_points.resize(count);

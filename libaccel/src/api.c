@@ -69,6 +69,8 @@ ACCEL_API accel_status accel_device_describe(const char* uri, accel_device_descr
     }
     answer.flags &= ~(uint32_t)ACCEL_DEVICE_NODE_TIMES;
     if (ACCEL_DRIVER_HAS(driver, model_get_node_count)) answer.flags |= ACCEL_DEVICE_NODE_TIMES;
+    answer.flags &= ~(uint32_t)ACCEL_DEVICE_LOADS_SUBGRAPH;
+    if (ACCEL_DRIVER_HAS(driver, model_load_memory_with_options)) answer.flags |= ACCEL_DEVICE_LOADS_SUBGRAPH;
     uint32_t size = out->struct_size < sizeof answer ? out->struct_size : (uint32_t)sizeof answer;
     answer.struct_size = out->struct_size;
     memcpy(out, &answer, size);
@@ -224,6 +226,32 @@ ACCEL_API accel_status accel_model_load_memory(accel_device* device, const void*
     REQUIRE(data, "accel_model_load_memory", "data is NULL");
     REQUIRE(out_model, "accel_model_load_memory", "out_model is NULL");
     CALL_DRIVER("accel_model_load_memory", DRIVER_OF(device)->model_load_memory(device, data, size, out_model));
+}
+
+ACCEL_API accel_status accel_model_load_memory_with_options(accel_device* device, const void* data, uint64_t size,
+                                                            const accel_load_options* options,
+                                                            accel_model** out_model) {
+    static const char fn[] = "accel_model_load_memory_with_options";
+    REQUIRE(device, fn, "device is NULL");
+    REQUIRE(data, fn, "data is NULL");
+    REQUIRE(out_model, fn, "out_model is NULL");
+    /* The caller's options, whole: zero past its struct_size (an older caller's). */
+    accel_load_options opts;
+    memset(&opts, 0, sizeof opts);
+    if (options) {
+        REQUIRE(options->struct_size >= offsetof(accel_load_options, reserved) + sizeof(uint32_t), fn,
+                "options->struct_size is not set");
+        memcpy(&opts, options, options->struct_size < sizeof opts ? options->struct_size : sizeof opts);
+        REQUIRE(opts.reserved == 0, fn, "options->reserved is not 0");
+    }
+    opts.struct_size = sizeof opts;
+    const accel_driver_table* driver = DRIVER_OF(device);
+    if (!opts.subgraph) CALL_DRIVER(fn, driver->model_load_memory(device, data, size, out_model));
+    if (!ACCEL_DRIVER_HAS(driver, model_load_memory_with_options))
+        return accel_fail(ACCEL_ERR_UNSUPPORTED,
+                          "%s: backend '%s' loads a model file as it is: it cannot choose subgraph '%.200s' of it", fn,
+                          driver->scheme, opts.subgraph);
+    CALL_DRIVER(fn, driver->model_load_memory_with_options(device, data, size, &opts, out_model));
 }
 
 ACCEL_API void accel_model_retain(accel_model* model) {

@@ -1,7 +1,7 @@
 """CoreDevice (open, info, stats, alloc, import_buffer, load, check, close) and the module-level functions."""
 from __future__ import annotations
 
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 from ._lib import check, error, ffi, last_message, lib, new_owner, text
 from .buffer import CoreBuffer, allocate, import_memory
@@ -89,12 +89,21 @@ class CoreDevice(DeviceBase):
         device = self._get()
         return import_memory(device[0], obj)
 
-    def load(self, data: Any) -> CoreModel:
-        """Loads a model from the bytes of any buffer-protocol object (accel_model_load_memory)."""
+    def load(self, data: Any, subgraph: Optional[str] = None) -> CoreModel:
+        """Loads a model from the bytes of any buffer-protocol object (accel_model_load_memory; with subgraph, one
+        runnable subgraph of the file by name: accel_model_load_memory_with_options)."""
         device = self._get()  # held: close() from another thread cannot free it under the load
         view = ffi.from_buffer(data, require_writable=False)
         box = new_owner("model")
-        status = lib.accel_model_load_memory(device[0], view, len(view), box)
+        if subgraph is None:
+            status = lib.accel_model_load_memory(device[0], view, len(view), box)
+        else:
+            if not isinstance(subgraph, str):
+                raise TypeError(f"load(): subgraph must be a str or None, not {type(subgraph).__name__}")
+            name = ffi.new("char[]", subgraph.encode("utf-8"))
+            options = ffi.new("accel_load_options*", {"struct_size": ffi.sizeof("accel_load_options"),
+                                                     "subgraph": name})
+            status = lib.accel_model_load_memory_with_options(device[0], view, len(view), options, box)
         if status:
             raise error(status, last_message())
         return wrap_model(box)

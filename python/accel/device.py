@@ -57,8 +57,10 @@ class Device(RuntimeDevice):
                 the model takes the frame as uint8 (``TensorInfo.image`` says its layout) and converts it to the
                 channel order ``to`` with BT.601, then feeds ``(pixel - mean) * scale``, as Horizon's toolchain
                 compiles an NV12 model. See docs/image-inputs.md.
-            subgraph: for a Vitis AI ``.xmodel`` the emulator runs: the name of the DPU subgraph to run, for a file
-                with several (VART makes one runner per subgraph); by default the only one. See docs/xmodel.md.
+            subgraph: for a Vitis AI ``.xmodel`` (on ``vart``, or the emulator): the name of the DPU subgraph to
+                run, for a file with several (VART makes one runner per subgraph); by default the only one. A device
+                that cannot choose (``capabilities.loads_subgraph`` false) raises UnsupportedError. See
+                docs/xmodel.md.
 
         Raises:
             FileNotFoundError: no file at the path (the message names it). ModelFormatError: not a valid

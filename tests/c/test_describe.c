@@ -29,7 +29,7 @@ static const expected known[] = {
      1u << ACCEL_IMAGE_NV12 | 1u << ACCEL_IMAGE_Y | 1u << ACCEL_IMAGE_YUV444 | 1u << ACCEL_IMAGE_RGB |
          1u << ACCEL_IMAGE_BGR,
      "hbm", ".bin,.hbm", "0"},
-    {"vart", 0, ACCEL_INT8_RULES_DPU, 0, "xmodel", ".xmodel", "0"},
+    {"vart", ACCEL_DEVICE_LOADS_SUBGRAPH, ACCEL_INT8_RULES_DPU, 0, "xmodel", ".xmodel", "0"},
 };
 
 static accel_device_description describe(const char* uri) {
@@ -56,6 +56,28 @@ static void check_driver(const expected* e) {
            d.file_suffixes ? d.file_suffixes : "(null)", e->suffixes);
     EXPECT(same(d.first_device, e->first_device), "%s: first_device '%s', expected '%s'", e->uri,
            d.first_device ? d.first_device : "(null)", e->first_device);
+}
+
+/* A device without ACCEL_DEVICE_LOADS_SUBGRAPH refuses a subgraph by name, naming its backend; with no name the
+ * options load is the plain load. */
+static void check_subgraph_refused(void) {
+    accel_device* dev = NULL;
+    EXPECT_OK(accel_device_open("emu", &dev));
+    if (!dev) return;
+    accel_load_options o;
+    memset(&o, 0, sizeof o);
+    o.struct_size = sizeof o;
+    o.subgraph = "subgraph_conv";
+    accel_model* m = NULL;
+    EXPECT_STATUS(accel_model_load_memory_with_options(dev, "junk", 4, &o, &m), ACCEL_ERR_UNSUPPORTED);
+    EXPECT(strstr(accel_last_error_message(), "backend 'emu'") && strstr(accel_last_error_message(), "subgraph_conv"),
+           "the message names neither the backend nor the subgraph: '%s'", accel_last_error_message());
+    o.subgraph = NULL;
+    EXPECT_STATUS(accel_model_load_memory_with_options(dev, "junk", 4, &o, &m), ACCEL_ERR_MODEL_FORMAT);
+    o.struct_size = 4;
+    EXPECT_STATUS(accel_model_load_memory_with_options(dev, "junk", 4, &o, &m), ACCEL_ERR_INVALID_ARGUMENT);
+    EXPECT(m == NULL, "a refused load gave a model");
+    accel_device_release(dev);
 }
 
 static void check_emulator(void) {
@@ -113,6 +135,7 @@ int main(int argc, char** argv) {
     EXPECT_OK(accel_driver_count(&count));
     EXPECT(count == (size_t)(argc - 1), "%zu drivers found, %d named", count, argc - 1);
     check_emulator();
+    check_subgraph_refused();
     check_bad_arguments();
     return test_finish();
 }

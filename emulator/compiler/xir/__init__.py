@@ -21,12 +21,18 @@ from .writer import write
 
 __all__ = ["FAMILY", "OPS", "ExtraTensors", "Graph", "Op", "Subgraph", "Tensor", "UnsupportedXmodelError",
            "XmodelError", "attr", "boundary", "dpu_model", "dpu_part", "dpu_subgraph", "extra_tensors", "fold",
-           "is_quantized", "read", "tensor_order", "to_qdq", "write"]
+           "is_quantized", "read", "tensor_order", "to_qdq", "write", "UnknownSubgraphError"]
+
+
+class UnknownSubgraphError(XmodelError):
+    """A subgraph asked for by name that the file has not (the caller's to fix); the message lists those it has."""
 
 
 def dpu_subgraph(graph: Graph, name: Optional[str] = None) -> Subgraph:
-    """The DPU subgraph named `name`, or the only one; XmodelError listing them otherwise, UnsupportedXmodelError for
-    a DPU of another family than the one whose arithmetic the emulator's dpu rules are (FAMILY)."""
+    """The DPU subgraph named `name` (UnknownSubgraphError listing them if there is none), or the only one
+    (XmodelError if there is none, UnsupportedXmodelError if there are several: name one, as VART's users do);
+    UnsupportedXmodelError for a DPU of another family than the one whose arithmetic the emulator's dpu rules are
+    (FAMILY)."""
     dpus: List[Subgraph] = graph.subgraphs("DPU")
     names = ", ".join(repr(s.name) for s in dpus)
     if not dpus:
@@ -35,13 +41,13 @@ def dpu_subgraph(graph: Graph, name: Optional[str] = None) -> Subgraph:
                           f"vai_c_xir writes one, the quantizer's *_int.xmodel has none")
     if name is None:
         if len(dpus) > 1:
-            raise XmodelError(f"graph {graph.name!r} has {len(dpus)} DPU subgraphs ({names}): name the one to run "
-                              f"(Device.load's subgraph=), as VART makes one runner per subgraph")
+            raise UnsupportedXmodelError(f"graph {graph.name!r} has {len(dpus)} DPU subgraphs ({names}): name the one "
+                                         f"to run (Device.load's subgraph=), as VART makes one runner per subgraph")
         chosen = dpus[0]
     else:
         chosen = next((s for s in dpus if s.name == name), None)
         if chosen is None:
-            raise XmodelError(f"graph {graph.name!r} has no DPU subgraph {name!r}; its DPU subgraphs: {names}")
+            raise UnknownSubgraphError(f"graph {graph.name!r} has no DPU subgraph {name!r}; its DPU subgraphs: {names}")
     target = attr(f"subgraph {chosen.name!r}", chosen.attrs, "dpu_name", str, "")
     if not target.startswith(FAMILY):
         raise UnsupportedXmodelError(f"subgraph {chosen.name!r} is compiled for {target or 'an unnamed DPU'!r}; the "
@@ -55,8 +61,8 @@ def dpu_part(graph: Graph, subgraph: Optional[str] = None) -> Tuple[Graph, Subgr
     if not is_quantized(graph):
         return graph, dpu_subgraph(graph, subgraph)
     if subgraph is not None:
-        raise XmodelError(f"graph {graph.name!r} is the quantizer's (fix ops, no subgraphs): it has no subgraph "
-                          f"{subgraph!r} to choose")
+        raise UnknownSubgraphError(f"graph {graph.name!r} is the quantizer's (fix ops, no subgraphs): it has no "
+                                   f"subgraph {subgraph!r} to choose")
     folded, part, _ = fold(graph)
     return folded, part
 

@@ -304,7 +304,8 @@ def _output(b: Builder, op: Op):
 
 def to_qdq(graph: Graph, subgraph: Subgraph, extra: ExtraTensors = None):
     """The onnx.ModelProto of DPU subgraph `subgraph` of `graph`: int8 inputs and outputs named by their XIR tensors,
-    as stored (NHWC), the QDQ float ops between them; after the outputs, the tensors `extra` names (extra_tensors)."""
+    as stored (NHWC), recorded with their fix points as shifts, the QDQ float ops between them; after the outputs,
+    the tensors `extra` names (extra_tensors)."""
     from onnx import helper
 
     b = Builder(graph, subgraph)
@@ -337,5 +338,9 @@ def to_qdq(graph: Graph, subgraph: Subgraph, extra: ExtraTensors = None):
     graph_outputs = [_output(b, op) for op in outs]
     chosen = extra_tensors(graph, subgraph, extra)
     graph_outputs += [_output(b, graph.ops[name]) for name in chosen if name not in {op.name for op in outs}]
+    from ..importer import IO_QUANTIZATION_KEY
+
     g = helper.make_graph(b.nodes, subgraph.name, graph_inputs, graph_outputs, b.inits)
-    return helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="accel.compiler.xir")
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="accel.compiler.xir")
+    helper.set_model_props(model, {IO_QUANTIZATION_KEY: "shift"})  # fix points, as VART's runner gives them
+    return model

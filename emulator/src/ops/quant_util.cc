@@ -22,7 +22,7 @@ bool check_quantized(const TensorDesc& t, const char* op, const char* role, Quan
             err, op,
             cat(who, " is ", dtype_name(t.dtype), ", not ", allow_int32 ? "int8, uint8 or int32" : "int8 or uint8"));
     const Quant& q = t.quant;
-    if (q.type != ACCEL_QUANT_PER_TENSOR && q.type != ACCEL_QUANT_PER_AXIS)
+    if (q.type != ACCEL_QUANT_PER_TENSOR && q.type != ACCEL_QUANT_PER_AXIS && q.type != ACCEL_QUANT_SHIFT)
         return fail(err, op, cat(who, " has no scale and zero point (quant_type ", q.type, ")"));
     const size_t count = q.scales.size();
     if (count < 1 || q.zero_points.size() != count)

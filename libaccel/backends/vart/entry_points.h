@@ -6,6 +6,7 @@
 #include "driver_kit/buffer_checks.h"
 
 namespace accel_vart {
+#define ACCEL_KIT_LOADS_SUBGRAPHS  // one runner per DPU subgraph, as VART makes them: the caller names which
 #include "driver_kit/entry_points.inc"
 
 constexpr uint64_t kAlignment = 64;

@@ -94,19 +94,28 @@ accel_status describe(accel_model* m, const xir::Tensor* t, accel_layout layout4
     return ACCEL_OK;
 }
 
-accel_status make_runners(accel_device* d, std::unique_ptr<xir::Graph> graph, std::shared_ptr<Runners>* out) {
+// `subgraph`: the DPU subgraph to run, by name; nullptr for the file's only one.
+accel_status make_runners(accel_device* d, std::unique_ptr<xir::Graph> graph, const char* subgraph,
+                          std::shared_ptr<Runners>* out) {
     std::vector<const xir::Subgraph*> dpu;
     std::string names;
     for (const xir::Subgraph* s : graph->get_root_subgraph()->children_topological_sort())
-        if (is_dpu(s)) {
+        if (is_dpu(s) && (!subgraph || s->get_name() == subgraph)) {
             dpu.push_back(s);
             names += (names.empty() ? "'" : ", '") + s->get_name() + "'";
         }
+    if (dpu.empty() && subgraph) {
+        for (const xir::Subgraph* s : graph->get_root_subgraph()->children_topological_sort())
+            if (is_dpu(s)) names += (names.empty() ? "'" : ", '") + s->get_name() + "'";
+        return fail(ACCEL_ERR_INVALID_ARGUMENT, format("the xmodel has no DPU subgraph '%s'; its DPU subgraphs: %s",
+                                                       subgraph, names.empty() ? "none" : names.c_str()));
+    }
     if (dpu.empty()) return fail(ACCEL_ERR_UNSUPPORTED, "the xmodel has no DPU subgraph");
     if (dpu.size() > 1)
         return fail(ACCEL_ERR_UNSUPPORTED,
-                    format("the xmodel has %zu DPU subgraphs (%s); only models with one are supported", dpu.size(),
-                           names.c_str()));
+                    format("the xmodel has %zu DPU subgraphs (%s): name the one to run (accel_load_options.subgraph; "
+                           "Device.load's subgraph=), as VART makes one runner per subgraph",
+                           dpu.size(), names.c_str()));
     for (const auto& set : {dpu[0]->get_input_tensors(), dpu[0]->get_output_tensors()})
         for (const xir::Tensor* t : set)
             if (accel_status s = check_tensor(t)) return s;
@@ -139,8 +148,9 @@ accel_status make_runners(accel_device* d, std::unique_ptr<xir::Graph> graph, st
     return ACCEL_OK;
 }
 
-// `what` names the model in messages (the path, or "the model bytes").
-accel_status load_graph(accel_device* d, const char* path, const std::string& what, accel_model** out) {
+// `what` names the model in messages (the path, or "the model bytes"); `subgraph` as make_runners takes it.
+accel_status load_graph(accel_device* d, const char* path, const std::string& what, const char* subgraph,
+                        accel_model** out) {
     // XIR ends the process on a file it cannot open: check first.
     int fd = ::open(path, O_RDONLY);
     if (fd < 0) return fail(ACCEL_ERR_NOT_FOUND, format("cannot open '%s': %s", path, std::strerror(errno)));
@@ -156,7 +166,7 @@ accel_status load_graph(accel_device* d, const char* path, const std::string& wh
     }
     if (!graph) return fail(ACCEL_ERR_MODEL_FORMAT, format("%s is not a valid xmodel", what.c_str()));
     std::shared_ptr<Runners> runners;
-    if (accel_status s = make_runners(d, std::move(graph), &runners)) return s;
+    if (accel_status s = make_runners(d, std::move(graph), subgraph, &runners)) return s;
 
     auto m = std::make_unique<accel_model>();
     m->header.driver = &kDriverTable;
@@ -196,14 +206,8 @@ accel_status load_graph(accel_device* d, const char* path, const std::string& wh
     return ACCEL_OK;
 }
 
-}  // namespace
-
-accel_status model_load_file(accel_device* d, const char* path, accel_model** out) {
-    return load_graph(d, path, std::string("'") + path + "'", out);
-}
-
 // XIR reads graphs from files only: the bytes go to a private temporary file, removed at once.
-accel_status model_load_memory(accel_device* d, const void* data, uint64_t size, accel_model** out) {
+accel_status load_memory(accel_device* d, const void* data, uint64_t size, const char* subgraph, accel_model** out) {
     if (!data || size == 0) return fail(ACCEL_ERR_INVALID_ARGUMENT, "no model bytes");
     const char* dir = std::getenv("TMPDIR");
     std::string path = std::string(dir && *dir ? dir : "/tmp") + "/accel-vart-XXXXXX";
@@ -224,9 +228,24 @@ accel_status model_load_memory(accel_device* d, const void* data, uint64_t size,
         left -= (uint64_t)n;
     }
     ::close(fd);
-    accel_status s = load_graph(d, path.c_str(), "the model bytes", out);
+    accel_status s = load_graph(d, path.c_str(), "the model bytes", subgraph, out);
     ::unlink(path.c_str());
     return s;
+}
+
+}  // namespace
+
+accel_status model_load_file(accel_device* d, const char* path, accel_model** out) {
+    return load_graph(d, path, std::string("'") + path + "'", nullptr, out);
+}
+
+accel_status model_load_memory(accel_device* d, const void* data, uint64_t size, accel_model** out) {
+    return load_memory(d, data, size, nullptr, out);
+}
+
+accel_status model_load_memory_with_options(accel_device* d, const void* data, uint64_t size,
+                                            const accel_load_options* options, accel_model** out) {
+    return load_memory(d, data, size, options->subgraph, out);
 }
 
 void model_retain(accel_model* m) { m->refs.fetch_add(1); }

@@ -42,7 +42,7 @@ extern "C" {
 /* The ABI version this header describes. A major change breaks compatibility; a minor change only
  * appends (new functions, new enum values, new trailing struct fields). */
 #define ACCEL_ABI_VERSION_MAJOR 1
-#define ACCEL_ABI_VERSION_MINOR 3
+#define ACCEL_ABI_VERSION_MINOR 4
 #define ACCEL_ABI_VERSION ((uint32_t)((ACCEL_ABI_VERSION_MAJOR << 16) | ACCEL_ABI_VERSION_MINOR))
 
 /* The ABI version of the loaded library, encoded as (major << 16) | minor. A program compiled against
@@ -345,6 +345,24 @@ ACCEL_API accel_status accel_model_load_file(accel_device* device, const char* p
 ACCEL_API accel_status accel_model_load_memory(accel_device* device, const void* data, uint64_t size,
                                                accel_model** out_model);
 
+/* ABI 1.4: how a model is loaded. Zero it, set struct_size to sizeof(accel_load_options), then what you need;
+ * members past a caller's struct_size are taken as zero. */
+typedef struct accel_load_options {
+    uint32_t struct_size;
+    uint32_t reserved;    /* 0 */
+    /* The one of a file's runnable subgraphs to load, by name (a Vitis AI .xmodel's DPU subgraphs: VART makes one
+     * runner per subgraph); NULL loads the file's only one. Read during the call. A device that cannot choose
+     * (no ACCEL_DEVICE_LOADS_SUBGRAPH) refuses a name with ACCEL_ERR_UNSUPPORTED; a name the file has not is
+     * ACCEL_ERR_INVALID_ARGUMENT, the message listing the ones it has. */
+    const char* subgraph;
+} accel_load_options;
+
+/* ABI 1.4: accel_model_load_memory with `options` (NULL: the defaults, which is accel_model_load_memory).
+ * ACCEL_ERR_INVALID_ARGUMENT for a struct_size below 8 or a reserved member not 0. */
+ACCEL_API accel_status accel_model_load_memory_with_options(accel_device* device, const void* data, uint64_t size,
+                                                            const accel_load_options* options,
+                                                            accel_model** out_model);
+
 ACCEL_API void accel_model_retain(accel_model* model);
 ACCEL_API void accel_model_release(accel_model* model);
 
@@ -527,7 +545,9 @@ enum accel_device_flags {
     ACCEL_DEVICE_HOST_CPUS = 2,  /* computes on the host's CPUs, as many as its URI's options size it for (the
                                     emulator's cores= and threads=); without it the device is hardware of its
                                     own, one per board */
-    ACCEL_DEVICE_INT8_OPTION = 4 /* the URI option int8=ort|dpu|bpu chooses its int8 rules */
+    ACCEL_DEVICE_INT8_OPTION = 4, /* the URI option int8=ort|dpu|bpu chooses its int8 rules */
+    ACCEL_DEVICE_LOADS_SUBGRAPH = 8 /* ABI 1.4: loads one subgraph of a file by name (accel_load_options.subgraph);
+                                       set by libaccel from the driver's table */
 };
 
 /* What a device loads and how it computes. Strings are static (valid for the life of the process). */

@@ -97,6 +97,13 @@ typedef struct accel_driver_table {
      * ACCEL_DEVICE_NODE_TIMES to the loader, which sets it from the three members above. NULL: the
      * loader answers with the flags alone. */
     accel_status (*device_describe)(const char* options, accel_device_description* out);
+
+    /* ABI 1.4, optional: accel_model_load_memory_with_options for a driver that loads one subgraph of a file by
+     * name; `options` is never NULL here: the loader passes a whole accel_load_options, zero past the caller's
+     * struct_size, with a subgraph set (a load without one goes to model_load_memory). NULL: the loader refuses a
+     * subgraph with ACCEL_ERR_UNSUPPORTED. */
+    accel_status (*model_load_memory_with_options)(accel_device* device, const void* data, uint64_t size,
+                                                   const accel_load_options* options, accel_model** out_model);
 } accel_driver_table;
 
 /* The table grows only by appending members (a minor version). A loader accepts any table of its

@@ -34,7 +34,7 @@ def _load(request: LoadRequest, load_native: LoadNative) -> Tuple[Any, int]:
     try:
         graph, part = xir.dpu_part(xir.read(request.file_bytes()), request.subgraph)
         model = xir.to_qdq(graph, part, request.extra_outputs)
-    except ExtraOutputError as e:
+    except (ExtraOutputError, xir.UnknownSubgraphError) as e:
         raise InvalidArgumentError(f"cannot load {request.what}: {e}") from e
     except xir.UnsupportedXmodelError as e:
         raise UnsupportedError(f"cannot run {request.what} on the emulator: {e}") from e

@@ -13,7 +13,7 @@ from .image_formats import IMAGE_FORMATS
 __all__ = ["DeviceCapabilities", "describe", "describe_or_unknown", "INT8_RULES_NAMES"]
 
 # accel.h's accel_device_flags.
-_NODE_TIMES, _HOST_CPUS, _INT8_OPTION = 1, 2, 4
+_NODE_TIMES, _HOST_CPUS, _INT8_OPTION, _LOADS_SUBGRAPH = 1, 2, 4, 8
 #: accel_int8_rules codes -> the names the compiler and the emulator's int8= option use (0: the driver does not say).
 INT8_RULES_NAMES = {1: "ort", 2: "dpu", 3: "bpu"}
 
@@ -36,6 +36,8 @@ class DeviceCapabilities:
             emulator); otherwise it is hardware of its own, one per board.
         image_formats: the ``TensorInfo.image`` formats its models' inputs may take (``"nv12"``, ``"rgb"``...).
         first_device: the options of the driver's first device: ``""`` (the emulator) or ``"0"`` (boards).
+        loads_subgraph: it loads one runnable subgraph of a file by name (``Device.load(..., subgraph=)``: a Vitis
+            AI .xmodel's DPU subgraphs on vart).
     """
 
     model_format: str
@@ -46,6 +48,7 @@ class DeviceCapabilities:
     host_cpus: bool
     image_formats: FrozenSet[str]
     first_device: str
+    loads_subgraph: bool = False
 
     def first_uri(self, scheme: str) -> str:
         """The URI of the driver's first device: ``scheme`` with ``first_device`` as its options."""
@@ -65,7 +68,7 @@ def _from_core(d: Dict[str, Any]) -> DeviceCapabilities:
         int8_option=bool(flags & _INT8_OPTION), node_times=bool(flags & _NODE_TIMES),
         host_cpus=bool(flags & _HOST_CPUS),
         image_formats=frozenset(name for name, code in IMAGE_FORMATS.items() if code and images >> code & 1),
-        first_device=str(d["first_device"]))
+        first_device=str(d["first_device"]), loads_subgraph=bool(flags & _LOADS_SUBGRAPH))
 
 
 def describe(uri: str) -> DeviceCapabilities:

@@ -69,14 +69,14 @@ def load(device: RuntimeDevice, path_or_bytes: PathOrBytes,
     if subgraph is not None:
         if not isinstance(subgraph, str):
             raise TypeError(f"subgraph must be a str (a DPU subgraph's name), not {type(subgraph).__name__}")
-        if front is None:
-            raise UnsupportedError(f"backend {device.info.backend!r} loads {what} as it is: choosing a subgraph by "
-                                   f"name is supported where the emulator runs a .xmodel (docs/xmodel.md)")
-        if not front.subgraphs:
+        if front is None and not caps.loads_subgraph:
+            raise UnsupportedError(f"backend {device.info.backend!r} loads {what} as it is: it cannot choose a "
+                                   f"subgraph by name (vart can, and the emulator running a .xmodel: docs/xmodel.md)")
+        if front is not None and not front.subgraphs:
             raise InvalidArgumentError(f"subgraph applies to models with subgraphs (a Vitis AI .xmodel); {what} is "
                                        f"{front.name}")
     if front is None:
-        return Model(device, _load_core(device, data, source), name)
+        return Model(device, _load_core(device, data, source, subgraph), name)
     request = LoadRequest(data, what, source, input_shapes, extra, images, caps.int8_rules, subgraph)
     core_model, extra_count = front.load(request, lambda compiled: _load_compiled(device, compiled))
     return Model(device, core_model, name, extra_count)
@@ -88,9 +88,9 @@ def _load_compiled(device: RuntimeDevice, data: Any) -> Any:
     return device._core.load(data)
 
 
-def _load_core(device: RuntimeDevice, data: Any, path: Optional[str]) -> Any:
+def _load_core(device: RuntimeDevice, data: Any, path: Optional[str], subgraph: Optional[str] = None) -> Any:
     try:
-        return device._core.load(data)
+        return device._core.load(data) if subgraph is None else device._core.load(data, subgraph)
     except AccelError as e:
         if path is None:
             raise

@@ -438,6 +438,39 @@ static void test_async(void) {
 
 /* ---- validation: each of these would abort the process inside VART ---- */
 
+/* ABI 1.4: one DPU subgraph of a file that has two, by name (accel_load_options.subgraph). */
+static void test_subgraph_by_name(accel_device* dev, const char* path) {
+    FILE* f = fopen(path, "rb");
+    CHECK(f != NULL);
+    static char bytes[1 << 20];
+    size_t n = fread(bytes, 1, sizeof bytes, f);
+    fclose(f);
+    CHECK(n > 0 && n < sizeof bytes);
+    accel_load_options o;
+    memset(&o, 0, sizeof o);
+    o.struct_size = sizeof o;
+    accel_model* m = NULL;
+    accel_tensor_info info;
+    o.subgraph = "subgraph_conv_1";
+    OK(accel_model_load_memory_with_options(dev, bytes, n, &o, &m));
+    memset(&info, 0, sizeof info);
+    info.struct_size = sizeof info;
+    OK(accel_model_output_info(m, 0, &info));
+    EXPECT(strcmp(info.name, "y_1") == 0, "subgraph_conv_1's output is '%s', expected 'y_1'", info.name);
+    accel_model_release(m);
+    m = NULL;
+    o.subgraph = "subgraph_third";
+    FAILS(accel_model_load_memory_with_options(dev, bytes, n, &o, &m), ACCEL_ERR_INVALID_ARGUMENT,
+          "no DPU subgraph 'subgraph_third'; its DPU subgraphs: 'subgraph_conv_0', 'subgraph_conv_1'");
+    o.subgraph = NULL;  /* no name: as accel_model_load_memory */
+    FAILS(accel_model_load_memory_with_options(dev, bytes, n, &o, &m), ACCEL_ERR_UNSUPPORTED, "2 DPU subgraphs");
+    FAILS(accel_model_load_memory_with_options(dev, bytes, n, NULL, &m), ACCEL_ERR_UNSUPPORTED, "2 DPU subgraphs");
+    o.reserved = 1;
+    FAILS(accel_model_load_memory_with_options(dev, bytes, n, &o, &m), ACCEL_ERR_INVALID_ARGUMENT,
+          "options->reserved is not 0");
+    CHECK(m == NULL);
+}
+
 static void test_errors(void) {
     accel_device *dev = NULL, *other = NULL;
     accel_model* m;
@@ -461,7 +494,8 @@ static void test_errors(void) {
     FAILS(accel_model_load_memory(dev, "junk", 4, &m), ACCEL_ERR_MODEL_FORMAT, "the model bytes is not a valid xmodel");
     snprintf(path, sizeof path, "%s/two_dpu.xmodel", g_dir);
     FAILS(accel_model_load_file(dev, path, &m), ACCEL_ERR_UNSUPPORTED,
-          "2 DPU subgraphs ('subgraph_conv_0', 'subgraph_conv_1')");
+          "2 DPU subgraphs ('subgraph_conv_0', 'subgraph_conv_1'): name the one to run");
+    test_subgraph_by_name(dev, path);
     snprintf(path, sizeof path, "%s/no_dpu.xmodel", g_dir);
     FAILS(accel_model_load_file(dev, path, &m), ACCEL_ERR_UNSUPPORTED, "no DPU subgraph");
     CHECK(m == NULL);

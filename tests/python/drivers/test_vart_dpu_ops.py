@@ -79,7 +79,12 @@ def test_qdq_model_as_real_dpu_ops_runs_alike_on_vart_and_the_emulator(dev, tmp_
     q = np.random.default_rng(22).integers(-128, 128, (1, 8, 8, 4)).astype(np.int8)
     got = [np.asarray(o).copy() for o in m.run(q)]
     with accel.open("emu:int8=dpu") as emu:
-        on_emu = [np.asarray(o).copy() for o in emu.load(str(path)).run(q)]
+        emu_model = emu.load(str(path))
+        # One interface on both: the same tensors, named, shaped, laid out and quantized (fix points as shifts).
+        for side in ("inputs", "outputs"):
+            assert [(t.name, t.shape, t.dtype, t.layout, t.quant) for t in getattr(emu_model, side)] == \
+                [(t.name, t.shape, t.dtype, t.layout, t.quant) for t in getattr(m, side)], side
+        on_emu = [np.asarray(o).copy() for o in emu_model.run(q)]
     from_qdq = run_on_emulator(model, q.transpose(0, 3, 1, 2).astype(np.float32) * 2.0 ** -FX, "dpu")
     differ = 0
     for g, e, f, fp, name in zip(got, on_emu, from_qdq[::-1], (FG, FM), ("y_avg", "y_max")):
@@ -105,3 +110,48 @@ def test_what_the_dpu_ops_packer_refuses_is_named(tmp_path):
     path.write_bytes(model.SerializeToString())
     with pytest.raises(ValueError, match="Sigmoid 'ar': the packer writes no DPU op"):
         tool(".xmodel").build_dpu_ops(str(path))
+
+
+def test_a_subgraph_chosen_by_name_is_the_same_model_on_vart_and_the_emulator(dev, tmp_path):
+    """Device.load(..., subgraph=) on vart:0 (accel_model_load_memory_with_options, ABI 1.4) and on emu:int8=dpu:
+    a file with two DPU subgraphs (as Xilinx's tf2_custom_op and pointpillars), each subgraph its own model with
+    the same tensors (names, shapes, layouts, fix points as shifts) and the same integers on both."""
+    import accel
+    from accel import compiler
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "emulator"))
+    from test_xmodel import _network
+
+    rng = np.random.default_rng(24)
+    b, _ = _network(rng)
+    g = b.graph()
+    dpu = next(c for c in g.root.children if c.device == "DPU")
+    cut = next(i for i, leaf in enumerate(dpu.children) if leaf.leaf_ops == ["pool"]) + 1
+    halves = [xir.Subgraph("subgraph_first", dict(dpu.attrs), [], dpu.children[:cut]),
+              xir.Subgraph("subgraph_second", dict(dpu.attrs), [], dpu.children[cut:])]
+    at = g.root.children.index(dpu)
+    g.root.children[at:at + 1] = halves
+    for half in halves:  # the stand-in's DPU runs each subgraph's emulator model in place of its code
+        onnx_bytes = xir.dpu_model(xir.write(g), half.name).SerializeToString()
+        half.attrs["standin_accm"] = compiler.compile_model(onnx_bytes, int8="dpu")
+    path = tmp_path / "two.xmodel"
+    path.write_bytes(xir.write(g))
+
+    with pytest.raises(accel.UnsupportedError, match=r"2 DPU subgraphs .*name the one"):
+        dev.load(str(path))
+    with pytest.raises(accel.InvalidArgumentError,
+                       match="no DPU subgraph 'third'; its DPU subgraphs: 'subgraph_first'"):
+        dev.load(str(path), subgraph="third")
+    x = rng.integers(-128, 128, (1, 8, 8, 3)).astype(np.int8)
+    with accel.open("emu:int8=dpu") as emu:
+        feed = x
+        for name in ("subgraph_first", "subgraph_second"):
+            on_vart, on_emu = dev.load(str(path), subgraph=name), emu.load(str(path), subgraph=name)
+            for side in ("inputs", "outputs"):
+                assert [(t.name, t.shape, t.layout, t.quant) for t in getattr(on_vart, side)] == \
+                    [(t.name, t.shape, t.layout, t.quant) for t in getattr(on_emu, side)], (name, side)
+            got, want = on_vart.run(feed), on_emu.run(feed)
+            for o, a, w in zip(on_vart.outputs, got, want):
+                assert count_differing(f"{name} {o.name} on vart:0 against emu", np.asarray(a), np.asarray(w)) == 0
+            feed = np.asarray(got[0]).copy()
+        assert any(np.any(np.asarray(a) != 0) for a in got)

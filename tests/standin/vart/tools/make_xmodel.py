@@ -91,9 +91,10 @@ def _fix_tensor(name: str, dims: Sequence[int], fix_point: int, nchw: bool) -> x
 
 
 def _graph(graph_name: str, code: bytes, ins: List[dict], outs: List[dict], fix: Dict[str, int] | None,
-           dpu_subgraphs: int) -> xir.Graph:
+           dpu_subgraphs: int, codes: Sequence[bytes] = ()) -> xir.Graph:
     """The compiled graph: a USER subgraph per input (its data-fix), the DPU subgraph(s) (an upload per input, a
-    standin-accm op per output reading every upload, a download of each: `code` runs them) and (xint8 DPU tensors:
+    standin-accm op per output reading every upload, a download of each: `code` runs them, or subgraph k's own
+    `codes[k]`, whose outputs carry its suffix "_k") and (xint8 DPU tensors:
     `fix` gives their fix points) a CPU subgraph per output turning it back into floats (fix2float). Without `fix`
     the DPU tensors are the model's own float32 ones and the subgraph is declared NCHW."""
     quantized = fix is not None
@@ -111,11 +112,11 @@ def _graph(graph_name: str, code: bytes, ins: List[dict], outs: List[dict], fix:
                                                        "data_type": data_type, "device": "USER"}, {},
                                 tensor(t["name"], t))
         children.append(xir.Subgraph(f"subgraph_{t['name']}", {"device": "USER"}, [t["name"]]))
-    dpu_attrs: Dict[str, object] = {"device": "DPU", "standin_accm": code}
-    if not quantized:
-        dpu_attrs["standin_tensor_format"] = "NCHW"
     cpu: List[xir.Subgraph] = []
     for k in range(dpu_subgraphs):
+        dpu_attrs: Dict[str, object] = {"device": "DPU", "standin_accm": codes[k] if codes else code}
+        if not quantized:
+            dpu_attrs["standin_tensor_format"] = "NCHW"
         # Tensors are named once in a graph: a second DPU subgraph's carry its number.
         suffix = "" if dpu_subgraphs == 1 else f"_{k}"
         leaves: List[str] = []
@@ -173,7 +174,24 @@ def build(onnx_path: str, fix_points: Dict[str, int] | None = None, dpu_subgraph
         ranges = calibrate(onnx_path, ins, fix)
         for t in outs:
             fix.setdefault(t["name"], fix_point_for(ranges[t["name"]]))
-    return _xmodel(_graph_name(onnx_path), code, ins, outs, fix, dpu_subgraphs)
+    # Tensors are named once in a graph: with several DPU subgraphs each runs a model whose outputs carry its number.
+    codes = [compiler.compile_model(_suffixed(onnx_path, f"_{k}"), int8=INT8_RULES)
+             for k in range(dpu_subgraphs)] if dpu_subgraphs > 1 else []
+    return xir.write(_graph(_graph_name(onnx_path), code, ins, outs, fix, dpu_subgraphs, codes))
+
+
+def _suffixed(onnx_path: str, suffix: str) -> bytes:
+    """The ONNX model at `onnx_path` with `suffix` on each graph output's name."""
+    import onnx
+
+    model = onnx.load(onnx_path)
+    names = {o.name: o.name + suffix for o in model.graph.output}
+    for o in model.graph.output:
+        o.name = names[o.name]
+    for n in model.graph.node:
+        n.output[:] = [names.get(x, x) for x in n.output]
+        n.input[:] = [names.get(x, x) for x in n.input]
+    return model.SerializeToString()
 
 
 def build_dpu_ops(onnx_path: str) -> bytes:
@@ -199,6 +217,8 @@ def pack_accm(name: str, accm: bytes, dpu_subgraphs: int = 1) -> bytes:
     """The stand-in .xmodel bytes whose DPU subgraph runs the emulator model `accm` with its own float32
     tensors, shapes unchanged, declared NCHW (see the module's help); `name` names the graph."""
     ins, outs = _interface(accm, name)
+    if dpu_subgraphs > 1:
+        raise ValueError("several DPU subgraphs are made from the ONNX model (build), each naming its outputs")
     return _xmodel(name, accm, ins, outs, None, dpu_subgraphs)
 
 
