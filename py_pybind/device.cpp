@@ -151,8 +151,7 @@ void bind_device(py::module_& m) {
         .def("import_buffer", &device_import, py::arg("obj"),
              "Device memory over a C-contiguous buffer-protocol object's own bytes, no copy (accel_buffer_import).")
         .def("load", &device_load, py::arg("data"), py::arg("subgraph") = py::none(),
-             "Loads a model from the bytes of any buffer-protocol object (accel_model_load_memory; with subgraph, "
-             "one runnable subgraph of the file by name: accel_model_load_memory_with_options).")
+             "Loads a model from a buffer's bytes, a subgraph of it by name (accel_model_load_memory_with_options).")
         .def(
             "check", [](const CoreDevice& self) { check(accel_device_check(self.get())); },
             "Checks every live buffer's guard bytes (accel_device_check).")

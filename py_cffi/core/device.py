@@ -90,8 +90,7 @@ class CoreDevice(DeviceBase):
         return import_memory(device[0], obj)
 
     def load(self, data: Any, subgraph: Optional[str] = None) -> CoreModel:
-        """Loads a model from the bytes of any buffer-protocol object (accel_model_load_memory; with subgraph, one
-        runnable subgraph of the file by name: accel_model_load_memory_with_options)."""
+        """Loads a model from a buffer's bytes, a subgraph of it by name (accel_model_load_memory_with_options)."""
         device = self._get()  # held: close() from another thread cannot free it under the load
         view = ffi.from_buffer(data, require_writable=False)
         box = new_owner("model")

@@ -94,11 +94,11 @@ def install(backend: str) -> None:
     original = accel.Device.load
 
     @functools.wraps(original)
-    def load(self, path_or_bytes, input_shapes=None, extra_outputs=None, image_inputs=None):
-        # Another device's load, and extra outputs (which the vendor's toolchain would compile in: the stand-in's
-        # models have float32 tensors only), are the real load's.
-        if self.info.backend != backend or extra_outputs is not None:
-            return original(self, path_or_bytes, input_shapes, extra_outputs, image_inputs)
+    def load(self, path_or_bytes, input_shapes=None, extra_outputs=None, image_inputs=None, *, subgraph=None):
+        # Another device's load, extra outputs (which the vendor's toolchain would compile in: the stand-in's
+        # models have float32 tensors only) and a subgraph of a file by name are the real load's.
+        if self.info.backend != backend or extra_outputs is not None or subgraph is not None:
+            return original(self, path_or_bytes, input_shapes, extra_outputs, image_inputs, subgraph=subgraph)
         is_path = isinstance(path_or_bytes, (str, os.PathLike))
         if is_path:
             path = Path(os.fspath(path_or_bytes))

@@ -360,8 +360,7 @@ typedef struct accel_load_options {
 /* ABI 1.4: accel_model_load_memory with `options` (NULL: the defaults, which is accel_model_load_memory).
  * ACCEL_ERR_INVALID_ARGUMENT for a struct_size below 8 or a reserved member not 0. */
 ACCEL_API accel_status accel_model_load_memory_with_options(accel_device* device, const void* data, uint64_t size,
-                                                            const accel_load_options* options,
-                                                            accel_model** out_model);
+                                                            const accel_load_options* options, accel_model** out_model);
 
 ACCEL_API void accel_model_retain(accel_model* model);
 ACCEL_API void accel_model_release(accel_model* model);

@@ -31,7 +31,7 @@ KNOWN = {
                                     first_device="0"),
     "vart": accel.DeviceCapabilities(model_format="xmodel", file_suffixes=(".xmodel",), int8_rules="dpu",
                                      int8_option=False, node_times=False, host_cpus=False,
-                                     image_formats=frozenset(), first_device="0"),
+                                     image_formats=frozenset(), first_device="0", loads_subgraph=True),
 }
 
 
