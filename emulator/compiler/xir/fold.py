@@ -43,7 +43,9 @@ def is_quantized(graph: Graph) -> bool:
 
 def dpu_avg_coefficient(kh: int, kw: int) -> Tuple[int, int]:
     """(n, s): the DPU's average over a kh x kw window is the window's sum times n / 2^s. Python's twin of the
-    emulator's dpu_avgpool_coef (emulator/src/math/fixpoint.cc); test_xmodel_quantized holds them to one another."""
+    emulator's dpu_avgpool_coef (emulator/src/math/fixpoint.cc), which the fold needs only to recognize the
+    quantizer's scaling; test_xmodel_quantized holds it to the tests' reference (fixed_point.avg_coef), to which
+    test_xmodel holds the emulator's pools."""
     table = {3: (7, 6), 5: (10, 8), 6: (7, 8), 7: (21, 10), 14: (21, 12)}
     if kh == kw and kh in table:
         return table[kh]
