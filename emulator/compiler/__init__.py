@@ -21,8 +21,8 @@ from __future__ import annotations
 import contextlib
 import os
 
-from . import (accm, affine, batchnorm, coverage, emit, extra_outputs, folding, frame_inputs, fusion, importer, lower,
-               qdq, qdq_device)
+from . import (accm, affine, batchnorm, coverage, emit, extra_outputs, folding, frame_inputs, fusion, importer,
+               io_declarations, lower, qdq, qdq_device)
 from .coverage import UnsupportedOpsError
 from .errors import CompileError, ExtraOutputError, FrameInputError, InputShapeError
 from .lower import SUPPORTED_OPS
@@ -98,8 +98,8 @@ def _compile(model, input_shapes, int8, fold_limit, extra, frame_requests) -> by
     fusion.fuse_layernorm(g)
     fusion.fuse_silu(g)
     fusion.fuse_activations(g)
-    tensors, nodes, inputs, outputs = emit.build(g, frames, importer.denoted_layouts(proto),
-                                                 importer.io_shifts(proto))
+    tensors, nodes, inputs, outputs = emit.build(g, frames, io_declarations.denoted_layouts(proto),
+                                                 io_declarations.io_shifts(proto))
     try:
         return accm.write(tensors, nodes, inputs, outputs, int8_rules=int8)
     except ValueError as e:

@@ -29,6 +29,7 @@ from ._shared import IMAGE_FORMATS as IMAGE_FORMATS
 from .accm_image import IMAGE_FORMAT_NAMES as IMAGE_FORMAT_NAMES
 from .accm_image import check_image, check_image_pairs
 from .accm_image import image_size as image_size
+from .accm_quant import quant_bytes, quant_fields, read_quant
 
 # The versions, limits and record layouts, generated from emulator/accm_schema.py (the C reader's
 # accm_layout.h is generated from the same table); accm.VERSION_MINOR and the rest stay their names here.
@@ -88,7 +89,6 @@ _DTYPE_CODES = {v: k for k, v in DTYPES.items()}
 
 LAYOUT_NONE, LAYOUT_NCHW, LAYOUT_NHWC = 0, 1, 2
 KIND_ACTIVATION, KIND_INPUT, KIND_OUTPUT, KIND_CONSTANT = 0, 1, 2, 3
-QUANT_NONE, QUANT_PER_TENSOR, QUANT_PER_AXIS, QUANT_SHIFT = 0, 1, 2, 3
 INT8_RULES = Int8Rules.BY_NAME  # header field int8_rules (minor 2): whose integer arithmetic the model computes
 
 
@@ -185,7 +185,7 @@ def _minor(tensors: list[Tensor], nodes: list[Node]) -> int:
         minor = max(minor, 3)
     if any(t.image_format for t in tensors):
         minor = max(minor, IMAGE_MINOR)
-    return max(minor, 2) if any(t.scales is not None for t in tensors) else minor
+    return max(minor, 2) if any(t.scales is not None or t.shifts is not None for t in tensors) else minor
 
 
 def _minor3_gather(tensors: list[Tensor], node: Node) -> bool:
@@ -226,23 +226,12 @@ def write(tensors: list[Tensor], nodes: list[Node], inputs: list[int], outputs: 
             data_size = off + len(raw)
     quant_place: dict[int, int] = {}
     for i, t in enumerate(tensors):
-        if t.scales is not None:
-            scales = np.asarray(t.scales, "<f4").reshape(-1)
-            zeros = np.asarray(t.zero_points, "<i4").reshape(-1)
-            if scales.size != zeros.size or scales.size < 1:
-                raise ValueError(f"tensor '{t.name}': {scales.size} scales and {zeros.size} zero points")
+        raw_quant = quant_bytes(t)
+        if raw_quant is not None:
             off = _align(data_size, 4)
-            blobs.append((off, scales.tobytes() + zeros.tobytes()))
+            blobs.append((off, raw_quant))
             quant_place[i] = off
-            data_size = off + 8 * scales.size
-        elif t.shifts is not None:
-            shifts = np.asarray(t.shifts).reshape(-1)
-            if shifts.size < 1 or shifts.min() < 0 or shifts.max() > 255:
-                raise ValueError(f"tensor '{t.name}': shifts {shifts.tolist()[:8]} (1 or more, each 0..255)")
-            off = _align(data_size, 4)
-            blobs.append((off, shifts.astype(np.uint8).tobytes()))
-            quant_place[i] = off
-            data_size = off + shifts.size
+            data_size = off + len(raw_quant)
 
     tensor_records = bytearray()
     for i, t in enumerate(tensors):
@@ -265,14 +254,7 @@ def write(tensors: list[Tensor], nodes: list[Node], inputs: list[int], outputs: 
         check_image(t.name, t.image_format, DTYPES[t.dtype].name, t.kind, t.layout, dims)
         name_off, name_len = strings.add(t.name)
         doff, dsize = const_place.get(i, (0, 0))
-        qtype, qaxis, qcount = QUANT_NONE, -1, 0
-        if t.scales is not None:
-            qcount = int(np.asarray(t.scales).size)
-            qtype = QUANT_PER_TENSOR if t.quant_axis is None else QUANT_PER_AXIS
-            qaxis = -1 if t.quant_axis is None else int(t.quant_axis)
-        elif t.shifts is not None:
-            qcount, qtype = int(np.asarray(t.shifts).size), QUANT_SHIFT
-            qaxis = -1 if t.quant_axis is None else int(t.quant_axis)
+        qtype, qaxis, qcount = quant_fields(t)
         tensor_records += _pack(
             TENSOR_RECORD, TENSOR_RECORD_FIELDS, name_offset=name_off, name_length=name_len, dtype=t.dtype,
             layout=t.layout, kind=t.kind, ndim=len(dims), dims=dims + (0,) * (MAX_DIMS - len(dims)),
@@ -401,16 +383,7 @@ def read(path_or_bytes) -> dict:
             "dims_raw": t["dims"], "data": None, "scales": None, "zero_points": None, "shifts": None,
             "image_format_name": IMAGE_FORMAT_NAMES.get(t["image_format"], "unknown"),
         })
-        if t["quant_type"] in (QUANT_PER_TENSOR, QUANT_PER_AXIS):
-            count = t["quant_count"]
-            _check_range(f"tensor '{t['name']}' quantization", t["quant_offset"], 8 * count, header["data_size"])
-            start = data0 + t["quant_offset"]
-            t["scales"] = np.frombuffer(buf, "<f4", count, start).astype(np.float32)
-            t["zero_points"] = np.frombuffer(buf, "<i4", count, start + 4 * count).astype(np.int32)
-        elif t["quant_type"] == QUANT_SHIFT:
-            count = t["quant_count"]
-            _check_range(f"tensor '{t['name']}' quantization", t["quant_offset"], count, header["data_size"])
-            t["shifts"] = np.frombuffer(buf, np.uint8, count, data0 + t["quant_offset"]).copy()
+        read_quant(t, buf, data0, lambda what, off, size: _check_range(what, off, size, header["data_size"]))
         t["dtype_name"] = DTYPES[t["dtype"]].name if t["dtype"] in DTYPES else "unknown"
         if t["kind"] == KIND_CONSTANT:
             if t["dtype"] not in DTYPES:

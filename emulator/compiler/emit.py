@@ -65,9 +65,9 @@ def _accel_dtype(v: Value) -> int:
 def build(g: Graph, frames=None, layouts=None, io_shifts: bool = False):
     """-> (tensors, nodes, inputs, outputs) for accm.write. `frames` names the graph inputs that are camera frames
     and their accel_image_format names (frame_inputs.py): uint8 NHWC tensors whose record says so. `layouts` gives
-    the layout the model declares of some inputs and outputs (importer.denoted_layouts); a 4-D input is NCHW
+    the layout the model declares of some inputs and outputs (io_declarations.denoted_layouts); a 4-D input is NCHW
     otherwise. `io_shifts`: inputs and outputs quantized per tensor at 2^-k (k in 0..255), zero point 0, are
-    recorded as shift k (importer.io_shifts)."""
+    recorded as shift k (io_declarations.io_shifts)."""
     frames = frames or {}
     layouts = layouts or {}
     fix_outputs(g)

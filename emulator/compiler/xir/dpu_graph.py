@@ -261,7 +261,7 @@ def boundary(graph: Graph, subgraph: Subgraph) -> Tuple[List[Op], List[Op]]:
 
 def _value_info(name: str, shape: Sequence[int]):
     """An int8 graph input or output; a 4-D one denoted NHWC (ONNX's dimension denotations), which the compiled
-    model's tensor record says (importer.denoted_layouts)."""
+    model's tensor record says (io_declarations.denoted_layouts)."""
     from onnx import TensorProto, helper
 
     vi = helper.make_tensor_value_info(name, TensorProto.INT8, list(shape))
@@ -338,7 +338,7 @@ def to_qdq(graph: Graph, subgraph: Subgraph, extra: ExtraTensors = None):
     graph_outputs = [_output(b, op) for op in outs]
     chosen = extra_tensors(graph, subgraph, extra)
     graph_outputs += [_output(b, graph.ops[name]) for name in chosen if name not in {op.name for op in outs}]
-    from ..importer import IO_QUANTIZATION_KEY
+    from ..io_declarations import IO_QUANTIZATION_KEY
 
     g = helper.make_graph(b.nodes, subgraph.name, graph_inputs, graph_outputs, b.inits)
     model = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="accel.compiler.xir")

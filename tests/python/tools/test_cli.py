@@ -113,7 +113,7 @@ def test_info_json_of_one_device(capsys):
     assert device["capabilities"] == dict(model_format="accm", file_suffixes=[".accm"], int8_rules="ort",
                                           int8_option=True, node_times=True, host_cpus=True,
                                           image_formats=["bgr", "nv12", "nv12_uv", "nv12_y", "rgb", "y", "yuv444"],
-                                          first_device="")
+                                          first_device="", loads_subgraph=False)
 
 
 def test_info_text_says_the_threads(capsys):
