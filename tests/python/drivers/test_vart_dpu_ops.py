@@ -95,6 +95,67 @@ def test_qdq_model_as_real_dpu_ops_runs_alike_on_vart_and_the_emulator(dev, tmp_
     assert any(np.any(g != 0) for g in got)
 
 
+def _model_rest(rng):
+    """The rest of the op set: x -> depthwise 3x3 + relu, concatenated with x -> nearest upsample x2 (y_up), and
+    -> hard sigmoid -> global pool -> flatten (y_flat)."""
+    fx, fw, fb, fd, fc, fh, fg = 5, 6, 4, 4, 4, 7, 6
+    p = {"wd": rng.integers(-128, 128, (4, 1, 3, 3)), "bd": rng.integers(-128, 128, 4)}
+    nodes, inits = [], []
+    x = qdq_fp(nodes, inits, "x", fx)
+    wd, bd = const_dq_fp(nodes, inits, "wd", p["wd"], fw), const_dq_fp(nodes, inits, "bd", p["bd"], fb)
+    nodes += [helper.make_node("Conv", [x, wd, bd], ["d"], group=4, pads=[1, 1, 1, 1]),
+              helper.make_node("Relu", ["d"], ["dr"])]
+    d = qdq_fp(nodes, inits, "dr", fd)
+    nodes.append(helper.make_node("Concat", [x, d], ["cat"], axis=1))
+    cat = qdq_fp(nodes, inits, "cat", fc)
+    inits.append(helper.make_tensor("up_scales", TensorProto.FLOAT, [4], [1, 1, 2, 2]))
+    nodes.append(helper.make_node("Resize", [cat, "", "up_scales"], ["up"], mode="nearest",
+                                  coordinate_transformation_mode="asymmetric", nearest_mode="floor"))
+    qdq_fp(nodes, inits, "up", fc, out="y_up")
+    nodes.append(helper.make_node("HardSigmoid", [cat], ["hs"], alpha=1 / 6, beta=0.5))
+    hs = qdq_fp(nodes, inits, "hs", fh)
+    nodes.append(helper.make_node("GlobalAveragePool", [hs], ["gp"]))
+    gp = qdq_fp(nodes, inits, "gp", fg)
+    nodes.append(helper.make_node("Flatten", [gp], ["fl"]))
+    qdq_fp(nodes, inits, "fl", fg, out="y_flat")
+    g = helper.make_graph(nodes, "dpu_rest", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 6, 6])],
+                          [helper.make_tensor_value_info("y_up", TensorProto.FLOAT, [1, 8, 12, 12]),
+                           helper.make_tensor_value_info("y_flat", TensorProto.FLOAT, [1, 8])], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m, fx, {"y_flat": fg, "y_up": fc}
+
+
+def test_the_rest_of_the_op_set_runs_alike_on_vart_and_the_emulator(dev, tmp_path):
+    """Depthwise convolution, concat, nearest upsample, hard sigmoid, global pool and flatten as real DPU ops."""
+    import accel
+
+    model, fx, fps = _model_rest(np.random.default_rng(25))
+    onnx_path = tmp_path / "dpu_rest.onnx"
+    onnx_path.write_bytes(model.SerializeToString())
+    data = tool(".xmodel").build_dpu_ops(str(onnx_path))
+    graph = xir.read(data)
+    types = sorted({graph.ops[n].type for n in xir.dpu_subgraph(graph).ops()})
+    assert types == ["concat-fix", "const-fix", "depthwise-conv2d-fix", "download", "hard-sigmoid-fix", "pool-fix",
+                     "reshape-fix", "upload", "upsample-fix"]
+    path = tmp_path / "dpu_rest.xmodel"
+    path.write_bytes(data)
+    q = np.random.default_rng(26).integers(-128, 128, (1, 6, 6, 4)).astype(np.int8)
+    m = dev.load(str(path))
+    got = [np.asarray(o).copy() for o in m.run(q)]
+    with accel.open("emu:int8=dpu") as emu:
+        on_emu = [np.asarray(o).copy() for o in emu.load(str(path)).run(q)]
+    from_qdq = dict(zip(("y_up", "y_flat"),
+                        run_on_emulator(model, q.transpose(0, 3, 1, 2).astype(np.float32) * 2.0 ** -fx, "dpu")))
+    differ = 0
+    for o, g, e in zip(m.outputs, got, on_emu):
+        f = from_qdq[o.name]
+        want = np.rint((f.transpose(0, 2, 3, 1) if f.ndim == 4 else f) * 2.0 ** fps[o.name]).astype(np.int64)
+        differ += count_differing(f"vart:0 {o.name} against emu through the .xmodel", g, e)
+        differ += count_differing(f"vart:0 {o.name} against emu through the QDQ model", g, want)
+    assert differ == 0 and all(np.any(g != 0) for g in got)
+
+
 def test_what_the_dpu_ops_packer_refuses_is_named(tmp_path):
     model, _ = _model(np.random.default_rng(23))
     path = tmp_path / "net.onnx"

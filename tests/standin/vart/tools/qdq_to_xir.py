@@ -4,8 +4,13 @@ DequantizeLinear and a QuantizeLinear becomes the DPU op that computes it on the
 
     Conv (group 1) [+ Relu | LeakyRelu 26/256]   conv2d-fix: kernel, stride, dilation {w, h}, pad {l, r, t, b},
                                                  nonlinear; weights OHWI and bias as const-fix in REG_0
+    Conv (group = channels) [+ Relu | ...]       depthwise-conv2d-fix, weights [1, h, w, C]
     Add [+ Relu]                                 eltwise-fix ADD
     MaxPool, AveragePool (count_include_pad), GlobalAveragePool   pool-fix MAX / AVG
+    Concat                                       concat-fix along the NHWC axis
+    Reshape, Flatten (where NCHW and NHWC order agree: no 4-D input with a plane larger than 1x1)   reshape-fix
+    Resize nearest (asymmetric, floor)           upsample-fix NEAREST
+    HardSigmoid (alpha 1/6, beta 1/2)            hard-sigmoid-fix (hsigmoid_in, shift_hsigmoid as vai_c_xir writes)
 
 with a USER data-fix and a DPU upload per input, a download and a CPU fix2float per output; every tensor xint8 with
 its fix_point, NHWC. Anything else is refused naming the op (ValueError).
@@ -101,15 +106,20 @@ class _Converter:
         a = {x.name: onnx.helper.get_attribute_value(x) for x in node.attribute}
         name, out = node.name or node.output[0], node.output[0]
         if node.op_type == "Conv":
-            if a.get("group", 1) != 1:
-                raise ValueError(f"Conv {name!r}: group {a['group']} (the packer writes group 1 only)")
             if len(node.input) < 2 or node.input[1] not in self.consts:
                 raise ValueError(f"Conv {name!r}: its weights are not a DequantizeLinear'd initializer")
             w, fw = self.consts[node.input[1]]
+            group = a.get("group", 1)
+            depthwise = group > 1 and w.shape[1] == 1 and group == w.shape[0]
+            if group != 1 and not depthwise:
+                raise ValueError(f"Conv {name!r}: group {group} (the packer writes group 1 and depthwise)")
             attrs = {**self.window(node, list(w.shape[2:])), "dilation": list(a.get("dilations", [1, 1]))[::-1],
-                     "group": 1, "nonlinear": "NONE", "bias_term": len(node.input) > 2}
+                     "nonlinear": "NONE", "bias_term": len(node.input) > 2}
+            if not depthwise:
+                attrs["group"] = 1
+            stored = w.transpose(1, 2, 3, 0) if depthwise else w.transpose(0, 2, 3, 1)  # [1, h, w, C] or OHWI
             args = {"input": [self.data(node.input[0], node)],
-                    "weights": [self.const(f"{name}_weights", w.transpose(0, 2, 3, 1), fw)]}
+                    "weights": [self.const(f"{name}_weights", stored, fw)]}
             if len(node.input) > 2 and node.input[2]:
                 if node.input[2] not in self.consts:
                     raise ValueError(f"Conv {name!r}: its bias is not a DequantizeLinear'd initializer")
@@ -117,7 +127,8 @@ class _Converter:
                 if bias.min(initial=0) < -128 or bias.max(initial=0) > 127:
                     raise ValueError(f"Conv {name!r}: a bias past int8 (the DPU's constants are xint8)")
                 args["bias"] = [self.const(f"{name}_bias", bias, fb)]
-            self.pending[out] = {"name": name, "type": "conv2d-fix", "attrs": attrs, "args": args}
+            self.pending[out] = {"name": name, "type": "depthwise-conv2d-fix" if depthwise else "conv2d-fix",
+                                 "attrs": attrs, "args": args}
         elif node.op_type == "Add":
             self.pending[out] = {"name": name, "type": "eltwise-fix", "attrs": {"type": "ADD", "nonlinear": "NONE"},
                                  "args": {"input": [self.data(i, node) for i in node.input]}}
@@ -132,10 +143,36 @@ class _Converter:
                 attrs = self.window(node, list(a["kernel_shape"]))
             attrs["type"] = "MAX" if node.op_type == "MaxPool" else "AVG"
             self.pending[out] = {"name": name, "type": "pool-fix", "attrs": attrs, "args": {"input": [src]}}
+        elif node.op_type == "Concat":
+            rank = len(self.shapes[out])
+            axis = int(a["axis"]) % rank
+            self.pending[out] = {"name": name, "type": "concat-fix",
+                                 "attrs": {"axis": [0, 3, 1, 2][axis] if rank == 4 else axis},
+                                 "args": {"input": [self.data(i, node) for i in node.input]}}
+        elif node.op_type in ("Reshape", "Flatten"):
+            src = self.data(node.input[0], node)
+            shape = self.ops[src].output.shape
+            if len(shape) == 4 and shape[1] * shape[2] > 1:
+                raise ValueError(f"{node.op_type} {name!r}: a {list(shape)} NHWC map, whose order is not ONNX's "
+                                 f"NCHW one (the DPU's reshape-fix reads NHWC)")
+            self.pending[out] = {"name": name, "type": "reshape-fix", "attrs": {"shape": list(_nhwc(self.shapes[out]))},
+                                 "args": {"input": [src]}}
+        elif node.op_type == "Resize":
+            mode, where = a.get("mode", b"nearest"), a.get("coordinate_transformation_mode", b"half_pixel")
+            if (mode, where, a.get("nearest_mode", b"round_prefer_floor")) != (b"nearest", b"asymmetric", b"floor"):
+                raise ValueError(f"Resize {name!r}: the packer writes nearest, asymmetric, floor only")
+            self.pending[out] = {"name": name, "type": "upsample-fix",
+                                 "attrs": {"mode": "NEAREST", "align_corners": False, "half_pixel_centers": False},
+                                 "args": {"input": [self.data(node.input[0], node)]}}
+        elif node.op_type == "HardSigmoid":
+            if abs(a.get("alpha", 0.2) - 1 / 6) > 1e-6 or a.get("beta", 0.5) != 0.5:
+                raise ValueError(f"HardSigmoid {name!r}: the DPU's is relu6(x + 3) / 6 (alpha 1/6, beta 1/2)")
+            self.pending[out] = {"name": name, "type": "hard-sigmoid-fix", "attrs": {},
+                                 "args": {"input": [self.data(node.input[0], node)]}}
         elif node.op_type in ("Relu", "LeakyRelu"):
             spec = self.pending.pop(node.input[0], None)
             fusable = spec is not None and spec["attrs"].get("nonlinear") == "NONE"
-            leaky_ok = fusable and spec["type"] == "conv2d-fix" and abs(a.get("alpha", 0.01) - _LEAKY) < 1e-9
+            leaky_ok = fusable and spec["type"].endswith("conv2d-fix") and abs(a.get("alpha", 0.01) - _LEAKY) < 1e-9
             ok = fusable and (node.op_type == "Relu" or leaky_ok)
             if not ok:
                 raise ValueError(f"{node.op_type} {name!r}: the DPU fuses a Relu after a conv or add (a LeakyRelu of "
@@ -144,7 +181,8 @@ class _Converter:
             self.pending[out] = spec
         else:
             raise ValueError(f"{node.op_type} {name!r}: the packer writes no DPU op for it (it writes Conv, Add, "
-                             f"Relu, LeakyRelu, MaxPool, AveragePool, GlobalAveragePool)")
+                             f"Relu, LeakyRelu, MaxPool, AveragePool, GlobalAveragePool, Concat, Reshape, Flatten, "
+                             f"Resize, HardSigmoid)")
 
     def run(self, name: str) -> xir.Graph:
         inputs = {i.name for i in self.graph.input} - set(self.inits)
@@ -160,6 +198,9 @@ class _Converter:
                     self.values[node.output[0]] = up
                 elif src in self.pending:
                     spec = self.pending.pop(src)
+                    if spec["type"] == "hard-sigmoid-fix":  # as vai_c_xir writes them, from both fix points
+                        fx = self.ops[spec["args"]["input"][0]].output.fix_point
+                        spec["attrs"] = {"hsigmoid_in": fx, "shift_hsigmoid": 14 + fx - fp}
                     op = xir.Op(spec["name"], spec["type"], {"device": "DPU", **spec["attrs"]}, spec["args"],
                                 _tensor(f"{spec['name']}_fix", _nhwc(self.shapes[src]), fp))
                     self.values[node.output[0]] = self.add(op, self.dpu)
