@@ -8,6 +8,7 @@
 // running, and after it no callback comes; at most 32 tasks are in flight in the process
 // (HB_DNN_TASK_NUM_EXCEED_LIMIT).
 #include <dnn/hb_dnn.h>
+#include <dnn/hb_dnn_status.h>  // the codes and hbDNNGetErrorDesc: the real hb_dnn.h does not include it
 #include <dnn/hb_sys.h>
 
 #include <cstring>

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "dnn/hb_dnn.h"
+#include "dnn/hb_dnn_status.h"
 #include "engine.h"
 #include "model_file.h"
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "dnn/hb_dnn.h"
+#include "dnn/hb_dnn_status.h"
 
 #include "check.h"
 

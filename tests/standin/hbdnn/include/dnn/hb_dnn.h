@@ -10,9 +10,8 @@
 #ifndef ACCEL_STANDIN_HB_DNN_H
 #define ACCEL_STANDIN_HB_DNN_H
 
-#include <stdint.h>
-
-#include "hb_dnn_status.h"
+/* As the real hb_dnn.h (libdnn 1.24.5), this includes hb_sys.h alone: the status codes and hbDNNGetErrorDesc are
+ * in hb_dnn_status.h, which a user includes (so a missing include fails here as it does on a board). */
 #include "hb_sys.h"
 
 #ifdef __cplusplus
