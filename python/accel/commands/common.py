@@ -189,9 +189,7 @@ def converted_options(path: Path) -> Tuple[str, ...]:
     devices load as it is. The device's own load says the last word."""
     from .. import front_ends
 
-    with open(path, "rb") as f:
-        head = f.read(16)
-    fronts = [f for f in front_ends.registered() if f.claims(head, path.suffix.lower())]
+    fronts = front_ends.claiming(path)
     return tuple(o for o in front_ends.ALL_OPTIONS if any(o in f.options for f in fronts))
 
 

@@ -84,9 +84,7 @@ def _front_end(src: Any) -> Any:
     from .. import front_ends
     from ..front_ends.onnx import ONNX
 
-    with open(src, "rb") as f:
-        head = f.read(16)
-    front = front_ends.choose("accm", head, Path(src).suffix.lower())
+    front = front_ends.for_file("accm", src)
     return None if front is None or front is ONNX else front
 
 

@@ -87,9 +87,7 @@ class Side:
 
 def _front_end(dev: Device, path: Path) -> Optional[FrontEnd]:
     """The front end that turns the file at ``path`` into what ``dev`` loads; None where it loads the file as it is."""
-    with open(path, "rb") as f:
-        head = f.read(16)
-    return front_ends.choose(dev.capabilities.model_format, head, path.suffix.lower())
+    return front_ends.for_file(dev.capabilities.model_format, path)
 
 
 def load_model(dev: Device, path: Path, kind: str, shapes: Optional[Mapping[str, Sequence[int]]]) -> Model:

@@ -5,7 +5,8 @@ registry, which Device.load chooses from by what the device loads (``DeviceCapab
 file's format. A new format is a module here and one :func:`register` call, at the end of this one."""
 from __future__ import annotations
 
-from typing import Any, List, Mapping, Optional, Tuple
+import os
+from typing import Any, List, Mapping, Optional, Tuple, Union
 
 from ..errors import InvalidArgumentError
 
@@ -13,7 +14,8 @@ from .front_end import ALL_OPTIONS, FrontEnd, LoadRequest
 from .onnx import ONNX
 from .xmodel import XMODEL
 
-__all__ = ["ALL_OPTIONS", "FrontEnd", "LoadRequest", "register", "registered", "choose", "foreign", "check_options"]
+__all__ = ["ALL_OPTIONS", "FrontEnd", "LoadRequest", "register", "registered", "choose", "foreign", "check_options",
+           "claiming", "for_file"]
 
 _FRONT_ENDS: List[FrontEnd] = []
 
@@ -37,6 +39,24 @@ def choose(model_format: str, head: bytes, suffix: str) -> Optional[FrontEnd]:
         if f.produces == model_format and f.claims(head, suffix):
             return f
     return None
+
+
+def _head_and_suffix(path: Union[str, os.PathLike[str]]) -> Tuple[bytes, str]:
+    """A file's first 16 bytes and its lower-case suffix, as front ends' claims take them."""
+    with open(path, "rb") as f:
+        head = f.read(16)
+    return head, os.path.splitext(os.fspath(path))[1].lower()
+
+
+def for_file(model_format: str, path: Union[str, os.PathLike[str]]) -> Optional[FrontEnd]:
+    """choose() for the file at ``path``."""
+    return choose(model_format, *_head_and_suffix(path))
+
+
+def claiming(path: Union[str, os.PathLike[str]]) -> List[FrontEnd]:
+    """Every front end that claims the file at ``path``, whatever format it turns it into."""
+    head, suffix = _head_and_suffix(path)
+    return [f for f in _FRONT_ENDS if f.claims(head, suffix)]
 
 
 def foreign(suffix: str) -> Optional[FrontEnd]:

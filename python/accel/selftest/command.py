@@ -99,9 +99,7 @@ def _emulator_takes(path: Path) -> bool:
     """Whether a front end turns the file at ``path`` into what the emulator loads."""
     from .. import front_ends
 
-    with open(path, "rb") as f:
-        head = f.read(16)
-    return front_ends.choose("accm", head, path.suffix.lower()) is not None
+    return front_ends.for_file("accm", path) is not None
 
 
 def _converted_suffixes() -> str:
