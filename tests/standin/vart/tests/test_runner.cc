@@ -119,6 +119,17 @@ void test_zero_copy() {
     l.runner->execute_async({in}, {out});
     out->sync_for_read(0, 256);
     close_enough(host(out), y);
+
+    // VART 3.5's copies: cut at the batch's end, from an offset.
+    std::vector<int8_t> back(256, 7);
+    out->copy_to_host(0, back.data(), 1000, 0);
+    CHECK(std::memcmp(back.data(), host(out), 256) == 0);
+    out->copy_to_host(0, back.data(), 16, 250);
+    CHECK(std::memcmp(back.data(), host(out) + 250, 6) == 0);
+    std::vector<int8_t> ones(192, 1);
+    in->copy_from_host(0, ones.data(), 8, 184);
+    CHECK(host(in)[183] == x[183] && host(in)[184] == 1 && host(in)[191] == 1);
+    CHECK(in->to_string().find("location=HOST_PHY") != std::string::npos);
 }
 
 void test_host_virt() {
@@ -189,6 +200,10 @@ void abort_case(const std::string& which) {
         while (standin_vart_running() == 0) std::this_thread::yield();
         l.runner->execute_async(l.ext->get_inputs(), l.ext->get_outputs());
         first.join();
+    } else if (which == "copy_offset") {  // an offset at the batch's end: VART's CHECK_LT
+        Loaded l = load("conv.xmodel");
+        int8_t byte = 0;
+        l.ext->get_inputs()[0]->copy_from_host(0, &byte, 1, 192);
     } else if (which == "float_dtype") {  // an xint8 buffer for a float32 tensor
         Loaded l = load("conv_f32.xmodel");
         UserBuffer x("x", {1, 3, 8, 8}, xir::DataType(xir::DataType::XINT, 8));
@@ -231,6 +246,7 @@ int main(int argc, char** argv) {
     expect_abort("dims", false);
     expect_abort("dtype", false);
     expect_abort("float_dtype", false);
+    expect_abort("copy_offset", false);
     expect_abort("reentrant", false);
     expect_abort("timeout", true);
     test_zero_copy();

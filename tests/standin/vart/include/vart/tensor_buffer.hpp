@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -45,6 +46,15 @@ class XIR_STANDIN_API TensorBuffer {
     virtual void sync_for_read(std::uint64_t offset, std::size_t size);
     // Makes the host's writes to [offset, offset+size) visible to the device.
     virtual void sync_for_write(std::uint64_t offset, std::size_t size);
+    // Copies `size` bytes of `buf` to batch `batch_idx` at `offset`, cut at the batch's end (VART's "partial
+    // copy"); an offset at or past the end aborts, as VART's CHECK does. The virtual functions are VART 3.5's, in
+    // its order, so the vtable is the real one.
+    virtual void copy_from_host(std::size_t batch_idx, const void* buf, std::size_t size, std::size_t offset);
+    // The other way: batch `batch_idx` from `offset` into `buf`, cut likewise.
+    virtual void copy_to_host(std::size_t batch_idx, void* buf, std::size_t size, std::size_t offset);
+    // For log messages: the buffer, its tensor and location.
+    virtual std::string to_string() const;
+    static std::string to_string(location_t location);
 
     const xir::Tensor* get_tensor() const { return tensor_; }
 
