@@ -4,6 +4,7 @@ The runtime's device (accel/runtime/device.py: its state and memory, what models
 runtime: loading models (accel/runtime/loading.py) and the ops (accel/ops/)."""
 from __future__ import annotations
 
+import os
 from typing import Any, Mapping, Optional, Sequence, Union
 
 from .ops import FusionScope, Ops
@@ -34,7 +35,8 @@ class Device(RuntimeDevice):
     def load(self, path_or_bytes: PathOrBytes,
              input_shapes: Optional[Mapping[str, Sequence[int]]] = None,
              extra_outputs: Union[str, Sequence[str], None] = None,
-             image_inputs: Optional[Mapping[str, Any]] = None, *, subgraph: Optional[str] = None) -> Model:
+             image_inputs: Optional[Mapping[str, Any]] = None, *, subgraph: Optional[str] = None,
+             source: Optional[Union[str, os.PathLike[str]]] = None) -> Model:
         """Loads a model on the device.
 
         Args:
@@ -61,6 +63,9 @@ class Device(RuntimeDevice):
                 run, for a file with several (VART makes one runner per subgraph); by default the only one. A device
                 that cannot choose (``capabilities.loads_subgraph`` false) raises UnsupportedError. See
                 docs/xmodel.md.
+            source: for a Horizon RDK ``.bin`` on the emulator: the ONNX it was made from (by default hb_mapper's
+                ``<name>_calibrated_model.onnx`` next to it), run behind exactly the ``.bin``'s interface (its BPU part
+                has no public description and is not emulated). See docs/horizon-bin.md.
 
         Raises:
             FileNotFoundError: no file at the path (the message names it). ModelFormatError: not a valid
@@ -70,7 +75,7 @@ class Device(RuntimeDevice):
             nearest names), or an image input it cannot take.
             ClosedError: the device is closed.
         """
-        return loading.load(self, path_or_bytes, input_shapes, extra_outputs, image_inputs, subgraph)
+        return loading.load(self, path_or_bytes, input_shapes, extra_outputs, image_inputs, subgraph, source)
 
     # -- ops -------------------------------------------------------------------------------------------
 

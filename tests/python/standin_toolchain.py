@@ -55,6 +55,8 @@ def packer(suffix: str) -> Callable[..., bytes]:
     t = tool(suffix)
     if suffix == ".xmodel":
         return lambda name, accm, images=None: t.pack_accm(name, accm)
+    if suffix == ".bin":
+        return lambda name, accm, images=None: t.pack([t.accm_record(name, accm, t.image_spec(images or {}), images)])
     return lambda name, accm, images=None: t.pack([t.accm_record(name, accm, t.image_spec(images or {}))])
 
 

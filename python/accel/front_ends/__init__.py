@@ -1,6 +1,7 @@
 """The model front ends: formats that reach a device by being turned into the one its driver loads
 (``front_end.py``: what a front end is; ``onnx.py``: ONNX through accel's compiler into ``.accm``; ``xmodel.py``: a
-compiled Vitis AI model's DPU subgraph, into ``.accm`` with the DPU's int8 rules), and their
+compiled Vitis AI model's DPU subgraph, into ``.accm`` with the DPU's int8 rules; ``horizon_bin.py``: a Horizon
+RDK ``.bin``, the ONNX it was made from behind its interface), and their
 registry, which Device.load chooses from by what the device loads (``DeviceCapabilities.model_format``) and by the
 file's format. A new format is a module here and one :func:`register` call, at the end of this one."""
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import Any, List, Mapping, Optional, Tuple, Union
 from ..errors import InvalidArgumentError
 
 from .front_end import ALL_OPTIONS, FrontEnd, LoadRequest
+from .horizon_bin import HORIZON_BIN
 from .onnx import ONNX
 from .xmodel import XMODEL
 
@@ -76,3 +78,4 @@ def check_options(front: Optional[FrontEnd], what: str, given: Mapping[str, Any]
 
 register(ONNX)
 register(XMODEL)
+register(HORIZON_BIN)

@@ -11,7 +11,7 @@ from .. import compile_cache
 __all__ = ["ALL_OPTIONS", "FrontEnd", "LoadRequest", "LoadNative"]
 
 #: Device.load's options a front end may take (FrontEnd.options).
-ALL_OPTIONS = ("input_shapes", "extra_outputs", "image_inputs")
+ALL_OPTIONS = ("input_shapes", "extra_outputs", "image_inputs", "source")
 
 #: The device's own load of bytes in its format: returns the core's model.
 LoadNative = Callable[[Any], Any]
@@ -23,12 +23,13 @@ class LoadRequest:
 
     data: Any                        # bytes, or any buffer of the file's bytes
     what: str                        # how messages name it: "'model.onnx'" or "the model bytes"
-    source: Optional[str]            # the path, or None for bytes
+    path: Optional[str]              # the file's path, or None for bytes
     input_shapes: Optional[Mapping[str, Sequence[int]]]  # as given: the front end normalizes it
     extra_outputs: compile_cache.ExtraOutputs
     image_inputs: compile_cache.ImageInputs
     int8_rules: Optional[str]        # the device's (DeviceCapabilities.int8_rules)
     subgraph: Optional[str] = None   # the subgraph to run, by name (a front end with ``subgraphs``)
+    source: Optional[str] = None     # the path of the model the file was made from (a Horizon .bin's ONNX)
 
     def file_bytes(self) -> bytes:
         """The file's bytes as one bytes object (``data`` as it is when it is one, else a copy of the buffer)."""
@@ -48,8 +49,8 @@ class FrontEnd:
             lower-case suffix is ``suffix`` (``""`` for bytes) is of this format.
         load: ``load(request, load_native) -> (core model, extra output count)``: converts the file and loads
             the result through ``load_native``.
-        options: which of Device.load's ``input_shapes``, ``extra_outputs`` and ``image_inputs`` it takes
-            (ALL_OPTIONS); Device.load refuses the others by name.
+        options: which of Device.load's ``input_shapes``, ``extra_outputs``, ``image_inputs`` and ``source`` it
+            takes (ALL_OPTIONS); Device.load refuses the others by name.
         describe: ``describe(data) -> dict``: what a file of the format holds, as ``accel info MODEL`` prints it
             (plain values: str, int, lists and dicts of them); None where the front end says nothing.
         subgraphs: whether its files hold several runnable subgraphs, one chosen by ``LoadRequest.subgraph``.

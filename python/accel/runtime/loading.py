@@ -24,7 +24,8 @@ PathOrBytes = Union[str, os.PathLike[str], bytes, bytearray, memoryview]
 def load(device: RuntimeDevice, path_or_bytes: PathOrBytes,
          input_shapes: Optional[Mapping[str, Sequence[int]]] = None,
          extra_outputs: Union[str, Sequence[str], None] = None,
-         image_inputs: Optional[Mapping[str, Any]] = None, subgraph: Optional[str] = None) -> Model:
+         image_inputs: Optional[Mapping[str, Any]] = None, subgraph: Optional[str] = None,
+         source: Optional[Union[str, os.PathLike[str]]] = None) -> Model:
     """:meth:`accel.Device.load` (its docstring says what it takes and raises): the model at ``path_or_bytes``
     loaded on ``device``, through the front end that turns its format into the device's."""
     device._check_open()
@@ -34,7 +35,7 @@ def load(device: RuntimeDevice, path_or_bytes: PathOrBytes,
             data: Any = f.read()
         name = Path(path).stem or "model"
         what = repr(path)
-        source: Optional[str] = path
+        path_given: Optional[str] = path
         base = os.path.basename(path).lower()
         suffix = base[base.rfind("."):] if "." in base else ""
     # Any buffer is taken (a NumPy array of bytes...), though PathOrBytes can only name these three.
@@ -43,7 +44,7 @@ def load(device: RuntimeDevice, path_or_bytes: PathOrBytes,
         data = path_or_bytes
         name = "model"
         what = "the model bytes"
-        source = None
+        path_given = None
         suffix = ""
     else:
         raise TypeError(f"load() takes a path or the model's bytes, not {type(path_or_bytes).__name__}")
@@ -64,8 +65,14 @@ def load(device: RuntimeDevice, path_or_bytes: PathOrBytes,
 
     extra = compile_cache.normalize_extra_outputs(extra_outputs)
     images = compile_cache.normalize_image_inputs(image_inputs)
+    if source is not None:
+        if not isinstance(source, (str, os.PathLike)):
+            raise TypeError(f"source must be a path (the model the file was made from), not {type(source).__name__}")
+        source = os.fsdecode(os.fspath(source))
+        if not os.path.isfile(source):
+            raise FileNotFoundError(f"source {source!r}: no such file")
     front_ends.check_options(front, what, {"input_shapes": input_shapes, "extra_outputs": extra,
-                                           "image_inputs": images})
+                                           "image_inputs": images, "source": source})
     if subgraph is not None:
         if not isinstance(subgraph, str):
             raise TypeError(f"subgraph must be a str (a DPU subgraph's name), not {type(subgraph).__name__}")
@@ -76,8 +83,8 @@ def load(device: RuntimeDevice, path_or_bytes: PathOrBytes,
             raise InvalidArgumentError(f"subgraph applies to models with subgraphs (a Vitis AI .xmodel); {what} is "
                                        f"{front.name}")
     if front is None:
-        return Model(device, _load_core(device, data, source, subgraph), name)
-    request = LoadRequest(data, what, source, input_shapes, extra, images, caps.int8_rules, subgraph)
+        return Model(device, _load_core(device, data, path_given, subgraph), name)
+    request = LoadRequest(data, what, path_given, input_shapes, extra, images, caps.int8_rules, subgraph, source)
     core_model, extra_count = front.load(request, lambda compiled: _load_compiled(device, compiled))
     return Model(device, core_model, name, extra_count)
 

@@ -21,7 +21,8 @@ from __future__ import annotations
 import struct
 import sys
 from pathlib import Path
-from typing import Any, Dict, List, Sequence
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "common" / "tools"))
 import standin_container
@@ -33,6 +34,11 @@ IMAGE_FORMATS = {"Y": "y", "NV12": "nv12", "NV12_SEPARATE": "nv12", "YUV444": "y
 LAYOUTS = {"NHWC": 0, "NCHW": 2, "NONE": 255}
 QUANT = {"NONE": 0, "SHIFT": 1, "SCALE": 2}
 MAX_DIMS = 8
+# hb_mapper's runtime input type of each image type (the container's INPUT_TYPE_RT).
+RUNTIME_TYPES = {"Y": "gray", "NV12": "nv12", "NV12_SEPARATE": "nv12", "YUV444": "yuv444", "RGB": "rgb", "BGR": "bgr"}
+# A PACKED_HBM_MODEL's first bytes: X5's magic (the stand-in is X5's libdnn), then the stand-in's own tag.
+HBM_MAGIC = b"#B2Ehbm"
+STANDIN_TAG = b"ACCELHB2"
 
 
 def _shape(dims: Sequence[int]) -> bytes:
@@ -87,16 +93,102 @@ def tensor_record(name: str, valid: Sequence[int], spec: Dict[str, Any]) -> byte
             + _shape(valid) + _shape(aligned) + struct.pack("<ii", QUANT[quant], spec.get("axis", -1)) + quant_values)
 
 
-def model_record(onnx_path: Path, spec: Dict[str, Any]) -> bytes:
-    return standin_container.model_record(onnx_path, spec, tensor_record, image_inputs)
+@dataclass(frozen=True)
+class BinRecord:
+    """One model for pack(): the stand-in's model record (FORMAT.md) and the compile_model image_inputs its image
+    inputs were compiled with (hb_mapper's preprocessing, which the container's metadata says)."""
+
+    record: bytes
+    images: Dict[str, Dict[str, Any]]
 
 
-def accm_record(name: str, data: bytes, spec: Dict[str, Any]) -> bytes:
-    return standin_container.accm_record(name, data, spec, tensor_record)
+def model_record(onnx_path: Path, spec: Dict[str, Any]) -> BinRecord:
+    images, _ = image_inputs(spec)
+    return BinRecord(standin_container.model_record(onnx_path, spec, tensor_record, image_inputs), images)
 
 
-def pack(models: List[bytes]) -> bytes:
-    return standin_container.pack(b"ACCELHB1", models)
+def accm_record(name: str, data: bytes, spec: Dict[str, Any],
+                images: Optional[Dict[str, Dict[str, Any]]] = None) -> BinRecord:
+    return BinRecord(standin_container.accm_record(name, data, spec, tensor_record), dict(images or {}))
+
+
+def pack(models: Sequence[BinRecord]) -> bytes:
+    """The .bin file of `models`: Horizon's container (accel.compiler.hbin), one graph per model whose BPU node's
+    PACKED_HBM_MODEL is X5's magic, then ACCELHB2, then the model's record."""
+    from accel.compiler import hbin
+
+    graphs, inputs = [], []
+    for m in models:
+        name, ins, outs = _interface(m.record)
+        for n, elem, shape, layout, kind in ins:
+            inputs.append(hbin.BinInput(n, "", tuple(shape), layout_rt=layout, layout_train=layout,
+                                        **_preprocessing(kind, m.images.get(n))))
+        graphs.append(hbin.model_graph(name, [i[:3] for i in ins], [o[:3] for o in outs],
+                                       HBM_MAGIC + STANDIN_TAG + m.record))
+    metadata = {"MARCH": "bayes-e", **hbin.input_metadata(inputs)}
+    return hbin.write(hbin.Container(graphs, metadata, ("accel stand-in", "1")))
+
+
+def _preprocessing(kind: str, image: Optional[Dict[str, Any]]) -> Dict[str, Any]:
+    """BinInput's runtime and training types and normalization of an input whose hbDNNDataType is `kind`."""
+    if kind not in RUNTIME_TYPES:
+        return {}
+    image = image or {}
+    out: Dict[str, Any] = {"type_rt": RUNTIME_TYPES[kind],
+                           "type_train": "gray" if kind == "Y" else image.get("to", "rgb"),
+                           "space_and_range": {"full": "regular", "video": "bt601_video"}.get(
+                               image.get("range", "full"), image.get("range", "full"))}
+    mean, scale = image.get("mean"), image.get("scale")
+    if mean is not None or scale is not None:
+        out["norm"] = ("data_mean_and_scale" if mean is not None and scale is not None
+                       else "data_mean" if mean is not None else "data_scale")
+        out["mean"] = tuple(float(x) for x in (mean if isinstance(mean, (list, tuple)) else [mean or 0.0]))
+        out["scale"] = tuple(float(x) for x in (scale if isinstance(scale, (list, tuple)) else [scale or 1.0]))
+    return out
+
+
+def _interface(record: bytes) -> Tuple[str, list, list]:
+    """(name, inputs, outputs) of a model record, each tensor (name, ONNX elem type, valid shape, layout name,
+    hbDNNDataType name): what the container's graph says of it."""
+    from onnx import TensorProto
+
+    elem = {"S8": TensorProto.INT8, "U8": TensorProto.UINT8, "F16": TensorProto.FLOAT16, "S16": TensorProto.INT16,
+            "U16": TensorProto.UINT16, "F32": TensorProto.FLOAT, "S32": TensorProto.INT32, "U32": TensorProto.UINT32}
+    names = {v: k for k, v in {**TYPES, **IMAGE_TYPES}.items()}
+    layouts = {v: k for k, v in LAYOUTS.items()}
+    at = 0
+
+    def take(fmt: str) -> tuple:
+        nonlocal at
+        values = struct.unpack_from(fmt, record, at)
+        at += struct.calcsize(fmt)
+        return values
+
+    def text() -> str:
+        nonlocal at
+        (n,) = take("<I")
+        at += n
+        return record[at - n:at].decode("utf-8")
+
+    name = text()
+    (size,) = take("<Q")
+    at += size
+    counts = take("<II")
+    tensors: List[list] = [[], []]
+    for kind, count in enumerate(counts):
+        for _ in range(count):
+            tensor = text()
+            layout, dtype = take("<ii")
+            valid = take("<i8i")
+            take("<i8iii")
+            (scales,) = take("<I")
+            at += 4 * scales
+            (zero_points,) = take("<I")
+            at += zero_points
+            kind_name = names[dtype]
+            tensors[kind].append((tensor, elem.get(kind_name, TensorProto.UINT8), list(valid[1:1 + valid[0]]),
+                                  layouts[layout] if layout in layouts else "NONE", kind_name))
+    return name, tensors[0], tensors[1]
 
 
 def main(argv: List[str]) -> int:
