@@ -270,3 +270,11 @@ def test_malformed_attributes_are_refused_clearly(node, shape, words):
 def test_a_model_without_horizon_ops_is_passed_on_as_it_is():
     m = float_cnn()
     assert compiler.horizon_ops.rewrite(m) is m
+
+
+def test_the_bpu_rules_refuse_an_unsigned_calibration_as_any_qdq_model():
+    m = _single(hz_calibration("x", "y", "cal", [0.02], zero=None, qtype="uint8"), [1, 4])
+    with pytest.raises(compiler.CompileError, match=r"node 'cal_quantize' \(QuantizeLinear\): tensor 'y_quantized' "
+                                                    r"is uint8: the bpu int8 rules compute in int8"):
+        compiler.compile_model(m, int8="bpu")
+    compiler.compile_model(m, int8="ort")  # onnxruntime's rules take it
