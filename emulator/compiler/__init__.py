@@ -5,7 +5,9 @@
     compiler.compile_file("model.onnx", "model.accm")
     tables = compiler.accm.read(data)
 
-Steps: camera frames in place of image inputs (frame_inputs.py: their conversion prepended as ONNX nodes), import
+Steps: Horizon's calibrated ONNX read (horizon_ops.py: HzCalibration, HzPreprocess, HzQuantize and HzDequantize
+rewritten as QDQ nodes and a Conv; Horizon's other ops refused by name), camera frames in place of image inputs
+(frame_inputs.py: their conversion prepended as ONNX nodes), import
 (static input shapes, initializers and Constant nodes as constants), a check that every op is
 supported (coverage.py: one error names them all), for a device's int8 rules
 its form of a QDQ model (qdq_device.py), QDQ fusion (a quantized model's DequantizeLinear -> op ->
@@ -21,8 +23,8 @@ from __future__ import annotations
 import contextlib
 import os
 
-from . import (accm, affine, batchnorm, coverage, emit, extra_outputs, folding, frame_inputs, fusion, importer,
-               io_declarations, lower, qdq, qdq_device)
+from . import (accm, affine, batchnorm, coverage, emit, extra_outputs, folding, frame_inputs, fusion, horizon_ops,
+               importer, io_declarations, lower, qdq, qdq_device)
 from .coverage import UnsupportedOpsError
 from .errors import CompileError, ExtraOutputError, FrameInputError, InputShapeError
 from .lower import SUPPORTED_OPS
@@ -81,7 +83,7 @@ def compile_model(model, input_shapes=None, int8="ort", fold_limit=folding.FOLD_
 
 
 def _compile(model, input_shapes, int8, fold_limit, extra, frame_requests) -> bytes:
-    proto = importer.load(model)
+    proto = horizon_ops.rewrite(importer.load(model))
     proto, input_shapes, frames = frame_inputs.prepend(proto, frame_requests, input_shapes)
     imported = importer.import_model(proto, input_shapes, extra)
     coverage.check(imported.nodes, [n for n, v in imported.graph.values.items() if v.is_const])

@@ -94,9 +94,10 @@ def check(nodes, constants) -> None:
 def of_model(model) -> list:
     """scan() of an ONNX model (a path, bytes or ModelProto) without fixing its input shapes: the live nodes
     (those a graph output depends on), constants from initializers and Constant nodes."""
+    from .horizon_ops import rewrite
     from .importer import live_nodes, load, onnx_nodes
 
-    proto = load(model)
+    proto = rewrite(load(model), strict=False)  # Horizon's calibrated ops as they compile; its others listed
     nodes, initializers = onnx_nodes(proto)
     return scan(live_nodes(nodes, proto.graph.output), initializers)
 
