@@ -25,7 +25,9 @@
 #include "driver_kit/status.h"
 #include "entry_points.h"
 #include "vart/runner_ext.hpp"
+#include "vart/tensor_buffer.hpp"
 #include "xir/graph/graph.hpp"
+#include "xir/tensor/tensor.hpp"
 
 namespace accel_vart {
 

@@ -105,7 +105,7 @@ void run(accel_model* m, size_t slot_index, Job* job, const std::vector<accel_bu
         if (lent_for(b, &r, is_output, i) && b->slot == slot_index && i < own.size()) return own[i];
         const xir::Tensor* t = (is_output ? r.output_tensors : r.input_tensors)[i];
         views.push_back(std::make_unique<HostView>(t, b));
-        copied += (uint64_t)t->get_data_size();
+        copied += t->get_data_size();
         return views.back().get();
     };
     for (size_t i = 0; i < in.size(); i++) vin.push_back(pick(in[i], false, i));
@@ -115,7 +115,7 @@ void run(accel_model* m, size_t slot_index, Job* job, const std::vector<accel_bu
     try {
         for (size_t i = 0; i < vin.size(); i++)
             if (i < slot.inputs.size() && vin[i] == slot.inputs[i])
-                vin[i]->sync_for_write(0, (size_t)r.input_tensors[i]->get_data_size());
+                vin[i]->sync_for_write(0, static_cast<size_t>(r.input_tensors[i]->get_data_size()));
         auto started = slot.runner->execute_async(vin, vout);
         int rc = started.second == 0 ? slot.runner->wait((int)started.first, -1) : started.second;
         if (started.second != 0 || rc != 0) {
@@ -124,7 +124,7 @@ void run(accel_model* m, size_t slot_index, Job* job, const std::vector<accel_bu
         }
         for (size_t i = 0; status == ACCEL_OK && i < vout.size(); i++)
             if (i < slot.outputs.size() && vout[i] == slot.outputs[i])
-                vout[i]->sync_for_read(0, (size_t)r.output_tensors[i]->get_data_size());
+                vout[i]->sync_for_read(0, static_cast<size_t>(r.output_tensors[i]->get_data_size()));
     } catch (const std::exception& e) {
         status = ACCEL_ERR_DEVICE;
         message = format("VART: %s", e.what());

@@ -9,8 +9,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 
@@ -148,19 +146,26 @@ accel_status make_runners(accel_device* d, std::unique_ptr<xir::Graph> graph, co
     return ACCEL_OK;
 }
 
-// `what` names the model in messages (the path, or "the model bytes"); `subgraph` as make_runners takes it.
-accel_status load_graph(accel_device* d, const char* path, const std::string& what, const char* subgraph,
-                        accel_model** out) {
-    // XIR ends the process on a file it cannot open: check first.
+// XIR ends the process on a file it cannot open: check first.
+accel_status check_file(const char* path) {
     int fd = ::open(path, O_RDONLY);
     if (fd < 0) return fail(ACCEL_ERR_NOT_FOUND, format("cannot open '%s': %s", path, std::strerror(errno)));
     struct stat st;
     bool regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
     ::close(fd);
     if (!regular) return fail(ACCEL_ERR_NOT_FOUND, format("'%s' is not a regular file", path));
+    return ACCEL_OK;
+}
+
+// The graph from the file `path`, or (path nullptr) from `bytes`. `what` names the model in messages (the path,
+// or "the model bytes"); `subgraph` as make_runners takes it.
+accel_status load_graph(accel_device* d, const char* path, const std::string& bytes, const std::string& what,
+                        const char* subgraph, accel_model** out) {
+    if (path)
+        if (accel_status s = check_file(path)) return s;
     std::unique_ptr<xir::Graph> graph;
     try {
-        graph = xir::Graph::deserialize(path);
+        graph = path ? xir::Graph::deserialize(path) : xir::Graph::deserialize_from_string(bytes);
     } catch (const std::exception& e) {
         return fail(ACCEL_ERR_MODEL_FORMAT, format("%s is not a valid xmodel: %s", what.c_str(), e.what()));
     }
@@ -206,37 +211,23 @@ accel_status load_graph(accel_device* d, const char* path, const std::string& wh
     return ACCEL_OK;
 }
 
-// XIR reads graphs from files only: the bytes go to a private temporary file, removed at once.
+// The bytes go to XIR as they are (Graph::deserialize_from_string, Vitis AI 2.5 and later): no temporary file.
 accel_status load_memory(accel_device* d, const void* data, uint64_t size, const char* subgraph, accel_model** out) {
     if (!data || size == 0) return fail(ACCEL_ERR_INVALID_ARGUMENT, "no model bytes");
-    const char* dir = std::getenv("TMPDIR");
-    std::string path = std::string(dir && *dir ? dir : "/tmp") + "/accel-vart-XXXXXX";
-    int fd = mkstemp(&path[0]);
-    if (fd < 0)
-        return fail(ACCEL_ERR_DEVICE,
-                    format("cannot create a temporary file for the xmodel: %s", std::strerror(errno)));
-    const uint8_t* p = static_cast<const uint8_t*>(data);
-    uint64_t left = size;
-    while (left > 0) {
-        ssize_t n = ::write(fd, p, left);
-        if (n <= 0) {
-            ::close(fd);
-            ::unlink(path.c_str());
-            return fail(ACCEL_ERR_DEVICE, "cannot write the xmodel to a temporary file");
-        }
-        p += n;
-        left -= (uint64_t)n;
+    std::string bytes;
+    try {
+        bytes.assign(static_cast<const char*>(data), size);
+    } catch (const std::exception&) {
+        return fail(ACCEL_ERR_OUT_OF_MEMORY,
+                    format("no memory for a copy of the %llu model bytes", (unsigned long long)size));
     }
-    ::close(fd);
-    accel_status s = load_graph(d, path.c_str(), "the model bytes", subgraph, out);
-    ::unlink(path.c_str());
-    return s;
+    return load_graph(d, nullptr, bytes, "the model bytes", subgraph, out);
 }
 
 }  // namespace
 
 accel_status model_load_file(accel_device* d, const char* path, accel_model** out) {
-    return load_graph(d, path, std::string("'") + path + "'", nullptr, out);
+    return load_graph(d, path, std::string(), std::string("'") + path + "'", nullptr, out);
 }
 
 accel_status model_load_memory(accel_device* d, const void* data, uint64_t size, accel_model** out) {

@@ -12,12 +12,8 @@
 #include "fatal.h"
 #include "host_phy_buffer.h"
 #include "vart/runner_ext.hpp"
-
-namespace vart {
-Runner::~Runner() = default;
-Runner::TensorFormat Runner::get_tensor_format() { return TensorFormat::NHWC; }
-RunnerExt::~RunnerExt() = default;
-}  // namespace vart
+#include "xir/graph/subgraph.hpp"
+#include "xir/tensor/tensor.hpp"
 
 namespace standin_vart {
 namespace {

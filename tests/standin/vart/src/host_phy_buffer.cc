@@ -1,68 +1,14 @@
-// host_phy_buffer.cc - see host_phy_buffer.h; also the vart::TensorBuffer defaults.
+// host_phy_buffer.cc - see host_phy_buffer.h.
 #include "host_phy_buffer.h"
 
-#include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
 #include "fatal.h"
-
-namespace vart {
-
-TensorBuffer::~TensorBuffer() = default;
-std::pair<std::uint64_t, std::size_t> TensorBuffer::data_phy(const std::vector<std::int32_t>) { return {0, 0}; }
-void TensorBuffer::sync_for_read(std::uint64_t, std::size_t) {}
-void TensorBuffer::sync_for_write(std::uint64_t, std::size_t) {}
-
-namespace {
-// Batch `batch`'s bytes of `b`: its address and how many from there to the buffer's end.
-std::pair<std::uint64_t, std::size_t> batch_bytes(TensorBuffer* b, std::size_t batch) {
-    std::vector<std::int32_t> idx(b->get_tensor() ? b->get_tensor()->get_shape().size() : 1, 0);
-    idx[0] = static_cast<std::int32_t>(batch);
-    return b->data(idx);
-}
-
-std::size_t clipped(std::size_t size, std::size_t offset, std::size_t have, const char* fn) {
-    if (offset >= have) standin_vart::fatal("%s: offset %zu is not below the batch's %zu bytes", fn, offset, have);
-    return size < have - offset ? size : have - offset;
-}
-}  // namespace
-
-void TensorBuffer::copy_from_host(std::size_t batch_idx, const void* buf, std::size_t size, std::size_t offset) {
-    auto [data, have] = batch_bytes(this, batch_idx);
-    std::memcpy(reinterpret_cast<void*>(data + offset), buf, clipped(size, offset, have, "copy_from_host"));
-}
-
-void TensorBuffer::copy_to_host(std::size_t batch_idx, void* buf, std::size_t size, std::size_t offset) {
-    auto [data, have] = batch_bytes(this, batch_idx);
-    std::memcpy(buf, reinterpret_cast<const void*>(data + offset), clipped(size, offset, have, "copy_to_host"));
-}
-
-std::string TensorBuffer::to_string(location_t location) {
-    if (location == location_t::HOST_VIRT) return "HOST_VIRT";
-    if (location == location_t::HOST_PHY) return "HOST_PHY";
-    return "DEVICE_" + std::to_string(static_cast<int>(location) - static_cast<int>(location_t::DEVICE_0));
-}
-
-std::string TensorBuffer::to_string() const {
-    return "TensorBuffer{tensor=" + (tensor_ ? tensor_->get_name() : std::string("none")) +
-           ",location=" + to_string(get_location()) + "}";
-}
-
-}  // namespace vart
+#include "xir/tensor/tensor.hpp"
 
 namespace standin_vart {
-
-void fatal(const char* fmt, ...) {
-    va_list args;
-    va_start(args, fmt);
-    std::fputs("F vart: ", stderr);
-    std::vfprintf(stderr, fmt, args);
-    std::fputc('\n', stderr);
-    va_end(args);
-    std::abort();
-}
 
 namespace {
 constexpr std::size_t kAlign = 64;  // CMA blocks are page aligned; 64 is what accel promises

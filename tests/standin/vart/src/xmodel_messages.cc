@@ -1,5 +1,5 @@
 // xmodel_messages.cc - see xmodel_messages.h. AttrValue is a oneof (4 bool ... 11 string, 12 Bytes, 13..21
-// vectors, 22..32 string-keyed maps); its value becomes the xir::Attrs::Value alternative XIR's C++ API reads it as.
+// vectors, 22..32 string-keyed maps); its value becomes the AttrValue alternative XIR's C++ API reads it as.
 #include "xmodel_messages.h"
 
 #include <type_traits>
@@ -8,10 +8,7 @@
 namespace standin_xir {
 namespace {
 
-using Value = xir::Attrs::Value;
-using Bytes = xir::Attrs::Bytes;
-template <typename T>
-using Map = xir::Attrs::Map<T>;
+using Value = AttrValue;
 
 template <typename T>
 struct is_vector : std::false_type {};

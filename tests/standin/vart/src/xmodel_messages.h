@@ -6,14 +6,27 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "wire.h"
-#include "xir/attrs/attrs.hpp"
 
 namespace standin_xir {
 
-using AttrMap = std::map<std::string, xir::Attrs::Value>;
+// An attribute's value as the file holds it: the C++ types XIR's API reads its AttrValue kinds as (scalars,
+// std::string, bytes as std::vector<char>, their vectors and string-keyed maps). The graph stores the one held
+// in an xir::any, which get_attr<T> reads with exactly that T.
+using Bytes = std::vector<char>;
+template <typename T>
+using Map = std::map<std::string, T>;
+using AttrValue =
+    std::variant<bool, std::int32_t, std::uint32_t, std::int64_t, std::uint64_t, float, double, std::string, Bytes,
+                 std::vector<bool>, std::vector<std::int32_t>, std::vector<std::uint32_t>, std::vector<std::int64_t>,
+                 std::vector<std::uint64_t>, std::vector<float>, std::vector<double>, std::vector<std::string>,
+                 std::vector<Bytes>, Map<std::int32_t>, Map<std::uint32_t>, Map<std::int64_t>, Map<std::uint64_t>,
+                 Map<std::string>, Map<Bytes>, Map<std::vector<std::int32_t>>, Map<std::vector<std::uint32_t>>,
+                 Map<std::vector<std::int64_t>>, Map<std::vector<std::uint64_t>>, Map<std::vector<std::string>>>;
+using AttrMap = std::map<std::string, AttrValue>;
 
 struct TensorMessage {       // serial_v2.Tensor
     std::string name;        // 1

@@ -9,7 +9,7 @@
 #include <set>
 #include <variant>
 
-#include "xir/graph/graph.hpp"
+#include "xir_impl.h"
 #include "xmodel_messages.h"
 
 namespace standin_xir {
@@ -19,7 +19,6 @@ constexpr std::size_t kMaxRank = 8;
 constexpr std::int64_t kMaxElements = std::int64_t(1) << 34;
 constexpr int kMaxSubgraphDepth = 16;  // vai_c_xir writes root -> device subgraphs -> their layers
 
-using xir::Subgraph;
 using xir::Tensor;
 
 template <typename Target>
@@ -60,10 +59,10 @@ std::unique_ptr<Tensor> make_tensor(const OpMessage& op) {
 struct Ops {
     std::map<std::string, std::size_t> index;
     std::vector<std::vector<std::size_t>> reads, readers;
-    std::vector<const Tensor*> outputs;
+    std::vector<Tensor*> outputs;
 };
 
-Ops index_ops(const GraphMessage& g, xir::Graph* graph) {
+Ops index_ops(const GraphMessage& g, GraphImpl* graph) {
     if (g.ops.empty()) malformed("not a serialized XIR graph: it has no ops");
     Ops ops;
     std::set<std::string> tensor_names;
@@ -106,7 +105,7 @@ public:
     TreeBuilder(const GraphMessage& g, const Ops& ops) : g_(g), ops_(ops), owner_(g.ops.size()) {}
 
     // Builds `s` into `into`.
-    void build(const SubgraphMessage& s, Subgraph* into, int depth) {
+    void build(const SubgraphMessage& s, SubgraphImpl* into, int depth) {
         check_depth(s, depth);
         if (!s.ops.empty() && !s.children.empty())
             malformed("subgraph \"" + s.name + "\" has both children and ops of its own");
@@ -193,7 +192,7 @@ private:
     }
 
     // Inputs: tensors of ops outside `members` its ops read. Outputs: its ops' tensors read outside it or by none.
-    std::vector<const Tensor*> boundary(const Members& members, bool inputs) const {
+    std::vector<Tensor*> boundary(const Members& members, bool inputs) const {
         std::set<std::size_t> found;
         for (std::size_t i = 0; i < members.size(); i++) {
             if (!members[i]) continue;
@@ -206,7 +205,7 @@ private:
                 if (leaves) found.insert(i);
             }
         }
-        std::vector<const Tensor*> out;
+        std::vector<Tensor*> out;
         for (std::size_t i : found) out.push_back(ops_.outputs[i]);
         std::sort(out.begin(), out.end(),
                   [](const Tensor* a, const Tensor* b) { return a->get_name() < b->get_name(); });
@@ -228,11 +227,11 @@ std::unique_ptr<Graph> Graph::deserialize_from_string(const std::string& str) {
     if (str.size() > (std::size_t)INT32_MAX) malformed("the file is larger than a serialized XIR graph can be");
     GraphMessage message;
     parse_graph(Wire(reinterpret_cast<const std::uint8_t*>(str.data()), str.size(), 0), message);
-    auto graph = std::make_unique<Graph>(message.name);
+    auto graph = std::make_unique<GraphImpl>(message.name);
     const Ops ops = index_ops(message, graph.get());
     if (!message.has_root)
         malformed("graph \"" + message.name + "\" has no subgraph tree (an XIR graph has at least its root)");
-    TreeBuilder(message, ops).build(message.root, graph->get_root_subgraph(), 0);
+    TreeBuilder(message, ops).build(message.root, graph->root(), 0);
     return graph;
 }
 

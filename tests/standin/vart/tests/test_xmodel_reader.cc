@@ -71,7 +71,9 @@ void refused(const std::string& bytes, const char* why) {
     exit(1);
 }
 
-std::vector<std::string> names(const std::vector<const xir::Tensor*>& ts) {
+// Of a const subgraph's tensors (const xir::Tensor*) or a non-const one's (xir::Tensor*), as XIR gives them.
+template <typename TensorPtr>
+std::vector<std::string> names(const std::vector<TensorPtr>& ts) {
     std::vector<std::string> out;
     for (const xir::Tensor* t : ts) out.push_back(t->get_name());
     return out;

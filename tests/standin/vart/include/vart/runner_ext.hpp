@@ -4,19 +4,30 @@
 // The buffers belong to the runner and die with it. Obtain with dynamic_cast from a vart::Runner.
 #pragma once
 
-#include <vector>
-
-#include "vart/runner.hpp"
-#include "vart/tensor_buffer.hpp"
-#include "xir/util/standin_export.hpp"
+#include <vart/runner.hpp>
 
 namespace vart {
 
-class XIR_STANDIN_API RunnerExt : public Runner {
+class RunnerExt : public vart::Runner {
   public:
-    ~RunnerExt() override;
+    explicit RunnerExt() = default;
+    RunnerExt(const RunnerExt&) = delete;
+    RunnerExt& operator=(const RunnerExt& other) = delete;
+    virtual ~RunnerExt() = default;
+
+    // The stand-in reads no runner attributes: this ends the process (use Runner::create_runner).
+    static std::unique_ptr<RunnerExt> create_runner(const xir::Subgraph* subgraph, xir::Attrs* attrs);
+
+  public:
     virtual std::vector<vart::TensorBuffer*> get_inputs() = 0;
     virtual std::vector<vart::TensorBuffer*> get_outputs() = 0;
 };
+
+// What multiplies a float to give a tensor's fixed-point value (inputs: 2^fix_point) and what multiplies
+// the fixed-point value to give the float (outputs: 2^-fix_point).
+std::vector<float> get_input_scale(std::vector<const xir::Tensor*> input_tensors);
+std::vector<float> get_output_scale(std::vector<const xir::Tensor*> output_tensors);
+float get_input_scale(const xir::Tensor* input_tensor);
+float get_output_scale(const xir::Tensor* output_tensor);
 
 }  // namespace vart

@@ -7,17 +7,24 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <typeinfo>
 #include <utility>
 #include <vector>
 
-#include "xir/tensor/tensor.hpp"
-#include "xir/util/standin_export.hpp"
+// As in VART's header: the tensor is only declared here (include xir/tensor/tensor.hpp to use it).
+namespace xir {
+class Tensor;
+}  // namespace xir
 
 namespace vart {
 
-class XIR_STANDIN_API TensorBuffer {
+class TensorBuffer {
   public:
+    explicit TensorBuffer(const xir::Tensor* tensor);
+    virtual ~TensorBuffer() = default;
+
     enum class location_t {
         HOST_VIRT = 0,
         HOST_PHY = 1,
@@ -31,10 +38,15 @@ class XIR_STANDIN_API TensorBuffer {
         DEVICE_7 = 9
     };
 
-    explicit TensorBuffer(const xir::Tensor* tensor) : tensor_(tensor) {}
-    TensorBuffer(const TensorBuffer&) = delete;
-    TensorBuffer& operator=(const TensorBuffer&) = delete;
-    virtual ~TensorBuffer();
+    static std::string to_string(location_t location);
+    // Copies the bytes of one buffer into another of a tensor of the same byte size (syncing a HOST_PHY
+    // source for read and a HOST_PHY target for write); other sizes end the process.
+    static void copy_tensor_buffer(vart::TensorBuffer* tb_from, vart::TensorBuffer* tb_to);
+    // A buffer over device memory given by address: the stand-in's DPU has no addresses, so this ends the
+    // process.
+    static std::unique_ptr<TensorBuffer> create_unowned_device_tensor_buffer(const xir::Tensor* tensor,
+                                                                             std::uint64_t batch_addr[],
+                                                                             std::size_t addr_arrsize);
 
     // The host address of element `idx` (all zeros or empty: the first) and the bytes from there to
     // the end of the buffer.
@@ -52,11 +64,9 @@ class XIR_STANDIN_API TensorBuffer {
     virtual void copy_from_host(std::size_t batch_idx, const void* buf, std::size_t size, std::size_t offset);
     // The other way: batch `batch_idx` from `offset` into `buf`, cut likewise.
     virtual void copy_to_host(std::size_t batch_idx, void* buf, std::size_t size, std::size_t offset);
+    const xir::Tensor* get_tensor() const;
     // For log messages: the buffer, its tensor and location.
     virtual std::string to_string() const;
-    static std::string to_string(location_t location);
-
-    const xir::Tensor* get_tensor() const { return tensor_; }
 
   protected:
     const xir::Tensor* tensor_;

@@ -1,66 +1,50 @@
-// attrs.hpp - xir::Attrs, the named attributes of graphs, subgraphs and tensors (stand-in). The value
-// types are those of XIR's serialized AttrValue, as XIR's C++ API gives them: scalars, std::string, bytes
-// (std::vector<char>), their vectors and std::map<std::string, ...> of them. Reading an attribute that is
-// missing or of another type ends the process, as XIR's UNI_LOG_FATAL does.
+// attrs.hpp - xir::Attrs, named attribute values (stand-in): an abstract interface with Vitis AI 3.5's virtual
+// functions in its order; Attrs::create() gives the stand-in's own implementation. Values are xir::any holding
+// what XIR's serialized AttrValue becomes (scalars, std::string, bytes as std::vector<char>, their vectors and
+// string-keyed maps). get_attr<T> of a missing key ends the process (XIR's UNI_LOG_FATAL); of another type it
+// throws std::bad_any_cast, as XIR's any_cast does.
 #pragma once
 
-#include <cstdint>
-#include <cstdio>
-#include <cstdlib>
-#include <map>
 #include <memory>
 #include <string>
-#include <variant>
+#include <typeinfo>
 #include <vector>
 
-#include "xir/util/standin_export.hpp"
+#include "xir/XirExport.hpp"
+#include "xir/util/any.hpp"
 
 namespace xir {
 
-class XIR_STANDIN_API Attrs {
+class XIR_DLLESPEC Attrs {
   public:
-    using Bytes = std::vector<char>;
-    template <typename T>
-    using Map = std::map<std::string, T>;
-    using Value = std::variant<bool, std::int32_t, std::uint32_t, std::int64_t, std::uint64_t, float, double,
-                               std::string, Bytes, std::vector<bool>, std::vector<std::int32_t>,
-                               std::vector<std::uint32_t>, std::vector<std::int64_t>, std::vector<std::uint64_t>,
-                               std::vector<float>, std::vector<double>, std::vector<std::string>, std::vector<Bytes>,
-                               Map<std::int32_t>, Map<std::uint32_t>, Map<std::int64_t>, Map<std::uint64_t>,
-                               Map<std::string>, Map<Bytes>, Map<std::vector<std::int32_t>>,
-                               Map<std::vector<std::uint32_t>>, Map<std::vector<std::int64_t>>,
-                               Map<std::vector<std::uint64_t>>, Map<std::vector<std::string>>>;
+    Attrs() = default;
+    Attrs(const Attrs& other) = default;
+    virtual ~Attrs() = default;
 
-    static std::unique_ptr<Attrs> create() { return std::make_unique<Attrs>(); }
-
-    bool has_attr(const std::string& key) const { return values_.count(key) != 0; }
+    static std::unique_ptr<Attrs> create();
+    static std::unique_ptr<Attrs> clone(Attrs* attr);
 
     template <typename Dtype>
     const Dtype get_attr(const std::string& key) const {
-        auto it = values_.find(key);
-        const Dtype* value = it == values_.end() ? nullptr : std::get_if<Dtype>(&it->second);
-        if (!value) {
-            std::fprintf(stderr, "F xir: attribute \"%s\" %s\n", key.c_str(),
-                         it == values_.end() ? "does not exist" : "has another type");
-            std::abort();
-        }
-        return *value;
+        return xir::stdx::any_cast<Dtype>(this->get_attr(key));
     }
-
     template <typename Dtype>
     Attrs* set_attr(const std::string& key, const Dtype& value) {
-        values_[key] = value;
+        this->set_attr(key, xir::any{value});
         return this;
     }
 
-    std::vector<std::string> get_keys() const {
-        std::vector<std::string> keys;
-        for (const auto& kv : values_) keys.push_back(kv.first);
-        return keys;
-    }
+    // With a type: the value must also hold that type.
+    virtual bool has_attr(const std::string& key, const std::type_info& type_id = typeid(void)) const = 0;
+    virtual const xir::any& get_attr(const std::string& key) const = 0;
+    virtual xir::any& get_attr(const std::string& key) = 0;
+    virtual std::vector<std::string> get_keys() const = 0;
+    virtual Attrs* set_attr(const std::string& key, const xir::any& value) = 0;
+    virtual bool del_attr(const std::string& key) = 0;
+    virtual std::string debug_info() const = 0;
 
-  private:
-    std::map<std::string, Value> values_;
+    // XIR orders attribute values; the stand-in cannot (it ends the process).
+    static int cmp(const any& a, const any& b);
 };
 
 }  // namespace xir
