@@ -55,7 +55,8 @@ def pytest_configure(config):
     config.addinivalue_line(
         "markers", "emulator: tests the emulator itself (not run when ACCEL_TEST_DEVICE names another device)")
     config.addinivalue_line(
-        "markers", "vendor(*backends): needs a vendor device (of one of these backends, if any are named)")
+        "markers", "vendor(*backends, formats=()): needs a vendor device (of one of these backends, if any are named; "
+                   "whose model format, ACCEL_TEST_MODEL_FORMAT, is one of `formats`, if any are named)")
     if not ON_EMULATOR:
         import standin_toolchain
 
@@ -67,6 +68,12 @@ def _runs_here(item) -> bool:
     if ON_EMULATOR:
         return vendor is None
     if vendor is not None:
+        formats = vendor.kwargs.get("formats", ())
+        if formats:
+            import standin_toolchain
+
+            if standin_toolchain.suffix_for(BACKEND) not in formats:
+                return False
         return not vendor.args or BACKEND in vendor.args
     on_device = DEVICE_FIXTURES.intersection(getattr(item, "fixturenames", ()))
     return bool(on_device) and item.get_closest_marker("emulator") is None

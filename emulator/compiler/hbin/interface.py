@@ -168,7 +168,9 @@ def model_graph(name: str, inputs: Sequence[Tuple[str, int, Sequence[int]]],
     bpu = helper.make_node("BPU", [n for n, _, _ in inputs] + [PACKED_HBM_MODEL],
                            list(bpu_outputs) if bpu_outputs is not None else [n for n, _, _ in outputs],
                            name=f"{name}_subgraph_0")
-    packed = helper.make_tensor(PACKED_HBM_MODEL, TensorProto.STRING, [1], [hbm])
+    # Built by hand: onnx.helper.make_tensor strips a string's trailing NUL bytes.
+    packed = TensorProto(name=PACKED_HBM_MODEL, data_type=TensorProto.STRING, dims=[1])
+    packed.string_data.append(bytes(hbm))
     return helper.make_graph([bpu, *cpu_nodes], name,
                              [helper.make_tensor_value_info(n, t, list(s)) for n, t, s in inputs],
                              [helper.make_tensor_value_info(n, t, list(s)) for n, t, s in outputs], [packed])

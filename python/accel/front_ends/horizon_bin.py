@@ -98,7 +98,8 @@ def _describe(data: bytes) -> Dict[str, Any]:
             if i.type_rt != "featuremap":
                 entry += f" -> {i.type_train} ({i.space_and_range})"
             if i.mean or i.scale:
-                entry += f", ({' '.join(f'{x:g}' for x in i.mean) or 0} subtracted) * ({' '.join(f'{x:g}' for x in i.scale) or 1})"
+                mean, scale = (" ".join(f"{x:g}" for x in v) for v in (i.mean, i.scale))
+                entry += f", ({mean or 0} subtracted) * ({scale or 1})"
             inputs.append(entry)
         where: Dict[str, List[str]] = {}
         for n in m.nodes:

@@ -24,8 +24,8 @@ from accel.compiler import hbin
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from models import quantized  # noqa: E402
-from standin_toolchain import tool  # noqa: E402
+from models import quantized
+from standin_toolchain import tool
 
 MEAN = (123.675, 116.28, 103.53)
 SCALE = (1 / 58.395, 1 / 57.12, 1 / 57.375)
@@ -105,9 +105,10 @@ def test_without_a_source_says_the_bpu_part_is_not_emulated(nv12_bin, tmp_path):
 
 def test_refuses_what_does_not_fit(nv12_bin, tmp_path):
     path, source = nv12_bin
-    with accel.Device("emu") as dev:  # the quantized model needs the BPU's int8 rules
-        with pytest.raises(accel.UnsupportedError, match=r"quantized model for Horizon's BPU.*'emu:int8=bpu'"):
-            dev.load(path, source=source)
+    # The quantized model needs the BPU's int8 rules.
+    with accel.Device("emu") as dev, pytest.raises(accel.UnsupportedError,
+                                                   match=r"quantized model for Horizon's BPU.*'emu:int8=bpu'"):
+        dev.load(path, source=source)
     other = tmp_path / "other.onnx"
     onnx.save(helper.make_model(helper.make_graph(
         [helper.make_node("Relu", ["x"], ["y"])], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
@@ -117,7 +118,7 @@ def test_refuses_what_does_not_fit(nv12_bin, tmp_path):
         with pytest.raises(accel.InvalidArgumentError, match=r"the \.bin's inputs are \['image'\] but the ONNX's "
                                                              r"\['x'\]: not the ONNX it was made from"):
             dev.load(path, source=other)
-        with pytest.raises(FileNotFoundError, match="missing.onnx"):
+        with pytest.raises(FileNotFoundError, match=r"missing\.onnx"):
             dev.load(path, source=tmp_path / "missing.onnx")
         with pytest.raises(accel.InvalidArgumentError, match=r"source applies to Horizon \.bin models only"):
             dev.load(source, source=source)

@@ -1,6 +1,7 @@
-// container.h - the outer structure shared by the stand-ins' model files (the libdnn `.bin` and the
-// hbUCP `.hbm`; see FORMAT.md beside each): an 8-byte magic, then models, each a name, an emulator
-// model (.accm) and records for its inputs and outputs whose layout each format defines.
+// container.h - the model records the stand-ins' model files hold (the libdnn `.bin`, inside Horizon's container,
+// and the hbUCP `.hbm`; see FORMAT.md beside each): each a name, an emulator model (.accm) and records for its
+// inputs and outputs whose layout each format defines; and the `.hbm`'s outer structure, an 8-byte magic then
+// models.
 #pragma once
 
 #include <cstdint>
@@ -62,9 +63,27 @@ struct ModelRecord {
     std::vector<Tensor> inputs, outputs;
 };
 
-// Parses a whole file: `magic`, u32 model count (1..64), then per model: str name, u64 + accm bytes,
-// u32 input count, u32 output count (each <= 64), and the tensor records, read by
-// read_tensor(Reader&, Tensor&, std::string& why) -> bool (false with `why` empty: truncated).
+// One model's record: str name, u64 + accm bytes, u32 input count, u32 output count (each <= 64), and the tensor
+// records, read by read_tensor(Reader&, Tensor&, std::string& why) -> bool (false with `why` empty: truncated).
+template <class Tensor, class ReadTensor>
+bool read_model_record(Reader& r, ReadTensor read_tensor, ModelRecord<Tensor>& m, std::string& why) {
+    uint32_t n_in = 0, n_out = 0;
+    if (!r.string(m.name) || !r.blob(m.accm) || !r.value(n_in) || !r.value(n_out) || n_in > 64 || n_out > 64) {
+        if (why.empty()) why = "truncated model record";
+        return false;
+    }
+    m.inputs.resize(n_in);
+    m.outputs.resize(n_out);
+    for (auto* list : {&m.inputs, &m.outputs})
+        for (Tensor& t : *list)
+            if (!read_tensor(r, t, why)) {
+                if (why.empty()) why = "truncated tensor record";
+                return false;
+            }
+    return true;
+}
+
+// Parses a whole file: `magic`, u32 model count (1..64), then the model records (read_model_record).
 template <class Tensor, class ReadTensor>
 bool parse_container(const uint8_t* data, size_t size, const char (&magic)[9], ReadTensor read_tensor,
                      std::vector<ModelRecord<Tensor>>& out, std::string& why) {
@@ -80,21 +99,8 @@ bool parse_container(const uint8_t* data, size_t size, const char (&magic)[9], R
         return false;
     }
     out.resize(count);
-    for (ModelRecord<Tensor>& m : out) {
-        uint32_t n_in = 0, n_out = 0;
-        if (!r.string(m.name) || !r.blob(m.accm) || !r.value(n_in) || !r.value(n_out) || n_in > 64 || n_out > 64) {
-            if (why.empty()) why = "truncated model record";
-            return false;
-        }
-        m.inputs.resize(n_in);
-        m.outputs.resize(n_out);
-        for (auto* list : {&m.inputs, &m.outputs})
-            for (Tensor& t : *list)
-                if (!read_tensor(r, t, why)) {
-                    if (why.empty()) why = "truncated tensor record";
-                    return false;
-                }
-    }
+    for (ModelRecord<Tensor>& m : out)
+        if (!read_model_record(r, read_tensor, m, why)) return false;
     return true;
 }
 

@@ -1,9 +1,11 @@
-// model_file.cc - reading the libdnn stand-in's .bin (../FORMAT.md) into DnnModels.
+// model_file.cc - reading the libdnn stand-in's .bin (../FORMAT.md: Horizon's container, the stand-in's model
+// records inside) into DnnModels.
 #include "model_file.h"
 
 #include <string>
 
 #include "container.h"
+#include "protobuf_wire.h"
 
 namespace standin {
 namespace {
@@ -118,12 +120,81 @@ bool read_tensor(Reader& r, Record& t, std::string& why) {
     return true;
 }
 
+// A TensorProto's name and first string (ONNX's numbering: 8 name, 2 data_type, 6 string_data); `packed` when it
+// is the string tensor PACKED_HBM_MODEL (or one named from it, where a graph has several BPU parts).
+void read_initializer(protobuf::Wire t, std::string& packed, bool& found) {
+    std::string name, first;
+    bool has_string = false;
+    uint64_t type = 0;
+    uint32_t field = 0, wire = 0;
+    while (t.next(field, wire, "TensorProto")) {
+        if (field == 8 && wire == protobuf::LEN) name = t.bytes("TensorProto.name");
+        else if (field == 2 && wire == protobuf::VARINT) type = t.varint("TensorProto.data_type");
+        else if (field == 6 && wire == protobuf::LEN && !has_string)
+            first = t.bytes("TensorProto.string_data"), has_string = true;
+        else t.skip(wire, "TensorProto");
+    }
+    if (type == 8 && has_string && name.rfind("PACKED_HBM_MODEL", 0) == 0) {
+        if (found) protobuf::malformed("a graph with more than one PACKED_HBM_MODEL (several BPU parts)");
+        packed = std::move(first);
+        found = true;
+    }
+}
+
+// One graph (ONNX's GraphProto numbering: 2 name, 5 initializer): its name and its BPU part's bytes.
+void read_graph(protobuf::Wire g, std::string& name, std::string& packed) {
+    bool found = false;
+    uint32_t field = 0, wire = 0;
+    while (g.next(field, wire, "graph")) {
+        if (field == 2 && wire == protobuf::LEN) name = g.bytes("graph name");
+        else if (field == 5 && wire == protobuf::LEN) read_initializer(g.message("initializer"), packed, found);
+        else g.skip(wire, "graph");
+    }
+    if (!found) protobuf::malformed("graph '" + name + "' has no PACKED_HBM_MODEL (no BPU part)");
+}
+
+// The BPU part's bytes: the march's magic, the stand-in's tag, one model record. A part compiled for another march
+// is refused as libdnn refuses it (the stand-in is X5's libdnn).
+bool read_packed(const std::string& packed, ModelRecord<Record>& m, std::string& why) {
+    static const char kMagic[] = "#B2Ehbm", kTag[] = "ACCELHB2";
+    if (packed.compare(0, 7, kMagic) != 0) {
+        why = packed.compare(0, 7, "#X2Ahbm") == 0   ? "compiled for bernoulli2 (RDK X3), not bayes-e (RDK X5)"
+              : packed.compare(0, 7, "#B25hbm") == 0 ? "compiled for bayes (J5), not bayes-e (RDK X5)"
+                                                     : "its PACKED_HBM_MODEL is no march's";
+        return false;
+    }
+    if (packed.compare(7, 8, kTag) != 0) {
+        why = "its PACKED_HBM_MODEL is a real hbm: Horizon's runtime alone executes it";
+        return false;
+    }
+    Reader r(reinterpret_cast<const uint8_t*>(packed.data()) + 15, packed.size() - 15);
+    return read_model_record(r, read_tensor, m, why);
+}
+
 }  // namespace
 
+// Horizon's container (../FORMAT.md): a protobuf message whose field 5 holds the graphs, one per model.
 bool parse_model_file(const uint8_t* data, size_t size, std::vector<std::shared_ptr<LoadedModel>>& out) {
     std::vector<ModelRecord<Record>> records;
     std::string why;
-    if (!parse_container(data, size, "ACCELHB1", read_tensor, records, why)) return false;
+    try {
+        protobuf::Wire top(data, size, 0);
+        uint32_t field = 0, wire = 0;
+        while (top.next(field, wire, "the .bin")) {
+            if (field != 5 || wire != protobuf::LEN) {
+                top.skip(wire, "the .bin");
+                continue;
+            }
+            std::string name, packed;
+            read_graph(top.message("graph"), name, packed);
+            records.emplace_back();
+            if (!read_packed(packed, records.back(), why) || records.size() > 64) return false;
+            if (records.back().name != name) return false;
+        }
+    } catch (const std::runtime_error&) {
+        return false;
+    }
+    if (records.empty()) return false;
     build_models<DnnModel>(records, out);
     return true;
 }

@@ -120,7 +120,7 @@ def pack(models: Sequence[BinRecord]) -> bytes:
     graphs, inputs = [], []
     for m in models:
         name, ins, outs = _interface(m.record)
-        for n, elem, shape, layout, kind in ins:
+        for n, _, shape, layout, kind in ins:
             inputs.append(hbin.BinInput(n, "", tuple(shape), layout_rt=layout, layout_train=layout,
                                         **_preprocessing(kind, m.images.get(n))))
         graphs.append(hbin.model_graph(name, [i[:3] for i in ins], [o[:3] for o in outs],
@@ -187,7 +187,7 @@ def _interface(record: bytes) -> Tuple[str, list, list]:
             at += zero_points
             kind_name = names[dtype]
             tensors[kind].append((tensor, elem.get(kind_name, TensorProto.UINT8), list(valid[1:1 + valid[0]]),
-                                  layouts[layout] if layout in layouts else "NONE", kind_name))
+                                  layouts.get(layout, "NONE"), kind_name))
     return name, tensors[0], tensors[1]
 
 

@@ -21,8 +21,9 @@ std::vector<std::unique_ptr<Runner>> Runner::create_runner(const std::string& mo
 }
 
 std::unique_ptr<RunnerExt> RunnerExt::create_runner(const xir::Subgraph*, xir::Attrs*) {
-    standin_vart::fatal("RunnerExt::create_runner: the stand-in reads no runner attributes; use Runner::create_runner "
-                        "and dynamic_cast");
+    standin_vart::fatal(
+        "RunnerExt::create_runner: the stand-in reads no runner attributes; use Runner::create_runner "
+        "and dynamic_cast");
 }
 
 namespace {

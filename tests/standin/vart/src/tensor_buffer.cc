@@ -72,4 +72,3 @@ std::unique_ptr<TensorBuffer> TensorBuffer::create_unowned_device_tensor_buffer(
 }
 
 }  // namespace vart
-

@@ -8,7 +8,7 @@ namespace standin_xir {
 namespace {
 
 class AttrsImpl final : public xir::Attrs {
-  public:
+public:
     bool has_attr(const std::string& key, const std::type_info& type_id) const override {
         const auto it = values_.find(key);
         return it != values_.end() && (type_id == typeid(void) || it->second.type() == type_id);
@@ -34,7 +34,7 @@ class AttrsImpl final : public xir::Attrs {
         return out + "}";
     }
 
-  private:
+private:
     // XIR ends the process on a missing key (UNI_LOG_FATAL).
     std::map<std::string, xir::any>::const_iterator find(const std::string& key) const {
         const auto it = values_.find(key);
@@ -59,6 +59,8 @@ std::unique_ptr<Attrs> Attrs::clone(Attrs* attr) {
     return copy;
 }
 
-int Attrs::cmp(const any&, const any&) { standin_vart::fatal("Attrs::cmp: the stand-in does not order attribute values"); }
+int Attrs::cmp(const any&, const any&) {
+    standin_vart::fatal("Attrs::cmp: the stand-in does not order attribute values");
+}
 
 }  // namespace xir

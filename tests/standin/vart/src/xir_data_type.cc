@@ -10,8 +10,8 @@ namespace {
 constexpr struct {
     const char* name;
     DataType::Type type;
-} kNames[] = {{"xuint", DataType::XUINT},  {"xint", DataType::XINT},   {"uint", DataType::UINT},
-              {"int", DataType::INT},      {"bfloat", DataType::BFLOAT}, {"float", DataType::FLOAT},
+} kNames[] = {{"xuint", DataType::XUINT},    {"xint", DataType::XINT},     {"uint", DataType::UINT},
+              {"int", DataType::INT},        {"bfloat", DataType::BFLOAT}, {"float", DataType::FLOAT},
               {"unknown", DataType::UNKNOWN}};
 }  // namespace
 
@@ -48,24 +48,44 @@ bool operator==(const DataType& lhs, const DataType& rhs) {
 bool operator!=(const DataType& lhs, const DataType& rhs) { return !(lhs == rhs); }
 
 template <>
-DataType create_data_type<float>() { return {DataType::FLOAT, 32}; }
+DataType create_data_type<float>() {
+    return {DataType::FLOAT, 32};
+}
 template <>
-DataType create_data_type<double>() { return {DataType::FLOAT, 64}; }
+DataType create_data_type<double>() {
+    return {DataType::FLOAT, 64};
+}
 template <>
-DataType create_data_type<char>() { return {DataType::INT, 8}; }
+DataType create_data_type<char>() {
+    return {DataType::INT, 8};
+}
 template <>
-DataType create_data_type<std::int16_t>() { return {DataType::INT, 16}; }
+DataType create_data_type<std::int16_t>() {
+    return {DataType::INT, 16};
+}
 template <>
-DataType create_data_type<std::int32_t>() { return {DataType::INT, 32}; }
+DataType create_data_type<std::int32_t>() {
+    return {DataType::INT, 32};
+}
 template <>
-DataType create_data_type<std::int64_t>() { return {DataType::INT, 64}; }
+DataType create_data_type<std::int64_t>() {
+    return {DataType::INT, 64};
+}
 template <>
-DataType create_data_type<unsigned char>() { return {DataType::UINT, 8}; }
+DataType create_data_type<unsigned char>() {
+    return {DataType::UINT, 8};
+}
 template <>
-DataType create_data_type<std::uint16_t>() { return {DataType::UINT, 16}; }
+DataType create_data_type<std::uint16_t>() {
+    return {DataType::UINT, 16};
+}
 template <>
-DataType create_data_type<std::uint32_t>() { return {DataType::UINT, 32}; }
+DataType create_data_type<std::uint32_t>() {
+    return {DataType::UINT, 32};
+}
 template <>
-DataType create_data_type<std::uint64_t>() { return {DataType::UINT, 64}; }
+DataType create_data_type<std::uint64_t>() {
+    return {DataType::UINT, 64};
+}
 
 }  // namespace xir

@@ -73,9 +73,7 @@ const Op* GraphImpl::get_tensor_producer(const Tensor*) const { unsupported("get
 std::vector<Op*> GraphImpl::topological_sort() { unsupported("topological_sort"); }
 const std::vector<const Op*> GraphImpl::topological_sort() const { unsupported("topological_sort"); }
 void GraphImpl::infer_shape() { unsupported("infer_shape"); }
-std::vector<std::map<xir::OpTemplate*, Op*>> GraphImpl::isomorphism(xir::GraphTemplate*) {
-    unsupported("isomorphism");
-}
+std::vector<std::map<xir::OpTemplate*, Op*>> GraphImpl::isomorphism(xir::GraphTemplate*) { unsupported("isomorphism"); }
 void GraphImpl::save_to_dot(const std::string&) const { unsupported("save_to_dot"); }
 void GraphImpl::visualize(const std::string&, const std::string&) const { unsupported("visualize"); }
 void GraphImpl::serialize(const std::string&) const { unsupported("serialize"); }
@@ -98,8 +96,8 @@ xir::Graph* GraphImpl::set_attr(const std::string& key, const xir::any& value) {
 
 const std::string GraphImpl::to_string(const std::string& delimiter, const std::string& left_bracket,
                                        const std::string& right_bracket) const {
-    return "xir::Graph" + left_bracket + "name = " + name_ + delimiter + " tensor_num = " +
-           std::to_string(tensors_.size()) + right_bracket;
+    return "xir::Graph" + left_bracket + "name = " + name_ + delimiter +
+           " tensor_num = " + std::to_string(tensors_.size()) + right_bracket;
 }
 
 }  // namespace standin_xir

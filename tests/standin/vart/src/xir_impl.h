@@ -11,7 +11,7 @@
 namespace standin_xir {
 
 class SubgraphImpl final : public xir::Subgraph {
-  public:
+public:
     SubgraphImpl(xir::Graph* graph, SubgraphImpl* parent, const std::string& name);
 
     // Building (the reader only): children in topological order, then the tensors in and out.
@@ -77,7 +77,7 @@ class SubgraphImpl final : public xir::Subgraph {
     const std::string to_string(const std::string& delimiter, const std::string& left_bracket,
                                 const std::string& right_bracket) const override;
 
-  private:
+private:
     [[noreturn]] void no_ops(const char* function) const;
 
     xir::Graph* graph_;
@@ -89,7 +89,7 @@ class SubgraphImpl final : public xir::Subgraph {
 };
 
 class GraphImpl final : public xir::Graph {
-  public:
+public:
     explicit GraphImpl(const std::string& name);
 
     // Building (the reader only): the graph owns its ops' output tensors.
@@ -150,7 +150,7 @@ class GraphImpl final : public xir::Graph {
     const std::string to_string(const std::string& delimiter, const std::string& left_bracket,
                                 const std::string& right_bracket) const override;
 
-  private:
+private:
     [[noreturn]] void unsupported(const char* function) const;
 
     std::string name_;

@@ -8,7 +8,7 @@ namespace standin_xir {
 namespace {
 
 class TensorImpl final : public xir::Tensor {
-  public:
+public:
     TensorImpl(const std::string& name, const std::vector<std::int32_t>& shape, const xir::DataType& type)
         : name_(name), shape_(shape), type_(type), attrs_(xir::Attrs::create()) {}
 
@@ -63,7 +63,7 @@ class TensorImpl final : public xir::Tensor {
                delimiter + " shape = " + left_bracket + shape + right_bracket + right_bracket;
     }
 
-  private:
+private:
     [[noreturn]] void no_ops() const {
         standin_vart::fatal("tensor %s: get_producer: the stand-in's graphs hold no ops", name_.c_str());
     }

@@ -9,9 +9,11 @@
 #include <variant>
 #include <vector>
 
-#include "wire.h"
+#include "protobuf_wire.h"
 
 namespace standin_xir {
+
+using namespace standin::protobuf;  // the wire reader, shared with the libdnn stand-in's .bin reader
 
 // An attribute's value as the file holds it: the C++ types XIR's API reads its AttrValue kinds as (scalars,
 // std::string, bytes as std::vector<char>, their vectors and string-keyed maps). The graph stores the one held

@@ -46,28 +46,16 @@ std::string slot_of(F f) {
 
 // A class derived with one more virtual function: its slot is the base's slot count (the destructor's two
 // Itanium slots, complete and deleting, included).
-struct TensorProbe : xir::Tensor {
-    virtual void probe() = 0;
-};
-struct SubgraphProbe : xir::Subgraph {
-    virtual void probe() = 0;
-};
-struct GraphProbe : xir::Graph {
-    virtual void probe() = 0;
-};
-struct AttrsProbe : xir::Attrs {
-    virtual void probe() = 0;
-};
+struct TensorProbe : xir::Tensor { virtual void probe() = 0; };
+struct SubgraphProbe : xir::Subgraph { virtual void probe() = 0; };
+struct GraphProbe : xir::Graph { virtual void probe() = 0; };
+struct AttrsProbe : xir::Attrs { virtual void probe() = 0; };
 struct TensorBufferProbe : vart::TensorBuffer {
     using vart::TensorBuffer::TensorBuffer;
     virtual void probe() = 0;
 };
-struct RunnerProbe : vart::Runner {
-    virtual void probe() = 0;
-};
-struct RunnerExtProbe : vart::RunnerExt {
-    virtual void probe() = 0;
-};
+struct RunnerProbe : vart::Runner { virtual void probe() = 0; };
+struct RunnerExtProbe : vart::RunnerExt { virtual void probe() = 0; };
 
 #define SLOT(cls, key, type, member) facts["slot." cls "." key] = slot_of(static_cast<type>(member))
 #define SLOTS(cls, derived) facts["slots." cls] = slot_of(&derived::probe)
@@ -79,7 +67,7 @@ void tensor_facts(Facts& facts) {
     using Shape = std::vector<std::int32_t>;
     SLOT("xir::Tensor", "get_name", const S (Tensor::*)() const, &Tensor::get_name);
     SLOT("xir::Tensor", "get_producer.const", const xir::Op* (Tensor::*)() const, &Tensor::get_producer);
-    SLOT("xir::Tensor", "get_producer", xir::Op* (Tensor::*)(), &Tensor::get_producer);
+    SLOT("xir::Tensor", "get_producer", xir::Op * (Tensor::*)(), &Tensor::get_producer);
     SLOT("xir::Tensor", "get_shape", const Shape (Tensor::*)() const, &Tensor::get_shape);
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
@@ -92,11 +80,11 @@ void tensor_facts(Facts& facts) {
     SLOT("xir::Tensor", "get_data_type", const xir::DataType& (Tensor::*)() const, &Tensor::get_data_type);
     SLOT("xir::Tensor", "get_data_size", const std::uint64_t (Tensor::*)() const, &Tensor::get_data_size);
     SLOT("xir::Tensor", "get_attrs", std::unique_ptr<xir::Attrs> (Tensor::*)() const, &Tensor::get_attrs);
-    SLOT("xir::Tensor", "set_attrs", Tensor* (Tensor::*)(std::unique_ptr<xir::Attrs>), &Tensor::set_attrs);
+    SLOT("xir::Tensor", "set_attrs", Tensor * (Tensor::*)(std::unique_ptr<xir::Attrs>), &Tensor::set_attrs);
     SLOT("xir::Tensor", "has_attr", const bool (Tensor::*)(const S&) const, &Tensor::has_attr);
     SLOT("xir::Tensor", "get_attr", const xir::any (Tensor::*)(const S&) const, &Tensor::get_attr);
-    SLOT("xir::Tensor", "set_attr", Tensor* (Tensor::*)(const S&, const xir::any&), &Tensor::set_attr);
-    SLOT("xir::Tensor", "rename", Tensor* (Tensor::*)(const S&), &Tensor::rename);
+    SLOT("xir::Tensor", "set_attr", Tensor * (Tensor::*)(const S&, const xir::any&), &Tensor::set_attr);
+    SLOT("xir::Tensor", "rename", Tensor * (Tensor::*)(const S&), &Tensor::rename);
     SLOT("xir::Tensor", "to_string", const S (Tensor::*)(const S&, const S&, const S&) const, &Tensor::to_string);
     SLOTS("xir::Tensor", TensorProbe);
     FACT("sizeof.xir::Tensor::get_data_size.return", sizeof(std::declval<const Tensor&>().get_data_size()));
@@ -115,11 +103,11 @@ void subgraph_facts(Facts& facts) {
     using Order = std::function<bool(Tensor*, Tensor*)>;
     using Matches = std::vector<std::map<xir::OpTemplate*, Op*>>;
     SLOT("xir::Subgraph", "get_name", const S (Subgraph::*)() const, &Subgraph::get_name);
-    SLOT("xir::Subgraph", "set_name", Subgraph* (Subgraph::*)(const S&), &Subgraph::set_name);
+    SLOT("xir::Subgraph", "set_name", Subgraph * (Subgraph::*)(const S&), &Subgraph::set_name);
     SLOT("xir::Subgraph", "get_op_num", std::int32_t (Subgraph::*)() const, &Subgraph::get_op_num);
     SLOT("xir::Subgraph", "get_ops", std::set<Op*> (Subgraph::*)(), &Subgraph::get_ops);
     SLOT("xir::Subgraph", "get_ops.const", const std::set<const Op*> (Subgraph::*)() const, &Subgraph::get_ops);
-    SLOT("xir::Subgraph", "get_tensor_producer", Op* (Subgraph::*)(const Tensor*), &Subgraph::get_tensor_producer);
+    SLOT("xir::Subgraph", "get_tensor_producer", Op * (Subgraph::*)(const Tensor*), &Subgraph::get_tensor_producer);
     SLOT("xir::Subgraph", "get_tensor_producer.const", const Op* (Subgraph::*)(const Tensor*) const,
          &Subgraph::get_tensor_producer);
     SLOT("xir::Subgraph", "get_input_tensors", std::set<Tensor*> (Subgraph::*)(), &Subgraph::get_input_tensors);
@@ -138,16 +126,16 @@ void subgraph_facts(Facts& facts) {
          const std::vector<const Tensor*> (Subgraph::*)(const Order&) const, &Subgraph::get_sorted_output_tensors);
     SLOT("xir::Subgraph", "has_op.name", bool (Subgraph::*)(const S&) const, &Subgraph::has_op);
     SLOT("xir::Subgraph", "has_op.op", bool (Subgraph::*)(const Op*) const, &Subgraph::has_op);
-    SLOT("xir::Subgraph", "find_op.op", Subgraph* (Subgraph::*)(const Op*), &Subgraph::find_op);
+    SLOT("xir::Subgraph", "find_op.op", Subgraph * (Subgraph::*)(const Op*), &Subgraph::find_op);
     SLOT("xir::Subgraph", "find_op.op.const", const Subgraph* (Subgraph::*)(const Op*) const, &Subgraph::find_op);
-    SLOT("xir::Subgraph", "find_op.name", Subgraph* (Subgraph::*)(const S&), &Subgraph::find_op);
+    SLOT("xir::Subgraph", "find_op.name", Subgraph * (Subgraph::*)(const S&), &Subgraph::find_op);
     SLOT("xir::Subgraph", "find_op.name.const", const Subgraph* (Subgraph::*)(const S&) const, &Subgraph::find_op);
     SLOT("xir::Subgraph", "is_root", bool (Subgraph::*)() const, &Subgraph::is_root);
     SLOT("xir::Subgraph", "is_leaf", bool (Subgraph::*)() const, &Subgraph::is_leaf);
-    SLOT("xir::Subgraph", "get_root", Subgraph* (Subgraph::*)(), &Subgraph::get_root);
+    SLOT("xir::Subgraph", "get_root", Subgraph * (Subgraph::*)(), &Subgraph::get_root);
     SLOT("xir::Subgraph", "get_root.const", const Subgraph* (Subgraph::*)() const, &Subgraph::get_root);
     SLOT("xir::Subgraph", "get_depth", std::int32_t (Subgraph::*)() const, &Subgraph::get_depth);
-    SLOT("xir::Subgraph", "get_parent", Subgraph* (Subgraph::*)(), &Subgraph::get_parent);
+    SLOT("xir::Subgraph", "get_parent", Subgraph * (Subgraph::*)(), &Subgraph::get_parent);
     SLOT("xir::Subgraph", "get_parent.const", const Subgraph* (Subgraph::*)() const, &Subgraph::get_parent);
     SLOT("xir::Subgraph", "create_children", void (Subgraph::*)(), &Subgraph::create_children);
     SLOT("xir::Subgraph", "get_children_num", std::int32_t (Subgraph::*)() const, &Subgraph::get_children_num);
@@ -155,18 +143,17 @@ void subgraph_facts(Facts& facts) {
     SLOT("xir::Subgraph", "get_children.const", const std::set<const Subgraph*> (Subgraph::*)() const,
          &Subgraph::get_children);
     SLOT("xir::Subgraph", "is_child", bool (Subgraph::*)(Subgraph*) const, &Subgraph::is_child);
-    SLOT("xir::Subgraph", "merge_children", Subgraph* (Subgraph::*)(std::set<Subgraph*>), &Subgraph::merge_children);
-    SLOT("xir::Subgraph", "get_graph", xir::Graph* (Subgraph::*)(), &Subgraph::get_graph);
+    SLOT("xir::Subgraph", "merge_children", Subgraph * (Subgraph::*)(std::set<Subgraph*>), &Subgraph::merge_children);
+    SLOT("xir::Subgraph", "get_graph", xir::Graph * (Subgraph::*)(), &Subgraph::get_graph);
     SLOT("xir::Subgraph", "get_graph.const", const xir::Graph* (Subgraph::*)() const, &Subgraph::get_graph);
-    SLOT("xir::Subgraph", "get_subgraph", Subgraph* (Subgraph::*)(const S&), &Subgraph::get_subgraph);
-    SLOT("xir::Subgraph", "get_subgraph.const", const Subgraph* (Subgraph::*)(const S&) const,
-         &Subgraph::get_subgraph);
+    SLOT("xir::Subgraph", "get_subgraph", Subgraph * (Subgraph::*)(const S&), &Subgraph::get_subgraph);
+    SLOT("xir::Subgraph", "get_subgraph.const", const Subgraph* (Subgraph::*)(const S&) const, &Subgraph::get_subgraph);
     SLOT("xir::Subgraph", "has_attrs", bool (Subgraph::*)() const, &Subgraph::has_attrs);
     SLOT("xir::Subgraph", "get_attrs", std::unique_ptr<xir::Attrs> (Subgraph::*)() const, &Subgraph::get_attrs);
-    SLOT("xir::Subgraph", "set_attrs", Subgraph* (Subgraph::*)(std::unique_ptr<xir::Attrs>), &Subgraph::set_attrs);
+    SLOT("xir::Subgraph", "set_attrs", Subgraph * (Subgraph::*)(std::unique_ptr<xir::Attrs>), &Subgraph::set_attrs);
     SLOT("xir::Subgraph", "has_attr", bool (Subgraph::*)(const S&) const, &Subgraph::has_attr);
     SLOT("xir::Subgraph", "get_attr", const xir::any (Subgraph::*)(const S&) const, &Subgraph::get_attr);
-    SLOT("xir::Subgraph", "set_attr", Subgraph* (Subgraph::*)(const S&, const xir::any&), &Subgraph::set_attr);
+    SLOT("xir::Subgraph", "set_attr", Subgraph * (Subgraph::*)(const S&, const xir::any&), &Subgraph::set_attr);
     SLOT("xir::Subgraph", "topological_sort", std::vector<Op*> (Subgraph::*)(), &Subgraph::topological_sort);
     SLOT("xir::Subgraph", "topological_sort.const", const std::vector<const Op*> (Subgraph::*)() const,
          &Subgraph::topological_sort);
@@ -176,8 +163,7 @@ void subgraph_facts(Facts& facts) {
          &Subgraph::children_topological_sort);
     SLOT("xir::Subgraph", "isomorphism", Matches (Subgraph::*)(xir::GraphTemplate*), &Subgraph::isomorphism);
     SLOT("xir::Subgraph", "save_to_dot", void (Subgraph::*)(const S&) const, &Subgraph::save_to_dot);
-    SLOT("xir::Subgraph", "to_string", const S (Subgraph::*)(const S&, const S&, const S&) const,
-         &Subgraph::to_string);
+    SLOT("xir::Subgraph", "to_string", const S (Subgraph::*)(const S&, const S&, const S&) const, &Subgraph::to_string);
     SLOTS("xir::Subgraph", SubgraphProbe);
 }
 
@@ -191,16 +177,17 @@ void graph_facts(Facts& facts) {
     using Creator = std::function<std::map<Op*, Op*>(Graph*, std::map<S, Op*>)>;
     using Matches = std::vector<std::map<xir::OpTemplate*, Op*>>;
     SLOT("xir::Graph", "get_name", const S (Graph::*)() const, &Graph::get_name);
-    SLOT("xir::Graph", "add_op", Op* (Graph::*)(const S&, const S&, std::unique_ptr<xir::Attrs>, const Inputs&, Subgraph*),
-         &Graph::add_op);
+    SLOT("xir::Graph", "add_op",
+         Op * (Graph::*)(const S&, const S&, std::unique_ptr<xir::Attrs>, const Inputs&, Subgraph*), &Graph::add_op);
     SLOT("xir::Graph", "add_op.data_type",
-         Op* (Graph::*)(const S&, const S&, std::unique_ptr<xir::Attrs>, const Inputs&, const xir::DataType&, Subgraph*),
+         Op * (Graph::*)(const S&, const S&, std::unique_ptr<xir::Attrs>, const Inputs&, const xir::DataType&,
+                         Subgraph*),
          &Graph::add_op);
     SLOT("xir::Graph", "remove_op", void (Graph::*)(Op*), &Graph::remove_op);
     SLOT("xir::Graph", "replace_ops", void (Graph::*)(std::map<S, Op*>, Creator), &Graph::replace_ops);
-    SLOT("xir::Graph", "get_op", Op* (Graph::*)(const S&), &Graph::get_op);
+    SLOT("xir::Graph", "get_op", Op * (Graph::*)(const S&), &Graph::get_op);
     SLOT("xir::Graph", "get_op.const", const Op* (Graph::*)(const S&) const, &Graph::get_op);
-    SLOT("xir::Graph", "get_tensor", Tensor* (Graph::*)(const S&), &Graph::get_tensor);
+    SLOT("xir::Graph", "get_tensor", Tensor * (Graph::*)(const S&), &Graph::get_tensor);
     SLOT("xir::Graph", "get_tensor.const", const Tensor* (Graph::*)(const S&) const, &Graph::get_tensor);
     SLOT("xir::Graph", "get_op_num", int (Graph::*)() const, &Graph::get_op_num);
     SLOT("xir::Graph", "get_ops", std::set<Op*> (Graph::*)(), &Graph::get_ops);
@@ -211,7 +198,7 @@ void graph_facts(Facts& facts) {
     SLOT("xir::Graph", "get_head_ops.const", const std::set<const Op*> (Graph::*)() const, &Graph::get_head_ops);
     SLOT("xir::Graph", "get_tail_ops", std::set<Op*> (Graph::*)(), &Graph::get_tail_ops);
     SLOT("xir::Graph", "get_tail_ops.const", const std::set<const Op*> (Graph::*)() const, &Graph::get_tail_ops);
-    SLOT("xir::Graph", "get_tensor_producer", Op* (Graph::*)(const Tensor*), &Graph::get_tensor_producer);
+    SLOT("xir::Graph", "get_tensor_producer", Op * (Graph::*)(const Tensor*), &Graph::get_tensor_producer);
     SLOT("xir::Graph", "get_tensor_producer.const", const Op* (Graph::*)(const Tensor*) const,
          &Graph::get_tensor_producer);
     SLOT("xir::Graph", "topological_sort", std::vector<Op*> (Graph::*)(), &Graph::topological_sort);
@@ -224,18 +211,18 @@ void graph_facts(Facts& facts) {
     SLOT("xir::Graph", "serialize", void (Graph::*)(const S&) const, &Graph::serialize);
     SLOT("xir::Graph", "serialize_to_string", void (Graph::*)(S*) const, &Graph::serialize_to_string);
     SLOT("xir::Graph", "get_root_subgraph.const", const Subgraph* (Graph::*)() const, &Graph::get_root_subgraph);
-    SLOT("xir::Graph", "get_root_subgraph", Subgraph* (Graph::*)(), &Graph::get_root_subgraph);
-    SLOT("xir::Graph", "get_leaf_subgraph", Subgraph* (Graph::*)(const Op*), &Graph::get_leaf_subgraph);
+    SLOT("xir::Graph", "get_root_subgraph", Subgraph * (Graph::*)(), &Graph::get_root_subgraph);
+    SLOT("xir::Graph", "get_leaf_subgraph", Subgraph * (Graph::*)(const Op*), &Graph::get_leaf_subgraph);
     SLOT("xir::Graph", "get_leaf_subgraph.const", const Subgraph* (Graph::*)(const Op*) const,
          &Graph::get_leaf_subgraph);
-    SLOT("xir::Graph", "get_subgraph", Subgraph* (Graph::*)(const S&), &Graph::get_subgraph);
+    SLOT("xir::Graph", "get_subgraph", Subgraph * (Graph::*)(const S&), &Graph::get_subgraph);
     SLOT("xir::Graph", "get_subgraph.const", const Subgraph* (Graph::*)(const S&) const, &Graph::get_subgraph);
     SLOT("xir::Graph", "has_attrs", bool (Graph::*)() const, &Graph::has_attrs);
     SLOT("xir::Graph", "get_attrs", std::unique_ptr<xir::Attrs> (Graph::*)() const, &Graph::get_attrs);
-    SLOT("xir::Graph", "set_attrs", Graph* (Graph::*)(std::unique_ptr<xir::Attrs>), &Graph::set_attrs);
+    SLOT("xir::Graph", "set_attrs", Graph * (Graph::*)(std::unique_ptr<xir::Attrs>), &Graph::set_attrs);
     SLOT("xir::Graph", "has_attr", bool (Graph::*)(const S&) const, &Graph::has_attr);
     SLOT("xir::Graph", "get_attr", const xir::any (Graph::*)(const S&) const, &Graph::get_attr);
-    SLOT("xir::Graph", "set_attr", Graph* (Graph::*)(const S&, const xir::any&), &Graph::set_attr);
+    SLOT("xir::Graph", "set_attr", Graph * (Graph::*)(const S&, const xir::any&), &Graph::set_attr);
     SLOT("xir::Graph", "to_string", const S (Graph::*)(const S&, const S&, const S&) const, &Graph::to_string);
     SLOTS("xir::Graph", GraphProbe);
     // Static, not in the vtable: that they exist with these types is the fact (a mismatch does not compile).
@@ -250,9 +237,9 @@ void attrs_facts(Facts& facts) {
     using S = std::string;
     SLOT("xir::Attrs", "has_attr", bool (Attrs::*)(const S&, const std::type_info&) const, &Attrs::has_attr);
     SLOT("xir::Attrs", "get_attr.const", const xir::any& (Attrs::*)(const S&) const, &Attrs::get_attr);
-    SLOT("xir::Attrs", "get_attr", xir::any& (Attrs::*)(const S&), &Attrs::get_attr);
+    SLOT("xir::Attrs", "get_attr", xir::any & (Attrs::*)(const S&), &Attrs::get_attr);
     SLOT("xir::Attrs", "get_keys", std::vector<S> (Attrs::*)() const, &Attrs::get_keys);
-    SLOT("xir::Attrs", "set_attr", Attrs* (Attrs::*)(const S&, const xir::any&), &Attrs::set_attr);
+    SLOT("xir::Attrs", "set_attr", Attrs * (Attrs::*)(const S&, const xir::any&), &Attrs::set_attr);
     SLOT("xir::Attrs", "del_attr", bool (Attrs::*)(const S&), &Attrs::del_attr);
     SLOT("xir::Attrs", "debug_info", S (Attrs::*)() const, &Attrs::debug_info);
     SLOTS("xir::Attrs", AttrsProbe);
@@ -377,12 +364,14 @@ int main(int argc, char** argv) {
         const std::string have = it == mine.end() ? "(missing)" : it->second;
         const bool ok = have == kv.second;
         bad += !ok;
-        std::printf("%-60s %-12s %s%s\n", kv.first.c_str(), have.c_str(), kv.second.c_str(), ok ? "" : "   <-- DIFFERS");
+        std::printf("%-60s %-12s %s%s\n", kv.first.c_str(), have.c_str(), kv.second.c_str(),
+                    ok ? "" : "   <-- DIFFERS");
     }
     for (const auto& kv : mine)
         if (!real.count(kv.first)) {
             bad++;
-            std::printf("%-60s %-12s (missing from the facts file)   <-- DIFFERS\n", kv.first.c_str(), kv.second.c_str());
+            std::printf("%-60s %-12s (missing from the facts file)   <-- DIFFERS\n", kv.first.c_str(),
+                        kv.second.c_str());
         }
     std::printf("%zu facts, %d differ\n", real.size(), bad);
     return bad ? 1 : 0;

@@ -1,7 +1,7 @@
-// wire.h - protobuf's wire format, read with every varint, length and nesting level checked: how the stand-in's
-// libxir reads .xmodel files (one protobuf message), since no protobuf library is part of its build. A malformed
-// input throws std::runtime_error naming what was being read; fields a reader does not know are skipped, as
-// protobuf skips them.
+// protobuf_wire.h - protobuf's wire format, read with every varint, length and nesting level checked: how the
+// stand-ins read the vendors' protobuf files (the libxir's .xmodel, libdnn's .bin container), since no protobuf
+// library is part of their build. A malformed input throws std::runtime_error naming what was being read; fields a
+// reader does not know are skipped, as protobuf skips them.
 #pragma once
 
 #include <cstdint>
@@ -9,15 +9,16 @@
 #include <stdexcept>
 #include <string>
 
-namespace standin_xir {
+namespace standin {
+namespace protobuf {
 
-// The wire types a field may have (3 and 4, groups, are not in XIR's schema and are refused).
+// The wire types a field may have (3 and 4, groups, are in neither vendor's files and are refused).
 enum WireType : std::uint32_t { VARINT = 0, FIXED64 = 1, LEN = 2, FIXED32 = 5 };
 
-// Messages nest this deep at most (the file's Graph is level 0); protobuf's own parsers stop at 100.
+// Messages nest this deep at most (the file's top message is level 0); protobuf's own parsers stop at 100.
 constexpr int kMaxNesting = 48;
 
-[[noreturn]] inline void malformed(const std::string& what) { throw std::runtime_error("xmodel: " + what); }
+[[noreturn]] inline void malformed(const std::string& what) { throw std::runtime_error(what); }
 
 class Wire {
 public:
@@ -35,7 +36,7 @@ public:
         if (tag >> 32 || field == 0) malformed(std::string("a field of ") + message + " has an invalid number");
         if (type != VARINT && type != FIXED64 && type != LEN && type != FIXED32)
             malformed(std::string("field ") + std::to_string(field) + " of " + message + " has wire type " +
-                      std::to_string(type) + ", which XIR's messages do not use");
+                      std::to_string(type) + ", which the format's messages do not use");
         return true;
     }
 
@@ -107,4 +108,5 @@ private:
     int depth_;
 };
 
-}  // namespace standin_xir
+}  // namespace protobuf
+}  // namespace standin
