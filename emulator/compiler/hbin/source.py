@@ -2,7 +2,8 @@
 the BPU part it cannot run. The inputs and outputs become the ``.bin``'s: a camera-frame input takes the frame with
 the preprocessing hb_mapper compiled in (compile_model's ``image_inputs``), a quantized featuremap input takes the
 integers the model's own QuantizeLinear would make, a quantized output gives the integers its DequantizeLinear
-reads; names, dtypes and shapes are checked against the ``.bin``'s."""
+reads (hb_mapper's calibrated model read as its QDQ twin: horizon_ops.py); names, dtypes and shapes are checked
+against the ``.bin``'s."""
 from __future__ import annotations
 
 from typing import Any, Dict, List, Tuple
@@ -11,6 +12,7 @@ import numpy as np
 import onnx
 from onnx import helper
 
+from .. import horizon_ops
 from ..errors import CompileError
 from .interface import IMAGE_TYPES, BinInput, BinModel, BinTensor
 
@@ -92,8 +94,10 @@ def _quantized_output(graph: onnx.GraphProto, t: BinTensor) -> None:
 def behind(model: BinModel, source: onnx.ModelProto) -> Tuple[onnx.ModelProto, Dict[str, Dict[str, Any]]]:
     """(``source`` rewritten to take and give the .bin model's tensors, compile_model's image_inputs for its
     frame inputs); BinSourceError naming the first tensor that does not fit."""
+    # A calibrated model's Horizon ops become the QuantizeLinear/DequantizeLinear pairs they stand for first, so that
+    # its quantized boundary is found as a QDQ model's (a CompileError names a Horizon op that cannot be read).
     proto = onnx.ModelProto()
-    proto.CopyFrom(source)
+    proto.CopyFrom(horizon_ops.rewrite(source))
     graph = proto.graph
     weights = {t.name for t in graph.initializer}
     feeds = {v.name: v for v in graph.input if v.name not in weights}

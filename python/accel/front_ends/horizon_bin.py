@@ -40,6 +40,7 @@ def sibling_source(path: Optional[str]) -> Optional[str]:
 def _read(data: bytes, what: str) -> Any:
     with import_or_undo():
         from ..compiler import hbin
+        from ..compiler.errors import CompileError
 
     try:
         return hbin.describe(hbin.read(data))
@@ -52,6 +53,7 @@ def _load(request: LoadRequest, load_native: LoadNative) -> Tuple[Any, int]:
         import onnx
 
         from ..compiler import hbin
+        from ..compiler.errors import CompileError
 
     info = _read(request.file_bytes(), request.what)
     model = info.models[0]
@@ -69,9 +71,11 @@ def _load(request: LoadRequest, load_native: LoadNative) -> Tuple[Any, int]:
         raise
     except hbin.BinSourceError as e:
         raise InvalidArgumentError(f"cannot run {request.what} from {source!r}: {e}") from e
+    except CompileError as e:  # a Horizon op of the source that the compiler does not read
+        raise UnsupportedError(f"cannot run {request.what} from {source!r}: {e}") from e
     except (OSError, ValueError) as e:  # onnx's DecodeError is a ValueError
         raise ModelFormatError(f"cannot read {source!r}, the source of {request.what}: {e}") from e
-    quantized = any(n.op_type in _QUANTIZING or n.op_type.startswith("Hz") for n in proto.graph.node)
+    quantized = any(n.op_type in _QUANTIZING for n in proto.graph.node)
     if quantized and request.int8_rules != RULES:
         raise UnsupportedError(f"{request.what} is a quantized model for Horizon's BPU, which computes int8 with the "
                                f"BPU's rules; this device computes with {request.int8_rules or 'none'!r}: open "

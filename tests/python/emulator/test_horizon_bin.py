@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from models import quantized
 from standin_toolchain import tool
+from test_horizon_calibrated import calibrated_form
 
 MEAN = (123.675, 116.28, 103.53)
 SCALE = (1 / 58.395, 1 / 57.12, 1 / 57.375)
@@ -89,18 +90,27 @@ def test_runs_its_source_behind_its_interface_bit_for_bit(nv12_bin):
     assert differ == 0
 
 
-def test_without_a_source_says_the_bpu_part_is_not_emulated(nv12_bin, tmp_path):
+def test_without_a_source_takes_the_calibrated_model_beside_it(nv12_bin, tmp_path):
+    """No source named: hb_mapper's <name>_calibrated_model.onnx beside the .bin (its Horizon ops read as the QDQ
+    model they stand for) is taken, and gives the QDQ source's integers; with none beside it, the error says
+    the BPU part is not emulated and what to pass."""
     path, source = nv12_bin
-    with accel.Device("emu:int8=bpu") as dev:
+    nv12 = frame(4)
+    with accel.Device("emu:cores=1,int8=bpu") as dev:
         with pytest.raises(accel.InvalidArgumentError, match=r"Horizon \.bin for RDK X5 \(march bayes-e\): its BPU "
                            r"part has no public description and cannot be emulated; pass source='model.onnx'.*"
                            r"'tiny_cnn_calibrated_model.onnx'"):
             dev.load(path)
-        # hb_mapper's calibrated model beside it is taken when no source is named.
         beside = tmp_path / "tiny_cnn.bin"
         beside.write_bytes(path.read_bytes())
-        (tmp_path / "tiny_cnn_calibrated_model.onnx").write_bytes(source.read_bytes())
-        assert dev.load(beside).outputs[0].dtype == np.int8
+        calibrated = calibrated_form(onnx.load(str(source)), weights=True)
+        assert any(n.op_type == "HzCalibration" for n in calibrated.graph.node)
+        onnx.save(calibrated, str(tmp_path / "tiny_cnn_calibrated_model.onnx"))
+        (got,) = dev.load(beside).run(nv12)
+        (want,) = dev.load(path, source=source).run(nv12)
+    differ = int(np.count_nonzero(got != want))
+    print(f"\nthe calibrated model: {differ} of {got.size} int8 outputs differ from the QDQ source's")
+    assert got.dtype == np.int8 and differ == 0
 
 
 def test_refuses_what_does_not_fit(nv12_bin, tmp_path):
