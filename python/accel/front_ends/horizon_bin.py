@@ -40,7 +40,6 @@ def sibling_source(path: Optional[str]) -> Optional[str]:
 def _read(data: bytes, what: str) -> Any:
     with import_or_undo():
         from ..compiler import hbin
-        from ..compiler.errors import CompileError
 
     try:
         return hbin.describe(hbin.read(data))
@@ -53,6 +52,7 @@ def _load(request: LoadRequest, load_native: LoadNative) -> Tuple[Any, int]:
         import onnx
 
         from ..compiler import hbin
+        from ..compiler.errors import CompileError
         from ..compiler.errors import CompileError
 
     info = _read(request.file_bytes(), request.what)
