@@ -53,7 +53,6 @@ def _load(request: LoadRequest, load_native: LoadNative) -> Tuple[Any, int]:
 
         from ..compiler import hbin
         from ..compiler.errors import CompileError
-        from ..compiler.errors import CompileError
 
     info = _read(request.file_bytes(), request.what)
     model = info.models[0]
