@@ -190,3 +190,23 @@ def test_container_round_trips_and_refuses_malformed():
     graph = hbin.read(data).graphs[0]
     with pytest.raises(hbin.BinFormatError, match=r"INPUT_TYPE_RT='nv12;gray;rgb' has 3 values for 2 inputs"):
         hbin.describe(hbin.Container([graph], meta))
+
+
+def test_damaged_files_are_read_or_refused_cleanly(nv12_bin):
+    """Truncated, bit-flipped and spliced .bin files: read and described, or refused with BinFormatError; never
+    another exception."""
+    rng = np.random.default_rng(5)
+    outcomes = {"read": 0, "refused": 0}
+    for i in range(400):
+        data = _tail_bin(b"#B2Ehbm", "bayes-e") if i % 2 else nv12_bin[0].read_bytes()
+        cut = len(data) if rng.random() < 0.5 else int(rng.integers(1, len(data) + 1))
+        b = bytearray(data[:cut])
+        for _ in range(int(rng.integers(0, 4))):
+            b[int(rng.integers(0, len(b)))] ^= 1 << int(rng.integers(0, 8))
+        try:
+            hbin.describe(hbin.read(bytes(b)))
+            outcomes["read"] += 1
+        except hbin.BinFormatError:
+            outcomes["refused"] += 1
+    print(f"\n{outcomes}")
+    assert outcomes["refused"] > 0 and outcomes["read"] > 0
