@@ -119,4 +119,4 @@ def _describe(data: bytes) -> Dict[str, Any]:
 
 #: A Horizon RDK .bin, its source ONNX behind its interface, into .accm.
 HORIZON_BIN = FrontEnd(name="Horizon .bin", suffixes=(".bin",), produces="accm", claims=_claims, load=_load,
-                       options=("source",), describe=_describe, int8_rules=None)
+                       options=("source",), describe=_describe, int8_rules=RULES)
