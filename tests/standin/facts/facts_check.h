@@ -21,7 +21,8 @@ typedef struct {
 /* A struct's size, a field's offset and size, and the size of what a pointer field points at (so an
  * int8_t* that became an int32_t* is seen although both pointers are 8 bytes). */
 #define FACT_SIZEOF(T) {"sizeof." #T, (long long)sizeof(T)}
-#define FACT_FIELD(T, f) {"offsetof." #T "." #f, (long long)offsetof(T, f)}, {"sizeof." #T "." #f, (long long)sizeof(((T*)0)->f)}
+#define FACT_FIELD(T, f) \
+    {"offsetof." #T "." #f, (long long)offsetof(T, f)}, { "sizeof." #T "." #f, (long long)sizeof(((T*)0)->f) }
 #define FACT_POINTEE(T, f) {"sizeof." #T "." #f "[0]", (long long)sizeof(*((T*)0)->f)}
 #define FACT_VALUE(name) {#name, (long long)(name)}
 
