@@ -30,6 +30,12 @@ bool Completer::end(accel_job* job, EndReason reason, bool from_starting) {
     return true;
 }
 
+void Completer::reap(accel_job* job) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    reaps_.push_back(job);
+    wake_.notify_one();
+}
+
 void Completer::watch(accel_job* job) {
     if (!job->deadline_ns) return;
     std::lock_guard<std::mutex> lock(mutex_);
@@ -62,6 +68,14 @@ void Completer::run() {
                 job->reason = EndReason::TimedOut;
                 queue_.push_back(job);
             }
+        }
+        if (!reaps_.empty()) {
+            accel_job* job = reaps_.front();
+            reaps_.pop_front();
+            lock.unlock();
+            reap_job(job);
+            lock.lock();
+            continue;
         }
         if (!queue_.empty()) {
             accel_job* job = queue_.front();

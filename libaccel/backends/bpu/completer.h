@@ -23,6 +23,8 @@ public:
     // Moves the job to kEnding for `reason` if it is running (or, with from_starting, still starting)
     // and queues it; false if something else ended it first. Any thread.
     bool end(accel_job* job, EndReason reason, bool from_starting);
+    // Queues an abandoned job whose task has now ended, for reap_job. Any thread.
+    void reap(accel_job* job);
     // Watches the deadline of a job that has just started (one ended meanwhile is not watched).
     void watch(accel_job* job);
     // The device is going: the thread leaves (detached if this is that thread, else joined).
@@ -35,6 +37,7 @@ private:
     std::mutex mutex_;
     std::condition_variable wake_;
     std::deque<accel_job*> queue_;
+    std::deque<accel_job*> reaps_;
     std::set<std::pair<uint64_t, accel_job*>> deadlines_;
     bool stopping_ = false;
     std::thread thread_;

@@ -86,12 +86,17 @@ struct accel_job {
 
     std::atomic<int> phase{accel_bpu::kStarting};
     accel_bpu::EndReason reason = accel_bpu::EndReason::Finished;  // written by the winner of the move to kEnding
-    // What the runtime reported (read after Task::end()).
+    std::mutex mutex;
+    // What the runtime reported, under `mutex` (its report may come while the completer ends the job).
     bool runtime_done = false;
     accel_bpu::Status runtime_status;
     uint64_t runtime_done_ns = 0;
-
-    std::mutex mutex;
+    // Under `mutex`: the job was reported ended (timeout, release) while its task still ran. Its task,
+    // buffers, model and device are then kept until the runtime reports the task's end, and only then
+    // is the task released (the completer's reap): a runtime's release may return before the task
+    // stops writing outputs and calling back (X5 libdnn's hbDNNReleaseTask: "will return immediately,
+    // and all operations will run in the background").
+    bool abandoned = false;
     std::condition_variable done_cv;
     accel_status status = ACCEL_OK;  // the job's result, set before kFinishing
     std::string message;
@@ -104,6 +109,8 @@ namespace accel_bpu {
 void job_unref(accel_job* job);
 // Ends the job on the completer's thread: see job.cc.
 void finish_job(accel_job* job);
+// Frees what an abandoned job kept, once its task has ended (the completer's thread).
+void reap_job(accel_job* job);
 
 using accel_kit::now_ns;
 

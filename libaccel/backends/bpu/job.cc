@@ -85,12 +85,19 @@ void destroy_job(accel_job* j) {
 }
 
 // The runtime's report that a task ended (its thread, or the submitting one inside start()).
+// An abandoned job (see handles.h) is reaped now; any other ends as finished.
 void on_task_done(void* context, const Status& status) {
     auto* j = static_cast<accel_job*>(context);
-    j->runtime_status = status;
-    j->runtime_done = true;
-    j->runtime_done_ns = now_ns();
-    j->completer->end(j, EndReason::Finished, true);
+    bool abandoned;
+    {
+        std::lock_guard<std::mutex> lock(j->mutex);
+        j->runtime_status = status;
+        j->runtime_done = true;
+        j->runtime_done_ns = now_ns();
+        abandoned = j->abandoned;
+    }
+    if (abandoned) j->completer->reap(j);
+    else j->completer->end(j, EndReason::Finished, true);
 }
 
 // Starts the job's task. The runtime's own task limit is process wide (other devices, other users of
@@ -187,16 +194,29 @@ accel_status job_submit(accel_model* m, accel_buffer* const* inputs, size_t nin,
 }
 
 void finish_job(accel_job* j) {
-    // After end() the runtime reports nothing more about the task: what it said can be read.
-    j->task->end();
-    j->task.reset();
+    // What the runtime said so far; a task that has not ended is abandoned (handles.h): its task is not
+    // released and what it runs on is kept until it ends, though the job's result is reported now.
+    bool runtime_done;
+    Status runtime_status;
+    uint64_t runtime_done_ns;
+    {
+        std::lock_guard<std::mutex> lock(j->mutex);
+        runtime_done = j->runtime_done;
+        runtime_status = j->runtime_status;
+        runtime_done_ns = j->runtime_done_ns;
+        j->abandoned = !runtime_done;
+    }
+    if (runtime_done) {  // ended: releasing it now is safe, and after it the runtime reports nothing more
+        j->task->end();
+        j->task.reset();
+    }
     accel_status status = ACCEL_OK;
     std::string message;
     switch (j->reason) {
         case EndReason::Finished:
-            if (!j->runtime_status.ok()) {
-                status = j->runtime_status.code, message = j->runtime_status.message;
-            } else if (j->deadline_ns && j->runtime_done_ns > j->deadline_ns) {
+            if (!runtime_status.ok()) {
+                status = runtime_status.code, message = runtime_status.message;
+            } else if (j->deadline_ns && runtime_done_ns > j->deadline_ns) {
                 // Done after its deadline is a timeout, whether or not the completer got to the deadline first
                 // (under load it may run late): the emulator's rule, so the outcome does not hang on scheduling.
                 status = ACCEL_ERR_TIMEOUT;
@@ -205,12 +225,12 @@ void finish_job(accel_job* j) {
             break;
         case EndReason::TimedOut:
             status = ACCEL_ERR_TIMEOUT;
-            message = "the job did not finish within its timeout (its runtime task was released)";
+            message = "the job did not finish within its timeout";
             break;
         case EndReason::Cancelled:
             // The runtime does not say whether a task had started: one that ended well before its release
             // counts as finished, any other as cancelled.
-            if (j->runtime_done && j->runtime_status.ok()) break;
+            if (runtime_done && runtime_status.ok()) break;
             status = ACCEL_ERR_CANCELLED;
             message = "the job was released before it finished";
             break;
@@ -220,14 +240,14 @@ void finish_job(accel_job* j) {
         Status f = j->outputs[i]->memory->flush(false);
         if (!f.ok()) status = f.code, message = format("output %zu: %s", i, f.message.c_str());
     }
-    uint64_t finished = j->reason == EndReason::Finished && j->runtime_done_ns ? j->runtime_done_ns : now_ns();
+    uint64_t finished = j->reason == EndReason::Finished && runtime_done_ns ? runtime_done_ns : now_ns();
     {
         std::lock_guard<std::mutex> lock(j->mutex);
         j->status = status;
         j->message = message;
         j->timing.finished_ns = std::max(finished, j->timing.started_ns);
         // A job cancelled or timed out whose task did not end well never ran, as far as anyone can tell.
-        bool ran = j->runtime_done && j->runtime_status.ok();
+        bool ran = runtime_done && runtime_status.ok();
         if ((status == ACCEL_ERR_CANCELLED || status == ACCEL_ERR_TIMEOUT) && !ran)
             j->timing.core = -1, j->timing.started_ns = 0;
         j->phase.store(kFinishing, std::memory_order_release);
@@ -239,13 +259,22 @@ void finish_job(accel_job* j) {
     }
     accel_device* d = j->device;
     d->jobs_completed++;
+    // The slot goes back now even for an abandoned job: the runtime's own task limit still counts its
+    // task, and start_task waits for that (BUSY) as for any other user's.
     give_slot(d);
-    drop_references(j);
+    if (runtime_done) drop_references(j);
     {
         std::lock_guard<std::mutex> lock(j->mutex);
         j->phase.store(kDone, std::memory_order_release);
         j->done_cv.notify_all();
     }
+    if (runtime_done) job_unref(j);  // an abandoned job keeps the completer's reference until reap_job
+}
+
+void reap_job(accel_job* j) {
+    j->task->end();
+    j->task.reset();
+    drop_references(j);  // may drop the device's last reference: it goes now
     job_unref(j);
 }
 

@@ -79,9 +79,12 @@ struct Schedule {
 // not at all if the task is ended first by Task::end).
 using TaskDoneFn = void (*)(void* context, const Status& status);
 
-// One inference. start() at most once; end() is called once the driver no longer waits for it (after
-// the done callback, or to stop/cancel it): when end() returns, the runtime calls the done callback no
-// more and touches the task's memory no more. end() is never called from the done callback itself.
+// One inference. start() at most once; end() releases it, and the driver calls it only for a task that
+// reported its end through the done callback (or one that never started): a runtime's release may
+// return before a running task stops (X5 libdnn's hbDNNReleaseTask "will return immediately, and all
+// operations will run in the background"), so a task the driver gives up on (timeout, cancel) is left
+// to run, with its memory, until it reports its end (job.cc: abandoned jobs). end() is never called
+// from the done callback itself.
 class Task {
 public:
     virtual ~Task() = default;

@@ -4,8 +4,9 @@
 // hbSysFlushMem; a packed model file holds one or more models (hbDNNGetModelNameList); hbDNNInfer takes
 // one hbDNNTensor per input and output (sysMem[0] + the model's properties; NV12_SEPARATE images their Y
 // and UV planes in sysMem[0] and sysMem[1]) and starts a task; a task's
-// end is reported through hbDNNSetTaskDoneCb; hbDNNReleaseTask cancels a task not run yet, stops one
-// running, and after it no callback comes; at most 32 tasks are in flight in the process
+// end is reported through hbDNNSetTaskDoneCb; hbDNNReleaseTask cancels a task not run yet and stops one
+// running, but returns at once and does that "in the background" (1.24.5's header), so the driver
+// releases only tasks that have ended (runtime.h, Task); at most 32 tasks are in flight in the process
 // (HB_DNN_TASK_NUM_EXCEED_LIMIT).
 #include <dnn/hb_dnn.h>
 #include <dnn/hb_dnn_status.h>  // the codes and hbDNNGetErrorDesc: the real hb_dnn.h does not include it
@@ -102,7 +103,12 @@ Status DnnTask::start(const std::vector<Memory*>& inputs, const std::vector<Memo
     }
     // The callback may run at once, on this thread, if the task has already ended.
     s = vendor_status("hbDNNSetTaskDoneCb", hbDNNSetTaskDoneCb(handle_, &on_done, this));
-    if (!s.ok()) end();
+    if (!s.ok()) {
+        // The task runs but will not say when it ends: wait for it, as its release may return before
+        // it stops writing the outputs the driver is about to free.
+        hbDNNWaitTaskDone(handle_, 0);
+        end();
+    }
     return s;
 }
 

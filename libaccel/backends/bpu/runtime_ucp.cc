@@ -6,9 +6,10 @@
 // hbDNNInferV2 with a null task makes a task that is not started yet (one hbDNNTensor per input and
 // output: one hbUCPSysMem each + the properties, dynamic strides filled in); hbUCPSubmitTask starts it
 // with hbUCPSchedParam (priority 0..255, 254 and 255 preempt; backend = core bits); its end is reported
-// through hbUCPSetTaskDoneCb; hbUCPReleaseTask cancels a task not started, lets one running finish, and
-// after it no callback comes; at most 32 tasks exist at once in the process (hbDNNInferV2 then says
-// HB_DNN_TASK_NUM_EXCEED_LIMIT).
+// through hbUCPSetTaskDoneCb; hbUCPReleaseTask releases "a task and its related resources" (3.13.6's
+// header says no more: not whether it waits for a running task), so, as with libdnn, the driver
+// releases only tasks that have ended (runtime.h, Task); at most 32 tasks exist at once in the process (hbDNNInferV2
+// then says HB_DNN_TASK_NUM_EXCEED_LIMIT).
 #include <hobot/dnn/hb_dnn.h>
 #include <hobot/dnn/hb_dnn_status.h>
 #include <hobot/hb_ucp.h>

@@ -1,5 +1,5 @@
 /* test_bpu.c - the bpu driver through the public ABI only, on a stand-in runtime of either generation:
- *   test_bpu <models dir> dnn|ucp info|run|async|cancel|timeout|limits|errors
+ *   test_bpu <models dir> dnn|ucp info|run|async|cancel|timeout|limits|errors|late
  * dnn: the X3/X5 libdnn driver on its stand-in, .bin models; ucp: the S100 hbUCP driver on its
  * stand-in, .hbm models. The models and their reference bytes come from make_models.py (the fixture).
  * The stand-in's test hook (STANDIN_HOLD(1), named by CMake: the executable links the generation's
@@ -623,6 +623,53 @@ static void test_timeout(void) {
     dense_close(&t);
 }
 
+/* ---- late completion: a task released before it ended still runs, in the background ----
+ * Run with ACCEL_STANDIN_LATE_COMPLETION=<ms> (CMake sets it): the stand-in's task release then returns at
+ * once and, that long later, the task runs to its end, writing its outputs and calling its done callback,
+ * as the X5 libdnn's hbDNNReleaseTask allows ("all operations will run in the background"). A driver
+ * that released a timed-out task and freed its buffers and its callback's data at once would have the
+ * stand-in abort (outputs freed) or ASan report a use after free (the callback). */
+
+static void test_late(void) {
+    const char* env = getenv("ACCEL_STANDIN_LATE_COMPLETION");
+    int late_ms = env ? atoi(env) : 0;
+    REQUIRE(late_ms > 0, "run with ACCEL_STANDIN_LATE_COMPLETION=<ms>");
+    for (int round = 0; round < 2; round++) {
+        dense_setup t;
+        dense_open(&t);
+        accel_run_options o = t.o;
+        o.timeout_us = 20000;
+        STANDIN_HOLD(1);
+        accel_job* job = submit(t.m, &t.x, &o);
+        EXPECT_STATUS(accel_job_wait(job, -1), ACCEL_ERR_TIMEOUT);
+        EXPECT_ERROR_REPORTED(ACCEL_ERR_TIMEOUT);
+        EXPECT(t.s.calls == 1 && t.s.ok == 0, "timed out job: %d calls", t.s.calls);
+        accel_job_release(job);
+        /* Everything the caller holds goes while the task may still run: buffers and model, and in the
+         * second round the device too. */
+        release_io(&t.x);
+        accel_model_release(t.m);
+        accel_device* d = t.d;
+        if (round == 1) accel_device_release(d);
+        test_sleep_ms(3 * late_ms); /* any late completion of a released task has come by now */
+        STANDIN_HOLD(0);            /* the held task runs (if the driver still holds it) */
+        if (round == 0) {
+            /* The task ends and the driver frees what the job kept: nothing stays in use. */
+            accel_memory_stats st = stats(d);
+            for (int i = 0; i < 5000 && (st.live_buffers || st.bytes_in_use); i++) {
+                test_sleep_ms(1);
+                st = stats(d);
+            }
+            EXPECT(st.live_buffers == 0 && st.bytes_in_use == 0, "after the task's end: %llu buffers, %llu bytes",
+                   (unsigned long long)st.live_buffers, (unsigned long long)st.bytes_in_use);
+            accel_device_release(d);
+        }
+        test_sleep_ms(3 * late_ms);
+        EXPECT(t.s.calls == 1, "the job's callback ran %d times", t.s.calls);
+        pthread_mutex_destroy(&t.s.mutex);
+    }
+}
+
 /* ---- limits: the device's 32 slots and the runtime's process-wide 32 tasks ---- */
 
 typedef struct blocked {
@@ -795,7 +842,7 @@ static void test_errors(void) {
 
 int main(int argc, char** argv) {
     if (argc != 4 || (strcmp(argv[2], "dnn") && strcmp(argv[2], "ucp"))) {
-        fprintf(stderr, "usage: %s <models dir> dnn|ucp info|run|async|cancel|timeout|limits|errors\n", argv[0]);
+        fprintf(stderr, "usage: %s <models dir> dnn|ucp info|run|async|cancel|timeout|limits|errors|late\n", argv[0]);
         return 2;
     }
     g_dir = argv[1];
@@ -813,6 +860,7 @@ int main(int argc, char** argv) {
     else if (!strcmp(test_name, "cancel")) test_cancel();
     else if (!strcmp(test_name, "timeout")) test_timeout();
     else if (!strcmp(test_name, "limits")) test_limits();
+    else if (!strcmp(test_name, "late")) test_late();
     else if (!strcmp(test_name, "errors")) test_errors();
     else REQUIRE(0, "unknown test '%s'", test_name);
     accel_model_release(keeper);

@@ -61,7 +61,7 @@ public:
         int32_t status_ok;       // the vendor's codes a task ends with
         int32_t status_failed;
     };
-    explicit Engine(const Config& config) : config_(config) {}
+    explicit Engine(const Config& config);
 
     // ---- model files ----
     // Parses one file into models (their names, tensors and accm set; emulated not yet).
@@ -98,8 +98,14 @@ public:
     Result set_callback(Task* task, TaskDoneCb cb, void* userdata);
     // timeout_ms <= 0 waits for ever. *status: the task's vendor status.
     Result wait(Task* task, int32_t timeout_ms, int32_t* status);
-    // Frees a task: one queued or not started is cancelled, one running is waited for.
+    // Frees a task: one queued or not started is cancelled, one running is waited for. In the late
+    // completion mode (late_completion_ms() > 0) a submitted task not done yet is released as the real
+    // X5 hbDNNReleaseTask documents: the call returns at once and the rest (cancelling or finishing the
+    // run, writing its outputs, calling its done callback) happens on a thread of its own, that long
+    // later. See ../hbdnn/FORMAT.md, "Late completion mode".
     Result release_task(Task* task);
+    // ACCEL_STANDIN_LATE_COMPLETION (milliseconds; unset or 0: off), read when the engine is made.
+    int late_completion_ms() const { return late_ms_; }
 
     // Tests only: while held, submitted tasks wait in order; releasing the hold starts them.
     void hold(bool on);
@@ -108,9 +114,11 @@ private:
     accel_device* device();
     void start(Task* task);  // submits every part; parts that cannot start end failed
     void finish(Task* task);
+    void release_submitted(Task* task, bool was_pending);  // the waiting half of release_task
     static void on_part_done(accel_job* job, accel_status status, void* part);
 
     Config config_;
+    int late_ms_ = 0;
     std::mutex mutex_;
     accel_device* device_ = nullptr;
     std::set<void*> packs_;

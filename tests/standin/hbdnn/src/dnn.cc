@@ -125,6 +125,12 @@ int32_t hbDNNInfer(hbDNNTaskHandle_t* task_out, hbDNNTensor** output, const hbDN
 // hold runs them in order. Lets a test fill the task limit or time out a wait deterministically.
 void standin_hbdnn_hold(int on) { engine().hold(on != 0); }
 
+// Declared as the real header does; nothing of ours runs regions of images.
+int32_t hbDNNRoiInfer(hbDNNTaskHandle_t*, hbDNNTensor**, const hbDNNTensor*, hbDNNRoi*, int32_t, hbDNNHandle_t,
+                      hbDNNInferCtrlParam*) {
+    return HB_DNN_API_USE_ERROR;
+}
+
 int32_t hbDNNSetTaskDoneCb(hbDNNTaskHandle_t h, hbDNNTaskDoneCb cb, void* userdata) {
     Task* task = engine().known_task(h);
     if (!task) return HB_DNN_INVALID_TASK_HANDLE;

@@ -64,4 +64,8 @@ int32_t hbSysFreeMem(hbSysMem* mem) {
     return HB_SYS_SUCCESS;
 }
 
+// Deprecated in the real SDK (registering camera memory for the BPU): here every block is BPU memory.
+int32_t hbSysRegisterMem(hbSysMem* mem) { return mem ? HB_SYS_SUCCESS : HB_SYS_INVALID_ARGUMENT; }
+int32_t hbSysUnregisterMem(hbSysMem* mem) { return mem ? HB_SYS_SUCCESS : HB_SYS_INVALID_ARGUMENT; }
+
 }  // extern "C"

@@ -1,6 +1,7 @@
 /* test_infer.c - the libdnn stand-in through the vendor's API, as a user (or the bpu driver) uses it:
  * load, introspect, run with cached memory and flushes, padded aligned layouts, int8 scales, the task
  * callback, timeouts, the task limit, error codes. argv[1]: the folder of make_test_models.py. */
+#include <stdbool.h> /* the real HB_DNN_INITIALIZE_INFER_CTRL_PARAM uses `false` */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

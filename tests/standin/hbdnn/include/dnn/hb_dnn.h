@@ -18,6 +18,11 @@
 extern "C" {
 #endif
 
+/* The release these headers follow; the bpu driver's CMake refuses an SDK older than it needs by them. */
+#define HB_DNN_VERSION_MAJOR 1U
+#define HB_DNN_VERSION_MINOR 24U
+#define HB_DNN_VERSION_PATCH 5U
+
 #define HB_DNN_TENSOR_MAX_DIMENSIONS 8
 
 typedef void* hbPackedDNNHandle_t; /* the models of one or more files */
@@ -92,6 +97,14 @@ typedef struct {
     hbDNNTensorProperties properties;
 } hbDNNTensor;
 
+/* A region of an image input, for hbDNNRoiInfer (pixels, edges included). */
+typedef struct {
+    int32_t left;
+    int32_t top;
+    int32_t right;
+    int32_t bottom;
+} hbDNNRoi;
+
 typedef enum {
     HB_DNN_PRIORITY_LOWEST = 0,
     HB_DNN_PRIORITY_HIGHEST = 255,
@@ -108,16 +121,18 @@ typedef struct {
     int32_t reserved2;
 } hbDNNInferCtrlParam;
 
+/* As the real macro: a bare block (not do-while) using `false`, so it needs <stdbool.h> in C and a
+ * use that compiles here compiles on a board. */
 #define HB_DNN_INITIALIZE_INFER_CTRL_PARAM(param)   \
-    do {                                            \
+    {                                               \
         (param)->bpuCoreId = HB_BPU_CORE_ANY;       \
         (param)->dspCoreId = HB_DSP_CORE_ANY;       \
         (param)->priority = HB_DNN_PRIORITY_LOWEST; \
-        (param)->more = 0;                          \
+        (param)->more = false;                      \
         (param)->customId = 0;                      \
         (param)->reserved1 = 0;                     \
         (param)->reserved2 = 0;                     \
-    } while (0)
+    }
 
 typedef void (*hbDNNTaskDoneCb)(hbDNNTaskHandle_t taskHandle, int32_t status, void* userdata);
 
@@ -144,6 +159,10 @@ int32_t hbDNNGetOutputTensorProperties(hbDNNTensorProperties* properties, hbDNNH
  * as many tensors as the model has outputs, `input` at its inputs. */
 int32_t hbDNNInfer(hbDNNTaskHandle_t* taskHandle, hbDNNTensor** output, const hbDNNTensor* input,
                    hbDNNHandle_t dnnHandle, hbDNNInferCtrlParam* inferCtrlParam);
+/* Inference on regions of image inputs. Declared as the real header does; the stand-in fails it
+ * (HB_DNN_API_USE_ERROR): nothing of ours uses it. */
+int32_t hbDNNRoiInfer(hbDNNTaskHandle_t* taskHandle, hbDNNTensor** output, const hbDNNTensor* input, hbDNNRoi* rois,
+                      int32_t roiCount, hbDNNHandle_t dnnHandle, hbDNNInferCtrlParam* inferCtrlParam);
 int32_t hbDNNSetTaskDoneCb(hbDNNTaskHandle_t taskHandle, hbDNNTaskDoneCb cb, void* userdata);
 /* timeout in milliseconds; 0 or less waits for ever. */
 int32_t hbDNNWaitTaskDone(hbDNNTaskHandle_t taskHandle, int32_t timeout);

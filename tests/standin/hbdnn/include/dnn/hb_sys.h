@@ -41,6 +41,9 @@ int32_t hbSysFlushMem(hbSysMem* mem, int32_t flag);        /* hbSysMemFlushFlag 
 int32_t hbSysWriteMem(hbSysMem* dest, char* src, uint32_t size);
 int32_t hbSysReadMem(char* dest, hbSysMem* src, uint32_t size);
 int32_t hbSysFreeMem(hbSysMem* mem);
+/* Deprecated in the real SDK ("kept for compatibility"): the stand-in accepts and ignores them. */
+int32_t hbSysRegisterMem(hbSysMem* mem);
+int32_t hbSysUnregisterMem(hbSysMem* mem);
 
 #ifdef __cplusplus
 }

@@ -5,19 +5,34 @@
 #ifndef ACCEL_STANDIN_HB_UCP_H
 #define ACCEL_STANDIN_HB_UCP_H
 
-#include <stdint.h>
-
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+#include <stdint.h> /* inside extern "C", as in the real header */
+
+/* The release these headers follow. */
+#define HB_UCP_VERSION_MAJOR (3U)
+#define HB_UCP_VERSION_MINOR (13U)
+#define HB_UCP_VERSION_PATCH (6U)
 
 typedef void* hbUCPTaskHandle_t;
 
 typedef void (*hbUCPTaskDoneCb)(hbUCPTaskHandle_t taskHandle, int32_t status, void* userdata);
 
+/* Every backend bit below (the real header's list, which names HB_UCP_BPU_CORE_ANY twice). */
+#define HB_UCP_ALL_BACKENDS                                                                                        \
+    (HB_UCP_CORE_ANY | HB_UCP_BPU_CORE_0 | HB_UCP_BPU_CORE_1 | HB_UCP_BPU_CORE_2 | HB_UCP_BPU_CORE_3 |             \
+     HB_UCP_BPU_CORE_ANY | HB_UCP_BPU_CORE_ANY | HB_UCP_DSP_CORE_0 | HB_UCP_DSP_CORE_1 | HB_UCP_DSP_CORE_ANY |     \
+     HB_UCP_GDC_CORE_0 | HB_UCP_GDC_CORE_1 | HB_UCP_GDC_CORE_ANY | HB_UCP_STITCH_CORE_0 | HB_UCP_LKOF_CORE_0 |     \
+     HB_UCP_JPU_CORE_0 | HB_UCP_JPU_CORE_1 | HB_UCP_JPU_CORE_2 | HB_UCP_JPU_CORE_ANY | HB_UCP_VPU_CORE_0 |         \
+     HB_UCP_VPU_CORE_1 | HB_UCP_VPU_CORE_2 | HB_UCP_VPU_CORE_ANY | HB_UCP_PYRAMID_CORE_0 | HB_UCP_PYRAMID_CORE_1 | \
+     HB_UCP_PYRAMID_CORE_2 | HB_UCP_PYRAMID_CORE_3 | HB_UCP_PYRAMID_CORE_4 | HB_UCP_PYRAMID_CORE_ANY |             \
+     HB_UCP_ISP_CORE_0 | HB_UCP_ISP_CORE_1 | HB_UCP_ISP_CORE_2 | HB_UCP_ISP_CORE_3)
+
 /* hbUCPSchedParam.backend: which hardware may run the task, one bit per core; 0 lets the runtime
- * pick. Only the BPU and DSP bits are declared here (the vendor has more: GDC, codecs, pyramid, ISP). */
-#define HB_UCP_CORE_ANY (0ULL)
+ * pick. The stand-in runs BPU tasks only; the other units' bits are the real header's. */
+#define HB_UCP_CORE_ANY (0ULL << 0)
 #define HB_UCP_BPU_CORE_0 (1ULL << 0)
 #define HB_UCP_BPU_CORE_1 (1ULL << 1)
 #define HB_UCP_BPU_CORE_2 (1ULL << 2)
@@ -26,6 +41,29 @@ typedef void (*hbUCPTaskDoneCb)(hbUCPTaskHandle_t taskHandle, int32_t status, vo
 #define HB_UCP_DSP_CORE_0 (1ULL << 8)
 #define HB_UCP_DSP_CORE_1 (1ULL << 9)
 #define HB_UCP_DSP_CORE_ANY (1ULL << 15)
+#define HB_UCP_GDC_CORE_0 (1ULL << 16)
+#define HB_UCP_GDC_CORE_1 (1ULL << 17)
+#define HB_UCP_GDC_CORE_ANY (1ULL << 19)
+#define HB_UCP_STITCH_CORE_0 (1ULL << 20)
+#define HB_UCP_LKOF_CORE_0 (1ULL << 24)
+#define HB_UCP_JPU_CORE_0 (1ULL << 25)
+#define HB_UCP_JPU_CORE_1 (1ULL << 26)
+#define HB_UCP_JPU_CORE_2 (1ULL << 27)
+#define HB_UCP_JPU_CORE_ANY (1ULL << 29)
+#define HB_UCP_VPU_CORE_0 (1ULL << 30)
+#define HB_UCP_VPU_CORE_1 (1ULL << 31)
+#define HB_UCP_VPU_CORE_2 (1ULL << 32)
+#define HB_UCP_VPU_CORE_ANY (1ULL << 33)
+#define HB_UCP_PYRAMID_CORE_0 (1ULL << 35)
+#define HB_UCP_PYRAMID_CORE_1 (1ULL << 36)
+#define HB_UCP_PYRAMID_CORE_2 (1ULL << 37)
+#define HB_UCP_PYRAMID_CORE_3 (1ULL << 38)
+#define HB_UCP_PYRAMID_CORE_4 (1ULL << 39)
+#define HB_UCP_PYRAMID_CORE_ANY (1ULL << 40)
+#define HB_UCP_ISP_CORE_0 (1ULL << 42)
+#define HB_UCP_ISP_CORE_1 (1ULL << 43)
+#define HB_UCP_ISP_CORE_2 (1ULL << 44)
+#define HB_UCP_ISP_CORE_3 (1ULL << 45)
 
 /* 0..255, higher first; 254 and 255 may preempt lower tasks on a board (the stand-in only orders). */
 typedef enum hbUCPTaskPriority { HB_UCP_PRIORITY_LOWEST = 0, HB_UCP_PRIORITY_HIGHEST = 255 } hbUCPTaskPriority;

@@ -4,11 +4,11 @@
 #ifndef ACCEL_STANDIN_HB_UCP_STATUS_H
 #define ACCEL_STANDIN_HB_UCP_STATUS_H
 
-#include <stdint.h>
-
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+#include <stdint.h> /* inside extern "C", as in the real header */
 
 typedef enum {
     HB_UCP_SUCCESS = 0,
@@ -57,6 +57,8 @@ typedef enum {
 /* A static English description of any status above ("unknown error code" otherwise). */
 const char* hbUCPGetErrorDesc(int32_t errorCode);
 
+/* The real 3.13.6 header closes its extern "C" with a bare '}' (no #ifdef __cplusplus), so it compiles
+ * only as C++; this one keeps C working for the stand-in's C tests. The driver is C++ either way. */
 #ifdef __cplusplus
 }
 #endif

@@ -6,11 +6,11 @@
 #ifndef ACCEL_STANDIN_HB_UCP_SYS_H
 #define ACCEL_STANDIN_HB_UCP_SYS_H
 
-#include <stdint.h>
-
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+#include <stdint.h> /* inside extern "C", as in the real header */
 
 /* A block of memory the BPU can reach: its bus address, the CPU's mapping of it, its size. */
 typedef struct hbUCPSysMem {

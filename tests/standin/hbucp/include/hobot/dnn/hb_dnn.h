@@ -9,8 +9,7 @@
 #ifndef ACCEL_STANDIN_S100_HB_DNN_H
 #define ACCEL_STANDIN_S100_HB_DNN_H
 
-#include <stdint.h>
-
+/* As the real header: hb_ucp.h and hb_ucp_sys.h, not the status headers (a user includes those). */
 #include "hobot/hb_ucp.h"
 #include "hobot/hb_ucp_sys.h"
 
@@ -76,6 +75,8 @@ typedef struct hbDNNTensor {
     hbDNNTensorProperties properties;
 } hbDNNTensor;
 
+typedef enum { HB_DNN_DESC_TYPE_UNKNOWN = 0, HB_DNN_DESC_TYPE_STRING } hbDNNDescType;
+
 const char* hbDNNGetVersion(void);
 
 int32_t hbDNNInitializeFromFiles(hbDNNPackedHandle_t* dnnPackedHandle, char const** modelFileNames,
@@ -101,6 +102,19 @@ int32_t hbDNNGetOutputTensorProperties(hbDNNTensorProperties* properties, hbDNNH
  * as many tensors as the model has outputs and inputs. */
 int32_t hbDNNInferV2(hbUCPTaskHandle_t* taskHandle, hbDNNTensor* output, hbDNNTensor const* input,
                      hbDNNHandle_t dnnHandle);
+
+/* Declared as the real header declares them; the stand-in library does not define them (nothing of
+ * ours calls them: a call fails to link, never silently does something else). */
+int32_t hbDNNGetInputDesc(char const** desc, uint32_t* size, int32_t* type, hbDNNHandle_t dnnHandle,
+                          int32_t inputIndex);
+int32_t hbDNNGetOutputDesc(char const** desc, uint32_t* size, int32_t* type, hbDNNHandle_t dnnHandle,
+                           int32_t outputIndex);
+int32_t hbDNNGetModelDesc(char const** desc, uint32_t* size, int32_t* type, hbDNNHandle_t dnnHandle);
+int32_t hbDNNGetCompileBpuCoreNum(int32_t* bpuCoreNum, hbDNNHandle_t dnnHandle);
+int32_t hbDNNGetHBMDesc(char const** desc, uint32_t* size, int32_t* type, hbDNNPackedHandle_t dnnPackedHandle,
+                        int32_t index);
+int32_t hbDNNGetTaskOutputTensorProperties(hbDNNTensorProperties* properties, hbUCPTaskHandle_t taskHandle,
+                                           int32_t subTaskIndex, int32_t outputIndex);
 
 #ifdef __cplusplus
 }
