@@ -18,7 +18,8 @@ __all__ = ["SUBCOMMANDS", "UsageError", "build_parser", "main"]
 #: Subcommand name -> the module (in this package) that registers it.
 SUBCOMMANDS = {"info": "commands.info", "compile": "commands.compile", "run": "commands.run",
                "bench": "commands.bench", "demo": "commands.demo", "selftest": "selftest",
-               "cache": "commands.cache", "compare": "commands.compare", "batch": "commands.batch"}
+               "cache": "commands.cache", "compare": "commands.compare", "batch": "commands.batch",
+               "shim": "commands.shim"}
 
 
 class UsageError(Exception):
