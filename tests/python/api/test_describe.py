@@ -127,7 +127,11 @@ def test_onnx_is_registered_for_the_devices_that_load_accm():
     assert front_ends.choose("accm", b"\x00\x01", ".onnx") is ONNX  # named so
     assert front_ends.choose("accm", ACCM_MAGIC + b"\x01", ".onnx") is None  # an .accm file whatever its name
     assert front_ends.choose("hbm", b"\x08\x07", ".onnx") is None   # a board loads its own files as they are
-    assert front_ends.foreign(".onnx") is ONNX and front_ends.foreign(".bin") is None
+    assert front_ends.foreign(".onnx") is ONNX and front_ends.foreign(".hbm") is None
+    # A Horizon .bin is a board's own file, and the emulator's through its front end (docs/horizon-bin.md).
+    assert front_ends.foreign(".bin").name == "Horizon .bin"
+    assert front_ends.choose("accm", b"\x0a\x01", ".bin").name == "Horizon .bin"
+    assert front_ends.choose("hbm", b"\x0a\x01", ".bin") is None
 
 
 @pytest.mark.emulator
@@ -135,7 +139,7 @@ def test_a_registered_front_end_is_chosen_by_the_file_and_the_device(registry, t
     calls = []
 
     def load(request, load_native):
-        calls.append((request.what, request.source, request.int8_rules))
+        calls.append((request.what, request.path, request.int8_rules))
         # The "format": an .accm file behind a header of four bytes.
         return load_native(bytes(memoryview(request.data).cast("B"))[4:]), 0
 
