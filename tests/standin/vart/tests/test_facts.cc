@@ -6,7 +6,9 @@
 //   test_facts --print      print what the headers give (compiled against the real headers: how the facts
 //                           file was checked; see its header)
 // A slot comes from a pointer to a virtual member function: under the Itanium C++ ABI it holds 1 + the byte
-// offset of the function's entry in the vtable, so slot = (word - 1) / sizeof(void*). A full signature is given
+// offset of the function's entry in the vtable, so slot = (word - 1) / sizeof(void*); under ARM's variant of it
+// (AArch64 and 32-bit Arm, where the low bit of a code address is taken) the first word is the offset itself and
+// the second word's low bit says "virtual". A full signature is given
 // for every function, so a different parameter or return type does not compile (XIR's const scalar return types
 // are part of those signatures: -Wno-ignored-qualifiers).
 #include <cstddef>
@@ -38,10 +40,15 @@ using Facts = std::map<std::string, std::string>;
 template <typename F>
 std::string slot_of(F f) {
     static_assert(sizeof f == 2 * sizeof(void*), "an Itanium C++ ABI pointer to member function");
-    std::uintptr_t word;
-    std::memcpy(&word, &f, sizeof word);
-    if (!(word & 1)) return "not-virtual";
-    return std::to_string((word - 1) / sizeof(void*));
+    std::uintptr_t word[2];
+    std::memcpy(word, &f, sizeof word);
+#if defined(__aarch64__) || defined(__arm__)
+    if (!(word[1] & 1)) return "not-virtual";
+    return std::to_string(word[0] / sizeof(void*));
+#else
+    if (!(word[0] & 1)) return "not-virtual";
+    return std::to_string((word[0] - 1) / sizeof(void*));
+#endif
 }
 
 // A class derived with one more virtual function: its slot is the base's slot count (the destructor's two
