@@ -21,4 +21,4 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
 def _run(args: argparse.Namespace) -> int:
     from ..shims import launcher
 
-    return launcher.run(args.vendor, args.command, args.device, args.force, args.source)
+    return launcher.run(args.vendor, args.command, args.device, args.force, args.source, args.profile)

@@ -43,12 +43,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="use the shim even where the vendor's real package is installed")
     parser.add_argument("--source", metavar="ONNX", default=None,
                         help="Horizon: the ONNX a .bin was made from (default: <name>_calibrated_model.onnx beside it)")
+    parser.add_argument("--profile", metavar="TRACE.json", default=None,
+                        help="profile every job per layer and write the trace there when the script exits")
     parser.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND ...",
                         help="the command to run, after --: python app.py ARGS")
 
 
 def run(vendor: str, command: Sequence[str], device: Optional[str] = None, force: bool = False,
-        source: Optional[str] = None) -> int:
+        source: Optional[str] = None, profile: Optional[str] = None) -> int:
     """Runs ``command`` under the vendor's shim; returns its exit code (2 for a usage error, said on stderr)."""
     command = list(command[1:] if command and command[0] == "--" else command)
     if not command:
@@ -62,9 +64,9 @@ def run(vendor: str, command: Sequence[str], device: Optional[str] = None, force
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(importable(vendor))] + [p for p in [env.get("PYTHONPATH", "")] if p])
     env[session.ENV_VENDOR] = vendor
-    for key, value in ((session.ENV_DEVICE, device), (session.ENV_SOURCE, source)):
+    for key, value in ((session.ENV_DEVICE, device), (session.ENV_SOURCE, source), (session.ENV_PROFILE, profile)):
         if value is not None:
-            env[key] = os.path.abspath(value) if key == session.ENV_SOURCE else value
+            env[key] = value if key == session.ENV_DEVICE else os.path.abspath(value)
         else:
             env.pop(key, None)
     try:
@@ -81,4 +83,4 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                                      description="Runs a script written for a vendor's Python API on accel.")
     add_arguments(parser)
     args = parser.parse_args(argv)
-    return run(args.vendor, args.command, args.device, args.force, args.source)
+    return run(args.vendor, args.command, args.device, args.force, args.source, args.profile)

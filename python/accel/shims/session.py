@@ -36,7 +36,25 @@ def device() -> Any:
             uri = os.environ.get(ENV_DEVICE) or DEFAULT_DEVICES.get(vendor(), "emu")
             _device = accel.open(uri)
             atexit.register(_device.close)
+            trace = os.environ.get(ENV_PROFILE)
+            if trace:
+                _profile_until_exit(trace)
         return _device
+
+
+def _profile_until_exit(path: str) -> None:
+    """Every job of the process profiled per layer, the trace written to ``path`` at exit (before the device
+    closes: atexit runs last-registered first)."""
+    import accel
+
+    profile = accel.profile(ops=True).start()
+
+    def write() -> None:
+        profile.stop()
+        profile.export_chrome_trace(path)
+        print(f"accel shim: {len(profile)} jobs profiled: {path} (chrome://tracing, ui.perfetto.dev)", file=sys.stderr)
+
+    atexit.register(write)
 
 
 def source() -> Optional[str]:
