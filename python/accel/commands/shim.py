@@ -14,11 +14,12 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
                                           "and hbm_runtime; onnxruntime) provided by accel, on the emulator unless "
                                           "--device says otherwise. See docs/shims.md.")
     launcher.add_arguments(p)
-    p.set_defaults(handler=_run)
+    p.set_defaults(handler=lambda args: _run(args, p))
     return p
 
 
-def _run(args: argparse.Namespace) -> int:
+def _run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from ..shims import launcher
 
+    args = launcher.resolve(args, parser)
     return launcher.run(args.vendor, args.command, args.device, args.force, args.source, args.profile)

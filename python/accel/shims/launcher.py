@@ -27,15 +27,15 @@ def installed(vendor: str) -> List[str]:
     """The vendor's module names that the real package provides in this interpreter (not our shim)."""
     found = []
     for name in VENDORS[vendor]:
-        spec = importlib.util.find_spec(name) if name not in sys.modules else getattr(sys.modules[name], "__spec__", None)
+        module = sys.modules.get(name)
+        spec = importlib.util.find_spec(name) if module is None else getattr(module, "__spec__", None)
         origin = getattr(spec, "origin", None) or ""
         if spec is not None and not str(origin).startswith(str(IMPORTABLE)):
             found.append(f"{name} ({os.path.dirname(origin) or 'built in'})")
     return found
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("vendor", choices=sorted(VENDORS), help="whose Python API the script uses")
+def _add_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--device", metavar="URI", default=None,
                         help="the device the script's models run on (default: the emulator with the vendor's int8 "
                              f"rules: {', '.join(f'{v} {u}' for v, u in sorted(DEFAULT_DEVICES.items()))})")
@@ -45,14 +45,33 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="Horizon: the ONNX a .bin was made from (default: <name>_calibrated_model.onnx beside it)")
     parser.add_argument("--profile", metavar="TRACE.json", default=None,
                         help="profile every job per layer and write the trace there when the script exits")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The launcher's arguments: VENDOR, the options (before or after it), then -- COMMAND ... (resolve())."""
+    _add_options(parser)
+    parser.add_argument("vendor", choices=sorted(VENDORS), help="whose Python API the script uses")
     parser.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND ...",
                         help="the command to run, after --: python app.py ARGS")
+
+
+def resolve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> argparse.Namespace:
+    """``args`` with the options written after VENDOR (argparse leaves them in the command's remainder) read, and
+    the command what follows ``--``."""
+    rest = list(args.command)
+    if "--" in rest:
+        given, args.command = rest[:rest.index("--")], rest[rest.index("--") + 1:]
+        options = argparse.ArgumentParser(prog=parser.prog, add_help=False)
+        _add_options(options)
+        unknown = options.parse_known_args(given, namespace=args)[1]
+        if unknown:
+            parser.error(f"unrecognized arguments before --: {' '.join(unknown)}")
+    return args
 
 
 def run(vendor: str, command: Sequence[str], device: Optional[str] = None, force: bool = False,
         source: Optional[str] = None, profile: Optional[str] = None) -> int:
     """Runs ``command`` under the vendor's shim; returns its exit code (2 for a usage error, said on stderr)."""
-    command = list(command[1:] if command and command[0] == "--" else command)
     if not command:
         print("accel shim: no command to run: accel shim VENDOR -- python app.py ARGS", file=sys.stderr)
         return 2
@@ -82,5 +101,5 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m accel.shims",
                                      description="Runs a script written for a vendor's Python API on accel.")
     add_arguments(parser)
-    args = parser.parse_args(argv)
+    args = resolve(parser.parse_args(argv), parser)
     return run(args.vendor, args.command, args.device, args.force, args.source, args.profile)

@@ -1,5 +1,5 @@
-"""`onnxruntime` as a script imports it under `accel shim`: accel's shim module accel.shims.ort itself (launcher.py puts this folder first
-on the script's PYTHONPATH)."""
+"""`onnxruntime` as a script imports it under `accel shim`: accel's shim module accel.shims.ort itself (launcher.py
+puts this folder first on the script's PYTHONPATH)."""
 import sys
 
 from accel.shims import ort as _shim
