@@ -1,5 +1,5 @@
-"""`vart` as a script imports it under `accel shim`: accel's shim module accel.shims.vitis.vart itself (launcher.py puts this folder first
-on the script's PYTHONPATH)."""
+"""`vart` as a script imports it under `accel shim`: accel's shim module
+accel.shims.vitis.vart itself (launcher.py puts this folder first on the script's PYTHONPATH)."""
 import sys
 
 from accel.shims.vitis import vart as _shim
