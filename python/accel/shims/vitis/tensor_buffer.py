@@ -49,7 +49,7 @@ class TensorBuffer:
         return v.copy() if copy else v
 
     def __buffer__(self, flags: int) -> memoryview:
-        return memoryview(self._view())
+        return self._view().data
 
     def __str__(self) -> str:
         v = self._view()

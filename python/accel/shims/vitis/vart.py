@@ -181,6 +181,11 @@ def _tensor(graph: Graph, info: Any) -> Tensor:
 _copies: List[str] = []
 
 
+def _remove_copies() -> None:
+    for folder in _copies:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def _model_file(graph: Graph) -> str:
     """The file to load: the one deserialized, or (if it changed since) a copy of the bytes the graph was read from,
     under the same name in a folder removed at exit."""
@@ -193,7 +198,7 @@ def _model_file(graph: Graph) -> str:
         pass
     folder = tempfile.mkdtemp(prefix="accel-shim-vitis-")
     if not _copies:
-        atexit.register(lambda: [shutil.rmtree(d, ignore_errors=True) for d in _copies])
+        atexit.register(_remove_copies)
     _copies.append(folder)
     path = os.path.join(folder, os.path.basename(c.path))
     with open(path, "wb") as f:
