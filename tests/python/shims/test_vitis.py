@@ -423,3 +423,40 @@ def test_modes_runner_kinds_and_methods_the_binding_has_not(tmp_path):
     ext.wait(ext.execute_async([tb], [out]))
     want = np.arange(128, dtype=np.int8).reshape(1, 2, 2, 2, 2, 8).max(axis=(2, 4))
     np.testing.assert_array_equal(np.asarray(out), want)
+
+
+def test_non_contiguous_arrays_are_read_and_written_element_by_element(runner, frames, reference):
+    x = np.zeros((1, 8, 8, 8), np.int8)[..., ::2]  # VART would read this memory as if contiguous
+    x[0] = frames[1]
+    outs = [np.zeros((*t.dims[:-1], 2 * t.dims[-1]), np.int8)[..., ::2] for t in runner.get_output_tensors()]
+    runner.execute_async([x], outs)
+    for t, o in zip(runner.get_output_tensors(), outs):
+        np.testing.assert_array_equal(o, reference[f"1_{t.name}"])
+        assert not o.base[..., 1::2].any()  # nothing written between the view's elements
+
+
+def test_float_inputs_out_of_range_wrap_as_the_boards_cast(runner, frames, reference, capsys):
+    (t,) = runner.get_input_tensors()
+    fp = t.get_attr("fix_point")
+    q = frames[2].astype(np.int64)[None]
+    x = ((q + 256 * np.where(q % 3 == 0, 1, 0)) / 2.0 ** fp).astype(np.float32)  # a third of them 256 past int8
+    x += np.float32(0.4 / 2 ** fp) * np.sign(x)  # and a fraction, truncated toward zero
+    outs = [np.zeros(tuple(o.dims), np.int8) for o in runner.get_output_tensors()]
+    runner.execute_async([x], outs)
+    runner.execute_async([x], outs)
+    for o, ot in zip(outs, runner.get_output_tensors()):
+        np.testing.assert_array_equal(o, reference[f"2_{ot.name}"])
+    assert capsys.readouterr().err.count("they wrap around, as VART's (int8_t) cast does") == 1
+
+
+def test_a_file_changed_after_deserialize_runs_as_it_was_read(tmp_path, model_path, frames, reference):
+    copy = tmp_path / "copy.xmodel"
+    copy.write_bytes(model_path.read_bytes())
+    g = xir.Graph.deserialize(str(copy))
+    copy.write_bytes(b"changed")  # VART runs the graph it holds in memory
+    dpu = next(s for s in g.get_root_subgraph().toposort_child_subgraph() if s.get_attr("device") == "DPU")
+    r = vart.Runner.create_runner(dpu, "run")
+    outs = [np.zeros(tuple(t.dims), np.int8) for t in r.get_output_tensors()]
+    r.execute_async([frames[3][None]], outs)
+    for t, o in zip(r.get_output_tensors(), outs):
+        np.testing.assert_array_equal(o, reference[f"3_{t.name}"])
