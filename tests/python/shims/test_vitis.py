@@ -460,3 +460,38 @@ def test_a_file_changed_after_deserialize_runs_as_it_was_read(tmp_path, model_pa
     r.execute_async([frames[3][None]], outs)
     for t, o in zip(r.get_output_tensors(), outs):
         np.testing.assert_array_equal(o, reference[f"3_{t.name}"])
+
+
+def test_a_file_with_two_dpu_subgraphs_runs_each_with_its_own_runner(tmp_path):
+    """As Xilinx's pointpillars and custom-op examples: two DPU subgraphs, a runner each, the first's output fed to
+    the second; together they give what the one subgraph gives."""
+    b = XmodelBuilder("two")
+    x = b.input("x", (1, 4, 4, 8), 4)
+    pool = b.op("pool-fix", "pool", {"input": [x]}, (1, 2, 2, 8), 4, type="MAX", kernel=[2, 2], stride=[2, 2],
+                pad=[0, 0, 0, 0])
+    w = b.const("w", np.random.default_rng(7).integers(-60, 60, (4, 1, 1, 8)), 6)
+    b.output(b.op("conv2d-fix", "conv", {"input": [pool], "weights": [w]}, (1, 2, 2, 4), 3, kernel=[1, 1],
+                  stride=[1, 1], dilation=[1, 1], pad=[0, 0, 0, 0], pad_mode="FLOOR", group=1, nonlinear="RELU"))
+    (tmp_path / "one.xmodel").write_bytes(b.bytes())
+    g = b.graph()
+    dpu = next(c for c in g.root.children if c.device == "DPU")
+    cut = next(i for i, leaf in enumerate(dpu.children) if leaf.leaf_ops == ["pool"]) + 1
+    at = g.root.children.index(dpu)
+    g.root.children[at:at + 1] = [reader.Subgraph("subgraph_tail", dict(dpu.attrs), [], dpu.children[cut:]),
+                                  reader.Subgraph("subgraph_head", dict(dpu.attrs), [], dpu.children[:cut])]
+    (tmp_path / "two.xmodel").write_bytes(reader.write(g))  # the tail first in the file: toposort puts it second
+
+    graph = xir.Graph.deserialize(str(tmp_path / "two.xmodel"))
+    head, tail = [s for s in graph.get_root_subgraph().toposort_child_subgraph() if s.get_attr("device") == "DPU"]
+    assert (head.get_name(), tail.get_name()) == ("subgraph_head", "subgraph_tail")
+    first, second = vart.Runner.create_runner(head, "run"), vart.Runner.create_runner(tail, "run")
+    assert [t.name for t in first.get_output_tensors()] == [t.name for t in second.get_input_tensors()] == ["pool_fix"]
+    q = np.random.default_rng(8).integers(-128, 128, (1, 4, 4, 8)).astype(np.int8)
+    pooled = np.empty(tuple(first.get_output_tensors()[0].dims), np.int8)
+    first.wait(first.execute_async([q], [pooled]))
+    y = np.empty(tuple(second.get_output_tensors()[0].dims), np.int8)
+    second.wait(second.execute_async([pooled], [y]))
+    with accel.open("emu:int8=dpu") as dev:
+        (want,) = dev.load(str(tmp_path / "one.xmodel")).run(q)
+        np.testing.assert_array_equal(y, want)
+    assert len(np.unique(y)) > 2
