@@ -106,7 +106,7 @@ class HB_HBMRuntime:
 
     @property
     def hbm_descs(self) -> Dict[str, str]:
-        return {f: "" for f in self._files}
+        return dict.fromkeys(self._files, "")
 
     @property
     def compile_bpu_core_num(self) -> Dict[str, int]:
@@ -122,7 +122,7 @@ class HB_HBMRuntime:
 
     @property
     def input_descs(self) -> Dict[str, Dict[str, str]]:
-        return self._per_model(lambda e: {n: "" for n in e.in_names})
+        return self._per_model(lambda e: dict.fromkeys(e.in_names, ""))
 
     @property
     def input_shapes(self) -> Dict[str, Dict[str, List[int]]]:
@@ -150,7 +150,7 @@ class HB_HBMRuntime:
 
     @property
     def output_descs(self) -> Dict[str, Dict[str, str]]:
-        return self._per_model(lambda e: {n: "" for n in e.out_names})
+        return self._per_model(lambda e: dict.fromkeys(e.out_names, ""))
 
     @property
     def output_shapes(self) -> Dict[str, Dict[str, List[int]]]:
