@@ -82,7 +82,8 @@ def _frame(index: int, info: Any, props: TensorProperties, array: np.ndarray) ->
         raise ShapeError(f"{what}: {info.size} bytes; this array holds {array.size} (shape {array.shape}): the "
                          f"board's binding would copy past it or leave the rest of the frame stale")
     if props.layout == "NCHW" and info.shape[-1] == 3:
-        return np.reshape(array, props.shape).transpose(0, 2, 3, 1)
+        planar: np.ndarray = np.reshape(array, props.shape)
+        return np.transpose(planar, (0, 2, 3, 1))
     # reshape gives a view of a contiguous array (accel copies it into device memory) and a copy of another:
     # the caller's array is never written (the X5 binding subtracts 128 from an RGB frame in place).
     return np.reshape(array, info.shape)
