@@ -205,3 +205,21 @@ attempt("ctor_type", lambda: HB_HBMRuntime(3))
 report["sched_unchanged"] = [rt.sched_params[cnn].priority, rt.sched_params[cnn].bpu_cores]
 print(json.dumps(report))
 '''
+
+# The S100 single-model quick start: one file, one input. argv: model.hbm x.npy out.npz
+HBM_ONE = '''
+import json
+import sys
+
+import numpy as np
+from hbm_runtime import HB_HBMRuntime
+
+model = HB_HBMRuntime(sys.argv[1])
+model_name = model.model_names[0]
+input_name = model.input_names[model_name][0]
+x = np.load(sys.argv[2])
+assert list(x.shape) == model.input_shapes[model_name][input_name]
+outputs = model.run(x)
+np.savez(sys.argv[3], out=next(iter(outputs[model_name].values())))
+print(json.dumps({"model_names": model.model_names}))
+'''

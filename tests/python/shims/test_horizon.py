@@ -82,12 +82,13 @@ def files(tmp_path_factory):
     return out
 
 
-def shim(tmp_path: Path, script: str, *args, source=None) -> dict:
+def shim(tmp_path: Path, script: str, *args, source=None, device=None) -> dict:
     """Runs ``script`` under the launcher; returns its JSON report (stderr is kept in the failure message)."""
     path = tmp_path / "app.py"
     path.write_text(script)
     env = {k: v for k, v in os.environ.items() if not k.startswith("ACCEL_SHIM_")}
-    command = [sys.executable, "-m", "accel.shims", "horizon", *(["--source", str(source)] if source else []),
+    options = [*(["--source", str(source)] if source else []), *(["--device", device] if device else [])]
+    command = [sys.executable, "-m", "accel.shims", "horizon", *options,
                "--", sys.executable, str(path), *map(str, args)]
     done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=900)
     assert done.returncode == 0, f"exit {done.returncode}\nstdout:\n{done.stdout}\nstderr:\n{done.stderr}"
@@ -237,3 +238,33 @@ def test_hbm_runtime_bad_use(files, tmp_path):
     raised("no_source", ["InvalidArgumentError"], "--source", "cnn_calibrated_model.onnx")
     raised("ctor_type", ["TypeError"], "model file path")
     assert r["sched_unchanged"] == [0, [-1]]
+
+
+@pytest.mark.vendor("bpu", formats=(".bin",))
+def test_pyeasy_dnn_on_the_board(files, tmp_path):
+    """The same script with --device bpu:0 (CI: accel's BPU driver over the libdnn stand-in): the .bin loads as it
+    is, nothing is said about a source, and the int8 outputs are the emulator's for the same frame."""
+    bgr = picture(5)
+    np.save(tmp_path / "bgr.npy", bgr)
+    report = shim(tmp_path, scripts.PYEASY_NV12, files["nv12_bin"], tmp_path / "bgr.npy", tmp_path / "out.npz",
+                  device="bpu:0")
+    with accel.open(DEVICE) as dev:
+        want = dev.load(files["nv12_bin"], source=files["qdq"]).run(image.bgr_to_nv12(bgr))
+    got = np.load(tmp_path / "out.npz")
+    assert all(np.array_equal(got[f"arr_{i}"], w) for i, w in enumerate(want))
+    assert report["inputs"][0]["tensor_type"] == "NV12" and report["inputs"][0]["shape"] == [1, 3, H, W]
+    assert "accel shim:" not in report["_stderr"]
+
+
+@pytest.mark.vendor("bpu", formats=(".hbm",))
+def test_hbm_runtime_on_the_board(files, tmp_path):
+    """HB_HBMRuntime on an S100 .hbm through accel's BPU driver (CI: the hbUCP stand-in): the file loads as it is
+    and gives the emulator's outputs of the ONNX it was made from."""
+    x = np.random.default_rng(6).random((1, 3, 64, 64), dtype=np.float32)
+    np.save(tmp_path / "x.npy", x)
+    report = shim(tmp_path, scripts.HBM_ONE, files["hbm"], tmp_path / "x.npy", tmp_path / "out.npz",
+                  device="bpu:0")
+    with accel.open(DEVICE) as dev:
+        (want,) = dev.load(files["cnn_onnx"]).run(x)
+    np.testing.assert_allclose(np.load(tmp_path / "out.npz")["out"], want, rtol=1e-5, atol=1e-6)
+    assert report["model_names"] == ["cnn"] and "accel shim:" not in report["_stderr"]
