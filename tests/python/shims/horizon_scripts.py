@@ -6,10 +6,11 @@ JSON report on stdout and save their outputs with np.savez; a bad use prints the
 
 # X5 detector style: load the .bin, read the input's size from its properties, feed an NV12 frame (flat, as the
 # samples' bgr2nv12 returns it), read each output's buffer and scale_data. Also: the list form with scheduling
-# arguments, and model.outputs after the run. argv: model.bin picture.npy out.npz
+# arguments, model.outputs after the run, and threads sharing the model. argv: model.bin picture.npy out.npz
 PYEASY_NV12 = '''
 import json
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from hobot_dnn import pyeasy_dnn as dnn
@@ -41,6 +42,9 @@ again = model.forward([nv12], core_id=0, priority=5)
 assert np.array_equal(nv12, kept), "the frame was written"
 assert all(np.array_equal(a.buffer, b) for a, b in zip(again, buffers))
 assert all(np.array_equal(a.buffer, b) for a, b in zip(model.outputs, buffers))
+with ThreadPoolExecutor(4) as pool:   # one model shared by camera threads
+    for outs in pool.map(lambda _: model.forward(nv12), range(8)):
+        assert all(np.array_equal(a.buffer, b) for a, b in zip(outs, buffers))
 np.savez(sys.argv[3], *buffers)
 print(json.dumps({"name": model.name, "count": len(models), "inputs": [describe(t) for t in model.inputs],
                   "outputs": [describe(t) for t in outputs], "latency": model.estimate_latency}))
