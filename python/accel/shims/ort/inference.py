@@ -57,10 +57,7 @@ class InferenceSession:
         self._what = self._model_path or "the model's bytes"
         self._sig = graph.read(self._model_bytes, self._model_path)
         self._dims = {a.name: self._resolved(a.name) for a in self._sig.inputs}
-        # Dims fixed by a free dimension override are what the session reports, as onnxruntime's does.
-        self._sig.inputs = [graph.NodeArg(a.name, a.type, [d if d is not None else s for d, s in zip(dims, a.shape)])
-                            if dims is not None and dims != self._sig.dims[a.name] else a
-                            for a, dims in ((a, self._dims[a.name]) for a in self._sig.inputs)]
+        self._sig.inputs = [self._shown(a) for a in self._sig.inputs]
         self._outputs = {a.name for a in self._sig.outputs}
         self._lock = threading.Lock()
         self._models: Dict[Shapes, Any] = {}
@@ -69,10 +66,11 @@ class InferenceSession:
         if self._sess_options.custom_ops_libraries:
             session.say_once("ort-custom-ops", "custom op libraries are not loaded: accel runs the ops its compiler "
                                                "knows")
-        if all(d is not None and None not in d for d in self._dims.values()):
-            overridden = any(d != self._sig.dims[n] for n, d in self._dims.items())
-            shapes = {n: tuple(d) for n, d in self._dims.items() if d is not None} if overridden else None
-            self._static = self._load(shapes)
+        static = {n: tuple(x for x in d if x is not None) for n, d in self._dims.items()
+                  if d is not None and None not in d}
+        if len(static) == len(self._dims):
+            overridden = any(list(shape) != self._sig.dims[n] for n, shape in static.items())
+            self._static = self._load(static if overridden else None)
 
     # -- what the session says about its model ---------------------------------------------------------------
 
@@ -196,6 +194,14 @@ class InferenceSession:
             else:
                 out.append(None)
         return out
+
+    def _shown(self, arg: graph.NodeArg) -> graph.NodeArg:
+        """The input as the session reports it: dims a free dimension override fixed are numbers, as in
+        onnxruntime's session."""
+        dims = self._dims[arg.name]
+        if dims is None or dims == self._sig.dims[arg.name]:
+            return arg
+        return graph.NodeArg(arg.name, arg.type, [d if d is not None else s for d, s in zip(dims, arg.shape or [])])
 
     def _load(self, input_shapes: Optional[Dict[str, Tuple[int, ...]]]) -> Any:
         source = self._model_path if self._model_path is not None else self._model_bytes

@@ -46,9 +46,9 @@ def normalize(providers: Any, provider_options: Any) -> Tuple[List[str], List[Di
     def add(name: str, options: Dict[Any, Any]) -> None:
         if name not in have:
             warnings.warn(f"Specified provider '{name}' is not in available provider names."
-                          f"Available providers: '{', '.join(have)}'", stacklevel=4)
+                          f"Available providers: '{', '.join(have)}'", stacklevel=5)
         elif name in names:
-            warnings.warn(f"Duplicate provider '{name}' encountered, ignoring.", stacklevel=4)
+            warnings.warn(f"Duplicate provider '{name}' encountered, ignoring.", stacklevel=5)
         else:
             names[name] = {str(k): str(v) for k, v in options.items()}
 
