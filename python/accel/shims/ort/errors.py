@@ -25,26 +25,69 @@ class OrtError(Exception):
         super().__init__(f"[ONNXRuntimeError] : {self.code} : {self.status} : {detail}")
 
 
-def _make(name: str, code: int, status: str) -> Type[OrtError]:
-    return type(name, (OrtError,), {"code": code, "status": status, "__doc__": f"onnxruntime's {status} ({code})."})
+# One class per onnxruntime status code (OrtErrorCode in its C API), as its pybind module has them; DeviceReset,
+# a class that module has besides, takes the next number here.
 
 
-# onnxruntime's status codes (onnxruntime_c_api.h's OrtErrorCode), one class each as its pybind module has them.
-Fail = _make("Fail", 1, "FAIL")
-InvalidArgument = _make("InvalidArgument", 2, "INVALID_ARGUMENT")
-NoSuchFile = _make("NoSuchFile", 3, "NO_SUCHFILE")
-NoModel = _make("NoModel", 4, "NO_MODEL")
-EngineError = _make("EngineError", 5, "ENGINE_ERROR")
-RuntimeException = _make("RuntimeException", 6, "RUNTIME_EXCEPTION")
-InvalidProtobuf = _make("InvalidProtobuf", 7, "INVALID_PROTOBUF")
-ModelLoaded = _make("ModelLoaded", 8, "MODEL_LOADED")
-NotImplemented = _make("NotImplemented", 9, "NOT_IMPLEMENTED")  # noqa: A001 (onnxruntime's own name)
-InvalidGraph = _make("InvalidGraph", 10, "INVALID_GRAPH")
-EPFail = _make("EPFail", 11, "EP_FAIL")
-ModelLoadCanceled = _make("ModelLoadCanceled", 12, "MODEL_LOAD_CANCELED")
-ModelRequiresCompilation = _make("ModelRequiresCompilation", 13, "MODEL_REQUIRES_COMPILATION")
-NotFound = _make("NotFound", 14, "NOT_FOUND")
-DeviceReset = _make("DeviceReset", 15, "DEVICE_RESET")
+class Fail(OrtError):
+    code, status = 1, "FAIL"
+
+
+class InvalidArgument(OrtError):
+    code, status = 2, "INVALID_ARGUMENT"
+
+
+class NoSuchFile(OrtError):
+    code, status = 3, "NO_SUCHFILE"
+
+
+class NoModel(OrtError):
+    code, status = 4, "NO_MODEL"
+
+
+class EngineError(OrtError):
+    code, status = 5, "ENGINE_ERROR"
+
+
+class RuntimeException(OrtError):
+    code, status = 6, "RUNTIME_EXCEPTION"
+
+
+class InvalidProtobuf(OrtError):
+    code, status = 7, "INVALID_PROTOBUF"
+
+
+class ModelLoaded(OrtError):
+    code, status = 8, "MODEL_LOADED"
+
+
+class NotImplemented(OrtError):  # noqa: A001 (onnxruntime's own name)
+    code, status = 9, "NOT_IMPLEMENTED"
+
+
+class InvalidGraph(OrtError):
+    code, status = 10, "INVALID_GRAPH"
+
+
+class EPFail(OrtError):
+    code, status = 11, "EP_FAIL"
+
+
+class ModelLoadCanceled(OrtError):
+    code, status = 12, "MODEL_LOAD_CANCELED"
+
+
+class ModelRequiresCompilation(OrtError):
+    code, status = 13, "MODEL_REQUIRES_COMPILATION"
+
+
+class NotFound(OrtError):
+    code, status = 14, "NOT_FOUND"
+
+
+class DeviceReset(OrtError):
+    code, status = 15, "DEVICE_RESET"
+
 
 EXCEPTIONS: Dict[str, Type[OrtError]] = {c.__name__: c for c in (
     Fail, InvalidArgument, NoSuchFile, NoModel, EngineError, RuntimeException, InvalidProtobuf, ModelLoaded,

@@ -277,10 +277,11 @@ class InferenceSession:
                                          + " Please fix either the inputs/outputs or the model.")
         return value
 
-    @staticmethod
-    def _results(model: Any, outs: Sequence[np.ndarray], names: Sequence[str]) -> List[np.ndarray]:
-        """The outputs named, in that order, each an array of its own as onnxruntime returns (writable, dense)."""
-        index = {info.name: i for i, info in enumerate(model.outputs)}
+    def _results(self, model: Any, outs: Sequence[np.ndarray], names: Sequence[str]) -> List[np.ndarray]:
+        """The outputs named, in that order, each an array of its own as onnxruntime returns (writable, dense).
+        accel's model keeps the ONNX outputs' names and order; a name it does not know is taken by position."""
+        index = {a.name: i for i, a in enumerate(self._sig.outputs)}
+        index.update({info.name: i for i, info in enumerate(model.outputs)})
         results = []
         for name in names:
             a = outs[index[name]]
