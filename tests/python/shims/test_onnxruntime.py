@@ -339,7 +339,8 @@ NOT_COVERED_SCRIPT = """\
     from onnxruntime.capi.onnxruntime_pybind11_state import NotImplemented
 
     sess = ort.InferenceSession(sys.argv[1])
-    for what in (sess.io_binding, lambda: sess.run_with_ort_values(None, {})):
+    for what in (sess.io_binding, lambda: sess.run_with_ort_values(None, {}),
+                 lambda: ort.OrtValue.ortvalue_from_numpy(np.ones(1, np.float32))):
         try:
             what()
         except NotImplemented as e:
@@ -352,7 +353,8 @@ NOT_COVERED_SCRIPT = """\
 
 
 def test_not_covered_is_refused_clearly(tmp_path):
-    """io_binding, OrtValues and feeding an overridable initializer raise NOT_IMPLEMENTED naming the docs."""
+    """io_binding, OrtValue (importable, refusing when used) and feeding an overridable initializer raise
+    NOT_IMPLEMENTED naming the docs."""
     w = helper.make_tensor("w", TensorProto.FLOAT, [1], [2.0])
     g = helper.make_graph([helper.make_node("Mul", ["x", "w"], ["y"])], "g",
                           [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 4, 4]),
@@ -364,4 +366,4 @@ def test_not_covered_is_refused_clearly(tmp_path):
     script = write(tmp_path, "not_covered.py", NOT_COVERED_SCRIPT)
     out = ok(shim(script, str(tmp_path / "mul.onnx"))).stdout
     refused = [line for line in out.splitlines() if line.startswith("refused:")]
-    assert len(refused) == 3 and all("NOT_IMPLEMENTED" in r and "docs/shims/onnxruntime.md" in r for r in refused)
+    assert len(refused) == 4 and all("NOT_IMPLEMENTED" in r and "docs/shims/onnxruntime.md" in r for r in refused)

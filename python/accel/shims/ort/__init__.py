@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import List
 
+from . import errors, not_covered
 from .errors import (EPFail, EngineError, Fail, InvalidArgument, InvalidGraph, InvalidProtobuf, ModelLoaded,
                      NoModel, NoSuchFile, NotFound, NotImplemented, RuntimeException)
 from .graph import ModelMetadata, NodeArg
@@ -24,7 +25,8 @@ __all__ = ["__version__", "InferenceSession", "Session", "SessionOptions", "RunO
            "get_device", "get_version_string", "get_build_info", "set_default_logger_severity",
            "set_default_logger_verbosity", "set_seed", "disable_telemetry_events", "enable_telemetry_events",
            "Fail", "InvalidArgument", "NoSuchFile", "NoModel", "EngineError", "RuntimeException", "InvalidProtobuf",
-           "ModelLoaded", "NotImplemented", "InvalidGraph", "EPFail", "NotFound", "SUBMODULES"]
+           "ModelLoaded", "NotImplemented", "InvalidGraph", "EPFail", "NotFound", "SUBMODULES",
+           "register_execution_provider_library"]
 
 #: The onnxruntime API this module follows (its 1.20 Python API, the subset docs/shims/onnxruntime.md lists); the
 #: local part says it is accel's, for a script that prints it.
@@ -77,3 +79,16 @@ def disable_telemetry_events() -> None:
 
 def enable_telemetry_events() -> None:
     """Accepted: there is no telemetry."""
+
+
+def register_execution_provider_library(name: str, path: str) -> None:
+    raise errors.NotImplemented(f"onnxruntime.register_execution_provider_library {not_covered.DOCS}: sessions "
+                                "run on accel's device")
+
+
+def __getattr__(name: str) -> type:
+    """onnxruntime's classes the shim does not cover, as stubs that refuse when used (not_covered.py)."""
+    if name in not_covered.NAMES:
+        return not_covered.stub(name)
+    raise AttributeError(f"module 'onnxruntime' has no attribute '{name}' (accel's onnxruntime shim covers the API "
+                         "docs/shims/onnxruntime.md lists)")

@@ -16,14 +16,14 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 
 from .. import session
-from . import errors, graph
+from . import errors, graph, not_covered
 from . import providers as eps
 from .options import RunOptions, SessionOptions
 
 __all__ = ["InferenceSession", "Session"]
 
 Shapes = Tuple[Tuple[int, ...], ...]
-_NOT_COVERED = "is not covered by accel's onnxruntime shim (docs/shims/onnxruntime.md)"
+_NOT_COVERED = not_covered.DOCS
 
 
 class InferenceSession:
