@@ -30,10 +30,11 @@ pytestmark = pytest.mark.emulator
 TINY_CNN = Path(accel.__file__).resolve().parent / "models" / "tiny_cnn.onnx"
 
 
-def shim(script: Path, *args: str, force: bool = True) -> subprocess.CompletedProcess:
-    """Runs ``python script.py ARGS`` under the shim launcher, on its default device (the emulator)."""
+def shim(script: Path, *args: str, force: bool = True, device: str = "") -> subprocess.CompletedProcess:
+    """Runs ``python script.py ARGS`` under the shim launcher, on `device` (default: the launcher's, the emulator)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("ACCEL_SHIM_")}
     cmd = [sys.executable, "-m", "accel.shims", "onnxruntime"] + (["--force"] if force else [])
+    cmd += ["--device", device] if device else []
     return subprocess.run(cmd + ["--", sys.executable, str(script), *args], capture_output=True, text=True,
                           timeout=900, env=env, cwd=script.parent)
 
@@ -231,7 +232,8 @@ def test_quantized_qdq_model(tmp_path):
     feeds = quantized.make_feeds("tiny_cnn")
     np.savez(tmp_path / "feeds.npz", **feeds)
     script = write(tmp_path, "quantized_app.py", QUANTIZED_SCRIPT)
-    ok(shim(script, str(path), str(tmp_path / "feeds.npz"), str(tmp_path / "out.npz")))
+    p = ok(shim(script, str(path), str(tmp_path / "feeds.npz"), str(tmp_path / "out.npz"), device="emu:cores=2"))
+    assert "accel device 'emu:cores=2'" in p.stderr
     got = np.load(tmp_path / "out.npz")
     got = [got[f"arr_{i}"] for i in range(len(got.files))]
     with accel.open("emu") as dev:

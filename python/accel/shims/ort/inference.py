@@ -259,23 +259,22 @@ class InferenceSession:
         """``value`` as the array the input takes: a list or scalar converted to its dtype (as onnxruntime does),
         an array of another dtype, rank or dims refused with onnxruntime's message."""
         want = self._sig.dtypes[arg.name]
-        if not isinstance(value, np.ndarray):
-            value = np.asarray(value, dtype=want)
-        if want is not None and value.dtype != want:
-            raise errors.InvalidArgument(f"Unexpected input data type. Actual: ({graph.dtype_type_name(value.dtype)}) "
+        array: np.ndarray = value if isinstance(value, np.ndarray) else np.asarray(value, dtype=want)
+        if want is not None and array.dtype != want:
+            raise errors.InvalidArgument(f"Unexpected input data type. Actual: ({graph.dtype_type_name(array.dtype)}) "
                                          f", expected: ({arg.type})")
         dims = self._dims[arg.name]
         if dims is None:
-            return value
-        if value.ndim != len(dims):
-            raise errors.InvalidArgument(f"Invalid rank for input: {arg.name} Got: {value.ndim} Expected: "
+            return array
+        if array.ndim != len(dims):
+            raise errors.InvalidArgument(f"Invalid rank for input: {arg.name} Got: {array.ndim} Expected: "
                                          f"{len(dims)} Please fix either the inputs/outputs or the model.")
-        bad = [(i, g, d) for i, (g, d) in enumerate(zip(value.shape, dims)) if d is not None and g != d]
+        bad = [(i, g, d) for i, (g, d) in enumerate(zip(array.shape, dims)) if d is not None and g != d]
         if bad:
             raise errors.InvalidArgument(f"Got invalid dimensions for input: {arg.name} for the following indices\n"
                                          + "".join(f" index: {i} Got: {g} Expected: {d}\n" for i, g, d in bad)
                                          + " Please fix either the inputs/outputs or the model.")
-        return value
+        return array
 
     def _results(self, model: Any, outs: Sequence[np.ndarray], names: Sequence[str]) -> List[np.ndarray]:
         """The outputs named, in that order, each an array of its own as onnxruntime returns (writable, dense).
