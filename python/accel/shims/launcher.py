@@ -9,7 +9,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from . import DEFAULT_DEVICES, VENDORS, session
 
@@ -27,7 +27,8 @@ def installed(vendor: str) -> List[str]:
     """The vendor's module names that the real package provides in this interpreter (not our shim)."""
     found = []
     for name in VENDORS[vendor]:
-        spec = importlib.util.find_spec(name) if name not in sys.modules else getattr(sys.modules[name], "__spec__", None)
+        module = sys.modules.get(name)
+        spec = importlib.util.find_spec(name) if module is None else getattr(module, "__spec__", None)
         origin = getattr(spec, "origin", None) or ""
         if spec is not None and not str(origin).startswith(str(IMPORTABLE)):
             found.append(f"{name} ({os.path.dirname(origin) or 'built in'})")
@@ -50,7 +51,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(vendor: str, command: Sequence[str], device: Optional[str] = None, force: bool = False,
         source: Optional[str] = None) -> int:
     """Runs ``command`` under the vendor's shim; returns its exit code (2 for a usage error, said on stderr)."""
-    command = list(command[1:] if command and command[0] == "--" else command)
+    command, given = _leading_options(command)
+    device = given.get("device", device)
+    source = given.get("source", source)
+    force = force or "force" in given
     if not command:
         print("accel shim: no command to run: accel shim VENDOR -- python app.py ARGS", file=sys.stderr)
         return 2
@@ -74,6 +78,19 @@ def run(vendor: str, command: Sequence[str], device: Optional[str] = None, force
         return 127
     except KeyboardInterrupt:
         return 130
+
+
+def _leading_options(command: Sequence[str]) -> Tuple[List[str], Dict[str, str]]:
+    """The command after ``--``, and the launcher's options written between VENDOR and ``--`` (``accel shim
+    onnxruntime --force -- python app.py``): argparse's REMAINDER positional takes everything after VENDOR, those
+    options included, so they are read here."""
+    rest, given = list(command), {}
+    while rest and (rest[0] in ("--force", "--device", "--source") or rest[0].startswith(("--device=", "--source="))):
+        name, _, value = rest.pop(0)[2:].partition("=")
+        if name != "force" and not value and rest:
+            value = rest.pop(0)
+        given[name] = value
+    return (rest[1:] if rest and rest[0] == "--" else rest), given
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
