@@ -15,7 +15,8 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
                                           "--device says otherwise. See docs/shims.md.")
     launcher.add_arguments(p)
     p.set_defaults(handler=_run)
-    return p
+    parser: argparse.ArgumentParser = p
+    return parser
 
 
 def _run(args: argparse.Namespace) -> int:
