@@ -124,6 +124,9 @@ USERS_SCRIPT = """\
     for i, im in enumerate(images):
         cnn.run_async(None, {image_in.name: im}, on_done, i)
     assert done.wait(120), "run_async never called back"
+    mlp_done = threading.Event()
+    mlp.run_async(["y"], {"x": x2}, lambda results, _, err: (saved.update(async_y2=results[0]), mlp_done.set()), None)
+    assert mlp_done.wait(120), "run_async never called back"
     for i in range(len(images)):
         results, err = got[i]
         assert err == "", err
@@ -183,7 +186,7 @@ def test_users_script_gives_accels_numbers(tmp_path, mlp):
                 np.testing.assert_array_equal(saved[f"thread{i}"], want)
         y2, z2 = dev.load(mlp, input_shapes={"x": (2, 16)}).run(saved["x2"])
         y5, z5 = dev.load(mlp, input_shapes={"x": (5, 16)}).run(saved["x5"])
-    for name, want in dict(y2=y2, z2=z2, y5=y5, z5=z5).items():
+    for name, want in dict(y2=y2, z2=z2, y5=y5, z5=z5, async_y2=y2).items():
         np.testing.assert_array_equal(saved[name], want)
 
     # Close to onnxruntime's own (float: the emulator's kernels round differently from MLAS').
