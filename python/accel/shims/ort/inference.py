@@ -16,7 +16,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 
 from .. import session
-from . import errors, graph, not_covered
+from . import errors, feeds, graph, not_covered
 from . import providers as eps
 from .options import RunOptions, SessionOptions
 
@@ -56,7 +56,8 @@ class InferenceSession:
             self.set_providers([eps.CPU])
         self._what = self._model_path or "the model's bytes"
         self._sig = graph.read(self._model_bytes, self._model_path)
-        self._dims = {a.name: self._resolved(a.name) for a in self._sig.inputs}
+        self._dims = {a.name: feeds.resolved(self._sig.dims[a.name], self._sig.denotations[a.name], self._sess_options)
+                      for a in self._sig.inputs}
         self._sig.inputs = [self._shown(a) for a in self._sig.inputs]
         self._outputs = {a.name for a in self._sig.outputs}
         self._lock = threading.Lock()
@@ -144,7 +145,7 @@ class InferenceSession:
         thread with the outputs and "" when it is done, or with [] and onnxruntime's message for a failed run
         (a wrong dtype or shape included, as onnxruntime reports them there). A missing input raises ValueError
         here, as onnxruntime's does."""
-        self._check_missing(input_feed)
+        feeds.check_missing(self._sig.inputs, input_feed)
         caller = threading.get_ident()
 
         def deliver(results: List[np.ndarray], err: str) -> None:
@@ -175,26 +176,6 @@ class InferenceSession:
 
     # -- inside ----------------------------------------------------------------------------------------------
 
-    def _resolved(self, name: str) -> Optional[List[Optional[int]]]:
-        """Input ``name``'s dims with the free dimension overrides applied; None for a symbolic or unknown dim."""
-        dims = self._sig.dims[name]
-        if dims is None:
-            return None
-        by_name = self._sess_options.free_dimensions_by_name
-        by_denotation = self._sess_options.free_dimensions_by_denotation
-        denotations = self._sig.denotations[name]
-        out: List[Optional[int]] = []
-        for i, d in enumerate(dims):
-            if isinstance(d, int) and d > 0:
-                out.append(d)
-            elif isinstance(d, str) and d in by_name:
-                out.append(by_name[d])
-            elif i < len(denotations) and denotations[i] in by_denotation:
-                out.append(by_denotation[denotations[i]])
-            else:
-                out.append(None)
-        return out
-
     def _shown(self, arg: graph.NodeArg) -> graph.NodeArg:
         """The input as the session reports it: dims a free dimension override fixed are numbers, as in
         onnxruntime's session."""
@@ -224,21 +205,13 @@ class InferenceSession:
                 model = self._models[key] = self._load({a.name: feed[a.name].shape for a in self._sig.inputs})
             return model
 
-    def _check_missing(self, input_feed: Any) -> None:
-        if not isinstance(input_feed, Mapping):
-            raise TypeError(f"input_feed must be a dict {{input name: array}}, not {type(input_feed).__name__}")
-        given = list(input_feed.keys())
-        missing = [a.name for a in self._sig.inputs if a.name not in input_feed and not a.type.startswith("optional")]
-        if missing:
-            raise ValueError(f"Required inputs ({missing}) are missing from input feed ({given}).")
-
     def _prepare(self, output_names: Optional[Sequence[str]], input_feed: Mapping[str, Any],
                  run_options: Optional[RunOptions]) -> Tuple[List[str], Dict[str, np.ndarray], Any]:
         """The output names, the feed as arrays of the model's dtypes and the model to run, checked as
         onnxruntime checks them, in its order: missing inputs, unknown names, then each input's dtype, rank, dims."""
         if run_options is not None and not isinstance(run_options, RunOptions):
             raise TypeError(f"run_options must be an onnxruntime.RunOptions, not {type(run_options).__name__}")
-        self._check_missing(input_feed)
+        feeds.check_missing(self._sig.inputs, input_feed)
         overridable = {a.name for a in self._sig.overridable}
         for name in input_feed:
             if name in overridable:
@@ -252,29 +225,9 @@ class InferenceSession:
                 raise errors.InvalidArgument(f"Invalid output name:{name}")
         if run_options is not None and run_options.terminate:
             raise errors.Fail("Exiting due to terminate flag being set to true.")
-        feed = {a.name: self._checked(a, input_feed[a.name]) for a in self._sig.inputs if a.name in input_feed}
+        feed = {a.name: feeds.checked(a, input_feed[a.name], self._sig.dtypes[a.name], self._dims[a.name])
+                for a in self._sig.inputs if a.name in input_feed}
         return names, feed, self._model_for(feed)
-
-    def _checked(self, arg: graph.NodeArg, value: Any) -> np.ndarray:
-        """``value`` as the array the input takes: a list or scalar converted to its dtype (as onnxruntime does),
-        an array of another dtype, rank or dims refused with onnxruntime's message."""
-        want = self._sig.dtypes[arg.name]
-        array: np.ndarray = value if isinstance(value, np.ndarray) else np.asarray(value, dtype=want)
-        if want is not None and array.dtype != want:
-            raise errors.InvalidArgument(f"Unexpected input data type. Actual: ({graph.dtype_type_name(array.dtype)}) "
-                                         f", expected: ({arg.type})")
-        dims = self._dims[arg.name]
-        if dims is None:
-            return array
-        if array.ndim != len(dims):
-            raise errors.InvalidArgument(f"Invalid rank for input: {arg.name} Got: {array.ndim} Expected: "
-                                         f"{len(dims)} Please fix either the inputs/outputs or the model.")
-        bad = [(i, g, d) for i, (g, d) in enumerate(zip(array.shape, dims)) if d is not None and g != d]
-        if bad:
-            raise errors.InvalidArgument(f"Got invalid dimensions for input: {arg.name} for the following indices\n"
-                                         + "".join(f" index: {i} Got: {g} Expected: {d}\n" for i, g, d in bad)
-                                         + " Please fix either the inputs/outputs or the model.")
-        return array
 
     def _results(self, model: Any, outs: Sequence[np.ndarray], names: Sequence[str]) -> List[np.ndarray]:
         """The outputs named, in that order, each an array of its own as onnxruntime returns (writable, dense).
