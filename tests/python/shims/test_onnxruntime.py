@@ -372,3 +372,51 @@ def test_not_covered_is_refused_clearly(tmp_path):
     out = ok(shim(script, str(tmp_path / "mul.onnx"))).stdout
     refused = [line for line in out.splitlines() if line.startswith("refused:")]
     assert len(refused) == 4 and all("NOT_IMPLEMENTED" in r and "docs/shims/onnxruntime.md" in r for r in refused)
+
+
+# -- in this process: accel.shims.ort imported under its own name, beside the real onnxruntime -------------------
+
+
+def test_what_a_session_reports_matches_onnxruntime_and_runs_a_symbolic_model(tmp_path):
+    """Symbolic and unknown dims, an output declared without a shape (onnxruntime infers it), an initializer that
+    is also an input (overridable, not an input), int64 beside float: reported and run as onnxruntime does."""
+    from accel.shims import ort as shim_ort
+
+    w = helper.make_tensor("w", TensorProto.FLOAT, [1], [2.0])
+    g = helper.make_graph([helper.make_node("Mul", ["x", "w"], ["y"]), helper.make_node("Identity", ["k"], ["z"])],
+                          "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 3, None]),
+                                helper.make_tensor_value_info("k", TensorProto.INT64, [2]),
+                                helper.make_tensor_value_info("w", TensorProto.FLOAT, [1])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
+                           helper.make_tensor_value_info("z", TensorProto.INT64, [2])], [w])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    data = m.SerializeToString()
+    ours = shim_ort.InferenceSession(data)
+    real = ort.InferenceSession(data, providers=["CPUExecutionProvider"])
+    for get in ("get_inputs", "get_outputs", "get_overridable_initializers"):
+        assert node_args(getattr(ours, get)()) == node_args(getattr(real, get)()), get
+    feed = {"x": np.arange(24, dtype=np.float32).reshape(2, 3, 4), "k": np.array([5, -7], np.int64)}
+    for got, want in zip(ours.run(None, feed), real.run(None, feed)):
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+    (z,) = ours.run(["z"], {"x": np.ones((1, 3, 1), np.float32), "k": [1, 2]})   # a list converts, as in onnxruntime
+    np.testing.assert_array_equal(z, [1, 2])
+
+
+def test_providers_follow_the_device(monkeypatch):
+    """The Vitis AI provider is available where the device is a Vitis AI board, and taken with its options there;
+    elsewhere it is warned about and dropped, as onnxruntime does without it."""
+    from accel.shims import session as shim_session
+    from accel.shims.ort import providers
+
+    asked = [("VitisAIExecutionProvider", {"config_file": "vaip_config.json", "num": 1}), "CPUExecutionProvider"]
+    monkeypatch.setenv(shim_session.ENV_DEVICE, "vart:0")
+    assert providers.available() == ["VitisAIExecutionProvider", "CPUExecutionProvider"]
+    assert providers.normalize(asked, None) == (["VitisAIExecutionProvider", "CPUExecutionProvider"],
+                                                [{"config_file": "vaip_config.json", "num": "1"}, {}])
+    monkeypatch.setenv(shim_session.ENV_DEVICE, "emu")
+    with pytest.warns(UserWarning, match="VitisAIExecutionProvider' is not in available provider names"):
+        assert providers.normalize(asked, None) == (["CPUExecutionProvider"], [{}])
+    with pytest.raises(ValueError, match="same length"):
+        providers.normalize(["CPUExecutionProvider"], [{}, {}])

@@ -140,6 +140,8 @@ def _inferred_outputs(model: Any, declared: Sequence[NodeArg]) -> List[NodeArg]:
     except Exception:  # noqa: BLE001 (inference is a nicety: the declared outputs stand)
         return list(declared)
     by_name = {v.name: _arg(v) for v in inferred.graph.output}
+    for arg in by_name.values():   # the names ONNX's inference makes up for unknown dims are None to onnxruntime
+        arg.shape = [None if isinstance(d, str) and d.startswith("unk__") else d for d in arg.shape or []]
     return [by_name.get(a.name, a) if not a.shape or a.type == "unknown" else a for a in declared]
 
 
