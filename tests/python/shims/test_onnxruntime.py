@@ -336,6 +336,16 @@ def test_launcher_refuses_without_force(tmp_path):
     assert "onnxruntime" in p.stderr and "is installed here" in p.stderr and "--force" in p.stderr
 
 
+def test_launcher_reads_its_options_after_the_vendor(tmp_path):
+    """``accel shim onnxruntime --device=URI --force -- python app.py``: options between VENDOR and -- are the
+    launcher's, in either spelling, and the script sees the device it was given."""
+    script = write(tmp_path, "env.py", "import os\nprint(os.environ['ACCEL_SHIM_DEVICE'])\n")
+    cmd = [sys.executable, "-m", "accel.shims", "onnxruntime", "--device=emu:cores=1", "--force", "--",
+           sys.executable, str(script)]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and p.stdout.strip() == "emu:cores=1", p.stderr
+
+
 NOT_COVERED_SCRIPT = """\
     import sys
 
