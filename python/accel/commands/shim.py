@@ -15,7 +15,8 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
                                           "--device says otherwise. See docs/shims.md.")
     launcher.add_arguments(p)
     p.set_defaults(handler=lambda args: _run(args, p))
-    return p
+    parser: argparse.ArgumentParser = p  # subparsers is untyped
+    return parser
 
 
 def _run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:

@@ -195,7 +195,8 @@ LAYERS: List[Tuple[str, List[str]]] = [
     ("device", ["accel.device"]),
     ("tools", ["accel.comparison", "accel.image", "accel.quantization", "accel.array_files", "accel.run_record"]),
     ("package", ["accel"]),
-    ("apps", ["accel.cli", "accel.commands", "accel.selftest", "accel.ray", "accel.demo", "accel.models"]),
+    ("apps", ["accel.cli", "accel.commands", "accel.selftest", "accel.ray", "accel.demo", "accel.models",
+              "accel.shims"]),
 ]
 
 
