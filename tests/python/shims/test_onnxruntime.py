@@ -307,7 +307,8 @@ BAD_USE_SCRIPT = """\
     print(json.dumps({"answers": answers, "module": ort.__file__,
                       "real_modules": sorted(m for m, mod in sys.modules.items()
                                              if m.startswith("onnxruntime") and "site-packages" in
-                                             str(getattr(mod, "__file__", "")))}))
+                                             str(getattr(mod, "__file__", ""))
+                                             and "/accel/shims/" not in str(getattr(mod, "__file__", "")))}))
 """
 
 
