@@ -78,10 +78,13 @@ def _dtype(elem_type: int) -> str:
         return f"ONNX type {elem_type}"
 
 
+def dims(v: onnx.ValueInfoProto) -> Tuple[Dim, ...]:
+    """A graph value's shape: its dims, a symbolic one by its name ("?" when it has none)."""
+    return tuple(d.dim_value if d.HasField("dim_value") else (d.dim_param or "?") for d in v.type.tensor_type.shape.dim)
+
+
 def _tensor(v: onnx.ValueInfoProto) -> Tuple[str, str, Tuple[Dim, ...]]:
-    t = v.type.tensor_type
-    shape = tuple(d.dim_value if d.HasField("dim_value") else (d.dim_param or "?") for d in t.shape.dim)
-    return v.name, _dtype(t.elem_type), shape
+    return v.name, _dtype(v.type.tensor_type.elem_type), dims(v)
 
 
 def _per_input(metadata: Dict[str, str], names: Sequence[str]) -> Dict[str, Dict[str, str]]:

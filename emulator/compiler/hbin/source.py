@@ -14,7 +14,7 @@ from onnx import helper
 
 from .. import horizon_ops
 from ..errors import CompileError
-from .interface import IMAGE_TYPES, BinInput, BinModel, BinTensor
+from .interface import IMAGE_TYPES, BinInput, BinModel, BinTensor, dims
 
 __all__ = ["BinSourceError", "behind"]
 
@@ -49,12 +49,8 @@ def _image(i: BinInput) -> Dict[str, Any]:
     return request
 
 
-def _shape(v: onnx.ValueInfoProto) -> Tuple[Any, ...]:
-    return tuple(d.dim_value if d.HasField("dim_value") else (d.dim_param or "?") for d in v.type.tensor_type.shape.dim)
-
-
 def _check_shape(kind: str, t: BinTensor, v: onnx.ValueInfoProto) -> None:
-    mine = _shape(v)
+    mine = dims(v)
     if len(mine) != len(t.shape) or any(isinstance(a, int) and isinstance(b, int) and a != b
                                         for a, b in zip(mine, t.shape)):
         raise BinSourceError(f"{kind} {t.name!r} is {list(t.shape)} in the .bin but {list(mine)} in the ONNX")
