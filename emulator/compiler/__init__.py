@@ -6,7 +6,9 @@
     tables = compiler.accm.read(data)
 
 Steps: Horizon's calibrated ONNX read (horizon_ops.py: HzCalibration, HzPreprocess, HzQuantize and HzDequantize
-rewritten as QDQ nodes and a Conv; Horizon's other ops refused by name), camera frames in place of image inputs
+rewritten as QDQ nodes and a Conv; Horizon's other ops refused by name), when asked the float counterpart of a
+quantized model (dequantize.py: its activations' QuantizeLinear and DequantizeLinear bypassed), camera frames in
+place of image inputs
 (frame_inputs.py: their conversion prepended as ONNX nodes), import
 (static input shapes, initializers and Constant nodes as constants), a check that every op is
 supported (coverage.py: one error names them all), for a device's int8 rules
@@ -23,15 +25,15 @@ from __future__ import annotations
 import contextlib
 import os
 
-from . import (accm, affine, batchnorm, coverage, emit, extra_outputs, folding, frame_inputs, fusion, horizon_ops,
-               importer, io_declarations, lower, qdq, qdq_device)
+from . import (accm, affine, batchnorm, coverage, dequantize, emit, extra_outputs, folding, frame_inputs, fusion,
+               horizon_ops, importer, io_declarations, lower, qdq, qdq_device)
 from .coverage import UnsupportedOpsError
-from .errors import CompileError, ExtraOutputError, FrameInputError, InputShapeError
+from .errors import CompileError, ExtraOutputError, FrameInputError, InputShapeError, NoFloatCounterpartError
 from .lower import SUPPORTED_OPS
 
 __all__ = ["FOLD_LIMIT_BYTES", "INT8_RULES", "CompileError", "ExtraOutputError", "FrameInputError", "InputShapeError",
-           "SUPPORTED_OPS", "UnsupportedOpsError", "accm", "compile_file", "compile_model", "coverage", "frame_inputs",
-           "summary", "write_file"]
+           "NoFloatCounterpartError", "SUPPORTED_OPS", "UnsupportedOpsError", "accm", "compile_file", "compile_model",
+           "coverage", "frame_inputs", "summary", "write_file"]
 
 
 INT8_RULES = tuple(accm.INT8_RULES)
@@ -39,7 +41,7 @@ FOLD_LIMIT_BYTES = folding.FOLD_LIMIT_BYTES
 
 
 def compile_model(model, input_shapes=None, int8="ort", fold_limit=folding.FOLD_LIMIT_BYTES,
-                  extra_outputs=None, image_inputs=None) -> bytes:
+                  extra_outputs=None, image_inputs=None, dequantized=False) -> bytes:
     """Compiles an ONNX model (a path, bytes or onnx.ModelProto) to .accm bytes.
 
     input_shapes maps graph input names to shapes (tuples of ints); it fixes symbolic dims and
@@ -66,6 +68,10 @@ def compile_model(model, input_shapes=None, int8="ort", fold_limit=folding.FOLD_
     as uint8 in the ABI's image layout and converts it first. A request that is not a dict of dicts raises TypeError;
     a bad one, or one the model cannot take (a missing input, a shape that is not an image, odd NV12 sizes),
     FrameInputError (a CompileError) naming the input and what is wrong.
+
+    dequantized compiles a quantized model's float counterpart (dequantize.py): every activation in float, the
+    weights the real values of their integers, a quantized input or output a float one under its name. A model in
+    the operator form (QLinearConv, MatMulInteger, ...) has none: NoFloatCounterpartError naming the nodes.
     """
     if input_shapes is not None and not hasattr(input_shapes, "items"):
         raise TypeError("input_shapes must be a dict mapping input names to shapes")
@@ -75,15 +81,17 @@ def compile_model(model, input_shapes=None, int8="ort", fold_limit=folding.FOLD_
         raise ValueError(f"fold_limit must be a number of bytes (an int >= 0), not {fold_limit!r}")
     frames = frame_inputs.parse(image_inputs)  # the request's own errors before any work
     try:
-        return _compile(model, input_shapes, int8, fold_limit, extra_outputs, frames)
+        return _compile(model, input_shapes, int8, fold_limit, extra_outputs, frames, bool(dequantized))
     except CompileError as e:
         if isinstance(e.__cause__, MemoryError):  # wrapped by a step that words other failures
             raise MemoryError(f"out of host memory compiling the model: {e}") from e
         raise
 
 
-def _compile(model, input_shapes, int8, fold_limit, extra, frame_requests) -> bytes:
+def _compile(model, input_shapes, int8, fold_limit, extra, frame_requests, dequantized) -> bytes:
     proto = horizon_ops.rewrite(importer.load(model))
+    if dequantized:
+        proto = dequantize.float_counterpart(proto)
     proto, input_shapes, frames = frame_inputs.prepend(proto, frame_requests, input_shapes)
     imported = importer.import_model(proto, input_shapes, extra)
     coverage.check(imported.nodes, [n for n, v in imported.graph.values.items() if v.is_const])

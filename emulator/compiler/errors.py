@@ -36,3 +36,9 @@ class InputShapeError(CompileError):
             example = ",".join(str(d) if isinstance(d, int) else f"<{d or f'D{i}'}>" for i, d in enumerate(self.dims))
         return (f"{self.problem}; the compiler needs static shapes: give them with --input-shape "
                 f"{self.input}={example} (numbers for the <...>)")
+
+
+class NoFloatCounterpartError(CompileError):
+    """A quantized model asked for in float (compile_model's dequantized) that has no float counterpart: ops in the
+    operator form (QLinearConv, MatMulInteger, ...), or integers computed past a QuantizeLinear. The message names
+    the nodes."""

@@ -168,9 +168,9 @@ def _compiler_fingerprint() -> str:
 
 
 def cache_key(onnx_bytes: bytes, input_shapes: Optional[Mapping[str, Tuple[int, ...]]], int8: str = "ort",
-              extra_outputs: ExtraOutputs = None, image_inputs: ImageInputs = None) -> str:
+              extra_outputs: ExtraOutputs = None, image_inputs: ImageInputs = None, dequantized: bool = False) -> str:
     """SHA-256 (hex) of the ONNX bytes, the sorted input shapes, the int8 rule set, the extra outputs and the image
-    inputs asked for and the compiler's fingerprint."""
+    inputs asked for, whether the float counterpart was, and the compiler's fingerprint."""
     shapes = sorted((k, list(v)) for k, v in (input_shapes or {}).items())
     h = hashlib.sha256(b"accel-compile-cache 1\0")
     h.update(_compiler_fingerprint().encode() + b"\0")
@@ -180,6 +180,8 @@ def cache_key(onnx_bytes: bytes, input_shapes: Optional[Mapping[str, Tuple[int, 
     if image_inputs is not None:
         # A value JSON cannot hold is the compiler's to refuse (frame_inputs.parse, naming it): keyed by its repr.
         h.update(f"image_inputs={json.dumps(image_inputs, sort_keys=True, default=repr)}\0".encode())
+    if dequantized:
+        h.update(b"dequantized\0")
     h.update(json.dumps(shapes).encode() + b"\0")
     h.update(onnx_bytes)
     return h.hexdigest()
@@ -219,10 +221,12 @@ def invalidate(key: str) -> None:
 
 def compile_onnx(onnx_bytes: bytes, input_shapes: Optional[Mapping[str, Tuple[int, ...]]],
                  what: str = "model", path: Optional[str] = None, int8: str = "ort",
-                 extra_outputs: ExtraOutputs = None, image_inputs: ImageInputs = None) -> Tuple[bytes, str, bool]:
+                 extra_outputs: ExtraOutputs = None, image_inputs: ImageInputs = None,
+                 dequantized: bool = False) -> Tuple[bytes, str, bool]:
     """The .accm bytes of an ONNX model, compiled or from the cache, its quantized ops with the int8 rule
     set `int8`, with the intermediate tensors `extra_outputs` (normalize_extra_outputs) as outputs after its own and
-    the camera frames `image_inputs` (normalize_image_inputs) in place of the inputs they name.
+    the camera frames `image_inputs` (normalize_image_inputs) in place of the inputs they name; ``dequantized``: the
+    model's float counterpart instead (accel.compiler.dequantize; a model with none raises UnsupportedError).
 
     ``path``, when the model came from a file, is what the compiler reads (so that weights stored as
     ONNX external data next to it are found); the cache key covers ``onnx_bytes`` only.
@@ -232,7 +236,7 @@ def compile_onnx(onnx_bytes: bytes, input_shapes: Optional[Mapping[str, Tuple[in
     UnsupportedError.
     """
     settings = _cache_folder.settings()  # a bad ACCEL_CACHE_* fails every load alike, before any work
-    key = cache_key(onnx_bytes, input_shapes, int8, extra_outputs, image_inputs)
+    key = cache_key(onnx_bytes, input_shapes, int8, extra_outputs, image_inputs, dequantized)
     with _lock:
         hit = _memory.get(key)
     if hit is not None:
@@ -248,14 +252,16 @@ def compile_onnx(onnx_bytes: bytes, input_shapes: Optional[Mapping[str, Tuple[in
     shapes = {k: tuple(v) for k, v in input_shapes.items()} if input_shapes else None
     try:
         data = compiler.compile_model(path if path is not None else onnx_bytes, shapes, int8,
-                                      extra_outputs=extra_outputs, image_inputs=image_inputs)
+                                      extra_outputs=extra_outputs, image_inputs=image_inputs,
+                                      dequantized=dequantized)
     except compiler.CompileError as e:
         text = str(e)
         # A bad or missing input shape, an extra output the model has not, an image input it cannot take: the
         # caller's to fix.
         if "input_shapes" in text or isinstance(e, (compiler.ExtraOutputError, compiler.FrameInputError)):
             raise InvalidArgumentError(f"cannot compile {what}: {text}") from e
-        if isinstance(e, compiler.UnsupportedOpsError) or text.startswith("unsupported") or "does not support" in text:
+        if (isinstance(e, (compiler.UnsupportedOpsError, compiler.NoFloatCounterpartError))
+                or text.startswith("unsupported") or "does not support" in text):
             raise UnsupportedError(f"cannot compile {what} for the emulator: {text}") from e
         raise ModelFormatError(f"cannot compile {what}: {text}") from e
     except MemoryError as e:

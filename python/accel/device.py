@@ -36,7 +36,7 @@ class Device(RuntimeDevice):
              input_shapes: Optional[Mapping[str, Sequence[int]]] = None,
              extra_outputs: Union[str, Sequence[str], None] = None,
              image_inputs: Optional[Mapping[str, Any]] = None, *, subgraph: Optional[str] = None,
-             source: Optional[Union[str, os.PathLike[str]]] = None) -> Model:
+             source: Optional[Union[str, os.PathLike[str]]] = None, dequantized: bool = False) -> Model:
         """Loads a model on the device.
 
         Args:
@@ -66,6 +66,13 @@ class Device(RuntimeDevice):
             source: for a Horizon RDK ``.bin`` on the emulator: the ONNX it was made from (by default hb_mapper's
                 ``<name>_calibrated_model.onnx`` next to it), run behind exactly the ``.bin``'s interface (its BPU part
                 has no public description and is not emulated). See docs/horizon-bin.md.
+            dequantized: a quantized model's float counterpart, on the emulator: every activation in float, the
+                weights the real values of their integers, a quantized input or output given as its real values
+                under its name (``accel.dequantize`` of what the model takes). The float run a deployed int8 model
+                (a QDQ ONNX, a ``.xmodel``, a ``.bin``) is held against when its float model is not at hand
+                (``accel shim --compare``); any emulator device loads it, whatever its int8 rules. A model in
+                onnxruntime's operator form (QLinearConv, MatMulInteger, ...) has none: UnsupportedError naming
+                its nodes. See docs/quantization.md.
 
         Raises:
             FileNotFoundError: no file at the path (the message names it). ModelFormatError: not a valid
@@ -75,7 +82,8 @@ class Device(RuntimeDevice):
             nearest names), or an image input it cannot take.
             ClosedError: the device is closed.
         """
-        return loading.load(self, path_or_bytes, input_shapes, extra_outputs, image_inputs, subgraph, source)
+        return loading.load(self, path_or_bytes, input_shapes, extra_outputs, image_inputs, subgraph, source,
+                            dequantized)
 
     # -- ops -------------------------------------------------------------------------------------------
 

@@ -200,6 +200,13 @@ def float_model(name: str, shape: Optional[Shape] = None) -> onnx.ModelProto:
     return model
 
 
+def prepared_float_model(name: str, work: Path) -> onnx.ModelProto:
+    """The float model `name` as the quantizer quantized it (quant_pre_process's output: BatchNormalization folded
+    into Conv, ...), its initializers named as the QDQ model's DequantizeLinear nodes name their outputs (weights
+    ``<w>_DequantizeLinear_Output`` aside, the same names); made in the folder `work`."""
+    return onnx.load(str(_prepared(source(name), None, work)))
+
+
 def _cached(name: str, variant: str, folder: Optional[Path], quantize: Callable[[Source, Path, Path], None],
             shape: Optional[Shape] = None) -> Path:
     """The file of model `name` quantized as `variant` (the options, spelled into the file name) at input

@@ -75,7 +75,7 @@ def _load(request: LoadRequest, load_native: LoadNative) -> Tuple[Any, int]:
     except (OSError, ValueError) as e:  # onnx's DecodeError is a ValueError
         raise ModelFormatError(f"cannot read {source!r}, the source of {request.what}: {e}") from e
     quantized = any(n.op_type in _QUANTIZING for n in proto.graph.node)
-    if quantized and request.int8_rules != RULES:
+    if quantized and request.int8_rules != RULES and not request.dequantized:
         raise UnsupportedError(f"{request.what} is a quantized model for Horizon's BPU, which computes int8 with the "
                                f"BPU's rules; this device computes with {request.int8_rules or 'none'!r}: open "
                                f"'emu:int8={RULES}' to run it as the BPU does")
@@ -83,7 +83,8 @@ def _load(request: LoadRequest, load_native: LoadNative) -> Tuple[Any, int]:
     # The rewritten model compiles from its bytes (onnx.load took in any external data), not from the source's file.
     accm, _, _ = compile_cache.compile_onnx(proto.SerializeToString(), None, what, None,
                                             RULES if quantized else (request.int8_rules or "ort"), None,
-                                            compile_cache.normalize_image_inputs(images) if images else None)
+                                            compile_cache.normalize_image_inputs(images) if images else None,
+                                            request.dequantized)
     return load_native(accm), 0
 
 
@@ -119,4 +120,4 @@ def _describe(data: bytes) -> Dict[str, Any]:
 
 #: A Horizon RDK .bin, its source ONNX behind its interface, into .accm.
 HORIZON_BIN = FrontEnd(name="Horizon .bin", suffixes=(".bin",), produces="accm", claims=_claims, load=_load,
-                       options=("source",), describe=_describe, int8_rules=RULES)
+                       options=("source", "dequantized"), describe=_describe, int8_rules=RULES)

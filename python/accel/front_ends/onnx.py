@@ -25,7 +25,8 @@ def _load(request: LoadRequest, load_native: LoadNative) -> Tuple[Any, int]:
     onnx_bytes = request.file_bytes()
     shapes = compile_cache.normalize_input_shapes(request.input_shapes)
     int8 = request.int8_rules or "ort"
-    args = (onnx_bytes, shapes, request.what, request.path, int8, request.extra_outputs, request.image_inputs)
+    args = (onnx_bytes, shapes, request.what, request.path, int8, request.extra_outputs, request.image_inputs,
+            request.dequantized)
     accm, key, cached = compile_cache.compile_onnx(*args)
     try:
         core_model = load_native(accm)
@@ -55,4 +56,4 @@ def _extra_count(extra: compile_cache.ExtraOutputs, onnx_bytes: bytes, core_mode
 
 #: ONNX, compiled into .accm.
 ONNX = FrontEnd(name="ONNX", suffixes=(".onnx",), produces="accm", claims=_claims, load=_load,
-                options=("input_shapes", "extra_outputs", "image_inputs"))
+                options=("input_shapes", "extra_outputs", "image_inputs", "dequantized"))

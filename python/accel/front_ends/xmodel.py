@@ -23,7 +23,7 @@ def _claims(head: bytes, suffix: str) -> bool:
 
 
 def _load(request: LoadRequest, load_native: LoadNative) -> Tuple[Any, int]:
-    if request.int8_rules != RULES:
+    if request.int8_rules != RULES and not request.dequantized:
         raise UnsupportedError(f"{request.what} is a model compiled for a Vitis AI DPU, which computes int8 with the "
                                f"DPU's rules; this device computes with {request.int8_rules or 'none'!r}: open "
                                f"'emu:int8={RULES}' to run it as the DPU does")
@@ -41,7 +41,8 @@ def _load(request: LoadRequest, load_native: LoadNative) -> Tuple[Any, int]:
     except xir.XmodelError as e:
         raise ModelFormatError(f"cannot read {request.what}: {e}") from e
     onnx_bytes = model.SerializeToString()
-    accm, _, _ = compile_cache.compile_onnx(onnx_bytes, None, request.what, None, RULES)
+    accm, _, _ = compile_cache.compile_onnx(onnx_bytes, None, request.what, None, RULES,
+                                            dequantized=request.dequantized)
     return load_native(accm), len(model.graph.output) - len(xir.boundary(graph, part)[1])
 
 
@@ -100,5 +101,5 @@ def _tensor(t: Any) -> str:
 
 #: A compiled Vitis AI model, its DPU subgraph turned into .accm.
 XMODEL = FrontEnd(name="Vitis AI .xmodel", suffixes=(".xmodel",), produces="accm", claims=_claims, load=_load,
-                  options=("extra_outputs",), describe=_describe, subgraphs=True, tensor_order=_tensor_order,
-                  int8_rules=RULES)
+                  options=("extra_outputs", "dequantized"), describe=_describe, subgraphs=True,
+                  tensor_order=_tensor_order, int8_rules=RULES)

@@ -25,7 +25,7 @@ def load(device: RuntimeDevice, path_or_bytes: PathOrBytes,
          input_shapes: Optional[Mapping[str, Sequence[int]]] = None,
          extra_outputs: Union[str, Sequence[str], None] = None,
          image_inputs: Optional[Mapping[str, Any]] = None, subgraph: Optional[str] = None,
-         source: Optional[Union[str, os.PathLike[str]]] = None) -> Model:
+         source: Optional[Union[str, os.PathLike[str]]] = None, dequantized: bool = False) -> Model:
     """:meth:`accel.Device.load` (its docstring says what it takes and raises): the model at ``path_or_bytes``
     loaded on ``device``, through the front end that turns its format into the device's."""
     device._check_open()
@@ -72,7 +72,8 @@ def load(device: RuntimeDevice, path_or_bytes: PathOrBytes,
         if not os.path.isfile(source):
             raise FileNotFoundError(f"source {source!r}: no such file")
     front_ends.check_options(front, what, {"input_shapes": input_shapes, "extra_outputs": extra,
-                                           "image_inputs": images, "source": source})
+                                           "image_inputs": images, "source": source,
+                                           "dequantized": True if dequantized else None})
     if subgraph is not None:
         if not isinstance(subgraph, str):
             raise TypeError(f"subgraph must be a str (a DPU subgraph's name), not {type(subgraph).__name__}")
@@ -84,7 +85,10 @@ def load(device: RuntimeDevice, path_or_bytes: PathOrBytes,
                                        f"{front.name}")
     if front is None:
         return Model(device, _load_core(device, data, path_given, subgraph), name)
-    request = LoadRequest(data, what, path_given, input_shapes, extra, images, caps.int8_rules, subgraph, source)
+    if not isinstance(dequantized, bool):
+        raise TypeError(f"dequantized must be a bool, not {type(dequantized).__name__}")
+    request = LoadRequest(data, what, path_given, input_shapes, extra, images, caps.int8_rules, subgraph, source,
+                          dequantized)
     core_model, extra_count = front.load(request, lambda compiled: _load_compiled(device, compiled))
     return Model(device, core_model, name, extra_count)
 
