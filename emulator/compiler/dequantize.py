@@ -24,7 +24,7 @@ import onnx
 from onnx import helper, numpy_helper
 
 from .errors import NoFloatCounterpartError
-from .importer import DEFAULT_DOMAINS
+from .importer import DEFAULT_DOMAINS, subgraphs
 from .lower import qinteger, qlinear, quantized
 
 __all__ = ["OPERATOR_FORM", "float_counterpart"]
@@ -61,6 +61,11 @@ def _is(node: onnx.NodeProto, op: str) -> bool:
 
 def _refuse_operator_form(g: onnx.GraphProto) -> None:
     found = [f"{n.op_type} (node '{n.name or n.output[0]}')" for n in g.node if n.op_type in OPERATOR_FORM]
+    inner = [f"'{n.name or n.output[0]}' ({n.op_type})" for n in g.node
+             if any(_is(m, Q) or _is(m, DQ) or m.op_type in OPERATOR_FORM for sub in subgraphs(n) for m in sub.node)]
+    if inner:
+        raise NoFloatCounterpartError(f"the model has no float counterpart here: the subgraphs of {', '.join(inner)} "
+                                      f"quantize, and their quantization is not taken out")
     if found:
         raise NoFloatCounterpartError(f"the model has no float counterpart: {', '.join(found[:8])}"
                            f"{f' and {len(found) - 8} more' if len(found) > 8 else ''} compute in integers with no "
@@ -243,7 +248,6 @@ def _rename_inputs(node: onnx.NodeProto, resolve) -> None:
     for k, name in enumerate(node.input):
         if name:
             node.input[k] = resolve(name)
-    for a in node.attribute:
-        for sub in ([a.g] if a.type == onnx.AttributeProto.GRAPH else list(a.graphs)):
-            for inner in sub.node:
-                _rename_inputs(inner, resolve)
+    for sub in subgraphs(node):
+        for inner in sub.node:
+            _rename_inputs(inner, resolve)

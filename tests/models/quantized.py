@@ -200,11 +200,35 @@ def float_model(name: str, shape: Optional[Shape] = None) -> onnx.ModelProto:
     return model
 
 
-def prepared_float_model(name: str, work: Path) -> onnx.ModelProto:
-    """The float model `name` as the quantizer quantized it (quant_pre_process's output: BatchNormalization folded
-    into Conv, ...), its initializers named as the QDQ model's DequantizeLinear nodes name their outputs (weights
-    ``<w>_DequantizeLinear_Output`` aside, the same names); made in the folder `work`."""
-    return onnx.load(str(_prepared(source(name), None, work)))
+#: onnxruntime's quantizer's name for a weight's dequantized value: ``<weight>_DequantizeLinear_Output``.
+WEIGHT_SUFFIX = "_DequantizeLinear_Output"
+
+
+def float_twin(name: str, qdq_path: Path, work: Path) -> onnx.ModelProto:
+    """The float model `name` as the quantizer quantized it (quant_pre_process's output, made in the folder `work`),
+    each of its weights replaced by the QDQ model's real value of it (its DequantizeLinear of the integers, computed
+    here with numpy): what the QDQ model computes with every activation in float. ValueError if a weight of the QDQ
+    model has no counterpart by name."""
+    base = onnx.load(str(_prepared(source(name), None, work)))
+    qdq = onnx.load(str(qdq_path))
+    init = {i.name: numpy_helper.to_array(i) for i in qdq.graph.initializer}
+    weights = {}
+    for n in qdq.graph.node:
+        if n.op_type != "DequantizeLinear" or n.input[0] not in init:
+            continue
+        q, s = init[n.input[0]].astype(np.float64), init[n.input[1]].astype(np.float32)
+        z = init[n.input[2]].astype(np.float64) if len(n.input) > 2 and n.input[2] else np.zeros_like(s)
+        if s.size > 1:
+            shape = [1] * q.ndim
+            shape[next((a.i for a in n.attribute if a.name == "axis"), 1)] = -1
+            s, z = s.reshape(shape), z.reshape(shape)
+        weights[n.output[0].removesuffix(WEIGHT_SUFFIX)] = ((q - z).astype(np.float32) * s).astype(np.float32)
+    for i in base.graph.initializer:
+        if i.name in weights:
+            i.CopyFrom(numpy_helper.from_array(weights.pop(i.name), i.name))
+    if weights:
+        raise ValueError(f"weights of {qdq_path} with no counterpart in the float model: {sorted(weights)}")
+    return base
 
 
 def _cached(name: str, variant: str, folder: Optional[Path], quantize: Callable[[Source, Path, Path], None],

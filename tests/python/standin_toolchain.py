@@ -97,12 +97,14 @@ def install(backend: str) -> None:
 
     @functools.wraps(original)
     def load(self, path_or_bytes, input_shapes=None, extra_outputs=None, image_inputs=None, *, subgraph=None,
-             source=None):
+             source=None, dequantized=False):
         # Another device's load, extra outputs (which the vendor's toolchain would compile in: the stand-in's
-        # models have float32 tensors only), a subgraph of a file by name and a .bin's source are the real load's.
-        if self.info.backend != backend or extra_outputs is not None or subgraph is not None or source is not None:
+        # models have float32 tensors only), a subgraph of a file by name, a .bin's source and a float counterpart
+        # are the real load's.
+        if (self.info.backend != backend or extra_outputs is not None or subgraph is not None or source is not None
+                or dequantized):
             return original(self, path_or_bytes, input_shapes, extra_outputs, image_inputs, subgraph=subgraph,
-                            source=source)
+                            source=source, dequantized=dequantized)
         is_path = isinstance(path_or_bytes, (str, os.PathLike))
         if is_path:
             path = Path(os.fspath(path_or_bytes))

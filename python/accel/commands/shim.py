@@ -1,4 +1,4 @@
-"""``accel shim VENDOR [--device URI] [--force] -- python app.py ARGS``: a script written for a vendor's Python API
+"""``accel shim VENDOR [--device URI] [--force] [--compare] -- python app.py ARGS``: a script written for a vendor's
 (Vitis AI's xir/vart, Horizon's pyeasy_dnn and hbm_runtime, onnxruntime) run unchanged on accel (accel.shims)."""
 from __future__ import annotations
 
@@ -22,5 +22,4 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
 def _run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from ..shims import launcher
 
-    args = launcher.resolve(args, parser)
-    return launcher.run(args.vendor, args.command, args.device, args.force, args.source, args.profile)
+    return launcher.run_args(launcher.resolve(args, parser))

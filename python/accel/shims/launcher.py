@@ -13,7 +13,7 @@ from typing import List, Optional, Sequence
 
 from . import DEFAULT_DEVICES, VENDORS, session
 
-__all__ = ["add_arguments", "importable", "installed", "main", "run"]
+__all__ = ["add_arguments", "importable", "installed", "main", "run", "run_args"]
 
 #: Where each vendor's names are importable from (``importable/<vendor>/<name>``, each re-exporting the shim).
 IMPORTABLE = Path(__file__).resolve().parent / "importable"
@@ -45,6 +45,12 @@ def _add_options(parser: argparse.ArgumentParser) -> None:
                         help="Horizon: the ONNX a .bin was made from (default: <name>_calibrated_model.onnx beside it)")
     parser.add_argument("--profile", metavar="TRACE.json", default=None,
                         help="profile every job per layer and write the trace there when the script exits")
+    parser.add_argument("--compare", action="store_true",
+                        help="hold every output of every run against the same run of the model's float counterpart "
+                             "(on the host's emulator) and print the table (cosine, errors, steps) when the script "
+                             "exits")
+    parser.add_argument("--compare-json", metavar="FILE.json", default=None,
+                        help="with --compare: also write the table's rows there")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -69,9 +75,19 @@ def resolve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> argpar
     return args
 
 
+def run_args(args: argparse.Namespace) -> int:
+    """run() with the launcher's parsed arguments (add_arguments, resolve)."""
+    return run(args.vendor, args.command, device=args.device, force=args.force, source=args.source,
+               profile=args.profile, compare=args.compare, compare_json=args.compare_json)
+
+
 def run(vendor: str, command: Sequence[str], device: Optional[str] = None, force: bool = False,
-        source: Optional[str] = None, profile: Optional[str] = None) -> int:
+        source: Optional[str] = None, profile: Optional[str] = None, compare: bool = False,
+        compare_json: Optional[str] = None) -> int:
     """Runs ``command`` under the vendor's shim; returns its exit code (2 for a usage error, said on stderr)."""
+    if compare_json is not None and not compare:
+        print("accel shim: --compare-json writes --compare's table: give --compare too", file=sys.stderr)
+        return 2
     if not command:
         print("accel shim: no command to run: accel shim VENDOR -- python app.py ARGS", file=sys.stderr)
         return 2
@@ -83,9 +99,11 @@ def run(vendor: str, command: Sequence[str], device: Optional[str] = None, force
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(importable(vendor))] + [p for p in [env.get("PYTHONPATH", "")] if p])
     env[session.ENV_VENDOR] = vendor
-    for key, value in ((session.ENV_DEVICE, device), (session.ENV_SOURCE, source), (session.ENV_PROFILE, profile)):
+    settings = ((session.ENV_DEVICE, device), (session.ENV_SOURCE, source), (session.ENV_PROFILE, profile),
+                (session.ENV_COMPARE, "1" if compare else None), (session.ENV_COMPARE_JSON, compare_json))
+    for key, value in settings:
         if value is not None:
-            env[key] = value if key == session.ENV_DEVICE else os.path.abspath(value)
+            env[key] = value if key in (session.ENV_DEVICE, session.ENV_COMPARE) else os.path.abspath(value)
         else:
             env.pop(key, None)
     try:
@@ -101,5 +119,4 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m accel.shims",
                                      description="Runs a script written for a vendor's Python API on accel.")
     add_arguments(parser)
-    args = resolve(parser.parse_args(argv), parser)
-    return run(args.vendor, args.command, args.device, args.force, args.source, args.profile)
+    return run_args(resolve(parser.parse_args(argv), parser))

@@ -6,19 +6,24 @@ import atexit
 import os
 import sys
 import threading
-from typing import Any, Optional, Set
+from typing import Any, Dict, Optional, Set, Tuple, Union
 
 from . import DEFAULT_DEVICES
+from .compare import Comparisons
 
-__all__ = ["ENV_DEVICE", "ENV_VENDOR", "ENV_SOURCE", "ENV_PROFILE", "device", "source", "say_once", "vendor"]
+__all__ = ["ENV_COMPARE", "ENV_COMPARE_JSON", "ENV_DEVICE", "ENV_PROFILE", "ENV_SOURCE", "ENV_VENDOR", "device", "load",
+           "say_once", "source", "vendor"]
 
 ENV_VENDOR = "ACCEL_SHIM_VENDOR"      # which vendor's shim the launcher set up
 ENV_DEVICE = "ACCEL_SHIM_DEVICE"      # the device URI (default: DEFAULT_DEVICES[vendor])
 ENV_SOURCE = "ACCEL_SHIM_SOURCE"      # a Horizon .bin's source ONNX, when named to the launcher
 ENV_PROFILE = "ACCEL_SHIM_PROFILE"    # where to write the per-layer trace at exit
+ENV_COMPARE = "ACCEL_SHIM_COMPARE"    # "1": every run held against its model's float run (compare.py)
+ENV_COMPARE_JSON = "ACCEL_SHIM_COMPARE_JSON"  # where to write the comparison's rows at exit
 
 _lock = threading.Lock()
 _device: Optional[Any] = None
+_compared: Optional[Comparisons] = None
 _said: Set[str] = set()
 
 
@@ -40,6 +45,33 @@ def device() -> Any:
             if trace:
                 _profile_until_exit(trace)
         return _device
+
+
+def load(model: Any, label: str, float_model: Union[Exception, Tuple[Any, Dict[str, Any]], None] = None,
+         **options: Any) -> Any:
+    """``device().load(model, **options)``; under ``--compare`` the model with every run held against its float run
+    (compare.py), made from ``float_model`` ((what to load, options); by default ``model`` with ``options``; an
+    exception: why there is none) and named ``label`` in the table."""
+    loaded = device().load(model, **options)
+    comparisons = _comparisons()
+    if comparisons is None:
+        return loaded
+    if isinstance(float_model, Exception):
+        return comparisons.uncompared(loaded, label, float_model)
+    source, float_options = float_model if float_model is not None else (model, options)
+    return comparisons.watch(loaded, label, source, float_options)
+
+
+def _comparisons() -> Optional[Comparisons]:
+    """The process's comparisons under ``--compare`` (made at first use, their table printed at exit), else None."""
+    global _compared
+    if not os.environ.get(ENV_COMPARE):
+        return None
+    with _lock:
+        if _compared is None:
+            _compared = Comparisons(say_once, os.environ.get(ENV_COMPARE_JSON) or None)
+            atexit.register(_compared.report)
+        return _compared
 
 
 def _profile_until_exit(path: str) -> None:

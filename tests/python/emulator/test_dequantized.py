@@ -23,33 +23,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from models import quantized
 from test_xmodel import FA, FB1, FP, FW1, FWD, FX, _network
 
-WEIGHT_SUFFIX = "_DequantizeLinear_Output"  # onnxruntime's quantizer's name for a weight's dequantized value
-
-
 @pytest.fixture(scope="module")
 def emu():
     with accel.open("emu:cores=1") as dev:
         yield dev
-
-
-def _weights_of(qdq: onnx.ModelProto) -> dict:
-    """{the float model's initializer name: the QDQ model's real value of it} for each DequantizeLinear of a
-    constant, computed here with numpy (per tensor or per axis)."""
-    init = {i.name: numpy_helper.to_array(i) for i in qdq.graph.initializer}
-    out = {}
-    for n in qdq.graph.node:
-        if n.op_type != "DequantizeLinear" or n.input[0] not in init:
-            continue
-        q, s = init[n.input[0]].astype(np.float64), init[n.input[1]].astype(np.float32)
-        z = init[n.input[2]].astype(np.float64) if len(n.input) > 2 and n.input[2] else np.zeros_like(s)
-        axis = next((a.i for a in n.attribute if a.name == "axis"), 1)
-        if s.size > 1:
-            shape = [1] * q.ndim
-            shape[axis] = -1
-            s, z = s.reshape(shape), z.reshape(shape)
-        real = ((q - z).astype(np.float32) * s).astype(np.float32)
-        out[n.output[0].removesuffix(WEIGHT_SUFFIX)] = real
-    return out
 
 
 @pytest.mark.parametrize("activation", ["int8", "uint8"])
@@ -58,15 +35,7 @@ def test_a_qdq_model_against_its_float_model_with_its_weights(emu, tmp_path, act
     started from, its weights replaced by the QDQ model's real values, to float rounding; and the int8 model is
     farther from that than its counterpart is."""
     path = quantized.static_model("tiny_cnn", activation=activation, symmetric=activation == "int8")
-    qdq = onnx.load(str(path))
-    weights = _weights_of(qdq)
-    base = quantized.prepared_float_model("tiny_cnn", tmp_path)
-    replaced = 0
-    for init in base.graph.initializer:
-        if init.name in weights:
-            init.CopyFrom(numpy_helper.from_array(weights[init.name], init.name))
-            replaced += 1
-    assert replaced == len(weights) >= 6
+    base = quantized.float_twin("tiny_cnn", path, tmp_path)
     feeds = quantized.make_feeds("tiny_cnn")
     (want,) = ort.InferenceSession(base.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
 
@@ -210,3 +179,20 @@ def test_options_and_the_cache_key(emu, tiny_path, tmp_path):
     float_model = emu.load(str(tiny_path), dequantized=True)  # a float model is its own counterpart
     x = np.random.default_rng(0).random((1, 16), np.float32)
     np.testing.assert_array_equal(float_model.run(x)[0], emu.load(str(tiny_path)).run(x)[0])
+
+
+def test_quantization_inside_a_subgraph_is_refused():
+    s, z = numpy_helper.from_array(np.float32(0.5), "s"), numpy_helper.from_array(np.int8(0), "z")
+    branch = helper.make_graph([helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"]),
+                                helper.make_node("DequantizeLinear", ["q", "s", "z"], ["y"])], "then", [],
+                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    other = helper.make_graph([helper.make_node("Identity", ["x"], ["y2"])], "else", [],
+                              [helper.make_tensor_value_info("y2", TensorProto.FLOAT, [2])])
+    g = helper.make_graph([helper.make_node("If", ["c"], ["out"], name="branch", then_branch=branch,
+                                            else_branch=other)], "g",
+                          [helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+                           helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                          [helper.make_tensor_value_info("out", TensorProto.FLOAT, [2])], [s, z])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    with pytest.raises(accel.compiler.NoFloatCounterpartError, match=r"the subgraphs of 'branch' \(If\) quantize"):
+        dequantize.float_counterpart(m)

@@ -82,12 +82,14 @@ def files(tmp_path_factory):
     return out
 
 
-def shim(tmp_path: Path, script: str, *args, source=None, device=None) -> dict:
-    """Runs ``script`` under the launcher; returns its JSON report (stderr is kept in the failure message)."""
+def shim(tmp_path: Path, script: str, *args, source=None, device=None, compare=None) -> dict:
+    """Runs ``script`` under the launcher (``compare``: with --compare, the rows written there); returns its JSON
+    report (stderr is kept in the failure message)."""
     path = tmp_path / "app.py"
     path.write_text(script)
     env = {k: v for k, v in os.environ.items() if not k.startswith("ACCEL_SHIM_")}
-    options = [*(["--source", str(source)] if source else []), *(["--device", device] if device else [])]
+    options = [*(["--source", str(source)] if source else []), *(["--device", device] if device else []),
+               *(["--compare", "--compare-json", str(compare)] if compare else [])]
     command = [sys.executable, "-m", "accel.shims", "horizon", *options,
                "--", sys.executable, str(path), *map(str, args)]
     done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=900)
@@ -127,6 +129,45 @@ def test_pyeasy_dnn_nv12_frame_as_accel(files, tmp_path):
     assert report["count"] == 1 and report["latency"] == 100
     said = [line for line in report["_stderr"].splitlines() if line.startswith("accel shim:")]
     assert len(said) == 1 and "BPU part is not emulated" in said[0] and "qdq.onnx runs in its place" in said[0]
+
+
+def _compared(files, tmp_path, device=None):
+    """The NV12 sample under --compare: (the JSON rows by output, the script's outputs, the float twin's outputs on
+    the same frame, the output infos, stderr)."""
+    bgr = picture(7)
+    np.save(tmp_path / "bgr.npy", bgr)
+    rows_path = tmp_path / "rows.json"
+    report = shim(tmp_path, scripts.PYEASY_NV12, files["nv12_bin"], tmp_path / "bgr.npy", tmp_path / "out.npz",
+                  device=device, compare=rows_path)
+    with accel.open("emu") as dev:
+        twin = dev.load(files["nv12_bin"], source=files["qdq"], dequantized=True)
+        floats = twin.run(image.bgr_to_nv12(bgr))
+    with accel.open(DEVICE) as dev:
+        infos = dev.load(files["nv12_bin"], source=files["qdq"]).outputs
+    got = np.load(tmp_path / "out.npz")
+    rows = {r["tensor"]: r for r in json.loads(rows_path.read_text())}
+    return rows, [got[f"arr_{i}"] for i in range(len(infos))], floats, infos, report["_stderr"]
+
+
+def _check_rows(rows, outputs, floats, infos):
+    assert sorted(rows) == sorted(i.name for i in infos)
+    for q, want, info in zip(outputs, floats, infos):
+        real = (q.astype(np.float32) - np.float32(info.quant.zero_points[0])) * np.float32(info.quant.scales[0])
+        err = np.abs(real - want)
+        row = rows[info.name]
+        print(f"\n{info.name}: max error {row['max_abs_error']:.4g} ({row['max_lsb']} steps), cosine "
+              f"{row['cosine']:.6f}")
+        assert row["dtype_a"] == "int8" and row["shape"] == list(q.shape)
+        assert row["max_abs_error"] == pytest.approx(float(err.max()), rel=1e-5, abs=1e-7)
+        assert 0.99 < row["cosine"] < 1.0 and 0 < row["max_lsb"] < 8
+
+
+def test_compare_holds_the_bin_against_its_float_run(files, tmp_path):
+    """``--compare`` on the NV12 .bin: each output's row is the script's int8 output, dequantized, against the .bin's
+    float counterpart (its source with float activations, behind the same NV12 interface) on the same frame."""
+    rows, outputs, floats, infos, err = _compared(files, tmp_path)
+    _check_rows(rows, outputs, floats, infos)
+    assert "accel shim --compare: every output against its model's float run on 'emu' (runs: nv12_bin.bin 10)" in err
 
 
 def test_pyeasy_dnn_rgb_frame_not_written(files, tmp_path):
@@ -254,6 +295,20 @@ def test_pyeasy_dnn_on_the_board(files, tmp_path):
     assert all(np.array_equal(got[f"arr_{i}"], w) for i, w in enumerate(want))
     assert report["inputs"][0]["tensor_type"] == "NV12" and report["inputs"][0]["shape"] == [1, 3, H, W]
     assert "accel shim:" not in report["_stderr"]
+
+
+@pytest.mark.vendor("bpu", formats=(".bin",))
+def test_compare_on_the_board(files, tmp_path):
+    """--compare with --device bpu:0: the board runs the .bin as it is; its float run is the source beside it on the
+    host's emulator. A .bin with no source beside it runs uncompared, said once."""
+    rows, outputs, floats, infos, _ = _compared(files, tmp_path, device="bpu:0")
+    _check_rows(rows, outputs, floats, infos)
+    lonely = ("import sys, numpy as np\nfrom hobot_dnn import pyeasy_dnn as dnn\nm = dnn.load(sys.argv[1])[0]\n"
+              "m.forward(np.zeros((1, 3, 64, 64), np.float32))\nprint('{}')\n")
+    report = shim(tmp_path, lonely, files["lonely_bin"], device="bpu:0", compare=tmp_path / "lonely.json")
+    said = [line for line in report["_stderr"].splitlines() if "uncompared" in line]
+    assert len(said) == 2 and "fm_bin.bin runs uncompared: no float run" in said[0], report["_stderr"]
+    assert json.loads((tmp_path / "lonely.json").read_text()) == []
 
 
 @pytest.mark.vendor("bpu", formats=(".hbm",))

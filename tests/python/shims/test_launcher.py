@@ -64,6 +64,8 @@ def test_exit_codes_and_usage_errors(tmp_path):
     assert code == 127 and "no such command: 'no-such-command-here'" in err
     code, _, err = shim("tensorflow", "--", sys.executable, app)
     assert code == 2 and "invalid choice: 'tensorflow'" in err
+    code, _, err = shim("horizon", "--compare-json", "rows.json", "--", sys.executable, app)
+    assert code == 2 and "--compare-json writes --compare's table: give --compare too" in err
     # The accel command is the same launcher.
     p = subprocess.run([sys.executable, "-c", "import sys; from accel.cli import main; sys.exit(main())", "shim",
                         "horizon", "--", sys.executable, app], capture_output=True, text=True, timeout=300)

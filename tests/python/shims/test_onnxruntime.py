@@ -255,6 +255,59 @@ def test_quantized_qdq_model(tmp_path):
           f"from onnxruntime's defaults {diff:.3g}")
 
 
+COMPARE_SCRIPT = """\
+    import sys
+    import threading
+
+    import numpy as np
+    import onnxruntime as ort
+
+    path, out = sys.argv[1:3]
+    sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    name = sess.get_inputs()[0].name
+    xs = [np.random.default_rng(seed).random((1, 3, 64, 64), np.float32) for seed in range(4)]
+    results = [sess.run(None, {name: x})[0] for x in xs[:2]]
+    done = threading.Event()
+    late = {}
+
+    def callback(res, user_data, err):
+        late[user_data] = res[0]
+        if len(late) == 2:
+            done.set()
+
+    for k in (2, 3):
+        sess.run_async(None, {name: xs[k]}, callback, k)
+    assert done.wait(60)
+    np.savez(out, inputs=np.stack(xs), outputs=np.stack(results + [late[2], late[3]]))
+"""
+
+
+@pytest.mark.parametrize("activation", ["int8", "uint8"])
+def test_compare_holds_run_and_run_async_against_the_float_model(tmp_path, activation):
+    """``--compare`` on a QDQ model, with run and run_async: the row of its output is the script's outputs against
+    onnxruntime's run of the float model the quantizer started from, with the QDQ model's weights."""
+    path = quantized.static_model("tiny_cnn", activation=activation, symmetric=activation == "int8")
+    script = write(tmp_path, "compare_app.py", COMPARE_SCRIPT)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ACCEL_SHIM_")}
+    rows_path = tmp_path / "rows.json"
+    p = ok(subprocess.run([sys.executable, "-m", "accel.shims", "onnxruntime", "--force", "--compare",
+                           "--compare-json", str(rows_path), "--", sys.executable, str(script), str(path),
+                           str(tmp_path / "out.npz")], capture_output=True, text=True, timeout=900, env=env))
+    assert f"(runs: {Path(path).name} 4)" in p.stderr, p.stderr
+    got = np.load(tmp_path / "out.npz")
+    twin = ort.InferenceSession(quantized.float_twin("tiny_cnn", path, tmp_path).SerializeToString(),
+                                providers=["CPUExecutionProvider"])
+    want = np.stack([twin.run(None, {"image": x})[0] for x in got["inputs"]])
+    err = np.abs(got["outputs"] - want)
+    (row,) = json.loads(rows_path.read_text())
+    print(f"\n{activation}: max error {row['max_abs_error']:.4g} (independently {err.max():.4g}), cosine "
+          f"{row['cosine']:.6f}")
+    assert row["tensor"] == "probabilities" and row["dtype_a"] == "float32" and row["differing"] is None
+    assert row["max_abs_error"] == pytest.approx(float(err.max()), rel=1e-3, abs=1e-6)
+    assert row["mean_abs_error"] == pytest.approx(float(err.mean()), rel=1e-3, abs=1e-7)
+    assert 0.99 < row["cosine"] < 1.0
+
+
 BAD_USE_SCRIPT = """\
     # Every mistake of onnxruntime's users this test knows, each answered by (class name, message); run under the
     # real onnxruntime and under accel's shim, the answers are compared.

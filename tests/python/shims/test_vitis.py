@@ -172,9 +172,20 @@ def vitis_session(monkeypatch):
         session._device.close()
 
 
-def _qdq_model(rng):
+def _float_activations(nodes, inits, name, fp, out=None):
+    """qdq_fp's place in _qdq_model's float twin: the tensor as it is (under the output's name where it is one)."""
+    from onnx import helper
+
+    if out is None:
+        return name
+    nodes.append(helper.make_node("Identity", [name], [out]))
+    return out
+
+
+def _qdq_model(rng, qdq_fp=qdq_fp):
     """A power-of-two QDQ model, as Vitis AI's quantizer writes one: x [1, 4, 8, 8] -> conv 3x3 + relu -> conv 1x1 +
-    leaky relu -> add + relu (output y_add) -> max pool (y_max) and global average pool (y_avg)."""
+    leaky relu -> add + relu (output y_add) -> max pool (y_max) and global average pool (y_avg). With
+    ``qdq_fp=_float_activations``, its float twin: the same weights (drawn alike from rng), activations in float."""
     from onnx import TensorProto, helper
 
     nodes, inits = [], []
@@ -231,16 +242,16 @@ def reference(model_path, frames):
     return ref
 
 
-def _launch(tmp_path, script, *args):
+def _launch(tmp_path, script, *args, options=()):
     path = tmp_path / "app.py"
     path.write_text(textwrap.dedent(script))
-    return subprocess.run([sys.executable, "-m", "accel.shims", "vitis", "--", sys.executable, str(path),
-                           *map(str, args)], capture_output=True, text=True, timeout=600)
+    return subprocess.run([sys.executable, "-m", "accel.shims", "vitis", *map(str, options), "--", sys.executable,
+                           str(path), *map(str, args)], capture_output=True, text=True, timeout=600)
 
 
-def _run_script(tmp_path, script, model_path, frames):
+def _run_script(tmp_path, script, model_path, frames, options=()):
     np.savez(tmp_path / "in.npz", frames=frames)
-    done = _launch(tmp_path, script, model_path, tmp_path / "in.npz", tmp_path / "out.npz")
+    done = _launch(tmp_path, script, model_path, tmp_path / "in.npz", tmp_path / "out.npz", options=options)
     assert done.returncode == 0, done.stderr
     with np.load(tmp_path / "out.npz") as got:
         return {k: got[k] for k in got.files}
@@ -265,6 +276,78 @@ def test_float_arrays_are_converted_with_the_fix_points(tmp_path, model_path, fr
         name = key.split("_", 1)[1]
         assert got[key].dtype == np.float32
         np.testing.assert_array_equal(got[key], want.astype(np.float32) * np.float32(2.0 ** -shifts[name]))
+
+
+def test_compare_holds_every_output_against_the_float_network(tmp_path, model_path, frames, reference):
+    """``--compare`` with one runner per thread: the table's figures for each output are those of the script's int8
+    outputs (dequantized with their fix points) against onnxruntime's run of the network with float activations
+    (the same weights) on the frames' real values; the script's own numbers are unchanged."""
+    import onnxruntime as ort
+
+    rows_path = tmp_path / "rows.json"
+    np.savez(tmp_path / "in.npz", frames=frames)
+    done = _launch(tmp_path, THREADS, model_path, tmp_path / "in.npz", tmp_path / "out.npz",
+                   options=("--compare", "--compare-json", rows_path))
+    assert done.returncode == 0, done.stderr
+    with np.load(tmp_path / "out.npz") as got:
+        for key, want in reference.items():
+            np.testing.assert_array_equal(got[key], want, err_msg=key)
+    assert "every output against its model's float run on 'emu' (runs: dpu_net.xmodel " in done.stderr
+    assert f"dpu_net.xmodel {_dpu_subgraph_name(model_path)} 6)" in done.stderr, done.stderr
+    rows = {r["tensor"]: r for r in json.loads(rows_path.read_text())}
+    twin = _qdq_model(np.random.default_rng(35), _float_activations)
+    session = ort.InferenceSession(twin.SerializeToString(), providers=["CPUExecutionProvider"])
+    with accel.open("emu:int8=dpu") as dev:
+        model = dev.load(str(model_path))
+        fix = {t.name: t.quant.shifts[0] for t in model.inputs + model.outputs}
+    x_fix = fix[model.inputs[0].name]
+    floats = [dict(zip([o.name for o in twin.graph.output],
+                       session.run(None, {"x": (f.astype(np.float32) * 2.0 ** -x_fix).transpose(2, 0, 1)[None]})))
+              for f in frames]
+    assert sorted(rows) == sorted(o.name for o in model.outputs)
+    for out in model.outputs:
+        onnx_name = next(n for n in ("y_add", "y_max", "y_avg") if out.name.startswith(n))
+        real = np.stack([reference[f"{i}_{out.name}"] * 2.0 ** -fix[out.name] for i in range(len(frames))])
+        want = np.stack([fl[onnx_name].transpose(0, 2, 3, 1) for fl in floats]).reshape(real.shape)
+        err = np.abs(real - want)
+        row = rows[out.name]
+        print(f"\n{out.name}: max error {row['max_abs_error']:.4g} (independently {err.max():.4g}), cosine "
+              f"{row['cosine']:.6f}, {row['differing']} integers differ by up to {row['max_lsb']} steps")
+        assert row["dtype_a"] == "int8" and row["dtype_b"] == "float32"
+        assert row["max_abs_error"] == pytest.approx(float(err.max()), rel=1e-4, abs=1e-6)
+        assert row["mean_abs_error"] == pytest.approx(float(err.mean()), rel=1e-4, abs=1e-7)
+        assert 0.5 < row["cosine"] < 1.0 and row["differing"] > 0
+
+
+@pytest.mark.vendor("vart", formats=(".xmodel",))
+def test_the_script_on_the_board_with_compare(tmp_path, frames):
+    """The runner-per-thread sample with --device vart:0 (CI: accel's VART driver over the stand-in VART, the file as
+    vai_c_xir writes it: real DPU ops): the integers of the emulator's run of the same file, and --compare holds
+    each output against the float run on the host."""
+    import onnx
+
+    from standin_toolchain import tool
+
+    onnx_path = tmp_path / "dpu_net.onnx"
+    onnx.save(_qdq_model(np.random.default_rng(35)), str(onnx_path))
+    board_path = tmp_path / "dpu_net.xmodel"
+    board_path.write_bytes(tool(".xmodel").build_dpu_ops(str(onnx_path)))
+    rows_path = tmp_path / "rows.json"
+    got = _run_script(tmp_path, THREADS, board_path, frames,
+                      options=("--device", "vart:0", "--compare", "--compare-json", rows_path))
+    with accel.open("emu:int8=dpu") as dev:
+        m = dev.load(str(board_path))
+        for i, f in enumerate(frames):
+            for o, want in zip(m.outputs, m.run(f[None])):
+                np.testing.assert_array_equal(got[f"{i}_{o.name}"], want, err_msg=f"frame {i} {o.name}")
+    rows = json.loads(rows_path.read_text())
+    assert sorted(r["tensor"] for r in rows) == sorted(o.name for o in m.outputs)
+    assert all(r["dtype_a"] == "int8" and 0.5 < r["cosine"] < 1 for r in rows)
+
+
+def _dpu_subgraph_name(model_path):
+    graph = reader.read(Path(model_path).read_bytes())
+    return reader.dpu_subgraph(graph).name
 
 
 def test_a_walk_of_the_graph_reads_what_the_file_holds(tmp_path, model_path):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import errno
 import os
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Dict, Optional, Tuple, Union
 
 from ...errors import InvalidArgumentError
 from .. import session
@@ -49,6 +49,18 @@ def _source(path: str, kind: str) -> str:
         f"{os.path.basename(beside)!r} beside it")
 
 
+def _float_model(path: str, suffix: str) -> Union[Exception, Tuple[Any, Dict[str, Any]], None]:
+    """What ``--compare`` runs in float for a model file a board loads as it is: a .bin's or an .hbm's source ONNX
+    (or, where there is none, why: said once), anything else itself (None)."""
+    if suffix not in (".bin", ".hbm"):
+        return None
+    try:
+        source = _source(path, suffix)
+    except InvalidArgumentError as e:
+        return e
+    return (path, {"source": source}) if suffix == ".bin" else (source, {})
+
+
 def _describe_bin(path: str) -> Optional[Any]:
     """The first model of the .bin as its container describes it (the valid shape and layout of a camera-frame
     input, the model's name), or None where accel.compiler is not installed or cannot read the file (then the
@@ -83,13 +95,13 @@ def load(path: Any, api: str) -> Loaded:
         source = _source(path, suffix)
         session.say_once(f"bin:{path}", f"{os.path.basename(path)}: the .bin's BPU part is not emulated; "
                                         f"{source} runs in its place, behind the .bin's inputs and outputs")
-        model = device.load(path, source=source)
+        model = session.load(path, os.path.basename(path), source=source)
     elif on_emulator(device) and suffix == ".hbm":
         source = _source(path, suffix)
         session.say_once(f"hbm:{path}", f"{os.path.basename(path)}: an S100 .hbm cannot be read on the emulator; "
                                         f"{source} runs in its place, with that ONNX's own inputs and outputs")
-        model = device.load(source)
+        model = session.load(source, os.path.basename(path))
     else:
-        model = device.load(path)
+        model = session.load(path, os.path.basename(path), float_model=_float_model(path, suffix))
     name = described.name if described is not None and described.name else stem
     return Loaded(model=model, name=name, path=path, described=described)

@@ -187,7 +187,8 @@ class InferenceSession:
     def _load(self, input_shapes: Optional[Dict[str, Tuple[int, ...]]]) -> Any:
         source = self._model_path if self._model_path is not None else self._model_bytes
         try:
-            return session.device().load(source, input_shapes=input_shapes)
+            label = os.path.basename(self._model_path) if self._model_path is not None else self._what
+            return session.load(source, label, input_shapes=input_shapes)
         except Exception as e:  # noqa: BLE001 (accel's errors, as onnxruntime's)
             shapes = f" with input shapes {input_shapes}" if input_shapes else ""
             raise errors.from_accel(e, f"loading {self._what}{shapes}") from e

@@ -154,7 +154,8 @@ def _create(cls: type, subgraph: Subgraph, mode: str) -> Runner:
         raise UnsupportedError(f"mode {mode!r} ({modes[mode]}) is not emulated: accel's shim runs mode \"run\", "
                                f"computing what the DPU computes")
     graph = subgraph.get_graph()
-    model = session.device().load(_model_file(graph), subgraph=name)
+    path = _model_file(graph)
+    model = session.load(path, f"{os.path.basename(path)} {name}", subgraph=name)
     runner: Runner = object.__new__(cls)
     runner._graph = weakref.ref(graph)
     runner._where = f"the runner of subgraph {name!r}"
