@@ -24,6 +24,7 @@ import onnx
 from onnx import helper, numpy_helper
 
 from .errors import NoFloatCounterpartError
+from . import qdq_graph
 from .importer import DEFAULT_DOMAINS, subgraphs
 from .lower import qinteger, qlinear, quantized
 
@@ -102,6 +103,7 @@ def _strip(g: onnx.GraphProto) -> None:
     alias: dict = {}        # a bypassed tensor -> the tensor that takes its place
     gone: set = set()       # id() of the nodes removed
     now_float: set = set()  # graph outputs that were integers
+    retyped: set = set()    # tensors that were integers and are float now
 
     def bypass(start: str, params_of: onnx.NodeProto) -> bool:
         """Bypasses the DequantizeLinear nodes that the integers of ``start`` reach through data movement; False
@@ -117,14 +119,16 @@ def _strip(g: onnx.GraphProto) -> None:
             alias[dq.output[0]] = dq.input[0]
             gone.add(id(dq))
         now_float.update(ends)
+        retyped.update(o for m in moves for o in m.output if o)
+        retyped.add(start)
         return True
 
-    replaced: dict = {}  # id() of a QuantizeLinear bypassed -> the node in its place
+    in_place: dict = {}  # id() of a QuantizeLinear bypassed -> the node in its place
     for n in g.node:
         if _is(n, Q) and n.input[0] not in consts:
             low = values.lowest(n)
             if low is not None and bypass(n.output[0], n):
-                replaced[id(n)] = _in_place_of(n, low == 0)
+                in_place[id(n)] = _in_place_of(n, low == 0)
     for vi in g.input:
         if vi.name in consts or vi.type.tensor_type.elem_type not in _INTEGERS:
             continue
@@ -134,7 +138,7 @@ def _strip(g: onnx.GraphProto) -> None:
             now_float.discard(vi.name)
 
     for n in g.node:
-        if (_is(n, Q) or _is(n, DQ)) and id(n) not in gone and id(n) not in replaced and n.input[0] not in consts:
+        if (_is(n, Q) or _is(n, DQ)) and id(n) not in gone and id(n) not in in_place and n.input[0] not in consts:
             raise NoFloatCounterpartError(
                 f"the model has no float counterpart: {n.op_type} (node '{n.name or n.output[0]}') of "
                 f"'{n.input[0]}' stays: its integers are read by an integer op, or dequantized with other "
@@ -145,12 +149,7 @@ def _strip(g: onnx.GraphProto) -> None:
             name = alias[name]
         return name
 
-    kept = []
-    for n in g.node:
-        if id(n) in replaced:
-            kept.append(replaced[id(n)])
-        elif id(n) not in gone:
-            kept.append(n)
+    kept = qdq_graph.replaced(g.node, in_place, gone)
     for n in kept:
         _rename_inputs(n, resolve)
     for o in g.output:
@@ -161,7 +160,7 @@ def _strip(g: onnx.GraphProto) -> None:
             o.type.tensor_type.elem_type = onnx.TensorProto.FLOAT
     del g.node[:]
     g.node.extend(kept)
-    retyped = set(alias) | now_float | {n.output[0] for n in g.node if id(n) in replaced}
+    retyped.update(alias)
     kept_info = [vi for vi in g.value_info if vi.name not in retyped]
     del g.value_info[:]
     g.value_info.extend(kept_info)

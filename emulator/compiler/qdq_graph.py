@@ -133,15 +133,15 @@ def make_node(op, domain, inputs, outputs, like, **attrs) -> OnnxNode:
     return OnnxNode(proto, 0)
 
 
+def replaced(nodes, replace: dict, gone: set) -> list:
+    """`nodes` (of any kind) with the node of each id in `replace` replaced by its value and those in `gone` dropped."""
+    return [replace.get(id(node), node) for node in nodes if id(node) in replace or id(node) not in gone]
+
+
 def rewrite(imp: Imported, replace: dict, gone: set) -> None:
     """imp.nodes with the node of each id in `replace` replaced by its value and those in `gone` dropped;
     imp.used follows."""
-    out = []
-    for node in imp.nodes:
-        if id(node) in replace:
-            out.append(replace[id(node)])
-        elif id(node) not in gone:
-            out.append(node)
+    out = replaced(imp.nodes, replace, gone)
     imp.nodes[:] = out
     imp.used.clear()
     imp.used.update({i for n in out for i in n.inputs if i} | set(imp.graph.outputs))
