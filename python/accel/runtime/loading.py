@@ -63,6 +63,8 @@ def load(device: RuntimeDevice, path_or_bytes: PathOrBytes,
                 f"compile it with the vendor's toolchain, or load it on a device that loads "
                 f"{refused.produces} models{_devices_loading(refused.produces)}")
 
+    if not isinstance(dequantized, bool):
+        raise TypeError(f"dequantized must be a bool, not {type(dequantized).__name__}")
     extra = compile_cache.normalize_extra_outputs(extra_outputs)
     images = compile_cache.normalize_image_inputs(image_inputs)
     if source is not None:
@@ -85,8 +87,6 @@ def load(device: RuntimeDevice, path_or_bytes: PathOrBytes,
                                        f"{front.name}")
     if front is None:
         return Model(device, _load_core(device, data, path_given, subgraph), name)
-    if not isinstance(dequantized, bool):
-        raise TypeError(f"dequantized must be a bool, not {type(dequantized).__name__}")
     request = LoadRequest(data, what, path_given, input_shapes, extra, images, caps.int8_rules, subgraph, source,
                           dequantized)
     core_model, extra_count = front.load(request, lambda compiled: _load_compiled(device, compiled))

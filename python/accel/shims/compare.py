@@ -34,7 +34,7 @@ class Comparisons:
         self._lock = threading.Lock()
         self._device: Any = None
         self._tallies: Dict[Tuple[str, str], Tally] = {}
-        self._rows: Dict[Tuple[str, str], Tuple[Tuple[int, ...], str]] = {}  # shape, dtype of the run's side
+        self._sides: Dict[Tuple[str, str], Tuple[Tuple[int, ...], str]] = {}  # the run's side: shape, dtype
         self._runs: Dict[str, int] = {}
         self._uncompared: Dict[str, str] = {}
         self._pending: List[concurrent.futures.Future[Any]] = []
@@ -71,7 +71,7 @@ class Comparisons:
                 key = (label, info.name)
                 if key not in self._tallies:
                     self._tallies[key] = Tally()
-                    self._rows[key] = (tuple(np.shape(got)), str(np.asarray(got).dtype))
+                    self._sides[key] = (tuple(np.shape(got)), str(np.asarray(got).dtype))
                 self._tallies[key].add(Tensor(info.name, [np.asarray(got)], info.quant),
                                        Tensor(info.name, [np.asarray(want)], None))
 
@@ -88,7 +88,7 @@ class Comparisons:
         with self._lock:
             for (label, name), tally in self._tallies.items():
                 m = tally.metrics()
-                shape, dtype = self._rows[(label, name)]
+                shape, dtype = self._sides[(label, name)]
                 below = m.cosine is not None and not m.cosine >= THRESHOLD
                 rows.append(Row(tensor=name, tensor_b=name, key=f"{label}: {name}", shape=shape, shape_b=shape,
                                 dtype_a=dtype, dtype_b="float32", cosine=m.cosine, max_abs_error=m.max_abs_error,
@@ -145,8 +145,8 @@ class ComparedModel:
 
         def compare(f: Any) -> None:
             try:
-                if f.exception() is None:
-                    self._compare(feeds, f.result())
+                if f.exception() is None:  # copied first: once the future is done the caller may reuse its outputs
+                    self._compare(feeds, [np.array(r, copy=True) for r in f.result()])
             finally:
                 done.set_result(None)
 
@@ -154,9 +154,7 @@ class ComparedModel:
         return future
 
     def _compare(self, feeds: Dict[str, np.ndarray], results: List[np.ndarray]) -> None:
-        outputs = [np.array(r, copy=True) for r in results]
-        floats = self._twin.run(feeds)
-        self._owner.add(self._label, self._model, outputs, floats)
+        self._owner.add(self._label, self._model, results, self._twin.run(feeds))
 
     def _float_feeds(self, inputs: Any) -> Dict[str, np.ndarray]:
         """The run's inputs by name, as the float counterpart takes them: a quantized input's real values."""
