@@ -28,7 +28,7 @@ from . import qdq_graph
 from .importer import DEFAULT_DOMAINS, subgraphs
 from .lower import qinteger, qlinear, quantized
 
-__all__ = ["OPERATOR_FORM", "float_counterpart"]
+__all__ = ["OPERATOR_FORM", "float_counterpart", "is_quantized"]
 
 Q, DQ = "QuantizeLinear", "DequantizeLinear"
 #: The quantized ops that are not QuantizeLinear or DequantizeLinear (their lowerings' tables), by op type.
@@ -40,6 +40,11 @@ MOVES = frozenset({"Transpose", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "I
 _LOWEST = {np.dtype(t): int(np.iinfo(t).min) for t in (np.int8, np.uint8, np.int16, np.uint16)}
 _INTEGERS = {onnx.TensorProto.INT8, onnx.TensorProto.UINT8, onnx.TensorProto.INT16, onnx.TensorProto.UINT16,
              onnx.TensorProto.INT32, onnx.TensorProto.INT4, onnx.TensorProto.UINT4}
+
+
+def is_quantized(model: onnx.ModelProto) -> bool:
+    """Does the graph compute anything in integers (a QuantizeLinear, DequantizeLinear or an operator-form op)?"""
+    return any(_is(n, Q) or _is(n, DQ) or n.op_type in OPERATOR_FORM for n in model.graph.node)
 
 
 def float_counterpart(model: onnx.ModelProto) -> onnx.ModelProto:

@@ -22,9 +22,6 @@ RULES = "bpu"
 #: What hb_mapper names the calibrated ONNX beside ``<name>.bin``, the source taken when none is given.
 CALIBRATED_SUFFIX = "_calibrated_model.onnx"
 
-_QUANTIZING = ("QuantizeLinear", "DequantizeLinear", "QLinearConv", "QLinearMatMul", "ConvInteger", "MatMulInteger")
-
-
 def _claims(head: bytes, suffix: str) -> bool:
     return suffix == ".bin"
 
@@ -51,7 +48,7 @@ def _load(request: LoadRequest, load_native: LoadNative) -> Tuple[Any, int]:
     with import_or_undo():
         import onnx
 
-        from ..compiler import hbin
+        from ..compiler import dequantize, hbin
         from ..compiler.errors import CompileError
 
     info = _read(request.file_bytes(), request.what)
@@ -74,7 +71,7 @@ def _load(request: LoadRequest, load_native: LoadNative) -> Tuple[Any, int]:
         raise UnsupportedError(f"cannot run {request.what} from {source!r}: {e}") from e
     except (OSError, ValueError) as e:  # onnx's DecodeError is a ValueError
         raise ModelFormatError(f"cannot read {source!r}, the source of {request.what}: {e}") from e
-    quantized = any(n.op_type in _QUANTIZING for n in proto.graph.node)
+    quantized = dequantize.is_quantized(proto)
     if quantized and request.int8_rules != RULES and not request.dequantized:
         raise UnsupportedError(f"{request.what} is a quantized model for Horizon's BPU, which computes int8 with the "
                                f"BPU's rules; this device computes with {request.int8_rules or 'none'!r}: open "
