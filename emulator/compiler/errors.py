@@ -20,13 +20,12 @@ class FrameInputError(CompileError):
 class InputShapeError(CompileError):
     """A graph input whose shape the model leaves open (a symbolic or unknown dim, or no shape): `input` is its
     name, `dims` its dims as the model gives them (ints, and the symbols' names or None where unknown), None if
-    it has no shape; `problem` says which dim. The message tells the Python API's fix; a command line says its
-    own (accel.commands.common)."""
+    it has no shape; `problem` says which dim, `need` what needs it. The message tells the Python API's fix; a
+    command line says its own (accel.commands.common)."""
 
-    def __init__(self, input: str, dims, problem: str):
-        self.input, self.dims, self.problem = input, dims, problem
-        super().__init__(f"{problem}; the compiler needs static shapes: pass input_shapes={{'{input}': (...)}} "
-                         f"to fix it")
+    def __init__(self, input: str, dims, problem: str, need: str = "the compiler needs static shapes"):
+        self.input, self.dims, self.problem, self.need = input, dims, problem, need
+        super().__init__(f"{problem}; {need}: pass input_shapes={{'{input}': (...)}} to fix it")
 
     def command_line(self) -> str:
         """The message with the fix in the command lines' syntax (`--input-shape NAME=D0,D1,...`)."""
@@ -34,8 +33,8 @@ class InputShapeError(CompileError):
             example = "D0,D1,..."
         else:
             example = ",".join(str(d) if isinstance(d, int) else f"<{d or f'D{i}'}>" for i, d in enumerate(self.dims))
-        return (f"{self.problem}; the compiler needs static shapes: give them with --input-shape "
-                f"{self.input}={example} (numbers for the <...>)")
+        return (f"{self.problem}; {self.need}: give them with --input-shape {self.input}={example} (numbers for "
+                f"the <...>)")
 
 
 class NoFloatCounterpartError(CompileError):

@@ -36,7 +36,8 @@ class Device(RuntimeDevice):
              input_shapes: Optional[Mapping[str, Sequence[int]]] = None,
              extra_outputs: Union[str, Sequence[str], None] = None,
              image_inputs: Optional[Mapping[str, Any]] = None, *, subgraph: Optional[str] = None,
-             source: Optional[Union[str, os.PathLike[str]]] = None, dequantized: bool = False) -> Model:
+             source: Optional[Union[str, os.PathLike[str]]] = None, dequantized: bool = False,
+             shapes: Optional[Sequence[Mapping[str, Sequence[int]]]] = None, pad: bool = False) -> Model:
         """Loads a model on the device.
 
         Args:
@@ -73,6 +74,13 @@ class Device(RuntimeDevice):
                 (``accel shim --compare``); any emulator device loads it, whatever its int8 rules. A model in
                 onnxruntime's operator form (QLinearConv, MatMulInteger, ...) has none: UnsupportedError naming
                 its nodes. See docs/quantization.md.
+            shapes, pad: for an ONNX model whose input dims are set at run time (symbolic dims that
+                ``input_shapes`` leaves open): the model loads at once and compiles for each set of input shapes
+                the runs bring, the first time each comes (``Model.compiled`` lists them with their compile
+                times; ``TensorInfo.shape`` has -1 and ``TensorInfo.symbols`` the name where a dim is open).
+                ``shapes`` (a list of ``{input name: shape}``) compiles those now; with ``pad=True`` a run is padded
+                with zeros up to the smallest of them that holds it, and its outputs cut back (shape buckets,
+                as for a static NPU). Not with ``extra_outputs`` or ``image_inputs``, which need fixed shapes.
 
         Raises:
             FileNotFoundError: no file at the path (the message names it). ModelFormatError: not a valid
@@ -83,7 +91,7 @@ class Device(RuntimeDevice):
             ClosedError: the device is closed.
         """
         return loading.load(self, path_or_bytes, input_shapes, extra_outputs, image_inputs, subgraph, source,
-                            dequantized)
+                            dequantized, shapes, pad)
 
     # -- ops -------------------------------------------------------------------------------------------
 

@@ -14,6 +14,7 @@ from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence
 
 import numpy as np
 
+from .._lazy_import import import_or_undo
 from ..runtime.tensor_info import Quantization, TensorInfo
 from . import quant_values
 
@@ -40,6 +41,8 @@ def random_array(info: TensorInfo, rng: np.random.Generator, limit: Optional[int
     input's values are positions valid in [0, limit) (index_limits), drawn there."""
     dt = np.dtype(info.dtype)
     shape = tuple(info.shape)
+    if -1 in shape:
+        _open_dims(info)
     if dt.kind == "f":
         return rng.random(shape, dtype=np.float32).astype(dt)
     if dt.kind == "b":
@@ -50,6 +53,19 @@ def random_array(info: TensorInfo, rng: np.random.Generator, limit: Optional[int
     if dt.itemsize == 1:
         return rng.integers(bounds.min, bounds.max, shape, endpoint=True).astype(dt)
     return rng.integers(0, _SMALL_INT_MAX, shape, endpoint=True).astype(dt)
+
+
+def _open_dims(info: TensorInfo) -> None:
+    """The InputShapeError of an input whose dims are set at run time (a DynamicModel's): random inputs need them."""
+    with import_or_undo():
+        from ..compiler.errors import InputShapeError
+
+    symbols = info.symbols or (None,) * info.ndim
+    dims = tuple(d if d != -1 else s for d, s in zip(info.shape, symbols))
+    k = info.shape.index(-1)
+    raise InputShapeError(info.name, dims, f"input '{info.name}' dim {k} is set at run time"
+                                           f"{f' ({symbols[k]!r})' if symbols[k] else ''}",
+                          "random inputs need every dim's size")
 
 
 def given_sets(inputs: Any, infos: Sequence[TensorInfo], model: str) -> List[Feeds]:

@@ -57,6 +57,10 @@ class FrontEnd:
         subgraphs: whether its files hold several runnable subgraphs, one chosen by ``LoadRequest.subgraph``.
         int8_rules: the int8 rules its models compute with, which the device must compute with (a DPU's
             ``"dpu"``) unless the load is ``dequantized``; None where the device's own are taken.
+        signature: ``signature(data) -> (inputs, outputs)``, each a tuple of ``(name, numpy dtype, dims)`` with a
+            dim an int, a symbol's name or None: the interface the file declares, for a format whose files may
+            leave input dims to run time (Device.load then compiles per set of input shapes:
+            ``accel.runtime.dynamic_model``); None where files have fixed shapes.
         tensor_order: ``tensor_order(data, subgraph) -> names``: the tensors a load with ``extra_outputs="all"``
             gives (and its inputs), in graph order, the order ``accel compare`` lists them in; None where the
             front end does not say (ONNX's graph says it).
@@ -72,3 +76,4 @@ class FrontEnd:
     subgraphs: bool = False
     tensor_order: Optional[Callable[[bytes, Optional[str]], List[str]]] = None
     int8_rules: Optional[str] = None
+    signature: Optional[Callable[[bytes], Tuple[Any, Any]]] = None

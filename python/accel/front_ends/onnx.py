@@ -54,6 +54,32 @@ def _extra_count(extra: compile_cache.ExtraOutputs, onnx_bytes: bytes, core_mode
     return len(core_model.outputs()) - own
 
 
+def _signature(data: bytes) -> Tuple[Any, Any]:
+    """The graph's inputs (initializers aside) and outputs as (name, dtype, dims), the outputs' dims as ONNX's
+    shape inference gives them where the file does not (so that a symbol of the inputs carries to them); a
+    tensor of undeclared rank has no dims."""
+    with import_or_undo():
+        import onnx
+        from onnx import helper
+
+    model = onnx.ModelProto.FromString(data)
+    try:
+        model = onnx.shape_inference.infer_shapes(model)
+    except Exception:  # noqa: BLE001 - a graph the inference cannot follow keeps the dims it declares
+        pass
+    g = model.graph
+    constants = {i.name for i in g.initializer}
+
+    def entry(vi: Any) -> Tuple[str, Any, Tuple[Any, ...]]:
+        t = vi.type.tensor_type
+        # A dim_value below 1 (some exporters write -1) is a dim left open, as an unnamed one.
+        dims = tuple(d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else (d.dim_param or None)
+                     for d in t.shape.dim)
+        return vi.name, helper.tensor_dtype_to_np_dtype(t.elem_type), dims
+
+    return (tuple(entry(i) for i in g.input if i.name not in constants), tuple(entry(o) for o in g.output))
+
+
 #: ONNX, compiled into .accm.
 ONNX = FrontEnd(name="ONNX", suffixes=(".onnx",), produces="accm", claims=_claims, load=_load,
-                options=("input_shapes", "extra_outputs", "image_inputs", "dequantized"))
+                options=("input_shapes", "extra_outputs", "image_inputs", "dequantized"), signature=_signature)

@@ -2,9 +2,10 @@
 (``accel.front_ends``), the Model (``accel.Device.load``, ``Device.load`` of the ops' fused graphs)."""
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
-from typing import Any, Mapping, Optional, Sequence, Union
+from typing import Any, Dict, Mapping, Optional, Sequence, Tuple, Union
 
 from .. import compile_cache, front_ends
 from .capabilities import describe
@@ -13,7 +14,9 @@ from ..front_ends.front_end import LoadRequest
 from ._frontend import core
 from .device import RuntimeDevice
 from .dtypes import has_buffer
+from .dynamic_model import DynamicModel, Signature
 from .model import Model
+from .tensor_info import from_core
 
 __all__ = ["PathOrBytes", "load"]
 
@@ -25,7 +28,8 @@ def load(device: RuntimeDevice, path_or_bytes: PathOrBytes,
          input_shapes: Optional[Mapping[str, Sequence[int]]] = None,
          extra_outputs: Union[str, Sequence[str], None] = None,
          image_inputs: Optional[Mapping[str, Any]] = None, subgraph: Optional[str] = None,
-         source: Optional[Union[str, os.PathLike[str]]] = None, dequantized: bool = False) -> Model:
+         source: Optional[Union[str, os.PathLike[str]]] = None, dequantized: bool = False,
+         shapes: Optional[Sequence[Mapping[str, Sequence[int]]]] = None, pad: bool = False) -> Model:
     """:meth:`accel.Device.load` (its docstring says what it takes and raises): the model at ``path_or_bytes``
     loaded on ``device``, through the front end that turns its format into the device's."""
     device._check_open()
@@ -85,12 +89,63 @@ def load(device: RuntimeDevice, path_or_bytes: PathOrBytes,
         if front is not None and not front.subgraphs:
             raise InvalidArgumentError(f"subgraph applies to models with subgraphs (a Vitis AI .xmodel); {what} is "
                                        f"{front.name}")
+    if shapes is not None or pad:
+        _check_shape_options(shapes, pad, front, what)
     if front is None:
         return Model(device, _load_core(device, data, path_given, subgraph), name)
     request = LoadRequest(data, what, path_given, input_shapes, extra, images, caps.int8_rules, subgraph, source,
                           dequantized)
-    core_model, extra_count = front.load(request, lambda compiled: _load_compiled(device, compiled))
+    def load_native(compiled: Any) -> Any:
+        return _load_compiled(device, compiled)
+
+    try:
+        core_model, extra_count = front.load(request, load_native)
+    except InvalidArgumentError as e:
+        if not _set_at_run_time(e, front, request):
+            raise
+        return _dynamic(device, front, request, name, load_native, shapes, pad)
+    if shapes is not None:
+        raise InvalidArgumentError(f"shapes= lists the shapes to compile a model whose input dims are set at run "
+                                   f"time; {what}'s are fixed: {_fixed(core_model)}")
     return Model(device, core_model, name, extra_count)
+
+
+def _check_shape_options(shapes: Any, pad: Any, front: Any, what: str) -> None:
+    if not isinstance(pad, bool):
+        raise TypeError(f"pad must be a bool, not {type(pad).__name__}")
+    if shapes is not None and (isinstance(shapes, Mapping) or not isinstance(shapes, (list, tuple))):
+        raise TypeError(f"shapes must be a list of dicts, each mapping every input's name to its shape, not "
+                        f"{type(shapes).__name__}")
+    if front is None or front.signature is None:
+        raise InvalidArgumentError(f"shapes= and pad= apply to models whose input dims are set at run time "
+                                   f"(ONNX); {what} has fixed shapes")
+
+
+def _set_at_run_time(error: InvalidArgumentError, front: Any, request: LoadRequest) -> bool:
+    """Whether the load failed only because the model leaves input dims to run time, in a form that can compile
+    per set of input shapes (not with extra outputs or camera frames, whose requests name fixed tensors)."""
+    from ..compiler.errors import InputShapeError  # the compiler is loaded: it raised
+
+    return (isinstance(error.__cause__, InputShapeError) and front.signature is not None
+            and request.extra_outputs is None and request.image_inputs is None)
+
+
+def _dynamic(device: RuntimeDevice, front: Any, request: LoadRequest, name: str, load_native: Any,
+             shapes: Optional[Sequence[Mapping[str, Sequence[int]]]], pad: bool) -> Model:
+    """The model as a DynamicModel: compiled per set of input shapes (those given fixed as given)."""
+    inputs, outputs = front.signature(request.file_bytes())
+    given = compile_cache.normalize_input_shapes(request.input_shapes) or {}
+    inputs = tuple((n, t, tuple(given[n]) if n in given else dims) for n, t, dims in inputs)
+
+    def specialize(concrete: Dict[str, Tuple[int, ...]]) -> Model:
+        core_model, extra_count = front.load(dataclasses.replace(request, input_shapes=concrete), load_native)
+        return Model(device, core_model, name, extra_count)
+
+    return DynamicModel(device, name, Signature(inputs, outputs), specialize, shapes, pad)
+
+
+def _fixed(core_model: Any) -> str:
+    return ", ".join(f"{t.name} {list(t.shape)}" for t in map(from_core, core_model.inputs()))
 
 
 def _load_compiled(device: RuntimeDevice, data: Any) -> Any:

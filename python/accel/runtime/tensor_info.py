@@ -81,6 +81,9 @@ class TensorInfo:
         nbytes: bytes the device buffer must hold, padding included.
         image: for an image input (a camera frame in a pixel format such as NV12, which the model
             converts itself), its format, size and planes; ``None`` for a plain tensor.
+        symbols: for a model whose dims are set at run time (an ONNX model with symbolic dims), per dim the
+            symbol's name where :attr:`shape` has ``-1`` (``None`` for a dim the model leaves unnamed, and for
+            the fixed ones); ``None`` for a tensor of fixed shape.
     """
 
     name: str
@@ -91,6 +94,7 @@ class TensorInfo:
     strides: Tuple[int, ...] = ()
     nbytes: int = 0
     image: Optional[ImageInfo] = None
+    symbols: Optional[Tuple[Optional[str], ...]] = None
 
     @property
     def ndim(self) -> int:
@@ -111,7 +115,8 @@ class TensorInfo:
         return self.strides == dense_strides(self.shape, self.dtype.itemsize)
 
     def __str__(self) -> str:
-        dims = ", ".join(str(d) for d in self.shape)
+        named = self.symbols or (None,) * len(self.shape)
+        dims = ", ".join(str(d) if d != -1 else (s or "?") for d, s in zip(self.shape, named))
         text = f"{self.name}: {self.dtype}[{dims}]"
         if self.layout:
             text += f" {self.layout}"

@@ -22,7 +22,6 @@ from .options import RunOptions, SessionOptions
 
 __all__ = ["InferenceSession", "Session"]
 
-Shapes = Tuple[Tuple[int, ...], ...]
 _NOT_COVERED = not_covered.DOCS
 
 
@@ -60,18 +59,20 @@ class InferenceSession:
                       for a in self._sig.inputs}
         self._sig.inputs = [self._shown(a) for a in self._sig.inputs]
         self._outputs = {a.name for a in self._sig.outputs}
-        self._lock = threading.Lock()
-        self._models: Dict[Shapes, Any] = {}
-        self._static: Optional[Any] = None
         eps.say_device(self._providers)
         if self._sess_options.custom_ops_libraries:
             session.say_once("ort-custom-ops", "custom op libraries are not loaded: accel runs the ops its compiler "
                                                "knows")
+        # The inputs whose every dim is known (the file's, or fixed by a free dimension override) are given to the
+        # load where an override changed them or other inputs are left open; the dims left open are set at run
+        # time (accel's DynamicModel compiles per set of input shapes, as onnxruntime's session runs any).
         static = {n: tuple(x for x in d if x is not None) for n, d in self._dims.items()
                   if d is not None and None not in d}
-        if len(static) == len(self._dims):
-            overridden = any(list(shape) != self._sig.dims[n] for n, shape in static.items())
-            self._static = self._load(static if overridden else None)
+        overridden = any(list(shape) != self._sig.dims[n] for n, shape in static.items())
+        self._model = self._load(static if overridden or len(static) < len(self._dims) else None)
+        if any(-1 in t.shape for t in self._model.inputs):
+            session.say_once("ort-symbolic", f"{self._what} has symbolic dims: accel compiles it for each set of "
+                                             f"input shapes a run brings (cached)")
 
     # -- what the session says about its model ---------------------------------------------------------------
 
@@ -188,23 +189,10 @@ class InferenceSession:
         source = self._model_path if self._model_path is not None else self._model_bytes
         try:
             label = os.path.basename(self._model_path) if self._model_path is not None else self._what
-            return session.load(source, label, input_shapes=input_shapes)
+            return session.load(source, label, input_shapes=input_shapes or None)
         except Exception as e:  # noqa: BLE001 (accel's errors, as onnxruntime's)
             shapes = f" with input shapes {input_shapes}" if input_shapes else ""
             raise errors.from_accel(e, f"loading {self._what}{shapes}") from e
-
-    def _model_for(self, feed: Dict[str, np.ndarray]) -> Any:
-        """The loaded model for the feed's shapes: the one loaded at start, or one per set of shapes."""
-        if self._static is not None:
-            return self._static
-        key = tuple(feed[a.name].shape for a in self._sig.inputs)
-        with self._lock:
-            model = self._models.get(key)
-            if model is None:
-                session.say_once("ort-symbolic", f"{self._what} has symbolic dims: accel compiles it for each set "
-                                                 "of input shapes a run brings (cached)")
-                model = self._models[key] = self._load({a.name: feed[a.name].shape for a in self._sig.inputs})
-            return model
 
     def _prepare(self, output_names: Optional[Sequence[str]], input_feed: Mapping[str, Any],
                  run_options: Optional[RunOptions]) -> Tuple[List[str], Dict[str, np.ndarray], Any]:
@@ -228,7 +216,7 @@ class InferenceSession:
             raise errors.Fail("Exiting due to terminate flag being set to true.")
         feed = {a.name: feeds.checked(a, input_feed[a.name], self._sig.dtypes[a.name], self._dims[a.name])
                 for a in self._sig.inputs if a.name in input_feed}
-        return names, feed, self._model_for(feed)
+        return names, feed, self._model
 
     def _results(self, model: Any, outs: Sequence[np.ndarray], names: Sequence[str]) -> List[np.ndarray]:
         """The outputs named, in that order, each an array of its own as onnxruntime returns (writable, dense).
