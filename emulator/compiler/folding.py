@@ -213,7 +213,8 @@ def _check_fold_size(node, model: onnx.ModelProto, arrays: list, limit: int) -> 
         if need > limit:
             raise CompileError(
                 f"unsupported constant: folding {node.label} would take {need} bytes for '{name}' "
-                f"(shape {dims}), past the constant-folding limit of {limit} bytes (compile_model's fold_limit)")
+                f"(shape {dims}), past the constant-folding limit of {limit} bytes (raise it: Device.load's "
+                f"fold_limit, compile_model's, accel compile --fold-limit)")
 
 
 def _check_positions(node, arrays: list) -> None:

@@ -47,9 +47,13 @@ _SIZE_FORMS = "a number of bytes with an optional K, M or G suffix (512M, 2G, 1.
 _DIR_FORMS = "a folder path (absolute, relative to the working folder, or ~/...), created if missing"
 
 # An entry: this magic line, the key it was made for and the SHA-256 of the .accm bytes that follow
-# (64 hex digits each, one line each), then those bytes.
-_ENTRY_MAGIC = b"accel compile cache entry 1\n"
+# (64 hex digits each, one line each), the model it was compiled from (a line of UTF-8: its file's name, input
+# shapes and int8 rules, for `accel cache info`), then those bytes. Entries of the first form (no model line) are
+# still read, evicted and cleared.
+_ENTRY_MAGIC = b"accel compile cache entry 2\n"
+_ENTRY_MAGIC_1 = b"accel compile cache entry 1\n"
 _ENTRY_HEAD = len(_ENTRY_MAGIC) + 2 * 65
+_LABEL_MAX = 300
 _ENTRY_NAME = re.compile(r"[0-9a-f]{64}\.entry")
 _TEMP_NAME = re.compile(r"\.[0-9a-f]{64}\.[a-z0-9_]{8}\.tmp")
 #: How old a temporary file whose writer holds no lock on it must be to count as left by a killed process (the
@@ -173,8 +177,23 @@ def _open_own(path: Path) -> Optional[int]:
     return None
 
 
-def _entry_bytes(key: str, data: bytes) -> bytes:
-    return b"".join((_ENTRY_MAGIC, key.encode(), b"\n", hashlib.sha256(data).hexdigest().encode(), b"\n", data))
+def _entry_bytes(key: str, data: bytes, label: str) -> bytes:
+    line = " ".join(label.split())[:_LABEL_MAX].encode("utf-8", "replace")
+    return b"".join((_ENTRY_MAGIC, key.encode(), b"\n", hashlib.sha256(data).hexdigest().encode(), b"\n", line,
+                     b"\n", data))
+
+
+def _parse(raw: bytes) -> Optional[Tuple[bytes, bytes, str, bytes]]:
+    """(key, digest, model label, .accm bytes) of an entry's bytes, None when they are not an entry's."""
+    if len(raw) < _ENTRY_HEAD or not raw.startswith((_ENTRY_MAGIC, _ENTRY_MAGIC_1)):
+        return None
+    key, digest = raw[len(_ENTRY_MAGIC):_ENTRY_HEAD].split(b"\n")[:2]
+    if raw.startswith(_ENTRY_MAGIC_1):
+        return key, digest, "", raw[_ENTRY_HEAD:]
+    end = raw.find(b"\n", _ENTRY_HEAD, _ENTRY_HEAD + 4 * _LABEL_MAX + 1)
+    if end < 0:
+        return None
+    return key, digest, raw[_ENTRY_HEAD:end].decode("utf-8", "replace"), raw[end + 1:]
 
 
 # --- entries -------------------------------------------------------------------------------------------------
@@ -191,11 +210,11 @@ def read_entry(s: Settings, key: str) -> Optional[bytes]:
     try:
         with os.fdopen(fd, "rb", closefd=False) as f:
             raw = f.read()
-        if len(raw) < _ENTRY_HEAD or not raw.startswith(_ENTRY_MAGIC):
+        parsed = _parse(raw)
+        if parsed is None:
             return None
-        head = raw[len(_ENTRY_MAGIC):_ENTRY_HEAD].split(b"\n")
-        data = raw[_ENTRY_HEAD:]
-        if head[0] != key.encode() or head[1] != hashlib.sha256(data).hexdigest().encode():
+        made_for, digest, _, data = parsed
+        if made_for != key.encode() or digest != hashlib.sha256(data).hexdigest().encode():
             return None  # compiled again, and overwritten
         os.utime(fd)  # used now: the last to be evicted
         return data
@@ -205,9 +224,10 @@ def read_entry(s: Settings, key: str) -> Optional[bytes]:
         os.close(fd)
 
 
-def write_entry(s: Settings, key: str, data: bytes) -> None:
-    """Writes the entry for ``key`` atomically (a temporary file renamed), then evicts down to the limit. OSError
-    when the folder cannot be written; nothing is written to a folder that is not to be trusted."""
+def write_entry(s: Settings, key: str, data: bytes, label: str = "") -> None:
+    """Writes the entry for ``key`` (compiled from the model ``label`` names) atomically (a temporary file renamed),
+    then evicts down to the limit. OSError when the folder cannot be written; nothing is written to a folder that is
+    not to be trusted."""
     if s.limit == 0 or not _private(s.folder, create=True):
         return
     assert s.folder is not None
@@ -220,7 +240,7 @@ def write_entry(s: Settings, key: str, data: bytes) -> None:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # written now: not one a killed process left
             with os.fdopen(fd, "wb", closefd=False) as f:
-                f.write(_entry_bytes(key, data))
+                f.write(_entry_bytes(key, data, label))
             os.replace(tmp, entry)
         finally:
             os.close(fd)
@@ -253,7 +273,7 @@ def _is_entry(path: Path) -> Optional[os.stat_result]:
     if fd is None:
         return None
     try:
-        return os.fstat(fd) if os.read(fd, len(_ENTRY_MAGIC)) == _ENTRY_MAGIC else None
+        return os.fstat(fd) if os.read(fd, len(_ENTRY_MAGIC)) in (_ENTRY_MAGIC, _ENTRY_MAGIC_1) else None
     except OSError:
         return None
     finally:
@@ -347,9 +367,24 @@ def info(s: Settings) -> Dict[str, object]:
             problem = _refusal(s.folder)
         except OSError:
             pass  # not created yet
+    models = [{"model": _label(p), "bytes": size, "last_used": used} for used, size, p in reversed(c.entries)]
     return {"folder": str(s.folder) if s.folder else None, "entries": len(c.entries),
             "bytes": sum(r[1] for r in c.entries), "limit_bytes": s.limit, "other_files": c.others,
-            "not_used_because": problem}
+            "not_used_because": problem, "models": models}
+
+
+def _label(path: Path) -> str:
+    """The model an entry was compiled from, as its header names it ("" for an entry of the first form)."""
+    fd = _open_own(path)
+    if fd is None:
+        return ""
+    try:
+        parsed = _parse(os.read(fd, _ENTRY_HEAD + 4 * _LABEL_MAX + 1))
+        return parsed[2] if parsed is not None else ""
+    except OSError:
+        return ""
+    finally:
+        os.close(fd)
 
 
 def clear(s: Settings) -> int:

@@ -200,12 +200,12 @@ def _read_disk(key: str, s: Optional[_cache_folder.Settings] = None) -> Optional
     return None if _disk_disabled else _cache_folder.read_entry(s or _cache_folder.settings(), key)
 
 
-def _write_disk(key: str, data: bytes, s: _cache_folder.Settings) -> None:
+def _write_disk(key: str, data: bytes, s: _cache_folder.Settings, label: str = "") -> None:
     global _disk_disabled
     if _disk_disabled:
         return
     try:
-        _cache_folder.write_entry(s, key, data)
+        _cache_folder.write_entry(s, key, data, label)
     except OSError:
         # Not writable (read-only home, full disk): keep this process's entries in memory only.
         if not s.explicit:
@@ -222,11 +222,13 @@ def invalidate(key: str) -> None:
 def compile_onnx(onnx_bytes: bytes, input_shapes: Optional[Mapping[str, Tuple[int, ...]]],
                  what: str = "model", path: Optional[str] = None, int8: str = "ort",
                  extra_outputs: ExtraOutputs = None, image_inputs: ImageInputs = None,
-                 dequantized: bool = False) -> Tuple[bytes, str, bool]:
+                 dequantized: bool = False, fold_limit: Optional[int] = None) -> Tuple[bytes, str, bool]:
     """The .accm bytes of an ONNX model, compiled or from the cache, its quantized ops with the int8 rule
     set `int8`, with the intermediate tensors `extra_outputs` (normalize_extra_outputs) as outputs after its own and
     the camera frames `image_inputs` (normalize_image_inputs) in place of the inputs they name; ``dequantized``: the
     model's float counterpart instead (accel.compiler.dequantize; a model with none raises UnsupportedError).
+    ``fold_limit`` bounds the bytes one folded node may compute at compile time (None: the compiler's default,
+    accel.compiler.FOLD_LIMIT_BYTES); it decides only whether a model compiles, so the key does not cover it.
 
     ``path``, when the model came from a file, is what the compiler reads (so that weights stored as
     ONNX external data next to it are found); the cache key covers ``onnx_bytes`` only.
@@ -251,9 +253,10 @@ def compile_onnx(onnx_bytes: bytes, input_shapes: Optional[Mapping[str, Tuple[in
 
     shapes = {k: tuple(v) for k, v in input_shapes.items()} if input_shapes else None
     try:
+        limit = {} if fold_limit is None else {"fold_limit": fold_limit}
         data = compiler.compile_model(path if path is not None else onnx_bytes, shapes, int8,
                                       extra_outputs=extra_outputs, image_inputs=image_inputs,
-                                      dequantized=dequantized)
+                                      dequantized=dequantized, **limit)
     except compiler.CompileError as e:
         text = str(e)
         # A bad or missing input shape, an extra output the model has not, an image input it cannot take: the
@@ -272,5 +275,19 @@ def compile_onnx(onnx_bytes: bytes, input_shapes: Optional[Mapping[str, Tuple[in
         raise ModelFormatError(f"cannot compile {what}: not a valid ONNX model "
                                f"({type(e).__name__}: {e})") from e
     _remember(key, data)
-    _write_disk(key, data, settings)
+    _write_disk(key, data, settings, _label(what, path, shapes, int8, extra_outputs, image_inputs, dequantized))
     return data, key, False
+
+
+def _label(what: str, path: Optional[str], shapes: Optional[Mapping[str, Tuple[int, ...]]], int8: str,
+           extra_outputs: ExtraOutputs, image_inputs: ImageInputs, dequantized: bool) -> str:
+    """What an entry was compiled from, for ``accel cache info``: the model (its file's name) and the options."""
+    options = [f"{k}={'x'.join(map(str, v))}" for k, v in sorted((shapes or {}).items())]
+    options.append(f"int8={int8}")
+    if extra_outputs is not None:
+        options.append("extra outputs" if extra_outputs != "all" else "all tensors as outputs")
+    if image_inputs:
+        options.append("camera frames")
+    if dequantized:
+        options.append("float counterpart")
+    return f"{Path(path).name if path else what} ({', '.join(options)})"

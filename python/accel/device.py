@@ -37,7 +37,8 @@ class Device(RuntimeDevice):
              extra_outputs: Union[str, Sequence[str], None] = None,
              image_inputs: Optional[Mapping[str, Any]] = None, *, subgraph: Optional[str] = None,
              source: Optional[Union[str, os.PathLike[str]]] = None, dequantized: bool = False,
-             shapes: Optional[Sequence[Mapping[str, Sequence[int]]]] = None, pad: bool = False) -> Model:
+             shapes: Optional[Sequence[Mapping[str, Sequence[int]]]] = None, pad: bool = False,
+             fold_limit: Optional[int] = None) -> Model:
         """Loads a model on the device.
 
         Args:
@@ -81,6 +82,9 @@ class Device(RuntimeDevice):
                 ``shapes`` (a list of ``{input name: shape}``) compiles those now; with ``pad=True`` a run is padded
                 with zeros up to the smallest of them that holds it, and its outputs cut back (shape buckets,
                 as for a static NPU). Not with ``extra_outputs`` or ``image_inputs``, which need fixed shapes.
+            fold_limit: the bytes one constant-folded node may compute while the model compiles (default
+                ``accel.compiler.FOLD_LIMIT_BYTES``, 256 MiB): raise it for a model whose compile says a node is past
+                it (a large weight made by ConstantOfShape, say).
 
         Raises:
             FileNotFoundError: no file at the path (the message names it). ModelFormatError: not a valid
@@ -91,7 +95,7 @@ class Device(RuntimeDevice):
             ClosedError: the device is closed.
         """
         return loading.load(self, path_or_bytes, input_shapes, extra_outputs, image_inputs, subgraph, source,
-                            dequantized, shapes, pad)
+                            dequantized, shapes, pad, fold_limit)
 
     # -- ops -------------------------------------------------------------------------------------------
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import time
 from typing import Any
 
 from .common import reports_failures
@@ -41,6 +42,10 @@ def command(args: argparse.Namespace) -> int:
             print(f"others:  {_files(i['other_files'])} accel did not write (left alone)")
         if i["not_used_because"]:
             print(f"not used: {i['not_used_because']}; models are compiled without it")
+        models: Any = i["models"]
+        for m in models:  # most recently used first: the last to go
+            used = time.strftime("%Y-%m-%d %H:%M", time.localtime(m["last_used"]))
+            print(f"  {_mib(m['bytes']):>10}  used {used}  {m['model'] or '(written by an older accel: unnamed)'}")
     return 0
 
 

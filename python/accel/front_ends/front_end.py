@@ -11,7 +11,7 @@ from .. import compile_cache
 __all__ = ["ALL_OPTIONS", "FrontEnd", "LoadRequest", "LoadNative"]
 
 #: Device.load's options a front end may take (FrontEnd.options).
-ALL_OPTIONS = ("input_shapes", "extra_outputs", "image_inputs", "source", "dequantized")
+ALL_OPTIONS = ("input_shapes", "extra_outputs", "image_inputs", "source", "dequantized", "fold_limit")
 
 #: The device's own load of bytes in its format: returns the core's model.
 LoadNative = Callable[[Any], Any]
@@ -31,6 +31,7 @@ class LoadRequest:
     subgraph: Optional[str] = None   # the subgraph to run, by name (a front end with ``subgraphs``)
     source: Optional[str] = None     # the path of the model the file was made from (a Horizon .bin's ONNX)
     dequantized: bool = False        # the model's float counterpart (accel.compiler.dequantize), not the model
+    fold_limit: Optional[int] = None  # bytes one folded node may compute at compile time (None: the compiler's)
 
     def file_bytes(self) -> bytes:
         """The file's bytes as one bytes object (``data`` as it is when it is one, else a copy of the buffer)."""
@@ -50,8 +51,8 @@ class FrontEnd:
             lower-case suffix is ``suffix`` (``""`` for bytes) is of this format.
         load: ``load(request, load_native) -> (core model, extra output count)``: converts the file and loads
             the result through ``load_native``.
-        options: which of Device.load's ``input_shapes``, ``extra_outputs``, ``image_inputs``, ``source`` and
-            ``dequantized`` it takes (ALL_OPTIONS); Device.load refuses the others by name.
+        options: which of Device.load's ``input_shapes``, ``extra_outputs``, ``image_inputs``, ``source``,
+            ``dequantized`` and ``fold_limit`` it takes (ALL_OPTIONS); Device.load refuses the others by name.
         describe: ``describe(data) -> dict``: what a file of the format holds, as ``accel info MODEL`` prints it
             (plain values: str, int, lists and dicts of them); None where the front end says nothing.
         subgraphs: whether its files hold several runnable subgraphs, one chosen by ``LoadRequest.subgraph``.

@@ -81,7 +81,7 @@ def _load(request: LoadRequest, load_native: LoadNative) -> Tuple[Any, int]:
     accm, _, _ = compile_cache.compile_onnx(proto.SerializeToString(), None, what, None,
                                             RULES if quantized else (request.int8_rules or "ort"), None,
                                             compile_cache.normalize_image_inputs(images) if images else None,
-                                            request.dequantized)
+                                            request.dequantized, request.fold_limit)
     return load_native(accm), 0
 
 
@@ -117,4 +117,4 @@ def _describe(data: bytes) -> Dict[str, Any]:
 
 #: A Horizon RDK .bin, its source ONNX behind its interface, into .accm.
 HORIZON_BIN = FrontEnd(name="Horizon .bin", suffixes=(".bin",), produces="accm", claims=_claims, load=_load,
-                       options=("source", "dequantized"), describe=_describe, int8_rules=RULES)
+                       options=("source", "dequantized", "fold_limit"), describe=_describe, int8_rules=RULES)

@@ -26,7 +26,7 @@ def _load(request: LoadRequest, load_native: LoadNative) -> Tuple[Any, int]:
     shapes = compile_cache.normalize_input_shapes(request.input_shapes)
     int8 = request.int8_rules or "ort"
     args = (onnx_bytes, shapes, request.what, request.path, int8, request.extra_outputs, request.image_inputs,
-            request.dequantized)
+            request.dequantized, request.fold_limit)
     accm, key, cached = compile_cache.compile_onnx(*args)
     try:
         core_model = load_native(accm)
@@ -82,4 +82,5 @@ def _signature(data: bytes) -> Tuple[Any, Any]:
 
 #: ONNX, compiled into .accm.
 ONNX = FrontEnd(name="ONNX", suffixes=(".onnx",), produces="accm", claims=_claims, load=_load,
-                options=("input_shapes", "extra_outputs", "image_inputs", "dequantized"), signature=_signature)
+                options=("input_shapes", "extra_outputs", "image_inputs", "dequantized", "fold_limit"),
+                signature=_signature)

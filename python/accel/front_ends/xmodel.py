@@ -42,7 +42,7 @@ def _load(request: LoadRequest, load_native: LoadNative) -> Tuple[Any, int]:
         raise ModelFormatError(f"cannot read {request.what}: {e}") from e
     onnx_bytes = model.SerializeToString()
     accm, _, _ = compile_cache.compile_onnx(onnx_bytes, None, request.what, None, RULES,
-                                            dequantized=request.dequantized)
+                                            dequantized=request.dequantized, fold_limit=request.fold_limit)
     return load_native(accm), len(model.graph.output) - len(xir.boundary(graph, part)[1])
 
 
@@ -101,5 +101,5 @@ def _tensor(t: Any) -> str:
 
 #: A compiled Vitis AI model, its DPU subgraph turned into .accm.
 XMODEL = FrontEnd(name="Vitis AI .xmodel", suffixes=(".xmodel",), produces="accm", claims=_claims, load=_load,
-                  options=("extra_outputs", "dequantized"), describe=_describe, subgraphs=True,
+                  options=("extra_outputs", "dequantized", "fold_limit"), describe=_describe, subgraphs=True,
                   tensor_order=_tensor_order, int8_rules=RULES)

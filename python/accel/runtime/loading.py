@@ -29,7 +29,8 @@ def load(device: RuntimeDevice, path_or_bytes: PathOrBytes,
          extra_outputs: Union[str, Sequence[str], None] = None,
          image_inputs: Optional[Mapping[str, Any]] = None, subgraph: Optional[str] = None,
          source: Optional[Union[str, os.PathLike[str]]] = None, dequantized: bool = False,
-         shapes: Optional[Sequence[Mapping[str, Sequence[int]]]] = None, pad: bool = False) -> Model:
+         shapes: Optional[Sequence[Mapping[str, Sequence[int]]]] = None, pad: bool = False,
+         fold_limit: Optional[int] = None) -> Model:
     """:meth:`accel.Device.load` (its docstring says what it takes and raises): the model at ``path_or_bytes``
     loaded on ``device``, through the front end that turns its format into the device's."""
     device._check_open()
@@ -69,6 +70,8 @@ def load(device: RuntimeDevice, path_or_bytes: PathOrBytes,
 
     if not isinstance(dequantized, bool):
         raise TypeError(f"dequantized must be a bool, not {type(dequantized).__name__}")
+    if fold_limit is not None and (isinstance(fold_limit, bool) or not isinstance(fold_limit, int) or fold_limit < 0):
+        raise TypeError(f"fold_limit must be a number of bytes (an int >= 0) or None, not {fold_limit!r}")
     extra = compile_cache.normalize_extra_outputs(extra_outputs)
     images = compile_cache.normalize_image_inputs(image_inputs)
     if source is not None:
@@ -79,7 +82,7 @@ def load(device: RuntimeDevice, path_or_bytes: PathOrBytes,
             raise FileNotFoundError(f"source {source!r}: no such file")
     front_ends.check_options(front, what, {"input_shapes": input_shapes, "extra_outputs": extra,
                                            "image_inputs": images, "source": source,
-                                           "dequantized": True if dequantized else None})
+                                           "dequantized": True if dequantized else None, "fold_limit": fold_limit})
     if subgraph is not None:
         if not isinstance(subgraph, str):
             raise TypeError(f"subgraph must be a str (a DPU subgraph's name), not {type(subgraph).__name__}")
@@ -94,7 +97,7 @@ def load(device: RuntimeDevice, path_or_bytes: PathOrBytes,
     if front is None:
         return Model(device, _load_core(device, data, path_given, subgraph), name)
     request = LoadRequest(data, what, path_given, input_shapes, extra, images, caps.int8_rules, subgraph, source,
-                          dequantized)
+                          dequantized, fold_limit)
     def load_native(compiled: Any) -> Any:
         return _load_compiled(device, compiled)
 

@@ -106,6 +106,30 @@ def test_cache_verb_info_and_clear(cache, capsys):
     assert not list(cache.glob("*.entry")) and compile_one(6)[1] is False
 
 
+def test_cache_info_names_each_entrys_model(cache, capsys, tmp_path):
+    """Each entry says what it was compiled from (the file's name, the input shapes, the rules), most recently used
+    first; an entry an older accel wrote (no model line) is still read, listed unnamed, and cleared."""
+    model = tmp_path / "named_net.onnx"
+    model.write_bytes(onnx_bytes(8))
+    with accel.open("emu:int8=dpu") as dev:
+        dev.load(str(model), input_shapes={"x": (1, 64)})
+    _, key, _ = compile_cache.compile_onnx(onnx_bytes(9), None, "the model bytes")
+    older = cache / f"{key}.entry"
+    raw = older.read_bytes()
+    head_end = raw.index(b"\n", len(b"accel compile cache entry 2\n") + 130)
+    data = raw[head_end + 1:]
+    older.write_bytes(b"accel compile cache entry 1\n" + raw[len(b"accel compile cache entry 2\n"):
+                                                          len(b"accel compile cache entry 2\n") + 130] + data)
+    compile_cache.clear_memory_cache()
+    assert compile_cache.compile_onnx(onnx_bytes(9), None)[2] is True  # read from disk as it is
+    models = [m["model"] for m in compile_cache.info()["models"]]
+    assert models == ["", "named_net.onnx (x=1x64, int8=dpu)"], models
+    assert cli.main(["cache", "info"]) == 0
+    out = capsys.readouterr().out
+    assert "named_net.onnx (x=1x64, int8=dpu)" in out and "(written by an older accel: unnamed)" in out
+    assert cli.main(["cache", "clear"]) == 0 and "removed 2 files" in capsys.readouterr().out
+
+
 def test_int8_rules_spelled_as_the_compiler_has_them():
     """The rule sets the command line and accel.compare offer without loading the compiler are the compiler's."""
     from accel import compiler
