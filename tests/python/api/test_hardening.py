@@ -561,10 +561,12 @@ def test_the_driver_path_hint_and_compiler_shapes_read_plainly():
     assert "[-2, 8]" in out["reshape"] and "np.int64" not in out["reshape"], out
 
 
-def test_device_load_takes_the_fold_limit_its_error_names(tmp_path):
+def test_device_load_takes_the_fold_limit_its_error_names(tmp_path, monkeypatch):
     """The folding limit's error names Device.load's fold_limit, and Device.load passes it to the compiler: the same
-    model refused under 4095 bytes loads under 4096 (and is then in the compile cache for the default too: the limit
-    decides only whether a model compiles)."""
+    model refused under 4095 bytes loads under 4096, and is then in the compile cache, which any limit takes (the
+    limit decides only whether a model compiles, not what it compiles to)."""
+    monkeypatch.setenv("ACCEL_CACHE_DIR", str(tmp_path / "cache"))
+    accel.compile_cache.clear_memory_cache()
     small = tmp_path / "small.onnx"
     small.write_bytes(_constant_of_shape(1 << 10))  # 4 KiB folded
     with accel.open("emu") as dev:
@@ -573,6 +575,7 @@ def test_device_load_takes_the_fold_limit_its_error_names(tmp_path):
             dev.load(str(small), fold_limit=4095)
         (y,) = dev.load(str(small), fold_limit=4096).run(np.ones(1, np.float32))
         assert y.shape == (1024,) and np.all(y == 1)
+        dev.load(str(small), fold_limit=16)  # compiled already
         with pytest.raises(TypeError, match="fold_limit must be a number of bytes"):
             dev.load(str(small), fold_limit=-1)
         with pytest.raises(accel.InvalidArgumentError, match=r"fold_limit applies to .* models only; .* already "
