@@ -68,6 +68,17 @@ uint32_t default_threads(uint32_t cores) {
     return t < 1 ? 1 : t > 256 ? 256 : t;
 }
 
+// Unless given: the host's physical memory, within the sizes pool= takes. The pool is address space whose pages
+// cost host memory only once touched, so a large default costs nothing, and a model is refused only where the
+// host could not hold it (a fixed 256 MiB refused ViT-B/16 and every model of its size).
+constexpr uint64_t kMinPool = 64ull << 10, kMaxPool = 64ull << 30, kFallbackPool = 1ull << 30;
+uint64_t default_pool() {
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page <= 0) return kFallbackPool;
+    const uint64_t bytes = (uint64_t)pages * (uint64_t)page;
+    return bytes < kFallbackPool ? kFallbackPool : bytes > kMaxPool ? kMaxPool : bytes;
+}
+
 bool debug_from_environment() {
     const char* v = getenv("ACCEL_EMU_DEBUG");
     return v && v[0] && strcmp(v, "0") != 0;
@@ -100,10 +111,11 @@ accel_status parse_options(const char* text, DeviceOptions* o) {
                     format("emu: threads='%s' is not a number from 1 to 256 (host threads per core)", value.c_str()));
             o->threads = (uint32_t)v;
         } else if (key == "pool") {
-            if (!parse_bytes(value, &v) || v < (64ull << 10) || v > (64ull << 30))
+            if (!parse_bytes(value, &v) || v < kMinPool || v > kMaxPool)
                 return fail(ACCEL_ERR_INVALID_ARGUMENT,
                             format("emu: pool='%s' is not a size from 64K to 64G (e.g. pool=256M)", value.c_str()));
             o->pool_bytes = v;
+            o->pool_given = true;
         } else if (key == "max_inflight") {
             if (!parse_uint(value, &v) || v < 1 || v > 4096)
                 return fail(ACCEL_ERR_INVALID_ARGUMENT,
@@ -133,6 +145,7 @@ accel_status parse_options(const char* text, DeviceOptions* o) {
         }
     }
     if (o->threads == 0) o->threads = default_threads(o->cores);
+    if (o->pool_bytes == 0) o->pool_bytes = default_pool();
     return ACCEL_OK;
 }
 
@@ -148,7 +161,15 @@ accel_status device_open(const char* options, accel_device** out) {
     d->options = o;
     d->name = std::string("accel emulator (float: ") + float_isa_name(float_isa_select()) +
               ", int8: " + int8_rules_name(o.int8) + " rules, " + qisa_name(qisa_select()) + ")";
-    if (!d->pool.reserve(o.pool_bytes, o.debug)) {
+    // A default pool the host will not map at once (a strict overcommit policy counts address space) is halved
+    // down to 256 MiB; a pool= the caller gave is that or nothing.
+    bool reserved = d->pool.reserve(o.pool_bytes, o.debug);
+    while (!reserved && !o.pool_given && o.pool_bytes > (256ull << 20)) {
+        o.pool_bytes /= 2;
+        reserved = d->pool.reserve(o.pool_bytes, o.debug);
+    }
+    d->options.pool_bytes = o.pool_bytes;
+    if (!reserved) {
         int err = errno;
         delete d;
         return fail(ACCEL_ERR_OUT_OF_MEMORY, format("emu: could not reserve a %llu-byte memory pool: %s",

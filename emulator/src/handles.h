@@ -35,7 +35,8 @@ struct Workspace {
 struct DeviceOptions {
     uint32_t cores = 1;
     uint32_t threads = 0;  // host threads per core (0 until parse_options settles the default)
-    uint64_t pool_bytes = 256ull << 20;
+    uint64_t pool_bytes = 0;  // 0 until parse_options settles it: given, else the host's memory (default_pool)
+    bool pool_given = false;
     uint32_t max_inflight = 16;
     uint32_t spin_us = 50;  // how long an idle core and a waiting caller poll before sleeping
     bool debug = false;

@@ -8,6 +8,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <string.h>
+#include <unistd.h>
 
 #include "test_util.h"
 
@@ -45,8 +46,11 @@ static void check_defaults(void) {
     EXPECT(info.cores == 1, "default cores %u, documented 1", info.cores);
     EXPECT(info.threads >= 1 && info.threads <= 256, "default threads %u", info.threads);
     EXPECT(info.max_inflight == 16, "default max_inflight %u, documented 16", info.max_inflight);
-    EXPECT(info.pool_bytes == (256ull << 20), "default pool %llu, documented 256M",
-           (unsigned long long)info.pool_bytes);
+    /* The host's physical memory, 1G to 64G (or halved, not below 256M, where the host will not map it at once). */
+    unsigned long long host = (unsigned long long)sysconf(_SC_PHYS_PAGES) * (unsigned long long)sysconf(_SC_PAGESIZE);
+    unsigned long long want = host<(1ull << 30) ? (1ull << 30) : host>(64ull << 30) ? (64ull << 30) : host;
+    EXPECT(info.pool_bytes == want || (info.pool_bytes >= (256ull << 20) && want % info.pool_bytes == 0),
+           "default pool %llu, documented the host's memory (%llu)", (unsigned long long)info.pool_bytes, want);
     EXPECT(info.alignment == 64, "alignment %llu, documented 64", (unsigned long long)info.alignment);
     EXPECT(info.debug == 0, "debug %u with ACCEL_EMU_DEBUG=0", info.debug);
     /* How accel_device_get_info honours an older caller's struct_size is a check of every driver's:

@@ -5,6 +5,7 @@ the garbage collector to find."""
 from __future__ import annotations
 
 import gc
+import os
 import time
 
 import numpy as np
@@ -249,3 +250,27 @@ def test_failed_jobs_leave_no_cycle(cnn_path, api):
         s, found, ours = _rounds_without_gc(dev, model, x, FAILED[api], 20)
         assert s["live_buffers"] == base["live_buffers"], (s, base)
         assert ours == [] and found == 0, (found, ours)
+
+
+def test_the_default_pool_is_the_hosts_memory_and_holds_tensors_past_256_mib():
+    """Before: a fixed 256 MiB pool refused every model of ViT-B/16's size unless told pool=1G. Now the default is
+    the host's physical memory (1 GiB to 64 GiB), and a model whose tensors take 512 MiB runs on plain "emu"."""
+    from onnx import TensorProto, helper
+
+    host = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGESIZE")
+    expected = min(max(host, 1 << 30), 64 << 30)
+    with accel.open("emu:cores=1") as d:
+        pool = d.info.pool_bytes  # or halved, where the host would not map it at once
+        assert pool == expected or (pool >= 256 << 20 and expected % pool == 0), (pool, expected)
+        side = 8192  # an 8192x8192 float32 input and output: 256 MiB each
+        g = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "big",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [side, side])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [side, side])])
+        m = d.load(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString())
+        x = np.full((side, side), -1.0, np.float32)
+        x[::4096, ::4096] = 2.0
+        (y,) = m.run(x)
+        assert y.shape == (side, side) and float(y.sum()) == 8.0
+        del y, x
+    with accel.open("emu:cores=1,pool=256M") as d:  # a pool given is that size
+        assert d.info.pool_bytes == 256 << 20
