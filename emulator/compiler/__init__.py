@@ -28,12 +28,13 @@ import os
 from . import (accm, affine, batchnorm, coverage, dequantize, emit, extra_outputs, folding, frame_inputs, fusion,
                horizon_ops, importer, io_declarations, lower, qdq, qdq_device)
 from .coverage import UnsupportedOpsError
-from .errors import CompileError, ExtraOutputError, FrameInputError, InputShapeError, NoFloatCounterpartError
+from .errors import (CompileError, ExtraOutputError, FrameInputError, InputShapeError, NoFloatCounterpartError,
+                     RunTimeConditionError)
 from .lower import SUPPORTED_OPS
 
 __all__ = ["FOLD_LIMIT_BYTES", "INT8_RULES", "CompileError", "ExtraOutputError", "FrameInputError", "InputShapeError",
-           "NoFloatCounterpartError", "SUPPORTED_OPS", "UnsupportedOpsError", "accm", "compile_file", "compile_model",
-           "coverage", "frame_inputs", "summary", "write_file"]
+           "NoFloatCounterpartError", "RunTimeConditionError", "SUPPORTED_OPS", "UnsupportedOpsError", "accm",
+           "compile_file", "compile_model", "coverage", "frame_inputs", "summary", "write_file"]
 
 
 INT8_RULES = tuple(accm.INT8_RULES)

@@ -37,6 +37,16 @@ class InputShapeError(CompileError):
                 f"the <...>)")
 
 
+class RunTimeConditionError(CompileError):
+    """An If whose condition is computed at run time (the runtime runs a fixed graph): `condition` is the tensor, as
+    the model names it where the If is in its main graph. A caller that knows the inputs it depends on can compile the
+    model once per value of them (accel.runtime.dynamic_model)."""
+
+    def __init__(self, message: str, condition: str):
+        self.condition = condition
+        super().__init__(message)
+
+
 class NoFloatCounterpartError(CompileError):
     """A quantized model asked for in float (compile_model's dequantized) that has no float counterpart: ops in the
     operator form (QLinearConv, MatMulInteger, ...), or integers computed past a QuantizeLinear. The message names

@@ -7,7 +7,7 @@ from __future__ import annotations
 import onnx
 from onnx import helper
 
-from ..errors import CompileError
+from ..errors import CompileError, RunTimeConditionError
 from ..importer import OnnxNode, sparse_to_dense, subgraphs
 from .context import Ctx, unsupported
 
@@ -21,7 +21,8 @@ def taken_branch(ctx: Ctx, node: OnnxNode) -> list:
     added to what the model uses."""
     cond = ctx.input(node, 0)
     if not cond.is_const:
-        raise unsupported(node, "condition computed at run time (control flow)")
+        raise RunTimeConditionError(str(unsupported(node, "condition computed at run time (control flow)")),
+                                    node.inputs[0])
     if cond.const.size != 1:
         raise CompileError(f"{node.label}: the condition has {cond.const.size} elements, not one")
     which = "then_branch" if bool(cond.const.reshape(-1)[0]) else "else_branch"

@@ -72,8 +72,10 @@ def _signature(data: bytes) -> Tuple[Any, Any]:
 
     def entry(vi: Any) -> Tuple[str, Any, Tuple[Any, ...]]:
         t = vi.type.tensor_type
-        # A dim_value below 1 (some exporters write -1) is a dim left open, as an unnamed one.
-        dims = tuple(d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else (d.dim_param or None)
+        # A dim_value below 1 (some exporters write -1) is a dim left open, as an unnamed one; so is a name the
+        # shape inference made up (unk__N), which says nothing.
+        dims = tuple(d.dim_value if d.HasField("dim_value") and d.dim_value > 0
+                     else (d.dim_param if d.dim_param and not d.dim_param.startswith("unk__") else None)
                      for d in t.shape.dim)
         return vi.name, helper.tensor_dtype_to_np_dtype(t.elem_type), dims
 

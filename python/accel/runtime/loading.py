@@ -7,8 +7,11 @@ import os
 from pathlib import Path
 from typing import Any, Dict, Mapping, Optional, Sequence, Tuple, Union
 
+import numpy as np
+
 from .. import compile_cache, front_ends
 from .capabilities import describe
+from .._lazy_import import import_or_undo
 from ..errors import AccelError, InvalidArgumentError, UnsupportedError
 from ..front_ends.front_end import LoadRequest
 from ._frontend import core
@@ -103,10 +106,10 @@ def load(device: RuntimeDevice, path_or_bytes: PathOrBytes,
 
     try:
         core_model, extra_count = front.load(request, load_native)
-    except InvalidArgumentError as e:
+    except (InvalidArgumentError, UnsupportedError) as e:
         if not _set_at_run_time(e, front, request):
             raise
-        return _dynamic(device, front, request, name, load_native, shapes, pad)
+        return _dynamic(device, front, request, name, load_native, shapes, pad, _value_inputs(e, request))
     if shapes is not None:
         raise InvalidArgumentError(f"shapes= lists the shapes to compile a model whose input dims are set at run "
                                    f"time; {what}'s are fixed: {_fixed(core_model)}")
@@ -124,27 +127,91 @@ def _check_shape_options(shapes: Any, pad: Any, front: Any, what: str) -> None:
                                    f"(ONNX); {what} has fixed shapes")
 
 
-def _set_at_run_time(error: InvalidArgumentError, front: Any, request: LoadRequest) -> bool:
-    """Whether the load failed only because the model leaves input dims to run time, in a form that can compile
-    per set of input shapes (not with extra outputs or camera frames, whose requests name fixed tensors)."""
+def _set_at_run_time(error: AccelError, front: Any, request: LoadRequest) -> bool:
+    """Whether the load failed only because the model leaves input dims, or an If's choice, to run time, in a form
+    that can compile per set of input shapes and values (not with extra outputs or camera frames, whose requests
+    name fixed tensors)."""
     from ..compiler.errors import InputShapeError  # the compiler is loaded: it raised
 
-    return (isinstance(error.__cause__, InputShapeError) and front.signature is not None
-            and request.extra_outputs is None and request.image_inputs is None)
+    set_later = isinstance(error.__cause__, InputShapeError) or _value_inputs(error, request) is not None
+    return (set_later and front.signature is not None and request.extra_outputs is None
+            and request.image_inputs is None)
+
+
+def _value_inputs(error: BaseException, request: LoadRequest) -> Optional[Tuple[str, ...]]:
+    """The graph inputs the If that ``error`` names decides on, where they are few small values the model can be
+    compiled per value of (silero VAD's sample rate); None for any other error."""
+    from ..compiler import UnsupportedOpsError
+    from ..compiler.errors import RunTimeConditionError
+
+    cause = error.__cause__ if isinstance(error, AccelError) else error
+    # The lowering names the If it met; the check of every op before it, the Ifs whose conditions it cannot see.
+    only_ifs = isinstance(cause, UnsupportedOpsError) and all(u.op == "If" and u.domain in ("", "ai.onnx")
+                                                              for u in cause.ops)
+    if not isinstance(cause, RunTimeConditionError) and not only_ifs:
+        return None
+    with import_or_undo():
+        import onnx
+
+    graph = onnx.ModelProto.FromString(request.file_bytes()).graph
+    producer = {o: n for n in graph.node for o in n.output if o}
+    inputs = {i.name: i for i in graph.input}
+    constants = {i.name for i in graph.initializer}
+    conditions = ([cause.condition] if isinstance(cause, RunTimeConditionError)
+                  else [n.input[0] for n in graph.node if n.op_type == "If" and n.input])
+    found, seen, todo = [], set(), conditions
+    while todo:
+        name = todo.pop()
+        if name in seen or name in constants:
+            continue
+        seen.add(name)
+        if name in inputs:
+            found.append(name)
+        elif name in producer:
+            todo.extend(i for i in producer[name].input if i)
+        else:
+            return None  # a tensor of an enclosing branch: not traced here
+    small = all(len(inputs[n].type.tensor_type.shape.dim) <= 1
+                and all(d.HasField("dim_value") and d.dim_value <= 16 for d in inputs[n].type.tensor_type.shape.dim)
+                for n in found)
+    return tuple(sorted(found)) if found and small else None
 
 
 def _dynamic(device: RuntimeDevice, front: Any, request: LoadRequest, name: str, load_native: Any,
-             shapes: Optional[Sequence[Mapping[str, Sequence[int]]]], pad: bool) -> Model:
-    """The model as a DynamicModel: compiled per set of input shapes (those given fixed as given)."""
+             shapes: Optional[Sequence[Mapping[str, Sequence[int]]]], pad: bool,
+             values: Optional[Tuple[str, ...]]) -> Model:
+    """The model as a DynamicModel: compiled per set of input shapes (those given fixed as given), and per value
+    of the inputs an If decides on (``values``, or found at the first compile that says so)."""
     inputs, outputs = front.signature(request.file_bytes())
     given = compile_cache.normalize_input_shapes(request.input_shapes) or {}
     inputs = tuple((n, t, tuple(given[n]) if n in given else dims) for n, t, dims in inputs)
 
-    def specialize(concrete: Dict[str, Tuple[int, ...]]) -> Model:
-        core_model, extra_count = front.load(dataclasses.replace(request, input_shapes=concrete), load_native)
+    def specialize(concrete: Dict[str, Tuple[int, ...]], fixed: Dict[str, np.ndarray]) -> Model:
+        req = dataclasses.replace(request, input_shapes=concrete)
+        if fixed:
+            req = dataclasses.replace(req, data=_with_constants(request, fixed), path=None)
+        core_model, extra_count = front.load(req, load_native)
         return Model(device, core_model, name, extra_count)
 
-    return DynamicModel(device, name, Signature(inputs, outputs), specialize, shapes, pad)
+    return DynamicModel(device, name, Signature(inputs, outputs), specialize, shapes, pad, values or (),
+                        lambda e: _value_inputs(e, request))
+
+
+def _with_constants(request: LoadRequest, values: Dict[str, np.ndarray]) -> bytes:
+    """The ONNX model's bytes with the inputs named in ``values`` made constants of those values (its external
+    data read in first, from beside its file)."""
+    with import_or_undo():
+        import onnx
+        from onnx import numpy_helper
+
+    model = onnx.load(request.path) if request.path is not None else onnx.ModelProto.FromString(request.file_bytes())
+    kept = [i for i in model.graph.input if i.name not in values]
+    del model.graph.input[:]
+    model.graph.input.extend(kept)
+    for n, v in values.items():
+        model.graph.initializer.append(numpy_helper.from_array(v, n))
+    data: bytes = model.SerializeToString()
+    return data
 
 
 def _fixed(core_model: Any) -> str:

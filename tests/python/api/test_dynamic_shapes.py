@@ -199,3 +199,58 @@ def test_a_real_model_with_an_open_batch_and_width(emu):
         print(f"\nppocr_rec {batch}x3x48x{width}: max error {err:.3g} (bound {bound:.3g}), compiled in "
               f"{model.compiled[-1].seconds:.2f} s")
         assert got.shape == want.shape and err <= bound
+
+
+def _if_on_rate(tmp_path):
+    """y = x * 2 where sr == 16000, else x * 3: an If deciding on an input's value (as silero VAD's sample rate)."""
+    f = TensorProto.FLOAT
+    two, three = (numpy_helper.from_array(np.float32(v), n) for v, n in ((2, "two"), (3, "three")))
+    then = helper.make_graph([helper.make_node("Mul", ["x", "two"], ["a"])], "then", [],
+                             [helper.make_tensor_value_info("a", f, None)])
+    other = helper.make_graph([helper.make_node("Mul", ["x", "three"], ["b"])], "else", [],
+                              [helper.make_tensor_value_info("b", f, None)])
+    nodes = [helper.make_node("Equal", ["sr", "rate16k"], ["is16k"]),
+             helper.make_node("If", ["is16k"], ["y"], then_branch=then, else_branch=other)]
+    return _save(tmp_path, nodes, [helper.make_tensor_value_info("x", f, ["n"]),
+                                   helper.make_tensor_value_info("sr", TensorProto.INT64, [])],
+                 [helper.make_tensor_value_info("y", f, ["n"])],
+                 [two, three, numpy_helper.from_array(np.int64(16000), "rate16k")], name="rate")
+
+
+def test_an_if_deciding_on_an_input_compiles_per_value_of_it(emu, tmp_path):
+    model = emu.load(str(_if_on_rate(tmp_path)))
+    x = np.arange(4, dtype=np.float32)
+    for sr, factor in ((16000, 2), (8000, 3), (16000, 2)):
+        (y,) = model.run({"x": x, "sr": np.array(sr, np.int64)})
+        np.testing.assert_array_equal(y, x * factor)
+    assert model.value_inputs == ["sr"]
+    assert [(c.values, c.runs) for c in model.compiled] == [({"sr": 16000}, 2), ({"sr": 8000}, 1)]
+    (y,) = model.run_async([x[:2], np.array(8000, np.int64)]).result(timeout=60)
+    np.testing.assert_array_equal(y, x[:2] * 3)
+    exact = model.specialize({"x": (4,), "sr": ()}, values={"sr": 8000})
+    assert [t.name for t in exact.inputs] == ["x"]
+    with pytest.raises(accel.InvalidArgumentError, match=r"compiled per value of 'sr': give values="):
+        model.specialize({"x": (4,), "sr": ()})
+
+
+def test_silero_vad_as_shipped_runs_its_if_on_the_sample_rate(emu):
+    """silero VAD's model as its PyPI wheel ships it (silero-vad 6.2.3): input [?, ?], state [2, ?, 128] and sr, an
+    If on sr at the top. Each sample rate compiles the branch it takes; both against onnxruntime."""
+    from accel.models import ppocr
+
+    path = ppocr.fetch("silero_vad")
+    model = emu.load(str(path))
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    rng = np.random.default_rng(0)
+    for sr, frame in ((16000, 512), (8000, 256)):
+        state = np.zeros((2, 1, 128), np.float32)
+        for step in range(3):  # the state carried from chunk to chunk, as the VAD runs
+            feed = {"input": (rng.standard_normal((1, frame)) * 0.1).astype(np.float32), "state": state,
+                    "sr": np.array(sr, np.int64)}
+            got, want = model.run(feed), session.run(None, feed)
+            for g, w in zip(got, want):
+                err = float(np.abs(g - w).max())
+                assert g.shape == w.shape and err <= 1e-4 * max(float(np.abs(w).max()), 1e-3), (sr, step, err)
+            state = want[1]
+        print(f"\nsilero_vad at {sr} Hz: 3 chunks within {err:.2g} of onnxruntime")
+    assert model.value_inputs == ["sr"] and len(model.compiled) == 2
