@@ -30,6 +30,8 @@ def reports_failures(verb: str) -> Callable[[Callable[[Any], int]], Callable[[An
             quiet_pillow_size_warning()
             try:
                 return handler(args)
+            except BrokenPipeError:
+                raise  # stdout's reader gone: not the command's failure (accel.cli.main ends it quietly)
             # ValueError/TypeError: Model.run names a wrong input name or count, or a non-array, with them;
             # ImportError: an optional dependency missing, said with what to install (import_optional).
             except (AccelError, CompileError, OSError, ValueError, TypeError, ImportError) as e:

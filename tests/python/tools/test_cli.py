@@ -6,6 +6,7 @@ import io
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -79,6 +80,20 @@ def test_console_script_lists_the_verbs():
 
 def test_no_verb_is_a_usage_error(capsys):
     assert "required: COMMAND" in usage_error(capsys)
+
+
+@pytest.mark.parametrize("verb", [["info"], ["compile", "--check", CNN_PATH]])
+def test_a_reader_gone_ends_a_command_quietly_as_sigpipe_would(verb):
+    """`accel info | head`: stdout's reader has closed the pipe before the first write. The command ends with no
+    message and the shell's code for a process ended by SIGPIPE, as Unix tools do."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        result = subprocess.run(accel_command() + [str(a) for a in verb], stdout=write_end, stderr=subprocess.PIPE,
+                                text=True, timeout=120)
+    finally:
+        os.close(write_end)
+    assert (result.returncode, result.stderr) == (128 + signal.SIGPIPE, ""), result
 
 
 # ---- info --------------------------------------------------------------------------------------------
