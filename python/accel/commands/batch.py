@@ -14,6 +14,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from .._wording import counted
 from ..cli import UsageError
 from .common import (DEFAULT_DEVICE, add_device_option, add_image_input_option, add_input_shape_option,
                      add_max_pixels_option, converted_options, image_inputs, input_shapes, number_arg, refuse_option,
@@ -200,8 +201,8 @@ def command(args: argparse.Namespace) -> int:
         if started:
             ray.shutdown()
     seconds = time.perf_counter() - start
-    print(f"{rows} rows of {model_path.name} on {args.device} in {seconds:.1f} s ({rows / seconds:.1f} rows/s): "
-          f"outputs written to {out_path}")
+    print(f"{counted(rows, 'row')} of {model_path.name} on {args.device} in {seconds:.1f} s ({rows / seconds:.1f} "
+          f"rows/s): outputs written to {out_path}")
     return 0
 
 

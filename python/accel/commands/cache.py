@@ -6,6 +6,7 @@ import argparse
 import json
 from typing import Any
 
+from .._wording import counted
 from .common import reports_failures
 
 
@@ -49,7 +50,7 @@ def _left_alone(i: Any) -> str:
 
 
 def _files(n: Any) -> str:
-    return f"{n} file{'' if n == 1 else 's'}"
+    return counted(n, "file")
 
 
 def _mib(n: Any) -> str:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, List
 
 from .._lazy_import import import_or_undo
+from .._wording import counted
 from ..cli import UsageError
 from ..compile_cache import INT8_RULES
 from .common import (add_extra_outputs_option, add_image_input_option, add_input_shape_option, existing_file,
@@ -74,8 +75,14 @@ def command(args: argparse.Namespace) -> int:
     with while_running(f"compiling {Path(src).name}", sys.stderr):
         s = compile_file(src, dst, input_shapes(args.input_shape), args.int8, limit, args.extra_outputs,
                          image_inputs(args.image_input))
-    print(f"{dst}: {s['nodes']} nodes, {s['tensors']} tensors, {s['weight_bytes']} weight bytes")
+    print(f"{dst}: {compiled(s)}")
     return 0
+
+
+def compiled(s: Any) -> str:
+    """What a compiled file holds, from the compiler's summary ``s``."""
+    return (f"{counted(s['nodes'], 'node')}, {counted(s['tensors'], 'tensor')}, "
+            f"{counted(s['weight_bytes'], 'weight byte')}")
 
 
 def _front_end(src: Any) -> Any:
@@ -110,7 +117,7 @@ def _convert(src: Any, front: Any, args: argparse.Namespace) -> int:
     with while_running(f"converting {Path(src).name}", sys.stderr):
         front.load(request, made.append)
     s = write_file(made[0], dst)
-    print(f"{dst}: {s['nodes']} nodes, {s['tensors']} tensors, {s['weight_bytes']} weight bytes (from a "
+    print(f"{dst}: {compiled(s)} (from a "
           f"{front.name} model; load it on emu:int8={request.int8_rules})")
     return 0
 

@@ -8,6 +8,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from .._wording import counted
 from ..array_files import read_npy
 from ..cli import UsageError
 from ..errors import ModelFormatError
@@ -120,7 +121,7 @@ def feeds(model: Any, given: Given) -> Dict[str, np.ndarray]:
     for a in [a for n, a in given if n is None]:
         free = [i.name for i in model.inputs if i.name not in named]
         if not free:
-            raise ValueError(f"{len(given)} inputs given; model {model.name!r} takes {len(model.inputs)}: "
+            raise ValueError(f"{counted(len(given), 'input')} given; model {model.name!r} takes {len(model.inputs)}: "
                              f"{describe_tensors(model.inputs)}")
         named.update(a.frames(model, free[0]) if isinstance(a, Picture) else {free[0]: a})
     return named
@@ -166,7 +167,7 @@ def command(args: argparse.Namespace) -> int:
     for name, array in printed:
         print(f"{name}: shape {array.shape} {array.dtype}: {summary(array)}")
     if len(printed) < len(outputs):
-        print(f"and {len(outputs) - len(printed)} intermediate tensors (saved, not printed)")
+        print(f"and {counted(len(outputs) - len(printed), 'intermediate tensor')} (saved, not printed)")
     if out_path is not None:
         write_npz(out_path, outputs)
         print(f"outputs saved to {out_path}")
@@ -174,5 +175,5 @@ def command(args: argparse.Namespace) -> int:
         inputs = {i.name: np.asarray(fed[i.name]) for i in model.inputs}
         quant = {i.name: i.quant for i in [*model.inputs, *model.outputs] if i.quant is not None}
         save(record_path, RunRecord(inputs=inputs, outputs=outputs, quant=quant, model=path.name, device=device))
-        print(f"run saved to {record_path} ({len(inputs)} inputs, {len(outputs)} outputs)")
+        print(f"run saved to {record_path} ({counted(len(inputs), 'input')}, {counted(len(outputs), 'output')})")
     return 0

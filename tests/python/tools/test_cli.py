@@ -165,6 +165,15 @@ def test_compile_writes_a_model_that_runs(capsys, tmp_path, image):
         np.testing.assert_allclose(got, ort_run(CNN_PATH, {"image": image[1]})[0], rtol=1e-4, atol=1e-6)
 
 
+def test_compile_counts_in_the_singular(capsys, tmp_path):
+    g = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "one", [helper.make_tensor_value_info("x", 1, [1])],
+                          [helper.make_tensor_value_info("y", 1, [1])])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), str(tmp_path / "one.onnx"))
+    code, out, err = run_main(capsys, "compile", tmp_path / "one.onnx", "-o", tmp_path / "one.accm")
+    assert code == 0, err
+    assert re.fullmatch(r".*one\.accm: 1 node, 2 tensors, 0 weight bytes\n", out), out
+
+
 def test_compile_with_input_shape(capsys, tmp_path, symbolic_path):
     accm = tmp_path / "sym.accm"
     code, _, err = run_main(capsys, "compile", symbolic_path, "-o", accm, "--input-shape", "x=3,16")
@@ -348,11 +357,22 @@ def test_bench_text_and_trace(capsys, tmp_path):
     assert code == 0, err
     assert err == ""  # no progress bar: stderr is not a TTY
     assert re.search(r"^latency: p50 [0-9.]+ ms, p99 [0-9.]+ ms \(20 runs, one at a time\)$", out, re.M), out
-    assert re.search(r"^throughput: [0-9.]+ runs/s \(20 runs, 3 jobs in flight\)$", out, re.M), out
+    assert re.search(r"^throughput: [0-9.]+ runs/s \(20 runs, 3 jobs in flight on 2 cores: 1 waits in the device's "
+                     r"queue\)$", out, re.M), out
     assert f"trace written to {trace} (40 jobs)" in out
     events = json.loads(trace.read_text())["traceEvents"]
     jobs = [e for e in events if e.get("ph") == "X"]
     assert len(jobs) == 40 and all(e["dur"] >= 0 and e["ts"] >= 0 for e in jobs)
+
+
+@pytest.mark.parametrize("jobs, in_flight", [(None, "1 job in flight"),
+                                            ("3", "3 jobs in flight on 1 core: 2 wait in the device's queue")])
+def test_bench_says_jobs_that_queue_and_counts_one_in_the_singular(capsys, jobs, in_flight):
+    more = [] if jobs is None else ["--jobs", jobs]
+    code, out, err = run_main(capsys, "bench", CNN_PATH, "--device", "emu:cores=1", "--runs", "1", *more)
+    assert code == 0, err
+    assert re.search(r"^latency: .* \(1 run, one at a time\)$", out, re.M), out
+    assert re.search(rf"^throughput: [0-9.]+ runs/s \(1 run, {in_flight}\)$", out, re.M), out
 
 
 def test_bench_json_with_progress_and_integer_inputs(capsys, tmp_path):
@@ -366,7 +386,7 @@ def test_bench_json_with_progress_and_integer_inputs(capsys, tmp_path):
     code, out, err = run_main(capsys, "bench", tmp_path / "ints.onnx", "--seconds", "0.2", "--json", "--progress")
     assert code == 0, err
     r = json.loads(out)
-    assert r["inputs"] == "x (2, 3) int32" and r["jobs"] >= 1
+    assert r["inputs"] == "x (2, 3) int32" and r["jobs"] == r["cores"] >= 1
     assert r["latency_runs"] >= 1 and r["throughput_runs"] >= 1 and r["throughput_per_s"] > 0
     assert 0 < r["latency_p50_ms"] <= r["latency_p99_ms"]
     assert "latency: " in err and "throughput: " in err  # tqdm's bars, one per phase
