@@ -3,6 +3,7 @@ tensors) printed and saved."""
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -133,7 +134,8 @@ def summary(array: np.ndarray) -> str:
         return "empty"
     flat = array.reshape(-1)
     wide = flat.astype(np.float64)
-    head = np.array2string(flat[:6], precision=4, separator=", ")
+    # The output's line is one line: NumPy would wrap the list at 75 characters (its default line width).
+    head = np.array2string(flat[:6], precision=4, separator=", ", max_line_width=sys.maxsize)
     more = " ..." if flat.size > 6 else ""
     return f"min {wide.min():.6g} max {wide.max():.6g} mean {wide.mean():.6g} values {head}{more}"
 

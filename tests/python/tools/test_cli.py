@@ -259,6 +259,22 @@ def test_run_matches_onnxruntime_and_saves_npz(capsys, tmp_path, image):
     assert f"outputs saved to {out_path}" in out
 
 
+def test_run_prints_each_output_on_one_line(capsys, tmp_path):
+    """Values whose list is wider than NumPy's line width (75 characters) are not wrapped mid-list."""
+    g = helper.make_graph([helper.make_node("Neg", ["x"], ["y"])], "neg",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [7])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [7])])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), str(tmp_path / "neg.onnx"))
+    np.save(tmp_path / "x.npy", np.array([1.23456e-5, -2500, 3.25, -4e-8, -5.5, 6.1, -7], np.float32))
+    code, out, err = run_main(capsys, "run", tmp_path / "neg.onnx", "--input", tmp_path / "x.npy")
+    assert code == 0, err
+    (line,) = out.splitlines()
+    m = re.fullmatch(r"y: shape \(7,\) float32: min -6\.1 max 2500 mean \S+ values \[(.*)\] \.\.\.", line)
+    assert m, out
+    np.testing.assert_allclose([float(v) for v in m.group(1).split(",")], [-1.23456e-5, 2500, -3.25, 4e-8, 5.5, -6.1],
+                               rtol=1e-4)
+
+
 def test_run_saves_outputs_named_like_savez_arguments(capsys, tmp_path):
     """Outputs named `file` and `allow_pickle` (np.savez's own parameters) are saved under their names."""
     names = ("file", "allow_pickle")
