@@ -17,13 +17,11 @@ import numpy as np
 from .._wording import counted
 from ..cli import UsageError
 from .common import (DEFAULT_DEVICE, add_device_option, add_image_input_option, add_input_shape_option,
-                     add_max_pixels_option, converted_options, image_inputs, input_shapes, number_arg, refuse_option,
-                     reports_failures, writable_path)
+                     add_max_pixels_option, converted_options, image_inputs, input_shapes, number_arg, pictures_default,
+                     refuse_option, reports_failures, writable_path)
 from .progress import ProgressBar
 from .run import split_input
 
-#: The image input a float input fed with pictures gets when --image-input names none: RGB scaled to [0, 1].
-DEFAULT_PICTURES = {"format": "rgb", "to": "rgb", "scale": [1 / 255]}
 # The options' ranges (past them Ray is asked for more actors, or an actor for a larger batch, than it can hold).
 MAX_WORKERS = 4096
 MAX_BATCH_SIZE = 1 << 20
@@ -104,19 +102,11 @@ def sources(values: Sequence[str], max_pixels: Optional[int] = None
     return given, counts[0][1], named
 
 
-def pictures_default(model: Any, given: Sequence[Tuple[Optional[str], Any]],
-                     images: Optional[Dict[str, Dict[str, Any]]]) -> Dict[str, Dict[str, Any]]:
-    """``images`` with :data:`DEFAULT_PICTURES` added for each float input (of ``model``, an ONNX model loaded as
-    is) fed pictures that ``images`` leaves out."""
+def pictured(model: Any, given: Sequence[Tuple[Optional[str], Any]]) -> List[str]:
+    """The inputs of ``model`` that ``given`` (see :func:`sources`) feeds pictures."""
     from ..ray.files import PictureRows, assign
 
-    chosen = dict(images or {})
-    for _, source, info in assign(list(model.inputs), given):
-        if isinstance(source, PictureRows) and info.image is None and info.name not in chosen:
-            chosen[info.name] = dict(DEFAULT_PICTURES)
-            print(f"accel batch: pictures feed input {info.name!r} as RGB scaled to [0, 1] (--image-input "
-                  f"{info.name}=rgb,scale={1 / 255:.8g}); give --image-input to choose", file=sys.stderr)
-    return chosen
+    return [info.name for _, source, info in assign(list(model.inputs), given) if isinstance(source, PictureRows)]
 
 
 #: A line of a traceback that gives an exception's class and message.
@@ -210,7 +200,7 @@ def check_here(model: bytes, onnx_model: bool, given: Sequence[Tuple[Optional[st
                images: Optional[Dict[str, Dict[str, Any]]]) -> Optional[Dict[str, Dict[str, Any]]]:
     """Before starting Ray, when the device opens on this machine: the model loaded and its first row run here, so
     a model, input or row the actors would refuse fails now, with the message alone; pictures for a float input
-    get :data:`DEFAULT_PICTURES`. Returns the image inputs to load with."""
+    get :data:`~accel.commands.common.DEFAULT_PICTURES`. Returns the image inputs to load with."""
     import accel
 
     from ..errors import NotFoundError
@@ -223,7 +213,7 @@ def check_here(model: bytes, onnx_model: bool, given: Sequence[Tuple[Optional[st
     with device:
         if onnx_model:
             plain = device.load(model, input_shapes=options["input_shapes"])
-            images = pictures_default(plain, given, images) or None
+            images = pictures_default("batch", plain, pictured(plain, given), images) or None
     predictor = FilePredictor(model, given, image_inputs=images, **options)
     try:
         predictor({INDEX: np.zeros(1, np.int64)})

@@ -14,10 +14,10 @@ import numpy as np
 from .._wording import counted
 from ..cli import UsageError
 from .common import (add_device_option, add_image_input_option, add_input_shape_option, add_max_pixels_option,
-                     describe_tensors, existing_file, image_inputs, input_shapes, load_model, number_arg,
-                     reports_failures, writable_path)
+                     describe_tensors, existing_file, image_inputs, input_shapes, number_arg, reports_failures,
+                     writable_path)
 from .progress import ProgressBar
-from .run import feeds, read_inputs
+from .run import feeds, load_fed, read_inputs
 
 DEFAULT_SECONDS = 2.0
 DEFAULT_TOP = 10
@@ -55,8 +55,8 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--progress", action="store_true", help="show the progress bar even if stderr is not a TTY")
     p.add_argument("--json", action="store_true", help="print the results as one JSON object")
     p.add_argument("--input", action="append", default=[], metavar="[NAME=]FILE",
-                   help="an input instead of a random one: FILE.npy, or a picture for an image input (as accel run "
-                        "takes them; repeatable)")
+                   help="an input instead of a random one: FILE.npy, or a picture for an image input or a float "
+                        "input (as accel run takes them; repeatable)")
     add_input_shape_option(p)
     add_image_input_option(p)
     add_max_pixels_option(p)
@@ -158,9 +158,11 @@ def command(args: argparse.Namespace) -> int:
     show = args.progress or sys.stderr.isatty()
 
     with accel.open(args.device) as dev, accel.profile(ops=args.ops) as prof:
-        model = load_model(dev, path, input_shapes(args.input_shape), images=image_inputs(args.image_input))
+        pictures_or_arrays = read_inputs(args.input, args.max_pixels)
+        model = load_fed(dev, path, input_shapes(args.input_shape), None, image_inputs(args.image_input),
+                         pictures_or_arrays, "bench")
         rng = np.random.default_rng(0)
-        given = feeds(model, read_inputs(args.input, args.max_pixels)) if args.input else {}
+        given = feeds(model, pictures_or_arrays)
         limits = index_limits([path])
         x = [as_input(given[i.name], i) if i.name in given else random_array(i, rng, limits.get(i.name))
              for i in model.inputs]
