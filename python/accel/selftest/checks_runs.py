@@ -47,7 +47,7 @@ def check_sync_run(ctx: Context, f: Findings) -> None:
     outputs = model.run(inputs)
     f.data["run_ms"] = (time.perf_counter() - t0) * 1e3
     if not f.expect(len(outputs) == len(model.outputs),
-                    f"{len(outputs)} outputs for a model with {len(model.outputs)}"):
+                    f"{counted(len(outputs), 'output')} for a model with {len(model.outputs)}"):
         return
     f.data["outputs"] = []
     usable = True
@@ -155,8 +155,8 @@ def check_inflight(ctx: Context, f: Findings) -> None:
     after = settle(ctx.device)
     submitted = after["jobs_submitted"] - before["jobs_submitted"]
     completed = after["jobs_completed"] - before["jobs_completed"]
-    f.expect(submitted == n, f"the device counted {submitted} jobs submitted, {n} were")
-    f.expect(completed == n, f"the device counted {completed} jobs completed of {n}")
+    f.expect(submitted == n, f"the device counted {counted(submitted, 'job')} submitted, {n} were")
+    f.expect(completed == n, f"the device counted {counted(completed, 'job')} completed of {n}")
     f.data.update(max_inflight=limit, jobs=n, pending_after_submit=pending)
     f.summary = (f"{n} jobs for max_inflight {limit} ({pending} still pending when the last was "
                  f"submitted): " + ("all agree" if not f.problems else counted(len(f.problems), "problem")))
