@@ -154,6 +154,7 @@ def command(args: argparse.Namespace) -> int:
     model_bytes = model_path.read_bytes()  # shipped to the actors: no node but this one needs the file
     options = dict(device=args.device, input_shapes=shapes, int8=args.int8)
     images = check_here(model_bytes, onnx_model, given, options, images)
+    began = time.perf_counter()
     started = not ray.is_initialized()
     if started:
         ray.init(address=args.address, include_dashboard=False, logging_level=logging.WARNING)
@@ -169,7 +170,6 @@ def command(args: argparse.Namespace) -> int:
                             batch_size=args.batch_size)
         metadata = {"accel.model": model_path.name, "accel.device": args.device}
         named = {c: np.array(names, dtype=object) for c, names in paths.items()}
-        start = time.perf_counter()
         with ProgressBar(rows, sys.stderr, unit=" rows", enabled=not args.no_progress, lines=True) as progress, \
                 ParquetRows(partial, metadata) as writer:
             for batch in out.iter_batches(batch_size=None, batch_format="numpy"):
@@ -190,9 +190,15 @@ def command(args: argparse.Namespace) -> int:
             partial.unlink()
         if started:
             ray.shutdown()
-    seconds = time.perf_counter() - start
-    print(f"{counted(rows, 'row')} of {model_path.name} on {args.device} in {seconds:.1f} s ({rows / seconds:.1f} "
-          f"rows/s): outputs written to {out_path}")
+    # The bar's own time, so that the rate printed is the one its last line shows (the actors' start is in it: the run
+    # starts them); ray.init and ray.shutdown (a local Ray's start and stop, or joining and leaving a cluster), which
+    # no row waited for, said apart.
+    seconds = progress.seconds
+    assert seconds is not None  # finished: every row was written
+    rest = time.perf_counter() - began - seconds
+    ray_time = f"; ray.init and ray.shutdown took {rest:.1f} s more" if started else ""
+    print(f"{counted(rows, 'row')} of {model_path.name} on {args.device} in {seconds:.1f} s "
+          f"({rows / seconds:.1f} rows/s{ray_time}): outputs written to {out_path}")
     return 0
 
 

@@ -494,6 +494,26 @@ class _Terminal(io.StringIO):
         return True
 
 
+@pytest.mark.parametrize("stream", [_Terminal, io.StringIO])
+def test_a_bars_last_rate_is_the_one_a_command_prints_from_its_seconds(stream):
+    """accel batch prints rows / ProgressBar.seconds at the end: the bar's own last figure is that one (the average
+    since it started), not tqdm's moving average of its last updates, three times higher here (a fast start)."""
+    import time
+
+    from accel.commands.progress import ProgressBar
+
+    shown = stream()
+    with ProgressBar(100, shown, unit=" rows", lines=True) as bar:
+        bar.update_to(90)
+        for done in (91, 92, 93):
+            time.sleep(0.3)
+            bar.update_to(done)
+        bar.finish()
+    last = [f for f in re.split(r"[\r\n]", shown.getvalue()) if "100/100" in f][-1]
+    rate = float(re.search(r"([0-9.]+) rows/s", last).group(1))
+    assert rate == pytest.approx(100 / bar.seconds, rel=0.02), (last, bar.seconds)
+
+
 def test_a_compile_shows_its_time_so_far_on_a_terminal_only():
     # A compile reports no progress of its own: on a terminal the CLI shows tqdm's bar without a total (the time
     # so far), redrawn while the compile runs and cleared after it; a log gets nothing.
