@@ -8,9 +8,11 @@ import logging
 import os
 import re
 import sys
+import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -123,6 +125,61 @@ def ray_failure(e: BaseException) -> Optional[str]:
     return raised[-1] if raised else str(e).strip().splitlines()[-1]
 
 
+#: The line Ray's core worker logs at ERROR level (once per process, to stderr) for every Ray Data actor pool: Ray
+#: Data gives its actors their constructor arguments as object references and restarts them by default, and such a
+#: restart fails if those objects are lost (ray-project/ray#53727). Here they live on this node, held by this
+#: process for the whole run: if they are lost, so is the run. A false alarm on every successful batch.
+_RESTART_ALARM = re.compile(rb"core_worker\.cc:\d+: Actor .*has constructor arguments in the object store and "
+                            rb"max_restarts > 0")
+
+
+@contextmanager
+def without_the_restart_alarm() -> Iterator[None]:
+    """While it runs, what this process's native code writes to stderr (file descriptor 2: Ray's core worker logs)
+    goes through a thread that drops Ray's :data:`_RESTART_ALARM` line and passes everything else on; Python's own
+    writes go to stderr as they did (a terminal stays one for the progress bar)."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    read_end, write_end = os.pipe()
+    os.dup2(write_end, 2)
+    os.close(write_end)
+    forwarder = threading.Thread(target=_pass_on, args=(read_end, saved), name="accel-stderr", daemon=True)
+    forwarder.start()
+    python_stderr = sys.stderr
+    try:
+        with open(saved, "w", buffering=1, encoding=python_stderr.encoding or "utf-8", errors="backslashreplace",
+                  closefd=False) as own:
+            if python_stderr is sys.__stderr__:
+                sys.stderr = own
+            try:
+                yield
+            finally:
+                sys.stderr = python_stderr  # before `own` closes: Ray's threads print to sys.stderr too
+    finally:
+        os.dup2(saved, 2)  # the pipe's last write end closed: the thread reads the rest, then the end
+        forwarder.join(timeout=5)
+        os.close(saved)
+
+
+def _pass_on(read_end: int, out: int) -> None:
+    """Copies the pipe ``read_end`` to ``out`` a line at a time, without Ray's :data:`_RESTART_ALARM` line, until
+    the pipe's end; reads on when ``out`` fails, so that no writer waits on a full pipe."""
+    pending = b""
+    with open(read_end, "rb", buffering=0) as pipe:
+        for chunk in iter(lambda: pipe.read(1 << 16), b""):
+            *lines, pending = (pending + chunk).split(b"\n")
+            _write(out, b"".join(line + b"\n" for line in lines if not _RESTART_ALARM.search(line)))
+    _write(out, pending)
+
+
+def _write(out: int, data: bytes) -> None:
+    try:
+        if data:
+            os.write(out, data)
+    except OSError:
+        pass  # stderr's reader gone: nothing to tell it
+
+
 @reports_failures("batch")
 def command(args: argparse.Namespace) -> int:
     """``accel batch``: returns the exit code."""
@@ -170,7 +227,8 @@ def command(args: argparse.Namespace) -> int:
                             batch_size=args.batch_size)
         metadata = {"accel.model": model_path.name, "accel.device": args.device}
         named = {c: np.array(names, dtype=object) for c, names in paths.items()}
-        with ProgressBar(rows, sys.stderr, unit=" rows", enabled=not args.no_progress, lines=True) as progress, \
+        with without_the_restart_alarm(), \
+                ProgressBar(rows, sys.stderr, unit=" rows", enabled=not args.no_progress, lines=True) as progress, \
                 ParquetRows(partial, metadata) as writer:
             for batch in out.iter_batches(batch_size=None, batch_format="numpy"):
                 index = batch.pop(INDEX)
