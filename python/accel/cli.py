@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
+import signal
 import sys
 from typing import List, Optional
 
@@ -50,13 +52,28 @@ def main(argv: Optional[List[str]] = None) -> int:
         return 1
     args = parser.parse_args(argv)
     try:
-        return int(args.handler(args))
+        code = int(args.handler(args))
+        sys.stdout.flush()  # here, so that a reader gone before the last write is seen below, not at exit
+        return code
+    except BrokenPipeError:
+        return _reader_gone()
     except UsageError as e:
         args.command_parser.error(str(e))  # prints the usage and exits 2
         raise AssertionError("unreachable") from e  # error() never returns
     except KeyboardInterrupt:
         print("accel: interrupted", file=sys.stderr)
         return 130
+
+
+def _reader_gone() -> int:
+    """Ends a command whose stdout reader has gone (``accel info | head``) quietly, as Unix tools do, with the exit
+    code a shell gives a process ended by SIGPIPE (Python ignores the signal, so the write raised instead)."""
+    # Python's idiom (docs of the signal module): stdout onto devnull, so that the interpreter's own flush at exit
+    # does not fail again and print "Exception ignored ... BrokenPipeError".
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return 128 + signal.SIGPIPE
 
 
 if __name__ == "__main__":

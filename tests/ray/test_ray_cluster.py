@@ -232,6 +232,15 @@ def test_accel_batch_joins_a_cluster_by_address_and_starts_its_own(tmp_path):
         got = read_columns(out)
         assert list(got["index"]) == list(range(24))
         assert differing(got["probabilities"], want) == 0
+        # One rate: the one the progress bar ends on (ray.init and ray.shutdown, which the command calls, said apart).
+        said = re.search(r"^24 rows of tiny_cnn\.onnx on emu in [0-9.]+ s \(([0-9.]+) rows/s(.*)\): outputs",
+                         run.stdout, re.M)
+        bar = re.findall(r"^100%\|.*\| 24/24 \[.*,\s+([0-9.]+) rows/s\]$", run.stderr, re.M)
+        assert said and bar, (run.stdout, run.stderr[-3000:])
+        assert float(said.group(1)) == pytest.approx(float(bar[-1]), abs=0.06), (run.stdout, bar)
+        assert re.fullmatch(r"; ray\.init and ray\.shutdown took [0-9.]+ s more", said.group(2)), run.stdout
+        # Ray's false alarm at ERROR level about its actors' constructor arguments (commands/batch.py) is not shown.
+        assert "has constructor arguments in the object store" not in run.stderr, run.stderr[-3000:]
 
 
 def test_accel_batch_survives_an_actor_killed_mid_run(tmp_path):

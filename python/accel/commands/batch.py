@@ -8,21 +8,22 @@ import logging
 import os
 import re
 import sys
+import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from .._wording import counted
 from ..cli import UsageError
 from .common import (DEFAULT_DEVICE, add_device_option, add_image_input_option, add_input_shape_option,
-                     add_max_pixels_option, converted_options, image_inputs, input_shapes, number_arg, refuse_option,
-                     reports_failures, writable_path)
+                     add_max_pixels_option, converted_options, image_inputs, input_shapes, number_arg, pictures_default,
+                     refuse_option, reports_failures, writable_path)
 from .progress import ProgressBar
 from .run import split_input
 
-#: The image input a float input fed with pictures gets when --image-input names none: RGB scaled to [0, 1].
-DEFAULT_PICTURES = {"format": "rgb", "to": "rgb", "scale": [1 / 255]}
 # The options' ranges (past them Ray is asked for more actors, or an actor for a larger batch, than it can hold).
 MAX_WORKERS = 4096
 MAX_BATCH_SIZE = 1 << 20
@@ -103,19 +104,11 @@ def sources(values: Sequence[str], max_pixels: Optional[int] = None
     return given, counts[0][1], named
 
 
-def pictures_default(model: Any, given: Sequence[Tuple[Optional[str], Any]],
-                     images: Optional[Dict[str, Dict[str, Any]]]) -> Dict[str, Dict[str, Any]]:
-    """``images`` with :data:`DEFAULT_PICTURES` added for each float input (of ``model``, an ONNX model loaded as
-    is) fed pictures that ``images`` leaves out."""
+def pictured(model: Any, given: Sequence[Tuple[Optional[str], Any]]) -> List[str]:
+    """The inputs of ``model`` that ``given`` (see :func:`sources`) feeds pictures."""
     from ..ray.files import PictureRows, assign
 
-    chosen = dict(images or {})
-    for _, source, info in assign(list(model.inputs), given):
-        if isinstance(source, PictureRows) and info.image is None and info.name not in chosen:
-            chosen[info.name] = dict(DEFAULT_PICTURES)
-            print(f"accel batch: pictures feed input {info.name!r} as RGB scaled to [0, 1] (--image-input "
-                  f"{info.name}=rgb,scale={1 / 255:.8g}); give --image-input to choose", file=sys.stderr)
-    return chosen
+    return [info.name for _, source, info in assign(list(model.inputs), given) if isinstance(source, PictureRows)]
 
 
 #: A line of a traceback that gives an exception's class and message.
@@ -130,6 +123,61 @@ def ray_failure(e: BaseException) -> Optional[str]:
     raised = [m.group(2) for m in map(_RAISED.match, str(e).splitlines())
               if m is not None and not m.group(1).startswith("ray.")]
     return raised[-1] if raised else str(e).strip().splitlines()[-1]
+
+
+#: The line Ray's core worker logs at ERROR level (once per process, to stderr) for every Ray Data actor pool: Ray
+#: Data gives its actors their constructor arguments as object references and restarts them by default, and such a
+#: restart fails if those objects are lost (ray-project/ray#53727). Here they live on this node, held by this
+#: process for the whole run: if they are lost, so is the run. A false alarm on every successful batch.
+_RESTART_ALARM = re.compile(rb"core_worker\.cc:\d+: Actor .*has constructor arguments in the object store and "
+                            rb"max_restarts > 0")
+
+
+@contextmanager
+def without_the_restart_alarm() -> Iterator[None]:
+    """While it runs, what this process's native code writes to stderr (file descriptor 2: Ray's core worker logs)
+    goes through a thread that drops Ray's :data:`_RESTART_ALARM` line and passes everything else on; Python's own
+    writes go to stderr as they did (a terminal stays one for the progress bar)."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    read_end, write_end = os.pipe()
+    os.dup2(write_end, 2)
+    os.close(write_end)
+    forwarder = threading.Thread(target=_pass_on, args=(read_end, saved), name="accel-stderr", daemon=True)
+    forwarder.start()
+    python_stderr = sys.stderr
+    try:
+        with open(saved, "w", buffering=1, encoding=python_stderr.encoding or "utf-8", errors="backslashreplace",
+                  closefd=False) as own:
+            if python_stderr is sys.__stderr__:
+                sys.stderr = own
+            try:
+                yield
+            finally:
+                sys.stderr = python_stderr  # before `own` closes: Ray's threads print to sys.stderr too
+    finally:
+        os.dup2(saved, 2)  # the pipe's last write end closed: the thread reads the rest, then the end
+        forwarder.join(timeout=5)
+        os.close(saved)
+
+
+def _pass_on(read_end: int, out: int) -> None:
+    """Copies the pipe ``read_end`` to ``out`` a line at a time, without Ray's :data:`_RESTART_ALARM` line, until
+    the pipe's end; reads on when ``out`` fails, so that no writer waits on a full pipe."""
+    pending = b""
+    with open(read_end, "rb", buffering=0) as pipe:
+        for chunk in iter(lambda: pipe.read(1 << 16), b""):
+            *lines, pending = (pending + chunk).split(b"\n")
+            _write(out, b"".join(line + b"\n" for line in lines if not _RESTART_ALARM.search(line)))
+    _write(out, pending)
+
+
+def _write(out: int, data: bytes) -> None:
+    try:
+        if data:
+            os.write(out, data)
+    except OSError:
+        pass  # stderr's reader gone: nothing to tell it
 
 
 @reports_failures("batch")
@@ -163,6 +211,7 @@ def command(args: argparse.Namespace) -> int:
     model_bytes = model_path.read_bytes()  # shipped to the actors: no node but this one needs the file
     options = dict(device=args.device, input_shapes=shapes, int8=args.int8)
     images = check_here(model_bytes, onnx_model, given, options, images)
+    began = time.perf_counter()
     started = not ray.is_initialized()
     if started:
         ray.init(address=args.address, include_dashboard=False, logging_level=logging.WARNING)
@@ -178,8 +227,8 @@ def command(args: argparse.Namespace) -> int:
                             batch_size=args.batch_size)
         metadata = {"accel.model": model_path.name, "accel.device": args.device}
         named = {c: np.array(names, dtype=object) for c, names in paths.items()}
-        start = time.perf_counter()
-        with ProgressBar(rows, sys.stderr, unit=" rows", enabled=not args.no_progress, lines=True) as progress, \
+        with without_the_restart_alarm(), \
+                ProgressBar(rows, sys.stderr, unit=" rows", enabled=not args.no_progress, lines=True) as progress, \
                 ParquetRows(partial, metadata) as writer:
             for batch in out.iter_batches(batch_size=None, batch_format="numpy"):
                 index = batch.pop(INDEX)
@@ -199,9 +248,15 @@ def command(args: argparse.Namespace) -> int:
             partial.unlink()
         if started:
             ray.shutdown()
-    seconds = time.perf_counter() - start
-    print(f"{rows} rows of {model_path.name} on {args.device} in {seconds:.1f} s ({rows / seconds:.1f} rows/s): "
-          f"outputs written to {out_path}")
+    # The bar's own time, so that the rate printed is the one its last line shows (the actors' start is in it: the run
+    # starts them); ray.init and ray.shutdown (a local Ray's start and stop, or joining and leaving a cluster), which
+    # no row waited for, said apart.
+    seconds = progress.seconds
+    assert seconds is not None  # finished: every row was written
+    rest = time.perf_counter() - began - seconds
+    ray_time = f"; ray.init and ray.shutdown took {rest:.1f} s more" if started else ""
+    print(f"{counted(rows, 'row')} of {model_path.name} on {args.device} in {seconds:.1f} s "
+          f"({rows / seconds:.1f} rows/s{ray_time}): outputs written to {out_path}")
     return 0
 
 
@@ -209,7 +264,7 @@ def check_here(model: bytes, onnx_model: bool, given: Sequence[Tuple[Optional[st
                images: Optional[Dict[str, Dict[str, Any]]]) -> Optional[Dict[str, Dict[str, Any]]]:
     """Before starting Ray, when the device opens on this machine: the model loaded and its first row run here, so
     a model, input or row the actors would refuse fails now, with the message alone; pictures for a float input
-    get :data:`DEFAULT_PICTURES`. Returns the image inputs to load with."""
+    get :data:`~accel.commands.common.DEFAULT_PICTURES`. Returns the image inputs to load with."""
     import accel
 
     from ..errors import NotFoundError
@@ -222,7 +277,7 @@ def check_here(model: bytes, onnx_model: bool, given: Sequence[Tuple[Optional[st
     with device:
         if onnx_model:
             plain = device.load(model, input_shapes=options["input_shapes"])
-            images = pictures_default(plain, given, images) or None
+            images = pictures_default("batch", plain, pictured(plain, given), images) or None
     predictor = FilePredictor(model, given, image_inputs=images, **options)
     try:
         predictor({INDEX: np.zeros(1, np.int64)})

@@ -11,12 +11,13 @@ from typing import Any, Callable, List, Optional, Tuple
 
 import numpy as np
 
+from .._wording import counted
 from ..cli import UsageError
 from .common import (add_device_option, add_image_input_option, add_input_shape_option, add_max_pixels_option,
-                     describe_tensors, existing_file, image_inputs, input_shapes, load_model, number_arg,
-                     reports_failures, writable_path)
+                     describe_tensors, existing_file, image_inputs, input_shapes, number_arg, reports_failures,
+                     writable_path)
 from .progress import ProgressBar
-from .run import feeds, read_inputs
+from .run import feeds, load_fed, read_inputs
 
 DEFAULT_SECONDS = 2.0
 DEFAULT_TOP = 10
@@ -54,8 +55,8 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--progress", action="store_true", help="show the progress bar even if stderr is not a TTY")
     p.add_argument("--json", action="store_true", help="print the results as one JSON object")
     p.add_argument("--input", action="append", default=[], metavar="[NAME=]FILE",
-                   help="an input instead of a random one: FILE.npy, or a picture for an image input (as accel run "
-                        "takes them; repeatable)")
+                   help="an input instead of a random one: FILE.npy, or a picture for an image input or a float "
+                        "input (as accel run takes them; repeatable)")
     add_input_shape_option(p)
     add_image_input_option(p)
     add_max_pixels_option(p)
@@ -131,6 +132,16 @@ def measure_throughput(submit: Callable[[], Any], jobs: int, limit: Limit,
     return done, time.perf_counter() - limit.start
 
 
+def in_flight(jobs: int, cores: int) -> str:
+    """The jobs in flight of the throughput phase, and, when they outnumber the device's cores, that the others
+    queue: a figure for 4 jobs on 1 core is not 4 runs at once."""
+    text = f"{counted(jobs, 'job')} in flight"
+    if jobs <= cores:
+        return text
+    waiting = jobs - cores
+    return f"{text} on {counted(cores, 'core')}: {waiting} {'waits' if waiting == 1 else 'wait'} in the device's queue"
+
+
 @reports_failures("bench")
 def command(args: argparse.Namespace) -> int:
     """``accel bench``: measures, prints the figures, writes the trace; returns the exit code."""
@@ -147,13 +158,16 @@ def command(args: argparse.Namespace) -> int:
     show = args.progress or sys.stderr.isatty()
 
     with accel.open(args.device) as dev, accel.profile(ops=args.ops) as prof:
-        model = load_model(dev, path, input_shapes(args.input_shape), images=image_inputs(args.image_input))
+        pictures_or_arrays = read_inputs(args.input, args.max_pixels)
+        model = load_fed(dev, path, input_shapes(args.input_shape), None, image_inputs(args.image_input),
+                         pictures_or_arrays, "bench")
         rng = np.random.default_rng(0)
-        given = feeds(model, read_inputs(args.input, args.max_pixels)) if args.input else {}
+        given = feeds(model, pictures_or_arrays)
         limits = index_limits([path])
         x = [as_input(given[i.name], i) if i.name in given else random_array(i, rng, limits.get(i.name))
              for i in model.inputs]
-        jobs = args.jobs or dev.info.cores
+        cores = dev.info.cores
+        jobs = args.jobs or cores
         model.run(x)  # warm-up: first-run costs are not latency
         prof.clear()
         limit = Limit(args.runs, seconds)
@@ -165,7 +179,7 @@ def command(args: argparse.Namespace) -> int:
     p50, p99 = (float(v) * 1e3 for v in np.percentile(latencies, [50, 99]))
     result = {"model": str(path), "device": args.device, "inputs": describe_tensors(model.inputs),
               "latency_runs": len(latencies), "latency_p50_ms": p50, "latency_p99_ms": p99,
-              "jobs": jobs, "throughput_runs": runs, "throughput_per_s": runs / elapsed}
+              "jobs": jobs, "cores": cores, "throughput_runs": runs, "throughput_per_s": runs / elapsed}
     top = args.top or DEFAULT_TOP
     if args.ops:
         result["ops"] = [dataclasses.asdict(s) for s in prof.op_stats().values()]
@@ -177,11 +191,11 @@ def command(args: argparse.Namespace) -> int:
         print(json.dumps(result, indent=2))
         return 0
     print(f"{path.name} on {args.device}: inputs {result['inputs']}")
-    print(f"latency: p50 {p50:.3f} ms, p99 {p99:.3f} ms ({len(latencies)} runs, one at a time)")
-    print(f"throughput: {result['throughput_per_s']:.1f} runs/s ({runs} runs, {jobs} jobs in flight)")
+    print(f"latency: p50 {p50:.3f} ms, p99 {p99:.3f} ms ({counted(len(latencies), 'run')}, one at a time)")
+    print(f"throughput: {result['throughput_per_s']:.1f} runs/s ({counted(runs, 'run')}, {in_flight(jobs, cores)})")
     if args.ops:
         table = prof.ops_summary(top)
         print(table if table else f"\nper-layer times: {args.device} cannot time a model's nodes")
     if trace_path is not None:
-        print(f"trace written to {trace_path} ({len(prof)} jobs)")
+        print(f"trace written to {trace_path} ({counted(len(prof), 'job')})")
     return 0

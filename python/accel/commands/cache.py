@@ -7,6 +7,7 @@ import json
 import time
 from typing import Any
 
+from .._wording import counted
 from .common import reports_failures
 
 
@@ -54,7 +55,7 @@ def _left_alone(i: Any) -> str:
 
 
 def _files(n: Any) -> str:
-    return f"{n} file{'' if n == 1 else 's'}"
+    return counted(n, "file")
 
 
 def _mib(n: Any) -> str:

@@ -7,7 +7,7 @@ import functools
 import math
 import sys
 from pathlib import Path
-from typing import Any, Callable, Dict, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, Optional, Sequence, Tuple
 
 from .._lazy_import import import_or_undo
 from ..cli import UsageError
@@ -30,6 +30,8 @@ def reports_failures(verb: str) -> Callable[[Callable[[Any], int]], Callable[[An
             quiet_pillow_size_warning()
             try:
                 return handler(args)
+            except BrokenPipeError:
+                raise  # stdout's reader gone: not the command's failure (accel.cli.main ends it quietly)
             # ValueError/TypeError: Model.run names a wrong input name or count, or a non-array, with them;
             # ImportError: an optional dependency missing, said with what to install (import_optional).
             except (AccelError, CompileError, OSError, ValueError, TypeError, ImportError) as e:
@@ -176,6 +178,25 @@ def add_max_pixels_option(parser: Any) -> None:
 def image_inputs(pairs: Sequence[Tuple[str, Dict[str, Any]]]) -> Optional[Dict[str, Dict[str, Any]]]:
     """``--image-input`` values as ``Device.load``'s ``image_inputs``, or None."""
     return dict(pairs) or None
+
+
+#: The image input a float input fed with pictures gets when --image-input names none: RGB scaled to [0, 1].
+DEFAULT_PICTURES = {"format": "rgb", "to": "rgb", "scale": [1 / 255]}
+
+
+def pictures_default(verb: str, model: Any, pictured: Iterable[str],
+                     images: Optional[Dict[str, Dict[str, Any]]]) -> Dict[str, Dict[str, Any]]:
+    """``images`` with :data:`DEFAULT_PICTURES` added for each input of ``model`` (an ONNX model, loaded with
+    ``images`` or none) named in ``pictured`` (the inputs given pictures) that takes no frame (a float input) and
+    that ``images`` leaves out; each one said on stderr, as ``accel VERB``."""
+    fed = set(pictured)
+    chosen = dict(images or {})
+    for info in model.inputs:
+        if info.name in fed and info.image is None and info.name not in chosen:
+            chosen[info.name] = dict(DEFAULT_PICTURES)
+            print(f"accel {verb}: input {info.name!r} takes pictures as RGB scaled to [0, 1] (--image-input "
+                  f"{info.name}=rgb,scale={1 / 255:.8g}); give --image-input to choose", file=sys.stderr)
+    return chosen
 
 
 def add_device_option(parser: Any) -> None:

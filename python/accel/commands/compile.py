@@ -3,11 +3,13 @@ format its front end converts (a Vitis AI ``.xmodel``'s DPU part)."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from pathlib import Path
 from typing import Any, List
 
 from .._lazy_import import import_or_undo
+from .._wording import counted
 from ..cli import UsageError
 from ..compile_cache import INT8_RULES
 from .common import (add_extra_outputs_option, add_image_input_option, add_input_shape_option, existing_file,
@@ -27,7 +29,8 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", metavar="MODEL.accm", help="the .accm file to write (required without --check)")
     p.add_argument("--check", action="store_true",
                    help="write nothing: print each op type the model uses, how many nodes use it and whether it is "
-                        "supported, then compile in memory (when the input shapes are known) to find what else is "
+                        "supported (those inside If branches and Loop and Scan bodies in a table of their own), then "
+                        "compile in memory (when the input shapes are known) to find what else is "
                         "not; exit 1 when something is missing")
     add_input_shape_option(p)
     p.add_argument("--int8", default=None, choices=INT8_RULES,
@@ -74,8 +77,14 @@ def command(args: argparse.Namespace) -> int:
     with while_running(f"compiling {Path(src).name}", sys.stderr):
         s = compile_file(src, dst, input_shapes(args.input_shape), args.int8, limit, args.extra_outputs,
                          image_inputs(args.image_input))
-    print(f"{dst}: {s['nodes']} nodes, {s['tensors']} tensors, {s['weight_bytes']} weight bytes")
+    print(f"{dst}: {compiled(s)}")
     return 0
+
+
+def compiled(s: Any) -> str:
+    """What a compiled file holds, from the compiler's summary ``s``."""
+    return (f"{counted(s['nodes'], 'node')}, {counted(s['tensors'], 'tensor')}, "
+            f"{counted(s['weight_bytes'], 'weight byte')}")
 
 
 def _front_end(src: Any) -> Any:
@@ -110,9 +119,44 @@ def _convert(src: Any, front: Any, args: argparse.Namespace) -> int:
     with while_running(f"converting {Path(src).name}", sys.stderr):
         front.load(request, made.append)
     s = write_file(made[0], dst)
-    print(f"{dst}: {s['nodes']} nodes, {s['tensors']} tensors, {s['weight_bytes']} weight bytes (from a "
+    print(f"{dst}: {compiled(s)} (from a "
           f"{front.name} model; load it on emu:int8={request.int8_rules})")
     return 0
+
+
+def _named_plainly(rows: List[Any]) -> List[Any]:
+    """Coverage rows whose op the report names as the user reads it in the model (Conv; Gelu (domain
+    com.microsoft)), not quoted as the compiler's error messages quote it."""
+    with import_or_undo():
+        from ..compiler.coverage import OpUse
+        from ..compiler.importer import DEFAULT_DOMAINS
+
+    class Plain(OpUse):
+        @property
+        def label(self) -> str:
+            return self.op if self.domain in DEFAULT_DOMAINS else f"{self.op} (domain {self.domain})"
+
+    return [Plain(**dataclasses.asdict(u)) for u in rows]
+
+
+def _subgraph_rows(src: Any) -> List[Any]:
+    """Coverage rows (compiler.coverage.scan) of the nodes inside the subgraphs of the model's live nodes, at any
+    depth, counted together; the constants those nodes may read are every graph's initializers."""
+    with import_or_undo():
+        from ..compiler import coverage
+        from ..compiler.importer import OnnxNode, live_nodes, load, onnx_nodes, subgraphs
+
+    proto = load(src)
+    top, _ = onnx_nodes(proto)
+    graphs = [g for n in live_nodes(top, proto.graph.output) for g in subgraphs(n.proto)]
+    nodes: List[Any] = []
+    constants = {t.name for t in proto.graph.initializer}
+    for g in graphs:  # grows as nested subgraphs are found
+        constants.update(t.name for t in g.initializer)
+        for k, p in enumerate(g.node):
+            nodes.append(OnnxNode(p, k))
+            graphs.extend(subgraphs(p))
+    return coverage.scan(nodes, constants)
 
 
 def _check(src: Any, args: argparse.Namespace, limit: int) -> int:
@@ -121,7 +165,12 @@ def _check(src: Any, args: argparse.Namespace, limit: int) -> int:
         from ..compiler import CompileError, InputShapeError, compile_model, coverage
 
     rows = coverage.of_model(src)
-    print(coverage.report(rows))
+    print(coverage.report(_named_plainly(rows)))
+    inside = _subgraph_rows(src)
+    if inside:
+        # Not the exit code's business: a branch an If does not take is never compiled; the compile below is.
+        print("\ninside subgraphs (If branches, Loop and Scan bodies; an If decided at compile time keeps one branch):")
+        print(coverage.report(_named_plainly(inside)))
     if not all(u.supported for u in rows):
         return 1
     try:

@@ -25,7 +25,8 @@ class ProgressBar:
     """tqdm's bar of ``total`` (a count, or seconds) on ``stream``, labelled ``desc``; silent unless ``enabled``.
     ``leave``: the bar stays on its line when closed (else the line is cleared). ``lines``: on a stream that is not
     a terminal, print a line at each tenth instead of redrawing. ``bar_format``: tqdm's, for a bar whose count
-    reads badly (seconds)."""
+    reads badly (seconds). :attr:`seconds`: once finished, the time it ran, from which the last rate it shows (the
+    average since it started) is computed, for a command's own figures to agree with it."""
 
     def __init__(self, total: Number, stream: TextIO, *, desc: Optional[str] = None, unit: str = "it",
                  enabled: bool = True, leave: bool = True, lines: bool = False,
@@ -36,6 +37,8 @@ class ProgressBar:
         self._desc, self._unit, self._format = desc, unit, bar_format
         self._tenths = 0  # the tenths a line has been printed for (lines mode)
         self._start = time.perf_counter()
+        #: Seconds from the bar's start to finish() (None until then).
+        self.seconds: Optional[float] = None
         self._bar = tqdm(total=total, desc=desc, unit=unit, file=stream, disable=not enabled or self._as_lines,
                          leave=leave, mininterval=0.1, bar_format=bar_format, dynamic_ncols=True)
 
@@ -51,15 +54,16 @@ class ProgressBar:
             tenths = int(10 * shown // self.total)
             if tenths > self._tenths:
                 self._tenths = tenths
-                self._print_line(shown)
+                self._print_line(shown, time.perf_counter() - self._start)
         elif not self._bar.disable and shown > self._bar.n:
             self._bar.update(shown - self._bar.n)
 
     def finish(self) -> None:
         """The work is over: the bar at 100%, drawn once."""
+        self.seconds = time.perf_counter() - self._start
         if self._as_lines:
             self._tenths = 10
-            self._print_line(self.total)
+            self._print_line(self.total, self.seconds)
         elif not self._bar.disable:
             self._bar.n = self.total
             self._bar.refresh()
@@ -67,8 +71,8 @@ class ProgressBar:
     def close(self) -> None:
         self._bar.close()
 
-    def _print_line(self, n: Number) -> None:
-        line = tqdm.format_meter(n, self.total, time.perf_counter() - self._start, prefix=self._desc or "",
+    def _print_line(self, n: Number, seconds: float) -> None:
+        line = tqdm.format_meter(n, self.total, seconds, prefix=self._desc or "",
                                  unit=self._unit, bar_format=self._format)
         print(line, file=self._stream, flush=True)
 

@@ -15,6 +15,7 @@ from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence
 import numpy as np
 
 from .._lazy_import import import_or_undo
+from .._wording import counted
 from ..runtime.tensor_info import Quantization, TensorInfo
 from . import quant_values
 
@@ -94,7 +95,7 @@ def given_sets(inputs: Any, infos: Sequence[TensorInfo], model: str) -> List[Fee
         raise ValueError(f"input {unknown[0]!r} is not an input of {model}: its inputs are {', '.join(names)}")
     free = [n for n in names if n not in named]
     if len(unnamed) > len(free):
-        raise ValueError(f"{len(named) + len(unnamed)} inputs given; {model} takes {len(names)}: "
+        raise ValueError(f"{counted(len(named) + len(unnamed), 'input')} given; {model} takes {len(names)}: "
                          f"{', '.join(names)}")
     named.update(zip(free, unnamed))
     missing = [n for n in names if n not in named]

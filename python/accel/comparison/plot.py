@@ -24,24 +24,24 @@ def _pyplot() -> Any:
 
 def plot_cosines(labels: Sequence[str], cosines: Sequence[Optional[float]], threshold: float, first: Optional[int],
                  title: str, path: Path) -> None:
-    """Cosine per row (``labels`` and ``cosines`` in graph order) against the row's index, the threshold as a dashed
-    line, the first row below it (index ``first``) marked and named; rows without a cosine (shapes that differ) are
-    left out (Comparison.plot)."""
+    """Cosine per row (``labels`` and ``cosines`` in graph order) against the row's number, counted from 1 as the
+    table's # column counts, the threshold as a dashed line, the first row below it (index ``first``) marked and
+    named; rows without a cosine (shapes that differ) are left out (Comparison.plot)."""
     plt = _pyplot()
-    points = [(i, c) for i, c in enumerate(cosines) if c is not None]
+    points = [(n, c) for n, c in enumerate(cosines, 1) if c is not None]
     # A quarter inch per tensor where they are named, up to a page's width (a deep model's points then get close).
     fig, ax = plt.subplots(figsize=(min(16.0, max(6.0, 0.25 * len(labels))), 4.5))
     try:
         ax.plot([i for i, _ in points], [c for _, c in points], marker="o", markersize=3, label="cosine")
         ax.axhline(threshold, color="tab:red", linestyle="--", linewidth=1, label=f"threshold {threshold:g}")
         if first is not None:
-            ax.plot([first], [cosines[first]], marker="o", color="tab:red", markersize=8, linestyle="none",
+            ax.plot([first + 1], [cosines[first]], marker="o", color="tab:red", markersize=8, linestyle="none",
                     label=f"first below: {labels[first]} (#{first + 1})")
-        ax.set_xlabel("tensor (graph order)")
+        ax.set_xlabel("tensor (# as in the table: graph order)")
         ax.set_ylabel("cosine similarity")
         ax.set_title(title)
         if len(labels) <= 40:
-            ax.set_xticks(range(len(labels)))
+            ax.set_xticks(range(1, len(labels) + 1))
             ax.set_xticklabels(list(labels), rotation=90, fontsize=6)
         ax.legend(loc="lower left", fontsize=8)
         fig.tight_layout()

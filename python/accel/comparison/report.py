@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union, overload
 
+from .._wording import counted
 from .plot import plot_cosines
 
 __all__ = ["Comparison", "Row"]
@@ -94,7 +95,7 @@ class Comparison(Sequence[Row]):
         """One line naming the first tensor below the threshold, or saying none is."""
         first = self.first_below
         if first is None:
-            return f"no tensor below cosine {self.threshold:g} ({len(self)} compared)"
+            return f"no tensor below cosine {self.threshold:g} ({counted(len(self), 'tensor')} compared)"
         return (f"first tensor below cosine {self.threshold:g}: {first.key or first.tensor} "
                 f"(cosine {first.cosine:.6f}, row {self._index(first) + 1} of {len(self)})")
 

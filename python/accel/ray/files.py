@@ -19,6 +19,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
+from .._wording import counted
 from .predictor import Predictor
 
 __all__ = ["ArrayRows", "PictureRows", "Source", "Given", "FilePredictor", "INDEX", "assign", "picture_files"]
@@ -131,7 +132,8 @@ def assign(infos: Sequence[Any], sources: Given) -> List[Tuple[List[str], Source
         if name is None:
             free = [i.name for i in units if i.name not in chosen]
             if not free:
-                raise ValueError(f"{len(sources)} inputs given; the model takes {len(units)}: {', '.join(names)}")
+                raise ValueError(f"{counted(len(sources), 'input')} given; the model takes {len(units)}: "
+                                 f"{', '.join(names)}")
             chosen[free[0]] = source
     missing = [i.name for i in units if i.name not in chosen]
     if missing:

@@ -13,6 +13,7 @@ import numpy as np
 import accel
 from accel.runtime.capabilities import describe_or_unknown
 
+from .._wording import counted
 from .framework import CheckFailed, Context, Findings
 
 def default_rules(uri: str) -> str:
@@ -77,14 +78,15 @@ def check_compare(ctx: Context, f: Findings) -> None:
         model = emu.load(str(ctx.compare_model))
         dev_in, emu_in = list(ctx.model.inputs), list(model.inputs)
         if len(dev_in) != len(emu_in):
-            raise CheckFailed(f"the device's model has {len(dev_in)} inputs, {ctx.compare_model.name} "
+            raise CheckFailed(f"the device's model has {counted(len(dev_in), 'input')}, {ctx.compare_model.name} "
                               f"{len(emu_in)}")
         feeds = [_device_to_emulator(x, i, t) for x, i, t in zip(ctx.inputs, dev_in, _matched(dev_in, emu_in))]
         emulated = [np.asarray(o).copy() for o in model.run(feeds)]
         emu_out = list(model.outputs)
     dev_out = list(ctx.model.outputs)
     if len(dev_out) != len(emu_out):
-        raise CheckFailed(f"the device's model has {len(dev_out)} outputs, {ctx.compare_model.name} {len(emu_out)}")
+        raise CheckFailed(f"the device's model has {counted(len(dev_out), 'output')}, {ctx.compare_model.name} "
+                          f"{len(emu_out)}")
     order = [emu_out.index(t) for t in _matched(dev_out, emu_out)]
     rows: List[Dict[str, Any]] = []
     for out, info, k in zip(ctx.reference, dev_out, order):
@@ -92,7 +94,8 @@ def check_compare(ctx: Context, f: Findings) -> None:
         s["name"] = info.name
         rows.append(s)
         by = f"{s['max']:g} {s['unit']}".strip()
-        f.note(f"output {info.name!r}: {s['elements']} elements, {s['identical']} identical, largest difference {by}")
+        f.note(f"output {info.name!r}: {counted(s['elements'], 'element')}, {s['identical']} identical, largest "
+               f"difference {by}")
         f.expect(s["identical"] == s["elements"],
                  f"output {info.name!r}: {s['elements'] - s['identical']} of {s['elements']} elements differ from "
                  f"emu:int8={rules}, by up to {by}")

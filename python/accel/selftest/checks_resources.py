@@ -13,6 +13,7 @@ import numpy as np
 import accel
 
 from .framework import DEFAULT_MODEL, CheckFailed, Context, Findings
+from .._wording import counted
 from .helpers import MIB, compare_outputs, expect_error, settle
 
 # RSS growth allowed over the RSS check's runs: a fixed slack for the allocators, plus a quarter of one
@@ -74,7 +75,7 @@ def check_device_memory(ctx: Context, f: Findings) -> None:
     f.note(f"bytes in use after the runs at once: {at_once['bytes_in_use']}")
     copied = (at_once["bytes_copied"] - baseline["bytes_copied"]) / runs
     f.note(f"the runtime copied {copied:.0f} bytes per run (inputs: {sum(a.nbytes for a in inputs)} bytes)")
-    f.summary = (f"{runs} runs: live buffers {baseline['live_buffers']} -> {at_once['live_buffers']}, "
+    f.summary = (f"{counted(runs, 'run')}: live buffers {baseline['live_buffers']} -> {at_once['live_buffers']}, "
                  f"bytes in use {baseline['bytes_in_use']} -> {one_at_a_time['bytes_in_use']}")
 
 
@@ -97,9 +98,9 @@ def check_rss(ctx: Context, f: Findings) -> None:
     growth = end - start
     bound = RSS_SLACK_BYTES + int(s.rss_runs * _io_bytes(model) * RSS_LEAK_FRACTION)
     f.data.update(kind=kind, start=start, end=end, growth=growth, bound=bound, runs=s.rss_runs)
-    f.summary = (f"{kind} {start / MIB:.1f} -> {end / MIB:.1f} MiB over {s.rss_runs} runs "
+    f.summary = (f"{kind} {start / MIB:.1f} -> {end / MIB:.1f} MiB over {counted(s.rss_runs, 'run')} "
                  f"({growth / s.rss_runs:+.0f} B/run; bound {bound / MIB:.1f} MiB)")
-    f.expect(growth <= bound, f"{kind} grew by {growth / MIB:.1f} MiB over {s.rss_runs} runs, "
+    f.expect(growth <= bound, f"{kind} grew by {growth / MIB:.1f} MiB over {counted(s.rss_runs, 'run')}, "
                               f"more than {bound / MIB:.1f} MiB")
 
 
@@ -124,7 +125,7 @@ def check_latency(ctx: Context, f: Findings) -> None:
     f.data.update(runs=n, p50_ms=p50, p90_ms=p90, p99_ms=p99, min_ms=float(ms.min()),
                   max_ms=float(ms.max()), mean_ms=float(ms.mean()),
                   device_run_p50_ms=float(np.median(run_ms)) if run_ms.size else None)
-    f.summary = f"sync run p50 {p50:.3f} ms, p99 {p99:.3f} ms over {n} runs"
+    f.summary = f"sync run p50 {p50:.3f} ms, p99 {p99:.3f} ms over {counted(n, 'run')}"
     f.note(f"min {ms.min():.3f} ms, p90 {p90:.3f} ms, max {ms.max():.3f} ms, mean {ms.mean():.3f} ms")
     if run_ms.size:
         f.note(f"time on a core (device timing, profiled runs): p50 {np.median(run_ms):.3f} ms")

@@ -16,7 +16,8 @@ import accel
 from ..comparison.index_inputs import index_limits
 from ..comparison.inputs import random_array
 from .framework import DEFAULT_MODEL, Context, Findings
-from .helpers import compare_outputs, counted, describe, expect_error, in_thread, settle
+from .._wording import counted
+from .helpers import compare_outputs, describe, expect_error, in_thread, settle
 
 # A timeout so short that a job nearly always times out; 1 µs is the shortest the API can express.
 TINY_TIMEOUT_S = 1e-6
@@ -46,7 +47,7 @@ def check_sync_run(ctx: Context, f: Findings) -> None:
     outputs = model.run(inputs)
     f.data["run_ms"] = (time.perf_counter() - t0) * 1e3
     if not f.expect(len(outputs) == len(model.outputs),
-                    f"{len(outputs)} outputs for a model with {len(model.outputs)}"):
+                    f"{counted(len(outputs), 'output')} for a model with {len(model.outputs)}"):
         return
     f.data["outputs"] = []
     usable = True
@@ -84,8 +85,8 @@ def check_determinism(ctx: Context, f: Findings) -> None:
         ctx.model.run(other)
         for text in compare_outputs(ctx.model.run(ctx.inputs), ctx, "the first run"):
             f.problem(f"repeat {r}: {text}")
-    f.summary = f"{repeats} repeats, interleaved with other inputs: " + (
-        "bit-identical" if not f.problems else f"{len(f.problems)} differences")
+    f.summary = f"{counted(repeats, 'repeat')}, interleaved with other inputs: " + (
+        "bit-identical" if not f.problems else counted(len(f.problems), "difference"))
 
 
 def check_async_runs(ctx: Context, f: Findings) -> None:
@@ -109,8 +110,8 @@ def check_async_runs(ctx: Context, f: Findings) -> None:
     for k, outputs in enumerate(asyncio.run(asyncio.wait_for(gather(), limit))):
         for text in compare_outputs(outputs, ctx, "the sync run"):
             f.problem(f"awaited future {k}: {text}")
-    f.summary = f"{n} futures + 2 awaited: " + ("agree with the sync run" if not f.problems
-                                               else f"{len(f.problems)} differences")
+    f.summary = f"{counted(n, 'future')} + 2 awaited: " + ("agree with the sync run" if not f.problems
+                                               else counted(len(f.problems), "difference"))
 
 
 def check_concurrency(ctx: Context, f: Findings) -> None:
@@ -135,8 +136,8 @@ def check_concurrency(ctx: Context, f: Findings) -> None:
                 f.problem(f"thread {t} raised {type(error).__name__}: {error}")
     seconds = time.perf_counter() - t0
     f.data.update(threads=threads, runs_per_thread=runs, runs_per_second=threads * runs / seconds)
-    f.summary = (f"{threads} threads x {runs} runs, {f.data['runs_per_second']:.0f} runs/s: "
-                 + ("identical" if not f.problems else f"{len(f.problems)} problems"))
+    f.summary = (f"{counted(threads, 'thread')} x {counted(runs, 'run')}, {f.data['runs_per_second']:.0f} runs/s: "
+                 + ("identical" if not f.problems else counted(len(f.problems), "problem")))
 
 
 def check_inflight(ctx: Context, f: Findings) -> None:
@@ -154,11 +155,11 @@ def check_inflight(ctx: Context, f: Findings) -> None:
     after = settle(ctx.device)
     submitted = after["jobs_submitted"] - before["jobs_submitted"]
     completed = after["jobs_completed"] - before["jobs_completed"]
-    f.expect(submitted == n, f"the device counted {submitted} jobs submitted, {n} were")
-    f.expect(completed == n, f"the device counted {completed} jobs completed of {n}")
+    f.expect(submitted == n, f"the device counted {counted(submitted, 'job')} submitted, {n} were")
+    f.expect(completed == n, f"the device counted {counted(completed, 'job')} completed of {n}")
     f.data.update(max_inflight=limit, jobs=n, pending_after_submit=pending)
     f.summary = (f"{n} jobs for max_inflight {limit} ({pending} still pending when the last was "
-                 f"submitted): " + ("all agree" if not f.problems else f"{len(f.problems)} problems"))
+                 f"submitted): " + ("all agree" if not f.problems else counted(len(f.problems), "problem")))
 
 
 def _tiny_timeout_outcome(ctx: Context, f: Findings, what: str, outputs: Any,

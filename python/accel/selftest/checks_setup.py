@@ -10,7 +10,8 @@ import accel
 
 from .environment import environment_facts
 from .framework import DEFAULT_MODEL, Context, Findings
-from .helpers import MIB, counted, describe
+from .._wording import counted
+from .helpers import MIB, describe
 from .tensor_metadata import quant_text, tensor_problems
 
 STATS_KEYS = ("bytes_in_use", "peak_bytes_in_use", "live_buffers", "allocations", "bytes_copied",
@@ -50,12 +51,12 @@ def check_open_device(ctx: Context, f: Findings) -> None:
     f.data["open_ms"] = (time.perf_counter() - t0) * 1e3
     i = device.info
     f.data["info"] = asdict(i)
-    threads = f", {i.threads} threads per core" if i.threads else ""
-    f.summary = (f"{i.name!r}: backend {i.backend}, {i.cores} cores{threads}, max_inflight {i.max_inflight}, "
-                 f"alignment {i.alignment}, pool {i.pool_bytes / MIB:.0f} MiB"
+    threads = f", {counted(i.threads, 'thread')} per core" if i.threads else ""
+    f.summary = (f"{i.name!r}: backend {i.backend}, {counted(i.cores, 'core')}{threads}, "
+                 f"max_inflight {i.max_inflight}, alignment {i.alignment}, pool {i.pool_bytes / MIB:.0f} MiB"
                  + (", debug" if i.debug else "") + f", opened in {f.data['open_ms']:.1f} ms")
     f.expect(i.backend == ctx.scheme, f"backend {i.backend!r} opened for URI scheme {ctx.scheme!r}")
-    f.expect(i.cores >= 1, f"{i.cores} cores")
+    f.expect(i.cores >= 1, f"{counted(i.cores, 'core')}")
     f.expect(i.max_inflight >= 1, f"max_inflight {i.max_inflight}")
     f.expect(i.alignment >= 1 and i.alignment & (i.alignment - 1) == 0,
              f"alignment {i.alignment} is not a power of two")

@@ -11,14 +11,10 @@ import numpy as np
 
 import accel
 
+from .._wording import counted
 from .framework import Context, Findings
 
 MIB = 1 << 20
-
-
-def counted(n: int, noun: str) -> str:
-    """``n`` and the noun, plural unless ``n`` is 1: "1 output", "2 outputs"."""
-    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def describe(info: accel.TensorInfo) -> str:
@@ -49,7 +45,7 @@ def compare_outputs(outputs: Sequence[np.ndarray], ctx: Context, against: str) -
     """The differences of ``outputs`` from the context's reference outputs (empty if identical)."""
     assert ctx.model is not None and ctx.reference is not None
     if len(outputs) != len(ctx.reference):
-        return [f"{len(outputs)} outputs, {against} gave {len(ctx.reference)}"]
+        return [f"{counted(len(outputs), 'output')}, {against} gave {len(ctx.reference)}"]
     found = []
     for info, got, want in zip(ctx.model.outputs, outputs, ctx.reference):
         text = difference(np.asarray(got), want, info.name, against)

@@ -10,6 +10,7 @@ from typing import Any, Dict, List, Optional
 
 import numpy as np
 
+from .._wording import counted
 from .framework import ERROR, FAIL, PASS, SKIP, CheckResult
 
 #: The report's format, in the JSON's ``format`` field.
@@ -70,7 +71,7 @@ class Report:
     def footer(self) -> str:
         """The report's last line: the counts and the result."""
         c = self.counts()
-        text = (f"{c[PASS]} passed, {c[FAIL]} failed, {c[ERROR]} errors, {c[SKIP]} skipped in "
+        text = (f"{c[PASS]} passed, {c[FAIL]} failed, {counted(c[ERROR], 'error')}, {c[SKIP]} skipped in "
                 f"{self.seconds:.2f} s: {PASS if self.passed else FAIL}")
         return text + (f" (check {self.hung!r} hung)" if self.hung else "")
 

@@ -8,6 +8,7 @@ import sys
 import threading
 from typing import Any, Dict, Optional, Set, Tuple, Union
 
+from .._wording import counted
 from . import DEFAULT_DEVICES
 from .compare import Comparisons
 
@@ -84,7 +85,8 @@ def _profile_until_exit(path: str) -> None:
     def write() -> None:
         profile.stop()
         profile.export_chrome_trace(path)
-        print(f"accel shim: {len(profile)} jobs profiled: {path} (chrome://tracing, ui.perfetto.dev)", file=sys.stderr)
+        print(f"accel shim: {counted(len(profile), 'job')} profiled: {path} (chrome://tracing, ui.perfetto.dev)",
+              file=sys.stderr)
 
     atexit.register(write)
 

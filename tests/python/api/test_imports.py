@@ -186,7 +186,8 @@ def test_no_import_circle(package):
 # module is placed here when it is written.
 LAYERS: List[Tuple[str, List[str]]] = [
     # What everything may use, and the packages of their own beside accel's (the model compiler, the cffi core).
-    ("base", ["accel.errors", "accel._lazy_import", "accel._forksafe", "accel.compiler", "accel._cffi_core"]),
+    ("base", ["accel.errors", "accel._lazy_import", "accel._forksafe", "accel._wording", "accel.compiler",
+              "accel._cffi_core"]),
     # The runtime: runtime/ and, at the paths the documents give, its public modules and the model front ends.
     ("runtime", ["accel.runtime", "accel.futures", "accel.profiling", "accel.compile_cache", "accel._cache_folder",
                  "accel.front_ends"]),

@@ -390,7 +390,20 @@ def test_cli_compile_run_and_bench_with_a_picture(capsys, tmp_path):
     code, out, err = run_main(capsys, "bench", str(path), "--image-input", option, "--input", f"images={png}",
                               "--runs", "2")
     assert code == 0 and "latency" in out, out + err
-    code, out, err = run_main(capsys, "run", str(path), "--input", f"images={png}")
+    # A float input given a picture and no --image-input takes it as accel batch takes one: RGB scaled to [0, 1].
+    for verb, extra in (("run", ["--output", str(saved)]), ("bench", ["--runs", "1"])):
+        code, out, err = run_main(capsys, verb, str(path), "--input", f"images={png}", *extra)
+        assert code == 0, out + err
+        assert (f"accel {verb}: input 'images' takes pictures as RGB scaled to [0, 1] (--image-input "
+                f"images=rgb,scale=0.0039215686); give --image-input to choose") in err, err
+    with accel.Device("emu") as d:
+        model = d.load(path, image_inputs={"images": {"format": "rgb", "scale": [1 / 255]}})
+        (want,) = model.run(image.to_frame(bgr, "rgb").reshape(model.inputs[0].shape))
+    np.testing.assert_array_equal(np.load(saved)["out"], want)
+    # A compiled model's inputs are as it was compiled: a float one takes arrays only.
+    plain = tmp_path / "plain.accm"
+    assert run_main(capsys, "compile", str(path), "-o", str(plain))[0] == 0
+    code, out, err = run_main(capsys, "run", str(plain), "--input", f"images={png}")
     assert code == 1 and "input 'images' is not an image input" in out + err
     code, out, err = run_main(capsys, "compile", str(path), "-o", str(compiled), "--image-input", "images=nv12,gamma=2")
     assert code == 2 and "unknown key 'gamma'" in err

@@ -231,6 +231,28 @@ def test_plot_writes_a_png(tmp_path):
     assert path.read_bytes()[:8] == PNG_MAGIC
 
 
+@pytest.mark.parametrize("count", [3, 41])  # 41: past the 40 the plot names, the axis shows numbers alone
+def test_plot_numbers_tensors_as_the_table_does(tmp_path, monkeypatch, count):
+    import matplotlib.figure
+
+    cosines = [1.0] * count
+    cosines[1] = 0.5
+    rows = [Row(f"t{n}", f"t{n}", f"t{n}", (2,), (2,), "float32", "float32", c, 0.0, 0.0, None, None, c < 0.9)
+            for n, c in enumerate(cosines)]
+    comparison = Comparison(rows, "a", "b", 0.9)
+    saved = []
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", lambda figure, *_, **__: saved.append(figure))
+    comparison.plot(tmp_path / "cos.png")
+    (ax,) = saved[0].axes
+    cosine_line, _threshold, first_mark = ax.lines
+    assert list(cosine_line.get_xdata()) == list(range(1, count + 1))
+    # The first below is row 2 in the table; the plot marks and names it there.
+    assert re.search(r"^ *2 +t1 .*<< first below$", comparison.table(), re.M), comparison.table()
+    assert list(first_mark.get_xdata()) == [2] and first_mark.get_label() == "first below: t1 (#2)"
+    if count <= 40:
+        assert list(ax.get_xticks()) == list(range(1, count + 1))
+
+
 def test_plot_without_matplotlib_says_how_to_install_it(cnn_pair, tmp_path, monkeypatch, capsys):
     float_path, qdq_path, _ = cnn_pair
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib raises ImportError

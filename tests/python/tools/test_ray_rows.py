@@ -4,7 +4,9 @@ row, the emulator URI an actor opens, and FilePredictor reading rows from .npy f
 a Ray cluster: tests/ray (tox -e ray)."""
 from __future__ import annotations
 
+import subprocess
 import sys
+import textwrap
 
 import numpy as np
 import pytest
@@ -393,3 +395,27 @@ def test_map_model_without_ray_says_what_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)
     with pytest.raises(ImportError, match=r"accel.ray needs Ray Data: pip install 'accel\[ray\]'"):
         map_model(None, TINY_CNN)
+
+
+def test_accel_batch_drops_rays_restart_alarm_and_passes_everything_else_on():
+    """Ray's core worker logs a false alarm at ERROR level on every accel batch (its actors' constructor arguments are
+    object references: ray-project/ray#53727); that line alone is dropped from what native code writes to stderr."""
+    script = textwrap.dedent("""
+        import os, sys
+        from accel.commands.batch import without_the_restart_alarm
+
+        with without_the_restart_alarm():
+            os.write(2, b"[2026-12-07 11:05:45,811 E 7 7] core_worker.cc:2465: Actor with class name: 'MapWorker(X)' "
+                        b"and ID: 'ab' has constructor arguments in the object store and max_restarts > 0. If the "
+                        b"arguments in the object store go out of scope or are lost, the actor restart will fail.\\n")
+            os.write(2, b"[2026-12-07 11:05:46,000 E 7 7] core_worker.cc:99: a real error\\n")
+            print("from Python", file=sys.stderr)
+            os.write(2, b"no newline yet")
+        os.write(2, b"\\nafter\\n")
+    """)
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    lines = result.stderr.splitlines()
+    assert "has constructor arguments" not in result.stderr, result.stderr
+    assert sorted(lines) == sorted(["[2026-12-07 11:05:46,000 E 7 7] core_worker.cc:99: a real error", "from Python",
+                                    "no newline yet", "after"]), result.stderr

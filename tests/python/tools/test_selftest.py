@@ -105,6 +105,13 @@ def test_in_process_quick_run_passes(capsys):
     assert "wrong shape: ShapeError: input 'image': expected shape (1, 3, 64, 64), got (1, 3, 64, 65)" in out
 
 
+def test_a_one_core_device_is_counted_in_the_singular():
+    report = run_selftest("emu:cores=1,threads=1", None, quick=True)
+    assert report.exit_code == 0, [(r.name, r.problems, r.summary) for r in report.results]
+    summary = report.result("open_device").summary
+    assert ": backend emu, 1 core, 1 thread per core, max_inflight " in summary, summary
+
+
 def test_two_input_onnx_model(two_io_path):
     report = run_selftest(DEVICE_URI, two_io_path, quick=True)
     assert report.exit_code == 0, [(r.name, r.problems, r.summary) for r in report.results]
