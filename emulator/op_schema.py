@@ -494,6 +494,24 @@ ACTIVATIONS = (
     Activation(24, "selu", 1, "x > 0 ? beta * x : beta * alpha * (exp(x) - 1) (ONNX's alpha, and its gamma "
                               "as beta)"),
     Activation(25, "softsign", 1, "x / (1 + abs(x))"),
+    Activation(26, "sign", 5, "x > 0 ? 1 : x < 0 ? -1 : x (0, -0 and NaN kept)"),
+    Activation(27, "sin", 5, "sin(x)"),
+    Activation(28, "cos", 5, "cos(x)"),
+    Activation(29, "tan", 5, "tan(x)"),
+    Activation(30, "asin", 5, "asin(x) (NaN outside [-1, 1])"),
+    Activation(31, "acos", 5, "acos(x) (NaN outside [-1, 1])"),
+    Activation(32, "atan", 5, "atan(x)"),
+    Activation(33, "sinh", 5, "sinh(x)"),
+    Activation(34, "cosh", 5, "cosh(x)"),
+    Activation(35, "asinh", 5, "asinh(x)"),
+    Activation(36, "acosh", 5, "acosh(x) (NaN below 1)"),
+    Activation(37, "atanh", 5, "atanh(x) (NaN outside [-1, 1], -inf and inf at -1 and 1)"),
+    Activation(38, "mish", 5, "x * tanh(log(1 + exp(x)))"),
+    Activation(39, "celu", 5, "x > 0 ? x : alpha * (exp(x / alpha) - 1)"),
+    Activation(40, "shrink", 5, "x < -alpha ? x + beta : x > alpha ? x - beta : 0 (ONNX's lambd as alpha, its bias "
+                                "as beta; NaN gives 0, as ONNX's definition and onnxruntime)"),
+    Activation(41, "thresholded_relu", 5, "x > alpha ? x : 0 (NaN gives 0, as ONNX's definition and onnxruntime)"),
+    Activation(42, "swish", 5, "x * sigmoid(alpha * x)"),
 )
 
 

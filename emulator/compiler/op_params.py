@@ -84,14 +84,18 @@ ACTIVATIONS: Dict[str, int] = {
     "none": 0, "relu": 1, "clip": 2, "sigmoid": 3, "hardsigmoid": 4, "hardswish": 5, "leakyrelu": 6,
     "tanh": 7, "silu": 8, "gelu": 9, "elu": 10, "softplus": 11, "sqrt": 12, "exp": 13, "log": 14, "neg": 15,
     "abs": 16, "reciprocal": 17, "erf": 18, "floor": 19, "ceil": 20, "pow": 21, "round": 22, "gelu_tanh": 23,
-    "selu": 24, "softsign": 25,
+    "selu": 24, "softsign": 25, "sign": 26, "sin": 27, "cos": 28, "tan": 29, "asin": 30, "acos": 31,
+    "atan": 32, "sinh": 33, "cosh": 34, "asinh": 35, "acosh": 36, "atanh": 37, "mish": 38, "celu": 39,
+    "shrink": 40, "thresholded_relu": 41, "swish": 42,
 }
 ACTIVATION_NAMES: Dict[int, str] = {v: k for k, v in ACTIVATIONS.items()}
 ACTIVATION_MINOR: Dict[str, int] = {
     "none": 0, "relu": 0, "clip": 0, "sigmoid": 0, "hardsigmoid": 0, "hardswish": 0, "leakyrelu": 0,
     "tanh": 1, "silu": 1, "gelu": 1, "elu": 1, "softplus": 1, "sqrt": 1, "exp": 1, "log": 1, "neg": 1,
     "abs": 1, "reciprocal": 1, "erf": 1, "floor": 1, "ceil": 1, "pow": 1, "round": 1, "gelu_tanh": 1,
-    "selu": 1, "softsign": 1,
+    "selu": 1, "softsign": 1, "sign": 5, "sin": 5, "cos": 5, "tan": 5, "asin": 5, "acos": 5, "atan": 5,
+    "sinh": 5, "cosh": 5, "asinh": 5, "acosh": 5, "atanh": 5, "mish": 5, "celu": 5, "shrink": 5,
+    "thresholded_relu": 5, "swish": 5,
 }
 
 

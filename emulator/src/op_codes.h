@@ -90,6 +90,24 @@ enum class Act : uint32_t {
     GeluTanh = 23,
     Selu = 24,
     Softsign = 25,
+    // format 1.5
+    Sign = 26,
+    Sin = 27,
+    Cos = 28,
+    Tan = 29,
+    Asin = 30,
+    Acos = 31,
+    Atan = 32,
+    Sinh = 33,
+    Cosh = 34,
+    Asinh = 35,
+    Acosh = 36,
+    Atanh = 37,
+    Mish = 38,
+    Celu = 39,
+    Shrink = 40,
+    ThresholdedRelu = 41,
+    Swish = 42,
 };
 
 // Named values of op parameters (op_params.h).
@@ -243,7 +261,24 @@ constexpr bool is_known(Act v) {
         case Act::Round:
         case Act::GeluTanh:
         case Act::Selu:
-        case Act::Softsign: return true;
+        case Act::Softsign:
+        case Act::Sign:
+        case Act::Sin:
+        case Act::Cos:
+        case Act::Tan:
+        case Act::Asin:
+        case Act::Acos:
+        case Act::Atan:
+        case Act::Sinh:
+        case Act::Cosh:
+        case Act::Asinh:
+        case Act::Acosh:
+        case Act::Atanh:
+        case Act::Mish:
+        case Act::Celu:
+        case Act::Shrink:
+        case Act::ThresholdedRelu:
+        case Act::Swish: return true;
     }
     return false;
 }
@@ -513,6 +548,23 @@ constexpr const char* type_name(Act v) {
         case Act::GeluTanh: return "GeluTanh";
         case Act::Selu: return "Selu";
         case Act::Softsign: return "Softsign";
+        case Act::Sign: return "Sign";
+        case Act::Sin: return "Sin";
+        case Act::Cos: return "Cos";
+        case Act::Tan: return "Tan";
+        case Act::Asin: return "Asin";
+        case Act::Acos: return "Acos";
+        case Act::Atan: return "Atan";
+        case Act::Sinh: return "Sinh";
+        case Act::Cosh: return "Cosh";
+        case Act::Asinh: return "Asinh";
+        case Act::Acosh: return "Acosh";
+        case Act::Atanh: return "Atanh";
+        case Act::Mish: return "Mish";
+        case Act::Celu: return "Celu";
+        case Act::Shrink: return "Shrink";
+        case Act::ThresholdedRelu: return "ThresholdedRelu";
+        case Act::Swish: return "Swish";
     }
     return "?";
 }

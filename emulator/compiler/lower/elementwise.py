@@ -212,19 +212,42 @@ _UNARY = [
     ("Round", "round", "x rounded to the nearest integer, halves to even"),
     ("Softplus", "softplus", "log(1 + e^x)"),
     ("Softsign", "softsign", "x / (1 + |x|)"),
+    ("Sign", "sign", "-1, 0 or 1 by the sign of x (-0 and NaN kept)"),
+    ("Sin", "sin", "sin(x)"),
+    ("Cos", "cos", "cos(x)"),
+    ("Tan", "tan", "tan(x)"),
+    ("Asin", "asin", "asin(x) (NaN outside [-1, 1])"),
+    ("Acos", "acos", "acos(x) (NaN outside [-1, 1])"),
+    ("Atan", "atan", "atan(x)"),
+    ("Sinh", "sinh", "sinh(x)"),
+    ("Cosh", "cosh", "cosh(x)"),
+    ("Asinh", "asinh", "asinh(x)"),
+    ("Acosh", "acosh", "acosh(x) (NaN below 1)"),
+    ("Atanh", "atanh", "atanh(x) (NaN outside [-1, 1])"),
+    ("Mish", "mish", "x * tanh(softplus(x))"),
 ]
 
+# ONNX op -> (activation, ((attribute, default) for alpha, then beta)): the unary functions with attributes.
+_UNARY_WITH_ATTRIBUTES = {
+    "Elu": ("elu", (("alpha", 1.0),)),
+    "Selu": ("selu", (("alpha", 1.67326319217681884765625), ("gamma", 1.05070102214813232421875))),
+    "Celu": ("celu", (("alpha", 1.0),)),
+    "Shrink": ("shrink", (("lambd", 0.5), ("bias", 0.0))),
+    "ThresholdedRelu": ("thresholded_relu", (("alpha", 1.0),)),
+    "Swish": ("swish", (("alpha", 1.0),)),
+}
 
-def lower_elu(ctx, node):
-    """Elu (every opset), float32, attribute alpha (default 1): the activation `elu`."""
-    emit_activation(ctx, node, float_input(ctx, node, 0), "elu", node.attr("alpha", 1.0))
 
-
-def lower_selu(ctx, node):
-    """Selu (every opset), float32, attributes alpha and gamma (ONNX defaults): the activation `selu`."""
-    emit_activation(ctx, node, float_input(ctx, node, 0), "selu",
-                    node.attr("alpha", 1.67326319217681884765625),
-                    node.attr("gamma", 1.05070102214813232421875))
+def lower_unary_with_attributes(ctx, node):
+    """Elu (alpha), Selu (alpha, gamma), Celu (alpha), Shrink (lambd, bias), ThresholdedRelu (alpha) and Swish
+    (alpha), every opset, float32, the attributes' ONNX defaults when absent: the activations `elu`, `selu`,
+    `celu`, `shrink`, `thresholded_relu` and `swish` with the attributes as alpha and beta. Celu's alpha must
+    not be 0 (x / alpha)."""
+    act, attrs = _UNARY_WITH_ATTRIBUTES[node.op]
+    values = [float(node.attr(name, default)) for name, default in attrs]
+    if node.op == "Celu" and values[0] == 0.0:
+        raise CompileError(f"{node.label}: alpha 0 (Celu divides by alpha)")
+    emit_activation(ctx, node, float_input(ctx, node, 0), act, *values)
 
 
 def lower_gelu(ctx, node):
@@ -370,8 +393,9 @@ HANDLERS: dict = {
     "Add": lower_binary, "Sub": lower_binary, "Mul": lower_binary, "Div": lower_binary,
     "Relu": lower_activation, "Sigmoid": lower_activation, "HardSigmoid": lower_activation,
     "HardSwish": lower_activation, "LeakyRelu": lower_activation, "Clip": lower_activation,
-    "PRelu": lower_prelu, "Elu": lower_elu, "Selu": lower_selu, "Gelu": lower_gelu,
+    "PRelu": lower_prelu, "Gelu": lower_gelu,
     "Pow": lower_pow, "Sum": lower_sum, "Min": lower_min_max, "Max": lower_min_max,
 }
 HANDLERS.update({op: _unary(op, act, what) for op, act, what in _UNARY})
+HANDLERS.update(dict.fromkeys(_UNARY_WITH_ATTRIBUTES, lower_unary_with_attributes))
 HANDLERS.update(dict.fromkeys(REDUCE_FUNCTIONS, lower_reduce))

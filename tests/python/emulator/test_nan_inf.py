@@ -164,10 +164,14 @@ _ACTIVATIONS = {
     "Relu": {}, "Sigmoid": {}, "Tanh": {}, "HardSigmoid": {}, "HardSwish": {}, "LeakyRelu": {"alpha": 0.1},
     "Elu": {}, "Selu": {}, "Softplus": {}, "Softsign": {}, "Sqrt": {}, "Exp": {}, "Log": {}, "Neg": {}, "Abs": {},
     "Reciprocal": {}, "Erf": {}, "Floor": {}, "Ceil": {}, "Round": {}, "Gelu": {}, "Gelu_tanh": {},
+    "Sign": {}, "Sin": {}, "Cos": {}, "Tan": {}, "Asin": {}, "Acos": {}, "Atan": {}, "Sinh": {}, "Cosh": {},
+    "Asinh": {}, "Acosh": {}, "Atanh": {}, "Mish": {}, "Celu": {"alpha": 0.5}, "Shrink": {"lambd": 0.3, "bias": 0.2},
+    "ThresholdedRelu": {"alpha": 0.2}, "Swish": {"alpha": 0.8},
 }
+_OPSET = {"Gelu": 20, "Swish": 24}
 for _op, _attrs in _ACTIVATIONS.items():
     onnx_op, attrs = ("Gelu", {"approximate": "tanh"}) if _op == "Gelu_tanh" else (_op, _attrs)
-    opset = 20 if onnx_op == "Gelu" else 18
+    opset = _OPSET.get(onnx_op, 18)
     CASES[_op] = ([node(onnx_op, **attrs)], {"x": X}, None, None, opset)
     CASES[f"Conv+{_op}"] = ([helper.make_node("Conv", ["x", "W"], ["c"]), node(onnx_op, ("c",), **attrs)],
                             {"x": X}, {"W": w(3, 2, 1, 1)}, None, opset)
@@ -227,8 +231,10 @@ def test_nan_and_infinities(dev, name):
 
 
 # Ops whose result is defined for NaN or that may legitimately not see one (a slice or gather that skips it, a
-# quantization that maps it to an integer, Pow^0 which is 1 for every x, a Clip... no: clip keeps NaN).
-_NAN_ABSORBING = {"Pow^0.0", "Quantize", "DynamicQuantizeLinear", "Slice", "Gather", "OneHot", "TopK"}
+# quantization that maps it to an integer, Pow^0 which is 1 for every x, a Clip... no: clip keeps NaN; Shrink and
+# ThresholdedRelu give 0 for NaN, as their ONNX definitions' strict comparisons do in onnxruntime and numpy).
+_NAN_ABSORBING = {"Pow^0.0", "Quantize", "DynamicQuantizeLinear", "Slice", "Gather", "OneHot", "TopK", "Shrink",
+                  "Conv+Shrink", "ThresholdedRelu", "Conv+ThresholdedRelu"}
 
 # Runtime ops that never see a float: their inputs are integers (quantized or not) or bool.
 INTEGER_ONLY = {"logic", "dequantize", "qconv", "qmatmul", "qgemm", "qadd", "qmul", "qactivation", "qavgpool",
