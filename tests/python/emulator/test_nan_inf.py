@@ -124,6 +124,9 @@ CASES = {
 # Comparison, logic and selection: NaN compares false (IEEE); the outputs are bool (or the selected values).
 CASES["Greater"] = ([node("Greater", ("x", "x2"))], {"x": X, "x2": X2}, None, None)
 CASES["Equal"] = ([node("Equal", ("x", "x"))], {"x": X}, None, None)
+CASES["IsNaN"] = ([node("IsNaN")], {"x": X}, None, np.isnan)
+CASES["IsInf"] = ([node("IsInf")], {"x": X}, None, np.isinf)
+CASES["IsInf(negative)"] = ([node("IsInf", detect_positive=0)], {"x": X}, None, np.isneginf)
 CASES["Where(Not(Less))"] = ([helper.make_node("Less", ["x", "x2"], ["c"]), helper.make_node("Not", ["c"], ["n"]),
                               node("Where", ("n", "x", "x2"))], {"x": X, "x2": X2}, None, None)
 # Index ops: numpy's argmax picks the first NaN (onnxruntime skips a NaN unless it comes first).

@@ -1,7 +1,7 @@
 """Comparison, boolean logic, Where and integer arithmetic end to end (ONNX -> accel.compiler -> the emulator),
 against onnxruntime, every element: Equal / Greater / GreaterOrEqual / Less / LessOrEqual on float32 (NaN,
-+-inf, -0) and on every integer dtype, Not / And / Or / Xor, Where over every element size with broadcasting
-over all three inputs, Add / Sub / Mul / Div / Min / Max on every integer dtype (wrapping, division
++-inf, -0) and on every integer dtype, IsNaN and IsInf, Not / And / Or / Xor, Where over every element size with
+broadcasting over all three inputs, Add / Sub / Mul / Div / Min / Max on every integer dtype (wrapping, division
 truncating toward zero, and the results accel defines where C does not: x / 0 and MIN / -1), bool tensors as
 model inputs and outputs, and the CompileErrors and load-time checks. onnxruntime has no Min / Max kernel for
 int16 / uint16: those compare with numpy."""
@@ -104,6 +104,31 @@ def test_compare_every_pair_of_special_floats(dev, op):
     (got,) = check(dev, m, {"a": a, "b": b})
     np.testing.assert_array_equal(got, NUMPY_COMPARE[op](a, b))
     assert not got[0].any() and not got[:, 0].any()  # NaN against anything (NaN too) is false, whatever the op
+
+
+ISINF_ATTRS = [{}, {"detect_positive": 0}, {"detect_negative": 0}, {"detect_positive": 0, "detect_negative": 0}]
+
+
+@pytest.mark.parametrize("op,attrs", [("IsNaN", {})] + [("IsInf", a) for a in ISINF_ATTRS],
+                         ids=lambda v: v if isinstance(v, str) else "-".join(f"{k}={x}" for k, x in v.items()))
+def test_isnan_isinf(dev, op, attrs):
+    """Every element against onnxruntime and numpy, over NaN, +-inf, +-0, subnormals and the largest floats."""
+    x = np.concatenate([SPECIAL, np.array([np.finfo(np.float32).max, -np.finfo(np.float32).max, 1e-45], np.float32),
+                        rand_float((37,), 3)]).reshape(6, 8)
+    m = onnx_model([helper.make_node(op, ["x"], ["y"], **attrs)], [("x", "float32", x.shape)], [("y", "bool")])
+    (got,) = check(dev, m, {"x": x})
+    pos, neg = attrs.get("detect_positive", 1), attrs.get("detect_negative", 1)
+    want = np.isnan(x) if op == "IsNaN" else (pos & np.isposinf(x)) | (neg & np.isneginf(x))
+    np.testing.assert_array_equal(got, want)
+    assert got.any() or not (pos or neg)
+    assert ops(m) == (["compare", "logic"] if op == "IsNaN" else ["activation", "compare"] if pos and neg else
+                      ["compare"])
+
+
+def test_isinf_refuses_float16_by_name():
+    m = conftest.onnx_model([helper.make_node("IsInf", ["x"], ["y"], name="i1")], [("x", "float16", (2,))],
+                            [("y", "bool")], opset=20)
+    _compile_error(m, r"unsupported dtype float16 of input 'x'.*'IsInf' \(node 'i1'\)")
 
 
 @pytest.mark.parametrize("op", COMPARE_OPS)
