@@ -461,6 +461,12 @@ OPS = (
        "+ epsilon) * S[c]) + B[c]. A NaN anywhere in a group makes that group NaN. The node's activation "
        "applies to Y.",
        (Param("groups", 0, ">= 1, divides C"), F("epsilon", 0, "> 0")), class_name="GroupNorm", act="fused"),
+    Op(51, "logsoftmax", 5, "X -> Y",
+       "log of softmax, computed as (X - max) - log(sum(exp(X - max))) over the line: no overflow, and exact "
+       "near the line's max where log(softmax) would round to 0",
+       (Param("axis", 0, "0 .. ndim-1"),
+        Param("coerce_2d", 1, "0: over that one axis (opset >= 13), 1: over all dims from axis on "
+                              "(opset < 13)")), class_name="LogSoftmax"),
 )
 
 # ---- fused activations ----------------------------------------------------------------------------

@@ -21,7 +21,7 @@ OPS: Dict[str, int] = {
     "qmatmul": 30, "qgemm": 31, "qadd": 32, "qmul": 33, "qactivation": 34, "qavgpool": 35,
     "qglobalavgpool": 36, "qsoftmax": 37, "dynquant": 38, "matmulinteger": 39, "convinteger": 40,
     "compare": 41, "logic": 42, "where": 43, "argreduce": 44, "topk": 45, "cumsum": 46, "onehot": 47,
-    "rnn": 48, "pad": 49, "groupnorm": 50,
+    "rnn": 48, "pad": 49, "groupnorm": 50, "logsoftmax": 51,
 }
 OP_NAMES: Dict[int, str] = {v: k for k, v in OPS.items()}
 OP_MINOR: Dict[str, int] = {
@@ -31,13 +31,13 @@ OP_MINOR: Dict[str, int] = {
     "layernorm": 1, "expand": 1, "cast": 1, "quantize": 2, "dequantize": 2, "qconv": 2, "qmatmul": 2,
     "qgemm": 2, "qadd": 2, "qmul": 2, "qactivation": 2, "qavgpool": 2, "qglobalavgpool": 2, "qsoftmax": 2,
     "dynquant": 2, "matmulinteger": 2, "convinteger": 2, "compare": 3, "logic": 3, "where": 3,
-    "argreduce": 3, "topk": 3, "cumsum": 3, "onehot": 3, "rnn": 3, "pad": 3, "groupnorm": 3,
+    "argreduce": 3, "topk": 3, "cumsum": 3, "onehot": 3, "rnn": 3, "pad": 3, "groupnorm": 3, "logsoftmax": 5,
 }
 # Ops of any dtype, and the ops that compute in float32 only (the others state their own dtypes).
 ANY_DTYPE_OPS = frozenset({"copy", "transpose", "concat", "slice", "gather", "expand", "cast", "pad"})
 FLOAT32_ONLY_OPS = frozenset({
     "conv", "gemm", "matmul", "activation", "avgpool", "globalavgpool", "softmax", "convtranspose", "resize",
-    "reduce", "pow", "layernorm", "groupnorm",
+    "reduce", "pow", "layernorm", "groupnorm", "logsoftmax",
 })
 # The ops that also compute on integers, and the format minor from which they do.
 INT_ARITH_MINOR: Dict[str, int] = {"add": 3, "sub": 3, "mul": 3, "div": 3, "min": 3, "max": 3}
@@ -59,7 +59,7 @@ ARITY: Dict[str, Tuple[int, Optional[int], int, int, int]] = {
     "matmulinteger": (2, 4, 2, 1, 1), "convinteger": (2, 4, 2, 1, 1), "compare": (2, 2, 2, 1, 1),
     "logic": (1, 2, 1, 1, 1), "where": (3, 3, 3, 1, 1), "argreduce": (1, 1, 1, 1, 1),
     "topk": (1, 1, 1, 2, 2), "cumsum": (1, 1, 1, 1, 1), "onehot": (2, 2, 2, 1, 1), "rnn": (3, 11, 3, 1, 3),
-    "pad": (1, 2, 1, 1, 1), "groupnorm": (3, 3, 3, 1, 1),
+    "pad": (1, 2, 1, 1, 1), "groupnorm": (3, 3, 3, 1, 1), "logsoftmax": (1, 1, 1, 1, 1),
 }
 ACT_RULE: Dict[str, str] = {
     "conv": "fused", "gemm": "fused", "matmul": "fused", "add": "fused", "sub": "fused", "mul": "fused",
@@ -72,6 +72,7 @@ ACT_RULE: Dict[str, str] = {
     "qsoftmax": "none", "dynquant": "none", "matmulinteger": "none", "convinteger": "none",
     "compare": "none", "logic": "none", "where": "none", "argreduce": "none", "topk": "none",
     "cumsum": "none", "onehot": "none", "rnn": "none", "pad": "none", "groupnorm": "fused",
+    "logsoftmax": "none",
 }
 # The ops an activation fuses into (their act rule is "fused").
 FUSED_ACTIVATION_OPS = frozenset({
@@ -609,11 +610,21 @@ class GroupNorm(Params):
     epsilon: float  # > 0
 
 
+@dataclass(frozen=True)
+class LogSoftmax(Params):
+    """Parameters of logsoftmax (op 51)."""
+
+    OP: ClassVar[str] = "logsoftmax"
+    INTS: ClassVar[Tuple[Tuple[str, int, int], ...]] = (("axis", 0, 1), ("coerce_2d", 1, 1))
+    axis: int  # 0 .. ndim-1
+    coerce_2d: int  # 0: over that one axis (opset >= 13), 1: over all dims from axis on (opset < 13)
+
+
 PARAMS: Dict[str, Type[Params]] = {
     "conv": Conv, "gemm": Gemm, "maxpool": MaxPool, "avgpool": AvgPool, "transpose": Transpose,
     "concat": Concat, "softmax": Softmax, "convtranspose": ConvTranspose, "resize": Resize, "reduce": Reduce,
     "slice": Slice, "gather": Gather, "layernorm": LayerNorm, "qconv": QConv, "qgemm": QGemm,
     "qavgpool": QAvgPool, "qsoftmax": QSoftmax, "convinteger": ConvInteger, "compare": Compare,
     "logic": Logic, "argreduce": ArgReduce, "topk": TopK, "cumsum": CumSum, "onehot": OneHot, "rnn": Rnn,
-    "pad": Pad, "groupnorm": GroupNorm,
+    "pad": Pad, "groupnorm": GroupNorm, "logsoftmax": LogSoftmax,
 }

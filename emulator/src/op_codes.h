@@ -60,6 +60,8 @@ enum class Op : uint32_t {
     Rnn = 48,
     Pad = 49,
     GroupNorm = 50,
+    // format 1.5
+    LogSoftmax = 51,
 };
 
 enum class Act : uint32_t {
@@ -229,7 +231,8 @@ constexpr bool is_known(Op v) {
         case Op::OneHot:
         case Op::Rnn:
         case Op::Pad:
-        case Op::GroupNorm: return true;
+        case Op::GroupNorm:
+        case Op::LogSoftmax: return true;
     }
     return false;
 }
@@ -440,6 +443,7 @@ constexpr const char* op_name(Op v) {
         case Op::Rnn: return "rnn";
         case Op::Pad: return "pad";
         case Op::GroupNorm: return "groupnorm";
+        case Op::LogSoftmax: return "logsoftmax";
     }
     return "?";
 }
@@ -516,6 +520,7 @@ constexpr const char* type_name(Op v) {
         case Op::Rnn: return "Rnn";
         case Op::Pad: return "Pad";
         case Op::GroupNorm: return "GroupNorm";
+        case Op::LogSoftmax: return "LogSoftmax";
     }
     return "?";
 }

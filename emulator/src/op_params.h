@@ -519,4 +519,17 @@ struct GroupNormParams {
     }
 };
 
+// logsoftmax (op 51)
+struct LogSoftmaxParams {
+    int64_t axis;  // 0 .. ndim-1
+    int64_t coerce_2d;  // 0: over that one axis (opset >= 13), 1: over all dims from axis on (opset < 13)
+
+    static LogSoftmaxParams of(const Node& n) {
+        LogSoftmaxParams p;
+        p.axis = n.ints[0];
+        p.coerce_2d = n.ints[1];
+        return p;
+    }
+};
+
 }  // namespace accel_emu

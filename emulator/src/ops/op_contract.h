@@ -83,6 +83,7 @@ constexpr OpContract op_contract(Op v) {
         case Op::Rnn: return {"rnn", 3, 11, 3, 1, 3, DTypeRule::Any, ActRule::MustBeNone};
         case Op::Pad: return {"pad", 1, 2, 1, 1, 1, DTypeRule::Any, ActRule::MustBeNone};
         case Op::GroupNorm: return {"groupnorm", 3, 3, 3, 1, 1, DTypeRule::Float32, ActRule::Fused};
+        case Op::LogSoftmax: return {"logsoftmax", 1, 1, 1, 1, 1, DTypeRule::Float32, ActRule::MustBeNone};
     }
     return {nullptr, 0, 0, 0, 0, 0, kern::DTypeRule::Any, kern::ActRule::MustBeNone};
 }

@@ -56,5 +56,6 @@ extern const OpDef kOneHotDef;
 extern const OpDef kRnnDef;
 extern const OpDef kPadDef;
 extern const OpDef kGroupNormDef;
+extern const OpDef kLogSoftmaxDef;
 
 }  // namespace accel_emu

@@ -56,6 +56,7 @@ const OpDef* find_op(uint32_t op) {
         case Op::Rnn: return &kRnnDef;
         case Op::Pad: return &kPadDef;
         case Op::GroupNorm: return &kGroupNormDef;
+        case Op::LogSoftmax: return &kLogSoftmaxDef;
     }
     return nullptr;
 }

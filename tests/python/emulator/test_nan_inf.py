@@ -103,6 +103,11 @@ CASES = {
     "Transpose": ([node("Transpose", perm=[0, 2, 3, 1])], {"x": X}, None, None),
     "Concat": ([node("Concat", ("x", "x2"), axis=1)], {"x": X, "x2": X2}, None, None),
     "Softmax": ([node("Softmax", axis=1)], {"x": ROW}, None, None),
+    "LogSoftmax": ([node("LogSoftmax", axis=1)], {"x": ROW}, None, None),
+    "LogSoftmax(axis 0)": ([node("LogSoftmax", axis=0)], {"x": ROW}, None, None),
+    # The 1 at the first NaN of a line, as numpy's argmax.
+    "Hardmax": ([node("Hardmax", axis=1)], {"x": ROW}, None,
+                lambda x: np.eye(x.shape[1], dtype=np.float32)[np.argmax(x, axis=1)]),
     "Resize": ([node("Resize", ("x", "", "sc"), mode="linear")], {"x": X},
                {"sc": np.array([1, 1, 2, 2], np.float32)}, None),
     "Slice": ([node("Slice", ("x", "st", "en", "ax"))], {"x": X},
@@ -235,9 +240,10 @@ def test_nan_and_infinities(dev, name):
 
 # Ops whose result is defined for NaN or that may legitimately not see one (a slice or gather that skips it, a
 # quantization that maps it to an integer, Pow^0 which is 1 for every x, a Clip... no: clip keeps NaN; Shrink and
-# ThresholdedRelu give 0 for NaN, as their ONNX definitions' strict comparisons do in onnxruntime and numpy).
+# ThresholdedRelu give 0 for NaN, as their ONNX definitions' strict comparisons do in onnxruntime and numpy;
+# Hardmax's outputs are 0 and 1).
 _NAN_ABSORBING = {"Pow^0.0", "Quantize", "DynamicQuantizeLinear", "Slice", "Gather", "OneHot", "TopK", "Shrink",
-                  "Conv+Shrink", "ThresholdedRelu", "Conv+ThresholdedRelu"}
+                  "Conv+Shrink", "ThresholdedRelu", "Conv+ThresholdedRelu", "Hardmax"}
 
 # Runtime ops that never see a float: their inputs are integers (quantized or not) or bool.
 INTEGER_ONLY = {"logic", "dequantize", "qconv", "qmatmul", "qgemm", "qadd", "qmul", "qactivation", "qavgpool",
