@@ -191,6 +191,10 @@ _CONV = (Param("group", 0, "g (C and M divisible by g)"), *_WINDOW)
 _ARITH_DTYPES = ("A, B and Y float32 (a fused activation allowed); or (minor 3) A, B and Y one integer dtype "
                  "(int8, uint8, int16, uint16, int32, uint32, int64, uint64), activation none")
 
+# bitand, bitor, bitxor, shl, shr (minor 5): integers only.
+_INT_ONLY_DTYPES = ("A, B and Y one integer dtype (int8, uint8, int16, uint16, int32, uint32, int64, uint64), "
+                    "activation none")
+
 # ---- ops ------------------------------------------------------------------------------------------
 
 OPS = (
@@ -467,6 +471,29 @@ OPS = (
        (Param("axis", 0, "0 .. ndim-1"),
         Param("coerce_2d", 1, "0: over that one axis (opset >= 13), 1: over all dims from axis on "
                               "(opset < 13)")), class_name="LogSoftmax"),
+    # Integer remainders and bit operations (minor 5), on the broadcast kernel as add .. max.
+    Op(52, "mod", 5, "A, B -> Y",
+       "as add: the remainder of floored division, with B's sign (Python's %, ONNX Mod with fmod 0). float32: "
+       "r = fmodf(A, B), plus B when r is not 0 and its sign is not B's; a zero result takes B's sign (so B = "
+       "+-inf gives A, or B when the signs differ; NaN for B = 0, an infinite A or a NaN, as ONNX). Integers: B "
+       "= 0 gives 0 (C leaves it undefined)", dtypes=_ARITH_DTYPES, act="fused", binary=True, int_minor=5),
+    Op(53, "fmod", 5, "A, B -> Y",
+       "as add: the remainder of truncated division, with A's sign (C's fmodf and %, ONNX Mod with fmod 1): "
+       "float32 as fmodf (NaN for B = 0, an infinite A or a NaN), integers with B = 0 giving 0",
+       dtypes=_ARITH_DTYPES, class_name="FMod", act="fused", binary=True, int_minor=5),
+    Op(54, "bitand", 5, "A, B -> Y", "as add: bitwise and", dtypes=_INT_ONLY_DTYPES, class_name="BitAnd",
+       binary=True, int_minor=5),
+    Op(55, "bitor", 5, "A, B -> Y", "as add: bitwise or", dtypes=_INT_ONLY_DTYPES, class_name="BitOr", binary=True,
+       int_minor=5),
+    Op(56, "bitxor", 5, "A, B -> Y", "as add: bitwise exclusive or", dtypes=_INT_ONLY_DTYPES,
+       class_name="BitXor", binary=True, int_minor=5),
+    Op(57, "shl", 5, "A, B -> Y",
+       "as add: A shifted left by B bits, bits past the top (the sign bit included) dropped; B < 0 or B >= "
+       "the width gives 0 (as ONNX; C leaves it undefined)", dtypes=_INT_ONLY_DTYPES, binary=True, int_minor=5),
+    Op(58, "shr", 5, "A, B -> Y",
+       "as add: A shifted right by B bits, arithmetic (sign-extending) for signed dtypes; B < 0 or B >= the "
+       "width gives the sign extension alone: -1 for a negative A, else 0 (as ONNX; C leaves it undefined)",
+       dtypes=_INT_ONLY_DTYPES, binary=True, int_minor=5),
 )
 
 # ---- fused activations ----------------------------------------------------------------------------

@@ -21,7 +21,8 @@ OPS: Dict[str, int] = {
     "qmatmul": 30, "qgemm": 31, "qadd": 32, "qmul": 33, "qactivation": 34, "qavgpool": 35,
     "qglobalavgpool": 36, "qsoftmax": 37, "dynquant": 38, "matmulinteger": 39, "convinteger": 40,
     "compare": 41, "logic": 42, "where": 43, "argreduce": 44, "topk": 45, "cumsum": 46, "onehot": 47,
-    "rnn": 48, "pad": 49, "groupnorm": 50, "logsoftmax": 51,
+    "rnn": 48, "pad": 49, "groupnorm": 50, "logsoftmax": 51, "mod": 52, "fmod": 53, "bitand": 54,
+    "bitor": 55, "bitxor": 56, "shl": 57, "shr": 58,
 }
 OP_NAMES: Dict[int, str] = {v: k for k, v in OPS.items()}
 OP_MINOR: Dict[str, int] = {
@@ -32,6 +33,7 @@ OP_MINOR: Dict[str, int] = {
     "qgemm": 2, "qadd": 2, "qmul": 2, "qactivation": 2, "qavgpool": 2, "qglobalavgpool": 2, "qsoftmax": 2,
     "dynquant": 2, "matmulinteger": 2, "convinteger": 2, "compare": 3, "logic": 3, "where": 3,
     "argreduce": 3, "topk": 3, "cumsum": 3, "onehot": 3, "rnn": 3, "pad": 3, "groupnorm": 3, "logsoftmax": 5,
+    "mod": 5, "fmod": 5, "bitand": 5, "bitor": 5, "bitxor": 5, "shl": 5, "shr": 5,
 }
 # Ops of any dtype, and the ops that compute in float32 only (the others state their own dtypes).
 ANY_DTYPE_OPS = frozenset({"copy", "transpose", "concat", "slice", "gather", "expand", "cast", "pad"})
@@ -40,7 +42,10 @@ FLOAT32_ONLY_OPS = frozenset({
     "reduce", "pow", "layernorm", "groupnorm", "logsoftmax",
 })
 # The ops that also compute on integers, and the format minor from which they do.
-INT_ARITH_MINOR: Dict[str, int] = {"add": 3, "sub": 3, "mul": 3, "div": 3, "min": 3, "max": 3}
+INT_ARITH_MINOR: Dict[str, int] = {
+    "add": 3, "sub": 3, "mul": 3, "div": 3, "min": 3, "max": 3, "mod": 5, "fmod": 5, "bitand": 5, "bitor": 5,
+    "bitxor": 5, "shl": 5, "shr": 5,
+}
 # Each op's node: (inputs at least, at most (None: any number), required inputs, outputs at least, at
 # most), and what its activation field may hold (none, fused, function, device): the contract the
 # kernels' check_common checks at load (ops/op_contract.h).
@@ -60,6 +65,8 @@ ARITY: Dict[str, Tuple[int, Optional[int], int, int, int]] = {
     "logic": (1, 2, 1, 1, 1), "where": (3, 3, 3, 1, 1), "argreduce": (1, 1, 1, 1, 1),
     "topk": (1, 1, 1, 2, 2), "cumsum": (1, 1, 1, 1, 1), "onehot": (2, 2, 2, 1, 1), "rnn": (3, 11, 3, 1, 3),
     "pad": (1, 2, 1, 1, 1), "groupnorm": (3, 3, 3, 1, 1), "logsoftmax": (1, 1, 1, 1, 1),
+    "mod": (2, 2, 2, 1, 1), "fmod": (2, 2, 2, 1, 1), "bitand": (2, 2, 2, 1, 1), "bitor": (2, 2, 2, 1, 1),
+    "bitxor": (2, 2, 2, 1, 1), "shl": (2, 2, 2, 1, 1), "shr": (2, 2, 2, 1, 1),
 }
 ACT_RULE: Dict[str, str] = {
     "conv": "fused", "gemm": "fused", "matmul": "fused", "add": "fused", "sub": "fused", "mul": "fused",
@@ -72,12 +79,13 @@ ACT_RULE: Dict[str, str] = {
     "qsoftmax": "none", "dynquant": "none", "matmulinteger": "none", "convinteger": "none",
     "compare": "none", "logic": "none", "where": "none", "argreduce": "none", "topk": "none",
     "cumsum": "none", "onehot": "none", "rnn": "none", "pad": "none", "groupnorm": "fused",
-    "logsoftmax": "none",
+    "logsoftmax": "none", "mod": "fused", "fmod": "fused", "bitand": "none", "bitor": "none",
+    "bitxor": "none", "shl": "none", "shr": "none",
 }
 # The ops an activation fuses into (their act rule is "fused").
 FUSED_ACTIVATION_OPS = frozenset({
     "conv", "gemm", "matmul", "add", "sub", "mul", "div", "convtranspose", "reduce", "pow", "min", "max",
-    "layernorm", "qactivation", "groupnorm",
+    "layernorm", "qactivation", "groupnorm", "mod", "fmod",
 })
 
 # Fused activation codes and the format minor version that added each.

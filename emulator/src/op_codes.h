@@ -62,6 +62,13 @@ enum class Op : uint32_t {
     GroupNorm = 50,
     // format 1.5
     LogSoftmax = 51,
+    Mod = 52,
+    FMod = 53,
+    BitAnd = 54,
+    BitOr = 55,
+    BitXor = 56,
+    Shl = 57,
+    Shr = 58,
 };
 
 enum class Act : uint32_t {
@@ -232,7 +239,14 @@ constexpr bool is_known(Op v) {
         case Op::Rnn:
         case Op::Pad:
         case Op::GroupNorm:
-        case Op::LogSoftmax: return true;
+        case Op::LogSoftmax:
+        case Op::Mod:
+        case Op::FMod:
+        case Op::BitAnd:
+        case Op::BitOr:
+        case Op::BitXor:
+        case Op::Shl:
+        case Op::Shr: return true;
     }
     return false;
 }
@@ -444,6 +458,13 @@ constexpr const char* op_name(Op v) {
         case Op::Pad: return "pad";
         case Op::GroupNorm: return "groupnorm";
         case Op::LogSoftmax: return "logsoftmax";
+        case Op::Mod: return "mod";
+        case Op::FMod: return "fmod";
+        case Op::BitAnd: return "bitand";
+        case Op::BitOr: return "bitor";
+        case Op::BitXor: return "bitxor";
+        case Op::Shl: return "shl";
+        case Op::Shr: return "shr";
     }
     return "?";
 }
@@ -451,7 +472,7 @@ constexpr const char* op_name(Op v) {
 // The ops the broadcast kernel computes (math/broadcast.h: one function of two operands each), and
 // the op code of each.
 
-enum class BinOp { Add, Sub, Mul, Div, Pow, Min, Max };
+enum class BinOp { Add, Sub, Mul, Div, Pow, Min, Max, Mod, FMod, BitAnd, BitOr, BitXor, Shl, Shr };
 
 constexpr Op op_of(BinOp v) {
     switch (v) {
@@ -462,6 +483,13 @@ constexpr Op op_of(BinOp v) {
         case BinOp::Pow: return Op::Pow;
         case BinOp::Min: return Op::Min;
         case BinOp::Max: return Op::Max;
+        case BinOp::Mod: return Op::Mod;
+        case BinOp::FMod: return Op::FMod;
+        case BinOp::BitAnd: return Op::BitAnd;
+        case BinOp::BitOr: return Op::BitOr;
+        case BinOp::BitXor: return Op::BitXor;
+        case BinOp::Shl: return Op::Shl;
+        case BinOp::Shr: return Op::Shr;
     }
     return Op::Add;
 }
@@ -521,6 +549,13 @@ constexpr const char* type_name(Op v) {
         case Op::Pad: return "Pad";
         case Op::GroupNorm: return "GroupNorm";
         case Op::LogSoftmax: return "LogSoftmax";
+        case Op::Mod: return "Mod";
+        case Op::FMod: return "FMod";
+        case Op::BitAnd: return "BitAnd";
+        case Op::BitOr: return "BitOr";
+        case Op::BitXor: return "BitXor";
+        case Op::Shl: return "Shl";
+        case Op::Shr: return "Shr";
     }
     return "?";
 }

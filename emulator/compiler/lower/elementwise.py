@@ -1,9 +1,10 @@
-"""Elementwise math: Add, Sub, Mul, Div, the activations (as activation codes), the unary functions, Pow,
-Sum, Min, Max, and the Reduce* ops (FORMAT.md ops add to div, activation, pow, min, max, reduce).
+"""Elementwise math: Add, Sub, Mul, Div, Mod, the bit operations, the activations (as activation codes), the
+unary functions, Pow, Sum, Min, Max, and the Reduce* ops (FORMAT.md ops add to div, activation, pow, min, max,
+reduce, mod to shr).
 
-Runtime tensors are float32, and for Add, Sub, Mul, Div, Min and Max also the integer dtypes (int8 to
-uint64); any other dtype is a CompileError naming it (math on constants of any dtype is folded before
-lowering)."""
+Runtime tensors are float32, and for Add, Sub, Mul, Div, Min, Max and Mod also the integer dtypes (int8 to
+uint64), which BitShift and the Bitwise ops take alone; any other dtype is a CompileError naming it (math on
+constants of any dtype is folded before lowering)."""
 from __future__ import annotations
 
 import numpy as np
@@ -64,6 +65,55 @@ def lower_binary(ctx, node):
     shape = broadcast_shape(node, a.shape, bshape)
     y = ctx.define(ctx.output(node), a.dtype, shape)
     ctx.emit(_BINARY[node.op], [a.name, bname], [y], node.name)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Mod, BitShift, BitwiseAnd, BitwiseOr, BitwiseXor, BitwiseNot
+# ---------------------------------------------------------------------------------------------------
+
+_BITWISE = {"BitwiseAnd": "bitand", "BitwiseOr": "bitor", "BitwiseXor": "bitxor"}
+
+
+def _integer_binary_op(node) -> str:
+    """The runtime op of Mod, BitShift or Bitwise{And,Or,Xor}, or a CompileError."""
+    if node.op == "Mod":
+        fmod = int(node.attr("fmod", 0))
+        if fmod not in (0, 1):
+            raise CompileError(f"{node.label}: fmod {fmod} must be 0 or 1")
+        return "fmod" if fmod else "mod"
+    # The importer has held the dtypes to the op's at the model's opset: integers for the Bitwise ops, unsigned
+    # ones for BitShift before opset 28.
+    if node.op == "BitShift":
+        direction = node.attr("direction", "")
+        if direction not in ("LEFT", "RIGHT"):
+            raise CompileError(f"{node.label}: direction '{direction}' is not LEFT or RIGHT")
+        return "shl" if direction == "LEFT" else "shr"
+    return _BITWISE[node.op]
+
+
+def lower_integer_binary(ctx, node):
+    """Mod (opset 10+), BitShift (opset 11+), BitwiseAnd, BitwiseOr and BitwiseXor (opset 18+), with numpy
+    broadcasting, A and B of one dtype: the runtime ops `mod` (Mod with fmod=0: floored, B's sign, with
+    opset 28's float rules) and `fmod` (fmod=1: truncated, A's sign, float32 as C's fmodf), float32 or integers;
+    `shl` / `shr` (direction LEFT / RIGHT: unsigned integers, and signed ones from opset 28 with an arithmetic
+    right shift; a shift that is negative or of the width or more gives the sign extension alone, as opset 28
+    defines it) and `bitand`, `bitor`, `bitxor` (integers). Where C leaves integer remainders undefined, accel
+    defines them (a kernel never fails at run time): x mod 0 = 0, and min mod -1 = 0. float16 and float64 are
+    not supported."""
+    a, b = arith_input(ctx, node, 0), arith_input(ctx, node, 1)
+    same_dtype(node, [a, b])
+    op = _integer_binary_op(node)
+    shape = broadcast_shape(node, a.shape, b.shape)
+    y = ctx.define(ctx.output(node), a.dtype, shape)
+    ctx.emit(op, [a.name, b.name], [y], node.name)
+
+
+def lower_bitwise_not(ctx, node):
+    """BitwiseNot (opset 18+): an integer X, Y = ~X of X's shape, as a `bitxor` with all bits set."""
+    x = ctx.input(node, 0)
+    ones = ctx.const(np.invert(np.zeros((), x.dtype)), f"{node.name}_all_ones")
+    y = ctx.define(ctx.output(node), x.dtype, x.shape)
+    ctx.emit("bitxor", [x.name, ones], [y], node.name)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -395,6 +445,8 @@ HANDLERS: dict = {
     "HardSwish": lower_activation, "LeakyRelu": lower_activation, "Clip": lower_activation,
     "PRelu": lower_prelu, "Gelu": lower_gelu,
     "Pow": lower_pow, "Sum": lower_sum, "Min": lower_min_max, "Max": lower_min_max,
+    "Mod": lower_integer_binary, "BitShift": lower_integer_binary, "BitwiseNot": lower_bitwise_not,
+    **dict.fromkeys(_BITWISE, lower_integer_binary),
 }
 HANDLERS.update({op: _unary(op, act, what) for op, act, what in _UNARY})
 HANDLERS.update(dict.fromkeys(_UNARY_WITH_ATTRIBUTES, lower_unary_with_attributes))

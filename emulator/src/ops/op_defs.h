@@ -57,5 +57,12 @@ extern const OpDef kRnnDef;
 extern const OpDef kPadDef;
 extern const OpDef kGroupNormDef;
 extern const OpDef kLogSoftmaxDef;
+extern const OpDef kModDef;
+extern const OpDef kFModDef;
+extern const OpDef kBitAndDef;
+extern const OpDef kBitOrDef;
+extern const OpDef kBitXorDef;
+extern const OpDef kShlDef;
+extern const OpDef kShrDef;
 
 }  // namespace accel_emu

@@ -93,6 +93,9 @@ CASES = {
     "Mul": ([node("Mul", ("x", "x2"))], {"x": X, "x2": X2}, None, None),
     "Div": ([node("Div", ("x", "x2"))], {"x": X, "x2": X2}, None, None),
     "Pow": ([node("Pow", ("x", "x2"))], {"x": X, "x2": X2}, None, None),
+    "Mod(fmod=1)": ([node("Mod", ("x", "x2"), fmod=1)], {"x": X, "x2": X2}, None, None),
+    # onnxruntime takes a float Mod with fmod=0 from opset 28 only; numpy's mod has ONNX's special cases.
+    "Mod(fmod=0)": ([node("Mod", ("x", "x2"))], {"x": X, "x2": X2}, None, lambda x, x2: np.mod(x, x2)),
     "Max": ([node("Max", ("x", "x2"))], {"x": X, "x2": X2}, None, lambda x, x2: np.maximum(x, x2)),
     "Min": ([node("Min", ("x", "x2"))], {"x": X, "x2": X2}, None, lambda x, x2: np.minimum(x, x2)),
     "MaxPool": ([node("MaxPool", kernel_shape=[2, 2], strides=[2, 2])], {"x": X}, None, _np_maxpool),
@@ -246,8 +249,9 @@ _NAN_ABSORBING = {"Pow^0.0", "Quantize", "DynamicQuantizeLinear", "Slice", "Gath
                   "Conv+Shrink", "ThresholdedRelu", "Conv+ThresholdedRelu", "Hardmax"}
 
 # Runtime ops that never see a float: their inputs are integers (quantized or not) or bool.
-INTEGER_ONLY = {"logic", "dequantize", "qconv", "qmatmul", "qgemm", "qadd", "qmul", "qactivation", "qavgpool",
-                "qglobalavgpool", "qsoftmax", "matmulinteger", "convinteger"}
+INTEGER_ONLY = {"logic", "bitand", "bitor", "bitxor", "shl", "shr", "dequantize", "qconv", "qmatmul", "qgemm",
+                "qadd", "qmul", "qactivation", "qavgpool", "qglobalavgpool", "qsoftmax", "matmulinteger",
+                "convinteger"}
 
 
 def test_the_cases_reach_every_runtime_op_that_computes_on_floats():
