@@ -1,8 +1,8 @@
 """Data movement: Transpose and Concat, and Slice, Split, Gather (also with indices computed at run
-time), Expand, Tile, Cast and CastLike at run time (FORMAT.md ops transpose, concat, slice, gather, expand,
-cast), on every dtype accel has where the op says so: float16 and integer tensors flow through these (and
-through the copies of reshape.py) while the ops that compute stay float32. All-constant nodes never get
-here: the driver (lower/__init__.py) folds them first."""
+time), Expand, Tile, Cast, CastLike and Trilu at run time (FORMAT.md ops transpose, concat, slice, gather,
+expand, cast, where), EyeLike as a constant, on every dtype accel has where the op says so: float16 and
+integer tensors flow through these (and through the copies of reshape.py) while the ops that compute stay
+float32. All-constant nodes never get here: the driver (lower/__init__.py) folds them first."""
 from __future__ import annotations
 
 import numpy as np
@@ -295,8 +295,44 @@ def lower_cast(ctx, node):
         ctx.emit("cast", [x.name], [y], node.name)
 
 
+def lower_trilu(ctx, node):
+    """Trilu (opset 14+): the upper (upper=1, the default) or lower triangle of the last two dims of X (rank >= 2,
+    any dtype accel has), the others 0, from diagonal k (a constant input, default 0; k > 0 above the main
+    diagonal): one `where` node over a constant mask of the last two dims, which broadcasts over the others. A k
+    computed at run time is not supported."""
+    x = ctx.input(node, 0)
+    if len(x.shape) < 2:
+        raise CompileError(f"{node.label}: input '{x.name}' has rank {len(x.shape)}, Trilu takes rank >= 2")
+    k = 0
+    if len(node.inputs) > 1 and node.inputs[1]:
+        ka = ctx.const_input(node, 1, "k")
+        if np.asarray(ka).size != 1:
+            raise CompileError(f"{node.label}: k must be one element, got shape {np.asarray(ka).shape}")
+        k = int(np.asarray(ka).reshape(-1)[0])
+    n, m = x.shape[-2:]
+    tri = np.triu if int(node.attr("upper", 1)) else np.tril
+    mask = ctx.const(tri(np.ones((n, m), np.bool_), k), f"{node.name}_mask")
+    zero = ctx.const(np.zeros((), x.dtype), f"{node.name}_zero")
+    y = ctx.define(ctx.output(node), x.dtype, x.shape)
+    ctx.emit("where", [mask, x.name, zero], [y], node.name)
+
+
+def lower_eyelike(ctx, node):
+    """EyeLike (opset 9+): ones on diagonal k of a 2-D output shaped as the input, of the `dtype` attribute's type
+    (the input's by default): a function of the shape alone, which is known at compile time, so a constant."""
+    x = ctx.input(node, 0)
+    if len(x.shape) != 2:
+        raise CompileError(f"{node.label}: input '{x.name}' has rank {len(x.shape)}, EyeLike takes rank 2")
+    elem = node.attr("dtype")
+    dtype = x.dtype if elem is None else helper.tensor_dtype_to_np_dtype(int(elem))
+    y = ctx.output(node)
+    ctx.g.values[y] = Value(y, np.dtype(dtype), tuple(x.shape),
+                            np.eye(x.shape[0], x.shape[1], int(node.attr("k", 0)), dtype=dtype))
+
+
 HANDLERS: dict = {
     "Transpose": lower_transpose, "Concat": lower_concat,
     "Slice": lower_slice, "Split": lower_split, "Gather": lower_gather, "Expand": lower_expand,
-    "Tile": lower_tile, "Cast": lower_cast, "CastLike": lower_cast,
+    "Tile": lower_tile, "Cast": lower_cast, "CastLike": lower_cast, "Trilu": lower_trilu,
+    "EyeLike": lower_eyelike,
 }

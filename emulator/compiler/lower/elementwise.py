@@ -1,5 +1,5 @@
 """Elementwise math: Add, Sub, Mul, Div, Mod, the bit operations, the activations (as activation codes), the
-unary functions, Pow, Sum, Min, Max, and the Reduce* ops (FORMAT.md ops add to div, activation, pow, min, max,
+unary functions, Pow, Sum, Mean, Min, Max, and the Reduce* ops (FORMAT.md ops add to div, activation, pow, min, max,
 reduce, mod to shr).
 
 Runtime tensors are float32, and for Add, Sub, Mul, Div, Min, Max and Mod also the integer dtypes (int8 to
@@ -341,9 +341,10 @@ def lower_pow(ctx, node):
     ctx.emit("pow", [x.name, ename], [y], node.name)
 
 
-def chain_binary(ctx, node, op: str, ins: list) -> None:
-    """node's output = op(...op(op(ins[0], ins[1]), ins[2])...), broadcasting; one input is a copy."""
-    y = ctx.output(node)
+def chain_binary(ctx, node, op: str, ins: list, y: str | None = None) -> None:
+    """y (node's output unless given) = op(...op(op(ins[0], ins[1]), ins[2])...), broadcasting; one input is a
+    copy."""
+    y = y or ctx.output(node)
     if len(ins) == 1:
         ctx.copy_to(ins[0].name, y, ins[0].shape, node.name)
         return
@@ -363,10 +364,19 @@ def _same_dtype_inputs(ctx, node) -> list:
 
 
 def lower_sum(ctx, node):
-    """Sum (every opset), float32, one or more inputs with numpy broadcasting: a chain of binary `add`
-    nodes; one input is a copy. Other dtypes are not supported."""
+    """Sum and Mean (every opset), float32, one or more inputs with numpy broadcasting: a chain of binary `add`
+    nodes, for Mean then a `div` by the count (the sum divided, as onnxruntime); one input is a copy. Other
+    dtypes are not supported."""
     ins = [float_input(ctx, node, i) for i in range(len(node.inputs))]
-    chain_binary(ctx, node, "add", ins)
+    if node.op == "Sum" or len(ins) == 1:
+        chain_binary(ctx, node, "add", ins)
+        return
+    y = ctx.output(node)
+    total = ctx.g.names.new(f"{y}_sum")
+    chain_binary(ctx, node, "add", ins, total)
+    count = ctx.const(np.array(len(ins), np.float32), f"{y}_count")
+    shape = ctx.g.value(total).shape
+    ctx.emit("div", [total, count], [ctx.define(y, F32, shape)], node.name)
 
 
 def lower_min_max(ctx, node):
@@ -444,7 +454,7 @@ HANDLERS: dict = {
     "Relu": lower_activation, "Sigmoid": lower_activation, "HardSigmoid": lower_activation,
     "HardSwish": lower_activation, "LeakyRelu": lower_activation, "Clip": lower_activation,
     "PRelu": lower_prelu, "Gelu": lower_gelu,
-    "Pow": lower_pow, "Sum": lower_sum, "Min": lower_min_max, "Max": lower_min_max,
+    "Pow": lower_pow, "Sum": lower_sum, "Mean": lower_sum, "Min": lower_min_max, "Max": lower_min_max,
     "Mod": lower_integer_binary, "BitShift": lower_integer_binary, "BitwiseNot": lower_bitwise_not,
     **dict.fromkeys(_BITWISE, lower_integer_binary),
 }

@@ -260,6 +260,21 @@ def test_pow_constant_scalar_exponent(dev, e):
                     {"e": np.array(e, np.float32)}), {"x": EDGE}, rtol=2e-6)
 
 
+@pytest.mark.parametrize("op", ["Sum", "Mean"])
+@pytest.mark.parametrize("shapes", [[(4, 6, 5)], [(4, 6, 5), (6, 1)], [(4, 6, 5), (5,), (4, 1, 1), (6, 5)]])
+def test_sum_and_mean_broadcast(dev, op, shapes):
+    """One to four inputs broadcast against each other, against onnxruntime and float64 numpy; Mean is the sum
+    divided by the count."""
+    names = [f"x{i}" for i in range(len(shapes))]
+    m = make([helper.make_node(op, names, ["y"])], list(zip(names, shapes)), ["y"])
+    feeds = {n: rnd(s, seed=40 + i, scale=3.0) for i, (n, s) in enumerate(zip(names, shapes))}
+    (got,) = check(dev, m, feeds)
+    want = sum(np.broadcast_arrays(*[f.astype(np.float64) for f in feeds.values()]))
+    np.testing.assert_allclose(got, want / (len(shapes) if op == "Mean" else 1), rtol=1e-5, atol=1e-6)
+    expected = ["copy"] if len(shapes) == 1 else ["add"] * (len(shapes) - 1) + (["div"] if op == "Mean" else [])
+    assert [o for o, _ in ops(m)] == expected
+
+
 @pytest.mark.parametrize("dtype", [np.int64, np.int32, np.float64])
 def test_pow_exponent_of_other_dtypes(dev, dtype):
     m = make([helper.make_node("Pow", ["x", "e"], ["y"])], [("x", (3, 5))], ["y"], {"e": np.array([3], dtype)})
