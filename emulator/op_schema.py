@@ -494,6 +494,10 @@ OPS = (
        "as add: A shifted right by B bits, arithmetic (sign-extending) for signed dtypes; B < 0 or B >= the "
        "width gives the sign extension alone: -1 for a negative A, else 0 (as ONNX; C leaves it undefined)",
        dtypes=_INT_ONLY_DTYPES, binary=True, int_minor=5),
+    Op(59, "cumprod", 5, "X -> Y",
+       "as cumsum, with products (an exclusive line starting at 1): float32 rounds each step, integers wrap",
+       (Param("axis", 0, "0 .. ndim-1"), Param("exclusive", 1, "0 or 1"), Param("reverse", 2, "0 or 1")),
+       class_name="CumProd", dtypes="X and Y float32, int32 or int64 (the same), of one shape"),
 )
 
 # ---- fused activations ----------------------------------------------------------------------------

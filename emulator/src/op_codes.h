@@ -69,6 +69,7 @@ enum class Op : uint32_t {
     BitXor = 56,
     Shl = 57,
     Shr = 58,
+    CumProd = 59,
 };
 
 enum class Act : uint32_t {
@@ -246,7 +247,8 @@ constexpr bool is_known(Op v) {
         case Op::BitOr:
         case Op::BitXor:
         case Op::Shl:
-        case Op::Shr: return true;
+        case Op::Shr:
+        case Op::CumProd: return true;
     }
     return false;
 }
@@ -465,6 +467,7 @@ constexpr const char* op_name(Op v) {
         case Op::BitXor: return "bitxor";
         case Op::Shl: return "shl";
         case Op::Shr: return "shr";
+        case Op::CumProd: return "cumprod";
     }
     return "?";
 }
@@ -556,6 +559,7 @@ constexpr const char* type_name(Op v) {
         case Op::BitXor: return "BitXor";
         case Op::Shl: return "Shl";
         case Op::Shr: return "Shr";
+        case Op::CumProd: return "CumProd";
     }
     return "?";
 }

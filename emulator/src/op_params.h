@@ -532,4 +532,19 @@ struct LogSoftmaxParams {
     }
 };
 
+// cumprod (op 59)
+struct CumProdParams {
+    int64_t axis;  // 0 .. ndim-1
+    int64_t exclusive;  // 0 or 1
+    int64_t reverse;  // 0 or 1
+
+    static CumProdParams of(const Node& n) {
+        CumProdParams p;
+        p.axis = n.ints[0];
+        p.exclusive = n.ints[1];
+        p.reverse = n.ints[2];
+        return p;
+    }
+};
+
 }  // namespace accel_emu

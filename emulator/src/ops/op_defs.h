@@ -64,5 +64,6 @@ extern const OpDef kBitOrDef;
 extern const OpDef kBitXorDef;
 extern const OpDef kShlDef;
 extern const OpDef kShrDef;
+extern const OpDef kCumProdDef;
 
 }  // namespace accel_emu

@@ -64,6 +64,7 @@ const OpDef* find_op(uint32_t op) {
         case Op::BitXor: return &kBitXorDef;
         case Op::Shl: return &kShlDef;
         case Op::Shr: return &kShrDef;
+        case Op::CumProd: return &kCumProdDef;
     }
     return nullptr;
 }

@@ -1,6 +1,6 @@
 """The index ops end to end (ONNX -> accel.compiler -> the emulator), against onnxruntime element by element:
-Gather with indices computed at run time, ArgMax/ArgMin, TopK, CumSum and OneHot on float32 and integer
-tensors; a model fed int64 token ids (embedding Gather -> ReduceMean -> MatMul -> ArgMax); run-time indices
+Gather with indices computed at run time, ArgMax/ArgMin, TopK, CumSum, CumProd and OneHot on float32 and
+integer tensors; a model fed int64 token ids (embedding Gather -> ReduceMean -> MatMul -> ArgMax); run-time indices
 outside their range refused as onnxruntime refuses them (the job fails naming the node, the index and the
 range); where the emulator defines what onnxruntime leaves open (NaN in ArgMax);
 Range and ConstantOfShape of run-time values (CompileErrors); and the kernels' load-time checks."""
@@ -315,7 +315,7 @@ def test_topk_errors():
 
 
 # ---------------------------------------------------------------------------------------------------
-# CumSum
+# CumSum, CumProd
 # ---------------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("reverse", [0, 1])
@@ -328,6 +328,36 @@ def test_cumsum(dev, dtype, axis, exclusive, reverse):
                    [("x", dtype, x.shape)], [("y", dtype)], {"a": np.array(axis, np.int32)}, opset=14)
     check(dev, m, {"x": x})
     assert ops(m) == ["cumsum"]
+
+
+def _np_cumprod(x, axis, exclusive, reverse):
+    """numpy's running product (in x's dtype, in order), exclusive: shifted by one with 1 first."""
+    v = np.flip(x, axis) if reverse else x
+    p = np.cumprod(v, axis=axis, dtype=x.dtype)
+    if exclusive:
+        ones = np.ones_like(np.take(p, [0], axis=axis))
+        p = np.concatenate([ones, np.take(p, range(p.shape[axis] - 1), axis=axis)], axis=axis)
+    return np.flip(p, axis) if reverse else p
+
+
+@pytest.mark.parametrize("reverse", [0, 1])
+@pytest.mark.parametrize("exclusive", [0, 1])
+@pytest.mark.parametrize("axis", [0, 1, -1])
+@pytest.mark.parametrize("dtype", ["float32", "int32", "int64"])
+def test_cumprod(dev, dtype, axis, exclusive, reverse):
+    """Bit-exact against numpy's running product (float32 rounding each step in order; integers over their whole
+    range, so the products wrap) and onnxruntime."""
+    if dtype == "float32":
+        x = (np.random.default_rng(16).uniform(0.5, 1.6, (3, 5, 4)) * np.sign(rand((3, 5, 4), dtype, 17))).astype(
+            np.float32)
+    else:
+        x = rand((3, 5, 4), dtype, 16)
+    m = onnx_model([helper.make_node("CumProd", ["x", "a"], ["y"], exclusive=exclusive, reverse=reverse)],
+                   [("x", dtype, x.shape)], [("y", dtype)], {"a": np.array(axis, np.int64)}, opset=26)
+    (got,) = check(dev, m, {"x": x})
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(got, _np_cumprod(x, axis % 3, exclusive, reverse))
+    assert ops(m) == ["cumprod"]
 
 
 def test_cumsum_errors():
