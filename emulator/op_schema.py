@@ -498,6 +498,13 @@ OPS = (
        "as cumsum, with products (an exclusive line starting at 1): float32 rounds each step, integers wrap",
        (Param("axis", 0, "0 .. ndim-1"), Param("exclusive", 1, "0 or 1"), Param("reverse", 2, "0 or 1")),
        class_name="CumProd", dtypes="X and Y float32, int32 or int64 (the same), of one shape"),
+    Op(60, "gatherelements", 5, "X, I -> Y",
+       "Y has I's shape and X's dtype; Y[j0, .., jr] = X[j0, .., I[j0, .., jr], .., jr] with the index at axis. I "
+       "has X's rank and each of its dims but axis' at most X's. Indices as gather's: int32 or int64, i < 0 "
+       "counting from the end, constant ones checked at load, and one outside -X.dims[axis] .. X.dims[axis]-1 at "
+       "run time fails the job (ACCEL_ERR_INVALID_ARGUMENT naming the node, the index, its position and the "
+       "range), as onnxruntime fails the run.", (Param("axis", 0, "0 .. ndim-1"),), any_dtype=True,
+       class_name="GatherElements"),
 )
 
 # ---- fused activations ----------------------------------------------------------------------------

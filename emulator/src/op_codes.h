@@ -70,6 +70,7 @@ enum class Op : uint32_t {
     Shl = 57,
     Shr = 58,
     CumProd = 59,
+    GatherElements = 60,
 };
 
 enum class Act : uint32_t {
@@ -248,7 +249,8 @@ constexpr bool is_known(Op v) {
         case Op::BitXor:
         case Op::Shl:
         case Op::Shr:
-        case Op::CumProd: return true;
+        case Op::CumProd:
+        case Op::GatherElements: return true;
     }
     return false;
 }
@@ -468,6 +470,7 @@ constexpr const char* op_name(Op v) {
         case Op::Shl: return "shl";
         case Op::Shr: return "shr";
         case Op::CumProd: return "cumprod";
+        case Op::GatherElements: return "gatherelements";
     }
     return "?";
 }
@@ -560,6 +563,7 @@ constexpr const char* type_name(Op v) {
         case Op::Shl: return "Shl";
         case Op::Shr: return "Shr";
         case Op::CumProd: return "CumProd";
+        case Op::GatherElements: return "GatherElements";
     }
     return "?";
 }

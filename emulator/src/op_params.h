@@ -547,4 +547,15 @@ struct CumProdParams {
     }
 };
 
+// gatherelements (op 60)
+struct GatherElementsParams {
+    int64_t axis;  // 0 .. ndim-1
+
+    static GatherElementsParams of(const Node& n) {
+        GatherElementsParams p;
+        p.axis = n.ints[0];
+        return p;
+    }
+};
+
 }  // namespace accel_emu

@@ -65,5 +65,6 @@ extern const OpDef kBitXorDef;
 extern const OpDef kShlDef;
 extern const OpDef kShrDef;
 extern const OpDef kCumProdDef;
+extern const OpDef kGatherElementsDef;
 
 }  // namespace accel_emu

@@ -65,6 +65,7 @@ const OpDef* find_op(uint32_t op) {
         case Op::Shl: return &kShlDef;
         case Op::Shr: return &kShrDef;
         case Op::CumProd: return &kCumProdDef;
+        case Op::GatherElements: return &kGatherElementsDef;
     }
     return nullptr;
 }

@@ -117,6 +117,8 @@ CASES = {
               {"st": np.array([1, 1], np.int64), "en": np.array([5, 6], np.int64), "ax": np.array([2, 3], np.int64)},
               None),
     "Gather": ([node("Gather", ("x", "i"), axis=2)], {"x": X}, {"i": np.array([5, 0, 2], np.int64)}, None),
+    "GatherElements": ([node("GatherElements", ("x", "i"), axis=1)], {"x": ROW},
+                       {"i": np.array([[1, 0, 7], [4, 4, 2], [0, 5, 6]], np.int64)}, None),
     "Expand": ([node("Expand", ("x", "s"))], {"x": ROW[:1]}, {"s": np.array([3, 8], np.int64)}, None),
     "LayerNormalization": ([node("LayerNormalization", ("x", "g", "b"))], {"x": ROW}, {"g": w(8), "b": w(8)}, None),
     "Cast16": ([helper.make_node("Cast", ["x"], ["h"], to=TensorProto.FLOAT16),
@@ -246,8 +248,8 @@ def test_nan_and_infinities(dev, name):
 # quantization that maps it to an integer, Pow^0 which is 1 for every x, a Clip... no: clip keeps NaN; Shrink and
 # ThresholdedRelu give 0 for NaN, as their ONNX definitions' strict comparisons do in onnxruntime and numpy;
 # Hardmax's outputs are 0 and 1).
-_NAN_ABSORBING = {"Pow^0.0", "Quantize", "DynamicQuantizeLinear", "Slice", "Gather", "OneHot", "TopK", "Shrink",
-                  "Conv+Shrink", "ThresholdedRelu", "Conv+ThresholdedRelu", "Hardmax"}
+_NAN_ABSORBING = {"Pow^0.0", "Quantize", "DynamicQuantizeLinear", "Slice", "Gather", "GatherElements", "OneHot",
+                  "TopK", "Shrink", "Conv+Shrink", "ThresholdedRelu", "Conv+ThresholdedRelu", "Hardmax"}
 
 # Runtime ops that never see a float: their inputs are integers (quantized or not) or bool.
 INTEGER_ONLY = {"logic", "bitand", "bitor", "bitxor", "shl", "shr", "dequantize", "qconv", "qmatmul", "qgemm",
