@@ -1,6 +1,6 @@
 """Elementwise math: Add, Sub, Mul, Div, Mod, the bit operations, the activations (as activation codes), the
-unary functions, Pow, Sum, Mean, Min, Max, and the Reduce* ops (FORMAT.md ops add to div, activation, pow, min, max,
-reduce, mod to shr).
+unary functions, Pow, Sum, Mean, Min and Max (FORMAT.md ops add to div, activation, pow, min, max, mod to shr;
+the Reduce* ops are reduce.py's).
 
 Runtime tensors are float32, and for Add, Sub, Mul, Div, Min, Max and Mod also the integer dtypes (int8 to
 uint64), which BitShift and the Bitwise ops take alone; any other dtype is a CompileError naming it (math on
@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..op_params import ACTIVATIONS, Reduce, ReduceFn
+from ..op_params import ACTIVATIONS
 from ..errors import CompileError
 from ..ir import Value
-from .context import F32, INT_DTYPES, broadcast_shape, float_input, normalize_axis, same_dtype, unsupported
+from .context import F32, INT_DTYPES, broadcast_shape, float_input, same_dtype, unsupported
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -388,67 +388,6 @@ def lower_min_max(ctx, node):
     chain_binary(ctx, node, node.op.lower(), _same_dtype_inputs(ctx, node))
 
 
-# ---------------------------------------------------------------------------------------------------
-# Reductions
-# ---------------------------------------------------------------------------------------------------
-
-REDUCE_FUNCTIONS = {
-    "ReduceMean": ReduceFn.MEAN, "ReduceSum": ReduceFn.SUM, "ReduceMax": ReduceFn.MAX, "ReduceMin": ReduceFn.MIN,
-    "ReduceProd": ReduceFn.PROD, "ReduceSumSquare": ReduceFn.SUM_SQUARE, "ReduceL1": ReduceFn.L1,
-    "ReduceL2": ReduceFn.L2, "ReduceLogSumExp": ReduceFn.LOG_SUM_EXP,
-}
-# A reduction over no axes (noop_with_empty_axes=1) still applies the per-element part, as onnxruntime.
-_NOOP_ACTIVATION = {"ReduceSumSquare": ("pow", 2.0), "ReduceL1": ("abs", 0.0), "ReduceL2": ("abs", 0.0)}
-
-
-def _reduce_axes(ctx, node):
-    """(axes or None for 'all', noop_with_empty_axes) from the attribute (before opset 18; ReduceSum
-    before 13) or the constant input."""
-    since = 13 if node.op == "ReduceSum" else 18
-    if ctx.opset >= since:
-        a = ctx.const_input(node, 1, "axes")
-        axes = None if a is None or np.asarray(a).size == 0 else [int(v) for v in np.asarray(a).reshape(-1)]
-        return axes, int(node.attr("noop_with_empty_axes", 0))
-    a = node.attr("axes")
-    return (None if not a else [int(v) for v in a]), 0
-
-
-def lower_reduce(ctx, node):
-    """ReduceMean, ReduceSum, ReduceMax, ReduceMin, ReduceProd, ReduceSumSquare, ReduceL1, ReduceL2,
-    ReduceLogSumExp (every opset), float32, over any set of axes: the axes attribute before opset 18
-    (ReduceSum: 13), a constant axes input from then on (a computed one is refused); keepdims 0/1;
-    noop_with_empty_axes (no axes: the input, with the per-element square or |x| of SumSquare, L1 and
-    L2, as onnxruntime). One `reduce` node (a following copy drops the reduced dims when keepdims=0)."""
-    x = float_input(ctx, node, 0)
-    fn = REDUCE_FUNCTIONS[node.op]
-    axes, noop = _reduce_axes(ctx, node)
-    y = ctx.output(node)
-    if axes is None and noop:
-        act = _NOOP_ACTIVATION.get(node.op)
-        if act is None:
-            ctx.copy_to(x.name, y, x.shape, node.name)
-        else:
-            emit_activation(ctx, node, x, act[0], act[1])
-        return
-    keep = int(node.attr("keepdims", 1))
-    rank = len(x.shape)
-    if rank == 0:  # a scalar: reduced as a one-element vector
-        x = ctx.g.value(ctx.reshape_temp(x.name, (1,), node.name, f"{x.name}_1d"))
-        axes, rank, keep = [0], 1, 0
-    elif axes is None:
-        axes = list(range(rank))
-    norm = sorted(normalize_axis(node, a, rank, "axes") for a in axes)
-    if len(set(norm)) != len(norm):
-        raise CompileError(f"{node.label}: repeated axes {axes}")
-    kept = tuple(1 if i in norm else d for i, d in enumerate(x.shape))
-    final = kept if keep else tuple(d for i, d in enumerate(x.shape) if i not in norm)
-    op, params = "reduce", Reduce(function=fn, axes_mask=sum(1 << a for a in norm))
-    out = ctx.define(y, x.dtype, kept) if final == kept else ctx.temp(f"{y}_keepdims", x.dtype, kept)
-    ctx.emit(op, [x.name], [out], node.name, params=params)
-    if out != y:
-        ctx.copy_to(out, y, final, node.name)
-
-
 HANDLERS: dict = {
     "Add": lower_binary, "Sub": lower_binary, "Mul": lower_binary, "Div": lower_binary,
     "Relu": lower_activation, "Sigmoid": lower_activation, "HardSigmoid": lower_activation,
@@ -460,4 +399,3 @@ HANDLERS: dict = {
 }
 HANDLERS.update({op: _unary(op, act, what) for op, act, what in _UNARY})
 HANDLERS.update(dict.fromkeys(_UNARY_WITH_ATTRIBUTES, lower_unary_with_attributes))
-HANDLERS.update(dict.fromkeys(REDUCE_FUNCTIONS, lower_reduce))
