@@ -76,8 +76,8 @@ HEADER = Record("header", "Header", 128, (
     Field("magic", "char", "`ACCM`", count=4),
     Field("version_major", "u16", "1"),
     Field("version_minor", "u16", "{VERSION_MINOR} (the compiler writes the oldest minor that holds the model: 1 for a "
-          "float model, 2 with quantized tensors, 3 with the ops and dtypes of 1.3, 4 with an image input; older "
-          "minors are read too)"),
+          "float model, 2 with quantized tensors, 3 with the ops and dtypes of 1.3, 4 with an image input, 5 with "
+          "what 1.5 added; older minors are read too)"),
     Field("header_size", "u32", ">= 128"),
     Field("flags", "u32", "0 (reserved)"),
     Field("file_size", "u64", "equals the size of the file"),

@@ -191,6 +191,10 @@ _CONV = (Param("group", 0, "g (C and M divisible by g)"), *_WINDOW)
 _ARITH_DTYPES = ("A, B and Y float32 (a fused activation allowed); or (minor 3) A, B and Y one integer dtype "
                  "(int8, uint8, int16, uint16, int32, uint32, int64, uint64), activation none")
 
+# bitand, bitor, bitxor, shl, shr (minor 5): integers only.
+_INT_ONLY_DTYPES = ("A, B and Y one integer dtype (int8, uint8, int16, uint16, int32, uint32, int64, uint64), "
+                    "activation none")
+
 # ---- ops ------------------------------------------------------------------------------------------
 
 OPS = (
@@ -461,6 +465,46 @@ OPS = (
        "+ epsilon) * S[c]) + B[c]. A NaN anywhere in a group makes that group NaN. The node's activation "
        "applies to Y.",
        (Param("groups", 0, ">= 1, divides C"), F("epsilon", 0, "> 0")), class_name="GroupNorm", act="fused"),
+    Op(51, "logsoftmax", 5, "X -> Y",
+       "log of softmax, computed as (X - max) - log(sum(exp(X - max))) over the line: no overflow, and exact "
+       "near the line's max where log(softmax) would round to 0",
+       (Param("axis", 0, "0 .. ndim-1"),
+        Param("coerce_2d", 1, "0: over that one axis (opset >= 13), 1: over all dims from axis on "
+                              "(opset < 13)")), class_name="LogSoftmax"),
+    # Integer remainders and bit operations (minor 5), on the broadcast kernel as add .. max.
+    Op(52, "mod", 5, "A, B -> Y",
+       "as add: the remainder of floored division, with B's sign (Python's %, ONNX Mod with fmod 0). float32: "
+       "r = fmodf(A, B), plus B when r is not 0 and its sign is not B's; a zero result takes B's sign (so B = "
+       "+-inf gives A, or B when the signs differ; NaN for B = 0, an infinite A or a NaN, as ONNX). Integers: B "
+       "= 0 gives 0 (C leaves it undefined)", dtypes=_ARITH_DTYPES, act="fused", binary=True, int_minor=5),
+    Op(53, "fmod", 5, "A, B -> Y",
+       "as add: the remainder of truncated division, with A's sign (C's fmodf and %, ONNX Mod with fmod 1): "
+       "float32 as fmodf (NaN for B = 0, an infinite A or a NaN), integers with B = 0 giving 0",
+       dtypes=_ARITH_DTYPES, class_name="FMod", act="fused", binary=True, int_minor=5),
+    Op(54, "bitand", 5, "A, B -> Y", "as add: bitwise and", dtypes=_INT_ONLY_DTYPES, class_name="BitAnd",
+       binary=True, int_minor=5),
+    Op(55, "bitor", 5, "A, B -> Y", "as add: bitwise or", dtypes=_INT_ONLY_DTYPES, class_name="BitOr", binary=True,
+       int_minor=5),
+    Op(56, "bitxor", 5, "A, B -> Y", "as add: bitwise exclusive or", dtypes=_INT_ONLY_DTYPES,
+       class_name="BitXor", binary=True, int_minor=5),
+    Op(57, "shl", 5, "A, B -> Y",
+       "as add: A shifted left by B bits, bits past the top (the sign bit included) dropped; B < 0 or B >= "
+       "the width gives 0 (as ONNX; C leaves it undefined)", dtypes=_INT_ONLY_DTYPES, binary=True, int_minor=5),
+    Op(58, "shr", 5, "A, B -> Y",
+       "as add: A shifted right by B bits, arithmetic (sign-extending) for signed dtypes; B < 0 or B >= the "
+       "width gives the sign extension alone: -1 for a negative A, else 0 (as ONNX; C leaves it undefined)",
+       dtypes=_INT_ONLY_DTYPES, binary=True, int_minor=5),
+    Op(59, "cumprod", 5, "X -> Y",
+       "as cumsum, with products (an exclusive line starting at 1): float32 rounds each step, integers wrap",
+       (Param("axis", 0, "0 .. ndim-1"), Param("exclusive", 1, "0 or 1"), Param("reverse", 2, "0 or 1")),
+       class_name="CumProd", dtypes="X and Y float32, int32 or int64 (the same), of one shape"),
+    Op(60, "gatherelements", 5, "X, I -> Y",
+       "Y has I's shape and X's dtype; Y[j0, .., jr] = X[j0, .., I[j0, .., jr], .., jr] with the index at axis. I "
+       "has X's rank and each of its dims but axis' at most X's. Indices as gather's: int32 or int64, i < 0 "
+       "counting from the end, constant ones checked at load, and one outside -X.dims[axis] .. X.dims[axis]-1 at "
+       "run time fails the job (ACCEL_ERR_INVALID_ARGUMENT naming the node, the index, its position and the "
+       "range), as onnxruntime fails the run.", (Param("axis", 0, "0 .. ndim-1"),), any_dtype=True,
+       class_name="GatherElements"),
 )
 
 # ---- fused activations ----------------------------------------------------------------------------
@@ -494,6 +538,24 @@ ACTIVATIONS = (
     Activation(24, "selu", 1, "x > 0 ? beta * x : beta * alpha * (exp(x) - 1) (ONNX's alpha, and its gamma "
                               "as beta)"),
     Activation(25, "softsign", 1, "x / (1 + abs(x))"),
+    Activation(26, "sign", 5, "x > 0 ? 1 : x < 0 ? -1 : x (0, -0 and NaN kept)"),
+    Activation(27, "sin", 5, "sin(x)"),
+    Activation(28, "cos", 5, "cos(x)"),
+    Activation(29, "tan", 5, "tan(x)"),
+    Activation(30, "asin", 5, "asin(x) (NaN outside [-1, 1])"),
+    Activation(31, "acos", 5, "acos(x) (NaN outside [-1, 1])"),
+    Activation(32, "atan", 5, "atan(x)"),
+    Activation(33, "sinh", 5, "sinh(x)"),
+    Activation(34, "cosh", 5, "cosh(x)"),
+    Activation(35, "asinh", 5, "asinh(x)"),
+    Activation(36, "acosh", 5, "acosh(x) (NaN below 1)"),
+    Activation(37, "atanh", 5, "atanh(x) (NaN outside [-1, 1], -inf and inf at -1 and 1)"),
+    Activation(38, "mish", 5, "x * tanh(log(1 + exp(x)))"),
+    Activation(39, "celu", 5, "x > 0 ? x : alpha * (exp(x / alpha) - 1)"),
+    Activation(40, "shrink", 5, "x < -alpha ? x + beta : x > alpha ? x - beta : 0 (ONNX's lambd as alpha, its bias "
+                                "as beta; NaN gives 0, as ONNX's definition and onnxruntime)"),
+    Activation(41, "thresholded_relu", 5, "x > alpha ? x : 0 (NaN gives 0, as ONNX's definition and onnxruntime)"),
+    Activation(42, "swish", 5, "x * sigmoid(alpha * x)"),
 )
 
 

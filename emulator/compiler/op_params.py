@@ -21,7 +21,8 @@ OPS: Dict[str, int] = {
     "qmatmul": 30, "qgemm": 31, "qadd": 32, "qmul": 33, "qactivation": 34, "qavgpool": 35,
     "qglobalavgpool": 36, "qsoftmax": 37, "dynquant": 38, "matmulinteger": 39, "convinteger": 40,
     "compare": 41, "logic": 42, "where": 43, "argreduce": 44, "topk": 45, "cumsum": 46, "onehot": 47,
-    "rnn": 48, "pad": 49, "groupnorm": 50,
+    "rnn": 48, "pad": 49, "groupnorm": 50, "logsoftmax": 51, "mod": 52, "fmod": 53, "bitand": 54,
+    "bitor": 55, "bitxor": 56, "shl": 57, "shr": 58, "cumprod": 59, "gatherelements": 60,
 }
 OP_NAMES: Dict[int, str] = {v: k for k, v in OPS.items()}
 OP_MINOR: Dict[str, int] = {
@@ -31,16 +32,23 @@ OP_MINOR: Dict[str, int] = {
     "layernorm": 1, "expand": 1, "cast": 1, "quantize": 2, "dequantize": 2, "qconv": 2, "qmatmul": 2,
     "qgemm": 2, "qadd": 2, "qmul": 2, "qactivation": 2, "qavgpool": 2, "qglobalavgpool": 2, "qsoftmax": 2,
     "dynquant": 2, "matmulinteger": 2, "convinteger": 2, "compare": 3, "logic": 3, "where": 3,
-    "argreduce": 3, "topk": 3, "cumsum": 3, "onehot": 3, "rnn": 3, "pad": 3, "groupnorm": 3,
+    "argreduce": 3, "topk": 3, "cumsum": 3, "onehot": 3, "rnn": 3, "pad": 3, "groupnorm": 3, "logsoftmax": 5,
+    "mod": 5, "fmod": 5, "bitand": 5, "bitor": 5, "bitxor": 5, "shl": 5, "shr": 5, "cumprod": 5,
+    "gatherelements": 5,
 }
 # Ops of any dtype, and the ops that compute in float32 only (the others state their own dtypes).
-ANY_DTYPE_OPS = frozenset({"copy", "transpose", "concat", "slice", "gather", "expand", "cast", "pad"})
+ANY_DTYPE_OPS = frozenset({
+    "copy", "transpose", "concat", "slice", "gather", "expand", "cast", "pad", "gatherelements",
+})
 FLOAT32_ONLY_OPS = frozenset({
     "conv", "gemm", "matmul", "activation", "avgpool", "globalavgpool", "softmax", "convtranspose", "resize",
-    "reduce", "pow", "layernorm", "groupnorm",
+    "reduce", "pow", "layernorm", "groupnorm", "logsoftmax",
 })
 # The ops that also compute on integers, and the format minor from which they do.
-INT_ARITH_MINOR: Dict[str, int] = {"add": 3, "sub": 3, "mul": 3, "div": 3, "min": 3, "max": 3}
+INT_ARITH_MINOR: Dict[str, int] = {
+    "add": 3, "sub": 3, "mul": 3, "div": 3, "min": 3, "max": 3, "mod": 5, "fmod": 5, "bitand": 5, "bitor": 5,
+    "bitxor": 5, "shl": 5, "shr": 5,
+}
 # Each op's node: (inputs at least, at most (None: any number), required inputs, outputs at least, at
 # most), and what its activation field may hold (none, fused, function, device): the contract the
 # kernels' check_common checks at load (ops/op_contract.h).
@@ -59,7 +67,10 @@ ARITY: Dict[str, Tuple[int, Optional[int], int, int, int]] = {
     "matmulinteger": (2, 4, 2, 1, 1), "convinteger": (2, 4, 2, 1, 1), "compare": (2, 2, 2, 1, 1),
     "logic": (1, 2, 1, 1, 1), "where": (3, 3, 3, 1, 1), "argreduce": (1, 1, 1, 1, 1),
     "topk": (1, 1, 1, 2, 2), "cumsum": (1, 1, 1, 1, 1), "onehot": (2, 2, 2, 1, 1), "rnn": (3, 11, 3, 1, 3),
-    "pad": (1, 2, 1, 1, 1), "groupnorm": (3, 3, 3, 1, 1),
+    "pad": (1, 2, 1, 1, 1), "groupnorm": (3, 3, 3, 1, 1), "logsoftmax": (1, 1, 1, 1, 1),
+    "mod": (2, 2, 2, 1, 1), "fmod": (2, 2, 2, 1, 1), "bitand": (2, 2, 2, 1, 1), "bitor": (2, 2, 2, 1, 1),
+    "bitxor": (2, 2, 2, 1, 1), "shl": (2, 2, 2, 1, 1), "shr": (2, 2, 2, 1, 1), "cumprod": (1, 1, 1, 1, 1),
+    "gatherelements": (2, 2, 2, 1, 1),
 }
 ACT_RULE: Dict[str, str] = {
     "conv": "fused", "gemm": "fused", "matmul": "fused", "add": "fused", "sub": "fused", "mul": "fused",
@@ -72,11 +83,13 @@ ACT_RULE: Dict[str, str] = {
     "qsoftmax": "none", "dynquant": "none", "matmulinteger": "none", "convinteger": "none",
     "compare": "none", "logic": "none", "where": "none", "argreduce": "none", "topk": "none",
     "cumsum": "none", "onehot": "none", "rnn": "none", "pad": "none", "groupnorm": "fused",
+    "logsoftmax": "none", "mod": "fused", "fmod": "fused", "bitand": "none", "bitor": "none",
+    "bitxor": "none", "shl": "none", "shr": "none", "cumprod": "none", "gatherelements": "none",
 }
 # The ops an activation fuses into (their act rule is "fused").
 FUSED_ACTIVATION_OPS = frozenset({
     "conv", "gemm", "matmul", "add", "sub", "mul", "div", "convtranspose", "reduce", "pow", "min", "max",
-    "layernorm", "qactivation", "groupnorm",
+    "layernorm", "qactivation", "groupnorm", "mod", "fmod",
 })
 
 # Fused activation codes and the format minor version that added each.
@@ -84,14 +97,18 @@ ACTIVATIONS: Dict[str, int] = {
     "none": 0, "relu": 1, "clip": 2, "sigmoid": 3, "hardsigmoid": 4, "hardswish": 5, "leakyrelu": 6,
     "tanh": 7, "silu": 8, "gelu": 9, "elu": 10, "softplus": 11, "sqrt": 12, "exp": 13, "log": 14, "neg": 15,
     "abs": 16, "reciprocal": 17, "erf": 18, "floor": 19, "ceil": 20, "pow": 21, "round": 22, "gelu_tanh": 23,
-    "selu": 24, "softsign": 25,
+    "selu": 24, "softsign": 25, "sign": 26, "sin": 27, "cos": 28, "tan": 29, "asin": 30, "acos": 31,
+    "atan": 32, "sinh": 33, "cosh": 34, "asinh": 35, "acosh": 36, "atanh": 37, "mish": 38, "celu": 39,
+    "shrink": 40, "thresholded_relu": 41, "swish": 42,
 }
 ACTIVATION_NAMES: Dict[int, str] = {v: k for k, v in ACTIVATIONS.items()}
 ACTIVATION_MINOR: Dict[str, int] = {
     "none": 0, "relu": 0, "clip": 0, "sigmoid": 0, "hardsigmoid": 0, "hardswish": 0, "leakyrelu": 0,
     "tanh": 1, "silu": 1, "gelu": 1, "elu": 1, "softplus": 1, "sqrt": 1, "exp": 1, "log": 1, "neg": 1,
     "abs": 1, "reciprocal": 1, "erf": 1, "floor": 1, "ceil": 1, "pow": 1, "round": 1, "gelu_tanh": 1,
-    "selu": 1, "softsign": 1,
+    "selu": 1, "softsign": 1, "sign": 5, "sin": 5, "cos": 5, "tan": 5, "asin": 5, "acos": 5, "atan": 5,
+    "sinh": 5, "cosh": 5, "asinh": 5, "acosh": 5, "atanh": 5, "mish": 5, "celu": 5, "shrink": 5,
+    "thresholded_relu": 5, "swish": 5,
 }
 
 
@@ -605,11 +622,44 @@ class GroupNorm(Params):
     epsilon: float  # > 0
 
 
+@dataclass(frozen=True)
+class LogSoftmax(Params):
+    """Parameters of logsoftmax (op 51)."""
+
+    OP: ClassVar[str] = "logsoftmax"
+    INTS: ClassVar[Tuple[Tuple[str, int, int], ...]] = (("axis", 0, 1), ("coerce_2d", 1, 1))
+    axis: int  # 0 .. ndim-1
+    coerce_2d: int  # 0: over that one axis (opset >= 13), 1: over all dims from axis on (opset < 13)
+
+
+@dataclass(frozen=True)
+class CumProd(Params):
+    """Parameters of cumprod (op 59)."""
+
+    OP: ClassVar[str] = "cumprod"
+    INTS: ClassVar[Tuple[Tuple[str, int, int], ...]] = (
+        ("axis", 0, 1), ("exclusive", 1, 1), ("reverse", 2, 1),
+    )
+    axis: int  # 0 .. ndim-1
+    exclusive: int  # 0 or 1
+    reverse: int  # 0 or 1
+
+
+@dataclass(frozen=True)
+class GatherElements(Params):
+    """Parameters of gatherelements (op 60)."""
+
+    OP: ClassVar[str] = "gatherelements"
+    INTS: ClassVar[Tuple[Tuple[str, int, int], ...]] = (("axis", 0, 1),)
+    axis: int  # 0 .. ndim-1
+
+
 PARAMS: Dict[str, Type[Params]] = {
     "conv": Conv, "gemm": Gemm, "maxpool": MaxPool, "avgpool": AvgPool, "transpose": Transpose,
     "concat": Concat, "softmax": Softmax, "convtranspose": ConvTranspose, "resize": Resize, "reduce": Reduce,
     "slice": Slice, "gather": Gather, "layernorm": LayerNorm, "qconv": QConv, "qgemm": QGemm,
     "qavgpool": QAvgPool, "qsoftmax": QSoftmax, "convinteger": ConvInteger, "compare": Compare,
     "logic": Logic, "argreduce": ArgReduce, "topk": TopK, "cumsum": CumSum, "onehot": OneHot, "rnn": Rnn,
-    "pad": Pad, "groupnorm": GroupNorm,
+    "pad": Pad, "groupnorm": GroupNorm, "logsoftmax": LogSoftmax, "cumprod": CumProd,
+    "gatherelements": GatherElements,
 }

@@ -60,6 +60,17 @@ enum class Op : uint32_t {
     Rnn = 48,
     Pad = 49,
     GroupNorm = 50,
+    // format 1.5
+    LogSoftmax = 51,
+    Mod = 52,
+    FMod = 53,
+    BitAnd = 54,
+    BitOr = 55,
+    BitXor = 56,
+    Shl = 57,
+    Shr = 58,
+    CumProd = 59,
+    GatherElements = 60,
 };
 
 enum class Act : uint32_t {
@@ -90,6 +101,24 @@ enum class Act : uint32_t {
     GeluTanh = 23,
     Selu = 24,
     Softsign = 25,
+    // format 1.5
+    Sign = 26,
+    Sin = 27,
+    Cos = 28,
+    Tan = 29,
+    Asin = 30,
+    Acos = 31,
+    Atan = 32,
+    Sinh = 33,
+    Cosh = 34,
+    Asinh = 35,
+    Acosh = 36,
+    Atanh = 37,
+    Mish = 38,
+    Celu = 39,
+    Shrink = 40,
+    ThresholdedRelu = 41,
+    Swish = 42,
 };
 
 // Named values of op parameters (op_params.h).
@@ -211,7 +240,17 @@ constexpr bool is_known(Op v) {
         case Op::OneHot:
         case Op::Rnn:
         case Op::Pad:
-        case Op::GroupNorm: return true;
+        case Op::GroupNorm:
+        case Op::LogSoftmax:
+        case Op::Mod:
+        case Op::FMod:
+        case Op::BitAnd:
+        case Op::BitOr:
+        case Op::BitXor:
+        case Op::Shl:
+        case Op::Shr:
+        case Op::CumProd:
+        case Op::GatherElements: return true;
     }
     return false;
 }
@@ -243,7 +282,24 @@ constexpr bool is_known(Act v) {
         case Act::Round:
         case Act::GeluTanh:
         case Act::Selu:
-        case Act::Softsign: return true;
+        case Act::Softsign:
+        case Act::Sign:
+        case Act::Sin:
+        case Act::Cos:
+        case Act::Tan:
+        case Act::Asin:
+        case Act::Acos:
+        case Act::Atan:
+        case Act::Sinh:
+        case Act::Cosh:
+        case Act::Asinh:
+        case Act::Acosh:
+        case Act::Atanh:
+        case Act::Mish:
+        case Act::Celu:
+        case Act::Shrink:
+        case Act::ThresholdedRelu:
+        case Act::Swish: return true;
     }
     return false;
 }
@@ -405,6 +461,16 @@ constexpr const char* op_name(Op v) {
         case Op::Rnn: return "rnn";
         case Op::Pad: return "pad";
         case Op::GroupNorm: return "groupnorm";
+        case Op::LogSoftmax: return "logsoftmax";
+        case Op::Mod: return "mod";
+        case Op::FMod: return "fmod";
+        case Op::BitAnd: return "bitand";
+        case Op::BitOr: return "bitor";
+        case Op::BitXor: return "bitxor";
+        case Op::Shl: return "shl";
+        case Op::Shr: return "shr";
+        case Op::CumProd: return "cumprod";
+        case Op::GatherElements: return "gatherelements";
     }
     return "?";
 }
@@ -412,7 +478,7 @@ constexpr const char* op_name(Op v) {
 // The ops the broadcast kernel computes (math/broadcast.h: one function of two operands each), and
 // the op code of each.
 
-enum class BinOp { Add, Sub, Mul, Div, Pow, Min, Max };
+enum class BinOp { Add, Sub, Mul, Div, Pow, Min, Max, Mod, FMod, BitAnd, BitOr, BitXor, Shl, Shr };
 
 constexpr Op op_of(BinOp v) {
     switch (v) {
@@ -423,6 +489,13 @@ constexpr Op op_of(BinOp v) {
         case BinOp::Pow: return Op::Pow;
         case BinOp::Min: return Op::Min;
         case BinOp::Max: return Op::Max;
+        case BinOp::Mod: return Op::Mod;
+        case BinOp::FMod: return Op::FMod;
+        case BinOp::BitAnd: return Op::BitAnd;
+        case BinOp::BitOr: return Op::BitOr;
+        case BinOp::BitXor: return Op::BitXor;
+        case BinOp::Shl: return Op::Shl;
+        case BinOp::Shr: return Op::Shr;
     }
     return Op::Add;
 }
@@ -481,6 +554,16 @@ constexpr const char* type_name(Op v) {
         case Op::Rnn: return "Rnn";
         case Op::Pad: return "Pad";
         case Op::GroupNorm: return "GroupNorm";
+        case Op::LogSoftmax: return "LogSoftmax";
+        case Op::Mod: return "Mod";
+        case Op::FMod: return "FMod";
+        case Op::BitAnd: return "BitAnd";
+        case Op::BitOr: return "BitOr";
+        case Op::BitXor: return "BitXor";
+        case Op::Shl: return "Shl";
+        case Op::Shr: return "Shr";
+        case Op::CumProd: return "CumProd";
+        case Op::GatherElements: return "GatherElements";
     }
     return "?";
 }
@@ -513,6 +596,23 @@ constexpr const char* type_name(Act v) {
         case Act::GeluTanh: return "GeluTanh";
         case Act::Selu: return "Selu";
         case Act::Softsign: return "Softsign";
+        case Act::Sign: return "Sign";
+        case Act::Sin: return "Sin";
+        case Act::Cos: return "Cos";
+        case Act::Tan: return "Tan";
+        case Act::Asin: return "Asin";
+        case Act::Acos: return "Acos";
+        case Act::Atan: return "Atan";
+        case Act::Sinh: return "Sinh";
+        case Act::Cosh: return "Cosh";
+        case Act::Asinh: return "Asinh";
+        case Act::Acosh: return "Acosh";
+        case Act::Atanh: return "Atanh";
+        case Act::Mish: return "Mish";
+        case Act::Celu: return "Celu";
+        case Act::Shrink: return "Shrink";
+        case Act::ThresholdedRelu: return "ThresholdedRelu";
+        case Act::Swish: return "Swish";
     }
     return "?";
 }

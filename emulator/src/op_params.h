@@ -519,4 +519,43 @@ struct GroupNormParams {
     }
 };
 
+// logsoftmax (op 51)
+struct LogSoftmaxParams {
+    int64_t axis;  // 0 .. ndim-1
+    int64_t coerce_2d;  // 0: over that one axis (opset >= 13), 1: over all dims from axis on (opset < 13)
+
+    static LogSoftmaxParams of(const Node& n) {
+        LogSoftmaxParams p;
+        p.axis = n.ints[0];
+        p.coerce_2d = n.ints[1];
+        return p;
+    }
+};
+
+// cumprod (op 59)
+struct CumProdParams {
+    int64_t axis;  // 0 .. ndim-1
+    int64_t exclusive;  // 0 or 1
+    int64_t reverse;  // 0 or 1
+
+    static CumProdParams of(const Node& n) {
+        CumProdParams p;
+        p.axis = n.ints[0];
+        p.exclusive = n.ints[1];
+        p.reverse = n.ints[2];
+        return p;
+    }
+};
+
+// gatherelements (op 60)
+struct GatherElementsParams {
+    int64_t axis;  // 0 .. ndim-1
+
+    static GatherElementsParams of(const Node& n) {
+        GatherElementsParams p;
+        p.axis = n.ints[0];
+        return p;
+    }
+};
+
 }  // namespace accel_emu

@@ -1,8 +1,9 @@
-"""Data movement: Transpose and Concat, and Slice, Split, Gather (also with indices computed at run
-time), Expand, Tile, Cast and CastLike at run time (FORMAT.md ops transpose, concat, slice, gather, expand,
-cast), on every dtype accel has where the op says so: float16 and integer tensors flow through these (and
-through the copies of reshape.py) while the ops that compute stay float32. All-constant nodes never get
-here: the driver (lower/__init__.py) folds them first."""
+"""Data movement: Transpose and Concat, and Slice, Split, Gather and GatherElements (also with indices
+computed at run time), Expand, Tile, Cast, CastLike and Trilu at run time (FORMAT.md ops transpose, concat,
+slice, gather, expand, cast, where, gatherelements), EyeLike as a constant, on every dtype accel has where
+the op says so: float16 and integer tensors flow through these (and through the copies of reshape.py) while
+the ops that compute stay float32. All-constant nodes never get here: the driver (lower/__init__.py) folds
+them first."""
 from __future__ import annotations
 
 import numpy as np
@@ -11,7 +12,7 @@ from onnx import helper
 from ..accm import MAX_DIMS, dtype_code
 from ..errors import CompileError
 from ..ir import Value
-from ..op_params import Concat, Gather, Slice, Transpose
+from ..op_params import Concat, Gather, GatherElements, Slice, Transpose
 from .context import broadcast_shape, element_count, normalize_axis, unsupported
 
 
@@ -295,8 +296,70 @@ def lower_cast(ctx, node):
         ctx.emit("cast", [x.name], [y], node.name)
 
 
+def lower_gather_elements(ctx, node):
+    """GatherElements (opset 11+): X of any dtype, indices of X's rank (every dim but axis' at most X's), int32
+    or int64, constant or computed at run time, along `axis` (negative counts from the end); Y is shaped as the
+    indices. A negative index counts from the end; a constant one outside -n..n-1 (n the axis' size) is a
+    CompileError, one that comes at run time fails the run, as for Gather."""
+    x, ind = ctx.input(node, 0), ctx.input(node, 1)
+    rank = len(x.shape)
+    if rank == 0:
+        raise CompileError(f"{node.label}: cannot gather from a scalar")
+    axis = normalize_axis(node, node.attr("axis", 0), rank)
+    if len(ind.shape) != rank or any(i != axis and d > x.shape[i] for i, d in enumerate(ind.shape)):
+        raise CompileError(f"{node.label}: indices '{ind.name}' {tuple(ind.shape)} are not of '{x.name}' "
+                           f"{tuple(x.shape)}'s rank with every dim but axis {axis}'s at most its")
+    if ind.is_const:  # int32 or int64: the importer holds indices to ONNX's types
+        dim = x.shape[axis]
+        idx = np.asarray(ind.const)
+        bad = idx[(idx < -dim) | (idx >= dim)]
+        if bad.size:
+            raise CompileError(f"{node.label}: index {int(bad.reshape(-1)[0])} is out of range for axis {axis} "
+                               f"of '{x.name}' {tuple(x.shape)}")
+    y = ctx.output(node)
+    _nonempty(node, tuple(ind.shape), f"output '{y}'")
+    ctx.define(y, x.dtype, tuple(ind.shape))
+    ctx.emit("gatherelements", [x.name, ind.name], [y], node.name, params=GatherElements(axis=axis))
+
+
+def lower_trilu(ctx, node):
+    """Trilu (opset 14+): the upper (upper=1, the default) or lower triangle of the last two dims of X (rank >= 2,
+    any dtype accel has), the others 0, from diagonal k (a constant input, default 0; k > 0 above the main
+    diagonal): one `where` node over a constant mask of the last two dims, which broadcasts over the others. A k
+    computed at run time is not supported."""
+    x = ctx.input(node, 0)
+    if len(x.shape) < 2:
+        raise CompileError(f"{node.label}: input '{x.name}' has rank {len(x.shape)}, Trilu takes rank >= 2")
+    k = 0
+    if len(node.inputs) > 1 and node.inputs[1]:
+        ka = ctx.const_input(node, 1, "k")
+        if np.asarray(ka).size != 1:
+            raise CompileError(f"{node.label}: k must be one element, got shape {np.asarray(ka).shape}")
+        k = int(np.asarray(ka).reshape(-1)[0])
+    n, m = x.shape[-2:]
+    tri = np.triu if int(node.attr("upper", 1)) else np.tril
+    mask = ctx.const(tri(np.ones((n, m), np.bool_), k), f"{node.name}_mask")
+    zero = ctx.const(np.zeros((), x.dtype), f"{node.name}_zero")
+    y = ctx.define(ctx.output(node), x.dtype, x.shape)
+    ctx.emit("where", [mask, x.name, zero], [y], node.name)
+
+
+def lower_eyelike(ctx, node):
+    """EyeLike (opset 9+): ones on diagonal k of a 2-D output shaped as the input, of the `dtype` attribute's type
+    (the input's by default): a function of the shape alone, which is known at compile time, so a constant."""
+    x = ctx.input(node, 0)
+    if len(x.shape) != 2:
+        raise CompileError(f"{node.label}: input '{x.name}' has rank {len(x.shape)}, EyeLike takes rank 2")
+    elem = node.attr("dtype")
+    dtype = x.dtype if elem is None else helper.tensor_dtype_to_np_dtype(int(elem))
+    y = ctx.output(node)
+    ctx.g.values[y] = Value(y, np.dtype(dtype), tuple(x.shape),
+                            np.eye(x.shape[0], x.shape[1], int(node.attr("k", 0)), dtype=dtype))
+
+
 HANDLERS: dict = {
     "Transpose": lower_transpose, "Concat": lower_concat,
     "Slice": lower_slice, "Split": lower_split, "Gather": lower_gather, "Expand": lower_expand,
-    "Tile": lower_tile, "Cast": lower_cast, "CastLike": lower_cast,
+    "Tile": lower_tile, "Cast": lower_cast, "CastLike": lower_cast, "Trilu": lower_trilu,
+    "EyeLike": lower_eyelike, "GatherElements": lower_gather_elements,
 }

@@ -1,17 +1,18 @@
-"""Elementwise math: Add, Sub, Mul, Div, the activations (as activation codes), the unary functions, Pow,
-Sum, Min, Max, and the Reduce* ops (FORMAT.md ops add to div, activation, pow, min, max, reduce).
+"""Elementwise math: Add, Sub, Mul, Div, Mod, the bit operations, the activations (as activation codes), the
+unary functions, Pow, Sum, Mean, Min and Max (FORMAT.md ops add to div, activation, pow, min, max, mod to shr;
+the Reduce* ops are reduce.py's).
 
-Runtime tensors are float32, and for Add, Sub, Mul, Div, Min and Max also the integer dtypes (int8 to
-uint64); any other dtype is a CompileError naming it (math on constants of any dtype is folded before
-lowering)."""
+Runtime tensors are float32, and for Add, Sub, Mul, Div, Min, Max and Mod also the integer dtypes (int8 to
+uint64), which BitShift and the Bitwise ops take alone; any other dtype is a CompileError naming it (math on
+constants of any dtype is folded before lowering)."""
 from __future__ import annotations
 
 import numpy as np
 
-from ..op_params import ACTIVATIONS, Reduce, ReduceFn
+from ..op_params import ACTIVATIONS
 from ..errors import CompileError
 from ..ir import Value
-from .context import F32, INT_DTYPES, broadcast_shape, float_input, normalize_axis, same_dtype, unsupported
+from .context import F32, INT_DTYPES, broadcast_shape, float_input, same_dtype, unsupported
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -64,6 +65,55 @@ def lower_binary(ctx, node):
     shape = broadcast_shape(node, a.shape, bshape)
     y = ctx.define(ctx.output(node), a.dtype, shape)
     ctx.emit(_BINARY[node.op], [a.name, bname], [y], node.name)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Mod, BitShift, BitwiseAnd, BitwiseOr, BitwiseXor, BitwiseNot
+# ---------------------------------------------------------------------------------------------------
+
+_BITWISE = {"BitwiseAnd": "bitand", "BitwiseOr": "bitor", "BitwiseXor": "bitxor"}
+
+
+def _integer_binary_op(node) -> str:
+    """The runtime op of Mod, BitShift or Bitwise{And,Or,Xor}, or a CompileError."""
+    if node.op == "Mod":
+        fmod = int(node.attr("fmod", 0))
+        if fmod not in (0, 1):
+            raise CompileError(f"{node.label}: fmod {fmod} must be 0 or 1")
+        return "fmod" if fmod else "mod"
+    # The importer has held the dtypes to the op's at the model's opset: integers for the Bitwise ops, unsigned
+    # ones for BitShift before opset 28.
+    if node.op == "BitShift":
+        direction = node.attr("direction", "")
+        if direction not in ("LEFT", "RIGHT"):
+            raise CompileError(f"{node.label}: direction '{direction}' is not LEFT or RIGHT")
+        return "shl" if direction == "LEFT" else "shr"
+    return _BITWISE[node.op]
+
+
+def lower_integer_binary(ctx, node):
+    """Mod (opset 10+), BitShift (opset 11+), BitwiseAnd, BitwiseOr and BitwiseXor (opset 18+), with numpy
+    broadcasting, A and B of one dtype: the runtime ops `mod` (Mod with fmod=0: floored, B's sign, with
+    opset 28's float rules) and `fmod` (fmod=1: truncated, A's sign, float32 as C's fmodf), float32 or integers;
+    `shl` / `shr` (direction LEFT / RIGHT: unsigned integers, and signed ones from opset 28 with an arithmetic
+    right shift; a shift that is negative or of the width or more gives the sign extension alone, as opset 28
+    defines it) and `bitand`, `bitor`, `bitxor` (integers). Where C leaves integer remainders undefined, accel
+    defines them (a kernel never fails at run time): x mod 0 = 0, and min mod -1 = 0. float16 and float64 are
+    not supported."""
+    a, b = arith_input(ctx, node, 0), arith_input(ctx, node, 1)
+    same_dtype(node, [a, b])
+    op = _integer_binary_op(node)
+    shape = broadcast_shape(node, a.shape, b.shape)
+    y = ctx.define(ctx.output(node), a.dtype, shape)
+    ctx.emit(op, [a.name, b.name], [y], node.name)
+
+
+def lower_bitwise_not(ctx, node):
+    """BitwiseNot (opset 18+): an integer X, Y = ~X of X's shape, as a `bitxor` with all bits set."""
+    x = ctx.input(node, 0)
+    ones = ctx.const(np.invert(np.zeros((), x.dtype)), f"{node.name}_all_ones")
+    y = ctx.define(ctx.output(node), x.dtype, x.shape)
+    ctx.emit("bitxor", [x.name, ones], [y], node.name)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -212,19 +262,42 @@ _UNARY = [
     ("Round", "round", "x rounded to the nearest integer, halves to even"),
     ("Softplus", "softplus", "log(1 + e^x)"),
     ("Softsign", "softsign", "x / (1 + |x|)"),
+    ("Sign", "sign", "-1, 0 or 1 by the sign of x (-0 and NaN kept)"),
+    ("Sin", "sin", "sin(x)"),
+    ("Cos", "cos", "cos(x)"),
+    ("Tan", "tan", "tan(x)"),
+    ("Asin", "asin", "asin(x) (NaN outside [-1, 1])"),
+    ("Acos", "acos", "acos(x) (NaN outside [-1, 1])"),
+    ("Atan", "atan", "atan(x)"),
+    ("Sinh", "sinh", "sinh(x)"),
+    ("Cosh", "cosh", "cosh(x)"),
+    ("Asinh", "asinh", "asinh(x)"),
+    ("Acosh", "acosh", "acosh(x) (NaN below 1)"),
+    ("Atanh", "atanh", "atanh(x) (NaN outside [-1, 1])"),
+    ("Mish", "mish", "x * tanh(softplus(x))"),
 ]
 
+# ONNX op -> (activation, ((attribute, default) for alpha, then beta)): the unary functions with attributes.
+_UNARY_WITH_ATTRIBUTES = {
+    "Elu": ("elu", (("alpha", 1.0),)),
+    "Selu": ("selu", (("alpha", 1.67326319217681884765625), ("gamma", 1.05070102214813232421875))),
+    "Celu": ("celu", (("alpha", 1.0),)),
+    "Shrink": ("shrink", (("lambd", 0.5), ("bias", 0.0))),
+    "ThresholdedRelu": ("thresholded_relu", (("alpha", 1.0),)),
+    "Swish": ("swish", (("alpha", 1.0),)),
+}
 
-def lower_elu(ctx, node):
-    """Elu (every opset), float32, attribute alpha (default 1): the activation `elu`."""
-    emit_activation(ctx, node, float_input(ctx, node, 0), "elu", node.attr("alpha", 1.0))
 
-
-def lower_selu(ctx, node):
-    """Selu (every opset), float32, attributes alpha and gamma (ONNX defaults): the activation `selu`."""
-    emit_activation(ctx, node, float_input(ctx, node, 0), "selu",
-                    node.attr("alpha", 1.67326319217681884765625),
-                    node.attr("gamma", 1.05070102214813232421875))
+def lower_unary_with_attributes(ctx, node):
+    """Elu (alpha), Selu (alpha, gamma), Celu (alpha), Shrink (lambd, bias), ThresholdedRelu (alpha) and Swish
+    (alpha), every opset, float32, the attributes' ONNX defaults when absent: the activations `elu`, `selu`,
+    `celu`, `shrink`, `thresholded_relu` and `swish` with the attributes as alpha and beta. Celu's alpha must
+    not be 0 (x / alpha)."""
+    act, attrs = _UNARY_WITH_ATTRIBUTES[node.op]
+    values = [float(node.attr(name, default)) for name, default in attrs]
+    if node.op == "Celu" and values[0] == 0.0:
+        raise CompileError(f"{node.label}: alpha 0 (Celu divides by alpha)")
+    emit_activation(ctx, node, float_input(ctx, node, 0), act, *values)
 
 
 def lower_gelu(ctx, node):
@@ -268,9 +341,10 @@ def lower_pow(ctx, node):
     ctx.emit("pow", [x.name, ename], [y], node.name)
 
 
-def chain_binary(ctx, node, op: str, ins: list) -> None:
-    """node's output = op(...op(op(ins[0], ins[1]), ins[2])...), broadcasting; one input is a copy."""
-    y = ctx.output(node)
+def chain_binary(ctx, node, op: str, ins: list, y: str | None = None) -> None:
+    """y (node's output unless given) = op(...op(op(ins[0], ins[1]), ins[2])...), broadcasting; one input is a
+    copy."""
+    y = y or ctx.output(node)
     if len(ins) == 1:
         ctx.copy_to(ins[0].name, y, ins[0].shape, node.name)
         return
@@ -290,10 +364,19 @@ def _same_dtype_inputs(ctx, node) -> list:
 
 
 def lower_sum(ctx, node):
-    """Sum (every opset), float32, one or more inputs with numpy broadcasting: a chain of binary `add`
-    nodes; one input is a copy. Other dtypes are not supported."""
+    """Sum and Mean (every opset), float32, one or more inputs with numpy broadcasting: a chain of binary `add`
+    nodes, for Mean then a `div` by the count (the sum divided, as onnxruntime); one input is a copy. Other
+    dtypes are not supported."""
     ins = [float_input(ctx, node, i) for i in range(len(node.inputs))]
-    chain_binary(ctx, node, "add", ins)
+    if node.op == "Sum" or len(ins) == 1:
+        chain_binary(ctx, node, "add", ins)
+        return
+    y = ctx.output(node)
+    total = ctx.g.names.new(f"{y}_sum")
+    chain_binary(ctx, node, "add", ins, total)
+    count = ctx.const(np.array(len(ins), np.float32), f"{y}_count")
+    shape = ctx.g.value(total).shape
+    ctx.emit("div", [total, count], [ctx.define(y, F32, shape)], node.name)
 
 
 def lower_min_max(ctx, node):
@@ -305,73 +388,14 @@ def lower_min_max(ctx, node):
     chain_binary(ctx, node, node.op.lower(), _same_dtype_inputs(ctx, node))
 
 
-# ---------------------------------------------------------------------------------------------------
-# Reductions
-# ---------------------------------------------------------------------------------------------------
-
-REDUCE_FUNCTIONS = {
-    "ReduceMean": ReduceFn.MEAN, "ReduceSum": ReduceFn.SUM, "ReduceMax": ReduceFn.MAX, "ReduceMin": ReduceFn.MIN,
-    "ReduceProd": ReduceFn.PROD, "ReduceSumSquare": ReduceFn.SUM_SQUARE, "ReduceL1": ReduceFn.L1,
-    "ReduceL2": ReduceFn.L2, "ReduceLogSumExp": ReduceFn.LOG_SUM_EXP,
-}
-# A reduction over no axes (noop_with_empty_axes=1) still applies the per-element part, as onnxruntime.
-_NOOP_ACTIVATION = {"ReduceSumSquare": ("pow", 2.0), "ReduceL1": ("abs", 0.0), "ReduceL2": ("abs", 0.0)}
-
-
-def _reduce_axes(ctx, node):
-    """(axes or None for 'all', noop_with_empty_axes) from the attribute (before opset 18; ReduceSum
-    before 13) or the constant input."""
-    since = 13 if node.op == "ReduceSum" else 18
-    if ctx.opset >= since:
-        a = ctx.const_input(node, 1, "axes")
-        axes = None if a is None or np.asarray(a).size == 0 else [int(v) for v in np.asarray(a).reshape(-1)]
-        return axes, int(node.attr("noop_with_empty_axes", 0))
-    a = node.attr("axes")
-    return (None if not a else [int(v) for v in a]), 0
-
-
-def lower_reduce(ctx, node):
-    """ReduceMean, ReduceSum, ReduceMax, ReduceMin, ReduceProd, ReduceSumSquare, ReduceL1, ReduceL2,
-    ReduceLogSumExp (every opset), float32, over any set of axes: the axes attribute before opset 18
-    (ReduceSum: 13), a constant axes input from then on (a computed one is refused); keepdims 0/1;
-    noop_with_empty_axes (no axes: the input, with the per-element square or |x| of SumSquare, L1 and
-    L2, as onnxruntime). One `reduce` node (a following copy drops the reduced dims when keepdims=0)."""
-    x = float_input(ctx, node, 0)
-    fn = REDUCE_FUNCTIONS[node.op]
-    axes, noop = _reduce_axes(ctx, node)
-    y = ctx.output(node)
-    if axes is None and noop:
-        act = _NOOP_ACTIVATION.get(node.op)
-        if act is None:
-            ctx.copy_to(x.name, y, x.shape, node.name)
-        else:
-            emit_activation(ctx, node, x, act[0], act[1])
-        return
-    keep = int(node.attr("keepdims", 1))
-    rank = len(x.shape)
-    if rank == 0:  # a scalar: reduced as a one-element vector
-        x = ctx.g.value(ctx.reshape_temp(x.name, (1,), node.name, f"{x.name}_1d"))
-        axes, rank, keep = [0], 1, 0
-    elif axes is None:
-        axes = list(range(rank))
-    norm = sorted(normalize_axis(node, a, rank, "axes") for a in axes)
-    if len(set(norm)) != len(norm):
-        raise CompileError(f"{node.label}: repeated axes {axes}")
-    kept = tuple(1 if i in norm else d for i, d in enumerate(x.shape))
-    final = kept if keep else tuple(d for i, d in enumerate(x.shape) if i not in norm)
-    op, params = "reduce", Reduce(function=fn, axes_mask=sum(1 << a for a in norm))
-    out = ctx.define(y, x.dtype, kept) if final == kept else ctx.temp(f"{y}_keepdims", x.dtype, kept)
-    ctx.emit(op, [x.name], [out], node.name, params=params)
-    if out != y:
-        ctx.copy_to(out, y, final, node.name)
-
-
 HANDLERS: dict = {
     "Add": lower_binary, "Sub": lower_binary, "Mul": lower_binary, "Div": lower_binary,
     "Relu": lower_activation, "Sigmoid": lower_activation, "HardSigmoid": lower_activation,
     "HardSwish": lower_activation, "LeakyRelu": lower_activation, "Clip": lower_activation,
-    "PRelu": lower_prelu, "Elu": lower_elu, "Selu": lower_selu, "Gelu": lower_gelu,
-    "Pow": lower_pow, "Sum": lower_sum, "Min": lower_min_max, "Max": lower_min_max,
+    "PRelu": lower_prelu, "Gelu": lower_gelu,
+    "Pow": lower_pow, "Sum": lower_sum, "Mean": lower_sum, "Min": lower_min_max, "Max": lower_min_max,
+    "Mod": lower_integer_binary, "BitShift": lower_integer_binary, "BitwiseNot": lower_bitwise_not,
+    **dict.fromkeys(_BITWISE, lower_integer_binary),
 }
 HANDLERS.update({op: _unary(op, act, what) for op, act, what in _UNARY})
-HANDLERS.update(dict.fromkeys(REDUCE_FUNCTIONS, lower_reduce))
+HANDLERS.update(dict.fromkeys(_UNARY_WITH_ATTRIBUTES, lower_unary_with_attributes))

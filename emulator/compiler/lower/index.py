@@ -1,13 +1,13 @@
-"""Index ops: ArgMax, ArgMin, TopK, CumSum and OneHot at run time (FORMAT.md ops argreduce, topk, cumsum,
-onehot), on float32 and integer tensors, and the refusal of Range and ConstantOfShape whose output shape
-would be known only at run time. Their integer outputs (int64 indices) feed Gather (data.py), which takes
-run-time indices. All-constant nodes never get here: the driver (lower/__init__.py) folds them first."""
+"""Index ops: ArgMax, ArgMin, TopK, CumSum, CumProd and OneHot at run time (FORMAT.md ops argreduce, topk,
+cumsum, cumprod, onehot), on float32 and integer tensors, and the refusal of Range and ConstantOfShape whose
+output shape would be known only at run time. Their integer outputs (int64 indices) feed Gather (data.py),
+which takes run-time indices. All-constant nodes never get here: the driver (lower/__init__.py) folds them first."""
 from __future__ import annotations
 
 import numpy as np
 
 from ..errors import CompileError
-from ..op_params import ArgReduce, CumSum, OneHot, TopK
+from ..op_params import ArgReduce, CumProd, CumSum, OneHot, TopK
 from .context import F32, INT_DTYPES, normalize_axis, unsupported
 
 I64 = np.dtype(np.int64)
@@ -90,10 +90,10 @@ def lower_topk(ctx, node):
 
 
 def lower_cumsum(ctx, node):
-    """CumSum (opset 11+): float32, int32 or int64, along a constant `axis` input (one integer, negative
-    counts from the end), `exclusive` and `reverse` 0/1. Sums are added in order in the input's dtype
-    (float32 rounds at every step, integers wrap), as onnxruntime. Other dtypes (float16, uint32, uint64)
-    and an axis computed at run time are not supported."""
+    """CumSum (opset 11+) and CumProd (opset 26+): float32, int32 or int64, along a constant `axis` input (one
+    integer, negative counts from the end), `exclusive` and `reverse` 0/1. Sums and products are taken in order
+    in the input's dtype (float32 rounds at every step, integers wrap), as onnxruntime; an exclusive product
+    starts at 1. Other dtypes (float16, uint32, uint64) and an axis computed at run time are not supported."""
     x = ctx.input(node, 0)
     _dtype_in(node, x, _F32_I32_I64, "float32, int32 and int64")
     rank = len(x.shape)
@@ -104,7 +104,8 @@ def lower_cumsum(ctx, node):
     if ex not in (0, 1) or rev not in (0, 1):
         raise CompileError(f"{node.label}: exclusive {ex} and reverse {rev} must be 0 or 1")
     y = ctx.define(ctx.output(node), x.dtype, x.shape)
-    ctx.emit("cumsum", [x.name], [y], node.name, params=CumSum(axis=axis, exclusive=ex, reverse=rev))
+    params = (CumProd if node.op == "CumProd" else CumSum)(axis=axis, exclusive=ex, reverse=rev)
+    ctx.emit(node.op.lower(), [x.name], [y], node.name, params=params)
 
 
 def lower_onehot(ctx, node):
@@ -170,5 +171,6 @@ def lower_constant_of_shape(ctx, node):
 
 HANDLERS: dict = {
     "ArgMax": lower_argreduce, "ArgMin": lower_argreduce, "TopK": lower_topk, "CumSum": lower_cumsum,
+    "CumProd": lower_cumsum,
     "OneHot": lower_onehot, "Range": lower_range, "ConstantOfShape": lower_constant_of_shape,
 }

@@ -1,5 +1,5 @@
 """Comparison, boolean logic and selection: Equal, Greater, GreaterOrEqual, Less, LessOrEqual, Not, And, Or,
-Xor and Where (FORMAT.md ops compare, logic, where).
+Xor, Where, IsNaN and IsInf (FORMAT.md ops compare, logic, where).
 
 Bool tensors are one byte per element, 0 or 1, at run time as in numpy. Nodes whose inputs are all constants
 fold before lowering, as every op does."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import CompileError
-from ..op_params import Compare, CompareFn, Logic, LogicFn
+from ..op_params import ACTIVATIONS, Compare, CompareFn, Logic, LogicFn
 from .context import F32, INT_DTYPES, broadcast_shape, same_dtype, unsupported
 from .elementwise import legacy_broadcast_operand
 
@@ -60,6 +60,31 @@ def lower_not(ctx, node):
     ctx.emit("logic", [x.name], [y], node.name, params=Logic(function=LogicFn.NOT))
 
 
+def lower_isnan_isinf(ctx, node):
+    """IsNaN (opset 9+) and IsInf (opset 10+, detect_positive and detect_negative, both 1 by default): a
+    float32 X, a bool Y of X's shape, through `compare` (equal): IsNaN is not (x == x), IsInf is |x| == inf
+    (an `abs` activation first), x == inf or x == -inf when one sign is detected, and x == NaN (false
+    everywhere) when neither is. float16 and float64 inputs are not supported."""
+    x = ctx.input(node, 0)
+    if x.dtype != F32:
+        raise unsupported(node, f"dtype {x.dtype} of input '{x.name}' (float32 only)")
+    y = ctx.output(node)
+    equal = Compare(function=CompareFn.EQUAL)
+    if node.op == "IsNaN":
+        same = ctx.temp(f"{y}_equal", BOOL, x.shape)
+        ctx.emit("compare", [x.name, x.name], [same], f"{node.name}/equal", params=equal)
+        ctx.emit("logic", [same], [ctx.define(y, BOOL, x.shape)], node.name, params=Logic(function=LogicFn.NOT))
+        return
+    pos, neg = int(node.attr("detect_positive", 1)), int(node.attr("detect_negative", 1))
+    operand = x.name
+    if pos and neg:
+        operand = ctx.temp(f"{y}_abs", F32, x.shape)
+        ctx.emit("activation", [x.name], [operand], f"{node.name}/abs", act=ACTIVATIONS["abs"])
+    target = np.inf if pos else (-np.inf if neg else np.nan)
+    ref = ctx.const(np.array(target, np.float32), f"{y}_target")
+    ctx.emit("compare", [operand, ref], [ctx.define(y, BOOL, x.shape)], node.name, params=equal)
+
+
 def lower_where(ctx, node):
     """Where (every opset): a bool condition C, X and Y of one dtype (any dtype accel has: float32, float16,
     the integers, bool), numpy broadcasting over all three; Z = C ? X : Y, elements copied unchanged (NaN
@@ -74,5 +99,5 @@ def lower_where(ctx, node):
 
 HANDLERS: dict = {
     **dict.fromkeys(_COMPARE, lower_compare), **dict.fromkeys(_LOGIC, lower_logic),
-    "Not": lower_not, "Where": lower_where,
+    "Not": lower_not, "Where": lower_where, "IsNaN": lower_isnan_isinf, "IsInf": lower_isnan_isinf,
 }

@@ -1,12 +1,12 @@
 """Normalizations: BatchNormalization (folded into a preceding Conv later, by batchnorm.py),
-LayerNormalization and Softmax."""
+LayerNormalization, Softmax, LogSoftmax and Hardmax."""
 from __future__ import annotations
 
 import numpy as np
 
 from ..errors import CompileError
 from ..ir import Value
-from ..op_params import LayerNorm, Softmax
+from ..op_params import ArgReduce, LayerNorm, LogSoftmax, OneHot, Softmax
 from .context import F32, float_input, normalize_axis, unsupported
 
 
@@ -126,19 +126,48 @@ def lower_layernorm(ctx, node):
 
 
 def lower_softmax(ctx, node):
-    """Softmax (every opset): float32, axis, with opset < 13's semantics (over all dims from axis on)
-    and opset >= 13's (over that one axis). Other dtypes are not supported.
+    """Softmax and LogSoftmax (every opset): float32, axis, with opset < 13's semantics (over all dims from
+    axis on) and opset >= 13's (over that one axis). LogSoftmax is (x - max) - log(sum(exp(x - max))), which
+    neither overflows nor loses the digits of log(softmax) near the max. Other dtypes are not supported.
     """
-    x = ctx.input(node, 0)
+    x = float_input(ctx, node, 0)
     rank = len(x.shape)
     if rank == 0:
         raise CompileError(f"{node.label}: input is a scalar")
     legacy = ctx.opset < 13
     axis = normalize_axis(node, node.attr("axis", 1 if legacy else -1), rank)
     y = ctx.define(ctx.output(node), x.dtype, x.shape)
-    ctx.emit("softmax", [x.name], [y], node.name, params=Softmax(axis=axis, coerce_2d=1 if legacy else 0))
+    params = (LogSoftmax if node.op == "LogSoftmax" else Softmax)(axis=axis, coerce_2d=1 if legacy else 0)
+    ctx.emit(node.op.lower(), [x.name], [y], node.name, params=params)
+
+
+def lower_hardmax(ctx, node):
+    """Hardmax (every opset): float32, 1 at the first largest element along axis and 0 elsewhere, with opset <
+    13's semantics (over all dims from axis on) and opset >= 13's (over that one axis): an `argreduce` (argmax,
+    first index) and a `onehot` of 0 and 1 that puts the line back. A line holding NaN has its 1 at the first
+    NaN (argmax's rule, as numpy's argmax). Other dtypes are not supported."""
+    x = float_input(ctx, node, 0)
+    rank = len(x.shape)
+    if rank == 0:
+        raise CompileError(f"{node.label}: input is a scalar")
+    legacy = ctx.opset < 13
+    axis = normalize_axis(node, node.attr("axis", 1 if legacy else -1), rank)
+    y = ctx.output(node)
+    lines, xin = x.shape, x.name
+    if legacy:  # the dims from axis on as one
+        lines = (int(np.prod(x.shape[:axis], dtype=np.int64)), int(np.prod(x.shape[axis:], dtype=np.int64)))
+        xin, axis = ctx.reshape_temp(x.name, lines, node.name, f"{x.name}_2d"), 1
+    index = ctx.temp(f"{y}_argmax", np.dtype(np.int64), tuple(d for i, d in enumerate(lines) if i != axis))
+    ctx.emit("argreduce", [xin], [index], f"{node.name}/argmax", params=ArgReduce(axis=axis, select_min=0,
+                                                                                  select_last=0))
+    values = ctx.const(np.array([0, 1], np.float32), f"{y}_values")
+    out = ctx.define(y, F32, x.shape) if not legacy else ctx.temp(f"{y}_2d", F32, lines)
+    ctx.emit("onehot", [index, values], [out], node.name, params=OneHot(axis=axis, depth=lines[axis]))
+    if legacy:
+        ctx.copy_to(out, y, x.shape, node.name)
 
 
 HANDLERS: dict = {
     "BatchNormalization": lower_batchnorm, "LayerNormalization": lower_layernorm, "Softmax": lower_softmax,
+    "LogSoftmax": lower_softmax, "Hardmax": lower_hardmax,
 }

@@ -1,7 +1,8 @@
-// activation.cc - the fused activations of FORMAT.md (codes 0-25), applied in place after an op or from
+// activation.cc - the fused activations of FORMAT.md (codes 0-42), applied in place after an op or from
 // one buffer to another (the activation op), and the conv epilogue (bias + activation over rows of a GEMM
 // result while they are still in cache). Every function is a branch-free map the compiler vectorizes,
-// except a pow with an exponent that has no cheaper exact form (libm's powf).
+// except a pow with an exponent that has no cheaper exact form (libm's powf) and the trigonometric and
+// hyperbolic functions (libm's).
 #include "math/activation.h"
 
 #include <cstddef>
@@ -83,6 +84,66 @@ struct Softplus {  // max(x, 0) + log(1 + e^-|x|): no overflow, exact tails
 };
 struct Softsign {
     ACCEL_INLINE float operator()(float x) const { return x / (1.f + __builtin_fabsf(x)); }
+};
+struct Sign {  // x itself for 0, -0 and NaN
+    ACCEL_INLINE float operator()(float x) const { return x > 0.f ? 1.f : (x < 0.f ? -1.f : x); }
+};
+// The trigonometric and hyperbolic functions are libm's (correctly rounded or within an ulp): a polynomial
+// of our own would need its own argument reduction to be exact for large x, and these ops are rare in models.
+struct Sin {
+    ACCEL_INLINE float operator()(float x) const { return __builtin_sinf(x); }
+};
+struct Cos {
+    ACCEL_INLINE float operator()(float x) const { return __builtin_cosf(x); }
+};
+struct Tan {
+    ACCEL_INLINE float operator()(float x) const { return __builtin_tanf(x); }
+};
+struct Asin {
+    ACCEL_INLINE float operator()(float x) const { return __builtin_asinf(x); }
+};
+struct Acos {
+    ACCEL_INLINE float operator()(float x) const { return __builtin_acosf(x); }
+};
+struct Atan {
+    ACCEL_INLINE float operator()(float x) const { return __builtin_atanf(x); }
+};
+struct Sinh {
+    ACCEL_INLINE float operator()(float x) const { return __builtin_sinhf(x); }
+};
+struct Cosh {
+    ACCEL_INLINE float operator()(float x) const { return __builtin_coshf(x); }
+};
+struct Asinh {
+    ACCEL_INLINE float operator()(float x) const { return __builtin_asinhf(x); }
+};
+struct Acosh {
+    ACCEL_INLINE float operator()(float x) const { return __builtin_acoshf(x); }
+};
+struct Atanh {
+    ACCEL_INLINE float operator()(float x) const { return __builtin_atanhf(x); }
+};
+struct Mish {  // the softplus as Softplus computes it (no overflow), then tanh
+    ACCEL_INLINE float operator()(float x) const {
+        const float sp = (x > 0.f ? x : 0.f) + kern::log1p_approx(kern::exp_approx(-__builtin_fabsf(x)));
+        return x * kern::tanh_approx(sp);
+    }
+};
+struct Celu {  // written as ONNX defines it, x / alpha rather than x times a reciprocal, to round alike
+    float a;
+    ACCEL_INLINE float operator()(float x) const { return x > 0.f ? x : a * kern::expm1_approx(x / a); }
+};
+struct Shrink {
+    float lambd, bias;
+    ACCEL_INLINE float operator()(float x) const { return x < -lambd ? x + bias : (x > lambd ? x - bias : 0.f); }
+};
+struct ThresholdedRelu {
+    float a;
+    ACCEL_INLINE float operator()(float x) const { return x > a ? x : 0.f; }
+};
+struct Swish {
+    float a;
+    ACCEL_INLINE float operator()(float x) const { return x / (1.f + kern::exp_approx(-a * x)); }
 };
 struct Sqrt {
     ACCEL_INLINE float operator()(float x) const { return __builtin_sqrtf(x); }
@@ -202,6 +263,23 @@ ACCEL_HOT void act_map(Act act, float a, float b, const float* x, float* y, size
         case Act::GeluTanh: map(x, y, n, bias, GeluTanh{}); break;
         case Act::Selu: map(x, y, n, bias, Selu{a, b}); break;
         case Act::Softsign: map(x, y, n, bias, Softsign{}); break;
+        case Act::Sign: map(x, y, n, bias, Sign{}); break;
+        case Act::Sin: map(x, y, n, bias, Sin{}); break;
+        case Act::Cos: map(x, y, n, bias, Cos{}); break;
+        case Act::Tan: map(x, y, n, bias, Tan{}); break;
+        case Act::Asin: map(x, y, n, bias, Asin{}); break;
+        case Act::Acos: map(x, y, n, bias, Acos{}); break;
+        case Act::Atan: map(x, y, n, bias, Atan{}); break;
+        case Act::Sinh: map(x, y, n, bias, Sinh{}); break;
+        case Act::Cosh: map(x, y, n, bias, Cosh{}); break;
+        case Act::Asinh: map(x, y, n, bias, Asinh{}); break;
+        case Act::Acosh: map(x, y, n, bias, Acosh{}); break;
+        case Act::Atanh: map(x, y, n, bias, Atanh{}); break;
+        case Act::Mish: map(x, y, n, bias, Mish{}); break;
+        case Act::Celu: map(x, y, n, bias, Celu{a}); break;
+        case Act::Shrink: map(x, y, n, bias, Shrink{a, b}); break;
+        case Act::ThresholdedRelu: map(x, y, n, bias, ThresholdedRelu{a}); break;
+        case Act::Swish: map(x, y, n, bias, Swish{a}); break;
     }
 }
 

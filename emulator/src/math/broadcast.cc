@@ -20,9 +20,16 @@ __attribute__((always_inline)) inline float apply(float x, float y) {
     if constexpr (OP == BinOp::Mul) return x * y;
     if constexpr (OP == BinOp::Div) return x / y;
     if constexpr (OP == BinOp::Pow) return __builtin_powf(x, y);
+    if constexpr (OP == BinOp::FMod) return __builtin_fmodf(x, y);
+    if constexpr (OP == BinOp::Mod) {  // floored: fmodf's remainder moved to B's sign, a zero taking B's sign
+        const float r = __builtin_fmodf(x, y);
+        const float f = r != 0.f && (r < 0.f) != (y < 0.f) ? r + y : r;
+        return f == 0.f ? __builtin_copysignf(0.f, y) : f;
+    }
     // min and max are NaN when either operand is (x != x: x is NaN; a NaN y loses every comparison).
     if constexpr (OP == BinOp::Min) return x < y || x != x ? x : y;
-    return x > y || x != x ? x : y;
+    if constexpr (OP == BinOp::Max) return x > y || x != x ? x : y;
+    return 0.f;  // the bit operations, which validate refuses on float32
 }
 
 // A functor, not a lambda: only an always-inline function is inlined into code of other FP options (ACCEL_HOT).
@@ -93,6 +100,31 @@ ACCEL_INLINE T apply_int(T x, T y) {
         }
         return static_cast<T>(x / y);  // truncates toward zero
     }
+    if constexpr (OP == BinOp::FMod || OP == BinOp::Mod) {
+        // y == 0 defined here (C leaves it undefined; the kernel must not trap), and min % -1 is 0 though C's
+        // x % y would trap computing min / -1.
+        if (y == 0) return T(0);
+        if constexpr (std::is_signed_v<T>) {
+            if (y == T(-1)) return T(0);
+            const T r = static_cast<T>(x % y);  // truncated: A's sign
+            // floored: B's sign, r + y cannot overflow as |r| < |y| with r and y of opposite signs
+            if (OP == BinOp::Mod && r != 0 && ((r < 0) != (y < 0))) return static_cast<T>(r + y);
+            return r;
+        }
+        return static_cast<T>(x % y);
+    }
+    if constexpr (OP == BinOp::BitAnd) return static_cast<T>(x & y);
+    if constexpr (OP == BinOp::BitOr) return static_cast<T>(x | y);
+    if constexpr (OP == BinOp::BitXor) return static_cast<T>(x ^ y);
+    if constexpr (OP == BinOp::Shl || OP == BinOp::Shr) {
+        // A shift by a negative amount or by the width or more is defined as ONNX defines it (C leaves it
+        // undefined): the sign extension alone. Right shifts of signed values are arithmetic (gcc and clang
+        // define them so, and C++20 requires it).
+        const bool outside = y >= static_cast<T>(sizeof(T) * 8) || (std::is_signed_v<T> && y < T(0));
+        if (OP == BinOp::Shl) return outside ? T(0) : static_cast<T>(static_cast<W>(x) << y);
+        if (outside) return std::is_signed_v<T> && x < T(0) ? static_cast<T>(-1) : T(0);
+        return static_cast<T>(x >> y);
+    }
     if constexpr (OP == BinOp::Min) return x < y ? x : y;
     if constexpr (OP == BinOp::Max) return x > y ? x : y;
     return T(0);
@@ -118,6 +150,13 @@ void run_int_op(BinOp op, const Bcast& c, int64_t numel, const void* A, const vo
         case BinOp::Div: return binary_rows(c, numel, A, B, Y, int_row<BinOp::Div, T>);
         case BinOp::Min: return binary_rows(c, numel, A, B, Y, int_row<BinOp::Min, T>);
         case BinOp::Max: return binary_rows(c, numel, A, B, Y, int_row<BinOp::Max, T>);
+        case BinOp::Mod: return binary_rows(c, numel, A, B, Y, int_row<BinOp::Mod, T>);
+        case BinOp::FMod: return binary_rows(c, numel, A, B, Y, int_row<BinOp::FMod, T>);
+        case BinOp::BitAnd: return binary_rows(c, numel, A, B, Y, int_row<BinOp::BitAnd, T>);
+        case BinOp::BitOr: return binary_rows(c, numel, A, B, Y, int_row<BinOp::BitOr, T>);
+        case BinOp::BitXor: return binary_rows(c, numel, A, B, Y, int_row<BinOp::BitXor, T>);
+        case BinOp::Shl: return binary_rows(c, numel, A, B, Y, int_row<BinOp::Shl, T>);
+        case BinOp::Shr: return binary_rows(c, numel, A, B, Y, int_row<BinOp::Shr, T>);
         case BinOp::Pow: return;
     }
 }
@@ -166,6 +205,13 @@ void binary_broadcast(BinOp op, const TensorDesc& ad, const TensorDesc& bd, cons
         case BinOp::Pow: return run_op<BinOp::Pow>(ad, bd, yd, A, B, Y, act, alpha, beta, par);
         case BinOp::Min: return run_op<BinOp::Min>(ad, bd, yd, A, B, Y, act, alpha, beta, par);
         case BinOp::Max: return run_op<BinOp::Max>(ad, bd, yd, A, B, Y, act, alpha, beta, par);
+        case BinOp::FMod: return run_op<BinOp::FMod>(ad, bd, yd, A, B, Y, act, alpha, beta, par);
+        case BinOp::Mod: return run_op<BinOp::Mod>(ad, bd, yd, A, B, Y, act, alpha, beta, par);
+        case BinOp::BitAnd:
+        case BinOp::BitOr:
+        case BinOp::BitXor:
+        case BinOp::Shl:
+        case BinOp::Shr: return;  // integers only: validate refuses float32
     }
 }
 

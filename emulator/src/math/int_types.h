@@ -55,4 +55,14 @@ inline T wrapping_add(T a, T b) {
     }
 }
 
+// a * b, integers wrapping; floats as they are.
+template <typename T>
+inline T wrapping_mul(T a, T b) {
+    if constexpr (std::is_integral_v<T>) {
+        return static_cast<T>(static_cast<Wide<T>>(a) * static_cast<Wide<T>>(b));
+    } else {
+        return a * b;
+    }
+}
+
 }  // namespace accel_emu

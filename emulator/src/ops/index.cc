@@ -1,7 +1,7 @@
-// index.cc - the index ops (FORMAT.md ops 44-47, minor 3): argreduce (ArgMax/ArgMin), topk, cumsum and
-// onehot. They compute on integers as well as float32 and write int64 indices. None reports a data fault
-// (ops.h): onehot reads run-time indices, but ONNX defines the result of one outside -depth..depth-1 (a
-// line of off values, as onnxruntime gives), so that is what it gives.
+// index.cc - the index ops (FORMAT.md ops 44-47, minor 3, and 59, minor 5): argreduce (ArgMax/ArgMin), topk,
+// cumsum, cumprod and onehot. They compute on integers as well as float32 and write int64 indices. None
+// reports a data fault (ops.h): onehot reads run-time indices, but ONNX defines the result of one outside
+// -depth..depth-1 (a line of off values, as onnxruntime gives), so that is what it gives.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -198,15 +198,20 @@ void run_topk(const KernelArgs& a) {
     });
 }
 
-// ---- cumsum: running sums along an axis
+// ---- cumsum, cumprod: running sums or products along an axis
 
-bool validate_cumsum(const Graph& g, const Node& n, std::string* err) {
+// P: CumSumParams or CumProdParams (the same fields).
+template <class P>
+constexpr bool kProduct = std::is_same_v<P, CumProdParams>;
+
+template <class P>
+bool validate_cumulative(const Graph& g, const Node& n, std::string* err) {
     using kern::cat;
-    const char* op = "cumsum";
+    const char* op = kProduct<P> ? "cumprod" : "cumsum";
     if (!kern::check_common(g, n, err)) return false;
     const TensorDesc& x = *kern::input(g, n, 0);
     const TensorDesc& y = kern::output(g, n, 0);
-    const CumSumParams p = CumSumParams::of(n);
+    const P p = P::of(n);
     if (!check_axis(x, p.axis, op, err) || !check_flag(p.exclusive, "exclusive", op, err) ||
         !check_flag(p.reverse, "reverse", op, err))
         return false;
@@ -215,40 +220,41 @@ bool validate_cumsum(const Graph& g, const Node& n, std::string* err) {
     return kern::same_dtype(x, y, op, "input 0", err) && kern::check_same_shape(x, y, op, err);
 }
 
-template <class T>
-void cumsum_lines(const T* x, int64_t outer, int64_t dim, int64_t inner, bool exclusive, bool reverse, T* y) {
+template <bool kProd, class T>
+void cumulative_lines(const T* x, int64_t outer, int64_t dim, int64_t inner, bool exclusive, bool reverse, T* y) {
     const int64_t first = reverse ? dim - 1 : 0, step = reverse ? -1 : 1;
     for (int64_t o = 0; o < outer; ++o, x += dim * inner, y += dim * inner) {
         T* y0 = y + first * inner;
         const T* x0 = x + first * inner;
-        for (int64_t j = 0; j < inner; ++j) y0[j] = exclusive ? T(0) : x0[j];
+        for (int64_t j = 0; j < inner; ++j) y0[j] = exclusive ? T(kProd ? 1 : 0) : x0[j];
         for (int64_t c = 1; c < dim; ++c) {
             const int64_t i = first + c * step, prev = i - step;
             T* yi = y + i * inner;
             const T* yp = y + prev * inner;
             const T* xi = x + (exclusive ? prev : i) * inner;
-            for (int64_t j = 0; j < inner; ++j) yi[j] = wrapping_add(yp[j], xi[j]);
+            for (int64_t j = 0; j < inner; ++j) yi[j] = kProd ? wrapping_mul(yp[j], xi[j]) : wrapping_add(yp[j], xi[j]);
         }
     }
 }
 
-void run_cumsum(const KernelArgs& a) {
+template <class P>
+void run_cumulative(const KernelArgs& a) {
     const TensorDesc& xd = kern::in_desc(a, 0);
-    const CumSumParams p = CumSumParams::of(*a.node);
+    const P p = P::of(*a.node);
     const int axis = static_cast<int>(p.axis);
     const int64_t outer = kern::prod(xd.dims, 0, axis), dim = xd.dims[axis];
     const int64_t inner = kern::prod(xd.dims, axis + 1, xd.ndim);
     const bool ex = p.exclusive != 0, rev = p.reverse != 0;
     switch (xd.dtype) {
         case ACCEL_DTYPE_FLOAT32:
-            return cumsum_lines(static_cast<const float*>(a.in[0]), outer, dim, inner, ex, rev,
-                                static_cast<float*>(a.out[0]));
+            return cumulative_lines<kProduct<P>>(static_cast<const float*>(a.in[0]), outer, dim, inner, ex, rev,
+                                                 static_cast<float*>(a.out[0]));
         case ACCEL_DTYPE_INT32:
-            return cumsum_lines(static_cast<const int32_t*>(a.in[0]), outer, dim, inner, ex, rev,
-                                static_cast<int32_t*>(a.out[0]));
+            return cumulative_lines<kProduct<P>>(static_cast<const int32_t*>(a.in[0]), outer, dim, inner, ex, rev,
+                                                 static_cast<int32_t*>(a.out[0]));
         default:
-            return cumsum_lines(static_cast<const int64_t*>(a.in[0]), outer, dim, inner, ex, rev,
-                                static_cast<int64_t*>(a.out[0]));
+            return cumulative_lines<kProduct<P>>(static_cast<const int64_t*>(a.in[0]), outer, dim, inner, ex, rev,
+                                                 static_cast<int64_t*>(a.out[0]));
     }
 }
 
@@ -333,7 +339,10 @@ void run_onehot(const KernelArgs& a) {
 
 const OpDef kArgReduceDef = {"argreduce", validate_argreduce, no_scratch, run_argreduce, nullptr, nullptr};
 const OpDef kTopKDef = {"topk", validate_topk, topk_scratch, run_topk, nullptr, nullptr};
-const OpDef kCumSumDef = {"cumsum", validate_cumsum, no_scratch, run_cumsum, nullptr, nullptr};
+const OpDef kCumSumDef = {
+    "cumsum", validate_cumulative<CumSumParams>, no_scratch, run_cumulative<CumSumParams>, nullptr, nullptr};
+const OpDef kCumProdDef = {
+    "cumprod", validate_cumulative<CumProdParams>, no_scratch, run_cumulative<CumProdParams>, nullptr, nullptr};
 const OpDef kOneHotDef = {"onehot", validate_onehot, no_scratch, run_onehot, nullptr, nullptr};
 
 }  // namespace accel_emu

@@ -83,6 +83,16 @@ constexpr OpContract op_contract(Op v) {
         case Op::Rnn: return {"rnn", 3, 11, 3, 1, 3, DTypeRule::Any, ActRule::MustBeNone};
         case Op::Pad: return {"pad", 1, 2, 1, 1, 1, DTypeRule::Any, ActRule::MustBeNone};
         case Op::GroupNorm: return {"groupnorm", 3, 3, 3, 1, 1, DTypeRule::Float32, ActRule::Fused};
+        case Op::LogSoftmax: return {"logsoftmax", 1, 1, 1, 1, 1, DTypeRule::Float32, ActRule::MustBeNone};
+        case Op::Mod: return {"mod", 2, 2, 2, 1, 1, DTypeRule::Any, ActRule::Fused};
+        case Op::FMod: return {"fmod", 2, 2, 2, 1, 1, DTypeRule::Any, ActRule::Fused};
+        case Op::BitAnd: return {"bitand", 2, 2, 2, 1, 1, DTypeRule::Any, ActRule::MustBeNone};
+        case Op::BitOr: return {"bitor", 2, 2, 2, 1, 1, DTypeRule::Any, ActRule::MustBeNone};
+        case Op::BitXor: return {"bitxor", 2, 2, 2, 1, 1, DTypeRule::Any, ActRule::MustBeNone};
+        case Op::Shl: return {"shl", 2, 2, 2, 1, 1, DTypeRule::Any, ActRule::MustBeNone};
+        case Op::Shr: return {"shr", 2, 2, 2, 1, 1, DTypeRule::Any, ActRule::MustBeNone};
+        case Op::CumProd: return {"cumprod", 1, 1, 1, 1, 1, DTypeRule::Any, ActRule::MustBeNone};
+        case Op::GatherElements: return {"gatherelements", 2, 2, 2, 1, 1, DTypeRule::Any, ActRule::MustBeNone};
     }
     return {nullptr, 0, 0, 0, 0, 0, kern::DTypeRule::Any, kern::ActRule::MustBeNone};
 }

@@ -56,5 +56,15 @@ extern const OpDef kOneHotDef;
 extern const OpDef kRnnDef;
 extern const OpDef kPadDef;
 extern const OpDef kGroupNormDef;
+extern const OpDef kLogSoftmaxDef;
+extern const OpDef kModDef;
+extern const OpDef kFModDef;
+extern const OpDef kBitAndDef;
+extern const OpDef kBitOrDef;
+extern const OpDef kBitXorDef;
+extern const OpDef kShlDef;
+extern const OpDef kShrDef;
+extern const OpDef kCumProdDef;
+extern const OpDef kGatherElementsDef;
 
 }  // namespace accel_emu

@@ -56,6 +56,16 @@ const OpDef* find_op(uint32_t op) {
         case Op::Rnn: return &kRnnDef;
         case Op::Pad: return &kPadDef;
         case Op::GroupNorm: return &kGroupNormDef;
+        case Op::LogSoftmax: return &kLogSoftmaxDef;
+        case Op::Mod: return &kModDef;
+        case Op::FMod: return &kFModDef;
+        case Op::BitAnd: return &kBitAndDef;
+        case Op::BitOr: return &kBitOrDef;
+        case Op::BitXor: return &kBitXorDef;
+        case Op::Shl: return &kShlDef;
+        case Op::Shr: return &kShrDef;
+        case Op::CumProd: return &kCumProdDef;
+        case Op::GatherElements: return &kGatherElementsDef;
     }
     return nullptr;
 }

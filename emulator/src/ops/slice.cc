@@ -1,5 +1,5 @@
-// slice.cc - ops that read parts of their input: slice (FORMAT.md op 19), gather (20) and expand (25);
-// any dtype, the output's the input's.
+// slice.cc - ops that read parts of their input: slice (FORMAT.md op 19), gather (20), expand (25) and
+// gatherelements (60); any dtype, the output's the input's.
 #include <cstring>
 
 #include "math/strided_copy.h"
@@ -70,6 +70,29 @@ void run_slice(const KernelArgs& a) {
 // time: the kernel bounds every index it reads and stops at the first outside -dim..dim-1, reporting it
 // (ops.h: the job fails).
 
+// Indices that are constants are checked at load, against -dim..dim-1 (those computed at run time: see run).
+bool check_constant_indices(const Graph& g, const TensorDesc& ind, int64_t dim, int64_t axis, const char* op,
+                            std::string* err) {
+    using kern::cat;
+    if (ind.kind != TensorKind::Constant || g.constants == nullptr) return true;
+    const uint8_t* raw = g.constants + ind.data_offset;
+    for (int64_t i = 0; i < ind.numel; ++i) {
+        int64_t v;
+        if (ind.dtype == ACCEL_DTYPE_INT64) {
+            std::memcpy(&v, raw + i * sizeof v, sizeof v);
+        } else {
+            int32_t v32;
+            std::memcpy(&v32, raw + i * sizeof v32, sizeof v32);
+            v = v32;
+        }
+        if (v < -dim || v >= dim)
+            return kern::fail(
+                err, op,
+                cat("index ", v, " at position ", i, " is outside -", dim, "..", dim - 1, " (axis ", axis, ")"));
+    }
+    return true;
+}
+
 bool validate_gather(const Graph& g, const Node& n, std::string* err) {
     using kern::cat;
     const char* op = "gather";
@@ -92,25 +115,7 @@ bool validate_gather(const Graph& g, const Node& n, std::string* err) {
         return kern::fail(err, op,
                           cat("output shape ", kern::dims_str(y), " is not input ", kern::dims_str(x), " with axis ",
                               axis, " replaced by the indices' shape ", kern::dims_str(ind)));
-    if (ind.kind == TensorKind::Constant && g.constants != nullptr) {  // indices computed at run time: see run
-        const uint8_t* raw = g.constants + ind.data_offset;
-        const int64_t dim = x.dims[axis];
-        for (int64_t i = 0; i < ind.numel; ++i) {
-            int64_t v;
-            if (ind.dtype == ACCEL_DTYPE_INT64) {
-                std::memcpy(&v, raw + i * sizeof v, sizeof v);
-            } else {
-                int32_t v32;
-                std::memcpy(&v32, raw + i * sizeof v32, sizeof v32);
-                v = v32;
-            }
-            if (v < -dim || v >= dim)
-                return kern::fail(
-                    err, op,
-                    cat("index ", v, " at position ", i, " is outside -", dim, "..", dim - 1, " (axis ", axis, ")"));
-        }
-    }
-    return true;
+    return check_constant_indices(g, ind, x.dims[axis], axis, op, err);
 }
 
 // The index as a position 0..dim-1 (negative ones count from the end), or -1 if outside -dim..dim-1.
@@ -163,16 +168,10 @@ int64_t gather_rows(const KernelArgs& a, const I* idx, int64_t count, int64_t di
     return -1;
 }
 
-template <class I>
-void gather_blocks(const KernelArgs& a, const I* idx) {
-    const TensorDesc& xd = kern::in_desc(a, 0);
-    const int axis = static_cast<int>(GatherParams::of(*a.node).axis);
-    const int64_t dim = xd.dims[axis];
-    const size_t block = kern::prod(xd.dims, axis + 1, xd.ndim) * dtype_size(xd.dtype);  // bytes
-    int64_t value = 0;
-    const int64_t k = gather_rows(a, idx, kern::in_desc(a, 1).numel, dim, kern::prod(xd.dims, 0, axis), block, &value);
-    if (k < 0) return;
-    DataFault f;  // the job fails after this node (ops.h); Y is left part written
+// The job fails after this node (ops.h): index `value` at position k of input 1, outside axis `axis` of input 0
+// (dim elements). Y is left part written.
+void report_index(const KernelArgs& a, int64_t k, int64_t value, int64_t dim, int axis) {
+    DataFault f;
     f.what = "index";
     f.input = 1;
     f.position = k;
@@ -184,9 +183,100 @@ void gather_blocks(const KernelArgs& a, const I* idx) {
     a.report(f);
 }
 
+template <class I>
+void gather_blocks(const KernelArgs& a, const I* idx) {
+    const TensorDesc& xd = kern::in_desc(a, 0);
+    const int axis = static_cast<int>(GatherParams::of(*a.node).axis);
+    const int64_t dim = xd.dims[axis];
+    const size_t block = kern::prod(xd.dims, axis + 1, xd.ndim) * dtype_size(xd.dtype);  // bytes
+    int64_t value = 0;
+    const int64_t k = gather_rows(a, idx, kern::in_desc(a, 1).numel, dim, kern::prod(xd.dims, 0, axis), block, &value);
+    if (k >= 0) report_index(a, k, value, dim, axis);
+}
+
 void run_gather(const KernelArgs& a) {
     if (kern::in_desc(a, 1).dtype == ACCEL_DTYPE_INT32) gather_blocks(a, static_cast<const int32_t*>(a.in[1]));
     else gather_blocks(a, static_cast<const int64_t*>(a.in[1]));
+}
+
+// ---- gatherelements: Y[j] = X[j with its axis coordinate replaced by I[j]], Y shaped as I. Indices as gather's.
+
+bool validate_gather_elements(const Graph& g, const Node& n, std::string* err) {
+    using kern::cat;
+    const char* op = "gatherelements";
+    if (!check_data_op(g, n, op, err)) return false;
+    const TensorDesc& x = *kern::input(g, n, 0);
+    const TensorDesc& ind = *kern::input(g, n, 1);
+    const TensorDesc& y = kern::output(g, n, 0);
+    const int64_t axis = GatherElementsParams::of(n).axis;
+    if (x.ndim < 1) return kern::fail(err, op, "input 0 is a scalar");
+    if (axis < 0 || axis >= x.ndim) return kern::fail(err, op, cat("axis ", axis, " outside 0..", x.ndim - 1));
+    if (ind.dtype != ACCEL_DTYPE_INT64 && ind.dtype != ACCEL_DTYPE_INT32)
+        return kern::fail(err, op, cat("indices dtype ", dtype_name(ind.dtype), " is not int32 or int64"));
+    bool ok = ind.ndim == x.ndim;
+    for (int i = 0; ok && i < x.ndim; ++i) ok = i == axis || ind.dims[i] <= x.dims[i];
+    if (!ok)
+        return kern::fail(err, op,
+                          cat("indices shape ", kern::dims_str(ind), " is not of input ", kern::dims_str(x),
+                              "'s rank with every dim but axis ", axis, "'s at most its"));
+    if (!kern::check_same_shape(ind, y, op, err)) return false;
+    return check_constant_indices(g, ind, x.dims[axis], axis, op, err);
+}
+
+// Returns the position in I of the first index outside -dim..dim-1 (its value in *bad), or -1. Each index is
+// bounded as it is read, as gather's.
+template <class T, class I>
+int64_t gather_elements_along(const T* x, const I* idx, const TensorDesc& id, const TensorDesc& xd, int axis, T* y,
+                              int64_t* bad) {
+    int64_t xs[kMaxDims], pos[kMaxDims] = {0};
+    xs[xd.ndim - 1] = 1;
+    for (int i = xd.ndim - 1; i > 0; --i) xs[i - 1] = xs[i] * xd.dims[i];
+    const int64_t dim = xd.dims[axis];
+    int64_t base = 0;  // the offset in X of pos with its axis coordinate 0
+    for (int64_t k = 0; k < id.numel; ++k) {
+        const int64_t i = gather_position(idx[k], dim);
+        if (i < 0) return *bad = idx[k], k;
+        y[k] = x[base + i * xs[axis]];
+        for (int d = id.ndim - 1; d >= 0; --d) {  // the next position of I, in C order
+            if (d != axis) base += xs[d];
+            if (++pos[d] < id.dims[d]) break;
+            if (d != axis) base -= pos[d] * xs[d];
+            pos[d] = 0;
+        }
+    }
+    return -1;
+}
+
+template <class I>
+void gather_elements_typed(const KernelArgs& a, const I* idx) {
+    const TensorDesc& xd = kern::in_desc(a, 0);
+    const TensorDesc& id = kern::in_desc(a, 1);
+    const int axis = static_cast<int>(GatherElementsParams::of(*a.node).axis);
+    int64_t value = 0, k = -1;
+    switch (dtype_size(xd.dtype)) {  // elements moved by their size: the dtype's meaning plays no part
+        case 1:
+            k = gather_elements_along(static_cast<const uint8_t*>(a.in[0]), idx, id, xd, axis,
+                                      static_cast<uint8_t*>(a.out[0]), &value);
+            break;
+        case 2:
+            k = gather_elements_along(static_cast<const uint16_t*>(a.in[0]), idx, id, xd, axis,
+                                      static_cast<uint16_t*>(a.out[0]), &value);
+            break;
+        case 4:
+            k = gather_elements_along(static_cast<const uint32_t*>(a.in[0]), idx, id, xd, axis,
+                                      static_cast<uint32_t*>(a.out[0]), &value);
+            break;
+        default:
+            k = gather_elements_along(static_cast<const uint64_t*>(a.in[0]), idx, id, xd, axis,
+                                      static_cast<uint64_t*>(a.out[0]), &value);
+            break;
+    }
+    if (k >= 0) report_index(a, k, value, xd.dims[axis], axis);
+}
+
+void run_gather_elements(const KernelArgs& a) {
+    if (kern::in_desc(a, 1).dtype == ACCEL_DTYPE_INT32) gather_elements_typed(a, static_cast<const int32_t*>(a.in[1]));
+    else gather_elements_typed(a, static_cast<const int64_t*>(a.in[1]));
 }
 
 // ---- expand: Y is X broadcast (numpy rules) to Y's shape
@@ -224,5 +314,7 @@ void run_expand(const KernelArgs& a) {
 const OpDef kSliceDef = {"slice", validate_slice, no_scratch, run_slice, nullptr, nullptr};
 const OpDef kGatherDef = {"gather", validate_gather, no_scratch, run_gather, nullptr, nullptr};
 const OpDef kExpandDef = {"expand", validate_expand, no_scratch, run_expand, nullptr, nullptr};
+const OpDef kGatherElementsDef = {"gatherelements", validate_gather_elements, no_scratch, run_gather_elements, nullptr,
+                                  nullptr};
 
 }  // namespace accel_emu

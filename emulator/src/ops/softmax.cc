@@ -1,6 +1,6 @@
-// softmax.cc - softmax and qsoftmax (FORMAT.md ops 15, 37), max-subtracted. coerce_2d = 0: over one axis
-// (opset >= 13); 1: over all dims from the axis on (opset < 13), i.e. rows of the input flattened to 2-D
-// there. qsoftmax's table of exponentials is made at load.
+// softmax.cc - softmax, qsoftmax and logsoftmax (FORMAT.md ops 15, 37, 51), max-subtracted. coerce_2d = 0: over one
+// axis (opset >= 13); 1: over all dims from the axis on (opset < 13), i.e. rows of the input flattened to 2-D there.
+// qsoftmax's table of exponentials is made at load.
 #include <type_traits>
 
 #include "math/exact_rounding.h"
@@ -16,12 +16,12 @@ namespace {
 
 constexpr const char* kOp = "softmax";
 
-// P: SoftmaxParams or QSoftmaxParams (the same fields).
+// P: SoftmaxParams, QSoftmaxParams or LogSoftmaxParams (the same fields).
 template <class P>
 bool validate(const Graph& g, const Node& n, std::string* err) {
     using kern::cat;
     constexpr bool kQuantized = std::is_same_v<P, QSoftmaxParams>;
-    const char* op = kQuantized ? "qsoftmax" : kOp;
+    const char* op = kQuantized ? "qsoftmax" : std::is_same_v<P, LogSoftmaxParams> ? "logsoftmax" : kOp;
     if (!kern::check_common(g, n, err)) return false;
     if (kQuantized && !quant_rules(g).has_qsoftmax())
         return kern::fail(err, op,
@@ -56,11 +56,13 @@ void rows_of(const TensorDesc& xd, const Node& node, int64_t* outer, int64_t* n,
 
 size_t scratch_bytes(const Graph&, const Node&) { return 0; }
 
+template <class P>
 void run(const KernelArgs& a) {
+    constexpr bool kLog = std::is_same_v<P, LogSoftmaxParams>;
     int64_t outer, n, inner;
-    rows_of<SoftmaxParams>(kern::in_desc(a, 0), *a.node, &outer, &n, &inner);
-    if (inner == 1) softmax_rows(kern::in_f(a, 0), kern::out_f(a, 0), outer, n);
-    else softmax_strided(kern::in_f(a, 0), kern::out_f(a, 0), outer, n, inner);
+    rows_of<P>(kern::in_desc(a, 0), *a.node, &outer, &n, &inner);
+    if (inner == 1) softmax_rows(kern::in_f(a, 0), kern::out_f(a, 0), outer, n, kLog);
+    else softmax_strided(kern::in_f(a, 0), kern::out_f(a, 0), outer, n, inner, kLog);
 }
 
 size_t table_bytes(const Graph&, const Node&) { return 256 * sizeof(float); }
@@ -81,7 +83,9 @@ void run_q(const KernelArgs& a) {
 
 }  // namespace
 
-const OpDef kSoftmaxDef = {kOp, validate<SoftmaxParams>, scratch_bytes, run, nullptr, nullptr};
+const OpDef kSoftmaxDef = {kOp, validate<SoftmaxParams>, scratch_bytes, run<SoftmaxParams>, nullptr, nullptr};
+const OpDef kLogSoftmaxDef = {"logsoftmax", validate<LogSoftmaxParams>, scratch_bytes, run<LogSoftmaxParams>, nullptr,
+                              nullptr};
 const OpDef kQSoftmaxDef = {"qsoftmax", validate<QSoftmaxParams>, scratch_bytes, run_q, table_bytes, make_table};
 
 }  // namespace accel_emu

@@ -171,10 +171,16 @@ def _value_inputs(error: BaseException, request: LoadRequest) -> Optional[Tuple[
             todo.extend(i for i in producer[name].input if i)
         else:
             return None  # a tensor of an enclosing branch: not traced here
-    small = all(len(inputs[n].type.tensor_type.shape.dim) <= 1
+    # Flags, modes and rates (integers and booleans): each value compiles a model, so data never qualifies.
+    small = all(inputs[n].type.tensor_type.elem_type in _VALUE_TYPES
+                and len(inputs[n].type.tensor_type.shape.dim) <= 1
                 and all(d.HasField("dim_value") and d.dim_value <= 16 for d in inputs[n].type.tensor_type.shape.dim)
                 for n in found)
     return tuple(sorted(found)) if found and small else None
+
+
+#: The ONNX element types of the inputs a model may be compiled per value of (``_value_inputs``).
+_VALUE_TYPES = frozenset({6, 7, 9, 2, 3, 4, 5, 12, 13})  # INT32, INT64, BOOL, UINT8, INT8, UINT16, INT16, UINT32, UINT64
 
 
 def _dynamic(device: RuntimeDevice, front: Any, request: LoadRequest, name: str, load_native: Any,

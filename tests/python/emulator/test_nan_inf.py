@@ -93,6 +93,9 @@ CASES = {
     "Mul": ([node("Mul", ("x", "x2"))], {"x": X, "x2": X2}, None, None),
     "Div": ([node("Div", ("x", "x2"))], {"x": X, "x2": X2}, None, None),
     "Pow": ([node("Pow", ("x", "x2"))], {"x": X, "x2": X2}, None, None),
+    "Mod(fmod=1)": ([node("Mod", ("x", "x2"), fmod=1)], {"x": X, "x2": X2}, None, None),
+    # onnxruntime takes a float Mod with fmod=0 from opset 28 only; numpy's mod has ONNX's special cases.
+    "Mod(fmod=0)": ([node("Mod", ("x", "x2"))], {"x": X, "x2": X2}, None, lambda x, x2: np.mod(x, x2)),
     "Max": ([node("Max", ("x", "x2"))], {"x": X, "x2": X2}, None, lambda x, x2: np.maximum(x, x2)),
     "Min": ([node("Min", ("x", "x2"))], {"x": X, "x2": X2}, None, lambda x, x2: np.minimum(x, x2)),
     "MaxPool": ([node("MaxPool", kernel_shape=[2, 2], strides=[2, 2])], {"x": X}, None, _np_maxpool),
@@ -103,12 +106,19 @@ CASES = {
     "Transpose": ([node("Transpose", perm=[0, 2, 3, 1])], {"x": X}, None, None),
     "Concat": ([node("Concat", ("x", "x2"), axis=1)], {"x": X, "x2": X2}, None, None),
     "Softmax": ([node("Softmax", axis=1)], {"x": ROW}, None, None),
+    "LogSoftmax": ([node("LogSoftmax", axis=1)], {"x": ROW}, None, None),
+    "LogSoftmax(axis 0)": ([node("LogSoftmax", axis=0)], {"x": ROW}, None, None),
+    # The 1 at the first NaN of a line, as numpy's argmax.
+    "Hardmax": ([node("Hardmax", axis=1)], {"x": ROW}, None,
+                lambda x: np.eye(x.shape[1], dtype=np.float32)[np.argmax(x, axis=1)]),
     "Resize": ([node("Resize", ("x", "", "sc"), mode="linear")], {"x": X},
                {"sc": np.array([1, 1, 2, 2], np.float32)}, None),
     "Slice": ([node("Slice", ("x", "st", "en", "ax"))], {"x": X},
               {"st": np.array([1, 1], np.int64), "en": np.array([5, 6], np.int64), "ax": np.array([2, 3], np.int64)},
               None),
     "Gather": ([node("Gather", ("x", "i"), axis=2)], {"x": X}, {"i": np.array([5, 0, 2], np.int64)}, None),
+    "GatherElements": ([node("GatherElements", ("x", "i"), axis=1)], {"x": ROW},
+                       {"i": np.array([[1, 0, 7], [4, 4, 2], [0, 5, 6]], np.int64)}, None),
     "Expand": ([node("Expand", ("x", "s"))], {"x": ROW[:1]}, {"s": np.array([3, 8], np.int64)}, None),
     "LayerNormalization": ([node("LayerNormalization", ("x", "g", "b"))], {"x": ROW}, {"g": w(8), "b": w(8)}, None),
     "Cast16": ([helper.make_node("Cast", ["x"], ["h"], to=TensorProto.FLOAT16),
@@ -124,6 +134,9 @@ CASES = {
 # Comparison, logic and selection: NaN compares false (IEEE); the outputs are bool (or the selected values).
 CASES["Greater"] = ([node("Greater", ("x", "x2"))], {"x": X, "x2": X2}, None, None)
 CASES["Equal"] = ([node("Equal", ("x", "x"))], {"x": X}, None, None)
+CASES["IsNaN"] = ([node("IsNaN")], {"x": X}, None, np.isnan)
+CASES["IsInf"] = ([node("IsInf")], {"x": X}, None, np.isinf)
+CASES["IsInf(negative)"] = ([node("IsInf", detect_positive=0)], {"x": X}, None, np.isneginf)
 CASES["Where(Not(Less))"] = ([helper.make_node("Less", ["x", "x2"], ["c"]), helper.make_node("Not", ["c"], ["n"]),
                               node("Where", ("n", "x", "x2"))], {"x": X, "x2": X2}, None, None)
 # Index ops: numpy's argmax picks the first NaN (onnxruntime skips a NaN unless it comes first).
@@ -132,6 +145,7 @@ CASES["ArgMin"] = ([node("ArgMin", axis=1, keepdims=0)], {"x": ROW}, None, lambd
 CASES["TopK"] = ([helper.make_node("TopK", ["x", "k"], ["y", "i"], axis=1)], {"x": ROW},
                  {"k": np.array([3], np.int64)}, None)
 CASES["CumSum"] = ([node("CumSum", ("x", "a"))], {"x": ROW}, {"a": np.array(1, np.int64)}, None)
+CASES["CumProd"] = ([node("CumProd", ("x", "a"))], {"x": ROW}, {"a": np.array(1, np.int64)}, None, 26)
 # A NaN or infinite index is outside every line: a line of the off value (onnxruntime leaves it undefined).
 def _np_onehot(x):
     positions = np.trunc(np.nan_to_num(x, nan=-9, posinf=9, neginf=-9))[..., None]
@@ -164,10 +178,14 @@ _ACTIVATIONS = {
     "Relu": {}, "Sigmoid": {}, "Tanh": {}, "HardSigmoid": {}, "HardSwish": {}, "LeakyRelu": {"alpha": 0.1},
     "Elu": {}, "Selu": {}, "Softplus": {}, "Softsign": {}, "Sqrt": {}, "Exp": {}, "Log": {}, "Neg": {}, "Abs": {},
     "Reciprocal": {}, "Erf": {}, "Floor": {}, "Ceil": {}, "Round": {}, "Gelu": {}, "Gelu_tanh": {},
+    "Sign": {}, "Sin": {}, "Cos": {}, "Tan": {}, "Asin": {}, "Acos": {}, "Atan": {}, "Sinh": {}, "Cosh": {},
+    "Asinh": {}, "Acosh": {}, "Atanh": {}, "Mish": {}, "Celu": {"alpha": 0.5}, "Shrink": {"lambd": 0.3, "bias": 0.2},
+    "ThresholdedRelu": {"alpha": 0.2}, "Swish": {"alpha": 0.8},
 }
+_OPSET = {"Gelu": 20, "Swish": 24}
 for _op, _attrs in _ACTIVATIONS.items():
     onnx_op, attrs = ("Gelu", {"approximate": "tanh"}) if _op == "Gelu_tanh" else (_op, _attrs)
-    opset = 20 if onnx_op == "Gelu" else 18
+    opset = _OPSET.get(onnx_op, 18)
     CASES[_op] = ([node(onnx_op, **attrs)], {"x": X}, None, None, opset)
     CASES[f"Conv+{_op}"] = ([helper.make_node("Conv", ["x", "W"], ["c"]), node(onnx_op, ("c",), **attrs)],
                             {"x": X}, {"W": w(3, 2, 1, 1)}, None, opset)
@@ -227,12 +245,16 @@ def test_nan_and_infinities(dev, name):
 
 
 # Ops whose result is defined for NaN or that may legitimately not see one (a slice or gather that skips it, a
-# quantization that maps it to an integer, Pow^0 which is 1 for every x, a Clip... no: clip keeps NaN).
-_NAN_ABSORBING = {"Pow^0.0", "Quantize", "DynamicQuantizeLinear", "Slice", "Gather", "OneHot", "TopK"}
+# quantization that maps it to an integer, Pow^0 which is 1 for every x, a Clip... no: clip keeps NaN; Shrink and
+# ThresholdedRelu give 0 for NaN, as their ONNX definitions' strict comparisons do in onnxruntime and numpy;
+# Hardmax's outputs are 0 and 1).
+_NAN_ABSORBING = {"Pow^0.0", "Quantize", "DynamicQuantizeLinear", "Slice", "Gather", "GatherElements", "OneHot",
+                  "TopK", "Shrink", "Conv+Shrink", "ThresholdedRelu", "Conv+ThresholdedRelu", "Hardmax"}
 
 # Runtime ops that never see a float: their inputs are integers (quantized or not) or bool.
-INTEGER_ONLY = {"logic", "dequantize", "qconv", "qmatmul", "qgemm", "qadd", "qmul", "qactivation", "qavgpool",
-                "qglobalavgpool", "qsoftmax", "matmulinteger", "convinteger"}
+INTEGER_ONLY = {"logic", "bitand", "bitor", "bitxor", "shl", "shr", "dequantize", "qconv", "qmatmul", "qgemm",
+                "qadd", "qmul", "qactivation", "qavgpool", "qglobalavgpool", "qsoftmax", "matmulinteger",
+                "convinteger"}
 
 
 def test_the_cases_reach_every_runtime_op_that_computes_on_floats():

@@ -285,7 +285,8 @@ def test_every_op_has_a_contract_and_a_definition():
         assert f"extern const OpDef k{op.cname}Def;" in defs
         assert f"case Op::{op.cname}: return &k{op.cname}Def;" in registry
     binary = [op.cname for op in SCHEMA.OPS if op.binary]
-    assert binary == ["Add", "Sub", "Mul", "Div", "Pow", "Min", "Max"]
+    assert binary == ["Add", "Sub", "Mul", "Div", "Pow", "Min", "Max", "Mod", "FMod", "BitAnd", "BitOr", "BitXor",
+                      "Shl", "Shr"]
     assert f"enum class BinOp {{ {', '.join(binary)} }};" in op_codegen.OP_CODES_H.read_text(encoding="utf-8")
 
 

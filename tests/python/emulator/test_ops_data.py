@@ -1,6 +1,6 @@
 """The data-movement ops end to end (ONNX -> accel.compiler -> the emulator), against onnxruntime:
-Slice, Split, Gather, Expand, Tile, Cast/CastLike, Transpose, Concat and the reshapes, on every dtype
-accel has; shape subgraphs that must fold at compile time; CompileErrors; and the kernels' load-time
+Slice, Split, Gather, Expand, Tile, Cast/CastLike, Transpose, Concat, Trilu, EyeLike and the reshapes, on every
+dtype accel has; shape subgraphs that must fold at compile time; CompileErrors; and the kernels' load-time
 checks on hand-made .accm files."""
 from __future__ import annotations
 
@@ -560,3 +560,45 @@ def test_gather_index_out_of_range_in_a_file_is_refused_at_load(dev, indices, ba
     negative one counts from the end)."""
     with pytest.raises(accel.ModelFormatError, match=f"'n1'.*gather: {bad} is outside -4..3"):
         dev.load(accm_model("gather", (4, 2), (len(indices), 2), extra=np.array(indices, np.int64)))
+
+
+# ---------------------------------------------------------------------------------------------------
+# Trilu, EyeLike
+# ---------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", SIZES)
+@pytest.mark.parametrize("upper", [0, 1])
+@pytest.mark.parametrize("k", [None, 0, 2, -1, -7, 9])
+def test_trilu(dev, dtype, upper, k):
+    """Upper and lower triangles from diagonals inside and outside the matrix, over a batch of 2 x 3 matrices of
+    4 x 6, bit-exact against onnxruntime and numpy."""
+    x = rand((2, 3, 4, 6), dtype, 50)
+    ins = ["x"] if k is None else ["x", "k"]
+    inits = {} if k is None else {"k": np.array(k, np.int64)}
+    m = onnx_model([helper.make_node("Trilu", ins, ["y"], upper=upper)], [("x", dtype, x.shape)], [("y", dtype)],
+                   inits, opset=14)
+    (got,) = emu_outputs(dev, m, {"x": x}) if dtype == "int8" else check(dev, m, {"x": x})  # onnxruntime: no int8
+    assert_same_outputs([got], [(np.triu if upper else np.tril)(x, k or 0)])
+    assert ops(m) == ["where"]
+
+
+def test_trilu_refusals_name_the_node():
+    m = onnx_model([helper.make_node("Trilu", ["x", "k"], ["y"], name="t1")],
+                   [("x", "float32", (3, 3)), ("k", "int64", ())], [("y", "float32")], opset=14)
+    compile_error(m, r"'t1'.*k \('k'\) must be a constant")
+    m = onnx_model([helper.make_node("Trilu", ["x"], ["y"], name="t1")], [("x", "float32", (3,))],
+                   [("y", "float32")], opset=14)
+    compile_error(m, r"'t1'.*rank 1, Trilu takes rank >= 2")
+
+
+@pytest.mark.parametrize("shape,k,dtype", [((4, 4), 0, None), ((3, 5), 1, "int32"), ((5, 3), -2, "int64"),
+                                           ((2, 6), 7, "float32")])
+def test_eyelike_is_a_constant(dev, shape, k, dtype):
+    """The output depends on the input's shape alone: a constant, which reaches the graph output through a copy;
+    against onnxruntime and numpy."""
+    attrs = {"k": k} if dtype is None else {"k": k, "dtype": elem(dtype)}
+    m = onnx_model([helper.make_node("EyeLike", ["x"], ["y"], **attrs), helper.make_node("Relu", ["x"], ["r"])],
+                   [("x", "float32", shape)], [("y", dtype or "float32"), ("r", "float32")], opset=9)
+    got = check(dev, m, {"x": rand(shape, "float32", 51)})
+    np.testing.assert_array_equal(got[0], np.eye(*shape, k=k, dtype=dtype or "float32"))
+    assert sorted(ops(m)) == ["activation", "copy"]

@@ -1,5 +1,5 @@
 """Elementwise math, reductions and layer normalization, compiled from ONNX and run on the emulator,
-against onnxruntime: the unary functions (activation codes 7-25, standalone and fused into the op that
+against onnxruntime: the unary functions (activation codes 7-42, standalone and fused into the op that
 produces their input), Pow / Min / Max with numpy broadcasting, every Reduce* op over every axes
 combination of a rank-4 tensor, LayerNormalization, the SiLU and decomposed layer norm fusions, and
 the CompileErrors for what is not supported. Inputs are random with fixed seeds."""
@@ -88,7 +88,7 @@ POSITIVE_EDGE = np.array([0.0, -0.0, 1e-40, 1e-30, 1e-6, 0.5, 1.0, 2.0, 1e30, np
 
 
 # ---------------------------------------------------------------------------------------------------
-# unary functions (activation codes 7-25)
+# unary functions (activation codes 7-42)
 # ---------------------------------------------------------------------------------------------------
 
 UNARY = [  # (ONNX op, attributes, opset, activation code name)
@@ -99,9 +99,19 @@ UNARY = [  # (ONNX op, attributes, opset, activation code name)
     ("Selu", {"alpha": 1.2, "gamma": 0.7}, 18, "selu"), ("Softplus", {}, 18, "softplus"),
     ("Softsign", {}, 18, "softsign"), ("Gelu", {}, 20, "gelu"), ("Gelu", {"approximate": "none"}, 20, "gelu"),
     ("Gelu", {"approximate": "tanh"}, 20, "gelu_tanh"),
+    ("Sign", {}, 18, "sign"), ("Sin", {}, 18, "sin"), ("Cos", {}, 18, "cos"), ("Tan", {}, 18, "tan"),
+    ("Asin", {}, 18, "asin"), ("Acos", {}, 18, "acos"), ("Atan", {}, 18, "atan"), ("Sinh", {}, 18, "sinh"),
+    ("Cosh", {}, 18, "cosh"), ("Asinh", {}, 18, "asinh"), ("Acosh", {}, 18, "acosh"), ("Atanh", {}, 18, "atanh"),
+    ("Mish", {}, 18, "mish"), ("Celu", {}, 18, "celu"), ("Celu", {"alpha": 0.4}, 18, "celu"),
+    ("Shrink", {}, 18, "shrink"), ("Shrink", {"lambd": 1.2, "bias": 0.3}, 18, "shrink"),
+    ("ThresholdedRelu", {}, 18, "thresholded_relu"), ("ThresholdedRelu", {"alpha": -0.4}, 18, "thresholded_relu"),
+    ("Swish", {}, 24, "swish"), ("Swish", {"alpha": 0.7}, 24, "swish"),
 ]
 _IDS = [f"{op}-{'-'.join(f'{k}={v}' for k, v in a.items()) or 'default'}" for op, a, _, _ in UNARY]
 _POSITIVE_ONLY = {"Sqrt", "Log"}
+# Functions defined on part of the line: the random inputs are mapped into it (NaN outside is the edge test's).
+_DOMAIN = {"Asin": lambda x: np.tanh(x), "Acos": lambda x: np.tanh(x), "Atanh": lambda x: np.tanh(x),
+           "Acosh": lambda x: np.abs(x) + 1.0}
 
 
 @pytest.mark.parametrize("op,attrs,opset,act", UNARY, ids=_IDS)
@@ -111,6 +121,7 @@ def test_unary_matches_onnxruntime(dev, op, attrs, opset, act):
     x = rnd((3, 7, 37), seed=1, scale=3.0)
     if op in _POSITIVE_ONLY:
         x = np.abs(x) + 1e-3
+    x = _DOMAIN.get(op, lambda v: v)(x).astype(np.float32)
     check(dev, m, {"x": x})
 
 
@@ -134,7 +145,9 @@ def test_unary_wide_range_exp_log(dev):
 
 @pytest.mark.parametrize("op,ref", [
     ("Erf", np.vectorize(math.erf)), ("Tanh", np.tanh), ("Exp", np.exp), ("Log", np.log),
-    ("Softplus", lambda x: np.logaddexp(0.0, x)),
+    ("Softplus", lambda x: np.logaddexp(0.0, x)), ("Sin", np.sin), ("Cos", np.cos), ("Atan", np.arctan),
+    ("Sinh", np.sinh), ("Asinh", np.arcsinh), ("Mish", lambda x: x * np.tanh(np.logaddexp(0.0, x))),
+    ("Celu", lambda x: np.where(x > 0, x, np.expm1(x))), ("Swish", lambda x: x / (1.0 + np.exp(-x))),
 ])
 def test_unary_accuracy_against_float64(dev, op, ref):
     """Relative error below 1e-6 against float64 math over a dense sweep (onnxruntime's own float32
@@ -145,10 +158,43 @@ def test_unary_accuracy_against_float64(dev, op, ref):
         x = np.linspace(-87, 88, 20001).astype(np.float32)
     else:
         x = np.concatenate([np.linspace(-12, 12, 20001), np.logspace(-30, 0, 2001)]).astype(np.float32)
-    got = emu_run(dev, unary(op, x.shape), {"x": x})[0].astype(np.float64)
+    got = emu_run(dev, unary(op, x.shape, 24 if op == "Swish" else 18), {"x": x})[0].astype(np.float64)
     want = ref(x.astype(np.float64))
     rel = np.abs(got - want) / np.maximum(np.abs(want), 1e-30)
     assert rel.max() < 1e-6, (op, float(x[rel.argmax()]), float(rel.max()))
+
+
+def test_sign_keeps_zeros_and_nan(dev):
+    x = np.array([-2, -0.0, 0, 3.5, np.nan, -np.inf, np.inf, 1e-40, -1e-40], np.float32)
+    got = check(dev, unary("Sign", x.shape), {"x": x})[0]
+    np.testing.assert_array_equal(got, np.array([-1, -0.0, 0, 1, np.nan, -1, 1, 1, -1], np.float32))
+    assert np.signbit(got[1]) and not np.signbit(got[2])
+
+
+def test_shrink_and_thresholded_relu_at_their_bounds(dev):
+    """The bounds themselves give 0 (strict comparisons, as ONNX defines them), and so does NaN."""
+    x = np.array([-1.5, -1.2, -1.1999999, 0.0, 1.1999999, 1.2, 1.5, -np.inf, np.inf, np.nan], np.float32)
+    got = check(dev, unary("Shrink", x.shape, lambd=1.2, bias=0.25), {"x": x})[0]
+    want = np.where(x < -1.2, x + 0.25, np.where(x > 1.2, x - 0.25, 0)).astype(np.float32)
+    np.testing.assert_array_equal(got, want)
+    got = check(dev, unary("ThresholdedRelu", x.shape, alpha=1.2), {"x": x})[0]
+    np.testing.assert_array_equal(got, np.where(x > np.float32(1.2), x, 0).astype(np.float32))
+
+
+def test_activations_of_1_5_make_a_1_5_file_and_older_ones_do_not():
+    """An old reader does not know codes 26 and up: a model using one says 1.5; one fused into a conv too."""
+    minor = [accm.read(compiler.compile_model(unary(op, (4,))))["header"]["version_minor"]
+             for op in ("Tanh", "Sin", "ThresholdedRelu")]
+    assert minor == [1, 5, 5]
+    conv = make([helper.make_node("Conv", ["x", "w"], ["h"]), helper.make_node("Mish", ["h"], ["y"])],
+                [("x", (1, 2, 3, 3))], ["y"], {"w": rnd((2, 2, 1, 1))})
+    assert compiled(conv)[0][:2] == ("conv", "mish")
+    assert accm.read(compiler.compile_model(conv.SerializeToString()))["header"]["version_minor"] == 5
+
+
+def test_celu_alpha_zero_refused():
+    with pytest.raises(compiler.CompileError, match=r"'c1'.*alpha 0"):
+        compiled(make([helper.make_node("Celu", ["x"], ["y"], name="c1", alpha=0.0)], [("x", (4,))], ["y"]))
 
 
 def test_round_halves_to_even(dev):
@@ -160,7 +206,8 @@ def test_round_halves_to_even(dev):
 
 @pytest.mark.parametrize("producer", ["Conv", "MatMul", "Gemm", "Add", "ReduceSum", "Max"])
 @pytest.mark.parametrize("op,attrs,opset", [("Tanh", {}, 18), ("Gelu", {}, 20), ("Exp", {}, 18),
-                                            ("Elu", {"alpha": 0.5}, 18), ("Pow", {}, 18)])
+                                            ("Elu", {"alpha": 0.5}, 18), ("Pow", {}, 18), ("Sin", {}, 18),
+                                            ("Shrink", {"lambd": 0.3, "bias": 0.1}, 18)])
 def test_function_fused_into_producer(dev, producer, op, attrs, opset):
     """A unary function on another op's output becomes that op's fused activation."""
     inits = {}
@@ -211,6 +258,21 @@ def test_pow_constant_scalar_exponent(dev, e):
     check(dev, m, {"x": rnd((101,), seed=4, scale=2.0)}, rtol=2e-6)
     check(dev, make([helper.make_node("Pow", ["x", "e"], ["y"])], [("x", EDGE.shape)], ["y"],
                     {"e": np.array(e, np.float32)}), {"x": EDGE}, rtol=2e-6)
+
+
+@pytest.mark.parametrize("op", ["Sum", "Mean"])
+@pytest.mark.parametrize("shapes", [[(4, 6, 5)], [(4, 6, 5), (6, 1)], [(4, 6, 5), (5,), (4, 1, 1), (6, 5)]])
+def test_sum_and_mean_broadcast(dev, op, shapes):
+    """One to four inputs broadcast against each other, against onnxruntime and float64 numpy; Mean is the sum
+    divided by the count."""
+    names = [f"x{i}" for i in range(len(shapes))]
+    m = make([helper.make_node(op, names, ["y"])], list(zip(names, shapes)), ["y"])
+    feeds = {n: rnd(s, seed=40 + i, scale=3.0) for i, (n, s) in enumerate(zip(names, shapes))}
+    (got,) = check(dev, m, feeds)
+    want = sum(np.broadcast_arrays(*[f.astype(np.float64) for f in feeds.values()]))
+    np.testing.assert_allclose(got, want / (len(shapes) if op == "Mean" else 1), rtol=1e-5, atol=1e-6)
+    expected = ["copy"] if len(shapes) == 1 else ["add"] * (len(shapes) - 1) + (["div"] if op == "Mean" else [])
+    assert [o for o, _ in ops(m)] == expected
 
 
 @pytest.mark.parametrize("dtype", [np.int64, np.int32, np.float64])

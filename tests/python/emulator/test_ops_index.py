@@ -1,8 +1,8 @@
 """The index ops end to end (ONNX -> accel.compiler -> the emulator), against onnxruntime element by element:
-Gather with indices computed at run time, ArgMax/ArgMin, TopK, CumSum and OneHot on float32 and integer
-tensors; a model fed int64 token ids (embedding Gather -> ReduceMean -> MatMul -> ArgMax); run-time indices
-outside their range refused as onnxruntime refuses them (the job fails naming the node, the index and the
-range); where the emulator defines what onnxruntime leaves open (NaN in ArgMax);
+Gather and GatherElements with indices computed at run time, ArgMax/ArgMin, TopK, CumSum, CumProd and OneHot
+on float32 and integer tensors; a model fed int64 token ids (embedding Gather -> ReduceMean -> MatMul ->
+ArgMax); run-time indices outside their range refused as onnxruntime refuses them (the job fails naming the
+node, the index and the range); where the emulator defines what onnxruntime leaves open (NaN in ArgMax);
 Range and ConstantOfShape of run-time values (CompileErrors); and the kernels' load-time checks."""
 from __future__ import annotations
 
@@ -122,6 +122,52 @@ def test_gather_refusal_names_the_first_bad_index_on_every_run_path(dev):
         next(results)
     (y,) = model.run({"x": x, "i": good})
     np.testing.assert_array_equal(y, x[good])
+
+
+def _np_gather_elements(x, ind, axis):
+    """numpy's take_along_axis over the part of x the indices cover (their dims but axis' may be smaller)."""
+    part = tuple(slice(None) if i == axis else slice(0, d) for i, d in enumerate(ind.shape))
+    return np.take_along_axis(x[part], np.where(ind < 0, ind + x.shape[axis], ind).astype(np.int64), axis)
+
+
+@pytest.mark.parametrize("idx_dtype", ["int64", "int32"])
+@pytest.mark.parametrize("axis,ind_shape", [(0, (3, 4, 5)), (0, (7, 2, 5)), (1, (2, 9, 3)), (-1, (3, 4, 1)),
+                                            (2, (1, 1, 8))])
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int64", "int8", "bool"])
+def test_gather_elements_runtime_indices(dev, dtype, axis, ind_shape, idx_dtype):
+    """Indices larger than X along axis and smaller on other dims, negative ones counting from the end, every
+    element size; bit-exact against onnxruntime and numpy."""
+    shape = (3, 4, 5)
+    dim = shape[axis]
+    ind = rand(ind_shape, idx_dtype, 9, -dim, dim - 1)
+    x = rand(shape, dtype, 10)
+    m = onnx_model([helper.make_node("GatherElements", ["x", "i"], ["y"], axis=axis)],
+                   [("x", dtype, shape), ("i", idx_dtype, ind_shape)], [("y", dtype)])
+    (got,) = check(dev, m, {"x": x, "i": ind})
+    assert_same_outputs([got], [_np_gather_elements(x, ind, axis % 3)])
+    assert ops(m) == ["gatherelements"]
+
+
+def test_gather_elements_constant_indices_and_refusals(dev):
+    """Constant indices against numpy; a constant one out of range, and indices of
+    another rank, are CompileErrors naming the node; one a run brings fails the run naming node and index."""
+    x = rand((4, 6), "float32", 11)
+    ind = np.array([[0, -1, 3], [2, 1, -4]], np.int32)
+    m = onnx_model([helper.make_node("GatherElements", ["x", "i"], ["y"], axis=0)], [("x", "float32", x.shape)],
+                   [("y", "float32")], {"i": ind})
+    (got,) = emu_outputs(dev, m, {"x": x})
+    np.testing.assert_array_equal(got, _np_gather_elements(x, ind, 0))
+    bad = onnx_model([helper.make_node("GatherElements", ["x", "i"], ["y"], name="ge", axis=0)],
+                     [("x", "float32", x.shape)], [("y", "float32")], {"i": np.array([[0, 4]], np.int64)})
+    compile_error(bad, r"'ge'.*index 4 is out of range for axis 0")
+    bad = onnx_model([helper.make_node("GatherElements", ["x", "i"], ["y"], name="ge", axis=1)],
+                     [("x", "float32", x.shape), ("i", "int64", (6,))], [("y", "float32")])
+    compile_error(bad, r"'ge'.*are not of 'x' \(4, 6\)'s rank")
+    m = onnx_model([helper.make_node("GatherElements", ["x", "i"], ["y"], name="ge", axis=1)],
+                   [("x", "float32", x.shape), ("i", "int32", (2, 3))], [("y", "float32")])
+    with pytest.raises(accel.InvalidArgumentError, match=r"node 'ge' \(gatherelements\): index 6 at \[1, 1\] of input "
+                                                         r"1 \('i'\) is outside -6..5"):
+        emu_outputs(dev, m, {"x": x, "i": np.array([[0, 5, -6], [1, 6, 2]], np.int32)})
 
 
 def test_gather_index_through_a_cast_is_refused(dev):
@@ -315,7 +361,7 @@ def test_topk_errors():
 
 
 # ---------------------------------------------------------------------------------------------------
-# CumSum
+# CumSum, CumProd
 # ---------------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("reverse", [0, 1])
@@ -328,6 +374,36 @@ def test_cumsum(dev, dtype, axis, exclusive, reverse):
                    [("x", dtype, x.shape)], [("y", dtype)], {"a": np.array(axis, np.int32)}, opset=14)
     check(dev, m, {"x": x})
     assert ops(m) == ["cumsum"]
+
+
+def _np_cumprod(x, axis, exclusive, reverse):
+    """numpy's running product (in x's dtype, in order), exclusive: shifted by one with 1 first."""
+    v = np.flip(x, axis) if reverse else x
+    p = np.cumprod(v, axis=axis, dtype=x.dtype)
+    if exclusive:
+        ones = np.ones_like(np.take(p, [0], axis=axis))
+        p = np.concatenate([ones, np.take(p, range(p.shape[axis] - 1), axis=axis)], axis=axis)
+    return np.flip(p, axis) if reverse else p
+
+
+@pytest.mark.parametrize("reverse", [0, 1])
+@pytest.mark.parametrize("exclusive", [0, 1])
+@pytest.mark.parametrize("axis", [0, 1, -1])
+@pytest.mark.parametrize("dtype", ["float32", "int32", "int64"])
+def test_cumprod(dev, dtype, axis, exclusive, reverse):
+    """Bit-exact against numpy's running product (float32 rounding each step in order; integers over their whole
+    range, so the products wrap) and onnxruntime."""
+    if dtype == "float32":
+        x = (np.random.default_rng(16).uniform(0.5, 1.6, (3, 5, 4)) * np.sign(rand((3, 5, 4), dtype, 17))).astype(
+            np.float32)
+    else:
+        x = rand((3, 5, 4), dtype, 16)
+    m = onnx_model([helper.make_node("CumProd", ["x", "a"], ["y"], exclusive=exclusive, reverse=reverse)],
+                   [("x", dtype, x.shape)], [("y", dtype)], {"a": np.array(axis, np.int64)}, opset=26)
+    (got,) = check(dev, m, {"x": x})
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(got, _np_cumprod(x, axis % 3, exclusive, reverse))
+    assert ops(m) == ["cumprod"]
 
 
 def test_cumsum_errors():
@@ -501,6 +577,13 @@ def accm_model(op, ins, outs, ints=()):
     ("onehot", [((3,), I64), ((2,), F32)], [((4, 3), F32)], [1, 4], r"output shape \[4,3\]"),
     ("onehot", [((3,), I64), ((2,), F32)], [((3, 4), F32)], [1, 0], "depth 0"),
     ("gather", [((4, 3), F32), ((2,), F32)], [((2, 3), F32)], [0], "indices dtype float32 is not int32 or int64"),
+    ("cumprod", [((3, 4), F16)], [((3, 4), F16)], [1], "input dtype float16"),
+    ("cumprod", [((3, 4), F32)], [((3, 4), F32)], [0, 2], "exclusive is 2"),
+    ("gatherelements", [((4, 3), F32), ((2, 3), F32)], [((2, 3), F32)], [0], "indices dtype float32"),
+    ("gatherelements", [((4, 3), F32), ((2, 4), I64)], [((2, 4), F32)], [0], r"indices shape \[2,4\]"),
+    ("gatherelements", [((4, 3), F32), ((6,), I64)], [((6,), F32)], [0], r"indices shape \[6\]"),
+    ("gatherelements", [((4, 3), F32), ((2, 3), I64)], [((3, 2), F32)], [0], "shape"),
+    ("gatherelements", [((4, 3), F32), ((2, 3), I64)], [((2, 3), F32)], [2], "axis 2 outside 0..1"),
 ])
 def test_kernels_refuse_bad_nodes_at_load(dev, op, ins, outs, ints, match):
     with pytest.raises(accel.AccelError, match=f"'n1'.*{op}: .*{match}"):

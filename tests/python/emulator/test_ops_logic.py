@@ -1,7 +1,7 @@
 """Comparison, boolean logic, Where and integer arithmetic end to end (ONNX -> accel.compiler -> the emulator),
 against onnxruntime, every element: Equal / Greater / GreaterOrEqual / Less / LessOrEqual on float32 (NaN,
-+-inf, -0) and on every integer dtype, Not / And / Or / Xor, Where over every element size with broadcasting
-over all three inputs, Add / Sub / Mul / Div / Min / Max on every integer dtype (wrapping, division
++-inf, -0) and on every integer dtype, IsNaN and IsInf, Not / And / Or / Xor, Where over every element size with
+broadcasting over all three inputs, Add / Sub / Mul / Div / Min / Max on every integer dtype (wrapping, division
 truncating toward zero, and the results accel defines where C does not: x / 0 and MIN / -1), bool tensors as
 model inputs and outputs, and the CompileErrors and load-time checks. onnxruntime has no Min / Max kernel for
 int16 / uint16: those compare with numpy."""
@@ -104,6 +104,31 @@ def test_compare_every_pair_of_special_floats(dev, op):
     (got,) = check(dev, m, {"a": a, "b": b})
     np.testing.assert_array_equal(got, NUMPY_COMPARE[op](a, b))
     assert not got[0].any() and not got[:, 0].any()  # NaN against anything (NaN too) is false, whatever the op
+
+
+ISINF_ATTRS = [{}, {"detect_positive": 0}, {"detect_negative": 0}, {"detect_positive": 0, "detect_negative": 0}]
+
+
+@pytest.mark.parametrize("op,attrs", [("IsNaN", {})] + [("IsInf", a) for a in ISINF_ATTRS],
+                         ids=lambda v: v if isinstance(v, str) else "-".join(f"{k}={x}" for k, x in v.items()))
+def test_isnan_isinf(dev, op, attrs):
+    """Every element against onnxruntime and numpy, over NaN, +-inf, +-0, subnormals and the largest floats."""
+    x = np.concatenate([SPECIAL, np.array([np.finfo(np.float32).max, -np.finfo(np.float32).max, 1e-45], np.float32),
+                        rand_float((37,), 3)]).reshape(6, 8)
+    m = onnx_model([helper.make_node(op, ["x"], ["y"], **attrs)], [("x", "float32", x.shape)], [("y", "bool")])
+    (got,) = check(dev, m, {"x": x})
+    pos, neg = attrs.get("detect_positive", 1), attrs.get("detect_negative", 1)
+    want = np.isnan(x) if op == "IsNaN" else (pos & np.isposinf(x)) | (neg & np.isneginf(x))
+    np.testing.assert_array_equal(got, want)
+    assert got.any() or not (pos or neg)
+    assert ops(m) == (["compare", "logic"] if op == "IsNaN" else ["activation", "compare"] if pos and neg else
+                      ["compare"])
+
+
+def test_isinf_refuses_float16_by_name():
+    m = conftest.onnx_model([helper.make_node("IsInf", ["x"], ["y"], name="i1")], [("x", "float16", (2,))],
+                            [("y", "bool")], opset=20)
+    _compile_error(m, r"unsupported dtype float16 of input 'x'.*'IsInf' \(node 'i1'\)")
 
 
 @pytest.mark.parametrize("op", COMPARE_OPS)
@@ -296,6 +321,157 @@ def test_integer_division_by_zero_gives_zero_and_min_over_minus_one_wraps(dev, d
     np.testing.assert_array_equal(got, np.array([0, 0, 0, 0, info.min, info.min, 0], dtype))
 
 
+def _ort_or_none(m, feeds):
+    """onnxruntime's outputs, or None where it has no kernel for the dtype (then numpy is the reference)."""
+    try:
+        return run_ort(m, feeds)
+    except Exception as e:  # onnxruntime's NotImplemented: no kernel registered for the type
+        if "NOT_IMPLEMENTED" not in str(e) and "Could not find an implementation" not in str(e):
+            raise
+        return None
+
+
+@pytest.mark.parametrize("fmod", [0, 1])
+@pytest.mark.parametrize("dtype", INT_DTYPES)
+@pytest.mark.parametrize("sa,sb", [((3, 4, 6), (4, 1)), ((2, 5), ())])
+def test_integer_mod(dev, fmod, dtype, sa, sb):
+    """Over the dtype's whole range, broadcasting; fmod=0 takes B's sign (numpy's mod), fmod=1 A's (C's %):
+    against numpy and onnxruntime, no zero divisor (below)."""
+    a, b = rand_int(sa, dtype, 30), rand_int(sb, dtype, 31)
+    b[b == 0] = 7
+    m = onnx_model([helper.make_node("Mod", ["a", "b"], ["y"], fmod=fmod)], [("a", dtype, sa), ("b", dtype, sb)],
+                   [("y", dtype)])
+    (got,) = run_emu(dev, m, {"a": a, "b": b})
+    want = (np.fmod if fmod else np.mod)(a, b)
+    same([got], [want])
+    ort_out = _ort_or_none(m, {"a": a, "b": b})
+    if ort_out is not None:
+        same([got], ort_out)
+    assert ops(m) == ["fmod" if fmod else "mod"]
+
+
+@pytest.mark.parametrize("fmod", [0, 1])
+@pytest.mark.parametrize("dtype", ["int8", "int32", "int64", "uint8", "uint64"])
+def test_integer_mod_small_cases_zero_divisor_and_min(dev, fmod, dtype):
+    """The signs case by case; what accel defines where C does not (onnxruntime may crash): x mod 0 = 0, and
+    min mod -1 = 0 (C's min % -1 traps)."""
+    info = np.iinfo(dtype)
+    signed = info.min < 0
+    a = np.array([7, -7, 7, -7, 6, 0, 5, info.max, info.min, info.min] if signed else
+                 [7, 9, 6, 0, 5, info.max, info.max], dtype)
+    b = np.array([3, 3, -3, -3, 3, 4, 0, 0, -1, 0] if signed else [3, 4, 3, 4, 0, 0, 1], dtype)
+    m = onnx_model([helper.make_node("Mod", ["a", "b"], ["y"], fmod=fmod)], [("a", dtype, a.shape),
+                                                                             ("b", dtype, b.shape)], [("y", dtype)])
+    (got,) = run_emu(dev, m, {"a": a, "b": b})
+    if signed:
+        want = [1, -1, 1, -1, 0, 0, 0, 0, 0, 0] if fmod else [1, 2, -2, -1, 0, 0, 0, 0, 0, 0]
+    else:
+        want = [1, 1, 0, 0, 0, 0, 0]
+    np.testing.assert_array_equal(got, np.array(want, dtype))
+
+
+@pytest.mark.parametrize("fmod", [0, 1])
+def test_float_mod_against_numpy_and_onnxruntime(dev, fmod):
+    """fmod=1 is fmodf (A's sign); fmod=0 floored (B's sign, numpy's mod): exact, with ONNX's special cases:
+    NaN for a zero divisor, an infinite dividend or a NaN; an infinite divisor gives A (or, fmod=0 with the
+    signs apart, B); a zero result has A's sign (fmod=1) or B's (fmod=0)."""
+    a = np.concatenate([np.random.default_rng(32).standard_normal(200) * 50,
+                        [5.5, -5.5, 5.5, -5.5, 1.0, np.inf, -np.inf, 3.0, -3.0, np.nan, -0.0, 0.0, 6.0, -6.0,
+                         1e30]]).astype(np.float32)
+    b = np.concatenate([np.random.default_rng(33).standard_normal(200) * 5,
+                        [2.0, 2.0, -2.0, -2.0, 0.0, 2.0, 1.0, np.inf, np.inf, 1.0, 3.0, -3.0, -3.0, 3.0,
+                         7.0]]).astype(np.float32)
+    m = onnx_model([helper.make_node("Mod", ["a", "b"], ["y"], fmod=fmod)],
+                   [("a", "float32", a.shape), ("b", "float32", b.shape)], [("y", "float32")])
+    (got,) = run_emu(dev, m, {"a": a, "b": b})
+    with np.errstate(invalid="ignore", divide="ignore"):
+        want = (np.fmod if fmod else np.mod)(a, b)
+    same([got], [want])
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+    if fmod:  # onnxruntime refuses a float Mod with fmod=0 before opset 28
+        same([got], run_ort(m, {"a": a, "b": b}))
+    assert ops(m) == ["fmod" if fmod else "mod"]
+
+
+@pytest.mark.parametrize("op", ["BitwiseAnd", "BitwiseOr", "BitwiseXor"])
+@pytest.mark.parametrize("dtype", INT_DTYPES)
+def test_bitwise(dev, op, dtype):
+    sa, sb = (3, 4, 6), (4, 1)
+    a, b = rand_int(sa, dtype, 34), rand_int(sb, dtype, 35)
+    m = onnx_model([helper.make_node(op, ["a", "b"], ["y"])], [("a", dtype, sa), ("b", dtype, sb)], [("y", dtype)])
+    (got,) = run_emu(dev, m, {"a": a, "b": b})
+    fn = {"BitwiseAnd": np.bitwise_and, "BitwiseOr": np.bitwise_or, "BitwiseXor": np.bitwise_xor}[op]
+    same([got], [fn(a, b)])
+    ort_out = _ort_or_none(m, {"a": a, "b": b})
+    if ort_out is not None:
+        same([got], ort_out)
+    assert ops(m) == [{"BitwiseAnd": "bitand", "BitwiseOr": "bitor", "BitwiseXor": "bitxor"}[op]]
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES)
+def test_bitwise_not(dev, dtype):
+    a = rand_int((5, 7), dtype, 36)
+    m = onnx_model([helper.make_node("BitwiseNot", ["a"], ["y"])], [("a", dtype, a.shape)], [("y", dtype)])
+    (got,) = run_emu(dev, m, {"a": a})
+    same([got], [np.invert(a)])
+    ort_out = _ort_or_none(m, {"a": a})
+    if ort_out is not None:
+        same([got], ort_out)
+    assert ops(m) == ["bitxor"]
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "int64"])
+def test_bitshift_signed_opset_28(dev, dtype):
+    """Opset 28's signed shifts: right arithmetic, left dropping bits past the sign; a negative shift or one of
+    the width or more gives the sign extension alone (-1 right of a negative, else 0)."""
+    bits, lo = np.iinfo(dtype).bits, np.iinfo(dtype).min
+    a = np.array([5, -5, -128, 64, -1, 3, -7, -7, 9, lo], dtype)
+    b = np.array([1, 1, 3, 1, 5, bits - 2, bits, -1, bits + 3, bits - 1], dtype)
+    feeds = {"a": a, "b": b}
+    for direction, want in (
+            ("RIGHT", [2, -3, -16, 32, -1, 0, -1, -1, 0, -1]),
+            ("LEFT", [10, -10, -1024, 128, -32, -(1 << (bits - 2)), 0, 0, 0, 0])):  # 0b11 << bits-2 wraps
+        m = conftest.onnx_model([helper.make_node("BitShift", ["a", "b"], ["y"], direction=direction)],
+                                [("a", dtype, a.shape), ("b", dtype, b.shape)], [("y", dtype)], opset=28)
+        (got,) = run_emu(dev, m, feeds)
+        want = np.array(want, np.int64).astype(dtype)  # wraps -1024 and 128 as the narrow dtype does
+        np.testing.assert_array_equal(got, want, err_msg=direction)
+
+
+@pytest.mark.parametrize("direction", ["LEFT", "RIGHT"])
+@pytest.mark.parametrize("dtype", ["uint8", "uint16", "uint32", "uint64"])
+def test_bitshift(dev, direction, dtype):
+    """Shifts 0 .. width-1 against numpy and onnxruntime, broadcasting; then shifts of the width and more,
+    which give 0 as numpy (C leaves them undefined)."""
+    bits = np.iinfo(dtype).bits
+    a = rand_int((4, 9), dtype, 37)
+    b = np.random.default_rng(38).integers(0, bits, size=(9,)).astype(dtype)
+    m = onnx_model([helper.make_node("BitShift", ["a", "b"], ["y"], direction=direction)],
+                   [("a", dtype, a.shape), ("b", dtype, b.shape)], [("y", dtype)])
+    (got,) = run_emu(dev, m, {"a": a, "b": b})
+    fn = np.left_shift if direction == "LEFT" else np.right_shift
+    same([got], [fn(a, b)])
+    ort_out = _ort_or_none(m, {"a": a, "b": b})
+    if ort_out is not None:
+        same([got], ort_out)
+    assert ops(m) == ["shl" if direction == "LEFT" else "shr"]
+    b = np.array([bits, bits + 1, np.iinfo(dtype).max, bits - 1, 0, 1, bits, bits, bits], dtype)
+    (got,) = run_emu(dev, m, {"a": a, "b": b})
+    same([got], [fn(a, b)])
+    assert not got[:, [0, 1, 2, 6, 7, 8]].any()
+
+
+@pytest.mark.parametrize("nodes,ins,match", [
+    ([helper.make_node("Mod", ["a", "b"], ["y"], name="n1", fmod=2)], "int32", r"'n1'.*fmod 2 must be 0 or 1"),
+    ([helper.make_node("Mod", ["a", "b"], ["y"], name="n1", fmod=1)], "float16",
+     r"unsupported dtype float16 of input 'a'.*'Mod' \(node 'n1'\)"),
+    ([helper.make_node("BitShift", ["a", "b"], ["y"], name="n1", direction="UP")], "uint8",
+     r"'n1'.*direction 'UP' is not LEFT or RIGHT"),
+])
+def test_integer_binary_refusals_name_the_node(nodes, ins, match):
+    _compile_error(onnx_model(nodes, [("a", ins, (2,)), ("b", ins, (2,))], [("y", ins)]), match)
+
+
 def test_integer_min_max_of_several_inputs(dev):
     d = "int32"
     ins = [("a", d, (2, 3)), ("b", d, (3,)), ("c", d, (2, 1))]
@@ -425,6 +601,12 @@ def accm_model(op, dtypes, dims, ints=(), act=0):
     ("add", (I32, I32, I32), ((2,),) * 3, dict(act=1), "fused activation 1 on int32"),
     ("pow", (I32, I32, I32), ((2,),) * 3, {}, r"dtype int32 is not supported \(float32\)"),
     ("div", (BOOL, BOOL, BOOL), ((2,),) * 3, {}, "dtype bool is not supported"),
+    ("mod", (BOOL, BOOL, BOOL), ((2,),) * 3, {}, r"dtype bool is not supported \(float32 or an integer dtype\)"),
+    ("bitand", (F32, F32, F32), ((2,),) * 3, {}, r"dtype float32 is not supported \(an integer dtype\)"),
+    ("shr", (F32, F32, F32), ((2,),) * 3, {}, r"dtype float32 is not supported \(an integer dtype\)"),
+    ("shl", (I32, F32, I32), ((2,),) * 3, {}, r"input 1 dtype float32"),
+    ("bitor", (I32, I32, I32), ((2,),) * 3, dict(act=1), "activation"),
+    ("fmod", (I32, I32, I32), ((2,),) * 3, dict(act=1), "fused activation 1 on int32"),
 ])
 def test_kernels_refuse_bad_nodes_at_load(dev, op, dtypes, dims, kw, match):
     with pytest.raises(accel.AccelError, match=f"'n1'.*{op}: .*{match}"):

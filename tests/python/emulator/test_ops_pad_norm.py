@@ -1,7 +1,8 @@
-"""Pad, DepthToSpace, SpaceToDepth, InstanceNormalization and GroupNormalization end to end (ONNX ->
-accel.compiler -> the emulator) against onnxruntime, every element: Pad bit-exact on every dtype accel has
-(all modes, positive and negative pads, pads on N and C, the axes input), the block shuffles bit-exact, the
-normalizations within float rounding (NaN groups included); CompileErrors; the kernels' load-time checks."""
+"""Pad, DepthToSpace, SpaceToDepth, InstanceNormalization, GroupNormalization, Hardmax and LogSoftmax end to end
+(ONNX -> accel.compiler -> the emulator) against onnxruntime, every element: Pad bit-exact on every dtype accel
+has (all modes, positive and negative pads, pads on N and C, the axes input), the block shuffles and Hardmax
+bit-exact, the normalizations and LogSoftmax within float rounding (NaN groups included); CompileErrors; the
+kernels' load-time checks."""
 from __future__ import annotations
 
 import functools
@@ -406,3 +407,95 @@ def test_norm_then_silu_or_relu_is_one_node(dev, op):
     m = onnx_model(nodes[:1] + nodes[3:], [("x", "float32", (2, 4, 5, 5))], [("r", "float32")], inits, opset=21)
     check(dev, m, {"x": rand((2, 4, 5, 5), "float32")}, atol=2e-5)
     assert ops(m) == ["groupnorm"]
+
+
+# ---------------------------------------------------------------------------------------------------
+# Hardmax
+# ---------------------------------------------------------------------------------------------------
+
+def _np_hardmax(x, axis, legacy):
+    """1 at the first largest element of each line (a line: the dims from axis on with legacy)."""
+    lines = x.reshape(int(np.prod(x.shape[:axis])), -1) if legacy else np.moveaxis(x, axis, -1)
+    hot = np.zeros_like(lines)
+    np.put_along_axis(hot, np.argmax(lines, axis=-1)[..., None], 1.0, axis=-1)
+    return hot.reshape(x.shape) if legacy else np.moveaxis(hot, -1, axis)
+
+
+@pytest.mark.parametrize("opset", [11, 13])
+@pytest.mark.parametrize("axis", [0, 1, 2, -1])
+def test_hardmax_every_axis_first_of_ties(dev, opset, axis):
+    """Small integers as values, so most lines have ties: the 1 goes to the first largest, as onnxruntime."""
+    x = np.random.default_rng(5).integers(-3, 4, size=(3, 4, 5)).astype(np.float32)
+    m = onnx_model([helper.make_node("Hardmax", ["x"], ["y"], axis=axis)], [("x", "float32", x.shape)],
+                   [("y", "float32")], opset=opset)
+    (got,) = check(dev, m, {"x": x})
+    np.testing.assert_array_equal(got, _np_hardmax(x, axis % 3, opset < 13))
+    assert {"argreduce", "onehot"} <= set(ops(m))
+
+
+def test_hardmax_of_a_vector_and_nan(dev):
+    """A rank-1 input; a line holding NaN has its 1 at the first NaN (numpy's argmax)."""
+    x = np.array([1.0, 5.0, np.nan, 5.0, np.nan, -np.inf], np.float32)
+    m = onnx_model([helper.make_node("Hardmax", ["x"], ["y"])], [("x", "float32", x.shape)], [("y", "float32")])
+    (got,) = run_accel(dev, m, {"x": x})
+    np.testing.assert_array_equal(got, [0, 0, 1, 0, 0, 0])
+    x = np.array([1.0, 5.0, -2.0, 5.0, np.inf, -np.inf], np.float32)
+    check(dev, m, {"x": x})
+
+
+# ---------------------------------------------------------------------------------------------------
+# LogSoftmax
+# ---------------------------------------------------------------------------------------------------
+
+def _np_log_softmax(x, axis, legacy):
+    """(x - max) - log(sum(exp(x - max))) in float64 over each line (the dims from axis on with legacy)."""
+    x64 = x.astype(np.float64)
+    lines = x64.reshape(int(np.prod(x.shape[:axis])), -1) if legacy else x64
+    ax = -1 if legacy else axis
+    d = lines - lines.max(axis=ax, keepdims=True)
+    return (d - np.log(np.exp(d).sum(axis=ax, keepdims=True))).reshape(x.shape)
+
+
+@pytest.mark.parametrize("opset", [11, 13])
+@pytest.mark.parametrize("axis", [0, 1, 2, -1])
+def test_log_softmax_every_axis(dev, opset, axis):
+    """Lines along the last axis (contiguous rows) and along others (the strided kernel), against onnxruntime
+    and against float64; an offset of 1000 makes log(softmax) lose every digit near the max, which
+    (x - max) - log(sum) does not."""
+    shape = (3, 4, 70)  # 70 lines of 3 or 4 along axes 0 and 1: vector loops and their tails
+    x = np.random.default_rng(6).standard_normal(shape).astype(np.float32) * 4 + 1000
+    m = onnx_model([helper.make_node("LogSoftmax", ["x"], ["y"], axis=axis)], [("x", "float32", shape)],
+                   [("y", "float32")], opset=opset)
+    (got,) = check(dev, m, {"x": x}, atol=2e-5)
+    np.testing.assert_allclose(got, _np_log_softmax(x, axis % 3, opset < 13), rtol=2e-6, atol=2e-6)
+    assert ops(m) == ["logsoftmax"]
+
+
+def test_log_softmax_does_not_overflow_and_keeps_infinities(dev):
+    """Lines spanning 1e4 (exp would overflow without the max), a line with -inf (log 0 = -inf there) and
+    a NaN line, against onnxruntime and float64."""
+    x = np.array([[1e4, -1e4, 0.0, 9990.0], [-np.inf, 2.0, 1.0, -np.inf], [1.0, np.nan, 0.0, 3.0]], np.float32)
+    m = onnx_model([helper.make_node("LogSoftmax", ["x"], ["y"])], [("x", "float32", x.shape)],
+                   [("y", "float32")])
+    (got,) = check(dev, m, {"x": x}, atol=1e-6)
+    with np.errstate(invalid="ignore"):
+        np.testing.assert_allclose(got, _np_log_softmax(x, 1, False), rtol=1e-6, atol=1e-6)
+    assert np.isneginf(got[1, [0, 3]]).all() and np.isnan(got[2]).all()
+
+
+def test_log_softmax_refuses_other_dtypes_by_name():
+    m = onnx_model([helper.make_node("LogSoftmax", ["x"], ["y"], name="ls")], [("x", "float16", (2, 3))],
+                   [("y", "float16")])
+    conftest.compile_error(m, r"unsupported dtype float16 of input 'x'.*'LogSoftmax' \(node 'ls'\)")
+
+
+@pytest.mark.parametrize("ints,y_dims,match", [
+    ([2, 0], (2, 3), r"axis 2 outside 0..1"),
+    ([1, 2], (2, 3), r"mode 2 is not 0"),
+    ([1, 0], (3, 2), r"shape"),
+])
+def test_log_softmax_kernel_refuses_bad_nodes_at_load(dev, ints, y_dims, match):
+    tensors = [accm.Tensor("x", F32, accm.KIND_INPUT, (2, 3)), accm.Tensor("y", F32, accm.KIND_OUTPUT, y_dims)]
+    node = accm.Node(accm.OPS["logsoftmax"], [0], [1], name="n1", ints=ints)
+    with pytest.raises(accel.AccelError, match=f"'n1'.*logsoftmax: .*{match}"):
+        dev.load(accm.write(tensors, [node], [0], [1]))
