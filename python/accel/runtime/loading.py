@@ -180,7 +180,7 @@ def _value_inputs(error: BaseException, request: LoadRequest) -> Optional[Tuple[
 
 
 #: The ONNX element types of the inputs a model may be compiled per value of (``_value_inputs``).
-_VALUE_TYPES = frozenset({6, 7, 9, 2, 3, 4, 5, 12, 13})  # INT32, INT64, BOOL, UINT8, INT8, UINT16, INT16, UINT32, UINT64
+_VALUE_TYPES = frozenset({2, 3, 4, 5, 6, 7, 9, 12, 13})  # (U)INT8, (U)INT16, INT32, INT64, BOOL, UINT32, UINT64
 
 
 def _dynamic(device: RuntimeDevice, front: Any, request: LoadRequest, name: str, load_native: Any,

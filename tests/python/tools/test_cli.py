@@ -233,8 +233,8 @@ def test_compile_check_lists_every_unsupported_op(capsys, tmp_path):
 
 def if_model(tmp_path, condition_at_run_time):
     """An ONNX model whose If decides at run time (on x's sum), or at compile time (on x's static length), between a
-    branch of Neg and a branch holding another If: of a Loop (of Identity and Abs) or of LpNormalization (which the compiler
-    lacks)."""
+    branch of Neg and a branch holding another If: of a Loop (of Identity and Abs) or of LpNormalization (which the
+    compiler lacks)."""
     from onnx import numpy_helper
 
     def graph(name, nodes, inputs, outputs, inits=()):
