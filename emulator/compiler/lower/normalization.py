@@ -125,17 +125,22 @@ def lower_layernorm(ctx, node):
     ctx.emit("layernorm", [x.name] + params, [y], node.name, params=LayerNorm(axis=axis, epsilon=eps))
 
 
+def _along_axis(ctx, node):
+    """(the float32 input, its normalized axis, whether opset < 13's meaning holds: over all dims from axis on) of
+    the Softmax family, whose opset 13 changed what axis means."""
+    x = float_input(ctx, node, 0)
+    if len(x.shape) == 0:
+        raise CompileError(f"{node.label}: input is a scalar")
+    legacy = ctx.opset < 13
+    return x, normalize_axis(node, node.attr("axis", 1 if legacy else -1), len(x.shape)), legacy
+
+
 def lower_softmax(ctx, node):
     """Softmax and LogSoftmax (every opset): float32, axis, with opset < 13's semantics (over all dims from
     axis on) and opset >= 13's (over that one axis). LogSoftmax is (x - max) - log(sum(exp(x - max))), which
     neither overflows nor loses the digits of log(softmax) near the max. Other dtypes are not supported.
     """
-    x = float_input(ctx, node, 0)
-    rank = len(x.shape)
-    if rank == 0:
-        raise CompileError(f"{node.label}: input is a scalar")
-    legacy = ctx.opset < 13
-    axis = normalize_axis(node, node.attr("axis", 1 if legacy else -1), rank)
+    x, axis, legacy = _along_axis(ctx, node)
     y = ctx.define(ctx.output(node), x.dtype, x.shape)
     params = (LogSoftmax if node.op == "LogSoftmax" else Softmax)(axis=axis, coerce_2d=1 if legacy else 0)
     ctx.emit(node.op.lower(), [x.name], [y], node.name, params=params)
@@ -146,12 +151,7 @@ def lower_hardmax(ctx, node):
     13's semantics (over all dims from axis on) and opset >= 13's (over that one axis): an `argreduce` (argmax,
     first index) and a `onehot` of 0 and 1 that puts the line back. A line holding NaN has its 1 at the first
     NaN (argmax's rule, as numpy's argmax). Other dtypes are not supported."""
-    x = float_input(ctx, node, 0)
-    rank = len(x.shape)
-    if rank == 0:
-        raise CompileError(f"{node.label}: input is a scalar")
-    legacy = ctx.opset < 13
-    axis = normalize_axis(node, node.attr("axis", 1 if legacy else -1), rank)
+    x, axis, legacy = _along_axis(ctx, node)
     y = ctx.output(node)
     lines, xin = x.shape, x.name
     if legacy:  # the dims from axis on as one
