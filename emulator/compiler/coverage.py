@@ -36,6 +36,11 @@ class OpUse:
         return f"'{self.op}'{dom}"
 
     @property
+    def name(self) -> str:
+        """The op as a model names it (Conv; Gelu (domain com.microsoft)): report()'s column."""
+        return self.op if self.domain in DEFAULT_DOMAINS else f"{self.op} (domain {self.domain})"
+
+    @property
     def where(self) -> str:
         return f"node '{self.first}'" if self.nodes == 1 else f"{self.nodes} nodes; the first '{self.first}'"
 
@@ -102,14 +107,34 @@ def of_model(model) -> list:
     return scan(live_nodes(nodes, proto.graph.output), initializers)
 
 
+def of_subgraphs(model) -> list:
+    """scan() of the nodes inside the subgraphs of a model's live nodes (If branches, Loop and Scan bodies), at any
+    depth, counted together; the constants they may read are every graph's initializers. An If decided at compile
+    time keeps one branch: these rows say what each branch holds, not whether the model compiles."""
+    from .horizon_ops import rewrite
+    from .importer import OnnxNode, live_nodes, load, onnx_nodes, subgraphs
+
+    proto = rewrite(load(model), strict=False)
+    top, _ = onnx_nodes(proto)
+    graphs = [g for n in live_nodes(top, proto.graph.output) for g in subgraphs(n.proto)]
+    nodes: list = []
+    constants = {t.name for t in proto.graph.initializer}
+    for g in graphs:  # grows as nested subgraphs are found
+        constants.update(t.name for t in g.initializer)
+        for k, p in enumerate(g.node):
+            nodes.append(OnnxNode(p, k))
+            graphs.extend(subgraphs(p))
+    return scan(nodes, constants)
+
+
 def report(rows) -> str:
     """A text table of scan() rows: op, nodes, folded, and whether it compiles; the unsupported ops last."""
     rows = sorted(rows, key=lambda u: not u.supported)
-    width = max([len("op")] + [len(u.label) for u in rows])
+    width = max([len("op")] + [len(u.name) for u in rows])
     lines = [f"{'op':<{width}}  nodes  folded  supported"]
     for u in rows:
         state = "yes" if u.supported else f"NO (first: node '{u.first}')"
-        lines.append(f"{u.label:<{width}}  {u.nodes:>5}  {u.folded:>6}  {state}")
+        lines.append(f"{u.name:<{width}}  {u.nodes:>5}  {u.folded:>6}  {state}")
     missing = [u for u in rows if not u.supported]
     total = sum(u.nodes for u in rows)
     if missing:

@@ -3,7 +3,6 @@ format its front end converts (a Vitis AI ``.xmodel``'s DPU part)."""
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
 from pathlib import Path
 from typing import Any, List
@@ -124,53 +123,18 @@ def _convert(src: Any, front: Any, args: argparse.Namespace) -> int:
     return 0
 
 
-def _named_plainly(rows: List[Any]) -> List[Any]:
-    """Coverage rows whose op the report names as the user reads it in the model (Conv; Gelu (domain
-    com.microsoft)), not quoted as the compiler's error messages quote it."""
-    with import_or_undo():
-        from ..compiler.coverage import OpUse
-        from ..compiler.importer import DEFAULT_DOMAINS
-
-    class Plain(OpUse):
-        @property
-        def label(self) -> str:
-            return self.op if self.domain in DEFAULT_DOMAINS else f"{self.op} (domain {self.domain})"
-
-    return [Plain(**dataclasses.asdict(u)) for u in rows]
-
-
-def _subgraph_rows(src: Any) -> List[Any]:
-    """Coverage rows (compiler.coverage.scan) of the nodes inside the subgraphs of the model's live nodes, at any
-    depth, counted together; the constants those nodes may read are every graph's initializers."""
-    with import_or_undo():
-        from ..compiler import coverage
-        from ..compiler.importer import OnnxNode, live_nodes, load, onnx_nodes, subgraphs
-
-    proto = load(src)
-    top, _ = onnx_nodes(proto)
-    graphs = [g for n in live_nodes(top, proto.graph.output) for g in subgraphs(n.proto)]
-    nodes: List[Any] = []
-    constants = {t.name for t in proto.graph.initializer}
-    for g in graphs:  # grows as nested subgraphs are found
-        constants.update(t.name for t in g.initializer)
-        for k, p in enumerate(g.node):
-            nodes.append(OnnxNode(p, k))
-            graphs.extend(subgraphs(p))
-    return coverage.scan(nodes, constants)
-
-
 def _check(src: Any, args: argparse.Namespace, limit: int) -> int:
     """``--check``: the coverage report, then a compile in memory; 1 if either finds something unsupported."""
     with import_or_undo():
         from ..compiler import CompileError, InputShapeError, compile_model, coverage
 
     rows = coverage.of_model(src)
-    print(coverage.report(_named_plainly(rows)))
-    inside = _subgraph_rows(src)
+    print(coverage.report(rows))
+    inside = coverage.of_subgraphs(src)
     if inside:
         # Not the exit code's business: a branch an If does not take is never compiled; the compile below is.
         print("\ninside subgraphs (If branches, Loop and Scan bodies; an If decided at compile time keeps one branch):")
-        print(coverage.report(_named_plainly(inside)))
+        print(coverage.report(inside))
     if not all(u.supported for u in rows):
         return 1
     try:
