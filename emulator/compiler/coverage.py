@@ -141,5 +141,6 @@ def report(rows) -> str:
         lines.append(f"{len(missing)} of {len(rows)} op types ({sum(u.nodes for u in missing)} of {total} nodes) "
                      f"are not supported; {DOCS}")
     else:
-        lines.append(f"every op is supported ({len(rows)} op types, {total} nodes)")
+        lines.append(f"every op is supported ({len(rows)} op type{'s' * (len(rows) != 1)}, {total} "
+                     f"node{'s' * (total != 1)})")
     return "\n".join(lines)
