@@ -16,7 +16,6 @@ from .errors import CompileError
 from .importer import DEFAULT_DOMAINS
 
 DOCS = "docs/ops.md lists the supported ops"
-_SHAPE_OPS = frozenset({"Shape", "Size"})
 
 
 @dataclass(frozen=True)
@@ -60,10 +59,12 @@ class UnsupportedOpsError(CompileError):
 
 def lowerable(op: str, domain: str) -> bool:
     """A handler lowers `op` of `domain` (given runtime inputs)."""
-    from .lower import DOMAIN_OPS, HANDLERS
+    from .lower import DOMAIN_OPS, EXPANDED_OPS, HANDLERS
 
     if op in folding.NONDETERMINISTIC_OPS:
         return False
+    if op in EXPANDED_OPS:
+        return domain in DEFAULT_DOMAINS
     return op in HANDLERS and (domain in DEFAULT_DOMAINS or (domain, op) in DOMAIN_OPS)
 
 
@@ -77,7 +78,7 @@ def scan(nodes, constants) -> list:
     for n in nodes:
         default = n.domain in DEFAULT_DOMAINS
         folds = (default and n.op not in folding.NONDETERMINISTIC_OPS
-                 and (all(i in known for i in n.all_inputs) or n.op in _SHAPE_OPS))
+                 and (all(i in known for i in n.all_inputs) or n.op in folding.SHAPE_OPS))
         inlined = default and n.op in INLINED and bool(n.inputs) and n.inputs[0] in known
         if folds:
             known.update(o for o in n.outputs if o)

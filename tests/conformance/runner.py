@@ -95,10 +95,18 @@ def compile_case(case: Case):
             return compiler.compile_model(model, shapes), None, tuple(constants), feeds
         except compiler.CompileError as e:
             m = _NEEDS_CONSTANT.search(str(e))
-            if m is None or not isinstance(feeds.get(m.group(1)), np.ndarray):
+            if m is None:
                 return None, e, tuple(constants), feeds
-            _make_constant(model, feeds, m.group(1))
-            constants.append(m.group(1))
+            # A tensor computed from inputs (an expanded function's Range limit, Pad pads) names no input:
+            # the integer inputs are the shape-like parameters it comes from.
+            names = ([m.group(1)] if m.group(1) in feeds else
+                     [n for n, v in feeds.items() if isinstance(v, np.ndarray) and v.dtype.kind in "iub"])
+            names = [n for n in names if isinstance(feeds.get(n), np.ndarray)]
+            if not names:
+                return None, e, tuple(constants), feeds
+            for name in names:
+                _make_constant(model, feeds, name)
+            constants.extend(names)
 
 
 def _make_constant(model, feeds, name):

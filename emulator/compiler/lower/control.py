@@ -44,7 +44,7 @@ def taken_branch(ctx: Ctx, node: OnnxNode) -> list:
         for j, i in enumerate(q.input):
             q.input[j] = rename.get(i, i)
         for sub in subgraphs(q):
-            _rename_reads(sub, rename)
+            rename_reads(sub, rename)
         for j, o in enumerate(q.output):
             if o:
                 rename[o] = q.output[j] = g.names.new(o)
@@ -59,7 +59,7 @@ def taken_branch(ctx: Ctx, node: OnnxNode) -> list:
     return nodes
 
 
-def _rename_reads(graph: onnx.GraphProto, rename: dict) -> None:
+def rename_reads(graph: onnx.GraphProto, rename: dict) -> None:
     """The outer-scope names a nested subgraph reads, renamed as its enclosing branch's tensors were."""
     local = {x.name for x in graph.input} | {x.name for x in graph.initializer}
     for n in graph.node:
@@ -67,7 +67,7 @@ def _rename_reads(graph: onnx.GraphProto, rename: dict) -> None:
             if i not in local and i in rename:
                 n.input[j] = rename[i]
         for sub in subgraphs(n):
-            _rename_reads(sub, {k: v for k, v in rename.items() if k not in local})
+            rename_reads(sub, {k: v for k, v in rename.items() if k not in local})
         local.update(n.output)
     for o in graph.output:
         if o.name not in local and o.name in rename:

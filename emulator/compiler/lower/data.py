@@ -70,8 +70,12 @@ def _nonempty(node, shape, what) -> None:
 
 
 def emit_slice(ctx, node, x: Value, y: str, starts, steps, shape, name) -> None:
-    """A slice node: y[i, ...] = x[starts + i*steps, ...]; a plain copy when it takes all of x."""
-    _nonempty(node, shape, f"output '{y}'")
+    """A slice node: y[i, ...] = x[starts + i*steps, ...]; a plain copy when it takes all of x. An empty slice
+    holds no data, so it is a constant: what reads it decides (Concat drops it; RotaryEmbedding's body splits off
+    an empty part when every dim rotates); only where it would reach run time is it refused."""
+    if any(int(d) < 1 for d in shape):
+        ctx.g.values[y] = Value(y, x.dtype, tuple(int(d) for d in shape), np.empty(tuple(shape), x.dtype))
+        return
     # An axis of one output element reads only its start: its step (ONNX allows INT64_MAX) becomes 1, as the
     # format asks for steps within the axis.
     steps = [1 if n == 1 else int(s) for s, n in zip(steps, shape)]
