@@ -52,6 +52,11 @@ FOLLOW_ONNXRUNTIME = {
         "align_corners with scales: the reference divides by the unrounded resized length (2.4, giving "
         "3.142857), onnxruntime by the output size (2, giving 4.0)",
 }
+_HALF_ROUNDING = ("float16: the reference rounds to float16 after every step; onnxruntime (in float32 where it has no "
+                  "float16 kernel, as accel does) rounds less often, and differs from it by one float16 step (0.000488)"
+                  " near 0.5, past rtol 1e-3")
+FOLLOW_ONNXRUNTIME.update({name: _HALF_ROUNDING for name in (
+    "test_attention_4d_causal_fp16", "test_attention_4d_causal_fp16_expanded")})
 
 
 def onnxruntime_outputs(case: Case) -> list:
@@ -97,9 +102,12 @@ def compile_case(case: Case):
             m = _NEEDS_CONSTANT.search(str(e))
             if m is None:
                 return None, e, tuple(constants), feeds
-            # A tensor computed from inputs (an expanded function's Range limit, Pad pads) names no input:
-            # the integer inputs are the shape-like parameters it comes from.
-            names = ([m.group(1)] if m.group(1) in feeds else
+            # A tensor the compiler made from an input is named after it ('weight_float32', the float32 copy of
+            # a float16 weight); one computed from inputs (an expanded function's Range limit, Pad pads) names
+            # none: the integer inputs are the shape-like parameters it comes from.
+            named = m.group(1)
+            names = ([named] if named in feeds else
+                     [n for n in feeds if named.startswith(f"{n}_")] or
                      [n for n, v in feeds.items() if isinstance(v, np.ndarray) and v.dtype.kind in "iub"])
             names = [n for n in names if isinstance(feeds.get(n), np.ndarray)]
             if not names:

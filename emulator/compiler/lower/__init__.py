@@ -15,8 +15,8 @@ from ..importer import DEFAULT_DOMAINS, Imported, check_schema
 from ..ir import Graph, Value
 from ..op_params import ACTIVATIONS
 from ..qdq_device import FUSED_ACTIVATION
-from . import (control, conv, data, einsum, elementwise, functions, groupnorm, index, linalg, logic, normalization,
-               qinteger, qlinear, quantized, recurrent, reduce, reshape, resize, spatial)
+from . import (control, conv, data, einsum, elementwise, functions, groupnorm, half, index, linalg, logic,
+               normalization, qinteger, qlinear, quantized, recurrent, reduce, reshape, resize, spatial)
 from .context import Ctx, unsupported
 
 FAMILIES = (linalg, elementwise, reduce, normalization, conv, resize, reshape, data, quantized, qlinear, qinteger,
@@ -87,6 +87,9 @@ def lower(imp: Imported, fold_limit: int = folding.FOLD_LIMIT_BYTES, int8: str =
                         raise CompileError(f"{node.label}: output '{o}' was not computed")
                     continue
                 g.values[o] = Value(o, r.dtype, tuple(r.shape), r)
+            continue
+        if half.needs_float32(g, node):
+            queue.extendleft(reversed(half.in_float32(ctx, node)))
             continue
         handler = HANDLERS.get(node.op)
         if handler is None:
