@@ -55,8 +55,8 @@ FOLLOW_ONNXRUNTIME = {
 _HALF_ROUNDING = ("float16: the reference rounds to float16 after every step; onnxruntime (in float32 where it has no "
                   "float16 kernel, as accel does) rounds less often, and differs from it by one float16 step (0.000488)"
                   " near 0.5, past rtol 1e-3")
-FOLLOW_ONNXRUNTIME.update({name: _HALF_ROUNDING for name in (
-    "test_attention_4d_causal_fp16", "test_attention_4d_causal_fp16_expanded")})
+FOLLOW_ONNXRUNTIME.update(dict.fromkeys(("test_attention_4d_causal_fp16", "test_attention_4d_causal_fp16_expanded"),
+                                        _HALF_ROUNDING))
 
 
 def onnxruntime_outputs(case: Case) -> list:

@@ -55,7 +55,7 @@ def lower(imp: Imported, fold_limit: int = folding.FOLD_LIMIT_BYTES, int8: str =
     while queue:
         node = queue.popleft()
         if node.op in control.INLINED and node.domain in DEFAULT_DOMAINS:
-            queue.extendleft(reversed(control.taken_branch(ctx, node)))
+            queue.extendleft(reversed(control.inline(ctx, node)))
             continue
         if node.op in EXPANDED_OPS and node.domain in DEFAULT_DOMAINS:
             check_schema(node, imp.opset, lambda n: g.values[n].dtype if n in g.values else None)
