@@ -602,3 +602,23 @@ def test_eyelike_is_a_constant(dev, shape, k, dtype):
     got = check(dev, m, {"x": rand(shape, "float32", 51)})
     np.testing.assert_array_equal(got[0], np.eye(*shape, k=k, dtype=dtype or "float32"))
     assert sorted(ops(m)) == ["activation", "copy"]
+
+
+@pytest.mark.parametrize("training, ratio", [(None, None), (False, 0.5), (True, 0.0)])
+def test_dropout_mask_where_nothing_is_dropped(dev, training, ratio):
+    # Inference, or training with ratio 0: y is x and the mask all true, as onnxruntime gives them.
+    inputs, inits = ["x"], {}
+    if training is not None:
+        inputs += ["r", "t"]
+        inits = {"r": np.array(ratio, np.float32), "t": np.array(training)}
+    m = onnx_model([helper.make_node("Dropout", inputs, ["y", "mask"])], [("x", "float32", (3, 4))],
+                   [("y", "float32"), ("mask", "bool")], inits, opset=13)
+    x = rand_array((3, 4), "float32")
+    got = check(dev, m, {"x": x})
+    assert got[1].dtype == np.bool_ and got[1].all()
+
+
+def test_dropout_that_drops_at_random_is_refused():
+    m = onnx_model([helper.make_node("Dropout", ["x", "r", "t"], ["y"], name="d")], [("x", "float32", (3, 4))],
+                   [("y", "float32")], {"r": np.array(0.5, np.float32), "t": np.array(True)}, opset=13)
+    compile_error(m, r"unsupported training_mode=True \(random\) with a ratio above 0 in op 'Dropout' \(node 'd'\)")
