@@ -12,13 +12,16 @@ from typing import Tuple
 
 MAGIC = b"ACCM"
 VERSION_MAJOR = 1
-VERSION_MINOR = 5  # the newest minor: the largest that gave a field, an op or an activation
+VERSION_MINOR = 6  # the newest minor: the largest that gave a field, an op or an activation
 OPS_MINOR = 5  # the newest minor that added op codes
 FLOAT_MINOR = 1  # what a model without quantized tensors or later features is written as
 
 # The minor from which a field is read (a reserved field, 0, in older files).
 INT8_RULES_MINOR = 2  # header.int8_rules
 IMAGE_FORMAT_MINOR = 4  # tensor.image_format
+
+# The minor from which a rule holds (older readers refuse what it allows).
+NO_INPUTS_MINOR = 6  # input_count may be 0: a model computed from its constants alone
 
 # Limits (FORMAT.md).
 MAX_TENSOR_COUNT = 1000000  # tensors in a file

@@ -76,9 +76,6 @@ def build(g: Graph, frames=None, layouts=None, io_shifts: bool = False):
     fix_outputs(g)
     g.remove_dead()
     g.toposort()
-    if not g.inputs:
-        raise CompileError("unsupported model without runtime inputs (every input is a constant; "
-                           "the format needs at least one)")
 
     order: list[str] = []
     index: dict[str, int] = {}

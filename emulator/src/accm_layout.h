@@ -9,12 +9,16 @@ namespace accm {
 
 constexpr char kMagic[] = "ACCM";
 constexpr uint16_t kVersionMajor = 1;
-constexpr uint16_t kVersionMinor = 5;  // the newest minor: the largest that gave a field, an op or an activation
+constexpr uint16_t kVersionMinor = 6;  // the newest minor: the largest that gave a field, an op or an activation
 
 // The minor from which a field is read (a reserved field, 0, in older files).
 
 constexpr uint16_t kInt8RulesMinor = 2;  // header.int8_rules
 constexpr uint16_t kImageFormatMinor = 4;  // tensor.image_format
+
+// The minor from which a rule holds (older readers refuse what it allows).
+
+constexpr uint16_t kNoInputsMinor = 6;  // input_count may be 0: a model computed from its constants alone
 
 // Limits (FORMAT.md).
 
