@@ -60,11 +60,11 @@ class UnsupportedOpsError(CompileError):
 
 def lowerable(op: str, domain: str) -> bool:
     """A handler lowers `op` of `domain` (given runtime inputs)."""
-    from .lower import DOMAIN_OPS, EXPANDED_OPS, HANDLERS
+    from .lower import DOMAIN_OPS, EXPANDED_OPS, HANDLERS, rewrites
 
     if op in folding.NONDETERMINISTIC_OPS:
         return False
-    if op in EXPANDED_OPS:
+    if op in EXPANDED_OPS or op in rewrites.REWRITES:
         return domain in DEFAULT_DOMAINS
     return op in HANDLERS and (domain in DEFAULT_DOMAINS or (domain, op) in DOMAIN_OPS)
 

@@ -16,7 +16,7 @@ from ..ir import Graph, Value
 from ..op_params import ACTIVATIONS
 from ..qdq_device import FUSED_ACTIVATION
 from . import (control, conv, data, einsum, elementwise, functions, groupnorm, half, index, linalg, logic,
-               normalization, qinteger, qlinear, quantized, recurrent, reduce, reshape, resize, spatial)
+               normalization, qinteger, qlinear, quantized, recurrent, reduce, reshape, resize, rewrites, spatial)
 from .context import Ctx, unsupported
 
 FAMILIES = (linalg, elementwise, reduce, normalization, conv, resize, reshape, data, quantized, qlinear, qinteger,
@@ -42,8 +42,9 @@ DOMAIN_OPS = frozenset((d, op) for f in FAMILIES for d, ops in getattr(f, "DOMAI
 # The ops no handler lowers that are replaced by their ONNX function body (functions.py).
 EXPANDED_OPS = functions.expanded_ops(HANDLERS)
 # What lowering takes: the handlers' ops, the control flow it inlines where its path is known (control.py), the
-# ops it expands and Shape and Size (always computed at compile time: the shapes are static).
-SUPPORTED_OPS = frozenset(HANDLERS) | control.INLINED | EXPANDED_OPS | folding.SHAPE_OPS
+# ops it expands or rewrites, Shape and Size (always computed at compile time: the shapes are static) and Constant.
+SUPPORTED_OPS = (frozenset(HANDLERS) | control.INLINED | EXPANDED_OPS | frozenset(rewrites.REWRITES) | folding.SHAPE_OPS
+                 | {"Constant"})
 
 
 def lower(imp: Imported, fold_limit: int = folding.FOLD_LIMIT_BYTES, int8: str = "ort") -> Graph:
@@ -87,6 +88,9 @@ def lower(imp: Imported, fold_limit: int = folding.FOLD_LIMIT_BYTES, int8: str =
                         raise CompileError(f"{node.label}: output '{o}' was not computed")
                     continue
                 g.values[o] = Value(o, r.dtype, tuple(r.shape), r)
+            continue
+        if node.op in rewrites.REWRITES and node.domain in DEFAULT_DOMAINS:
+            queue.extendleft(reversed(rewrites.REWRITES[node.op](ctx, node)))
             continue
         if half.needs_float32(g, node):
             queue.extendleft(reversed(half.in_float32(ctx, node)))

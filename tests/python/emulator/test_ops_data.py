@@ -622,3 +622,17 @@ def test_dropout_that_drops_at_random_is_refused():
     m = onnx_model([helper.make_node("Dropout", ["x", "r", "t"], ["y"], name="d")], [("x", "float32", (3, 4))],
                    [("y", "float32")], {"r": np.array(0.5, np.float32), "t": np.array(True)}, opset=13)
     compile_error(m, r"unsupported training_mode=True \(random\) with a ratio above 0 in op 'Dropout' \(node 'd'\)")
+
+
+@pytest.mark.parametrize("axis, cond", [(0, [1, 0, 1]), (1, [0, 1]), (-1, [1, 1, 0, 1]), (None, [0, 1, 1, 0, 0, 1])])
+def test_compress_of_a_constant_condition(dev, axis, cond):
+    attrs = {} if axis is None else {"axis": axis}
+    m = onnx_model([helper.make_node("Compress", ["x", "c"], ["y"], **attrs)], [("x", "float32", (3, 2, 4))],
+                   [("y", "float32")], {"c": np.array(cond, bool)}, opset=11)
+    check(dev, m, {"x": rand_array((3, 2, 4), "float32")})
+
+
+def test_compress_of_a_condition_computed_at_run_time_is_refused():
+    m = onnx_model([helper.make_node("Compress", ["x", "c"], ["y"], name="cp", axis=0)],
+                   [("x", "float32", (3, 2)), ("c", "bool", (3,))], [("y", "float32")], opset=11)
+    compile_error(m, r"'cp' \(Compress\): condition \('c'\) must be a constant")
