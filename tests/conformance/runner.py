@@ -55,6 +55,12 @@ FOLLOW_ONNXRUNTIME = {
 _HALF_ROUNDING = ("float16: the reference rounds to float16 after every step; onnxruntime (in float32 where it has no "
                   "float16 kernel, as accel does) rounds less often, and differs from it by one float16 step (0.000488)"
                   " near 0.5, past rtol 1e-3")
+# case name -> (atol, why) where the case's atol (1e-7) is below the reference's own rounding: values exactly 0
+# that it computes as float noise. Compared with this atol instead (and the case's rtol).
+LOOSER_ATOL = dict.fromkeys(
+    ("test_dft_inverse", "test_dft_inverse_opset19"),
+    (1e-5, "the inverse of a forward transform: values exactly 0 (accel gives 0.0) are float noise of up to 3.8e-6 "
+           "in the reference; onnxruntime's differ from the reference by 1.9e-5"))
 FOLLOW_ONNXRUNTIME.update(dict.fromkeys(("test_attention_4d_causal_fp16", "test_attention_4d_causal_fp16_expanded"),
                                         _HALF_ROUNDING))
 
@@ -175,7 +181,8 @@ def run_case(dev, case: Case) -> Result:
     except Exception as e:  # noqa: BLE001
         return Result(case, FAILED, f"run: {type(e).__name__}: {e}", constants=constants)
     expected = onnxruntime_outputs(case) if case.name in FOLLOW_ONNXRUNTIME else case.outputs
-    mismatch, worst = compare(expected, got, case.rtol, case.atol)
+    atol = LOOSER_ATOL[case.name][0] if case.name in LOOSER_ATOL else case.atol
+    mismatch, worst = compare(expected, got, case.rtol, atol)
     if mismatch:
         return Result(case, FAILED, mismatch, worst, constants)
     return Result(case, PASSED, "", worst, constants)
