@@ -90,7 +90,8 @@ def render(results, onnx_version: str) -> str:
         out += [_case_line(r) for r in rs] or ["None."]
 
     out += ["", "## Compared otherwise", "",
-            "Where onnx's reference and onnxruntime disagree, the expected outputs are onnxruntime's; where the case's atol is below the reference's own rounding, a looser atol is used "
+            "Where onnx's reference and onnxruntime disagree, the expected outputs are onnxruntime's; where the "
+            "case's atol is below the reference's own rounding, a looser atol is used "
             "(`tests/conformance/runner.py`):", ""]
     out += [f"- `{name}`: onnxruntime's outputs: {why}" for name, why in sorted(FOLLOW_ONNXRUNTIME.items())]
     out += [f"- `{name}`: atol {atol:g}: {why}" for name, (atol, why) in sorted(LOOSER_ATOL.items())]
