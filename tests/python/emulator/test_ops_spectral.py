@@ -22,7 +22,8 @@ def _close(got, want, what):
 
 @pytest.mark.parametrize("axis, complex_in, onesided, inverse, length", [
     (1, False, False, False, None), (2, True, False, False, None), (1, False, True, False, None),
-    (2, True, False, True, None), (1, False, False, False, 16), (2, False, True, False, 6), (-2, False, False, True, 9)])
+    (2, True, False, True, None), (1, False, False, False, 16), (2, False, True, False, 6),
+    (-2, False, False, True, 9)])
 def test_dft_is_onnxruntimes(dev, axis, complex_in, onesided, inverse, length):
     x = np.random.default_rng(axis + 3).standard_normal((2, 12, 10, 2 if complex_in else 1)).astype(np.float32)
     inputs = ["x", "len" if length else "", "axis"]
