@@ -40,7 +40,7 @@ from .cases import Case
 PASSED, FAILED, UNSUPPORTED, NOT_RUN = "passed", "failed", "unsupported", "not run"
 OUTCOMES = (PASSED, FAILED, UNSUPPORTED, NOT_RUN)
 
-_NEEDS_CONSTANT = re.compile(r"\('([^']+)'\) must be a constant")
+_NEEDS_CONSTANT = re.compile(r"\('([^']+)'\) must be a constant|'([^']+)' computed at run time")
 # How the compiler words a refusal of something valid in ONNX (lower.context.unsupported() and the dtype
 # rules of emit.py and the lowering handlers).
 _DECLARATION = re.compile(r"\bunsupported\b|\bnot supported\b|\bdoes not support\b|float32 only")
@@ -111,7 +111,7 @@ def compile_case(case: Case):
             # A tensor the compiler made from an input is named after it ('weight_float32', the float32 copy of
             # a float16 weight); one computed from inputs (an expanded function's Range limit, Pad pads) names
             # none: the integer inputs are the shape-like parameters it comes from.
-            named = m.group(1)
+            named = m.group(1) or m.group(2)
             names = ([named] if named in feeds else
                      [n for n in feeds if named.startswith(f"{n}_")] or
                      [n for n, v in feeds.items() if isinstance(v, np.ndarray) and v.dtype.kind in "iub"])
