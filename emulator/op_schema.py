@@ -505,6 +505,9 @@ OPS = (
        "run time fails the job (ACCEL_ERR_INVALID_ARGUMENT naming the node, the index, its position and the "
        "range), as onnxruntime fails the run.", (Param("axis", 0, "0 .. ndim-1"),), any_dtype=True,
        class_name="GatherElements"),
+    Op(91, "bitcast", 6, "X -> Y",
+       "Y's bytes are X's, read as Y's dtype: the same shape and element size (bool is one byte), as ONNX BitCast",
+       any_dtype=True, class_name="BitCast"),
 )
 
 # ---- fused activations ----------------------------------------------------------------------------

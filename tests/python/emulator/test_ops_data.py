@@ -636,3 +636,26 @@ def test_compress_of_a_condition_computed_at_run_time_is_refused():
     m = onnx_model([helper.make_node("Compress", ["x", "c"], ["y"], name="cp", axis=0)],
                    [("x", "float32", (3, 2)), ("c", "bool", (3,))], [("y", "float32")], opset=11)
     compile_error(m, r"'cp' \(Compress\): condition \('c'\) must be a constant")
+
+
+@pytest.mark.parametrize("src, dst", [("float32", "int32"), ("int32", "float32"), ("uint32", "int32"),
+                                      ("int8", "uint8"), ("uint16", "int16"), ("bool", "uint8"), ("float16", "int16"),
+                                      ("int64", "uint64")])
+def test_bitcast_reads_the_bytes_as_another_dtype(dev, src, dst):
+    x = rand_array((2, 3), src, seed=5)
+    if src == "float32":
+        x[0, :2] = [np.nan, -0.0]
+    m = onnx_model([helper.make_node("BitCast", ["x"], ["y"], to=elem(dst))], [("x", src, x.shape)], [("y", dst)],
+                   opset=26)
+    (got,) = emu_outputs(dev, m, {"x": x})
+    assert got.dtype == np.dtype(dst)
+    np.testing.assert_array_equal(got.view(np.uint8), x.view(np.uint8))
+
+
+def test_bitcast_between_sizes_or_to_float64_is_refused():
+    m = onnx_model([helper.make_node("BitCast", ["x"], ["y"], name="b", to=elem("int16"))], [("x", "float32", (2,))],
+                   [("y", "int16")], opset=26)
+    compile_error(m, r"'b' \(BitCast\): float32 and int16 differ in size \(4 and 2 bytes\)")
+    m = onnx_model([helper.make_node("BitCast", ["x"], ["y"], name="b", to=elem("float64"))], [("x", "int64", (2,))],
+                   [("y", "float64")], opset=26)
+    compile_error(m, r"unsupported bitcast to float64: accel has no float64 tensors in op 'BitCast' \(node 'b'\)")
