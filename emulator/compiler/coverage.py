@@ -4,8 +4,8 @@ prints the whole report.
 
 An op counts as supported when a lowering handler takes it (in its domain), or when every node of it is folded
 at compile time (its inputs are all constants, or it is Shape or Size): those run in onnx's reference evaluator;
-an If is supported where its condition is a constant (lower/control.py inlines the branch it takes), Scan and Loop
-are unrolled (a Loop whose trip count is computed at run time is refused where it is lowered). Whether a
+If, Scan and Loop are lowered by lower/control.py (an If's branches inlined, the loops unrolled), which refuses
+what it cannot take where it meets it (branches of other shapes, a Loop's trip count computed at run time). Whether a
 supported op's attributes, dtypes and shapes are supported is only known when it is lowered.
 """
 from __future__ import annotations
@@ -80,7 +80,7 @@ def scan(nodes, constants) -> list:
         default = n.domain in DEFAULT_DOMAINS
         folds = (default and n.op not in folding.NONDETERMINISTIC_OPS
                  and (all(i in known for i in n.all_inputs) or n.op in folding.SHAPE_OPS))
-        inlined = default and n.op in INLINED and (n.op != "If" or (bool(n.inputs) and n.inputs[0] in known))
+        inlined = default and n.op in INLINED
         if folds:
             known.update(o for o in n.outputs if o)
         r = rows.setdefault((n.op, n.domain), [n.name, 0, 0, 0])

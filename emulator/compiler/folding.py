@@ -282,5 +282,8 @@ def evaluate(node, arrays: list, opset_imports: list, limit: int = FOLD_LIMIT_BY
             out.append(None)
             continue
         r = next(it)
+        if r is not None and not isinstance(r, (np.ndarray, np.generic)):  # a sequence (a list), a map
+            raise CompileError(f"unsupported output '{o}' of {node.label}: a {type(r).__name__}, where accel has "
+                               f"tensors only (not sequences, maps or optionals)")
         out.append(None if r is None else np.asarray(r))
     return out

@@ -55,6 +55,9 @@ def lower(imp: Imported, fold_limit: int = folding.FOLD_LIMIT_BYTES, int8: str =
     queue = collections.deque(imp.nodes)
     while queue:
         node = queue.popleft()
+        if node.domain == control.SELECT_DOMAIN:
+            control.select(ctx, node)
+            continue
         if node.op in control.INLINED and node.domain in DEFAULT_DOMAINS:
             queue.extendleft(reversed(control.inline(ctx, node)))
             continue
