@@ -1,8 +1,8 @@
-"""Control flow known at compile time: an If whose condition is a constant (here computed from a shape, as
-exporters emit them) runs the branch it takes, its own initializers, nested Ifs and reads of outer tensors
-included; an If deciding at run time runs both branches and selects (one on a flag input compiles per value). Scan and Loop (of a
-constant trip count) are unrolled and match onnxruntime; a Loop whose trip count is an input compiles per value
-of it through Device.load; past the unroll bound, a clear refusal."""
+"""Control flow: an If whose condition is a constant (here computed from a shape, as exporters emit them) runs
+the branch it takes, its own initializers, nested Ifs and reads of outer tensors included; an If deciding at run
+time runs both branches and selects (one on a flag input compiles per value). Scan and Loop (of a constant trip
+count) are unrolled and match onnxruntime; a Loop whose trip count is an input compiles per value of it through
+Device.load; past the unroll bound, a clear refusal."""
 from __future__ import annotations
 
 import numpy as np
