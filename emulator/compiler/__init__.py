@@ -25,8 +25,8 @@ from __future__ import annotations
 import contextlib
 import os
 
-from . import (accm, affine, batchnorm, coverage, dequantize, emit, extra_outputs, folding, frame_inputs, fusion,
-               horizon_ops, importer, io_declarations, lower, qdq, qdq_device)
+from . import (accm, affine, batchnorm, coverage, declined, dequantize, emit, extra_outputs, folding, frame_inputs,
+               fusion, horizon_ops, importer, io_declarations, lower, qdq, qdq_device)
 from .coverage import UnsupportedOpsError
 from .errors import (CompileError, ExtraOutputError, FrameInputError, InputShapeError, NoFloatCounterpartError,
                      RunTimeConditionError)
@@ -34,7 +34,7 @@ from .lower import SUPPORTED_OPS
 
 __all__ = ["FOLD_LIMIT_BYTES", "INT8_RULES", "CompileError", "ExtraOutputError", "FrameInputError", "InputShapeError",
            "NoFloatCounterpartError", "RunTimeConditionError", "SUPPORTED_OPS", "UnsupportedOpsError", "accm",
-           "compile_file", "compile_model", "coverage", "frame_inputs", "summary", "write_file"]
+           "compile_file", "compile_model", "coverage", "declined", "frame_inputs", "summary", "write_file"]
 
 
 INT8_RULES = tuple(accm.INT8_RULES)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import folding
+from . import declined, folding
 from .errors import CompileError
 from .importer import DEFAULT_DOMAINS
 
@@ -44,6 +44,12 @@ class OpUse:
     def where(self) -> str:
         return f"node '{self.first}'" if self.nodes == 1 else f"{self.nodes} nodes; the first '{self.first}'"
 
+    @property
+    def refusal(self) -> str:
+        """The op and where it is, and why it is refused where that is a decision (declined.py)."""
+        reason = declined.why(self.op)
+        return f"{self.label} ({self.where}{f': {reason}' if reason else ''})"
+
 
 class UnsupportedOpsError(CompileError):
     """A model that uses ops the compiler does not lower; `ops` are their OpUse rows, in graph order."""
@@ -51,9 +57,9 @@ class UnsupportedOpsError(CompileError):
     def __init__(self, ops: list):
         self.ops = list(ops)
         if len(ops) == 1:
-            text = f"unsupported op {ops[0].label} ({ops[0].where})"
+            text = f"unsupported op {ops[0].refusal}"
         else:
-            listed = ", ".join(f"{u.label} ({u.where})" for u in ops)
+            listed = ", ".join(u.refusal for u in ops)
             text = f"unsupported ops ({len(ops)}): {listed}"
         super().__init__(f"{text}; {DOCS}")
 

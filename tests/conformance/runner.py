@@ -21,7 +21,8 @@ Outcomes:
   unsupported  the compiler refused the model with a declaration: a CompileError saying what it does not
                support (op, attribute, mode, dtype), whether for the op under test or another op of the
                model; the message is the declaration.
-  not run      the op under test is not in accel.compiler.SUPPORTED_OPS.
+  not run      the op under test is not in accel.compiler.SUPPORTED_OPS, nor refused by decision
+               (accel.compiler.declined: those are compiled, and refused with the decision's reason).
 """
 from __future__ import annotations
 
@@ -34,6 +35,7 @@ from onnx import numpy_helper
 
 import accel
 from accel import compiler
+from accel.compiler import declined
 
 from .cases import Case
 
@@ -162,7 +164,7 @@ def compare(expected, got, rtol: float, atol: float):
 
 def run_case(dev, case: Case) -> Result:
     """Compiles, loads and runs `case` on the device `dev` (an accel.Device on "emu")."""
-    if case.op not in compiler.SUPPORTED_OPS:
+    if case.op not in compiler.SUPPORTED_OPS and declined.why(case.op) is None:
         return Result(case, NOT_RUN, f"op {case.op} is not supported")
     try:
         data, error, constants, feeds = compile_case(case)
