@@ -23,7 +23,7 @@ MAX_UNROLLED_NODES = 50_000
 #: The domain of the step that selects a run-time If's outputs once both branches are lowered (select()).
 SELECT_DOMAIN = "accel.if_select"
 #: The inputs a condition may come from alone and still be left to the caller (per-value compiles): flags, modes,
-#: rates (accel.runtime.loading._value_inputs makes the same choice).
+#: rates: integers and bools of at most _VALUE_ELEMENTS elements (each value compiles a model: data never does).
 _VALUE_DTYPES = frozenset("iub")
 _VALUE_ELEMENTS = 16
 
@@ -108,7 +108,7 @@ def both_branches(ctx: Ctx, node: OnnxNode) -> list:
         raise RunTimeConditionError(f"{node.label}: condition ('{node.inputs[0]}') must be a constant (after constant "
                                     f"folding): it comes from the inputs {', '.join(flags)} alone, flags or modes "
                                     f"that Device.load compiles the model per value of; both branches in one "
-                                    f"compile are not supported for them", node.inputs[0])
+                                    f"compile are not supported for them", node.inputs[0], flags)
     nodes, outs = [], {}
     for which in ("then_branch", "else_branch"):
         branch = _graph_attr(node, which)
@@ -172,7 +172,8 @@ class _Emitter:
     model's opset."""
 
     def __init__(self, ctx: Ctx, node: OnnxNode):
-        self.ctx, self.node, self.nodes = ctx, node, []
+        self.ctx, self.node = ctx, node
+        self.nodes: list = []
 
     def add(self, op, inputs, outputs=None, **attrs):
         outputs = outputs or [self.ctx.g.names.new(f"{self.node.name}/{op.lower()}")]
@@ -275,11 +276,11 @@ def unrolled_loop(ctx: Ctx, node: OnnxNode) -> list:
     if not trip.is_const:
         raise RunTimeConditionError(f"{node.label}: trip count ('{node.inputs[0]}') must be a constant (after constant "
                                     f"folding): a Loop is unrolled, and one whose trip count is computed at run time "
-                                    f"is not supported", node.inputs[0])
+                                    f"is not supported", node.inputs[0], _left_to_caller(ctx, node.inputs[0]))
     if cond is not None and not cond.is_const:
         raise RunTimeConditionError(f"{node.label}: condition ('{node.inputs[1]}') must be a constant (after constant "
                                     f"folding): a Loop is unrolled, and one that may not start is not supported",
-                                    node.inputs[1])
+                                    node.inputs[1], _left_to_caller(ctx, node.inputs[1]))
     if cond is not None and not np.all(cond.const):
         raise CompileError(str(unsupported(node, "a condition that is false before the first iteration")))
     n = len(node.inputs) - 2

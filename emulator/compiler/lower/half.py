@@ -47,13 +47,13 @@ def in_float32(ctx, node: OnnxNode) -> list:
     g = ctx.g
     half_params = _half_type_params(node, g.values, ctx.opset)
     schema = defs.get_schema(node.op, ctx.opset, "")
-    nodes = []
+    casts = []
     call = onnx.NodeProto()
     call.CopyFrom(node.proto)
     for k, i in enumerate(node.inputs):
         if i and g.values[i].dtype == HALF:
             up = g.names.new(f"{i}_float32")
-            nodes.append(helper.make_node("Cast", [i], [up], to=TensorProto.FLOAT, name=f"{node.name}/to_float32_{k}"))
+            casts.append(helper.make_node("Cast", [i], [up], to=TensorProto.FLOAT, name=f"{node.name}/to_float32_{k}"))
             call.input[k] = up
     back = []
     for k, o in enumerate(node.outputs):
@@ -63,7 +63,7 @@ def in_float32(ctx, node: OnnxNode) -> list:
             call.output[k] = wide
             back.append(helper.make_node("Cast", [wide], [o], to=TensorProto.FLOAT16,
                                          name=f"{node.name}/to_float16_{k}"))
-    nodes = [OnnxNode(p, k) for k, p in enumerate(nodes)] + [OnnxNode(call, 0)]
+    nodes = [OnnxNode(p, k) for k, p in enumerate(casts)] + [OnnxNode(call, 0)]
     nodes += [OnnxNode(p, k) for k, p in enumerate(back)]
     for n in nodes:
         ctx.used.update(i for i in n.all_inputs if i)
