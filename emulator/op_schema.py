@@ -170,6 +170,9 @@ ENUMS += (PAD_MODE,)
 RNN_CELL = ValueEnum("RnnCell", (("rnn", 0), ("gru", 1), ("lstm", 2)))
 RNN_DIRECTION = ValueEnum("RnnDirection", (("forward", 0), ("reverse", 1), ("bidirectional", 2)))
 ENUMS += (RNN_CELL, RNN_DIRECTION)
+# scatternd, scatterelements (minor 6): how an update meets the element it lands on.
+SCATTER_REDUCTION = ValueEnum("ScatterReduction", (("none", 0), ("add", 1), ("mul", 2), ("max", 3), ("min", 4)))
+ENUMS += (SCATTER_REDUCTION,)
 
 # ---- shared parameter groups ----------------------------------------------------------------------
 
@@ -505,6 +508,42 @@ OPS = (
        "run time fails the job (ACCEL_ERR_INVALID_ARGUMENT naming the node, the index, its position and the "
        "range), as onnxruntime fails the run.", (Param("axis", 0, "0 .. ndim-1"),), any_dtype=True,
        class_name="GatherElements"),
+    # Gather and scatter by index tuples (minor 6). Run-time indices as gather's: each one is bounded as it is
+    # read, i < 0 counts from the end, and one outside -dim..dim-1 fails the job (ACCEL_ERR_INVALID_ARGUMENT
+    # naming the node, the index, its position and the range), as onnxruntime fails the run.
+    Op(71, "gathernd", 6, "X, I -> Y",
+       "ONNX GatherND: I's last dim k (1 .. X's rank - batch_dims) indexes X's dims batch_dims .. batch_dims+k-1 "
+       "of the batch (the first batch_dims dims of I and X, equal); Y's shape is I.dims[:-1] + "
+       "X.dims[batch_dims+k:], blocks of X copied. I int64 (or int32).",
+       (Param("batch_dims", 0, "0 .. min(X's, I's rank) - 1"),), any_dtype=True, class_name="GatherND"),
+    Op(72, "scatternd", 6, "X, I, U -> Y",
+       "ONNX ScatterND: Y is X with, in the order of I's tuples (I's last dim k indexes X's first k dims), each "
+       "block U[j] of X.dims[k:] written over (reduction none: the last of duplicates wins, as onnxruntime) or "
+       "combined with Y's element (add, mul wrapping for integers; max, min as onnxruntime's std::max(u, y) and "
+       "std::min(u, y): the update unless Y's element is strictly beyond it, so a NaN update is taken and a NaN "
+       "in Y replaced). U's shape is I.dims[:-1] + X.dims[k:]. I int64 (or int32).",
+       (Param("reduction", 0, "how an update meets its element", enum="ScatterReduction"),),
+       any_dtype=True, class_name="ScatterND"),
+    Op(73, "scatterelements", 6, "X, I, U -> Y",
+       "ONNX ScatterElements (and Scatter): Y is X with, for each position j of I (in C order), Y[j with its "
+       "axis coordinate replaced by I[j]] set to (or, as scatternd, combined with) U[j]. I and U have one "
+       "shape, of X's rank, each dim but axis' at most X's. I int64 (or int32).",
+       (Param("axis", 0, "0 .. ndim-1"), Param("reduction", 1, "as scatternd's", enum="ScatterReduction")),
+       any_dtype=True, class_name="ScatterElements"),
+    Op(74, "tensorscatter", 6, "X, U, W optional -> Y",
+       "ONNX TensorScatter (a key/value cache update): Y is X with, for each batch b (dim 0) and step s of U's "
+       "axis, U's slice s written at X's axis position W[b] + s (W absent: 0); circular takes that position "
+       "modulo X.dims[axis]. U has X's shape but at axis (at most X's). A W[b] < 0, or (linear) > X.dims[axis] - "
+       "U.dims[axis], fails the job (ACCEL_ERR_INVALID_ARGUMENT naming it), as onnxruntime fails the run. W int64.",
+       (Param("axis", 0, "1 .. ndim-1"), Param("circular", 1, "0 linear, 1 circular")), any_dtype=True,
+       class_name="TensorScatter"),
+    Op(75, "powcast", 6, "A, B -> Y",
+       "ONNX Pow with an integer base or exponent, as onnxruntime computes it: numpy broadcasting, Y = A ^ B "
+       "computed in double (C's pow of the operands converted to double), then converted to Y's dtype: float32 "
+       "rounds to nearest; int32 and int64 truncate toward zero, and a NaN or a value outside the type's range "
+       "gives its most negative value (x86's conversion, which onnxruntime's static_cast compiles to)",
+       dtypes="A and Y one of float32, int32 or int64; B float32, int32 or int64; not both float32 (that is "
+              "pow)", class_name="PowCast"),
 )
 
 # ---- fused activations ----------------------------------------------------------------------------

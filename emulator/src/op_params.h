@@ -558,4 +558,52 @@ struct GatherElementsParams {
     }
 };
 
+// gathernd (op 71)
+struct GatherNDParams {
+    int64_t batch_dims;  // 0 .. min(X's, I's rank) - 1
+
+    static GatherNDParams of(const Node& n) {
+        GatherNDParams p;
+        p.batch_dims = n.ints[0];
+        return p;
+    }
+};
+
+// scatternd (op 72)
+struct ScatterNDParams {
+    ScatterReduction reduction;  // how an update meets its element
+
+    static ScatterNDParams of(const Node& n) {
+        ScatterNDParams p;
+        p.reduction = static_cast<ScatterReduction>(n.ints[0]);
+        return p;
+    }
+};
+
+// scatterelements (op 73)
+struct ScatterElementsParams {
+    int64_t axis;  // 0 .. ndim-1
+    ScatterReduction reduction;  // as scatternd's
+
+    static ScatterElementsParams of(const Node& n) {
+        ScatterElementsParams p;
+        p.axis = n.ints[0];
+        p.reduction = static_cast<ScatterReduction>(n.ints[1]);
+        return p;
+    }
+};
+
+// tensorscatter (op 74)
+struct TensorScatterParams {
+    int64_t axis;  // 1 .. ndim-1
+    int64_t circular;  // 0 linear, 1 circular
+
+    static TensorScatterParams of(const Node& n) {
+        TensorScatterParams p;
+        p.axis = n.ints[0];
+        p.circular = n.ints[1];
+        return p;
+    }
+};
+
 }  // namespace accel_emu

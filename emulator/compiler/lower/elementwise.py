@@ -12,6 +12,7 @@ import numpy as np
 from ..op_params import ACTIVATIONS
 from ..errors import CompileError
 from ..ir import Value
+from . import power
 from .context import F32, INT_DTYPES, broadcast_shape, float_input, same_dtype, unsupported
 
 
@@ -318,7 +319,10 @@ def lower_pow(ctx, node):
     not widen the base's shape becomes the activation `pow` (alpha = the exponent; 1 is a copy, and
     the kernel squares, cubes, takes square roots and reciprocals exactly for 2, 3, 0.5 and -1); any
     other exponent, a float32 tensor or a constant of any numeric dtype (converted to float32), is
-    the `pow` op. Before opset 7, broadcast=1 and axis are honoured as for Add."""
+    the `pow` op. Before opset 7, broadcast=1 and axis are honoured as for Add. An integer base, or an integer
+    exponent computed at run time, is power.py's (powcast)."""
+    if ctx.opset >= 12 and power.is_mixed(ctx.input(node, 0), ctx.input(node, 1)):
+        return power.lower_pow_mixed(ctx, node, ctx.input(node, 0), ctx.input(node, 1))
     x = float_input(ctx, node, 0)
     e = ctx.g.value(legacy_broadcast_operand(ctx, node, x, ctx.input(node, 1)))
     shape = broadcast_shape(node, x.shape, e.shape)

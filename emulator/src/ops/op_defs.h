@@ -66,5 +66,10 @@ extern const OpDef kShlDef;
 extern const OpDef kShrDef;
 extern const OpDef kCumProdDef;
 extern const OpDef kGatherElementsDef;
+extern const OpDef kGatherNDDef;
+extern const OpDef kScatterNDDef;
+extern const OpDef kScatterElementsDef;
+extern const OpDef kTensorScatterDef;
+extern const OpDef kPowCastDef;
 
 }  // namespace accel_emu
