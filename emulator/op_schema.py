@@ -528,7 +528,9 @@ OPS = (
        "ONNX ScatterElements (and Scatter): Y is X with, for each position j of I (in C order), Y[j with its "
        "axis coordinate replaced by I[j]] set to (or, as scatternd, combined with) U[j]. I and U have one "
        "shape, of X's rank, each dim but axis' at most X's. I int64 (or int32).",
-       (Param("axis", 0, "0 .. ndim-1"), Param("reduction", 1, "as scatternd's", enum="ScatterReduction")),
+       (Param("axis", 0, "0 .. ndim-1"), Param("reduction", 1, "as scatternd's", enum="ScatterReduction"),
+        Param("nonnegative", 2, "1: indices range over 0 .. dim-1 only (MaxUnpool's), 0: a negative one counts "
+                                "from the end")),
        any_dtype=True, class_name="ScatterElements"),
     Op(74, "tensorscatter", 6, "X, U, W optional -> Y",
        "ONNX TensorScatter (a key/value cache update): Y is X with, for each batch b (dim 0) and step s of U's "
@@ -544,6 +546,21 @@ OPS = (
        "gives its most negative value (x86's conversion, which onnxruntime's static_cast compiles to)",
        dtypes="A and Y one of float32, int32 or int64; B float32, int32 or int64; not both float32 (that is "
               "pow)", class_name="PowCast"),
+    Op(76, "reversesequence", 6, "X, L -> Y",
+       "ONNX ReverseSequence: Y has X's shape; for each batch b (along batch_axis) the first L[b] elements along "
+       "time_axis are reversed, the rest copied. L int64 [X.dims[batch_axis]]; an L[b] outside 0 .. "
+       "X.dims[time_axis] fails the job (ACCEL_ERR_INVALID_ARGUMENT naming it), as onnxruntime fails the run.",
+       (Param("batch_axis", 0, "0 or 1"), Param("time_axis", 1, "1 or 0 (not batch_axis)")), any_dtype=True,
+       class_name="ReverseSequence"),
+    Op(77, "col2im", 6, "X[N,C*K,L] -> Y[N,C,...]",
+       "ONNX Col2Im over the s = Y's rank - 2 spatial dims (1 to 3) of Y, K the product of the block dims: "
+       "Y = 0, then for each channel c, block offset k (in C order) and block position l (in C order over the "
+       "grid of (Y.dims[2+d] + pad_begin + pad_end - dilation*(block-1) - 1) / stride + 1 positions per dim, L "
+       "in all), Y[n, c, p] += X[n, c*K + k, l] at p_d = l_d*stride_d - pad_begin_d + k_d*dilation_d where that "
+       "is inside Y (onnxruntime's order of the sums)",
+       (Param("block", 0, "the block's dims (>= 1); entries past s 0", count=3),
+        Param("stride", 3, "(>= 1)", count=3), Param("dilation", 6, "(>= 1)", count=3),
+        Param("pad_begin", 9, "(>= 0)", count=3), Param("pad_end", 12, "(>= 0)", count=3)), class_name="Col2Im"),
 )
 
 # ---- fused activations ----------------------------------------------------------------------------

@@ -23,7 +23,8 @@ OPS: Dict[str, int] = {
     "compare": 41, "logic": 42, "where": 43, "argreduce": 44, "topk": 45, "cumsum": 46, "onehot": 47,
     "rnn": 48, "pad": 49, "groupnorm": 50, "logsoftmax": 51, "mod": 52, "fmod": 53, "bitand": 54,
     "bitor": 55, "bitxor": 56, "shl": 57, "shr": 58, "cumprod": 59, "gatherelements": 60, "gathernd": 71,
-    "scatternd": 72, "scatterelements": 73, "tensorscatter": 74, "powcast": 75,
+    "scatternd": 72, "scatterelements": 73, "tensorscatter": 74, "powcast": 75, "reversesequence": 76,
+    "col2im": 77,
 }
 OP_NAMES: Dict[int, str] = {v: k for k, v in OPS.items()}
 OP_MINOR: Dict[str, int] = {
@@ -36,16 +37,16 @@ OP_MINOR: Dict[str, int] = {
     "argreduce": 3, "topk": 3, "cumsum": 3, "onehot": 3, "rnn": 3, "pad": 3, "groupnorm": 3, "logsoftmax": 5,
     "mod": 5, "fmod": 5, "bitand": 5, "bitor": 5, "bitxor": 5, "shl": 5, "shr": 5, "cumprod": 5,
     "gatherelements": 5, "gathernd": 6, "scatternd": 6, "scatterelements": 6, "tensorscatter": 6,
-    "powcast": 6,
+    "powcast": 6, "reversesequence": 6, "col2im": 6,
 }
 # Ops of any dtype, and the ops that compute in float32 only (the others state their own dtypes).
 ANY_DTYPE_OPS = frozenset({
     "copy", "transpose", "concat", "slice", "gather", "expand", "cast", "pad", "gatherelements", "gathernd",
-    "scatternd", "scatterelements", "tensorscatter",
+    "scatternd", "scatterelements", "tensorscatter", "reversesequence",
 })
 FLOAT32_ONLY_OPS = frozenset({
     "conv", "gemm", "matmul", "activation", "avgpool", "globalavgpool", "softmax", "convtranspose", "resize",
-    "reduce", "pow", "layernorm", "groupnorm", "logsoftmax",
+    "reduce", "pow", "layernorm", "groupnorm", "logsoftmax", "col2im",
 })
 # The ops that also compute on integers, and the format minor from which they do.
 INT_ARITH_MINOR: Dict[str, int] = {
@@ -75,6 +76,7 @@ ARITY: Dict[str, Tuple[int, Optional[int], int, int, int]] = {
     "bitxor": (2, 2, 2, 1, 1), "shl": (2, 2, 2, 1, 1), "shr": (2, 2, 2, 1, 1), "cumprod": (1, 1, 1, 1, 1),
     "gatherelements": (2, 2, 2, 1, 1), "gathernd": (2, 2, 2, 1, 1), "scatternd": (3, 3, 3, 1, 1),
     "scatterelements": (3, 3, 3, 1, 1), "tensorscatter": (2, 3, 2, 1, 1), "powcast": (2, 2, 2, 1, 1),
+    "reversesequence": (2, 2, 2, 1, 1), "col2im": (1, 1, 1, 1, 1),
 }
 ACT_RULE: Dict[str, str] = {
     "conv": "fused", "gemm": "fused", "matmul": "fused", "add": "fused", "sub": "fused", "mul": "fused",
@@ -90,7 +92,7 @@ ACT_RULE: Dict[str, str] = {
     "logsoftmax": "none", "mod": "fused", "fmod": "fused", "bitand": "none", "bitor": "none",
     "bitxor": "none", "shl": "none", "shr": "none", "cumprod": "none", "gatherelements": "none",
     "gathernd": "none", "scatternd": "none", "scatterelements": "none", "tensorscatter": "none",
-    "powcast": "none",
+    "powcast": "none", "reversesequence": "none", "col2im": "none",
 }
 # The ops an activation fuses into (their act rule is "fused").
 FUSED_ACTIVATION_OPS = frozenset({
@@ -694,9 +696,12 @@ class ScatterElements(Params):
     """Parameters of scatterelements (op 73)."""
 
     OP: ClassVar[str] = "scatterelements"
-    INTS: ClassVar[Tuple[Tuple[str, int, int], ...]] = (("axis", 0, 1), ("reduction", 1, 1))
+    INTS: ClassVar[Tuple[Tuple[str, int, int], ...]] = (
+        ("axis", 0, 1), ("reduction", 1, 1), ("nonnegative", 2, 1),
+    )
     axis: int  # 0 .. ndim-1
     reduction: int  # as scatternd's
+    nonnegative: int  # 1: indices range over 0 .. dim-1 only (MaxUnpool's), 0: a negative one counts from the end
 
 
 @dataclass(frozen=True)
@@ -709,6 +714,31 @@ class TensorScatter(Params):
     circular: int  # 0 linear, 1 circular
 
 
+@dataclass(frozen=True)
+class ReverseSequence(Params):
+    """Parameters of reversesequence (op 76)."""
+
+    OP: ClassVar[str] = "reversesequence"
+    INTS: ClassVar[Tuple[Tuple[str, int, int], ...]] = (("batch_axis", 0, 1), ("time_axis", 1, 1))
+    batch_axis: int  # 0 or 1
+    time_axis: int  # 1 or 0 (not batch_axis)
+
+
+@dataclass(frozen=True)
+class Col2Im(Params):
+    """Parameters of col2im (op 77)."""
+
+    OP: ClassVar[str] = "col2im"
+    INTS: ClassVar[Tuple[Tuple[str, int, int], ...]] = (
+        ("block", 0, 3), ("stride", 3, 3), ("dilation", 6, 3), ("pad_begin", 9, 3), ("pad_end", 12, 3),
+    )
+    block: Sequence[int]  # up to 3 (a tuple): the block's dims (>= 1); entries past s 0
+    stride: Sequence[int]  # up to 3 (a tuple): (>= 1)
+    dilation: Sequence[int]  # up to 3 (a tuple): (>= 1)
+    pad_begin: Sequence[int]  # up to 3 (a tuple): (>= 0)
+    pad_end: Sequence[int]  # up to 3 (a tuple): (>= 0)
+
+
 PARAMS: Dict[str, Type[Params]] = {
     "conv": Conv, "gemm": Gemm, "maxpool": MaxPool, "avgpool": AvgPool, "transpose": Transpose,
     "concat": Concat, "softmax": Softmax, "convtranspose": ConvTranspose, "resize": Resize, "reduce": Reduce,
@@ -717,5 +747,6 @@ PARAMS: Dict[str, Type[Params]] = {
     "logic": Logic, "argreduce": ArgReduce, "topk": TopK, "cumsum": CumSum, "onehot": OneHot, "rnn": Rnn,
     "pad": Pad, "groupnorm": GroupNorm, "logsoftmax": LogSoftmax, "cumprod": CumProd,
     "gatherelements": GatherElements, "gathernd": GatherND, "scatternd": ScatterND,
-    "scatterelements": ScatterElements, "tensorscatter": TensorScatter,
+    "scatterelements": ScatterElements, "tensorscatter": TensorScatter, "reversesequence": ReverseSequence,
+    "col2im": Col2Im,
 }

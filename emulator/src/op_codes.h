@@ -77,6 +77,8 @@ enum class Op : uint32_t {
     ScatterElements = 73,
     TensorScatter = 74,
     PowCast = 75,
+    ReverseSequence = 76,
+    Col2Im = 77,
 };
 
 enum class Act : uint32_t {
@@ -268,7 +270,9 @@ constexpr bool is_known(Op v) {
         case Op::ScatterND:
         case Op::ScatterElements:
         case Op::TensorScatter:
-        case Op::PowCast: return true;
+        case Op::PowCast:
+        case Op::ReverseSequence:
+        case Op::Col2Im: return true;
     }
     return false;
 }
@@ -505,6 +509,8 @@ constexpr const char* op_name(Op v) {
         case Op::ScatterElements: return "scatterelements";
         case Op::TensorScatter: return "tensorscatter";
         case Op::PowCast: return "powcast";
+        case Op::ReverseSequence: return "reversesequence";
+        case Op::Col2Im: return "col2im";
     }
     return "?";
 }
@@ -603,6 +609,8 @@ constexpr const char* type_name(Op v) {
         case Op::ScatterElements: return "ScatterElements";
         case Op::TensorScatter: return "TensorScatter";
         case Op::PowCast: return "PowCast";
+        case Op::ReverseSequence: return "ReverseSequence";
+        case Op::Col2Im: return "Col2Im";
     }
     return "?";
 }

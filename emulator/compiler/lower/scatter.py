@@ -1,5 +1,5 @@
-"""Gathering and scattering by index tuples: GatherND, ScatterND, ScatterElements, the deprecated Scatter and
-TensorScatter at run time (FORMAT.md ops gathernd, scatternd, scatterelements, tensorscatter), on every dtype
+"""Gathering and scattering by index tuples: GatherND, ScatterND, ScatterElements, the deprecated Scatter,
+TensorScatter and MaxUnpool (a scatter into zeros) at run time (FORMAT.md ops gathernd, scatternd, scatterelements, tensorscatter), on every dtype
 accel has (their reductions on float32 and the integer dtypes). Indices may be constants or computed at run
 time, as Gather's (data.py): int32 or int64, a negative one counting from the end; a constant one outside
 -n..n-1 is a CompileError, one that comes at run time fails the run (InvalidArgumentError naming the node, the
@@ -110,7 +110,7 @@ def lower_scatterelements(ctx, node):
     _indices(node, ind, x.shape[axis])
     y = ctx.define(ctx.output(node), x.dtype, tuple(x.shape))
     ctx.emit("scatterelements", [x.name, ind.name, u.name], [y], node.name,
-             params=ScatterElements(axis=axis, reduction=red))
+             params=ScatterElements(axis=axis, reduction=red, nonnegative=0))
 
 
 def lower_tensorscatter(ctx, node):
@@ -152,7 +152,56 @@ def lower_tensorscatter(ctx, node):
              params=TensorScatter(axis=axis, circular=int(mode == "circular")))
 
 
+def lower_maxunpool(ctx, node):
+    """MaxUnpool (opset 9+): X [N, C, spatial...] of any dtype, indices int64 of X's shape (run time or constant:
+    MaxPool's second output, positions in the whole output tensor flattened) and output_shape (optional, a
+    constant: the output's full shape) or the default (in - 1) * stride + kernel - pads per spatial dim. The
+    output is zero but at the indices, where it takes X's values (a duplicate index: the last, as onnxruntime):
+    a scatterelements into zeros, over the tensors flattened. An index outside 0..size-1 (a negative one too)
+    fails the run as onnxruntime's; a constant one is a CompileError."""
+    x, ind = ctx.input(node, 0), ctx.input(node, 1)
+    rank = len(x.shape)
+    if rank < 3:
+        raise CompileError(f"{node.label}: input '{x.name}' has rank {rank}, MaxUnpool takes N, C and spatial dims")
+    if tuple(ind.shape) != tuple(x.shape) or ind.dtype != np.dtype(np.int64):
+        raise CompileError(f"{node.label}: indices '{ind.name}' {ind.dtype} {tuple(ind.shape)} are not int64 of "
+                           f"the input's shape {tuple(x.shape)}")
+    shape_a = ctx.const_input(node, 2, "output_shape")
+    if shape_a is not None:
+        shape = tuple(int(d) for d in np.asarray(shape_a).reshape(-1))
+        if len(shape) != rank or shape[:2] != tuple(x.shape[:2]):
+            raise CompileError(f"{node.label}: output_shape {shape} is not [N, C, spatial...] of input "
+                               f"{tuple(x.shape)}")
+    else:
+        s = rank - 2
+        kernel = [int(k) for k in node.attr("kernel_shape", [])]
+        strides = [int(v) for v in node.attr("strides", [1] * s)]
+        pads = [int(v) for v in node.attr("pads", [0] * (2 * s))]
+        if len(kernel) != s or len(strides) != s or len(pads) != 2 * s:
+            raise CompileError(f"{node.label}: kernel_shape {kernel}, strides {strides} and pads {pads} do not "
+                               f"have {s} spatial dims")
+        shape = tuple(x.shape[:2]) + tuple((x.shape[2 + d] - 1) * strides[d] + kernel[d] - pads[d] - pads[s + d]
+                                           for d in range(s))
+    total = int(np.prod(shape, dtype=np.int64))
+    if total < 1 or any(d < 1 for d in shape):
+        raise CompileError(f"{node.label}: output shape {shape} is empty")
+    _indices(node, ind, total)
+    if ind.is_const and (np.asarray(ind.const) < 0).any():
+        raise CompileError(f"{node.label}: indices '{ind.name}' hold a negative one (MaxUnpool's are 0..{total - 1})")
+    n = int(np.prod(x.shape, dtype=np.int64))
+    zero = ctx.const(np.zeros((1,), x.dtype), f"{node.name}_zero")
+    zeros = ctx.temp(f"{node.name}_zeros", x.dtype, (total,))
+    ctx.emit("expand", [zero], [zeros], node.name)
+    flat_x = ctx.reshape_temp(x.name, (n,), node.name, f"{x.name}_flat")
+    flat_i = ctx.reshape_temp(ind.name, (n,), node.name, f"{ind.name}_flat")
+    flat_y = ctx.temp(f"{node.name}_flat", x.dtype, (total,))
+    ctx.emit("scatterelements", [zeros, flat_i, flat_x], [flat_y], node.name,
+             params=ScatterElements(axis=0, reduction=0, nonnegative=1))
+    ctx.copy_to(flat_y, ctx.output(node), shape, node.name)
+
+
 HANDLERS: dict = {
+    "MaxUnpool": lower_maxunpool,
     "GatherND": lower_gathernd, "ScatterND": lower_scatternd, "ScatterElements": lower_scatterelements,
     "Scatter": lower_scatterelements, "TensorScatter": lower_tensorscatter,
 }

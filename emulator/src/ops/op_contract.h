@@ -98,6 +98,8 @@ constexpr OpContract op_contract(Op v) {
         case Op::ScatterElements: return {"scatterelements", 3, 3, 3, 1, 1, DTypeRule::Any, ActRule::MustBeNone};
         case Op::TensorScatter: return {"tensorscatter", 2, 3, 2, 1, 1, DTypeRule::Any, ActRule::MustBeNone};
         case Op::PowCast: return {"powcast", 2, 2, 2, 1, 1, DTypeRule::Any, ActRule::MustBeNone};
+        case Op::ReverseSequence: return {"reversesequence", 2, 2, 2, 1, 1, DTypeRule::Any, ActRule::MustBeNone};
+        case Op::Col2Im: return {"col2im", 1, 1, 1, 1, 1, DTypeRule::Float32, ActRule::MustBeNone};
     }
     return {nullptr, 0, 0, 0, 0, 0, kern::DTypeRule::Any, kern::ActRule::MustBeNone};
 }

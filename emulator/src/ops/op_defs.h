@@ -71,5 +71,7 @@ extern const OpDef kScatterNDDef;
 extern const OpDef kScatterElementsDef;
 extern const OpDef kTensorScatterDef;
 extern const OpDef kPowCastDef;
+extern const OpDef kReverseSequenceDef;
+extern const OpDef kCol2ImDef;
 
 }  // namespace accel_emu

@@ -71,6 +71,8 @@ const OpDef* find_op(uint32_t op) {
         case Op::ScatterElements: return &kScatterElementsDef;
         case Op::TensorScatter: return &kTensorScatterDef;
         case Op::PowCast: return &kPowCastDef;
+        case Op::ReverseSequence: return &kReverseSequenceDef;
+        case Op::Col2Im: return &kCol2ImDef;
     }
     return nullptr;
 }

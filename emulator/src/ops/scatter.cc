@@ -58,13 +58,15 @@ bool check_constant_indices(const Graph& g, const TensorDesc& ind, Bound bound, 
 
 // The job fails after this node (ops.h): index `value` at position k of input `input`, outside axis `axis` of
 // input 0 (dim elements).
-void report_index(const KernelArgs& a, uint32_t input, int64_t k, int64_t value, int64_t dim, int axis) {
+// nonneg: the range is 0..dim-1.
+void report_index(const KernelArgs& a, uint32_t input, int64_t k, int64_t value, int64_t dim, int axis,
+                  bool nonneg = false) {
     DataFault f;
     f.what = "index";
     f.input = input;
     f.position = k;
     f.value = value;
-    f.lo = -dim;
+    f.lo = nonneg ? 0 : -dim;
     f.hi = dim - 1;
     f.range_input = 0;
     f.range_axis = axis;
@@ -264,6 +266,8 @@ bool validate_scatterelements(const Graph& g, const Node& n, std::string* err) {
     const TensorDesc& u = *kern::input(g, n, 2);
     const ScatterElementsParams p = ScatterElementsParams::of(n);
     if (!check_reduction(p.reduction, x, op, err)) return false;
+    if (p.nonnegative != 0 && p.nonnegative != 1)
+        return kern::fail(err, op, cat("nonnegative is ", p.nonnegative, ", not 0 or 1"));
     if (x.ndim < 1) return kern::fail(err, op, "input 0 is a scalar");
     if (p.axis < 0 || p.axis >= x.ndim) return kern::fail(err, op, cat("axis ", p.axis, " outside 0..", x.ndim - 1));
     bool ok = ind.ndim == x.ndim;
@@ -276,6 +280,7 @@ bool validate_scatterelements(const Graph& g, const Node& n, std::string* err) {
         return kern::fail(err, op,
                           cat("updates shape ", kern::dims_str(u), " differs from the indices' ", kern::dims_str(ind)));
     const int64_t dim = x.dims[p.axis];
+    // (a negative constant index with nonnegative: the compiler refuses it, and the run reports it as any)
     return check_constant_indices(g, ind, [&](int64_t) { return dim; }, op, err);
 }
 
@@ -297,8 +302,8 @@ void run_scatterelements(const KernelArgs& a) {
         int64_t base = 0;  // the offset in Y of pos with its axis coordinate 0
         for (int64_t j = 0; j < id.numel; ++j) {
             const int64_t v = index_at(a.in[1], i32, j);
-            const int64_t i = position(v, dim);
-            if (i < 0) return report_index(a, 1, j, v, dim, axis);
+            const int64_t i = v < 0 && p.nonnegative ? -1 : position(v, dim);
+            if (i < 0) return report_index(a, 1, j, v, dim, axis, p.nonnegative != 0);
             combine(p.reduction, y + base + i * xs[axis], u[j]);
             for (int d = id.ndim - 1; d >= 0; --d) {  // the next position of I, in C order
                 if (d != axis) base += xs[d];
