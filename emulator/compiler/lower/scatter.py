@@ -1,10 +1,10 @@
 """Gathering and scattering by index tuples: GatherND, ScatterND, ScatterElements, the deprecated Scatter,
-TensorScatter and MaxUnpool (a scatter into zeros) at run time (FORMAT.md ops gathernd, scatternd, scatterelements, tensorscatter), on every dtype
-accel has (their reductions on float32 and the integer dtypes). Indices may be constants or computed at run
-time, as Gather's (data.py): int32 or int64, a negative one counting from the end; a constant one outside
--n..n-1 is a CompileError, one that comes at run time fails the run (InvalidArgumentError naming the node, the
-index, its position and the range), as onnxruntime fails it. All-constant nodes never get here: the driver
-(lower/__init__.py) folds them first."""
+TensorScatter and MaxUnpool (a scatter into zeros) at run time (FORMAT.md ops gathernd, scatternd,
+scatterelements, tensorscatter), on every dtype accel has (their reductions on float32 and the integer dtypes).
+Indices may be constants or computed at run time, as Gather's (data.py): int32 or int64, a negative one counting
+from the end; a constant one outside -n..n-1 is a CompileError, one that comes at run time fails the run
+(InvalidArgumentError naming the node, the index, its position and the range), as onnxruntime fails it.
+All-constant nodes never get here: the driver (lower/__init__.py) folds them first."""
 from __future__ import annotations
 
 import numpy as np
@@ -155,8 +155,10 @@ def lower_tensorscatter(ctx, node):
 def lower_maxunpool(ctx, node):
     """MaxUnpool (opset 9+): X [N, C, spatial...] of any dtype, indices int64 of X's shape (run time or constant:
     MaxPool's second output, positions in the whole output tensor flattened) and output_shape (optional, a
-    constant: the output's full shape) or the default (in - 1) * stride + kernel - pads per spatial dim. The
-    output is zero but at the indices, where it takes X's values (a duplicate index: the last, as onnxruntime):
+    constant: the output's full shape; the indices are then positions in it flattened, as onnxruntime takes them,
+    where onnx's reference places them on the default grid) or the default (in - 1) * stride + kernel - pads per
+    spatial dim. The output is zero but at the indices, where it takes X's values (a duplicate index: the last,
+    as onnxruntime):
     a scatterelements into zeros, over the tensors flattened. An index outside 0..size-1 (a negative one too)
     fails the run as onnxruntime's; a constant one is a CompileError."""
     x, ind = ctx.input(node, 0), ctx.input(node, 1)

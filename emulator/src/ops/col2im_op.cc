@@ -36,7 +36,8 @@ bool validate_col2im(const Graph& g, const Node& n, std::string* err) {
     const int s = y.ndim - 2;
     if (s < 1 || s > kMaxSpatial) return kern::fail(err, op, cat("output rank ", y.ndim, " is not 3 to 5"));
     if (x.ndim != 3 || x.dims[0] != y.dims[0])
-        return kern::fail(err, op, cat("input ", kern::dims_str(x), " is not [N, C*K, L] for output ", kern::dims_str(y)));
+        return kern::fail(err, op,
+                          cat("input ", kern::dims_str(x), " is not [N, C*K, L] for output ", kern::dims_str(y)));
     int64_t blocks = 1, grid[kMaxSpatial], positions = 1;
     for (int d = 0; d < kMaxSpatial; ++d) {
         if (d >= s) {
@@ -49,8 +50,7 @@ bool validate_col2im(const Graph& g, const Node& n, std::string* err) {
             p.pad_begin[d] > y.dims[2 + d] || p.pad_end[d] > y.dims[2 + d])
             return kern::fail(err, op,
                               cat("spatial dim ", d, ": block ", p.block[d], ", stride ", p.stride[d], ", dilation ",
-                                  p.dilation[d], ", pads ", p.pad_begin[d], " and ", p.pad_end[d],
-                                  " out of range"));
+                                  p.dilation[d], ", pads ", p.pad_begin[d], " and ", p.pad_end[d], " out of range"));
         blocks *= p.block[d];
     }
     if (!block_grid(y, p, grid)) return kern::fail(err, op, "a block is larger than the padded image");

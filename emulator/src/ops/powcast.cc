@@ -18,9 +18,7 @@ using kern::cat;
 
 size_t no_scratch(const Graph&, const Node&) { return 0; }
 
-bool is_pow_dtype(int64_t d) {
-    return d == ACCEL_DTYPE_FLOAT32 || d == ACCEL_DTYPE_INT32 || d == ACCEL_DTYPE_INT64;
-}
+bool is_pow_dtype(int64_t d) { return d == ACCEL_DTYPE_FLOAT32 || d == ACCEL_DTYPE_INT32 || d == ACCEL_DTYPE_INT64; }
 
 bool validate_powcast(const Graph& g, const Node& n, std::string* err) {
     const char* op = "powcast";
@@ -29,9 +27,9 @@ bool validate_powcast(const Graph& g, const Node& n, std::string* err) {
     const TensorDesc& b = *kern::input(g, n, 1);
     const TensorDesc& y = kern::output(g, n, 0);
     if (!is_pow_dtype(a.dtype) || !is_pow_dtype(b.dtype))
-        return kern::fail(err, op,
-                          cat("dtypes ", dtype_name(a.dtype), " ^ ", dtype_name(b.dtype),
-                              ": each must be float32, int32 or int64"));
+        return kern::fail(
+            err, op,
+            cat("dtypes ", dtype_name(a.dtype), " ^ ", dtype_name(b.dtype), ": each must be float32, int32 or int64"));
     if (a.dtype == ACCEL_DTYPE_FLOAT32 && b.dtype == ACCEL_DTYPE_FLOAT32)
         return kern::fail(err, op, "float32 ^ float32 is op pow");
     if (!kern::same_dtype(a, y, op, "input 0", err)) return false;
@@ -54,9 +52,8 @@ inline T from_double(double v) {
 
 template <class TA, class TB>
 void pow_row(const TA* a, int64_t as, const TB* b, int64_t bs, TA* y, int64_t n) {
-    binary_row(a, as, b, bs, y, n, [](TA x, TB e) {
-        return from_double<TA>(std::pow(static_cast<double>(x), static_cast<double>(e)));
-    });
+    binary_row(a, as, b, bs, y, n,
+               [](TA x, TB e) { return from_double<TA>(std::pow(static_cast<double>(x), static_cast<double>(e))); });
 }
 
 template <class TA>

@@ -25,7 +25,8 @@ bool validate_reversesequence(const Graph& g, const Node& n, std::string* err) {
     const ReverseSequenceParams p = ReverseSequenceParams::of(n);
     if (x.ndim < 2) return kern::fail(err, op, cat("input 0 has rank ", x.ndim, ", not >= 2"));
     if (!((p.batch_axis == 0 && p.time_axis == 1) || (p.batch_axis == 1 && p.time_axis == 0)))
-        return kern::fail(err, op, cat("batch_axis ", p.batch_axis, " and time_axis ", p.time_axis, " are not 0 and 1"));
+        return kern::fail(err, op,
+                          cat("batch_axis ", p.batch_axis, " and time_axis ", p.time_axis, " are not 0 and 1"));
     if (l.dtype != ACCEL_DTYPE_INT64 || l.ndim != 1 || l.dims[0] != x.dims[p.batch_axis])
         return kern::fail(err, op,
                           cat("sequence lengths ", kern::dims_str(l), " ", dtype_name(l.dtype), " are not int64 [",
@@ -36,8 +37,8 @@ bool validate_reversesequence(const Graph& g, const Node& n, std::string* err) {
             int64_t v;
             std::memcpy(&v, raw + b * sizeof v, sizeof v);
             if (v < 0 || v > x.dims[p.time_axis])
-                return kern::fail(err, op,
-                                  cat("sequence length ", v, " at position ", b, " is outside 0..", x.dims[p.time_axis]));
+                return kern::fail(
+                    err, op, cat("sequence length ", v, " at position ", b, " is outside 0..", x.dims[p.time_axis]));
         }
     }
     return true;
@@ -77,7 +78,7 @@ void run_reversesequence(const KernelArgs& a) {
 
 }  // namespace
 
-const OpDef kReverseSequenceDef = {"reversesequence", validate_reversesequence, no_scratch, run_reversesequence,
-                                   nullptr, nullptr};
+const OpDef kReverseSequenceDef = {
+    "reversesequence", validate_reversesequence, no_scratch, run_reversesequence, nullptr, nullptr};
 
 }  // namespace accel_emu

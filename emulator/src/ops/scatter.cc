@@ -75,8 +75,8 @@ void report_index(const KernelArgs& a, uint32_t input, int64_t k, int64_t value,
 
 // Offsets (in elements) of an index tuple: the tuple's k components at idx[t*k ..], over X's dims from `first`
 // (xs their dense strides). Returns the element offset, or -1 with *bad_c the component outside its dim.
-int64_t tuple_offset(const void* idx, bool i32, int64_t t, int64_t k, const TensorDesc& x, int first,
-                     const int64_t* xs, int64_t* bad_c) {
+int64_t tuple_offset(const void* idx, bool i32, int64_t t, int64_t k, const TensorDesc& x, int first, const int64_t* xs,
+                     int64_t* bad_c) {
     int64_t off = 0;
     for (int64_t c = 0; c < k; ++c) {
         const int64_t p = position(index_at(idx, i32, t * k + c), x.dims[first + c]);
@@ -335,12 +335,12 @@ bool validate_tensorscatter(const Graph& g, const Node& n, std::string* err) {
     for (int i = 0; ok && i < x.ndim; ++i) ok = i == p.axis ? u.dims[i] <= x.dims[i] : u.dims[i] == x.dims[i];
     if (!ok)
         return kern::fail(err, op,
-                          cat("update shape ", kern::dims_str(u), " is not input ", kern::dims_str(x),
-                              "'s with axis ", p.axis, " at most its"));
+                          cat("update shape ", kern::dims_str(u), " is not input ", kern::dims_str(x), "'s with axis ",
+                              p.axis, " at most its"));
     if (w != nullptr && (w->dtype != ACCEL_DTYPE_INT64 || w->ndim != 1 || w->dims[0] != x.dims[0]))
-        return kern::fail(err, op,
-                          cat("write indices ", kern::dims_str(*w), " ", dtype_name(w->dtype), " are not int64 [",
-                              x.dims[0], "]"));
+        return kern::fail(
+            err, op,
+            cat("write indices ", kern::dims_str(*w), " ", dtype_name(w->dtype), " are not int64 [", x.dims[0], "]"));
     return true;
 }
 
@@ -389,8 +389,8 @@ void run_tensorscatter(const KernelArgs& a) {
 
 const OpDef kGatherNDDef = {"gathernd", validate_gathernd, no_scratch, run_gathernd, nullptr, nullptr};
 const OpDef kScatterNDDef = {"scatternd", validate_scatternd, no_scratch, run_scatternd, nullptr, nullptr};
-const OpDef kScatterElementsDef = {"scatterelements", validate_scatterelements, no_scratch, run_scatterelements,
-                                   nullptr, nullptr};
+const OpDef kScatterElementsDef = {
+    "scatterelements", validate_scatterelements, no_scratch, run_scatterelements, nullptr, nullptr};
 const OpDef kTensorScatterDef = {"tensorscatter", validate_tensorscatter, no_scratch, run_tensorscatter, nullptr,
                                  nullptr};
 
