@@ -342,3 +342,55 @@ def test_tensorscatter_runtime_write_index_out_of_range_is_refused(dev, mode, wi
     with pytest.raises(Exception, match="TensorScatter"):
         run_ort(m, bad)
     assert_same_outputs([np.array(a) for a in model.run(feeds)], run_ort(m, feeds))
+
+
+# ---------------------------------------------------------------------------------------------------
+# The kernels' load-time checks (a file the compiler would not write)
+# ---------------------------------------------------------------------------------------------------
+
+def accm_model(op, dtypes, dims, ints=()):
+    """One node `op` over inputs t0..t{n-2} and output t{n-1} of the given dtypes and dims."""
+    n = len(dtypes)
+    tensors = [accm.Tensor(f"t{i}", dt, accm.KIND_OUTPUT if i == n - 1 else accm.KIND_INPUT, d)
+               for i, (dt, d) in enumerate(zip(dtypes, dims))]
+    node = accm.Node(accm.OPS[op], list(range(n - 1)), [n - 1], name="n1", ints=list(ints))
+    return accm.write(tensors, [node], list(range(n - 1)), [n - 1])
+
+
+F32, F16, I32, I64, BOOL = (accm.dtype_code(np.dtype(t)) for t in (np.float32, np.float16, np.int32, np.int64,
+                                                                      np.bool_))
+
+
+@pytest.mark.parametrize("op,dtypes,dims,ints,match", [
+    ("gathernd", (F32, I64, F32), ((3, 4), (2, 3), (2,)), [0], r"indices' last dim 3 is outside 1..2"),
+    ("gathernd", (F32, F32, F32), ((3, 4), (2, 2), (2,)), [0], "indices dtype float32 is not int32 or int64"),
+    ("gathernd", (F32, I64, F32), ((3, 4), (2, 1), (2, 4)), [2], r"batch_dims 2 is outside 0..1"),
+    ("gathernd", (F32, I64, F32), ((3, 4), (2, 1), (2, 3)), [0], "output shape"),
+    ("scatternd", (F16, I64, F16, F16), ((3,), (1, 1), (1,), (3,)), [1], "on dtype float16"),
+    ("scatternd", (F32, I64, F32, F32), ((3,), (1, 1), (1,), (3,)), [7], "reduction 7 is not 0..4"),
+    ("scatternd", (F32, I64, F32, F32), ((3, 2), (1, 1), (1, 3), (3, 2)), [0], "updates shape"),
+    ("scatterelements", (F32, I64, F32, F32), ((3, 2), (2, 3), (2, 3), (3, 2)), [0, 0, 0], "at most its"),
+    ("scatterelements", (F32, I64, F32, F32), ((3, 2), (2, 2), (2, 1), (3, 2)), [0, 0, 0], "updates shape"),
+    ("scatterelements", (F32, I64, I32, F32), ((3, 2), (2, 2), (2, 2), (3, 2)), [0, 0, 0], "input 2 .updates."),
+    ("tensorscatter", (F32, F32, I64, F32), ((2, 4), (2, 2), (2,), (2, 4)), [0, 0], r"axis 0 outside 1..1"),
+    ("tensorscatter", (F32, F32, I64, F32), ((2, 4), (2, 5), (2,), (2, 4)), [1, 0], "update shape"),
+    ("tensorscatter", (F32, F32, I32, F32), ((2, 4), (2, 2), (2,), (2, 4)), [1, 0], "write indices"),
+])
+def test_kernels_refuse_bad_nodes_at_load(dev, op, dtypes, dims, ints, match):
+    with pytest.raises(accel.AccelError, match=f"'n1'.*{op}: .*{match}"):
+        dev.load(accm_model(op, dtypes, dims, ints))
+
+
+def test_gathernd_pooling_as_transformers_exports_it(dev):
+    """The pattern of a transformers export (BERT's pooler over the last token, DETR's query selection): row
+    numbers stacked with run-time positions (ArgMax here) into [batch, 2] indices for GatherND, against
+    onnxruntime."""
+    nodes = [helper.make_node("ArgMax", ["ids"], ["pos"], axis=1, keepdims=1),
+             helper.make_node("Concat", ["rows", "pos"], ["idx"], axis=1),
+             helper.make_node("GatherND", ["h", "idx"], ["pooled"]),
+             helper.make_node("MatMul", ["pooled", "w"], ["y"])]
+    m = onnx_model(nodes, [("h", "float32", (3, 6, 8)), ("ids", "int64", (3, 6))], [("y", "float32")],
+                   {"rows": np.arange(3, dtype=np.int64).reshape(3, 1), "w": rand((8, 4), "float32", 40)})
+    feeds = {"h": rand((3, 6, 8), "float32", 41), "ids": rand_array((3, 6), "int64", 42, 0, 1000)}
+    check(dev, m, feeds)
+    assert "gathernd" in ops(m)

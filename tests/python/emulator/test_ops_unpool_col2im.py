@@ -12,6 +12,7 @@ from conftest import runtime_ops as ops
 from onnx import helper
 
 import accel
+from accel.compiler import accm
 
 
 @pytest.fixture(scope="module")
@@ -194,3 +195,34 @@ def test_mod_float16(dev, fmod):
     m = one_node("Mod", [("a", "float16", a.shape), ("b", "float16", b.shape)], "float16", opset=28, fmod=fmod)
     (y,) = check(dev, m, {"a": a, "b": b})
     assert np.array_equal(np.signbit(y), np.signbit(run_ort(m, {"a": a, "b": b})[0]))
+
+
+# ---------------------------------------------------------------------------------------------------
+# The kernels' load-time checks (a file the compiler would not write)
+# ---------------------------------------------------------------------------------------------------
+
+def accm_model(op, dtypes, dims, ints=()):
+    n = len(dtypes)
+    tensors = [accm.Tensor(f"t{i}", dt, accm.KIND_OUTPUT if i == n - 1 else accm.KIND_INPUT, d)
+               for i, (dt, d) in enumerate(zip(dtypes, dims))]
+    node = accm.Node(accm.OPS[op], list(range(n - 1)), [n - 1], name="n1", ints=list(ints))
+    return accm.write(tensors, [node], list(range(n - 1)), [n - 1])
+
+
+F32, I32, I64 = (accm.dtype_code(np.dtype(t)) for t in (np.float32, np.int32, np.int64))
+
+
+@pytest.mark.parametrize("op,dtypes,dims,ints,match", [
+    ("reversesequence", (F32, I64, F32), ((2, 3), (2,), (2, 3)), [0, 0], "are not 0 and 1"),
+    ("reversesequence", (F32, I32, F32), ((2, 3), (2,), (2, 3)), [0, 1], "are not int64"),
+    ("reversesequence", (F32, I64, F32), ((2, 3), (3,), (2, 3)), [0, 1], r"are not int64 \[2\]"),
+    # col2im's ints: block, stride, dilation, pad_begin, pad_end, 3 slots each
+    ("col2im", (F32, F32), ((1, 4, 5), (1, 1, 3, 3)), [2, 2, 0, 1, 1, 0, 1, 1, 0], r"is not \[1, 4, 4\]"),
+    ("col2im", (F32, F32), ((1, 4, 4), (1, 1, 3, 3)), [2, 2, 0, 0, 1, 0, 1, 1, 0], "out of range"),
+    ("col2im", (F32, F32), ((1, 4, 4), (1, 1, 3, 3)), [2, 2, 2, 1, 1, 0, 1, 1, 0], "must be 0"),
+    ("powcast", (F32, F32, F32), ((2,),) * 3, [], "is op pow"),
+    ("powcast", (I32, I64, I64), ((2,),) * 3, [], "input 0 dtype int32 differs"),
+])
+def test_kernels_refuse_bad_nodes_at_load(dev, op, dtypes, dims, ints, match):
+    with pytest.raises(accel.AccelError, match=f"'n1'.*{op}: .*{match}"):
+        dev.load(accm_model(op, dtypes, dims, ints))
