@@ -226,3 +226,13 @@ F32, I32, I64 = (accm.dtype_code(np.dtype(t)) for t in (np.float32, np.int32, np
 def test_kernels_refuse_bad_nodes_at_load(dev, op, dtypes, dims, ints, match):
     with pytest.raises(accel.AccelError, match=f"'n1'.*{op}: .*{match}"):
         dev.load(accm_model(op, dtypes, dims, ints))
+
+
+def test_maxunpool_folding_refuses_a_negative_index():
+    """All-constant MaxUnpool folds at compile time with onnx's reference evaluator, which wraps a negative index
+    (onnxruntime refuses it): the compiler refuses it."""
+    t = np.array([[[[1, 2], [3, 4]]]], np.float32)
+    m = onnx_model([helper.make_node("MaxUnpool", ["t", "i"], ["c"], name="mu", kernel_shape=[2, 2], strides=[2, 2]),
+                    helper.make_node("Add", ["c", "x"], ["y"])], [("x", "float32", (1, 1, 4, 4))], [("y", "float32")],
+                   {"t": t, "i": np.array([[[[5, -1], [13, 15]]]], np.int64)}, opset=11)
+    compile_error(m, r"'mu' \(MaxUnpool\): index -1 at \[0, 0, 0, 1\] of input 1 \('i'\) is negative")
