@@ -72,6 +72,13 @@ enum class Op : uint32_t {
     CumProd = 59,
     GatherElements = 60,
     // format 1.6
+    GatherND = 71,
+    ScatterND = 72,
+    ScatterElements = 73,
+    TensorScatter = 74,
+    PowCast = 75,
+    ReverseSequence = 76,
+    Col2Im = 77,
     BitCast = 91,
 };
 
@@ -188,6 +195,13 @@ enum class RnnDirection : int64_t {
     Reverse = 1,
     Bidirectional = 2,
 };
+enum class ScatterReduction : int64_t {
+    None = 0,
+    Add = 1,
+    Mul = 2,
+    Max = 3,
+    Min = 4,
+};
 
 // True if `v` is one of the values above (a file may hold any number).
 
@@ -253,6 +267,13 @@ constexpr bool is_known(Op v) {
         case Op::Shr:
         case Op::CumProd:
         case Op::GatherElements:
+        case Op::GatherND:
+        case Op::ScatterND:
+        case Op::ScatterElements:
+        case Op::TensorScatter:
+        case Op::PowCast:
+        case Op::ReverseSequence:
+        case Op::Col2Im:
         case Op::BitCast: return true;
     }
     return false;
@@ -410,6 +431,17 @@ constexpr bool is_known(RnnDirection v) {
     return false;
 }
 
+constexpr bool is_known(ScatterReduction v) {
+    switch (v) {
+        case ScatterReduction::None:
+        case ScatterReduction::Add:
+        case ScatterReduction::Mul:
+        case ScatterReduction::Max:
+        case ScatterReduction::Min: return true;
+    }
+    return false;
+}
+
 // The name of an op as FORMAT.md and the compiler give it ("conv").
 
 constexpr const char* op_name(Op v) {
@@ -474,6 +506,13 @@ constexpr const char* op_name(Op v) {
         case Op::Shr: return "shr";
         case Op::CumProd: return "cumprod";
         case Op::GatherElements: return "gatherelements";
+        case Op::GatherND: return "gathernd";
+        case Op::ScatterND: return "scatternd";
+        case Op::ScatterElements: return "scatterelements";
+        case Op::TensorScatter: return "tensorscatter";
+        case Op::PowCast: return "powcast";
+        case Op::ReverseSequence: return "reversesequence";
+        case Op::Col2Im: return "col2im";
         case Op::BitCast: return "bitcast";
     }
     return "?";
@@ -568,6 +607,13 @@ constexpr const char* type_name(Op v) {
         case Op::Shr: return "Shr";
         case Op::CumProd: return "CumProd";
         case Op::GatherElements: return "GatherElements";
+        case Op::GatherND: return "GatherND";
+        case Op::ScatterND: return "ScatterND";
+        case Op::ScatterElements: return "ScatterElements";
+        case Op::TensorScatter: return "TensorScatter";
+        case Op::PowCast: return "PowCast";
+        case Op::ReverseSequence: return "ReverseSequence";
+        case Op::Col2Im: return "Col2Im";
         case Op::BitCast: return "BitCast";
     }
     return "?";

@@ -66,6 +66,13 @@ extern const OpDef kShlDef;
 extern const OpDef kShrDef;
 extern const OpDef kCumProdDef;
 extern const OpDef kGatherElementsDef;
+extern const OpDef kGatherNDDef;
+extern const OpDef kScatterNDDef;
+extern const OpDef kScatterElementsDef;
+extern const OpDef kTensorScatterDef;
+extern const OpDef kPowCastDef;
+extern const OpDef kReverseSequenceDef;
+extern const OpDef kCol2ImDef;
 extern const OpDef kBitCastDef;
 
 }  // namespace accel_emu
