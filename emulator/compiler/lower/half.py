@@ -2,7 +2,8 @@
 InsertCastTransformer): each float16 input is cast up, the op runs in float32, and each output whose ONNX type
 is a float16 input's is cast back to float16. So each op's result is its float32 result rounded once to float16
 (the reference, computing in float16 within the op, may round more often). The ops that only move or select data
-(data.py, reshape.py, Where, DepthToSpace, SpaceToDepth) take float16 as it is, without casts."""
+(data.py, reshape.py, Where, DepthToSpace, SpaceToDepth, the gathers and scatters without a reduction) take
+float16 as it is, without casts."""
 
 from __future__ import annotations
 
@@ -15,12 +16,17 @@ from . import data, reshape
 
 HALF = np.dtype(np.float16)
 # Ops whose handlers take float16 tensors themselves: they move data and never compute on it.
-NATIVE = frozenset(data.HANDLERS) | frozenset(reshape.HANDLERS) | {"Where", "DepthToSpace", "SpaceToDepth"}
+NATIVE = frozenset(data.HANDLERS) | frozenset(reshape.HANDLERS) | {
+    "Where", "DepthToSpace", "SpaceToDepth", "GatherND", "TensorScatter", "ReverseSequence", "MaxUnpool"}
+# Scatters that move data unless their reduction computes.
+_SCATTERS = frozenset({"ScatterND", "ScatterElements", "Scatter"})
 
 
 def needs_float32(g, node: OnnxNode) -> bool:
     """`node` computes on a float16 tensor that the graph has at run time or as a constant."""
     if node.domain not in DEFAULT_DOMAINS or node.op in NATIVE:
+        return False
+    if node.op in _SCATTERS and node.attr("reduction", "none") == "none":
         return False
     return any(i and i in g.values and g.values[i].dtype == HALF for i in node.inputs)
 

@@ -284,11 +284,21 @@ def test_scatterelements_runtime_index_out_of_range_is_refused(dev):
         run_ort(m, bad)
 
 
-def test_scatter_refusals():
+def test_float16_reductions_compute_in_float32(dev):
+    # lower/half.py: the float16 operands cast up, the reduction in float32, the result rounded once to float16.
     x, u = ("x", "float16", (3, 4)), ("u", "float16", (2, 4))
-    compile_error(one_node("ScatterElements", [x, ("i", "int64", (2, 4)), u], "float16", reduction="add"),
-                  r"unsupported reduction 'add' on dtype float16 of 'x' \(float32 and integer dtypes only\) in op "
-                  r"'ScatterElements' \(node 'n'\)")
+    m = one_node("ScatterElements", [x, ("i", "int64", (2, 4)), u], "float16", reduction="add")
+    xv, uv = values((3, 4), "float16", 40), values((2, 4), "float16", 41)
+    iv = np.array([[0, 1, 2, 0], [0, 1, 2, 2]], np.int64)
+    (got,) = emu_outputs(dev, m, {"x": xv, "i": iv, "u": uv})
+    want = xv.astype(np.float32)
+    for (r, c), v in np.ndenumerate(uv.astype(np.float32)):
+        want[iv[r, c], c] += v
+    assert got.dtype == np.float16
+    np.testing.assert_array_equal(got, want.astype(np.float16))
+
+
+def test_scatter_refusals():
     compile_error(one_node("ScatterND", [("x", "bool", (3,)), ("i", "int64", (1, 1)), ("u", "bool", (1,))], "bool",
                            reduction="max"), r"unsupported reduction 'max' on dtype bool")
     compile_error(one_node("ScatterElements", [("x", "float32", (3, 4)), ("u", "float32", (1, 2))], "float32",
