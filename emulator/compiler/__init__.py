@@ -15,7 +15,9 @@ supported (coverage.py: one error names them all), for a device's int8 rules
 its form of a QDQ model (qdq_device.py), QDQ fusion (a quantized model's DequantizeLinear -> op ->
 QuantizeLinear groups become int8 ops as onnxruntime fuses them), constant folding
 (shape subgraphs and any node whose inputs are all constant), lowering to the runtime op set with
-per-op shape rules, BatchNormalization folded into Conv (or lowered to mul + add), copy elimination,
+per-op shape rules (on the way: an op ONNX defines by a function body expanded into it, If, Scan and Loop inlined
+or unrolled, Compress, DFT and STFT rewritten into other ops, float16 computed in float32 where an op has no
+float16 form), BatchNormalization folded into Conv (or lowered to mul + add), copy elimination,
 constant bias/scale folded into conv and gemm (MatMul + Add -> Gemm), activation fusion, dead-code
 removal, and the byte-exact writer.
 """
