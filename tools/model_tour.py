@@ -230,8 +230,9 @@ FAMILIES: List[Family] = [
            {n: {0: "batch", 1: "sequence"} for n in ("input_ids", "attention_mask", "token_type_ids")},
            ["last_hidden_state", "pooler_output"],
            [dict.fromkeys(("input_ids", "attention_mask", "token_type_ids"), s) for s in [(1, 16), (2, 16), (2, 40)]]),
-    Family("detr_resnet50", _detr, {"pixel_values": "float"}, {"pixel_values": {0: "batch"}},
-           ["logits", "pred_boxes"], [{"pixel_values": (1, 3, 224, 224)}, {"pixel_values": (2, 3, 224, 224)}]),
+    Family("detr_resnet50", _detr, {"pixel_values": "float"}, {"pixel_values": {0: "batch", 2: "height", 3: "width"}},
+           ["logits", "pred_boxes"], [{"pixel_values": (1, 3, 224, 224)}, {"pixel_values": (2, 3, 224, 224)},
+                                      {"pixel_values": (1, 3, 256, 320)}]),
     Family("whisper_tiny_encoder", _whisper(False), {"input_features": "float"},
            {"input_features": {0: "batch"}}, ["last_hidden_state"],
            [{"input_features": (1, 80, 3000)}, {"input_features": (2, 80, 3000)}],
@@ -252,6 +253,7 @@ def export(family: Family, path: Path, exporter: str) -> None:
 
     # nn.MultiheadAttention's inference fast path is one aten op the TorchScript exporter cannot write (ViT's)
     torch.backends.mha.set_fastpath_enabled(False)
+    _import_torchvision()  # transformers imports torchvision too, where it is installed
     module, example = family.build()
     names = list(example)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -324,12 +326,15 @@ def compare(family: Family, path: Path, device: str, fold_limit: Optional[int]) 
     opts = ort.SessionOptions()
     opts.intra_op_num_threads = 1
     opts.inter_op_num_threads = 1
-    session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
     with accel.open(device) as dev:
         try:
             model = dev.load(str(path), fold_limit=fold_limit)
         except Exception as e:  # the load itself refused: one row saying why
             return [Row(family.name, "(load)", status=_first_line(e))]
+        try:
+            session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+        except Exception as e:  # nothing to compare with
+            return [Row(family.name, "(load)", status="onnxruntime: " + _first_line(e))]
         for i, shapes in enumerate(family.runs):
             row = Row(family.name, _shape_text(shapes))
             rows.append(row)
@@ -372,7 +377,8 @@ def _fmt(v: Optional[float], spec: str) -> str:
     return "" if v is None else format(v, spec)
 
 
-def print_table(rows: Sequence[Row], out: Any = sys.stdout, header: bool = True) -> None:
+def print_table(rows: Sequence[Row], out: Any = None, header: bool = True) -> None:
+    out = out or sys.stdout
     if header:
         print("| model | input shapes | max abs err / max abs out | ratio | compile s | run s | result |", file=out)
         print("| --- | --- | --- | --- | --- | --- | --- |", file=out)
