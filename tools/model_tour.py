@@ -1,23 +1,35 @@
 """The model tour: each model family of issue 36, exported from torchvision / transformers with random weights,
-loaded on the emulator with its dims open, run at two shapes and held against onnxruntime.
+loaded on the emulator with its dims open, run at two or three shapes and held against onnxruntime.
 
-    python tools/model_tour.py [--only NAME ...] [--cache DIR] [--device emu] [--export-only]
+    python tools/model_tour.py [--only NAME ...] [--exporter dynamo|torchscript] [--cache DIR] [--device emu]
+                               [--fold-limit BYTES] [--export-only] [--markdown FILE]
+
+Families: torchvision's vit_b_16, swin_t, convnext_tiny, efficientnet_b0, regnet_y_400mf, googlenet (Inception
+v1), alexnet, vgg19; transformers' bert_base (BertModel, BertConfig()), detr_resnet50 (DetrForObjectDetection,
+``use_timm_backbone=False, use_pretrained_backbone=False``), whisper_tiny_encoder (WhisperEncoder at whisper-tiny's
+sizes: it takes exactly 3000 mel frames) and whisper_tiny_encoder_var (the same layers, any length).
 
 Needs: accel (the installed package, or ``PYTHONPATH`` at an overlay), onnx, onnxruntime and numpy. To export a
-model that is not in the cache folder yet it also needs torch, torchvision, transformers and onnxscript (the ONNX
-exporter's own dependency), for instance in a venv that sees the system's packages::
+model that is not in the cache folder yet it also needs torch, torchvision, transformers and onnxscript (the
+dynamo exporter's own dependency), for instance in a venv that sees the system's packages::
 
     python3 -m venv --system-site-packages /tmp/tour-venv
-    /tmp/tour-venv/bin/pip install torch torchvision transformers onnxscript
+    /tmp/tour-venv/bin/pip install torch==2.13.0 torchvision transformers onnxscript
     PYTHONPATH=/tmp/x4 /tmp/tour-venv/bin/python tools/model_tour.py
 
+(With torch's ``+cpu`` wheel, PyPI's CUDA-built torchvision cannot load its C ops; the tour declares the two op
+schemas its import needs, see ``_import_torchvision``.)
+
 Each family is exported once (``torch.onnx.export``, opset 18, a dynamic batch dim and, where the model has one, a
-dynamic sequence dim) into the cache folder (default /tmp/accel-model-tour) and reused from there: the comparison
-runs from the cached ONNX files without torch. Weights are random, seeded (no model hub is reached), and so are the
-inputs. The emulator loads each file without shapes (``accel.open(device).load(path)``: a model compiled per input
-shape at run time) and runs every shape of the family; onnxruntime runs the same inputs. The table gives, per run,
-the worst output's max |emulator - onnxruntime| over its max |onnxruntime| (the issue's bar: 1e-4), the seconds
-the emulator's compile for that shape took, and pass/FAIL, or the first line of the error.
+dynamic sequence, frame or image-size dim) into ``CACHE/EXPORTER/NAME.onnx`` (default /tmp/accel-model-tour) and
+reused from there: the comparison runs from the cached ONNX files without torch. Weights are random, seeded (no
+model hub is reached), with two changes that keep the outputs depending on the input: all-zero weight matrices
+(ViT's head) are filled, and BatchNorm statistics are those of one random batch. The inputs are seeded too. The
+emulator loads each file without shapes (``accel.open(device).load(path)``: compiled per input shape at run time)
+and runs every shape of the family; onnxruntime (one thread) runs the same inputs. The table gives, per run, the
+worst output's max |emulator - onnxruntime| and max |onnxruntime|, their ratio (the issue's bar: 1e-4), the
+seconds the emulator's compile for that shape took, the run's seconds, and pass/FAIL, or the first line of the
+error (``(export)`` or ``(load)`` in place of the shapes when that step failed). Exits 1 when a row is not a pass.
 
 The compile cache is off by default (``ACCEL_CACHE_SIZE=0``, so the compile seconds are real and the tour's large
 models do not evict the user's entries); ``--keep-compile-cache`` leaves the user's setting.
@@ -236,11 +248,11 @@ FAMILIES: List[Family] = [
     Family("whisper_tiny_encoder", _whisper(False), {"input_features": "float"},
            {"input_features": {0: "batch"}}, ["last_hidden_state"],
            [{"input_features": (1, 80, 3000)}, {"input_features": (2, 80, 3000)}],
-           "transformers' encoder: 3000 frames only"),
+           "transformers' WhisperEncoder refuses any length but 3000 frames"),
     Family("whisper_tiny_encoder_var", _whisper(True), {"input_features": "float"},
            {"input_features": {0: "batch", 2: "frames"}}, ["last_hidden_state"],
            [{"input_features": (1, 80, 400)}, {"input_features": (2, 80, 400)}, {"input_features": (1, 80, 1000)}],
-           "the same layers, positions cut to the length"),
+           "WhisperEncoder's layers run on any length, the positions cut to it (not transformers' forward)"),
 ]
 
 
@@ -436,6 +448,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if args.markdown:
         with open(args.markdown, "w", encoding="utf-8") as f:
             print_table(rows, f)
+    for family in chosen:
+        if family.note:
+            print(f"# {family.name}: {family.note}")
     failed = [r for r in rows if r.status != "pass"]
     print(f"# {len(rows) - len(failed)} passed, {len(failed)} failed", file=sys.stderr)
     return 1 if failed else 0
