@@ -143,7 +143,8 @@ RECORDS = (HEADER, TENSOR, NODE)
 
 def newest_minor(ops, activations, records=RECORDS) -> int:
     """The newest format minor: the largest that gave a field, an op or an activation code."""
-    return max([f.minor for r in records for f in r.fields] + [o.minor for o in ops] + [a.minor for a in activations])
+    return max([f.minor for r in records for f in r.fields] + [o.minor for o in ops] + [a.minor for a in activations]
+               + [p.minor for o in ops for p in o.params])
 
 
 def check(records=RECORDS) -> None:

@@ -36,6 +36,8 @@ class Param:
     count: int = 1          # > 1: an array over slots slot .. slot+count-1
     kind: str = "int"       # "int" (ints, i64) or "float" (floats, f32)
     enum: str | None = None  # the ValueEnum its values come from
+    minor: int = 0          # > 0: a parameter an existing op gained at that format minor (0 in older files, the
+    #                         op's behaviour before it); a file with a nonzero value is written as that minor
 
 
 def F(name: str, slot: int, doc: str) -> Param:
@@ -170,6 +172,10 @@ ENUMS += (PAD_MODE,)
 RNN_CELL = ValueEnum("RnnCell", (("rnn", 0), ("gru", 1), ("lstm", 2)))
 RNN_DIRECTION = ValueEnum("RnnDirection", (("forward", 0), ("reverse", 1), ("bidirectional", 2)))
 ENUMS += (RNN_CELL, RNN_DIRECTION)
+# layernorm's arithmetic (minor 6): 0 the mean, then the variance about it, y = (x - mean) * rstd * S + B (the
+# layer norms the compiler fuses from ReduceMean, Sub, Pow, ...); 1 onnxruntime's CPU LayerNormalization kernel.
+LAYERNORM_ARITHMETIC = ValueEnum("LayerNormArithmetic", (("centered", 0), ("onnxruntime", 1)))
+ENUMS += (LAYERNORM_ARITHMETIC,)
 
 # ---- shared parameter groups ----------------------------------------------------------------------
 
@@ -293,7 +299,12 @@ OPS = (
     Op(24, "layernorm", 1, "X, S, B optional -> Y",
        "Y = (X - mean) / sqrt(var + epsilon) * S + B, mean and (biased) var over the dims from axis on; S "
        "and B are shaped X.dims[axis:]. The node's activation applies to Y.",
-       (Param("axis", 0, "0 .. ndim-1"), F("epsilon", 0, "> 0")), class_name="LayerNorm", act="fused"),
+       (Param("axis", 0, "0 .. ndim-1"), F("epsilon", 0, "> 0"),
+        Param("arithmetic", 1, "how the statistics and Y round: centered (the mean, then the variance about it; "
+              "Y = (X - mean) * (1 / sqrt(var + epsilon)) * S + B), or onnxruntime (its x86-64 CPU kernel: the mean "
+              "from a double sum in 4 lanes, the variance a float sum in 8 lanes of fma(d, d, acc), Y = fma((X - "
+              "mean) * inv_std_dev, S, B))", enum="LayerNormArithmetic", minor=6)),
+       class_name="LayerNorm", act="fused"),
     Op(25, "expand", 1, "X -> Y",
        "Y is X broadcast (numpy rules: X right-aligned to Y's rank, each of its dims 1 or Y's) to Y's "
        "shape. Y's dtype is X's.", any_dtype=True),

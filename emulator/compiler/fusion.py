@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .op_params import ACTIVATIONS, FUSED_ACTIVATION_OPS, LayerNorm, ReduceFn
+from .op_params import ACTIVATIONS, FUSED_ACTIVATION_OPS, LayerNorm, LayerNormArithmetic, ReduceFn
 from .ir import Graph, Node
 from .lower.normalization import expand_norm_const
 
@@ -225,7 +225,10 @@ def _match_layernorm(u: _Uses, r1):
     inputs = [x, g.add_const(scale, f"{r1.name or x}_ln_scale")]
     if params["add"] is not None:
         inputs.append(g.add_const(params["add"], f"{r1.name or x}_ln_bias"))
-    new = Node("layernorm", inputs, [matched[-1].outputs[0]], r1.name, params=LayerNorm(axis=axis, epsilon=eps))
+    # The decomposed form's own arithmetic (centered), not onnxruntime's LayerNormalization kernel's.
+    arith = LayerNormArithmetic.CENTERED
+    new = Node("layernorm", inputs, [matched[-1].outputs[0]], r1.name,
+               params=LayerNorm(axis=axis, epsilon=eps, arithmetic=arith))
     return matched, new
 
 

@@ -44,6 +44,8 @@ FLOAT32_ONLY_OPS = frozenset({
     "conv", "gemm", "matmul", "activation", "avgpool", "globalavgpool", "softmax", "convtranspose", "resize",
     "reduce", "pow", "layernorm", "groupnorm", "logsoftmax",
 })
+# Parameters an existing op gained later: op -> {parameter: the format minor a nonzero value needs}.
+PARAM_MINOR: Dict[str, Dict[str, int]] = {"layernorm": {"arithmetic": 6}}
 # The ops that also compute on integers, and the format minor from which they do.
 INT_ARITH_MINOR: Dict[str, int] = {
     "add": 3, "sub": 3, "mul": 3, "div": 3, "min": 3, "max": 3, "mod": 5, "fmod": 5, "bitand": 5, "bitor": 5,
@@ -223,6 +225,14 @@ class RnnDirection:
     REVERSE = 1
     BIDIRECTIONAL = 2
     BY_NAME: ClassVar[Dict[str, int]] = {"forward": 0, "reverse": 1, "bidirectional": 2}
+
+
+class LayerNormArithmetic:
+    """Values of the parameters typed LayerNormArithmetic."""
+
+    CENTERED = 0
+    ONNXRUNTIME = 1
+    BY_NAME: ClassVar[Dict[str, int]] = {"centered": 0, "onnxruntime": 1}
 
 
 
@@ -412,10 +422,11 @@ class LayerNorm(Params):
     """Parameters of layernorm (op 24)."""
 
     OP: ClassVar[str] = "layernorm"
-    INTS: ClassVar[Tuple[Tuple[str, int, int], ...]] = (("axis", 0, 1),)
+    INTS: ClassVar[Tuple[Tuple[str, int, int], ...]] = (("axis", 0, 1), ("arithmetic", 1, 1))
     FLOATS: ClassVar[Tuple[Tuple[str, int, int], ...]] = (("epsilon", 0, 1),)
     axis: int  # 0 .. ndim-1
     epsilon: float  # > 0
+    arithmetic: int  # how the statistics and Y round: centered (the mean, then the variance about it; Y = (X - mean) * (1 / sqrt(var + epsilon)) * S + B), or onnxruntime (its x86-64 CPU kernel: the mean from a double sum in 4 lanes, the variance a float sum in 8 lanes of fma(d, d, acc), Y = fma((X - mean) * inv_std_dev, S, B))
 
 
 @dataclass(frozen=True)

@@ -186,6 +186,10 @@ enum class RnnDirection : int64_t {
     Reverse = 1,
     Bidirectional = 2,
 };
+enum class LayerNormArithmetic : int64_t {
+    Centered = 0,
+    Onnxruntime = 1,
+};
 
 // True if `v` is one of the values above (a file may hold any number).
 
@@ -403,6 +407,14 @@ constexpr bool is_known(RnnDirection v) {
         case RnnDirection::Forward:
         case RnnDirection::Reverse:
         case RnnDirection::Bidirectional: return true;
+    }
+    return false;
+}
+
+constexpr bool is_known(LayerNormArithmetic v) {
+    switch (v) {
+        case LayerNormArithmetic::Centered:
+        case LayerNormArithmetic::Onnxruntime: return true;
     }
     return false;
 }

@@ -6,7 +6,7 @@ import numpy as np
 
 from ..errors import CompileError
 from ..ir import Value
-from ..op_params import ArgReduce, LayerNorm, LogSoftmax, OneHot, Softmax
+from ..op_params import ArgReduce, LayerNorm, LayerNormArithmetic, LogSoftmax, OneHot, Softmax
 from .context import F32, float_input, normalize_axis, unsupported
 
 
@@ -96,7 +96,8 @@ def lower_layernorm(ctx, node):
     """LayerNormalization (opset 17), float32: axis, epsilon (> 0), Scale and optional B, constant or
     not, of any shape that broadcasts into the normalized dims X.shape[axis:]. Only output Y may be
     used (Mean and InvStdDev are refused); stash_type is ignored (statistics are float32). One
-    `layernorm` node."""
+    `layernorm` node, rounded as onnxruntime's CPU kernel (arithmetic onnxruntime): bit for bit, so a float
+    LayerNormalization between quantized layers requantizes as onnxruntime does."""
     x = float_input(ctx, node, 0)
     rank = len(x.shape)
     if rank == 0:
@@ -122,7 +123,8 @@ def lower_layernorm(ctx, node):
                                     f"dims {norm_shape})")
         params.append(name)
     y = ctx.define(ctx.output(node), x.dtype, x.shape)
-    ctx.emit("layernorm", [x.name] + params, [y], node.name, params=LayerNorm(axis=axis, epsilon=eps))
+    ctx.emit("layernorm", [x.name] + params, [y], node.name, params=LayerNorm(axis=axis, epsilon=eps,
+                                                                          arithmetic=LayerNormArithmetic.ONNXRUNTIME))
 
 
 def _along_axis(ctx, node):

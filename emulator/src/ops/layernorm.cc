@@ -1,10 +1,12 @@
 // layernorm.cc - layer normalization (FORMAT.md op 24): each row of X flattened to [outer, inner] at
-// the axis is normalized by its mean and biased variance (two passes over the row, which is in cache:
-// no cancellation from a sum of squares), then scaled by S and shifted by the optional B.
+// the axis is normalized by its mean and biased variance, then scaled by S and shifted by the optional B.
+// Its arithmetic parameter says how that rounds: centered (two passes over the row, which is in cache: no
+// cancellation from a sum of squares), or onnxruntime's kernel bit for bit (math/layernorm_ort.h).
 #include <cmath>
 
 #include "math/activation.h"
 #include "math/layernorm.h"
+#include "math/layernorm_ort.h"
 #include "op_params.h"
 #include "ops/op_defs.h"
 #include "ops/op_util.h"
@@ -25,6 +27,9 @@ bool validate(const Graph& g, const Node& n, std::string* err) {
     if (axis < 0 || axis >= x.ndim) return kern::fail(err, kOp, cat("axis ", axis, " outside 0..", x.ndim - 1));
     const float eps = params.epsilon;
     if (!(eps > 0.f) || !std::isfinite(eps)) return kern::fail(err, kOp, cat("epsilon ", eps, " is not > 0"));
+    if (!is_known(params.arithmetic))
+        return kern::fail(err, kOp, cat("arithmetic ", static_cast<int64_t>(params.arithmetic),
+                                        " is not 0 (centered) or 1 (onnxruntime)"));
     const char* names[] = {"", "scale", "bias"};
     for (size_t i = 1; i < n.inputs.size(); ++i) {
         const TensorDesc* p = kern::input(g, n, i);
@@ -49,7 +54,11 @@ void run(const KernelArgs& a) {
     const int64_t inner = kern::prod(xd.dims, axis, xd.ndim);
     const float* bias = n.inputs.size() > 2 ? kern::in_f(a, 2) : nullptr;  // nullptr also when absent
     float* y = kern::out_f(a, 0);
-    layernorm_rows(kern::in_f(a, 0), kern::in_f(a, 1), bias, y, xd.numel / inner, inner, p.epsilon);
+    if (p.arithmetic == LayerNormArithmetic::Onnxruntime)
+        layernorm_rows_ort(kern::in_f(a, 0), kern::in_f(a, 1), bias, y, nullptr, nullptr, xd.numel / inner, inner,
+                           p.epsilon);
+    else
+        layernorm_rows(kern::in_f(a, 0), kern::in_f(a, 1), bias, y, xd.numel / inner, inner, p.epsilon);
     apply_activation(n.act, n.act_alpha, n.act_beta, y, static_cast<size_t>(xd.numel));
 }
 
