@@ -426,7 +426,7 @@ class LayerNorm(Params):
     FLOATS: ClassVar[Tuple[Tuple[str, int, int], ...]] = (("epsilon", 0, 1),)
     axis: int  # 0 .. ndim-1
     epsilon: float  # > 0
-    arithmetic: int  # how the statistics and Y round: centered (the mean, then the variance about it; Y = (X - mean) * (1 / sqrt(var + epsilon)) * S + B), or onnxruntime (its x86-64 CPU kernel: the mean from a double sum in 4 lanes, the variance a float sum in 8 lanes of fma(d, d, acc), Y = fma((X - mean) * inv_std_dev, S, B))
+    arithmetic: int  # how the statistics and Y round (the rule above)
 
 
 @dataclass(frozen=True)

@@ -250,7 +250,7 @@ struct GatherParams {
 struct LayerNormParams {
     int64_t axis;  // 0 .. ndim-1
     float epsilon;  // > 0
-    LayerNormArithmetic arithmetic;  // how the statistics and Y round: centered (the mean, then the variance about it; Y = (X - mean) * (1 / sqrt(var + epsilon)) * S + B), or onnxruntime (its x86-64 CPU kernel: the mean from a double sum in 4 lanes, the variance a float sum in 8 lanes of fma(d, d, acc), Y = fma((X - mean) * inv_std_dev, S, B))
+    LayerNormArithmetic arithmetic;  // how the statistics and Y round (the rule above)
 
     static LayerNormParams of(const Node& n) {
         LayerNormParams p;
