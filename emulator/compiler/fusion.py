@@ -228,7 +228,7 @@ def _match_layernorm(u: _Uses, r1):
     # The decomposed form's own arithmetic (centered), not onnxruntime's LayerNormalization kernel's.
     arith = LayerNormArithmetic.CENTERED
     new = Node("layernorm", inputs, [matched[-1].outputs[0]], r1.name,
-               params=LayerNorm(axis=axis, epsilon=eps, arithmetic=arith))
+               params=LayerNorm(axis=axis, epsilon=eps, arithmetic=arith, outputs=0))
     return matched, new
 
 

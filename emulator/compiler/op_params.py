@@ -45,7 +45,7 @@ FLOAT32_ONLY_OPS = frozenset({
     "reduce", "pow", "layernorm", "groupnorm", "logsoftmax",
 })
 # Parameters an existing op gained later: op -> {parameter: the format minor a nonzero value needs}.
-PARAM_MINOR: Dict[str, Dict[str, int]] = {"layernorm": {"arithmetic": 6}}
+PARAM_MINOR: Dict[str, Dict[str, int]] = {"layernorm": {"arithmetic": 6, "outputs": 6}}
 # The ops that also compute on integers, and the format minor from which they do.
 INT_ARITH_MINOR: Dict[str, int] = {
     "add": 3, "sub": 3, "mul": 3, "div": 3, "min": 3, "max": 3, "mod": 5, "fmod": 5, "bitand": 5, "bitor": 5,
@@ -61,7 +61,7 @@ ARITY: Dict[str, Tuple[int, Optional[int], int, int, int]] = {
     "copy": (1, 1, 1, 1, 1), "transpose": (1, 1, 1, 1, 1), "concat": (1, None, 1, 1, 1),
     "softmax": (1, 1, 1, 1, 1), "convtranspose": (2, 3, 2, 1, 1), "resize": (1, 1, 1, 1, 1),
     "reduce": (1, 1, 1, 1, 1), "slice": (1, 1, 1, 1, 1), "gather": (2, 2, 2, 1, 1), "pow": (2, 2, 2, 1, 1),
-    "min": (2, 2, 2, 1, 1), "max": (2, 2, 2, 1, 1), "layernorm": (2, 3, 2, 1, 1), "expand": (1, 1, 1, 1, 1),
+    "min": (2, 2, 2, 1, 1), "max": (2, 2, 2, 1, 1), "layernorm": (2, 3, 2, 1, 3), "expand": (1, 1, 1, 1, 1),
     "cast": (1, 1, 1, 1, 1), "quantize": (1, 1, 1, 1, 1), "dequantize": (1, 1, 1, 1, 1),
     "qconv": (2, 3, 2, 1, 1), "qmatmul": (2, 2, 2, 1, 1), "qgemm": (2, 3, 2, 1, 1), "qadd": (2, 2, 2, 1, 1),
     "qmul": (2, 2, 2, 1, 1), "qactivation": (1, 1, 1, 1, 1), "qavgpool": (1, 1, 1, 1, 1),
@@ -422,11 +422,14 @@ class LayerNorm(Params):
     """Parameters of layernorm (op 24)."""
 
     OP: ClassVar[str] = "layernorm"
-    INTS: ClassVar[Tuple[Tuple[str, int, int], ...]] = (("axis", 0, 1), ("arithmetic", 1, 1))
+    INTS: ClassVar[Tuple[Tuple[str, int, int], ...]] = (
+        ("axis", 0, 1), ("arithmetic", 1, 1), ("outputs", 2, 1),
+    )
     FLOATS: ClassVar[Tuple[Tuple[str, int, int], ...]] = (("epsilon", 0, 1),)
     axis: int  # 0 .. ndim-1
     epsilon: float  # > 0
     arithmetic: int  # how the statistics and Y round (the rule above)
+    outputs: int  # 0 Y alone; else bit 0 Y, bit 1 Mean, bit 2 InvStdDev
 
 
 @dataclass(frozen=True)

@@ -103,6 +103,25 @@ def test_offsets_bit_identical(emu, offset, scale):
     check_bits(emu, m, {"x": x}, f"offset {offset} scale {scale}")
 
 
+@pytest.mark.parametrize("outputs", [("y", "mean", "isd"), ("y", "mean"), ("y", "", "isd")])
+@pytest.mark.parametrize("shape,axis", [((4, 768), -1), ((3, 5), 1), ((2, 3, 4, 5), 1), ((2, 3, 4, 5), 0),
+                                        ((6, 9, 7), -2)])
+def test_mean_and_inv_std_dev_outputs(emu, shape, axis, outputs):
+    """The outputs Mean and InvStdDev (shaped X.shape[:axis] followed by 1s), bit for bit, any of them used."""
+    m, _ = ln_model(shape, axis, True, seed=2)
+    m.graph.node[0].ClearField("output")
+    m.graph.node[0].output.extend(outputs)
+    del m.graph.output[:]
+    m.graph.output.extend([helper.make_tensor_value_info(o, F, None) for o in outputs if o])
+    x = (np.random.default_rng(4).standard_normal(shape) * 2 + 30).astype(np.float32)
+    want = ort_run(m, {"x": x})
+    got = emu.load(compiler.compile_model(m)).run({"x": x})
+    for name, g, w in zip([o for o in outputs if o], got, want):
+        bad = differing(g, w)
+        print(f"{shape} axis {axis} {name}: {bad} of {w.size} differ")
+        assert bad == 0 and np.asarray(g).shape == w.shape
+
+
 def test_constant_rows_and_runtime_params(emu):
     """Rows of one repeated value (a zero variance: 1 / sqrt(epsilon)) and Scale, B given at run time."""
     m, params = ln_model((6, 40), -1, True, eps=1e-3, runtime_params=True)
@@ -199,3 +218,43 @@ def test_quantized_model_with_layernorm_island(emu, tmp_path, activation):
         bad = int(np.count_nonzero(g != w))
         print(f"{activation} {name}: {bad} of {w.size} differ from onnxruntime")
         assert bad == 0, f"{name}: {bad} of {w.size} elements differ"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# What the kernel refuses when the model loads
+# ---------------------------------------------------------------------------------------------------------------
+
+def ln_file(ints, stat_dims):
+    """A layernorm node over X (2, 8) and S (8,), with Y (2, 8) and outputs of stat_dims after it."""
+    from accel.compiler import accm
+
+    f32 = accm.dtype_code(np.dtype(np.float32))
+    dims = [(2, 8), (8,), (2, 8), *stat_dims]
+    tensors = [accm.Tensor(f"t{i}", f32, accm.KIND_INPUT if i < 2 else accm.KIND_OUTPUT, d)
+               for i, d in enumerate(dims)]
+    outs = list(range(2, len(dims)))
+    node = accm.Node(accm.OPS["layernorm"], [0, 1], outs, name="n1", ints=list(ints), floats=[1e-5])
+    return accm.write(tensors, [node], [0, 1], outs)
+
+
+@pytest.mark.parametrize("ints,stat_dims,match", [
+    ((1, 5, 0), (), "arithmetic 5 is not 0"),
+    ((1, 1, 2), ((2, 1),), "outputs mask 2 is not 0 or an odd"),
+    ((1, 1, 7), ((2, 1),), "has 2 outputs where the outputs mask 7 names 3"),
+    ((1, 0, 3), ((2, 1),), "only with arithmetic 1"),
+    ((1, 1, 3), ((2, 8),), "statistics output shape"),
+    ((1, 1, 0), ((2, 1),), "outputs where the outputs mask 0 names 1"),
+])
+def test_kernel_refuses_bad_nodes_at_load(emu, ints, stat_dims, match):
+    with pytest.raises(accel.AccelError, match=f"'n1'.*layernorm: .*{match}"):
+        emu.load(ln_file(ints, stat_dims))
+
+
+def test_kernel_loads_good_statistics_node(emu):
+    x = np.random.default_rng(0).standard_normal((2, 8)).astype(np.float32)
+    s = np.ones(8, np.float32)
+    y, mean, isd = emu.load(ln_file((1, 1, 7), ((2, 1), (2, 1)))).run({"t0": x, "t1": s})
+    np.testing.assert_allclose(np.asarray(y), (x - x.mean(1, keepdims=True)) / np.sqrt(x.var(1, keepdims=True) + 1e-5),
+                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(mean).ravel(), x.mean(1), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(isd).ravel(), 1 / np.sqrt(x.var(1) + 1e-5), rtol=1e-5)
