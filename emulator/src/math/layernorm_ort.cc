@@ -91,10 +91,8 @@ void layernorm_rows_ort(const float* x, const float* s, const float* b, float* y
                         float* inv_std_dev_out, int64_t rows, int64_t n, float eps) {
     for (int64_t r = 0; r < rows; ++r, x += n, y += n) {
         float mean, inv;
-        if (n >= kVectorRow)
-            vector_row(x, s, b, y, n, eps, &mean, &inv);
-        else
-            short_row(x, s, b, y, n, eps, &mean, &inv);
+        if (n >= kVectorRow) vector_row(x, s, b, y, n, eps, &mean, &inv);
+        else short_row(x, s, b, y, n, eps, &mean, &inv);
         if (mean_out != nullptr) mean_out[r] = mean;
         if (inv_std_dev_out != nullptr) inv_std_dev_out[r] = inv;
     }

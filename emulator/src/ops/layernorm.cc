@@ -25,8 +25,8 @@ bool check_outputs(const Graph& g, const Node& n, const TensorDesc& x, const Lay
         return kern::fail(err, kOp, cat("outputs mask ", p.outputs, " is not 0 or an odd 1..7 (Y is always output)"));
     const size_t count = 1 + ((mask >> 1) & 1) + ((mask >> 2) & 1);
     if (n.outputs.size() != count)
-        return kern::fail(err, kOp, cat("has ", n.outputs.size(), " outputs where the outputs mask ", p.outputs,
-                                        " names ", count));
+        return kern::fail(
+            err, kOp, cat("has ", n.outputs.size(), " outputs where the outputs mask ", p.outputs, " names ", count));
     if (count > 1 && p.arithmetic != LayerNormArithmetic::Onnxruntime)
         return kern::fail(err, kOp, "outputs Mean and InvStdDev only with arithmetic 1 (onnxruntime)");
     for (size_t i = 1; i < count; ++i) {
@@ -34,8 +34,9 @@ bool check_outputs(const Graph& g, const Node& n, const TensorDesc& x, const Lay
         bool ok = s.ndim == x.ndim;
         for (int d = 0; ok && d < s.ndim; ++d) ok = s.dims[d] == (d < p.axis ? x.dims[d] : 1);
         if (!ok)
-            return kern::fail(err, kOp, cat("statistics output shape ", kern::dims_str(s), " is not ",
-                                            kern::dims_str(x), " up to axis ", p.axis, " then 1s"));
+            return kern::fail(err, kOp,
+                              cat("statistics output shape ", kern::dims_str(s), " is not ", kern::dims_str(x),
+                                  " up to axis ", p.axis, " then 1s"));
     }
     return true;
 }
@@ -52,8 +53,9 @@ bool validate(const Graph& g, const Node& n, std::string* err) {
     const float eps = params.epsilon;
     if (!(eps > 0.f) || !std::isfinite(eps)) return kern::fail(err, kOp, cat("epsilon ", eps, " is not > 0"));
     if (!is_known(params.arithmetic))
-        return kern::fail(err, kOp, cat("arithmetic ", static_cast<int64_t>(params.arithmetic),
-                                        " is not 0 (centered) or 1 (onnxruntime)"));
+        return kern::fail(
+            err, kOp,
+            cat("arithmetic ", static_cast<int64_t>(params.arithmetic), " is not 0 (centered) or 1 (onnxruntime)"));
     if (!check_outputs(g, n, x, params, err)) return false;
     const char* names[] = {"", "scale", "bias"};
     for (size_t i = 1; i < n.inputs.size(); ++i) {
@@ -86,9 +88,7 @@ void run(const KernelArgs& a) {
             if (p.outputs & (int64_t(2) << k)) stats[k] = kern::out_f(a, next++);
         layernorm_rows_ort(kern::in_f(a, 0), kern::in_f(a, 1), bias, y, stats[0], stats[1], xd.numel / inner, inner,
                            p.epsilon);
-    }
-    else
-        layernorm_rows(kern::in_f(a, 0), kern::in_f(a, 1), bias, y, xd.numel / inner, inner, p.epsilon);
+    } else layernorm_rows(kern::in_f(a, 0), kern::in_f(a, 1), bias, y, xd.numel / inner, inner, p.epsilon);
     apply_activation(n.act, n.act_alpha, n.act_beta, y, static_cast<size_t>(xd.numel));
 }
 
