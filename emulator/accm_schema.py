@@ -147,9 +147,10 @@ RULE_MINORS = (
 
 
 def newest_minor(ops, activations, records=RECORDS) -> int:
-    """The newest format minor: the largest that gave a field, a rule, an op or an activation code."""
+    """The newest format minor: the largest that gave a field, a rule, an op, an op's parameter or an activation
+    code."""
     return max([f.minor for r in records for f in r.fields] + [m for _, m, _ in RULE_MINORS] + [o.minor for o in ops]
-               + [a.minor for a in activations])
+               + [p.minor for o in ops for p in o.params] + [a.minor for a in activations])
 
 
 def check(records=RECORDS) -> None:

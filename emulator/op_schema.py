@@ -36,6 +36,8 @@ class Param:
     count: int = 1          # > 1: an array over slots slot .. slot+count-1
     kind: str = "int"       # "int" (ints, i64) or "float" (floats, f32)
     enum: str | None = None  # the ValueEnum its values come from
+    minor: int = 0          # > 0: a parameter an existing op gained at that format minor (0 in older files, the
+    #                         op's behaviour before it); a file with a nonzero value is written as that minor
 
 
 def F(name: str, slot: int, doc: str) -> Param:
@@ -173,6 +175,10 @@ ENUMS += (RNN_CELL, RNN_DIRECTION)
 # scatternd, scatterelements (minor 6): how an update meets the element it lands on.
 SCATTER_REDUCTION = ValueEnum("ScatterReduction", (("none", 0), ("add", 1), ("mul", 2), ("max", 3), ("min", 4)))
 ENUMS += (SCATTER_REDUCTION,)
+# layernorm's arithmetic (minor 6): 0 the mean, then the variance about it, y = (x - mean) * rstd * S + B (the
+# layer norms the compiler fuses from ReduceMean, Sub, Pow, ...); 1 onnxruntime's CPU LayerNormalization kernel.
+LAYERNORM_ARITHMETIC = ValueEnum("LayerNormArithmetic", (("centered", 0), ("onnxruntime", 1)))
+ENUMS += (LAYERNORM_ARITHMETIC,)
 
 # ---- shared parameter groups ----------------------------------------------------------------------
 
@@ -293,10 +299,20 @@ OPS = (
        act="fused", binary=True, int_minor=3),
     Op(23, "max", 1, "A, B -> Y", "as add: the larger of A and B (NaN if either is)", dtypes=_ARITH_DTYPES,
        act="fused", binary=True, int_minor=3),
-    Op(24, "layernorm", 1, "X, S, B optional -> Y",
+    Op(24, "layernorm", 1, "X, S, B optional -> Y, Mean, InvStdDev (those the outputs mask names, in order)",
        "Y = (X - mean) / sqrt(var + epsilon) * S + B, mean and (biased) var over the dims from axis on; S "
-       "and B are shaped X.dims[axis:]. The node's activation applies to Y.",
-       (Param("axis", 0, "0 .. ndim-1"), F("epsilon", 0, "> 0")), class_name="LayerNorm", act="fused"),
+       "and B are shaped X.dims[axis:]. The node's activation applies to Y. Minor 6, arithmetic: centered (0, "
+       "what older files mean) takes the mean, then the variance about it, Y = (X - mean) * (1 / sqrt(var + "
+       "epsilon)) * S + B; onnxruntime (1) rounds as onnxruntime's x86-64 CPU kernel: a row of 8 or more the "
+       "mean from a double sum in 4 lanes, the variance a float sum in 8 lanes of fma(d, d, acc) then the tail, "
+       "Y = fma((X - mean) * inv_std_dev, S, B); a shorter row Welford's update in float, Y = (X - mean) / "
+       "std_dev * S + B (math/layernorm_ort.cc). Minor 6, outputs: 0 (older files) Y alone, else a mask of the "
+       "node's outputs in order, bit 0 (Y) always set: Mean and InvStdDev, one float per row, shaped "
+       "X.dims[:axis] followed by 1s, with arithmetic onnxruntime only.",
+       (Param("axis", 0, "0 .. ndim-1"), F("epsilon", 0, "> 0"),
+        Param("arithmetic", 1, "how the statistics and Y round (the rule above)", enum="LayerNormArithmetic", minor=6),
+        Param("outputs", 2, "0 Y alone; else bit 0 Y, bit 1 Mean, bit 2 InvStdDev", minor=6)),
+       class_name="LayerNorm", act="fused"),
     Op(25, "expand", 1, "X -> Y",
        "Y is X broadcast (numpy rules: X right-aligned to Y's rank, each of its dims 1 or Y's) to Y's "
        "shape. Y's dtype is X's.", any_dtype=True),

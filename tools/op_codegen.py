@@ -305,6 +305,10 @@ def op_params_py(s) -> str:
            *_wrapped("ANY_DTYPE_OPS = frozenset({", (f'"{o.name}"' for o in s.OPS if o.any_dtype), "})"),
            *_wrapped("FLOAT32_ONLY_OPS = frozenset({",
                      (f'"{o.name}"' for o in s.OPS if not o.any_dtype and not o.dtypes), "})"),
+           "# Parameters an existing op gained later: op -> {parameter: the format minor a nonzero value needs}.",
+           *_wrapped("PARAM_MINOR: Dict[str, Dict[str, int]] = {",
+                     (f'"{o.name}": {{' + ", ".join(f'"{p.name}": {p.minor}' for p in o.params if p.minor) + "}"
+                      for o in s.OPS if any(p.minor for p in o.params)), "}"),
            "# The ops that also compute on integers, and the format minor from which they do.",
            *_wrapped("INT_ARITH_MINOR: Dict[str, int] = {",
                      (f'"{o.name}": {o.int_minor}' for o in s.OPS if o.int_minor), "}"),
@@ -358,7 +362,7 @@ def _param_text(s, op) -> str:
         items = []
         for p in sorted((p for p in op.params if p.kind == kind), key=lambda p: p.slot):
             slots = f"{p.slot}..{p.slot + p.count - 1}" if p.count > 1 else f"{p.slot}"
-            text = f"{slots} {p.name}: {p.doc}"
+            text = f"{slots} {p.name}" + (f" (minor {p.minor})" if p.minor else "") + f": {p.doc}"
             if p.enum:
                 text += " (" + ", ".join(f"{c} {n}" for n, c in enums[p.enum].values) + ")"
             items.append(text)

@@ -18,7 +18,7 @@ import numpy as np
 # The codes, generated from emulator/op_schema.py; accm.OPS and accm.ACTIVATIONS stay their names here.
 from .op_params import ACTIVATION_NAMES as ACTIVATION_NAMES
 from .op_params import ACTIVATIONS as ACTIVATIONS
-from .op_params import ACTIVATION_MINOR, INT_ARITH_MINOR, OP_MINOR, Int8Rules
+from .op_params import ACTIVATION_MINOR, INT_ARITH_MINOR, OP_MINOR, PARAM_MINOR, Int8Rules
 from .op_params import OP_NAMES as OP_NAMES
 from .op_params import OPS as OPS
 from .op_params import PARAMS
@@ -184,9 +184,20 @@ def _minor(tensors: list[Tensor], nodes: list[Node]) -> int:
                            if OP_NAMES.get(n.op) in INT_ARITH_OPS and tensors[n.outputs[0]].dtype != 1])
     if any(_minor3_gather(tensors, n) for n in nodes):
         minor = max(minor, 3)
+    minor = max([minor] + [_param_minor(n) for n in nodes])
     if any(t.image_format for t in tensors):
         minor = max(minor, IMAGE_MINOR)
     return max(minor, 2) if any(t.scales is not None or t.shifts is not None for t in tensors) else minor
+
+
+def _param_minor(node: Node) -> int:
+    """The minor a node's later parameters need: that of each one with a nonzero value (op_schema.py)."""
+    name = OP_NAMES.get(node.op)
+    later = PARAM_MINOR.get(name)
+    if not later:
+        return 0
+    params = _params_of(name, node.ints, node.floats)
+    return max([0] + [m for p, m in later.items() if getattr(params, p)])
 
 
 def _minor3_gather(tensors: list[Tensor], node: Node) -> bool:

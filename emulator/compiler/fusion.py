@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .op_params import ACTIVATIONS, FUSED_ACTIVATION_OPS, LayerNorm, ReduceFn
+from .op_params import ACTIVATIONS, FUSED_ACTIVATION_OPS, LayerNorm, LayerNormArithmetic, ReduceFn
 from .ir import Graph, Node
 from .lower.normalization import expand_norm_const
 
@@ -225,7 +225,14 @@ def _match_layernorm(u: _Uses, r1):
     inputs = [x, g.add_const(scale, f"{r1.name or x}_ln_scale")]
     if params["add"] is not None:
         inputs.append(g.add_const(params["add"], f"{r1.name or x}_ln_bias"))
-    new = Node("layernorm", inputs, [matched[-1].outputs[0]], r1.name, params=LayerNorm(axis=axis, epsilon=eps))
+    # onnxruntime's own graph optimizer fuses the ReduceMean, Sub, Pow, ..., Div, Mul, Add form (scale and bias both
+    # there) into its LayerNormalization kernel at its default level: that kernel's rounding then, bit for bit; the
+    # centered arithmetic for the forms it leaves as separate ops.
+    ort_form = (sq.op != "mul" and r1.op == "reduce" and r2.op == "reduce" and params["mul"] is not None
+                and params["add"] is not None)
+    arith = LayerNormArithmetic.ONNXRUNTIME if ort_form else LayerNormArithmetic.CENTERED
+    new = Node("layernorm", inputs, [matched[-1].outputs[0]], r1.name,
+               params=LayerNorm(axis=axis, epsilon=eps, arithmetic=arith, outputs=0))
     return matched, new
 
 

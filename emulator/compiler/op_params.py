@@ -48,6 +48,8 @@ FLOAT32_ONLY_OPS = frozenset({
     "conv", "gemm", "matmul", "activation", "avgpool", "globalavgpool", "softmax", "convtranspose", "resize",
     "reduce", "pow", "layernorm", "groupnorm", "logsoftmax", "col2im",
 })
+# Parameters an existing op gained later: op -> {parameter: the format minor a nonzero value needs}.
+PARAM_MINOR: Dict[str, Dict[str, int]] = {"layernorm": {"arithmetic": 6, "outputs": 6}}
 # The ops that also compute on integers, and the format minor from which they do.
 INT_ARITH_MINOR: Dict[str, int] = {
     "add": 3, "sub": 3, "mul": 3, "div": 3, "min": 3, "max": 3, "mod": 5, "fmod": 5, "bitand": 5, "bitor": 5,
@@ -63,7 +65,7 @@ ARITY: Dict[str, Tuple[int, Optional[int], int, int, int]] = {
     "copy": (1, 1, 1, 1, 1), "transpose": (1, 1, 1, 1, 1), "concat": (1, None, 1, 1, 1),
     "softmax": (1, 1, 1, 1, 1), "convtranspose": (2, 3, 2, 1, 1), "resize": (1, 1, 1, 1, 1),
     "reduce": (1, 1, 1, 1, 1), "slice": (1, 1, 1, 1, 1), "gather": (2, 2, 2, 1, 1), "pow": (2, 2, 2, 1, 1),
-    "min": (2, 2, 2, 1, 1), "max": (2, 2, 2, 1, 1), "layernorm": (2, 3, 2, 1, 1), "expand": (1, 1, 1, 1, 1),
+    "min": (2, 2, 2, 1, 1), "max": (2, 2, 2, 1, 1), "layernorm": (2, 3, 2, 1, 3), "expand": (1, 1, 1, 1, 1),
     "cast": (1, 1, 1, 1, 1), "quantize": (1, 1, 1, 1, 1), "dequantize": (1, 1, 1, 1, 1),
     "qconv": (2, 3, 2, 1, 1), "qmatmul": (2, 2, 2, 1, 1), "qgemm": (2, 3, 2, 1, 1), "qadd": (2, 2, 2, 1, 1),
     "qmul": (2, 2, 2, 1, 1), "qactivation": (1, 1, 1, 1, 1), "qavgpool": (1, 1, 1, 1, 1),
@@ -242,6 +244,14 @@ class ScatterReduction:
     MAX = 3
     MIN = 4
     BY_NAME: ClassVar[Dict[str, int]] = {"none": 0, "add": 1, "mul": 2, "max": 3, "min": 4}
+
+
+class LayerNormArithmetic:
+    """Values of the parameters typed LayerNormArithmetic."""
+
+    CENTERED = 0
+    ONNXRUNTIME = 1
+    BY_NAME: ClassVar[Dict[str, int]] = {"centered": 0, "onnxruntime": 1}
 
 
 
@@ -431,10 +441,14 @@ class LayerNorm(Params):
     """Parameters of layernorm (op 24)."""
 
     OP: ClassVar[str] = "layernorm"
-    INTS: ClassVar[Tuple[Tuple[str, int, int], ...]] = (("axis", 0, 1),)
+    INTS: ClassVar[Tuple[Tuple[str, int, int], ...]] = (
+        ("axis", 0, 1), ("arithmetic", 1, 1), ("outputs", 2, 1),
+    )
     FLOATS: ClassVar[Tuple[Tuple[str, int, int], ...]] = (("epsilon", 0, 1),)
     axis: int  # 0 .. ndim-1
     epsilon: float  # > 0
+    arithmetic: int  # how the statistics and Y round (the rule above)
+    outputs: int  # 0 Y alone; else bit 0 Y, bit 1 Mean, bit 2 InvStdDev
 
 
 @dataclass(frozen=True)

@@ -202,6 +202,10 @@ enum class ScatterReduction : int64_t {
     Max = 3,
     Min = 4,
 };
+enum class LayerNormArithmetic : int64_t {
+    Centered = 0,
+    Onnxruntime = 1,
+};
 
 // True if `v` is one of the values above (a file may hold any number).
 
@@ -438,6 +442,14 @@ constexpr bool is_known(ScatterReduction v) {
         case ScatterReduction::Mul:
         case ScatterReduction::Max:
         case ScatterReduction::Min: return true;
+    }
+    return false;
+}
+
+constexpr bool is_known(LayerNormArithmetic v) {
+    switch (v) {
+        case LayerNormArithmetic::Centered:
+        case LayerNormArithmetic::Onnxruntime: return true;
     }
     return false;
 }

@@ -250,11 +250,15 @@ struct GatherParams {
 struct LayerNormParams {
     int64_t axis;  // 0 .. ndim-1
     float epsilon;  // > 0
+    LayerNormArithmetic arithmetic;  // how the statistics and Y round (the rule above)
+    int64_t outputs;  // 0 Y alone; else bit 0 Y, bit 1 Mean, bit 2 InvStdDev
 
     static LayerNormParams of(const Node& n) {
         LayerNormParams p;
         p.axis = n.ints[0];
         p.epsilon = n.floats[0];
+        p.arithmetic = static_cast<LayerNormArithmetic>(n.ints[1]);
+        p.outputs = n.ints[2];
         return p;
     }
 };

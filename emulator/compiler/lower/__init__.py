@@ -16,12 +16,12 @@ from ..ir import Graph, Value
 from ..op_params import ACTIVATIONS
 from ..qdq_device import FUSED_ACTIVATION
 from . import (col2im, control, conv, data, einsum, elementwise, functions, groupnorm, half, index, linalg, logic,
-               normalization, qinteger, qlinear, quantized, recurrent, reduce, reshape, resize, reverse, rewrites,
-               scatter, spatial)
+               lp_norms, normalization, qinteger, qlinear, quantized, recurrent, reduce, reshape, resize, reverse,
+               rewrites, scatter, spatial)
 from .context import Ctx, unsupported
 
 FAMILIES = (linalg, elementwise, reduce, normalization, conv, resize, reshape, data, quantized, qlinear, qinteger,
-            logic, spatial, groupnorm, einsum, index, recurrent, scatter, reverse, col2im)
+            logic, spatial, groupnorm, einsum, index, recurrent, scatter, reverse, col2im, lp_norms)
 # Ops that move int8 data without computing on it: their output keeps the input's quantization. Those QDQ
 # fusion runs on the integers, and Split (its outputs each behind their own Q, which fusion leaves alone).
 QUANT_KEEPING_OPS = qdq.DATA_MOVEMENT | {"Split"}

@@ -6,7 +6,7 @@ import numpy as np
 
 from ..errors import CompileError
 from ..ir import Value
-from ..op_params import ArgReduce, LayerNorm, LogSoftmax, OneHot, Softmax
+from ..op_params import ArgReduce, LayerNorm, LayerNormArithmetic, LogSoftmax, OneHot, Softmax
 from .context import F32, float_input, normalize_axis, unsupported
 
 
@@ -94,9 +94,10 @@ def norm_param(ctx, node, v: Value, norm_shape: tuple, what: str):
 
 def lower_layernorm(ctx, node):
     """LayerNormalization (opset 17), float32: axis, epsilon (> 0), Scale and optional B, constant or
-    not, of any shape that broadcasts into the normalized dims X.shape[axis:]. Only output Y may be
-    used (Mean and InvStdDev are refused); stash_type is ignored (statistics are float32). One
-    `layernorm` node."""
+    not, of any shape that broadcasts into the normalized dims X.shape[axis:]; the outputs Y, Mean and
+    InvStdDev (shaped X.shape[:axis] followed by 1s); stash_type is ignored, as onnxruntime does (statistics
+    are float32). One `layernorm` node, rounded as onnxruntime's CPU kernel (arithmetic onnxruntime): bit for
+    bit, so a float LayerNormalization between quantized layers requantizes as onnxruntime does."""
     x = float_input(ctx, node, 0)
     rank = len(x.shape)
     if rank == 0:
@@ -105,9 +106,8 @@ def lower_layernorm(ctx, node):
     eps = float(node.attr("epsilon", 1e-5))
     if not eps > 0 or not np.isfinite(eps):
         raise unsupported(node, f"epsilon={eps} (must be > 0)")
-    ctx.forbid_outputs_from(node, 1, "LayerNormalization Mean and InvStdDev")
     norm_shape = tuple(x.shape[axis:])
-    params = []
+    params_in = []
     for i, what in ((1, "scale"), (2, "bias")):
         v = ctx.input_opt(node, i)
         if v is None:
@@ -120,9 +120,17 @@ def lower_layernorm(ctx, node):
         if name is None:
             raise unsupported(node, f"{what} shape {tuple(v.shape)} (must broadcast into the normalized "
                                     f"dims {norm_shape})")
-        params.append(name)
-    y = ctx.define(ctx.output(node), x.dtype, x.shape)
-    ctx.emit("layernorm", [x.name] + params, [y], node.name, params=LayerNorm(axis=axis, epsilon=eps))
+        params_in.append(name)
+    outputs, mask = [ctx.define(ctx.output(node), x.dtype, x.shape)], 0
+    stats_shape = tuple(d if i < axis else 1 for i, d in enumerate(x.shape))
+    for k in (1, 2):  # Mean, InvStdDev
+        o = node.outputs[k] if k < len(node.outputs) else ""
+        if o and o in ctx.used:
+            outputs.append(ctx.define(o, F32, stats_shape))
+            mask |= 1 << k
+    params = LayerNorm(axis=axis, epsilon=eps, arithmetic=LayerNormArithmetic.ONNXRUNTIME,
+                       outputs=mask | 1 if mask else 0)  # 0 (Y alone) keeps the 1.1 form of the field
+    ctx.emit("layernorm", [x.name] + params_in, outputs, node.name, params=params)
 
 
 def _along_axis(ctx, node):

@@ -1,10 +1,12 @@
 // layernorm.cc - layer normalization (FORMAT.md op 24): each row of X flattened to [outer, inner] at
-// the axis is normalized by its mean and biased variance (two passes over the row, which is in cache:
-// no cancellation from a sum of squares), then scaled by S and shifted by the optional B.
+// the axis is normalized by its mean and biased variance, then scaled by S and shifted by the optional B.
+// Its arithmetic parameter says how that rounds: centered (two passes over the row, which is in cache: no
+// cancellation from a sum of squares), or onnxruntime's kernel bit for bit (math/layernorm_ort.h).
 #include <cmath>
 
 #include "math/activation.h"
 #include "math/layernorm.h"
+#include "math/layernorm_ort.h"
 #include "op_params.h"
 #include "ops/op_defs.h"
 #include "ops/op_util.h"
@@ -13,6 +15,31 @@ namespace accel_emu {
 namespace {
 
 constexpr const char* kOp = "layernorm";
+
+// The outputs mask: 0 (older files) is Y alone; else Y, then Mean and InvStdDev as its bits 1 and 2 say, one
+// float per row each, shaped X.dims[:axis] followed by 1s (as onnxruntime's), computed by the onnxruntime rule.
+bool check_outputs(const Graph& g, const Node& n, const TensorDesc& x, const LayerNormParams& p, std::string* err) {
+    using kern::cat;
+    const int64_t mask = p.outputs == 0 ? 1 : p.outputs;
+    if (mask < 1 || mask > 7 || !(mask & 1))
+        return kern::fail(err, kOp, cat("outputs mask ", p.outputs, " is not 0 or an odd 1..7 (Y is always output)"));
+    const size_t count = 1 + ((mask >> 1) & 1) + ((mask >> 2) & 1);
+    if (n.outputs.size() != count)
+        return kern::fail(
+            err, kOp, cat("has ", n.outputs.size(), " outputs where the outputs mask ", p.outputs, " names ", count));
+    if (count > 1 && p.arithmetic != LayerNormArithmetic::Onnxruntime)
+        return kern::fail(err, kOp, "outputs Mean and InvStdDev only with arithmetic 1 (onnxruntime)");
+    for (size_t i = 1; i < count; ++i) {
+        const TensorDesc& s = kern::output(g, n, i);
+        bool ok = s.ndim == x.ndim;
+        for (int d = 0; ok && d < s.ndim; ++d) ok = s.dims[d] == (d < p.axis ? x.dims[d] : 1);
+        if (!ok)
+            return kern::fail(err, kOp,
+                              cat("statistics output shape ", kern::dims_str(s), " is not ", kern::dims_str(x),
+                                  " up to axis ", p.axis, " then 1s"));
+    }
+    return true;
+}
 
 bool validate(const Graph& g, const Node& n, std::string* err) {
     using kern::cat;
@@ -25,6 +52,11 @@ bool validate(const Graph& g, const Node& n, std::string* err) {
     if (axis < 0 || axis >= x.ndim) return kern::fail(err, kOp, cat("axis ", axis, " outside 0..", x.ndim - 1));
     const float eps = params.epsilon;
     if (!(eps > 0.f) || !std::isfinite(eps)) return kern::fail(err, kOp, cat("epsilon ", eps, " is not > 0"));
+    if (!is_known(params.arithmetic))
+        return kern::fail(
+            err, kOp,
+            cat("arithmetic ", static_cast<int64_t>(params.arithmetic), " is not 0 (centered) or 1 (onnxruntime)"));
+    if (!check_outputs(g, n, x, params, err)) return false;
     const char* names[] = {"", "scale", "bias"};
     for (size_t i = 1; i < n.inputs.size(); ++i) {
         const TensorDesc* p = kern::input(g, n, i);
@@ -49,7 +81,14 @@ void run(const KernelArgs& a) {
     const int64_t inner = kern::prod(xd.dims, axis, xd.ndim);
     const float* bias = n.inputs.size() > 2 ? kern::in_f(a, 2) : nullptr;  // nullptr also when absent
     float* y = kern::out_f(a, 0);
-    layernorm_rows(kern::in_f(a, 0), kern::in_f(a, 1), bias, y, xd.numel / inner, inner, p.epsilon);
+    if (p.arithmetic == LayerNormArithmetic::Onnxruntime) {
+        float* stats[2] = {nullptr, nullptr};  // Mean, InvStdDev, where the outputs mask names them
+        size_t next = 1;
+        for (int k = 0; k < 2; ++k)
+            if (p.outputs & (int64_t(2) << k)) stats[k] = kern::out_f(a, next++);
+        layernorm_rows_ort(kern::in_f(a, 0), kern::in_f(a, 1), bias, y, stats[0], stats[1], xd.numel / inner, inner,
+                           p.epsilon);
+    } else layernorm_rows(kern::in_f(a, 0), kern::in_f(a, 1), bias, y, xd.numel / inner, inner, p.epsilon);
     apply_activation(n.act, n.act_alpha, n.act_beta, y, static_cast<size_t>(xd.numel));
 }
 

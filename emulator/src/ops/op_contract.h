@@ -56,7 +56,7 @@ constexpr OpContract op_contract(Op v) {
         case Op::Pow: return {"pow", 2, 2, 2, 1, 1, DTypeRule::Float32, ActRule::Fused};
         case Op::Min: return {"min", 2, 2, 2, 1, 1, DTypeRule::Any, ActRule::Fused};
         case Op::Max: return {"max", 2, 2, 2, 1, 1, DTypeRule::Any, ActRule::Fused};
-        case Op::LayerNorm: return {"layernorm", 2, 3, 2, 1, 1, DTypeRule::Float32, ActRule::Fused};
+        case Op::LayerNorm: return {"layernorm", 2, 3, 2, 1, 3, DTypeRule::Float32, ActRule::Fused};
         case Op::Expand: return {"expand", 1, 1, 1, 1, 1, DTypeRule::Any, ActRule::MustBeNone};
         case Op::Cast: return {"cast", 1, 1, 1, 1, 1, DTypeRule::Any, ActRule::MustBeNone};
         case Op::Quantize: return {"quantize", 1, 1, 1, 1, 1, DTypeRule::Any, ActRule::MustBeNone};

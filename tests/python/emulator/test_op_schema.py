@@ -91,18 +91,18 @@ def test_the_c_reader_and_the_writer_share_one_layout():
 def test_a_schema_change_reaches_the_reader_and_the_writer():
     # A new field in the node record's reserved u32 (the next minor) moves the version and the offsets of both.
     a = op_codegen.load_accm_schema()
+    nxt = a.newest_minor(SCHEMA.OPS, SCHEMA.ACTIVATIONS, a.RECORDS) + 1
     fields = list(a.NODE.fields)
     at = [f.name for f in fields].index("reserved")
-    new = accm.VERSION_MINOR + 1
-    fields[at:at + 1] = [a.Field("priority", "u16", "new", minor=new), a.Field("reserved", "u16", "0")]
+    fields[at:at + 1] = [a.Field("priority", "u16", "new", minor=nxt), a.Field("reserved", "u16", "0")]
     node = dataclasses.replace(a.NODE, fields=tuple(fields))
     a.check(records=(a.HEADER, a.TENSOR, node))
     a.RECORDS = (a.HEADER, a.TENSOR, node)  # a module of its own: load_accm_schema runs the file anew
     h = _cpp_constants(op_codegen.accm_layout_h(SCHEMA, a))
     py: dict = {}
     exec(op_codegen.accm_layout_py(SCHEMA, a), py)  # the generated module's text
-    assert h["kVersionMinor"] == py["VERSION_MINOR"] == new
-    assert h["kPriorityMinor"] == py["PRIORITY_MINOR"] == new
+    assert h["kVersionMinor"] == py["VERSION_MINOR"] == nxt
+    assert h["kPriorityMinor"] == py["PRIORITY_MINOR"] == nxt
     offsets = _python_offsets(py["NODE_RECORD_FIELDS"], py["NODE_RECORD"])
     assert h["node_record::priority"] == offsets["priority"] == 36
     assert h["node_record::reserved"] == offsets["reserved"] == 38
