@@ -132,7 +132,7 @@ def test_constant_rows_and_runtime_params(emu):
 
 def _decomposed(n, square="Pow", scale_bias=False, seed=3):
     """(x - mean(x)) / sqrt(mean((x - mean(x))^2) + eps) over the last axis, written out as exporters write it."""
-    sq = (helper.make_node("Pow", ["d", "two"], ["p"]) if square == "Pow" else helper.make_node("Mul", ["d", "d"], ["p"]))
+    sq = helper.make_node("Pow", ["d", "two"], ["p"]) if square == "Pow" else helper.make_node("Mul", ["d", "d"], ["p"])
     nodes = [helper.make_node("ReduceMean", ["x"], ["m"], axes=[-1]), helper.make_node("Sub", ["x", "m"], ["d"]), sq,
              helper.make_node("ReduceMean", ["p"], ["v"], axes=[-1]), helper.make_node("Add", ["v", "eps"], ["ve"]),
              helper.make_node("Sqrt", ["ve"], ["sd"]), helper.make_node("Div", ["d", "sd"], ["y" if not scale_bias
