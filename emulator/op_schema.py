@@ -505,6 +505,14 @@ OPS = (
        "run time fails the job (ACCEL_ERR_INVALID_ARGUMENT naming the node, the index, its position and the "
        "range), as onnxruntime fails the run.", (Param("axis", 0, "0 .. ndim-1"),), any_dtype=True,
        class_name="GatherElements"),
+    Op(81, "resample", 6, "X, I, W -> Y",
+       "a 1-D filter along axis: Y has X's shape but Y.dims[axis] = I.dims[0]; Y[.., o, ..] = the sum over k "
+       "= 0 .. K-1, in that order, of W[o, k] * X[.., I[o, k], ..] (float32 from 0, each product and sum rounded, "
+       "no fused multiply-add); a row's taps end at its first index -1 (padding, read nowhere). I (int32) and W "
+       "(float32) are constants of shape [OA, K], every index in -1 .. X.dims[axis]-1 (checked at load). Resize's cubic, antialiased and tf_crop_and_resize forms are one "
+       "of these per resized axis, with the taps and weights the compiler computes as onnxruntime does.",
+       (Param("axis", 0, "0 .. ndim-1"),),
+       dtypes="X, W and Y float32; I int32; I and W constants"),
 )
 
 # ---- fused activations ----------------------------------------------------------------------------

@@ -12,8 +12,8 @@ from typing import Tuple
 
 MAGIC = b"ACCM"
 VERSION_MAJOR = 1
-VERSION_MINOR = 5  # the newest minor: the largest that gave a field, an op or an activation
-OPS_MINOR = 5  # the newest minor that added op codes
+VERSION_MINOR = 6  # the newest minor: the largest that gave a field, an op or an activation
+OPS_MINOR = 6  # the newest minor that added op codes
 FLOAT_MINOR = 1  # what a model without quantized tensors or later features is written as
 
 # The minor from which a field is read (a reserved field, 0, in older files).

@@ -9,7 +9,7 @@ namespace accm {
 
 constexpr char kMagic[] = "ACCM";
 constexpr uint16_t kVersionMajor = 1;
-constexpr uint16_t kVersionMinor = 5;  // the newest minor: the largest that gave a field, an op or an activation
+constexpr uint16_t kVersionMinor = 6;  // the newest minor: the largest that gave a field, an op or an activation
 
 // The minor from which a field is read (a reserved field, 0, in older files).
 

@@ -71,6 +71,8 @@ enum class Op : uint32_t {
     Shr = 58,
     CumProd = 59,
     GatherElements = 60,
+    // format 1.6
+    Resample = 81,
 };
 
 enum class Act : uint32_t {
@@ -250,7 +252,8 @@ constexpr bool is_known(Op v) {
         case Op::Shl:
         case Op::Shr:
         case Op::CumProd:
-        case Op::GatherElements: return true;
+        case Op::GatherElements:
+        case Op::Resample: return true;
     }
     return false;
 }
@@ -471,6 +474,7 @@ constexpr const char* op_name(Op v) {
         case Op::Shr: return "shr";
         case Op::CumProd: return "cumprod";
         case Op::GatherElements: return "gatherelements";
+        case Op::Resample: return "resample";
     }
     return "?";
 }
@@ -564,6 +568,7 @@ constexpr const char* type_name(Op v) {
         case Op::Shr: return "Shr";
         case Op::CumProd: return "CumProd";
         case Op::GatherElements: return "GatherElements";
+        case Op::Resample: return "Resample";
     }
     return "?";
 }

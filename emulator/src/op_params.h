@@ -558,4 +558,15 @@ struct GatherElementsParams {
     }
 };
 
+// resample (op 81)
+struct ResampleParams {
+    int64_t axis;  // 0 .. ndim-1
+
+    static ResampleParams of(const Node& n) {
+        ResampleParams p;
+        p.axis = n.ints[0];
+        return p;
+    }
+};
+
 }  // namespace accel_emu

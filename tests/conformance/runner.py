@@ -51,6 +51,9 @@ FOLLOW_ONNXRUNTIME = {
     "test_resize_downsample_scales_linear_align_corners":
         "align_corners with scales: the reference divides by the unrounded resized length (2.4, giving "
         "3.142857), onnxruntime by the output size (2, giving 4.0)",
+    "test_resize_downsample_scales_cubic_align_corners":
+        "as the linear case: align_corners with scales 0.8 of 4 elements, the reference steps by 3/2.2 "
+        "(2.395 at output 1), onnxruntime by 3/2 (2.5), the coordinates of a 2-element output",
 }
 
 

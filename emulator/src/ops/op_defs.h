@@ -66,5 +66,6 @@ extern const OpDef kShlDef;
 extern const OpDef kShrDef;
 extern const OpDef kCumProdDef;
 extern const OpDef kGatherElementsDef;
+extern const OpDef kResampleDef;
 
 }  // namespace accel_emu

@@ -66,6 +66,7 @@ const OpDef* find_op(uint32_t op) {
         case Op::Shr: return &kShrDef;
         case Op::CumProd: return &kCumProdDef;
         case Op::GatherElements: return &kGatherElementsDef;
+        case Op::Resample: return &kResampleDef;
     }
     return nullptr;
 }
