@@ -120,6 +120,9 @@ def lower_resize(ctx, node):
             axes = [normalize_axis(node, a, rank, "axes") for a in node.attr("axes")]
             if len(set(axes)) != len(axes):
                 raise CompileError(f"{node.label}: repeated axes {list(node.attr('axes'))}")
+    exclude_outside = bool(int(node.attr("exclude_outside", 0)))
+    if exclude_outside and mode_name != "cubic" and not antialias:  # onnxruntime refuses it too
+        raise CompileError(f"{node.label}: exclude_outside=1 needs mode cubic or antialias=1")
     scales = ctx.const_input(node, 2, "scales")
     sizes = ctx.const_input(node, 3, "sizes")
     scales = None if scales is None or scales.size == 0 else _values(node, scales, "scales", len(axes))
@@ -142,9 +145,6 @@ def lower_resize(ctx, node):
         out, full = resize_from_sizes(x.shape, full, axes, policy)
     outer_resized = any(out[i] != x.shape[i] or (full[i] != 1 and x.shape[i] != 1) for i in range(rank - 2))
     if mode_name == "cubic" or antialias or coord == "tf_crop_and_resize" or outer_resized:
-        exclude_outside = bool(int(node.attr("exclude_outside", 0)))
-        if exclude_outside and mode_name != "cubic" and not antialias:
-            raise CompileError(f"{node.label}: exclude_outside=1 needs mode cubic or antialias=1")
         emit_resample(ctx, node, x, out, full, mode_name, coord, rounding=nearest_mode,
                       roi=_roi(ctx, node, rank, axes) if coord == "tf_crop_and_resize" else None,
                       cubic_a=float(node.attr("cubic_coeff_a", -0.75)), exclude_outside=exclude_outside,
