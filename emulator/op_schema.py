@@ -513,6 +513,18 @@ OPS = (
        "of these per resized axis, with the taps and weights the compiler computes as onnxruntime does.",
        (Param("axis", 0, "0 .. ndim-1"),),
        dtypes="X, W and Y float32; I int32; I and W constants"),
+    Op(82, "gridsample", 6, "X[N,C,...], G[N,...,r] -> Y[N,C,...]",
+       "ONNX GridSample as onnxruntime computes it, r = 2 (X 4-D, G [N,OH,OW,2] of (x, y)) or 3 (X 5-D, G "
+       "[N,OD,OH,OW,3] of (x, y, z)); Y[n,c,o..] samples X[n,c] at G[n,o..] in [-1, 1] (float32 throughout): "
+       "align_corners maps -1 and 1 to the first and last element's centre (x = (g+1)/2*(W-1)), else to the "
+       "outer edges (x = ((g+1)*W-1)/2). Nearest reads the element nearbyint(x) (halves to even); linear "
+       "weighs the 2^r neighbours floor(x), floor(x)+1 by distance (dy2*(dx2*p11 + dx1*p12) + dy1*(...)); cubic "
+       "(r = 2 only) Keys' a = -0.75 over the 4x4 neighbours, rows first. A neighbour outside X reads 0 (zeros), "
+       "the nearest element (border), or the index reflected about the edges as a float (reflection: about -0.5 "
+       "and W-0.5, or 0 and W-1 with align_corners), then truncated. A coordinate that is not finite gives NaN.",
+       (Param("mode", 0, "0 nearest, 1 linear, 2 cubic"), Param("padding", 1, "0 zeros, 1 border, 2 reflection"),
+        Param("align_corners", 2, "0 or 1")),
+       class_name="GridSample"),
 )
 
 # ---- fused activations ----------------------------------------------------------------------------

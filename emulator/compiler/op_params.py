@@ -23,6 +23,7 @@ OPS: Dict[str, int] = {
     "compare": 41, "logic": 42, "where": 43, "argreduce": 44, "topk": 45, "cumsum": 46, "onehot": 47,
     "rnn": 48, "pad": 49, "groupnorm": 50, "logsoftmax": 51, "mod": 52, "fmod": 53, "bitand": 54,
     "bitor": 55, "bitxor": 56, "shl": 57, "shr": 58, "cumprod": 59, "gatherelements": 60, "resample": 81,
+    "gridsample": 82,
 }
 OP_NAMES: Dict[int, str] = {v: k for k, v in OPS.items()}
 OP_MINOR: Dict[str, int] = {
@@ -34,7 +35,7 @@ OP_MINOR: Dict[str, int] = {
     "dynquant": 2, "matmulinteger": 2, "convinteger": 2, "compare": 3, "logic": 3, "where": 3,
     "argreduce": 3, "topk": 3, "cumsum": 3, "onehot": 3, "rnn": 3, "pad": 3, "groupnorm": 3, "logsoftmax": 5,
     "mod": 5, "fmod": 5, "bitand": 5, "bitor": 5, "bitxor": 5, "shl": 5, "shr": 5, "cumprod": 5,
-    "gatherelements": 5, "resample": 6,
+    "gatherelements": 5, "resample": 6, "gridsample": 6,
 }
 # Ops of any dtype, and the ops that compute in float32 only (the others state their own dtypes).
 ANY_DTYPE_OPS = frozenset({
@@ -42,7 +43,7 @@ ANY_DTYPE_OPS = frozenset({
 })
 FLOAT32_ONLY_OPS = frozenset({
     "conv", "gemm", "matmul", "activation", "avgpool", "globalavgpool", "softmax", "convtranspose", "resize",
-    "reduce", "pow", "layernorm", "groupnorm", "logsoftmax",
+    "reduce", "pow", "layernorm", "groupnorm", "logsoftmax", "gridsample",
 })
 # The ops that also compute on integers, and the format minor from which they do.
 INT_ARITH_MINOR: Dict[str, int] = {
@@ -70,7 +71,7 @@ ARITY: Dict[str, Tuple[int, Optional[int], int, int, int]] = {
     "pad": (1, 2, 1, 1, 1), "groupnorm": (3, 3, 3, 1, 1), "logsoftmax": (1, 1, 1, 1, 1),
     "mod": (2, 2, 2, 1, 1), "fmod": (2, 2, 2, 1, 1), "bitand": (2, 2, 2, 1, 1), "bitor": (2, 2, 2, 1, 1),
     "bitxor": (2, 2, 2, 1, 1), "shl": (2, 2, 2, 1, 1), "shr": (2, 2, 2, 1, 1), "cumprod": (1, 1, 1, 1, 1),
-    "gatherelements": (2, 2, 2, 1, 1), "resample": (3, 3, 3, 1, 1),
+    "gatherelements": (2, 2, 2, 1, 1), "resample": (3, 3, 3, 1, 1), "gridsample": (2, 2, 2, 1, 1),
 }
 ACT_RULE: Dict[str, str] = {
     "conv": "fused", "gemm": "fused", "matmul": "fused", "add": "fused", "sub": "fused", "mul": "fused",
@@ -85,7 +86,7 @@ ACT_RULE: Dict[str, str] = {
     "cumsum": "none", "onehot": "none", "rnn": "none", "pad": "none", "groupnorm": "fused",
     "logsoftmax": "none", "mod": "fused", "fmod": "fused", "bitand": "none", "bitor": "none",
     "bitxor": "none", "shl": "none", "shr": "none", "cumprod": "none", "gatherelements": "none",
-    "resample": "none",
+    "resample": "none", "gridsample": "none",
 }
 # The ops an activation fuses into (their act rule is "fused").
 FUSED_ACTIVATION_OPS = frozenset({
@@ -664,6 +665,19 @@ class Resample(Params):
     axis: int  # 0 .. ndim-1
 
 
+@dataclass(frozen=True)
+class GridSample(Params):
+    """Parameters of gridsample (op 82)."""
+
+    OP: ClassVar[str] = "gridsample"
+    INTS: ClassVar[Tuple[Tuple[str, int, int], ...]] = (
+        ("mode", 0, 1), ("padding", 1, 1), ("align_corners", 2, 1),
+    )
+    mode: int  # 0 nearest, 1 linear, 2 cubic
+    padding: int  # 0 zeros, 1 border, 2 reflection
+    align_corners: int  # 0 or 1
+
+
 PARAMS: Dict[str, Type[Params]] = {
     "conv": Conv, "gemm": Gemm, "maxpool": MaxPool, "avgpool": AvgPool, "transpose": Transpose,
     "concat": Concat, "softmax": Softmax, "convtranspose": ConvTranspose, "resize": Resize, "reduce": Reduce,
@@ -671,5 +685,5 @@ PARAMS: Dict[str, Type[Params]] = {
     "qavgpool": QAvgPool, "qsoftmax": QSoftmax, "convinteger": ConvInteger, "compare": Compare,
     "logic": Logic, "argreduce": ArgReduce, "topk": TopK, "cumsum": CumSum, "onehot": OneHot, "rnn": Rnn,
     "pad": Pad, "groupnorm": GroupNorm, "logsoftmax": LogSoftmax, "cumprod": CumProd,
-    "gatherelements": GatherElements, "resample": Resample,
+    "gatherelements": GatherElements, "resample": Resample, "gridsample": GridSample,
 }

@@ -73,6 +73,7 @@ enum class Op : uint32_t {
     GatherElements = 60,
     // format 1.6
     Resample = 81,
+    GridSample = 82,
 };
 
 enum class Act : uint32_t {
@@ -253,7 +254,8 @@ constexpr bool is_known(Op v) {
         case Op::Shr:
         case Op::CumProd:
         case Op::GatherElements:
-        case Op::Resample: return true;
+        case Op::Resample:
+        case Op::GridSample: return true;
     }
     return false;
 }
@@ -475,6 +477,7 @@ constexpr const char* op_name(Op v) {
         case Op::CumProd: return "cumprod";
         case Op::GatherElements: return "gatherelements";
         case Op::Resample: return "resample";
+        case Op::GridSample: return "gridsample";
     }
     return "?";
 }
@@ -569,6 +572,7 @@ constexpr const char* type_name(Op v) {
         case Op::CumProd: return "CumProd";
         case Op::GatherElements: return "GatherElements";
         case Op::Resample: return "Resample";
+        case Op::GridSample: return "GridSample";
     }
     return "?";
 }

@@ -569,4 +569,19 @@ struct ResampleParams {
     }
 };
 
+// gridsample (op 82)
+struct GridSampleParams {
+    int64_t mode;  // 0 nearest, 1 linear, 2 cubic
+    int64_t padding;  // 0 zeros, 1 border, 2 reflection
+    int64_t align_corners;  // 0 or 1
+
+    static GridSampleParams of(const Node& n) {
+        GridSampleParams p;
+        p.mode = n.ints[0];
+        p.padding = n.ints[1];
+        p.align_corners = n.ints[2];
+        return p;
+    }
+};
+
 }  // namespace accel_emu

@@ -67,5 +67,6 @@ extern const OpDef kShrDef;
 extern const OpDef kCumProdDef;
 extern const OpDef kGatherElementsDef;
 extern const OpDef kResampleDef;
+extern const OpDef kGridSampleDef;
 
 }  // namespace accel_emu

@@ -67,6 +67,7 @@ const OpDef* find_op(uint32_t op) {
         case Op::CumProd: return &kCumProdDef;
         case Op::GatherElements: return &kGatherElementsDef;
         case Op::Resample: return &kResampleDef;
+        case Op::GridSample: return &kGridSampleDef;
     }
     return nullptr;
 }
