@@ -9,6 +9,9 @@ current onnx node case uses onnx's defaults, rtol=1e-3 and atol=1e-7).
 Parameters that onnx passes as graph inputs (a Conv weight, Resize scales, Slice starts, ...) must be
 constants for the compiler: when it says an input "must be a constant", that input becomes an
 initializer holding the case's array and the case is compiled again; the result lists those inputs.
+When the value it names is computed inside the model (a function body's shape arithmetic, as the
+_expanded cases of AffineGrid), the int64 graph inputs (the shape-carrying ones) become initializers one
+at a time, in order, until it compiles or none is left.
 
 Where onnxruntime and onnx's reference disagree, the emulator gives what onnxruntime gives (the numbers
 users compare with): the cases in FOLLOW_ONNXRUNTIME are compared with onnxruntime's outputs for the same
@@ -98,10 +101,14 @@ def compile_case(case: Case):
             return compiler.compile_model(model, shapes), None, tuple(constants), feeds
         except compiler.CompileError as e:
             m = _NEEDS_CONSTANT.search(str(e))
-            if m is None or not isinstance(feeds.get(m.group(1)), np.ndarray):
+            name = m.group(1) if m is not None else None
+            if m is not None and not isinstance(feeds.get(name), np.ndarray):
+                name = next((n for n, v in feeds.items() if isinstance(v, np.ndarray) and v.dtype == np.int64),
+                            None)
+            if name is None:
                 return None, e, tuple(constants), feeds
-            _make_constant(model, feeds, m.group(1))
-            constants.append(m.group(1))
+            _make_constant(model, feeds, name)
+            constants.append(name)
 
 
 def _make_constant(model, feeds, name):

@@ -164,3 +164,40 @@ def gridsample_accm(x_dims, g_dims, y_dims, ints):
 def test_gridsample_kernel_refuses_bad_nodes_at_load(dev, dims, ints, match):
     with pytest.raises(accel.AccelError, match=f"'n1'.*gridsample: .*{match}"):
         dev.load(gridsample_accm(*dims, ints))
+
+
+# ---- AffineGrid --------------------------------------------------------------------------------------
+
+def affinegrid(theta_shape, size, **attrs):
+    node = helper.make_node("AffineGrid", ["theta", "size"], ["g"], **attrs)
+    return onnx_model([node], [("theta", "float32", theta_shape)], [("g", "float32")],
+                      {"size": np.asarray(size, np.int64)}, opset=20)
+
+
+@pytest.mark.parametrize("align", [0, 1])
+@pytest.mark.parametrize("size", [(2, 3, 5, 7), (1, 1, 1, 4), (2, 1, 3, 1), (2, 2, 3, 4, 5), (1, 1, 1, 2, 1)],
+                         ids=str)
+def test_affinegrid(dev, size, align):
+    r = len(size) - 2
+    theta = rand_array((size[0], r, r + 1), "float32", 16, scale=1.5)
+    m = affinegrid(theta.shape, size, align_corners=align)
+    check(dev, m, {"theta": theta})
+    assert ops(m) == ["transpose", "matmul", "copy"]
+
+
+def test_affinegrid_feeds_gridsample(dev):
+    """A spatial transformer: AffineGrid's grid sampled by GridSample, theta given at run time."""
+    nodes = [helper.make_node("AffineGrid", ["theta", "size"], ["g"]),
+             helper.make_node("GridSample", ["x", "g"], ["y"], padding_mode="border")]
+    m = onnx_model(nodes, [("x", "float32", (2, 3, 6, 8)), ("theta", "float32", (2, 2, 3))], [("y", "float32")],
+                   {"size": np.asarray([2, 3, 4, 5], np.int64)}, opset=20)
+    theta = np.array([[[0.9, 0.2, 0.1], [-0.1, 1.1, 0.05]], [[1.2, -0.3, -0.2], [0.4, 0.8, 0.3]]], np.float32)
+    check(dev, m, {"x": rand_array((2, 3, 6, 8), "float32", 17), "theta": theta})
+
+
+def test_affinegrid_refusals():
+    node = helper.make_node("AffineGrid", ["theta", "size"], ["g"])
+    m = onnx_model([node], [("theta", "float32", (1, 2, 3)), ("size", "int64", (4,))], [("g", "float32")], opset=20)
+    compile_error(m, r"size \('size'\) must be a constant")
+    compile_error(affinegrid((1, 2, 3), [1, 1, 4, 4, 4]), r"theta shape \(1, 2, 3\) is not \(1, 3, 4\)")
+    compile_error(affinegrid((1, 2, 3), [1, 1, 4]), r"size \[1, 1, 4\] is not \[N, C, H, W\]")
