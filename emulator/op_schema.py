@@ -525,6 +525,22 @@ OPS = (
        (Param("mode", 0, "0 nearest, 1 linear, 2 cubic"), Param("padding", 1, "0 zeros, 1 border, 2 reflection"),
         Param("align_corners", 2, "0 or 1")),
        class_name="GridSample"),
+    Op(83, "pool3d", 6, "X[N,C,D,H,W] -> Y[N,C,OD,OH,OW]",
+       "max or average pooling over D, H and W with dilations (3-D pooling; 1-D and 2-D ones the compiler lifts "
+       "to it with axes of one element): per axis a, output o's window reads input o*stride - pad_begin + "
+       "k*dilation for k < kernel, the indices inside the input only (padding never wins a max and adds "
+       "nothing to a sum); (OD-1)*stride_d - pad_begin_d < D and likewise (every window starts inside the "
+       "input or its leading padding). Max: the largest (NaN if any read is NaN; the lowest float if the "
+       "window reads nothing). Average: the float sum in C order over the window divided by the count of "
+       "elements read, or with pads counted by the product over axes of 1 + (end - start - 1) / dilation, "
+       "end = min(start + kernel*dilation, in + pad_end) (onnxruntime's divisor); 0 if nothing is read.",
+       (Param("mode", 0, "0 max, 1 average of the elements read, 2 average counting pads"),
+        Param("kernel", 1, "window size per axis D, H, W (>= 1)", count=3),
+        Param("strides", 4, "per axis (>= 1)", count=3),
+        Param("dilations", 7, "per axis (>= 1)", count=3),
+        Param("pad_begin", 10, "per axis (>= 0)", count=3),
+        Param("pad_end", 13, "per axis (>= 0); average counting pads only", count=3)),
+       class_name="Pool3d"),
 )
 
 # ---- fused activations ----------------------------------------------------------------------------

@@ -23,7 +23,7 @@ OPS: Dict[str, int] = {
     "compare": 41, "logic": 42, "where": 43, "argreduce": 44, "topk": 45, "cumsum": 46, "onehot": 47,
     "rnn": 48, "pad": 49, "groupnorm": 50, "logsoftmax": 51, "mod": 52, "fmod": 53, "bitand": 54,
     "bitor": 55, "bitxor": 56, "shl": 57, "shr": 58, "cumprod": 59, "gatherelements": 60, "resample": 81,
-    "gridsample": 82,
+    "gridsample": 82, "pool3d": 83,
 }
 OP_NAMES: Dict[int, str] = {v: k for k, v in OPS.items()}
 OP_MINOR: Dict[str, int] = {
@@ -35,7 +35,7 @@ OP_MINOR: Dict[str, int] = {
     "dynquant": 2, "matmulinteger": 2, "convinteger": 2, "compare": 3, "logic": 3, "where": 3,
     "argreduce": 3, "topk": 3, "cumsum": 3, "onehot": 3, "rnn": 3, "pad": 3, "groupnorm": 3, "logsoftmax": 5,
     "mod": 5, "fmod": 5, "bitand": 5, "bitor": 5, "bitxor": 5, "shl": 5, "shr": 5, "cumprod": 5,
-    "gatherelements": 5, "resample": 6, "gridsample": 6,
+    "gatherelements": 5, "resample": 6, "gridsample": 6, "pool3d": 6,
 }
 # Ops of any dtype, and the ops that compute in float32 only (the others state their own dtypes).
 ANY_DTYPE_OPS = frozenset({
@@ -43,7 +43,7 @@ ANY_DTYPE_OPS = frozenset({
 })
 FLOAT32_ONLY_OPS = frozenset({
     "conv", "gemm", "matmul", "activation", "avgpool", "globalavgpool", "softmax", "convtranspose", "resize",
-    "reduce", "pow", "layernorm", "groupnorm", "logsoftmax", "gridsample",
+    "reduce", "pow", "layernorm", "groupnorm", "logsoftmax", "gridsample", "pool3d",
 })
 # The ops that also compute on integers, and the format minor from which they do.
 INT_ARITH_MINOR: Dict[str, int] = {
@@ -72,6 +72,7 @@ ARITY: Dict[str, Tuple[int, Optional[int], int, int, int]] = {
     "mod": (2, 2, 2, 1, 1), "fmod": (2, 2, 2, 1, 1), "bitand": (2, 2, 2, 1, 1), "bitor": (2, 2, 2, 1, 1),
     "bitxor": (2, 2, 2, 1, 1), "shl": (2, 2, 2, 1, 1), "shr": (2, 2, 2, 1, 1), "cumprod": (1, 1, 1, 1, 1),
     "gatherelements": (2, 2, 2, 1, 1), "resample": (3, 3, 3, 1, 1), "gridsample": (2, 2, 2, 1, 1),
+    "pool3d": (1, 1, 1, 1, 1),
 }
 ACT_RULE: Dict[str, str] = {
     "conv": "fused", "gemm": "fused", "matmul": "fused", "add": "fused", "sub": "fused", "mul": "fused",
@@ -86,7 +87,7 @@ ACT_RULE: Dict[str, str] = {
     "cumsum": "none", "onehot": "none", "rnn": "none", "pad": "none", "groupnorm": "fused",
     "logsoftmax": "none", "mod": "fused", "fmod": "fused", "bitand": "none", "bitor": "none",
     "bitxor": "none", "shl": "none", "shr": "none", "cumprod": "none", "gatherelements": "none",
-    "resample": "none", "gridsample": "none",
+    "resample": "none", "gridsample": "none", "pool3d": "none",
 }
 # The ops an activation fuses into (their act rule is "fused").
 FUSED_ACTIVATION_OPS = frozenset({
@@ -678,6 +679,23 @@ class GridSample(Params):
     align_corners: int  # 0 or 1
 
 
+@dataclass(frozen=True)
+class Pool3d(Params):
+    """Parameters of pool3d (op 83)."""
+
+    OP: ClassVar[str] = "pool3d"
+    INTS: ClassVar[Tuple[Tuple[str, int, int], ...]] = (
+        ("mode", 0, 1), ("kernel", 1, 3), ("strides", 4, 3), ("dilations", 7, 3), ("pad_begin", 10, 3),
+        ("pad_end", 13, 3),
+    )
+    mode: int  # 0 max, 1 average of the elements read, 2 average counting pads
+    kernel: Sequence[int]  # up to 3 (a tuple): window size per axis D, H, W (>= 1)
+    strides: Sequence[int]  # up to 3 (a tuple): per axis (>= 1)
+    dilations: Sequence[int]  # up to 3 (a tuple): per axis (>= 1)
+    pad_begin: Sequence[int]  # up to 3 (a tuple): per axis (>= 0)
+    pad_end: Sequence[int]  # up to 3 (a tuple): per axis (>= 0); average counting pads only
+
+
 PARAMS: Dict[str, Type[Params]] = {
     "conv": Conv, "gemm": Gemm, "maxpool": MaxPool, "avgpool": AvgPool, "transpose": Transpose,
     "concat": Concat, "softmax": Softmax, "convtranspose": ConvTranspose, "resize": Resize, "reduce": Reduce,
@@ -685,5 +703,5 @@ PARAMS: Dict[str, Type[Params]] = {
     "qavgpool": QAvgPool, "qsoftmax": QSoftmax, "convinteger": ConvInteger, "compare": Compare,
     "logic": Logic, "argreduce": ArgReduce, "topk": TopK, "cumsum": CumSum, "onehot": OneHot, "rnn": Rnn,
     "pad": Pad, "groupnorm": GroupNorm, "logsoftmax": LogSoftmax, "cumprod": CumProd,
-    "gatherelements": GatherElements, "resample": Resample, "gridsample": GridSample,
+    "gatherelements": GatherElements, "resample": Resample, "gridsample": GridSample, "pool3d": Pool3d,
 }

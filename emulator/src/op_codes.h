@@ -74,6 +74,7 @@ enum class Op : uint32_t {
     // format 1.6
     Resample = 81,
     GridSample = 82,
+    Pool3d = 83,
 };
 
 enum class Act : uint32_t {
@@ -255,7 +256,8 @@ constexpr bool is_known(Op v) {
         case Op::CumProd:
         case Op::GatherElements:
         case Op::Resample:
-        case Op::GridSample: return true;
+        case Op::GridSample:
+        case Op::Pool3d: return true;
     }
     return false;
 }
@@ -478,6 +480,7 @@ constexpr const char* op_name(Op v) {
         case Op::GatherElements: return "gatherelements";
         case Op::Resample: return "resample";
         case Op::GridSample: return "gridsample";
+        case Op::Pool3d: return "pool3d";
     }
     return "?";
 }
@@ -573,6 +576,7 @@ constexpr const char* type_name(Op v) {
         case Op::GatherElements: return "GatherElements";
         case Op::Resample: return "Resample";
         case Op::GridSample: return "GridSample";
+        case Op::Pool3d: return "Pool3d";
     }
     return "?";
 }

@@ -584,4 +584,25 @@ struct GridSampleParams {
     }
 };
 
+// pool3d (op 83)
+struct Pool3dParams {
+    int64_t mode;  // 0 max, 1 average of the elements read, 2 average counting pads
+    int64_t kernel[3];  // window size per axis D, H, W (>= 1)
+    int64_t strides[3];  // per axis (>= 1)
+    int64_t dilations[3];  // per axis (>= 1)
+    int64_t pad_begin[3];  // per axis (>= 0)
+    int64_t pad_end[3];  // per axis (>= 0); average counting pads only
+
+    static Pool3dParams of(const Node& n) {
+        Pool3dParams p;
+        p.mode = n.ints[0];
+        for (int k = 0; k < 3; ++k) p.kernel[k] = n.ints[1 + k];
+        for (int k = 0; k < 3; ++k) p.strides[k] = n.ints[4 + k];
+        for (int k = 0; k < 3; ++k) p.dilations[k] = n.ints[7 + k];
+        for (int k = 0; k < 3; ++k) p.pad_begin[k] = n.ints[10 + k];
+        for (int k = 0; k < 3; ++k) p.pad_end[k] = n.ints[13 + k];
+        return p;
+    }
+};
+
 }  // namespace accel_emu

@@ -68,5 +68,6 @@ extern const OpDef kCumProdDef;
 extern const OpDef kGatherElementsDef;
 extern const OpDef kResampleDef;
 extern const OpDef kGridSampleDef;
+extern const OpDef kPool3dDef;
 
 }  // namespace accel_emu

@@ -68,6 +68,7 @@ const OpDef* find_op(uint32_t op) {
         case Op::GatherElements: return &kGatherElementsDef;
         case Op::Resample: return &kResampleDef;
         case Op::GridSample: return &kGridSampleDef;
+        case Op::Pool3d: return &kPool3dDef;
     }
     return nullptr;
 }
