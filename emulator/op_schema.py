@@ -541,6 +541,18 @@ OPS = (
         Param("pad_begin", 10, "per axis (>= 0)", count=3),
         Param("pad_end", 13, "per axis (>= 0); average counting pads only", count=3)),
        class_name="Pool3d"),
+    Op(84, "roialign", 6, "X[N,C,H,W], R[K,4], B[K] -> Y[K,C,OH,OW]",
+       "ONNX RoiAlign as onnxruntime computes it (float32): region k, R[k] = (x1, y1, x2, y2) times "
+       "spatial_scale (minus 0.5 with half_pixel), of image B[k] (int64), is cut into OH x OW bins, each "
+       "sampled on a grid of sampling_ratio (or ceil(region / bins) when 0) points per axis at bilinear "
+       "positions (a point past -1 or the size reads 0; one below 0 clamps to 0, one at the last element to "
+       "it); average mode sums each point's four weighted neighbours, in order, over the count, max mode takes "
+       "the largest weighted neighbour of any point. Without half_pixel the region is at least 1 x 1. An index "
+       "B[k] outside 0 .. N-1 fails the job (ACCEL_ERR_INVALID_ARGUMENT naming the node, the index and its "
+       "position; a constant one is refused at load); those regions' outputs are left unwritten.",
+       (Param("mode", 0, "0 average, 1 max"), Param("half_pixel", 1, "1: half_pixel, 0: output_half_pixel"),
+        Param("sampling_ratio", 2, ">= 0"), F("spatial_scale", 0, "finite")),
+       class_name="RoiAlign", dtypes="X, R and Y float32; B int64"),
 )
 
 # ---- fused activations ----------------------------------------------------------------------------

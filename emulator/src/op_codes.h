@@ -75,6 +75,7 @@ enum class Op : uint32_t {
     Resample = 81,
     GridSample = 82,
     Pool3d = 83,
+    RoiAlign = 84,
 };
 
 enum class Act : uint32_t {
@@ -257,7 +258,8 @@ constexpr bool is_known(Op v) {
         case Op::GatherElements:
         case Op::Resample:
         case Op::GridSample:
-        case Op::Pool3d: return true;
+        case Op::Pool3d:
+        case Op::RoiAlign: return true;
     }
     return false;
 }
@@ -481,6 +483,7 @@ constexpr const char* op_name(Op v) {
         case Op::Resample: return "resample";
         case Op::GridSample: return "gridsample";
         case Op::Pool3d: return "pool3d";
+        case Op::RoiAlign: return "roialign";
     }
     return "?";
 }
@@ -577,6 +580,7 @@ constexpr const char* type_name(Op v) {
         case Op::Resample: return "Resample";
         case Op::GridSample: return "GridSample";
         case Op::Pool3d: return "Pool3d";
+        case Op::RoiAlign: return "RoiAlign";
     }
     return "?";
 }

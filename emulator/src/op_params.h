@@ -605,4 +605,21 @@ struct Pool3dParams {
     }
 };
 
+// roialign (op 84)
+struct RoiAlignParams {
+    int64_t mode;  // 0 average, 1 max
+    int64_t half_pixel;  // 1: half_pixel, 0: output_half_pixel
+    int64_t sampling_ratio;  // >= 0
+    float spatial_scale;  // finite
+
+    static RoiAlignParams of(const Node& n) {
+        RoiAlignParams p;
+        p.mode = n.ints[0];
+        p.half_pixel = n.ints[1];
+        p.sampling_ratio = n.ints[2];
+        p.spatial_scale = n.floats[0];
+        return p;
+    }
+};
+
 }  // namespace accel_emu

@@ -16,11 +16,11 @@ from ..ir import Graph, Value
 from ..op_params import ACTIVATIONS
 from ..qdq_device import FUSED_ACTIVATION
 from . import (control, conv, data, einsum, elementwise, gridsample, groupnorm, index, linalg, logic, normalization,
-               qinteger, qlinear, quantized, recurrent, reduce, reshape, resize, spatial)
+               qinteger, qlinear, quantized, recurrent, reduce, reshape, resize, roialign, spatial)
 from .context import Ctx, unsupported
 
 FAMILIES = (linalg, elementwise, reduce, normalization, conv, resize, reshape, data, quantized, qlinear, qinteger,
-            logic, spatial, groupnorm, einsum, index, recurrent, gridsample)
+            logic, spatial, groupnorm, einsum, index, recurrent, gridsample, roialign)
 # Ops that move int8 data without computing on it: their output keeps the input's quantization. Those QDQ
 # fusion runs on the integers, and Split (its outputs each behind their own Q, which fusion leaves alone).
 QUANT_KEEPING_OPS = qdq.DATA_MOVEMENT | {"Split"}

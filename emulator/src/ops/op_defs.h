@@ -69,5 +69,6 @@ extern const OpDef kGatherElementsDef;
 extern const OpDef kResampleDef;
 extern const OpDef kGridSampleDef;
 extern const OpDef kPool3dDef;
+extern const OpDef kRoiAlignDef;
 
 }  // namespace accel_emu

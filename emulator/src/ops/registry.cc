@@ -69,6 +69,7 @@ const OpDef* find_op(uint32_t op) {
         case Op::Resample: return &kResampleDef;
         case Op::GridSample: return &kGridSampleDef;
         case Op::Pool3d: return &kPool3dDef;
+        case Op::RoiAlign: return &kRoiAlignDef;
     }
     return nullptr;
 }
