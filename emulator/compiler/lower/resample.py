@@ -153,7 +153,7 @@ def antialias_axis(cubic, coord, scale, in_len, out_len, roi, a, exclude_outside
     support = f32(4 if cubic else 2) * f32(0.5)
     if inv >= 1:
         support = support * inv
-    window = int(math.ceil(support)) * 2 + 1
+    window = math.ceil(support) * 2 + 1
     inv_scale = f32(1) / inv if inv >= 1 else f32(1)
     rows, outside = [], np.zeros(out_len, bool)
     for o in range(out_len):

@@ -35,16 +35,18 @@ bool validate(const Graph& g, const Node& n, std::string* err) {
     if (x.ndim != 4 && x.ndim != 5) return fail(err, kOp, cat("input rank ", x.ndim, " is not 4 or 5"));
     const int r = x.ndim - 2;
     if (grid.ndim != x.ndim || grid.dims[0] != x.dims[0] || grid.dims[x.ndim - 1] != r)
-        return fail(err, kOp, cat("grid ", kern::dims_str(grid), " is not [N, ..., ", r, "] for input ", kern::dims_str(x)));
+        return fail(err, kOp,
+                    cat("grid ", kern::dims_str(grid), " is not [N, ..., ", r, "] for input ", kern::dims_str(x)));
     bool ok = y.ndim == x.ndim && y.dims[0] == x.dims[0] && y.dims[1] == x.dims[1];
     for (int i = 0; ok && i < r; ++i) ok = y.dims[2 + i] == grid.dims[1 + i];
     if (!ok)
         return fail(err, kOp,
-                    cat("output ", kern::dims_str(y), " is not [N, C] of input ", kern::dims_str(x),
-                        " and the grid's ", kern::dims_str(grid), " points"));
+                    cat("output ", kern::dims_str(y), " is not [N, C] of input ", kern::dims_str(x), " and the grid's ",
+                        kern::dims_str(grid), " points"));
     if (p.mode < kNearest || p.mode > kCubic) return fail(err, kOp, cat("mode ", p.mode, " is not 0..2"));
     if (p.mode == kCubic && r != 2) return fail(err, kOp, "cubic mode samples 2-D planes only (a 4-D input)");
-    if (p.padding < kZeros || p.padding > kReflection) return fail(err, kOp, cat("padding ", p.padding, " is not 0..2"));
+    if (p.padding < kZeros || p.padding > kReflection)
+        return fail(err, kOp, cat("padding ", p.padding, " is not 0..2"));
     if (p.align_corners != 0 && p.align_corners != 1)
         return fail(err, kOp, cat("align_corners ", p.align_corners, " is not 0 or 1"));
     return true;

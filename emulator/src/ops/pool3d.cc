@@ -23,7 +23,8 @@ bool validate(const Graph& g, const Node& n, std::string* err) {
     if (!kern::check_common(g, n, err)) return false;
     const TensorDesc& x = *kern::input(g, n, 0);
     const TensorDesc& y = kern::output(g, n, 0);
-    if (x.ndim != 5 || y.ndim != 5) return fail(err, kOp, cat("input and output ranks ", x.ndim, ", ", y.ndim, " are not 5"));
+    if (x.ndim != 5 || y.ndim != 5)
+        return fail(err, kOp, cat("input and output ranks ", x.ndim, ", ", y.ndim, " are not 5"));
     if (y.dims[0] != x.dims[0] || y.dims[1] != x.dims[1])
         return fail(err, kOp, cat("output ", kern::dims_str(y), " changes N or C of input ", kern::dims_str(x)));
     const Pool3dParams p = Pool3dParams::of(n);
@@ -37,7 +38,8 @@ bool validate(const Graph& g, const Node& n, std::string* err) {
         const int64_t in = x.dims[2 + a], out = y.dims[2 + a];
         // Limits that keep the index arithmetic far from overflow, well past any real tensor.
         const int64_t big = int64_t(1) << 40;
-        if (p.kernel[a] > big || p.strides[a] > big || p.dilations[a] > big || p.pad_begin[a] > big || p.pad_end[a] > big)
+        if (p.kernel[a] > big || p.strides[a] > big || p.dilations[a] > big || p.pad_begin[a] > big ||
+            p.pad_end[a] > big)
             return fail(err, kOp, cat("axis ", axis[a], ": a parameter exceeds 2^40"));
         if ((out - 1) * p.strides[a] - p.pad_begin[a] >= in)
             return fail(err, kOp,
@@ -49,9 +51,7 @@ bool validate(const Graph& g, const Node& n, std::string* err) {
 
 // One axis of one output position: its first tap, the taps' dilation and count, and onnxruntime's
 // divisor factor counting pads.
-struct Span {
-    int64_t start, step, taps, padded;
-};
+struct Span { int64_t start, step, taps, padded; };
 
 Span span(const Pool3dParams& p, int a, int64_t o, int64_t in) {
     Span s;

@@ -16,9 +16,7 @@ namespace {
 
 constexpr const char* kOp = "resample";
 
-struct View {
-    int64_t outer, in_len, out_len, inner, taps;
-};
+struct View { int64_t outer, in_len, out_len, inner, taps; };
 
 View view_of(const TensorDesc& x, const TensorDesc& ind, int64_t axis) {
     View v{1, x.dims[axis], ind.dims[0], 1, ind.dims[1]};
@@ -41,8 +39,7 @@ bool validate(const Graph& g, const Node& n, std::string* err) {
         return fail(err, kOp, "X, W and Y must be float32");
     if (ind.dtype != ACCEL_DTYPE_INT32) return fail(err, kOp, cat("I is ", dtype_name(ind.dtype), ", not int32"));
     const int64_t axis = ResampleParams::of(n).axis;
-    if (x.ndim < 1 || axis < 0 || axis >= x.ndim)
-        return fail(err, kOp, cat("axis ", axis, " outside 0..", x.ndim - 1));
+    if (x.ndim < 1 || axis < 0 || axis >= x.ndim) return fail(err, kOp, cat("axis ", axis, " outside 0..", x.ndim - 1));
     if (ind.ndim != 2 || !kern::same_dims(ind, w) || ind.dims[1] < 1)
         return fail(err, kOp,
                     cat("I ", kern::dims_str(ind), " and W ", kern::dims_str(w), " are not both [OA, K] with K >= 1"));
@@ -59,8 +56,7 @@ bool validate(const Graph& g, const Node& n, std::string* err) {
         int32_t v;
         std::memcpy(&v, raw + i * sizeof v, sizeof v);
         if (v < -1 || v >= x.dims[axis])
-            return fail(err, kOp,
-                        cat("tap index ", v, " at position ", i, " is outside -1..", x.dims[axis] - 1));
+            return fail(err, kOp, cat("tap index ", v, " at position ", i, " is outside -1..", x.dims[axis] - 1));
     }
     return true;
 }

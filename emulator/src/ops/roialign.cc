@@ -33,17 +33,21 @@ bool validate(const Graph& g, const Node& n, std::string* err) {
     if (b.dtype != ACCEL_DTYPE_INT64) return fail(err, kOp, cat("B is ", dtype_name(b.dtype), ", not int64"));
     if (x.ndim != 4) return fail(err, kOp, cat("input ", kern::dims_str(x), " is not 4-D"));
     if (r.ndim != 2 || r.dims[1] != 4 || b.ndim != 1 || b.dims[0] != r.dims[0])
-        return fail(err, kOp, cat("regions ", kern::dims_str(r), " and batch indices ", kern::dims_str(b),
-                                  " are not [K, 4] and [K]"));
+        return fail(
+            err, kOp,
+            cat("regions ", kern::dims_str(r), " and batch indices ", kern::dims_str(b), " are not [K, 4] and [K]"));
     if (y.ndim != 4 || y.dims[0] != r.dims[0] || y.dims[1] != x.dims[1])
-        return fail(err, kOp, cat("output ", kern::dims_str(y), " is not [K, C, OH, OW] for input ",
-                                  kern::dims_str(x), " and ", r.dims[0], " regions"));
+        return fail(err, kOp,
+                    cat("output ", kern::dims_str(y), " is not [K, C, OH, OW] for input ", kern::dims_str(x), " and ",
+                        r.dims[0], " regions"));
     const RoiAlignParams p = RoiAlignParams::of(n);
     if (p.mode != 0 && p.mode != 1) return fail(err, kOp, cat("mode ", p.mode, " is not 0 or 1"));
-    if (p.half_pixel != 0 && p.half_pixel != 1) return fail(err, kOp, cat("half_pixel ", p.half_pixel, " is not 0 or 1"));
+    if (p.half_pixel != 0 && p.half_pixel != 1)
+        return fail(err, kOp, cat("half_pixel ", p.half_pixel, " is not 0 or 1"));
     if (p.sampling_ratio < 0 || p.sampling_ratio > static_cast<int64_t>(kMaxGrid))
         return fail(err, kOp, cat("sampling_ratio ", p.sampling_ratio, " is outside 0..", kMaxGrid));
-    if (!std::isfinite(p.spatial_scale)) return fail(err, kOp, cat("spatial_scale ", p.spatial_scale, " is not finite"));
+    if (!std::isfinite(p.spatial_scale))
+        return fail(err, kOp, cat("spatial_scale ", p.spatial_scale, " is not finite"));
     if (b.kind == TensorKind::Constant && g.constants != nullptr) {
         for (int64_t i = 0; i < b.numel; ++i) {
             int64_t v;
@@ -119,7 +123,8 @@ void run(const KernelArgs& a) {
             if (!(fh <= kMaxGrid && fw <= kMaxGrid && fh >= -kMaxGrid && fw >= -kMaxGrid)) {
                 DataFault f;
                 f.what = "region (its sampling grid past 1024 points an axis)";
-                f.input = 1, f.position = k * 4, f.value = std::isfinite(fh) && std::isfinite(fw) ? static_cast<int64_t>(std::max(fh, fw)) : -1;
+                f.input = 1, f.position = k * 4,
+                f.value = std::isfinite(fh) && std::isfinite(fw) ? static_cast<int64_t>(std::max(fh, fw)) : -1;
                 f.lo = 0, f.hi = static_cast<int64_t>(kMaxGrid);
                 a.report(f);
                 continue;
@@ -145,9 +150,10 @@ void run(const KernelArgs& a) {
                                 out += s.w[0] * plane[s.pos[0]] + s.w[1] * plane[s.pos[1]] + s.w[2] * plane[s.pos[2]] +
                                        s.w[3] * plane[s.pos[3]];
                             } else {
-                                const float v = std::max(std::max(std::max(s.w[0] * plane[s.pos[0]], s.w[1] * plane[s.pos[1]]),
-                                                                  s.w[2] * plane[s.pos[2]]),
-                                                         s.w[3] * plane[s.pos[3]]);
+                                const float v =
+                                    std::max(std::max(std::max(s.w[0] * plane[s.pos[0]], s.w[1] * plane[s.pos[1]]),
+                                                      s.w[2] * plane[s.pos[2]]),
+                                             s.w[3] * plane[s.pos[3]]);
                                 out = first ? v : std::max(out, v);
                                 first = false;
                             }
