@@ -77,13 +77,13 @@ HEADER = Record("header", "Header", 128, (
     Field("version_major", "u16", "1"),
     Field("version_minor", "u16", "{VERSION_MINOR} (the compiler writes the oldest minor that holds the model: 1 for a "
           "float model, 2 with quantized tensors, 3 with the ops and dtypes of 1.3, 4 with an image input, 5 with "
-          "what 1.5 added; older minors are read too)"),
+          "what 1.5 added, 6 with no inputs or what 1.6 added; older minors are read too)"),
     Field("header_size", "u32", ">= 128"),
     Field("flags", "u32", "0 (reserved)"),
     Field("file_size", "u64", "equals the size of the file"),
     Field("tensor_count", "u32", "1 .. 1,000,000"),
     Field("node_count", "u32", "0 .. 1,000,000"),
-    Field("input_count", "u32", "1 .. 4096"),
+    Field("input_count", "u32", "1 .. 4096; from minor 6, 0 .. 4096 (a model computed from its constants alone)"),
     Field("output_count", "u32", "1 .. 4096"),
     Field("edge_count", "u32", "sum of the nodes' input_count + output_count"),
     Field("int8_rules", "u32", "minor 2: whose integer arithmetic the quantized ops compute: 0 `ort` (onnxruntime's "
@@ -140,10 +140,16 @@ NODE = Record("node", "Node record", 192, (
 
 RECORDS = (HEADER, TENSOR, NODE)
 
+# What a minor allows that older readers refuse, without a field of its own: (name, minor, what).
+RULE_MINORS = (
+    ("no_inputs", 6, "input_count may be 0: a model computed from its constants alone"),
+)
+
 
 def newest_minor(ops, activations, records=RECORDS) -> int:
-    """The newest format minor: the largest that gave a field, an op or an activation code."""
-    return max([f.minor for r in records for f in r.fields] + [o.minor for o in ops] + [a.minor for a in activations])
+    """The newest format minor: the largest that gave a field, a rule, an op or an activation code."""
+    return max([f.minor for r in records for f in r.fields] + [m for _, m, _ in RULE_MINORS] + [o.minor for o in ops]
+               + [a.minor for a in activations])
 
 
 def check(records=RECORDS) -> None:

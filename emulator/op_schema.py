@@ -553,6 +553,9 @@ OPS = (
        (Param("mode", 0, "0 average, 1 max"), Param("half_pixel", 1, "1: half_pixel, 0: output_half_pixel"),
         Param("sampling_ratio", 2, ">= 0"), F("spatial_scale", 0, "finite")),
        class_name="RoiAlign", dtypes="X, R and Y float32; B int64"),
+    Op(91, "bitcast", 6, "X -> Y",
+       "Y's bytes are X's, read as Y's dtype: the same shape and element size (bool is one byte), as ONNX BitCast",
+       any_dtype=True, class_name="BitCast"),
 )
 
 # ---- fused activations ----------------------------------------------------------------------------

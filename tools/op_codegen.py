@@ -232,6 +232,8 @@ def accm_layout_h(s, a) -> str:
     for r in a.RECORDS:
         out += [f"constexpr uint16_t {_camel_k(f.name)}Minor = {f.minor};  // {r.name}.{f.name}"
                 for f in r.fields if f.minor]
+    out += ["", "// The minor from which a rule holds (older readers refuse what it allows).", ""]
+    out += [f"constexpr uint16_t {_camel_k(name)}Minor = {minor};  // {doc}" for name, minor, doc in a.RULE_MINORS]
     out += ["", "// Limits (FORMAT.md).", ""]
     for name, value, doc in a.LIMITS:
         ctype = "uint64_t" if value > 0xFFFFFFFF else "uint32_t"
@@ -263,6 +265,8 @@ def accm_layout_py(s, a) -> str:
            "", "# The minor from which a field is read (a reserved field, 0, in older files)."]
     for r in a.RECORDS:
         out += [f"{f.name.upper()}_MINOR = {f.minor}  # {r.name}.{f.name}" for f in r.fields if f.minor]
+    out += ["", "# The minor from which a rule holds (older readers refuse what it allows)."]
+    out += [f"{name.upper()}_MINOR = {minor}  # {doc}" for name, minor, doc in a.RULE_MINORS]
     out += ["", "# Limits (FORMAT.md)."]
     for name, value, doc in a.LIMITS:
         text = f"1 << {value.bit_length() - 1}" if value > 0xFFFFFFFF else (hex(value).upper().replace("0X", "0x")

@@ -55,7 +55,7 @@ def _code_table(title: str, intro: str, columns, rows) -> list:
 def render() -> str:
     """docs/ops.md."""
     from accel.compiler import SUPPORTED_OPS, folding, qdq
-    from accel.compiler.lower import control
+    from accel.compiler.lower import EXPANDED_OPS, control, functions, half, rewrites
 
     schema = op_codegen.load_schema()
 
@@ -99,6 +99,20 @@ def render() -> str:
         "becomes a constant of the model.",
         "",
         first_paragraph(control),
+        "",
+        "## Expanded into their ONNX function body",
+        "",
+        first_paragraph(functions),
+        "",
+        f"{', '.join(sorted(EXPANDED_OPS))} ({len(EXPANDED_OPS)}).",
+        "",
+        "## Rewritten into other ops",
+        "",
+        *(f"- {op}: {_cell(first_paragraph(fn))}" for op, fn in sorted(rewrites.REWRITES.items())),
+        "",
+        "## float16",
+        "",
+        first_paragraph(half),
     ]
     out += _code_table("Runtime ops (`.accm`, FORMAT.md)",
                        "What the emulator executes (`emulator/op_schema.py`); parameters and shape rules are "

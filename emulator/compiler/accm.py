@@ -39,6 +39,7 @@ from .accm_layout import FLOAT_MINOR as FLOAT_MINOR
 from .accm_layout import HEADER, HEADER_FIELDS, NODE_RECORD, NODE_RECORD_FIELDS, TENSOR_RECORD, TENSOR_RECORD_FIELDS
 from .accm_layout import HEADER_SIZE as HEADER_SIZE
 from .accm_layout import IMAGE_FORMAT_MINOR as IMAGE_MINOR
+from .accm_layout import NO_INPUTS_MINOR as NO_INPUTS_MINOR
 from .accm_layout import INT8_RULES_MINOR as INT8_RULES_MINOR
 from .accm_layout import MAGIC as MAGIC
 from .accm_layout import MAX_IO_COUNT, MAX_NODE_COUNT, MAX_TENSOR_COUNT
@@ -205,8 +206,9 @@ def write(tensors: list[Tensor], nodes: list[Node], inputs: list[int], outputs: 
         raise ValueError(f"tensor count {tcount} is outside 1..{MAX_TENSOR_COUNT}")
     if ncount > MAX_NODE_COUNT:
         raise ValueError(f"node count {ncount} exceeds {MAX_NODE_COUNT}")
-    if not 1 <= len(inputs) <= MAX_IO_COUNT or not 1 <= len(outputs) <= MAX_IO_COUNT:
-        raise ValueError(f"input count {len(inputs)} / output count {len(outputs)} outside 1..{MAX_IO_COUNT}")
+    if not 0 <= len(inputs) <= MAX_IO_COUNT or not 1 <= len(outputs) <= MAX_IO_COUNT:
+        raise ValueError(f"input count {len(inputs)} outside 0..{MAX_IO_COUNT} or output count {len(outputs)} "
+                         f"outside 1..{MAX_IO_COUNT}")
 
     # Data section: each constant 64-aligned within the section.
     blobs: list[tuple[int, bytes]] = []
@@ -298,7 +300,7 @@ def write(tensors: list[Tensor], nodes: list[Node], inputs: list[int], outputs: 
 
     if int8_rules not in INT8_RULES:
         raise ValueError(f"unknown int8 rules {int8_rules!r} (known: {', '.join(INT8_RULES)})")
-    minor = _minor(tensors, nodes)
+    minor = _minor(tensors, nodes) if inputs else max(_minor(tensors, nodes), NO_INPUTS_MINOR)
     # A model without quantized tensors is written as format 1.1, whose header reserves the field: its
     # arithmetic is the same whatever the rules, and it loads on a device of any rules.
     rules = INT8_RULES[int8_rules] if minor >= INT8_RULES_MINOR else 0

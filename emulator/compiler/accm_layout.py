@@ -20,6 +20,9 @@ FLOAT_MINOR = 1  # what a model without quantized tensors or later features is w
 INT8_RULES_MINOR = 2  # header.int8_rules
 IMAGE_FORMAT_MINOR = 4  # tensor.image_format
 
+# The minor from which a rule holds (older readers refuse what it allows).
+NO_INPUTS_MINOR = 6  # input_count may be 0: a model computed from its constants alone
+
 # Limits (FORMAT.md).
 MAX_TENSOR_COUNT = 1000000  # tensors in a file
 MAX_NODE_COUNT = 1000000  # nodes in a file

@@ -4,7 +4,8 @@ prints the whole report.
 
 An op counts as supported when a lowering handler takes it (in its domain), or when every node of it is folded
 at compile time (its inputs are all constants, or it is Shape or Size): those run in onnx's reference evaluator;
-an If is supported where its condition is a constant (lower/control.py inlines the branch it takes). Whether a
+an If is supported where its condition is a constant (lower/control.py inlines the branch it takes), Scan and Loop
+are unrolled (a Loop whose trip count is computed at run time is refused where it is lowered). Whether a
 supported op's attributes, dtypes and shapes are supported is only known when it is lowered.
 """
 from __future__ import annotations
@@ -16,7 +17,6 @@ from .errors import CompileError
 from .importer import DEFAULT_DOMAINS
 
 DOCS = "docs/ops.md lists the supported ops"
-_SHAPE_OPS = frozenset({"Shape", "Size"})
 
 
 @dataclass(frozen=True)
@@ -60,10 +60,12 @@ class UnsupportedOpsError(CompileError):
 
 def lowerable(op: str, domain: str) -> bool:
     """A handler lowers `op` of `domain` (given runtime inputs)."""
-    from .lower import DOMAIN_OPS, HANDLERS
+    from .lower import DOMAIN_OPS, EXPANDED_OPS, HANDLERS, rewrites
 
     if op in folding.NONDETERMINISTIC_OPS:
         return False
+    if op in EXPANDED_OPS or op in rewrites.REWRITES:
+        return domain in DEFAULT_DOMAINS
     return op in HANDLERS and (domain in DEFAULT_DOMAINS or (domain, op) in DOMAIN_OPS)
 
 
@@ -77,8 +79,8 @@ def scan(nodes, constants) -> list:
     for n in nodes:
         default = n.domain in DEFAULT_DOMAINS
         folds = (default and n.op not in folding.NONDETERMINISTIC_OPS
-                 and (all(i in known for i in n.all_inputs) or n.op in _SHAPE_OPS))
-        inlined = default and n.op in INLINED and bool(n.inputs) and n.inputs[0] in known
+                 and (all(i in known for i in n.all_inputs) or n.op in folding.SHAPE_OPS))
+        inlined = default and n.op in INLINED and (n.op != "If" or (bool(n.inputs) and n.inputs[0] in known))
         if folds:
             known.update(o for o in n.outputs if o)
         r = rows.setdefault((n.op, n.domain), [n.name, 0, 0, 0])

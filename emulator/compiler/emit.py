@@ -40,6 +40,9 @@ def fix_outputs(g: Graph) -> None:
     for name in g.outputs:
         v = g.value(name)
         if name not in seen and v.is_const and name not in produced:
+            if any(int(d) < 1 for d in v.shape):
+                raise CompileError(f"unsupported empty output '{name}' (shape {tuple(v.shape)}): accel's tensors "
+                                   f"have every dim >= 1")
             const = g.add_const(v.const, f"{name}_const")
             g.replace_uses(name, const)
             g.values[name] = Value(name, v.dtype, v.shape)
@@ -73,9 +76,6 @@ def build(g: Graph, frames=None, layouts=None, io_shifts: bool = False):
     fix_outputs(g)
     g.remove_dead()
     g.toposort()
-    if not g.inputs:
-        raise CompileError("unsupported model without runtime inputs (every input is a constant; "
-                           "the format needs at least one)")
 
     order: list[str] = []
     index: dict[str, int] = {}
@@ -136,7 +136,8 @@ def build(g: Graph, frames=None, layouts=None, io_shifts: bool = False):
         if len(v.shape) > accm.MAX_DIMS:
             raise CompileError(f"tensor '{name}' has rank {len(v.shape)} > {accm.MAX_DIMS}")
         if any(int(d) < 1 for d in v.shape):
-            raise CompileError(f"tensor '{name}' has shape {tuple(v.shape)}; every dim must be >= 1")
+            raise CompileError(f"unsupported empty tensor '{name}' (shape {tuple(v.shape)}): accel's tensors have "
+                               f"every dim >= 1")
         if not 1 <= len(name.encode("utf-8")) <= accm.MAX_NAME_LENGTH or "\0" in name:
             raise CompileError(f"tensor name {name[:64]!r}... is empty, longer than "
                                f"{accm.MAX_NAME_LENGTH} bytes or contains NUL")

@@ -38,9 +38,9 @@ class InputShapeError(CompileError):
 
 
 class RunTimeConditionError(CompileError):
-    """An If whose condition is computed at run time (the runtime runs a fixed graph): `condition` is the tensor, as
-    the model names it where the If is in its main graph. A caller that knows the inputs it depends on can compile the
-    model once per value of them (accel.runtime.dynamic_model)."""
+    """An If whose condition, or a Loop whose trip count or condition, is computed at run time (the runtime runs a
+    fixed graph): `condition` is the tensor, as the model names it where the node is in its main graph. A caller that
+    knows the inputs it depends on can compile the model once per value of them (accel.runtime.dynamic_model)."""
 
     def __init__(self, message: str, condition: str):
         self.condition = condition

@@ -51,6 +51,10 @@ def constant_node(node) -> np.ndarray:
     return None  # sparse_value and the like: the evaluator handles them
 
 
+# Ops computed from their input's static shape, never from its values.
+SHAPE_OPS = frozenset({"Shape", "Size"})
+
+
 def shape_of(node, shape: tuple, opset: int) -> np.ndarray:
     """Shape(x) for a statically shaped x, with opset 15's start/end."""
     rank = len(shape)

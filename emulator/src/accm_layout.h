@@ -16,6 +16,10 @@ constexpr uint16_t kVersionMinor = 6;  // the newest minor: the largest that gav
 constexpr uint16_t kInt8RulesMinor = 2;  // header.int8_rules
 constexpr uint16_t kImageFormatMinor = 4;  // tensor.image_format
 
+// The minor from which a rule holds (older readers refuse what it allows).
+
+constexpr uint16_t kNoInputsMinor = 6;  // input_count may be 0: a model computed from its constants alone
+
 // Limits (FORMAT.md).
 
 constexpr uint32_t kMaxTensorCount = 1000000;  // tensors in a file

@@ -324,8 +324,10 @@ private:
             return fail(cat("header: tensor_count ", h_.tensor_count, " is outside 1..", kMaxTensorCount));
         if (h_.node_count > kMaxNodeCount)
             return fail(cat("header: node_count ", h_.node_count, " is outside 0..", kMaxNodeCount));
-        if (h_.input_count < 1 || h_.input_count > kMaxIoCount)
-            return fail(cat("header: input_count ", h_.input_count, " is outside 1..", kMaxIoCount));
+        const uint32_t min_inputs = h_.version_minor >= accm::kNoInputsMinor ? 0 : 1;
+        if (h_.input_count < min_inputs || h_.input_count > kMaxIoCount)
+            return fail(cat("header: input_count ", h_.input_count, " is outside ", min_inputs, "..", kMaxIoCount,
+                            " (format 1.", h_.version_minor, ")"));
         if (h_.output_count < 1 || h_.output_count > kMaxIoCount)
             return fail(cat("header: output_count ", h_.output_count, " is outside 1..", kMaxIoCount));
         if (uint64_t(h_.input_count) + h_.output_count > h_.tensor_count)

@@ -76,6 +76,7 @@ enum class Op : uint32_t {
     GridSample = 82,
     Pool3d = 83,
     RoiAlign = 84,
+    BitCast = 91,
 };
 
 enum class Act : uint32_t {
@@ -259,7 +260,8 @@ constexpr bool is_known(Op v) {
         case Op::Resample:
         case Op::GridSample:
         case Op::Pool3d:
-        case Op::RoiAlign: return true;
+        case Op::RoiAlign:
+        case Op::BitCast: return true;
     }
     return false;
 }
@@ -484,6 +486,7 @@ constexpr const char* op_name(Op v) {
         case Op::GridSample: return "gridsample";
         case Op::Pool3d: return "pool3d";
         case Op::RoiAlign: return "roialign";
+        case Op::BitCast: return "bitcast";
     }
     return "?";
 }
@@ -581,6 +584,7 @@ constexpr const char* type_name(Op v) {
         case Op::GridSample: return "GridSample";
         case Op::Pool3d: return "Pool3d";
         case Op::RoiAlign: return "RoiAlign";
+        case Op::BitCast: return "BitCast";
     }
     return "?";
 }

@@ -263,7 +263,8 @@ def compile_onnx(onnx_bytes: bytes, input_shapes: Optional[Mapping[str, Tuple[in
         # caller's to fix.
         if "input_shapes" in text or isinstance(e, (compiler.ExtraOutputError, compiler.FrameInputError)):
             raise InvalidArgumentError(f"cannot compile {what}: {text}") from e
-        if (isinstance(e, (compiler.UnsupportedOpsError, compiler.NoFloatCounterpartError))
+        if (isinstance(e, (compiler.UnsupportedOpsError, compiler.NoFloatCounterpartError,
+                           compiler.RunTimeConditionError))
                 or text.startswith("unsupported") or "does not support" in text):
             raise UnsupportedError(f"cannot compile {what} for the emulator: {text}") from e
         raise ModelFormatError(f"cannot compile {what}: {text}") from e

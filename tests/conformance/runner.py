@@ -43,7 +43,7 @@ from .cases import Case
 PASSED, FAILED, UNSUPPORTED, NOT_RUN = "passed", "failed", "unsupported", "not run"
 OUTCOMES = (PASSED, FAILED, UNSUPPORTED, NOT_RUN)
 
-_NEEDS_CONSTANT = re.compile(r"\('([^']+)'\) must be a constant")
+_NEEDS_CONSTANT = re.compile(r"\('([^']+)'\) must be a constant|'([^']+)' computed at run time")
 # How the compiler words a refusal of something valid in ONNX (lower.context.unsupported() and the dtype
 # rules of emit.py and the lowering handlers).
 _DECLARATION = re.compile(r"\bunsupported\b|\bnot supported\b|\bdoes not support\b|float32 only")
@@ -58,6 +58,17 @@ FOLLOW_ONNXRUNTIME = {
         "as the linear case: align_corners with scales 0.8 of 4 elements, the reference steps by 3/2.2 "
         "(2.395 at output 1), onnxruntime by 3/2 (2.5), the coordinates of a 2-element output",
 }
+_HALF_ROUNDING = ("float16: the reference rounds to float16 after every step; onnxruntime (in float32 where it has no "
+                  "float16 kernel, as accel does) rounds less often, and differs from it by one float16 step (0.000488)"
+                  " near 0.5, past rtol 1e-3")
+# case name -> (atol, why) where the case's atol (1e-7) is below the reference's own rounding: values exactly 0
+# that it computes as float noise. Compared with this atol instead (and the case's rtol).
+LOOSER_ATOL = dict.fromkeys(
+    ("test_dft_inverse", "test_dft_inverse_opset19"),
+    (1e-5, "the inverse of a forward transform: values exactly 0 (accel gives 0.0) are float noise of up to 3.8e-6 "
+           "in the reference; onnxruntime's differ from the reference by 1.9e-5"))
+FOLLOW_ONNXRUNTIME.update(dict.fromkeys(("test_attention_4d_causal_fp16", "test_attention_4d_causal_fp16_expanded"),
+                                        _HALF_ROUNDING))
 
 
 def onnxruntime_outputs(case: Case) -> list:
@@ -101,14 +112,21 @@ def compile_case(case: Case):
             return compiler.compile_model(model, shapes), None, tuple(constants), feeds
         except compiler.CompileError as e:
             m = _NEEDS_CONSTANT.search(str(e))
-            name = m.group(1) if m is not None else None
-            if m is not None and not isinstance(feeds.get(name), np.ndarray):
-                name = next((n for n, v in feeds.items() if isinstance(v, np.ndarray) and v.dtype == np.int64),
-                            None)
-            if name is None:
+            if m is None:
                 return None, e, tuple(constants), feeds
-            _make_constant(model, feeds, name)
-            constants.append(name)
+            # A tensor the compiler made from an input is named after it ('weight_float32', the float32 copy of
+            # a float16 weight); one computed from inputs (an expanded function's Range limit, Pad pads) names
+            # none: the integer inputs are the shape-like parameters it comes from.
+            named = m.group(1) or m.group(2)
+            names = ([named] if named in feeds else
+                     [n for n in feeds if named.startswith(f"{n}_")] or
+                     [n for n, v in feeds.items() if isinstance(v, np.ndarray) and v.dtype.kind in "iub"])
+            names = [n for n in names if isinstance(feeds.get(n), np.ndarray)]
+            if not names:
+                return None, e, tuple(constants), feeds
+            for name in names:
+                _make_constant(model, feeds, name)
+            constants.extend(names)
 
 
 def _make_constant(model, feeds, name):
@@ -169,7 +187,8 @@ def run_case(dev, case: Case) -> Result:
     except Exception as e:  # noqa: BLE001
         return Result(case, FAILED, f"run: {type(e).__name__}: {e}", constants=constants)
     expected = onnxruntime_outputs(case) if case.name in FOLLOW_ONNXRUNTIME else case.outputs
-    mismatch, worst = compare(expected, got, case.rtol, case.atol)
+    atol = LOOSER_ATOL[case.name][0] if case.name in LOOSER_ATOL else case.atol
+    mismatch, worst = compare(expected, got, case.rtol, atol)
     if mismatch:
         return Result(case, FAILED, mismatch, worst, constants)
     return Result(case, PASSED, "", worst, constants)

@@ -15,8 +15,9 @@ from ..importer import DEFAULT_DOMAINS, Imported, check_schema
 from ..ir import Graph, Value
 from ..op_params import ACTIVATIONS
 from ..qdq_device import FUSED_ACTIVATION
-from . import (control, conv, data, einsum, elementwise, gridsample, groupnorm, index, linalg, logic, normalization,
-               qinteger, qlinear, quantized, recurrent, reduce, reshape, resize, roialign, spatial)
+from . import (control, conv, data, einsum, elementwise, functions, gridsample, groupnorm, half, index, linalg,
+               logic, normalization, qinteger, qlinear, quantized, recurrent, reduce, reshape, resize, rewrites,
+               roialign, spatial)
 from .context import Ctx, unsupported
 
 FAMILIES = (linalg, elementwise, reduce, normalization, conv, resize, reshape, data, quantized, qlinear, qinteger,
@@ -39,8 +40,12 @@ def _union(families) -> dict:
 HANDLERS = _union(FAMILIES)
 # The ops of other domains than ONNX's default one that a family lowers: (domain, op type).
 DOMAIN_OPS = frozenset((d, op) for f in FAMILIES for d, ops in getattr(f, "DOMAIN_OPS", {}).items() for op in ops)
-# What lowering takes: the handlers' ops, and the control flow it inlines where its path is known (control.py).
-SUPPORTED_OPS = frozenset(HANDLERS) | control.INLINED
+# The ops no handler lowers that are replaced by their ONNX function body (functions.py).
+EXPANDED_OPS = functions.expanded_ops(HANDLERS)
+# What lowering takes: the handlers' ops, the control flow it inlines where its path is known (control.py), the
+# ops it expands or rewrites, Shape and Size (always computed at compile time: the shapes are static) and Constant.
+SUPPORTED_OPS = (frozenset(HANDLERS) | control.INLINED | EXPANDED_OPS | frozenset(rewrites.REWRITES) | folding.SHAPE_OPS
+                 | {"Constant"})
 
 
 def lower(imp: Imported, fold_limit: int = folding.FOLD_LIMIT_BYTES, int8: str = "ort") -> Graph:
@@ -52,7 +57,11 @@ def lower(imp: Imported, fold_limit: int = folding.FOLD_LIMIT_BYTES, int8: str =
     while queue:
         node = queue.popleft()
         if node.op in control.INLINED and node.domain in DEFAULT_DOMAINS:
-            queue.extendleft(reversed(control.taken_branch(ctx, node)))
+            queue.extendleft(reversed(control.inline(ctx, node)))
+            continue
+        if node.op in EXPANDED_OPS and node.domain in DEFAULT_DOMAINS:
+            check_schema(node, imp.opset, lambda n: g.values[n].dtype if n in g.values else None)
+            queue.extendleft(reversed(functions.body(ctx, node)))
             continue
         if node.domain not in DEFAULT_DOMAINS and (node.domain, node.op) not in DOMAIN_OPS:
             raise unsupported(node)
@@ -80,6 +89,12 @@ def lower(imp: Imported, fold_limit: int = folding.FOLD_LIMIT_BYTES, int8: str =
                         raise CompileError(f"{node.label}: output '{o}' was not computed")
                     continue
                 g.values[o] = Value(o, r.dtype, tuple(r.shape), r)
+            continue
+        if node.op in rewrites.REWRITES and node.domain in DEFAULT_DOMAINS:
+            queue.extendleft(reversed(rewrites.REWRITES[node.op](ctx, node)))
+            continue
+        if half.needs_float32(g, node):
+            queue.extendleft(reversed(half.in_float32(ctx, node)))
             continue
         handler = HANDLERS.get(node.op)
         if handler is None:

@@ -1,7 +1,7 @@
 """Data movement: Transpose and Concat, and Slice, Split, Gather and GatherElements (also with indices
-computed at run time), Expand, Tile, Cast, CastLike and Trilu at run time (FORMAT.md ops transpose, concat,
-slice, gather, expand, cast, where, gatherelements), EyeLike as a constant, on every dtype accel has where
-the op says so: float16 and integer tensors flow through these (and through the copies of reshape.py) while
+computed at run time), Expand, Tile, Cast, CastLike, BitCast and Trilu at run time (FORMAT.md ops transpose,
+concat, slice, gather, expand, cast, where, gatherelements, bitcast), EyeLike as a constant, on every dtype accel
+has where the op says so: float16 and integer tensors flow through these (and through the copies of reshape.py) while
 the ops that compute stay float32. All-constant nodes never get here: the driver (lower/__init__.py) folds
 them first."""
 from __future__ import annotations
@@ -70,8 +70,12 @@ def _nonempty(node, shape, what) -> None:
 
 
 def emit_slice(ctx, node, x: Value, y: str, starts, steps, shape, name) -> None:
-    """A slice node: y[i, ...] = x[starts + i*steps, ...]; a plain copy when it takes all of x."""
-    _nonempty(node, shape, f"output '{y}'")
+    """A slice node: y[i, ...] = x[starts + i*steps, ...]; a plain copy when it takes all of x. An empty slice
+    holds no data, so it is a constant: what reads it decides (Concat drops it; RotaryEmbedding's body splits off
+    an empty part when every dim rotates); only where it would reach run time is it refused."""
+    if any(int(d) < 1 for d in shape):
+        ctx.g.values[y] = Value(y, x.dtype, tuple(int(d) for d in shape), np.empty(tuple(shape), x.dtype))
+        return
     # An axis of one output element reads only its start: its step (ONNX allows INT64_MAX) becomes 1, as the
     # format asks for steps within the axis.
     steps = [1 if n == 1 else int(s) for s, n in zip(steps, shape)]
@@ -270,6 +274,27 @@ def lower_tile(ctx, node):
     ctx.copy_to(e, y, shape, node.name)
 
 
+def lower_bitcast(ctx, node):
+    """BitCast (opset 26): x's bytes read as the dtype `to` of the same element size (bool is one byte), between
+    any two of accel's dtypes (not float64, bfloat16 and the other types accel has not)."""
+    x = ctx.input(node, 0)
+    to = node.attr("to")
+    if to is None:
+        raise CompileError(f"{node.label}: attribute 'to' is required")
+    try:
+        dtype = np.dtype(helper.tensor_dtype_to_np_dtype(to))
+    except (KeyError, TypeError, ValueError):
+        raise CompileError(f"{node.label}: 'to' = {to} is not an ONNX tensor type") from None
+    if dtype_code(dtype) is None:
+        raise unsupported(node, f"bitcast to {dtype}: accel has no {dtype} tensors")
+    if dtype.itemsize != x.dtype.itemsize:
+        raise CompileError(f"{node.label}: {x.dtype} and {dtype} differ in size ({x.dtype.itemsize} and "
+                           f"{dtype.itemsize} bytes)")
+    y = ctx.output(node)
+    ctx.define(y, dtype, x.shape)
+    ctx.emit("bitcast", [x.name], [y], node.name)
+
+
 def lower_cast(ctx, node):
     """Cast and CastLike of a runtime tensor between any two of float32, float16, int8, int16, int32,
     int64, uint8, uint16, uint32, uint64 and bool, with ONNX's semantics (float to integer truncates
@@ -361,5 +386,5 @@ HANDLERS: dict = {
     "Transpose": lower_transpose, "Concat": lower_concat,
     "Slice": lower_slice, "Split": lower_split, "Gather": lower_gather, "Expand": lower_expand,
     "Tile": lower_tile, "Cast": lower_cast, "CastLike": lower_cast, "Trilu": lower_trilu,
-    "EyeLike": lower_eyelike, "GatherElements": lower_gather_elements,
+    "EyeLike": lower_eyelike, "GatherElements": lower_gather_elements, "BitCast": lower_bitcast,
 }

@@ -5,21 +5,28 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import CompileError
+from ..ir import Value
 from .context import element_count, normalize_axis, unsupported
 
 
 def lower_identity(ctx, node):
     """Identity and Dropout (every opset) on tensors of any accel dtype, as a copy; Dropout in inference
-    mode (ratio ignored). Not supported: sequence and optional inputs, Dropout's mask output, and
-    training_mode true (opset >= 12).
+    mode (ratio ignored), or in training mode with ratio 0 (it drops nothing): its mask is then all true, a
+    constant. Not supported: sequence and optional inputs, training_mode true with a ratio above 0 (random).
     """
     x = ctx.input(node, 0)
     if node.op == "Dropout":
-        ctx.forbid_outputs_from(node, 1, "Dropout mask")
         if ctx.opset >= 12:
             tm = ctx.const_input(node, 2, "training_mode")
             if tm is not None and bool(np.asarray(tm).reshape(-1)[0]):
-                raise unsupported(node, "training_mode=True")
+                ratio = ctx.const_input(node, 1, "ratio")
+                if ratio is None or float(np.asarray(ratio).reshape(-1)[0]) != 0:
+                    raise unsupported(node, "training_mode=True (random) with a ratio above 0")
+        if len(node.outputs) > 1 and node.outputs[1]:
+            if ctx.opset < 7:
+                ctx.forbid_outputs_from(node, 1, "Dropout mask (before opset 7: of x's dtype)")
+            mask = node.outputs[1]
+            ctx.g.values[mask] = Value(mask, np.dtype(bool), tuple(x.shape), np.ones(x.shape, bool))
     ctx.copy_to(x.name, ctx.output(node), x.shape, node.name)
 
 

@@ -70,5 +70,6 @@ extern const OpDef kResampleDef;
 extern const OpDef kGridSampleDef;
 extern const OpDef kPool3dDef;
 extern const OpDef kRoiAlignDef;
+extern const OpDef kBitCastDef;
 
 }  // namespace accel_emu

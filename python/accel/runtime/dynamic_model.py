@@ -150,14 +150,14 @@ class DynamicModel(Model):
 
     # -- running ---------------------------------------------------------------------------------------
 
-    def run(self, inputs: Inputs, outputs: Optional[Outputs] = None, *, priority: int = 0,
+    def run(self, inputs: Inputs = (), outputs: Optional[Outputs] = None, *, priority: int = 0,
             timeout: Optional[float] = None) -> List[np.ndarray]:
         """:meth:`accel.Model.run` on the model compiled for the inputs' shapes (compiled now the first time)."""
         model, inputs, cut = self._for(inputs, outputs)
         results = model.run(inputs, outputs, priority=priority, timeout=timeout)
         return cut(results)
 
-    def run_async(self, inputs: Inputs, outputs: Optional[Outputs] = None, *, priority: int = 0,
+    def run_async(self, inputs: Inputs = (), outputs: Optional[Outputs] = None, *, priority: int = 0,
                   timeout: Optional[float] = None) -> Any:
         """:meth:`accel.Model.run_async` on the model compiled for the inputs' shapes (a first compile happens
         before it returns)."""

@@ -166,7 +166,7 @@ class Model:
 
     # -- running ---------------------------------------------------------------------------------------
 
-    def run(self, inputs: Inputs, outputs: Optional[Outputs] = None, *, priority: int = 0,
+    def run(self, inputs: Inputs = (), outputs: Optional[Outputs] = None, *, priority: int = 0,
             timeout: Optional[float] = None) -> List[np.ndarray]:
         """Runs the model once and waits for it (the GIL is released while it runs; Ctrl-C interrupts).
 
@@ -174,7 +174,8 @@ class Model:
             inputs: one tensor (for a model with exactly one input), a list/tuple of tensors in input
                 order, or a dict ``{input name: tensor}``. A tensor is a :class:`~accel.DeviceTensor`
                 (used in place, no copy) or a NumPy array of exactly the input's dtype and shape (any
-                strides, read-only too; copied once into device memory). Nothing is ever cast.
+                strides, read-only too; copied once into device memory). Nothing is ever cast. Left out for
+                a model with no inputs.
             outputs: optional DeviceTensors (a list in output order, or a dict by name) to write the
                 results into; by default fresh device buffers are allocated. No output may share a byte
                 with another output or with a DeviceTensor input (whichever objects hold the memory).
@@ -244,7 +245,7 @@ class Model:
                     pass
             job.release()
 
-    def run_async(self, inputs: Inputs, outputs: Optional[Outputs] = None, *, priority: int = 0,
+    def run_async(self, inputs: Inputs = (), outputs: Optional[Outputs] = None, *, priority: int = 0,
                   timeout: Optional[float] = None) -> Future:
         """Submits one run and returns at once with an :class:`accel.Future` of its outputs.
 

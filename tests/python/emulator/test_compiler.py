@@ -957,3 +957,35 @@ def test_cli(tmp_path):
               str(bad))
     r = _cli(str(bad), "-o", str(tmp_path / "bad.accm"))
     assert r.returncode == 2 and "unsupported op 'LpNormalization' (node 't0')" in r.stderr
+
+
+def _constant_model():
+    """A model computed from its constants alone: ConstantOfShape of a constant shape, then Range."""
+    fill = helper.make_tensor("v", TensorProto.FLOAT, [1], [2.5])
+    nodes = [helper.make_node("ConstantOfShape", ["s"], ["y"], value=fill),
+             helper.make_node("Range", ["zero", "five", "one"], ["r"])]
+    inits = [numpy_helper.from_array(np.array([2, 3], np.int64), "s"),
+             *(numpy_helper.from_array(np.array(v, np.int64), k) for k, v in (("zero", 0), ("five", 5), ("one", 1)))]
+    g = helper.make_graph(nodes, "constant", [], [helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
+                                                   helper.make_tensor_value_info("r", TensorProto.INT64, None)], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m
+
+
+def test_a_model_without_inputs_is_a_1_6_file_that_runs(dev):
+    m = _constant_model()
+    data = compiler.compile_model(m)
+    t = accm.read(data)
+    assert t["header"]["input_count"] == 0 and t["header"]["version_minor"] == accm.NO_INPUTS_MINOR == 6
+    model = dev.load(data)
+    assert model.inputs == []
+    want = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {})
+    for got in (model.run(), model.run({}), model.run_async().result()):
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(np.asarray(g), w)
+    # An older minor does not allow it: the reader says which count and which version.
+    old = bytearray(data)
+    struct.pack_into("<H", old, 6, 5)
+    with pytest.raises(Exception, match=r"input_count 0 is outside 1\.\.4096 \(format 1\.5\)"):
+        dev.load(bytes(old))

@@ -1,6 +1,8 @@
 """Control flow known at compile time: an If whose condition is a constant (here computed from a shape, as
 exporters emit them) runs the branch it takes, its own initializers, nested Ifs and reads of outer tensors
-included; an If deciding at run time is refused, named in the one unsupported-ops error."""
+included; an If deciding at run time is refused, named in the one unsupported-ops error. Scan and Loop (of a
+constant trip count) are unrolled and match onnxruntime; a Loop whose trip count is an input compiles per value
+of it through Device.load; past the unroll bound, a clear refusal."""
 from __future__ import annotations
 
 import numpy as np
@@ -66,4 +68,97 @@ def test_an_if_deciding_at_run_time_is_named_as_unsupported():
     m.graph.node.pop()  # NonZero gone: the If alone, refused where it is lowered, saying why
     m.graph.output.pop()
     with pytest.raises(compiler.UnsupportedOpsError, match="'If' \\(node 'decides'\\)"):
+        compiler.compile_model(m)
+
+
+def _graph(name, nodes, inputs, outputs, inits=()):
+    return helper.make_graph(nodes, name, [helper.make_tensor_value_info(n, t, s) for n, t, s in inputs],
+                             [helper.make_tensor_value_info(n, t, None) for n, t in outputs],
+                             [numpy_helper.from_array(np.asarray(v), k) for k, v in inits])
+
+
+F, I64, B = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
+
+
+def scan_model(in_axis=0, in_dir=0, out_axis=0, out_dir=0):
+    """A running sum over the scan axis of x (3, 4, 5) with a state of one row, and each step's tanh(state * w) as
+    a scan output."""
+    body = _graph("body", [helper.make_node("Add", ["acc", "row"], ["acc1"]),
+                           helper.make_node("Mul", ["acc1", "w"], ["m"]),
+                           helper.make_node("Tanh", ["m"], ["out"])],
+                  [("acc", F, None), ("row", F, None)], [("acc1", F), ("out", F)])
+    node = helper.make_node("Scan", ["init", "x"], ["final", "ys"], body=body, num_scan_inputs=1,
+                            scan_input_axes=[in_axis], scan_input_directions=[in_dir], scan_output_axes=[out_axis],
+                            scan_output_directions=[out_dir])
+    row = [d for k, d in enumerate((3, 4, 5)) if k != in_axis]
+    return onnx_model([node], [("init", "float32", row), ("x", "float32", (3, 4, 5))],
+                      [("final", "float32"), ("ys", "float32")], {"w": np.float32(0.3)}, opset=17)
+
+
+@pytest.mark.parametrize("in_axis, in_dir, out_axis, out_dir", [(0, 0, 0, 0), (1, 1, 0, 0), (2, 0, -1, 1),
+                                                                (0, 1, 1, 1)])
+def test_scan_is_unrolled(dev, in_axis, in_dir, out_axis, out_dir):
+    m = scan_model(in_axis, in_dir, out_axis, out_dir)
+    rng = np.random.default_rng(in_axis)
+    row = [d for k, d in enumerate((3, 4, 5)) if k != in_axis]
+    feeds = {"init": rng.standard_normal(row).astype(np.float32),
+             "x": rng.standard_normal((3, 4, 5)).astype(np.float32)}
+    want = run_ort(m, feeds)
+    got = dev.load(m.SerializeToString()).run(feeds)
+    for g, w in zip(got, want):
+        assert np.asarray(g).shape == w.shape
+        np.testing.assert_allclose(np.asarray(g), w, rtol=1e-6, atol=1e-6)
+
+
+def loop_model(trip=None):
+    """for i in range(M): v = v * 0.5 + i; each iteration's v * v a scan output. M a constant (`trip`) or the
+    input 'M'."""
+    body = _graph("body", [helper.make_node("Cast", ["i"], ["fi"], to=F),
+                           helper.make_node("Mul", ["v", "half"], ["h"]),
+                           helper.make_node("Add", ["h", "fi"], ["v1"]),
+                           helper.make_node("Mul", ["v1", "v1"], ["sq"]),
+                           helper.make_node("Identity", ["go"], ["go_on"])],
+                  [("i", I64, []), ("go", B, []), ("v", F, None)], [("go_on", B), ("v1", F), ("sq", F)],
+                  [("half", np.float32(0.5))])
+    node = helper.make_node("Loop", ["M", "", "v0"], ["v", "squares"], name="the_loop", body=body)
+    inputs = [("v0", "float32", (2, 3))] + ([("M", "int64", ())] if trip is None else [])
+    inits = {} if trip is None else {"M": np.array(trip, np.int64)}
+    return onnx_model([node], inputs, [("v", "float32"), ("squares", "float32")], inits, opset=17)
+
+
+def test_a_loop_of_a_constant_trip_count_is_unrolled(dev):
+    m = loop_model(trip=3)
+    v0 = np.random.default_rng(3).standard_normal((2, 3)).astype(np.float32)
+    want = run_ort(m, {"v0": v0})
+    got = dev.load(m.SerializeToString()).run({"v0": v0})
+    assert np.asarray(got[1]).shape == (3, 2, 3)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(np.asarray(g), w, rtol=1e-6, atol=1e-6)
+
+
+def test_a_loop_whose_trip_count_is_an_input_compiles_per_value(dev):
+    m = loop_model()
+    with pytest.raises(compiler.RunTimeConditionError, match=r"trip count \('M'\) must be a constant") as e:
+        compiler.compile_model(m)
+    assert e.value.condition == "M"
+    model = dev.load(m.SerializeToString())
+    v0 = np.random.default_rng(4).standard_normal((2, 3)).astype(np.float32)
+    for trip in (2, 4):
+        feeds = {"v0": v0, "M": np.array(trip, np.int64)}
+        got = model.run(feeds)
+        for g, w in zip(got, run_ort(m, feeds)):
+            assert np.asarray(g).shape == w.shape
+            np.testing.assert_allclose(np.asarray(g), w, rtol=1e-6, atol=1e-6)
+
+
+def test_a_loop_that_may_stop_early_or_unrolls_too_far_is_refused():
+    m = loop_model(trip=3)
+    body = m.graph.node[0].attribute[0].g
+    body.node[-1].CopyFrom(helper.make_node("Less", ["i", "M_inner"], ["go_on"]))
+    body.initializer.append(numpy_helper.from_array(np.array(1, np.int64), "M_inner"))
+    with pytest.raises(compiler.CompileError, match=r"unsupported a condition the body computes .*'the_loop'"):
+        compiler.compile_model(m)
+    from accel.compiler.lower import control
+    m = loop_model(trip=control.MAX_UNROLLED_NODES)
+    with pytest.raises(compiler.CompileError, match=r"unsupported 50000 iterations of 5 nodes \(unrolled, past 50000"):
         compiler.compile_model(m)

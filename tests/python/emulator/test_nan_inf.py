@@ -146,6 +146,9 @@ CASES["TopK"] = ([helper.make_node("TopK", ["x", "k"], ["y", "i"], axis=1)], {"x
                  {"k": np.array([3], np.int64)}, None)
 CASES["CumSum"] = ([node("CumSum", ("x", "a"))], {"x": ROW}, {"a": np.array(1, np.int64)}, None)
 CASES["CumProd"] = ([node("CumProd", ("x", "a"))], {"x": ROW}, {"a": np.array(1, np.int64)}, None, 26)
+# NaN, infinities and -0 as their bits, and back: each unchanged.
+CASES["BitCast(there and back)"] = ([helper.make_node("BitCast", ["x"], ["b"], to=TensorProto.INT32),
+                                     node("BitCast", ("b",), to=TensorProto.FLOAT)], {"x": X}, None, lambda x: x, 26)
 # A NaN or infinite index is outside every line: a line of the off value (onnxruntime leaves it undefined).
 def _np_onehot(x):
     positions = np.trunc(np.nan_to_num(x, nan=-9, posinf=9, neginf=-9))[..., None]

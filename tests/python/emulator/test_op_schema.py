@@ -89,19 +89,20 @@ def test_the_c_reader_and_the_writer_share_one_layout():
 
 
 def test_a_schema_change_reaches_the_reader_and_the_writer():
-    # A new field in the node record's reserved u32 (minor 5) moves the version and the offsets of both.
+    # A new field in the node record's reserved u32 (the next minor) moves the version and the offsets of both.
     a = op_codegen.load_accm_schema()
     fields = list(a.NODE.fields)
     at = [f.name for f in fields].index("reserved")
-    fields[at:at + 1] = [a.Field("priority", "u16", "new", minor=5), a.Field("reserved", "u16", "0")]
+    new = accm.VERSION_MINOR + 1
+    fields[at:at + 1] = [a.Field("priority", "u16", "new", minor=new), a.Field("reserved", "u16", "0")]
     node = dataclasses.replace(a.NODE, fields=tuple(fields))
     a.check(records=(a.HEADER, a.TENSOR, node))
     a.RECORDS = (a.HEADER, a.TENSOR, node)  # a module of its own: load_accm_schema runs the file anew
     h = _cpp_constants(op_codegen.accm_layout_h(SCHEMA, a))
     py: dict = {}
     exec(op_codegen.accm_layout_py(SCHEMA, a), py)  # the generated module's text
-    assert h["kVersionMinor"] == py["VERSION_MINOR"] == 5
-    assert h["kPriorityMinor"] == py["PRIORITY_MINOR"] == 5
+    assert h["kVersionMinor"] == py["VERSION_MINOR"] == new
+    assert h["kPriorityMinor"] == py["PRIORITY_MINOR"] == new
     offsets = _python_offsets(py["NODE_RECORD_FIELDS"], py["NODE_RECORD"])
     assert h["node_record::priority"] == offsets["priority"] == 36
     assert h["node_record::reserved"] == offsets["reserved"] == 38

@@ -190,7 +190,7 @@ def test_split_into_one_is_a_copy(dev):
     (dict(axis=0), [], 13, "does not split evenly"),
     (dict(axis=0, split=[2, 2]), [], 11, r"split \[2, 2\] does not cut"),
     (dict(axis=0, num_outputs=3), [], 18, "num_outputs 3 but 2 outputs"),
-    (dict(axis=0), [np.array([5, 0])], 13, "output 'b' is empty"),
+    (dict(axis=0), [np.array([5, 0])], 13, r"unsupported empty output 'b' \(shape \(0, 2\)\)"),
 ])
 def test_split_errors(kw, extra, opset, match):
     inputs = ["x"] + (["sp"] if extra else [])
@@ -602,3 +602,60 @@ def test_eyelike_is_a_constant(dev, shape, k, dtype):
     got = check(dev, m, {"x": rand(shape, "float32", 51)})
     np.testing.assert_array_equal(got[0], np.eye(*shape, k=k, dtype=dtype or "float32"))
     assert sorted(ops(m)) == ["activation", "copy"]
+
+
+@pytest.mark.parametrize("training, ratio", [(None, None), (False, 0.5), (True, 0.0)])
+def test_dropout_mask_where_nothing_is_dropped(dev, training, ratio):
+    # Inference, or training with ratio 0: y is x and the mask all true, as onnxruntime gives them.
+    inputs, inits = ["x"], {}
+    if training is not None:
+        inputs += ["r", "t"]
+        inits = {"r": np.array(ratio, np.float32), "t": np.array(training)}
+    m = onnx_model([helper.make_node("Dropout", inputs, ["y", "mask"])], [("x", "float32", (3, 4))],
+                   [("y", "float32"), ("mask", "bool")], inits, opset=13)
+    x = rand_array((3, 4), "float32")
+    got = check(dev, m, {"x": x})
+    assert got[1].dtype == np.bool_ and got[1].all()
+
+
+def test_dropout_that_drops_at_random_is_refused():
+    m = onnx_model([helper.make_node("Dropout", ["x", "r", "t"], ["y"], name="d")], [("x", "float32", (3, 4))],
+                   [("y", "float32")], {"r": np.array(0.5, np.float32), "t": np.array(True)}, opset=13)
+    compile_error(m, r"unsupported training_mode=True \(random\) with a ratio above 0 in op 'Dropout' \(node 'd'\)")
+
+
+@pytest.mark.parametrize("axis, cond", [(0, [1, 0, 1]), (1, [0, 1]), (-1, [1, 1, 0, 1]), (None, [0, 1, 1, 0, 0, 1])])
+def test_compress_of_a_constant_condition(dev, axis, cond):
+    attrs = {} if axis is None else {"axis": axis}
+    m = onnx_model([helper.make_node("Compress", ["x", "c"], ["y"], **attrs)], [("x", "float32", (3, 2, 4))],
+                   [("y", "float32")], {"c": np.array(cond, bool)}, opset=11)
+    check(dev, m, {"x": rand_array((3, 2, 4), "float32")})
+
+
+def test_compress_of_a_condition_computed_at_run_time_is_refused():
+    m = onnx_model([helper.make_node("Compress", ["x", "c"], ["y"], name="cp", axis=0)],
+                   [("x", "float32", (3, 2)), ("c", "bool", (3,))], [("y", "float32")], opset=11)
+    compile_error(m, r"'cp' \(Compress\): condition \('c'\) must be a constant")
+
+
+@pytest.mark.parametrize("src, dst", [("float32", "int32"), ("int32", "float32"), ("uint32", "int32"),
+                                      ("int8", "uint8"), ("uint16", "int16"), ("bool", "uint8"), ("float16", "int16"),
+                                      ("int64", "uint64")])
+def test_bitcast_reads_the_bytes_as_another_dtype(dev, src, dst):
+    x = rand_array((2, 3), src, seed=5)
+    if src == "float32":
+        x[0, :2] = [np.nan, -0.0]
+    m = onnx_model([helper.make_node("BitCast", ["x"], ["y"], to=elem(dst))], [("x", src, x.shape)], [("y", dst)],
+                   opset=26)
+    (got,) = emu_outputs(dev, m, {"x": x})
+    assert got.dtype == np.dtype(dst)
+    np.testing.assert_array_equal(got.view(np.uint8), x.view(np.uint8))
+
+
+def test_bitcast_between_sizes_or_to_float64_is_refused():
+    m = onnx_model([helper.make_node("BitCast", ["x"], ["y"], name="b", to=elem("int16"))], [("x", "float32", (2,))],
+                   [("y", "int16")], opset=26)
+    compile_error(m, r"'b' \(BitCast\): float32 and int16 differ in size \(4 and 2 bytes\)")
+    m = onnx_model([helper.make_node("BitCast", ["x"], ["y"], name="b", to=elem("float64"))], [("x", "int64", (2,))],
+                   [("y", "float64")], opset=26)
+    compile_error(m, r"unsupported bitcast to float64: accel has no float64 tensors in op 'BitCast' \(node 'b'\)")

@@ -509,8 +509,8 @@ def test_layernorm_refusals():
 
 @pytest.mark.parametrize("op,extra_inputs,dtype,name", [
     ("Abs", [], TensorProto.INT32, "int32"), ("Neg", [], TensorProto.INT64, "int64"),
-    ("Sqrt", [], TensorProto.DOUBLE, "float64"), ("Max", ["b"], TensorProto.FLOAT16, "float16"),
-    ("ReduceSum", [], TensorProto.INT64, "int64"), ("ReduceMax", [], TensorProto.FLOAT16, "float16"),
+    ("Sqrt", [], TensorProto.DOUBLE, "float64"), ("Max", ["b"], TensorProto.DOUBLE, "float64"),
+    ("ReduceSum", [], TensorProto.INT64, "int64"), ("ReduceMax", [], TensorProto.DOUBLE, "float64"),
     ("Pow", ["b"], TensorProto.INT32, "int32"), ("LayerNormalization", ["b"], TensorProto.DOUBLE, "float64"),
 ])
 def test_unsupported_dtype_is_named(op, extra_inputs, dtype, name):

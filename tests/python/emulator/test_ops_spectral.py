@@ -1,0 +1,70 @@
+"""DFT and STFT (lower/rewrites.py: products with constant cosine and sine matrices) against onnxruntime's FFT and
+numpy's: real and complex inputs, every axis, one-sided, inverse, a dft_length that pads or cuts, STFT frames with
+a constant or a runtime window; the one-sided inverse refused by name."""
+
+import numpy as np
+import pytest
+from conftest import compile_error, onnx_model, run_ort
+from onnx import helper
+
+
+def _run(dev, m, feeds):
+    model = dev.load(m.SerializeToString())
+    return [np.asarray(o) for o in model.run({t.name: feeds[t.name] for t in model.inputs})]
+
+
+def _close(got, want, what):
+    scale = float(np.abs(want).max())
+    err = float(np.abs(got - want).max())
+    print(f"{what}: max abs error {err:.3g} of an output scale {scale:.3g}")
+    assert got.shape == want.shape and err <= 1e-5 * max(scale, 1.0)
+
+
+@pytest.mark.parametrize("axis, complex_in, onesided, inverse, length", [
+    (1, False, False, False, None), (2, True, False, False, None), (1, False, True, False, None),
+    (2, True, False, True, None), (1, False, False, False, 16), (2, False, True, False, 6),
+    (-2, False, False, True, 9)])
+def test_dft_is_onnxruntimes(dev, axis, complex_in, onesided, inverse, length):
+    x = np.random.default_rng(axis + 3).standard_normal((2, 12, 10, 2 if complex_in else 1)).astype(np.float32)
+    inputs = ["x", "len" if length else "", "axis"]
+    inits = {"axis": np.array(axis, np.int64)}
+    if length:
+        inits["len"] = np.array(length, np.int64)
+    m = onnx_model([helper.make_node("DFT", inputs, ["y"], onesided=int(onesided), inverse=int(inverse))],
+                   [("x", "float32", x.shape)], [("y", "float32")], inits, opset=20)
+    (got,) = _run(dev, m, {"x": x})
+    (want,) = run_ort(m, {"x": x})
+    _close(got, want, "DFT")
+    if not inverse and length is None:  # and numpy's, in float64
+        c = x[..., 0].astype(np.float64) + (1j * x[..., 1] if complex_in else 0)
+        ref = (np.fft.rfft if onesided else np.fft.fft)(c, axis=axis)
+        _close(got, np.stack([ref.real, ref.imag], -1).astype(np.float32), "DFT against numpy")
+
+
+@pytest.mark.parametrize("window_kind", [None, "constant", "input"])
+def test_stft_is_onnxruntimes(dev, window_kind):
+    signal = np.random.default_rng(7).standard_normal((2, 200, 1)).astype(np.float32)
+    window = np.hanning(32).astype(np.float32)
+    inputs, specs, inits = ["signal", "step"], [("signal", "float32", signal.shape)], {"step": np.array(10, np.int64)}
+    feeds = {"signal": signal}
+    if window_kind is None:
+        inputs += ["", "flen"]
+        inits["flen"] = np.array(32, np.int64)
+    elif window_kind == "constant":
+        inputs.append("window")
+        inits["window"] = window
+    else:
+        inputs.append("window")
+        specs.append(("window", "float32", (32,)))
+        feeds["window"] = window
+    m = onnx_model([helper.make_node("STFT", inputs, ["y"])], specs, [("y", "float32")], inits, opset=17)
+    (got,) = _run(dev, m, feeds)
+    (want,) = run_ort(m, feeds)
+    assert got.shape == (2, 17, 17, 2)
+    _close(got, want, "STFT")
+
+
+def test_one_sided_inverse_is_refused_by_name():
+    m = onnx_model([helper.make_node("DFT", ["x", "", "axis"], ["y"], name="d", inverse=1, onesided=1)],
+                   [("x", "float32", (1, 6, 2))], [("y", "float32")], {"axis": np.array(1, np.int64)}, opset=20)
+    compile_error(m, r"unsupported inverse=1 with onesided=1 .* in op 'DFT' \(node 'd'\)")
