@@ -553,6 +553,19 @@ OPS = (
        (Param("mode", 0, "0 average, 1 max"), Param("half_pixel", 1, "1: half_pixel, 0: output_half_pixel"),
         Param("sampling_ratio", 2, ">= 0"), F("spatial_scale", 0, "finite")),
        class_name="RoiAlign", dtypes="X, R and Y float32; B int64"),
+    Op(85, "maxpoolidx", 6, "X[N,C,D,H,W] -> Y[N,C,OD,OH,OW], I[N,C,OD,OH,OW]",
+       "ONNX MaxPool with its Indices output, as onnxruntime's pooling loop computes it (1-D and 2-D pools lifted "
+       "with leading axes of one element): windows as pool3d's; Y is the first element greater than every one "
+       "before it in C order (a NaN never is; the lowest float if none is), I its index in X flattened: with "
+       "the window's position (d, h, w) over the pool's own `rank` trailing axes, plane p = n*C + c, "
+       "p*D*H*W + (d*H + h)*W + w, or with storage_order 1 p*D*H*W + h' + w'*H' + d'*H'*W' over the pool's "
+       "axes counted from the first (column-major); positions of -1 each where no element was greater.",
+       (Param("rank", 0, "the pool's spatial rank: 1, 2 or 3"), Param("storage_order", 1, "0 or 1"),
+        Param("kernel", 2, "window size per axis D, H, W (>= 1)", count=3),
+        Param("strides", 5, "per axis (>= 1)", count=3),
+        Param("dilations", 8, "per axis (>= 1)", count=3),
+        Param("pad_begin", 11, "per axis (>= 0)", count=3)),
+       class_name="MaxPoolIdx", dtypes="X and Y float32; I int64"),
     Op(91, "bitcast", 6, "X -> Y",
        "Y's bytes are X's, read as Y's dtype: the same shape and element size (bool is one byte), as ONNX BitCast",
        any_dtype=True, class_name="BitCast"),

@@ -23,7 +23,7 @@ OPS: Dict[str, int] = {
     "compare": 41, "logic": 42, "where": 43, "argreduce": 44, "topk": 45, "cumsum": 46, "onehot": 47,
     "rnn": 48, "pad": 49, "groupnorm": 50, "logsoftmax": 51, "mod": 52, "fmod": 53, "bitand": 54,
     "bitor": 55, "bitxor": 56, "shl": 57, "shr": 58, "cumprod": 59, "gatherelements": 60, "resample": 81,
-    "gridsample": 82, "pool3d": 83, "roialign": 84, "bitcast": 91,
+    "gridsample": 82, "pool3d": 83, "roialign": 84, "maxpoolidx": 85, "bitcast": 91,
 }
 OP_NAMES: Dict[int, str] = {v: k for k, v in OPS.items()}
 OP_MINOR: Dict[str, int] = {
@@ -35,7 +35,8 @@ OP_MINOR: Dict[str, int] = {
     "dynquant": 2, "matmulinteger": 2, "convinteger": 2, "compare": 3, "logic": 3, "where": 3,
     "argreduce": 3, "topk": 3, "cumsum": 3, "onehot": 3, "rnn": 3, "pad": 3, "groupnorm": 3, "logsoftmax": 5,
     "mod": 5, "fmod": 5, "bitand": 5, "bitor": 5, "bitxor": 5, "shl": 5, "shr": 5, "cumprod": 5,
-    "gatherelements": 5, "resample": 6, "gridsample": 6, "pool3d": 6, "roialign": 6, "bitcast": 6,
+    "gatherelements": 5, "resample": 6, "gridsample": 6, "pool3d": 6, "roialign": 6, "maxpoolidx": 6,
+    "bitcast": 6,
 }
 # Ops of any dtype, and the ops that compute in float32 only (the others state their own dtypes).
 ANY_DTYPE_OPS = frozenset({
@@ -72,7 +73,8 @@ ARITY: Dict[str, Tuple[int, Optional[int], int, int, int]] = {
     "mod": (2, 2, 2, 1, 1), "fmod": (2, 2, 2, 1, 1), "bitand": (2, 2, 2, 1, 1), "bitor": (2, 2, 2, 1, 1),
     "bitxor": (2, 2, 2, 1, 1), "shl": (2, 2, 2, 1, 1), "shr": (2, 2, 2, 1, 1), "cumprod": (1, 1, 1, 1, 1),
     "gatherelements": (2, 2, 2, 1, 1), "resample": (3, 3, 3, 1, 1), "gridsample": (2, 2, 2, 1, 1),
-    "pool3d": (1, 1, 1, 1, 1), "roialign": (3, 3, 3, 1, 1), "bitcast": (1, 1, 1, 1, 1),
+    "pool3d": (1, 1, 1, 1, 1), "roialign": (3, 3, 3, 1, 1), "maxpoolidx": (1, 1, 1, 2, 2),
+    "bitcast": (1, 1, 1, 1, 1),
 }
 ACT_RULE: Dict[str, str] = {
     "conv": "fused", "gemm": "fused", "matmul": "fused", "add": "fused", "sub": "fused", "mul": "fused",
@@ -87,7 +89,8 @@ ACT_RULE: Dict[str, str] = {
     "cumsum": "none", "onehot": "none", "rnn": "none", "pad": "none", "groupnorm": "fused",
     "logsoftmax": "none", "mod": "fused", "fmod": "fused", "bitand": "none", "bitor": "none",
     "bitxor": "none", "shl": "none", "shr": "none", "cumprod": "none", "gatherelements": "none",
-    "resample": "none", "gridsample": "none", "pool3d": "none", "roialign": "none", "bitcast": "none",
+    "resample": "none", "gridsample": "none", "pool3d": "none", "roialign": "none", "maxpoolidx": "none",
+    "bitcast": "none",
 }
 # The ops an activation fuses into (their act rule is "fused").
 FUSED_ACTIVATION_OPS = frozenset({
@@ -711,6 +714,23 @@ class RoiAlign(Params):
     spatial_scale: float  # finite
 
 
+@dataclass(frozen=True)
+class MaxPoolIdx(Params):
+    """Parameters of maxpoolidx (op 85)."""
+
+    OP: ClassVar[str] = "maxpoolidx"
+    INTS: ClassVar[Tuple[Tuple[str, int, int], ...]] = (
+        ("rank", 0, 1), ("storage_order", 1, 1), ("kernel", 2, 3), ("strides", 5, 3), ("dilations", 8, 3),
+        ("pad_begin", 11, 3),
+    )
+    rank: int  # the pool's spatial rank: 1, 2 or 3
+    storage_order: int  # 0 or 1
+    kernel: Sequence[int]  # up to 3 (a tuple): window size per axis D, H, W (>= 1)
+    strides: Sequence[int]  # up to 3 (a tuple): per axis (>= 1)
+    dilations: Sequence[int]  # up to 3 (a tuple): per axis (>= 1)
+    pad_begin: Sequence[int]  # up to 3 (a tuple): per axis (>= 0)
+
+
 PARAMS: Dict[str, Type[Params]] = {
     "conv": Conv, "gemm": Gemm, "maxpool": MaxPool, "avgpool": AvgPool, "transpose": Transpose,
     "concat": Concat, "softmax": Softmax, "convtranspose": ConvTranspose, "resize": Resize, "reduce": Reduce,
@@ -719,5 +739,5 @@ PARAMS: Dict[str, Type[Params]] = {
     "logic": Logic, "argreduce": ArgReduce, "topk": TopK, "cumsum": CumSum, "onehot": OneHot, "rnn": Rnn,
     "pad": Pad, "groupnorm": GroupNorm, "logsoftmax": LogSoftmax, "cumprod": CumProd,
     "gatherelements": GatherElements, "resample": Resample, "gridsample": GridSample, "pool3d": Pool3d,
-    "roialign": RoiAlign,
+    "roialign": RoiAlign, "maxpoolidx": MaxPoolIdx,
 }

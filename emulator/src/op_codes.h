@@ -76,6 +76,7 @@ enum class Op : uint32_t {
     GridSample = 82,
     Pool3d = 83,
     RoiAlign = 84,
+    MaxPoolIdx = 85,
     BitCast = 91,
 };
 
@@ -261,6 +262,7 @@ constexpr bool is_known(Op v) {
         case Op::GridSample:
         case Op::Pool3d:
         case Op::RoiAlign:
+        case Op::MaxPoolIdx:
         case Op::BitCast: return true;
     }
     return false;
@@ -486,6 +488,7 @@ constexpr const char* op_name(Op v) {
         case Op::GridSample: return "gridsample";
         case Op::Pool3d: return "pool3d";
         case Op::RoiAlign: return "roialign";
+        case Op::MaxPoolIdx: return "maxpoolidx";
         case Op::BitCast: return "bitcast";
     }
     return "?";
@@ -584,6 +587,7 @@ constexpr const char* type_name(Op v) {
         case Op::GridSample: return "GridSample";
         case Op::Pool3d: return "Pool3d";
         case Op::RoiAlign: return "RoiAlign";
+        case Op::MaxPoolIdx: return "MaxPoolIdx";
         case Op::BitCast: return "BitCast";
     }
     return "?";

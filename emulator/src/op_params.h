@@ -622,4 +622,25 @@ struct RoiAlignParams {
     }
 };
 
+// maxpoolidx (op 85)
+struct MaxPoolIdxParams {
+    int64_t rank;  // the pool's spatial rank: 1, 2 or 3
+    int64_t storage_order;  // 0 or 1
+    int64_t kernel[3];  // window size per axis D, H, W (>= 1)
+    int64_t strides[3];  // per axis (>= 1)
+    int64_t dilations[3];  // per axis (>= 1)
+    int64_t pad_begin[3];  // per axis (>= 0)
+
+    static MaxPoolIdxParams of(const Node& n) {
+        MaxPoolIdxParams p;
+        p.rank = n.ints[0];
+        p.storage_order = n.ints[1];
+        for (int k = 0; k < 3; ++k) p.kernel[k] = n.ints[2 + k];
+        for (int k = 0; k < 3; ++k) p.strides[k] = n.ints[5 + k];
+        for (int k = 0; k < 3; ++k) p.dilations[k] = n.ints[8 + k];
+        for (int k = 0; k < 3; ++k) p.pad_begin[k] = n.ints[11 + k];
+        return p;
+    }
+};
+
 }  // namespace accel_emu

@@ -121,7 +121,7 @@ def lower_pool(ctx, node):
     """
     x = ctx.input(node, 0)
     rank = len(x.shape)
-    if wants_pool3d(node, rank):
+    if wants_pool3d(ctx, node, rank):
         lower_pool3d(ctx, node)
         return
     if rank not in (3, 4):

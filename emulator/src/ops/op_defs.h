@@ -70,6 +70,7 @@ extern const OpDef kResampleDef;
 extern const OpDef kGridSampleDef;
 extern const OpDef kPool3dDef;
 extern const OpDef kRoiAlignDef;
+extern const OpDef kMaxPoolIdxDef;
 extern const OpDef kBitCastDef;
 
 }  // namespace accel_emu

@@ -70,6 +70,7 @@ const OpDef* find_op(uint32_t op) {
         case Op::GridSample: return &kGridSampleDef;
         case Op::Pool3d: return &kPool3dDef;
         case Op::RoiAlign: return &kRoiAlignDef;
+        case Op::MaxPoolIdx: return &kMaxPoolIdxDef;
         case Op::BitCast: return &kBitCastDef;
     }
     return nullptr;
