@@ -555,11 +555,12 @@ OPS = (
        class_name="RoiAlign", dtypes="X, R and Y float32; B int64"),
     Op(85, "maxpoolidx", 6, "X[N,C,D,H,W] -> Y[N,C,OD,OH,OW], I[N,C,OD,OH,OW]",
        "ONNX MaxPool with its Indices output, as onnxruntime's pooling loop computes it (1-D and 2-D pools lifted "
-       "with leading axes of one element): windows as pool3d's; Y is the first element greater than every one "
-       "before it in C order (a NaN never is; the lowest float if none is), I its index in X flattened: with "
+       "with leading axes of one element): windows as pool3d's; Y is, in C order over the window, its first "
+       "element, replaced by each later one greater than it (a NaN first stays; a later NaN never wins; the "
+       "lowest float if the window reads nothing), I its index in X flattened: with "
        "the window's position (d, h, w) over the pool's own `rank` trailing axes, plane p = n*C + c, "
        "p*D*H*W + (d*H + h)*W + w, or with storage_order 1 p*D*H*W + h' + w'*H' + d'*H'*W' over the pool's "
-       "axes counted from the first (column-major); positions of -1 each where no element was greater.",
+       "axes counted from the first (column-major); positions of -1 each where the window reads nothing.",
        (Param("rank", 0, "the pool's spatial rank: 1, 2 or 3"), Param("storage_order", 1, "0 or 1"),
         Param("kernel", 2, "window size per axis D, H, W (>= 1)", count=3),
         Param("strides", 5, "per axis (>= 1)", count=3),

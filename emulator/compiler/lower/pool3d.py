@@ -28,8 +28,8 @@ def lower_pool3d(ctx, node):
     """1-D, 2-D and 3-D float32 pooling on the pool3d op, lifted to 3-D with axes of one element: kernel_shape,
     strides, pads, auto_pad, dilations, ceil_mode, count_include_pad (AveragePool). AveragePool counting pads
     divides as onnxruntime does (the window clipped to the end padding). MaxPool's Indices output (any
-    storage_order) on the maxpoolidx op, as onnxruntime's loop computes both outputs (a NaN never wins the
-    max there). Not supported: int8 and uint8 3-D pools."""
+    storage_order) on the maxpoolidx op, as onnxruntime's loop computes both outputs (a window's first
+    element, replaced by each later one greater: a NaN first stays, a later one never wins). Not supported: int8 and uint8 3-D pools."""
     x = float_input(ctx, node, 0)
     rank = len(x.shape)
     sp = rank - 2

@@ -113,8 +113,8 @@ void run(const KernelArgs& a) {
     }
 }
 
-// ---- maxpoolidx: the windows as above, Y the first element greater than those before it (onnxruntime's
-// `x > max` from the lowest float: a NaN never wins), I its flattened index.
+// ---- maxpoolidx: the windows as above, Y the window's first element or a later one greater than the max so
+// far (onnxruntime's loop: a NaN first stays, a later one never wins), I its flattened index.
 
 constexpr const char* kIdxOp = "maxpoolidx";
 
@@ -129,8 +129,9 @@ bool validate_idx(const Graph& g, const Node& n, std::string* err) {
         return fail(err, kIdxOp, "X and Y must be float32");
     if (ind.dtype != ACCEL_DTYPE_INT64) return fail(err, kIdxOp, cat("I is ", dtype_name(ind.dtype), ", not int64"));
     if (x.ndim != 5 || y.ndim != 5 || !kern::same_dims(y, ind))
-        return fail(err, kIdxOp, cat("input ", kern::dims_str(x), ", outputs ", kern::dims_str(y), " and ",
-                                     kern::dims_str(ind), " are not 5-D with Y's shape I's"));
+        return fail(err, kIdxOp,
+                    cat("input ", kern::dims_str(x), ", outputs ", kern::dims_str(y), " and ", kern::dims_str(ind),
+                        " are not 5-D with Y's shape I's"));
     if (y.dims[0] != x.dims[0] || y.dims[1] != x.dims[1])
         return fail(err, kIdxOp, cat("output ", kern::dims_str(y), " changes N or C of input ", kern::dims_str(x)));
     const MaxPoolIdxParams p = MaxPoolIdxParams::of(n);
@@ -146,11 +147,13 @@ bool validate_idx(const Graph& g, const Node& n, std::string* err) {
                         cat("axis ", axis[a], ": kernel ", p.kernel[a], ", stride ", p.strides[a], ", dilation ",
                             p.dilations[a], " must be 1 .. 2^40 and pad ", p.pad_begin[a], " 0 .. 2^40"));
         if (a < 3 - p.rank && x.dims[2 + a] != 1)
-            return fail(err, kIdxOp, cat("axis ", axis[a], " is not one of the ", p.rank, " pooled axes but has ",
-                                         x.dims[2 + a], " elements"));
+            return fail(err, kIdxOp,
+                        cat("axis ", axis[a], " is not one of the ", p.rank, " pooled axes but has ", x.dims[2 + a],
+                            " elements"));
         if ((y.dims[2 + a] - 1) * p.strides[a] - p.pad_begin[a] >= x.dims[2 + a])
-            return fail(err, kIdxOp, cat("axis ", axis[a], ": output size ", y.dims[2 + a],
-                                         " has a window starting past input size ", x.dims[2 + a]));
+            return fail(err, kIdxOp,
+                        cat("axis ", axis[a], ": output size ", y.dims[2 + a],
+                            " has a window starting past input size ", x.dims[2 + a]));
     }
     return true;
 }
@@ -196,7 +199,7 @@ void run_idx(const KernelArgs& a) {
                             if (h < 0 || h >= len[1]) continue;
                             const float* row = xc + (d * len[1] + h) * len[2];
                             for (int64_t kw = 0, q = sw.start; kw < sw.taps; ++kw, q += sw.step) {
-                                if (q < 0 || q >= len[2] || !(row[q] > best)) continue;
+                                if (q < 0 || q >= len[2] || (pos[0] >= 0 && !(row[q] > best))) continue;
                                 best = row[q], pos[0] = d, pos[1] = h, pos[2] = q;
                             }
                         }

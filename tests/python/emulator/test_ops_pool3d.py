@@ -106,9 +106,7 @@ def test_avgpool_3d_nan(dev):
 
 
 def test_pool_3d_refusals():
-    m = onnx_model([helper.make_node("MaxPool", ["x"], ["y", "i"], kernel_shape=[2, 2, 2])],
-                   [("x", "float32", X5)], [("y", "float32"), ("i", "int64")], opset=19)
-    compile_error(m, r"unsupported output 'i' \(MaxPool indices\)")
+    compile_error(maxpool_with_indices(X5, kernel_shape=[2, 2, 2], storage_order=2), r"unsupported storage_order")
     compile_error(pool("MaxPool", (1, 1, 2, 2, 2, 2), kernel_shape=[2, 2, 2, 2]),
                   r"unsupported input rank 6 \(1-D, 2-D and 3-D pooling\)")
     compile_error(pool("AveragePool", X5, kernel_shape=[2, 2]), r"kernel_shape")
@@ -145,3 +143,72 @@ def _with(**changes):
 def test_pool3d_kernel_refuses_bad_nodes_at_load(dev, dims, ints, match):
     with pytest.raises(accel.AccelError, match=f"'n1'.*pool3d: .*{match}"):
         dev.load(pool3d_accm(*dims, ints))
+
+
+# ---- MaxPool with Indices (maxpoolidx, op 85) ---------------------------------------------------------
+
+def maxpool_with_indices(x_shape, **attrs):
+    node = helper.make_node("MaxPool", ["x"], ["y", "i"], **attrs)
+    return onnx_model([node], [("x", "float32", x_shape)], [("y", "float32"), ("i", "int64")], opset=12)
+
+
+INDEX_CASES = [((2, 3, 11), dict(kernel_shape=[3], strides=[2], pads=[1, 2], dilations=[2])),
+               ((2, 3, 7, 8), dict(kernel_shape=[3, 2], strides=[2, 1], pads=[1, 0, 1, 1])),
+               ((1, 2, 9, 9), dict(kernel_shape=[2, 3], dilations=[2, 2], ceil_mode=1, strides=[2, 3])),
+               ((2, 2, 4, 5, 6), dict(kernel_shape=[2, 3, 2], strides=[1, 2, 2], pads=[1, 1, 0, 0, 1, 1])),
+               ((1, 2, 5, 4, 6), dict(kernel_shape=[2, 2, 3], dilations=[2, 1, 2]))]
+
+
+@pytest.mark.parametrize("storage_order", [0, 1])
+@pytest.mark.parametrize("x_shape,attrs", INDEX_CASES, ids=str)
+def test_maxpool_indices(dev, x_shape, attrs, storage_order):
+    m = maxpool_with_indices(x_shape, storage_order=storage_order, **attrs)
+    x = rand_array(x_shape, "float32", 11, scale=3.0)
+    got = emu_outputs(dev, m, {"x": x})
+    want = run_ort(m, {"x": x})
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        np.testing.assert_array_equal(g, w)
+    assert "maxpoolidx" in ops(m)
+
+
+def test_maxpool_indices_ties_nan_and_infinities(dev):
+    """Ties go to the first element in C order; a window's first element NaN stays, a later NaN never wins;
+    -inf windows give -inf at their first element; as onnxruntime's loop gives."""
+    x_shape = (1, 2, 6, 6)
+    x = np.zeros(x_shape, np.float32)
+    x[0, 0, 2:4, 2:4] = np.nan
+    x[0, 0, 0, 0:2] = [np.nan, 5]
+    x[0, 0, 4, 4:6] = [1, np.nan]
+    x[0, 1] = -np.inf
+    x[0, 1, 5, 5] = np.inf
+    x[0, 1, 0, 1] = np.nan
+    m = maxpool_with_indices(x_shape, kernel_shape=[2, 2], strides=[2, 2])
+    got, want = emu_outputs(dev, m, {"x": x}), run_ort(m, {"x": x})
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+
+
+I64 = accm.dtype_code(np.int64)
+
+
+def maxpoolidx_accm(x_dims, y_dims, ints, i_dtype=I64):
+    tensors = [accm.Tensor("x", F32, accm.KIND_INPUT, x_dims), accm.Tensor("y", F32, accm.KIND_OUTPUT, y_dims),
+               accm.Tensor("i", i_dtype, accm.KIND_OUTPUT, y_dims)]
+    node = accm.Node(accm.OPS["maxpoolidx"], [0], [1, 2], name="n1", ints=list(ints))
+    return accm.write(tensors, [node], [0], [1, 2])
+
+
+IDX_GOOD = [2, 0, 1, 2, 2, 1, 1, 1, 1, 1, 1, 0, 0, 0]
+
+
+@pytest.mark.parametrize("x_dims,y_dims,ints,kw,match", [
+    ((1, 1, 1, 4, 4), (1, 1, 1, 3, 3), [4] + IDX_GOOD[1:], {}, r"rank 4 is not 1..3"),
+    ((1, 1, 1, 4, 4), (1, 1, 1, 3, 3), [2, 2] + IDX_GOOD[2:], {}, r"storage_order 2 is not 0 or 1"),
+    ((1, 1, 2, 4, 4), (1, 1, 2, 3, 3), IDX_GOOD, {}, r"axis d is not one of the 2 pooled axes but has 2"),
+    ((1, 1, 1, 4, 4), (1, 1, 1, 3, 3), IDX_GOOD, dict(i_dtype=F32), r"I is float32, not int64"),
+    ((1, 1, 1, 4, 4), (1, 1, 1, 5, 3), IDX_GOOD, {}, r"axis h: output size 5 has a window starting past"),
+])
+def test_maxpoolidx_kernel_refuses_bad_nodes_at_load(dev, x_dims, y_dims, ints, kw, match):
+    with pytest.raises(accel.AccelError, match=f"'n1'.*maxpoolidx: .*{match}"):
+        dev.load(maxpoolidx_accm(x_dims, y_dims, ints, **kw))
