@@ -29,7 +29,8 @@ def lower_pool3d(ctx, node):
     strides, pads, auto_pad, dilations, ceil_mode, count_include_pad (AveragePool). AveragePool counting pads
     divides as onnxruntime does (the window clipped to the end padding). MaxPool's Indices output (any
     storage_order) on the maxpoolidx op, as onnxruntime's loop computes both outputs (a window's first
-    element, replaced by each later one greater: a NaN first stays, a later one never wins). Not supported: int8 and uint8 3-D pools."""
+    element, replaced by each later one greater: a NaN first stays, a later one never wins). Not supported:
+    int8 and uint8 3-D pools."""
     x = float_input(ctx, node, 0)
     rank = len(x.shape)
     sp = rank - 2
