@@ -218,6 +218,6 @@ void run_idx(const KernelArgs& a) {
 }  // namespace
 
 const OpDef kPool3dDef = {kOp, validate, no_scratch, run, nullptr, nullptr};
-const OpDef kMaxPoolIdxDef = {kIdxOp, validate_idx, no_scratch, run_idx, nullptr, nullptr};
+const OpDef kMaxPoolIdxDef = {"maxpoolidx", validate_idx, no_scratch, run_idx, nullptr, nullptr};
 
 }  // namespace accel_emu
