@@ -170,6 +170,9 @@ ENUMS += (PAD_MODE,)
 RNN_CELL = ValueEnum("RnnCell", (("rnn", 0), ("gru", 1), ("lstm", 2)))
 RNN_DIRECTION = ValueEnum("RnnDirection", (("forward", 0), ("reverse", 1), ("bidirectional", 2)))
 ENUMS += (RNN_CELL, RNN_DIRECTION)
+# scatternd, scatterelements (minor 6): how an update meets the element it lands on.
+SCATTER_REDUCTION = ValueEnum("ScatterReduction", (("none", 0), ("add", 1), ("mul", 2), ("max", 3), ("min", 4)))
+ENUMS += (SCATTER_REDUCTION,)
 
 # ---- shared parameter groups ----------------------------------------------------------------------
 
@@ -505,6 +508,59 @@ OPS = (
        "run time fails the job (ACCEL_ERR_INVALID_ARGUMENT naming the node, the index, its position and the "
        "range), as onnxruntime fails the run.", (Param("axis", 0, "0 .. ndim-1"),), any_dtype=True,
        class_name="GatherElements"),
+    # Gather and scatter by index tuples (minor 6). Run-time indices as gather's: each one is bounded as it is
+    # read, i < 0 counts from the end, and one outside -dim..dim-1 fails the job (ACCEL_ERR_INVALID_ARGUMENT
+    # naming the node, the index, its position and the range), as onnxruntime fails the run.
+    Op(71, "gathernd", 6, "X, I -> Y",
+       "ONNX GatherND: I's last dim k (1 .. X's rank - batch_dims) indexes X's dims batch_dims .. batch_dims+k-1 "
+       "of the batch (the first batch_dims dims of I and X, equal); Y's shape is I.dims[:-1] + "
+       "X.dims[batch_dims+k:], blocks of X copied. I int64 (or int32).",
+       (Param("batch_dims", 0, "0 .. min(X's, I's rank) - 1"),), any_dtype=True, class_name="GatherND"),
+    Op(72, "scatternd", 6, "X, I, U -> Y",
+       "ONNX ScatterND: Y is X with, in the order of I's tuples (I's last dim k indexes X's first k dims), each "
+       "block U[j] of X.dims[k:] written over (reduction none: the last of duplicates wins, as onnxruntime) or "
+       "combined with Y's element (add, mul wrapping for integers; max, min as onnxruntime's std::max(u, y) and "
+       "std::min(u, y): the update unless Y's element is strictly beyond it, so a NaN update is taken and a NaN "
+       "in Y replaced). U's shape is I.dims[:-1] + X.dims[k:]. I int64 (or int32).",
+       (Param("reduction", 0, "how an update meets its element", enum="ScatterReduction"),),
+       any_dtype=True, class_name="ScatterND"),
+    Op(73, "scatterelements", 6, "X, I, U -> Y",
+       "ONNX ScatterElements (and Scatter): Y is X with, for each position j of I (in C order), Y[j with its "
+       "axis coordinate replaced by I[j]] set to (or, as scatternd, combined with) U[j]. I and U have one "
+       "shape, of X's rank, each dim but axis' at most X's. I int64 (or int32).",
+       (Param("axis", 0, "0 .. ndim-1"), Param("reduction", 1, "as scatternd's", enum="ScatterReduction"),
+        Param("nonnegative", 2, "1: indices range over 0 .. dim-1 only (MaxUnpool's), 0: a negative one counts "
+                                "from the end")),
+       any_dtype=True, class_name="ScatterElements"),
+    Op(74, "tensorscatter", 6, "X, U, W optional -> Y",
+       "ONNX TensorScatter (a key/value cache update): Y is X with, for each batch b (dim 0) and step s of U's "
+       "axis, U's slice s written at X's axis position W[b] + s (W absent: 0); circular takes that position "
+       "modulo X.dims[axis]. U has X's shape but at axis (at most X's). A W[b] < 0, or (linear) > X.dims[axis] - "
+       "U.dims[axis], fails the job (ACCEL_ERR_INVALID_ARGUMENT naming it), as onnxruntime fails the run. W int64.",
+       (Param("axis", 0, "1 .. ndim-1"), Param("circular", 1, "0 linear, 1 circular")), any_dtype=True,
+       class_name="TensorScatter"),
+    Op(75, "powcast", 6, "A, B -> Y",
+       "ONNX Pow with an integer base or exponent, as onnxruntime computes it: numpy broadcasting, Y = A ^ B "
+       "computed in double (C's pow of the operands converted to double), then converted to Y's dtype: float32 "
+       "rounds to nearest; int32 and int64 truncate toward zero, and a NaN or a value outside the type's range "
+       "gives its most negative value (x86's conversion, which onnxruntime's static_cast compiles to)",
+       dtypes="A and Y one of float32, int32 or int64; B float32, int32 or int64; not both float32 (that is "
+              "pow)", class_name="PowCast"),
+    Op(76, "reversesequence", 6, "X, L -> Y",
+       "ONNX ReverseSequence: Y has X's shape; for each batch b (along batch_axis) the first L[b] elements along "
+       "time_axis are reversed, the rest copied. L int64 [X.dims[batch_axis]]; an L[b] outside 0 .. "
+       "X.dims[time_axis] fails the job (ACCEL_ERR_INVALID_ARGUMENT naming it), as onnxruntime fails the run.",
+       (Param("batch_axis", 0, "0 or 1"), Param("time_axis", 1, "1 or 0 (not batch_axis)")), any_dtype=True,
+       class_name="ReverseSequence"),
+    Op(77, "col2im", 6, "X[N,C*K,L] -> Y[N,C,...]",
+       "ONNX Col2Im over the s = Y's rank - 2 spatial dims (1 to 3) of Y, K the product of the block dims: "
+       "Y = 0, then for each channel c, block offset k (in C order) and block position l (in C order over the "
+       "grid of (Y.dims[2+d] + pad_begin + pad_end - dilation*(block-1) - 1) / stride + 1 positions per dim, L "
+       "in all), Y[n, c, p] += X[n, c*K + k, l] at p_d = l_d*stride_d - pad_begin_d + k_d*dilation_d where that "
+       "is inside Y (onnxruntime's order of the sums)",
+       (Param("block", 0, "the block's dims (>= 1); entries past s 0", count=3),
+        Param("stride", 3, "(>= 1)", count=3), Param("dilation", 6, "(>= 1)", count=3),
+        Param("pad_begin", 9, "(>= 0)", count=3), Param("pad_end", 12, "(>= 0)", count=3)), class_name="Col2Im"),
     Op(81, "resample", 6, "X, I, W -> Y",
        "a 1-D filter along axis: Y has X's shape but Y.dims[axis] = I.dims[0]; Y[.., o, ..] = the sum over k "
        "= 0 .. K-1, in that order, of W[o, k] * X[.., I[o, k], ..] (float32 from 0, each product and sum rounded, "

@@ -15,7 +15,9 @@ supported (coverage.py: one error names them all), for a device's int8 rules
 its form of a QDQ model (qdq_device.py), QDQ fusion (a quantized model's DequantizeLinear -> op ->
 QuantizeLinear groups become int8 ops as onnxruntime fuses them), constant folding
 (shape subgraphs and any node whose inputs are all constant), lowering to the runtime op set with
-per-op shape rules, BatchNormalization folded into Conv (or lowered to mul + add), copy elimination,
+per-op shape rules (on the way: an op ONNX defines by a function body expanded into it, If, Scan and Loop inlined
+or unrolled, Compress, DFT and STFT rewritten into other ops, float16 computed in float32 where an op has no
+float16 form), BatchNormalization folded into Conv (or lowered to mul + add), copy elimination,
 constant bias/scale folded into conv and gemm (MatMul + Add -> Gemm), activation fusion, dead-code
 removal, and the byte-exact writer.
 """
@@ -25,8 +27,8 @@ from __future__ import annotations
 import contextlib
 import os
 
-from . import (accm, affine, batchnorm, coverage, dequantize, emit, extra_outputs, folding, frame_inputs, fusion,
-               horizon_ops, importer, io_declarations, lower, qdq, qdq_device)
+from . import (accm, affine, batchnorm, coverage, declined, dequantize, emit, extra_outputs, folding, frame_inputs,
+               fusion, horizon_ops, importer, io_declarations, lower, qdq, qdq_device)
 from .coverage import UnsupportedOpsError
 from .errors import (CompileError, ExtraOutputError, FrameInputError, InputShapeError, NoFloatCounterpartError,
                      RunTimeConditionError)
@@ -34,7 +36,7 @@ from .lower import SUPPORTED_OPS
 
 __all__ = ["FOLD_LIMIT_BYTES", "INT8_RULES", "CompileError", "ExtraOutputError", "FrameInputError", "InputShapeError",
            "NoFloatCounterpartError", "RunTimeConditionError", "SUPPORTED_OPS", "UnsupportedOpsError", "accm",
-           "compile_file", "compile_model", "coverage", "frame_inputs", "summary", "write_file"]
+           "compile_file", "compile_model", "coverage", "declined", "frame_inputs", "summary", "write_file"]
 
 
 INT8_RULES = tuple(accm.INT8_RULES)

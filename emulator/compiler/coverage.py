@@ -4,15 +4,15 @@ prints the whole report.
 
 An op counts as supported when a lowering handler takes it (in its domain), or when every node of it is folded
 at compile time (its inputs are all constants, or it is Shape or Size): those run in onnx's reference evaluator;
-an If is supported where its condition is a constant (lower/control.py inlines the branch it takes), Scan and Loop
-are unrolled (a Loop whose trip count is computed at run time is refused where it is lowered). Whether a
+If, Scan and Loop are lowered by lower/control.py (an If's branches inlined, the loops unrolled), which refuses
+what it cannot take where it meets it (branches of other shapes, a Loop's trip count computed at run time). Whether a
 supported op's attributes, dtypes and shapes are supported is only known when it is lowered.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import folding
+from . import declined, folding
 from .errors import CompileError
 from .importer import DEFAULT_DOMAINS
 
@@ -44,6 +44,12 @@ class OpUse:
     def where(self) -> str:
         return f"node '{self.first}'" if self.nodes == 1 else f"{self.nodes} nodes; the first '{self.first}'"
 
+    @property
+    def refusal(self) -> str:
+        """The op and where it is, and why it is refused where that is a decision (declined.py)."""
+        reason = declined.why(self.op)
+        return f"{self.label} ({self.where}{f': {reason}' if reason else ''})"
+
 
 class UnsupportedOpsError(CompileError):
     """A model that uses ops the compiler does not lower; `ops` are their OpUse rows, in graph order."""
@@ -51,9 +57,9 @@ class UnsupportedOpsError(CompileError):
     def __init__(self, ops: list):
         self.ops = list(ops)
         if len(ops) == 1:
-            text = f"unsupported op {ops[0].label} ({ops[0].where})"
+            text = f"unsupported op {ops[0].refusal}"
         else:
-            listed = ", ".join(f"{u.label} ({u.where})" for u in ops)
+            listed = ", ".join(u.refusal for u in ops)
             text = f"unsupported ops ({len(ops)}): {listed}"
         super().__init__(f"{text}; {DOCS}")
 
@@ -80,7 +86,7 @@ def scan(nodes, constants) -> list:
         default = n.domain in DEFAULT_DOMAINS
         folds = (default and n.op not in folding.NONDETERMINISTIC_OPS
                  and (all(i in known for i in n.all_inputs) or n.op in folding.SHAPE_OPS))
-        inlined = default and n.op in INLINED and (n.op != "If" or (bool(n.inputs) and n.inputs[0] in known))
+        inlined = default and n.op in INLINED
         if folds:
             known.update(o for o in n.outputs if o)
         r = rows.setdefault((n.op, n.domain), [n.name, 0, 0, 0])

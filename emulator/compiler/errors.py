@@ -38,12 +38,15 @@ class InputShapeError(CompileError):
 
 
 class RunTimeConditionError(CompileError):
-    """An If whose condition, or a Loop whose trip count or condition, is computed at run time (the runtime runs a
-    fixed graph): `condition` is the tensor, as the model names it where the node is in its main graph. A caller that
-    knows the inputs it depends on can compile the model once per value of them (accel.runtime.dynamic_model)."""
+    """An If whose condition, or a Loop whose trip count or condition, is computed at run time where the compiler
+    cannot take it (the runtime runs a fixed graph): `condition` is the tensor, as the model names it where the node
+    is in its main graph; `inputs` the graph inputs it comes from where they are a few small integer or bool ones
+    alone (flags, modes, rates), which a caller can compile the model once per value of
+    (accel.runtime.dynamic_model), else empty."""
 
-    def __init__(self, message: str, condition: str):
+    def __init__(self, message: str, condition: str, inputs=()):
         self.condition = condition
+        self.inputs = tuple(inputs)
         super().__init__(message)
 
 

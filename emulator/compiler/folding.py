@@ -224,8 +224,17 @@ def _check_fold_size(node, model: onnx.ModelProto, arrays: list, limit: int) -> 
 def _check_positions(node, arrays: list) -> None:
     """The position operands the reference evaluator does not bound (it wraps or clamps them where onnxruntime
     refuses the run): GatherElements' indices must lie in -n..n-1 along its axis of the data, ReverseSequence's
-    lengths in 0..n along its time axis. Out-of-range ones are a CompileError naming the node, the value, where
-    it is and the range, as the emulator words a run-time one (emulator/src/ops.h)."""
+    lengths in 0..n along its time axis, MaxUnpool's indices must not be negative. Out-of-range ones are a
+    CompileError naming the node, the value, where it is and the range, as the emulator words a run-time one
+    (emulator/src/ops.h)."""
+    if node.op == "MaxUnpool":  # positions in the output: the evaluator wraps a negative one, onnxruntime refuses it
+        ind = np.asarray(arrays[1]) if len(arrays) > 1 and arrays[1] is not None else np.zeros(0)
+        bad = np.flatnonzero(ind < 0)
+        if bad.size:
+            at = [int(i) for i in np.unravel_index(int(bad[0]), ind.shape)]
+            raise CompileError(f"{node.label}: index {int(ind.reshape(-1)[bad[0]])} at {at} of input 1 "
+                               f"('{node.inputs[1]}') is negative (positions in the output are 0..size-1)")
+        return
     if node.op == "GatherElements":
         axis_attr, what, low = "axis", "index", True
     elif node.op == "ReverseSequence":
@@ -282,5 +291,8 @@ def evaluate(node, arrays: list, opset_imports: list, limit: int = FOLD_LIMIT_BY
             out.append(None)
             continue
         r = next(it)
+        if r is not None and not isinstance(r, (np.ndarray, np.generic)):  # a sequence (a list), a map
+            raise CompileError(f"unsupported output '{o}' of {node.label}: a {type(r).__name__}, where accel has "
+                               f"tensors only (not sequences, maps or optionals)")
         out.append(None if r is None else np.asarray(r))
     return out

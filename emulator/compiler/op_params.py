@@ -22,8 +22,10 @@ OPS: Dict[str, int] = {
     "qglobalavgpool": 36, "qsoftmax": 37, "dynquant": 38, "matmulinteger": 39, "convinteger": 40,
     "compare": 41, "logic": 42, "where": 43, "argreduce": 44, "topk": 45, "cumsum": 46, "onehot": 47,
     "rnn": 48, "pad": 49, "groupnorm": 50, "logsoftmax": 51, "mod": 52, "fmod": 53, "bitand": 54,
-    "bitor": 55, "bitxor": 56, "shl": 57, "shr": 58, "cumprod": 59, "gatherelements": 60, "resample": 81,
-    "gridsample": 82, "pool3d": 83, "roialign": 84, "maxpoolidx": 85, "bitcast": 91,
+    "bitor": 55, "bitxor": 56, "shl": 57, "shr": 58, "cumprod": 59, "gatherelements": 60, "gathernd": 71,
+    "scatternd": 72, "scatterelements": 73, "tensorscatter": 74, "powcast": 75, "reversesequence": 76,
+    "col2im": 77, "resample": 81, "gridsample": 82, "pool3d": 83, "roialign": 84, "maxpoolidx": 85,
+    "bitcast": 91,
 }
 OP_NAMES: Dict[int, str] = {v: k for k, v in OPS.items()}
 OP_MINOR: Dict[str, int] = {
@@ -35,16 +37,18 @@ OP_MINOR: Dict[str, int] = {
     "dynquant": 2, "matmulinteger": 2, "convinteger": 2, "compare": 3, "logic": 3, "where": 3,
     "argreduce": 3, "topk": 3, "cumsum": 3, "onehot": 3, "rnn": 3, "pad": 3, "groupnorm": 3, "logsoftmax": 5,
     "mod": 5, "fmod": 5, "bitand": 5, "bitor": 5, "bitxor": 5, "shl": 5, "shr": 5, "cumprod": 5,
-    "gatherelements": 5, "resample": 6, "gridsample": 6, "pool3d": 6, "roialign": 6, "maxpoolidx": 6,
-    "bitcast": 6,
+    "gatherelements": 5, "gathernd": 6, "scatternd": 6, "scatterelements": 6, "tensorscatter": 6,
+    "powcast": 6, "reversesequence": 6, "col2im": 6, "resample": 6, "gridsample": 6, "pool3d": 6,
+    "roialign": 6, "maxpoolidx": 6, "bitcast": 6,
 }
 # Ops of any dtype, and the ops that compute in float32 only (the others state their own dtypes).
 ANY_DTYPE_OPS = frozenset({
-    "copy", "transpose", "concat", "slice", "gather", "expand", "cast", "pad", "gatherelements", "bitcast",
+    "copy", "transpose", "concat", "slice", "gather", "expand", "cast", "pad", "gatherelements", "gathernd",
+    "scatternd", "scatterelements", "tensorscatter", "reversesequence", "bitcast",
 })
 FLOAT32_ONLY_OPS = frozenset({
     "conv", "gemm", "matmul", "activation", "avgpool", "globalavgpool", "softmax", "convtranspose", "resize",
-    "reduce", "pow", "layernorm", "groupnorm", "logsoftmax", "gridsample", "pool3d",
+    "reduce", "pow", "layernorm", "groupnorm", "logsoftmax", "col2im", "gridsample", "pool3d",
 })
 # The ops that also compute on integers, and the format minor from which they do.
 INT_ARITH_MINOR: Dict[str, int] = {
@@ -72,9 +76,11 @@ ARITY: Dict[str, Tuple[int, Optional[int], int, int, int]] = {
     "pad": (1, 2, 1, 1, 1), "groupnorm": (3, 3, 3, 1, 1), "logsoftmax": (1, 1, 1, 1, 1),
     "mod": (2, 2, 2, 1, 1), "fmod": (2, 2, 2, 1, 1), "bitand": (2, 2, 2, 1, 1), "bitor": (2, 2, 2, 1, 1),
     "bitxor": (2, 2, 2, 1, 1), "shl": (2, 2, 2, 1, 1), "shr": (2, 2, 2, 1, 1), "cumprod": (1, 1, 1, 1, 1),
-    "gatherelements": (2, 2, 2, 1, 1), "resample": (3, 3, 3, 1, 1), "gridsample": (2, 2, 2, 1, 1),
-    "pool3d": (1, 1, 1, 1, 1), "roialign": (3, 3, 3, 1, 1), "maxpoolidx": (1, 1, 1, 2, 2),
-    "bitcast": (1, 1, 1, 1, 1),
+    "gatherelements": (2, 2, 2, 1, 1), "gathernd": (2, 2, 2, 1, 1), "scatternd": (3, 3, 3, 1, 1),
+    "scatterelements": (3, 3, 3, 1, 1), "tensorscatter": (2, 3, 2, 1, 1), "powcast": (2, 2, 2, 1, 1),
+    "reversesequence": (2, 2, 2, 1, 1), "col2im": (1, 1, 1, 1, 1), "resample": (3, 3, 3, 1, 1),
+    "gridsample": (2, 2, 2, 1, 1), "pool3d": (1, 1, 1, 1, 1), "roialign": (3, 3, 3, 1, 1),
+    "maxpoolidx": (1, 1, 1, 2, 2), "bitcast": (1, 1, 1, 1, 1),
 }
 ACT_RULE: Dict[str, str] = {
     "conv": "fused", "gemm": "fused", "matmul": "fused", "add": "fused", "sub": "fused", "mul": "fused",
@@ -89,8 +95,9 @@ ACT_RULE: Dict[str, str] = {
     "cumsum": "none", "onehot": "none", "rnn": "none", "pad": "none", "groupnorm": "fused",
     "logsoftmax": "none", "mod": "fused", "fmod": "fused", "bitand": "none", "bitor": "none",
     "bitxor": "none", "shl": "none", "shr": "none", "cumprod": "none", "gatherelements": "none",
-    "resample": "none", "gridsample": "none", "pool3d": "none", "roialign": "none", "maxpoolidx": "none",
-    "bitcast": "none",
+    "gathernd": "none", "scatternd": "none", "scatterelements": "none", "tensorscatter": "none",
+    "powcast": "none", "reversesequence": "none", "col2im": "none", "resample": "none", "gridsample": "none",
+    "pool3d": "none", "roialign": "none", "maxpoolidx": "none", "bitcast": "none",
 }
 # The ops an activation fuses into (their act rule is "fused").
 FUSED_ACTIVATION_OPS = frozenset({
@@ -229,6 +236,17 @@ class RnnDirection:
     REVERSE = 1
     BIDIRECTIONAL = 2
     BY_NAME: ClassVar[Dict[str, int]] = {"forward": 0, "reverse": 1, "bidirectional": 2}
+
+
+class ScatterReduction:
+    """Values of the parameters typed ScatterReduction."""
+
+    NONE = 0
+    ADD = 1
+    MUL = 2
+    MAX = 3
+    MIN = 4
+    BY_NAME: ClassVar[Dict[str, int]] = {"none": 0, "add": 1, "mul": 2, "max": 3, "min": 4}
 
 
 
@@ -661,6 +679,72 @@ class GatherElements(Params):
 
 
 @dataclass(frozen=True)
+class GatherND(Params):
+    """Parameters of gathernd (op 71)."""
+
+    OP: ClassVar[str] = "gathernd"
+    INTS: ClassVar[Tuple[Tuple[str, int, int], ...]] = (("batch_dims", 0, 1),)
+    batch_dims: int  # 0 .. min(X's, I's rank) - 1
+
+
+@dataclass(frozen=True)
+class ScatterND(Params):
+    """Parameters of scatternd (op 72)."""
+
+    OP: ClassVar[str] = "scatternd"
+    INTS: ClassVar[Tuple[Tuple[str, int, int], ...]] = (("reduction", 0, 1),)
+    reduction: int  # how an update meets its element
+
+
+@dataclass(frozen=True)
+class ScatterElements(Params):
+    """Parameters of scatterelements (op 73)."""
+
+    OP: ClassVar[str] = "scatterelements"
+    INTS: ClassVar[Tuple[Tuple[str, int, int], ...]] = (
+        ("axis", 0, 1), ("reduction", 1, 1), ("nonnegative", 2, 1),
+    )
+    axis: int  # 0 .. ndim-1
+    reduction: int  # as scatternd's
+    nonnegative: int  # 1: indices range over 0 .. dim-1 only (MaxUnpool's), 0: a negative one counts from the end
+
+
+@dataclass(frozen=True)
+class TensorScatter(Params):
+    """Parameters of tensorscatter (op 74)."""
+
+    OP: ClassVar[str] = "tensorscatter"
+    INTS: ClassVar[Tuple[Tuple[str, int, int], ...]] = (("axis", 0, 1), ("circular", 1, 1))
+    axis: int  # 1 .. ndim-1
+    circular: int  # 0 linear, 1 circular
+
+
+@dataclass(frozen=True)
+class ReverseSequence(Params):
+    """Parameters of reversesequence (op 76)."""
+
+    OP: ClassVar[str] = "reversesequence"
+    INTS: ClassVar[Tuple[Tuple[str, int, int], ...]] = (("batch_axis", 0, 1), ("time_axis", 1, 1))
+    batch_axis: int  # 0 or 1
+    time_axis: int  # 1 or 0 (not batch_axis)
+
+
+@dataclass(frozen=True)
+class Col2Im(Params):
+    """Parameters of col2im (op 77)."""
+
+    OP: ClassVar[str] = "col2im"
+    INTS: ClassVar[Tuple[Tuple[str, int, int], ...]] = (
+        ("block", 0, 3), ("stride", 3, 3), ("dilation", 6, 3), ("pad_begin", 9, 3), ("pad_end", 12, 3),
+    )
+    block: Sequence[int]  # up to 3 (a tuple): the block's dims (>= 1); entries past s 0
+    stride: Sequence[int]  # up to 3 (a tuple): (>= 1)
+    dilation: Sequence[int]  # up to 3 (a tuple): (>= 1)
+    pad_begin: Sequence[int]  # up to 3 (a tuple): (>= 0)
+    pad_end: Sequence[int]  # up to 3 (a tuple): (>= 0)
+
+
+@dataclass(frozen=True)
 class Resample(Params):
     """Parameters of resample (op 81)."""
 
@@ -738,6 +822,8 @@ PARAMS: Dict[str, Type[Params]] = {
     "qavgpool": QAvgPool, "qsoftmax": QSoftmax, "convinteger": ConvInteger, "compare": Compare,
     "logic": Logic, "argreduce": ArgReduce, "topk": TopK, "cumsum": CumSum, "onehot": OneHot, "rnn": Rnn,
     "pad": Pad, "groupnorm": GroupNorm, "logsoftmax": LogSoftmax, "cumprod": CumProd,
-    "gatherelements": GatherElements, "resample": Resample, "gridsample": GridSample, "pool3d": Pool3d,
-    "roialign": RoiAlign, "maxpoolidx": MaxPoolIdx,
+    "gatherelements": GatherElements, "gathernd": GatherND, "scatternd": ScatterND,
+    "scatterelements": ScatterElements, "tensorscatter": TensorScatter, "reversesequence": ReverseSequence,
+    "col2im": Col2Im, "resample": Resample, "gridsample": GridSample, "pool3d": Pool3d, "roialign": RoiAlign,
+    "maxpoolidx": MaxPoolIdx,
 }

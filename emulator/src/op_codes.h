@@ -72,6 +72,13 @@ enum class Op : uint32_t {
     CumProd = 59,
     GatherElements = 60,
     // format 1.6
+    GatherND = 71,
+    ScatterND = 72,
+    ScatterElements = 73,
+    TensorScatter = 74,
+    PowCast = 75,
+    ReverseSequence = 76,
+    Col2Im = 77,
     Resample = 81,
     GridSample = 82,
     Pool3d = 83,
@@ -193,6 +200,13 @@ enum class RnnDirection : int64_t {
     Reverse = 1,
     Bidirectional = 2,
 };
+enum class ScatterReduction : int64_t {
+    None = 0,
+    Add = 1,
+    Mul = 2,
+    Max = 3,
+    Min = 4,
+};
 
 // True if `v` is one of the values above (a file may hold any number).
 
@@ -258,6 +272,13 @@ constexpr bool is_known(Op v) {
         case Op::Shr:
         case Op::CumProd:
         case Op::GatherElements:
+        case Op::GatherND:
+        case Op::ScatterND:
+        case Op::ScatterElements:
+        case Op::TensorScatter:
+        case Op::PowCast:
+        case Op::ReverseSequence:
+        case Op::Col2Im:
         case Op::Resample:
         case Op::GridSample:
         case Op::Pool3d:
@@ -420,6 +441,17 @@ constexpr bool is_known(RnnDirection v) {
     return false;
 }
 
+constexpr bool is_known(ScatterReduction v) {
+    switch (v) {
+        case ScatterReduction::None:
+        case ScatterReduction::Add:
+        case ScatterReduction::Mul:
+        case ScatterReduction::Max:
+        case ScatterReduction::Min: return true;
+    }
+    return false;
+}
+
 // The name of an op as FORMAT.md and the compiler give it ("conv").
 
 constexpr const char* op_name(Op v) {
@@ -484,6 +516,13 @@ constexpr const char* op_name(Op v) {
         case Op::Shr: return "shr";
         case Op::CumProd: return "cumprod";
         case Op::GatherElements: return "gatherelements";
+        case Op::GatherND: return "gathernd";
+        case Op::ScatterND: return "scatternd";
+        case Op::ScatterElements: return "scatterelements";
+        case Op::TensorScatter: return "tensorscatter";
+        case Op::PowCast: return "powcast";
+        case Op::ReverseSequence: return "reversesequence";
+        case Op::Col2Im: return "col2im";
         case Op::Resample: return "resample";
         case Op::GridSample: return "gridsample";
         case Op::Pool3d: return "pool3d";
@@ -583,6 +622,13 @@ constexpr const char* type_name(Op v) {
         case Op::Shr: return "Shr";
         case Op::CumProd: return "CumProd";
         case Op::GatherElements: return "GatherElements";
+        case Op::GatherND: return "GatherND";
+        case Op::ScatterND: return "ScatterND";
+        case Op::ScatterElements: return "ScatterElements";
+        case Op::TensorScatter: return "TensorScatter";
+        case Op::PowCast: return "PowCast";
+        case Op::ReverseSequence: return "ReverseSequence";
+        case Op::Col2Im: return "Col2Im";
         case Op::Resample: return "Resample";
         case Op::GridSample: return "GridSample";
         case Op::Pool3d: return "Pool3d";

@@ -558,6 +558,88 @@ struct GatherElementsParams {
     }
 };
 
+// gathernd (op 71)
+struct GatherNDParams {
+    int64_t batch_dims;  // 0 .. min(X's, I's rank) - 1
+
+    static GatherNDParams of(const Node& n) {
+        GatherNDParams p;
+        p.batch_dims = n.ints[0];
+        return p;
+    }
+};
+
+// scatternd (op 72)
+struct ScatterNDParams {
+    ScatterReduction reduction;  // how an update meets its element
+
+    static ScatterNDParams of(const Node& n) {
+        ScatterNDParams p;
+        p.reduction = static_cast<ScatterReduction>(n.ints[0]);
+        return p;
+    }
+};
+
+// scatterelements (op 73)
+struct ScatterElementsParams {
+    int64_t axis;  // 0 .. ndim-1
+    ScatterReduction reduction;  // as scatternd's
+    int64_t nonnegative;  // 1: indices range over 0 .. dim-1 only (MaxUnpool's), 0: a negative one counts from the end
+
+    static ScatterElementsParams of(const Node& n) {
+        ScatterElementsParams p;
+        p.axis = n.ints[0];
+        p.reduction = static_cast<ScatterReduction>(n.ints[1]);
+        p.nonnegative = n.ints[2];
+        return p;
+    }
+};
+
+// tensorscatter (op 74)
+struct TensorScatterParams {
+    int64_t axis;  // 1 .. ndim-1
+    int64_t circular;  // 0 linear, 1 circular
+
+    static TensorScatterParams of(const Node& n) {
+        TensorScatterParams p;
+        p.axis = n.ints[0];
+        p.circular = n.ints[1];
+        return p;
+    }
+};
+
+// reversesequence (op 76)
+struct ReverseSequenceParams {
+    int64_t batch_axis;  // 0 or 1
+    int64_t time_axis;  // 1 or 0 (not batch_axis)
+
+    static ReverseSequenceParams of(const Node& n) {
+        ReverseSequenceParams p;
+        p.batch_axis = n.ints[0];
+        p.time_axis = n.ints[1];
+        return p;
+    }
+};
+
+// col2im (op 77)
+struct Col2ImParams {
+    int64_t block[3];  // the block's dims (>= 1); entries past s 0
+    int64_t stride[3];  // (>= 1)
+    int64_t dilation[3];  // (>= 1)
+    int64_t pad_begin[3];  // (>= 0)
+    int64_t pad_end[3];  // (>= 0)
+
+    static Col2ImParams of(const Node& n) {
+        Col2ImParams p;
+        for (int k = 0; k < 3; ++k) p.block[k] = n.ints[0 + k];
+        for (int k = 0; k < 3; ++k) p.stride[k] = n.ints[3 + k];
+        for (int k = 0; k < 3; ++k) p.dilation[k] = n.ints[6 + k];
+        for (int k = 0; k < 3; ++k) p.pad_begin[k] = n.ints[9 + k];
+        for (int k = 0; k < 3; ++k) p.pad_end[k] = n.ints[12 + k];
+        return p;
+    }
+};
+
 // resample (op 81)
 struct ResampleParams {
     int64_t axis;  // 0 .. ndim-1

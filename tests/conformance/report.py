@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
-from accel.compiler import SUPPORTED_OPS
+from accel.compiler import SUPPORTED_OPS, declined
 
 from .runner import FAILED, FOLLOW_ONNXRUNTIME, LOOSER_ATOL, NOT_RUN, PASSED, UNSUPPORTED
 
@@ -99,6 +99,12 @@ def render(results, onnx_version: str) -> str:
     const_passed = [r for r in results if r.outcome == PASSED and r.constants]
     out += ["", f"## Passed with constant inputs ({len(const_passed)})", ""]
     out += [f"- `{r.case.name}` ({r.case.op}): {', '.join(r.constants)}" for r in const_passed] or ["None."]
+
+    decided = sorted(op for op in by_op if declined.why(op) and op not in SUPPORTED_OPS)
+    out += ["", f"## Refused by decision ({len(decided)} ops, {sum(len(by_op[op]) for op in decided)} cases)", "",
+            "Ops the compiler refuses by name with a reason (`accel.compiler.declined`); their cases are compiled "
+            "and counted as declared unsupported above (one passes where its inputs are constants and it folds).", ""]
+    out += [f"- {op} ({len(by_op[op])}): {declined.why(op)}" for op in decided] or ["None."]
 
     out += ["", f"## Not run: ops not supported ({len(not_run_ops)} ops, {t[NOT_RUN]} cases)", ""]
     out.append(", ".join(f"{op} ({len(by_op[op])})" for op in not_run_ops) or "None.")

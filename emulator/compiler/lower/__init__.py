@@ -15,13 +15,13 @@ from ..importer import DEFAULT_DOMAINS, Imported, check_schema
 from ..ir import Graph, Value
 from ..op_params import ACTIVATIONS
 from ..qdq_device import FUSED_ACTIVATION
-from . import (control, conv, data, einsum, elementwise, functions, gridsample, groupnorm, half, index, linalg,
-               logic, normalization, qinteger, qlinear, quantized, recurrent, reduce, reshape, resize, rewrites,
-               roialign, spatial)
+from . import (col2im, control, conv, data, einsum, elementwise, functions, gridsample, groupnorm, half, index,
+               linalg, logic, normalization, qinteger, qlinear, quantized, recurrent, reduce, reshape, resize, reverse,
+               rewrites, roialign, scatter, spatial)
 from .context import Ctx, unsupported
 
 FAMILIES = (linalg, elementwise, reduce, normalization, conv, resize, reshape, data, quantized, qlinear, qinteger,
-            logic, spatial, groupnorm, einsum, index, recurrent, gridsample, roialign)
+            logic, spatial, groupnorm, einsum, index, recurrent, scatter, reverse, col2im, gridsample, roialign)
 # Ops that move int8 data without computing on it: their output keeps the input's quantization. Those QDQ
 # fusion runs on the integers, and Split (its outputs each behind their own Q, which fusion leaves alone).
 QUANT_KEEPING_OPS = qdq.DATA_MOVEMENT | {"Split"}
@@ -56,6 +56,9 @@ def lower(imp: Imported, fold_limit: int = folding.FOLD_LIMIT_BYTES, int8: str =
     queue = collections.deque(imp.nodes)
     while queue:
         node = queue.popleft()
+        if node.domain == control.SELECT_DOMAIN:
+            control.select(ctx, node)
+            continue
         if node.op in control.INLINED and node.domain in DEFAULT_DOMAINS:
             queue.extendleft(reversed(control.inline(ctx, node)))
             continue

@@ -29,6 +29,7 @@ def unsupported(node, what=None) -> CompileError:
 class Ctx:
     def __init__(self, imp: Imported, int8: str = "ort"):
         self.g: Graph = imp.graph
+        self.imp = imp
         self.opset = imp.opset
         self.used = imp.used
         self.int8 = int8  # the integer rules (compile_model's int8), which the quantized ops are checked against

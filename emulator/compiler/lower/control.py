@@ -1,8 +1,10 @@
 """Control flow, for a runtime that runs a fixed graph: an If whose condition is a constant (exporters emit them
-on shapes and on options fixed at export) is replaced by the nodes of the branch it takes; a Scan, whose length is
-its inputs' static scan axis, and a Loop of a constant trip count whose condition stays true, are unrolled: their
-body's nodes once per iteration (MAX_UNROLLED_NODES bounds the total). An If that decides at run time and a Loop
-that may stop early are not supported."""
+on shapes and on options fixed at export) is replaced by the nodes of the branch it takes; one whose condition is
+computed at run time runs both branches and selects each output (a `where`), where the branches give outputs of
+one shape and dtype (a condition of a few integer or bool inputs alone is left to the caller, who can compile per
+value of them: RunTimeConditionError); a Scan, whose length is its inputs' static scan axis, and a Loop of a
+constant trip count whose condition stays true, are unrolled: their body's nodes once per iteration
+(MAX_UNROLLED_NODES bounds the total). A Loop that may stop early is not supported."""
 
 from __future__ import annotations
 
@@ -18,6 +20,12 @@ from .context import Ctx, normalize_axis, unsupported
 INLINED = frozenset({"If", "Scan", "Loop"})
 #: The most nodes an unrolled Scan or Loop may add: a bound on compile time and on the model's size.
 MAX_UNROLLED_NODES = 50_000
+#: The domain of the step that selects a run-time If's outputs once both branches are lowered (select()).
+SELECT_DOMAIN = "accel.if_select"
+#: The inputs a condition may come from alone and still be left to the caller (per-value compiles): flags, modes,
+#: rates: integers and bools of at most _VALUE_ELEMENTS elements (each value compiles a model: data never does).
+_VALUE_DTYPES = frozenset("iub")
+_VALUE_ELEMENTS = 16
 
 
 def inline(ctx: Ctx, node: OnnxNode) -> list:
@@ -68,12 +76,79 @@ def _used(ctx: Ctx, nodes: list) -> list:
     return nodes
 
 
+def _graph_inputs_of(ctx: Ctx, name: str) -> set:
+    """The graph inputs the tensor `name` is computed from."""
+    producer = {o: n for n in ctx.imp.nodes for o in n.outputs if o}
+    found, seen, todo = set(), set(), [name]
+    while todo:
+        t = todo.pop()
+        if t in seen:
+            continue
+        seen.add(t)
+        if t in ctx.g.inputs:
+            found.add(t)
+        elif t in producer:
+            todo.extend(i for i in producer[t].all_inputs if i)
+    return found
+
+
+def _left_to_caller(ctx: Ctx, cond: str) -> list:
+    """The inputs the condition comes from, where they are a few small integer or bool ones alone (a sample rate,
+    a mode); else []."""
+    inputs = sorted(_graph_inputs_of(ctx, cond))
+    small = all(ctx.g.values[i].dtype.kind in _VALUE_DTYPES and int(np.prod(ctx.g.values[i].shape)) <= _VALUE_ELEMENTS
+                for i in inputs)
+    return inputs if small else []
+
+
+def both_branches(ctx: Ctx, node: OnnxNode) -> list:
+    """An If deciding at run time: both branches' nodes, then a select step per output (select())."""
+    flags = _left_to_caller(ctx, node.inputs[0])
+    if flags:
+        raise RunTimeConditionError(f"{node.label}: condition ('{node.inputs[0]}') must be a constant (after constant "
+                                    f"folding): it comes from the inputs {', '.join(flags)} alone, flags or modes "
+                                    f"that Device.load compiles the model per value of; both branches in one "
+                                    f"compile are not supported for them", node.inputs[0], flags)
+    nodes, outs = [], {}
+    for which in ("then_branch", "else_branch"):
+        branch = _graph_attr(node, which)
+        if len(branch.output) != len(node.outputs):
+            raise CompileError(f"{node.label}: {which} has {len(branch.output)} outputs, the node "
+                               f"{len(node.outputs)}")
+        body, outs[which] = _body_nodes(ctx, node, branch, {}, f"{node.name}/{which.split('_')[0]}")
+        nodes += body
+    for i, target in enumerate(node.outputs):
+        if target:
+            step = helper.make_node("Select", [node.inputs[0], outs["then_branch"][i], outs["else_branch"][i]],
+                                    [target], name=f"{node.name}/select{i}", domain=SELECT_DOMAIN)
+            nodes.append(OnnxNode(step, i))
+    return _used(ctx, nodes)
+
+
+def select(ctx: Ctx, node: OnnxNode) -> None:
+    """A run-time If's output: `where` of the condition between the branches' outputs, which must have one shape
+    and one dtype (an If may give either shape; a fixed graph cannot)."""
+    cond, a, b = (ctx.input(node, i) for i in range(3))
+    if cond.shape and int(np.prod(cond.shape)) != 1:
+        raise CompileError(f"{node.label}: the condition has {int(np.prod(cond.shape))} elements, not one")
+    if tuple(a.shape) != tuple(b.shape) or a.dtype != b.dtype:
+        raise CompileError(str(unsupported(node, f"an If deciding at run time between outputs of other shapes or "
+                                                 f"dtypes: then {a.dtype}{tuple(a.shape)}, else "
+                                                 f"{b.dtype}{tuple(b.shape)}")))
+    c = cond.name
+    if cond.dtype != np.dtype(bool):
+        c = ctx.g.add_value(f"{node.name}/bool", bool, cond.shape)
+        ctx.emit("cast", [cond.name], [c], f"{node.name}/bool")
+    ctx.define(node.outputs[0], a.dtype, a.shape)
+    ctx.emit("where", [c, a.name, b.name], [node.outputs[0]], node.name)
+
+
 def taken_branch(ctx: Ctx, node: OnnxNode) -> list:
-    """An If of a constant condition: its taken branch, then an Identity per output."""
+    """An If of a constant condition: its taken branch, then an Identity per output (both branches and a select
+    where the condition is computed at run time)."""
     cond = ctx.input(node, 0)
     if not cond.is_const:
-        raise RunTimeConditionError(str(unsupported(node, "condition computed at run time (control flow)")),
-                                    node.inputs[0])
+        return both_branches(ctx, node)
     if cond.const.size != 1:
         raise CompileError(f"{node.label}: the condition has {cond.const.size} elements, not one")
     which = "then_branch" if bool(cond.const.reshape(-1)[0]) else "else_branch"
@@ -97,7 +172,8 @@ class _Emitter:
     model's opset."""
 
     def __init__(self, ctx: Ctx, node: OnnxNode):
-        self.ctx, self.node, self.nodes = ctx, node, []
+        self.ctx, self.node = ctx, node
+        self.nodes: list = []
 
     def add(self, op, inputs, outputs=None, **attrs):
         outputs = outputs or [self.ctx.g.names.new(f"{self.node.name}/{op.lower()}")]
@@ -200,11 +276,11 @@ def unrolled_loop(ctx: Ctx, node: OnnxNode) -> list:
     if not trip.is_const:
         raise RunTimeConditionError(f"{node.label}: trip count ('{node.inputs[0]}') must be a constant (after constant "
                                     f"folding): a Loop is unrolled, and one whose trip count is computed at run time "
-                                    f"is not supported", node.inputs[0])
+                                    f"is not supported", node.inputs[0], _left_to_caller(ctx, node.inputs[0]))
     if cond is not None and not cond.is_const:
         raise RunTimeConditionError(f"{node.label}: condition ('{node.inputs[1]}') must be a constant (after constant "
                                     f"folding): a Loop is unrolled, and one that may not start is not supported",
-                                    node.inputs[1])
+                                    node.inputs[1], _left_to_caller(ctx, node.inputs[1]))
     if cond is not None and not np.all(cond.const):
         raise CompileError(str(unsupported(node, "a condition that is false before the first iteration")))
     n = len(node.inputs) - 2

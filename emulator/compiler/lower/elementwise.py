@@ -12,6 +12,7 @@ import numpy as np
 from ..op_params import ACTIVATIONS
 from ..errors import CompileError
 from ..ir import Value
+from . import power
 from .context import F32, INT_DTYPES, broadcast_shape, float_input, same_dtype, unsupported
 
 
@@ -91,6 +92,26 @@ def _integer_binary_op(node) -> str:
     return _BITWISE[node.op]
 
 
+F16 = np.dtype(np.float16)
+
+
+def _mod_float16(ctx, node):
+    """Mod of two float16 tensors: cast to float32, mod or fmod, cast back (rounding to nearest even)."""
+    a, b = ctx.input(node, 0), ctx.input(node, 1)
+    wide = []
+    for v in (a, b):
+        if v.is_const:
+            wide.append(ctx.const(np.asarray(v.const).astype(F32), f"{v.name}_f32"))
+        else:
+            wide.append(ctx.temp(f"{v.name}_f32", F32, v.shape))
+            ctx.emit("cast", [v.name], [wide[-1]], node.name)
+    shape = broadcast_shape(node, a.shape, b.shape)
+    r = ctx.temp(f"{node.name}_f32", F32, shape)
+    ctx.emit(_integer_binary_op(node), wide, [r], node.name)
+    y = ctx.define(ctx.output(node), F16, shape)
+    ctx.emit("cast", [r], [y], node.name)
+
+
 def lower_integer_binary(ctx, node):
     """Mod (opset 10+), BitShift (opset 11+), BitwiseAnd, BitwiseOr and BitwiseXor (opset 18+), with numpy
     broadcasting, A and B of one dtype: the runtime ops `mod` (Mod with fmod=0: floored, B's sign, with
@@ -99,7 +120,10 @@ def lower_integer_binary(ctx, node):
     right shift; a shift that is negative or of the width or more gives the sign extension alone, as opset 28
     defines it) and `bitand`, `bitor`, `bitxor` (integers). Where C leaves integer remainders undefined, accel
     defines them (a kernel never fails at run time): x mod 0 = 0, and min mod -1 = 0. float16 and float64 are
-    not supported."""
+    not supported. Mod of float16 computes in float32 between two casts (the remainder of float16 operands is
+    exact in float32, and the floored form's one addition rounds as onnxruntime's, which computes it so too)."""
+    if node.op == "Mod" and ctx.input(node, 0).dtype == F16 and ctx.input(node, 1).dtype == F16:
+        return _mod_float16(ctx, node)
     a, b = arith_input(ctx, node, 0), arith_input(ctx, node, 1)
     same_dtype(node, [a, b])
     op = _integer_binary_op(node)
@@ -318,7 +342,10 @@ def lower_pow(ctx, node):
     not widen the base's shape becomes the activation `pow` (alpha = the exponent; 1 is a copy, and
     the kernel squares, cubes, takes square roots and reciprocals exactly for 2, 3, 0.5 and -1); any
     other exponent, a float32 tensor or a constant of any numeric dtype (converted to float32), is
-    the `pow` op. Before opset 7, broadcast=1 and axis are honoured as for Add."""
+    the `pow` op. Before opset 7, broadcast=1 and axis are honoured as for Add. An integer base, or an integer
+    exponent computed at run time, is power.py's (powcast)."""
+    if ctx.opset >= 12 and power.is_mixed(ctx.input(node, 0), ctx.input(node, 1)):
+        return power.lower_pow_mixed(ctx, node, ctx.input(node, 0), ctx.input(node, 1))
     x = float_input(ctx, node, 0)
     e = ctx.g.value(legacy_broadcast_operand(ctx, node, x, ctx.input(node, 1)))
     shape = broadcast_shape(node, x.shape, e.shape)

@@ -2,7 +2,8 @@
 InsertCastTransformer): each float16 input is cast up, the op runs in float32, and each output whose ONNX type
 is a float16 input's is cast back to float16. So each op's result is its float32 result rounded once to float16
 (the reference, computing in float16 within the op, may round more often). The ops that only move or select data
-(data.py, reshape.py, Where, DepthToSpace, SpaceToDepth) take float16 as it is, without casts."""
+(data.py, reshape.py, Where, DepthToSpace, SpaceToDepth, the gathers and scatters without a reduction) take
+float16 as it is, without casts."""
 
 from __future__ import annotations
 
@@ -15,12 +16,17 @@ from . import data, reshape
 
 HALF = np.dtype(np.float16)
 # Ops whose handlers take float16 tensors themselves: they move data and never compute on it.
-NATIVE = frozenset(data.HANDLERS) | frozenset(reshape.HANDLERS) | {"Where", "DepthToSpace", "SpaceToDepth"}
+NATIVE = frozenset(data.HANDLERS) | frozenset(reshape.HANDLERS) | {
+    "Where", "DepthToSpace", "SpaceToDepth", "GatherND", "TensorScatter", "ReverseSequence", "MaxUnpool"}
+# Scatters that move data unless their reduction computes.
+_SCATTERS = frozenset({"ScatterND", "ScatterElements", "Scatter"})
 
 
 def needs_float32(g, node: OnnxNode) -> bool:
     """`node` computes on a float16 tensor that the graph has at run time or as a constant."""
     if node.domain not in DEFAULT_DOMAINS or node.op in NATIVE:
+        return False
+    if node.op in _SCATTERS and node.attr("reduction", "none") == "none":
         return False
     return any(i and i in g.values and g.values[i].dtype == HALF for i in node.inputs)
 
@@ -47,13 +53,13 @@ def in_float32(ctx, node: OnnxNode) -> list:
     g = ctx.g
     half_params = _half_type_params(node, g.values, ctx.opset)
     schema = defs.get_schema(node.op, ctx.opset, "")
-    nodes = []
+    casts = []
     call = onnx.NodeProto()
     call.CopyFrom(node.proto)
     for k, i in enumerate(node.inputs):
         if i and g.values[i].dtype == HALF:
             up = g.names.new(f"{i}_float32")
-            nodes.append(helper.make_node("Cast", [i], [up], to=TensorProto.FLOAT, name=f"{node.name}/to_float32_{k}"))
+            casts.append(helper.make_node("Cast", [i], [up], to=TensorProto.FLOAT, name=f"{node.name}/to_float32_{k}"))
             call.input[k] = up
     back = []
     for k, o in enumerate(node.outputs):
@@ -63,7 +69,7 @@ def in_float32(ctx, node: OnnxNode) -> list:
             call.output[k] = wide
             back.append(helper.make_node("Cast", [wide], [o], to=TensorProto.FLOAT16,
                                          name=f"{node.name}/to_float16_{k}"))
-    nodes = [OnnxNode(p, k) for k, p in enumerate(nodes)] + [OnnxNode(call, 0)]
+    nodes = [OnnxNode(p, k) for k, p in enumerate(casts)] + [OnnxNode(call, 0)]
     nodes += [OnnxNode(p, k) for k, p in enumerate(back)]
     for n in nodes:
         ctx.used.update(i for i in n.all_inputs if i)

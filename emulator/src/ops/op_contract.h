@@ -93,6 +93,13 @@ constexpr OpContract op_contract(Op v) {
         case Op::Shr: return {"shr", 2, 2, 2, 1, 1, DTypeRule::Any, ActRule::MustBeNone};
         case Op::CumProd: return {"cumprod", 1, 1, 1, 1, 1, DTypeRule::Any, ActRule::MustBeNone};
         case Op::GatherElements: return {"gatherelements", 2, 2, 2, 1, 1, DTypeRule::Any, ActRule::MustBeNone};
+        case Op::GatherND: return {"gathernd", 2, 2, 2, 1, 1, DTypeRule::Any, ActRule::MustBeNone};
+        case Op::ScatterND: return {"scatternd", 3, 3, 3, 1, 1, DTypeRule::Any, ActRule::MustBeNone};
+        case Op::ScatterElements: return {"scatterelements", 3, 3, 3, 1, 1, DTypeRule::Any, ActRule::MustBeNone};
+        case Op::TensorScatter: return {"tensorscatter", 2, 3, 2, 1, 1, DTypeRule::Any, ActRule::MustBeNone};
+        case Op::PowCast: return {"powcast", 2, 2, 2, 1, 1, DTypeRule::Any, ActRule::MustBeNone};
+        case Op::ReverseSequence: return {"reversesequence", 2, 2, 2, 1, 1, DTypeRule::Any, ActRule::MustBeNone};
+        case Op::Col2Im: return {"col2im", 1, 1, 1, 1, 1, DTypeRule::Float32, ActRule::MustBeNone};
         case Op::Resample: return {"resample", 3, 3, 3, 1, 1, DTypeRule::Any, ActRule::MustBeNone};
         case Op::GridSample: return {"gridsample", 2, 2, 2, 1, 1, DTypeRule::Float32, ActRule::MustBeNone};
         case Op::Pool3d: return {"pool3d", 1, 1, 1, 1, 1, DTypeRule::Float32, ActRule::MustBeNone};

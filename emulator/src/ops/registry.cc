@@ -66,6 +66,13 @@ const OpDef* find_op(uint32_t op) {
         case Op::Shr: return &kShrDef;
         case Op::CumProd: return &kCumProdDef;
         case Op::GatherElements: return &kGatherElementsDef;
+        case Op::GatherND: return &kGatherNDDef;
+        case Op::ScatterND: return &kScatterNDDef;
+        case Op::ScatterElements: return &kScatterElementsDef;
+        case Op::TensorScatter: return &kTensorScatterDef;
+        case Op::PowCast: return &kPowCastDef;
+        case Op::ReverseSequence: return &kReverseSequenceDef;
+        case Op::Col2Im: return &kCol2ImDef;
         case Op::Resample: return &kResampleDef;
         case Op::GridSample: return &kGridSampleDef;
         case Op::Pool3d: return &kPool3dDef;

@@ -1,5 +1,5 @@
-// shape_ops.cc - ops that only move data: copy (FORMAT.md op 12), transpose (13), concat (14), any dtype, the
-// same on every input and output; bitcast (91), the bytes of one dtype read as another of the same size.
+// shape_ops.cc - ops that only move data: copy (FORMAT.md op 12), transpose (13), concat (14); any
+// dtype, the same on every input and output.
 #include <cstring>
 
 #include "math/strided_copy.h"
@@ -28,23 +28,6 @@ bool validate_copy(const Graph& g, const Node& n, std::string* err) {
 
 void run_copy(const KernelArgs& a) {
     if (a.in[0] != a.out[0]) std::memmove(a.out[0], a.in[0], kern::out_desc(a, 0).bytes);
-}
-
-// ---- bitcast: a copy that keeps the bytes and changes the dtype
-
-bool validate_bitcast(const Graph& g, const Node& n, std::string* err) {
-    using kern::cat;
-    const char* op = "bitcast";
-    if (!kern::check_common(g, n, err)) return false;
-    const TensorDesc& x = *kern::input(g, n, 0);
-    const TensorDesc& y = kern::output(g, n, 0);
-    if (!kern::same_dims(x, y))
-        return kern::fail(err, op,
-                          cat("output shape ", kern::dims_str(y), " differs from input shape ", kern::dims_str(x)));
-    if (dtype_size(x.dtype) != dtype_size(y.dtype))
-        return kern::fail(err, op,
-                          cat("element sizes differ: ", dtype_size(x.dtype), " and ", dtype_size(y.dtype), " bytes"));
-    return true;
 }
 
 // ---- transpose
@@ -125,7 +108,6 @@ void run_concat(const KernelArgs& a) {
 }  // namespace
 
 const OpDef kCopyDef = {"copy", validate_copy, no_scratch, run_copy, nullptr, nullptr};
-const OpDef kBitCastDef = {"bitcast", validate_bitcast, no_scratch, run_copy, nullptr, nullptr};
 const OpDef kTransposeDef = {"transpose", validate_transpose, no_scratch, run_transpose, nullptr, nullptr};
 const OpDef kConcatDef = {"concat", validate_concat, no_scratch, run_concat, nullptr, nullptr};
 

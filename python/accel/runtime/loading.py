@@ -109,7 +109,7 @@ def load(device: RuntimeDevice, path_or_bytes: PathOrBytes,
     except (InvalidArgumentError, UnsupportedError) as e:
         if not _set_at_run_time(e, front, request):
             raise
-        return _dynamic(device, front, request, name, load_native, shapes, pad, _value_inputs(e, request))
+        return _dynamic(device, front, request, name, load_native, shapes, pad, _value_inputs(e))
     if shapes is not None:
         raise InvalidArgumentError(f"shapes= lists the shapes to compile a model whose input dims are set at run "
                                    f"time; {what}'s are fixed: {_fixed(core_model)}")
@@ -133,54 +133,19 @@ def _set_at_run_time(error: AccelError, front: Any, request: LoadRequest) -> boo
     name fixed tensors)."""
     from ..compiler.errors import InputShapeError  # the compiler is loaded: it raised
 
-    set_later = isinstance(error.__cause__, InputShapeError) or _value_inputs(error, request) is not None
+    set_later = isinstance(error.__cause__, InputShapeError) or _value_inputs(error) is not None
     return (set_later and front.signature is not None and request.extra_outputs is None
             and request.image_inputs is None)
 
 
-def _value_inputs(error: BaseException, request: LoadRequest) -> Optional[Tuple[str, ...]]:
-    """The graph inputs the If that ``error`` names decides on, where they are few small values the model can be
-    compiled per value of (silero VAD's sample rate); None for any other error."""
-    from ..compiler import UnsupportedOpsError
+def _value_inputs(error: BaseException) -> Optional[Tuple[str, ...]]:
+    """The graph inputs the If or Loop that ``error`` names decides on, where the compiler found them few small
+    integer or bool values the model can be compiled per value of (silero VAD's sample rate); None for any other
+    error."""
     from ..compiler.errors import RunTimeConditionError
 
     cause = error.__cause__ if isinstance(error, AccelError) else error
-    # The lowering names the If it met; the check of every op before it, the Ifs whose conditions it cannot see.
-    only_ifs = isinstance(cause, UnsupportedOpsError) and all(u.op == "If" and u.domain in ("", "ai.onnx")
-                                                              for u in cause.ops)
-    if not isinstance(cause, RunTimeConditionError) and not only_ifs:
-        return None
-    with import_or_undo():
-        import onnx
-
-    graph = onnx.ModelProto.FromString(request.file_bytes()).graph
-    producer = {o: n for n in graph.node for o in n.output if o}
-    inputs = {i.name: i for i in graph.input}
-    constants = {i.name for i in graph.initializer}
-    conditions = ([cause.condition] if isinstance(cause, RunTimeConditionError)
-                  else [n.input[0] for n in graph.node if n.op_type == "If" and n.input])
-    found, seen, todo = [], set(), conditions
-    while todo:
-        name = todo.pop()
-        if name in seen or name in constants:
-            continue
-        seen.add(name)
-        if name in inputs:
-            found.append(name)
-        elif name in producer:
-            todo.extend(i for i in producer[name].input if i)
-        else:
-            return None  # a tensor of an enclosing branch: not traced here
-    # Flags, modes and rates (integers and booleans): each value compiles a model, so data never qualifies.
-    small = all(inputs[n].type.tensor_type.elem_type in _VALUE_TYPES
-                and len(inputs[n].type.tensor_type.shape.dim) <= 1
-                and all(d.HasField("dim_value") and d.dim_value <= 16 for d in inputs[n].type.tensor_type.shape.dim)
-                for n in found)
-    return tuple(sorted(found)) if found and small else None
-
-
-#: The ONNX element types of the inputs a model may be compiled per value of (``_value_inputs``).
-_VALUE_TYPES = frozenset({2, 3, 4, 5, 6, 7, 9, 12, 13})  # (U)INT8, (U)INT16, INT32, INT64, BOOL, UINT32, UINT64
+    return cause.inputs or None if isinstance(cause, RunTimeConditionError) else None
 
 
 def _dynamic(device: RuntimeDevice, front: Any, request: LoadRequest, name: str, load_native: Any,
@@ -200,7 +165,7 @@ def _dynamic(device: RuntimeDevice, front: Any, request: LoadRequest, name: str,
         return Model(device, core_model, name, extra_count)
 
     return DynamicModel(device, name, Signature(inputs, outputs), specialize, shapes, pad, values or (),
-                        lambda e: _value_inputs(e, request))
+                        _value_inputs)
 
 
 def _with_constants(request: LoadRequest, values: Dict[str, np.ndarray]) -> bytes:

@@ -1,8 +1,8 @@
-"""Control flow known at compile time: an If whose condition is a constant (here computed from a shape, as
-exporters emit them) runs the branch it takes, its own initializers, nested Ifs and reads of outer tensors
-included; an If deciding at run time is refused, named in the one unsupported-ops error. Scan and Loop (of a
-constant trip count) are unrolled and match onnxruntime; a Loop whose trip count is an input compiles per value
-of it through Device.load; past the unroll bound, a clear refusal."""
+"""Control flow: an If whose condition is a constant (here computed from a shape, as exporters emit them) runs
+the branch it takes, its own initializers, nested Ifs and reads of outer tensors included; an If deciding at run
+time runs both branches and selects (one on a flag input compiles per value). Scan and Loop (of a constant trip
+count) are unrolled and match onnxruntime; a Loop whose trip count is an input compiles per value of it through
+Device.load; past the unroll bound, a clear refusal."""
 from __future__ import annotations
 
 import numpy as np
@@ -54,21 +54,49 @@ def test_an_if_of_a_constant_condition_runs_its_branch(dev, width, nested):
     assert [u.supported for u in compiler.coverage.of_model(m) if u.op == "If"] == [True]
 
 
-def test_an_if_deciding_at_run_time_is_named_as_unsupported():
+def _run_time_if(then_nodes, then_out, else_nodes, else_out):
+    then_g = branch("then", then_nodes, [then_out])
+    else_g = branch("else", else_nodes, [else_out])
+    nodes = [helper.make_node("ReduceSum", ["x"], ["s"], keepdims=0), helper.make_node("Greater", ["s", "zero"], ["c"]),
+             helper.make_node("If", ["c"], ["y"], name="decides", then_branch=then_g, else_branch=else_g)]
+    return onnx_model(nodes, [("x", "float32", (2, 3))], [("y", "float32")], {"zero": np.array(0, np.float32)},
+                      opset=17)
+
+
+def test_an_if_deciding_at_run_time_runs_both_branches_and_selects(dev):
+    m = _run_time_if([helper.make_node("Neg", ["x"], ["a"])], "a", [helper.make_node("Abs", ["x"], ["b"])], "b")
+    model = dev.load(m.SerializeToString())
+    for sign in (1, -1):
+        x = (np.random.default_rng(5).random((2, 3)) * sign).astype(np.float32)
+        (want,) = run_ort(m, {"x": x})
+        (got,) = model.run(x)
+        np.testing.assert_array_equal(np.asarray(got), want)
+    assert [u.supported for u in compiler.coverage.of_model(m) if u.op == "If"] == [True]
+
+
+def test_an_if_deciding_at_run_time_between_shapes_is_refused():
+    flat = [helper.make_node("Flatten", ["x"], ["f"], axis=0)]
+    m = _run_time_if([helper.make_node("Neg", ["x"], ["a"])], "a", flat, "f")
+    with pytest.raises(compiler.CompileError, match=r"unsupported an If deciding at run time between outputs of other "
+                                                    r"shapes or dtypes: then float32\(2, 3\), else float32\(1, 6\)"):
+        compiler.compile_model(m)
+
+
+def test_an_if_on_a_flag_input_compiles_per_value(dev):
     then_g = branch("then", [helper.make_node("Neg", ["x"], ["a"])], ["a"])
     else_g = branch("else", [helper.make_node("Abs", ["x"], ["b"])], ["b"])
-    nodes = [helper.make_node("ReduceSum", ["x"], ["s"], keepdims=0), helper.make_node("Greater", ["s", "zero"], ["c"]),
-             helper.make_node("If", ["c"], ["y"], name="decides", then_branch=then_g, else_branch=else_g),
-             helper.make_node("NonZero", ["x"], ["nz"], name="nz")]
-    m = onnx_model(nodes, [("x", "float32", (2, 3))], [("y", "float32"), ("nz", "int64")],
-                   {"zero": np.array(0, np.float32)}, opset=17)
-    with pytest.raises(compiler.UnsupportedOpsError, match=r"unsupported ops \(2\): 'If' \(node 'decides'\), "
-                                                           r"'NonZero' \(node 'nz'\)"):
+    m = onnx_model([helper.make_node("If", ["flag"], ["y"], name="decides", then_branch=then_g, else_branch=else_g)],
+                   [("x", "float32", (2, 3)), ("flag", "bool", ())], [("y", "float32")], opset=17)
+    with pytest.raises(compiler.RunTimeConditionError, match=r"condition \('flag'\) must be a constant .* the inputs "
+                                                             r"flag alone") as e:
         compiler.compile_model(m)
-    m.graph.node.pop()  # NonZero gone: the If alone, refused where it is lowered, saying why
-    m.graph.output.pop()
-    with pytest.raises(compiler.UnsupportedOpsError, match="'If' \\(node 'decides'\\)"):
-        compiler.compile_model(m)
+    assert e.value.condition == "flag"
+    model = dev.load(m.SerializeToString())
+    x = np.random.default_rng(6).standard_normal((2, 3)).astype(np.float32)
+    for flag in (True, False):
+        feeds = {"x": x, "flag": np.array(flag)}
+        np.testing.assert_array_equal(np.asarray(model.run(feeds)[0]), run_ort(m, feeds)[0])
+    assert model.value_inputs == ["flag"]
 
 
 def _graph(name, nodes, inputs, outputs, inits=()):

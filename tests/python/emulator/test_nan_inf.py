@@ -212,6 +212,24 @@ CASES["Clip"] = ([node("Clip", ("x", "lo", "hi"))], {"x": X}, {"lo": np.float32(
 CASES["Silu"] = ([helper.make_node("Sigmoid", ["x"], ["s"]), node("Mul", ("x", "s"))], {"x": X}, None, None)
 for _e in (2.0, 3.0, 0.5, -1.0, 0.0, 1.7):
     CASES[f"Pow^{_e}"] = ([node("Pow", ("x", "e"))], {"x": X}, {"e": np.float32(_e)}, None)
+# Gathering and scattering by index (the NaN moves, or meets a reduction as onnxruntime's std::max / std::min),
+# Col2Im's sums, and Pow of an integer base to NaN and infinite powers (the most negative integer, as onnxruntime).
+_IND = np.array([[1, 0, 7, 0], [4, 4, 2, 3], [0, 5, 6, 6]], np.int64)  # duplicates in each row
+CASES["GatherND"] = ([node("GatherND", ("x", "i"))], {"x": ROW}, {"i": np.array([[0, 1], [2, 7], [1, 4], [0, 4]])},
+                     None)
+for _red in ("none", "add", "mul", "max", "min"):
+    CASES[f"ScatterND({_red})"] = ([node("ScatterND", ("x", "i", "u"), reduction=_red)], {"x": ROW},
+                                   {"i": np.array([[1], [0], [1]]), "u": special((3, 8), seed=8)}, None)
+    CASES[f"ScatterElements({_red})"] = ([node("ScatterElements", ("x", "i", "u"), axis=1, reduction=_red)],
+                                         {"x": ROW}, {"i": _IND, "u": special((3, 4), seed=9)}, None)
+CASES["TensorScatter"] = ([node("TensorScatter", ("x", "u", "w"), axis=1, mode="circular")], {"x": ROW},
+                          {"u": special((3, 4), seed=10), "w": np.array([0, 6, 3])}, None, 24)
+CASES["ReverseSequence"] = ([node("ReverseSequence", ("x", "l"), batch_axis=0, time_axis=1)], {"x": ROW},
+                            {"l": np.array([8, 3, 0])}, None, 10)
+CASES["Col2Im"] = ([node("Col2Im", ("x", "im", "bl"))], {"x": special((1, 4, 4), seed=11)},
+                   {"im": np.array([3, 3]), "bl": np.array([2, 2])}, None)
+CASES["Pow(int32 base)"] = ([node("Pow", ("b", "x"))], {"x": ROW},
+                            {"b": np.arange(-12, 12, dtype=np.int32).reshape(3, 8)}, None, 15)
 
 
 def _case(name):

@@ -584,6 +584,8 @@ def accm_model(op, ins, outs, ints=()):
     ("gatherelements", [((4, 3), F32), ((6,), I64)], [((6,), F32)], [0], r"indices shape \[6\]"),
     ("gatherelements", [((4, 3), F32), ((2, 3), I64)], [((3, 2), F32)], [0], "shape"),
     ("gatherelements", [((4, 3), F32), ((2, 3), I64)], [((2, 3), F32)], [2], "axis 2 outside 0..1"),
+    ("bitcast", [((4, 3), F32)], [((4, 3), F16)], [], "element sizes differ: 4 and 2 bytes"),
+    ("bitcast", [((4, 3), F32)], [((3, 4), I32)], [], r"output shape \[3,4\] differs from input shape \[4,3\]"),
 ])
 def test_kernels_refuse_bad_nodes_at_load(dev, op, ins, outs, ints, match):
     with pytest.raises(accel.AccelError, match=f"'n1'.*{op}: .*{match}"):

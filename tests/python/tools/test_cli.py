@@ -213,7 +213,7 @@ def test_a_symbolic_model_runs_on_the_shape_of_its_input_and_random_inputs_need_
 def test_compile_check_lists_every_unsupported_op(capsys, tmp_path):
     nodes = [helper.make_node("NonZero", ["x"], ["a"], name="nz1"), helper.make_node("Relu", ["x"], ["r"]),
              helper.make_node("NonZero", ["r"], ["b"], name="nz2"),
-             helper.make_node("LpNormalization", ["x"], ["s"], name="lpn"), helper.make_node("Mul", ["s", "s"], ["y"])]
+             helper.make_node("Unique", ["x"], ["s"], name="uq"), helper.make_node("Mul", ["s", "s"], ["y"])]
     g = helper.make_graph(nodes, "m", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n"])],
                           [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in ("a", "b", "y")])
     path = tmp_path / "m.onnx"
@@ -221,19 +221,19 @@ def test_compile_check_lists_every_unsupported_op(capsys, tmp_path):
     code, out, err = run_main(capsys, "compile", "--check", path)
     assert code == 1 and err == "", (out, err)
     assert re.search(r"^NonZero\s+2\s+0\s+NO \(first: node 'nz1'\)$", out, re.M), out
-    assert re.search(r"^LpNormalization\s+1\s+0\s+NO \(first: node 'lpn'\)$", out, re.M), out
+    assert re.search(r"^Unique\s+1\s+0\s+NO \(first: node 'uq'\)$", out, re.M), out
     assert re.search(r"^Relu\s+1\s+0\s+yes$", out, re.M) and "2 of 4 op types (3 of 5 nodes)" in out, out
     assert "inside subgraphs" not in out  # the model has none
     assert not list(tmp_path.glob("*.accm"))
     # Compiling it names them all in one error.
     code, _, err = run_main(capsys, "compile", path, "-o", tmp_path / "m.accm", "--input-shape", "x=4")
-    assert code == 1 and ("unsupported ops (2): 'NonZero' (2 nodes; the first 'nz1'), 'LpNormalization' (node "
-                          "'lpn')") in err, err
+    assert code == 1 and ("unsupported ops (2): 'NonZero' (2 nodes; the first 'nz1': its output's shape is the "
+                          "input data's") in err and "'Unique' (node 'uq': its output's shape" in err, err
 
 
 def if_model(tmp_path, condition_at_run_time):
     """An ONNX model whose If decides at run time (on x's sum), or at compile time (on x's static length), between a
-    branch of Neg and a branch holding another If: of a Loop (of Identity and Abs) or of LpNormalization (which the
+    branch of Neg and a branch holding another If: of a Loop (of Identity and Abs) or of Unique (which the
     compiler lacks)."""
     from onnx import numpy_helper
 
@@ -248,7 +248,7 @@ def if_model(tmp_path, condition_at_run_time):
                  [("go_on", TensorProto.BOOL), ("v1", f)])
     looped = graph("looped", [helper.make_node("Loop", ["two", "", "x"], ["l"], body=body)], [], [("l", f)],
                    [("two", np.array(2, np.int64))])
-    plain = graph("plain", [helper.make_node("LpNormalization", ["x"], ["p"], name="lpn_inside")], [], [("p", f)])
+    plain = graph("plain", [helper.make_node("Unique", ["x"], ["p"], name="uq_inside")], [], [("p", f)])
     inner = graph("inner", [helper.make_node("If", ["c"], ["b"], then_branch=looped, else_branch=plain)], [],
                   [("b", f)])
     negated = graph("negated", [helper.make_node("Neg", ["x"], ["a"])], [], [("a", f)])
@@ -270,16 +270,17 @@ def test_compile_check_lists_the_ops_inside_subgraphs(capsys, tmp_path, at_run_t
     code, out, err = run_main(capsys, "compile", "--check", if_model(tmp_path, at_run_time))
     top, _, inside = out.partition("\ninside subgraphs (If branches, Loop and Scan bodies")
     assert inside, out
-    # The If deciding at run time is what the compiler lacks; LpNormalization in a branch it may take is listed, not
-    # the verdict.
-    assert bool(re.search(r"^If\s+1\s+0\s+NO \(first: node 'decides'\)$", top, re.M)) == at_run_time, out
+    # Every op of the main graph compiles; Unique, in a branch it may take, is listed below.
+    assert re.search(r"^If\s+1\s+0\s+yes$", top, re.M) and "every op is supported" in top, out
     rows = dict(re.findall(r"^(\w+)\s+1\s+0\s+(yes|NO \(first: node '\w+'\))$", inside, re.M))
     # Every op of every depth, named plainly; whether the nested If and the Loop compile is the compiler's to say.
-    assert set(rows) == {"Neg", "If", "Loop", "Identity", "Abs", "LpNormalization"}, out
-    assert rows["Neg"] == rows["Abs"] == "yes" and rows["LpNormalization"] == "NO (first: node 'lpn_inside')", out
-    # Decided at compile time, the If keeps its Neg branch: LpNormalization in the other is never compiled.
+    assert set(rows) == {"Neg", "If", "Loop", "Identity", "Abs", "Unique"}, out
+    assert rows["Neg"] == rows["Abs"] == "yes" and rows["Unique"] == "NO (first: node 'uq_inside')", out
+    # Decided at compile time, the If keeps its Neg branch: Unique in the other is never compiled. Decided at run
+    # time, both branches are compiled: Unique is met.
     if at_run_time:
-        assert code == 1 and "1 of 3 op types (1 of 3 nodes) are not supported" in top, out
+        assert code == 1 and "compiling it fails: unsupported op 'Unique' (node 'decides/else/If_0/else/uq_inside')" \
+            in out, out
     else:
         assert code == 0 and "every op is supported" in top and out.endswith("\nit compiles\n"), out
     assert err == "", err
