@@ -577,6 +577,68 @@ OPS = (
        (Param("block", 0, "the block's dims (>= 1); entries past s 0", count=3),
         Param("stride", 3, "(>= 1)", count=3), Param("dilation", 6, "(>= 1)", count=3),
         Param("pad_begin", 9, "(>= 0)", count=3), Param("pad_end", 12, "(>= 0)", count=3)), class_name="Col2Im"),
+    Op(81, "resample", 6, "X, I, W -> Y",
+       "a 1-D filter along axis: Y has X's shape but Y.dims[axis] = I.dims[0]; Y[.., o, ..] = the sum over k "
+       "= 0 .. K-1, in that order, of W[o, k] * X[.., I[o, k], ..] (float32 from 0, each product and sum rounded, "
+       "no fused multiply-add); a row's taps end at its first index -1 (padding, read nowhere). I (int32) and W "
+       "(float32) are constants of shape [OA, K], every index in -1 .. X.dims[axis]-1 (checked at load). Resize's cubic, antialiased and tf_crop_and_resize forms are one "
+       "of these per resized axis, with the taps and weights the compiler computes as onnxruntime does.",
+       (Param("axis", 0, "0 .. ndim-1"),),
+       dtypes="X, W and Y float32; I int32; I and W constants"),
+    Op(82, "gridsample", 6, "X[N,C,...], G[N,...,r] -> Y[N,C,...]",
+       "ONNX GridSample as onnxruntime computes it, r = 2 (X 4-D, G [N,OH,OW,2] of (x, y)) or 3 (X 5-D, G "
+       "[N,OD,OH,OW,3] of (x, y, z)); Y[n,c,o..] samples X[n,c] at G[n,o..] in [-1, 1] (float32 throughout): "
+       "align_corners maps -1 and 1 to the first and last element's centre (x = (g+1)/2*(W-1)), else to the "
+       "outer edges (x = ((g+1)*W-1)/2). Nearest reads the element nearbyint(x) (halves to even); linear "
+       "weighs the 2^r neighbours floor(x), floor(x)+1 by distance (dy2*(dx2*p11 + dx1*p12) + dy1*(...)); cubic "
+       "(r = 2 only) Keys' a = -0.75 over the 4x4 neighbours, rows first. A neighbour outside X reads 0 (zeros), "
+       "the nearest element (border), or the index reflected about the edges as a float (reflection: about -0.5 "
+       "and W-0.5, or 0 and W-1 with align_corners), then truncated. A coordinate that is not finite gives NaN.",
+       (Param("mode", 0, "0 nearest, 1 linear, 2 cubic"), Param("padding", 1, "0 zeros, 1 border, 2 reflection"),
+        Param("align_corners", 2, "0 or 1")),
+       class_name="GridSample"),
+    Op(83, "pool3d", 6, "X[N,C,D,H,W] -> Y[N,C,OD,OH,OW]",
+       "max or average pooling over D, H and W with dilations (3-D pooling; 1-D and 2-D ones the compiler lifts "
+       "to it with axes of one element): per axis a, output o's window reads input o*stride - pad_begin + "
+       "k*dilation for k < kernel, the indices inside the input only (padding never wins a max and adds "
+       "nothing to a sum); (OD-1)*stride_d - pad_begin_d < D and likewise (every window starts inside the "
+       "input or its leading padding). Max: the largest (NaN if any read is NaN; the lowest float if the "
+       "window reads nothing). Average: the float sum in C order over the window divided by the count of "
+       "elements read, or with pads counted by the product over axes of 1 + (end - start - 1) / dilation, "
+       "end = min(start + kernel*dilation, in + pad_end) (onnxruntime's divisor); 0 if nothing is read.",
+       (Param("mode", 0, "0 max, 1 average of the elements read, 2 average counting pads"),
+        Param("kernel", 1, "window size per axis D, H, W (>= 1)", count=3),
+        Param("strides", 4, "per axis (>= 1)", count=3),
+        Param("dilations", 7, "per axis (>= 1)", count=3),
+        Param("pad_begin", 10, "per axis (>= 0)", count=3),
+        Param("pad_end", 13, "per axis (>= 0); average counting pads only", count=3)),
+       class_name="Pool3d"),
+    Op(84, "roialign", 6, "X[N,C,H,W], R[K,4], B[K] -> Y[K,C,OH,OW]",
+       "ONNX RoiAlign as onnxruntime computes it (float32): region k, R[k] = (x1, y1, x2, y2) times "
+       "spatial_scale (minus 0.5 with half_pixel), of image B[k] (int64), is cut into OH x OW bins, each "
+       "sampled on a grid of sampling_ratio (or ceil(region / bins) when 0) points per axis at bilinear "
+       "positions (a point past -1 or the size reads 0; one below 0 clamps to 0, one at the last element to "
+       "it); average mode sums each point's four weighted neighbours, in order, over the count, max mode takes "
+       "the largest weighted neighbour of any point. Without half_pixel the region is at least 1 x 1. An index "
+       "B[k] outside 0 .. N-1 fails the job (ACCEL_ERR_INVALID_ARGUMENT naming the node, the index and its "
+       "position; a constant one is refused at load); those regions' outputs are left unwritten.",
+       (Param("mode", 0, "0 average, 1 max"), Param("half_pixel", 1, "1: half_pixel, 0: output_half_pixel"),
+        Param("sampling_ratio", 2, ">= 0"), F("spatial_scale", 0, "finite")),
+       class_name="RoiAlign", dtypes="X, R and Y float32; B int64"),
+    Op(85, "maxpoolidx", 6, "X[N,C,D,H,W] -> Y[N,C,OD,OH,OW], I[N,C,OD,OH,OW]",
+       "ONNX MaxPool with its Indices output, as onnxruntime's pooling loop computes it (1-D and 2-D pools lifted "
+       "with leading axes of one element): windows as pool3d's; Y is, in C order over the window, its first "
+       "element, replaced by each later one greater than it (a NaN first stays; a later NaN never wins; the "
+       "lowest float if the window reads nothing), I its index in X flattened: with "
+       "the window's position (d, h, w) over the pool's own `rank` trailing axes, plane p = n*C + c, "
+       "p*D*H*W + (d*H + h)*W + w, or with storage_order 1 p*D*H*W + h' + w'*H' + d'*H'*W' over the pool's "
+       "axes counted from the first (column-major); positions of -1 each where the window reads nothing.",
+       (Param("rank", 0, "the pool's spatial rank: 1, 2 or 3"), Param("storage_order", 1, "0 or 1"),
+        Param("kernel", 2, "window size per axis D, H, W (>= 1)", count=3),
+        Param("strides", 5, "per axis (>= 1)", count=3),
+        Param("dilations", 8, "per axis (>= 1)", count=3),
+        Param("pad_begin", 11, "per axis (>= 0)", count=3)),
+       class_name="MaxPoolIdx", dtypes="X and Y float32; I int64"),
     Op(91, "bitcast", 6, "X -> Y",
        "Y's bytes are X's, read as Y's dtype: the same shape and element size (bool is one byte), as ONNX BitCast",
        any_dtype=True, class_name="BitCast"),

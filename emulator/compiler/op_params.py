@@ -24,7 +24,8 @@ OPS: Dict[str, int] = {
     "rnn": 48, "pad": 49, "groupnorm": 50, "logsoftmax": 51, "mod": 52, "fmod": 53, "bitand": 54,
     "bitor": 55, "bitxor": 56, "shl": 57, "shr": 58, "cumprod": 59, "gatherelements": 60, "gathernd": 71,
     "scatternd": 72, "scatterelements": 73, "tensorscatter": 74, "powcast": 75, "reversesequence": 76,
-    "col2im": 77, "bitcast": 91,
+    "col2im": 77, "resample": 81, "gridsample": 82, "pool3d": 83, "roialign": 84, "maxpoolidx": 85,
+    "bitcast": 91,
 }
 OP_NAMES: Dict[int, str] = {v: k for k, v in OPS.items()}
 OP_MINOR: Dict[str, int] = {
@@ -37,7 +38,8 @@ OP_MINOR: Dict[str, int] = {
     "argreduce": 3, "topk": 3, "cumsum": 3, "onehot": 3, "rnn": 3, "pad": 3, "groupnorm": 3, "logsoftmax": 5,
     "mod": 5, "fmod": 5, "bitand": 5, "bitor": 5, "bitxor": 5, "shl": 5, "shr": 5, "cumprod": 5,
     "gatherelements": 5, "gathernd": 6, "scatternd": 6, "scatterelements": 6, "tensorscatter": 6,
-    "powcast": 6, "reversesequence": 6, "col2im": 6, "bitcast": 6,
+    "powcast": 6, "reversesequence": 6, "col2im": 6, "resample": 6, "gridsample": 6, "pool3d": 6,
+    "roialign": 6, "maxpoolidx": 6, "bitcast": 6,
 }
 # Ops of any dtype, and the ops that compute in float32 only (the others state their own dtypes).
 ANY_DTYPE_OPS = frozenset({
@@ -46,7 +48,7 @@ ANY_DTYPE_OPS = frozenset({
 })
 FLOAT32_ONLY_OPS = frozenset({
     "conv", "gemm", "matmul", "activation", "avgpool", "globalavgpool", "softmax", "convtranspose", "resize",
-    "reduce", "pow", "layernorm", "groupnorm", "logsoftmax", "col2im",
+    "reduce", "pow", "layernorm", "groupnorm", "logsoftmax", "col2im", "gridsample", "pool3d",
 })
 # Parameters an existing op gained later: op -> {parameter: the format minor a nonzero value needs}.
 PARAM_MINOR: Dict[str, Dict[str, int]] = {"layernorm": {"arithmetic": 6, "outputs": 6}}
@@ -78,7 +80,9 @@ ARITY: Dict[str, Tuple[int, Optional[int], int, int, int]] = {
     "bitxor": (2, 2, 2, 1, 1), "shl": (2, 2, 2, 1, 1), "shr": (2, 2, 2, 1, 1), "cumprod": (1, 1, 1, 1, 1),
     "gatherelements": (2, 2, 2, 1, 1), "gathernd": (2, 2, 2, 1, 1), "scatternd": (3, 3, 3, 1, 1),
     "scatterelements": (3, 3, 3, 1, 1), "tensorscatter": (2, 3, 2, 1, 1), "powcast": (2, 2, 2, 1, 1),
-    "reversesequence": (2, 2, 2, 1, 1), "col2im": (1, 1, 1, 1, 1), "bitcast": (1, 1, 1, 1, 1),
+    "reversesequence": (2, 2, 2, 1, 1), "col2im": (1, 1, 1, 1, 1), "resample": (3, 3, 3, 1, 1),
+    "gridsample": (2, 2, 2, 1, 1), "pool3d": (1, 1, 1, 1, 1), "roialign": (3, 3, 3, 1, 1),
+    "maxpoolidx": (1, 1, 1, 2, 2), "bitcast": (1, 1, 1, 1, 1),
 }
 ACT_RULE: Dict[str, str] = {
     "conv": "fused", "gemm": "fused", "matmul": "fused", "add": "fused", "sub": "fused", "mul": "fused",
@@ -94,7 +98,8 @@ ACT_RULE: Dict[str, str] = {
     "logsoftmax": "none", "mod": "fused", "fmod": "fused", "bitand": "none", "bitor": "none",
     "bitxor": "none", "shl": "none", "shr": "none", "cumprod": "none", "gatherelements": "none",
     "gathernd": "none", "scatternd": "none", "scatterelements": "none", "tensorscatter": "none",
-    "powcast": "none", "reversesequence": "none", "col2im": "none", "bitcast": "none",
+    "powcast": "none", "reversesequence": "none", "col2im": "none", "resample": "none", "gridsample": "none",
+    "pool3d": "none", "roialign": "none", "maxpoolidx": "none", "bitcast": "none",
 }
 # The ops an activation fuses into (their act rule is "fused").
 FUSED_ACTIVATION_OPS = frozenset({
@@ -753,6 +758,77 @@ class Col2Im(Params):
     pad_end: Sequence[int]  # up to 3 (a tuple): (>= 0)
 
 
+@dataclass(frozen=True)
+class Resample(Params):
+    """Parameters of resample (op 81)."""
+
+    OP: ClassVar[str] = "resample"
+    INTS: ClassVar[Tuple[Tuple[str, int, int], ...]] = (("axis", 0, 1),)
+    axis: int  # 0 .. ndim-1
+
+
+@dataclass(frozen=True)
+class GridSample(Params):
+    """Parameters of gridsample (op 82)."""
+
+    OP: ClassVar[str] = "gridsample"
+    INTS: ClassVar[Tuple[Tuple[str, int, int], ...]] = (
+        ("mode", 0, 1), ("padding", 1, 1), ("align_corners", 2, 1),
+    )
+    mode: int  # 0 nearest, 1 linear, 2 cubic
+    padding: int  # 0 zeros, 1 border, 2 reflection
+    align_corners: int  # 0 or 1
+
+
+@dataclass(frozen=True)
+class Pool3d(Params):
+    """Parameters of pool3d (op 83)."""
+
+    OP: ClassVar[str] = "pool3d"
+    INTS: ClassVar[Tuple[Tuple[str, int, int], ...]] = (
+        ("mode", 0, 1), ("kernel", 1, 3), ("strides", 4, 3), ("dilations", 7, 3), ("pad_begin", 10, 3),
+        ("pad_end", 13, 3),
+    )
+    mode: int  # 0 max, 1 average of the elements read, 2 average counting pads
+    kernel: Sequence[int]  # up to 3 (a tuple): window size per axis D, H, W (>= 1)
+    strides: Sequence[int]  # up to 3 (a tuple): per axis (>= 1)
+    dilations: Sequence[int]  # up to 3 (a tuple): per axis (>= 1)
+    pad_begin: Sequence[int]  # up to 3 (a tuple): per axis (>= 0)
+    pad_end: Sequence[int]  # up to 3 (a tuple): per axis (>= 0); average counting pads only
+
+
+@dataclass(frozen=True)
+class RoiAlign(Params):
+    """Parameters of roialign (op 84)."""
+
+    OP: ClassVar[str] = "roialign"
+    INTS: ClassVar[Tuple[Tuple[str, int, int], ...]] = (
+        ("mode", 0, 1), ("half_pixel", 1, 1), ("sampling_ratio", 2, 1),
+    )
+    FLOATS: ClassVar[Tuple[Tuple[str, int, int], ...]] = (("spatial_scale", 0, 1),)
+    mode: int  # 0 average, 1 max
+    half_pixel: int  # 1: half_pixel, 0: output_half_pixel
+    sampling_ratio: int  # >= 0
+    spatial_scale: float  # finite
+
+
+@dataclass(frozen=True)
+class MaxPoolIdx(Params):
+    """Parameters of maxpoolidx (op 85)."""
+
+    OP: ClassVar[str] = "maxpoolidx"
+    INTS: ClassVar[Tuple[Tuple[str, int, int], ...]] = (
+        ("rank", 0, 1), ("storage_order", 1, 1), ("kernel", 2, 3), ("strides", 5, 3), ("dilations", 8, 3),
+        ("pad_begin", 11, 3),
+    )
+    rank: int  # the pool's spatial rank: 1, 2 or 3
+    storage_order: int  # 0 or 1
+    kernel: Sequence[int]  # up to 3 (a tuple): window size per axis D, H, W (>= 1)
+    strides: Sequence[int]  # up to 3 (a tuple): per axis (>= 1)
+    dilations: Sequence[int]  # up to 3 (a tuple): per axis (>= 1)
+    pad_begin: Sequence[int]  # up to 3 (a tuple): per axis (>= 0)
+
+
 PARAMS: Dict[str, Type[Params]] = {
     "conv": Conv, "gemm": Gemm, "maxpool": MaxPool, "avgpool": AvgPool, "transpose": Transpose,
     "concat": Concat, "softmax": Softmax, "convtranspose": ConvTranspose, "resize": Resize, "reduce": Reduce,
@@ -762,5 +838,6 @@ PARAMS: Dict[str, Type[Params]] = {
     "pad": Pad, "groupnorm": GroupNorm, "logsoftmax": LogSoftmax, "cumprod": CumProd,
     "gatherelements": GatherElements, "gathernd": GatherND, "scatternd": ScatterND,
     "scatterelements": ScatterElements, "tensorscatter": TensorScatter, "reversesequence": ReverseSequence,
-    "col2im": Col2Im,
+    "col2im": Col2Im, "resample": Resample, "gridsample": GridSample, "pool3d": Pool3d, "roialign": RoiAlign,
+    "maxpoolidx": MaxPoolIdx,
 }

@@ -79,6 +79,11 @@ enum class Op : uint32_t {
     PowCast = 75,
     ReverseSequence = 76,
     Col2Im = 77,
+    Resample = 81,
+    GridSample = 82,
+    Pool3d = 83,
+    RoiAlign = 84,
+    MaxPoolIdx = 85,
     BitCast = 91,
 };
 
@@ -278,6 +283,11 @@ constexpr bool is_known(Op v) {
         case Op::PowCast:
         case Op::ReverseSequence:
         case Op::Col2Im:
+        case Op::Resample:
+        case Op::GridSample:
+        case Op::Pool3d:
+        case Op::RoiAlign:
+        case Op::MaxPoolIdx:
         case Op::BitCast: return true;
     }
     return false;
@@ -525,6 +535,11 @@ constexpr const char* op_name(Op v) {
         case Op::PowCast: return "powcast";
         case Op::ReverseSequence: return "reversesequence";
         case Op::Col2Im: return "col2im";
+        case Op::Resample: return "resample";
+        case Op::GridSample: return "gridsample";
+        case Op::Pool3d: return "pool3d";
+        case Op::RoiAlign: return "roialign";
+        case Op::MaxPoolIdx: return "maxpoolidx";
         case Op::BitCast: return "bitcast";
     }
     return "?";
@@ -626,6 +641,11 @@ constexpr const char* type_name(Op v) {
         case Op::PowCast: return "PowCast";
         case Op::ReverseSequence: return "ReverseSequence";
         case Op::Col2Im: return "Col2Im";
+        case Op::Resample: return "Resample";
+        case Op::GridSample: return "GridSample";
+        case Op::Pool3d: return "Pool3d";
+        case Op::RoiAlign: return "RoiAlign";
+        case Op::MaxPoolIdx: return "MaxPoolIdx";
         case Op::BitCast: return "BitCast";
     }
     return "?";

@@ -644,4 +644,89 @@ struct Col2ImParams {
     }
 };
 
+// resample (op 81)
+struct ResampleParams {
+    int64_t axis;  // 0 .. ndim-1
+
+    static ResampleParams of(const Node& n) {
+        ResampleParams p;
+        p.axis = n.ints[0];
+        return p;
+    }
+};
+
+// gridsample (op 82)
+struct GridSampleParams {
+    int64_t mode;  // 0 nearest, 1 linear, 2 cubic
+    int64_t padding;  // 0 zeros, 1 border, 2 reflection
+    int64_t align_corners;  // 0 or 1
+
+    static GridSampleParams of(const Node& n) {
+        GridSampleParams p;
+        p.mode = n.ints[0];
+        p.padding = n.ints[1];
+        p.align_corners = n.ints[2];
+        return p;
+    }
+};
+
+// pool3d (op 83)
+struct Pool3dParams {
+    int64_t mode;  // 0 max, 1 average of the elements read, 2 average counting pads
+    int64_t kernel[3];  // window size per axis D, H, W (>= 1)
+    int64_t strides[3];  // per axis (>= 1)
+    int64_t dilations[3];  // per axis (>= 1)
+    int64_t pad_begin[3];  // per axis (>= 0)
+    int64_t pad_end[3];  // per axis (>= 0); average counting pads only
+
+    static Pool3dParams of(const Node& n) {
+        Pool3dParams p;
+        p.mode = n.ints[0];
+        for (int k = 0; k < 3; ++k) p.kernel[k] = n.ints[1 + k];
+        for (int k = 0; k < 3; ++k) p.strides[k] = n.ints[4 + k];
+        for (int k = 0; k < 3; ++k) p.dilations[k] = n.ints[7 + k];
+        for (int k = 0; k < 3; ++k) p.pad_begin[k] = n.ints[10 + k];
+        for (int k = 0; k < 3; ++k) p.pad_end[k] = n.ints[13 + k];
+        return p;
+    }
+};
+
+// roialign (op 84)
+struct RoiAlignParams {
+    int64_t mode;  // 0 average, 1 max
+    int64_t half_pixel;  // 1: half_pixel, 0: output_half_pixel
+    int64_t sampling_ratio;  // >= 0
+    float spatial_scale;  // finite
+
+    static RoiAlignParams of(const Node& n) {
+        RoiAlignParams p;
+        p.mode = n.ints[0];
+        p.half_pixel = n.ints[1];
+        p.sampling_ratio = n.ints[2];
+        p.spatial_scale = n.floats[0];
+        return p;
+    }
+};
+
+// maxpoolidx (op 85)
+struct MaxPoolIdxParams {
+    int64_t rank;  // the pool's spatial rank: 1, 2 or 3
+    int64_t storage_order;  // 0 or 1
+    int64_t kernel[3];  // window size per axis D, H, W (>= 1)
+    int64_t strides[3];  // per axis (>= 1)
+    int64_t dilations[3];  // per axis (>= 1)
+    int64_t pad_begin[3];  // per axis (>= 0)
+
+    static MaxPoolIdxParams of(const Node& n) {
+        MaxPoolIdxParams p;
+        p.rank = n.ints[0];
+        p.storage_order = n.ints[1];
+        for (int k = 0; k < 3; ++k) p.kernel[k] = n.ints[2 + k];
+        for (int k = 0; k < 3; ++k) p.strides[k] = n.ints[5 + k];
+        for (int k = 0; k < 3; ++k) p.dilations[k] = n.ints[8 + k];
+        for (int k = 0; k < 3; ++k) p.pad_begin[k] = n.ints[11 + k];
+        return p;
+    }
+};
+
 }  // namespace accel_emu

@@ -9,6 +9,9 @@ current onnx node case uses onnx's defaults, rtol=1e-3 and atol=1e-7).
 Parameters that onnx passes as graph inputs (a Conv weight, Resize scales, Slice starts, ...) must be
 constants for the compiler: when it says an input "must be a constant", that input becomes an
 initializer holding the case's array and the case is compiled again; the result lists those inputs.
+When the value it names is computed inside the model (a function body's shape arithmetic, as the
+_expanded cases of AffineGrid), the int64 graph inputs (the shape-carrying ones) become initializers one
+at a time, in order, until it compiles or none is left.
 
 Where onnxruntime and onnx's reference disagree, the emulator gives what onnxruntime gives (the numbers
 users compare with): the cases in FOLLOW_ONNXRUNTIME are compared with onnxruntime's outputs for the same
@@ -53,6 +56,9 @@ FOLLOW_ONNXRUNTIME = {
     "test_resize_downsample_scales_linear_align_corners":
         "align_corners with scales: the reference divides by the unrounded resized length (2.4, giving "
         "3.142857), onnxruntime by the output size (2, giving 4.0)",
+    "test_resize_downsample_scales_cubic_align_corners":
+        "as the linear case: align_corners with scales 0.8 of 4 elements, the reference steps by 3/2.2 "
+        "(2.395 at output 1), onnxruntime by 3/2 (2.5), the coordinates of a 2-element output",
     "test_maxunpool_export_with_output_shape":
         "an output_shape larger than the default: the reference places the indices (positions in the default 4x4 "
         "output) on that grid padded to 5x5, onnxruntime takes them as positions in the 5x5 output flattened",

@@ -15,13 +15,14 @@ from ..importer import DEFAULT_DOMAINS, Imported, check_schema
 from ..ir import Graph, Value
 from ..op_params import ACTIVATIONS
 from ..qdq_device import FUSED_ACTIVATION
-from . import (col2im, control, conv, data, einsum, elementwise, functions, groupnorm, half, index, linalg, logic,
-               lp_norms, normalization, qinteger, qlinear, quantized, recurrent, reduce, reshape, resize, reverse,
-               rewrites, scatter, spatial)
+from . import (col2im, control, conv, data, einsum, elementwise, functions, gridsample, groupnorm, half, index,
+               linalg, logic, lp_norms, normalization, qinteger, qlinear, quantized, recurrent, reduce, reshape, resize,
+               reverse, rewrites, roialign, scatter, spatial)
 from .context import Ctx, unsupported
 
 FAMILIES = (linalg, elementwise, reduce, normalization, conv, resize, reshape, data, quantized, qlinear, qinteger,
-            logic, spatial, groupnorm, einsum, index, recurrent, scatter, reverse, col2im, lp_norms)
+            logic, spatial, groupnorm, einsum, index, recurrent, scatter, reverse, col2im, gridsample, roialign,
+            lp_norms)
 # Ops that move int8 data without computing on it: their output keeps the input's quantization. Those QDQ
 # fusion runs on the integers, and Split (its outputs each behind their own Q, which fusion leaves alone).
 QUANT_KEEPING_OPS = qdq.DATA_MOVEMENT | {"Split"}

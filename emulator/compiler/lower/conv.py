@@ -8,6 +8,7 @@ from ..op_params import AvgPool, Conv, ConvInteger, ConvTranspose, MaxPool, QCon
 from ..quant import QUANT_DTYPES
 from .context import F32, unsupported
 from .geometry import int_list, out_size, resolve_pads, transpose_out_size, transpose_pads
+from .pool3d import lower_pool3d, wants_pool3d
 
 
 _CONV_PARAMS = {"conv": Conv, "qconv": QConv, "convinteger": ConvInteger}
@@ -112,15 +113,19 @@ def emit_conv(ctx, node, op, x: Value, w, wname, bname, b, ydtype, wquant=None, 
 
 
 def lower_pool(ctx, node):
-    """MaxPool and AveragePool (every opset): 1-D and 2-D float32 pooling (input rank 3 or 4) with
+    """MaxPool and AveragePool (every opset): 1-D, 2-D and 3-D float32 pooling (input rank 3 to 5) with
     kernel_shape, strides, pads, auto_pad (NOTSET, VALID, SAME_UPPER, SAME_LOWER), ceil_mode,
-    dilations (MaxPool) and count_include_pad (AveragePool); MaxPool also of int8 and uint8. Not supported:
-    3-D and higher pooling, MaxPool's Indices output, AveragePool dilations other than 1.
+    dilations and count_include_pad (AveragePool); MaxPool also of int8 and uint8 (1-D and 2-D). Not supported:
+    4-D and higher pooling, MaxPool's Indices output. 3-D pooling and AveragePool dilations go to
+    pool3d.lower_pool3d.
     """
     x = ctx.input(node, 0)
     rank = len(x.shape)
+    if wants_pool3d(ctx, node, rank):
+        lower_pool3d(ctx, node)
+        return
     if rank not in (3, 4):
-        raise unsupported(node, f"input rank {rank} (only 1-D and 2-D pooling)")
+        raise unsupported(node, f"input rank {rank} (1-D, 2-D and 3-D pooling)")
     sp = rank - 2
     if node.attr("kernel_shape") is None:
         raise CompileError(f"{node.label}: kernel_shape is required")
@@ -133,8 +138,6 @@ def lower_pool(ctx, node):
         ctx.forbid_outputs_from(node, 1, "MaxPool indices")
         if int(node.attr("storage_order", 0)) not in (0, 1):
             raise unsupported(node, "storage_order")
-    elif any(d != 1 for d in dil):
-        raise unsupported(node, f"dilations={dil}")
     begins, ends = resolve_pads(node, x.shape[2:], kernel, strides, dil)
     _emit_pool(ctx, node, x, "maxpool" if is_max else "avgpool", kernel, strides, dil, begins, ends,
                ceil_mode, int(int(node.attr("count_include_pad", 0)) != 0))

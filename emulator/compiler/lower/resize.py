@@ -7,6 +7,7 @@ from ..errors import CompileError
 from ..op_params import NearestRounding, Resize, ResizeCoord, ResizeMode
 from .context import element_count, normalize_axis, unsupported
 from .geometry import resize_from_scales, resize_from_sizes
+from .resample import emit_resample
 
 # ONNX's attribute values -> the op's (emulator/op_schema.py); ONNX abbreviates one of them.
 _MODES = ResizeMode.BY_NAME
@@ -73,23 +74,24 @@ def _emit_resize(ctx, node, x, out_shape, scales, mode, coord, rounding):
 
 
 def lower_resize(ctx, node):
-    """Resize, opsets 10 to 19+, float32, any rank, resizing at most the last two axes (H and W of NCHW):
-    mode nearest (nearest_mode round_prefer_floor, round_prefer_ceil, floor, ceil) or linear (bilinear);
-    coordinate_transformation_mode half_pixel, asymmetric, align_corners, pytorch_half_pixel,
-    tf_half_pixel_for_nn, half_pixel_symmetric; scales or sizes as constant inputs; opset 18 axes and
-    keep_aspect_ratio_policy (stretch, not_larger, not_smaller). Opset 10 is asymmetric with onnxruntime's
-    rounding (down when upscaling, up when downscaling). Numerics follow onnxruntime where it departs from
-    the ONNX reference by a rounding error: coordinates in float, ties within 1e-6, and an output shaped as
-    the input is a copy. Not supported: mode cubic, tf_crop_and_resize,
-    antialias=1, resizing N or C (or any axis before the last two), non-constant scales or sizes.
+    """Resize, opsets 10 to 19+, float32, any rank: mode nearest (nearest_mode round_prefer_floor,
+    round_prefer_ceil, floor, ceil), linear or cubic (cubic_coeff_a, exclude_outside); antialias=1 for linear
+    and cubic; coordinate_transformation_mode half_pixel, asymmetric, align_corners, pytorch_half_pixel,
+    tf_half_pixel_for_nn, half_pixel_symmetric, tf_crop_and_resize (constant roi, extrapolation_value);
+    scales or sizes as constant inputs; opset 18 axes and keep_aspect_ratio_policy (stretch, not_larger,
+    not_smaller). Opset 10 is asymmetric with onnxruntime's rounding (down when upscaling, up when
+    downscaling). Numerics follow onnxruntime where it departs from the ONNX reference by a rounding error:
+    coordinates in float, ties within 1e-6, and an output shaped as the input is a copy; antialias follows
+    onnxruntime's filter windows (Pillow's). Not supported: non-constant scales, sizes or roi; opset 10
+    resizing an axis before the last two.
 
     Emits one resize node (FORMAT.md op 17), with reshapes around it for ranks other than 4."""
     x = ctx.input(node, 0)
     rank = len(x.shape)
     if rank == 0:
         raise CompileError(f"{node.label}: input is a scalar")
-    mode = _mode(node)
     if ctx.opset < 11:
+        mode = _mode(node)
         scales = ctx.const_input(node, 1, "scales")
         if scales is None:
             raise CompileError(f"{node.label}: input scales is required")
@@ -97,16 +99,20 @@ def lower_resize(ctx, node):
         rounding = _simple_rounding(node, scales[-2:]) if mode == _MODES["nearest"] else 0
         _emit_resize(ctx, node, x, out, scales, mode, _ASYMMETRIC, rounding)
         return
+    mode_name = node.attr("mode", "nearest")
+    if mode_name not in ("nearest", "linear", "cubic"):
+        raise unsupported(node, f"mode '{mode_name}'")
     coord = node.attr("coordinate_transformation_mode", "half_pixel")
-    if coord not in _COORDS:
+    if coord not in _COORDS and coord != "tf_crop_and_resize":
         raise unsupported(node, f"coordinate_transformation_mode '{coord}'")
     nearest_mode = node.attr("nearest_mode", "round_prefer_floor")
     if nearest_mode not in _ROUNDINGS:
         raise unsupported(node, f"nearest_mode '{nearest_mode}'")
-    axes, policy = list(range(rank)), "stretch"
+    axes, policy, antialias = list(range(rank)), "stretch", False
     if ctx.opset >= 18:
-        if int(node.attr("antialias", 0)):
-            raise unsupported(node, "antialias=1")
+        antialias = bool(int(node.attr("antialias", 0)))
+        if antialias and mode_name == "nearest":
+            raise unsupported(node, "antialias=1 with mode nearest (onnxruntime refuses it too)")
         policy = node.attr("keep_aspect_ratio_policy", "stretch")
         if policy not in ("stretch", "not_larger", "not_smaller"):
             raise unsupported(node, f"keep_aspect_ratio_policy '{policy}'")
@@ -114,6 +120,9 @@ def lower_resize(ctx, node):
             axes = [normalize_axis(node, a, rank, "axes") for a in node.attr("axes")]
             if len(set(axes)) != len(axes):
                 raise CompileError(f"{node.label}: repeated axes {list(node.attr('axes'))}")
+    exclude_outside = bool(int(node.attr("exclude_outside", 0)))
+    if exclude_outside and mode_name != "cubic" and not antialias:  # onnxruntime refuses it too
+        raise CompileError(f"{node.label}: exclude_outside=1 needs mode cubic or antialias=1")
     scales = ctx.const_input(node, 2, "scales")
     sizes = ctx.const_input(node, 3, "sizes")
     scales = None if scales is None or scales.size == 0 else _values(node, scales, "scales", len(axes))
@@ -134,7 +143,27 @@ def lower_resize(ctx, node):
         if any(s < 1 for s in full):
             raise CompileError(f"{node.label}: sizes {sizes} must be >= 1")
         out, full = resize_from_sizes(x.shape, full, axes, policy)
-    _emit_resize(ctx, node, x, out, full, mode, _COORDS[coord], _ROUNDINGS[nearest_mode])
+    outer_resized = any(out[i] != x.shape[i] or (full[i] != 1 and x.shape[i] != 1) for i in range(rank - 2))
+    if mode_name == "cubic" or antialias or coord == "tf_crop_and_resize" or outer_resized:
+        emit_resample(ctx, node, x, out, full, mode_name, coord, rounding=nearest_mode,
+                      roi=_roi(ctx, node, rank, axes) if coord == "tf_crop_and_resize" else None,
+                      cubic_a=float(node.attr("cubic_coeff_a", -0.75)), exclude_outside=exclude_outside,
+                      antialias=antialias, extrapolation=float(node.attr("extrapolation_value", 0.0)))
+        return
+    _emit_resize(ctx, node, x, out, full, _MODES[mode_name], _COORDS[coord], _ROUNDINGS[nearest_mode])
+
+
+def _roi(ctx, node, rank, axes):
+    """tf_crop_and_resize's roi as [starts of every axis, ends of every axis] (opset 18's axes form names
+    only those axes; the others keep 0 .. 1), from the constant input 1."""
+    roi = ctx.const_input(node, 1, "roi")
+    full = [0.0] * rank + [1.0] * rank
+    if roi is None or roi.size == 0:
+        return full
+    vals = _values(node, roi, "roi", 2 * len(axes))
+    for j, a in enumerate(axes):
+        full[a], full[rank + a] = vals[j], vals[len(axes) + j]
+    return full
 
 
 def lower_upsample(ctx, node):

@@ -100,6 +100,11 @@ constexpr OpContract op_contract(Op v) {
         case Op::PowCast: return {"powcast", 2, 2, 2, 1, 1, DTypeRule::Any, ActRule::MustBeNone};
         case Op::ReverseSequence: return {"reversesequence", 2, 2, 2, 1, 1, DTypeRule::Any, ActRule::MustBeNone};
         case Op::Col2Im: return {"col2im", 1, 1, 1, 1, 1, DTypeRule::Float32, ActRule::MustBeNone};
+        case Op::Resample: return {"resample", 3, 3, 3, 1, 1, DTypeRule::Any, ActRule::MustBeNone};
+        case Op::GridSample: return {"gridsample", 2, 2, 2, 1, 1, DTypeRule::Float32, ActRule::MustBeNone};
+        case Op::Pool3d: return {"pool3d", 1, 1, 1, 1, 1, DTypeRule::Float32, ActRule::MustBeNone};
+        case Op::RoiAlign: return {"roialign", 3, 3, 3, 1, 1, DTypeRule::Any, ActRule::MustBeNone};
+        case Op::MaxPoolIdx: return {"maxpoolidx", 1, 1, 1, 2, 2, DTypeRule::Any, ActRule::MustBeNone};
         case Op::BitCast: return {"bitcast", 1, 1, 1, 1, 1, DTypeRule::Any, ActRule::MustBeNone};
     }
     return {nullptr, 0, 0, 0, 0, 0, kern::DTypeRule::Any, kern::ActRule::MustBeNone};

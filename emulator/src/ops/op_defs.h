@@ -73,6 +73,11 @@ extern const OpDef kTensorScatterDef;
 extern const OpDef kPowCastDef;
 extern const OpDef kReverseSequenceDef;
 extern const OpDef kCol2ImDef;
+extern const OpDef kResampleDef;
+extern const OpDef kGridSampleDef;
+extern const OpDef kPool3dDef;
+extern const OpDef kRoiAlignDef;
+extern const OpDef kMaxPoolIdxDef;
 extern const OpDef kBitCastDef;
 
 }  // namespace accel_emu

@@ -73,6 +73,11 @@ const OpDef* find_op(uint32_t op) {
         case Op::PowCast: return &kPowCastDef;
         case Op::ReverseSequence: return &kReverseSequenceDef;
         case Op::Col2Im: return &kCol2ImDef;
+        case Op::Resample: return &kResampleDef;
+        case Op::GridSample: return &kGridSampleDef;
+        case Op::Pool3d: return &kPool3dDef;
+        case Op::RoiAlign: return &kRoiAlignDef;
+        case Op::MaxPoolIdx: return &kMaxPoolIdxDef;
         case Op::BitCast: return &kBitCastDef;
     }
     return nullptr;

@@ -851,9 +851,9 @@ def test_an_unsupported_op_computed_at_compile_time_is_fine():
 
 
 def test_unsupported_attribute_and_domain():
-    m = model([helper.make_node("AveragePool", ["x"], ["y"], name="ap", kernel_shape=[2, 2],
-                                dilations=[2, 2])], [("x", [1, 1, 5, 5])], ["y"], opset=19)
-    with pytest.raises(compiler.CompileError, match=r"dilations.*'AveragePool'.*'ap'"):
+    m = model([helper.make_node("GridSample", ["x", "x"], ["y"], name="gs", padding_mode="wrap")],
+              [("x", [1, 1, 5, 2])], ["y"], opset=20)
+    with pytest.raises(compiler.CompileError, match=r"padding_mode 'wrap'.*'GridSample'.*'gs'"):
         compiler.compile_model(m)
     n = helper.make_node("Gelu", ["x"], ["y"], name="g1", domain="com.microsoft")
     g = helper.make_graph([n], "t", [helper.make_tensor_value_info("x", F, [2])],

@@ -192,6 +192,22 @@ for _op, _attrs in _ACTIVATIONS.items():
     CASES[_op] = ([node(onnx_op, **attrs)], {"x": X}, None, None, opset)
     CASES[f"Conv+{_op}"] = ([helper.make_node("Conv", ["x", "W"], ["c"]), node(onnx_op, ("c",), **attrs)],
                             {"x": X}, {"W": w(3, 2, 1, 1)}, None, opset)
+# Resize's cubic form (resample), GridSample, 3-D pools (pool3d), MaxPool's indices (maxpoolidx) and RoiAlign.
+X5 = special((1, 2, 4, 6, 6), seed=8)
+CASES["Resize(cubic)"] = ([node("Resize", ("x", "", "sc"), mode="cubic")], {"x": X},
+                          {"sc": np.array([1, 1, 1.5, 0.7], np.float32)}, None)
+CASES["GridSample"] = ([node("GridSample", ("x", "g"), padding_mode="border")], {"x": X},
+                       {"g": np.random.default_rng(9).uniform(-1.1, 1.1, (1, 4, 5, 2)).astype(np.float32)}, None, 20)
+CASES["AveragePool(3-D)"] = ([node("AveragePool", kernel_shape=[2, 3, 3], pads=[0, 1, 1, 0, 1, 1])], {"x": X5},
+                             None, None)
+CASES["MaxPool(3-D)"] = ([node("MaxPool", kernel_shape=[2, 2, 2], strides=[2, 2, 2])], {"x": X5}, None,
+                         lambda x: x.reshape(1, 2, 2, 2, 3, 2, 3, 2).max(axis=(3, 5, 7)))
+# The indices as floats: onnxruntime's loop (a window's first element kept unless a later one is greater).
+CASES["MaxPool(indices)"] = ([helper.make_node("MaxPool", ["x"], ["m", "i"], kernel_shape=[2, 2], strides=[2, 2]),
+                              node("Cast", ("i",), to=F)], {"x": X}, None, None, 12)
+CASES["RoiAlign"] = ([node("RoiAlign", ("x", "r", "b"), output_height=3, output_width=2)], {"x": X},
+                     {"r": np.array([[0, 0, 5, 5], [1, 2, 4, 5.5], [-1, 0, 3, 2]], np.float32),
+                      "b": np.zeros(3, np.int64)}, None, 16)
 CASES["Clip"] = ([node("Clip", ("x", "lo", "hi"))], {"x": X}, {"lo": np.float32(-0.5), "hi": np.float32(0.5)}, None)
 CASES["Silu"] = ([helper.make_node("Sigmoid", ["x"], ["s"]), node("Mul", ("x", "s"))], {"x": X}, None, None)
 for _e in (2.0, 3.0, 0.5, -1.0, 0.0, 1.7):
@@ -270,7 +286,8 @@ def test_nan_and_infinities(dev, name):
 # ThresholdedRelu give 0 for NaN, as their ONNX definitions' strict comparisons do in onnxruntime and numpy;
 # Hardmax's outputs are 0 and 1).
 _NAN_ABSORBING = {"Pow^0.0", "Quantize", "DynamicQuantizeLinear", "Slice", "Gather", "GatherElements", "OneHot",
-                  "TopK", "Shrink", "Conv+Shrink", "ThresholdedRelu", "Conv+ThresholdedRelu", "Hardmax"}
+                  "TopK", "Shrink", "Conv+Shrink", "ThresholdedRelu", "Conv+ThresholdedRelu", "Hardmax",
+                  "MaxPool(indices)"}
 
 # Runtime ops that never see a float: their inputs are integers (quantized or not) or bool.
 INTEGER_ONLY = {"logic", "bitand", "bitor", "bitxor", "shl", "shr", "dequantize", "qconv", "qmatmul", "qgemm",

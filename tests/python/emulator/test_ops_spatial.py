@@ -374,11 +374,11 @@ def test_resize_keep_aspect_ratio(dev, policy, sizes, axes, mode):
     check(dev, m, x_shape, exact=mode == "nearest", tol=1e-5)
 
 
-def test_resize_keep_aspect_ratio_over_all_axes():
-    """Without axes the policy's scale applies to N and C too (ONNX spec), which the emulator cannot do."""
+def test_resize_keep_aspect_ratio_over_all_axes(dev):
+    """Without axes the policy's scale applies to N and C too (ONNX spec): those resize as onnxruntime does
+    (resample nodes, tests/python/emulator/test_ops_resize_modes.py)."""
     m = resize((1, 3, 6, 5), 18, sizes=[1, 3, 10, 10], keep_aspect_ratio_policy="not_smaller", name="k")
-    with pytest.raises(CompileError, match=r"resizing axis 0.*'k'"):
-        compiler.compile_model(m)
+    assert check(dev, m, (1, 3, 6, 5), exact=True).shape == (2, 6, 12, 10)
 
 
 OTHER_RANKS = {
@@ -426,15 +426,14 @@ def test_resize_compile_errors():
         with pytest.raises(CompileError, match=pattern):
             compiler.compile_model(m)
 
-    fails(resize(X4, 19, scales=[1, 1, 2, 2], mode="cubic", name="r1"),
-          r"unsupported mode 'cubic' in op 'Resize' \(node 'r1'\)")
-    fails(resize(X4, 19, roi=[0, 0, 0, 0, 1, 1, 1, 1], scales=[1, 1, 2, 2], name="r2",
-                 coordinate_transformation_mode="tf_crop_and_resize"),
-          r"unsupported coordinate_transformation_mode 'tf_crop_and_resize'.*'r2'")
-    fails(resize(X4, 19, scales=[1, 1, 2, 2], mode="linear", antialias=1, name="r3"),
-          r"unsupported antialias=1.*'r3'")
-    fails(resize(X4, 19, scales=[1, 2, 2, 2], name="r4"), r"resizing axis 1.*'r4'")
-    fails(resize(X4, 19, sizes=[4, 3, 5, 7], name="r5"), r"resizing axis 0.*'r5'")
+    fails(resize(X4, 19, scales=[1, 1, 2, 2], mode="area", name="r1"),
+          r"unsupported mode 'area' in op 'Resize' \(node 'r1'\)")
+    fails(resize(X4, 19, scales=[1, 1, 2, 2], name="r2", coordinate_transformation_mode="tf_crop"),
+          r"unsupported coordinate_transformation_mode 'tf_crop'.*'r2'")
+    fails(resize(X4, 19, scales=[1, 1, 2, 2], mode="nearest", antialias=1, name="r3"),
+          r"unsupported antialias=1 with mode nearest.*'r3'")
+    fails(resize(X4, 19, scales=[1, 1, 2, 2], mode="linear", exclude_outside=1, name="r4"),
+          r"r4.*exclude_outside=1 needs mode cubic or antialias=1")
     fails(resize(X4, 19, scales=[1, 1, 2, 2], sizes=[2, 3, 10, 14], name="r6"), r"r6.*exactly one of scales")
     fails(resize(X4, 19, scales=[1, 1, 2, 2], nearest_mode="nearest_even", name="r7"),
           r"unsupported nearest_mode 'nearest_even'.*'r7'")
