@@ -1,5 +1,6 @@
 """Ops lowered by rewriting them into other ONNX ops (the lowering loop queues the nodes each rewrite returns in
-place of the node): Compress of a constant condition as a Gather of the indices it keeps; DFT and STFT as
+place of the node): Compress of a constant condition as a Gather of the indices it keeps; MelWeightMatrix of
+constant inputs as the table it makes; DFT and STFT as
 products with constant cosine and sine matrices (a GEMM per transform: the lengths are static and short in the
 models that use them, where an FFT's fewer operations would not pay for its shuffles)."""
 
@@ -161,4 +162,13 @@ def stft(ctx, node: OnnxNode) -> list:
     return b.nodes
 
 
-REWRITES = {"Compress": compress, "DFT": dft, "STFT": stft}
+def table(ctx, node: OnnxNode) -> list:
+    """MelWeightMatrix: a table its inputs (sizes, rates, frequencies) define, computed when the model compiles by
+    onnx's reference (as every node of constant inputs is): its inputs must be constants."""
+    for i, name in enumerate(node.inputs):
+        if name:
+            ctx.const_input(node, i, f"input {i}")
+    raise CompileError(f"{node.label}: not computed at compile time")  # unreachable: the driver folds it first
+
+
+REWRITES = {"Compress": compress, "DFT": dft, "STFT": stft, "MelWeightMatrix": table}

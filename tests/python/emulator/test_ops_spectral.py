@@ -68,3 +68,24 @@ def test_one_sided_inverse_is_refused_by_name():
     m = onnx_model([helper.make_node("DFT", ["x", "", "axis"], ["y"], name="d", inverse=1, onesided=1)],
                    [("x", "float32", (1, 6, 2))], [("y", "float32")], {"axis": np.array(1, np.int64)}, opset=20)
     compile_error(m, r"unsupported inverse=1 with onesided=1 .* in op 'DFT' \(node 'd'\)")
+
+
+def test_mel_weight_matrix_of_constants_folds_as_onnxruntime_computes_it(dev):
+    # A log-mel front end: the table from constant sizes and rates, applied to a runtime spectrum.
+    inits = {"bins": np.array(8, np.int64), "dft": np.array(64, np.int64), "rate": np.array(16000, np.int64),
+             "lo": np.array(20.0, np.float32), "hi": np.array(7600.0, np.float32)}
+    nodes = [helper.make_node("MelWeightMatrix", ["bins", "dft", "rate", "lo", "hi"], ["w"]),
+             helper.make_node("MatMul", ["spec", "w"], ["mel"])]
+    m = onnx_model(nodes, [("spec", "float32", (5, 33))], [("mel", "float32")], inits, opset=17)
+    spec = np.abs(np.random.default_rng(9).standard_normal((5, 33))).astype(np.float32)
+    (got,) = _run(dev, m, {"spec": spec})
+    (want,) = run_ort(m, {"spec": spec})
+    _close(got, want, "MelWeightMatrix")
+
+
+def test_mel_weight_matrix_of_a_runtime_input_is_refused_by_name():
+    inits = {"dft": np.array(64, np.int64), "rate": np.array(16000, np.int64), "lo": np.array(20.0, np.float32),
+             "hi": np.array(7600.0, np.float32)}
+    m = onnx_model([helper.make_node("MelWeightMatrix", ["bins", "dft", "rate", "lo", "hi"], ["w"], name="mel")],
+                   [("bins", "int64", ())], [("w", "float32")], inits, opset=17)
+    compile_error(m, r"'mel' \(MelWeightMatrix\): input 0 \('bins'\) must be a constant")
