@@ -72,8 +72,7 @@ LOOSER_ATOL = dict.fromkeys(
     ("test_dft_inverse", "test_dft_inverse_opset19"),
     (1e-5, "the inverse of a forward transform: values exactly 0 (accel gives 0.0) are float noise of up to 3.8e-6 "
            "in the reference; onnxruntime's differ from the reference by 1.9e-5"))
-FOLLOW_ONNXRUNTIME.update(dict.fromkeys(("test_attention_4d_causal_fp16", "test_attention_4d_causal_fp16_expanded"),
-                                        _HALF_ROUNDING))
+FOLLOW_ONNXRUNTIME["test_attention_4d_causal_fp16"] = _HALF_ROUNDING
 
 
 def onnxruntime_outputs(case: Case) -> list:

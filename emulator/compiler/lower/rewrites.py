@@ -72,6 +72,17 @@ def _dft_matrices(n: int, length: int, bins: int, inverse: bool, complex_input: 
     return (np.concatenate(wr) * scale).astype(np.float32), (np.concatenate(wi) * scale).astype(np.float32)
 
 
+def _inverse_real_matrix(n: int, length: int, complex_input: bool):
+    """W: [x_re | x_im] (n bins each) times W gives the real signal of `length` whose spectrum's first n bins they
+    are (the others its conjugate mirror): each bin but 0 and length/2 counted twice."""
+    k = np.arange(length)[None, :]
+    m = (np.arange(n)[:, None] * k) % length
+    angle = 2 * np.pi * m / length
+    twice = np.where((np.arange(n) == 0) | (2 * np.arange(n) == length), 1.0, 2.0)[:, None]
+    rows = [twice * np.cos(angle)] + ([-twice * np.sin(angle)] if complex_input else [])
+    return (np.concatenate(rows) / length).astype(np.float32)
+
+
 class _Builder:
     def __init__(self, ctx, node):
         self.ctx, self.node, self.nodes = ctx, node, []
@@ -98,26 +109,32 @@ class _Builder:
         axes = self.const(np.array([-1], np.int64), "last")
         self.add("Concat", [self.add("Unsqueeze", [h, axes]) for h in halves], [out], axis=-1)
 
+    def real_signal(self, parts: list, n: int, length: int, out: str, perm) -> None:
+        """`out` [..., length, 1]: the real signal whose one-sided spectrum's n bins the parts hold, along the
+        last axis, transposed back by `perm`."""
+        z = parts[0] if len(parts) == 1 else self.add("Concat", parts, axis=-1)
+        w = _inverse_real_matrix(n, length, len(parts) == 2)
+        y = self.add("Transpose", [self.add("MatMul", [z, self.const(w, "idft_real")])], perm=perm)
+        self.add("Unsqueeze", [y, self.const(np.array([-1], np.int64), "last")], [out])
+
 
 def dft(ctx, node: OnnxNode) -> list:
     """DFT (opset 17 on) of a real ([..., 1]) or complex ([..., 2]) input along `axis` (an attribute, an input
     from opset 20, constant), dft_length constant (the input zero-padded or cut to it), forward or inverse, the
-    one-sided forward transform's length // 2 + 1 bins. Not supported: the one-sided inverse (a real output from
-    half a spectrum)."""
+    one-sided forward transform's length // 2 + 1 bins; the one-sided inverse, the real signal ([..., 1]) of
+    dft_length (default 2 * (bins - 1)) whose spectrum's first bins the input holds."""
     x = ctx.input(node, 0)
     rank = len(x.shape)
     if rank < 2 or x.shape[-1] not in (1, 2):
         raise CompileError(f"{node.label}: input '{x.name}' {tuple(x.shape)} does not end in a real (1) or "
                            f"complex (2) axis")
     inverse, onesided = bool(node.attr("inverse", 0)), bool(node.attr("onesided", 0))
-    if inverse and onesided:
-        raise CompileError(str(unsupported(node, "inverse=1 with onesided=1 (a real signal from half a spectrum)")))
     axis = _int_input(ctx, node, 2, "axis", -2) if ctx.opset >= 20 else node.attr("axis", 1)
     axis = normalize_axis(node, axis, rank)
     if axis == rank - 1:
         raise CompileError(f"{node.label}: axis {axis} is the real/imaginary axis")
     n = x.shape[axis]
-    length = _int_input(ctx, node, 1, "dft_length", n)
+    length = _int_input(ctx, node, 1, "dft_length", 2 * (n - 1) if inverse and onesided else n)
     if length < 1:
         raise CompileError(f"{node.label}: dft_length {length} is not positive")
     bins = length // 2 + 1 if onesided else length
@@ -126,12 +143,16 @@ def dft(ctx, node: OnnxNode) -> list:
     perm = [d for d in range(rank - 1) if d != axis] + [axis]
     back = [perm.index(d) for d in range(rank - 1)]
     parts = [b.add("Transpose", [p], perm=perm) for p in parts]
-    if n > length:
-        starts, ends, last = (b.const(np.array([v], np.int64), hint) for v, hint in ((0, "start"), (length, "end"),
+    keep = min(n, length // 2 + 1 if inverse and onesided else length)  # the input bins the output reads
+    if n > keep:
+        starts, ends, last = (b.const(np.array([v], np.int64), hint) for v, hint in ((0, "start"), (keep, "end"),
                                                                                       (-1, "axis")))
         parts = [b.add("Slice", [p, starts, ends, last]) for p in parts]
-        n = length
-    b.spectrum(parts, n, length, bins, inverse, node.outputs[0], back)
+        n = keep
+    if inverse and onesided:
+        b.real_signal(parts, n, length, node.outputs[0], back)
+    else:
+        b.spectrum(parts, n, length, bins, inverse, node.outputs[0], back)
     return b.nodes
 
 

@@ -1,6 +1,6 @@
 """DFT and STFT (lower/rewrites.py: products with constant cosine and sine matrices) against onnxruntime's FFT and
 numpy's: real and complex inputs, every axis, one-sided, inverse, a dft_length that pads or cuts, STFT frames with
-a constant or a runtime window; the one-sided inverse refused by name."""
+a constant or a runtime window; the one-sided inverse against numpy's irfft."""
 
 import numpy as np
 import pytest
@@ -64,10 +64,19 @@ def test_stft_is_onnxruntimes(dev, window_kind):
     _close(got, want, "STFT")
 
 
-def test_one_sided_inverse_is_refused_by_name():
-    m = onnx_model([helper.make_node("DFT", ["x", "", "axis"], ["y"], name="d", inverse=1, onesided=1)],
-                   [("x", "float32", (1, 6, 2))], [("y", "float32")], {"axis": np.array(1, np.int64)}, opset=20)
-    compile_error(m, r"unsupported inverse=1 with onesided=1 .* in op 'DFT' \(node 'd'\)")
+@pytest.mark.parametrize("length", [None, 9, 12])
+def test_one_sided_inverse_is_the_real_signal(dev, length):
+    # numpy's irfft: the spectrum's first bins, the rest their conjugate mirror; cut or padded to dft_length.
+    spectrum = np.fft.rfft(np.random.default_rng(10).standard_normal((3, 10)), axis=1)
+    x = np.stack([spectrum.real, spectrum.imag], -1).astype(np.float32)
+    inputs, inits = ["x", "len" if length else "", "axis"], {"axis": np.array(1, np.int64)}
+    if length:
+        inits["len"] = np.array(length, np.int64)
+    m = onnx_model([helper.make_node("DFT", inputs, ["y"], inverse=1, onesided=1)], [("x", "float32", x.shape)],
+                   [("y", "float32")], inits, opset=20)
+    (got,) = _run(dev, m, {"x": x})
+    want = np.fft.irfft(spectrum, n=length or 10, axis=1)[..., None]
+    _close(got, want.astype(np.float32), "one-sided inverse against numpy")
 
 
 def test_mel_weight_matrix_of_constants_folds_as_onnxruntime_computes_it(dev):
