@@ -11,7 +11,7 @@ from onnx import helper
 
 from ..errors import CompileError
 from ..importer import OnnxNode
-from .context import normalize_axis, unsupported
+from .context import normalize_axis
 
 
 def _node(ctx, node, op, inputs, outputs=None, **attrs) -> OnnxNode:
