@@ -973,6 +973,7 @@ def _constant_model():
     return m
 
 
+@pytest.mark.emulator
 def test_a_model_without_inputs_is_a_1_6_file_that_runs(dev):
     m = _constant_model()
     data = compiler.compile_model(m)

@@ -6,6 +6,10 @@ indices stay int64)."""
 import numpy as np
 import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
+import pytest
+
+# The emulator's compiler and kernels (a board's toolchain compiles what it supports itself).
+pytestmark = pytest.mark.emulator
 
 H, F = TensorProto.FLOAT16, TensorProto.FLOAT
 

@@ -11,6 +11,9 @@ from onnx import TensorProto, helper
 from accel import compiler
 from accel.compiler import coverage
 
+# The emulator's compiler and kernels (a board's toolchain compiles what it supports itself).
+pytestmark = pytest.mark.emulator
+
 F = TensorProto.FLOAT
 
 

@@ -604,6 +604,7 @@ def test_eyelike_is_a_constant(dev, shape, k, dtype):
     assert sorted(ops(m)) == ["activation", "copy"]
 
 
+@pytest.mark.emulator
 @pytest.mark.parametrize("training, ratio", [(None, None), (False, 0.5), (True, 0.0)])
 def test_dropout_mask_where_nothing_is_dropped(dev, training, ratio):
     # Inference, or training with ratio 0: y is x and the mask all true, as onnxruntime gives them.
@@ -624,6 +625,7 @@ def test_dropout_that_drops_at_random_is_refused():
     compile_error(m, r"unsupported training_mode=True \(random\) with a ratio above 0 in op 'Dropout' \(node 'd'\)")
 
 
+@pytest.mark.emulator
 @pytest.mark.parametrize("axis, cond", [(0, [1, 0, 1]), (1, [0, 1]), (-1, [1, 1, 0, 1]), (None, [0, 1, 1, 0, 0, 1])])
 def test_compress_of_a_constant_condition(dev, axis, cond):
     attrs = {} if axis is None else {"axis": axis}
@@ -638,6 +640,7 @@ def test_compress_of_a_condition_computed_at_run_time_is_refused():
     compile_error(m, r"'cp' \(Compress\): condition \('c'\) must be a constant")
 
 
+@pytest.mark.emulator
 @pytest.mark.parametrize("src, dst", [("float32", "int32"), ("int32", "float32"), ("uint32", "int32"),
                                       ("int8", "uint8"), ("uint16", "int16"), ("bool", "uint8"), ("float16", "int16"),
                                       ("int64", "uint64")])

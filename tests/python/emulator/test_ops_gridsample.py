@@ -15,6 +15,9 @@ from onnx import helper
 import accel
 from accel.compiler import accm
 
+# The emulator's compiler and kernels (a board's toolchain compiles what it supports itself).
+pytestmark = pytest.mark.emulator
+
 MODES = ["nearest", "linear", "cubic"]
 PADDINGS = ["zeros", "border", "reflection"]
 

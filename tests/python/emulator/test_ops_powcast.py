@@ -11,6 +11,9 @@ from onnx import helper
 
 import accel
 
+# The emulator's compiler and kernels (a board's toolchain compiles what it supports itself).
+pytestmark = pytest.mark.emulator
+
 PAIRS = [("int32", "int32"), ("int64", "int64"), ("int32", "int64"), ("int64", "int32"), ("int32", "float32"),
          ("int64", "float32"), ("float32", "int32"), ("float32", "int64")]
 

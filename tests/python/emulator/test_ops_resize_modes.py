@@ -15,6 +15,9 @@ from onnx import helper
 import accel
 from accel.compiler import accm
 
+# The emulator's compiler and kernels (a board's toolchain compiles what it supports itself).
+pytestmark = pytest.mark.emulator
+
 X4 = (2, 3, 6, 7)
 COORDS = ["half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel", "half_pixel_symmetric"]
 # (kind, values of H and W): upscale, non-integer up, downscale, non-integer down, mixed, one axis.

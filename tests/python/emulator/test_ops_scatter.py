@@ -18,6 +18,9 @@ import accel
 from accel import compiler
 from accel.compiler import accm
 
+# The emulator's compiler and kernels (a board's toolchain compiles what it supports itself).
+pytestmark = pytest.mark.emulator
+
 rand = functools.partial(rand_array, scale=10)
 
 ALL_DTYPES = ["float32", "float16", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",

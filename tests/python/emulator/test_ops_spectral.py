@@ -7,6 +7,9 @@ import pytest
 from conftest import compile_error, onnx_model, run_ort
 from onnx import helper
 
+# The emulator's compiler and kernels (a board's toolchain compiles what it supports itself).
+pytestmark = pytest.mark.emulator
+
 
 def _run(dev, m, feeds):
     model = dev.load(m.SerializeToString())
