@@ -94,11 +94,11 @@ def lower(imp: Imported, fold_limit: int = folding.FOLD_LIMIT_BYTES, int8: str =
                     continue
                 g.values[o] = Value(o, r.dtype, tuple(r.shape), r)
             continue
+        if half.needs_float32(g, node):  # before the rewrites: theirs are float32 ops
+            queue.extendleft(reversed(half.in_float32(ctx, node)))
+            continue
         if node.op in rewrites.REWRITES and node.domain in DEFAULT_DOMAINS:
             queue.extendleft(reversed(rewrites.REWRITES[node.op](ctx, node)))
-            continue
-        if half.needs_float32(g, node):
-            queue.extendleft(reversed(half.in_float32(ctx, node)))
             continue
         handler = HANDLERS.get(node.op)
         if handler is None:

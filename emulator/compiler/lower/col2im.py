@@ -41,6 +41,10 @@ def lower_col2im(ctx, node):
     if (min(image + block + dil + strides) < 1 or min(pads) < 0):
         raise CompileError(f"{node.label}: image_shape {image}, block_shape {block}, dilations {dil}, strides "
                            f"{strides} must be >= 1 and pads {pads} >= 0")
+    if (max(block + dil) > 1 << 20 or any(strides[d] > image[d] or max(pads[d], pads[s + d]) > image[d]
+                                          for d in range(s))):
+        raise unsupported(node, f"block_shape {block} or dilations {dil} past 2^20, or strides {strides} or pads "
+                                f"{pads} past image_shape {image} (the col2im op's limits)")
     grid = [(image[d] + pads[d] + pads[s + d] - dil[d] * (block[d] - 1) - 1) // strides[d] + 1 for d in range(s)]
     k, length = int(np.prod(block)), int(np.prod(grid))
     if len(x.shape) != 3 or min(grid) < 1 or x.shape[1] % k or x.shape[2] != length:

@@ -76,8 +76,9 @@ def _used(ctx: Ctx, nodes: list) -> list:
     return nodes
 
 
-def _graph_inputs_of(ctx: Ctx, name: str) -> set:
-    """The graph inputs the tensor `name` is computed from."""
+def _graph_inputs_of(ctx: Ctx, name: str) -> set | None:
+    """The graph inputs the tensor `name` of the main graph is computed from; None where the trace meets a tensor
+    the model's nodes do not make (one made inside a branch, a loop body or a function body)."""
     producer = {o: n for n in ctx.imp.nodes for o in n.outputs if o}
     found, seen, todo = set(), set(), [name]
     while todo:
@@ -89,13 +90,15 @@ def _graph_inputs_of(ctx: Ctx, name: str) -> set:
             found.add(t)
         elif t in producer:
             todo.extend(i for i in producer[t].all_inputs if i)
+        elif t not in ctx.g.values or not ctx.g.values[t].is_const:
+            return None
     return found
 
 
 def _left_to_caller(ctx: Ctx, cond: str) -> list:
     """The inputs the condition comes from, where they are a few small integer or bool ones alone (a sample rate,
     a mode); else []."""
-    inputs = sorted(_graph_inputs_of(ctx, cond))
+    inputs = sorted(_graph_inputs_of(ctx, cond) or ())
     small = all(ctx.g.values[i].dtype.kind in _VALUE_DTYPES and int(np.prod(ctx.g.values[i].shape)) <= _VALUE_ELEMENTS
                 for i in inputs)
     return inputs if small else []
@@ -139,6 +142,8 @@ def select(ctx: Ctx, node: OnnxNode) -> None:
     if cond.dtype != np.dtype(bool):
         c = ctx.g.add_value(f"{node.name}/bool", bool, cond.shape)
         ctx.emit("cast", [cond.name], [c], f"{node.name}/bool")
+    if len(cond.shape) > len(a.shape):  # a [1] condition selecting scalars: where's operands are of Y's rank or less
+        c = ctx.reshape_temp(c, (), f"{node.name}/scalar", f"{node.name}/scalar")
     ctx.define(node.outputs[0], a.dtype, a.shape)
     ctx.emit("where", [c, a.name, b.name], [node.outputs[0]], node.name)
 

@@ -38,11 +38,13 @@ def lower_gridsample(ctx, node):
     if len(grid.shape) != rank or grid.shape[0] != x.shape[0] or grid.shape[-1] != r:
         raise CompileError(f"{node.label}: grid shape {tuple(grid.shape)} is not [N, ..., {r}] for input shape "
                            f"{tuple(x.shape)}")
+    align = node.attr("align_corners", 0)
+    if align not in (0, 1):
+        raise CompileError(f"{node.label}: align_corners {align} is not 0 or 1")
     y = ctx.output(node)
     ctx.define(y, x.dtype, (x.shape[0], x.shape[1], *grid.shape[1:-1]))
     ctx.emit("gridsample", [x.name, grid.name], [y], node.name,
-             params=GridSample(mode=_MODES[mode], padding=_PADDINGS[padding],
-                               align_corners=int(node.attr("align_corners", 0))))
+             params=GridSample(mode=_MODES[mode], padding=_PADDINGS[padding], align_corners=int(align)))
 
 
 def _base_coordinates(n: int, align_corners: bool) -> np.ndarray:

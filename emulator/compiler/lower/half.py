@@ -17,7 +17,7 @@ from . import data, reshape
 HALF = np.dtype(np.float16)
 # Ops whose handlers take float16 tensors themselves: they move data and never compute on it.
 NATIVE = frozenset(data.HANDLERS) | frozenset(reshape.HANDLERS) | {
-    "Where", "DepthToSpace", "SpaceToDepth", "GatherND", "TensorScatter", "ReverseSequence", "MaxUnpool"}
+    "Where", "DepthToSpace", "SpaceToDepth", "GatherND", "TensorScatter", "ReverseSequence", "MaxUnpool", "Compress"}
 # Scatters that move data unless their reduction computes.
 _SCATTERS = frozenset({"ScatterND", "ScatterElements", "Scatter"})
 

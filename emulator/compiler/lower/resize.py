@@ -145,6 +145,9 @@ def lower_resize(ctx, node):
         out, full = resize_from_sizes(x.shape, full, axes, policy)
     outer_resized = any(out[i] != x.shape[i] or (full[i] != 1 and x.shape[i] != 1) for i in range(rank - 2))
     if mode_name == "cubic" or antialias or coord == "tf_crop_and_resize" or outer_resized:
+        if x.dtype != np.float32:  # the resample op filters in float32
+            raise unsupported(node, f"dtype {x.dtype} of input '{x.name}' with mode '{mode_name}', antialias, "
+                                    f"tf_crop_and_resize or an axis before the last two resized (float32 only)")
         emit_resample(ctx, node, x, out, full, mode_name, coord, rounding=nearest_mode,
                       roi=_roi(ctx, node, rank, axes) if coord == "tf_crop_and_resize" else None,
                       cubic_a=float(node.attr("cubic_coeff_a", -0.75)), exclude_outside=exclude_outside,

@@ -3,6 +3,7 @@
 // lifts 1-D and 2-D pools to it with axes of one element); and maxpoolidx (op 85), MaxPool with its Indices
 // output as onnxruntime's pooling loop computes it. Each window's taps are bounds-checked, so any
 // parameters the load-time check passes read inside the input.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -18,6 +19,25 @@ enum Mode : int64_t { kMax = 0, kAvg = 1, kAvgWithPads = 2 };
 
 size_t no_scratch(const Graph&, const Node&) { return 0; }
 
+// One axis' window parameters and output size: each in 1 .. 2^40 (pads 0 .. 2^40), and the last window starting
+// inside the input or its leading padding, all in overflow-checked arithmetic.
+bool check_axis(const char* op, const char* nm, int64_t in, int64_t out, int64_t k, int64_t stride, int64_t dil,
+                int64_t pad_lo, int64_t pad_hi, std::string* err) {
+    using kern::cat;
+    const int64_t big = int64_t(1) << 40;
+    if (k < 1 || stride < 1 || dil < 1 || pad_lo < 0 || pad_hi < 0 || k > big || stride > big || dil > big ||
+        pad_lo > big || pad_hi > big)
+        return kern::fail(err, op,
+                          cat("axis ", nm, ": kernel ", k, ", stride ", stride, ", dilation ", dil,
+                              " must be 1 .. 2^40 and pads ", pad_lo, ", ", pad_hi, " 0 .. 2^40"));
+    int64_t last = 0;
+    if (!kern::mul_ok(out - 1, stride, &last) || last - pad_lo >= in)
+        return kern::fail(err, op,
+                          cat("axis ", nm, ": output size ", out, " has a window starting past input size ", in,
+                              " (stride ", stride, ", pad ", pad_lo, ")"));
+    return true;
+}
+
 bool validate(const Graph& g, const Node& n, std::string* err) {
     using kern::cat;
     using kern::fail;
@@ -31,37 +51,29 @@ bool validate(const Graph& g, const Node& n, std::string* err) {
     const Pool3dParams p = Pool3dParams::of(n);
     if (p.mode < kMax || p.mode > kAvgWithPads) return fail(err, kOp, cat("mode ", p.mode, " is not 0..2"));
     const char* axis[3] = {"d", "h", "w"};
-    for (int a = 0; a < 3; ++a) {
-        if (p.kernel[a] < 1 || p.strides[a] < 1 || p.dilations[a] < 1 || p.pad_begin[a] < 0 || p.pad_end[a] < 0)
-            return fail(err, kOp,
-                        cat("axis ", axis[a], ": kernel ", p.kernel[a], ", stride ", p.strides[a], ", dilation ",
-                            p.dilations[a], " must be >= 1 and pads ", p.pad_begin[a], ", ", p.pad_end[a], " >= 0"));
-        const int64_t in = x.dims[2 + a], out = y.dims[2 + a];
-        // Limits that keep the index arithmetic far from overflow, well past any real tensor.
-        const int64_t big = int64_t(1) << 40;
-        if (p.kernel[a] > big || p.strides[a] > big || p.dilations[a] > big || p.pad_begin[a] > big ||
-            p.pad_end[a] > big)
-            return fail(err, kOp, cat("axis ", axis[a], ": a parameter exceeds 2^40"));
-        if ((out - 1) * p.strides[a] - p.pad_begin[a] >= in)
-            return fail(err, kOp,
-                        cat("axis ", axis[a], ": output size ", out, " has a window starting past input size ", in,
-                            " (stride ", p.strides[a], ", pad ", p.pad_begin[a], ")"));
-    }
+    for (int a = 0; a < 3; ++a)
+        if (!check_axis(kOp, axis[a], x.dims[2 + a], y.dims[2 + a], p.kernel[a], p.strides[a], p.dilations[a],
+                        p.pad_begin[a], p.pad_end[a], err))
+            return false;
     return true;
 }
 
-// One axis of one output position: its first tap, the taps' dilation and count, and onnxruntime's
-// divisor factor counting pads.
+// One axis of one output position: its first tap inside the input, the taps' dilation and how many of them fall
+// inside (the loops visit those alone, so their work is the input's, whatever the kernel and pads), and
+// onnxruntime's divisor factor counting pads. Parameters within check_axis' 2^40 keep every product in range.
 struct Span { int64_t start, step, taps, padded; };
 
 Span span(const Pool3dParams& p, int a, int64_t o, int64_t in) {
     Span s;
-    s.start = o * p.strides[a] - p.pad_begin[a];
+    const int64_t begin = o * p.strides[a] - p.pad_begin[a];
     s.step = p.dilations[a];
-    s.taps = p.kernel[a];
-    int64_t end = s.start + p.kernel[a] * p.dilations[a];
+    int64_t end = begin + p.kernel[a] * p.dilations[a];
     if (end > in + p.pad_end[a]) end = in + p.pad_end[a];
-    s.padded = 1 + (end - s.start - 1) / s.step;
+    s.padded = 1 + (end - begin - 1) / s.step;
+    const int64_t first = begin < 0 ? (-begin + s.step - 1) / s.step : 0;      // the first tap at index >= 0
+    const int64_t last = std::min(p.kernel[a] - 1, (in - 1 - begin) / s.step);  // the last at index < in
+    s.start = begin + first * s.step;
+    s.taps = in - 1 - begin < 0 || last < first ? 0 : last - first + 1;
     return s;
 }
 
@@ -88,12 +100,9 @@ void run(const KernelArgs& a) {
                     int64_t count = 0;
                     bool nan = false;
                     for (int64_t kd = 0, d = sd.start; kd < sd.taps; ++kd, d += sd.step) {
-                        if (d < 0 || d >= D) continue;
                         for (int64_t kh = 0, h = sh.start; kh < sh.taps; ++kh, h += sh.step) {
-                            if (h < 0 || h >= H) continue;
                             const float* row = xc + (d * H + h) * W;
                             for (int64_t kw = 0, w = sw.start; kw < sw.taps; ++kw, w += sw.step) {
-                                if (w < 0 || w >= W) continue;
                                 const float v = row[w];
                                 ++count;
                                 if (mode != kMax) acc += v;
@@ -139,21 +148,14 @@ bool validate_idx(const Graph& g, const Node& n, std::string* err) {
     if (p.storage_order != 0 && p.storage_order != 1)
         return fail(err, kIdxOp, cat("storage_order ", p.storage_order, " is not 0 or 1"));
     const char* axis[3] = {"d", "h", "w"};
-    const int64_t big = int64_t(1) << 40;
     for (int a = 0; a < 3; ++a) {
-        if (p.kernel[a] < 1 || p.strides[a] < 1 || p.dilations[a] < 1 || p.pad_begin[a] < 0 || p.kernel[a] > big ||
-            p.strides[a] > big || p.dilations[a] > big || p.pad_begin[a] > big)
-            return fail(err, kIdxOp,
-                        cat("axis ", axis[a], ": kernel ", p.kernel[a], ", stride ", p.strides[a], ", dilation ",
-                            p.dilations[a], " must be 1 .. 2^40 and pad ", p.pad_begin[a], " 0 .. 2^40"));
+        if (!check_axis(kIdxOp, axis[a], x.dims[2 + a], y.dims[2 + a], p.kernel[a], p.strides[a], p.dilations[a],
+                        p.pad_begin[a], 0, err))
+            return false;
         if (a < 3 - p.rank && x.dims[2 + a] != 1)
             return fail(err, kIdxOp,
                         cat("axis ", axis[a], " is not one of the ", p.rank, " pooled axes but has ", x.dims[2 + a],
                             " elements"));
-        if ((y.dims[2 + a] - 1) * p.strides[a] - p.pad_begin[a] >= x.dims[2 + a])
-            return fail(err, kIdxOp,
-                        cat("axis ", axis[a], ": output size ", y.dims[2 + a],
-                            " has a window starting past input size ", x.dims[2 + a]));
     }
     return true;
 }
@@ -194,21 +196,20 @@ void run_idx(const KernelArgs& a) {
                     float best = std::numeric_limits<float>::lowest();
                     int64_t pos[3] = {-1, -1, -1};
                     for (int64_t kd = 0, d = sd.start; kd < sd.taps; ++kd, d += sd.step) {
-                        if (d < 0 || d >= len[0]) continue;
                         for (int64_t kh = 0, h = sh.start; kh < sh.taps; ++kh, h += sh.step) {
-                            if (h < 0 || h >= len[1]) continue;
                             const float* row = xc + (d * len[1] + h) * len[2];
                             for (int64_t kw = 0, q = sw.start; kw < sw.taps; ++kw, q += sw.step) {
-                                if (q < 0 || q >= len[2] || (pos[0] >= 0 && !(row[q] > best))) continue;
+                                if (pos[0] >= 0 && !(row[q] > best)) continue;
                                 best = row[q], pos[0] = d, pos[1] = h, pos[2] = q;
                             }
                         }
                     }
                     const int64_t o = c * o_plane + (od * out[1] + oh) * out[2] + ow;
                     y[o] = best;
+                    // A window of padding alone (ONNX forbids the pads that make one): the lowest float, index -1.
                     int64_t i = c * plane;
                     for (int k = first; k < 3; ++k) i += pos[k] * stride[k];
-                    ind[o] = i;
+                    ind[o] = pos[0] < 0 ? -1 : i;
                 }
             }
         }

@@ -190,3 +190,21 @@ def test_a_loop_that_may_stop_early_or_unrolls_too_far_is_refused():
     m = loop_model(trip=control.MAX_UNROLLED_NODES)
     with pytest.raises(compiler.CompileError, match=r"unsupported 50000 iterations of 5 nodes \(unrolled, past 50000"):
         compiler.compile_model(m)
+
+
+def test_a_run_time_if_of_scalars_on_a_one_element_condition(dev):
+    # ONNX allows a condition of one element of any rank; where's operands may not outrank its output.
+    then_g = helper.make_graph([helper.make_node("ReduceSum", ["x"], ["a"], keepdims=0)], "then", [],
+                               [helper.make_tensor_value_info("a", TensorProto.FLOAT, None)])
+    else_g = helper.make_graph([helper.make_node("ReduceMax", ["x"], ["b"], keepdims=0)], "else", [],
+                               [helper.make_tensor_value_info("b", TensorProto.FLOAT, None)])
+    nodes = [helper.make_node("ReduceMin", ["x"], ["s"], keepdims=0),
+             helper.make_node("Unsqueeze", ["s", "zero_axis"], ["s1"]),
+             helper.make_node("Greater", ["s1", "zero"], ["c"]),
+             helper.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g)]
+    m = onnx_model(nodes, [("x", "float32", (2, 3))], [("y", "float32")],
+                   {"zero": np.array([0], np.float32), "zero_axis": np.array([0], np.int64)}, opset=17)
+    model = dev.load(m.SerializeToString())
+    for shift in (1.0, -1.0):
+        x = (np.random.default_rng(7).random((2, 3)) + shift).astype(np.float32)
+        np.testing.assert_allclose(np.asarray(model.run(x)[0]), run_ort(m, {"x": x})[0], rtol=1e-6)

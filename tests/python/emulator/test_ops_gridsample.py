@@ -204,3 +204,9 @@ def test_affinegrid_refusals():
     compile_error(m, r"size \('size'\) must be a constant")
     compile_error(affinegrid((1, 2, 3), [1, 1, 4, 4, 4]), r"theta shape \(1, 2, 3\) is not \(1, 3, 4\)")
     compile_error(affinegrid((1, 2, 3), [1, 1, 4]), r"size \[1, 1, 4\] is not \[N, C, H, W\]")
+
+
+def test_an_align_corners_other_than_0_or_1_is_refused_by_the_compiler():
+    m = onnx_model([helper.make_node("GridSample", ["x", "g"], ["y"], name="gs", align_corners=2)],
+                   [("x", "float32", (1, 1, 3, 3)), ("g", "float32", (1, 2, 2, 2))], [("y", "float32")], opset=20)
+    compile_error(m, r"'gs' \(GridSample\): align_corners 2 is not 0 or 1")

@@ -148,6 +148,18 @@ def test_pool3d_kernel_refuses_bad_nodes_at_load(dev, dims, ints, match):
         dev.load(pool3d_accm(*dims, ints))
 
 
+def test_pool3d_work_follows_the_input_whatever_the_kernel(dev):
+    # A hostile file's kernel of 2^40 over an axis of one element: the loops visit the taps inside the input
+    # alone (one), so the run ends at once with the mean of that element; a kernel past 2^40 is refused.
+    model = dev.load(pool3d_accm((1, 1, 1, 4, 4), (1, 1, 1, 3, 3), _with(s0=1, s1=1 << 40)))
+    x = np.arange(16, dtype=np.float32).reshape(1, 1, 1, 4, 4)
+    (got,) = model.run(x)
+    want = (x[..., :-1, :-1] + x[..., 1:, :-1] + x[..., :-1, 1:] + x[..., 1:, 1:]) / 4
+    np.testing.assert_array_equal(np.asarray(got), want)
+    with pytest.raises(accel.AccelError, match=r"axis d: kernel 1099511627777.* must be 1 .. 2\^40"):
+        dev.load(pool3d_accm((1, 1, 1, 4, 4), (1, 1, 1, 3, 3), _with(s0=1, s1=(1 << 40) + 1)))
+
+
 # ---- MaxPool with Indices (maxpoolidx, op 85) ---------------------------------------------------------
 
 def maxpool_with_indices(x_shape, **attrs):

@@ -228,3 +228,12 @@ def test_resample_kernel_refuses_bad_nodes_at_load(dev, kw, match):
     args.update(kw)
     with pytest.raises(accel.AccelError, match=f"'n1'.*resample: .*{match}"):
         dev.load(resample_model(**args))
+
+
+def test_an_integer_resize_the_resample_op_would_take_is_refused_by_name():
+    # The resample op filters float32: an int8 or uint8 picture's cubic resize is refused at compile time (not by
+    # the loader).
+    m = onnx_model([helper.make_node("Resize", ["x", "", "scales"], ["y"], name="r", mode="cubic")],
+                   [("x", "uint8", (1, 3, 4, 4))], [("y", "uint8")], {"scales": np.array([1, 1, 2, 2], np.float32)},
+                   opset=18)
+    compile_error(m, r"unsupported dtype uint8 of input 'x' with mode 'cubic'.*\(float32 only\) in op 'Resize'")

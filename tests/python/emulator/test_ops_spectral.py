@@ -101,3 +101,15 @@ def test_mel_weight_matrix_of_a_runtime_input_is_refused_by_name():
     m = onnx_model([helper.make_node("MelWeightMatrix", ["bins", "dft", "rate", "lo", "hi"], ["w"], name="mel")],
                    [("bins", "int64", ())], [("w", "float32")], inits, opset=17)
     compile_error(m, r"'mel' \(MelWeightMatrix\): input 0 \('bins'\) must be a constant")
+
+
+def test_float16_dft_computes_in_float32(dev):
+    x = np.random.default_rng(11).standard_normal((2, 8, 1)).astype(np.float16)
+    m = onnx_model([helper.make_node("DFT", ["x", "", "axis"], ["y"])], [("x", "float16", x.shape)],
+                   [("y", "float16")], {"axis": np.array(1, np.int64)}, opset=20)
+    (got,) = _run(dev, m, {"x": x})
+    wide = onnx_model([helper.make_node("DFT", ["x", "", "axis"], ["y"])], [("x", "float32", x.shape)],
+                      [("y", "float32")], {"axis": np.array(1, np.int64)}, opset=20)
+    (want,) = _run(dev, wide, {"x": x.astype(np.float32)})
+    assert got.dtype == np.float16
+    np.testing.assert_array_equal(got, want.astype(np.float16))

@@ -239,3 +239,11 @@ def test_maxunpool_folding_refuses_a_negative_index():
                     helper.make_node("Add", ["c", "x"], ["y"])], [("x", "float32", (1, 1, 4, 4))], [("y", "float32")],
                    {"t": t, "i": np.array([[[[5, -1], [13, 15]]]], np.int64)}, opset=11)
     compile_error(m, r"'mu' \(MaxUnpool\): index -1 at \[0, 0, 0, 1\] of input 1 \('i'\) is negative")
+
+
+def test_col2im_past_its_ops_limits_is_refused_by_the_compiler():
+    # A stride past the image is valid ONNX (one block): the col2im op's limits refuse it at compile time.
+    m = onnx_model([helper.make_node("Col2Im", ["x", "img", "blk"], ["y"], name="c2i", strides=[8, 1])],
+                   [("x", "float32", (1, 2, 4))], [("y", "float32")],
+                   {"img": np.array([5, 4], np.int64), "blk": np.array([2, 1], np.int64)}, opset=18)
+    compile_error(m, r"unsupported block_shape \[2, 1\] or dilations .* strides \[8, 1\] .* past image_shape \[5, 4\]")
