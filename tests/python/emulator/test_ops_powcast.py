@@ -87,4 +87,11 @@ def test_pow_mixed_broadcast(dev):
 def test_pow_mixed_refusals():
     compile_error(pow_model("float32", (3,), "uint32", (3,)),
                   r"unsupported dtype uint32 of input 'b' \(float32, int32 and int64 only\) in op 'Pow'")
-    compile_error(pow_model("float16", (3,), "int32", (3,)), r"unsupported dtype float16 of input 'a'")
+
+
+def test_pow_of_a_float16_base_computes_in_float32(dev):
+    # lower/half.py: the base cast up, the float32 power of the integer exponent, the result rounded to float16.
+    a, b = np.array([1.5, -2.0, 3.25], np.float16), np.array([3, 2, -1], np.int32)
+    (got,) = emu_outputs(dev, pow_model("float16", (3,), "int32", (3,)), {"a": a, "b": b})
+    assert got.dtype == np.float16
+    np.testing.assert_array_equal(got, np.power(a.astype(np.float64), b).astype(np.float32).astype(np.float16))
