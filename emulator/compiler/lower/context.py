@@ -34,6 +34,13 @@ class Ctx:
         self.used = imp.used
         self.int8 = int8  # the integer rules (compile_model's int8), which the quantized ops are checked against
 
+    def queued(self, nodes: list) -> list:
+        """`nodes`, ONNX nodes a step puts in place of a node (a branch, a body, casts), with their inputs added to
+        what the model uses."""
+        for n in nodes:
+            self.used.update(i for i in n.all_inputs if i)
+        return nodes
+
     # ---- inputs ----
     def input(self, node, i) -> Value:
         if i >= len(node.inputs) or not node.inputs[i]:

@@ -70,12 +70,6 @@ def _identity(src: str, dst: str, name: str) -> OnnxNode:
     return OnnxNode(helper.make_node("Identity", [src], [dst], name=name), 0)
 
 
-def _used(ctx: Ctx, nodes: list) -> list:
-    for n in nodes:
-        ctx.used.update(i for i in n.all_inputs if i)
-    return nodes
-
-
 def _graph_inputs_of(ctx: Ctx, name: str) -> set | None:
     """The graph inputs the tensor `name` of the main graph is computed from; None where the trace meets a tensor
     the model's nodes do not make (one made inside a branch, a loop body or a function body)."""
@@ -125,7 +119,7 @@ def both_branches(ctx: Ctx, node: OnnxNode) -> list:
             step = helper.make_node("Select", [node.inputs[0], outs["then_branch"][i], outs["else_branch"][i]],
                                     [target], name=f"{node.name}/select{i}", domain=SELECT_DOMAIN)
             nodes.append(OnnxNode(step, i))
-    return _used(ctx, nodes)
+    return ctx.queued(nodes)
 
 
 def select(ctx: Ctx, node: OnnxNode) -> None:
@@ -163,7 +157,7 @@ def taken_branch(ctx: Ctx, node: OnnxNode) -> list:
     nodes, outs = _body_nodes(ctx, node, branch, {}, node.name)
     nodes += [_identity(src, target, f"{node.name}/output{i}")
               for i, (src, target) in enumerate(zip(outs, node.outputs)) if target]
-    return _used(ctx, nodes)
+    return ctx.queued(nodes)
 
 
 def _check_size(node: OnnxNode, iterations: int, body: onnx.GraphProto) -> None:
@@ -251,7 +245,7 @@ def unrolled_scan(ctx: Ctx, node: OnnxNode) -> list:
         if target:
             parts = outs[j][::-1] if out_dirs[j] else outs[j]
             e.stack(parts, out_axes[j], target)
-    return _used(ctx, e.nodes)
+    return ctx.queued(e.nodes)
 
 
 def _always_true(body: onnx.GraphProto, cond_in: str) -> bool:
@@ -317,7 +311,7 @@ def unrolled_loop(ctx: Ctx, node: OnnxNode) -> list:
     for j, target in enumerate(node.outputs[n:]):
         if target:
             e.stack(outs[j], 0, target)
-    return _used(ctx, e.nodes)
+    return ctx.queued(e.nodes)
 
 
 def rename_reads(graph: onnx.GraphProto, rename: dict) -> None:

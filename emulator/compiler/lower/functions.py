@@ -112,6 +112,4 @@ def body(ctx, node: OnnxNode) -> list:
                 rename[o] = q.output[j] = o if o in outputs else g.names.new(f"{node.name}/{o}")
         q.name = f"{node.name}/{p.name or f'{p.op_type}_{k}'}"
         nodes.append(OnnxNode(q, k))
-    for n in nodes:
-        ctx.used.update(i for i in n.all_inputs if i)
-    return nodes
+    return ctx.queued(nodes)

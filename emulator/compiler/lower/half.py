@@ -71,6 +71,4 @@ def in_float32(ctx, node: OnnxNode) -> list:
                                          name=f"{node.name}/to_float16_{k}"))
     nodes = [OnnxNode(p, k) for k, p in enumerate(casts)] + [OnnxNode(call, 0)]
     nodes += [OnnxNode(p, k) for k, p in enumerate(back)]
-    for n in nodes:
-        ctx.used.update(i for i in n.all_inputs if i)
-    return nodes
+    return ctx.queued(nodes)
