@@ -6,6 +6,8 @@
 # the stand-in SDKs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+start=${SECONDS}
+lap() { echo "== $1: $((SECONDS - start)) s into ci/test.sh"; }
 # One wheel, built once: installed here (for the vendor-device runs below) and into every tox env.
 rm -rf build/wheel
 python3 -m pip wheel --quiet --no-deps -w build/wheel .
@@ -13,10 +15,14 @@ wheel="$(ls build/wheel/accel-*.whl)"
 # accel itself replaced even when the same version is installed, then what it and its tests need.
 python3 -m pip install --quiet --force-reinstall --no-deps "${wheel}"
 python3 -m pip install --quiet "${wheel}[test]"
+lap "wheel built and installed"
 cmake -S . -B build/ctest -G Ninja -DACCEL_BUILD_TESTS=ON
 cmake --build build/ctest
+lap "C tests built"
 ctest --test-dir build/ctest --output-on-failure
+lap "C tests run"
 bash ci/tox.sh --installpkg "${wheel}"
+lap "tox done"
 # The vendor drivers, built above against the stand-in SDKs (tests/standin), under the same suite: the
 # stand-ins run on the emulator driver installed with the package, the drivers come from the build tree.
 # Each run: device URI, the folder of its driver, its model format (X3/X5 .bin, S100 .hbm, .xmodel).
@@ -29,3 +35,4 @@ for run in bpu:0,drivers,.bin bpu:0,drivers-ucp,.hbm vart:0,drivers,.xmodel; do
       ACCEL_DRIVER_PATH="${drivers}:${PWD}/build/ctest/standin/${folder}" python3 -m pytest -q tests/python
   done
 done
+lap "vendor-device suites done"
