@@ -17,7 +17,8 @@ QuantizeLinear groups become int8 ops as onnxruntime fuses them), constant foldi
 (shape subgraphs and any node whose inputs are all constant), lowering to the runtime op set with
 per-op shape rules (on the way: an op ONNX defines by a function body expanded into it, If, Scan and Loop inlined
 or unrolled, Compress, DFT and STFT rewritten into other ops, float16 computed in float32 where an op has no
-float16 form), BatchNormalization folded into Conv (or lowered to mul + add), copy elimination,
+float16 form), float16 kept in float32 between ops computed in float32 (half_chains.py, as onnxruntime),
+BatchNormalization folded into Conv (or lowered to mul + add), copy elimination,
 constant bias/scale folded into conv and gemm (MatMul + Add -> Gemm), activation fusion, dead-code
 removal, and the byte-exact writer.
 """
@@ -28,7 +29,7 @@ import contextlib
 import os
 
 from . import (accm, affine, batchnorm, coverage, declined, dequantize, emit, extra_outputs, folding, frame_inputs,
-               fusion, horizon_ops, importer, io_declarations, lower, qdq, qdq_device)
+               fusion, half_chains, horizon_ops, importer, io_declarations, lower, qdq, qdq_device)
 from .coverage import UnsupportedOpsError
 from .errors import (CompileError, ExtraOutputError, FrameInputError, InputShapeError, NoFloatCounterpartError,
                      RunTimeConditionError)
@@ -105,6 +106,7 @@ def _compile(model, input_shapes, int8, fold_limit, extra, frame_requests, dequa
     g = lower.lower(imported, fold_limit, int8)
     extra_outputs.drop_constants(imported.extra, g)
     g.remove_dead()
+    half_chains.keep_float32(g)
     batchnorm.fold_batchnorm(g)
     fusion.simplify_copies(g)
     affine.fold_bias_and_scale(g)

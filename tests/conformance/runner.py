@@ -63,16 +63,12 @@ FOLLOW_ONNXRUNTIME = {
         "an output_shape larger than the default: the reference places the indices (positions in the default 4x4 "
         "output) on that grid padded to 5x5, onnxruntime takes them as positions in the 5x5 output flattened",
 }
-_HALF_ROUNDING = ("float16: the reference rounds to float16 after every step; onnxruntime (in float32 where it has no "
-                  "float16 kernel, as accel does) rounds less often, and differs from it by one float16 step (0.000488)"
-                  " near 0.5, past rtol 1e-3")
 # case name -> (atol, why) where the case's atol (1e-7) is below the reference's own rounding: values exactly 0
 # that it computes as float noise. Compared with this atol instead (and the case's rtol).
 LOOSER_ATOL = dict.fromkeys(
     ("test_dft_inverse", "test_dft_inverse_opset19"),
     (1e-5, "the inverse of a forward transform: values exactly 0 (accel gives 0.0) are float noise of up to 3.8e-6 "
            "in the reference; onnxruntime's differ from the reference by 1.9e-5"))
-FOLLOW_ONNXRUNTIME["test_attention_4d_causal_fp16"] = _HALF_ROUNDING
 
 
 def onnxruntime_outputs(case: Case) -> list:

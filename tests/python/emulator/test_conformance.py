@@ -28,10 +28,6 @@ from conformance import cases, report, runner  # noqa: E402
 # fails when a listed case stops failing (remove it then) and when a listed name is no longer a case.
 KNOWN_FAILURES: dict = {
     # case name -> why it fails today. An entry that starts passing fails the test, so the list cannot rot.
-    "test_attention_4d_causal_fp16_expanded":
-        "float16 computed in float32 per op (lower/half.py) where onnxruntime's float16 kernels for the expanded "
-        "body's ops round as the reference does: 2 of 192 outputs are 2 float16 steps (0.000488) apart, past rtol "
-        "1e-3 (the op form of the same case passes, against onnxruntime's outputs)",
 }
 
 
