@@ -258,13 +258,46 @@ def _check_positions(node, arrays: list) -> None:
                            f"axis {axis})")
 
 
+# The largest constant a splat (below) may stand for: what one ONNX file can hold as a weight (protobuf's 2 GiB),
+# or the fold limit when that is larger. Past it, a model is refused as for the fold limit, before any memory.
+SPLAT_LIMIT_BYTES = 2 << 30
+
+
+def _splat(node, arrays: list, limit: int):
+    """ConstantOfShape's output as one value broadcast to its shape (a read-only view: no memory however large),
+    or None where the evaluator must say what is wrong (a shape of the wrong type, a negative dim). The fold limit
+    bounds what folding computes; a splat computes nothing, and a weight made of one is stored like the model's
+    own weights (the writer writes it out), so only SPLAT_LIMIT_BYTES bounds it."""
+    shape = np.asarray(arrays[0]) if arrays and arrays[0] is not None else None
+    if shape is None or shape.dtype != np.int64 or shape.ndim != 1 or (shape < 0).any():
+        return None
+    value = node.attr("value")
+    one = numpy_helper.to_array(value).reshape(-1)[:1] if value is not None else np.zeros(1, np.float32)
+    if one.size != 1:
+        return None
+    dims = [int(d) for d in shape]
+    need = math.prod(dims) * one.dtype.itemsize
+    if need > max(limit, SPLAT_LIMIT_BYTES):
+        raise CompileError(
+            f"unsupported constant: {node.label} makes {need} bytes for '{node.outputs[0]}' (shape {dims}), past "
+            f"the largest constant accel stores ({max(limit, SPLAT_LIMIT_BYTES)} bytes: a weight of one ONNX "
+            f"file, or the fold limit when larger: Device.load's fold_limit, compile_model's, accel compile "
+            f"--fold-limit)")
+    return np.broadcast_to(one.reshape(()), dims)
+
+
 def evaluate(node, arrays: list, opset_imports: list, limit: int = FOLD_LIMIT_BYTES) -> list:
     """Runs one node on constant inputs (None for absent optional ones), refusing one that would take
-    more than `limit` bytes. Returns one array per node output (None for an absent output)."""
+    more than `limit` bytes. Returns one array per node output (None for an absent output); a read-only
+    broadcast view for ConstantOfShape (_splat)."""
     if node.op == "Constant":
         v = constant_node(node)
         if v is not None:
             return [v]
+    if node.op == "ConstantOfShape":
+        splat = _splat(node, arrays, limit)
+        if splat is not None:
+            return [splat]
     if node.op == "Identity":
         return [arrays[0]]
     feeds = {}

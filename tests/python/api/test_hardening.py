@@ -454,14 +454,29 @@ def test_a_shape_past_any_device_is_a_shape_error():
     assert out["pool"][0] == "OutOfMemoryError", out  # each device words it
 
 
-def _constant_of_shape(n: int) -> bytes:
+def _expanded(n: int) -> bytes:
+    """y = Expand(0.0, [n]) + x: folding computes n floats (a ConstantOfShape would not: _splat_weight below)."""
     from onnx import TensorProto, helper, numpy_helper
 
     g = helper.make_graph(
-        [helper.make_node("ConstantOfShape", ["s"], ["c"]), helper.make_node("Add", ["c", "x"], ["y"])], "g",
+        [helper.make_node("Expand", ["zero", "s"], ["c"]), helper.make_node("Add", ["c", "x"], ["y"])], "g",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-        [numpy_helper.from_array(np.array([n], np.int64), "s")])
+        [numpy_helper.from_array(np.array([n], np.int64), "s"),
+         numpy_helper.from_array(np.zeros(1, np.float32), "zero")])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+
+
+def _splat_weight(dims) -> bytes:
+    """y = x @ ConstantOfShape(dims, 0.5): a weight made by ConstantOfShape, as some exporters write a large one."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    g = helper.make_graph(
+        [helper.make_node("ConstantOfShape", ["s"], ["w"], value=numpy_helper.from_array(np.array([0.5], np.float32))),
+         helper.make_node("MatMul", ["x", "w"], ["y"])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, dims[0]])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(np.array(dims, np.int64), "s")])
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
 
 
@@ -469,9 +484,9 @@ def test_constant_folding_has_a_budget(tmp_path):
     """Before: a 174-byte ONNX whose folding makes a 4 GB tensor took 20 s and 7.7 GB to compile. Now it is
     refused within seconds and without the memory, naming the node and the size; the limit is an option."""
     path = tmp_path / "huge.onnx"
-    path.write_bytes(_constant_of_shape(1 << 30))
+    path.write_bytes(_expanded(1 << 30))
     small = tmp_path / "small.onnx"
-    small.write_bytes(_constant_of_shape(1 << 10))  # 4 KiB folded
+    small.write_bytes(_expanded(1 << 10))  # 4 KiB folded
     r = run_child(f"""
         from accel import compiler
 
@@ -501,7 +516,7 @@ def test_constant_folding_has_a_budget(tmp_path):
                            "max_rss_mb": peak_rss_kib() / 1024}}))
     """)
     out = last_json(r)
-    assert out["message"] and "ConstantOfShape" in out["message"] and "4294967296 bytes" in out["message"], out
+    assert out["message"] and "Expand" in out["message"] and "4294967296 bytes" in out["message"], out
     assert "fold_limit" in out["message"]
     assert out["seconds"] < 5 and out["max_rss_mb"] < 1024, out
     assert out["load_error"] == "UnsupportedError", out
@@ -509,10 +524,28 @@ def test_constant_folding_has_a_budget(tmp_path):
     assert "past the constant-folding limit of 4095 bytes" in out["limits"]["4095"], out
 
 
+def test_a_weight_made_by_constant_of_shape_is_not_held_to_the_fold_limit(tmp_path):
+    """A ConstantOfShape weight (a 411 MB fc weight, in an exporter's VGG19) folds to one value broadcast, without
+    the memory: it compiles under a fold limit far below its size, and computes what onnxruntime computes. Past what
+    one ONNX file can hold as a weight (2 GiB) it is refused at once, naming the node and the size."""
+    import onnxruntime as ort
+
+    weight = _splat_weight([64, 128])  # 32 KiB
+    x = np.random.default_rng(0).standard_normal((2, 64)).astype(np.float32)
+    (y,) = accel.open("emu").load(accel.compiler.compile_model(weight, fold_limit=4096)).run(x)
+    want = ort.InferenceSession(weight, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    np.testing.assert_allclose(np.asarray(y), want, rtol=1e-6, atol=1e-6)
+    t0 = time.monotonic()
+    with pytest.raises(accel.compiler.CompileError, match=r"'w' \(shape \[65536, 16384\]\), past the largest "
+                                                          r"constant accel stores \(2147483648 bytes"):
+        accel.compiler.compile_model(_splat_weight([1 << 16, 1 << 14]))  # 4 GiB
+    assert time.monotonic() - t0 < 5
+
+
 def test_host_memory_running_out_in_the_compiler_is_out_of_memory(tmp_path):
     """Before: a MemoryError while folding came out as ModelFormatError, a bad model file."""
     path = tmp_path / "small.onnx"
-    path.write_bytes(_constant_of_shape(4))
+    path.write_bytes(_expanded(4))
     r = run_child(f"""
         from accel.compiler import folding
 
@@ -568,7 +601,7 @@ def test_device_load_takes_the_fold_limit_its_error_names(tmp_path, monkeypatch)
     monkeypatch.setenv("ACCEL_CACHE_DIR", str(tmp_path / "cache"))
     accel.compile_cache.clear_memory_cache()
     small = tmp_path / "small.onnx"
-    small.write_bytes(_constant_of_shape(1 << 10))  # 4 KiB folded
+    small.write_bytes(_expanded(1 << 10))  # 4 KiB folded
     with accel.open("emu") as dev:
         with pytest.raises(accel.UnsupportedError, match=r"past the constant-folding limit of 4095 bytes \(raise it: "
                                                          r"Device.load's fold_limit"):
