@@ -16,12 +16,13 @@ wheel="$(ls build/wheel/accel-*.whl)"
 python3 -m pip install --quiet --force-reinstall --no-deps "${wheel}"
 python3 -m pip install --quiet "${wheel}[test]"
 lap "wheel built and installed"
-cmake -S . -B build/ctest -G Ninja -DACCEL_BUILD_TESTS=ON
+# With the benchmarks and warnings as errors: tox's lint env (ACCEL_WERROR_BUILD) then finds this tree built.
+cmake -S . -B build/ctest -G Ninja -DACCEL_BUILD_TESTS=ON -DACCEL_BUILD_BENCHMARKS=ON -DACCEL_WERROR=ON
 cmake --build build/ctest
 lap "C tests built"
 ctest --test-dir build/ctest --output-on-failure
 lap "C tests run"
-bash ci/tox.sh --installpkg "${wheel}"
+ACCEL_WERROR_BUILD="${PWD}/build/ctest" bash ci/tox.sh --installpkg "${wheel}"
 lap "tox done"
 # The vendor drivers, built above against the stand-in SDKs (tests/standin), under the same suite: the
 # stand-ins run on the emulator driver installed with the package, the drivers come from the build tree.
