@@ -97,29 +97,33 @@ def install(backend: str) -> None:
 
     @functools.wraps(original)
     def load(self, path_or_bytes, input_shapes=None, extra_outputs=None, image_inputs=None, *, subgraph=None,
-             source=None, dequantized=False):
+             source=None, dequantized=False, shapes=None, pad=False, fold_limit=None):
         # Another device's load, extra outputs (which the vendor's toolchain would compile in: the stand-in's
-        # models have float32 tensors only), a subgraph of a file by name, a .bin's source and a float counterpart
-        # are the real load's.
+        # models have float32 tensors only), a subgraph of a file by name, a .bin's source, a float counterpart and
+        # the options of ONNX compiles (fold_limit; shapes= and pad=, which a compiled file refuses, naming its
+        # shapes: passed on with the packed file below) are the real load's.
         if (self.info.backend != backend or extra_outputs is not None or subgraph is not None or source is not None
-                or dequantized):
+                or dequantized or fold_limit is not None):
             return original(self, path_or_bytes, input_shapes, extra_outputs, image_inputs, subgraph=subgraph,
-                            source=source, dequantized=dequantized)
+                            source=source, dequantized=dequantized, shapes=shapes, pad=pad, fold_limit=fold_limit)
+        more = {"shapes": shapes, "pad": pad}
         is_path = isinstance(path_or_bytes, (str, os.PathLike))
         if is_path:
             path = Path(os.fspath(path_or_bytes))
             if not path.is_file():
-                return original(self, path_or_bytes, input_shapes, None, image_inputs)
+                return original(self, path_or_bytes, input_shapes, None, image_inputs, **more)
             data, name = path.read_bytes(), path.stem
             is_onnx = path.suffix.lower() == ".onnx"
         elif isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
             data, name = bytes(path_or_bytes), "model"
             is_onnx = data[:1] == b"\x08"
         else:
-            return original(self, path_or_bytes, input_shapes, None, image_inputs)
+            return original(self, path_or_bytes, input_shapes, None, image_inputs, **more)
         images = None
         if data[:4] == ACCM_MAGIC and image_inputs is None:
             accm = data
+        elif is_onnx and (shapes is not None or pad):
+            return original(self, path_or_bytes, input_shapes, None, image_inputs, **more)
         elif is_onnx:
             # Image inputs compiled in as Horizon's toolchain does (the emulator's preprocessing), and described
             # as its image types.
@@ -128,16 +132,16 @@ def install(backend: str) -> None:
             accm = compile_cache.compile_onnx(data, shapes, repr(name), None, INT8_RULES[backend], None, images)[0]
             input_shapes = image_inputs = None
         else:
-            return original(self, path_or_bytes, input_shapes, None, image_inputs)
+            return original(self, path_or_bytes, input_shapes, None, image_inputs, **more)
         if not packers:
             packers.append(packer(suffix))
         packed = packers[0](name, accm, images)
         if not is_path:
-            return original(self, packed, input_shapes)
+            return original(self, packed, input_shapes, **more)
         # A folder per load: two tests' "model.onnx" must not share a file, even in threads.
         target = folder / str(next(serial)) / f"{name}{suffix}"
         target.parent.mkdir()
         target.write_bytes(packed)
-        return original(self, str(target), input_shapes)
+        return original(self, str(target), input_shapes, **more)
 
     accel.Device.load = load

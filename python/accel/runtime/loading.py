@@ -98,7 +98,12 @@ def load(device: RuntimeDevice, path_or_bytes: PathOrBytes,
     if shapes is not None or pad:
         _check_shape_options(shapes, pad, front, what)
     if front is None:
-        return Model(device, _load_core(device, data, path_given, subgraph), name)
+        native = _load_core(device, data, path_given, subgraph)
+        if shapes is not None or pad:
+            # A compiled file (a board's .bin, .hbm, .xmodel; an .accm) has the shapes it was compiled for: name them.
+            raise InvalidArgumentError(f"shapes= and pad= apply to models whose input dims are set at run time "
+                                       f"(ONNX); {what} was compiled for {_fixed(native)}")
+        return Model(device, native, name)
     request = LoadRequest(data, what, path_given, input_shapes, extra, images, caps.int8_rules, subgraph, source,
                           dequantized, fold_limit)
     def load_native(compiled: Any) -> Any:
@@ -122,7 +127,7 @@ def _check_shape_options(shapes: Any, pad: Any, front: Any, what: str) -> None:
     if shapes is not None and (isinstance(shapes, Mapping) or not isinstance(shapes, (list, tuple))):
         raise TypeError(f"shapes must be a list of dicts, each mapping every input's name to its shape, not "
                         f"{type(shapes).__name__}")
-    if front is None or front.signature is None:
+    if front is not None and front.signature is None:
         raise InvalidArgumentError(f"shapes= and pad= apply to models whose input dims are set at run time "
                                    f"(ONNX); {what} has fixed shapes")
 

@@ -183,6 +183,15 @@ def test_load_symbolic_dim_without_input_shapes(dev, symbolic_path):
     raises(InvalidArgumentError, lambda: dev.load(str(symbolic_path), extra_outputs="all"), "'?x'?", "N|dim")
 
 
+def test_a_compiled_file_names_the_shapes_it_was_compiled_for(dev, tiny_accm):
+    # On a board the compiled file (here the stand-in's .bin, .hbm or .xmodel packing the same model) is the model:
+    # asking for shapes to compile names those it has.
+    for options in ({"shapes": [{"x": (2, 16)}]}, {"pad": True}):
+        raises(InvalidArgumentError, lambda options=options: dev.load(str(tiny_accm), **options),
+               r"shapes= and pad= apply to models whose input dims are set at run time \(ONNX\); .* was compiled for "
+               r"x \[1, 16\]")
+
+
 def test_load_input_shapes_unknown_name(dev, symbolic_path):
     raises(InvalidArgumentError, lambda: dev.load(str(symbolic_path), input_shapes={"nope": (1, 16)}),
            "nope")
