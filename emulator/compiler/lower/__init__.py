@@ -97,8 +97,10 @@ def lower(imp: Imported, fold_limit: int = folding.FOLD_LIMIT_BYTES, int8: str =
         if half.needs_float32(g, node):  # before the rewrites: theirs are float32 ops
             queue.extendleft(reversed(half.in_float32(ctx, node)))
             continue
-        if node.op in rewrites.REWRITES and node.domain in DEFAULT_DOMAINS:
-            queue.extendleft(reversed(rewrites.REWRITES[node.op](ctx, node)))
+        rewritten = (rewrites.REWRITES[node.op](ctx, node)
+                     if node.op in rewrites.REWRITES and node.domain in DEFAULT_DOMAINS else None)
+        if rewritten is not None:
+            queue.extendleft(reversed(rewritten))
             continue
         handler = HANDLERS.get(node.op)
         if handler is None:

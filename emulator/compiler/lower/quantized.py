@@ -54,8 +54,10 @@ def require_q8(node, v: Value, what: str) -> None:
 
 def lower_quantize(ctx, node):
     """QuantizeLinear (opsets 10-21): float32 X to int8 or uint8 (the zero point's dtype, else
-    output_dtype, else uint8), per tensor or per axis. Folded when X is a constant. Not supported: blocked
-    quantization, 4-bit and float8 outputs, float16 inputs."""
+    output_dtype, else uint8), per tensor or per axis. Folded when X is a constant. A scale or zero point given or
+    computed at run time (DynamicQuantizeLinear's body): per tensor, as float32 Div, Round, Add, Clip and Cast
+    (rewrites.quantize_at_run_time), onnxruntime's arithmetic. Not supported: blocked quantization, 4-bit, 16-bit and
+    float8 outputs, float16 inputs."""
     x = ctx.input(node, 0)
     if x.dtype != F32:
         raise unsupported(node, f"input dtype {x.dtype} (float32 only)")

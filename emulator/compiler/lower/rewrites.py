@@ -1,5 +1,7 @@
 """Ops lowered by rewriting them into other ONNX ops (the lowering loop queues the nodes each rewrite returns in
-place of the node): Compress of a constant condition as a Gather of the indices it keeps; MelWeightMatrix of
+place of the node; a rewrite that returns None leaves the node to its handler): QuantizeLinear whose scale or zero
+point is computed at run time (DynamicQuantizeLinear's function body) as its arithmetic in float32 ops; Compress of
+a constant condition as a Gather of the indices it keeps; MelWeightMatrix of
 constant inputs as the table it makes; DFT and STFT as
 products with constant cosine and sine matrices (a GEMM per transform: the lengths are static and short in the
 models that use them, where an FFT's fewer operations would not pay for its shuffles)."""
@@ -192,4 +194,38 @@ def table(ctx, node: OnnxNode) -> list:
     raise CompileError(f"{node.label}: not computed at compile time")  # unreachable: the driver folds it first
 
 
-REWRITES = {"Compress": compress, "DFT": dft, "STFT": stft, "MelWeightMatrix": table}
+def quantize_at_run_time(ctx, node: OnnxNode):
+    """QuantizeLinear whose scale or zero point a tensor computes (DynamicQuantizeLinear's body; the constant case is
+    lower_quantize's): y = saturate(round_half_even(x / scale) + zero_point), onnxruntime's arithmetic, as Div, Round,
+    Add, Clip and Cast; per tensor (one scale value) to int8 or uint8, float32 x. None when both are constants, and
+    for what lower_quantize refuses (it says why)."""
+    scale, zero = ctx.input(node, 1), ctx.input_opt(node, 2)
+    if scale.is_const and (zero is None or zero.is_const):
+        return None
+    x = ctx.input(node, 0)
+    if zero is not None:
+        ydtype = zero.dtype
+    elif node.attr("output_dtype"):
+        ydtype = np.dtype(helper.tensor_dtype_to_np_dtype(int(node.attr("output_dtype"))))
+    else:
+        ydtype = np.dtype(np.uint8)
+    per_tensor = int(np.prod(scale.shape)) == 1 and (zero is None or int(np.prod(zero.shape)) == 1)
+    if (ydtype not in (np.dtype(np.int8), np.dtype(np.uint8)) or x.dtype != np.float32 or scale.dtype != np.float32
+            or not per_tensor or int(node.attr("block_size", 0))):
+        return None  # lower_quantize names what it does not support
+    info = np.iinfo(ydtype)
+    nodes = [_node(ctx, node, "Div", [x.name, scale.name])]
+    nodes.append(_node(ctx, node, "Round", [nodes[-1].outputs[0]]))
+    if zero is not None:
+        nodes.append(_node(ctx, node, "Cast", [zero.name], to=1))
+        nodes.append(_node(ctx, node, "Add", [nodes[-2].outputs[0], nodes[-1].outputs[0]]))
+    lo = ctx.g.add_const(np.array(info.min, np.float32), f"{node.name}/qmin")
+    hi = ctx.g.add_const(np.array(info.max, np.float32), f"{node.name}/qmax")
+    nodes.append(_node(ctx, node, "Clip", [nodes[-1].outputs[0], lo, hi]))
+    to = helper.np_dtype_to_tensor_dtype(ydtype)
+    nodes.append(_node(ctx, node, "Cast", [nodes[-1].outputs[0]], [node.outputs[0]], to=to))
+    return nodes
+
+
+REWRITES = {"QuantizeLinear": quantize_at_run_time, "Compress": compress, "DFT": dft, "STFT": stft,
+            "MelWeightMatrix": table}
