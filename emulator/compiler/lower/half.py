@@ -24,8 +24,8 @@ _SCATTERS = frozenset({"ScatterND", "ScatterElements", "Scatter"})
 
 def needs_float32(g, node: OnnxNode) -> bool:
     """`node` computes on a float16 tensor that the graph has at run time or as a constant."""
-    if node.domain not in DEFAULT_DOMAINS or node.op in NATIVE:
-        return False
+    if node.domain not in DEFAULT_DOMAINS or node.op in NATIVE or not defs.has(node.op, ""):
+        return False  # an op ONNX does not define (another domain's, named without it) is its handler's to refuse
     if node.op in _SCATTERS and node.attr("reduction", "none") == "none":
         return False
     return any(i and i in g.values and g.values[i].dtype == HALF for i in node.inputs)
