@@ -9,7 +9,7 @@
 namespace accel_emu {
 namespace {
 
-size_t no_scratch(const Graph&, const Node&) { return 0; }
+using kern::no_scratch;
 
 // Every dtype pair: check_common admits known dtypes only, and every pair has a loop.
 bool validate_same_shape(const Graph& g, const Node& n, const char* op, std::string* err) {

@@ -14,7 +14,7 @@ using kern::cat;
 
 constexpr int kMaxSpatial = 3;
 
-size_t no_scratch(const Graph&, const Node&) { return 0; }
+using kern::no_scratch;
 
 // The block grid per spatial dim (out[d] positions), or false when a dim has none.
 bool block_grid(const TensorDesc& y, const Col2ImParams& p, int64_t* out) {

@@ -15,7 +15,7 @@
 namespace accel_emu {
 namespace {
 
-size_t no_scratch(const Graph&, const Node&) { return 0; }
+using kern::no_scratch;
 
 bool is_f32_i32_i64(int64_t dtype) {
     return dtype == ACCEL_DTYPE_FLOAT32 || dtype == ACCEL_DTYPE_INT32 || dtype == ACCEL_DTYPE_INT64;

@@ -11,7 +11,7 @@ namespace {
 
 using kern::cat;
 
-size_t no_scratch(const Graph&, const Node&) { return 0; }
+using kern::no_scratch;
 
 bool is_bool(const TensorDesc& t, const char* op, const char* what, std::string* err) {
     if (t.dtype == ACCEL_DTYPE_BOOL) return true;

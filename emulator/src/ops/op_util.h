@@ -6,6 +6,7 @@
 #include <climits>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -72,6 +73,24 @@ inline const TensorDesc* input(const Graph& g, const Node& n, size_t i) {
     return &g.tensors[n.inputs[i]];
 }
 inline const TensorDesc& output(const Graph& g, const Node& n, size_t i) { return g.tensors[n.outputs[i]]; }
+// Whether validate can read t's values: a constant, in a model whose constants are loaded.
+inline bool constant_known(const Graph& g, const TensorDesc& t) {
+    return t.kind == TensorKind::Constant && g.constants != nullptr;
+}
+// Element i of a constant_known int32 or int64 tensor, as int64 (validate's check of constant indices).
+inline int64_t constant_index(const Graph& g, const TensorDesc& t, int64_t i) {
+    const uint8_t* raw = g.constants + t.data_offset;
+    if (t.dtype == ACCEL_DTYPE_INT64) {
+        int64_t v;
+        std::memcpy(&v, raw + i * sizeof v, sizeof v);
+        return v;
+    }
+    int32_t v;
+    std::memcpy(&v, raw + i * sizeof v, sizeof v);
+    return v;
+}
+// OpDef::scratch of an op that needs none.
+inline size_t no_scratch(const Graph&, const Node&) { return 0; }
 
 // True if `x` has `y`'s dtype; else false with "<op>: <what> dtype <x> differs from output dtype <y>".
 bool same_dtype(const TensorDesc& x, const TensorDesc& y, const char* op, const char* what, std::string* err);

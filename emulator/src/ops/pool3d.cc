@@ -17,7 +17,7 @@ namespace {
 constexpr const char* kOp = "pool3d";
 enum Mode : int64_t { kMax = 0, kAvg = 1, kAvgWithPads = 2 };
 
-size_t no_scratch(const Graph&, const Node&) { return 0; }
+using kern::no_scratch;
 
 // One axis' window parameters and output size: each in 1 .. 2^40 (pads 0 .. 2^40), and the last window starting
 // inside the input or its leading padding, all in overflow-checked arithmetic.

@@ -98,7 +98,7 @@ bool validate_qavg(const Graph& g, const Node& n, std::string* err) {
     return validate_pool<QAvgPoolParams>("qavgpool", g, n, err);
 }
 
-size_t no_scratch(const Graph&, const Node&) { return 0; }
+using kern::no_scratch;
 
 // Calls f(plane) for each of the N*C planes, in parts over the core's threads when the windows add up to
 // enough work (each plane is pooled alone, so the parts change no result).

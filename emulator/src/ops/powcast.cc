@@ -16,7 +16,7 @@ namespace {
 
 using kern::cat;
 
-size_t no_scratch(const Graph&, const Node&) { return 0; }
+using kern::no_scratch;
 
 bool is_pow_dtype(int64_t d) { return d == ACCEL_DTYPE_FLOAT32 || d == ACCEL_DTYPE_INT32 || d == ACCEL_DTYPE_INT64; }
 

@@ -25,7 +25,7 @@ View view_of(const TensorDesc& x, const TensorDesc& ind, int64_t axis) {
     return v;
 }
 
-size_t no_scratch(const Graph&, const Node&) { return 0; }
+using kern::no_scratch;
 
 bool validate(const Graph& g, const Node& n, std::string* err) {
     using kern::cat;
@@ -49,12 +49,10 @@ bool validate(const Graph& g, const Node& n, std::string* err) {
         return fail(err, kOp,
                     cat("output ", kern::dims_str(y), " is not input ", kern::dims_str(x), " with axis ", axis,
                         " of I's ", ind.dims[0]));
-    if (ind.kind != TensorKind::Constant || w.kind != TensorKind::Constant || g.constants == nullptr)
+    if (!kern::constant_known(g, ind) || !kern::constant_known(g, w))
         return fail(err, kOp, "I and W must be constants");
-    const uint8_t* raw = g.constants + ind.data_offset;
     for (int64_t i = 0; i < ind.numel; ++i) {
-        int32_t v;
-        std::memcpy(&v, raw + i * sizeof v, sizeof v);
+        const int64_t v = kern::constant_index(g, ind, i);
         if (v < -1 || v >= x.dims[axis])
             return fail(err, kOp, cat("tap index ", v, " at position ", i, " is outside -1..", x.dims[axis] - 1));
     }

@@ -13,7 +13,7 @@ namespace {
 
 using kern::cat;
 
-size_t no_scratch(const Graph&, const Node&) { return 0; }
+using kern::no_scratch;
 
 bool validate_reversesequence(const Graph& g, const Node& n, std::string* err) {
     const char* op = "reversesequence";
@@ -31,11 +31,9 @@ bool validate_reversesequence(const Graph& g, const Node& n, std::string* err) {
         return kern::fail(err, op,
                           cat("sequence lengths ", kern::dims_str(l), " ", dtype_name(l.dtype), " are not int64 [",
                               x.dims[p.batch_axis], "]"));
-    if (l.kind == TensorKind::Constant && g.constants != nullptr) {
-        const uint8_t* raw = g.constants + l.data_offset;
+    if (kern::constant_known(g, l)) {
         for (int64_t b = 0; b < l.numel; ++b) {
-            int64_t v;
-            std::memcpy(&v, raw + b * sizeof v, sizeof v);
+            const int64_t v = kern::constant_index(g, l, b);
             if (v < 0 || v > x.dims[p.time_axis])
                 return kern::fail(
                     err, op, cat("sequence length ", v, " at position ", b, " is outside 0..", x.dims[p.time_axis]));

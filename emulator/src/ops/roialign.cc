@@ -18,7 +18,7 @@ namespace {
 constexpr const char* kOp = "roialign";
 constexpr float kMaxGrid = 1024.f;
 
-size_t no_scratch(const Graph&, const Node&) { return 0; }
+using kern::no_scratch;
 
 bool validate(const Graph& g, const Node& n, std::string* err) {
     using kern::cat;
@@ -48,10 +48,9 @@ bool validate(const Graph& g, const Node& n, std::string* err) {
         return fail(err, kOp, cat("sampling_ratio ", p.sampling_ratio, " is outside 0..", kMaxGrid));
     if (!std::isfinite(p.spatial_scale))
         return fail(err, kOp, cat("spatial_scale ", p.spatial_scale, " is not finite"));
-    if (b.kind == TensorKind::Constant && g.constants != nullptr) {
+    if (kern::constant_known(g, b)) {
         for (int64_t i = 0; i < b.numel; ++i) {
-            int64_t v;
-            std::memcpy(&v, g.constants + b.data_offset + i * sizeof v, sizeof v);
+            const int64_t v = kern::constant_index(g, b, i);
             if (v < 0 || v >= x.dims[0])
                 return fail(err, kOp, cat("batch index ", v, " at position ", i, " is outside 0..", x.dims[0] - 1));
         }

@@ -20,7 +20,7 @@ namespace {
 
 using kern::cat;
 
-size_t no_scratch(const Graph&, const Node&) { return 0; }
+using kern::no_scratch;
 
 bool is_index_dtype(int64_t dtype) { return dtype == ACCEL_DTYPE_INT64 || dtype == ACCEL_DTYPE_INT32; }
 
@@ -38,18 +38,9 @@ inline int64_t position(int64_t v, int64_t dim) {
 // Constant indices are checked at load: element i is bounded by bound(i) (its dim), -dim..dim-1.
 template <class Bound>
 bool check_constant_indices(const Graph& g, const TensorDesc& ind, Bound bound, const char* op, std::string* err) {
-    if (ind.kind != TensorKind::Constant || g.constants == nullptr) return true;
-    const uint8_t* raw = g.constants + ind.data_offset;
+    if (!kern::constant_known(g, ind)) return true;
     for (int64_t i = 0; i < ind.numel; ++i) {
-        int64_t v;
-        if (ind.dtype == ACCEL_DTYPE_INT64) {
-            std::memcpy(&v, raw + i * sizeof v, sizeof v);
-        } else {
-            int32_t v32;
-            std::memcpy(&v32, raw + i * sizeof v32, sizeof v32);
-            v = v32;
-        }
-        const int64_t dim = bound(i);
+        const int64_t v = kern::constant_index(g, ind, i), dim = bound(i);
         if (position(v, dim) < 0)
             return kern::fail(err, op, cat("index ", v, " at position ", i, " is outside -", dim, "..", dim - 1));
     }

@@ -10,7 +10,7 @@
 namespace accel_emu {
 namespace {
 
-size_t no_scratch(const Graph&, const Node&) { return 0; }
+using kern::no_scratch;
 
 // ---- copy: Reshape, Flatten, Identity; any dtype, bytes unchanged.
 

@@ -10,7 +10,7 @@
 namespace accel_emu {
 namespace {
 
-size_t no_scratch(const Graph&, const Node&) { return 0; }
+using kern::no_scratch;
 
 // The checks the three share: one data input (gather: plus its indices), one output of its dtype.
 bool check_data_op(const Graph& g, const Node& n, const char* op, std::string* err) {
@@ -74,17 +74,9 @@ void run_slice(const KernelArgs& a) {
 bool check_constant_indices(const Graph& g, const TensorDesc& ind, int64_t dim, int64_t axis, const char* op,
                             std::string* err) {
     using kern::cat;
-    if (ind.kind != TensorKind::Constant || g.constants == nullptr) return true;
-    const uint8_t* raw = g.constants + ind.data_offset;
+    if (!kern::constant_known(g, ind)) return true;
     for (int64_t i = 0; i < ind.numel; ++i) {
-        int64_t v;
-        if (ind.dtype == ACCEL_DTYPE_INT64) {
-            std::memcpy(&v, raw + i * sizeof v, sizeof v);
-        } else {
-            int32_t v32;
-            std::memcpy(&v32, raw + i * sizeof v32, sizeof v32);
-            v = v32;
-        }
+        const int64_t v = kern::constant_index(g, ind, i);
         if (v < -dim || v >= dim)
             return kern::fail(
                 err, op,
