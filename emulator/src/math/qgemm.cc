@@ -135,7 +135,8 @@ void run_gemm(const qk::Header* h, bool xw, int64_t N, const uint8_t* x, int64_t
     const qk::View b{units, rs.off};
     for (int64_t n0 = 0; n0 < N; n0 += NC) {
         const int64_t nc = std::min(NC, N - n0);
-        if (xw) qk::cols_to_units(h, x, ldx, n0, nc, ld, units);
+        if (xw && avx512_x(h)) qk::cols_to_units_avx512(h, x, ldx, n0, nc, ld, units);
+        else if (xw) qk::cols_to_units(h, x, ldx, n0, nc, ld, units);
         else if (avx512_x(h)) qk::rows_to_units_avx512(h, x, ldx, n0, nc, ld, units);
         else qk::rows_to_units(h, x, ldx, n0, nc, ld, units);
         run_block(h, b, 0, nc, rs, static_cast<char*>(y) + (xw ? n0 * ldy : n0) * elem_bytes(h), ldy, xw);

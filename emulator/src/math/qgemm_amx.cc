@@ -8,6 +8,7 @@
 // A step is up to 2 A tiles by 2 B tiles (4 C tiles, tmm0-3; A in tmm4-5, B in tmm6-7); the C tiles go
 // through a small stack block into the AVX-512 epilogue.
 #include <algorithm>
+#include <cstring>
 
 #include "math/exact_rounding.h"
 #include "math/qgemm_avx512.h"
@@ -100,8 +101,10 @@ ACCEL_AMX void epilogue(const Header* h, const int32_t* c, const int32_t* colsum
     if (!out.xw) return;
     for (int64_t u = 0; u < n; ++u) {
         char* dst = y + ((j + u) * out.ldy + m0) * e;
-        for (int64_t i = 0; i < rows; ++i)
-            for (int64_t b = 0; b < e; ++b) dst[i * e + b] = stage[i][u * e + b];
+        if (e == 4)  // whole elements: a 4-byte move each
+            for (int64_t i = 0; i < rows; ++i) std::memcpy(dst + i * 4, stage[i] + u * 4, 4);
+        else
+            for (int64_t i = 0; i < rows; ++i) dst[i] = stage[i][u];
     }
 }
 

@@ -1,8 +1,9 @@
 // qmatmul.cc - qmatmul, qgemm and matmulinteger (FORMAT.md ops 30, 31, 39): quantized matrix products on the int8 GEMM
 // (math/qgemm.h) in its "xw" form, each output row one row of A against the weights W = B transposed.
-// A constant B is packed once at load with the requantization constants; a B computed at run time (an
-// attention's second operand) is transposed and packed per product into the scratch, from the constants
-// made at load.
+// A constant B is packed once at load with the requantization constants, in parts of its columns that a
+// run splits across the core's threads (qgemm_split.h); a B computed at run time (an attention's second
+// operand) is transposed and packed per product into the scratch, from the constants made at load, the
+// batches split across the threads (each worker with its own scratch).
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "op_params.h"
 #include "ops/op_defs.h"
 #include "ops/op_util.h"
+#include "ops/qgemm_split.h"
 #include "ops/quant_util.h"
 
 namespace accel_emu {
@@ -105,6 +107,9 @@ size_t consts_bytes(int64_t N) {
 // Is B a constant 2-D (or 1-D) matrix, packed once at load for every row of A?
 bool packed_at_load(const TensorDesc& b) { return b.kind == TensorKind::Constant && b.ndim <= 2; }
 
+// The parts a constant B is packed in for `rows` rows of A.
+int64_t split_of(const Shape& s) { return kern::split_count(s.N, s.K, s.M * s.batches); }
+
 // The full spec of the product of shape s from the prepared constants.
 QGemmSpec full_spec(const TensorDesc& a, const TensorDesc& b, const TensorDesc& y, const Shape& s,
                     const void* prepared) {
@@ -169,7 +174,7 @@ bool check_shapes(const char* op, const TensorDesc& a, const TensorDesc& b, cons
 size_t prepared_qmatmul(const Graph& g, const Node& n) {
     const TensorDesc &a = *kern::input(g, n, 0), &b = *kern::input(g, n, 1), &y = kern::output(g, n, 0);
     const Shape s = shape_of(a, b);
-    return consts_bytes(s.N) + (packed_at_load(b) ? kern::qgemm_packed_max(size_spec(a, b, y, s)) : 0);
+    return consts_bytes(s.N) + (packed_at_load(b) ? kern::split_packed_bytes(size_spec(a, b, y, s), split_of(s)) : 0);
 }
 
 // Under rules whose GEMM requantizes with integers (a device's), the integer requantization of an int8
@@ -203,22 +208,27 @@ size_t per_b_scratch(const Shape& s, const QGemmSpec& spec) {
 }
 
 // The products of a B computed at run time: for each batch of Y, its B transposed and packed into the
-// scratch (`seen(transposed B)` first), then run(batch, A's batch index, packed B, the rest of the
-// scratch), which starts per_b_scratch(s, spec) bytes in plus `extra` the caller keeps there.
+// worker's scratch (`seen(transposed B, that scratch)` first), then run(batch, A's batch index, packed B,
+// the rest of the scratch), which starts per_b_scratch(s, spec) bytes in plus `extra` the caller keeps
+// there. The batches split across the core's threads (shapes only; each batch is computed whole by one).
 template <class Seen, class Run>
-void per_b_product(const Shape& s, const uint8_t* B, QIsa isa, const QGemmSpec& spec, uint8_t* scratch, Seen seen,
+void per_b_product(const KernelArgs& a, const Shape& s, const uint8_t* B, QIsa isa, const QGemmSpec& spec, Seen seen,
                    Run run, size_t extra = 0) {
-    uint8_t* wt = scratch;
-    uint8_t* packed = wt + align64(static_cast<size_t>(s.N * s.K));
-    void* rest = scratch + per_b_scratch(s, spec) + extra;
-    for (int64_t i = 0; i < s.batches; ++i) {
+    const int64_t parts = split_parts(s.batches, s.batches * s.M * s.N * s.K, kMinMacsPerPart);
+    a.par->for_ranges(s.batches, parts, [&](int64_t b0, int64_t b1, int worker) {
+        auto* scratch = static_cast<uint8_t*>(a.scratch_for(worker));
+        uint8_t* wt = scratch;
+        uint8_t* packed = wt + align64(static_cast<size_t>(s.N * s.K));
+        void* rest = scratch + per_b_scratch(s, spec) + extra;
+        for (int64_t i = b0; i < b1; ++i) {
         int64_t ia, ib;
         batch_offsets(s, i, &ia, &ib);
-        transpose_into(B + ib * s.K * s.N, s.K, s.N, wt);
-        seen(wt);
-        qgemm_pack(isa, spec, wt, packed);
-        run(i, ia, packed, rest);
-    }
+            transpose_into(B + ib * s.K * s.N, s.K, s.N, wt);
+            seen(wt, scratch);
+            qgemm_pack(isa, spec, wt, packed);
+            run(i, ia, packed, rest, scratch);
+        }
+    });
 }
 
 void prepare_qmatmul(const Graph& g, const Node& n, const void* const* in, void* out) {
@@ -229,18 +239,16 @@ void prepare_qmatmul(const Graph& g, const Node& n, const void* const* in, void*
     if (!packed_at_load(b)) return;
     std::vector<uint8_t> w(static_cast<size_t>(s.N * s.K));
     transpose_into(static_cast<const uint8_t*>(in[1]), s.K, s.N, w.data());
-    qgemm_pack(QIsa(*consts_at(out, s.N).isa), full_spec(a, b, y, s, out), w.data(),
-               static_cast<uint8_t*>(out) + consts_bytes(s.N));
+    kern::split_pack(QIsa(*consts_at(out, s.N).isa), full_spec(a, b, y, s, out), w.data(), split_of(s),
+                     static_cast<uint8_t*>(out) + consts_bytes(s.N));
 }
 
 size_t scratch_qmatmul(const Graph& g, const Node& n) {
     const TensorDesc &a = *kern::input(g, n, 0), &b = *kern::input(g, n, 1), &y = kern::output(g, n, 0);
     const Shape s = shape_of(a, b);
     const QGemmSpec q = size_spec(a, b, y, s);
-    const bool once = packed_at_load(b);
-    const size_t run = kern::qgemm_scratch_max(q, once ? s.M * s.batches : s.M);
-    if (once) return run;
-    return per_b_scratch(s, q) + run;  // a B packed per product
+    if (packed_at_load(b)) return kern::split_scratch_bytes(q, split_of(s), s.M * s.batches);
+    return per_b_scratch(s, q) + kern::qgemm_scratch_max(q, s.M);  // a B packed per product
 }
 
 void run_qmatmul(const KernelArgs& a) {
@@ -250,14 +258,14 @@ void run_qmatmul(const KernelArgs& a) {
     auto* Y = static_cast<uint8_t*>(a.out[0]);
     if (packed_at_load(bd)) {  // A's rows, batches included, are one run against the one B
         const void* w = static_cast<const uint8_t*>(a.prepared) + consts_bytes(s.N);
-        qgemm_xw(w, s.M * s.batches, A, s.K, Y, s.N, a.scratch);
+        kern::split_xw(a, w, s.N, s.M * s.batches, A, s.K, Y, s.N, 1, 0, [](int64_t, int64_t) {});
         return;
     }
     const QGemmSpec spec = full_spec(ad, bd, kern::out_desc(a, 0), s, a.prepared);
     const QIsa isa = QIsa(*consts_at(const_cast<void*>(a.prepared), s.N).isa);
     per_b_product(
-        s, static_cast<const uint8_t*>(a.in[1]), isa, spec, static_cast<uint8_t*>(a.scratch), [](const uint8_t*) {},
-        [&](int64_t i, int64_t ia, const void* packed, void* rest) {
+        a, s, static_cast<const uint8_t*>(a.in[1]), isa, spec, [](const uint8_t*, uint8_t*) {},
+        [&](int64_t i, int64_t ia, const void* packed, void* rest, uint8_t*) {
             qgemm_xw(packed, s.M, A + ia * s.M * s.K, s.K, Y + i * s.M * s.N, s.N, rest);
         });
 }
@@ -314,7 +322,8 @@ Shape gemm_shape(const Graph& g, const Node& n) {
 size_t prepared_qgemm(const Graph& g, const Node& n) {
     const Shape s = gemm_shape(g, n);
     return consts_bytes(s.N) +
-           kern::qgemm_packed_max(size_spec(*kern::input(g, n, 0), *kern::input(g, n, 1), kern::output(g, n, 0), s));
+           kern::split_packed_bytes(size_spec(*kern::input(g, n, 0), *kern::input(g, n, 1), kern::output(g, n, 0), s),
+                                    split_of(s));
 }
 
 void prepare_qgemm(const Graph& g, const Node& n, const void* const* in, void* out) {
@@ -334,29 +343,31 @@ void prepare_qgemm(const Graph& g, const Node& n, const void* const* in, void* o
         transpose_into(bw, s.K, s.N, w.data());
         bw = w.data();
     }
-    qgemm_pack(QIsa(*consts_at(out, s.N).isa), full_spec(a, b, y, s, out), bw,
-               static_cast<uint8_t*>(out) + consts_bytes(s.N));
+    kern::split_pack(QIsa(*consts_at(out, s.N).isa), full_spec(a, b, y, s, out), bw, split_of(s),
+                     static_cast<uint8_t*>(out) + consts_bytes(s.N));
 }
 
 size_t scratch_qgemm(const Graph& g, const Node& n) {
     const Shape s = gemm_shape(g, n);
     const QGemmSpec q = size_spec(*kern::input(g, n, 0), *kern::input(g, n, 1), kern::output(g, n, 0), s);
-    const size_t run = kern::qgemm_scratch_max(q, s.M);
-    // trans_a: A's transpose first.
+    const size_t run = kern::split_scratch_bytes(q, split_of(s), s.M);
+    // trans_a: A's transpose first (worker 0's scratch, which every worker reads; each skips as many bytes).
     return (QGemmParams::of(n).trans_a ? align64(static_cast<size_t>(s.M * s.K)) : 0) + run;
 }
 
 void run_qgemm(const KernelArgs& a) {
     const Shape s = gemm_shape(*a.graph, *a.node);
     const auto* A = static_cast<const uint8_t*>(a.in[0]);
-    void* scratch = a.scratch;
+    size_t skip = 0;
     if (QGemmParams::of(*a.node).trans_a) {
         auto* at = static_cast<uint8_t*>(a.scratch);
         transpose_into(A, s.K, s.M, at);
         A = at;
-        scratch = at + align64(static_cast<size_t>(s.M * s.K));
+        skip = align64(static_cast<size_t>(s.M * s.K));
     }
-    qgemm_xw(static_cast<const uint8_t*>(a.prepared) + consts_bytes(s.N), s.M, A, s.K, a.out[0], s.N, scratch);
+    const int64_t elem = kern::output(*a.graph, *a.node, 0).dtype == ACCEL_DTYPE_FLOAT32 ? 4 : 1;
+    kern::split_xw(a, static_cast<const uint8_t*>(a.prepared) + consts_bytes(s.N), s.N, s.M, A, s.K, a.out[0], s.N,
+                   elem, skip, [](int64_t, int64_t) {});
 }
 
 // ---- matmulinteger ----
@@ -381,13 +392,14 @@ bool validate_matmulinteger(const Graph& g, const Node& n, std::string* err) {
     return true;
 }
 
-// y[r][n] -= x_zero * R[n] over `rows` rows of N, in uint32 (exact modulo 2^32).
-void subtract_zero(int32_t* y, int64_t rows, int64_t N, int32_t x_zero, const int32_t* R) {
+// y[r][n] -= x_zero * R[n] over `rows` rows of N, columns [n0, n1), in uint32 (exact modulo 2^32).
+void subtract_zero(int32_t* y, int64_t rows, int64_t N, int64_t n0, int64_t n1, int32_t x_zero, const int32_t* R) {
     if (x_zero == 0) return;
-    for (int64_t r = 0; r < rows; ++r)
-        for (int64_t j = 0; j < N; ++j)
-            y[r * N + j] = static_cast<int32_t>(static_cast<uint32_t>(y[r * N + j]) -
-                                                static_cast<uint32_t>(x_zero) * static_cast<uint32_t>(R[j]));
+    const auto z = static_cast<uint32_t>(x_zero);
+    for (int64_t r = 0; r < rows; ++r) {
+        auto* row = reinterpret_cast<uint32_t*>(y + r * N);
+        for (int64_t j = n0; j < n1; ++j) row[j] -= z * static_cast<uint32_t>(R[j]);
+    }
 }
 
 int32_t a_zero_of(const KernelArgs& a) {
@@ -411,7 +423,7 @@ size_t integer_consts_bytes(int64_t N) { return kConstsHeader + align64(static_c
 size_t prepared_matmulinteger(const Graph& g, const Node& n) {
     const TensorDesc &a = *kern::input(g, n, 0), &b = *kern::input(g, n, 1);
     const Shape s = shape_of(a, b);
-    return integer_consts_bytes(s.N) + (packed_at_load(b) ? kern::qgemm_packed_max(integer_spec(a, b, s)) : 0);
+    return integer_consts_bytes(s.N) + (packed_at_load(b) ? kern::split_packed_bytes(integer_spec(a, b, s), split_of(s)) : 0);
 }
 
 void prepare_matmulinteger(const Graph& g, const Node& n, const void* const* in, void* out) {
@@ -429,18 +441,16 @@ void prepare_matmulinteger(const Graph& g, const Node& n, const void* const* in,
     kern::weight_row_sums(w.data(), b.dtype == ACCEL_DTYPE_INT8, zeros, s.N, s.K, R);
     QGemmSpec q = integer_spec(a, b, s);
     q.w_zero = zeros;
-    qgemm_pack(QIsa(head[0]), q, w.data(), static_cast<uint8_t*>(out) + integer_consts_bytes(s.N));
+    kern::split_pack(QIsa(head[0]), q, w.data(), split_of(s), static_cast<uint8_t*>(out) + integer_consts_bytes(s.N));
 }
 
 size_t scratch_matmulinteger(const Graph& g, const Node& n) {
     const TensorDesc &a = *kern::input(g, n, 0), &b = *kern::input(g, n, 1);
     const Shape s = shape_of(a, b);
     const QGemmSpec q = integer_spec(a, b, s);
-    const bool once = packed_at_load(b);
-    const size_t run = kern::qgemm_scratch_max(q, once ? s.M * s.batches : s.M);
-    if (once) return run;
+    if (packed_at_load(b)) return kern::split_scratch_bytes(q, split_of(s), s.M * s.batches);
     // Per product: B's transpose and packed form, its row sums, then the GEMM's scratch.
-    return per_b_scratch(s, q) + align64(static_cast<size_t>(s.N) * 4) + run;
+    return per_b_scratch(s, q) + align64(static_cast<size_t>(s.N) * 4) + kern::qgemm_scratch_max(q, s.M);
 }
 
 void run_matmulinteger(const KernelArgs& a) {
@@ -452,21 +462,24 @@ void run_matmulinteger(const KernelArgs& a) {
     const auto* R = reinterpret_cast<const int32_t*>(consts + kConstsHeader);
     const int32_t xz = a_zero_of(a);
     if (packed_at_load(bd)) {
-        qgemm_xw(consts + integer_consts_bytes(s.N), s.M * s.batches, A, s.K, Y, s.N, a.scratch);
-        subtract_zero(Y, s.M * s.batches, s.N, xz, R);
+        const int64_t rows = s.M * s.batches;
+        kern::split_xw(a, consts + integer_consts_bytes(s.N), s.N, rows, A, s.K, Y, s.N, 4, 0,
+                       [&](int64_t n0, int64_t n1) { subtract_zero(Y, rows, s.N, n0, n1, xz, R); });
         return;
     }
     QGemmSpec q = integer_spec(ad, bd, s);
     q.w_zero = R + s.N;
-    // The row sums of each product's B, in the scratch after per_b_product's part of it.
-    auto* sums = reinterpret_cast<int32_t*>(static_cast<uint8_t*>(a.scratch) + per_b_scratch(s, q));
+    // The row sums of each product's B, in the worker's scratch after per_b_product's part of it.
+    const size_t sums_at = per_b_scratch(s, q);
     per_b_product(
-        s, static_cast<const uint8_t*>(a.in[1]), QIsa(*reinterpret_cast<const int32_t*>(consts)), q,
-        static_cast<uint8_t*>(a.scratch),
-        [&](const uint8_t* wt) { kern::weight_row_sums(wt, bd.dtype == ACCEL_DTYPE_INT8, q.w_zero, s.N, s.K, sums); },
-        [&](int64_t i, int64_t ia, const void* packed, void* rest) {
+        a, s, static_cast<const uint8_t*>(a.in[1]), QIsa(*reinterpret_cast<const int32_t*>(consts)), q,
+        [&](const uint8_t* wt, uint8_t* scratch) {
+            kern::weight_row_sums(wt, bd.dtype == ACCEL_DTYPE_INT8, q.w_zero, s.N, s.K,
+                                  reinterpret_cast<int32_t*>(scratch + sums_at));
+        },
+        [&](int64_t i, int64_t ia, const void* packed, void* rest, uint8_t* scratch) {
             qgemm_xw(packed, s.M, A + ia * s.M * s.K, s.K, Y + i * s.M * s.N, s.N, rest);
-            subtract_zero(Y + i * s.M * s.N, s.M, s.N, xz, sums);
+            subtract_zero(Y + i * s.M * s.N, s.M, s.N, 0, s.N, xz, reinterpret_cast<const int32_t*>(scratch + sums_at));
         },
         align64(static_cast<size_t>(s.N) * 4));
 }
