@@ -28,7 +28,7 @@ import contextlib
 import os
 
 from . import (accm, affine, batchnorm, coverage, declined, dequantize, emit, extra_outputs, folding, frame_inputs,
-               fusion, horizon_ops, importer, io_declarations, lower, qdq, qdq_device)
+               fusion, horizon_ops, importer, io_declarations, lower, qdq, qdq_device, qinteger_fusion)
 from .coverage import UnsupportedOpsError
 from .errors import (CompileError, ExtraOutputError, FrameInputError, InputShapeError, NoFloatCounterpartError,
                      RunTimeConditionError)
@@ -107,6 +107,7 @@ def _compile(model, input_shapes, int8, fold_limit, extra, frame_requests, dequa
     g.remove_dead()
     batchnorm.fold_batchnorm(g)
     fusion.simplify_copies(g)
+    qinteger_fusion.fuse_integer_epilogue(g)
     affine.fold_bias_and_scale(g)
     fusion.fuse_layernorm(g)
     fusion.fuse_silu(g)

@@ -17,6 +17,10 @@
 #include "ops/qgemm_split.h"
 #include "ops/quant_util.h"
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include "math/x86_intrinsics.h"
+#endif
+
 namespace accel_emu {
 namespace {
 
@@ -402,9 +406,10 @@ void subtract_zero(int32_t* y, int64_t rows, int64_t N, int64_t n0, int64_t n1, 
     }
 }
 
-int32_t a_zero_of(const KernelArgs& a) {
-    if (a.node->inputs.size() < 3 || a.node->inputs[2] == kAbsent) return 0;
-    return kern::q8_at(kern::in_desc(a, 2), a.in[2], 0);
+// A's zero point, input i (0 when absent).
+int32_t a_zero_of(const KernelArgs& a, size_t i) {
+    if (a.node->inputs.size() <= i || a.node->inputs[i] == kAbsent) return 0;
+    return kern::q8_at(kern::in_desc(a, i), a.in[i], 0);
 }
 
 // [isa][R: N int32][B_zero: N int32] then the packed B (constant 2-D B).
@@ -426,15 +431,16 @@ size_t prepared_matmulinteger(const Graph& g, const Node& n) {
     return integer_consts_bytes(s.N) + (packed_at_load(b) ? kern::split_packed_bytes(integer_spec(a, b, s), split_of(s)) : 0);
 }
 
-void prepare_matmulinteger(const Graph& g, const Node& n, const void* const* in, void* out) {
+// What matmulinteger and matmulintegerf prepare, B's zero point their input bz_at.
+void prepare_integer(const Graph& g, const Node& n, const void* const* in, void* out, size_t bz_at) {
     const TensorDesc &a = *kern::input(g, n, 0), &b = *kern::input(g, n, 1);
-    const TensorDesc* bz = kern::input(g, n, 3);
+    const TensorDesc* bz = kern::input(g, n, bz_at);
     const Shape s = shape_of(a, b);
     auto* head = static_cast<int32_t*>(out);
     head[0] = static_cast<int32_t>(qisa_select());
     int32_t* R = reinterpret_cast<int32_t*>(static_cast<uint8_t*>(out) + kConstsHeader);
     int32_t* zeros = R + s.N;
-    for (int64_t j = 0; j < s.N; ++j) zeros[j] = bz ? kern::q8_at(*bz, in[3], bz->numel == 1 ? 0 : j) : 0;
+    for (int64_t j = 0; j < s.N; ++j) zeros[j] = bz ? kern::q8_at(*bz, in[bz_at], bz->numel == 1 ? 0 : j) : 0;
     if (!packed_at_load(b)) return;
     std::vector<uint8_t> w(static_cast<size_t>(s.N * s.K));
     transpose_into(static_cast<const uint8_t*>(in[1]), s.K, s.N, w.data());
@@ -442,6 +448,10 @@ void prepare_matmulinteger(const Graph& g, const Node& n, const void* const* in,
     QGemmSpec q = integer_spec(a, b, s);
     q.w_zero = zeros;
     kern::split_pack(QIsa(head[0]), q, w.data(), split_of(s), static_cast<uint8_t*>(out) + integer_consts_bytes(s.N));
+}
+
+void prepare_matmulinteger(const Graph& g, const Node& n, const void* const* in, void* out) {
+    prepare_integer(g, n, in, out, 3);
 }
 
 size_t scratch_matmulinteger(const Graph& g, const Node& n) {
@@ -460,7 +470,7 @@ void run_matmulinteger(const KernelArgs& a) {
     auto* Y = static_cast<int32_t*>(a.out[0]);
     const auto* consts = static_cast<const uint8_t*>(a.prepared);
     const auto* R = reinterpret_cast<const int32_t*>(consts + kConstsHeader);
-    const int32_t xz = a_zero_of(a);
+    const int32_t xz = a_zero_of(a, 2);
     if (packed_at_load(bd)) {
         const int64_t rows = s.M * s.batches;
         kern::split_xw(a, consts + integer_consts_bytes(s.N), s.N, rows, A, s.K, Y, s.N, 4, 0,
@@ -484,8 +494,116 @@ void run_matmulinteger(const KernelArgs& a) {
         align64(static_cast<size_t>(s.N) * 4));
 }
 
+// ---- matmulintegerf ----
+//
+// matmulinteger with a constant B and the epilogue of MatMulIntegerToFloat: each part of the product
+// (qgemm_split.h) writes its int32 sums into Y's own bytes, then turns them into floats while they are
+// still in cache. Inputs: A, B, S, A_zero, B_zero, C.
+
+bool validate_matmulintegerf(const Graph& g, const Node& n, std::string* err) {
+    const char* op = "matmulintegerf";
+    if (!kern::check_common(g, n, err)) return false;
+    const TensorDesc &a = *kern::input(g, n, 0), &b = *kern::input(g, n, 1), &y = kern::output(g, n, 0);
+    if (!kern::is_q8(a) || !kern::is_q8(b) || y.dtype != ACCEL_DTYPE_FLOAT32)
+        return fail(err, op, "takes int8 or uint8 A and B and gives float32 Y");
+    if (!packed_at_load(b)) return fail(err, op, cat("B '", b.name, "' is not a constant of rank 1 or 2"));
+    if (!check_shapes(op, a, b, y, err)) return false;
+    const int64_t N = b.ndim >= 2 ? b.dims[b.ndim - 1] : 1;
+    const TensorDesc *az = kern::input(g, n, 3), *bz = kern::input(g, n, 4);
+    if (az && (az->dtype != a.dtype || az->numel != 1))
+        return fail(err, op, cat("A's zero point '", az->name, "' is not one value of A's dtype"));
+    if (bz && (bz->dtype != b.dtype || bz->kind != TensorKind::Constant || (bz->numel != 1 && bz->numel != N)))
+        return fail(err, op,
+                    cat("B's zero point '", bz->name, "' is not a constant of B's dtype with 1 or ", N, " values"));
+    for (size_t i : {size_t{2}, size_t{5}}) {
+        const TensorDesc* t = kern::input(g, n, i);
+        if (t && (t->dtype != ACCEL_DTYPE_FLOAT32 || (t->numel != 1 && t->numel != N)))
+            return fail(err, op, cat(i == 2 ? "S '" : "C '", t->name, "' is not float32 with 1 or ", N, " values"));
+    }
+    return true;
+}
+
+void prepare_matmulintegerf(const Graph& g, const Node& n, const void* const* in, void* out) {
+    prepare_integer(g, n, in, out, 4);
+}
+
+// Rows of Y's columns [n0, n1), holding the GEMM's sums (A's zero point not yet taken off): y = float32(acc
+// - x_zero * R[n]) * S + C, S and C one value (kOne) or one per column (kCol), C possibly none (kNone);
+// one loop per form, so that each vectorizes.
+enum Form { kOne, kCol, kNone };
+template <Form SF, Form CF>
+void float_epilogue(float* Y, int64_t rows, int64_t N, int64_t n0, int64_t n1, int32_t x_zero, const int32_t* R,
+                    const float* S, const float* C) {
+    const auto z = static_cast<uint32_t>(x_zero);
+    for (int64_t r = 0; r < rows; ++r) {
+        float* y = Y + r * N;
+        for (int64_t j = n0; j < n1; ++j) {
+            uint32_t v;
+            std::memcpy(&v, y + j, sizeof v);
+            const float f = static_cast<float>(static_cast<int32_t>(v - z * static_cast<uint32_t>(R[j]))) *
+                            (SF == kOne ? S[0] : S[j]);
+            y[j] = CF == kNone ? f : f + (CF == kOne ? C[0] : C[j]);
+        }
+    }
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+// float_epilogue with AVX-512 (the VNNI and AMX paths): the same integer steps, conversion (round to
+// nearest even) and two float32 roundings, 16 columns at a time.
+__attribute__((target("avx512f"))) void float_epilogue_avx512(float* Y, int64_t rows, int64_t N, int64_t n0,
+                                                                int64_t n1, int32_t x_zero, const int32_t* R,
+                                                                const float* S, bool s_col, const float* C,
+                                                                bool c_col) {
+    const __m512i z = _mm512_set1_epi32(x_zero);
+    const __m512 s1 = _mm512_set1_ps(S[0]), c1 = _mm512_set1_ps(C ? C[0] : 0.f);
+    for (int64_t r = 0; r < rows; ++r) {
+        float* y = Y + r * N;
+        for (int64_t j = n0; j < n1; j += 16) {
+            const __mmask16 m = n1 - j >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (n1 - j)) - 1);
+            __m512i v = _mm512_maskz_loadu_epi32(m, y + j);
+            v = _mm512_sub_epi32(v, _mm512_mullo_epi32(z, _mm512_maskz_loadu_epi32(m, R + j)));
+            __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(v), s_col ? _mm512_maskz_loadu_ps(m, S + j) : s1);
+            if (C) f = _mm512_add_ps(f, c_col ? _mm512_maskz_loadu_ps(m, C + j) : c1);
+            _mm512_mask_storeu_ps(y + j, m, f);
+        }
+    }
+}
+#endif
+
+void run_matmulintegerf(const KernelArgs& a) {
+    const Shape s = shape_of(kern::in_desc(a, 0), kern::in_desc(a, 1));
+    const auto* A = static_cast<const uint8_t*>(a.in[0]);
+    float* Y = kern::out_f(a, 0);
+    const auto* consts = static_cast<const uint8_t*>(a.prepared);
+    const auto* R = reinterpret_cast<const int32_t*>(consts + kConstsHeader);
+    const int32_t xz = a_zero_of(a, 3);
+    const float* S = kern::in_f(a, 2);
+    const bool s_col = kern::in_desc(a, 2).numel != 1;
+    const bool has_c = a.node->inputs.size() > 5 && a.node->inputs[5] != kAbsent;
+    const float* C = has_c ? kern::in_f(a, 5) : nullptr;
+    const Form cf = !has_c ? kNone : kern::in_desc(a, 5).numel == 1 ? kOne : kCol;
+    const int64_t rows = s.M * s.batches, N = s.N;
+    const bool vector = *reinterpret_cast<const int32_t*>(consts) >= static_cast<int32_t>(QIsa::Avx512Vnni);
+    kern::split_xw(a, consts + integer_consts_bytes(N), N, rows, A, s.K, Y, N, 4, 0, [&](int64_t n0, int64_t n1) {
+#if defined(__x86_64__) && defined(__GNUC__)
+        if (vector) {
+            float_epilogue_avx512(Y, rows, N, n0, n1, xz, R, S, s_col, C, cf == kCol);
+            return;
+        }
+#endif
+        (void)vector;
+        auto* e = s_col ? (cf == kNone ? float_epilogue<kCol, kNone> : cf == kOne ? float_epilogue<kCol, kOne>
+                                                                                    : float_epilogue<kCol, kCol>)
+                        : (cf == kNone ? float_epilogue<kOne, kNone> : cf == kOne ? float_epilogue<kOne, kOne>
+                                                                                    : float_epilogue<kOne, kCol>);
+        e(Y, rows, N, n0, n1, xz, R, S, C);
+    });
+}
+
 }  // namespace
 
+const OpDef kMatMulIntegerFDef = {"matmulintegerf",   validate_matmulintegerf, scratch_matmulinteger,
+                                  run_matmulintegerf, prepared_matmulinteger,  prepare_matmulintegerf};
 const OpDef kMatMulIntegerDef = {"matmulinteger",   validate_matmulinteger, scratch_matmulinteger,
                                  run_matmulinteger, prepared_matmulinteger, prepare_matmulinteger};
 const OpDef kQMatMulDef = {"qmatmul",   validate_qmatmul, scratch_qmatmul,

@@ -171,3 +171,74 @@ def test_a_matmulinteger_at_run_time_matches_numpy():
         got = np.asarray(d.load(compiler.compile_model(model)).run(feeds)[0])
     want = np.matmul(feeds["a"].astype(np.int64) - 131, feeds["b"].astype(np.int64)).astype(np.int32)
     np.testing.assert_array_equal(got, want)
+
+
+def test_the_linear_layers_fuse_into_matmulintegerf_with_the_same_bits(quantized_encoder):
+    """Without the integer tensors as outputs, quantize_dynamic's MatMulInteger -> Cast -> Mul -> Add chains
+    become matmulintegerf; the encoder's output is the unfused model's bit for bit, and onnxruntime's
+    within the float bound."""
+    from conftest import runtime_ops
+
+    model, feeds = quantized_encoder
+    plain = onnx.ModelProto()
+    plain.CopyFrom(model)
+    del plain.graph.output[1:]
+    ops = runtime_ops(plain)
+    assert ops.count("matmulintegerf") == 12 and "matmulinteger" not in ops and "cast" not in ops, ops
+    assert "matmulinteger" in runtime_ops(model)  # the chains whose sums are outputs stay apart
+    with accel.open("emu") as d:
+        fused = np.asarray(d.load(compiler.compile_model(plain)).run(feeds)[0])
+        unfused = np.asarray(d.load(compiler.compile_model(model)).run(feeds)[0])
+    assert bytes_differ(fused, unfused) == 0
+    np.testing.assert_allclose(fused, ort_outputs(plain, feeds)[0], rtol=0, atol=FLOAT_ATOL)
+
+
+def matmul_integer_to_float(a_dtype, b_dtype, per_column, bias):
+    """com.microsoft MatMulIntegerToFloat of A [3, 50, 70] (an input, its scale and zero point inputs too) by a
+    constant B [70, 130]: B's scale and zero point one value or one per column, a bias or none."""
+    rng = np.random.default_rng(11)
+    lo, hi = (-128, 128) if b_dtype == np.int8 else (0, 256)
+    n = 130
+    inits = [numpy_helper.from_array(rng.integers(lo, hi, (70, n)).astype(b_dtype), "b"),
+             numpy_helper.from_array((rng.random(n if per_column else 1) * 0.01 + 0.001).astype(np.float32)
+                                     .reshape([n] if per_column else []), "b_scale"),
+             numpy_helper.from_array(rng.integers(lo // 4 + 16, hi // 4, n if per_column else 1).astype(b_dtype)
+                                     .reshape([n] if per_column else []), "b_zero")]
+    ins = ["a", "b", "a_scale", "b_scale", "a_zero", "b_zero"]
+    if bias:
+        inits.append(numpy_helper.from_array(rng.standard_normal(n).astype(np.float32), "bias"))
+        ins.append("bias")
+    a_type = TensorProto.UINT8 if a_dtype == np.uint8 else TensorProto.INT8
+    g = helper.make_graph(
+        [helper.make_node("MatMulIntegerToFloat", ins, ["y"], domain="com.microsoft")], "mmitf",
+        [helper.make_tensor_value_info("a", a_type, [3, 50, 70]),
+         helper.make_tensor_value_info("a_scale", TensorProto.FLOAT, []),
+         helper.make_tensor_value_info("a_zero", a_type, [])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 50, n])], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)],
+                          ir_version=8)
+    alo, ahi = (-128, 128) if a_dtype == np.int8 else (0, 256)
+    feeds = {"a": rng.integers(alo, ahi, (3, 50, 70)).astype(a_dtype), "a_scale": np.array(0.0173, np.float32),
+             "a_zero": np.array(alo + 77, a_dtype)}
+    return m, feeds
+
+
+@pytest.mark.parametrize("a_dtype, b_dtype", [(np.uint8, np.int8), (np.uint8, np.uint8), (np.int8, np.int8)])
+@pytest.mark.parametrize("per_column", [False, True])
+@pytest.mark.parametrize("bias", [False, True])
+def test_matmulintegertofloat_matches_onnxruntime_bit_for_bit(a_dtype, b_dtype, per_column, bias):
+    from conftest import runtime_ops
+
+    model, feeds = matmul_integer_to_float(a_dtype, b_dtype, per_column, bias)
+    assert runtime_ops(model).count("matmulintegerf") == 1
+    want = ort_outputs(model, feeds)[0]
+    got = runs_by_threads(compiler.compile_model(model), feeds)
+    assert_bit_identical(got, "MatMulIntegerToFloat")
+    stats = quant_report.lsb_diff(got[1][0], want)
+    print(quant_report.format_row("MatMulIntegerToFloat", "y", stats))
+    assert stats["identical"] == stats["elements"], stats
+
+
+def test_matmulintegerf_gives_the_same_bytes_on_every_int8_path(monkeypatch):
+    model, feeds = matmul_integer_to_float(np.uint8, np.int8, True, True)
+    same_bytes_on_every_path(run_each_path(monkeypatch, compiler.compile_model(model), feeds), "matmulintegerf")
