@@ -87,7 +87,12 @@ inline void split_pack(QIsa isa, const QGemmSpec& spec, const uint8_t* w, int64_
     }
 }
 
-// Scratch one worker needs for a run over `rows` X rows.
+// Scratch of a run over `rows` X rows: X in the kernels' layout, shared by the parts, at the start of
+// worker 0's scratch (split_shared_bytes; every worker's scratch skips as many bytes), then each worker's
+// own part. Sizes for any path.
+inline size_t split_shared_bytes(const QGemmSpec& spec, int64_t rows) {
+    return align64(qgemm_xw_shared_bytes(spec.K, rows));
+}
 inline size_t split_scratch_bytes(const QGemmSpec& spec, int64_t parts, int64_t rows) {
     size_t most = 0;
     for (int64_t p = 0; p < parts; ++p) {
@@ -95,21 +100,30 @@ inline size_t split_scratch_bytes(const QGemmSpec& spec, int64_t parts, int64_t 
         split_range(spec.M, parts, p, &m0, &m1);
         most = std::max(most, qgemm_scratch_max(split_spec(spec, m0, m1), rows));
     }
-    return most;
+    return split_shared_bytes(spec, rows) + most;
 }
 
 // qgemm_xw of the split form over the core's threads: y[n * ldy + m] (elem_bytes each), each worker's
-// scratch `scratch_offset` bytes into its own; then done(m0, m1) for the part's rows on the same worker.
+// scratch `scratch_offset` bytes into its own (split_scratch_bytes from there); then done(m0, m1) for the
+// part's rows on the same worker. X is put in the kernels' layout first, in parts of its rows.
 template <class Done>
-void split_xw(const KernelArgs& a, const void* packed, int64_t M, int64_t rows, const uint8_t* x, int64_t ldx,
-              void* y, int64_t ldy, int64_t elem_bytes, size_t scratch_offset, Done done) {
+void split_xw(const KernelArgs& a, const void* packed, int64_t M, int64_t K, int64_t rows, const uint8_t* x,
+              int64_t ldx, void* y, int64_t ldy, int64_t elem_bytes, size_t scratch_offset, Done done) {
     const auto* head = static_cast<const SplitHead*>(packed);
     const int64_t parts = head->parts;
+    const auto* first = static_cast<const uint8_t*>(packed) + head->off[0];
+    char* shared = static_cast<char*>(a.scratch) + scratch_offset;
+    const size_t skip = scratch_offset + align64(qgemm_xw_shared_bytes(K, rows));
+    // Rows in units of 16 (the transposes' blocks), each part about kMinElemsPerPart bytes or more.
+    const int64_t units = (rows + 15) / 16;
+    a.par->for_ranges(units, split_parts(units, rows * K, kMinElemsPerPart), [&](int64_t u0, int64_t u1, int) {
+        qgemm_xw_prepare(first, rows, x, ldx, shared, u0 * 16, std::min(rows, u1 * 16));
+    });
     a.par->for_each(parts, [&](int64_t p, int worker) {
         int64_t m0, m1;
         split_range(M, parts, p, &m0, &m1);
-        qgemm_xw(static_cast<const uint8_t*>(packed) + head->off[p], rows, x, ldx,
-                 static_cast<char*>(y) + m0 * elem_bytes, ldy, static_cast<char*>(a.scratch_for(worker)) + scratch_offset);
+        qgemm_xw_shared(static_cast<const uint8_t*>(packed) + head->off[p], rows, shared,
+                        static_cast<char*>(y) + m0 * elem_bytes, ldy, static_cast<char*>(a.scratch_for(worker)) + skip);
         done(m0, m1);
     });
 }

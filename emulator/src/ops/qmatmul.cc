@@ -262,7 +262,7 @@ void run_qmatmul(const KernelArgs& a) {
     auto* Y = static_cast<uint8_t*>(a.out[0]);
     if (packed_at_load(bd)) {  // A's rows, batches included, are one run against the one B
         const void* w = static_cast<const uint8_t*>(a.prepared) + consts_bytes(s.N);
-        kern::split_xw(a, w, s.N, s.M * s.batches, A, s.K, Y, s.N, 1, 0, [](int64_t, int64_t) {});
+        kern::split_xw(a, w, s.N, s.K, s.M * s.batches, A, s.K, Y, s.N, 1, 0, [](int64_t, int64_t) {});
         return;
     }
     const QGemmSpec spec = full_spec(ad, bd, kern::out_desc(a, 0), s, a.prepared);
@@ -370,7 +370,7 @@ void run_qgemm(const KernelArgs& a) {
         skip = align64(static_cast<size_t>(s.M * s.K));
     }
     const int64_t elem = kern::output(*a.graph, *a.node, 0).dtype == ACCEL_DTYPE_FLOAT32 ? 4 : 1;
-    kern::split_xw(a, static_cast<const uint8_t*>(a.prepared) + consts_bytes(s.N), s.N, s.M, A, s.K, a.out[0], s.N,
+    kern::split_xw(a, static_cast<const uint8_t*>(a.prepared) + consts_bytes(s.N), s.N, s.K, s.M, A, s.K, a.out[0], s.N,
                    elem, skip, [](int64_t, int64_t) {});
 }
 
@@ -473,7 +473,7 @@ void run_matmulinteger(const KernelArgs& a) {
     const int32_t xz = a_zero_of(a, 2);
     if (packed_at_load(bd)) {
         const int64_t rows = s.M * s.batches;
-        kern::split_xw(a, consts + integer_consts_bytes(s.N), s.N, rows, A, s.K, Y, s.N, 4, 0,
+        kern::split_xw(a, consts + integer_consts_bytes(s.N), s.N, s.K, rows, A, s.K, Y, s.N, 4, 0,
                        [&](int64_t n0, int64_t n1) { subtract_zero(Y, rows, s.N, n0, n1, xz, R); });
         return;
     }
@@ -584,7 +584,7 @@ void run_matmulintegerf(const KernelArgs& a) {
     const Form cf = !has_c ? kNone : kern::in_desc(a, 5).numel == 1 ? kOne : kCol;
     const int64_t rows = s.M * s.batches, N = s.N;
     const bool vector = *reinterpret_cast<const int32_t*>(consts) >= static_cast<int32_t>(QIsa::Avx512Vnni);
-    kern::split_xw(a, consts + integer_consts_bytes(N), N, rows, A, s.K, Y, N, 4, 0, [&](int64_t n0, int64_t n1) {
+    kern::split_xw(a, consts + integer_consts_bytes(N), N, s.K, rows, A, s.K, Y, N, 4, 0, [&](int64_t n0, int64_t n1) {
 #if defined(__x86_64__) && defined(__GNUC__)
         if (vector) {
             float_epilogue_avx512(Y, rows, N, n0, n1, xz, R, S, s_col, C, cf == kCol);
