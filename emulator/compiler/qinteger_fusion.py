@@ -23,7 +23,7 @@ def _per_column(g: Graph, name: str, n: int, rank: int) -> bool:
 
 def fuse_integer_epilogue(g: Graph) -> None:
     outputs = set(g.outputs)
-    producers, consumers = g.producers(), g.consumers()
+    consumers = g.consumers()
 
     def only_user(t):
         users = consumers.get(t, [])

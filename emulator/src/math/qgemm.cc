@@ -321,8 +321,7 @@ size_t qgemm_xw_shared_bytes(int64_t K, int64_t N) {
                                qk::kAlign);
 }
 
-void qgemm_xw_prepare(const void* packed, int64_t N, const void* x, int64_t ldx, void* shared, int64_t n0,
-                      int64_t n1) {
+void qgemm_xw_prepare(const void* packed, int64_t N, const void* x, int64_t ldx, void* shared, int64_t n0, int64_t n1) {
     const qk::Header* h = header(packed);
     if (n1 <= n0) return;
     char* mem = qk::align_ptr<char>(shared);

@@ -109,8 +109,7 @@ void run(const KernelArgs& args) {
                     oa += i * p.sa[d];
                     ob += i * p.sb[d];
                 }
-                sgemm(false, false, static_cast<int>(p.M), N, K, 1.f, A + oa, K, B + ob, N, 0.f, Y + t * p.M * p.N,
-                      N);
+                sgemm(false, false, static_cast<int>(p.M), N, K, 1.f, A + oa, K, B + ob, N, 0.f, Y + t * p.M * p.N, N);
             }
         });
     }

@@ -225,8 +225,8 @@ void per_b_product(const KernelArgs& a, const Shape& s, const uint8_t* B, QIsa i
         uint8_t* packed = wt + align64(static_cast<size_t>(s.N * s.K));
         void* rest = scratch + per_b_scratch(s, spec) + extra;
         for (int64_t i = b0; i < b1; ++i) {
-        int64_t ia, ib;
-        batch_offsets(s, i, &ia, &ib);
+            int64_t ia, ib;
+            batch_offsets(s, i, &ia, &ib);
             transpose_into(B + ib * s.K * s.N, s.K, s.N, wt);
             seen(wt, scratch);
             qgemm_pack(isa, spec, wt, packed);
@@ -428,7 +428,8 @@ size_t integer_consts_bytes(int64_t N) { return kConstsHeader + align64(static_c
 size_t prepared_matmulinteger(const Graph& g, const Node& n) {
     const TensorDesc &a = *kern::input(g, n, 0), &b = *kern::input(g, n, 1);
     const Shape s = shape_of(a, b);
-    return integer_consts_bytes(s.N) + (packed_at_load(b) ? kern::split_packed_bytes(integer_spec(a, b, s), split_of(s)) : 0);
+    return integer_consts_bytes(s.N) +
+           (packed_at_load(b) ? kern::split_packed_bytes(integer_spec(a, b, s), split_of(s)) : 0);
 }
 
 // What matmulinteger and matmulintegerf prepare, B's zero point their input bz_at.
@@ -550,10 +551,9 @@ void float_epilogue(float* Y, int64_t rows, int64_t N, int64_t n0, int64_t n1, i
 #if defined(__x86_64__) && defined(__GNUC__)
 // float_epilogue with AVX-512 (the VNNI and AMX paths): the same integer steps, conversion (round to
 // nearest even) and two float32 roundings, 16 columns at a time.
-__attribute__((target("avx512f"))) void float_epilogue_avx512(float* Y, int64_t rows, int64_t N, int64_t n0,
-                                                                int64_t n1, int32_t x_zero, const int32_t* R,
-                                                                const float* S, bool s_col, const float* C,
-                                                                bool c_col) {
+__attribute__((target("avx512f"))) void float_epilogue_avx512(float* Y, int64_t rows, int64_t N, int64_t n0, int64_t n1,
+                                                              int32_t x_zero, const int32_t* R, const float* S,
+                                                              bool s_col, const float* C, bool c_col) {
     const __m512i z = _mm512_set1_epi32(x_zero);
     const __m512 s1 = _mm512_set1_ps(S[0]), c1 = _mm512_set1_ps(C ? C[0] : 0.f);
     for (int64_t r = 0; r < rows; ++r) {
@@ -592,10 +592,12 @@ void run_matmulintegerf(const KernelArgs& a) {
         }
 #endif
         (void)vector;
-        auto* e = s_col ? (cf == kNone ? float_epilogue<kCol, kNone> : cf == kOne ? float_epilogue<kCol, kOne>
-                                                                                    : float_epilogue<kCol, kCol>)
-                        : (cf == kNone ? float_epilogue<kOne, kNone> : cf == kOne ? float_epilogue<kOne, kOne>
-                                                                                    : float_epilogue<kOne, kCol>);
+        auto* e = s_col ? (cf == kNone  ? float_epilogue<kCol, kNone>
+                           : cf == kOne ? float_epilogue<kCol, kOne>
+                                        : float_epilogue<kCol, kCol>)
+                        : (cf == kNone  ? float_epilogue<kOne, kNone>
+                           : cf == kOne ? float_epilogue<kOne, kOne>
+                                        : float_epilogue<kOne, kCol>);
         e(Y, rows, N, n0, n1, xz, R, S, C);
     });
 }

@@ -117,7 +117,7 @@ void run_dynquant(const KernelArgs& a) {
 }  // namespace
 
 const OpDef kDynQuantDef = {"dynquant",   validate_dynquant, no_scratch,
-                             run_dynquant, kern::path_bytes,  kern::record_path};
+                            run_dynquant, kern::path_bytes,  kern::record_path};
 const OpDef kQuantizeDef = {"quantize",   validate_quantize, no_scratch,
                             run_quantize, kern::path_bytes,  kern::record_path};
 const OpDef kDequantizeDef = {"dequantize",   validate_dequantize, no_scratch,
