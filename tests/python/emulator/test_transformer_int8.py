@@ -242,3 +242,22 @@ def test_matmulintegertofloat_matches_onnxruntime_bit_for_bit(a_dtype, b_dtype, 
 def test_matmulintegerf_gives_the_same_bytes_on_every_int8_path(monkeypatch):
     model, feeds = matmul_integer_to_float(np.uint8, np.int8, True, True)
     same_bytes_on_every_path(run_each_path(monkeypatch, compiler.compile_model(model), feeds), "matmulintegerf")
+
+
+@pytest.mark.parametrize("dtypes, dims, match", [
+    (("uint8", "int8", "float32", "float32"), ((2, 3), (3, 4), (1,), (2, 4)), "B 't1' is not a constant"),
+    (("uint8", "int8", "float32", "int32"), ((2, 3), (3, 4), (1,), (2, 4)), "gives float32 Y"),
+    (("float32", "int8", "float32", "float32"), ((2, 3), (3, 4), (1,), (2, 4)), "takes int8 or uint8 A and B"),
+])
+def test_matmulintegerf_refuses_bad_nodes_at_load(dtypes, dims, match):
+    """What the compiler never makes, a hand-written file may hold: the kernel's check refuses it at load."""
+    from accel.compiler import accm
+
+    codes = [accm.dtype_code(np.dtype(t)) for t in dtypes]
+    n = len(codes)
+    tensors = [accm.Tensor(f"t{i}", dt, accm.KIND_OUTPUT if i == n - 1 else accm.KIND_INPUT, d)
+               for i, (dt, d) in enumerate(zip(codes, dims))]
+    node = accm.Node(accm.OPS["matmulintegerf"], list(range(n - 1)), [n - 1], name="n1")
+    blob = accm.write(tensors, [node], list(range(n - 1)), [n - 1])
+    with accel.open("emu") as d, pytest.raises(accel.AccelError, match=f"'n1'.*matmulintegerf: .*{match}"):
+        d.load(blob)
