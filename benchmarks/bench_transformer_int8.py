@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import statistics
 import subprocess
 import sys
@@ -46,7 +47,13 @@ def quantize(float_path: str, out_path: str) -> str:
     """quantize_dynamic with its defaults (uint8 activations, int8 weights, const-B MatMuls only)."""
     from onnxruntime.quantization import quantize_dynamic
 
-    quantize_dynamic(float_path, out_path)
+    root = logging.getLogger()
+    level = root.level
+    root.setLevel(logging.ERROR)  # its advice to run onnxruntime's pre-processing first is not for this run
+    try:
+        quantize_dynamic(float_path, out_path)
+    finally:
+        root.setLevel(level)
     return out_path
 
 
