@@ -28,7 +28,8 @@ import contextlib
 import os
 
 from . import (accm, affine, batchnorm, coverage, declined, dequantize, emit, extra_outputs, folding, frame_inputs,
-               fusion, horizon_ops, importer, io_declarations, lower, qdq, qdq_device, qinteger_fusion)
+               fusion, horizon_ops, importer, io_declarations, lower, qdq, qdq_device)
+from . import qinteger_fusion
 from .coverage import UnsupportedOpsError
 from .errors import (CompileError, ExtraOutputError, FrameInputError, InputShapeError, NoFloatCounterpartError,
                      RunTimeConditionError)
