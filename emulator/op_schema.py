@@ -642,6 +642,12 @@ OPS = (
     Op(91, "bitcast", 6, "X -> Y",
        "Y's bytes are X's, read as Y's dtype: the same shape and element size (bool is one byte), as ONNX BitCast",
        any_dtype=True, class_name="BitCast"),
+    Op(92, "matmulintegerf", 6, "A, B, S, A_zero optional, B_zero optional, C optional -> Y",
+       "matmulinteger's int32 product of A and a constant 2-D B, then Y = float32(acc) * S[col] + C[col] (a "
+       "float32 multiply, then an add: no FMA), S and C one value or one per column of B; what "
+       "MatMulIntegerToFloat and quantize_dynamic's MatMulInteger -> Cast -> Mul -> Add compute, in one pass",
+       class_name="MatMulIntegerF",
+       dtypes="A, B, A_zero, B_zero int8 or uint8 (each zero point A's or B's dtype); S, C and Y float32"),
 )
 
 # ---- fused activations ----------------------------------------------------------------------------

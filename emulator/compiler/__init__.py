@@ -34,6 +34,7 @@ from .coverage import UnsupportedOpsError
 from .errors import (CompileError, ExtraOutputError, FrameInputError, InputShapeError, NoFloatCounterpartError,
                      RunTimeConditionError)
 from .lower import SUPPORTED_OPS
+from . import qinteger_fusion  # its own line: the list above is where every pass merges
 
 __all__ = ["FOLD_LIMIT_BYTES", "INT8_RULES", "CompileError", "ExtraOutputError", "FrameInputError", "InputShapeError",
            "NoFloatCounterpartError", "RunTimeConditionError", "SUPPORTED_OPS", "UnsupportedOpsError", "accm",
@@ -109,6 +110,7 @@ def _compile(model, input_shapes, int8, fold_limit, extra, frame_requests, dequa
     half_chains.keep_float32(g)
     batchnorm.fold_batchnorm(g)
     fusion.simplify_copies(g)
+    qinteger_fusion.fuse_integer_epilogue(g)
     affine.fold_bias_and_scale(g)
     fusion.fuse_layernorm(g)
     fusion.fuse_silu(g)

@@ -25,7 +25,7 @@ OPS: Dict[str, int] = {
     "bitor": 55, "bitxor": 56, "shl": 57, "shr": 58, "cumprod": 59, "gatherelements": 60, "gathernd": 71,
     "scatternd": 72, "scatterelements": 73, "tensorscatter": 74, "powcast": 75, "reversesequence": 76,
     "col2im": 77, "resample": 81, "gridsample": 82, "pool3d": 83, "roialign": 84, "maxpoolidx": 85,
-    "bitcast": 91,
+    "bitcast": 91, "matmulintegerf": 92,
 }
 OP_NAMES: Dict[int, str] = {v: k for k, v in OPS.items()}
 OP_MINOR: Dict[str, int] = {
@@ -39,7 +39,7 @@ OP_MINOR: Dict[str, int] = {
     "mod": 5, "fmod": 5, "bitand": 5, "bitor": 5, "bitxor": 5, "shl": 5, "shr": 5, "cumprod": 5,
     "gatherelements": 5, "gathernd": 6, "scatternd": 6, "scatterelements": 6, "tensorscatter": 6,
     "powcast": 6, "reversesequence": 6, "col2im": 6, "resample": 6, "gridsample": 6, "pool3d": 6,
-    "roialign": 6, "maxpoolidx": 6, "bitcast": 6,
+    "roialign": 6, "maxpoolidx": 6, "bitcast": 6, "matmulintegerf": 6,
 }
 # Ops of any dtype, and the ops that compute in float32 only (the others state their own dtypes).
 ANY_DTYPE_OPS = frozenset({
@@ -82,7 +82,7 @@ ARITY: Dict[str, Tuple[int, Optional[int], int, int, int]] = {
     "scatterelements": (3, 3, 3, 1, 1), "tensorscatter": (2, 3, 2, 1, 1), "powcast": (2, 2, 2, 1, 1),
     "reversesequence": (2, 2, 2, 1, 1), "col2im": (1, 1, 1, 1, 1), "resample": (3, 3, 3, 1, 1),
     "gridsample": (2, 2, 2, 1, 1), "pool3d": (1, 1, 1, 1, 1), "roialign": (3, 3, 3, 1, 1),
-    "maxpoolidx": (1, 1, 1, 2, 2), "bitcast": (1, 1, 1, 1, 1),
+    "maxpoolidx": (1, 1, 1, 2, 2), "bitcast": (1, 1, 1, 1, 1), "matmulintegerf": (3, 6, 3, 1, 1),
 }
 ACT_RULE: Dict[str, str] = {
     "conv": "fused", "gemm": "fused", "matmul": "fused", "add": "fused", "sub": "fused", "mul": "fused",
@@ -99,7 +99,7 @@ ACT_RULE: Dict[str, str] = {
     "bitxor": "none", "shl": "none", "shr": "none", "cumprod": "none", "gatherelements": "none",
     "gathernd": "none", "scatternd": "none", "scatterelements": "none", "tensorscatter": "none",
     "powcast": "none", "reversesequence": "none", "col2im": "none", "resample": "none", "gridsample": "none",
-    "pool3d": "none", "roialign": "none", "maxpoolidx": "none", "bitcast": "none",
+    "pool3d": "none", "roialign": "none", "maxpoolidx": "none", "bitcast": "none", "matmulintegerf": "none",
 }
 # The ops an activation fuses into (their act rule is "fused").
 FUSED_ACTIVATION_OPS = frozenset({

@@ -85,6 +85,7 @@ enum class Op : uint32_t {
     RoiAlign = 84,
     MaxPoolIdx = 85,
     BitCast = 91,
+    MatMulIntegerF = 92,
 };
 
 enum class Act : uint32_t {
@@ -288,7 +289,8 @@ constexpr bool is_known(Op v) {
         case Op::Pool3d:
         case Op::RoiAlign:
         case Op::MaxPoolIdx:
-        case Op::BitCast: return true;
+        case Op::BitCast:
+        case Op::MatMulIntegerF: return true;
     }
     return false;
 }
@@ -541,6 +543,7 @@ constexpr const char* op_name(Op v) {
         case Op::RoiAlign: return "roialign";
         case Op::MaxPoolIdx: return "maxpoolidx";
         case Op::BitCast: return "bitcast";
+        case Op::MatMulIntegerF: return "matmulintegerf";
     }
     return "?";
 }
@@ -647,6 +650,7 @@ constexpr const char* type_name(Op v) {
         case Op::RoiAlign: return "RoiAlign";
         case Op::MaxPoolIdx: return "MaxPoolIdx";
         case Op::BitCast: return "BitCast";
+        case Op::MatMulIntegerF: return "MatMulIntegerF";
     }
     return "?";
 }

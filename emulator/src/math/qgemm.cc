@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "math/cpu_isa.h"
 #include "math/exact_rounding.h"
@@ -100,21 +101,23 @@ RunScratch run_scratch(const qk::Header* h, int64_t NC, char* mem) {
     return r;
 }
 
-// Columns [p0, p0 + nc) of view b through the weights into y (at the block's first column).
+// Columns [p0, p0 + nc) of view b through the weights into y (at the block's first column); the block's
+// column sums computed here, or given (`colsum`, at the block's first column).
 void run_block(const qk::Header* h, const qk::View& b, int64_t p0, int64_t nc, const RunScratch& rs, char* y,
-               int64_t ldy, bool xw) {
-    if (h->colsum) {
+               int64_t ldy, bool xw, const int32_t* colsum = nullptr) {
+    if (h->colsum && !colsum) {
         if (avx512_x(h)) qk::view_colsums_avx512(h, b, p0, nc, rs.colsum);
         else qk::view_colsums(h, b, p0, nc, rs.colsum);
     }
+    const int32_t* cs = colsum ? colsum : rs.colsum;
     const qk::Out out{y, ldy, xw};
     switch (h->isa) {
-        case QIsa::Avx2: qk::block_avx2(h, b, p0, nc, rs.colsum, out); return;
-        case QIsa::Avx512Vnni: qk::block_vnni(h, b, p0, nc, rs.colsum, out, rs.block); return;
-        case QIsa::Amx: qk::block_amx(h, b, p0, nc, rs.colsum, out, rs.block); return;
+        case QIsa::Avx2: qk::block_avx2(h, b, p0, nc, cs, out); return;
+        case QIsa::Avx512Vnni: qk::block_vnni(h, b, p0, nc, cs, out, rs.block); return;
+        case QIsa::Amx: qk::block_amx(h, b, p0, nc, cs, out, rs.block); return;
         case QIsa::Portable: break;
     }
-    qk::block_portable(h, b, p0, nc, rs.colsum, out);
+    qk::block_portable(h, b, p0, nc, cs, out);
 }
 
 // Columns of qgemm_wx's X (K rows) or qgemm_xw's (N rows) a block at a time: each block's units into a
@@ -135,11 +138,18 @@ void run_gemm(const qk::Header* h, bool xw, int64_t N, const uint8_t* x, int64_t
     const qk::View b{units, rs.off};
     for (int64_t n0 = 0; n0 < N; n0 += NC) {
         const int64_t nc = std::min(NC, N - n0);
-        if (xw) qk::cols_to_units(h, x, ldx, n0, nc, ld, units);
+        if (xw && avx512_x(h)) qk::cols_to_units_avx512(h, x, ldx, n0, nc, ld, units);
+        else if (xw) qk::cols_to_units(h, x, ldx, n0, nc, ld, units);
         else if (avx512_x(h)) qk::rows_to_units_avx512(h, x, ldx, n0, nc, ld, units);
         else qk::rows_to_units(h, x, ldx, n0, nc, ld, units);
         run_block(h, b, 0, nc, rs, static_cast<char*>(y) + (xw ? n0 * ldy : n0) * elem_bytes(h), ldy, xw);
     }
+}
+
+// qgemm_xw_prepare's layout: [Kq][ld] units, then N column sums.
+int64_t shared_ld(int64_t N) { return qk::round_up(std::max<int64_t>(N, 1), 64); }
+int64_t shared_units_bytes(const qk::Header* h, int64_t N) {
+    return qk::round_up(h->Kq * shared_ld(N) * 4 + 128, qk::kAlign);
 }
 
 bool pointwise(const ConvGeom& q) {
@@ -302,6 +312,49 @@ void qgemm_wx(const void* packed, int64_t N, const void* x, int64_t ldx, void* y
 
 void qgemm_xw(const void* packed, int64_t N, const void* x, int64_t ldx, void* y, int64_t ldy, void* scratch) {
     run_gemm(header(packed), true, N, static_cast<const uint8_t*>(x), ldx, y, ldy, scratch);
+}
+
+size_t qgemm_xw_shared_bytes(int64_t K, int64_t N) {
+    qk::Header h{};
+    h.Kq = qk::ceil_div(K, 4);  // qgemm_xw's taps are 1
+    return static_cast<size_t>(shared_units_bytes(&h, N) + qk::round_up(std::max<int64_t>(N, 1) * 4, qk::kAlign) +
+                               qk::kAlign);
+}
+
+void qgemm_xw_prepare(const void* packed, int64_t N, const void* x, int64_t ldx, void* shared, int64_t n0, int64_t n1) {
+    const qk::Header* h = header(packed);
+    if (n1 <= n0) return;
+    char* mem = qk::align_ptr<char>(shared);
+    const int64_t ld = shared_ld(N);
+    auto* units = reinterpret_cast<uint8_t*>(mem);
+    // Column n's units at units + (g * ld + n) * 4: the columns from n0 are a view ld units wide at n0.
+    const auto* xb = static_cast<const uint8_t*>(x);
+    if (avx512_x(h)) qk::cols_to_units_avx512(h, xb, ldx, n0, n1 - n0, ld, units + n0 * 4);
+    else qk::cols_to_units(h, xb, ldx, n0, n1 - n0, ld, units + n0 * 4);
+    // The column sums whether or not this form takes them: another form of the same GEMM may (its weights'
+    // zero points differ).
+    auto* colsum = reinterpret_cast<int32_t*>(mem + shared_units_bytes(h, N));
+    std::vector<int64_t> off(static_cast<size_t>(h->Kq));
+    for (int64_t g = 0; g < h->Kq; ++g) off[static_cast<size_t>(g)] = g * ld * 4;
+    const qk::View b{units, off.data()};
+    if (avx512_x(h)) qk::view_colsums_avx512(h, b, n0, n1 - n0, colsum + n0);
+    else qk::view_colsums(h, b, n0, n1 - n0, colsum + n0);
+}
+
+void qgemm_xw_shared(const void* packed, int64_t N, const void* shared, void* y, int64_t ldy, void* scratch) {
+    const qk::Header* h = header(packed);
+    if (N <= 0 || h->M <= 0) return;
+    const int64_t NC = column_block(h, N), ld = shared_ld(N);
+    const char* mem = qk::align_ptr<char>(const_cast<void*>(shared));
+    const RunScratch rs = run_scratch(h, NC, qk::align_ptr<char>(scratch));
+    for (int64_t g = 0; g < h->Kq; ++g) rs.off[g] = g * ld * 4;
+    const qk::View b{reinterpret_cast<const uint8_t*>(mem), rs.off};
+    const auto* colsum = h->colsum ? reinterpret_cast<const int32_t*>(mem + shared_units_bytes(h, N)) : nullptr;
+    for (int64_t n0 = 0; n0 < N; n0 += NC) {
+        const int64_t nc = std::min(NC, N - n0);
+        run_block(h, b, n0, nc, rs, static_cast<char*>(y) + n0 * ldy * elem_bytes(h), ldy, true,
+                  colsum ? colsum + n0 : nullptr);
+    }
 }
 
 size_t qconv_scratch_bytes(const void* packed, const ConvGeom& q) {

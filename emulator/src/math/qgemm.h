@@ -86,6 +86,15 @@ void qgemm_wx(const void* packed, int64_t N, const void* x, int64_t ldx, void* y
 // y[n * ldy + m] = epilogue(acc(m, n)), X[k][n] at x[n * ldx + k].
 void qgemm_xw(const void* packed, int64_t N, const void* x, int64_t ldx, void* y, int64_t ldy, void* scratch);
 
+// qgemm_xw in two steps, for several packed forms that share K, X's sign and the path (the column parts of
+// one GEMM: ops/qgemm_split.h): X's N columns put in the kernels' layout once, into `shared`
+// (qgemm_xw_shared_bytes(K, N) bytes, any alignment), by qgemm_xw_prepare over columns [n0, n1) (disjoint
+// ranges may run at once), then each form's qgemm_xw_shared reads it (with a scratch of
+// qgemm_scratch_bytes(packed, N) at most). The same bytes as qgemm_xw.
+size_t qgemm_xw_shared_bytes(int64_t K, int64_t N);
+void qgemm_xw_prepare(const void* packed, int64_t N, const void* x, int64_t ldx, void* shared, int64_t n0, int64_t n1);
+void qgemm_xw_shared(const void* packed, int64_t N, const void* shared, void* y, int64_t ldy, void* scratch);
+
 // A quantized conv of one group of one image, NCHW: y[Mg][OH*OW] = epilogue(W_group * im2col(x)), taps
 // outside the input read x_zero. `packed` was made from the group's weights [Mg][K] (K = Cg*kh*kw in
 // ONNX's order) with spec.taps = kh*kw, x points at the group's first input channel, y at its first output

@@ -8,6 +8,7 @@
 // A step is up to 2 A tiles by 2 B tiles (4 C tiles, tmm0-3; A in tmm4-5, B in tmm6-7); the C tiles go
 // through a small stack block into the AVX-512 epilogue.
 #include <algorithm>
+#include <cstring>
 
 #include "math/exact_rounding.h"
 #include "math/qgemm_avx512.h"
@@ -84,6 +85,32 @@ ACCEL_AMX void step(const uint8_t* a, const uint8_t* b, int64_t chunks, int32_t*
     if (MA > 1 && NB > 1) _tile_stored(3, c + TM * NR + 16, NR * 4);
 }
 
+// r[0..16) as a 16 x 16 matrix of 32-bit words, transposed in place: unpacks within 128-bit lanes, then
+// a transpose of the lanes.
+ACCEL_AMX inline void transpose16(__m512i* r) {
+    __m512i t[16];
+    for (int i = 0; i < 8; ++i) {
+        t[2 * i] = _mm512_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
+    }
+    for (int i = 0; i < 4; ++i) {  // r[4i + j], lane L: column 4L + j of rows 4i .. 4i + 3
+        r[4 * i] = _mm512_unpacklo_epi64(t[4 * i], t[4 * i + 2]);
+        r[4 * i + 1] = _mm512_unpackhi_epi64(t[4 * i], t[4 * i + 2]);
+        r[4 * i + 2] = _mm512_unpacklo_epi64(t[4 * i + 1], t[4 * i + 3]);
+        r[4 * i + 3] = _mm512_unpackhi_epi64(t[4 * i + 1], t[4 * i + 3]);
+    }
+    for (int j = 0; j < 4; ++j) {
+        const __m512i s0 = _mm512_shuffle_i32x4(r[j], r[4 + j], 0x44), s1 = _mm512_shuffle_i32x4(r[j], r[4 + j], 0xEE);
+        const __m512i s2 = _mm512_shuffle_i32x4(r[8 + j], r[12 + j], 0x44);
+        const __m512i s3 = _mm512_shuffle_i32x4(r[8 + j], r[12 + j], 0xEE);
+        t[j] = _mm512_shuffle_i32x4(s0, s2, 0x88);
+        t[4 + j] = _mm512_shuffle_i32x4(s0, s2, 0xDD);
+        t[8 + j] = _mm512_shuffle_i32x4(s1, s3, 0x88);
+        t[12 + j] = _mm512_shuffle_i32x4(s1, s3, 0xDD);
+    }
+    for (int i = 0; i < 16; ++i) r[i] = t[i];
+}
+
 ACCEL_AMX void epilogue(const Header* h, const int32_t* c, const int32_t* colsum, int64_t m0, int64_t rows, int64_t j,
                         int64_t n, const Out& out) {
     const int64_t e = qout_bytes(h->out);
@@ -98,10 +125,21 @@ ACCEL_AMX void epilogue(const Header* h, const int32_t* c, const int32_t* colsum
                       head_mask(n - 16 * v));
     }
     if (!out.xw) return;
+    if (e == 4) {  // 4-byte elements: 16 x 16 transposes of the staged block
+        for (int64_t i0 = 0; i0 < rows; i0 += 16)
+            for (int64_t u0 = 0; u0 < n; u0 += 16) {
+                __m512i r[16];
+                for (int k = 0; k < 16; ++k) r[k] = _mm512_load_si512(stage[i0 + k] + u0 * 4);
+                transpose16(r);
+                const __mmask16 m = head_mask(rows - i0);
+                for (int64_t c = 0; c < std::min<int64_t>(16, n - u0); ++c)
+                    _mm512_mask_storeu_epi32(y + ((j + u0 + c) * out.ldy + m0 + i0) * 4, m, r[c]);
+            }
+        return;
+    }
     for (int64_t u = 0; u < n; ++u) {
         char* dst = y + ((j + u) * out.ldy + m0) * e;
-        for (int64_t i = 0; i < rows; ++i)
-            for (int64_t b = 0; b < e; ++b) dst[i * e + b] = stage[i][u * e + b];
+        for (int64_t i = 0; i < rows; ++i) dst[i] = stage[i][u];
     }
 }
 

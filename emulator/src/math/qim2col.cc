@@ -131,7 +131,16 @@ void cols_to_units(const Header* h, const uint8_t* x, int64_t ldx, int64_t n0, i
         const uint8_t* src = x + (n0 + u) * ldx;
         for (int64_t g = 0; g < full; ++g)
             for (int b = 0; b < 4; ++b) dst[(g * ld + u) * 4 + b] = src[4 * g + b] ^ flip;
-        for (int64_t g = full; g < h->Kq; ++g)
+    }
+    cols_to_units_tail(h, x, ldx, n0, nc, ld, dst);
+}
+
+void cols_to_units_tail(const Header* h, const uint8_t* x, int64_t ldx, int64_t n0, int64_t nc, int64_t ld,
+                        uint8_t* dst) {
+    const uint8_t flip = h->x_flip;
+    for (int64_t u = 0; u < nc; ++u) {
+        const uint8_t* src = x + (n0 + u) * ldx;
+        for (int64_t g = h->K / 4; g < h->Kq; ++g)
             for (int64_t b = 0; b < 4; ++b) dst[(g * ld + u) * 4 + b] = 4 * g + b < h->K ? src[4 * g + b] ^ flip : 0;
     }
 }

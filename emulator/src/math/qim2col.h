@@ -54,6 +54,11 @@ void rows_to_units(const Header* h, const uint8_t* x, int64_t ldx, int64_t n0, i
 void rows_to_units_avx512(const Header* h, const uint8_t* x, int64_t ldx, int64_t n0, int64_t nc, int64_t ld,
                           uint8_t* dst);
 void cols_to_units(const Header* h, const uint8_t* x, int64_t ldx, int64_t n0, int64_t nc, int64_t ld, uint8_t* dst);
+void cols_to_units_avx512(const Header* h, const uint8_t* x, int64_t ldx, int64_t n0, int64_t nc, int64_t ld,
+                          uint8_t* dst);
+// cols_to_units' k-groups past K / 4 only (a depth not a multiple of 4): the part the AVX-512 form leaves.
+void cols_to_units_tail(const Header* h, const uint8_t* x, int64_t ldx, int64_t n0, int64_t nc, int64_t ld,
+                        uint8_t* dst);
 
 // colsum[j] = sum over the k-groups of unit (g, p0 + j)'s bytes (int8 if the isa's B is signed), j < nc.
 void view_colsums(const Header* h, const View& b, int64_t p0, int64_t nc, int32_t* colsum);

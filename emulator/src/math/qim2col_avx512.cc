@@ -175,6 +175,50 @@ ACCEL_AVX512_IM void view_colsums_avx512(const Header* h, const View& b, int64_t
     }
 }
 
+// cols_to_units with AVX-512: X's rows are [n][K] bytes, the units [Kq][ld] 4-byte groups, so blocks of
+// 16 rows x 16 k-groups are a 16 x 16 transpose of 32-bit words (unpacks within 128-bit lanes, then a
+// transpose of the lanes), the flip applied to every byte as the portable loop does.
+ACCEL_AVX512_IM void cols_to_units_avx512(const Header* h, const uint8_t* x, int64_t ldx, int64_t n0, int64_t nc,
+                                          int64_t ld, uint8_t* dst) {
+    const __m512i flip = _mm512_set1_epi8(static_cast<char>(h->x_flip));
+    const int64_t full = h->K / 4;  // k-groups with 4 real bytes
+    for (int64_t u0 = 0; u0 < nc; u0 += 16) {
+        const int64_t nu = std::min<int64_t>(16, nc - u0);
+        const __mmask16 um = head16(nu);
+        for (int64_t g0 = 0; g0 < full; g0 += 16) {
+            const __mmask16 gm = head16(full - g0);
+            __m512i r[16], t[16];
+            for (int i = 0; i < 16; ++i)
+                r[i] = i < nu ? _mm512_maskz_loadu_epi32(gm, x + (n0 + u0 + i) * ldx + 4 * g0) : _mm512_setzero_si512();
+            for (int i = 0; i < 8; ++i) {
+                t[2 * i] = _mm512_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
+                t[2 * i + 1] = _mm512_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
+            }
+            // r[4i + j], 128-bit lane L: column 4L + j of rows 4i .. 4i + 3.
+            for (int i = 0; i < 4; ++i) {
+                r[4 * i] = _mm512_unpacklo_epi64(t[4 * i], t[4 * i + 2]);
+                r[4 * i + 1] = _mm512_unpackhi_epi64(t[4 * i], t[4 * i + 2]);
+                r[4 * i + 2] = _mm512_unpacklo_epi64(t[4 * i + 1], t[4 * i + 3]);
+                r[4 * i + 3] = _mm512_unpackhi_epi64(t[4 * i + 1], t[4 * i + 3]);
+            }
+            for (int j = 0; j < 4; ++j) {
+                const __m512i s0 = _mm512_shuffle_i32x4(r[j], r[4 + j], 0x44);
+                const __m512i s1 = _mm512_shuffle_i32x4(r[j], r[4 + j], 0xEE);
+                const __m512i s2 = _mm512_shuffle_i32x4(r[8 + j], r[12 + j], 0x44);
+                const __m512i s3 = _mm512_shuffle_i32x4(r[8 + j], r[12 + j], 0xEE);
+                t[j] = _mm512_shuffle_i32x4(s0, s2, 0x88);       // column j
+                t[4 + j] = _mm512_shuffle_i32x4(s0, s2, 0xDD);   // column 4 + j
+                t[8 + j] = _mm512_shuffle_i32x4(s1, s3, 0x88);   // column 8 + j
+                t[12 + j] = _mm512_shuffle_i32x4(s1, s3, 0xDD);  // column 12 + j
+            }
+            const int64_t ng = std::min<int64_t>(16, full - g0);
+            for (int64_t c = 0; c < ng; ++c)
+                _mm512_mask_storeu_epi32(dst + ((g0 + c) * ld + u0) * 4, um, _mm512_xor_si512(t[c], flip));
+        }
+    }
+    if (full < h->Kq) cols_to_units_tail(h, x, ldx, n0, nc, ld, dst);
+}
+
 #else  // not x86-64: the portable loops (never reached: no AVX-512 path runs here)
 
 void rows_to_units_avx512(const Header* h, const uint8_t* x, int64_t ldx, int64_t n0, int64_t nc, int64_t ld,
@@ -187,6 +231,10 @@ void conv_x_build_avx512(const Header* h, const ConvGeom& q, const uint8_t* x, c
 }
 void view_colsums_avx512(const Header* h, const View& b, int64_t p0, int64_t nc, int32_t* colsum) {
     view_colsums(h, b, p0, nc, colsum);
+}
+void cols_to_units_avx512(const Header* h, const uint8_t* x, int64_t ldx, int64_t n0, int64_t nc, int64_t ld,
+                          uint8_t* dst) {
+    cols_to_units(h, x, ldx, n0, nc, ld, dst);
 }
 
 #endif

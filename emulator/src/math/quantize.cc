@@ -56,6 +56,32 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) void dequantize_run_avx512(
     }
 }
 
+// widen_range with AVX-512: per lane l = x < l ? x : l (minps(x, l): a NaN x keeps l), as the scalar loop,
+// then the lanes' reduction. min and max are exact and no lane ever holds a NaN or a -0 the scalar loop
+// would not take, so the bounds are the scalar loop's bits.
+__attribute__((target("avx512f"))) void widen_range_avx512(const float* x, int64_t n, float* lo, float* hi) {
+    __m512 l = _mm512_set1_ps(*lo), h = _mm512_set1_ps(*hi);
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        const __m512 v = _mm512_loadu_ps(x + i);
+        l = _mm512_min_ps(v, l);
+        h = _mm512_max_ps(v, h);
+    }
+    alignas(64) float ls[16], hs[16];
+    _mm512_store_ps(ls, l);
+    _mm512_store_ps(hs, h);
+    float rl = *lo, rh = *hi;
+    for (int k = 0; k < 16; ++k) {
+        rl = ls[k] < rl ? ls[k] : rl;
+        rh = hs[k] > rh ? hs[k] : rh;
+    }
+    for (; i < n; ++i) {
+        rl = x[i] < rl ? x[i] : rl;
+        rh = x[i] > rh ? x[i] : rh;
+    }
+    *lo = rl, *hi = rh;
+}
+
 // table[x[i]] for 64 bytes at a time: two two-register byte permutes cover the 256 entries, the top bit of
 // each index picks between them.
 __attribute__((target("avx512f,avx512bw,avx512vbmi"))) void lookup_avx512vbmi(const uint8_t table[256],
@@ -123,7 +149,14 @@ void dequantize_linear(const void* x, int elem_bytes, bool is_signed, int64_t ou
     else dequantize_rows(static_cast<const uint8_t*>(x), outer, channels, inner, scale, zero, y);
 }
 
-void widen_range(const float* x, int64_t n, float* lo, float* hi) {
+void widen_range(const float* x, int64_t n, float* lo, float* hi, bool vector) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (vector) {
+        widen_range_avx512(x, n, lo, hi);
+        return;
+    }
+#endif
+    (void)vector;
     float l = *lo, h = *hi;
     for (int64_t i = 0; i < n; ++i) {
         l = x[i] < l ? x[i] : l;

@@ -65,8 +65,8 @@ void dequantize_linear(const void* x, int elem_bytes, bool is_signed, int64_t ou
 // to even).
 void dynamic_qparams(const float* x, int64_t n, float* scale, uint8_t* zero);
 // Its two steps, for a range gathered over several runs: [*lo, *hi] widened to take x[0..n) (start from 0, 0),
-// and the scale and zero point of a range.
-void widen_range(const float* x, int64_t n, float* lo, float* hi);
+// and the scale and zero point of a range. `vector`: with AVX-512 where the CPU has it (the same bits).
+void widen_range(const float* x, int64_t n, float* lo, float* hi, bool vector = false);
 void dynamic_qparams_of_range(float lo, float hi, float* scale, uint8_t* zero);
 
 // y[i] = table[x[i] as an unsigned byte], n elements (the table of an 8-bit elementwise op). `vector`: with

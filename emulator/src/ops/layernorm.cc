@@ -81,15 +81,23 @@ void run(const KernelArgs& a) {
     const int64_t inner = kern::prod(xd.dims, axis, xd.ndim);
     const float* bias = n.inputs.size() > 2 ? kern::in_f(a, 2) : nullptr;  // nullptr also when absent
     float* y = kern::out_f(a, 0);
+    float* stats[2] = {nullptr, nullptr};  // Mean, InvStdDev, where the outputs mask names them (ort rule)
     if (p.arithmetic == LayerNormArithmetic::Onnxruntime) {
-        float* stats[2] = {nullptr, nullptr};  // Mean, InvStdDev, where the outputs mask names them
         size_t next = 1;
         for (int k = 0; k < 2; ++k)
             if (p.outputs & (int64_t(2) << k)) stats[k] = kern::out_f(a, next++);
-        layernorm_rows_ort(kern::in_f(a, 0), kern::in_f(a, 1), bias, y, stats[0], stats[1], xd.numel / inner, inner,
-                           p.epsilon);
-    } else layernorm_rows(kern::in_f(a, 0), kern::in_f(a, 1), bias, y, xd.numel / inner, inner, p.epsilon);
-    apply_activation(n.act, n.act_alpha, n.act_beta, y, static_cast<size_t>(xd.numel));
+    }
+    // Rows across the core's threads (each row's arithmetic is its own: any split gives the same bits).
+    const int64_t rows = xd.numel / inner;
+    const float *x = kern::in_f(a, 0), *scale = kern::in_f(a, 1);
+    a.par->for_ranges(rows, split_parts(rows, xd.numel, kMinElemsPerPart), [&](int64_t r0, int64_t r1, int) {
+        float* yr = y + r0 * inner;
+        if (p.arithmetic == LayerNormArithmetic::Onnxruntime)
+            layernorm_rows_ort(x + r0 * inner, scale, bias, yr, stats[0] ? stats[0] + r0 : nullptr,
+                               stats[1] ? stats[1] + r0 : nullptr, r1 - r0, inner, p.epsilon);
+        else layernorm_rows(x + r0 * inner, scale, bias, yr, r1 - r0, inner, p.epsilon);
+        apply_activation(n.act, n.act_alpha, n.act_beta, yr, static_cast<size_t>((r1 - r0) * inner));
+    });
 }
 
 }  // namespace

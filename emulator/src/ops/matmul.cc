@@ -97,19 +97,21 @@ void run(const KernelArgs& args) {
         // A's matrices are contiguous and each meets the same B: stack them into one GEMM.
         sgemm(false, false, static_cast<int>(tall), N, K, 1.f, A, K, B, N, 0.f, Y, N);
     } else {
-        int64_t idx[kMaxDims] = {0};
-        int64_t oa = 0, ob = 0;
-        for (int64_t t = 0; t < p.count; ++t) {
-            sgemm(false, false, static_cast<int>(p.M), N, K, 1.f, A + oa, K, B + ob, N, 0.f, Y + t * p.M * p.N, N);
-            for (int d = p.nb - 1; d >= 0; --d) {  // odometer over the batch dims
-                oa += p.sa[d];
-                ob += p.sb[d];
-                if (++idx[d] < p.batch[d]) break;
-                oa -= p.sa[d] * p.batch[d];
-                ob -= p.sb[d] * p.batch[d];
-                idx[d] = 0;
+        // One GEMM per batch (an attention's heads), the batches split across the core's threads: each
+        // GEMM is computed whole by one single-threaded BLAS call, so the bits do not depend on the split.
+        const int64_t parts = split_parts(p.count, p.count * p.M * p.N * p.K, kMinMacsPerPart);
+        args.par->for_ranges(p.count, parts, [&](int64_t t0, int64_t t1, int) {
+            for (int64_t t = t0; t < t1; ++t) {
+                int64_t oa = 0, ob = 0, rest = t;
+                for (int d = p.nb - 1; d >= 0; --d) {  // batch t's index in each batch dim
+                    const int64_t i = rest % p.batch[d];
+                    rest /= p.batch[d];
+                    oa += i * p.sa[d];
+                    ob += i * p.sb[d];
+                }
+                sgemm(false, false, static_cast<int>(p.M), N, K, 1.f, A + oa, K, B + ob, N, 0.f, Y + t * p.M * p.N, N);
             }
-        }
+        });
     }
     apply_activation(n.act, n.act_alpha, n.act_beta, Y, static_cast<size_t>(p.count * p.M * p.N));
 }

@@ -106,6 +106,7 @@ constexpr OpContract op_contract(Op v) {
         case Op::RoiAlign: return {"roialign", 3, 3, 3, 1, 1, DTypeRule::Any, ActRule::MustBeNone};
         case Op::MaxPoolIdx: return {"maxpoolidx", 1, 1, 1, 2, 2, DTypeRule::Any, ActRule::MustBeNone};
         case Op::BitCast: return {"bitcast", 1, 1, 1, 1, 1, DTypeRule::Any, ActRule::MustBeNone};
+        case Op::MatMulIntegerF: return {"matmulintegerf", 3, 6, 3, 1, 1, DTypeRule::Any, ActRule::MustBeNone};
     }
     return {nullptr, 0, 0, 0, 0, 0, kern::DTypeRule::Any, kern::ActRule::MustBeNone};
 }

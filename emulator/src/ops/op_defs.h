@@ -79,5 +79,6 @@ extern const OpDef kPool3dDef;
 extern const OpDef kRoiAlignDef;
 extern const OpDef kMaxPoolIdxDef;
 extern const OpDef kBitCastDef;
+extern const OpDef kMatMulIntegerFDef;
 
 }  // namespace accel_emu

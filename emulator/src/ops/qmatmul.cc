@@ -1,8 +1,9 @@
 // qmatmul.cc - qmatmul, qgemm and matmulinteger (FORMAT.md ops 30, 31, 39): quantized matrix products on the int8 GEMM
 // (math/qgemm.h) in its "xw" form, each output row one row of A against the weights W = B transposed.
-// A constant B is packed once at load with the requantization constants; a B computed at run time (an
-// attention's second operand) is transposed and packed per product into the scratch, from the constants
-// made at load.
+// A constant B is packed once at load with the requantization constants, in parts of its columns that a
+// run splits across the core's threads (qgemm_split.h); a B computed at run time (an attention's second
+// operand) is transposed and packed per product into the scratch, from the constants made at load, the
+// batches split across the threads (each worker with its own scratch).
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -13,7 +14,12 @@
 #include "op_params.h"
 #include "ops/op_defs.h"
 #include "ops/op_util.h"
+#include "ops/qgemm_split.h"
 #include "ops/quant_util.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include "math/x86_intrinsics.h"
+#endif
 
 namespace accel_emu {
 namespace {
@@ -105,6 +111,9 @@ size_t consts_bytes(int64_t N) {
 // Is B a constant 2-D (or 1-D) matrix, packed once at load for every row of A?
 bool packed_at_load(const TensorDesc& b) { return b.kind == TensorKind::Constant && b.ndim <= 2; }
 
+// The parts a constant B is packed in for `rows` rows of A.
+int64_t split_of(const Shape& s) { return kern::split_count(s.N, s.K, s.M * s.batches); }
+
 // The full spec of the product of shape s from the prepared constants.
 QGemmSpec full_spec(const TensorDesc& a, const TensorDesc& b, const TensorDesc& y, const Shape& s,
                     const void* prepared) {
@@ -169,7 +178,7 @@ bool check_shapes(const char* op, const TensorDesc& a, const TensorDesc& b, cons
 size_t prepared_qmatmul(const Graph& g, const Node& n) {
     const TensorDesc &a = *kern::input(g, n, 0), &b = *kern::input(g, n, 1), &y = kern::output(g, n, 0);
     const Shape s = shape_of(a, b);
-    return consts_bytes(s.N) + (packed_at_load(b) ? kern::qgemm_packed_max(size_spec(a, b, y, s)) : 0);
+    return consts_bytes(s.N) + (packed_at_load(b) ? kern::split_packed_bytes(size_spec(a, b, y, s), split_of(s)) : 0);
 }
 
 // Under rules whose GEMM requantizes with integers (a device's), the integer requantization of an int8
@@ -203,22 +212,27 @@ size_t per_b_scratch(const Shape& s, const QGemmSpec& spec) {
 }
 
 // The products of a B computed at run time: for each batch of Y, its B transposed and packed into the
-// scratch (`seen(transposed B)` first), then run(batch, A's batch index, packed B, the rest of the
-// scratch), which starts per_b_scratch(s, spec) bytes in plus `extra` the caller keeps there.
+// worker's scratch (`seen(transposed B, that scratch)` first), then run(batch, A's batch index, packed B,
+// the rest of the scratch), which starts per_b_scratch(s, spec) bytes in plus `extra` the caller keeps
+// there. The batches split across the core's threads (shapes only; each batch is computed whole by one).
 template <class Seen, class Run>
-void per_b_product(const Shape& s, const uint8_t* B, QIsa isa, const QGemmSpec& spec, uint8_t* scratch, Seen seen,
+void per_b_product(const KernelArgs& a, const Shape& s, const uint8_t* B, QIsa isa, const QGemmSpec& spec, Seen seen,
                    Run run, size_t extra = 0) {
-    uint8_t* wt = scratch;
-    uint8_t* packed = wt + align64(static_cast<size_t>(s.N * s.K));
-    void* rest = scratch + per_b_scratch(s, spec) + extra;
-    for (int64_t i = 0; i < s.batches; ++i) {
-        int64_t ia, ib;
-        batch_offsets(s, i, &ia, &ib);
-        transpose_into(B + ib * s.K * s.N, s.K, s.N, wt);
-        seen(wt);
-        qgemm_pack(isa, spec, wt, packed);
-        run(i, ia, packed, rest);
-    }
+    const int64_t parts = split_parts(s.batches, s.batches * s.M * s.N * s.K, kMinMacsPerPart);
+    a.par->for_ranges(s.batches, parts, [&](int64_t b0, int64_t b1, int worker) {
+        auto* scratch = static_cast<uint8_t*>(a.scratch_for(worker));
+        uint8_t* wt = scratch;
+        uint8_t* packed = wt + align64(static_cast<size_t>(s.N * s.K));
+        void* rest = scratch + per_b_scratch(s, spec) + extra;
+        for (int64_t i = b0; i < b1; ++i) {
+            int64_t ia, ib;
+            batch_offsets(s, i, &ia, &ib);
+            transpose_into(B + ib * s.K * s.N, s.K, s.N, wt);
+            seen(wt, scratch);
+            qgemm_pack(isa, spec, wt, packed);
+            run(i, ia, packed, rest, scratch);
+        }
+    });
 }
 
 void prepare_qmatmul(const Graph& g, const Node& n, const void* const* in, void* out) {
@@ -229,18 +243,16 @@ void prepare_qmatmul(const Graph& g, const Node& n, const void* const* in, void*
     if (!packed_at_load(b)) return;
     std::vector<uint8_t> w(static_cast<size_t>(s.N * s.K));
     transpose_into(static_cast<const uint8_t*>(in[1]), s.K, s.N, w.data());
-    qgemm_pack(QIsa(*consts_at(out, s.N).isa), full_spec(a, b, y, s, out), w.data(),
-               static_cast<uint8_t*>(out) + consts_bytes(s.N));
+    kern::split_pack(QIsa(*consts_at(out, s.N).isa), full_spec(a, b, y, s, out), w.data(), split_of(s),
+                     static_cast<uint8_t*>(out) + consts_bytes(s.N));
 }
 
 size_t scratch_qmatmul(const Graph& g, const Node& n) {
     const TensorDesc &a = *kern::input(g, n, 0), &b = *kern::input(g, n, 1), &y = kern::output(g, n, 0);
     const Shape s = shape_of(a, b);
     const QGemmSpec q = size_spec(a, b, y, s);
-    const bool once = packed_at_load(b);
-    const size_t run = kern::qgemm_scratch_max(q, once ? s.M * s.batches : s.M);
-    if (once) return run;
-    return per_b_scratch(s, q) + run;  // a B packed per product
+    if (packed_at_load(b)) return kern::split_scratch_bytes(q, split_of(s), s.M * s.batches);
+    return per_b_scratch(s, q) + kern::qgemm_scratch_max(q, s.M);  // a B packed per product
 }
 
 void run_qmatmul(const KernelArgs& a) {
@@ -250,14 +262,14 @@ void run_qmatmul(const KernelArgs& a) {
     auto* Y = static_cast<uint8_t*>(a.out[0]);
     if (packed_at_load(bd)) {  // A's rows, batches included, are one run against the one B
         const void* w = static_cast<const uint8_t*>(a.prepared) + consts_bytes(s.N);
-        qgemm_xw(w, s.M * s.batches, A, s.K, Y, s.N, a.scratch);
+        kern::split_xw(a, w, s.N, s.K, s.M * s.batches, A, s.K, Y, s.N, 1, 0, [](int64_t, int64_t) {});
         return;
     }
     const QGemmSpec spec = full_spec(ad, bd, kern::out_desc(a, 0), s, a.prepared);
     const QIsa isa = QIsa(*consts_at(const_cast<void*>(a.prepared), s.N).isa);
     per_b_product(
-        s, static_cast<const uint8_t*>(a.in[1]), isa, spec, static_cast<uint8_t*>(a.scratch), [](const uint8_t*) {},
-        [&](int64_t i, int64_t ia, const void* packed, void* rest) {
+        a, s, static_cast<const uint8_t*>(a.in[1]), isa, spec, [](const uint8_t*, uint8_t*) {},
+        [&](int64_t i, int64_t ia, const void* packed, void* rest, uint8_t*) {
             qgemm_xw(packed, s.M, A + ia * s.M * s.K, s.K, Y + i * s.M * s.N, s.N, rest);
         });
 }
@@ -314,7 +326,8 @@ Shape gemm_shape(const Graph& g, const Node& n) {
 size_t prepared_qgemm(const Graph& g, const Node& n) {
     const Shape s = gemm_shape(g, n);
     return consts_bytes(s.N) +
-           kern::qgemm_packed_max(size_spec(*kern::input(g, n, 0), *kern::input(g, n, 1), kern::output(g, n, 0), s));
+           kern::split_packed_bytes(size_spec(*kern::input(g, n, 0), *kern::input(g, n, 1), kern::output(g, n, 0), s),
+                                    split_of(s));
 }
 
 void prepare_qgemm(const Graph& g, const Node& n, const void* const* in, void* out) {
@@ -334,29 +347,31 @@ void prepare_qgemm(const Graph& g, const Node& n, const void* const* in, void* o
         transpose_into(bw, s.K, s.N, w.data());
         bw = w.data();
     }
-    qgemm_pack(QIsa(*consts_at(out, s.N).isa), full_spec(a, b, y, s, out), bw,
-               static_cast<uint8_t*>(out) + consts_bytes(s.N));
+    kern::split_pack(QIsa(*consts_at(out, s.N).isa), full_spec(a, b, y, s, out), bw, split_of(s),
+                     static_cast<uint8_t*>(out) + consts_bytes(s.N));
 }
 
 size_t scratch_qgemm(const Graph& g, const Node& n) {
     const Shape s = gemm_shape(g, n);
     const QGemmSpec q = size_spec(*kern::input(g, n, 0), *kern::input(g, n, 1), kern::output(g, n, 0), s);
-    const size_t run = kern::qgemm_scratch_max(q, s.M);
-    // trans_a: A's transpose first.
+    const size_t run = kern::split_scratch_bytes(q, split_of(s), s.M);
+    // trans_a: A's transpose first (worker 0's scratch, which every worker reads; each skips as many bytes).
     return (QGemmParams::of(n).trans_a ? align64(static_cast<size_t>(s.M * s.K)) : 0) + run;
 }
 
 void run_qgemm(const KernelArgs& a) {
     const Shape s = gemm_shape(*a.graph, *a.node);
     const auto* A = static_cast<const uint8_t*>(a.in[0]);
-    void* scratch = a.scratch;
+    size_t skip = 0;
     if (QGemmParams::of(*a.node).trans_a) {
         auto* at = static_cast<uint8_t*>(a.scratch);
         transpose_into(A, s.K, s.M, at);
         A = at;
-        scratch = at + align64(static_cast<size_t>(s.M * s.K));
+        skip = align64(static_cast<size_t>(s.M * s.K));
     }
-    qgemm_xw(static_cast<const uint8_t*>(a.prepared) + consts_bytes(s.N), s.M, A, s.K, a.out[0], s.N, scratch);
+    const int64_t elem = kern::output(*a.graph, *a.node, 0).dtype == ACCEL_DTYPE_FLOAT32 ? 4 : 1;
+    kern::split_xw(a, static_cast<const uint8_t*>(a.prepared) + consts_bytes(s.N), s.N, s.K, s.M, A, s.K, a.out[0], s.N,
+                   elem, skip, [](int64_t, int64_t) {});
 }
 
 // ---- matmulinteger ----
@@ -381,18 +396,20 @@ bool validate_matmulinteger(const Graph& g, const Node& n, std::string* err) {
     return true;
 }
 
-// y[r][n] -= x_zero * R[n] over `rows` rows of N, in uint32 (exact modulo 2^32).
-void subtract_zero(int32_t* y, int64_t rows, int64_t N, int32_t x_zero, const int32_t* R) {
+// y[r][n] -= x_zero * R[n] over `rows` rows of N, columns [n0, n1), in uint32 (exact modulo 2^32).
+void subtract_zero(int32_t* y, int64_t rows, int64_t N, int64_t n0, int64_t n1, int32_t x_zero, const int32_t* R) {
     if (x_zero == 0) return;
-    for (int64_t r = 0; r < rows; ++r)
-        for (int64_t j = 0; j < N; ++j)
-            y[r * N + j] = static_cast<int32_t>(static_cast<uint32_t>(y[r * N + j]) -
-                                                static_cast<uint32_t>(x_zero) * static_cast<uint32_t>(R[j]));
+    const auto z = static_cast<uint32_t>(x_zero);
+    for (int64_t r = 0; r < rows; ++r) {
+        auto* row = reinterpret_cast<uint32_t*>(y + r * N);
+        for (int64_t j = n0; j < n1; ++j) row[j] -= z * static_cast<uint32_t>(R[j]);
+    }
 }
 
-int32_t a_zero_of(const KernelArgs& a) {
-    if (a.node->inputs.size() < 3 || a.node->inputs[2] == kAbsent) return 0;
-    return kern::q8_at(kern::in_desc(a, 2), a.in[2], 0);
+// A's zero point, input i (0 when absent).
+int32_t a_zero_of(const KernelArgs& a, size_t i) {
+    if (a.node->inputs.size() <= i || a.node->inputs[i] == kAbsent) return 0;
+    return kern::q8_at(kern::in_desc(a, i), a.in[i], 0);
 }
 
 // [isa][R: N int32][B_zero: N int32] then the packed B (constant 2-D B).
@@ -411,36 +428,40 @@ size_t integer_consts_bytes(int64_t N) { return kConstsHeader + align64(static_c
 size_t prepared_matmulinteger(const Graph& g, const Node& n) {
     const TensorDesc &a = *kern::input(g, n, 0), &b = *kern::input(g, n, 1);
     const Shape s = shape_of(a, b);
-    return integer_consts_bytes(s.N) + (packed_at_load(b) ? kern::qgemm_packed_max(integer_spec(a, b, s)) : 0);
+    return integer_consts_bytes(s.N) +
+           (packed_at_load(b) ? kern::split_packed_bytes(integer_spec(a, b, s), split_of(s)) : 0);
 }
 
-void prepare_matmulinteger(const Graph& g, const Node& n, const void* const* in, void* out) {
+// What matmulinteger and matmulintegerf prepare, B's zero point their input bz_at.
+void prepare_integer(const Graph& g, const Node& n, const void* const* in, void* out, size_t bz_at) {
     const TensorDesc &a = *kern::input(g, n, 0), &b = *kern::input(g, n, 1);
-    const TensorDesc* bz = kern::input(g, n, 3);
+    const TensorDesc* bz = kern::input(g, n, bz_at);
     const Shape s = shape_of(a, b);
     auto* head = static_cast<int32_t*>(out);
     head[0] = static_cast<int32_t>(qisa_select());
     int32_t* R = reinterpret_cast<int32_t*>(static_cast<uint8_t*>(out) + kConstsHeader);
     int32_t* zeros = R + s.N;
-    for (int64_t j = 0; j < s.N; ++j) zeros[j] = bz ? kern::q8_at(*bz, in[3], bz->numel == 1 ? 0 : j) : 0;
+    for (int64_t j = 0; j < s.N; ++j) zeros[j] = bz ? kern::q8_at(*bz, in[bz_at], bz->numel == 1 ? 0 : j) : 0;
     if (!packed_at_load(b)) return;
     std::vector<uint8_t> w(static_cast<size_t>(s.N * s.K));
     transpose_into(static_cast<const uint8_t*>(in[1]), s.K, s.N, w.data());
     kern::weight_row_sums(w.data(), b.dtype == ACCEL_DTYPE_INT8, zeros, s.N, s.K, R);
     QGemmSpec q = integer_spec(a, b, s);
     q.w_zero = zeros;
-    qgemm_pack(QIsa(head[0]), q, w.data(), static_cast<uint8_t*>(out) + integer_consts_bytes(s.N));
+    kern::split_pack(QIsa(head[0]), q, w.data(), split_of(s), static_cast<uint8_t*>(out) + integer_consts_bytes(s.N));
+}
+
+void prepare_matmulinteger(const Graph& g, const Node& n, const void* const* in, void* out) {
+    prepare_integer(g, n, in, out, 3);
 }
 
 size_t scratch_matmulinteger(const Graph& g, const Node& n) {
     const TensorDesc &a = *kern::input(g, n, 0), &b = *kern::input(g, n, 1);
     const Shape s = shape_of(a, b);
     const QGemmSpec q = integer_spec(a, b, s);
-    const bool once = packed_at_load(b);
-    const size_t run = kern::qgemm_scratch_max(q, once ? s.M * s.batches : s.M);
-    if (once) return run;
+    if (packed_at_load(b)) return kern::split_scratch_bytes(q, split_of(s), s.M * s.batches);
     // Per product: B's transpose and packed form, its row sums, then the GEMM's scratch.
-    return per_b_scratch(s, q) + align64(static_cast<size_t>(s.N) * 4) + run;
+    return per_b_scratch(s, q) + align64(static_cast<size_t>(s.N) * 4) + kern::qgemm_scratch_max(q, s.M);
 }
 
 void run_matmulinteger(const KernelArgs& a) {
@@ -450,29 +471,141 @@ void run_matmulinteger(const KernelArgs& a) {
     auto* Y = static_cast<int32_t*>(a.out[0]);
     const auto* consts = static_cast<const uint8_t*>(a.prepared);
     const auto* R = reinterpret_cast<const int32_t*>(consts + kConstsHeader);
-    const int32_t xz = a_zero_of(a);
+    const int32_t xz = a_zero_of(a, 2);
     if (packed_at_load(bd)) {
-        qgemm_xw(consts + integer_consts_bytes(s.N), s.M * s.batches, A, s.K, Y, s.N, a.scratch);
-        subtract_zero(Y, s.M * s.batches, s.N, xz, R);
+        const int64_t rows = s.M * s.batches;
+        kern::split_xw(a, consts + integer_consts_bytes(s.N), s.N, s.K, rows, A, s.K, Y, s.N, 4, 0,
+                       [&](int64_t n0, int64_t n1) { subtract_zero(Y, rows, s.N, n0, n1, xz, R); });
         return;
     }
     QGemmSpec q = integer_spec(ad, bd, s);
     q.w_zero = R + s.N;
-    // The row sums of each product's B, in the scratch after per_b_product's part of it.
-    auto* sums = reinterpret_cast<int32_t*>(static_cast<uint8_t*>(a.scratch) + per_b_scratch(s, q));
+    // The row sums of each product's B, in the worker's scratch after per_b_product's part of it.
+    const size_t sums_at = per_b_scratch(s, q);
     per_b_product(
-        s, static_cast<const uint8_t*>(a.in[1]), QIsa(*reinterpret_cast<const int32_t*>(consts)), q,
-        static_cast<uint8_t*>(a.scratch),
-        [&](const uint8_t* wt) { kern::weight_row_sums(wt, bd.dtype == ACCEL_DTYPE_INT8, q.w_zero, s.N, s.K, sums); },
-        [&](int64_t i, int64_t ia, const void* packed, void* rest) {
+        a, s, static_cast<const uint8_t*>(a.in[1]), QIsa(*reinterpret_cast<const int32_t*>(consts)), q,
+        [&](const uint8_t* wt, uint8_t* scratch) {
+            kern::weight_row_sums(wt, bd.dtype == ACCEL_DTYPE_INT8, q.w_zero, s.N, s.K,
+                                  reinterpret_cast<int32_t*>(scratch + sums_at));
+        },
+        [&](int64_t i, int64_t ia, const void* packed, void* rest, uint8_t* scratch) {
             qgemm_xw(packed, s.M, A + ia * s.M * s.K, s.K, Y + i * s.M * s.N, s.N, rest);
-            subtract_zero(Y + i * s.M * s.N, s.M, s.N, xz, sums);
+            subtract_zero(Y + i * s.M * s.N, s.M, s.N, 0, s.N, xz, reinterpret_cast<const int32_t*>(scratch + sums_at));
         },
         align64(static_cast<size_t>(s.N) * 4));
 }
 
+// ---- matmulintegerf ----
+//
+// matmulinteger with a constant B and the epilogue of MatMulIntegerToFloat: each part of the product
+// (qgemm_split.h) writes its int32 sums into Y's own bytes, then turns them into floats while they are
+// still in cache. Inputs: A, B, S, A_zero, B_zero, C.
+
+bool validate_matmulintegerf(const Graph& g, const Node& n, std::string* err) {
+    const char* op = "matmulintegerf";
+    if (!kern::check_common(g, n, err)) return false;
+    const TensorDesc &a = *kern::input(g, n, 0), &b = *kern::input(g, n, 1), &y = kern::output(g, n, 0);
+    if (!kern::is_q8(a) || !kern::is_q8(b) || y.dtype != ACCEL_DTYPE_FLOAT32)
+        return fail(err, op, "takes int8 or uint8 A and B and gives float32 Y");
+    if (!packed_at_load(b)) return fail(err, op, cat("B '", b.name, "' is not a constant of rank 1 or 2"));
+    if (!check_shapes(op, a, b, y, err)) return false;
+    const int64_t N = b.ndim >= 2 ? b.dims[b.ndim - 1] : 1;
+    const TensorDesc *az = kern::input(g, n, 3), *bz = kern::input(g, n, 4);
+    if (az && (az->dtype != a.dtype || az->numel != 1))
+        return fail(err, op, cat("A's zero point '", az->name, "' is not one value of A's dtype"));
+    if (bz && (bz->dtype != b.dtype || bz->kind != TensorKind::Constant || (bz->numel != 1 && bz->numel != N)))
+        return fail(err, op,
+                    cat("B's zero point '", bz->name, "' is not a constant of B's dtype with 1 or ", N, " values"));
+    for (size_t i : {size_t{2}, size_t{5}}) {
+        const TensorDesc* t = kern::input(g, n, i);
+        if (t && (t->dtype != ACCEL_DTYPE_FLOAT32 || (t->numel != 1 && t->numel != N)))
+            return fail(err, op, cat(i == 2 ? "S '" : "C '", t->name, "' is not float32 with 1 or ", N, " values"));
+    }
+    return true;
+}
+
+void prepare_matmulintegerf(const Graph& g, const Node& n, const void* const* in, void* out) {
+    prepare_integer(g, n, in, out, 4);
+}
+
+// Rows of Y's columns [n0, n1), holding the GEMM's sums (A's zero point not yet taken off): y = float32(acc
+// - x_zero * R[n]) * S + C, S and C one value (kOne) or one per column (kCol), C possibly none (kNone);
+// one loop per form, so that each vectorizes.
+enum Form { kOne, kCol, kNone };
+template <Form SF, Form CF>
+void float_epilogue(float* Y, int64_t rows, int64_t N, int64_t n0, int64_t n1, int32_t x_zero, const int32_t* R,
+                    const float* S, const float* C) {
+    const auto z = static_cast<uint32_t>(x_zero);
+    for (int64_t r = 0; r < rows; ++r) {
+        float* y = Y + r * N;
+        for (int64_t j = n0; j < n1; ++j) {
+            uint32_t v;
+            std::memcpy(&v, y + j, sizeof v);
+            const float f = static_cast<float>(static_cast<int32_t>(v - z * static_cast<uint32_t>(R[j]))) *
+                            (SF == kOne ? S[0] : S[j]);
+            y[j] = CF == kNone ? f : f + (CF == kOne ? C[0] : C[j]);
+        }
+    }
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+// float_epilogue with AVX-512 (the VNNI and AMX paths): the same integer steps, conversion (round to
+// nearest even) and two float32 roundings, 16 columns at a time.
+__attribute__((target("avx512f"))) void float_epilogue_avx512(float* Y, int64_t rows, int64_t N, int64_t n0, int64_t n1,
+                                                              int32_t x_zero, const int32_t* R, const float* S,
+                                                              bool s_col, const float* C, bool c_col) {
+    const __m512i z = _mm512_set1_epi32(x_zero);
+    const __m512 s1 = _mm512_set1_ps(S[0]), c1 = _mm512_set1_ps(C ? C[0] : 0.f);
+    for (int64_t r = 0; r < rows; ++r) {
+        float* y = Y + r * N;
+        for (int64_t j = n0; j < n1; j += 16) {
+            const __mmask16 m = n1 - j >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (n1 - j)) - 1);
+            __m512i v = _mm512_maskz_loadu_epi32(m, y + j);
+            v = _mm512_sub_epi32(v, _mm512_mullo_epi32(z, _mm512_maskz_loadu_epi32(m, R + j)));
+            __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(v), s_col ? _mm512_maskz_loadu_ps(m, S + j) : s1);
+            if (C) f = _mm512_add_ps(f, c_col ? _mm512_maskz_loadu_ps(m, C + j) : c1);
+            _mm512_mask_storeu_ps(y + j, m, f);
+        }
+    }
+}
+#endif
+
+void run_matmulintegerf(const KernelArgs& a) {
+    const Shape s = shape_of(kern::in_desc(a, 0), kern::in_desc(a, 1));
+    const auto* A = static_cast<const uint8_t*>(a.in[0]);
+    float* Y = kern::out_f(a, 0);
+    const auto* consts = static_cast<const uint8_t*>(a.prepared);
+    const auto* R = reinterpret_cast<const int32_t*>(consts + kConstsHeader);
+    const int32_t xz = a_zero_of(a, 3);
+    const float* S = kern::in_f(a, 2);
+    const bool s_col = kern::in_desc(a, 2).numel != 1;
+    const bool has_c = a.node->inputs.size() > 5 && a.node->inputs[5] != kAbsent;
+    const float* C = has_c ? kern::in_f(a, 5) : nullptr;
+    const Form cf = !has_c ? kNone : kern::in_desc(a, 5).numel == 1 ? kOne : kCol;
+    const int64_t rows = s.M * s.batches, N = s.N;
+    const bool vector = *reinterpret_cast<const int32_t*>(consts) >= static_cast<int32_t>(QIsa::Avx512Vnni);
+    kern::split_xw(a, consts + integer_consts_bytes(N), N, s.K, rows, A, s.K, Y, N, 4, 0, [&](int64_t n0, int64_t n1) {
+#if defined(__x86_64__) && defined(__GNUC__)
+        if (vector) {
+            float_epilogue_avx512(Y, rows, N, n0, n1, xz, R, S, s_col, C, cf == kCol);
+            return;
+        }
+#endif
+        (void)vector;
+        auto* e = s_col ? (cf == kNone  ? float_epilogue<kCol, kNone>
+                           : cf == kOne ? float_epilogue<kCol, kOne>
+                                        : float_epilogue<kCol, kCol>)
+                        : (cf == kNone  ? float_epilogue<kOne, kNone>
+                           : cf == kOne ? float_epilogue<kOne, kOne>
+                                        : float_epilogue<kOne, kCol>);
+        e(Y, rows, N, n0, n1, xz, R, S, C);
+    });
+}
+
 }  // namespace
 
+const OpDef kMatMulIntegerFDef = {"matmulintegerf",   validate_matmulintegerf, scratch_matmulinteger,
+                                  run_matmulintegerf, prepared_matmulinteger,  prepare_matmulintegerf};
 const OpDef kMatMulIntegerDef = {"matmulinteger",   validate_matmulinteger, scratch_matmulinteger,
                                  run_matmulinteger, prepared_matmulinteger, prepare_matmulinteger};
 const OpDef kQMatMulDef = {"qmatmul",   validate_qmatmul, scratch_qmatmul,

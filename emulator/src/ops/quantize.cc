@@ -7,6 +7,7 @@
 #include "ops/op_defs.h"
 #include "ops/op_util.h"
 #include "ops/quant_util.h"
+#include "parallel.h"
 
 namespace accel_emu {
 namespace {
@@ -83,18 +84,40 @@ bool validate_dynquant(const Graph& g, const Node& n, std::string* err) {
     return kern::check_same_shape(x, y, op, err);
 }
 
+// The range scan and the quantization each split into parts of the tensor (shapes only): min and max are
+// exact, so the parts' bounds combine to the whole's bits, and each element's quantization is its own.
 void run_dynquant(const KernelArgs& a) {
     const int64_t n = kern::in_desc(a, 0).numel;
+    const float* x = kern::in_f(a, 0);
     float* scale = kern::out_f(a, 1);
     auto* zero = static_cast<uint8_t*>(a.out[2]);
-    dynamic_qparams(kern::in_f(a, 0), n, scale, zero);
+    auto* y = static_cast<uint8_t*>(a.out[0]);
+    const bool vector = kern::vector_path(a);
+    const int64_t parts = split_parts(n / 1024, n, kMinElemsPerPart);
+    float lo[kMaxParts], hi[kMaxParts];
+    a.par->for_each(parts, [&](int64_t p, int) {
+        int64_t b, e;
+        part_range(n, parts, p, &b, &e);
+        lo[p] = hi[p] = 0.f;
+        widen_range(x + b, e - b, &lo[p], &hi[p], vector);
+    });
+    for (int64_t p = 1; p < parts; ++p) {
+        lo[0] = lo[p] < lo[0] ? lo[p] : lo[0];
+        hi[0] = hi[p] > hi[0] ? hi[p] : hi[0];
+    }
+    dynamic_qparams_of_range(lo[0], hi[0], scale, zero);
     const int32_t z = *zero;
-    quantize_linear(kern::in_f(a, 0), 1, 1, n, scale, &z, false, a.out[0]);
+    a.par->for_each(parts, [&](int64_t p, int) {
+        int64_t b, e;
+        part_range(n, parts, p, &b, &e);
+        quantize_linear(x + b, 1, 1, e - b, scale, &z, false, y + b, vector);
+    });
 }
 
 }  // namespace
 
-const OpDef kDynQuantDef = {"dynquant", validate_dynquant, no_scratch, run_dynquant, nullptr, nullptr};
+const OpDef kDynQuantDef = {"dynquant",   validate_dynquant, no_scratch,
+                            run_dynquant, kern::path_bytes,  kern::record_path};
 const OpDef kQuantizeDef = {"quantize",   validate_quantize, no_scratch,
                             run_quantize, kern::path_bytes,  kern::record_path};
 const OpDef kDequantizeDef = {"dequantize",   validate_dequantize, no_scratch,

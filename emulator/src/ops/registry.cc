@@ -79,6 +79,7 @@ const OpDef* find_op(uint32_t op) {
         case Op::RoiAlign: return &kRoiAlignDef;
         case Op::MaxPoolIdx: return &kMaxPoolIdxDef;
         case Op::BitCast: return &kBitCastDef;
+        case Op::MatMulIntegerF: return &kMatMulIntegerFDef;
     }
     return nullptr;
 }

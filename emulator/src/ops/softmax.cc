@@ -61,8 +61,12 @@ void run(const KernelArgs& a) {
     constexpr bool kLog = std::is_same_v<P, LogSoftmaxParams>;
     int64_t outer, n, inner;
     rows_of<P>(kern::in_desc(a, 0), *a.node, &outer, &n, &inner);
-    if (inner == 1) softmax_rows(kern::in_f(a, 0), kern::out_f(a, 0), outer, n, kLog);
-    else softmax_strided(kern::in_f(a, 0), kern::out_f(a, 0), outer, n, inner, kLog);
+    if (inner == 1) {  // rows across the core's threads (each row's arithmetic is its own: any split, same bits)
+        const float* x = kern::in_f(a, 0);
+        float* y = kern::out_f(a, 0);
+        a.par->for_ranges(outer, split_parts(outer, outer * n, kMinElemsPerPart),
+                          [&](int64_t r0, int64_t r1, int) { softmax_rows(x + r0 * n, y + r0 * n, r1 - r0, n, kLog); });
+    } else softmax_strided(kern::in_f(a, 0), kern::out_f(a, 0), outer, n, inner, kLog);
 }
 
 size_t table_bytes(const Graph&, const Node&) { return 256 * sizeof(float); }

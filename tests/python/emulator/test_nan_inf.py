@@ -228,6 +228,16 @@ CASES["ReverseSequence"] = ([node("ReverseSequence", ("x", "l"), batch_axis=0, t
                             {"l": np.array([8, 3, 0])}, None, 10)
 CASES["Col2Im"] = ([node("Col2Im", ("x", "im", "bl"))], {"x": special((1, 4, 4), seed=11)},
                    {"im": np.array([3, 3]), "bl": np.array([2, 2])}, None)
+# quantize_dynamic's linear layer, which fuses into matmulintegerf: NaN and infinities in its per-column
+# multiplier (an input) and bias.
+CASES["MatMulInteger->Cast->Mul->Add"] = (
+    [helper.make_node("DynamicQuantizeLinear", ["x2"], ["q", "s", "z"]),
+     helper.make_node("MatMulInteger", ["q", "B", "z"], ["acc"]),
+     helper.make_node("Cast", ["acc"], ["accf"], to=F), helper.make_node("Mul", ["accf", "x"], ["m"]),
+     node("Add", ("m", "C"))],
+    {"x": special((16,), seed=6), "x2": np.linspace(-2, 3, 15, dtype=np.float32).reshape(3, 5)},
+    {"B": np.random.default_rng(2).integers(-128, 128, (5, 16)).astype(np.int8),
+     "C": np.array([0, np.nan, np.inf, -np.inf] * 4, np.float32)}, None)
 CASES["Pow(int32 base)"] = ([node("Pow", ("b", "x"))], {"x": ROW},
                             {"b": np.arange(-12, 12, dtype=np.int32).reshape(3, 8)}, None, 15)
 

@@ -108,6 +108,10 @@ OP_MODELS = {
     "mul_per_channel": lambda: (one_node("Mul", (1, 37, 61, 67), {"b": rnd((1, 37, 1, 1), 4)}), (1, 37, 61, 67)),
     "sub_row_broadcast": lambda: (one_node("Sub", (3, 41, 1, 997), {"b": rnd((1, 1, 13, 997), 5)}), (3, 41, 1, 997)),
     "div_few_long_rows": lambda: (one_node("Div", (2, 1, 100003), {"b": rnd((2, 1, 1), 6)}), (2, 1, 100003)),
+    "softmax_rows": lambda: (one_node("Softmax", (3, 12, 37, 129), axis=-1), (3, 12, 37, 129)),
+    "layernorm": lambda: (one_node("LayerNormalization", (2, 333, 257), {"s": rnd((257,), 8), "b": rnd((257,), 9)},
+                                   axis=-1), (2, 333, 257)),
+    "matmul_batched": lambda: (one_node("MatMul", (4, 6, 50, 70), {"b": rnd((1, 6, 70, 61), 7)}), (4, 6, 50, 70)),
 }
 
 
