@@ -66,31 +66,30 @@ def ort_outputs(model, feeds):
 
 
 def test_the_quantized_encoder_matches_onnxruntime_element_by_element(quantized_encoder):
-    """The integer tensors computed from the model's input alone (its quantization and the first layer's Q, K
-    and V products) are onnxruntime's bit for bit. Past the first LayerNormalization, whose float result
-    differs from onnxruntime's in the last bit here and there (issue 36 item 5), an activation's quantization
-    may differ by 1 LSB where a value lies on a rounding boundary: those are counted and bounded, and the
-    float output must stay within the float kernels' bound."""
+    """Every activation's quantized integers (in each layer, past LayerNormalization, Softmax and the erf-GELU) are
+    onnxruntime's bit for bit. A scale may differ by a few float32 steps where the range's end is a float result that
+    differs in its last bit: Erf's, and at onnxruntime's default optimization level its fused SkipLayerNormalization
+    and Gelu, whose arithmetic is not LayerNormalization's (with ORT_ENABLE_BASIC only the Erf one is left). The float
+    output stays within the float kernels' bound."""
     model, feeds = quantized_encoder
     want = ort_outputs(model, feeds)
     with accel.open("emu") as d:
         m = d.load(compiler.compile_model(model))
         got = [np.asarray(g) for g in m.run(feeds)]
-    first = {"x_quantized", "x_scale", "x_zero_point"} | {f"l0.{t}.mm_output_quantized" for t in "qkv"}
     exact = 0
     for info, g, w in zip(m.outputs, got, want):
         stats = quant_report.lsb_diff(g, w)
         print(quant_report.format_row("encoder dynamic", info.name, stats))
-        if info.name in first:
+        if g.dtype == np.uint8:
             exact += 1
             assert stats["identical"] == stats["elements"], f"{info.name}: {stats}"
-        elif info.name.endswith("_quantized") and g.dtype == np.uint8:
-            assert stats["max"] <= 1 and stats["identical"] >= 0.99 * stats["elements"], f"{info.name}: {stats}"
+        elif info.name.endswith("_scale"):
+            np.testing.assert_allclose(g, w, rtol=1e-6, atol=0, err_msg=info.name)
         elif info.name == "y":
             print(f"y: {stats['elements'] - stats['identical']} of {stats['elements']} elements differ from "
                   f"onnxruntime's, by {stats['max_abs']:.3g} at most")
             np.testing.assert_allclose(g, w, rtol=0, atol=FLOAT_ATOL)
-    assert exact == len(first)
+    assert exact == 2 * 8  # each DynamicQuantizeLinear's quantized output and zero point
 
 
 def runs_by_threads(accm, feeds):
