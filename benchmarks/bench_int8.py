@@ -22,14 +22,14 @@ import math
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
-from typing import Callable, Dict, List
+from typing import Dict, List
 
 import onnx
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
+from timing import median_latency  # noqa: E402  (benchmarks/, the script's folder)
 
 TARGET_INT8, GOAL_INT8, TARGET_FLOAT = 1.0, 0.5, 0.6
 ROUND_SECONDS = 0.5
@@ -44,17 +44,6 @@ def ort_session(path: str, int8: bool):
     if int8:
         opts.add_session_config_entry("session.qdqisint8allowed", "1")
     return ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
-
-
-def median_latency(run: Callable[[], object], seconds: float) -> float:
-    """The median of as many timed runs as fit `seconds` (at least 3)."""
-    times: List[float] = []
-    end = time.perf_counter() + seconds
-    while len(times) < 3 or time.perf_counter() < end:
-        t0 = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
 
 
 def float_model_at(name: str, shape, folder: Path) -> str:

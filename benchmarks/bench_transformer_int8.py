@@ -27,9 +27,8 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
-from typing import Callable, Dict, List
+from typing import Dict, List
 
 import numpy as np
 import onnx
@@ -38,6 +37,7 @@ from onnx import TensorProto
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 from models.encoder import encoder  # noqa: E402
+from timing import median_latency  # noqa: E402  (benchmarks/, the script's folder)
 
 TARGET, GOAL = 1.0, 0.7
 ROUND_SECONDS = 1.0
@@ -74,17 +74,6 @@ def inputs_for(path: str, seq: int, seed: int = 1) -> Dict[str, np.ndarray]:
         else:
             feeds[inp.name] = rng.integers(0, 100, dims).astype(np.int64)
     return feeds
-
-
-def median_latency(run: Callable[[], object], seconds: float) -> float:
-    """The median of as many timed runs as fit `seconds` (at least 3)."""
-    times: List[float] = []
-    end = time.perf_counter() + seconds
-    while len(times) < 3 or time.perf_counter() < end:
-        t0 = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
 
 
 def runner(kind: str, path: str, feeds: Dict[str, np.ndarray]):
