@@ -51,6 +51,7 @@ py::dict device_info(const CoreDevice& self) {
     d["backend"] = utf8(info.backend);
     d["cores"] = info.cores;
     d["threads"] = info.threads;
+    d["hint"] = info.hint;  // accel_performance_hint: 0 not reported, 1 latency, 2 throughput
     d["max_inflight"] = info.max_inflight;
     d["debug"] = py::bool_(info.debug != 0);
     d["alignment"] = info.alignment;
@@ -143,7 +144,7 @@ void device_close(CoreDevice& self) {
 void bind_device(py::module_& m) {
     py::class_<CoreDevice>(m, "CoreDevice", "An open device (one accel_device reference).")
         .def(py::init(&open_device), py::arg("uri"), "Opens a device by URI (accel_device_open).")
-        .def("info", &device_info, "name, backend, cores, threads, max_inflight, debug, alignment, pool_bytes")
+        .def("info", &device_info, "name, backend, cores, threads, hint, max_inflight, debug, alignment, pool_bytes")
         .def("stats", &device_stats,
              "bytes_in_use, peak_bytes_in_use, live_buffers, allocations, bytes_copied, jobs_submitted, "
              "jobs_completed")

@@ -93,9 +93,23 @@ const char* int8_rules_name(Int8Rules r) {
     return "?";
 }
 
+// The defaults a hint sets, where cores=, threads= and max_inflight= were not given (explicit wins, as OpenVINO's
+// low-level properties over its hints). latency: one core running one job on every usable CPU. throughput: one
+// core per usable CPU (at most 64) running a job on one thread each, and room for two jobs per core in flight
+// (one running, the next queued) where 16 would not be.
+void apply_hint(bool cores_given, bool inflight_given, DeviceOptions* o) {
+    if (o->hint == Hint::Throughput) {
+        if (!cores_given) o->cores = usable_cpus() > 64 ? 64 : usable_cpus();
+        if (o->threads == 0) o->threads = 1;
+        if (!inflight_given && o->max_inflight < 2 * o->cores) o->max_inflight = 2 * o->cores;
+    }
+    if (o->threads == 0) o->threads = default_threads(o->cores);
+}
+
 accel_status parse_options(const char* text, DeviceOptions* o) {
     o->cores = 1;
     o->debug = debug_from_environment();
+    bool cores_given = false, inflight_given = false;
     for (const accel_kit::OptionItem& item : accel_kit::split_options(text)) {
         const std::string &key = item.key, &value = item.value;
         uint64_t v = 0;
@@ -104,6 +118,7 @@ accel_status parse_options(const char* text, DeviceOptions* o) {
                 return fail(ACCEL_ERR_INVALID_ARGUMENT,
                             format("emu: cores='%s' is not a number from 1 to 64", value.c_str()));
             o->cores = (uint32_t)v;
+            cores_given = true;
         } else if (key == "threads") {
             if (!parse_uint(value, &v) || v < 1 || v > 256)
                 return fail(
@@ -121,6 +136,7 @@ accel_status parse_options(const char* text, DeviceOptions* o) {
                 return fail(ACCEL_ERR_INVALID_ARGUMENT,
                             format("emu: max_inflight='%s' is not a number from 1 to 4096", value.c_str()));
             o->max_inflight = (uint32_t)v;
+            inflight_given = true;
         } else if (key == "spin") {
             if (!parse_uint(value, &v) || v > 10000)
                 return fail(ACCEL_ERR_INVALID_ARGUMENT,
@@ -133,6 +149,12 @@ accel_status parse_options(const char* text, DeviceOptions* o) {
             else
                 return fail(ACCEL_ERR_INVALID_ARGUMENT,
                             format("emu: int8='%s' is not a known rule set (known: ort, dpu, bpu)", value.c_str()));
+        } else if (key == "hint") {
+            if (value == "latency") o->hint = Hint::Latency;
+            else if (value == "throughput") o->hint = Hint::Throughput;
+            else
+                return fail(ACCEL_ERR_INVALID_ARGUMENT,
+                            format("emu: hint='%s' is not a known hint (known: latency, throughput)", value.c_str()));
         } else if (key == "debug") {
             if (value != "0" && value != "1")
                 return fail(ACCEL_ERR_INVALID_ARGUMENT, format("emu: debug='%s' must be 0 or 1", value.c_str()));
@@ -140,11 +162,11 @@ accel_status parse_options(const char* text, DeviceOptions* o) {
         } else {
             return fail(
                 ACCEL_ERR_INVALID_ARGUMENT,
-                format("emu: unknown option '%s' (known: cores, threads, pool, max_inflight, spin, int8, debug)",
+                format("emu: unknown option '%s' (known: cores, threads, pool, max_inflight, spin, int8, hint, debug)",
                        item.text.c_str()));
         }
     }
-    if (o->threads == 0) o->threads = default_threads(o->cores);
+    apply_hint(cores_given, inflight_given, o);
     if (o->pool_bytes == 0) o->pool_bytes = default_pool();
     return ACCEL_OK;
 }
@@ -198,6 +220,7 @@ accel_status device_get_info(accel_device* d, accel_device_info* out) {
     accel_device_info info{};
     info.cores = d->options.cores;
     info.threads = d->options.threads;
+    info.hint = (uint32_t)d->options.hint;
     info.max_inflight = d->options.max_inflight;
     info.debug = d->options.debug ? 1 : 0;
     info.alignment = kAlignment;

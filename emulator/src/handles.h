@@ -32,6 +32,10 @@ struct Workspace {
     std::vector<void*> node_outputs;
 };
 
+// emu:hint=: latency (one job at a time on every CPU) or throughput (one job per CPU), as OpenVINO's
+// ov::hint::performance_mode; the values are accel_device_info.hint's (accel_performance_hint).
+enum class Hint : uint32_t { Latency = ACCEL_HINT_LATENCY, Throughput = ACCEL_HINT_THROUGHPUT };
+
 struct DeviceOptions {
     uint32_t cores = 1;
     uint32_t threads = 0;  // host threads per core (0 until parse_options settles the default)
@@ -41,6 +45,7 @@ struct DeviceOptions {
     uint32_t spin_us = 50;  // how long an idle core and a waiting caller poll before sleeping
     bool debug = false;
     Int8Rules int8 = Int8Rules::Ort;  // whose integer arithmetic the device computes (emu:int8=...)
+    Hint hint = Hint::Latency;        // what cores and threads default for (emu:hint=...)
 };
 }  // namespace accel_emu
 

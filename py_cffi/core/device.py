@@ -58,13 +58,13 @@ class CoreDevice(DeviceBase):
         return device
 
     def info(self) -> Dict[str, Any]:
-        """name, backend, cores, threads, max_inflight, debug, alignment, pool_bytes"""
+        """name, backend, cores, threads, hint, max_inflight, debug, alignment, pool_bytes"""
         info = ffi.new("accel_device_info *")
         info.struct_size = ffi.sizeof("accel_device_info")
         device = self._get()
         check(lib.accel_device_get_info(device[0], info))
         return {"name": text(info.name), "backend": text(info.backend), "cores": int(info.cores),
-                "threads": int(info.threads),
+                "threads": int(info.threads), "hint": int(info.hint),
                 "max_inflight": int(info.max_inflight), "debug": bool(info.debug),
                 "alignment": int(info.alignment), "pool_bytes": int(info.pool_bytes)}
 

@@ -42,7 +42,7 @@ extern "C" {
 /* The ABI version this header describes. A major change breaks compatibility; a minor change only
  * appends (new functions, new enum values, new trailing struct fields). */
 #define ACCEL_ABI_VERSION_MAJOR 1
-#define ACCEL_ABI_VERSION_MINOR 4
+#define ACCEL_ABI_VERSION_MINOR 5
 #define ACCEL_ABI_VERSION ((uint32_t)((ACCEL_ABI_VERSION_MAJOR << 16) | ACCEL_ABI_VERSION_MINOR))
 
 /* The ABI version of the loaded library, encoded as (major << 16) | minor. A program compiled against
@@ -248,8 +248,19 @@ typedef struct accel_device_info {
     /* Since ABI 1.1. A driver built against 1.0 does not write these: zero the struct before the call,
      * and 0 then reads as "not reported". */
     uint32_t threads;         /* host threads one job runs on per core (emulator); 0: not applicable */
-    uint32_t reserved;        /* 0 */
+    /* Since ABI 1.5 (the 1.1 struct's reserved member, which drivers wrote as 0): the performance hint the
+     * device was opened with (accel_performance_hint; the emulator's hint= option), 0 where not reported. */
+    uint32_t hint;
 } accel_device_info;
+
+/* accel_device_info.hint: what the device's cores and threads were chosen for, as OpenVINO's
+ * ov::hint::performance_mode. */
+typedef uint32_t accel_performance_hint;
+enum accel_performance_hint_code {
+    ACCEL_HINT_NONE = 0,       /* not reported (a driver built before ABI 1.5, or one without hints) */
+    ACCEL_HINT_LATENCY = 1,    /* one job at a time on every CPU */
+    ACCEL_HINT_THROUGHPUT = 2  /* one job per CPU, several in flight */
+};
 
 /* Fills *out_info (up to out_info->struct_size bytes). Strings are owned by the device. */
 ACCEL_API accel_status accel_device_get_info(accel_device* device, accel_device_info* out_info);

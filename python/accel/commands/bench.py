@@ -26,6 +26,8 @@ DEFAULT_TOP = 10
 MIN_SECONDS, MAX_SECONDS = 1e-3, 86400.0
 MAX_RUNS = 10**9
 MAX_JOBS = 4096
+# The emulator's hint= values (emulator/src/device.cc), in the order --hint both measures them.
+HINTS = ("latency", "throughput")
 
 
 def register(subparsers: Any) -> argparse.ArgumentParser:
@@ -40,7 +42,12 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("model", metavar="MODEL", help="the model: .onnx (emulator) or compiled (.accm, ...)")
     add_device_option(p)
     p.add_argument("--jobs", type=number_arg(int, 1, MAX_JOBS), default=None, metavar="N",
-                   help="jobs in flight in the throughput phase (default: the device's cores)")
+                   help="jobs in flight in the throughput phase (default: the device's cores; with --hint, "
+                        "Model.optimal_jobs on each hint's device)")
+    p.add_argument("--hint", choices=(*HINTS, "both"), default=None,
+                   help="the emulator's performance hint: measure on --device with hint=latency (one job at a time "
+                        "on every CPU), hint=throughput (one job per CPU), or each in turn (both), and print each "
+                        "one's figures (default: the device as --device gives it)")
     limit = p.add_mutually_exclusive_group()
     limit.add_argument("--seconds", type=number_arg(float, MIN_SECONDS, MAX_SECONDS), metavar="S",
                        help="how long each phase runs")
@@ -67,7 +74,22 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
 def usage_problem(args: argparse.Namespace) -> Optional[str]:
     if args.top is not None and not args.ops:
         return "--top is a count of layers to print: it needs --ops"
+    if args.hint == "both" and args.trace is not None:
+        return "--trace writes one device's jobs: give --hint latency or --hint throughput with it, not both"
     return None
+
+
+def hinted_devices(device: str, hint: Optional[str]) -> List[str]:
+    """The devices bench measures: ``device`` itself without a hint; with one, ``device`` with ``hint=`` added for
+    each mode it names (a URI that sets hint= itself is a usage error: which would be measured?)."""
+    if hint is None:
+        return [device]
+    from accel.runtime.device_uri import parse_uri
+
+    uri = parse_uri(device)
+    if "hint" in uri.keys:
+        raise UsageError(f"--hint {hint}: the device {device!r} sets hint= already")
+    return [str(uri.with_option("hint", mode)) for mode in (HINTS if hint == "both" else (hint,))]
 
 
 def as_input(value: Any, info: Any) -> Any:
@@ -142,22 +164,14 @@ def in_flight(jobs: int, cores: int) -> str:
     return f"{text} on {counted(cores, 'core')}: {waiting} {'waits' if waiting == 1 else 'wait'} in the device's queue"
 
 
-@reports_failures("bench")
-def command(args: argparse.Namespace) -> int:
-    """``accel bench``: measures, prints the figures, writes the trace; returns the exit code."""
+def bench_device(args: argparse.Namespace, device: str, path: Any, seconds: Optional[float], show: bool,
+                 default_jobs: Callable[[Any], int]) -> Tuple[dict, Any]:
+    """Measures the model on ``device``: its figures (bench's JSON object) and the profile of its runs."""
     import accel
     from accel.comparison.index_inputs import index_limits
     from accel.comparison.inputs import random_array
 
-    problem = usage_problem(args)
-    if problem:
-        raise UsageError(problem)
-    path = existing_file("MODEL", args.model)
-    trace_path = writable_path("--trace", args.trace) if args.trace else None
-    seconds = args.seconds if args.seconds is not None or args.runs is not None else DEFAULT_SECONDS
-    show = args.progress or sys.stderr.isatty()
-
-    with accel.open(args.device) as dev, accel.profile(ops=args.ops) as prof:
+    with accel.open(device) as dev, accel.profile(ops=args.ops) as prof:
         pictures_or_arrays = read_inputs(args.input, args.max_pixels)
         model = load_fed(dev, path, input_shapes(args.input_shape), None, image_inputs(args.image_input),
                          pictures_or_arrays, "bench")
@@ -166,8 +180,8 @@ def command(args: argparse.Namespace) -> int:
         limits = index_limits([path])
         x = [as_input(given[i.name], i) if i.name in given else random_array(i, rng, limits.get(i.name))
              for i in model.inputs]
-        cores = dev.info.cores
-        jobs = args.jobs or cores
+        info = dev.info
+        jobs = args.jobs or default_jobs(model)
         model.run(x)  # warm-up: first-run costs are not latency
         prof.clear()
         limit = Limit(args.runs, seconds)
@@ -177,25 +191,68 @@ def command(args: argparse.Namespace) -> int:
         with limit.bar("throughput", show) as bar:
             runs, elapsed = measure_throughput(lambda: model.run_async(x), jobs, limit, bar)
     p50, p99 = (float(v) * 1e3 for v in np.percentile(latencies, [50, 99]))
-    result = {"model": str(path), "device": args.device, "inputs": describe_tensors(model.inputs),
+    result = {"model": str(path), "device": device, "inputs": describe_tensors(model.inputs),
               "latency_runs": len(latencies), "latency_p50_ms": p50, "latency_p99_ms": p99,
-              "jobs": jobs, "cores": cores, "throughput_runs": runs, "throughput_per_s": runs / elapsed}
+              "jobs": jobs, "cores": info.cores, "throughput_runs": runs, "throughput_per_s": runs / elapsed}
+    if info.hint:
+        result.update(hint=info.hint, threads=info.threads)
+    return result, prof
+
+
+def print_figures(result: dict, path: Any, hinted: bool) -> None:
+    """The figures of one device, as lines; ``hinted`` (--hint given): with the cores and threads the hint chose,
+    so that the modes' figures read side by side."""
+    where = result["device"]
+    if hinted and "hint" in result:
+        where += f" ({counted(result['cores'], 'core')} x {counted(result['threads'], 'thread')})"
+    print(f"{path.name} on {where}: inputs {result['inputs']}")
+    print(f"latency: p50 {result['latency_p50_ms']:.3f} ms, p99 {result['latency_p99_ms']:.3f} ms "
+          f"({counted(result['latency_runs'], 'run')}, one at a time)")
+    print(f"throughput: {result['throughput_per_s']:.1f} runs/s ({counted(result['throughput_runs'], 'run')}, "
+          f"{in_flight(result['jobs'], result['cores'])})")
+
+
+@reports_failures("bench")
+def command(args: argparse.Namespace) -> int:
+    """``accel bench``: measures, prints the figures, writes the trace; returns the exit code."""
+    problem = usage_problem(args)
+    if problem:
+        raise UsageError(problem)
+    path = existing_file("MODEL", args.model)
+    trace_path = writable_path("--trace", args.trace) if args.trace else None
+    seconds = args.seconds if args.seconds is not None or args.runs is not None else DEFAULT_SECONDS
+    show = args.progress or sys.stderr.isatty()
+    devices = hinted_devices(args.device, args.hint)
+    # Without a hint the throughput phase keeps a job per core in flight, as it always has; with one, the jobs the
+    # hint's device says keep its cores busy (Model.optimal_jobs), as an application on it would.
+    default_jobs: Callable[[Any], int] = ((lambda model: model.device.info.cores) if args.hint is None
+                                          else (lambda model: model.optimal_jobs))
+    measured = [bench_device(args, device, path, seconds, show, default_jobs) for device in devices]
     top = args.top or DEFAULT_TOP
-    if args.ops:
-        result["ops"] = [dataclasses.asdict(s) for s in prof.op_stats().values()]
-        result["slowest_nodes"] = [dataclasses.asdict(s) for s in prof.slowest_nodes(top)]
-    if trace_path is not None:
-        prof.export_chrome_trace(trace_path)
-        result["trace"] = str(trace_path)
+    for result, prof in measured:
+        if args.ops:
+            result["ops"] = [dataclasses.asdict(s) for s in prof.op_stats().values()]
+            result["slowest_nodes"] = [dataclasses.asdict(s) for s in prof.slowest_nodes(top)]
+        if trace_path is not None:
+            prof.export_chrome_trace(trace_path)
+            result["trace"] = str(trace_path)
     if args.json:
-        print(json.dumps(result, indent=2))
+        if len(measured) == 1:
+            print(json.dumps(measured[0][0], indent=2))
+        else:
+            print(json.dumps({"model": str(path), "hints": [r for r, _ in measured]}, indent=2))
         return 0
-    print(f"{path.name} on {args.device}: inputs {result['inputs']}")
-    print(f"latency: p50 {p50:.3f} ms, p99 {p99:.3f} ms ({counted(len(latencies), 'run')}, one at a time)")
-    print(f"throughput: {result['throughput_per_s']:.1f} runs/s ({counted(runs, 'run')}, {in_flight(jobs, cores)})")
-    if args.ops:
-        table = prof.ops_summary(top)
-        print(table if table else f"\nper-layer times: {args.device} cannot time a model's nodes")
-    if trace_path is not None:
-        print(f"trace written to {trace_path} ({counted(len(prof), 'job')})")
+    for n, (result, prof) in enumerate(measured):
+        if n:
+            print()
+        print_figures(result, path, args.hint is not None)
+        if args.ops:
+            table = prof.ops_summary(top)
+            print(table if table else f"\nper-layer times: {result['device']} cannot time a model's nodes")
+        if trace_path is not None:
+            print(f"trace written to {trace_path} ({counted(len(prof), 'job')})")
+    if len(measured) == 2:
+        lat, tput = (r for r, _ in measured)
+        print(f"\nthroughput hint against latency hint: {tput['throughput_per_s'] / lat['throughput_per_s']:.2f}x "
+              f"the runs/s, {tput['latency_p50_ms'] / lat['latency_p50_ms']:.2f}x the p50 latency of one run")
     return 0

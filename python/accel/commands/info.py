@@ -80,7 +80,8 @@ def print_text(facts: Dict[str, Any]) -> None:
             print(f"  cannot open: {d['error']}")
             continue
         for key, value in d["info"].items():
-            print(f"  {key}: {value}")
+            if key != "hint" or value:  # a driver without performance hints reports none
+                print(f"  {key}: {value}")
         c = d["capabilities"]
         print(f"  loads: {c['model_format'] or '(not said)'} ({', '.join(c['file_suffixes']) or 'any suffix'})")
         chosen = ", chosen by the URI's int8=" if c["int8_option"] else ""

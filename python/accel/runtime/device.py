@@ -26,6 +26,10 @@ _Device = TypeVar("_Device", bound="RuntimeDevice")
 
 _MAX_BYTES = (1 << 63) - 1
 
+# accel_device_info.hint (accel_performance_hint) -> DeviceInfo.hint; 0 (not reported) and values a newer driver
+# may add read as "".
+_HINTS = {1: "latency", 2: "throughput"}
+
 
 @dataclass(frozen=True)
 class DeviceInfo:
@@ -42,6 +46,9 @@ class DeviceInfo:
         debug: True if guard bytes around every buffer are checked (emulator debug mode).
         alignment: byte alignment of every device buffer.
         pool_bytes: size of the device memory pool in bytes (0 if unbounded).
+        hint: the performance hint its cores and threads were chosen for (the emulator's ``hint`` option, as
+            OpenVINO's performance modes): ``"latency"`` (one job at a time on every CPU) or ``"throughput"`` (one
+            job per CPU); ``""`` where the driver reports none (the other drivers, or one built before ABI 1.5).
     """
 
     name: str
@@ -52,6 +59,7 @@ class DeviceInfo:
     debug: bool
     alignment: int
     pool_bytes: int
+    hint: str = ""
 
 
 class RuntimeDevice:
@@ -80,7 +88,8 @@ class RuntimeDevice:
         self._info = DeviceInfo(name=str(i["name"]), backend=str(i["backend"]), cores=int(i["cores"]),
                                 threads=int(i["threads"]),
                                 max_inflight=int(i["max_inflight"]), debug=bool(i["debug"]),
-                                alignment=int(i["alignment"]), pool_bytes=int(i["pool_bytes"]))
+                                alignment=int(i["alignment"]), pool_bytes=int(i["pool_bytes"]),
+                                hint=_HINTS.get(int(i.get("hint", 0)), ""))
         self._closed = False
 
     # -- state -----------------------------------------------------------------------------------------

@@ -277,7 +277,8 @@ class Model:
     @property
     def optimal_jobs(self) -> int:
         """The jobs :meth:`imap` keeps in flight by default: two per core of the device (one running,
-        the next queued behind it), at most the device's ``max_inflight``."""
+        the next queued behind it), at most the device's ``max_inflight``: 2 on ``emu`` (hint=latency, one core),
+        two per CPU on ``emu:hint=throughput`` (a core per CPU)."""
         return batching.optimal_jobs(self._device.info)
 
     def run_batch(self, items: Iterable[Inputs], outputs: Optional[Sequence[Optional[Outputs]]] = None, *,

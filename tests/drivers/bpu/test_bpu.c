@@ -231,6 +231,7 @@ static void test_info(void) {
         EXPECT(info.max_inflight == 32 && info.alignment == 64 && info.debug == 0, "%s: max_inflight %u alignment %llu",
                good[i].uri, info.max_inflight, (unsigned long long)info.alignment);
         EXPECT(strstr(info.name, g->device_name) != NULL, "name '%s'", info.name);
+        EXPECT(info.hint == ACCEL_HINT_NONE, "%s: hint %u, want none", good[i].uri, info.hint);
         EXPECT_OK(accel_device_check(d));
         accel_device_release(d);
     }

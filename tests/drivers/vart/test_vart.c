@@ -110,12 +110,15 @@ static void test_basics(void) {
     FAILS(accel_device_open("vart:zero", &dev), ACCEL_ERR_INVALID_ARGUMENT, "zero");
     FAILS(accel_device_open("vart:0,runners=0", &dev), ACCEL_ERR_INVALID_ARGUMENT, "runners=0");
     FAILS(accel_device_open("vart:0,cores=2", &dev), ACCEL_ERR_INVALID_ARGUMENT, "unknown option 'cores=2'");
+    FAILS(accel_device_open("vart:0,hint=throughput", &dev), ACCEL_ERR_INVALID_ARGUMENT,
+          "unknown option 'hint=throughput'");
     CHECK(dev == NULL);
     OK(accel_device_open("vart:0,runners=3", &dev));
     memset(&info, 0, sizeof info);
     info.struct_size = sizeof info;
     OK(accel_device_get_info(dev, &info));
     CHECK(strcmp(info.backend, "vart") == 0 && info.max_inflight == 3 && info.alignment == 64);
+    CHECK(info.hint == ACCEL_HINT_NONE); /* the board's runners are not chosen by a performance hint */
 
     m = load(dev, "conv.xmodel");
     OK(accel_model_input_count(m, &n));

@@ -123,7 +123,7 @@ def test_info_json_of_one_device(capsys):
     with accel.open(EMU) as dev:
         assert device["info"] == dict(name=dev.info.name, backend="emu", cores=2, threads=dev.info.threads,
                                       max_inflight=dev.info.max_inflight, debug=False, alignment=dev.info.alignment,
-                                      pool_bytes=dev.info.pool_bytes)
+                                      pool_bytes=dev.info.pool_bytes, hint="latency")
     assert device["info"]["threads"] == max(1, len(os.sched_getaffinity(0)) // 2)
     assert device["capabilities"] == dict(model_format="accm", file_suffixes=[".accm"], int8_rules="ort",
                                           int8_option=True, node_times=True, host_cpus=True,
@@ -135,6 +135,7 @@ def test_info_text_says_the_threads(capsys):
     code, out, err = run_main(capsys, "info", "--device", "emu:cores=2,threads=3")
     assert code == 0, err
     assert re.search(r"^  cores: 2\n  threads: 3\n", out, re.M), out
+    assert re.search(r"^  hint: latency\n", out, re.M), out
     assert re.search(r"^  loads: accm \(\.accm\)\n  int8 rules: ort, chosen by the URI's int8=\n  node times: yes; "
                      r"runs on this host's CPUs: yes\n", out, re.M), out
 
