@@ -7,7 +7,7 @@ import dataclasses
 import json
 import sys
 import time
-from typing import Any, Callable, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -165,7 +165,7 @@ def in_flight(jobs: int, cores: int) -> str:
 
 
 def bench_device(args: argparse.Namespace, device: str, path: Any, seconds: Optional[float], show: bool,
-                 default_jobs: Callable[[Any], int]) -> Tuple[dict, Any]:
+                 default_jobs: Callable[[Any], int]) -> Tuple[Dict[str, Any], Any]:
     """Measures the model on ``device``: its figures (bench's JSON object) and the profile of its runs."""
     import accel
     from accel.comparison.index_inputs import index_limits
@@ -199,7 +199,7 @@ def bench_device(args: argparse.Namespace, device: str, path: Any, seconds: Opti
     return result, prof
 
 
-def print_figures(result: dict, path: Any, hinted: bool) -> None:
+def print_figures(result: Dict[str, Any], path: Any, hinted: bool) -> None:
     """The figures of one device, as lines; ``hinted`` (--hint given): with the cores and threads the hint chose,
     so that the modes' figures read side by side."""
     where = result["device"]
