@@ -374,6 +374,20 @@ void run_qgemm(const KernelArgs& a) {
                    elem, skip, [](int64_t, int64_t) {});
 }
 
+// A's zero point (input ia): one value of A's dtype; B's (input ib): a constant of B's dtype, one value or one
+// per column. matmulinteger's and matmulintegerf's.
+bool check_zero_points(const Graph& g, const Node& n, const char* op, size_t ia, size_t ib, std::string* err) {
+    const TensorDesc &a = *kern::input(g, n, 0), &b = *kern::input(g, n, 1);
+    const TensorDesc *az = kern::input(g, n, ia), *bz = kern::input(g, n, ib);
+    if (az && (az->dtype != a.dtype || az->numel != 1))
+        return fail(err, op, cat("A's zero point '", az->name, "' is not one value of A's dtype"));
+    const int64_t N = b.ndim >= 2 ? b.dims[b.ndim - 1] : 1;
+    if (bz && (bz->dtype != b.dtype || bz->kind != TensorKind::Constant || (bz->numel != 1 && bz->numel != N)))
+        return fail(err, op,
+                    cat("B's zero point '", bz->name, "' is not a constant of B's dtype with 1 or ", N, " values"));
+    return true;
+}
+
 // ---- matmulinteger ----
 //
 // The GEMM runs with A's zero point 0 (A's zero point may be known only at run time, from a dynquant), and
@@ -385,15 +399,7 @@ bool validate_matmulinteger(const Graph& g, const Node& n, std::string* err) {
     const TensorDesc &a = *kern::input(g, n, 0), &b = *kern::input(g, n, 1), &y = kern::output(g, n, 0);
     if (!kern::is_q8(a) || !kern::is_q8(b) || y.dtype != ACCEL_DTYPE_INT32)
         return fail(err, op, "takes int8 or uint8 A and B and gives int32 Y");
-    if (!check_shapes(op, a, b, y, err)) return false;
-    const TensorDesc *az = kern::input(g, n, 2), *bz = kern::input(g, n, 3);
-    if (az && (az->dtype != a.dtype || az->numel != 1))
-        return fail(err, op, cat("A's zero point '", az->name, "' is not one value of A's dtype"));
-    const int64_t N = b.ndim >= 2 ? b.dims[b.ndim - 1] : 1;
-    if (bz && (bz->dtype != b.dtype || bz->kind != TensorKind::Constant || (bz->numel != 1 && bz->numel != N)))
-        return fail(err, op,
-                    cat("B's zero point '", bz->name, "' is not a constant of B's dtype with 1 or ", N, " values"));
-    return true;
+    return check_shapes(op, a, b, y, err) && check_zero_points(g, n, op, 2, 3, err);
 }
 
 // y[r][n] -= x_zero * R[n] over `rows` rows of N, columns [n0, n1), in uint32 (exact modulo 2^32).
@@ -509,13 +515,8 @@ bool validate_matmulintegerf(const Graph& g, const Node& n, std::string* err) {
         return fail(err, op, "takes int8 or uint8 A and B and gives float32 Y");
     if (!packed_at_load(b)) return fail(err, op, cat("B '", b.name, "' is not a constant of rank 1 or 2"));
     if (!check_shapes(op, a, b, y, err)) return false;
+    if (!check_zero_points(g, n, op, 3, 4, err)) return false;
     const int64_t N = b.ndim >= 2 ? b.dims[b.ndim - 1] : 1;
-    const TensorDesc *az = kern::input(g, n, 3), *bz = kern::input(g, n, 4);
-    if (az && (az->dtype != a.dtype || az->numel != 1))
-        return fail(err, op, cat("A's zero point '", az->name, "' is not one value of A's dtype"));
-    if (bz && (bz->dtype != b.dtype || bz->kind != TensorKind::Constant || (bz->numel != 1 && bz->numel != N)))
-        return fail(err, op,
-                    cat("B's zero point '", bz->name, "' is not a constant of B's dtype with 1 or ", N, " values"));
     for (size_t i : {size_t{2}, size_t{5}}) {
         const TensorDesc* t = kern::input(g, n, i);
         if (t && (t->dtype != ACCEL_DTYPE_FLOAT32 || (t->numel != 1 && t->numel != N)))
