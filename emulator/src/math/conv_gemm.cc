@@ -321,10 +321,18 @@ ACCEL_AVX512 void conv_gemm(const ConvGeom& q, const float* group, const float* 
             apply_activation(act, alpha, beta, y + r * P + c0, static_cast<size_t>(nc));
 }
 
+ACCEL_AVX512 void conv_packed_gemm(const float* A, int64_t Mg, int64_t ir0, int64_t ir1, int64_t K, int64_t pc,
+                                   int64_t kc, const float* B, int64_t ldb, int64_t panel_stride, int64_t nc,
+                                   const float* bias, bool accumulate, float* C, int64_t ldc) {
+    packed_gemm(A, Mg, ir0, ir1, K, pc, kc, B, ldb, nullptr, panel_stride, nc, bias, accumulate, C, ldc);
+}
+
 #else  // no AVX-512 build: ops/conv.cc keeps to im2col + sgemm
 
 void conv_gemm(const ConvGeom&, const float*, const float*, Act, float, float, float*, float*, int64_t, int64_t,
                int64_t) {}
+void conv_packed_gemm(const float*, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, const float*, int64_t,
+                      int64_t, int64_t, const float*, bool, float*, int64_t) {}
 
 #endif
 

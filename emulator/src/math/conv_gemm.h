@@ -46,4 +46,14 @@ inline int64_t conv_gemm_panels(const ConvGeom& q) { return (q.Mg + kConvMR - 1)
 void conv_gemm(const ConvGeom& q, const float* group, const float* x, Act act, float alpha, float beta, float* y,
                float* scratch, int64_t block, int64_t panel0, int64_t panel1);
 
+// The GEMM conv_gemm runs, for other ops whose operands it can read as they are packed (a MatMul's constant B:
+// math/matmul_packed.h): rows [kConvMR * ir0, min(kConvMR * ir1, Mg)) x columns [0, nc) of C (row stride ldc) =
+// (accumulate ? C : bias, zeros if null) + A[:, pc:pc+kc] * B, A packed as conv_pack_weights packs one group
+// ([ceil(Mg/kConvMR)][K][kConvMR]), bias per row padded to whole panels; B's kConvNR-column panel j at
+// B + j * panel_stride, its rows ldb floats apart (columns past nc unread). Each C element's sum runs over k in
+// order from its starting value. AVX-512 only.
+void conv_packed_gemm(const float* A, int64_t Mg, int64_t ir0, int64_t ir1, int64_t K, int64_t pc, int64_t kc,
+                      const float* B, int64_t ldb, int64_t panel_stride, int64_t nc, const float* bias, bool accumulate,
+                      float* C, int64_t ldc);
+
 }  // namespace accel_emu

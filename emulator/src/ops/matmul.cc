@@ -1,6 +1,12 @@
 // matmul.cc - numpy matmul (FORMAT.md op 3): 1-D operands promoted (and the added dim dropped from Y),
-// batch dims broadcast. Stacked A against an unbatched B is one tall GEMM; otherwise one GEMM per batch.
+// batch dims broadcast. Stacked A against an unbatched B is one tall GEMM, on AVX-512 against B packed at load
+// when B is a constant (math/matmul_packed.h); otherwise one GEMM per batch.
+#include <algorithm>
+
+#include "math/conv_gemm.h"
+#include "math/cpu_isa.h"
 #include "math/gemm.h"
+#include "math/matmul_packed.h"
 #include "ops/op_defs.h"
 #include "ops/op_util.h"
 
@@ -81,11 +87,72 @@ bool validate(const Graph& g, const Node& n, std::string* err) {
     return true;
 }
 
-size_t scratch_bytes(const Graph&, const Node&) { return 0; }
+// Is this the tall case (A's matrices stacked against one B) with B a constant the AVX-512 path packs at load?
+// At least one kernel panel of rows: thinner products (a classifier's one row) are GEMVs the BLAS does better.
+bool packed_b(const Graph& g, const Node& n) {
+    const TensorDesc &a = *kern::input(g, n, 0), &b = *kern::input(g, n, 1);
+    if (g.float_isa != FloatIsa::Avx512 || b.kind != TensorKind::Constant || b.ndim < 2) return false;
+    const Plan p = plan(a, b);
+    const int64_t b_count = kern::prod(b.dims, 0, b.ndim) / (p.K * p.N);
+    const int64_t a_count = kern::prod(a.dims, 0, a.ndim) / (p.M * p.K);
+    return b_count == 1 && a_count == p.count && p.M * p.count >= kConvMR && p.K > 0 && p.N > 0;
+}
+
+int64_t tall_rows(const Plan& p) { return p.M * p.count; }
+
+size_t scratch_bytes(const Graph& g, const Node& n) {
+    if (!packed_b(g, n)) return 0;
+    const Plan p = plan(*kern::input(g, n, 0), *kern::input(g, n, 1));
+    return static_cast<size_t>(matmul_packed_scratch_floats(tall_rows(p), p.K)) * sizeof(float);
+}
+
+size_t prepared_bytes(const Graph& g, const Node& n) {
+    if (!packed_b(g, n)) return 0;
+    const Plan p = plan(*kern::input(g, n, 0), *kern::input(g, n, 1));
+    return static_cast<size_t>(matmul_packed_b_floats(p.K, p.N)) * sizeof(float);
+}
+
+void prepare(const Graph& g, const Node& n, const void* const* in, void* out) {
+    if (!packed_b(g, n)) return;
+    const Plan p = plan(*kern::input(g, n, 0), *kern::input(g, n, 1));
+    matmul_pack_b(static_cast<const float*>(in[1]), p.K, p.N, static_cast<float*>(out));
+}
+
+// The packed path's parts: runs of W's column panels (the rows packed once per part, W read once), or, with
+// fewer panels than parts, row ranges too; each part computed whole by one worker, the activation applied
+// while it is in cache. Every element's sum is the same whatever the parts (matmul_packed.h), so the parts
+// follow the workers: about 4 each, one when there is one worker.
+void run_packed(const KernelArgs& args, const Plan& p) {
+    const Node& n = *args.node;
+    const float* A = kern::in_f(args, 0);
+    float* Y = kern::out_f(args, 0);
+    const auto* packed = static_cast<const float*>(args.prepared);
+    const int64_t M = tall_rows(p), N = p.N, K = p.K;
+    const int64_t col_panels = (N + kConvNR - 1) / kConvNR, row_panels = (M + kConvMR - 1) / kConvMR;
+    const int64_t workers = args.par->workers();
+    const int64_t parts = workers == 1 ? 1
+                                       : std::min<int64_t>(split_parts(col_panels * row_panels, M * N * K, kMinMacsPerPart),
+                                                           4 * workers);
+    const int64_t col_parts = std::min(col_panels, parts), row_parts = std::min(row_panels, (parts + col_parts - 1) / col_parts);
+    (parts > 1 ? *args.par : Par::serial()).for_each(col_parts * row_parts, [&](int64_t task, int worker) {
+        int64_t p0, p1, q0, q1;
+        part_range(col_panels, col_parts, task % col_parts, &p0, &p1);
+        part_range(row_panels, row_parts, task / col_parts, &q0, &q1);
+        const int64_t c0 = p0 * kConvNR, c1 = std::min(N, p1 * kConvNR), r0 = q0 * kConvMR, r1 = std::min(M, q1 * kConvMR);
+        matmul_packed(A, K, N, packed, Y, static_cast<float*>(args.scratch_for(worker)), r0, r1, c0, c1);
+        if (n.act != Act::None)
+            for (int64_t r = r0; r < r1; ++r)
+                apply_activation(n.act, n.act_alpha, n.act_beta, Y + r * N + c0, static_cast<size_t>(c1 - c0));
+    });
+}
 
 void run(const KernelArgs& args) {
     const Node& n = *args.node;
     const Plan p = plan(kern::in_desc(args, 0), kern::in_desc(args, 1));
+    if (args.prepared) {
+        run_packed(args, p);
+        return;
+    }
     const float* A = kern::in_f(args, 0);
     const float* B = kern::in_f(args, 1);
     float* Y = kern::out_f(args, 0);
@@ -118,6 +185,6 @@ void run(const KernelArgs& args) {
 
 }  // namespace
 
-const OpDef kMatMulDef = {kOp, validate, scratch_bytes, run, nullptr, nullptr};
+const OpDef kMatMulDef = {kOp, validate, scratch_bytes, run, prepared_bytes, prepare};
 
 }  // namespace accel_emu
