@@ -2,7 +2,8 @@
 (emulator/src/math/matmul_packed.h): the same bits on 1 to 4 threads (each element sums over K in the same
 order whatever the parts), within float32 rounding of a float64 product, and within the same bound of the
 BLAS path that other CPUs run (ACCEL_EMU_ISA=avx2 or portable), on shapes whose rows, columns and depth leave
-ragged kernel panels and depth blocks, stacked batches, 1-D B, and a fused activation."""
+ragged kernel panels and depth blocks, stacked batches and a fused activation; the products it leaves to the
+BLAS (thin, shallow, narrow, 1-D B) stay there."""
 from __future__ import annotations
 
 from typing import List, Optional
@@ -18,14 +19,19 @@ pytestmark = pytest.mark.emulator
 # (A's shape, B's shape, activation): rows past a panel of 8, columns past a panel of 48, depths past a block of
 # 256 and across several, stacked batches, the thin products that stay on the BLAS, a 1-D B.
 CASES = [
-    ((8, 5), (5, 7), None),
-    ((9, 300), (300, 50), "Relu"),
+    ((8, 300), (300, 96), None),
+    ((9, 300), (300, 150), "Relu"),
     ((1, 17, 257), (257, 97), None),
-    ((2, 3, 33, 70), (70, 49), "Relu"),
+    ((2, 3, 33, 700), (700, 149), "Relu"),
     ((200, 1000), (1000, 130), None),
     ((131, 768), (768, 3072), None),
-    ((3, 64), (64, 96), None),  # 3 rows: under one panel, the BLAS's
-    ((40, 33), (33,), None),  # B 1-D: the BLAS's
+]
+# Products the BLAS keeps on every path.
+BLAS_CASES = [
+    ((3, 640), (640, 96), None),  # 3 rows: under one panel
+    ((40, 33), (33, 200), None),  # shallow
+    ((40, 300), (300, 50), None),  # narrow
+    ((40, 333), (333,), None),  # B 1-D
 ]
 THREADS = (1, 2, 3, 4)
 
@@ -61,7 +67,7 @@ def bound(x: np.ndarray, b: np.ndarray) -> np.ndarray:
     return 2 * k * np.finfo(np.float32).eps * (np.abs(x.astype(np.float64)) @ np.abs(b.astype(np.float64)))
 
 
-@pytest.mark.parametrize("a_shape,b_shape,act", CASES)
+@pytest.mark.parametrize("a_shape,b_shape,act", CASES + BLAS_CASES)
 def test_packed_matmul_threads_and_paths(monkeypatch, a_shape, b_shape, act):
     if float_path(monkeypatch, None) != "avx512":
         pytest.skip("this CPU has no AVX-512 float path; the BLAS path is tested by the op tests")
@@ -86,7 +92,8 @@ def test_packed_matmul_threads_and_paths(monkeypatch, a_shape, b_shape, act):
         if float_path(monkeypatch, cap) == cap:
             other = run(path, x, 1)
             gap = np.abs(other - got[1])
-            print(f"  against the {cap} path: {int(np.count_nonzero(gap))} elements differ, largest {gap.max():.3g}")
+            differ = int(np.count_nonzero(gap))
+            print(f"  against the {cap} path: {differ} elements differ, largest {gap.max():.3g}")
             assert (gap <= 2 * tol).all()
             others.append(cap)
     assert "portable" in others
