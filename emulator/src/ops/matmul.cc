@@ -133,15 +133,17 @@ void run_packed(const KernelArgs& args, const Plan& p) {
     const int64_t M = tall_rows(p), N = p.N, K = p.K;
     const int64_t col_panels = (N + kConvNR - 1) / kConvNR, row_panels = (M + kConvMR - 1) / kConvMR;
     const int64_t workers = args.par->workers();
-    const int64_t parts = workers == 1 ? 1
-                                       : std::min<int64_t>(split_parts(col_panels * row_panels, M * N * K, kMinMacsPerPart),
-                                                           4 * workers);
-    const int64_t col_parts = std::min(col_panels, parts), row_parts = std::min(row_panels, (parts + col_parts - 1) / col_parts);
+    const int64_t parts =
+        workers == 1 ? 1
+                     : std::min<int64_t>(split_parts(col_panels * row_panels, M * N * K, kMinMacsPerPart), 4 * workers);
+    const int64_t col_parts = std::min(col_panels, parts),
+                  row_parts = std::min(row_panels, (parts + col_parts - 1) / col_parts);
     (parts > 1 ? *args.par : Par::serial()).for_each(col_parts * row_parts, [&](int64_t task, int worker) {
         int64_t p0, p1, q0, q1;
         part_range(col_panels, col_parts, task % col_parts, &p0, &p1);
         part_range(row_panels, row_parts, task / col_parts, &q0, &q1);
-        const int64_t c0 = p0 * kConvNR, c1 = std::min(N, p1 * kConvNR), r0 = q0 * kConvMR, r1 = std::min(M, q1 * kConvMR);
+        const int64_t c0 = p0 * kConvNR, c1 = std::min(N, p1 * kConvNR), r0 = q0 * kConvMR,
+                      r1 = std::min(M, q1 * kConvMR);
         matmul_packed(A, K, N, packed, Y, static_cast<float*>(args.scratch_for(worker)), r0, r1, c0, c1);
         if (n.act != Act::None)
             for (int64_t r = r0; r < r1; ++r)
