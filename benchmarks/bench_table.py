@@ -48,7 +48,8 @@ from onnx import TensorProto, helper, numpy_helper
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
-from timing import median_latency  # noqa: E402  (benchmarks/, the script's folder)
+from profiles import emulator_profile  # noqa: E402  (benchmarks/, the script's folder)
+from timing import median_latency  # noqa: E402
 
 MODELS = ("resnet18", "mobilenetv2", "yolo", "vit", "bert")
 TRANSFORMERS = ("vit", "bert")
@@ -314,19 +315,9 @@ def per_layer(name: str, precision: str, layers: int, quick: bool, folder: Path,
               top: int = 8) -> List[str]:
     """The emulator's slowest layers of one model on one thread, each with its share of the time and, for the
     GEMM-shaped ones, its rate as a fraction of the measured peak of its precision."""
-    import accel
-    from accel import compiler
-
     path, feeds = model_files(name, precision, layers, quick, folder)
     macs = node_macs(path, feeds)
-    with accel.open("emu:cores=1,threads=1") as dev:
-        model = dev.load(compiler.compile_model(path, input_shapes={k: list(v.shape) for k, v in feeds.items()}))
-        ins = [dev.tensor(feeds[t.name]) for t in model.inputs]
-        model.run(ins)
-        with accel.profile(ops=True) as p:
-            for _ in range(3):
-                model.run(ins)
-        nodes = p.slowest_nodes(top)
+    nodes = emulator_profile(path, feeds, "emu:cores=1,threads=1").slowest_nodes(top)
     peak = peaks[precision]
     lines = []
     for s in nodes:

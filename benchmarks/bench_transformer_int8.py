@@ -37,7 +37,8 @@ from onnx import TensorProto
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 from models.encoder import encoder  # noqa: E402
-from timing import median_latency  # noqa: E402  (benchmarks/, the script's folder)
+from profiles import emulator_profile  # noqa: E402  (benchmarks/, the script's folder)
+from timing import median_latency  # noqa: E402
 
 TARGET, GOAL = 1.0, 0.7
 ROUND_SECONDS = 1.0
@@ -112,18 +113,7 @@ def worker(kind: str, path: str, seq: int) -> int:
 
 def profile(path: str, seq: int, device: str) -> None:
     """The emulator's per-op-type and slowest-node times over a few runs on `device`."""
-    import accel
-    from accel import compiler
-
-    feeds = inputs_for(path, seq)
-    with accel.open(device) as dev:
-        model = dev.load(compiler.compile_model(path, input_shapes={k: list(v.shape) for k, v in feeds.items()}))
-        ins = [dev.tensor(feeds[t.name]) for t in model.inputs]
-        model.run(ins)
-        with accel.profile(ops=True) as prof:
-            for _ in range(3):
-                model.run(ins)
-        print(prof.summary())
+    print(emulator_profile(path, inputs_for(path, seq), device).summary())
 
 
 KINDS = ("emu 1t", "ort 1t", "emu", "ort")
