@@ -33,6 +33,7 @@ import argparse
 import json
 import logging
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -269,9 +270,11 @@ def peak_models(folder: Path, n: int) -> Tuple[str, str]:
     return paths[0], paths[1]
 
 
-def node_macs(path: str, feeds: Dict[str, np.ndarray]) -> Dict[str, int]:
-    """{node name: multiply-adds} of the source model's Conv, MatMul and Gemm nodes (and their integer forms),
-    from onnx's shape inference at the inputs' shapes."""
+def model_layers(path: str, feeds: Dict[str, np.ndarray]) -> Dict[str, Tuple[str, int]]:
+    """{node name: (its layer, the layer's multiply-adds)} for the source model's Conv, MatMul and Gemm nodes
+    (and their integer forms), from onnx's shape inference at the inputs' shapes. A runtime profiles a fused
+    layer under one of its nodes' names (quantize_dynamic's MatMulInteger -> Cast -> Mul -> Add runs as one),
+    so the single-consumer elementwise nodes after a GEMM map to it too."""
     model = onnx.load(path)
     for inp in model.graph.input:
         if inp.name in feeds:
@@ -282,7 +285,7 @@ def node_macs(path: str, feeds: Dict[str, np.ndarray]) -> Dict[str, int]:
     shapes = {v.name: [d.dim_value for d in v.type.tensor_type.shape.dim]
               for v in list(model.graph.value_info) + list(model.graph.output) + list(model.graph.input)}
     shapes.update({t.name: list(t.dims) for t in model.graph.initializer})
-    macs = {}
+    layers: Dict[str, Tuple[str, int]] = {}
     for nd in model.graph.node:
         out = shapes.get(nd.output[0])
         if not out:
@@ -290,41 +293,71 @@ def node_macs(path: str, feeds: Dict[str, np.ndarray]) -> Dict[str, int]:
         if nd.op_type in ("Conv", "ConvInteger", "QLinearConv"):
             w = shapes.get(nd.input[3 if nd.op_type == "QLinearConv" else 1])
             if w:
-                macs[nd.name] = int(np.prod(out)) * int(np.prod(w[1:]))
+                layers[nd.name] = (nd.name, int(np.prod(out)) * int(np.prod(w[1:])))
         elif nd.op_type in ("MatMul", "MatMulInteger", "QLinearMatMul", "Gemm"):
             a = shapes.get(nd.input[0])
             if a:
                 k = a[0] if nd.op_type == "Gemm" and any(at.name == "transA" and at.i for at in nd.attribute) \
                     else a[-1]
-                macs[nd.name] = int(np.prod(out)) * int(k)
-    # A fused layer is profiled under one of its nodes' names (quantize_dynamic's MatMulInteger -> Cast -> Mul
-    # -> Add runs as one): the GEMM's count follows its output through single-consumer elementwise nodes.
+                layers[nd.name] = (nd.name, int(np.prod(out)) * int(k))
     consumers: Dict[str, List[onnx.NodeProto]] = {}
     for nd in model.graph.node:
         for i in nd.input:
             consumers.setdefault(i, []).append(nd)
-    for nd in [nd for nd in model.graph.node if nd.name in macs]:
+    for nd in [nd for nd in model.graph.node if nd.name in layers]:
         tail = nd
         while len(consumers.get(tail.output[0], [])) == 1 and consumers[tail.output[0]][0].op_type in EPILOGUES:
             tail = consumers[tail.output[0]][0]
-            macs.setdefault(tail.name, macs[nd.name])
-    return macs
+            layers.setdefault(tail.name, layers[nd.name])
+    return layers
+
+
+def ort_node_times(path: str, feeds: Dict[str, np.ndarray], folder: Path, runs: int = 3) -> Dict[str, float]:
+    """{node name: mean ms} of onnxruntime on one thread, from its own profile (a node it fused is named after the
+    source node it grew from: "conv_2_token_1", "l0.k.mm/MatMulAddFusion"; the suffixes are dropped here)."""
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = 1
+    opts.inter_op_num_threads = 1
+    opts.enable_profiling = True
+    opts.profile_file_prefix = str(folder / "ort_profile")
+    opts.add_session_config_entry("session.qdqisint8allowed", "1")
+    sess = ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
+    for _ in range(runs + 1):
+        sess.run(None, feeds)
+    runs_of: Dict[str, List[float]] = {}
+    for ev in json.loads(Path(sess.end_profiling()).read_text()):
+        name = ev.get("name", "")
+        if ev.get("cat") == "Node" and name.endswith("_kernel_time"):
+            node = re.sub(r"_token_\d+$", "", name[: -len("_kernel_time")].split("/")[0])
+            runs_of.setdefault(node, []).append(ev["dur"] / 1e3)
+    # Each node once per run, the first run's (a warm-up) dropped.
+    return {node: float(np.mean(d[1:] if len(d) > 1 else d)) for node, d in runs_of.items()}
 
 
 def per_layer(name: str, precision: str, layers: int, quick: bool, folder: Path, peaks: Dict[str, float],
               top: int = 8) -> List[str]:
-    """The emulator's slowest layers of one model on one thread, each with its share of the time and, for the
-    GEMM-shaped ones, its rate as a fraction of the measured peak of its precision."""
+    """The emulator's slowest layers of one model on one thread: each one's share of the time, onnxruntime's
+    time for the same layer (from its profile, where its names let it be matched) and, for the GEMM-shaped
+    ones, the emulator's rate as a fraction of the measured peak of its precision."""
     path, feeds = model_files(name, precision, layers, quick, folder)
-    macs = node_macs(path, feeds)
+    layer_of = model_layers(path, feeds)
+    ort_ms: Dict[str, float] = {}
+    for node, ms in ort_node_times(path, feeds, folder).items():
+        key = layer_of.get(node, (node, 0))[0]
+        ort_ms[key] = ort_ms.get(key, 0.0) + ms
     nodes = emulator_profile(path, feeds, "emu:cores=1,threads=1").slowest_nodes(top)
-    peak = peaks[precision]
     lines = []
     for s in nodes:
-        m = macs.get(s.name)
-        rate = f"{2 * m / (s.mean_ms * 1e-3) / 1e9:7.1f} GOP/s, {2 * m / (s.mean_ms * 1e-3) / peak:4.0%} of peak" \
-            if m else " " * 30
-        lines.append(f"    {s.name[:40]:<40} {s.op_type[:22]:<22} {s.mean_ms:8.3f} ms {s.share:5.1%}  {rate}")
+        key, macs = layer_of.get(s.name, (s.name, 0))
+        if not any(op in s.op_type for op in ("Conv", "MatMul", "Gemm")):
+            key, macs = s.name, 0  # an epilogue the emulator ran on its own
+        theirs = ort_ms.get(key)
+        vs = f"{theirs:8.3f} ms {s.mean_ms / theirs:5.2f}x" if theirs else " " * 18
+        ops = 2 * macs / (s.mean_ms * 1e-3)
+        rate = f"{ops / 1e9:7.1f} GOP/s {ops / peaks[precision]:4.0%}" if macs else ""
+        lines.append(f"    {s.name[:32]:<32} {s.op_type[:20]:<20} {s.mean_ms:8.3f} ms {s.share:5.1%} {vs}  {rate}")
     return lines
 
 
@@ -412,7 +445,8 @@ def main(argv: Optional[List[str]] = None) -> int:
                     layer_lines += [f"  {name} {precision}:"] + per_layer(name, precision, layers, args.quick,
                                                                         folder, peaks)
     if args.per_layer:
-        print(f"Per layer, the emulator on one thread; peaks measured here: float GEMM "
+        print(f"Per layer, one thread: the emulator's slowest layers, their share of its time, onnxruntime's time for "
+              f"the layer and the ratio, the emulator's rate and its fraction of the peaks measured here: float GEMM "
               f"{peaks['float'] / 1e9:.1f} GFLOP/s, int8 GEMM {peaks['int8'] / 1e9:.1f} GOP/s")
         print("\n".join(layer_lines))
     for what, (target, goal) in TARGETS.items():
