@@ -435,7 +435,9 @@ void qconv_rows(const void* packed, const ConvGeom& q, const void* x, void* y, v
     }
 }
 
-bool qconv_shares(const ConvGeom& q) { return !pointwise(q) && qk::conv_x_band(q, q.OH) == q.OH; }
+// (A pointwise conv's copy is its input interleaved by 4 channels: what qgemm_wx's blocks make of it, made
+// once for all parts instead of once per part.)
+bool qconv_shares(const ConvGeom& q) { return qk::conv_x_band(q, q.OH) == q.OH; }
 
 int64_t qconv_units(const ConvGeom& q) { return qk::ceil_div(q.Cg, 4); }
 

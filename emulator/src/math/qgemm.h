@@ -110,7 +110,7 @@ void qconv(const void* packed, const ConvGeom& q, const void* x, void* y, void* 
 size_t qconv_rows_scratch_max(const QGemmSpec& spec, const ConvGeom& q, int64_t rows);
 void qconv_rows(const void* packed, const ConvGeom& q, const void* x, void* y, void* scratch, int64_t oh0,
                 int64_t oh1);
-// - Or, where qconv_shares(q) (not pointwise, and the whole input's copies fit in cache), the copies built
+// - Or, where qconv_shares(q) (the whole input's copies fit in cache), the copies built
 //   once into `shared` (qconv_shared_bytes) and read by several packed forms of the conv (parts of its
 //   weight rows: one K, taps, signs, x zero point and path): qconv_share_begin once, then qconv_share over
 //   4-channel units [u0, u1) of the input (qconv_units(q) of them; disjoint ranges may run at once), then

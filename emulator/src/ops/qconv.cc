@@ -119,15 +119,15 @@ ConvSplit conv_split(const ConvGeom& q) {
     if (q.depthwise || parts == 1) return s;
     const int64_t munits = ceil_div(q.Mg, kRowUnit);
     const int64_t rows_min = ceil_div(kMinColumns, std::max<int64_t>(q.OW, 1));
-    if (qconv_shares(q) || q.pointwise) {
-        // Weight-row parts first: all of them read one input (one build of its copies, or as it lies).
-        s.shared = !q.pointwise;
+    if (qconv_shares(q)) {
+        // Weight-row parts first: all of them read one build of the input's copies.
+        s.shared = true;
         s.mparts = std::min(parts, munits);
-        const int64_t most = s.shared ? q.P / kMinColumns : q.OH / rows_min;
-        s.oparts = std::clamp<int64_t>(ceil_div(parts, s.mparts), 1, std::max<int64_t>(most, 1));
+        s.oparts = std::clamp<int64_t>(ceil_div(parts, s.mparts), 1, std::max<int64_t>(q.P / kMinColumns, 1));
         return s;
     }
-    // Each row part builds its own rows' copies (plus a halo): row parts first, weight-row parts for the rest.
+    // Each row part builds its own rows' copies (plus a halo; a pointwise conv's part reads its rows in place):
+    // row parts first, weight-row parts for the rest.
     s.oparts = std::clamp<int64_t>(q.OH / rows_min, 1, parts);
     s.mparts = std::min(ceil_div(parts, s.oparts), munits);
     return s;

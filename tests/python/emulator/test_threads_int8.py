@@ -7,8 +7,8 @@ threads 1 and 2.
 
 The cases are sized so that each way a conv splits is taken (ops/qconv.cc's conv_split): parts of the weight
 rows sharing one build of the input's copies, parts of the output columns of that build, parts of the
-output rows each building its own copies (an input too big for one build), pointwise parts of rows and
-weight rows, depthwise parts of channels, and convs too small to split."""
+output rows each building its own copies (an input too big for one build; a pointwise conv's read in place),
+depthwise parts of channels, and convs too small to split."""
 from __future__ import annotations
 
 import sys
@@ -42,9 +42,10 @@ CONVS = {
     "rows_stride2": ((1, 61, 221, 99), (37, 61, 3, 3), {"strides": [2, 2], "pads": [1, 1, 1, 1]}),
     "stem_7x7_stride2": ((1, 3, 67, 61), (20, 3, 7, 7), {"strides": [2, 2], "pads": [3, 3, 3, 3]}),
     "dilated": ((1, 20, 30, 30), (36, 20, 3, 3), {"dilations": [2, 2], "pads": [2, 2, 2, 2]}),
-    # pointwise: rows and weight rows, the input read in place
+    # pointwise: shared (the input interleaved once), or rows read in place where that would outgrow the cache
     "pointwise_2images": ((2, 45, 23, 29), (70, 45, 1, 1), {}),
     "pointwise_7x7": ((1, 160, 7, 7), (330, 160, 1, 1), {}),
+    "pointwise_rows": ((1, 63, 181, 190), (20, 63, 1, 1), {}),
     # groups: split ones, and ones too small to split (one task per image and group)
     "grouped": ((1, 40, 30, 30), (80, 20, 3, 3), {"group": 2, "pads": [1, 1, 1, 1]}),
     "grouped_small": ((2, 24, 19, 21), (36, 8, 3, 3), {"group": 3, "pads": [1, 1, 1, 1]}),
@@ -158,3 +159,34 @@ def test_quantized_catalog_models_are_bit_identical_at_threads_1_and_2(monkeypat
     got = runs(monkeypatch, accm, feeds, [path_of(monkeypatch, "amx")], threads=(1, 2))
     ref = next(iter(got.values()))
     assert_all_equal(got, ref, name)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shapes", [((2, 37, 61, 33), (2, 37, 61, 33)), ((2, 37, 61, 33), (1, 37, 1, 1)),
+                                    ((1, 37, 1, 33), (3, 1, 61, 33)), ((150001,), (1,)), ((3, 1), (1, 70001))],
+                         ids=["same", "per_channel", "both_broadcast", "one_row", "outer"])
+@pytest.mark.parametrize("op", ["Add", "Mul"])
+def test_qbinary_equals_onnxruntime_at_every_thread_count(monkeypatch, paths, dtype, shapes, op):
+    """QLinearAdd/Mul's rows of the output's last dim in parts (a broadcast's odometer started mid-way)."""
+    b = QDQ(dtype)
+    za, zb, zy = (7, 200, 128) if dtype == "uint8" else (-3, 10, -1)
+    a_ = b.input("a", shapes[0], 0.031, za)
+    b_ = b.input("b", shapes[1], 0.017, zb)
+    b.op(op, [a_, b_])
+    model = b.model(0.045 if op == "Add" else 0.2, zy)
+    want = quantized.reference_model(model, b.feeds)
+    got = runs(monkeypatch, compiler.compile_model(model), b.feeds, paths)
+    assert_all_equal(got, want, f"{op} {shapes} {dtype}")
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_qbinary_with_a_constant_equals_onnxruntime_at_every_thread_count(monkeypatch, paths, dtype):
+    """One operand a single constant: a table over the other's bytes, in parts of 1024 bytes (a ragged last one)."""
+    b = QDQ(dtype)
+    x = b.input("x", (2, 41, 37, 29), 0.031, 7 if dtype == "uint8" else -3)
+    c = b.weight("c", np.array(77 if dtype == "uint8" else -45, b.np_dtype), 0.017, 100 if dtype == "uint8" else 5)
+    b.op("Add", [x, c])
+    model = b.model(0.045, 128 if dtype == "uint8" else -1)
+    want = quantized.reference_model(model, b.feeds)
+    got = runs(monkeypatch, compiler.compile_model(model), b.feeds, paths)
+    assert_all_equal(got, want, f"Add with a constant {dtype}")
