@@ -441,9 +441,34 @@ bool qconv_shares(const ConvGeom& q) { return qk::conv_x_band(q, q.OH) == q.OH; 
 
 int64_t qconv_units(const ConvGeom& q) { return qk::ceil_div(q.Cg, 4); }
 
+namespace {
+
+// The shared copies' bytes, then their column sums (P int32).
+int64_t shared_copies_bytes(int64_t Kq, const ConvGeom& q) {
+    return qk::round_up(qk::conv_x_bytes(q, Kq, q.OH), qk::kAlign);
+}
+int32_t* shared_sums(const qk::Header* h, const ConvGeom& q, const void* shared) {
+    return reinterpret_cast<int32_t*>(qk::align_ptr<char>(const_cast<void*>(shared)) + shared_copies_bytes(h->Kq, q));
+}
+
+}  // namespace
+
 size_t qconv_shared_bytes(const QGemmSpec& spec, const ConvGeom& q) {
     const qk::Header h = size_header(QIsa::Portable, spec);  // Kq is the same on every path
-    return static_cast<size_t>(qk::round_up(qk::conv_x_bytes(q, h.Kq, q.OH), qk::kAlign) + qk::kAlign);
+    return static_cast<size_t>(shared_copies_bytes(h.Kq, q) + qk::round_up(q.P * 4, qk::kAlign) + qk::kAlign);
+}
+
+bool qconv_takes_sums(const void* packed) { return header(packed)->colsum != 0; }
+
+void qconv_share_sums(const void* packed, const ConvGeom& q, void* shared, int64_t p0, int64_t p1) {
+    const qk::Header* h = header(packed);
+    if (p1 <= p0) return;
+    qk::ConvX cx;
+    qk::conv_x_place(h, q, q.OH, qk::align_ptr<char>(shared), &cx);
+    const qk::View b{cx.data, cx.off};
+    int32_t* sums = shared_sums(h, q, shared) + p0;
+    if (avx512_x(h)) qk::view_colsums_avx512(h, b, p0, p1 - p0, sums);
+    else qk::view_colsums(h, b, p0, p1 - p0, sums);
 }
 
 size_t qconv_shared_scratch_max(const QGemmSpec& spec, const ConvGeom& q, int64_t cols) {
@@ -466,9 +491,20 @@ void qconv_share(const void* packed, const ConvGeom& q, const void* x, void* sha
     if (u1 <= u0) return;
     qk::ConvX cx, part;
     qk::conv_x_place(h, q, q.OH, qk::align_ptr<char>(shared), &cx);
+    const auto* xb = static_cast<const uint8_t*>(x);
+    if (pointwise(q)) {  // one copy, a plane of P units per k-group: rows of units made in one pass, no staging
+        qk::Header hs = *h;
+        hs.Kq = u1 - u0;
+        hs.K = std::min(q.Cg - 4 * u0, 4 * (u1 - u0));
+        uint8_t* dst = cx.data + u0 * cx.plane;
+        const int64_t ld = cx.plane / 4;  // units past P unset, as qgemm_wx's: only dropped lanes read them
+        if (avx512_x(h)) qk::rows_to_units_avx512(&hs, xb + 4 * u0 * q.P, q.P, 0, q.P, ld, dst);
+        else qk::rows_to_units(&hs, xb + 4 * u0 * q.P, q.P, 0, q.P, ld, dst);
+        return;
+    }
     ConvGeom qs;
     qk::conv_x_slice(q, cx, u0, u1, qk::align_ptr<uint8_t>(scratch), &qs, &part);
-    build_rows(h, qs, static_cast<const uint8_t*>(x) + 4 * u0 * q.H * q.W, part, 0, cx.Hq);
+    build_rows(h, qs, xb + 4 * u0 * q.H * q.W, part, 0, cx.Hq);
 }
 
 void qconv_shared(const void* packed, const ConvGeom& q, const void* shared, void* y, int64_t p0, int64_t p1,
@@ -480,8 +516,10 @@ void qconv_shared(const void* packed, const ConvGeom& q, const void* shared, voi
     const int64_t NC = column_block(h, p1 - p0);
     const RunScratch rs = run_scratch(h, NC, qk::align_ptr<char>(scratch));
     const qk::View b{cx.data, cx.off};
+    const int32_t* sums = h->colsum ? shared_sums(h, q, shared) : nullptr;
     for (int64_t p = p0; p < p1; p += NC)
-        run_block(h, b, p, std::min(NC, p1 - p), rs, static_cast<char*>(y) + p * elem_bytes(h), q.P, false);
+        run_block(h, b, p, std::min(NC, p1 - p), rs, static_cast<char*>(y) + p * elem_bytes(h), q.P, false,
+                  sums ? sums + p : nullptr);
 }
 
 }  // namespace accel_emu

@@ -24,6 +24,14 @@ int64_t row_bytes(const ConvGeom& q) { return q.sh * q.kw * ceil_div(q.Cg, 4) * 
 // Rows of each copy held at once by a run over `rows` output rows: a band's, and its halo's.
 int64_t held_rows(const ConvGeom& q, int64_t rows) { return conv_x_band(q, rows) + conv_x_halo(q); }
 
+// Bytes of one 4-channel plane of a copy. A pointwise conv's planes start 64 bytes apart, as qgemm_wx's rows
+// of units do: its kernels' loads of a plane's units are then whole cache lines (any other conv's taps
+// start anywhere in a row anyway).
+int64_t plane_bytes(const ConvGeom& q, int64_t rows) {
+    const int64_t bytes = held_rows(q, rows) * q.OW * 4;
+    return q.pointwise ? round_up(bytes, 64) : bytes;
+}
+
 // Units a kernel's last vector of a band may read past the band's last output (kSlack's bytes).
 constexpr int64_t kReadPast = kSlack / 4;
 
@@ -45,7 +53,7 @@ int64_t conv_x_stage_bytes(const ConvGeom& q) { return round_up(q.H * q.W * 4 + 
 int64_t conv_x_bytes(const ConvGeom& q, int64_t Kq, int64_t rows) {
     const int64_t C4 = ceil_div(q.Cg, 4);
     // Then one 4-channel plane of units, the AVX-512 builder's staging.
-    return round_up(Kq * 8, kAlign) + round_up(q.sh * q.kw * C4 * held_rows(q, rows) * q.OW * 4 + kSlack, kAlign) +
+    return round_up(Kq * 8, kAlign) + round_up(q.sh * q.kw * C4 * plane_bytes(q, rows) + kSlack, kAlign) +
            conv_x_stage_bytes(q);
 }
 
@@ -53,7 +61,7 @@ void conv_x_place(const Header* h, const ConvGeom& q, int64_t rows, void* mem, C
     cx->Hq = held_rows(q, rows);
     cx->row0 = 0;
     cx->C4 = ceil_div(q.Cg, 4);
-    cx->plane = cx->Hq * q.OW * 4;
+    cx->plane = plane_bytes(q, rows);
     cx->copy = cx->C4 * cx->plane;
     cx->off = static_cast<int64_t*>(mem);
     cx->data = static_cast<uint8_t*>(mem) + round_up(h->Kq * 8, kAlign);

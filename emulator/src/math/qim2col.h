@@ -55,8 +55,7 @@ void conv_x_clear_after(const ConvGeom& q, const ConvX& cx, int64_t end);
 // The 4-channel units [u0, u1) of cx as copies of their own (qs: q with the slice's channels, csx: cx's
 // planes of those units, staging at `stage`), for the builders below with x at the slice's first channel
 // (x + 4 * u0 * H * W): disjoint slices may be built at once, each with its own staging.
-void conv_x_slice(const ConvGeom& q, const ConvX& cx, int64_t u0, int64_t u1, uint8_t* stage, ConvGeom* qs,
-                  ConvX* csx);
+void conv_x_slice(const ConvGeom& q, const ConvX& cx, int64_t u0, int64_t u1, uint8_t* stage, ConvGeom* qs, ConvX* csx);
 // Does some tap read row phase rp?
 bool conv_phase_used(const ConvGeom& q, int64_t rp);
 // Builds rows [i0, i1) of every copy of cx (laid out; row i held at i - row0) from x (the group's Cg

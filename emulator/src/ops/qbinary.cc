@@ -1,8 +1,8 @@
 // qbinary.cc - qadd and qmul (FORMAT.md ops 32, 33): the checks, and a run through math/qbinary.cc.
 #include <algorithm>
 
-#include "math/qbinary.h"
 #include "math/exact_rounding.h"
+#include "math/qbinary.h"
 #include "math/qbinary_row.h"
 #include "math/quantize.h"
 #include "ops/op_defs.h"

@@ -101,7 +101,11 @@ size_t blob_bytes(const QGemmSpec& s, bool depthwise) {
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-constexpr int64_t kMaxConvParts = 16;  // parts of one GEMM at most: a few per thread on the hosts we run
+// Parts of one GEMM at most, and the least work of one: each part has a set-up cost of about a microsecond
+// (its kernels gather their tail columns' units, say), so a part does 20 microseconds of work or more; 8 parts
+// leave a few per thread on the hosts we run.
+constexpr int64_t kMaxConvParts = 8;
+constexpr int64_t kMinMacsPerConvPart = 8 * kMinMacsPerPart;
 constexpr int64_t kRowUnit = 32;       // weight rows per unit of a split: a multiple of every path's row tile
 constexpr int64_t kColumnUnit = 16;    // output positions per unit of a column split: one vector of a kernel
 constexpr int64_t kMinColumns = 128;   // output positions per part at least: a part's kernels run whole tiles
@@ -115,7 +119,7 @@ struct ConvSplit {
 
 ConvSplit conv_split(const ConvGeom& q) {
     ConvSplit s;
-    const int64_t parts = split_parts(kMaxConvParts, q.Mg * q.K * q.P, kMinMacsPerPart);
+    const int64_t parts = split_parts(kMaxConvParts, q.Mg * q.K * q.P, kMinMacsPerConvPart);
     if (q.depthwise || parts == 1) return s;
     const int64_t munits = ceil_div(q.Mg, kRowUnit);
     const int64_t rows_min = ceil_div(kMinColumns, std::max<int64_t>(q.OW, 1));
@@ -220,8 +224,7 @@ size_t scratch_bytes(const Graph& g, const Node& n) {
     if (q.depthwise) return kern::qconv_scratch_max(size_spec(g, n, q), q);
     const ConvSplit s = conv_split(q);
     const QGemmSpec part = biggest_part(q, s, size_spec(g, n, q));
-    if (s.shared)
-        return shared_skip(g, n, q, s) + qconv_shared_scratch_max(part, q, most_outputs(q, s));
+    if (s.shared) return shared_skip(g, n, q, s) + qconv_shared_scratch_max(part, q, most_outputs(q, s));
     return qconv_rows_scratch_max(part, q, most_outputs(q, s));
 }
 
@@ -253,7 +256,8 @@ void run(const KernelArgs& a) {
     const auto yg = [&](int64_t i, int64_t gi, int64_t m0) { return y + (i * q.M + gi * q.Mg + m0) * q.P; };
     if (!s.shared) {  // every task whole on its worker: image, group, weight part, row part
         a.par->for_each(q.N * q.G * s.parts(), [&](int64_t t, int worker) {
-            const int64_t op = t % s.oparts, mp = t / s.oparts % s.mparts, gi = t / s.parts() % q.G, i = t / s.parts() / q.G;
+            const int64_t op = t % s.oparts, mp = t / s.oparts % s.mparts, gi = t / s.parts() % q.G,
+                          i = t / s.parts() / q.G;
             int64_t m0, m1, oh0, oh1;
             weight_part(q, s, mp, &m0, &m1);
             output_part(q, s, op, &oh0, &oh1);
@@ -265,12 +269,22 @@ void run(const KernelArgs& a) {
     void* shared = a.scratch;
     const int64_t units = qconv_units(q);
     const int64_t uparts = split_parts(units, q.Cg * q.kw * (q.OH + q.kh) * q.OW, kMinElemsPerPart);
+    bool sums = false;
+    for (int64_t gi = 0; gi < q.G; ++gi)
+        for (int64_t mp = 0; mp < s.mparts; ++mp) sums = sums || qconv_takes_sums(blob(gi, mp));
+    const int64_t cunits = ceil_div(q.P, kColumnUnit), sum_parts = split_parts(cunits, q.K * q.P, kMinElemsPerPart);
     for (int64_t i = 0; i < q.N; ++i)
         for (int64_t gi = 0; gi < q.G; ++gi) {
             qconv_share_begin(blob(gi, 0), q, shared);
             a.par->for_ranges(units, uparts, [&](int64_t u0, int64_t u1, int worker) {
-                qconv_share(blob(gi, 0), q, xg(i, gi), shared, u0, u1, static_cast<char*>(a.scratch_for(worker)) + skip);
+                qconv_share(blob(gi, 0), q, xg(i, gi), shared, u0, u1,
+                            static_cast<char*>(a.scratch_for(worker)) + skip);
             });
+            if (sums) {  // once for every part that takes them, instead of once per part
+                a.par->for_ranges(cunits, sum_parts, [&](int64_t c0, int64_t c1, int) {
+                    qconv_share_sums(blob(gi, 0), q, shared, c0 * kColumnUnit, std::min(q.P, c1 * kColumnUnit));
+                });
+            }
             a.par->for_each(s.parts(), [&](int64_t t, int worker) {
                 int64_t m0, m1, p0, p1;
                 weight_part(q, s, t / s.oparts, &m0, &m1);
@@ -342,7 +356,7 @@ void prepare_convinteger(const Graph& g, const Node& n, const void* const* in, v
 
 // The columns of a group's GEMM in parts (shapes only), each its own im2col, GEMM and correction.
 int64_t integer_parts(const ConvGeom& q) {
-    const int64_t parts = split_parts(kMaxConvParts, q.Mg * q.K * q.P, kMinMacsPerPart);
+    const int64_t parts = split_parts(kMaxConvParts, q.Mg * q.K * q.P, kMinMacsPerConvPart);
     return std::clamp<int64_t>(q.P / kMinColumns, 1, parts);
 }
 void integer_columns(const ConvGeom& q, int64_t parts, int64_t p, int64_t* p0, int64_t* p1) {

@@ -31,20 +31,21 @@ pytestmark = pytest.mark.emulator
 THREADS = (1, 2, 3, 4)
 PATHS = ("portable", "avx2", "avx512vnni", "amx")
 
-# name: (input shape, weight shape, attributes), with the split each takes on a 2-thread core's view of it.
+# name: (input shape, weight shape, attributes), grouped by the split each takes.
 CONVS = {
-    # weight-row parts over one shared build (a 7x7 plane: no column parts)
+    # weight-row parts over one shared build of the input's copies (a 7x7 plane: no column parts); a GEMM
+    # splits in parts of about 2M multiply-adds or more, 8 at most
     "7x7_plane": ((1, 130, 7, 7), (150, 130, 3, 3), {"pads": [1, 1, 1, 1]}),
-    # weight-row parts and column parts of one shared build, a ragged plane, two images
     "13x17_2images": ((2, 37, 13, 17), (70, 37, 3, 3), {"pads": [1, 1, 1, 1]}),
+    "dilated": ((1, 20, 30, 30), (36, 20, 3, 3), {"dilations": [2, 2], "pads": [2, 2, 2, 2]}),
+    # column parts of one shared build, with weight-row parts or alone
     "40x37_columns": ((1, 23, 40, 37), (40, 23, 3, 3), {"pads": [1, 1, 1, 1]}),
+    "stem_7x7_stride2": ((1, 3, 131, 121), (20, 3, 7, 7), {"strides": [2, 2], "pads": [3, 3, 3, 3]}),
     # output-row parts, each building its own rows' copies (the whole build would outgrow the cache)
     "rows_stride2": ((1, 61, 221, 99), (37, 61, 3, 3), {"strides": [2, 2], "pads": [1, 1, 1, 1]}),
-    "stem_7x7_stride2": ((1, 3, 67, 61), (20, 3, 7, 7), {"strides": [2, 2], "pads": [3, 3, 3, 3]}),
-    "dilated": ((1, 20, 30, 30), (36, 20, 3, 3), {"dilations": [2, 2], "pads": [2, 2, 2, 2]}),
     # pointwise: shared (the input interleaved once), or rows read in place where that would outgrow the cache
-    "pointwise_2images": ((2, 45, 23, 29), (70, 45, 1, 1), {}),
-    "pointwise_7x7": ((1, 160, 7, 7), (330, 160, 1, 1), {}),
+    "pointwise_2images": ((2, 45, 61, 47), (70, 45, 1, 1), {}),
+    "pointwise_7x7": ((1, 322, 7, 7), (650, 322, 1, 1), {}),
     "pointwise_rows": ((1, 63, 181, 190), (20, 63, 1, 1), {}),
     # groups: split ones, and ones too small to split (one task per image and group)
     "grouped": ((1, 40, 30, 30), (80, 20, 3, 3), {"group": 2, "pads": [1, 1, 1, 1]}),
@@ -123,6 +124,24 @@ def test_convs_equal_onnxruntime_at_every_thread_count_on_every_path(monkeypatch
     want = quantized.reference_model(model, feeds)
     got = runs(monkeypatch, compiler.compile_model(model), [feeds["x"]], paths)
     assert_all_equal(got, want, f"conv {case} {dtype}")
+
+
+@pytest.mark.parametrize("case", ["7x7_plane", "40x37_columns", "pointwise_7x7", "rows_stride2", "grouped"])
+def test_convs_with_weight_zero_points_give_the_same_bytes_at_every_thread_count_on_every_path(monkeypatch, paths,
+                                                                                            case):
+    """Nonzero weight zero points take X's column sums: computed once for the parts that share a build. (Compared
+    with the portable path at one thread, as test_int8_paths does, not with onnxruntime.)"""
+    xshape, wshape, attrs = CONVS[case]
+    b = QDQ("uint8")
+    x = b.input("x", xshape, 0.02, 7)
+    m = wshape[0]
+    zw = np.arange(m, dtype=np.int64) % 5 - 2
+    w = b.weight("w", random_weights(b.rng, wshape), np.full(m, 0.004, np.float32), zw.astype(np.int8), axis=0)
+    b.op("Conv", [x, w], **attrs)
+    model = b.model(0.05 * np.sqrt(wshape[1] * wshape[2] * wshape[3] / 9), 128)
+    want = quantized.reference_model(model, b.feeds)
+    got = runs(monkeypatch, compiler.compile_model(model), [b.feeds["x"]], paths)
+    assert_all_equal(got, want, f"conv {case} with weight zero points")
 
 
 def conv_integer(xshape, wshape, attrs, x_zero: int, w_zero: int, seed: int = 5):
