@@ -101,9 +101,10 @@ size_t blob_bytes(const QGemmSpec& s, bool depthwise) {
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// Parts of one GEMM at most, and the least work of one: each part has a set-up cost of about a microsecond
-// (its kernels gather their tail columns' units, say), so a part does 20 microseconds of work or more; 8 parts
-// leave a few per thread on the hosts we run.
+// Parts of one GEMM at most, and the least work of one (about 20 microseconds on one AVX-512 core): a part
+// has a set-up of its own (its blocks' column sums and tail columns gathered, its epilogue's constants), which
+// at 16 parts of 60 weight rows cost MobileNetV2's 7x7 pointwise convs about 20% on one thread. 8 parts leave
+// a few per thread on the hosts we run.
 constexpr int64_t kMaxConvParts = 8;
 constexpr int64_t kMinMacsPerConvPart = 8 * kMinMacsPerPart;
 constexpr int64_t kRowUnit = 32;       // weight rows per unit of a split: a multiple of every path's row tile
@@ -157,7 +158,7 @@ void output_part(const ConvGeom& q, const ConvSplit& s, int64_t p, int64_t* o0, 
     *o1 = std::min(q.P, u1 * kColumnUnit);
 }
 
-// The most output rows (or positions) and weight rows of a part.
+// The most output rows (or positions) of a part.
 int64_t most_outputs(const ConvGeom& q, const ConvSplit& s) {
     int64_t most = 0;
     for (int64_t p = 0; p < s.oparts; ++p) {
@@ -167,6 +168,7 @@ int64_t most_outputs(const ConvGeom& q, const ConvSplit& s) {
     }
     return most;
 }
+// spec with the most weight rows of a part (what sizes every part's blob and scratch).
 QGemmSpec biggest_part(const ConvGeom& q, const ConvSplit& s, QGemmSpec spec) {
     int64_t most = 0;
     for (int64_t p = 0; p < s.mparts; ++p) {
@@ -178,7 +180,7 @@ QGemmSpec biggest_part(const ConvGeom& q, const ConvSplit& s, QGemmSpec spec) {
     return spec;
 }
 
-// Bytes of one weight part's blob (every part's stride), and of a group's parts.
+// Bytes of one weight part's blob: every part's stride in the prepared block (group-major).
 size_t part_bytes(const Graph& g, const Node& n, const ConvGeom& q, const ConvSplit& s) {
     return kern::qgemm_packed_max(biggest_part(q, s, size_spec(g, n, q)));
 }
@@ -214,7 +216,7 @@ void prepare(const Graph& g, const Node& n, const void* const* in, void* out) {
     }
 }
 
-// Bytes at the start of each worker's scratch that only worker 0's use: the shared copies.
+// Bytes at the start of each worker's scratch that only worker 0 uses: the shared copies.
 size_t shared_skip(const Graph& g, const Node& n, const ConvGeom& q, const ConvSplit& s) {
     return s.shared ? kern::align64(qconv_shared_bytes(size_spec(g, n, q), q)) : 0;
 }
