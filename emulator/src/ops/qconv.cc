@@ -107,7 +107,7 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // a few per thread on the hosts we run.
 constexpr int64_t kMaxConvParts = 8;
 constexpr int64_t kMinMacsPerConvPart = 8 * kMinMacsPerPart;
-constexpr int64_t kRowUnit = 32;       // weight rows per unit of a split: a multiple of every path's row tile
+constexpr int64_t kRowUnit = 16;       // weight rows per unit of a split: a multiple of every path's row tile
 constexpr int64_t kColumnUnit = 16;    // output positions per unit of a column split: one vector of a kernel
 constexpr int64_t kMinColumns = 128;   // output positions per part at least: a part's kernels run whole tiles
 
@@ -118,9 +118,12 @@ struct ConvSplit {
     int64_t parts() const { return mparts * oparts; }
 };
 
+// A count of parts rounded down to an even one from 3 up: 3 parts on 2 threads leave one idle a third of the time.
+int64_t even_parts(int64_t parts) { return parts > 2 ? parts & ~int64_t{1} : parts; }
+
 ConvSplit conv_split(const ConvGeom& q) {
     ConvSplit s;
-    const int64_t parts = split_parts(kMaxConvParts, q.Mg * q.K * q.P, kMinMacsPerConvPart);
+    const int64_t parts = even_parts(split_parts(kMaxConvParts, q.Mg * q.K * q.P, kMinMacsPerConvPart));
     if (q.depthwise || parts == 1) return s;
     const int64_t munits = ceil_div(q.Mg, kRowUnit);
     const int64_t rows_min = ceil_div(kMinColumns, std::max<int64_t>(q.OW, 1));
@@ -233,7 +236,9 @@ size_t scratch_bytes(const Graph& g, const Node& n) {
 void run_depthwise(const KernelArgs& a, const ConvGeom& q) {
     const auto* x = static_cast<const uint8_t*>(a.in[0]);
     auto* y = static_cast<uint8_t*>(a.out[0]);
-    const int64_t parts = split_parts(q.C, q.C * q.P * q.kh * q.kw, kMinMacsPerPart);
+    // A depthwise multiply-add costs several of a GEMM's, and a part (a range of channels) sets up nothing.
+    const int64_t parts =
+        even_parts(std::min(split_parts(q.C, q.C * q.P * q.kh * q.kw, kMinMacsPerPart / 4), kMaxConvParts));
     a.par->for_each(q.N * parts, [&](int64_t t, int worker) {
         const int64_t i = t / parts;
         int64_t c0, c1;
@@ -358,7 +363,7 @@ void prepare_convinteger(const Graph& g, const Node& n, const void* const* in, v
 
 // The columns of a group's GEMM in parts (shapes only), each its own im2col, GEMM and correction.
 int64_t integer_parts(const ConvGeom& q) {
-    const int64_t parts = split_parts(kMaxConvParts, q.Mg * q.K * q.P, kMinMacsPerConvPart);
+    const int64_t parts = even_parts(split_parts(kMaxConvParts, q.Mg * q.K * q.P, kMinMacsPerConvPart));
     return std::clamp<int64_t>(q.P / kMinColumns, 1, parts);
 }
 void integer_columns(const ConvGeom& q, int64_t parts, int64_t p, int64_t* p0, int64_t* p1) {
