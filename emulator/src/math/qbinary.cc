@@ -79,8 +79,18 @@ void qbinary_row_portable(const QBinRule& rule, const void* a, int64_t sa, const
     else typed_row<uint8_t>(rule, a, sa, b, sb, y, n);
 }
 
+int64_t qbinary_rows(const TensorDesc& yd) {
+    const int64_t inner = yd.ndim ? yd.dims[yd.ndim - 1] : 1;
+    return inner > 0 ? yd.numel / inner : 0;
+}
+
 void qbinary_broadcast(const QBinRule& rule, const TensorDesc& ad, const TensorDesc& bd, const TensorDesc& yd,
                        const void* A, const void* B, void* Y, bool vector) {
+    qbinary_broadcast_rows(rule, ad, bd, yd, A, B, Y, vector, 0, qbinary_rows(yd));
+}
+
+void qbinary_broadcast_rows(const QBinRule& rule, const TensorDesc& ad, const TensorDesc& bd, const TensorDesc& yd,
+                            const void* A, const void* B, void* Y, bool vector, int64_t row0, int64_t row1) {
     const QBinRow row_fn = vector && !rule.fixed && qbinary_row_avx512 ? qbinary_row_avx512 : qbinary_row_portable;
     const auto* a8 = static_cast<const uint8_t*>(A);
     const auto* b8 = static_cast<const uint8_t*>(B);
@@ -97,12 +107,18 @@ void qbinary_broadcast(const QBinRule& rule, const TensorDesc& ad, const TensorD
     }
     const int64_t inner = r ? yd.dims[r - 1] : 1;
     const int64_t ia = r ? sa[r - 1] : 0, ib = r ? sb[r - 1] : 0;
-    const int64_t rows = yd.numel / inner;
+    // The odometer over the outer dims, started at row0.
     int64_t idx[kMaxDims] = {0};
     int64_t oa = 0, ob = 0;
-    for (int64_t row = 0; row < rows; ++row) {  // every element is one byte
+    for (int64_t d = r - 2, rest = row0; d >= 0; --d) {
+        idx[d] = rest % yd.dims[d];
+        rest /= yd.dims[d];
+        oa += idx[d] * sa[d];
+        ob += idx[d] * sb[d];
+    }
+    for (int64_t row = row0; row < row1; ++row) {  // every element is one byte
         row_fn(rule, a8 + oa, ia, b8 + ob, ib, y8 + row * inner, inner);
-        for (int d = r - 2; d >= 0; --d) {  // odometer over the outer dims
+        for (int d = r - 2; d >= 0; --d) {
             oa += sa[d];
             ob += sb[d];
             if (++idx[d] < yd.dims[d]) break;

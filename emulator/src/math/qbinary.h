@@ -16,5 +16,10 @@ struct QBinRule;
 // has them (the same bytes).
 void qbinary_broadcast(const QBinRule& rule, const TensorDesc& ad, const TensorDesc& bd, const TensorDesc& yd,
                        const void* A, const void* B, void* Y, bool vector);
+// The rows of Y's last dim that qbinary_broadcast walks, and the same over rows [row0, row1) of them only:
+// disjoint ranges may run at once (each element is computed alone, so any split gives the same bytes).
+int64_t qbinary_rows(const TensorDesc& yd);
+void qbinary_broadcast_rows(const QBinRule& rule, const TensorDesc& ad, const TensorDesc& bd, const TensorDesc& yd,
+                            const void* A, const void* B, void* Y, bool vector, int64_t row0, int64_t row1);
 
 }  // namespace accel_emu

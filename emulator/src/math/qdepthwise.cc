@@ -230,8 +230,8 @@ void channel_any(const qk::Header* h, const ConvGeom& q, int64_t m, const uint8_
 }
 
 template <int S, QOut OUT>
-void channels_vnni(const qk::Header* h, const ConvGeom& q, const uint8_t* x, uint8_t* y) {
-    for (int64_t m = 0; m < h->M; ++m) {
+void channels_vnni(const qk::Header* h, const ConvGeom& q, const uint8_t* x, uint8_t* y, int64_t c0, int64_t c1) {
+    for (int64_t m = c0; m < c1; ++m) {
         const uint8_t* xc = x + m * q.H * q.W;
         if (h->x_flip) {
             if (h->colsum) channel_any<S, OUT, true, true>(h, q, m, xc, y);
@@ -244,14 +244,14 @@ void channels_vnni(const qk::Header* h, const ConvGeom& q, const uint8_t* x, uin
 }
 
 template <int S>
-void run_vnni(const qk::Header* h, const ConvGeom& q, const uint8_t* x, uint8_t* y) {
+void run_vnni(const qk::Header* h, const ConvGeom& q, const uint8_t* x, uint8_t* y, int64_t c0, int64_t c1) {
     switch (h->out) {
-        case QOut::Int32: channels_vnni<S, QOut::Int32>(h, q, x, y); return;
-        case QOut::Float: channels_vnni<S, QOut::Float>(h, q, x, y); return;
-        case QOut::Fixed: return;  // not taken: see qdepthwise()
+        case QOut::Int32: channels_vnni<S, QOut::Int32>(h, q, x, y, c0, c1); return;
+        case QOut::Float: channels_vnni<S, QOut::Float>(h, q, x, y, c0, c1); return;
+        case QOut::Fixed: return;  // not taken: see qdepthwise_channels()
         case QOut::Q8: break;
     }
-    channels_vnni<S, QOut::Q8>(h, q, x, y);
+    channels_vnni<S, QOut::Q8>(h, q, x, y, c0, c1);
 }
 
 #endif
@@ -281,15 +281,22 @@ size_t qdepthwise_scratch_bytes(const void*, const ConvGeom& q) {
 }
 
 void qdepthwise(const void* packed, const ConvGeom& q, const void* x, void* y, void* scratch) {
+    qdepthwise_channels(packed, q, x, y, scratch, 0, header(packed)->M);
+}
+
+void qdepthwise_channels(const void* packed, const ConvGeom& q, const void* x, void* y, void* scratch, int64_t c0,
+                         int64_t c1) {
     const qk::Header* h = header(packed);
     const uint8_t* xb = static_cast<const uint8_t*>(x);
     uint8_t* yb = static_cast<uint8_t*>(y);
+    c0 = std::max<int64_t>(c0, 0), c1 = std::min(c1, h->M);
+    if (c1 <= c0) return;
 #if defined(__x86_64__) && defined(__GNUC__)
     // The devices' Fixed output takes the portable channel loop: another instantiation of every vector
     // kernel made the sanitizer builds of this file take many minutes.
     if ((h->isa == QIsa::Avx512Vnni || h->isa == QIsa::Amx) && vector_shape(q) && h->out != QOut::Fixed) {
-        if (q.sw == 1) run_vnni<1>(h, q, xb, yb);
-        else run_vnni<2>(h, q, xb, yb);
+        if (q.sw == 1) run_vnni<1>(h, q, xb, yb, c0, c1);
+        else run_vnni<2>(h, q, xb, yb, c0, c1);
         return;
     }
 #endif
@@ -297,7 +304,7 @@ void qdepthwise(const void* packed, const ConvGeom& q, const void* x, void* y, v
     uint32_t* acc = reinterpret_cast<uint32_t*>(P + plane_bytes(q));
     uint32_t* cs = acc + q.OW;
     int32_t* row = reinterpret_cast<int32_t*>(cs + q.OW);
-    for (int64_t m = 0; m < h->M; ++m) {
+    for (int64_t m = c0; m < c1; ++m) {
         fill_plane(h, q, xb + m * q.H * q.W, P);
         channel_portable(h, q, m, P, acc, cs, row, yb);
     }

@@ -357,42 +357,169 @@ void qgemm_xw_shared(const void* packed, int64_t N, const void* shared, void* y,
     }
 }
 
+namespace {
+
+// A header with the sizes of spec for isa (what the conv runs' scratch depends on), no weights.
+qk::Header size_header(QIsa isa, const QGemmSpec& spec) {
+    const Dims d = dims(isa, spec);
+    qk::Header h{};
+    h.isa = isa;
+    h.M = std::max<int64_t>(spec.M, 0), h.K = spec.K, h.taps = d.taps, h.C = d.C;
+    h.Mp = d.Mp, h.Kq = d.Kq, h.Kg = d.Kg;
+    return h;
+}
+
+constexpr QIsa kAllIsas[] = {QIsa::Portable, QIsa::Avx2, QIsa::Avx512Vnni, QIsa::Amx};
+
+// Scratch of qconv_rows over at most `rows` output rows.
+int64_t rows_scratch(const qk::Header* h, const ConvGeom& q, int64_t rows) {
+    rows = std::clamp<int64_t>(rows, 1, std::max<int64_t>(q.OH, 1));
+    const int64_t NC = column_block(h, rows * q.OW);
+    if (pointwise(q)) return units_bytes(h, NC) + run_scratch_bytes(h, NC) + qk::kAlign;
+    return qk::round_up(qk::conv_x_bytes(q, h->Kq, rows), qk::kAlign) + run_scratch_bytes(h, NC) + qk::kAlign;
+}
+
+void build_rows(const qk::Header* h, const ConvGeom& q, const uint8_t* x, const qk::ConvX& cx, int64_t i0, int64_t i1) {
+    if (avx512_x(h)) qk::conv_x_build_avx512(h, q, x, cx, i0, i1);
+    else qk::conv_x_build(h, q, x, cx, i0, i1);
+}
+
+}  // namespace
+
 size_t qconv_scratch_bytes(const void* packed, const ConvGeom& q) {
-    const qk::Header* h = header(packed);
-    if (pointwise(q)) return qgemm_scratch_bytes(packed, q.P);
-    const int64_t NC = column_block(h, q.P);
-    return static_cast<size_t>(qk::round_up(qk::conv_x_bytes(q, h->Kq), qk::kAlign) + run_scratch_bytes(h, NC) +
-                               qk::kAlign);
+    return static_cast<size_t>(rows_scratch(header(packed), q, q.OH));
 }
 
 void qconv(const void* packed, const ConvGeom& q, const void* x, void* y, void* scratch) {
+    qconv_rows(packed, q, x, y, scratch, 0, q.OH);
+}
+
+size_t qconv_rows_scratch_max(const QGemmSpec& spec, const ConvGeom& q, int64_t rows) {
+    int64_t most = 0;
+    for (QIsa isa : kAllIsas) {
+        const qk::Header h = size_header(isa, spec);
+        most = std::max(most, rows_scratch(&h, q, rows));
+    }
+    return static_cast<size_t>(most);
+}
+
+void qconv_rows(const void* packed, const ConvGeom& q, const void* x, void* y, void* scratch, int64_t oh0,
+                int64_t oh1) {
     const qk::Header* h = header(packed);
     const uint8_t* xb = static_cast<const uint8_t*>(x);
-    if (pointwise(q)) {  // X is the input as it lies: K rows of P
-        run_gemm(h, false, q.P, xb, q.P, y, q.P, scratch);
+    if (oh1 <= oh0 || q.OW <= 0 || h->M <= 0) return;
+    const int64_t rows = oh1 - oh0;
+    if (pointwise(q)) {  // X is the input as it lies: K rows of P, of which these columns
+        const int64_t p0 = oh0 * q.OW;
+        run_gemm(h, false, rows * q.OW, xb + p0, q.P, static_cast<char*>(y) + p0 * elem_bytes(h), q.P, scratch);
         return;
     }
-    if (q.P <= 0 || h->M <= 0) return;
     char* mem = qk::align_ptr<char>(scratch);
     qk::ConvX cx;
-    qk::conv_x_layout(h, q, mem, &cx);
-    const int64_t NC = column_block(h, q.P);
-    const RunScratch rs = run_scratch(h, NC, mem + qk::round_up(qk::conv_x_bytes(q, h->Kq), qk::kAlign));
+    qk::conv_x_layout(h, q, rows, mem, &cx);
+    const int64_t NC = column_block(h, rows * q.OW);
+    const RunScratch rs = run_scratch(h, NC, mem + qk::round_up(qk::conv_x_bytes(q, h->Kq, rows), qk::kAlign));
     const qk::View b{cx.data, cx.off};
     // Bands of output rows when the copies would outgrow L2 (qim2col.h): each band's rows are built into
     // the same buffer, then read while they are still in cache.
-    const int64_t band = qk::conv_x_band(q), halo = qk::conv_x_halo(q), rows = cx.Hq + cx.row0;
-    for (int64_t oh0 = 0; oh0 < q.OH; oh0 += band) {
-        const int64_t oh1 = std::min(q.OH, oh0 + band);
-        cx.row0 = band == q.OH ? 0 : oh0;
-        const int64_t last = band == q.OH ? rows : std::min(oh1 + halo, oh0 + cx.Hq);
-        if (avx512_x(h)) qk::conv_x_build_avx512(h, q, xb, cx, cx.row0, last);
-        else qk::conv_x_build(h, q, xb, cx, cx.row0, last);
+    const int64_t band = qk::conv_x_band(q, rows), halo = qk::conv_x_halo(q);
+    for (int64_t b0 = oh0; b0 < oh1; b0 += band) {
+        const int64_t b1 = std::min(oh1, b0 + band);
+        cx.row0 = b0;
+        build_rows(h, q, xb, cx, b0, b1 + halo);
+        if (b1 - b0 < band) qk::conv_x_clear_after(q, cx, b1 + halo);
         // The view's columns count from the band's first output.
-        for (int64_t p = oh0 * q.OW; p < oh1 * q.OW; p += NC)
-            run_block(h, b, p - cx.row0 * q.OW, std::min(NC, oh1 * q.OW - p), rs,
-                      static_cast<char*>(y) + p * elem_bytes(h), q.P, false);
+        for (int64_t p = b0 * q.OW; p < b1 * q.OW; p += NC)
+            run_block(h, b, p - b0 * q.OW, std::min(NC, b1 * q.OW - p), rs, static_cast<char*>(y) + p * elem_bytes(h),
+                      q.P, false);
     }
+}
+
+// (A pointwise conv's copy is its input interleaved by 4 channels: what qgemm_wx's blocks make of it, made
+// once for all parts instead of once per part.)
+bool qconv_shares(const ConvGeom& q) { return qk::conv_x_band(q, q.OH) == q.OH; }
+
+int64_t qconv_units(const ConvGeom& q) { return qk::ceil_div(q.Cg, 4); }
+
+namespace {
+
+// The shared copies' bytes, then their column sums (P int32).
+int64_t shared_copies_bytes(int64_t Kq, const ConvGeom& q) {
+    return qk::round_up(qk::conv_x_bytes(q, Kq, q.OH), qk::kAlign);
+}
+int32_t* shared_sums(const qk::Header* h, const ConvGeom& q, const void* shared) {
+    return reinterpret_cast<int32_t*>(qk::align_ptr<char>(const_cast<void*>(shared)) + shared_copies_bytes(h->Kq, q));
+}
+
+}  // namespace
+
+size_t qconv_shared_bytes(const QGemmSpec& spec, const ConvGeom& q) {
+    const qk::Header h = size_header(QIsa::Portable, spec);  // Kq is the same on every path
+    return static_cast<size_t>(shared_copies_bytes(h.Kq, q) + qk::round_up(q.P * 4, qk::kAlign) + qk::kAlign);
+}
+
+bool qconv_takes_sums(const void* packed) { return header(packed)->colsum != 0; }
+
+void qconv_share_sums(const void* packed, const ConvGeom& q, void* shared, int64_t p0, int64_t p1) {
+    const qk::Header* h = header(packed);
+    if (p1 <= p0) return;
+    qk::ConvX cx;
+    qk::conv_x_place(h, q, q.OH, qk::align_ptr<char>(shared), &cx);
+    const qk::View b{cx.data, cx.off};
+    int32_t* sums = shared_sums(h, q, shared) + p0;
+    if (avx512_x(h)) qk::view_colsums_avx512(h, b, p0, p1 - p0, sums);
+    else qk::view_colsums(h, b, p0, p1 - p0, sums);
+}
+
+size_t qconv_shared_scratch_max(const QGemmSpec& spec, const ConvGeom& q, int64_t cols) {
+    int64_t most = qk::conv_x_stage_bytes(q);
+    for (QIsa isa : kAllIsas) {
+        const qk::Header h = size_header(isa, spec);
+        most = std::max(most, run_scratch_bytes(&h, column_block(&h, std::max<int64_t>(cols, 1))));
+    }
+    return static_cast<size_t>(most + qk::kAlign);
+}
+
+void qconv_share_begin(const void* packed, const ConvGeom& q, void* shared) {
+    qk::ConvX cx;
+    qk::conv_x_layout(header(packed), q, q.OH, qk::align_ptr<char>(shared), &cx);
+}
+
+void qconv_share(const void* packed, const ConvGeom& q, const void* x, void* shared, int64_t u0, int64_t u1,
+                 void* scratch) {
+    const qk::Header* h = header(packed);
+    if (u1 <= u0) return;
+    qk::ConvX cx, part;
+    qk::conv_x_place(h, q, q.OH, qk::align_ptr<char>(shared), &cx);
+    const auto* xb = static_cast<const uint8_t*>(x);
+    if (pointwise(q)) {  // one copy, a plane of P units per k-group: rows of units made in one pass, no staging
+        qk::Header hs = *h;
+        hs.Kq = u1 - u0;
+        hs.K = std::min(q.Cg - 4 * u0, 4 * (u1 - u0));
+        uint8_t* dst = cx.data + u0 * cx.plane;
+        const int64_t ld = cx.plane / 4;  // units past P unset, as qgemm_wx's: only dropped lanes read them
+        if (avx512_x(h)) qk::rows_to_units_avx512(&hs, xb + 4 * u0 * q.P, q.P, 0, q.P, ld, dst);
+        else qk::rows_to_units(&hs, xb + 4 * u0 * q.P, q.P, 0, q.P, ld, dst);
+        return;
+    }
+    ConvGeom qs;
+    qk::conv_x_slice(q, cx, u0, u1, qk::align_ptr<uint8_t>(scratch), &qs, &part);
+    build_rows(h, qs, xb + 4 * u0 * q.H * q.W, part, 0, cx.Hq);
+}
+
+void qconv_shared(const void* packed, const ConvGeom& q, const void* shared, void* y, int64_t p0, int64_t p1,
+                  void* scratch) {
+    const qk::Header* h = header(packed);
+    if (p1 <= p0 || h->M <= 0) return;
+    qk::ConvX cx;
+    qk::conv_x_place(h, q, q.OH, qk::align_ptr<char>(const_cast<void*>(shared)), &cx);
+    const int64_t NC = column_block(h, p1 - p0);
+    const RunScratch rs = run_scratch(h, NC, qk::align_ptr<char>(scratch));
+    const qk::View b{cx.data, cx.off};
+    const int32_t* sums = h->colsum ? shared_sums(h, q, shared) : nullptr;
+    for (int64_t p = p0; p < p1; p += NC)
+        run_block(h, b, p, std::min(NC, p1 - p), rs, static_cast<char*>(y) + p * elem_bytes(h), q.P, false,
+                  sums ? sums + p : nullptr);
 }
 
 }  // namespace accel_emu

@@ -102,11 +102,42 @@ void qgemm_xw_shared(const void* packed, int64_t N, const void* shared, void* y,
 size_t qconv_scratch_bytes(const void* packed, const ConvGeom& q);
 void qconv(const void* packed, const ConvGeom& q, const void* x, void* y, void* scratch);
 
+// qconv in parts, for the core's threads: any split gives the same bytes (each output's sum and epilogue is
+// the same whichever part computes it). The scratch sizes hold for every path (they need spec's sizes only).
+// - Output rows [oh0, oh1) alone, the part building its own copies of the input rows it reads (a pointwise
+//   conv reads the input in place), in a scratch of qconv_rows_scratch_max(spec, q, rows) for parts of
+//   `rows` rows at most.
+size_t qconv_rows_scratch_max(const QGemmSpec& spec, const ConvGeom& q, int64_t rows);
+void qconv_rows(const void* packed, const ConvGeom& q, const void* x, void* y, void* scratch, int64_t oh0, int64_t oh1);
+// - Or, where qconv_shares(q) (the whole input's copies fit in cache), the copies built
+//   once into `shared` (qconv_shared_bytes) and read by several packed forms of the conv (parts of its
+//   weight rows: one K, taps, signs, x zero point and path): qconv_share_begin once, then qconv_share over
+//   4-channel units [u0, u1) of the input (qconv_units(q) of them; disjoint ranges may run at once), then,
+//   if some form qconv_takes_sums (weights' zero points that need X's column sums), qconv_share_sums over
+//   output positions [p0, p1) (disjoint ranges at once), then qconv_shared over output positions [p0, p1)
+//   (any at once). Scratch of each call: qconv_shared_scratch_max(spec, q, cols) for ranges of `cols`
+//   positions at most.
+bool qconv_shares(const ConvGeom& q);
+int64_t qconv_units(const ConvGeom& q);
+size_t qconv_shared_bytes(const QGemmSpec& spec, const ConvGeom& q);
+size_t qconv_shared_scratch_max(const QGemmSpec& spec, const ConvGeom& q, int64_t cols);
+void qconv_share_begin(const void* packed, const ConvGeom& q, void* shared);
+void qconv_share(const void* packed, const ConvGeom& q, const void* x, void* shared, int64_t u0, int64_t u1,
+                 void* scratch);
+bool qconv_takes_sums(const void* packed);
+void qconv_share_sums(const void* packed, const ConvGeom& q, void* shared, int64_t p0, int64_t p1);
+void qconv_shared(const void* packed, const ConvGeom& q, const void* shared, void* y, int64_t p0, int64_t p1,
+                  void* scratch);
+
 // A quantized depthwise conv (group == C == M) of one image, NCHW, with the same epilogue per channel:
 // spec.M = C, spec.K = kh*kw, w [C][kh*kw].
 size_t qdepthwise_packed_bytes(QIsa isa, const QGemmSpec& spec);
 void qdepthwise_pack(QIsa isa, const QGemmSpec& spec, const void* w, void* out);
 size_t qdepthwise_scratch_bytes(const void* packed, const ConvGeom& q);
 void qdepthwise(const void* packed, const ConvGeom& q, const void* x, void* y, void* scratch);
+// Channels [c0, c1) only (x and y still at the image's first channel): disjoint ranges may run at once, each
+// with its own scratch.
+void qdepthwise_channels(const void* packed, const ConvGeom& q, const void* x, void* y, void* scratch, int64_t c0,
+                         int64_t c1);
 
 }  // namespace accel_emu

@@ -13,9 +13,6 @@ namespace qk {
 
 namespace {
 
-// Rows of a copy: the padded rows the taps reach, split by the row stride.
-int64_t copy_rows(const ConvGeom& q) { return ceil_div((q.OH - 1) * q.sh + (q.kh - 1) * q.dh + 1, q.sh); }
-
 // Slack after the copies: a kernel's last vector may read 16 units past the last output.
 constexpr int64_t kSlack = 128;
 // Copies bigger than twice this are held a band at a time.
@@ -24,37 +21,55 @@ constexpr int64_t kBandBytes = 1024 * 1024;
 // Bytes of one row of every copy.
 int64_t row_bytes(const ConvGeom& q) { return q.sh * q.kw * ceil_div(q.Cg, 4) * q.OW * 4; }
 
-// Rows of each copy held at once.
-int64_t held_rows(const ConvGeom& q) {
-    return conv_x_band(q) == q.OH ? copy_rows(q) : std::min(copy_rows(q), conv_x_band(q) + conv_x_halo(q));
+// Rows of each copy held at once by a run over `rows` output rows: a band's, and its halo's.
+int64_t held_rows(const ConvGeom& q, int64_t rows) { return conv_x_band(q, rows) + conv_x_halo(q); }
+
+// Bytes of one 4-channel plane of a copy. A pointwise conv's planes start 64 bytes apart, as qgemm_wx's rows
+// of units do: its kernels' loads of a plane's units are then whole cache lines (any other conv's taps
+// start anywhere in a row anyway).
+int64_t plane_bytes(const ConvGeom& q, int64_t rows) {
+    const int64_t bytes = held_rows(q, rows) * q.OW * 4;
+    return q.pointwise ? round_up(bytes, 64) : bytes;
 }
+
+// Units a kernel's last vector of a band may read past the band's last output (kSlack's bytes).
+constexpr int64_t kReadPast = kSlack / 4;
 
 }  // namespace
 
 int64_t conv_x_halo(const ConvGeom& q) { return (q.kh - 1) * q.dh / q.sh; }
 
-int64_t conv_x_band(const ConvGeom& q) {
-    if (row_bytes(q) * copy_rows(q) <= 2 * kBandBytes) return q.OH;
+// A copy has OH + halo rows (the padded rows the taps reach, split by the row stride); a band of `rows`
+// output rows reads rows + halo of them.
+int64_t conv_x_band(const ConvGeom& q, int64_t rows) {
+    rows = std::clamp<int64_t>(rows, 1, std::max<int64_t>(q.OH, 1));
+    if (row_bytes(q) * (rows + conv_x_halo(q)) <= 2 * kBandBytes) return rows;
     const int64_t fit = kBandBytes / row_bytes(q) - conv_x_halo(q);
-    return std::clamp<int64_t>(std::max(fit, 4 * conv_x_halo(q)), 1, q.OH);
+    return std::clamp<int64_t>(std::max(fit, 4 * conv_x_halo(q)), 1, rows);
 }
 
-int64_t conv_x_bytes(const ConvGeom& q, int64_t Kq) {
+int64_t conv_x_stage_bytes(const ConvGeom& q) { return round_up(q.H * q.W * 4 + kAlign, kAlign); }
+
+int64_t conv_x_bytes(const ConvGeom& q, int64_t Kq, int64_t rows) {
     const int64_t C4 = ceil_div(q.Cg, 4);
     // Then one 4-channel plane of units, the AVX-512 builder's staging.
-    return round_up(Kq * 8, kAlign) + round_up(q.sh * q.kw * C4 * held_rows(q) * q.OW * 4 + kSlack, kAlign) +
-           round_up(q.H * q.W * 4 + kAlign, kAlign);
+    return round_up(Kq * 8, kAlign) + round_up(q.sh * q.kw * C4 * plane_bytes(q, rows) + kSlack, kAlign) +
+           conv_x_stage_bytes(q);
 }
 
-void conv_x_layout(const Header* h, const ConvGeom& q, void* mem, ConvX* cx) {
-    cx->Hq = held_rows(q);
+void conv_x_place(const Header* h, const ConvGeom& q, int64_t rows, void* mem, ConvX* cx) {
+    cx->Hq = held_rows(q, rows);
     cx->row0 = 0;
     cx->C4 = ceil_div(q.Cg, 4);
-    cx->plane = cx->Hq * q.OW * 4;
+    cx->plane = plane_bytes(q, rows);
     cx->copy = cx->C4 * cx->plane;
     cx->off = static_cast<int64_t*>(mem);
     cx->data = static_cast<uint8_t*>(mem) + round_up(h->Kq * 8, kAlign);
     cx->stage = cx->data + round_up(q.sh * q.kw * cx->copy + kSlack, kAlign);
+}
+
+void conv_x_layout(const Header* h, const ConvGeom& q, int64_t rows, void* mem, ConvX* cx) {
+    conv_x_place(h, q, rows, mem, cx);
     for (int64_t ki = 0, g = 0; ki < q.kh; ++ki)
         for (int64_t kj = 0; kj < q.kw; ++kj) {
             const int64_t rp = (ki * q.dh) % q.sh, a = (ki * q.dh) / q.sh;
@@ -63,6 +78,26 @@ void conv_x_layout(const Header* h, const ConvGeom& q, void* mem, ConvX* cx) {
         }
     // The slack is never stored, only read into lanes whose results are dropped: defined bytes anyway.
     std::memset(cx->data + q.sh * q.kw * cx->copy, 0, kSlack);
+}
+
+void conv_x_clear_after(const ConvGeom& q, const ConvX& cx, int64_t end) {
+    const int64_t r0 = end - cx.row0;
+    const int64_t r1 = std::min(cx.Hq, r0 + ceil_div(kReadPast, std::max<int64_t>(q.OW, 1)));
+    if (r0 >= r1) return;
+    for (int64_t c = 0; c < q.sh * q.kw; ++c)
+        for (int64_t c4 = 0; c4 < cx.C4; ++c4)
+            std::memset(cx.data + c * cx.copy + c4 * cx.plane + r0 * q.OW * 4, 0,
+                        static_cast<size_t>((r1 - r0) * q.OW * 4));
+}
+
+void conv_x_slice(const ConvGeom& q, const ConvX& cx, int64_t u0, int64_t u1, uint8_t* stage, ConvGeom* qs,
+                  ConvX* csx) {
+    *qs = q;
+    qs->Cg = std::min(q.Cg - 4 * u0, 4 * (u1 - u0));  // the builders take each unit's channel count from Cg
+    *csx = cx;
+    csx->C4 = u1 - u0;
+    csx->data = cx.data + u0 * cx.plane;
+    csx->stage = stage;
 }
 
 bool conv_phase_used(const ConvGeom& q, int64_t rp) {

@@ -32,15 +32,30 @@ struct ConvX {
     int64_t* off;         // [Kq]
 };
 
-// Output rows per band: all of them, or, when the copies would outgrow L2, as many as keep a band's rows
-// (band + halo) within about a megabyte (at least 4 halos, so that rebuilding halos costs little).
-int64_t conv_x_band(const ConvGeom& q);
+// Output rows per band of a run over `rows` output rows (a thread's part of a conv, or all OH): all of them,
+// or, when the copies would outgrow L2, as many as keep a band's rows (band + halo) within about a megabyte
+// (at least 4 halos, so that rebuilding halos costs little).
+int64_t conv_x_band(const ConvGeom& q, int64_t rows);
 // Rows a band reads past its last output row's own: (kh - 1) * dh / sh.
 int64_t conv_x_halo(const ConvGeom& q);
-// Scratch bytes of a conv's copies (for a band), staging and offsets (64-byte aligned pieces).
-int64_t conv_x_bytes(const ConvGeom& q, int64_t Kq);
-// Lays cx out in mem and fills the offsets; the builders below fill the copies.
-void conv_x_layout(const Header* h, const ConvGeom& q, void* mem, ConvX* cx);
+// Scratch bytes of a conv's copies for a run over `rows` output rows (a band of them), staging and offsets
+// (64-byte aligned pieces).
+int64_t conv_x_bytes(const ConvGeom& q, int64_t Kq, int64_t rows);
+// Bytes of the staging alone (what a builder of a channel slice needs of its own: conv_x_slice).
+int64_t conv_x_stage_bytes(const ConvGeom& q);
+// Places cx in mem for a run over `rows` output rows (no writes: several threads may place the same copies).
+void conv_x_place(const Header* h, const ConvGeom& q, int64_t rows, void* mem, ConvX* cx);
+// Places cx and fills the offsets and the slack after the copies (once per copies); the builders below fill
+// the copies.
+void conv_x_layout(const Header* h, const ConvGeom& q, int64_t rows, void* mem, ConvX* cx);
+// Sets to 0 the held rows from `end` (a row index, as the builders') that the kernels' last vectors of a band
+// ending there may read: a band shorter than the rows held leaves them unbuilt, and their lanes are dropped,
+// but they are read, so they hold defined bytes.
+void conv_x_clear_after(const ConvGeom& q, const ConvX& cx, int64_t end);
+// The 4-channel units [u0, u1) of cx as copies of their own (qs: q with the slice's channels, csx: cx's
+// planes of those units, staging at `stage`), for the builders below with x at the slice's first channel
+// (x + 4 * u0 * H * W): disjoint slices may be built at once, each with its own staging.
+void conv_x_slice(const ConvGeom& q, const ConvX& cx, int64_t u0, int64_t u1, uint8_t* stage, ConvGeom* qs, ConvX* csx);
 // Does some tap read row phase rp?
 bool conv_phase_used(const ConvGeom& q, int64_t rp);
 // Builds rows [i0, i1) of every copy of cx (laid out; row i held at i - row0) from x (the group's Cg

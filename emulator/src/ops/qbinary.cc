@@ -1,6 +1,8 @@
 // qbinary.cc - qadd and qmul (FORMAT.md ops 32, 33): the checks, and a run through math/qbinary.cc.
-#include "math/qbinary.h"
+#include <algorithm>
+
 #include "math/exact_rounding.h"
+#include "math/qbinary.h"
 #include "math/qbinary_row.h"
 #include "math/quantize.h"
 #include "ops/op_defs.h"
@@ -63,17 +65,29 @@ void prepare(const Graph& g, const Node& n, const void* const* in, void* out) {
     else qbinary_row_portable(rule, in[0], 0, bytes, 1, table, 256);
 }
 
+// Rows of Y (its last dim) in parts over the core's threads when there are enough bytes; a table's bytes in
+// parts of 1024. Each element is computed alone: the parts change no result.
 template <QBinOp OP>
 void run(const KernelArgs& a) {
     const TensorDesc &ad = kern::in_desc(a, 0), &bd = kern::in_desc(a, 1), &yd = kern::out_desc(a, 0);
     const int k = scalar_constant(*a.graph, *a.node);
+    const bool vector = kern::vector_path(a);
     if (k >= 0 && yd.numel == (k == 1 ? ad : bd).numel) {
-        lookup_table(static_cast<const uint8_t*>(a.prepared) + kern::kPathBytes,
-                     static_cast<const uint8_t*>(a.in[1 - k]), static_cast<uint8_t*>(a.out[0]), yd.numel,
-                     kern::vector_path(a));
+        const auto* table = static_cast<const uint8_t*>(a.prepared) + kern::kPathBytes;
+        const auto* x = static_cast<const uint8_t*>(a.in[1 - k]);
+        auto* y = static_cast<uint8_t*>(a.out[0]);
+        const int64_t blocks = (yd.numel + 1023) / 1024;
+        a.par->for_ranges(blocks, split_parts(blocks, yd.numel, kMinElemsPerPart), [&](int64_t b0, int64_t b1, int) {
+            const int64_t e0 = b0 * 1024, e1 = std::min(yd.numel, b1 * 1024);
+            lookup_table(table, x + e0, y + e0, e1 - e0, vector);
+        });
         return;
     }
-    qbinary_broadcast(rule_of(OP, *a.graph, *a.node), ad, bd, yd, a.in[0], a.in[1], a.out[0], kern::vector_path(a));
+    const QBinRule rule = rule_of(OP, *a.graph, *a.node);
+    const int64_t rows = qbinary_rows(yd);
+    a.par->for_ranges(rows, split_parts(rows, yd.numel, kMinElemsPerPart), [&](int64_t r0, int64_t r1, int) {
+        qbinary_broadcast_rows(rule, ad, bd, yd, a.in[0], a.in[1], a.out[0], vector, r0, r1);
+    });
 }
 
 using kern::no_scratch;

@@ -1,6 +1,8 @@
 // qconv.cc - the quantized 2-D convolutions qconv and convinteger (FORMAT.md ops 29, 40): the checks, the packing of
 // each group's weights with its requantization constants at load, and the run over images and groups through the int8
-// GEMM (math/qgemm.h), whose code path (portable, AVX2, AVX-512 VNNI, AMX) is chosen when the model loads.
+// GEMM (math/qgemm.h), whose code path (portable, AVX2, AVX-512 VNNI, AMX) is chosen when the model loads. A big
+// group's GEMM splits across the core's threads (ConvSplit), a depthwise conv by channels.
+#include <algorithm>
 #include <vector>
 
 #include "math/exact_rounding.h"
@@ -10,6 +12,7 @@
 #include "ops/conv_shape.h"
 #include "ops/op_defs.h"
 #include "ops/op_util.h"
+#include "ops/qgemm_split.h"
 #include "ops/quant_util.h"
 
 namespace accel_emu {
@@ -89,9 +92,107 @@ size_t blob_bytes(const QGemmSpec& s, bool depthwise) {
     return depthwise ? kern::qdepthwise_packed_max(s) : kern::qgemm_packed_max(s);
 }
 
+// ---- threads ----
+//
+// A group's GEMM of one image splits into parts of its weight rows (each packed on its own at load, so a part
+// reads only its weights) times parts of its output positions: rows, where each part builds the copies of
+// the input rows it reads (or reads a pointwise conv's input in place), or columns of one build of the
+// whole input's copies that every part shares (qgemm.h). Shapes only, though any split gives the same bytes.
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Parts of one GEMM at most, and the least work of one (about 20 microseconds on one AVX-512 core): a part
+// has a set-up of its own (its blocks' column sums and tail columns gathered, its epilogue's constants), which
+// at 16 parts of 60 weight rows cost MobileNetV2's 7x7 pointwise convs about 20% on one thread. 8 parts leave
+// a few per thread on the hosts we run.
+constexpr int64_t kMaxConvParts = 8;
+constexpr int64_t kMinMacsPerConvPart = 8 * kMinMacsPerPart;
+constexpr int64_t kRowUnit = 16;       // weight rows per unit of a split: a multiple of every path's row tile
+constexpr int64_t kColumnUnit = 16;    // output positions per unit of a column split: one vector of a kernel
+constexpr int64_t kMinColumns = 128;   // output positions per part at least: a part's kernels run whole tiles
+
+struct ConvSplit {
+    int64_t mparts = 1;   // parts of the weight rows
+    int64_t oparts = 1;   // parts of the output positions: rows, or columns when shared
+    bool shared = false;  // one build of the input's copies that every part reads
+    int64_t parts() const { return mparts * oparts; }
+};
+
+// A count of parts rounded down to an even one from 3 up: 3 parts on 2 threads leave one idle a third of the time.
+int64_t even_parts(int64_t parts) { return parts > 2 ? parts & ~int64_t{1} : parts; }
+
+ConvSplit conv_split(const ConvGeom& q) {
+    ConvSplit s;
+    const int64_t parts = even_parts(split_parts(kMaxConvParts, q.Mg * q.K * q.P, kMinMacsPerConvPart));
+    if (q.depthwise || parts == 1) return s;
+    const int64_t munits = ceil_div(q.Mg, kRowUnit);
+    const int64_t rows_min = ceil_div(kMinColumns, std::max<int64_t>(q.OW, 1));
+    if (qconv_shares(q)) {
+        // Weight-row parts first: all of them read one build of the input's copies.
+        s.shared = true;
+        s.mparts = std::min(parts, munits);
+        s.oparts = std::clamp<int64_t>(ceil_div(parts, s.mparts), 1, std::max<int64_t>(q.P / kMinColumns, 1));
+        return s;
+    }
+    // Each row part builds its own rows' copies (plus a halo; a pointwise conv's part reads its rows in place):
+    // row parts first, weight-row parts for the rest.
+    s.oparts = std::clamp<int64_t>(q.OH / rows_min, 1, parts);
+    s.mparts = std::min(ceil_div(parts, s.oparts), munits);
+    return s;
+}
+
+// Weight rows [*m0, *m1) of part p of a group's Mg.
+void weight_part(const ConvGeom& q, const ConvSplit& s, int64_t p, int64_t* m0, int64_t* m1) {
+    int64_t u0, u1;
+    part_range(ceil_div(q.Mg, kRowUnit), s.mparts, p, &u0, &u1);
+    *m0 = std::min(q.Mg, u0 * kRowUnit);
+    *m1 = std::min(q.Mg, u1 * kRowUnit);
+}
+
+// Output rows (or, shared, positions) [*o0, *o1) of part p.
+void output_part(const ConvGeom& q, const ConvSplit& s, int64_t p, int64_t* o0, int64_t* o1) {
+    if (!s.shared) {
+        part_range(q.OH, s.oparts, p, o0, o1);
+        return;
+    }
+    int64_t u0, u1;
+    part_range(ceil_div(q.P, kColumnUnit), s.oparts, p, &u0, &u1);
+    *o0 = std::min(q.P, u0 * kColumnUnit);
+    *o1 = std::min(q.P, u1 * kColumnUnit);
+}
+
+// The most output rows (or positions) of a part.
+int64_t most_outputs(const ConvGeom& q, const ConvSplit& s) {
+    int64_t most = 0;
+    for (int64_t p = 0; p < s.oparts; ++p) {
+        int64_t o0, o1;
+        output_part(q, s, p, &o0, &o1);
+        most = std::max(most, o1 - o0);
+    }
+    return most;
+}
+// spec with the most weight rows of a part (what sizes every part's blob and scratch).
+QGemmSpec biggest_part(const ConvGeom& q, const ConvSplit& s, QGemmSpec spec) {
+    int64_t most = 0;
+    for (int64_t p = 0; p < s.mparts; ++p) {
+        int64_t m0, m1;
+        weight_part(q, s, p, &m0, &m1);
+        most = std::max(most, m1 - m0);
+    }
+    spec.M = most;
+    return spec;
+}
+
+// Bytes of one weight part's blob: every part's stride in the prepared block (group-major).
+size_t part_bytes(const Graph& g, const Node& n, const ConvGeom& q, const ConvSplit& s) {
+    return kern::qgemm_packed_max(biggest_part(q, s, size_spec(g, n, q)));
+}
+
 size_t prepared_bytes(const Graph& g, const Node& n) {
     const ConvGeom q = kern::conv_geometry(g, n);
-    return blob_bytes(size_spec(g, n, q), q.depthwise) * static_cast<size_t>(q.depthwise ? 1 : q.G);
+    if (q.depthwise) return blob_bytes(size_spec(g, n, q), true);
+    const ConvSplit s = conv_split(q);
+    return part_bytes(g, n, q, s) * static_cast<size_t>(s.mparts * q.G);
 }
 
 void prepare(const Graph& g, const Node& n, const void* const* in, void* out) {
@@ -105,32 +206,100 @@ void prepare(const Graph& g, const Node& n, const void* const* in, void* out) {
         qdepthwise_pack(isa, gs.spec, w, out);
         return;
     }
-    const size_t stride = blob_bytes(size_spec(g, n, q), false);
+    const ConvSplit s = conv_split(q);
+    const size_t stride = part_bytes(g, n, q, s);
+    auto* o = static_cast<uint8_t*>(out);
     for (int64_t gi = 0; gi < q.G; ++gi) {
         group_spec(g, n, q, gi, bias, &gs);
-        qgemm_pack(isa, gs.spec, w + gi * q.Mg * q.K, static_cast<uint8_t*>(out) + gi * stride);
+        for (int64_t p = 0; p < s.mparts; ++p, o += stride) {
+            int64_t m0, m1;
+            weight_part(q, s, p, &m0, &m1);
+            qgemm_pack(isa, kern::split_spec(gs.spec, m0, m1), w + (gi * q.Mg + m0) * q.K, o);
+        }
     }
+}
+
+// Bytes at the start of each worker's scratch that only worker 0 uses: the shared copies.
+size_t shared_skip(const Graph& g, const Node& n, const ConvGeom& q, const ConvSplit& s) {
+    return s.shared ? kern::align64(qconv_shared_bytes(size_spec(g, n, q), q)) : 0;
 }
 
 size_t scratch_bytes(const Graph& g, const Node& n) {
     const ConvGeom q = kern::conv_geometry(g, n);
-    return kern::qconv_scratch_max(size_spec(g, n, q), q);
+    if (q.depthwise) return kern::qconv_scratch_max(size_spec(g, n, q), q);
+    const ConvSplit s = conv_split(q);
+    const QGemmSpec part = biggest_part(q, s, size_spec(g, n, q));
+    if (s.shared) return shared_skip(g, n, q, s) + qconv_shared_scratch_max(part, q, most_outputs(q, s));
+    return qconv_rows_scratch_max(part, q, most_outputs(q, s));
+}
+
+void run_depthwise(const KernelArgs& a, const ConvGeom& q) {
+    const auto* x = static_cast<const uint8_t*>(a.in[0]);
+    auto* y = static_cast<uint8_t*>(a.out[0]);
+    // A depthwise multiply-add costs several of a GEMM's, and a part (a range of channels) sets up nothing.
+    const int64_t parts =
+        even_parts(std::min(split_parts(q.C, q.C * q.P * q.kh * q.kw, kMinMacsPerPart / 4), kMaxConvParts));
+    a.par->for_each(q.N * parts, [&](int64_t t, int worker) {
+        const int64_t i = t / parts;
+        int64_t c0, c1;
+        part_range(q.C, parts, t % parts, &c0, &c1);
+        qdepthwise_channels(a.prepared, q, x + i * q.C * q.H * q.W, y + i * q.M * q.P, a.scratch_for(worker), c0, c1);
+    });
 }
 
 void run(const KernelArgs& a) {
     const ConvGeom q = kern::conv_geometry(*a.graph, *a.node);
+    if (q.depthwise) {
+        run_depthwise(a, q);
+        return;
+    }
     const auto* x = static_cast<const uint8_t*>(a.in[0]);
     auto* y = static_cast<uint8_t*>(a.out[0]);
     const auto* packed = static_cast<const uint8_t*>(a.prepared);
-    const int64_t HW = q.H * q.W;
-    if (q.depthwise) {
-        for (int64_t i = 0; i < q.N; ++i) qdepthwise(packed, q, x + i * q.C * HW, y + i * q.M * q.P, a.scratch);
+    const ConvSplit s = conv_split(q);
+    const size_t stride = part_bytes(*a.graph, *a.node, q, s), skip = shared_skip(*a.graph, *a.node, q, s);
+    const auto blob = [&](int64_t gi, int64_t mp) { return packed + (gi * s.mparts + mp) * stride; };
+    const auto xg = [&](int64_t i, int64_t gi) { return x + (i * q.C + gi * q.Cg) * q.H * q.W; };
+    const auto yg = [&](int64_t i, int64_t gi, int64_t m0) { return y + (i * q.M + gi * q.Mg + m0) * q.P; };
+    if (!s.shared) {  // every task whole on its worker: image, group, weight part, row part
+        a.par->for_each(q.N * q.G * s.parts(), [&](int64_t t, int worker) {
+            const int64_t op = t % s.oparts, mp = t / s.oparts % s.mparts, gi = t / s.parts() % q.G,
+                          i = t / s.parts() / q.G;
+            int64_t m0, m1, oh0, oh1;
+            weight_part(q, s, mp, &m0, &m1);
+            output_part(q, s, op, &oh0, &oh1);
+            qconv_rows(blob(gi, mp), q, xg(i, gi), yg(i, gi, m0), a.scratch_for(worker), oh0, oh1);
+        });
         return;
     }
-    const size_t stride = blob_bytes(size_spec(*a.graph, *a.node, q), false);
+    // The copies into worker 0's scratch, in parts of the input's channels, then the parts read them.
+    void* shared = a.scratch;
+    const int64_t units = qconv_units(q);
+    const int64_t uparts = split_parts(units, q.Cg * q.kw * (q.OH + q.kh) * q.OW, kMinElemsPerPart);
+    bool sums = false;
+    for (int64_t gi = 0; gi < q.G; ++gi)
+        for (int64_t mp = 0; mp < s.mparts; ++mp) sums = sums || qconv_takes_sums(blob(gi, mp));
+    const int64_t cunits = ceil_div(q.P, kColumnUnit), sum_parts = split_parts(cunits, q.K * q.P, kMinElemsPerPart);
     for (int64_t i = 0; i < q.N; ++i)
-        for (int64_t gi = 0; gi < q.G; ++gi)
-            qconv(packed + gi * stride, q, x + (i * q.C + gi * q.Cg) * HW, y + (i * q.M + gi * q.Mg) * q.P, a.scratch);
+        for (int64_t gi = 0; gi < q.G; ++gi) {
+            qconv_share_begin(blob(gi, 0), q, shared);
+            a.par->for_ranges(units, uparts, [&](int64_t u0, int64_t u1, int worker) {
+                qconv_share(blob(gi, 0), q, xg(i, gi), shared, u0, u1,
+                            static_cast<char*>(a.scratch_for(worker)) + skip);
+            });
+            if (sums) {  // once for every part that takes them, instead of once per part
+                a.par->for_ranges(cunits, sum_parts, [&](int64_t c0, int64_t c1, int) {
+                    qconv_share_sums(blob(gi, 0), q, shared, c0 * kColumnUnit, std::min(q.P, c1 * kColumnUnit));
+                });
+            }
+            a.par->for_each(s.parts(), [&](int64_t t, int worker) {
+                int64_t m0, m1, p0, p1;
+                weight_part(q, s, t / s.oparts, &m0, &m1);
+                output_part(q, s, t % s.oparts, &p0, &p1);
+                qconv_shared(blob(gi, t / s.oparts), q, shared, yg(i, gi, m0), p0, p1,
+                             static_cast<char*>(a.scratch_for(worker)) + skip);
+            });
+        }
 }
 
 // ---- convinteger ----
@@ -192,11 +361,27 @@ void prepare_convinteger(const Graph& g, const Node& n, const void* const* in, v
     }
 }
 
-size_t col_bytes(const ConvGeom& q) { return kern::align64(static_cast<size_t>(q.K * q.P)); }
+// The columns of a group's GEMM in parts (shapes only), each its own im2col, GEMM and correction.
+int64_t integer_parts(const ConvGeom& q) {
+    const int64_t parts = even_parts(split_parts(kMaxConvParts, q.Mg * q.K * q.P, kMinMacsPerConvPart));
+    return std::clamp<int64_t>(q.P / kMinColumns, 1, parts);
+}
+void integer_columns(const ConvGeom& q, int64_t parts, int64_t p, int64_t* p0, int64_t* p1) {
+    int64_t u0, u1;
+    part_range(ceil_div(q.P, kColumnUnit), parts, p, &u0, &u1);
+    *p0 = std::min(q.P, u0 * kColumnUnit);
+    *p1 = std::min(q.P, u1 * kColumnUnit);
+}
+int64_t integer_most_columns(const ConvGeom& q) {
+    const int64_t parts = integer_parts(q);
+    return std::min(q.P, ceil_div(ceil_div(q.P, kColumnUnit), parts) * kColumnUnit);
+}
+
+size_t col_bytes(const ConvGeom& q) { return kern::align64(static_cast<size_t>(q.K * integer_most_columns(q))); }
 
 size_t scratch_convinteger(const Graph& g, const Node& n) {
     const ConvGeom q = kern::conv_geometry(g, n);
-    return col_bytes(q) + kern::qgemm_scratch_max(integer_spec(g, n, q), q.P);
+    return col_bytes(q) + kern::qgemm_scratch_max(integer_spec(g, n, q), integer_most_columns(q));
 }
 
 void run_convinteger(const KernelArgs& a) {
@@ -211,20 +396,24 @@ void run_convinteger(const KernelArgs& a) {
     const bool has_zero = n.inputs.size() > 2 && n.inputs[2] != kAbsent;
     const uint8_t pad = has_zero ? *static_cast<const uint8_t*>(a.in[2]) : 0;  // the zero point's byte
     const int32_t xz = has_zero ? kern::q8_at(kern::in_desc(a, 2), a.in[2], 0) : 0;
-    auto* col = static_cast<uint8_t*>(a.scratch);
-    void* rest = col + col_bytes(q);
-    for (int64_t i = 0; i < q.N; ++i)
-        for (int64_t gi = 0; gi < q.G; ++gi) {
-            im2col(q, x + (i * q.C + gi * q.Cg) * q.H * q.W, 0, q.P, pad, col);
-            int32_t* yg = y + (i * q.M + gi * q.Mg) * q.P;
-            qgemm_wx(head + integer_head(q) + gi * stride, q.P, col, q.P, yg, q.P, rest);
-            if (xz == 0) continue;
-            for (int64_t m = 0; m < q.Mg; ++m) {
-                const uint32_t c = static_cast<uint32_t>(xz) * static_cast<uint32_t>(R[gi * q.Mg + m]);
-                for (int64_t p = 0; p < q.P; ++p)
-                    yg[m * q.P + p] = static_cast<int32_t>(static_cast<uint32_t>(yg[m * q.P + p]) - c);
-            }
+    const int64_t parts = integer_parts(q);
+    // Tasks: image, group, columns.
+    a.par->for_each(q.N * q.G * parts, [&](int64_t t, int worker) {
+        const int64_t gi = t / parts % q.G, i = t / parts / q.G;
+        int64_t p0, p1;
+        integer_columns(q, parts, t % parts, &p0, &p1);
+        const int64_t cols = p1 - p0;
+        auto* col = static_cast<uint8_t*>(a.scratch_for(worker));
+        im2col(q, x + (i * q.C + gi * q.Cg) * q.H * q.W, p0, cols, pad, col);
+        int32_t* yg = y + (i * q.M + gi * q.Mg) * q.P + p0;
+        qgemm_wx(head + integer_head(q) + gi * stride, cols, col, cols, yg, q.P, col + col_bytes(q));
+        if (xz == 0) return;
+        for (int64_t m = 0; m < q.Mg; ++m) {
+            const uint32_t c = static_cast<uint32_t>(xz) * static_cast<uint32_t>(R[gi * q.Mg + m]);
+            for (int64_t p = 0; p < cols; ++p)
+                yg[m * q.P + p] = static_cast<int32_t>(static_cast<uint32_t>(yg[m * q.P + p]) - c);
         }
+    });
 }
 
 }  // namespace
