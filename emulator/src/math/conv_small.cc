@@ -1,0 +1,222 @@
+// conv_small.cc - the channel-vectorized conv GEMM for small planes (conv_small.h) with AVX-512 intrinsics,
+// compiled for AVX-512 by target attributes and used only when the CPU has it (the caller checks the model's
+// FloatIsa, math/cpu_isa.h).
+//
+// Loop order, per part (a run of channel panels by a range of position blocks): the depth is taken a block of
+// whole input channels at a time (about kDepthRows rows of B, gathered once by im2col unless B is the input
+// itself) and every panel's weights for that block run over every position block of it; the sums live in a
+// position-major buffer (position p's channels contiguous, as the registers hold them) across depth blocks.
+// At the end the activation runs over the buffer and it is transposed, 16x16 at a time, into the NCHW output.
+#include "math/conv_small.h"
+
+#include <algorithm>
+#include <array>
+#include <utility>
+
+#include "math/activation.h"
+#include "math/im2col.h"
+#include "math/stride_phases.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include "math/avx512_lanes.h"
+#include "math/x86_intrinsics.h"
+#define ACCEL_CONV_SMALL 1
+#endif
+
+namespace accel_emu {
+
+namespace {
+constexpr int64_t kLanes = 16;
+constexpr int64_t MR = kSmallMR, NR = kSmallNR;
+// The largest plane this path takes: 16x16 outputs; past it conv_gemm's 48-wide tiles waste little.
+constexpr int64_t kMaxPositions = 256;
+// Sums of one part (positions x channels), kept in L2 across depth blocks.
+constexpr int64_t kRunFloats = 64 * 1024;
+// Rows of B per depth block, about: a block of B for a 14x14 plane is then 200 KiB (L2), a panel's weights
+// for it 32 KiB (L1).
+constexpr int64_t kDepthRows = 256;
+
+int64_t padded_channels(int64_t Mg) { return (Mg + kLanes - 1) / kLanes * kLanes; }
+
+// Input channels per depth block: im2col gathers whole channels (all their taps).
+int64_t depth_channels(const ConvGeom& q) { return std::max<int64_t>(1, kDepthRows / (q.kh * q.kw)); }
+
+// Vectors per output channel of conv_gemm's tiles (3 per 48 columns, then whole vectors) over n columns.
+int64_t vectors48(int64_t n) { return n / 48 * 3 + (n % 48 + 15) / 16; }
+
+int64_t first_position(const ConvGeom& q, int64_t block) { return block * q.P / conv_small_position_blocks(q); }
+}  // namespace
+
+bool conv_small_applies(FloatIsa isa, const ConvGeom& q) {
+    if (isa != FloatIsa::Avx512 || q.depthwise || q.P > kMaxPositions) return false;
+    // Vector FMAs per output channel and row of K: conv_gemm's over its columns (for a conv over stride phases,
+    // the flattened rows, each phase_cols wide: ResNet's 3x3 convs at 7x7 compute 63 columns for 49 outputs,
+    // 14x14 ones 224 for 196) against P/16 here, with channels rounded up to whole panels on each side.
+    const bool phased = !q.pointwise && q.dh == 1 && q.dw == 1 && (q.sh == 1 || q.sh == 2) && (q.sw == 1 || q.sw == 2);
+    const int64_t columns = phased ? q.OH * phase_cols(q) : q.P;
+    const int64_t gemm = (q.Mg + 7) / 8 * 8 * vectors48(columns) * kLanes;
+    const int64_t small = padded_channels(q.Mg) * q.P;
+    // Fewer than 16 positions run as a GEMV on the BLAS otherwise; here they take the same weight stream.
+    return q.P < 16 || small < gemm;
+}
+
+int64_t conv_small_packed_floats(int64_t G, int64_t Mg, int64_t K) { return G * padded_channels(Mg) * (K + 1); }
+
+void conv_small_pack_weights(const float* w, const float* bias, int64_t G, int64_t Mg, int64_t K, float* out) {
+    const int64_t Mp = padded_channels(Mg);
+    for (int64_t g = 0; g < G; ++g) {
+        for (int64_t m = 0; m < Mp; ++m) *out++ = bias && m < Mg ? bias[g * Mg + m] : 0.f;
+        for (int64_t m0 = 0; m0 < Mp; m0 += MR) {
+            const int64_t width = std::min(MR, Mp - m0);
+            for (int64_t k = 0; k < K; ++k)
+                for (int64_t i = 0; i < width; ++i) *out++ = m0 + i < Mg ? w[(g * Mg + m0 + i) * K + k] : 0.f;
+        }
+    }
+}
+
+int64_t conv_small_panels(const ConvGeom& q) { return (padded_channels(q.Mg) + MR - 1) / MR; }
+
+int64_t conv_small_max_run(const ConvGeom& q) {
+    return std::clamp<int64_t>(kRunFloats / (q.P * MR), 1, conv_small_panels(q));
+}
+
+int64_t conv_small_position_blocks(const ConvGeom& q) { return (q.P + NR - 1) / NR; }
+
+namespace {
+int64_t run_floats(const ConvGeom& q) {
+    return (q.P * std::min(padded_channels(q.Mg), conv_small_max_run(q) * MR) + kLanes - 1) / kLanes * kLanes;
+}
+}  // namespace
+
+int64_t conv_small_scratch_floats(const ConvGeom& q) {
+    return run_floats(q) + (q.pointwise ? 0 : std::min(q.Cg, depth_channels(q)) * q.kh * q.kw * q.P);
+}
+
+#if defined(ACCEL_CONV_SMALL)
+
+namespace {
+
+#define ACCEL_AVX512 __attribute__((target("avx512f")))
+
+// T[j][NV*16] (+)= A[kc][NV*16] * B[kc][j] for positions j < NP (row k of B at B + k * ldb), starting from T
+// if `accumulate`, else from bias[NV*16]. Constant loop bounds keep the accumulators in registers.
+template <int NV, int NP>
+ACCEL_AVX512 void micro(int64_t kc, const float* __restrict__ A, const float* __restrict__ B, int64_t ldb,
+                        float* __restrict__ T, int64_t ldt, const float* bias, bool accumulate) {
+    __m512 acc[NP][NV];
+    for (int j = 0; j < NP; ++j)
+        for (int v = 0; v < NV; ++v)
+            acc[j][v] = _mm512_loadu_ps(accumulate ? T + j * ldt + 16 * v : bias + 16 * v);
+    for (int64_t k = 0; k < kc; ++k) {
+        __m512 a[NV];
+        for (int v = 0; v < NV; ++v) a[v] = _mm512_loadu_ps(A + k * NV * 16 + 16 * v);
+        const float* b = B + k * ldb;
+        for (int j = 0; j < NP; ++j) {
+            const __m512 bj = _mm512_set1_ps(b[j]);
+            for (int v = 0; v < NV; ++v) acc[j][v] = _mm512_fmadd_ps(a[v], bj, acc[j][v]);
+        }
+    }
+    for (int j = 0; j < NP; ++j)
+        for (int v = 0; v < NV; ++v) _mm512_storeu_ps(T + j * ldt + 16 * v, acc[j][v]);
+}
+
+using Micro = void (*)(int64_t, const float*, const float*, int64_t, float*, int64_t, const float*, bool);
+
+template <int NV, int... NP>
+constexpr std::array<Micro, sizeof...(NP)> micros(std::integer_sequence<int, NP...>) {
+    return {micro<NV, NP + 1>...};
+}
+// kMicro[NV - 1][NP - 1]
+const std::array<Micro, NR> kMicro[2] = {micros<1>(std::make_integer_sequence<int, NR>()),
+                                         micros<2>(std::make_integer_sequence<int, NR>())};
+
+// r[i] = column i of the 16x16 matrix whose rows were r[0..15].
+ACCEL_AVX512 inline void transpose16(__m512 r[16]) {
+    __m512 t[16];
+    for (int i = 0; i < 8; ++i) {
+        t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+    }
+    // u[4i + j], 128-bit lane l: rows 4i..4i+3 of column 4l + j.
+    __m512 u[16];
+    for (int i = 0; i < 4; ++i) {
+        const __m512d a = _mm512_castps_pd(t[4 * i]), b = _mm512_castps_pd(t[4 * i + 2]);
+        const __m512d c = _mm512_castps_pd(t[4 * i + 1]), d = _mm512_castps_pd(t[4 * i + 3]);
+        u[4 * i] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, b));
+        u[4 * i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, b));
+        u[4 * i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(c, d));
+        u[4 * i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(c, d));
+    }
+    // Column 4l + j is lane l of u[j], u[4 + j], u[8 + j], u[12 + j] in turn: a 4x4 transpose of 128-bit lanes.
+    for (int j = 0; j < 4; ++j) {
+        const __m512 s0 = _mm512_shuffle_f32x4(u[j], u[4 + j], 0x44), s1 = _mm512_shuffle_f32x4(u[j], u[4 + j], 0xEE);
+        const __m512 s2 = _mm512_shuffle_f32x4(u[8 + j], u[12 + j], 0x44);
+        const __m512 s3 = _mm512_shuffle_f32x4(u[8 + j], u[12 + j], 0xEE);
+        r[j] = _mm512_shuffle_f32x4(s0, s2, 0x88);
+        r[4 + j] = _mm512_shuffle_f32x4(s0, s2, 0xDD);
+        r[8 + j] = _mm512_shuffle_f32x4(s1, s3, 0x88);
+        r[12 + j] = _mm512_shuffle_f32x4(s1, s3, 0xDD);
+    }
+}
+
+// y[m][p] = T[p][m] for channels m < mc and positions p < np (T's rows ldt floats apart, y's P).
+ACCEL_AVX512 void store_transposed(const float* T, int64_t ldt, int64_t np, int64_t mc, float* y, int64_t P) {
+    for (int64_t m = 0; m < mc; m += kLanes) {
+        const int64_t mn = std::min(kLanes, mc - m);
+        for (int64_t p = 0; p < np; p += kLanes) {
+            const int64_t n = std::min(kLanes, np - p);
+            __m512 r[16];
+            for (int64_t i = 0; i < 16; ++i) r[i] = i < n ? _mm512_loadu_ps(T + (p + i) * ldt + m) : _mm512_setzero_ps();
+            transpose16(r);
+            const __mmask16 mask = lanes16::first(n);
+            for (int64_t i = 0; i < mn; ++i) _mm512_mask_storeu_ps(y + (m + i) * P + p, mask, r[i]);
+        }
+    }
+}
+
+}  // namespace
+
+void conv_small(const ConvGeom& q, const float* group, const float* x, Act act, float alpha, float beta, float* y,
+                float* scratch, int64_t panel0, int64_t panel1, int64_t block0, int64_t block1) {
+    const int64_t P = q.P, K = q.K, khw = q.kh * q.kw, Mp = padded_channels(q.Mg);
+    const float* bias = group;
+    const float* packed = group + Mp;
+    const int64_t pos0 = first_position(q, block0), np = first_position(q, block1) - pos0;
+    const int64_t ch0 = panel0 * MR, ch1 = std::min(panel1 * MR, Mp), ldt = ch1 - ch0;
+    float* T = scratch;
+    float* col = scratch + run_floats(q);
+    const int64_t cpb = depth_channels(q);
+    for (int64_t c0 = 0; c0 < q.Cg; c0 += cpb) {
+        const int64_t k0 = c0 * khw, kc = std::min(cpb, q.Cg - c0) * khw;
+        const float* B = x + k0 * P + pos0;
+        int64_t ldb = P;
+        if (!q.pointwise) {
+            ConvGeom qb = q;
+            qb.Cg = kc / khw;
+            qb.K = kc;
+            im2col(qb, x + c0 * q.H * q.W, pos0, np, col);
+            B = col;
+            ldb = np;
+        }
+        for (int64_t panel = panel0; panel < panel1; ++panel) {
+            const int64_t m0 = panel * MR, width = std::min(MR, Mp - m0);
+            const float* A = packed + m0 * K + k0 * width;
+            for (int64_t blk = block0; blk < block1; ++blk) {
+                const int64_t b0 = first_position(q, blk) - pos0, bn = first_position(q, blk + 1) - pos0 - b0;
+                kMicro[width / kLanes - 1][bn - 1](kc, A, B + b0, ldb, T + b0 * ldt + (m0 - ch0), ldt, bias + m0,
+                                                   c0 > 0);
+            }
+        }
+    }
+    apply_activation(act, alpha, beta, T, static_cast<size_t>(np * ldt));
+    store_transposed(T, ldt, np, std::min(ch1, q.Mg) - ch0, y + ch0 * P + pos0, P);
+}
+
+#else  // no AVX-512 build: ops/conv.cc never picks this path
+
+void conv_small(const ConvGeom&, const float*, const float*, Act, float, float, float*, float*, int64_t, int64_t,
+                int64_t, int64_t) {}
+
+#endif
+
+}  // namespace accel_emu
