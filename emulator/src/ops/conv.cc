@@ -1,6 +1,9 @@
 // conv.cc - 2-D convolution (FORMAT.md op 1): the checks, the geometry, the choice of path, and the
 // run. Depthwise convs (group == C == M) run a direct kernel (math/depthwise.cc; with AVX-512, over stride
-// phases and flattened rows: math/depthwise_avx512.cc). With AVX-512 the others run on the packed conv GEMM
+// phases and flattened rows: math/depthwise_avx512.cc; planes of at most 16x16 outputs 16 channels to a vector:
+// math/conv_small_depthwise.cc). With AVX-512 the others run on the channel-vectorized GEMM when the output
+// plane is small (math/conv_small.h: 7x7 and 14x14 planes fill its vectors, not the 48-wide tiles) or else on
+// the packed conv GEMM
 // (math/conv_gemm.h: weights and bias packed at load by prepare(); the input read over its stride phases,
 // in place for 1x1 stride-1 unpadded convs, or else as im2col panels gathered one at a time). Without it: 1x1 stride-1
 // unpadded conv is one sgemm per group per image on the input as it lies, the rest im2col (math/im2col.cc) + sgemm over
@@ -60,8 +63,8 @@ bool validate(const Graph& g, const Node& n, std::string* err) {
     return true;
 }
 
-// How a conv runs: depthwise ones directly; on the AVX-512 path the rest on the packed conv GEMM (weights
-// packed at load); otherwise im2col + sgemm.
+// How a conv runs: depthwise ones directly; on the AVX-512 path the rest on the small-plane or the packed conv
+// GEMM (weights packed at load, each in its own layout); otherwise im2col + sgemm.
 enum class Path { Depthwise, Small, Packed, Im2col };
 
 Path path(const Graph& g, const ConvGeom& q) {
