@@ -89,8 +89,21 @@ int64_t run_floats(const ConvGeom& q) {
 }
 }  // namespace
 
+namespace {
+// Strides 1 and 2 without dilation gather B from a zero-padded copy of one input channel at a time, whole
+// vectors per output row (gather_rows); other convs through im2col.
+bool padded_gather(const ConvGeom& q) { return q.dh == 1 && q.dw == 1 && (q.sw == 1 || q.sw == 2); }
+int64_t plane_rows(const ConvGeom& q) { return (q.OH - 1) * q.sh + q.kh; }
+int64_t plane_cols(const ConvGeom& q) { return (q.OW - 1) * q.sw + q.kw; }
+// The padded plane, and room past it for a row's last vector (16 * sw floats from its last output).
+int64_t plane_floats(const ConvGeom& q) { return (plane_rows(q) * plane_cols(q) + 32 + 15) / 16 * 16; }
+}  // namespace
+
 int64_t conv_small_scratch_floats(const ConvGeom& q) {
-    return run_floats(q) + (q.pointwise ? 0 : std::min(q.Cg, depth_channels(q)) * q.kh * q.kw * q.P);
+    if (q.pointwise) return run_floats(q);
+    // B's block (each row written in whole vectors: room for the last one past its end), and the plane.
+    const int64_t col = (std::min(q.Cg, depth_channels(q)) * q.kh * q.kw * q.P + 16 + 15) / 16 * 16;
+    return run_floats(q) + col + (padded_gather(q) ? plane_floats(q) : 0);
 }
 
 #if defined(ACCEL_CONV_SMALL)
@@ -99,6 +112,43 @@ namespace {
 
 #define ACCEL_AVX512 __attribute__((target("avx512f")))
 
+// Rows [c0 * kh * kw, (c0 + cn) * kh * kw) by columns [pos0, pos0 + np) of im2col(x) into col[.][np] (as
+// im2col does, math/im2col.h), for strides 1 and 2 without dilation: each channel is copied once into a
+// zero-padded plane, from which every tap's output row is one or two unmasked loads per 16 outputs with no
+// bounds check (im2col's copies of a 7-wide row cost more than the GEMM of a narrow conv on it). Each row of
+// col is written in whole vectors, up to 15 floats past its end (into the next row, or the room after).
+ACCEL_AVX512 void gather_rows(const ConvGeom& q, const float* x, int64_t c0, int64_t cn, int64_t pos0, int64_t np,
+                              float* plane, float* col) {
+    const __m512i evens = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    const int64_t Hq = plane_rows(q), Wq = plane_cols(q);
+    const int64_t rows = std::min(q.H, Hq - q.pt), cols = std::min(q.W, Wq - q.pl);  // inputs any tap reads
+    std::fill_n(plane, plane_floats(q), 0.f);
+    for (int64_t c = c0; c < c0 + cn; ++c) {
+        const float* xc = x + c * q.H * q.W;
+        for (int64_t ih = std::max<int64_t>(0, -q.pt); ih < rows; ++ih)
+            for (int64_t iw = 0; iw < cols; iw += 16) {
+                const __mmask16 m = lanes16::first(cols - iw);
+                _mm512_mask_storeu_ps(plane + (ih + q.pt) * Wq + q.pl + iw, m,
+                                      _mm512_maskz_loadu_ps(m, xc + ih * q.W + iw));
+            }
+        for (int64_t ki = 0; ki < q.kh; ++ki)
+            for (int64_t kj = 0; kj < q.kw; ++kj) {
+                float* d = col + (((c - c0) * q.kh + ki) * q.kw + kj) * np;
+                for (int64_t p = pos0, end = pos0 + np; p < end;) {
+                    const int64_t oh = p / q.OW, ow0 = p - oh * q.OW, n = std::min(q.OW - ow0, end - p);
+                    const float* src = plane + (oh * q.sh + ki) * Wq + ow0 * q.sw + kj;
+                    for (int64_t j = 0; j < n; j += 16) {
+                        const __m512 v = q.sw == 1 ? _mm512_loadu_ps(src + j)
+                                                   : _mm512_permutex2var_ps(_mm512_loadu_ps(src + 2 * j), evens,
+                                                                            _mm512_loadu_ps(src + 2 * j + 16));
+                        _mm512_storeu_ps(d + (p - pos0) + j, v);
+                    }
+                    p += n;
+                }
+            }
+    }
+}
+
 // T[j][NV*16] (+)= A[kc][NV*16] * B[kc][j] for positions j < NP (row k of B at B + k * ldb), starting from T
 // if `accumulate`, else from bias[NV*16]. Constant loop bounds keep the accumulators in registers.
 template <int NV, int NP>
@@ -106,8 +156,7 @@ ACCEL_AVX512 void micro(int64_t kc, const float* __restrict__ A, const float* __
                         float* __restrict__ T, int64_t ldt, const float* bias, bool accumulate) {
     __m512 acc[NP][NV];
     for (int j = 0; j < NP; ++j)
-        for (int v = 0; v < NV; ++v)
-            acc[j][v] = _mm512_loadu_ps(accumulate ? T + j * ldt + 16 * v : bias + 16 * v);
+        for (int v = 0; v < NV; ++v) acc[j][v] = _mm512_loadu_ps(accumulate ? T + j * ldt + 16 * v : bias + 16 * v);
     for (int64_t k = 0; k < kc; ++k) {
         __m512 a[NV];
         for (int v = 0; v < NV; ++v) a[v] = _mm512_loadu_ps(A + k * NV * 16 + 16 * v);
@@ -142,12 +191,17 @@ void conv_small(const ConvGeom& q, const float* group, const float* x, Act act, 
     const int64_t ch0 = panel0 * MR, ch1 = std::min(panel1 * MR, Mp), ldt = ch1 - ch0;
     float* T = scratch;
     float* col = scratch + run_floats(q);
+    float* plane = col + (std::min(q.Cg, depth_channels(q)) * khw * P + 16 + 15) / 16 * 16;
     const int64_t cpb = depth_channels(q);
     for (int64_t c0 = 0; c0 < q.Cg; c0 += cpb) {
         const int64_t k0 = c0 * khw, kc = std::min(cpb, q.Cg - c0) * khw;
         const float* B = x + k0 * P + pos0;
         int64_t ldb = P;
-        if (!q.pointwise) {
+        if (!q.pointwise && padded_gather(q)) {
+            gather_rows(q, x, c0, kc / khw, pos0, np, plane, col);
+            B = col;
+            ldb = np;
+        } else if (!q.pointwise) {
             ConvGeom qb = q;
             qb.Cg = kc / khw;
             qb.K = kc;

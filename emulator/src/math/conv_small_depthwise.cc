@@ -83,9 +83,11 @@ ACCEL_AVX512 void depthwise_small(const ConvGeom& q, const float* x, const float
         const int64_t ih = p / q.W + q.pt, iw = p % q.W + q.pl;
         in_at[p] = ih < Hp && iw < Wp ? static_cast<int32_t>((ih * Wp + iw) * kLanes) : -1;
     }
-    for (int64_t p = 0; p < q.P; ++p) out_at[p] = static_cast<int32_t>((p / q.OW * q.sh * Wp + p % q.OW * q.sw) * kLanes);
+    for (int64_t p = 0; p < q.P; ++p)
+        out_at[p] = static_cast<int32_t>((p / q.OW * q.sh * Wp + p % q.OW * q.sw) * kLanes);
     for (int64_t ki = 0, t = 0; ki < q.kh; ++ki)
-        for (int64_t kj = 0; kj < q.kw; ++kj, ++t) tap_at[t] = static_cast<int32_t>((ki * q.dh * Wp + kj * q.dw) * kLanes);
+        for (int64_t kj = 0; kj < q.kw; ++kj, ++t)
+            tap_at[t] = static_cast<int32_t>((ki * q.dh * Wp + kj * q.dw) * kLanes);
     // The padding stays zero: each pass writes the positions inside the input only.
     std::fill_n(xp, Hp * Wp * kLanes, 0.f);
     for (int64_t c = c0; c < c1; c += kLanes) {

@@ -120,8 +120,8 @@ void run_small(const KernelArgs& a, const ConvGeom& q, int64_t gemms, int64_t ma
     const int64_t wanted =
         std::min<int64_t>(split_parts(gemms * panels * blocks, macs, kMinMacsPerPart), 4 * a.par->workers());
     const int64_t per_gemm = a.par->workers() == 1 ? 1 : (wanted + gemms - 1) / gemms;
-    const int64_t runs = std::max((panels + conv_small_max_run(q) - 1) / conv_small_max_run(q),
-                                  std::min(panels, per_gemm));
+    const int64_t runs =
+        std::max((panels + conv_small_max_run(q) - 1) / conv_small_max_run(q), std::min(panels, per_gemm));
     const int64_t ranges = std::min(blocks, (per_gemm + runs - 1) / runs);
     (wanted > 1 ? *a.par : Par::serial()).for_each(gemms * runs * ranges, [&](int64_t task, int worker) {
         const int64_t pr = task % ranges, r = task / ranges % runs, gemm = task / ranges / runs;
@@ -129,9 +129,8 @@ void run_small(const KernelArgs& a, const ConvGeom& q, int64_t gemms, int64_t ma
         int64_t p0, p1, b0, b1;
         part_range(panels, runs, r, &p0, &p1);
         part_range(blocks, ranges, pr, &b0, &b1);
-        conv_small(q, packed + gi * group_floats, X + (i * q.C + gi * q.Cg) * q.H * q.W, n.act, n.act_alpha,
-                   n.act_beta, Y + (i * q.M + gi * q.Mg) * q.P, static_cast<float*>(a.scratch_for(worker)), p0, p1,
-                   b0, b1);
+        conv_small(q, packed + gi * group_floats, X + (i * q.C + gi * q.Cg) * q.H * q.W, n.act, n.act_alpha, n.act_beta,
+                   Y + (i * q.M + gi * q.Mg) * q.P, static_cast<float*>(a.scratch_for(worker)), p0, p1, b0, b1);
     });
 }
 
