@@ -7,7 +7,7 @@
 // dropped when the rows are copied out. Sums run bias first, then the taps row by row (the padding's taps
 // included, as zeros); the row kernel (depthwise.cc) sums in another order, so the two agree to rounding
 // (test_float_paths holds every path against the portable one and against onnxruntime). Planes of at most
-// 16x16 outputs go to conv_small_depthwise.cc, which takes 16 channels at a time.
+// 32x32 outputs go to conv_small_depthwise.cc, which takes 16 channels at a time.
 #include <algorithm>
 #include <limits>
 

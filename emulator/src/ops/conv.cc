@@ -1,6 +1,6 @@
 // conv.cc - 2-D convolution (FORMAT.md op 1): the checks, the geometry, the choice of path, and the
 // run. Depthwise convs (group == C == M) run a direct kernel (math/depthwise.cc; with AVX-512, over stride
-// phases and flattened rows: math/depthwise_avx512.cc; planes of at most 16x16 outputs 16 channels to a vector:
+// phases and flattened rows: math/depthwise_avx512.cc; planes of at most 32x32 outputs 16 channels to a vector:
 // math/conv_small_depthwise.cc). With AVX-512 the others run on the channel-vectorized GEMM when the output
 // plane is small (math/conv_small.h: 7x7 and 14x14 planes fill its vectors, not the 48-wide tiles) or else on
 // the packed conv GEMM

@@ -1,5 +1,6 @@
 """Convs with small output planes (7x7, 14x14, 5x3, 1x1): on AVX-512 the dense ones run on the channel-vectorized
-GEMM (math/conv_small.cc) and the depthwise ones take several channels per pass (math/depthwise_avx512.cc).
+GEMM (math/conv_small.cc) and the depthwise ones (up to 32x32 outputs) 16 channels to a vector
+(math/conv_small_depthwise.cc).
 Each shape is checked on every float path the CPU has, element by element against the portable path (im2col +
 sgemm, the row kernel for depthwise) within a stated bound, and bit for bit across thread counts 1 to 3.
 
@@ -60,6 +61,8 @@ SHAPES = [
     (1, 40, 40, 40, 14, 14, 5, 2, 2, "Clip"),
     (2, 33, 33, 33, 7, 7, 5, 1, 2, ""),
     (1, 16, 16, 16, 1, 1, 3, 1, 1, "Relu"),
+    (1, 48, 48, 48, 28, 28, 3, 1, 1, "Clip"),
+    (1, 24, 24, 24, 56, 56, 3, 2, 1, "Relu"),
 ]
 
 
