@@ -3,10 +3,11 @@
 // FloatIsa, math/cpu_isa.h).
 //
 // Loop order, per part (a run of channel panels by a range of position blocks): the depth is taken a block of
-// whole input channels at a time (about kDepthRows rows of B, gathered once by im2col unless B is the input
-// itself) and every panel's weights for that block run over every position block of it; the sums live in a
-// position-major buffer (position p's channels contiguous, as the registers hold them) across depth blocks.
-// At the end the activation runs over the buffer and it is transposed, 16x16 at a time, into the NCHW output.
+// whole input channels at a time (about kDepthRows rows of B, gathered once from a padded copy of each channel
+// or by im2col, unless B is the input itself) and every panel's weights for that block run over every position block of
+// it; the sums live in a position-major buffer (position p's channels contiguous, as the registers hold them) across
+// depth blocks. At the end the activation runs over the buffer and it is transposed, 16x16 at a time, into the NCHW
+// output.
 #include "math/conv_small.h"
 
 #include <algorithm>
@@ -39,13 +40,26 @@ constexpr int64_t kDepthRows = 256;
 
 int64_t padded_channels(int64_t Mg) { return (Mg + kLanes - 1) / kLanes * kLanes; }
 
-// Input channels per depth block: im2col gathers whole channels (all their taps).
+// Input channels per depth block: B is gathered whole channels (all their taps) at a time.
 int64_t depth_channels(const ConvGeom& q) { return std::max<int64_t>(1, kDepthRows / (q.kh * q.kw)); }
 
 // Vectors per output channel of conv_gemm's tiles (3 per 48 columns, then whole vectors) over n columns.
 int64_t vectors48(int64_t n) { return n / 48 * 3 + (n % 48 + 15) / 16; }
 
 int64_t first_position(const ConvGeom& q, int64_t block) { return block * q.P / conv_small_position_blocks(q); }
+
+// Floats of the sums of one part: all positions by the most channels a part takes.
+int64_t run_floats(const ConvGeom& q) {
+    return (q.P * std::min(padded_channels(q.Mg), conv_small_max_run(q) * MR) + kLanes - 1) / kLanes * kLanes;
+}
+
+// Strides 1 and 2 without dilation gather B from a zero-padded copy of one input channel at a time, whole
+// vectors per output row (gather_rows); other convs through im2col.
+bool padded_gather(const ConvGeom& q) { return q.dh == 1 && q.dw == 1 && (q.sw == 1 || q.sw == 2); }
+int64_t plane_rows(const ConvGeom& q) { return (q.OH - 1) * q.sh + q.kh; }
+int64_t plane_cols(const ConvGeom& q) { return (q.OW - 1) * q.sw + q.kw; }
+// The padded plane, and room past it for a row's last vector (16 * sw floats from its last output).
+int64_t plane_floats(const ConvGeom& q) { return (plane_rows(q) * plane_cols(q) + 32 + 15) / 16 * 16; }
 }  // namespace
 
 bool conv_small_applies(FloatIsa isa, const ConvGeom& q) {
@@ -82,22 +96,6 @@ int64_t conv_small_max_run(const ConvGeom& q) {
 }
 
 int64_t conv_small_position_blocks(const ConvGeom& q) { return (q.P + NR - 1) / NR; }
-
-namespace {
-int64_t run_floats(const ConvGeom& q) {
-    return (q.P * std::min(padded_channels(q.Mg), conv_small_max_run(q) * MR) + kLanes - 1) / kLanes * kLanes;
-}
-}  // namespace
-
-namespace {
-// Strides 1 and 2 without dilation gather B from a zero-padded copy of one input channel at a time, whole
-// vectors per output row (gather_rows); other convs through im2col.
-bool padded_gather(const ConvGeom& q) { return q.dh == 1 && q.dw == 1 && (q.sw == 1 || q.sw == 2); }
-int64_t plane_rows(const ConvGeom& q) { return (q.OH - 1) * q.sh + q.kh; }
-int64_t plane_cols(const ConvGeom& q) { return (q.OW - 1) * q.sw + q.kw; }
-// The padded plane, and room past it for a row's last vector (16 * sw floats from its last output).
-int64_t plane_floats(const ConvGeom& q) { return (plane_rows(q) * plane_cols(q) + 32 + 15) / 16 * 16; }
-}  // namespace
 
 int64_t conv_small_scratch_floats(const ConvGeom& q) {
     if (q.pointwise) return run_floats(q);
