@@ -152,10 +152,13 @@ void run(const KernelArgs& a) {
     const Path how = path(*a.graph, q);
     if (how == Path::Depthwise) {
         const bool avx512 = depthwise_avx512_applies(a.graph->float_isa, q);
-        const int64_t parts = split_parts(q.N * q.C, q.N * q.C * q.P * q.kh * q.kw, kMinMacsPerPart);
-        par.for_ranges(q.N * q.C, parts, [&](int64_t u0, int64_t u1, int worker) {
+        // The small-plane kernel takes 16 channels a vector (conv_small_depthwise.cc): parts split on whole vectors.
+        const int64_t per = avx512 && depthwise_small_applies(q) ? 16 : 1, units = (q.C + per - 1) / per;
+        const int64_t parts = split_parts(q.N * units, q.N * q.C * q.P * q.kh * q.kw, kMinMacsPerPart);
+        par.for_ranges(q.N * units, parts, [&](int64_t u0, int64_t u1, int worker) {
             while (u0 < u1) {  // a run of channels within one image
-                const int64_t i = u0 / q.C, b0 = u0 % q.C, b1 = std::min(q.C, b0 + (u1 - u0));
+                const int64_t i = u0 / units, e = std::min(u1, (i + 1) * units);
+                const int64_t b0 = (u0 - i * units) * per, b1 = std::min(q.C, (e - i * units) * per);
                 if (avx512) {
                     depthwise_avx512(q, X + i * q.C * HW, Wt, B, n.act, n.act_alpha, n.act_beta, b0, b1,
                                      Y + i * q.C * q.P, col(worker));
@@ -166,7 +169,7 @@ void run(const KernelArgs& a) {
                         apply_activation(n.act, n.act_alpha, n.act_beta, y, static_cast<size_t>(q.P));
                     }
                 }
-                u0 += b1 - b0;
+                u0 = e;
             }
         });
         return;
