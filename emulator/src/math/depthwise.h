@@ -23,4 +23,11 @@ int64_t depthwise_avx512_scratch_floats(const ConvGeom& q);
 void depthwise_avx512(const ConvGeom& q, const float* x, const float* w, const float* bias, Act act, float alpha,
                       float beta, int64_t c0, int64_t c1, float* y, float* scratch);
 
+// Planes of at most 32x32 outputs, 16 channels to a vector (AVX-512; conv_small_depthwise.cc): depthwise_avx512
+// hands them over, the same arguments, when depthwise_small_applies(q).
+bool depthwise_small_applies(const ConvGeom& q);
+int64_t depthwise_small_scratch_floats(const ConvGeom& q);
+void depthwise_small(const ConvGeom& q, const float* x, const float* w, const float* bias, Act act, float alpha,
+                     float beta, int64_t c0, int64_t c1, float* y, float* scratch);
+
 }  // namespace accel_emu

@@ -6,7 +6,8 @@
 // large ones do, and no tap needs a bounds check. The Wq - OW columns past each row's end are computed and
 // dropped when the rows are copied out. Sums run bias first, then the taps row by row (the padding's taps
 // included, as zeros); the row kernel (depthwise.cc) sums in another order, so the two agree to rounding
-// (test_float_paths holds every path against the portable one and against onnxruntime).
+// (test_float_paths holds every path against the portable one and against onnxruntime). Planes of at most
+// 32x32 outputs go to conv_small_depthwise.cc, which takes 16 channels at a time.
 #include <algorithm>
 #include <limits>
 
@@ -61,6 +62,7 @@ bool depthwise_avx512_applies(FloatIsa isa, const ConvGeom& q) {
 }
 
 int64_t depthwise_avx512_scratch_floats(const ConvGeom& q) {
+    if (depthwise_small_applies(q)) return depthwise_small_scratch_floats(q);
     const PhaseGeom g = phase_geom(q);
     return q.sh * q.sw * g.stride + g.out;
 }
@@ -120,6 +122,10 @@ __attribute__((target("avx512f"))) void drop_row_ends(const ConvGeom& q, const P
 
 void depthwise_avx512(const ConvGeom& q, const float* x, const float* w, const float* bias, Act act, float alpha,
                       float beta, int64_t c0, int64_t c1, float* y, float* scratch) {
+    if (depthwise_small_applies(q)) {
+        depthwise_small(q, x, w, bias, act, alpha, beta, c0, c1, y, scratch);
+        return;
+    }
     const PhaseGeom g = phase_geom(q);
     const int64_t taps = q.kh * q.kw, HW = q.H * q.W;
     const float* src[kMaxTaps];

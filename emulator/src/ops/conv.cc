@@ -1,6 +1,9 @@
 // conv.cc - 2-D convolution (FORMAT.md op 1): the checks, the geometry, the choice of path, and the
 // run. Depthwise convs (group == C == M) run a direct kernel (math/depthwise.cc; with AVX-512, over stride
-// phases and flattened rows: math/depthwise_avx512.cc). With AVX-512 the others run on the packed conv GEMM
+// phases and flattened rows: math/depthwise_avx512.cc; planes of at most 32x32 outputs 16 channels to a vector:
+// math/conv_small_depthwise.cc). With AVX-512 the others run on the channel-vectorized GEMM when the output
+// plane is small (math/conv_small.h: 7x7 and 14x14 planes fill its vectors, not the 48-wide tiles) or else on
+// the packed conv GEMM
 // (math/conv_gemm.h: weights and bias packed at load by prepare(); the input read over its stride phases,
 // in place for 1x1 stride-1 unpadded convs, or else as im2col panels gathered one at a time). Without it: 1x1 stride-1
 // unpadded conv is one sgemm per group per image on the input as it lies, the rest im2col (math/im2col.cc) + sgemm over
@@ -11,6 +14,7 @@
 #include "math/activation.h"
 #include "math/conv_gemm.h"
 #include "math/conv_geom.h"
+#include "math/conv_small.h"
 #include "math/depthwise.h"
 #include "math/gemm.h"
 #include "math/im2col.h"
@@ -59,12 +63,13 @@ bool validate(const Graph& g, const Node& n, std::string* err) {
     return true;
 }
 
-// How a conv runs: depthwise ones directly; on the AVX-512 path the rest on the packed conv GEMM (weights
-// packed at load); otherwise im2col + sgemm.
-enum class Path { Depthwise, Packed, Im2col };
+// How a conv runs: depthwise ones directly; on the AVX-512 path the rest on the small-plane or the packed conv
+// GEMM (weights packed at load, each in its own layout); otherwise im2col + sgemm.
+enum class Path { Depthwise, Small, Packed, Im2col };
 
 Path path(const Graph& g, const ConvGeom& q) {
     if (q.depthwise) return Path::Depthwise;
+    if (conv_small_applies(g.float_isa, q)) return Path::Small;
     // Fewer output positions than a vector (squeeze-excite 1x1 convs): a GEMV, which the BLAS does better.
     if (g.float_isa == FloatIsa::Avx512 && q.P >= 16) return Path::Packed;
     return Path::Im2col;
@@ -77,6 +82,7 @@ size_t scratch_bytes(const Graph& g, const Node& n) {
             return depthwise_avx512_applies(g.float_isa, q)
                        ? static_cast<size_t>(depthwise_avx512_scratch_floats(q)) * sizeof(float)
                        : 0;
+        case Path::Small: return static_cast<size_t>(conv_small_scratch_floats(q)) * sizeof(float);
         case Path::Packed: return static_cast<size_t>(conv_gemm_scratch_floats(q)) * sizeof(float);
         case Path::Im2col: break;
     }
@@ -86,6 +92,7 @@ size_t scratch_bytes(const Graph& g, const Node& n) {
 size_t prepared_bytes(const Graph& g, const Node& n) {
     const ConvGeom q = geom(g, n);
     switch (path(g, q)) {
+        case Path::Small: return static_cast<size_t>(conv_small_packed_floats(q.G, q.Mg, q.K)) * sizeof(float);
         case Path::Packed: return static_cast<size_t>(conv_packed_weight_floats(q.G, q.Mg, q.K)) * sizeof(float);
         default: return 0;
     }
@@ -95,7 +102,36 @@ void prepare(const Graph& g, const Node& n, const void* const* in, void* out) {
     const ConvGeom q = geom(g, n);
     const float* w = static_cast<const float*>(in[1]);
     const float* bias = n.inputs.size() > 2 ? static_cast<const float*>(in[2]) : nullptr;
-    conv_pack_weights(w, bias, q.G, q.Mg, q.K, static_cast<float*>(out));
+    if (path(g, q) == Path::Small) conv_small_pack_weights(w, bias, q.G, q.Mg, q.K, static_cast<float*>(out));
+    else conv_pack_weights(w, bias, q.G, q.Mg, q.K, static_cast<float*>(out));
+}
+
+// The small-plane path (math/conv_small.h): images x groups x runs of channel panels x ranges of position
+// blocks. Any split gives every output element the same operations, so the runs may follow the thread count
+// (as the packed GEMM's): runs of panels first (each part of an im2col conv gathers its positions' columns
+// again), then position ranges when there are fewer panels than parts wanted.
+void run_small(const KernelArgs& a, const ConvGeom& q, int64_t gemms, int64_t macs) {
+    const Node& n = *a.node;
+    const float* X = kern::in_f(a, 0);
+    float* Y = kern::out_f(a, 0);
+    const float* packed = static_cast<const float*>(a.prepared);
+    const int64_t group_floats = conv_small_packed_floats(1, q.Mg, q.K);
+    const int64_t panels = conv_small_panels(q), blocks = conv_small_position_blocks(q);
+    const int64_t wanted =
+        std::min<int64_t>(split_parts(gemms * panels * blocks, macs, kMinMacsPerPart), 4 * a.par->workers());
+    const int64_t per_gemm = a.par->workers() == 1 ? 1 : (wanted + gemms - 1) / gemms;
+    const int64_t runs =
+        std::max((panels + conv_small_max_run(q) - 1) / conv_small_max_run(q), std::min(panels, per_gemm));
+    const int64_t ranges = std::min(blocks, (per_gemm + runs - 1) / runs);
+    (wanted > 1 ? *a.par : Par::serial()).for_each(gemms * runs * ranges, [&](int64_t task, int worker) {
+        const int64_t pr = task % ranges, r = task / ranges % runs, gemm = task / ranges / runs;
+        const int64_t i = gemm / q.G, gi = gemm % q.G;
+        int64_t p0, p1, b0, b1;
+        part_range(panels, runs, r, &p0, &p1);
+        part_range(blocks, ranges, pr, &b0, &b1);
+        conv_small(q, packed + gi * group_floats, X + (i * q.C + gi * q.Cg) * q.H * q.W, n.act, n.act_alpha, n.act_beta,
+                   Y + (i * q.M + gi * q.Mg) * q.P, static_cast<float*>(a.scratch_for(worker)), p0, p1, b0, b1);
+    });
 }
 
 // Each path splits its work into parts that depend on the shapes only (parallel.h), so the result is the
@@ -116,10 +152,13 @@ void run(const KernelArgs& a) {
     const Path how = path(*a.graph, q);
     if (how == Path::Depthwise) {
         const bool avx512 = depthwise_avx512_applies(a.graph->float_isa, q);
-        const int64_t parts = split_parts(q.N * q.C, q.N * q.C * q.P * q.kh * q.kw, kMinMacsPerPart);
-        par.for_ranges(q.N * q.C, parts, [&](int64_t u0, int64_t u1, int worker) {
+        // The small-plane kernel takes 16 channels a vector (conv_small_depthwise.cc): parts split on whole vectors.
+        const int64_t per = avx512 && depthwise_small_applies(q) ? 16 : 1, units = (q.C + per - 1) / per;
+        const int64_t parts = split_parts(q.N * units, q.N * q.C * q.P * q.kh * q.kw, kMinMacsPerPart);
+        par.for_ranges(q.N * units, parts, [&](int64_t u0, int64_t u1, int worker) {
             while (u0 < u1) {  // a run of channels within one image
-                const int64_t i = u0 / q.C, b0 = u0 % q.C, b1 = std::min(q.C, b0 + (u1 - u0));
+                const int64_t i = u0 / units, e = std::min(u1, (i + 1) * units);
+                const int64_t b0 = (u0 - i * units) * per, b1 = std::min(q.C, (e - i * units) * per);
                 if (avx512) {
                     depthwise_avx512(q, X + i * q.C * HW, Wt, B, n.act, n.act_alpha, n.act_beta, b0, b1,
                                      Y + i * q.C * q.P, col(worker));
@@ -130,12 +169,16 @@ void run(const KernelArgs& a) {
                         apply_activation(n.act, n.act_alpha, n.act_beta, y, static_cast<size_t>(q.P));
                     }
                 }
-                u0 += b1 - b0;
+                u0 = e;
             }
         });
         return;
     }
     const int64_t gemms = q.N * q.G, macs = gemms * q.Mg * q.P * q.K;
+    if (how == Path::Small) {
+        run_small(a, q, gemms, macs);
+        return;
+    }
     if (how == Path::Packed) {
         const float* packed = static_cast<const float*>(a.prepared);
         const int64_t group_floats = conv_packed_weight_floats(1, q.Mg, q.K);
