@@ -1,7 +1,7 @@
 // conv.cc - 2-D convolution (FORMAT.md op 1): the checks, the geometry, the choice of path, and the
 // run. Depthwise convs (group == C == M) run a direct kernel (math/depthwise.cc; with AVX-512, over stride
-// phases and flattened rows: math/depthwise_avx512.cc). With AVX-512 the others run on the packed conv GEMM
-// (math/conv_gemm.h: weights and bias packed at load by prepare(); the input read over its stride phases,
+// phases and flattened rows: math/depthwise_avx512.cc). With AVX-512 or AVX2 the others run on the packed conv
+// GEMM (math/conv_gemm.h: weights and bias packed at load by prepare(); the input read over its stride phases,
 // in place for 1x1 stride-1 unpadded convs, or else as im2col panels gathered one at a time). Without it: 1x1 stride-1
 // unpadded conv is one sgemm per group per image on the input as it lies, the rest im2col (math/im2col.cc) + sgemm over
 // column tiles so the scratch stays cache-sized whatever the image size. Bias and the fused activation are applied to
@@ -59,14 +59,14 @@ bool validate(const Graph& g, const Node& n, std::string* err) {
     return true;
 }
 
-// How a conv runs: depthwise ones directly; on the AVX-512 path the rest on the packed conv GEMM (weights
-// packed at load); otherwise im2col + sgemm.
+// How a conv runs: depthwise ones directly; on the AVX-512 and AVX2 paths the rest on the packed conv GEMM
+// (weights packed at load); otherwise im2col + sgemm.
 enum class Path { Depthwise, Packed, Im2col };
 
 Path path(const Graph& g, const ConvGeom& q) {
     if (q.depthwise) return Path::Depthwise;
     // Fewer output positions than a vector (squeeze-excite 1x1 convs): a GEMV, which the BLAS does better.
-    if (g.float_isa == FloatIsa::Avx512 && q.P >= 16) return Path::Packed;
+    if (conv_gemm_applies(g.float_isa) && q.P >= 16) return Path::Packed;
     return Path::Im2col;
 }
 
@@ -154,8 +154,8 @@ void run(const KernelArgs& a) {
             const int64_t i = gemm / q.G, gi = gemm % q.G;
             int64_t p0, p1;
             part_range(panels, runs, r, &p0, &p1);
-            conv_gemm(q, packed + gi * group_floats, X + (i * q.C + gi * q.Cg) * HW, n.act, n.act_alpha, n.act_beta,
-                      Y + (i * q.M + gi * q.Mg) * q.P, col(worker), blk, p0, p1);
+            conv_gemm(a.graph->float_isa, q, packed + gi * group_floats, X + (i * q.C + gi * q.Cg) * HW, n.act,
+                      n.act_alpha, n.act_beta, Y + (i * q.M + gi * q.Mg) * q.P, col(worker), blk, p0, p1);
         });
         return;
     }
