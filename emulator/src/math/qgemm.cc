@@ -387,6 +387,7 @@ void qconv(const void* packed, const ConvGeom& q, const void* x, void* y, void* 
         cx.row0 = band == q.OH ? 0 : oh0;
         const int64_t last = band == q.OH ? rows : std::min(oh1 + halo, oh0 + cx.Hq);
         if (avx512_x(h)) qk::conv_x_build_avx512(h, q, xb, cx, cx.row0, last);
+        else if (h->isa == QIsa::Avx2) qk::conv_x_build_avx2(h, q, xb, cx, cx.row0, last);
         else qk::conv_x_build(h, q, xb, cx, cx.row0, last);
         // The view's columns count from the band's first output.
         for (int64_t p = oh0 * q.OW; p < oh1 * q.OW; p += NC)
