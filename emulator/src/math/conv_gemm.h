@@ -48,7 +48,8 @@ inline int64_t conv_gemm_panels(const ConvGeom& q) { return (q.Mg + kConvMR - 1)
 // `block` of y[Mg][P] = act(W * im2col(x) + bias). `group` points at the group's packed data
 // (conv_packed_weight_floats(1, Mg, K) floats each), x at its first input channel, y at its first output
 // channel. scratch has conv_gemm_scratch_floats(q) floats, 64-byte aligned. `isa` is a path conv_gemm_applies
-// to; the paths sum in different orders, so their results agree to rounding.
+// to; each sums an output in the same order (the bias, then one FMA per depth step, depth blocks in turn),
+// so the paths give the same bits (test_float_paths checks it).
 void conv_gemm(FloatIsa isa, const ConvGeom& q, const float* group, const float* x, Act act, float alpha, float beta,
                float* y, float* scratch, int64_t block, int64_t panel0, int64_t panel1);
 
