@@ -2,9 +2,10 @@
 // registers hold a tile of 4 rows by 3 vectors (24 columns): 12 accumulators, 3 B vectors and one
 // broadcast weight, 12 FMAs for 7 loads a step. A kConvMR-row weight panel is its two halves (each reads
 // 4 of the panel's 8 weights per depth step) and a kConvNR-column B panel two tiles; both halves run over
-// one 24-column tile in turn while its B rows are in L1. The im2col rows are gathered by the driver's
-// scalar loop (only dilated convs and strides over 2 take that path).
+// one 24-column tile in turn while its B rows are in L1. Rows of im2col panels (dilated convs, strides
+// over 2) are gathered 8 outputs per masked load at strides 1 and 2.
 #include <algorithm>
+#include <cstdint>
 
 #include "math/conv_gemm_kernels.h"
 #include "math/stride_phases.h"
@@ -88,7 +89,38 @@ ACCEL_AVX2_FMA void tile(int64_t kc, const float* A, const float* B, int64_t ldb
     }
 }
 
-const ConvGemmKernels kKernels = {tile, build_stride_phases_avx2, nullptr};
+// Lanes i of 8 with base + i in [lo, hi), as a maskload mask.
+ACCEL_AVX2_FMA inline __m256i lanes(int64_t base, int64_t lo, int64_t hi) {
+    const int64_t first = std::clamp<int64_t>(lo - base, 0, 8), last = std::clamp<int64_t>(hi - base, first, 8);
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    return _mm256_andnot_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(first)), lane),
+                               _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(last)), lane));
+}
+
+// ConvGemmKernels::im2col_row, 8 outputs at a time: masked loads read only the inputs in [a, b) (zeros
+// elsewhere); at stride 2 the even inputs of two loads. Addresses in integers: masked-off lanes may lie
+// outside the row.
+ACCEL_AVX2_FMA void im2col_row(const float* src, int64_t sw, int64_t j0, int64_t end, int64_t a, int64_t b, float* ds) {
+    const uintptr_t s = reinterpret_cast<uintptr_t>(src);
+    auto at = [s](int64_t i) { return reinterpret_cast<const float*>(s + static_cast<uintptr_t>(i) * sizeof(float)); };
+    for (int64_t j = j0; j < end; j += 8) {
+        __m256 v;
+        if (a >= b || j + 8 <= a || j >= b) {
+            v = _mm256_setzero_ps();
+        } else if (sw == 1) {
+            v = _mm256_maskload_ps(at(j), lanes(j, a, b));
+        } else {  // inputs 2j .. 2j+14, the even ones kept
+            const __m256 v0 = _mm256_maskload_ps(at(2 * j), lanes(2 * j, 2 * a, 2 * b - 1));
+            const __m256 v1 = _mm256_maskload_ps(at(2 * j + 8), lanes(2 * j + 8, 2 * a, 2 * b - 1));
+            const __m256d even = _mm256_castps_pd(_mm256_shuffle_ps(v0, v1, 0x88));
+            v = _mm256_castpd_ps(_mm256_permute4x64_pd(even, 0xD8));
+        }
+        if (end - j >= 8) _mm256_storeu_ps(ds + j, v);
+        else _mm256_maskstore_ps(ds + j, first_lanes(end - j), v);
+    }
+}
+
+const ConvGemmKernels kKernels = {tile, build_stride_phases_avx2, im2col_row};
 }  // namespace
 
 const ConvGemmKernels* conv_gemm_avx2_kernels() { return &kKernels; }

@@ -98,8 +98,8 @@ CONVS = [
     (8, 40, 1, 64, 64, (3, 3), (1, 1), (1, 1, 1, 1), 1, True, "Relu"),
     # The packed conv GEMM's edges on the AVX2 path (a tile of 4 rows by 24 columns, two per 8-row weight
     # panel and per 48-column B panel): last panels of 1, 4 and 5 rows, last column runs of 1..23 and 25..47,
-    # read in place (1x1), over stride phases (strides 1 and 2), as im2col panels (dilated, stride 3),
-    # depth split in blocks (K = 360), groups.
+    # read in place (1x1), over stride phases (strides 1 and 2), as im2col panels (dilated at strides 1 and
+    # 2, stride 3), depth split in blocks (K = 360), groups.
     (24, 13, 1, 11, 13, (1, 1), (1, 1), (0, 0, 0, 0), 1, True, "Relu"),
     (16, 20, 1, 9, 7, (1, 1), (1, 1), (0, 0, 0, 0), 1, False, ""),
     (32, 24, 1, 14, 14, (1, 1), (2, 2), (0, 0, 0, 0), 1, True, "Relu"),
@@ -109,6 +109,8 @@ CONVS = [
     (10, 7, 1, 21, 21, (3, 3), (1, 1), (2, 2, 2, 2), 2, True, "Relu"),
     (6, 11, 1, 25, 26, (3, 3), (3, 3), (1, 1, 1, 1), 1, True, ""),
     (3, 12, 1, 33, 35, (5, 5), (2, 2), (2, 1, 2, 1), 1, False, "Relu"),
+    (12, 10, 1, 23, 27, (3, 3), (2, 2), (2, 1, 2, 3), 2, True, "Relu"),
+    (9, 6, 1, 30, 70, (3, 5), (1, 1), (0, 4, 1, 0), 3, False, "Clip"),
 ]
 
 
