@@ -116,52 +116,6 @@ const ConvGemmKernels* kernels_for(FloatIsa isa) {
     return nullptr;
 }
 
-// One output row's run of a B panel: output positions [ow0, ow0 + n) of row oh, at column `off` of the panel.
-struct Segment { int64_t oh, ow0, n, off; };
-
-// Rows [k0, k0 + kc) of im2col(x), columns [p0, p0 + np), into dst[kc][NR] (columns past np unset: the
-// tiles read only np). Row k is (channel, kernel row, kernel column); column p is (oh, ow).
-void pack_panel(const ConvGemmKernels& kernels, const ConvGeom& q, const kern::TapRanges& tr, const float* x,
-                int64_t k0, int64_t kc, int64_t p0, int64_t np, float* __restrict__ dst) {
-    Segment seg[NR];
-    int64_t ns = 0;
-    for (int64_t p = p0; p < p0 + np;) {
-        const int64_t oh = p / q.OW, ow0 = p - oh * q.OW;
-        const int64_t n = std::min(q.OW - ow0, p0 + np - p);
-        seg[ns++] = {oh, ow0, n, p - p0};
-        p += n;
-    }
-    const int64_t khw = q.kh * q.kw;
-    int64_t c = k0 / khw, ki = (k0 % khw) / q.kw, kj = k0 % q.kw;
-    for (int64_t k = 0; k < kc; ++k) {
-        float* d = dst + k * NR;
-        const float* xc = x + c * q.H * q.W;
-        int64_t lo, hi;
-        tr.get(kj, &lo, &hi);
-        const int64_t off = kj * q.dw - q.pl;
-        for (int64_t s = 0; s < ns; ++s) {
-            const Segment& sg = seg[s];
-            float* ds = d + sg.off - sg.ow0;  // indexed by ow
-            const int64_t end = sg.ow0 + sg.n;
-            const int64_t ih = sg.oh * q.sh - q.pt + ki * q.dh;
-            const bool row_in = ih >= 0 && ih < q.H;
-            const float* src = xc + ih * q.W + off;  // src[ow * sw] is the input under output ow
-            if (kernels.im2col_row && (!row_in || q.sw <= 2)) {
-                kernels.im2col_row(src, q.sw, sg.ow0, end, row_in ? lo : 0, row_in ? hi : 0, ds);
-                continue;
-            }
-            const int64_t a = row_in ? std::clamp(lo, sg.ow0, end) : end, b = row_in ? std::clamp(hi, a, end) : end;
-            for (int64_t j = sg.ow0; j < a; ++j) ds[j] = 0.f;
-            for (int64_t j = a; j < b; ++j) ds[j] = src[j * q.sw];
-            for (int64_t j = b; j < end; ++j) ds[j] = 0.f;
-        }
-        if (++kj == q.kw) {
-            kj = 0;
-            if (++ki == q.kh) ki = 0, ++c;
-        }
-    }
-}
-
 // Rows [MR * ir0, min(MR * ir1, Mg)) x columns [0, nc) of C (row stride ldc) = (accumulate ? C : bias, zeros
 // if null) + A[:, pc:pc+kc] * B, where A is packed weights ([ceil(Mg/MR)][K][MR]), bias padded to whole panels, and B's
 // NR-column panel j starts at B + j * panel_stride, its rows ldb floats apart, or, with `off`, row k at
@@ -245,7 +199,7 @@ void conv_gemm(FloatIsa isa, const ConvGeom& q, const float* group, const float*
             continue;
         }
         for (int64_t j = 0; j * NR < nc; ++j)
-            pack_panel(kernels, q, tr, x, pc, kc, c0 + j * NR, std::min(NR, nc - j * NR), scratch + j * kc * NR);
+            kernels.pack_panel(q, tr, x, pc, kc, c0 + j * NR, std::min(NR, nc - j * NR), scratch + j * kc * NR);
         packed_gemm(kernels, packed, Mg, panel0, panel1, K, pc, kc, scratch, NR, nullptr, kc * NR, nc, bias_pad, pc > 0,
                     y + c0, P);
     }

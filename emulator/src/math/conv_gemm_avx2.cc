@@ -97,30 +97,54 @@ ACCEL_AVX2_FMA inline __m256i lanes(int64_t base, int64_t lo, int64_t hi) {
                                _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(last)), lane));
 }
 
-// ConvGemmKernels::im2col_row, 8 outputs at a time: masked loads read only the inputs in [a, b) (zeros
-// elsewhere); at stride 2 the even inputs of two loads. Addresses in integers: masked-off lanes may lie
-// outside the row.
-ACCEL_AVX2_FMA void im2col_row(const float* src, int64_t sw, int64_t j0, int64_t end, int64_t a, int64_t b, float* ds) {
-    const uintptr_t s = reinterpret_cast<uintptr_t>(src);
-    auto at = [s](int64_t i) { return reinterpret_cast<const float*>(s + static_cast<uintptr_t>(i) * sizeof(float)); };
-    for (int64_t j = j0; j < end; j += 8) {
-        __m256 v;
-        if (a >= b || j + 8 <= a || j >= b) {
-            v = _mm256_setzero_ps();
-        } else if (sw == 1) {
-            v = _mm256_maskload_ps(at(j), lanes(j, a, b));
-        } else {  // inputs 2j .. 2j+14, the even ones kept
-            const __m256 v0 = _mm256_maskload_ps(at(2 * j), lanes(2 * j, 2 * a, 2 * b - 1));
-            const __m256 v1 = _mm256_maskload_ps(at(2 * j + 8), lanes(2 * j + 8, 2 * a, 2 * b - 1));
-            const __m256d even = _mm256_castps_pd(_mm256_shuffle_ps(v0, v1, 0x88));
-            v = _mm256_castpd_ps(_mm256_permute4x64_pd(even, 0xD8));
+// ConvGemmKernels::pack_panel, 8 outputs at a time where the stride is 1 or 2 or the input row is outside:
+// masked loads read only the inputs in [lo, hi) (zeros elsewhere); at stride 2 the even inputs of two
+// loads. Addresses in integers: masked-off lanes may lie outside the row.
+ACCEL_AVX2_FMA void pack_panel(const ConvGeom& q, const kern::TapRanges& tr, const float* x, int64_t k0, int64_t kc,
+                               int64_t p0, int64_t np, float* __restrict__ dst) {
+    ConvSegment seg[kConvNR];
+    const int64_t ns = conv_panel_segments(q, p0, np, seg);
+    ConvTap t(q, k0);
+    for (int64_t k = 0; k < kc; ++k, t.next(q)) {
+        const float* xc = x + t.c * q.H * q.W;
+        int64_t lo, hi;
+        tr.get(t.kj, &lo, &hi);
+        for (int64_t s = 0; s < ns; ++s) {
+            const ConvSegment& sg = seg[s];
+            float* ds = dst + k * kConvNR + sg.off - sg.ow0;  // indexed by ow
+            const int64_t end = sg.ow0 + sg.n;
+            const int64_t ih = sg.oh * q.sh - q.pt + t.ki * q.dh;
+            const bool row_in = ih >= 0 && ih < q.H;
+            const int64_t first = ih * q.W + t.kj * q.dw - q.pl;  // input (first + ow * sw) is under output ow
+            if (row_in && q.sw > 2) {
+                conv_fill_segment(ds, sg.ow0, end, xc + first, q.sw, row_in, lo, hi);
+                continue;
+            }
+            const int64_t a = row_in ? lo : 0, b = row_in ? hi : 0;
+            const uintptr_t base = reinterpret_cast<uintptr_t>(xc);
+            auto at = [base, first](int64_t i) {
+                return reinterpret_cast<const float*>(base + static_cast<uintptr_t>(first + i) * sizeof(float));
+            };
+            for (int64_t j = sg.ow0; j < end; j += 8) {
+                __m256 v;
+                if (a >= b || j + 8 <= a || j >= b) {
+                    v = _mm256_setzero_ps();
+                } else if (q.sw == 1) {
+                    v = _mm256_maskload_ps(at(j), lanes(j, a, b));
+                } else {  // inputs 2j .. 2j+14, the even ones kept
+                    const __m256 v0 = _mm256_maskload_ps(at(2 * j), lanes(2 * j, 2 * a, 2 * b - 1));
+                    const __m256 v1 = _mm256_maskload_ps(at(2 * j + 8), lanes(2 * j + 8, 2 * a, 2 * b - 1));
+                    const __m256d even = _mm256_castps_pd(_mm256_shuffle_ps(v0, v1, 0x88));
+                    v = _mm256_castpd_ps(_mm256_permute4x64_pd(even, 0xD8));
+                }
+                if (end - j >= 8) _mm256_storeu_ps(ds + j, v);
+                else _mm256_maskstore_ps(ds + j, first_lanes(end - j), v);
+            }
         }
-        if (end - j >= 8) _mm256_storeu_ps(ds + j, v);
-        else _mm256_maskstore_ps(ds + j, first_lanes(end - j), v);
     }
 }
 
-const ConvGemmKernels kKernels = {tile, build_stride_phases_avx2, im2col_row};
+const ConvGemmKernels kKernels = {tile, build_stride_phases_avx2, pack_panel};
 }  // namespace
 
 const ConvGemmKernels* conv_gemm_avx2_kernels() { return &kKernels; }

@@ -1,6 +1,6 @@
 // conv_gemm_avx512.cc - the packed conv GEMM's AVX-512 pieces (conv_gemm_kernels.h): a register tile of
-// kConvMR rows by 3 vectors (the whole kConvNR-column panel), and an im2col row gather of 16 outputs per
-// masked load. Compiled for AVX-512 by target attributes, used only when the CPU has it.
+// kConvMR rows by 3 vectors (the whole kConvNR-column panel), and an im2col panel gather of 16 outputs
+// per masked load. Compiled for AVX-512 by target attributes, used only when the CPU has it.
 #include "math/conv_gemm_kernels.h"
 #include "math/stride_phases.h"
 
@@ -73,27 +73,50 @@ ACCEL_AVX512 void tile(int64_t kc, const float* A, const float* B, int64_t ldb, 
 // Lanes e of a 16-lane vector with base + e in [lo, hi).
 inline __mmask16 lanes(int64_t base, int64_t lo, int64_t hi) { return lanes16::inside(base - lo, hi - lo); }
 
-// ConvGemmKernels::im2col_row, 16 outputs at a time: masked loads read only the inputs in [a, b) (zeros
-// elsewhere); at stride 2 the even inputs of two loads.
-ACCEL_AVX512 void im2col_row(const float* src, int64_t sw, int64_t j0, int64_t end, int64_t a, int64_t b, float* ds) {
+// ConvGemmKernels::pack_panel, 16 outputs at a time where the stride is 1 or 2 or the input row is
+// outside: masked loads read only the inputs in [lo, hi) (zeros elsewhere); at stride 2 the even inputs
+// of two loads.
+ACCEL_AVX512 void pack_panel(const ConvGeom& q, const kern::TapRanges& tr, const float* x, int64_t k0, int64_t kc,
+                             int64_t p0, int64_t np, float* __restrict__ dst) {
+    ConvSegment seg[NR];
+    const int64_t ns = conv_panel_segments(q, p0, np, seg);
     const __m512i kEven = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
-    for (int64_t j = j0; j < end; j += 16) {
-        const __mmask16 st = lanes(j, j, end), in = lanes(j, a, b);
-        __m512 v;
-        if (!in) {
-            v = _mm512_setzero_ps();
-        } else if (sw == 1) {
-            v = _mm512_maskz_loadu_ps(in, src + j);
-        } else {  // inputs 2j .. 2j+30, the even ones kept
-            const __m512 v0 = _mm512_maskz_loadu_ps(lanes(2 * j, 2 * a, 2 * b - 1), src + 2 * j);
-            const __m512 v1 = _mm512_maskz_loadu_ps(lanes(2 * j + 16, 2 * a, 2 * b - 1), src + 2 * j + 16);
-            v = _mm512_permutex2var_ps(v0, kEven, v1);
+    ConvTap t(q, k0);
+    for (int64_t k = 0; k < kc; ++k, t.next(q)) {
+        const float* xc = x + t.c * q.H * q.W;
+        int64_t lo, hi;
+        tr.get(t.kj, &lo, &hi);
+        for (int64_t s = 0; s < ns; ++s) {
+            const ConvSegment& sg = seg[s];
+            float* ds = dst + k * NR + sg.off - sg.ow0;  // indexed by ow
+            const int64_t end = sg.ow0 + sg.n;
+            const int64_t ih = sg.oh * q.sh - q.pt + t.ki * q.dh;
+            const bool row_in = ih >= 0 && ih < q.H;
+            const float* src = xc + ih * q.W + t.kj * q.dw - q.pl;  // src[ow * sw] is the input under output ow
+            if (row_in && q.sw > 2) {
+                conv_fill_segment(ds, sg.ow0, end, src, q.sw, row_in, lo, hi);
+                continue;
+            }
+            const int64_t a = row_in ? lo : 0, b = row_in ? hi : 0;
+            for (int64_t j = sg.ow0; j < end; j += 16) {
+                const __mmask16 st = lanes(j, j, end), in = lanes(j, a, b);
+                __m512 v;
+                if (!in) {
+                    v = _mm512_setzero_ps();
+                } else if (q.sw == 1) {
+                    v = _mm512_maskz_loadu_ps(in, src + j);
+                } else {  // inputs 2j .. 2j+30, the even ones kept
+                    const __m512 v0 = _mm512_maskz_loadu_ps(lanes(2 * j, 2 * a, 2 * b - 1), src + 2 * j);
+                    const __m512 v1 = _mm512_maskz_loadu_ps(lanes(2 * j + 16, 2 * a, 2 * b - 1), src + 2 * j + 16);
+                    v = _mm512_permutex2var_ps(v0, kEven, v1);
+                }
+                _mm512_mask_storeu_ps(ds + j, st, v);
+            }
         }
-        _mm512_mask_storeu_ps(ds + j, st, v);
     }
 }
 
-const ConvGemmKernels kKernels = {tile, build_stride_phases, im2col_row};
+const ConvGemmKernels kKernels = {tile, build_stride_phases, pack_panel};
 }  // namespace
 
 const ConvGemmKernels* conv_gemm_avx512_kernels() { return &kKernels; }
