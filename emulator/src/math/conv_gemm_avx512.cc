@@ -14,39 +14,40 @@ namespace {
 constexpr int64_t MR = kConvMR, NR = kConvNR;
 
 #define ACCEL_AVX512 __attribute__((target("avx512f")))
+#define ACCEL_UNROLL _Pragma("GCC unroll 16")
 
 // C[MR rows][NV*16 columns, the last vector's lanes by `tail` if kMasked] (+)= A[kc][MR] * B[kc][ldb] (row k of B
 // at B + off[k] instead if kOffsets: the taps of a conv over its stride phases, stride_phases.h), starting
-// from C if `accumulate`, else from bias[MR] (zeros if null). Every loop has constant bounds so that the
-// accumulators stay in registers (a row count known only at run time makes gcc keep them in memory). Full
-// panels load unmasked: a masked load in the loop costs a mask move on an FMA port every iteration, which
-// more than halves the speed.
+// from C if `accumulate`, else from bias[MR] (zeros if null). Every loop has constant bounds and is unrolled
+// before registers are allocated, so that the accumulators stay in registers: a row count known only at run
+// time, or a loop left rolled, makes gcc 12 keep them in memory and store each every depth step (the
+// one-vector tile ran at half speed so). Full panels load unmasked: a masked load in the loop costs a mask
+// move on an FMA port every iteration, which more than halves the speed.
 template <int NV, bool kMasked, bool kOffsets>
 ACCEL_AVX512 void micro(int64_t kc, const float* __restrict__ A, const float* __restrict__ B, int64_t ldb,
                         const int64_t* __restrict__ off, float* __restrict__ C, int64_t ldc, __mmask16 tail,
                         const float* bias, bool accumulate) {
     __m512 acc[MR][NV];
     if (accumulate) {
-        for (int i = 0; i < MR; ++i)
-            for (int v = 0; v < NV; ++v)
-                acc[i][v] = kMasked && v == NV - 1 ? _mm512_maskz_loadu_ps(tail, C + i * ldc + 16 * v)
-                                                   : _mm512_loadu_ps(C + i * ldc + 16 * v);
+        ACCEL_UNROLL for (int i = 0; i < MR; ++i) ACCEL_UNROLL for (int v = 0; v < NV; ++v) acc[i][v] =
+            kMasked && v == NV - 1 ? _mm512_maskz_loadu_ps(tail, C + i * ldc + 16 * v)
+                                   : _mm512_loadu_ps(C + i * ldc + 16 * v);
     } else {
-        for (int i = 0; i < MR; ++i)
-            for (int v = 0; v < NV; ++v) acc[i][v] = bias ? _mm512_set1_ps(bias[i]) : _mm512_setzero_ps();
+        ACCEL_UNROLL for (int i = 0; i < MR; ++i) ACCEL_UNROLL for (int v = 0; v < NV; ++v) acc[i][v] =
+            bias ? _mm512_set1_ps(bias[i]) : _mm512_setzero_ps();
     }
     for (int64_t k = 0; k < kc; ++k) {
         const float* b = kOffsets ? B + off[k] : B + k * ldb;
         __m512 bv[NV];
-        for (int v = 0; v < NV; ++v)
-            bv[v] = kMasked && v == NV - 1 ? _mm512_maskz_loadu_ps(tail, b + 16 * v) : _mm512_loadu_ps(b + 16 * v);
-        for (int i = 0; i < MR; ++i) {
+        ACCEL_UNROLL for (int v = 0; v < NV; ++v) bv[v] =
+            kMasked && v == NV - 1 ? _mm512_maskz_loadu_ps(tail, b + 16 * v) : _mm512_loadu_ps(b + 16 * v);
+        ACCEL_UNROLL for (int i = 0; i < MR; ++i) {
             const __m512 a = _mm512_set1_ps(A[k * MR + i]);
-            for (int v = 0; v < NV; ++v) acc[i][v] = _mm512_fmadd_ps(a, bv[v], acc[i][v]);
+            ACCEL_UNROLL for (int v = 0; v < NV; ++v) acc[i][v] = _mm512_fmadd_ps(a, bv[v], acc[i][v]);
         }
     }
-    for (int i = 0; i < MR; ++i) {
-        for (int v = 0; v < NV - 1; ++v) _mm512_storeu_ps(C + i * ldc + 16 * v, acc[i][v]);
+    ACCEL_UNROLL for (int i = 0; i < MR; ++i) {
+        ACCEL_UNROLL for (int v = 0; v < NV - 1; ++v) _mm512_storeu_ps(C + i * ldc + 16 * v, acc[i][v]);
         if (kMasked) _mm512_mask_storeu_ps(C + i * ldc + 16 * (NV - 1), tail, acc[i][NV - 1]);
         else _mm512_storeu_ps(C + i * ldc + 16 * (NV - 1), acc[i][NV - 1]);
     }
