@@ -9,7 +9,8 @@ namespace accel_emu {
 
 namespace {
 FloatIsa float_hardware() {
-// The same condition as the AVX-512 kernels' own builds (conv_gemm.cc, depthwise_avx512.cc).
+// The same condition as the vector kernels' own builds (conv_gemm_avx512.cc, conv_gemm_avx2.cc,
+// depthwise_avx512.cc).
 #if defined(__x86_64__) && defined(__GNUC__)
     static const FloatIsa best = __builtin_cpu_supports("avx512f")                                 ? FloatIsa::Avx512
                                  : __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? FloatIsa::Avx2

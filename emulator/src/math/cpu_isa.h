@@ -10,7 +10,8 @@
 
 namespace accel_emu {
 
-// Slowest to fastest. Avx512 is AVX-512F (the packed conv GEMM, the depthwise conv of depthwise_avx512.cc).
+// Slowest to fastest. Avx512 is AVX-512F (the packed conv GEMM, the depthwise conv of depthwise_avx512.cc);
+// Avx2 is AVX2 with FMA (the packed conv GEMM's AVX2 tile).
 enum class FloatIsa : int32_t { Portable = 0, Avx2 = 1, Avx512 = 2 };
 
 // The path ACCEL_EMU_ISA names (read at each call), or the fastest there is when it is unset or unknown.

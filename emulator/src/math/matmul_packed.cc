@@ -38,7 +38,7 @@ int64_t matmul_packed_scratch_floats(int64_t M, int64_t K) {
     return std::min(kRowBlock, (M + MR - 1) / MR * MR) * conv_depth_block(K);
 }
 
-void matmul_packed(const float* x, int64_t K, int64_t N, const float* packed_b, float* y, float* scratch, int64_t r0,
+void matmul_packed(FloatIsa isa, const float* x, int64_t K, int64_t N, const float* packed_b, float* y, float* scratch, int64_t r0,
                    int64_t r1, int64_t c0, int64_t c1) {
     const int64_t kb = conv_depth_block(K), cb = matmul_column_block(K, N);
     for (int64_t rr = r0; rr < r1; rr += kRowBlock) {
@@ -58,7 +58,7 @@ void matmul_packed(const float* x, int64_t K, int64_t N, const float* packed_b, 
             }
             // W's columns a block at a time (c0 is a whole panel's first column, and so is each block's).
             for (int64_t cc = c0; cc < c1; cc += cb)
-                conv_packed_gemm(scratch, rows, 0, panels, kc, 0, kc, packed_b + cc * K + pc * NR, NR, K * NR,
+                conv_packed_gemm(isa, scratch, rows, 0, panels, kc, 0, kc, packed_b + cc * K + pc * NR, NR, K * NR,
                                  std::min(cb, c1 - cc), nullptr, pc > 0, y + rr * N + cc, N);
         }
     }

@@ -381,6 +381,7 @@ int64_t rows_scratch(const qk::Header* h, const ConvGeom& q, int64_t rows) {
 
 void build_rows(const qk::Header* h, const ConvGeom& q, const uint8_t* x, const qk::ConvX& cx, int64_t i0, int64_t i1) {
     if (avx512_x(h)) qk::conv_x_build_avx512(h, q, x, cx, i0, i1);
+    else if (h->isa == QIsa::Avx2) qk::conv_x_build_avx2(h, q, x, cx, i0, i1);
     else qk::conv_x_build(h, q, x, cx, i0, i1);
 }
 

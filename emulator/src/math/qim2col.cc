@@ -1,5 +1,6 @@
-// qim2col.cc - X in the kernels' layout, portable code (qim2col.h). The portable and AVX2 paths use these;
-// the AVX-512 paths have their own copies of the hot loops (qim2col_avx512.cc).
+// qim2col.cc - X in the kernels' layout, portable code (qim2col.h). The portable path uses these, the AVX2
+// path all but the conv copies (qim2col_avx2.cc); the AVX-512 paths have their own copies of the hot loops
+// (qim2col_avx512.cc).
 #include "math/qim2col.h"
 
 #include <algorithm>

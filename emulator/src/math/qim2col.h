@@ -59,9 +59,11 @@ void conv_x_slice(const ConvGeom& q, const ConvX& cx, int64_t u0, int64_t u1, ui
 // Does some tap read row phase rp?
 bool conv_phase_used(const ConvGeom& q, int64_t rp);
 // Builds rows [i0, i1) of every copy of cx (laid out; row i held at i - row0) from x (the group's Cg
-// channels): portable code, and AVX-512 (the VNNI and AMX paths). Output row oh reads rows oh .. oh + halo.
+// channels): portable code, AVX-512 (the VNNI and AMX paths) and AVX2 (qim2col_avx2.cc), the same bytes.
+// Output row oh reads rows oh .. oh + halo.
 void conv_x_build(const Header* h, const ConvGeom& q, const uint8_t* x, const ConvX& cx, int64_t i0, int64_t i1);
 void conv_x_build_avx512(const Header* h, const ConvGeom& q, const uint8_t* x, const ConvX& cx, int64_t i0, int64_t i1);
+void conv_x_build_avx2(const Header* h, const ConvGeom& q, const uint8_t* x, const ConvX& cx, int64_t i0, int64_t i1);
 
 // Columns [n0, n0 + nc) of qgemm_wx's X (K rows of ldx) or qgemm_xw's (N rows of ldx) into dst as
 // [Kq][ld] units (ld >= nc, units past nc unset), so that off[g] = g * ld * 4.

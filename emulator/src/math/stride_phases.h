@@ -41,4 +41,8 @@ inline int64_t phase_plane_floats(const ConvGeom& q, int64_t out_rows, int64_t c
 void build_stride_phases(const ConvGeom& q, const float* x, int64_t r0, int64_t rows, int64_t Wq, int64_t plane,
                          float* dst);
 
+// The same with AVX2 (stride_phases_avx2.cc; rows in vectors of 8): only for a CPU that has it.
+void build_stride_phases_avx2(const ConvGeom& q, const float* x, int64_t r0, int64_t rows, int64_t Wq, int64_t plane,
+                              float* dst);
+
 }  // namespace accel_emu

@@ -2,9 +2,8 @@
 // run. Depthwise convs (group == C == M) run a direct kernel (math/depthwise.cc; with AVX-512, over stride
 // phases and flattened rows: math/depthwise_avx512.cc; planes of at most 32x32 outputs 16 channels to a vector:
 // math/conv_small_depthwise.cc). With AVX-512 the others run on the channel-vectorized GEMM when the output
-// plane is small (math/conv_small.h: 7x7 and 14x14 planes fill its vectors, not the 48-wide tiles) or else on
-// the packed conv GEMM
-// (math/conv_gemm.h: weights and bias packed at load by prepare(); the input read over its stride phases,
+// plane is small (math/conv_small.h: 7x7 and 14x14 planes fill its vectors, not the 48-wide tiles) or else,
+// with AVX-512 or AVX2, on the packed conv GEMM (math/conv_gemm.h: weights and bias packed at load by prepare(); the input read over its stride phases,
 // in place for 1x1 stride-1 unpadded convs, or else as im2col panels gathered one at a time). Without it: 1x1 stride-1
 // unpadded conv is one sgemm per group per image on the input as it lies, the rest im2col (math/im2col.cc) + sgemm over
 // column tiles so the scratch stays cache-sized whatever the image size. Bias and the fused activation are applied to
@@ -64,14 +63,15 @@ bool validate(const Graph& g, const Node& n, std::string* err) {
 }
 
 // How a conv runs: depthwise ones directly; on the AVX-512 path the rest on the small-plane or the packed conv
-// GEMM (weights packed at load, each in its own layout); otherwise im2col + sgemm.
+// GEMM, on AVX2 on the packed conv GEMM (weights packed at load, each in its own layout); otherwise im2col +
+// sgemm.
 enum class Path { Depthwise, Small, Packed, Im2col };
 
 Path path(const Graph& g, const ConvGeom& q) {
     if (q.depthwise) return Path::Depthwise;
     if (conv_small_applies(g.float_isa, q)) return Path::Small;
     // Fewer output positions than a vector (squeeze-excite 1x1 convs): a GEMV, which the BLAS does better.
-    if (g.float_isa == FloatIsa::Avx512 && q.P >= 16) return Path::Packed;
+    if (conv_gemm_applies(g.float_isa) && q.P >= 16) return Path::Packed;
     return Path::Im2col;
 }
 
@@ -197,8 +197,8 @@ void run(const KernelArgs& a) {
             const int64_t i = gemm / q.G, gi = gemm % q.G;
             int64_t p0, p1;
             part_range(panels, runs, r, &p0, &p1);
-            conv_gemm(q, packed + gi * group_floats, X + (i * q.C + gi * q.Cg) * HW, n.act, n.act_alpha, n.act_beta,
-                      Y + (i * q.M + gi * q.Mg) * q.P, col(worker), blk, p0, p1);
+            conv_gemm(a.graph->float_isa, q, packed + gi * group_floats, X + (i * q.C + gi * q.Cg) * HW, n.act,
+                      n.act_alpha, n.act_beta, Y + (i * q.M + gi * q.Mg) * q.P, col(worker), blk, p0, p1);
         });
         return;
     }

@@ -144,7 +144,7 @@ void run_packed(const KernelArgs& args, const Plan& p) {
         part_range(row_panels, row_parts, task / col_parts, &q0, &q1);
         const int64_t c0 = p0 * kConvNR, c1 = std::min(N, p1 * kConvNR), r0 = q0 * kConvMR,
                       r1 = std::min(M, q1 * kConvMR);
-        matmul_packed(A, K, N, packed, Y, static_cast<float*>(args.scratch_for(worker)), r0, r1, c0, c1);
+        matmul_packed(args.graph->float_isa, A, K, N, packed, Y, static_cast<float*>(args.scratch_for(worker)), r0, r1, c0, c1);
         if (n.act != Act::None)
             for (int64_t r = r0; r < r1; ++r)
                 apply_activation(n.act, n.act_alpha, n.act_beta, Y + r * N + c0, static_cast<size_t>(c1 - c0));

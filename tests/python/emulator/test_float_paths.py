@@ -15,6 +15,7 @@ from accel import compiler
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from models import catalog
+from test_threads_intra import assert_bit_identical, runs_by_threads
 
 pytestmark = pytest.mark.emulator
 
@@ -95,6 +96,21 @@ CONVS = [
     (16, 8, 1, 12, 12, (3, 3), (1, 1), (2, 2, 2, 2), 2, True, "Clip"),
     (300, 8, 1, 6, 6, (3, 3), (1, 1), (1, 1, 1, 1), 1, True, ""),
     (8, 40, 1, 64, 64, (3, 3), (1, 1), (1, 1, 1, 1), 1, True, "Relu"),
+    # The packed conv GEMM's edges on the AVX2 path (a tile of 4 rows by 24 columns, two per 8-row weight
+    # panel and per 48-column B panel): last panels of 1, 4 and 5 rows, last column runs of 1..23 and 25..47,
+    # read in place (1x1), over stride phases (strides 1 and 2), as im2col panels (dilated at strides 1 and
+    # 2, stride 3), depth split in blocks (K = 360), groups.
+    (24, 13, 1, 11, 13, (1, 1), (1, 1), (0, 0, 0, 0), 1, True, "Relu"),
+    (16, 20, 1, 9, 7, (1, 1), (1, 1), (0, 0, 0, 0), 1, False, ""),
+    (32, 24, 1, 14, 14, (1, 1), (2, 2), (0, 0, 0, 0), 1, True, "Relu"),
+    (12, 36, 3, 19, 23, (3, 3), (2, 2), (1, 1, 1, 1), 1, True, "Clip"),
+    (8, 10, 2, 17, 29, (3, 3), (1, 1), (1, 1, 1, 1), 1, True, "HardSwish"),
+    (40, 17, 1, 13, 9, (3, 3), (1, 1), (0, 0, 0, 0), 1, True, ""),
+    (10, 7, 1, 21, 21, (3, 3), (1, 1), (2, 2, 2, 2), 2, True, "Relu"),
+    (6, 11, 1, 25, 26, (3, 3), (3, 3), (1, 1, 1, 1), 1, True, ""),
+    (3, 12, 1, 33, 35, (5, 5), (2, 2), (2, 1, 2, 1), 1, False, "Relu"),
+    (12, 10, 1, 23, 27, (3, 3), (2, 2), (2, 1, 2, 3), 2, True, "Relu"),
+    (9, 6, 1, 30, 70, (3, 5), (1, 1), (0, 4, 1, 0), 3, False, "Clip"),
 ]
 
 
@@ -136,11 +152,13 @@ def test_conv_geometries_on_every_path(monkeypatch, geom):
     accm = compiler.compile_model(proto)
     bound = 1e-5 * np.sqrt(geom[0] // geom[2])
     portable = None
+    results = {}
     for fpath in available(monkeypatch):
         monkeypatch.setenv("ACCEL_EMU_ISA", CAPS[fpath])
         with accel.open("emu:cores=1") as d:
             got = np.asarray(d.load(accm).run(x)[0])
         assert got.shape == want.shape
+        results[fpath] = got
         # Against onnxruntime, and against the portable path (the first): an ISA's kernel sums in its own
         # order, so the paths agree to rounding, not bit for bit.
         portable = got if portable is None else portable
@@ -151,3 +169,33 @@ def test_conv_geometries_on_every_path(monkeypatch, geom):
             print(f"{fpath} against {name}: {same} of {ref.size} identical, {bad} beyond the bound; "
                   f"max abs difference {float(err.max()):.3g}")
             assert bad == 0, f"conv {conv_id(geom)} on {fpath}: {bad} of {ref.size} elements differ from {name}"
+    # The AVX2 and AVX-512 packed conv GEMMs (every conv but depthwise ones and those of fewer than 16
+    # output positions) sum each output in the same order, one FMA per tap from the bias, through the same
+    # blocks of depth: their results are the same bits. (So the AVX2 path is the packed GEMM, not im2col and
+    # the BLAS, whose sums run in another order.)
+    c, m, group = geom[:3]
+    if "avx2" in results and "avx512" in results and not (group == c == m) and want.shape[2] * want.shape[3] >= 16:
+        differ = int(np.count_nonzero(results["avx2"].view(np.uint32) != results["avx512"].view(np.uint32)))
+        print(f"avx2 against avx512: {differ} of {want.size} elements differ")
+        assert differ == 0, f"conv {conv_id(geom)}: the AVX2 and AVX-512 packed GEMMs differ in {differ} elements"
+
+
+# Convs big enough to split across threads (column blocks, bands of output rows, runs of weight panels), with
+# ragged channel and position counts: every path this CPU has gives the same bytes on 1, 2 and 3 threads.
+THREADED_CONVS = [
+    (64, 45, 1, 30, 31, (3, 3), (1, 1), (1, 1, 1, 1), 1, True, "Relu"),
+    (48, 70, 1, 41, 37, (3, 3), (2, 2), (1, 1, 1, 1), 1, True, "Clip"),
+    (96, 53, 1, 29, 27, (1, 1), (1, 1), (0, 0, 0, 0), 1, True, "HardSwish"),
+    (64, 36, 4, 33, 30, (3, 3), (1, 1), (1, 1, 1, 1), 1, False, ""),
+    (24, 29, 1, 40, 40, (3, 3), (1, 1), (2, 2, 2, 2), 2, True, "Relu"),
+]
+
+
+@pytest.mark.parametrize("geom", THREADED_CONVS, ids=conv_id)
+def test_conv_geometries_are_bit_identical_whatever_the_thread_count(monkeypatch, geom):
+    rng = np.random.default_rng(11)
+    accm = compiler.compile_model(conv_model(*geom, rng))
+    x = rng.standard_normal((1, geom[0], geom[3], geom[4])).astype(np.float32)
+    for fpath in available(monkeypatch):
+        monkeypatch.setenv("ACCEL_EMU_ISA", CAPS[fpath])
+        assert_bit_identical(runs_by_threads(accm, x, threads=(1, 2, 3)), f"conv {conv_id(geom)} on {fpath}")
