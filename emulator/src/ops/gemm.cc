@@ -1,5 +1,6 @@
 // gemm.cc - ONNX Gemm (FORMAT.md op 2): Y = act(alpha * op(A) * op(B) + beta * C), C broadcast.
 #include "math/gemm.h"
+#include "math/activation.h"
 #include "op_params.h"
 #include "ops/op_defs.h"
 #include "ops/op_util.h"
@@ -95,10 +96,7 @@ void run(const KernelArgs& a) {
         float* Yb = Y + r0 * d.N + c0;
         sgemm(tA, tB, static_cast<int>(r1 - r0), static_cast<int>(c1 - c0), static_cast<int>(d.K), alpha, Ab,
               static_cast<int>(lda), Bb, static_cast<int>(ldb), with_c ? 1.f : 0.f, Yb, static_cast<int>(d.N));
-        if (c1 - c0 == d.N) apply_activation(n.act, n.act_alpha, n.act_beta, Yb, static_cast<size_t>((r1 - r0) * d.N));
-        else
-            for (int64_t r = r0; r < r1; ++r)
-                apply_activation(n.act, n.act_alpha, n.act_beta, Y + r * d.N + c0, static_cast<size_t>(c1 - c0));
+        kern::bias_act_rows(Yb, r1 - r0, c1 - c0, d.N, nullptr, n.act, n.act_alpha, n.act_beta);
     });
 }
 

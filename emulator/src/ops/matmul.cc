@@ -1,5 +1,6 @@
 // matmul.cc - numpy matmul (FORMAT.md op 3): 1-D operands promoted (and the added dim dropped from Y),
 // batch dims broadcast. Stacked A against an unbatched B is one tall GEMM; otherwise one GEMM per batch.
+#include "math/activation.h"
 #include "math/gemm.h"
 #include "ops/op_defs.h"
 #include "ops/op_util.h"
@@ -116,10 +117,7 @@ void run(const KernelArgs& args) {
         float* Yb = Y + t * M * N + r0 * N + c0;
         sgemm(false, false, static_cast<int>(r1 - r0), static_cast<int>(c1 - c0), static_cast<int>(K), 1.f,
               A + oa + r0 * K, static_cast<int>(K), B + ob + c0, static_cast<int>(N), 0.f, Yb, static_cast<int>(N));
-        if (c1 - c0 == N) apply_activation(n.act, n.act_alpha, n.act_beta, Yb, static_cast<size_t>((r1 - r0) * N));
-        else
-            for (int64_t r = 0; r < r1 - r0; ++r)
-                apply_activation(n.act, n.act_alpha, n.act_beta, Yb + r * N, static_cast<size_t>(c1 - c0));
+        kern::bias_act_rows(Yb, r1 - r0, c1 - c0, N, nullptr, n.act, n.act_alpha, n.act_beta);
     };
     if (s.blocks > 1) {
         args.par->for_each(gemms * s.blocks, [&](int64_t task, int) { block(task / s.blocks, task % s.blocks); });
