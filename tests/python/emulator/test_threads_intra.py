@@ -67,7 +67,8 @@ def test_catalog_models_are_bit_identical_whatever_the_thread_count(built, name)
 
 def one_node(op, x_shape, inits=None, extra=(), after=(), y_type=F, **attrs):
     """A one-node ONNX model: y = op(x, *inits, *extra inputs), then the nodes `after` ((op, attrs) pairs,
-    each taking the last one's output: an activation the compiler fuses into op)."""
+    each taking the last one's output: an activation the compiler fuses into op). Initializers are float32,
+    but those named ``i64_*`` (a Slice's starts, a Pad's pads), which are int64."""
     inits = {k: np.asarray(v, np.int64 if k.startswith("i64_") else np.float32) for k, v in (inits or {}).items()}
     names = ["y"] if not after else [f"t{i}" for i in range(len(after))] + ["y"]
     nodes = [helper.make_node(op, ["x", *inits, *[n for n, _ in extra]], [names[0]], **attrs)]
