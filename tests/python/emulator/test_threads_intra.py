@@ -139,6 +139,7 @@ THREADED_OPS = {
     "slice_steps": lambda: (one_node("Slice", (3, 41, 131, 67), {"i64_s": [1, 2], "i64_e": [130, 66],
                                                                   "i64_a": [2, 3], "i64_p": [2, 1]}),
                             (3, 41, 131, 67)),
+    "reshape_copy": lambda: (one_node("Reshape", (3, 41, 13, 997), {"i64_shape": [123, 12961]}), (3, 41, 13, 997)),
     "expand": lambda: (one_node("Expand", (3, 1, 1, 997), {"i64_shape": [3, 41, 13, 997]}), (3, 1, 1, 997)),
     "concat_channels": lambda: (one_node("Concat", (1, 37, 43, 47), {"b": rnd((1, 53, 43, 47), 19),
                                                                      "c": rnd((1, 11, 43, 47), 23)}, axis=1),
@@ -195,7 +196,7 @@ def assert_matches_ort(model, x, got, what):
     or convert data, else within the op tests' float bound (rtol 1e-4, atol 1e-4 of the output's scale)."""
     (want,) = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})
     assert got.shape == want.shape, what
-    exact = model.graph.node[0].op_type in ("Transpose", "Slice", "Expand", "Concat", "Pad", "Cast") or (
+    exact = model.graph.node[0].op_type in ("Transpose", "Slice", "Reshape", "Expand", "Concat", "Pad", "Cast") or (
         model.graph.node[0].op_type == "Resize" and "nearest" in what)
     if exact:
         bad = np.flatnonzero(got.view(np.uint8) != want.view(np.uint8))
