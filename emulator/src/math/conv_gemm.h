@@ -59,8 +59,8 @@ void conv_gemm(FloatIsa isa, const ConvGeom& q, const float* group, const float*
 // ([ceil(Mg/kConvMR)][K][kConvMR]), bias per row padded to whole panels; B's kConvNR-column panel j at
 // B + j * panel_stride, its rows ldb floats apart (columns past nc unread). Each C element's sum runs over k in
 // order from its starting value. isa is one conv_gemm_applies to.
-void conv_packed_gemm(FloatIsa isa, const float* A, int64_t Mg, int64_t ir0, int64_t ir1, int64_t K, int64_t pc, int64_t kc,
-                      const float* B, int64_t ldb, int64_t panel_stride, int64_t nc, const float* bias, bool accumulate,
-                      float* C, int64_t ldc);
+void conv_packed_gemm(FloatIsa isa, const float* A, int64_t Mg, int64_t ir0, int64_t ir1, int64_t K, int64_t pc,
+                      int64_t kc, const float* B, int64_t ldb, int64_t panel_stride, int64_t nc, const float* bias,
+                      bool accumulate, float* C, int64_t ldc);
 
 }  // namespace accel_emu

@@ -38,8 +38,8 @@ int64_t matmul_packed_scratch_floats(int64_t M, int64_t K) {
     return std::min(kRowBlock, (M + MR - 1) / MR * MR) * conv_depth_block(K);
 }
 
-void matmul_packed(FloatIsa isa, const float* x, int64_t K, int64_t N, const float* packed_b, float* y, float* scratch, int64_t r0,
-                   int64_t r1, int64_t c0, int64_t c1) {
+void matmul_packed(FloatIsa isa, const float* x, int64_t K, int64_t N, const float* packed_b, float* y, float* scratch,
+                   int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
     const int64_t kb = conv_depth_block(K), cb = matmul_column_block(K, N);
     for (int64_t rr = r0; rr < r1; rr += kRowBlock) {
         const int64_t rows = std::min(kRowBlock, r1 - rr), panels = (rows + MR - 1) / MR;

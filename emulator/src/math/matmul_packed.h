@@ -27,7 +27,7 @@ int64_t matmul_packed_scratch_floats(int64_t M, int64_t K);
 
 // Rows [r0, r1) by columns [c0, c1) of y = x * W (x [M][K], y [M][N], both row-major); c0 is a multiple of
 // kConvNR. isa is a path the conv GEMM has (conv_gemm_applies).
-void matmul_packed(FloatIsa isa, const float* x, int64_t K, int64_t N, const float* packed_b, float* y, float* scratch, int64_t r0,
-                   int64_t r1, int64_t c0, int64_t c1);
+void matmul_packed(FloatIsa isa, const float* x, int64_t K, int64_t N, const float* packed_b, float* y, float* scratch,
+                   int64_t r0, int64_t r1, int64_t c0, int64_t c1);
 
 }  // namespace accel_emu

@@ -7,12 +7,14 @@
 // round such values.
 #include "math/reduce.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
 
 #include "math/fast_math.h"
 #include "math/math_util.h"
+#include "parallel.h"
 
 namespace accel_emu {
 
@@ -208,31 +210,62 @@ ACCEL_INLINE void combine_rows(const float* ACCEL_RESTRICT x, int64_t ld, int64_
     }
 }
 
-// y (shaped as the kept runs) = C over the reduced runs of f(x, shift); shift is y-shaped (SHIFT only).
-// Runs alternate, so a kept inner run has a reduced run just outside it, whose rows all land on the
-// same output row: they are combined together, the odometer walking the runs outside both.
+// The odometer's runs [0, walk) around the inner job, and how the work is cut across threads. Runs
+// alternate, so a kept inner run has a reduced run just outside it, whose rows all land on the same output
+// row: they are combined together (nrows of them, ld apart), the odometer walking the runs outside both.
+struct Walk {
+    int inner, walk;
+    bool rows;           // the inner run is kept: rows combined element by element
+    int64_t len, nrows, ld, outer;
+    bool split_outer;    // parts are ranges of the outer walk (every walked run is kept: distinct outputs)
+    bool split_columns;  // parts are ranges of the inner kept run (one outer step)
+};
+
+Walk walk_of(const ReduceRuns& r) {
+    Walk w{};
+    if (r.m == 0) return w;
+    w.inner = r.m - 1;
+    w.rows = !r.red[w.inner];
+    w.walk = w.rows && w.inner > 0 ? w.inner - 1 : w.inner;
+    w.len = r.ext[w.inner];
+    w.nrows = w.walk < w.inner ? r.ext[w.walk] : 1;
+    w.ld = w.walk < w.inner ? r.sx[w.walk] : 0;
+    w.outer = kern::prod(r.ext, 0, w.walk);
+    bool kept = true;
+    for (int d = 0; d < w.walk; ++d) kept = kept && !r.red[d];
+    w.split_outer = kept && w.outer > 1;
+    w.split_columns = w.rows && w.outer == 1;
+    return w;
+}
+
+// A part of the work: outer steps [o0, o1), columns [j0, j1) of a kept inner run.
+struct Span { int64_t o0, o1, j0, j1; };
+
+// y (shaped as the kept runs) = C(y, C over the reduced runs of f(x, shift)) for the span's outputs; shift
+// is y-shaped (SHIFT only). Each output's order of combination does not depend on the span.
 template <bool SHIFT, class F, class C>
-ACCEL_HOT void reduce_into(const ReduceRuns& r, const float* ACCEL_RESTRICT x, float* ACCEL_RESTRICT y,
-                           const float* ACCEL_RESTRICT shift, int64_t ny, F f, C c) {
-    for (int64_t i = 0; i < ny; ++i) y[i] = C::identity;
+ACCEL_HOT void reduce_into(const ReduceRuns& r, const Walk& w, const Span& sp, const float* ACCEL_RESTRICT x,
+                           float* ACCEL_RESTRICT y, const float* ACCEL_RESTRICT shift, F f, C c) {
     if (r.m == 0) {  // every dim is 1
         y[0] = c(y[0], f(x[0], SHIFT ? shift[0] : 0.f));
         return;
     }
-    const int inner = r.m - 1;
-    const bool rows = !r.red[inner];
-    const int walk = rows && inner > 0 ? inner - 1 : inner;  // the runs the odometer walks: [0, walk)
-    const int64_t len = r.ext[inner];
-    const int64_t nrows = walk < inner ? r.ext[walk] : 1, ld = walk < inner ? r.sx[walk] : 0;
-    const int64_t outer = kern::prod(r.ext, 0, walk);
     int64_t idx[kMaxDims] = {0};
     int64_t ox = 0, oy = 0;
-    for (int64_t o = 0; o < outer; ++o) {
-        if (rows) combine_rows<SHIFT>(x + ox, ld, nrows, y + oy, SHIFT ? shift + oy : nullptr, len, f, c);
+    for (int64_t d = w.walk - 1, rest = sp.o0; d >= 0; --d) {  // the odometer at step o0
+        idx[d] = rest % r.ext[d];
+        rest /= r.ext[d];
+        ox += idx[d] * r.sx[d];
+        oy += idx[d] * r.sy[d];
+    }
+    for (int64_t o = sp.o0; o < sp.o1; ++o) {
+        if (w.rows)
+            combine_rows<SHIFT>(x + ox + sp.j0, w.ld, w.nrows, y + oy + sp.j0, SHIFT ? shift + oy + sp.j0 : nullptr,
+                                sp.j1 - sp.j0, f, c);
         else if constexpr (std::is_same_v<F, Plain> && std::is_same_v<C, Add>)
-            y[oy] += eigen_sum(x + ox, len, (4 - ox % 4) % 4);
-        else y[oy] = c(y[oy], fold(x + ox, len, SHIFT ? shift[oy] : 0.f, f, c));
-        for (int d = walk - 1; d >= 0; --d) {  // odometer over the outer runs
+            y[oy] += eigen_sum(x + ox, w.len, (4 - ox % 4) % 4);
+        else y[oy] = c(y[oy], fold(x + ox, w.len, SHIFT ? shift[oy] : 0.f, f, c));
+        for (int d = w.walk - 1; d >= 0; --d) {  // odometer over the outer runs
             ox += r.sx[d];
             oy += r.sy[d];
             if (++idx[d] < r.ext[d]) break;
@@ -259,30 +292,86 @@ ACCEL_HOT void log_plus(float* y, const float* m, int64_t n) {
 
 }  // namespace
 
-void reduce(ReduceFn fn, const ReduceRuns& r, const float* x, float* y, int64_t ny, float* scratch) {
+namespace {
+
+// Fills y[first, first + n) (and scratch's for log_sum_exp): the outputs of the span, which are these and no
+// others.
+void reduce_span(ReduceFn fn, const ReduceRuns& r, const Walk& w, const Span& sp, const float* x, float* y_all,
+                 int64_t first, int64_t n, float* scratch) {
+    float* y = y_all + first;
+    auto init = [n](float* v, float identity) {
+        for (int64_t i = 0; i < n; ++i) v[i] = identity;
+    };
     switch (fn) {
         case ReduceFn::Mean:
-            reduce_into<false>(r, x, y, nullptr, ny, Plain{}, Add{});
-            divide(y, ny, static_cast<float>(r.count));
+            init(y, Add::identity);
+            reduce_into<false>(r, w, sp, x, y_all, nullptr, Plain{}, Add{});
+            divide(y, n, static_cast<float>(r.count));
             break;
-        case ReduceFn::Sum: reduce_into<false>(r, x, y, nullptr, ny, Plain{}, Add{}); break;
-        case ReduceFn::Max: reduce_into<false>(r, x, y, nullptr, ny, Plain{}, Greater{}); break;
-        case ReduceFn::Min: reduce_into<false>(r, x, y, nullptr, ny, Plain{}, Less{}); break;
-        case ReduceFn::Prod: reduce_into<false>(r, x, y, nullptr, ny, Plain{}, Mul{}); break;
-        case ReduceFn::SumSquare: reduce_into<false>(r, x, y, nullptr, ny, Square{}, Add{}); break;
-        case ReduceFn::L1: reduce_into<false>(r, x, y, nullptr, ny, Magnitude{}, Add{}); break;
+        case ReduceFn::Sum:
+            init(y, Add::identity);
+            reduce_into<false>(r, w, sp, x, y_all, nullptr, Plain{}, Add{});
+            break;
+        case ReduceFn::Max:
+            init(y, Greater::identity);
+            reduce_into<false>(r, w, sp, x, y_all, nullptr, Plain{}, Greater{});
+            break;
+        case ReduceFn::Min:
+            init(y, Less::identity);
+            reduce_into<false>(r, w, sp, x, y_all, nullptr, Plain{}, Less{});
+            break;
+        case ReduceFn::Prod:
+            init(y, Mul::identity);
+            reduce_into<false>(r, w, sp, x, y_all, nullptr, Plain{}, Mul{});
+            break;
+        case ReduceFn::SumSquare:
+            init(y, Add::identity);
+            reduce_into<false>(r, w, sp, x, y_all, nullptr, Square{}, Add{});
+            break;
+        case ReduceFn::L1:
+            init(y, Add::identity);
+            reduce_into<false>(r, w, sp, x, y_all, nullptr, Magnitude{}, Add{});
+            break;
         case ReduceFn::L2:
-            reduce_into<false>(r, x, y, nullptr, ny, Square{}, Add{});
-            square_root(y, ny);
+            init(y, Add::identity);
+            reduce_into<false>(r, w, sp, x, y_all, nullptr, Square{}, Add{});
+            square_root(y, n);
             break;
         case ReduceFn::LogSumExp: {
-            float* m = scratch;
-            reduce_into<false>(r, x, m, nullptr, ny, Plain{}, Greater{});
-            finite_or_zero(m, ny);
-            reduce_into<true>(r, x, y, m, ny, ShiftedExp{}, Add{});
-            log_plus(y, m, ny);
+            float* m = scratch + first;
+            init(m, Greater::identity);
+            reduce_into<false>(r, w, sp, x, scratch, nullptr, Plain{}, Greater{});
+            finite_or_zero(m, n);
+            init(y, Add::identity);
+            reduce_into<true>(r, w, sp, x, y_all, scratch, ShiftedExp{}, Add{});
+            log_plus(y, m, n);
             break;
         }
+    }
+}
+
+}  // namespace
+
+void reduce(ReduceFn fn, const ReduceRuns& r, const float* x, float* y, int64_t ny, float* scratch, const Par& par) {
+    const Walk w = walk_of(r);
+    const int64_t numel = kern::prod(r.ext, 0, r.m);
+    // Outputs of outer step o: [o * step, o * step + step); of columns [j0, j1) with one step: [j0, j1).
+    const int64_t step = w.rows ? w.len : 1;
+    auto run = [&](const Span& sp) {
+        const int64_t first = sp.o0 * step + sp.j0, last = (sp.o1 - 1) * step + sp.j1;
+        reduce_span(fn, r, w, sp, x, y, first, last - first, scratch);
+    };
+    if (w.split_outer) {
+        par.for_ranges(w.outer, split_parts(w.outer, numel, kMinElemsPerPart),
+                       [&](int64_t o0, int64_t o1, int) { run({o0, o1, 0, step == 1 ? 1 : w.len}); });
+    } else if (w.split_columns) {
+        constexpr int64_t kUnit = 64;  // columns: whole vectors, and whole cache lines of the output
+        const int64_t units = (w.len + kUnit - 1) / kUnit;
+        par.for_ranges(units, split_parts(units, numel, kMinElemsPerPart),
+                       [&](int64_t u0, int64_t u1, int) { run({0, 1, u0 * kUnit, std::min(w.len, u1 * kUnit)}); });
+    } else {
+        // One part: every output at once (the walk holds a reduced run, or everything folds into one value).
+        reduce_span(fn, r, w, {0, r.m == 0 ? 1 : w.outer, 0, w.rows ? w.len : 1}, x, y, 0, ny, scratch);
     }
 }
 

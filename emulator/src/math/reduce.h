@@ -8,6 +8,8 @@
 
 namespace accel_emu {
 
+class Par;
+
 // The input as runs of dims, outermost first: ext[k] elements, input stride sx[k], output stride sy[k]
 // (0 for a reduced run).
 struct ReduceRuns {
@@ -22,6 +24,7 @@ ReduceRuns reduce_runs(const int64_t* dims, int ndim, int64_t mask);
 
 // y[ny] (the input shape with the reduced axes 1) = fn over the reduced axes of x, shaped as r says.
 // log_sum_exp needs ny floats of scratch (each output's max); the others none (scratch may be null).
-void reduce(ReduceFn fn, const ReduceRuns& r, const float* x, float* y, int64_t ny, float* scratch);
+// Split across par's workers in ranges of outputs (shape only), each output's sum in the same order.
+void reduce(ReduceFn fn, const ReduceRuns& r, const float* x, float* y, int64_t ny, float* scratch, const Par& par);
 
 }  // namespace accel_emu

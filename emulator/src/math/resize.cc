@@ -3,7 +3,7 @@
 // float as onnxruntime does (resize_coords.cc); the planes are then filled from those tables. Nearest
 // copies an output row that repeats the previous one's input row, and replicates pixels for integer
 // upscale factors; linear interpolates each needed input row horizontally once and blends two such rows
-// per output row.
+// per output row. The tables are made once per run; the planes may then be filled in parts, in any order.
 #include "math/resize.h"
 
 #include <cstring>
@@ -43,13 +43,11 @@ int64_t replication(const int64_t* ix, int64_t OW, int64_t W) {
     return f;
 }
 
-void nearest_planes(const ResizeGeom& q, const float* X, float* Y, void* scratch) {
-    int64_t* iy = static_cast<int64_t*>(scratch);
-    int64_t* ix = iy + q.OH;
-    nearest_table(q.ph, iy);
-    nearest_table(q.pw, ix);
+void nearest_planes(const ResizeGeom& q, const float* X, float* Y, const void* tables, int64_t p0, int64_t p1) {
+    const int64_t* iy = static_cast<const int64_t*>(tables);
+    const int64_t* ix = iy + q.OH;
     const int64_t rep = replication(ix, q.OW, q.W);
-    for (int64_t p = 0; p < q.planes; ++p) {
+    for (int64_t p = p0; p < p1; ++p) {
         const float* x = X + p * q.H * q.W;
         float* y = Y + p * q.OH * q.OW;
         for (int64_t oy = 0; oy < q.OH; ++oy) {
@@ -85,13 +83,11 @@ struct RowCache {
     }
 };
 
-void linear_planes(const ResizeGeom& q, const float* X, float* Y, void* scratch) {
-    LinearTap* ty = static_cast<LinearTap*>(scratch);
-    LinearTap* tx = ty + q.OH;
-    linear_table(q.ph, ty);
-    linear_table(q.pw, tx);
-    float* rows = reinterpret_cast<float*>(tx + q.OW);
-    for (int64_t p = 0; p < q.planes; ++p) {
+void linear_planes(const ResizeGeom& q, const float* X, float* Y, const void* tables, float* rows, int64_t p0,
+                   int64_t p1) {
+    const LinearTap* ty = static_cast<const LinearTap*>(tables);
+    const LinearTap* tx = ty + q.OH;
+    for (int64_t p = p0; p < p1; ++p) {
         const float* x = X + p * q.H * q.W;
         float* y = Y + p * q.OH * q.OW;
         RowCache cache{{rows, rows + q.OW}};
@@ -106,14 +102,30 @@ void linear_planes(const ResizeGeom& q, const float* X, float* Y, void* scratch)
 
 }  // namespace
 
-size_t resize_scratch_bytes(const ResizeGeom& q) {
-    size_t b = table_bytes(q.OH, q.linear) + table_bytes(q.OW, q.linear);
-    if (q.linear) b += 2 * static_cast<size_t>(q.OW) * sizeof(float);  // two horizontally resized rows
-    return b;
+size_t resize_table_bytes(const ResizeGeom& q) {
+    return (table_bytes(q.OH, q.linear) + table_bytes(q.OW, q.linear) + 63) / 64 * 64;
 }
 
-void resize_nearest(const ResizeGeom& q, const float* X, float* Y, void* scratch) { nearest_planes(q, X, Y, scratch); }
+size_t resize_row_bytes(const ResizeGeom& q) {
+    return q.linear ? 2 * static_cast<size_t>(q.OW) * sizeof(float) : 0;  // two horizontally resized rows
+}
 
-void resize_linear(const ResizeGeom& q, const float* X, float* Y, void* scratch) { linear_planes(q, X, Y, scratch); }
+void resize_tables(const ResizeGeom& q, void* tables) {
+    if (q.linear) {
+        LinearTap* ty = static_cast<LinearTap*>(tables);
+        linear_table(q.ph, ty);
+        linear_table(q.pw, ty + q.OH);
+    } else {
+        int64_t* iy = static_cast<int64_t*>(tables);
+        nearest_table(q.ph, iy);
+        nearest_table(q.pw, iy + q.OH);
+    }
+}
+
+void resize_planes(const ResizeGeom& q, const float* X, float* Y, const void* tables, void* rows, int64_t p0,
+                   int64_t p1) {
+    if (q.linear) linear_planes(q, X, Y, tables, static_cast<float*>(rows), p0, p1);
+    else nearest_planes(q, X, Y, tables, p0, p1);
+}
 
 }  // namespace accel_emu

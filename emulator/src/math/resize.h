@@ -16,12 +16,17 @@ struct ResizeGeom {
     bool linear;
 };
 
-// Bytes of scratch a resize of geometry q needs (its coordinate tables, and two rows when linear).
-size_t resize_scratch_bytes(const ResizeGeom& q);
+// Bytes of a resize's coordinate tables (a multiple of 64), and of the rows one worker's linear fill needs.
+size_t resize_table_bytes(const ResizeGeom& q);
+size_t resize_row_bytes(const ResizeGeom& q);
 
-// Y[planes][OH][OW] from X[planes][H][W], nearest or linear (q.linear); scratch has
-// resize_scratch_bytes(q) bytes, 64-byte aligned.
-void resize_nearest(const ResizeGeom& q, const float* X, float* Y, void* scratch);
-void resize_linear(const ResizeGeom& q, const float* X, float* Y, void* scratch);
+// Fills the coordinate tables (resize_table_bytes(q), 64-byte aligned) for resize_planes.
+void resize_tables(const ResizeGeom& q, void* tables);
+
+// Planes [p0, p1) of Y[planes][OH][OW] from X[planes][H][W], nearest or linear (q.linear), through the
+// tables resize_tables made; rows has resize_row_bytes(q) bytes of the caller's own, 64-byte aligned.
+// Each plane's values do not depend on the range it is filled in.
+void resize_planes(const ResizeGeom& q, const float* X, float* Y, const void* tables, void* rows, int64_t p0,
+                   int64_t p1);
 
 }  // namespace accel_emu

@@ -2,12 +2,13 @@
 // dims dropped, neighbours merged where the input walks them as one run), then the work is an outer
 // odometer around one inner job on the innermost output axis: a memcpy (contiguous in the input), a
 // fill (one element repeated), a tile transpose (the input's contiguous axis is another output axis)
-// or a strided read.
+// or a strided read. Threaded, the output is cut along one axis into views of their own.
 #include "math/strided_copy.h"
 
 #include <cstring>
 
 #include "dtypes.h"
+#include "parallel.h"
 
 namespace accel_emu {
 namespace kern {
@@ -25,25 +26,28 @@ using E2 = uint16_t;
 using E4 = uint32_t;
 using E8 = uint64_t;
 
-// Output dims with the input strides that walk them, outermost first.
+// Output dims with the input strides and the output strides that walk them, outermost first. The output's
+// innermost stride is 1 (a block of a dense output, cut along one axis, is still dense along its last).
 struct StridedView {
     int ndim = 0;
     int64_t dims[kMaxDims] = {0};
     int64_t strides[kMaxDims] = {0};
+    int64_t ostrides[kMaxDims] = {0};
 };
 
-// The view with size-1 dims dropped and neighbours merged where the input walks them as one run.
-StridedView simplify(const int64_t* dims, const int64_t* strides, int ndim) {
+// The view with size-1 dims dropped and neighbours merged where both sides walk them as one run.
+StridedView simplify(const int64_t* dims, const int64_t* strides, const int64_t* ostrides, int ndim) {
     StridedView r;
     for (int i = 0; i < ndim; ++i) {
-        const int64_t d = dims[i], s = strides[i];
+        const int64_t d = dims[i], s = strides[i], o = ostrides[i];
         if (d == 1) continue;
-        if (r.ndim > 0 && r.strides[r.ndim - 1] == s * d) {
+        if (r.ndim > 0 && r.strides[r.ndim - 1] == s * d && r.ostrides[r.ndim - 1] == o * d) {
             r.dims[r.ndim - 1] *= d;
             r.strides[r.ndim - 1] = s;
+            r.ostrides[r.ndim - 1] = o;
             continue;
         }
-        r.dims[r.ndim] = d, r.strides[r.ndim] = s, ++r.ndim;
+        r.dims[r.ndim] = d, r.strides[r.ndim] = s, r.ostrides[r.ndim] = o, ++r.ndim;
     }
     return r;
 }
@@ -132,8 +136,7 @@ void copy_view(const T* in, T* out, const StridedView& v) {
     if (s != 0 && s != 1)
         for (int i = 0; i < last; ++i)
             if (v.strides[i] == 1) tb = i;
-    int64_t os[kMaxDims];
-    dense_strides(v.dims, v.ndim, os);
+    const int64_t* os = v.ostrides;
     // Odometer over the other axes.
     int64_t ext[kMaxDims], si[kMaxDims], so[kMaxDims], idx[kMaxDims] = {0};
     int no = 0;
@@ -155,17 +158,47 @@ void copy_view(const T* in, T* out, const StridedView& v) {
     }
 }
 
-}  // namespace
-
-void strided_copy(const void* origin, const int64_t* strides, const TensorDesc& y, void* out) {
-    const StridedView v = simplify(y.dims, strides, y.ndim);
-    switch (dtype_size(y.dtype)) {
+void copy_typed(const void* origin, const StridedView& v, size_t esize, void* out) {
+    switch (esize) {
         case 1: copy_view(static_cast<const E1*>(origin), static_cast<E1*>(out), v); break;
         case 2: copy_view(static_cast<const E2*>(origin), static_cast<E2*>(out), v); break;
         case 4: copy_view(static_cast<const E4*>(origin), static_cast<E4*>(out), v); break;
         case 8: copy_view(static_cast<const E8*>(origin), static_cast<E8*>(out), v); break;
         default: break;  // every dtype has one of the sizes above
     }
+}
+
+}  // namespace
+
+void strided_copy(const void* origin, const int64_t* strides, const TensorDesc& y, void* out) {
+    strided_copy(origin, strides, y, out, Par::serial());
+}
+
+void strided_copy(const void* origin, const int64_t* strides, const TensorDesc& y, void* out, const Par& par) {
+    int64_t os[kMaxDims];
+    dense_strides(y.dims, y.ndim, os);
+    const size_t esize = dtype_size(y.dtype);
+    // Cut along one output axis: the outermost that has as many indices as the parts wanted, else the
+    // longest. Each part is the view with that axis narrowed: the same moves, so the same bytes.
+    const int64_t want = split_parts(y.numel, y.numel, kMinElemsPerPart);
+    int ax = -1;
+    for (int i = 0; i < y.ndim && ax < 0; ++i)
+        if (y.dims[i] >= want) ax = i;
+    for (int i = 0; i < y.ndim && want > 1; ++i)
+        if (ax < 0 || (y.dims[ax] < want && y.dims[i] > y.dims[ax])) ax = i;
+    const int64_t parts = ax < 0 ? 1 : split_parts(y.dims[ax], y.numel, kMinElemsPerPart);
+    if (parts <= 1) {
+        copy_typed(origin, simplify(y.dims, strides, os, y.ndim), esize, out);
+        return;
+    }
+    par.for_ranges(y.dims[ax], parts, [&](int64_t i0, int64_t i1, int) {
+        int64_t dims[kMaxDims];
+        for (int i = 0; i < y.ndim; ++i) dims[i] = y.dims[i];
+        dims[ax] = i1 - i0;
+        copy_typed(static_cast<const char*>(origin) + i0 * strides[ax] * static_cast<int64_t>(esize),
+                   simplify(dims, strides, os, y.ndim), esize,
+                   static_cast<char*>(out) + i0 * os[ax] * static_cast<int64_t>(esize));
+    });
 }
 
 }  // namespace kern

@@ -8,6 +8,8 @@
 #include "graph.h"
 
 namespace accel_emu {
+
+class Par;
 namespace kern {
 
 // strides[i] of a dense, C-order tensor shaped dims[0..ndim), in elements.
@@ -18,6 +20,8 @@ void dense_strides(const int64_t* dims, int ndim, int64_t* strides);
 // from `origin`. Strides count elements and may be negative (a slice walking backwards) or 0 (a
 // broadcast repeating one element).
 void strided_copy(const void* origin, const int64_t* strides, const TensorDesc& y, void* out);
+// The same, split across par's workers (any split moves the same bytes; this one depends on y's shape).
+void strided_copy(const void* origin, const int64_t* strides, const TensorDesc& y, void* out, const Par& par);
 
 }  // namespace kern
 }  // namespace accel_emu

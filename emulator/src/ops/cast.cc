@@ -1,10 +1,12 @@
 // cast.cc - cast (FORMAT.md op 26): every element converted to the output's dtype, between any two of
 // the 11 dtypes (math/cast.cc says how); bitcast (op 91): the bytes kept, read as a dtype of the same size.
+#include <algorithm>
 #include <cstring>
 
 #include "math/cast.h"
 #include "ops/op_defs.h"
 #include "ops/op_util.h"
+#include "parallel.h"
 
 namespace accel_emu {
 namespace {
@@ -36,10 +38,18 @@ void run_bitcast(const KernelArgs& a) {
     if (a.in[0] != a.out[0]) std::memmove(a.out[0], a.in[0], kern::out_desc(a, 0).bytes);
 }
 
+// Runs of whole 64-element chunks across the core's threads (each element is converted alone).
 void run_cast(const KernelArgs& a) {
     const TensorDesc& xd = kern::in_desc(a, 0);
     const TensorDesc& yd = kern::out_desc(a, 0);
-    cast_elements(xd.dtype, yd.dtype, a.in[0], a.out[0], xd.numel);
+    constexpr int64_t kChunk = 64;
+    const int64_t chunks = (xd.numel + kChunk - 1) / kChunk;
+    const size_t sx = dtype_size(xd.dtype), sy = dtype_size(yd.dtype);
+    a.par->for_ranges(chunks, split_parts(chunks, xd.numel, kMinElemsPerPart), [&](int64_t c0, int64_t c1, int) {
+        const int64_t e0 = c0 * kChunk, e1 = std::min(xd.numel, c1 * kChunk);
+        cast_elements(xd.dtype, yd.dtype, static_cast<const char*>(a.in[0]) + e0 * sx,
+                      static_cast<char*>(a.out[0]) + e0 * sy, e1 - e0);
+    });
 }
 
 }  // namespace

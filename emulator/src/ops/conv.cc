@@ -3,11 +3,11 @@
 // phases and flattened rows: math/depthwise_avx512.cc; planes of at most 32x32 outputs 16 channels to a vector:
 // math/conv_small_depthwise.cc). With AVX-512 the others run on the channel-vectorized GEMM when the output
 // plane is small (math/conv_small.h: 7x7 and 14x14 planes fill its vectors, not the 48-wide tiles) or else,
-// with AVX-512 or AVX2, on the packed conv GEMM (math/conv_gemm.h: weights and bias packed at load by prepare(); the input read over its stride phases,
-// in place for 1x1 stride-1 unpadded convs, or else as im2col panels gathered one at a time). Without it: 1x1 stride-1
-// unpadded conv is one sgemm per group per image on the input as it lies, the rest im2col (math/im2col.cc) + sgemm over
-// column tiles so the scratch stays cache-sized whatever the image size. Bias and the fused activation are applied to
-// each result block while it is hot.
+// with AVX-512 or AVX2, on the packed conv GEMM (math/conv_gemm.h: weights and bias packed at load by prepare(); the
+// input read over its stride phases, in place for 1x1 stride-1 unpadded convs, or else as im2col panels gathered one at
+// a time). Without it: 1x1 stride-1 unpadded conv is one sgemm per group per image on the input as it lies, the rest
+// im2col (math/im2col.cc) + sgemm over column tiles so the scratch stays cache-sized whatever the image size. Bias and
+// the fused activation are applied to each result block while it is hot.
 #include <algorithm>
 
 #include "math/activation.h"

@@ -1,8 +1,10 @@
 // gemm.cc - ONNX Gemm (FORMAT.md op 2): Y = act(alpha * op(A) * op(B) + beta * C), C broadcast.
 #include "math/gemm.h"
+#include "math/activation.h"
 #include "op_params.h"
 #include "ops/op_defs.h"
 #include "ops/op_util.h"
+#include "ops/sgemm_split.h"
 
 namespace accel_emu {
 namespace {
@@ -51,22 +53,24 @@ bool validate(const Graph& g, const Node& n, std::string* err) {
 
 size_t scratch_bytes(const Graph&, const Node&) { return 0; }
 
-// Y = beta * C broadcast to [M,N].
-void fill_c(const TensorDesc& cd, const float* c, float beta, int64_t M, int64_t N, float* y) {
+// Y[r0:r1, c0:c1] = beta * C broadcast to [M,N] (Y's rows N long).
+void fill_c(const TensorDesc& cd, const float* c, float beta, int64_t N, int64_t r0, int64_t r1, int64_t c0, int64_t c1,
+            float* y) {
     const int64_t rows = cd.ndim == 2 ? cd.dims[0] : 1;
     const int64_t cols = cd.ndim >= 1 ? cd.dims[cd.ndim - 1] : 1;
-    for (int64_t i = 0; i < M; ++i) {
+    for (int64_t i = r0; i < r1; ++i) {
         const float* cr = c + (rows == 1 ? 0 : i) * cols;
         float* yr = y + i * N;
         if (cols == 1) {
             const float v = beta * cr[0];
-            for (int64_t j = 0; j < N; ++j) yr[j] = v;
+            for (int64_t j = c0; j < c1; ++j) yr[j] = v;
         } else {
-            for (int64_t j = 0; j < N; ++j) yr[j] = beta * cr[j];
+            for (int64_t j = c0; j < c1; ++j) yr[j] = beta * cr[j];
         }
     }
 }
 
+// Each block of the output (sgemm_split.h) is computed whole by one worker: C, the product, the activation.
 void run(const KernelArgs& a) {
     const Node& n = *a.node;
     const TensorDesc& ad = kern::in_desc(a, 0);
@@ -75,16 +79,25 @@ void run(const KernelArgs& a) {
     const Dims d = dims_of(p, ad, bd);
     const float alpha = p.alpha, beta = p.beta;
     const float* C = n.inputs.size() > 2 ? kern::in_f(a, 2) : nullptr;
+    const bool with_c = C && beta != 0.f;
+    const float* A = kern::in_f(a, 0);
+    const float* B = kern::in_f(a, 1);
+    const int64_t lda = ad.dims[1], ldb = bd.dims[1];
+    const bool tA = p.trans_a != 0, tB = p.trans_b != 0;
     float* Y = kern::out_f(a, 0);
-    float gemm_beta = 0.f;
-    if (C && beta != 0.f) {
-        fill_c(kern::in_desc(a, 2), C, beta, d.M, d.N, Y);
-        gemm_beta = 1.f;
-    }
-    sgemm(p.trans_a != 0, p.trans_b != 0, static_cast<int>(d.M), static_cast<int>(d.N), static_cast<int>(d.K), alpha,
-          kern::in_f(a, 0), static_cast<int>(ad.dims[1]), kern::in_f(a, 1), static_cast<int>(bd.dims[1]), gemm_beta, Y,
-          static_cast<int>(d.N));
-    apply_activation(n.act, n.act_alpha, n.act_beta, Y, static_cast<size_t>(d.M * d.N));
+    const kern::SgemmSplit s = kern::sgemm_split(d.M, d.N, d.K);
+    a.par->for_each(s.blocks, [&](int64_t b, int) {
+        int64_t r0, r1, c0, c1;
+        kern::sgemm_block(s, d.M, d.N, b, &r0, &r1, &c0, &c1);
+        if (with_c) fill_c(kern::in_desc(a, 2), C, beta, d.N, r0, r1, c0, c1, Y);
+        // op(A)'s rows r0.. start at column r0 of A when transposed; op(B)'s columns c0.. at row c0 of B.
+        const float* Ab = tA ? A + r0 : A + r0 * lda;
+        const float* Bb = tB ? B + c0 * ldb : B + c0;
+        float* Yb = Y + r0 * d.N + c0;
+        sgemm(tA, tB, static_cast<int>(r1 - r0), static_cast<int>(c1 - c0), static_cast<int>(d.K), alpha, Ab,
+              static_cast<int>(lda), Bb, static_cast<int>(ldb), with_c ? 1.f : 0.f, Yb, static_cast<int>(d.N));
+        kern::bias_act_rows(Yb, r1 - r0, c1 - c0, d.N, nullptr, n.act, n.act_alpha, n.act_beta);
+    });
 }
 
 }  // namespace

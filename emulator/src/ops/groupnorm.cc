@@ -8,6 +8,7 @@
 #include "op_params.h"
 #include "ops/op_defs.h"
 #include "ops/op_util.h"
+#include "parallel.h"
 
 namespace accel_emu {
 namespace {
@@ -44,9 +45,13 @@ void run(const KernelArgs& a) {
     const GroupNormParams p = GroupNormParams::of(n);
     const int64_t batch = xd.dims[0], c = xd.dims[1];
     float* y = kern::out_f(a, 0);
-    groupnorm(kern::in_f(a, 0), kern::in_f(a, 1), kern::in_f(a, 2), y, batch, c, p.groups, xd.numel / (batch * c),
-              p.epsilon);
-    apply_activation(n.act, n.act_alpha, n.act_beta, y, static_cast<size_t>(xd.numel));
+    const int64_t rows = batch * p.groups, n_row = xd.numel / (rows > 0 ? rows : 1);
+    // The groups in parts across the core's threads, each normalized whole (and activated) by one worker.
+    a.par->for_ranges(rows, split_parts(rows, xd.numel, kMinElemsPerPart), [&](int64_t r0, int64_t r1, int) {
+        groupnorm(kern::in_f(a, 0), kern::in_f(a, 1), kern::in_f(a, 2), y, batch, c, p.groups, xd.numel / (batch * c),
+                  p.epsilon, r0, r1);
+        apply_activation(n.act, n.act_alpha, n.act_beta, y + r0 * n_row, static_cast<size_t>((r1 - r0) * n_row));
+    });
 }
 
 }  // namespace

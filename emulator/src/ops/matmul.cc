@@ -3,12 +3,14 @@
 // when B is a constant (math/matmul_packed.h); otherwise one GEMM per batch.
 #include <algorithm>
 
+#include "math/activation.h"
 #include "math/conv_gemm.h"
 #include "math/cpu_isa.h"
 #include "math/gemm.h"
 #include "math/matmul_packed.h"
 #include "ops/op_defs.h"
 #include "ops/op_util.h"
+#include "ops/sgemm_split.h"
 
 namespace accel_emu {
 namespace {
@@ -144,13 +146,18 @@ void run_packed(const KernelArgs& args, const Plan& p) {
         part_range(row_panels, row_parts, task / col_parts, &q0, &q1);
         const int64_t c0 = p0 * kConvNR, c1 = std::min(N, p1 * kConvNR), r0 = q0 * kConvMR,
                       r1 = std::min(M, q1 * kConvMR);
-        matmul_packed(args.graph->float_isa, A, K, N, packed, Y, static_cast<float*>(args.scratch_for(worker)), r0, r1, c0, c1);
+        matmul_packed(args.graph->float_isa, A, K, N, packed, Y, static_cast<float*>(args.scratch_for(worker)), r0, r1,
+                      c0, c1);
         if (n.act != Act::None)
             for (int64_t r = r0; r < r1; ++r)
                 apply_activation(n.act, n.act_alpha, n.act_beta, Y + r * N + c0, static_cast<size_t>(c1 - c0));
     });
 }
 
+// The GEMMs (one tall one, or one per batch) are cut into blocks of their outputs (sgemm_split.h): a GEMM
+// is cut only when there are fewer of them than a split's most blocks, so an attention's many heads stay
+// whole. Each block is one single-threaded BLAS call and its activation, on one worker; the blocks depend
+// on the shapes only, so the bits do not depend on the thread count.
 void run(const KernelArgs& args) {
     const Node& n = *args.node;
     const Plan p = plan(kern::in_desc(args, 0), kern::in_desc(args, 1));
@@ -161,31 +168,39 @@ void run(const KernelArgs& args) {
     const float* A = kern::in_f(args, 0);
     const float* B = kern::in_f(args, 1);
     float* Y = kern::out_f(args, 0);
-    const int N = static_cast<int>(p.N), K = static_cast<int>(p.K);
+    const int64_t N = p.N, K = p.K;
     const int64_t a_count = kern::prod(kern::in_desc(args, 0).dims, 0, kern::in_desc(args, 0).ndim) / (p.M * p.K);
     const int64_t b_count = kern::prod(kern::in_desc(args, 1).dims, 0, kern::in_desc(args, 1).ndim) / (p.K * p.N);
     const int64_t tall = p.M * p.count;
-    if (b_count == 1 && a_count == p.count && tall <= kern::kBlasIntMax) {
-        // A's matrices are contiguous and each meets the same B: stack them into one GEMM.
-        sgemm(false, false, static_cast<int>(tall), N, K, 1.f, A, K, B, N, 0.f, Y, N);
+    // A's matrices are contiguous and each meets the same B: stack them into one GEMM.
+    const bool stacked = b_count == 1 && a_count == p.count && tall <= kern::kBlasIntMax;
+    const int64_t gemms = stacked ? 1 : p.count, M = stacked ? tall : p.M;
+    const kern::SgemmSplit s =
+        kern::sgemm_split(M, N, K, gemms >= kern::kSgemmMaxBlocks ? 1 : kern::kSgemmMaxBlocks / gemms);
+    auto block = [&](int64_t t, int64_t b) {  // block b of GEMM t
+        int64_t oa = 0, ob = 0, rest = t;
+        for (int d = p.nb - 1; !stacked && d >= 0; --d) {  // batch t's index in each batch dim
+            const int64_t i = rest % p.batch[d];
+            rest /= p.batch[d];
+            oa += i * p.sa[d];
+            ob += i * p.sb[d];
+        }
+        int64_t r0, r1, c0, c1;
+        kern::sgemm_block(s, M, N, b, &r0, &r1, &c0, &c1);
+        float* Yb = Y + t * M * N + r0 * N + c0;
+        sgemm(false, false, static_cast<int>(r1 - r0), static_cast<int>(c1 - c0), static_cast<int>(K), 1.f,
+              A + oa + r0 * K, static_cast<int>(K), B + ob + c0, static_cast<int>(N), 0.f, Yb, static_cast<int>(N));
+        kern::bias_act_rows(Yb, r1 - r0, c1 - c0, N, nullptr, n.act, n.act_alpha, n.act_beta);
+    };
+    if (s.blocks > 1) {
+        args.par->for_each(gemms * s.blocks, [&](int64_t task, int) { block(task / s.blocks, task % s.blocks); });
     } else {
-        // One GEMM per batch (an attention's heads), the batches split across the core's threads: each
-        // GEMM is computed whole by one single-threaded BLAS call, so the bits do not depend on the split.
-        const int64_t parts = split_parts(p.count, p.count * p.M * p.N * p.K, kMinMacsPerPart);
-        args.par->for_ranges(p.count, parts, [&](int64_t t0, int64_t t1, int) {
-            for (int64_t t = t0; t < t1; ++t) {
-                int64_t oa = 0, ob = 0, rest = t;
-                for (int d = p.nb - 1; d >= 0; --d) {  // batch t's index in each batch dim
-                    const int64_t i = rest % p.batch[d];
-                    rest /= p.batch[d];
-                    oa += i * p.sa[d];
-                    ob += i * p.sb[d];
-                }
-                sgemm(false, false, static_cast<int>(p.M), N, K, 1.f, A + oa, K, B + ob, N, 0.f, Y + t * p.M * p.N, N);
-            }
+        // Whole GEMMs, in runs of batches as the split of their work gives.
+        const int64_t parts = split_parts(gemms, gemms * M * N * K, kMinMacsPerPart);
+        args.par->for_ranges(gemms, parts, [&](int64_t t0, int64_t t1, int) {
+            for (int64_t t = t0; t < t1; ++t) block(t, 0);
         });
     }
-    apply_activation(n.act, n.act_alpha, n.act_beta, Y, static_cast<size_t>(p.count * p.M * p.N));
 }
 
 }  // namespace

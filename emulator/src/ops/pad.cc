@@ -7,6 +7,7 @@
 #include "op_params.h"
 #include "ops/op_defs.h"
 #include "ops/op_util.h"
+#include "parallel.h"
 
 namespace accel_emu {
 namespace {
@@ -88,33 +89,42 @@ void pad_rows(const KernelArgs& a, const PadParams& p) {
     const int64_t ny = yd.dims[last], nx = xd.dims[last], b = p.begin[last];
     const int64_t after = ny - b - nx;  // >= 0 (validate)
     const int64_t rows = yd.numel / ny;
-    int64_t idx[kMaxDims] = {0};
-    for (int64_t r = 0; r < rows; ++r, y += ny) {
-        int64_t off = 0;
-        bool inside = true;
-        for (int i = 0; i < last && inside; ++i) {
-            const int64_t j = source(idx[i], p.begin[i], xd.dims[i], p.mode);
-            inside = j >= 0;
-            off += j * xs[i];
+    // Rows in parts (shape only; a copy moves the same bytes whichever worker does it), each starting its
+    // odometer at its first row.
+    a.par->for_ranges(rows, split_parts(rows, yd.numel, kMinElemsPerPart), [&](int64_t r0, int64_t r1, int) {
+        int64_t idx[kMaxDims] = {0};
+        for (int64_t i = last - 1, rest = r0; i >= 0; --i) {
+            idx[i] = rest % yd.dims[i];
+            rest /= yd.dims[i];
         }
-        if (!inside) {
-            for (int64_t k = 0; k < ny; ++k) y[k] = value;
-        } else {
-            const T* row = x + off;
-            if (p.mode == PadMode::Constant) {
-                for (int64_t k = 0; k < b; ++k) y[k] = value;
-                for (int64_t k = 0; k < after; ++k) y[b + nx + k] = value;
-            } else {
-                for (int64_t k = 0; k < b; ++k) y[k] = row[source(k, b, nx, p.mode)];
-                for (int64_t k = b + nx; k < ny; ++k) y[k] = row[source(k, b, nx, p.mode)];
+        T* yr = y + r0 * ny;
+        for (int64_t r = r0; r < r1; ++r, yr += ny) {
+            int64_t off = 0;
+            bool inside = true;
+            for (int i = 0; i < last && inside; ++i) {
+                const int64_t j = source(idx[i], p.begin[i], xd.dims[i], p.mode);
+                inside = j >= 0;
+                off += j * xs[i];
             }
-            std::memcpy(y + b, row, static_cast<size_t>(nx) * sizeof(T));
+            if (!inside) {
+                for (int64_t k = 0; k < ny; ++k) yr[k] = value;
+            } else {
+                const T* row = x + off;
+                if (p.mode == PadMode::Constant) {
+                    for (int64_t k = 0; k < b; ++k) yr[k] = value;
+                    for (int64_t k = 0; k < after; ++k) yr[b + nx + k] = value;
+                } else {
+                    for (int64_t k = 0; k < b; ++k) yr[k] = row[source(k, b, nx, p.mode)];
+                    for (int64_t k = b + nx; k < ny; ++k) yr[k] = row[source(k, b, nx, p.mode)];
+                }
+                std::memcpy(yr + b, row, static_cast<size_t>(nx) * sizeof(T));
+            }
+            for (int i = last - 1; i >= 0; --i) {  // the odometer over the outer output axes
+                if (++idx[i] < yd.dims[i]) break;
+                idx[i] = 0;
+            }
         }
-        for (int i = last - 1; i >= 0; --i) {  // the odometer over the outer output axes
-            if (++idx[i] < yd.dims[i]) break;
-            idx[i] = 0;
-        }
-    }
+    });
 }
 
 void run(const KernelArgs& a) {

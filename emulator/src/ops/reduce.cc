@@ -45,7 +45,7 @@ void run(const KernelArgs& a) {
     const ReduceRuns r = reduce_runs(xd.dims, xd.ndim, p.axes_mask);
     float* y = kern::out_f(a, 0);
     const int64_t ny = kern::out_desc(a, 0).numel;
-    reduce(p.function, r, kern::in_f(a, 0), y, ny, static_cast<float*>(a.scratch));
+    reduce(p.function, r, kern::in_f(a, 0), y, ny, static_cast<float*>(a.scratch), *a.par);
     apply_activation(n.act, n.act_alpha, n.act_beta, y, static_cast<size_t>(ny));
 }
 

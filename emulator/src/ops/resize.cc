@@ -6,6 +6,7 @@
 #include "op_params.h"
 #include "ops/op_defs.h"
 #include "ops/op_util.h"
+#include "parallel.h"
 
 namespace accel_emu {
 namespace {
@@ -54,12 +55,22 @@ bool validate(const Graph& g, const Node& n, std::string* err) {
     return true;
 }
 
-size_t scratch_bytes(const Graph& g, const Node& n) { return resize_scratch_bytes(geom(g, n)); }
+// Worker 0's scratch holds the tables (every worker's scratch skips as many bytes), then each worker's rows.
+size_t scratch_bytes(const Graph& g, const Node& n) {
+    const ResizeGeom q = geom(g, n);
+    return resize_table_bytes(q) + resize_row_bytes(q);
+}
 
+// The planes in parts across the core's threads: each plane is filled as a whole by one worker.
 void run(const KernelArgs& a) {
     const ResizeGeom q = geom(*a.graph, *a.node);
-    if (q.linear) resize_linear(q, kern::in_f(a, 0), kern::out_f(a, 0), a.scratch);
-    else resize_nearest(q, kern::in_f(a, 0), kern::out_f(a, 0), a.scratch);
+    resize_tables(q, a.scratch);
+    const size_t skip = resize_table_bytes(q);
+    const int64_t parts = split_parts(q.planes, q.planes * q.OH * q.OW, kMinElemsPerPart);
+    a.par->for_ranges(q.planes, parts, [&](int64_t p0, int64_t p1, int worker) {
+        resize_planes(q, kern::in_f(a, 0), kern::out_f(a, 0), a.scratch,
+                      static_cast<char*>(a.scratch_for(worker)) + skip, p0, p1);
+    });
 }
 
 }  // namespace

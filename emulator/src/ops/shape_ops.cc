@@ -1,11 +1,14 @@
 // shape_ops.cc - ops that only move data: copy (FORMAT.md op 12), transpose (13), concat (14); any
 // dtype, the same on every input and output.
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 #include "math/strided_copy.h"
 #include "op_params.h"
 #include "ops/op_defs.h"
 #include "ops/op_util.h"
+#include "parallel.h"
 
 namespace accel_emu {
 namespace {
@@ -26,8 +29,24 @@ bool validate_copy(const Graph& g, const Node& n, std::string* err) {
     return true;
 }
 
+// Buffers that do not overlap are copied in 4 KB-unit ranges across the core's threads.
 void run_copy(const KernelArgs& a) {
-    if (a.in[0] != a.out[0]) std::memmove(a.out[0], a.in[0], kern::out_desc(a, 0).bytes);
+    if (a.in[0] == a.out[0]) return;
+    const auto* x = static_cast<const unsigned char*>(a.in[0]);
+    auto* y = static_cast<unsigned char*>(a.out[0]);
+    const int64_t bytes = static_cast<int64_t>(kern::out_desc(a, 0).bytes);
+    const auto xi = reinterpret_cast<uintptr_t>(x), yi = reinterpret_cast<uintptr_t>(y);
+    if (xi < yi + static_cast<uintptr_t>(bytes) && yi < xi + static_cast<uintptr_t>(bytes)) {
+        std::memmove(y, x, static_cast<size_t>(bytes));
+        return;
+    }
+    constexpr int64_t kUnit = 4096;
+    const int64_t units = (bytes + kUnit - 1) / kUnit;
+    a.par->for_ranges(units, split_parts(units, kern::out_desc(a, 0).numel, kMinElemsPerPart),
+                      [&](int64_t u0, int64_t u1, int) {
+                          const int64_t b0 = u0 * kUnit, b1 = std::min(bytes, u1 * kUnit);
+                          std::memcpy(y + b0, x + b0, static_cast<size_t>(b1 - b0));
+                      });
 }
 
 // ---- transpose
@@ -59,7 +78,7 @@ void run_transpose(const KernelArgs& a) {
     kern::dense_strides(xd.dims, xd.ndim, xs);
     const TransposeParams p = TransposeParams::of(*a.node);
     for (int i = 0; i < xd.ndim; ++i) strides[i] = xs[p.perm[i]];
-    kern::strided_copy(a.in[0], strides, kern::out_desc(a, 0), a.out[0]);
+    kern::strided_copy(a.in[0], strides, kern::out_desc(a, 0), a.out[0], *a.par);
 }
 
 // ---- concat
@@ -90,19 +109,32 @@ bool validate_concat(const Graph& g, const Node& n, std::string* err) {
     return true;
 }
 
+// The output is outer rows of the inputs' runs side by side. Threaded, it is cut into equal ranges of its
+// bytes (in 4 KB units, shape only), each filled by copying the parts of the runs that fall in it.
 void run_concat(const KernelArgs& a) {
     const TensorDesc& yd = kern::out_desc(a, 0);
     const int axis = static_cast<int>(ConcatParams::of(*a.node).axis);
     const int64_t outer = kern::prod(yd.dims, 0, axis);
-    const size_t inner = kern::prod(yd.dims, axis + 1, yd.ndim) * dtype_size(yd.dtype);  // bytes
+    const int64_t inner = kern::prod(yd.dims, axis + 1, yd.ndim) * static_cast<int64_t>(dtype_size(yd.dtype));
     const size_t k = a.node->inputs.size();
+    const int64_t row = yd.dims[axis] * inner, total = outer * row;  // bytes
     auto* y = static_cast<unsigned char*>(a.out[0]);
-    for (int64_t o = 0; o < outer; ++o)
-        for (size_t i = 0; i < k; ++i) {
-            const size_t len = kern::in_desc(a, i).dims[axis] * inner;
-            std::memcpy(y, static_cast<const unsigned char*>(a.in[i]) + o * len, len);
-            y += len;
+    constexpr int64_t kUnit = 4096;
+    const int64_t units = (total + kUnit - 1) / kUnit;
+    a.par->for_ranges(units, split_parts(units, yd.numel, kMinElemsPerPart), [&](int64_t u0, int64_t u1, int) {
+        const int64_t b0 = u0 * kUnit, b1 = std::min(total, u1 * kUnit);
+        for (int64_t o = b0 / row; o < outer && o * row < b1; ++o) {
+            int64_t at = o * row;  // output byte of input i's run in row o
+            for (size_t i = 0; i < k && at < b1; ++i) {
+                const int64_t len = kern::in_desc(a, i).dims[axis] * inner;
+                const int64_t from = std::max(at, b0), to = std::min(at + len, b1);
+                if (from < to)
+                    std::memcpy(y + from, static_cast<const unsigned char*>(a.in[i]) + o * len + (from - at),
+                                static_cast<size_t>(to - from));
+                at += len;
+            }
         }
+    });
 }
 
 }  // namespace

@@ -62,7 +62,7 @@ void run_slice(const KernelArgs& a) {
         strides[i] = p.steps[i] * xs[i];
     }
     const auto* x = static_cast<const unsigned char*>(a.in[0]);
-    kern::strided_copy(x + origin * dtype_size(xd.dtype), strides, kern::out_desc(a, 0), a.out[0]);
+    kern::strided_copy(x + origin * dtype_size(xd.dtype), strides, kern::out_desc(a, 0), a.out[0], *a.par);
 }
 
 // ---- gather: Y = X.dims[:axis] + I.dims + X.dims[axis+1:], blocks of X picked by the indices I.
@@ -298,7 +298,7 @@ void run_expand(const KernelArgs& a) {
         const int j = i - lead;
         strides[i] = j < 0 || xd.dims[j] == 1 ? 0 : xs[j];
     }
-    kern::strided_copy(a.in[0], strides, yd, a.out[0]);
+    kern::strided_copy(a.in[0], strides, yd, a.out[0], *a.par);
 }
 
 }  // namespace
