@@ -13,6 +13,7 @@
 #include "math/exact_rounding.h"
 #include "math/qgemm_avx512.h"
 #include "math/qgemm_impl.h"
+#include "math/transpose_x86.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #define ACCEL_QGEMM_AMX 1
@@ -83,32 +84,6 @@ ACCEL_AMX void step(const uint8_t* a, const uint8_t* b, int64_t chunks, int32_t*
     if (NB > 1) _tile_stored(1, c + 16, NR * 4);
     if (MA > 1) _tile_stored(2, c + TM * NR, NR * 4);
     if (MA > 1 && NB > 1) _tile_stored(3, c + TM * NR + 16, NR * 4);
-}
-
-// r[0..16) as a 16 x 16 matrix of 32-bit words, transposed in place: unpacks within 128-bit lanes, then
-// a transpose of the lanes.
-ACCEL_AMX inline void transpose16(__m512i* r) {
-    __m512i t[16];
-    for (int i = 0; i < 8; ++i) {
-        t[2 * i] = _mm512_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
-        t[2 * i + 1] = _mm512_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
-    }
-    for (int i = 0; i < 4; ++i) {  // r[4i + j], lane L: column 4L + j of rows 4i .. 4i + 3
-        r[4 * i] = _mm512_unpacklo_epi64(t[4 * i], t[4 * i + 2]);
-        r[4 * i + 1] = _mm512_unpackhi_epi64(t[4 * i], t[4 * i + 2]);
-        r[4 * i + 2] = _mm512_unpacklo_epi64(t[4 * i + 1], t[4 * i + 3]);
-        r[4 * i + 3] = _mm512_unpackhi_epi64(t[4 * i + 1], t[4 * i + 3]);
-    }
-    for (int j = 0; j < 4; ++j) {
-        const __m512i s0 = _mm512_shuffle_i32x4(r[j], r[4 + j], 0x44), s1 = _mm512_shuffle_i32x4(r[j], r[4 + j], 0xEE);
-        const __m512i s2 = _mm512_shuffle_i32x4(r[8 + j], r[12 + j], 0x44);
-        const __m512i s3 = _mm512_shuffle_i32x4(r[8 + j], r[12 + j], 0xEE);
-        t[j] = _mm512_shuffle_i32x4(s0, s2, 0x88);
-        t[4 + j] = _mm512_shuffle_i32x4(s0, s2, 0xDD);
-        t[8 + j] = _mm512_shuffle_i32x4(s1, s3, 0x88);
-        t[12 + j] = _mm512_shuffle_i32x4(s1, s3, 0xDD);
-    }
-    for (int i = 0; i < 16; ++i) r[i] = t[i];
 }
 
 ACCEL_AMX void epilogue(const Header* h, const int32_t* c, const int32_t* colsum, int64_t m0, int64_t rows, int64_t j,

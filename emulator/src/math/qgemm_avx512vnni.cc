@@ -10,6 +10,7 @@
 #include "math/exact_rounding.h"
 #include "math/qgemm_avx512.h"
 #include "math/qgemm_impl.h"
+#include "math/transpose_x86.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #define ACCEL_QGEMM_VNNI 1
@@ -48,27 +49,6 @@ ACCEL_VNNI inline Acc dot(Acc acc, __m512i b, __m512i w) {
     return __builtin_ia32_vpdpbusd_v16si(acc, reinterpret_cast<Acc>(b), reinterpret_cast<Acc>(w));
 }
 #endif
-
-// c[t] = column t of the 8x8 matrix whose rows are c[0..7] (32-bit elements).
-ACCEL_VNNI inline void transpose8x8_epi32(__m256i* c) {
-    __m256i a[8], b[8];
-    for (int i = 0; i < 8; i += 2) {
-        a[i] = _mm256_unpacklo_epi32(c[i], c[i + 1]);
-        a[i + 1] = _mm256_unpackhi_epi32(c[i], c[i + 1]);
-    }
-    for (int i = 0; i < 8; i += 4)
-        for (int h = 0; h < 2; ++h) {
-            b[i + h] = _mm256_unpacklo_epi64(a[i + h], a[i + h + 2]);
-            b[i + h + 2] = _mm256_unpackhi_epi64(a[i + h], a[i + h + 2]);
-        }
-    // b[0..3]: rows 0-3's columns {0,4}, {1,5}, {2,6}, {3,7} by 128-bit lane, in the order 0, 2, 1, 3 of
-    // the columns' pairs; b[4..7] the same of rows 4-7.
-    const int order[4] = {0, 2, 1, 3};
-    for (int t = 0; t < 4; ++t) {
-        c[t] = _mm256_permute2x128_si256(b[order[t]], b[order[t] + 4], 0x20);
-        c[t + 4] = _mm256_permute2x128_si256(b[order[t]], b[order[t] + 4], 0x31);
-    }
-}
 
 // The epilogue's constants of one run, and its per-row arrays (computing their addresses per row costs
 // more than the epilogue of a short row).
