@@ -20,6 +20,9 @@
 #include "math/avx512_lanes.h"
 #include "math/x86_intrinsics.h"
 #define ACCEL_CONV_GEMM 1
+#elif defined(__aarch64__)
+#include "math/conv_gemm_neon.h"
+#define ACCEL_CONV_GEMM 1
 #endif
 
 namespace accel_emu {
@@ -114,7 +117,9 @@ int64_t conv_gemm_scratch_floats(const ConvGeom& q) {
 
 namespace {
 
+#if defined(__x86_64__)
 #define ACCEL_AVX512 __attribute__((target("avx512f")))
+#define ACCEL_CONV_DRIVER ACCEL_AVX512
 
 // C[MR rows][NV*16 columns, the last vector's lanes by `tail` if kMasked] (+)= A[kc][MR] * B[kc][ldb] (row k of B
 // at B + off[k] instead if kOffsets: the taps of a conv over its stride phases, stride_phases.h), starting
@@ -259,10 +264,16 @@ ACCEL_AVX512 void packed_gemm(const float* A, int64_t Mg, int64_t ir0, int64_t i
     }
 }
 
+#else  // aarch64: the same driver over conv_gemm_neon.cc's kernels
+#define ACCEL_CONV_DRIVER
+using conv_neon::pack_panel;
+using conv_neon::packed_gemm;
+#endif
+
 // One band of output rows (`band`), output channels [MR * ir0, MR * ir1), of conv_gemm over the stride
 // phases: B is read where the phases hold it (each input once per band, not once per tap as im2col), its
 // flattened rows computed into a band buffer and copied out without the columns past each row's end.
-ACCEL_AVX512 void phased_conv_gemm(const ConvGeom& q, const float* group, const float* x, Act act, float alpha,
+ACCEL_CONV_DRIVER void phased_conv_gemm(const ConvGeom& q, const float* group, const float* x, Act act, float alpha,
                                    float beta, float* y, float* scratch, int64_t band, int64_t ir0, int64_t ir1) {
     const int64_t Mg = q.Mg, K = q.K, P = q.P;
     const float* bias_pad = group;
@@ -290,7 +301,7 @@ ACCEL_AVX512 void phased_conv_gemm(const ConvGeom& q, const float* group, const 
 
 }  // namespace
 
-ACCEL_AVX512 void conv_gemm(const ConvGeom& q, const float* group, const float* x, Act act, float alpha, float beta,
+ACCEL_CONV_DRIVER void conv_gemm(const ConvGeom& q, const float* group, const float* x, Act act, float alpha, float beta,
                             float* y, float* scratch, int64_t block, int64_t panel0, int64_t panel1) {
     if (phased(q)) {
         phased_conv_gemm(q, group, x, act, alpha, beta, y, scratch, block, panel0, panel1);
@@ -321,7 +332,7 @@ ACCEL_AVX512 void conv_gemm(const ConvGeom& q, const float* group, const float* 
             apply_activation(act, alpha, beta, y + r * P + c0, static_cast<size_t>(nc));
 }
 
-#else  // no AVX-512 build: ops/conv.cc keeps to im2col + sgemm
+#else  // neither x86-64 nor aarch64: ops/conv.cc keeps to im2col + sgemm
 
 void conv_gemm(const ConvGeom&, const float*, const float*, Act, float, float, float*, float*, int64_t, int64_t,
                int64_t) {}

@@ -59,14 +59,14 @@ bool validate(const Graph& g, const Node& n, std::string* err) {
     return true;
 }
 
-// How a conv runs: depthwise ones directly; on the AVX-512 path the rest on the packed conv GEMM (weights
+// How a conv runs: depthwise ones directly; on the AVX-512 and NEON paths the rest on the packed conv GEMM (weights
 // packed at load); otherwise im2col + sgemm.
 enum class Path { Depthwise, Packed, Im2col };
 
 Path path(const Graph& g, const ConvGeom& q) {
     if (q.depthwise) return Path::Depthwise;
     // Fewer output positions than a vector (squeeze-excite 1x1 convs): a GEMV, which the BLAS does better.
-    if (g.float_isa == FloatIsa::Avx512 && q.P >= 16) return Path::Packed;
+    if ((g.float_isa == FloatIsa::Avx512 || g.float_isa == FloatIsa::Neon) && q.P >= 16) return Path::Packed;
     return Path::Im2col;
 }
 
