@@ -46,8 +46,8 @@ static size_t compare_paths(const test_case* c, size_t i, const float* port, con
         if (bad) differ++;
         if (bad && (differ == 1 || d > worst_d || isnan(d))) worst = j, worst_d = d;
     }
-    printf("isa_paths: %-22s output %zu: %zu elements, %zu differ (bound %s%.3g), largest difference %.3g\n",
-           c->name, i, n, differ, exact ? "bit-identical, " : "", bound, worst_d);
+    printf("isa_paths: %-22s output %zu: %zu elements, %zu differ (bound %s%.3g), largest difference %.3g\n", c->name,
+           i, n, differ, exact ? "bit-identical, " : "", bound, worst_d);
     if (differ)
         fprintf(stderr, "isa_paths: %s output %zu: element %zu is %.9g on the portable path, %.9g on the CPU's\n",
                 c->name, i, worst, (double)port[worst], (double)fast[worst]);
@@ -103,7 +103,8 @@ int main(int argc, char** argv) {
         if (!q8 && strcmp(c->tag, "isa_f32") != 0) continue;
         ran[q8]++;
         if (c->compile_error[0]) {
-            fprintf(stderr, "isa_paths: %s: accel.compiler could not compile the case: %s\n", c->name, c->compile_error);
+            fprintf(stderr, "isa_paths: %s: accel.compiler could not compile the case: %s\n", c->name,
+                    c->compile_error);
         } else if (run_case(d, &m, c)) {
             continue;
         }

@@ -274,7 +274,7 @@ using conv_neon::packed_gemm;
 // phases: B is read where the phases hold it (each input once per band, not once per tap as im2col), its
 // flattened rows computed into a band buffer and copied out without the columns past each row's end.
 ACCEL_CONV_DRIVER void phased_conv_gemm(const ConvGeom& q, const float* group, const float* x, Act act, float alpha,
-                                   float beta, float* y, float* scratch, int64_t band, int64_t ir0, int64_t ir1) {
+                                        float beta, float* y, float* scratch, int64_t band, int64_t ir0, int64_t ir1) {
     const int64_t Mg = q.Mg, K = q.K, P = q.P;
     const float* bias_pad = group;
     const float* packed = group + (Mg + MR - 1) / MR * MR;
@@ -301,8 +301,8 @@ ACCEL_CONV_DRIVER void phased_conv_gemm(const ConvGeom& q, const float* group, c
 
 }  // namespace
 
-ACCEL_CONV_DRIVER void conv_gemm(const ConvGeom& q, const float* group, const float* x, Act act, float alpha, float beta,
-                            float* y, float* scratch, int64_t block, int64_t panel0, int64_t panel1) {
+ACCEL_CONV_DRIVER void conv_gemm(const ConvGeom& q, const float* group, const float* x, Act act, float alpha,
+                                 float beta, float* y, float* scratch, int64_t block, int64_t panel0, int64_t panel1) {
     if (phased(q)) {
         phased_conv_gemm(q, group, x, act, alpha, beta, y, scratch, block, panel0, panel1);
         return;

@@ -26,14 +26,14 @@ static_assert(MR == 8 && NR % TN == 0, "the tile is 8 rows and divides the panel
 // starting from C if `accumulate`, else from bias[8] (zeros if null). The 24 sums are named variables: gcc
 // keeps an array of them in memory, storing every one at every depth step.
 #define ACCEL_ROW_SUMS(i) float32x4_t c##i##0, c##i##1, c##i##2
-#define ACCEL_ROW_INIT(i)                                                                        \
-    if (accumulate) {                                                                            \
-        c##i##0 = vld1q_f32(C + i * ldc), c##i##1 = vld1q_f32(C + i * ldc + 4);                  \
-        c##i##2 = vld1q_f32(C + i * ldc + 8);                                                    \
-    } else {                                                                                     \
-        c##i##0 = c##i##1 = c##i##2 = vdupq_n_f32(bias ? bias[i] : 0.f);                         \
+#define ACCEL_ROW_INIT(i)                                                       \
+    if (accumulate) {                                                           \
+        c##i##0 = vld1q_f32(C + i * ldc), c##i##1 = vld1q_f32(C + i * ldc + 4); \
+        c##i##2 = vld1q_f32(C + i * ldc + 8);                                   \
+    } else {                                                                    \
+        c##i##0 = c##i##1 = c##i##2 = vdupq_n_f32(bias ? bias[i] : 0.f);        \
     }
-#define ACCEL_ROW_FMA(i, a, lane)                \
+#define ACCEL_ROW_FMA(i, a, lane)                    \
     c##i##0 = vfmaq_laneq_f32(c##i##0, b0, a, lane); \
     c##i##1 = vfmaq_laneq_f32(c##i##1, b1, a, lane); \
     c##i##2 = vfmaq_laneq_f32(c##i##2, b2, a, lane)
@@ -43,19 +43,37 @@ static_assert(MR == 8 && NR % TN == 0, "the tile is 8 rows and divides the panel
 template <bool kOffsets>
 void micro(int64_t kc, const float* __restrict__ A, const float* __restrict__ B, int64_t ldb,
            const int64_t* __restrict__ off, float* __restrict__ C, int64_t ldc, const float* bias, bool accumulate) {
-    ACCEL_ROW_SUMS(0); ACCEL_ROW_SUMS(1); ACCEL_ROW_SUMS(2); ACCEL_ROW_SUMS(3);
-    ACCEL_ROW_SUMS(4); ACCEL_ROW_SUMS(5); ACCEL_ROW_SUMS(6); ACCEL_ROW_SUMS(7);
-    ACCEL_ROW_INIT(0) ACCEL_ROW_INIT(1) ACCEL_ROW_INIT(2) ACCEL_ROW_INIT(3)
-    ACCEL_ROW_INIT(4) ACCEL_ROW_INIT(5) ACCEL_ROW_INIT(6) ACCEL_ROW_INIT(7)
-    for (int64_t k = 0; k < kc; ++k) {
+    ACCEL_ROW_SUMS(0);
+    ACCEL_ROW_SUMS(1);
+    ACCEL_ROW_SUMS(2);
+    ACCEL_ROW_SUMS(3);
+    ACCEL_ROW_SUMS(4);
+    ACCEL_ROW_SUMS(5);
+    ACCEL_ROW_SUMS(6);
+    ACCEL_ROW_SUMS(7);
+    ACCEL_ROW_INIT(0)
+    ACCEL_ROW_INIT(1) ACCEL_ROW_INIT(2) ACCEL_ROW_INIT(3) ACCEL_ROW_INIT(4) ACCEL_ROW_INIT(5) ACCEL_ROW_INIT(6)
+        ACCEL_ROW_INIT(7) for (int64_t k = 0; k < kc; ++k) {
         const float* b = kOffsets ? B + off[k] : B + k * ldb;
         const float32x4_t b0 = vld1q_f32(b), b1 = vld1q_f32(b + 4), b2 = vld1q_f32(b + 8);
         const float32x4_t a0 = vld1q_f32(A + k * MR), a1 = vld1q_f32(A + k * MR + 4);
-        ACCEL_ROW_FMA(0, a0, 0); ACCEL_ROW_FMA(1, a0, 1); ACCEL_ROW_FMA(2, a0, 2); ACCEL_ROW_FMA(3, a0, 3);
-        ACCEL_ROW_FMA(4, a1, 0); ACCEL_ROW_FMA(5, a1, 1); ACCEL_ROW_FMA(6, a1, 2); ACCEL_ROW_FMA(7, a1, 3);
+        ACCEL_ROW_FMA(0, a0, 0);
+        ACCEL_ROW_FMA(1, a0, 1);
+        ACCEL_ROW_FMA(2, a0, 2);
+        ACCEL_ROW_FMA(3, a0, 3);
+        ACCEL_ROW_FMA(4, a1, 0);
+        ACCEL_ROW_FMA(5, a1, 1);
+        ACCEL_ROW_FMA(6, a1, 2);
+        ACCEL_ROW_FMA(7, a1, 3);
     }
-    ACCEL_ROW_STORE(0); ACCEL_ROW_STORE(1); ACCEL_ROW_STORE(2); ACCEL_ROW_STORE(3);
-    ACCEL_ROW_STORE(4); ACCEL_ROW_STORE(5); ACCEL_ROW_STORE(6); ACCEL_ROW_STORE(7);
+    ACCEL_ROW_STORE(0);
+    ACCEL_ROW_STORE(1);
+    ACCEL_ROW_STORE(2);
+    ACCEL_ROW_STORE(3);
+    ACCEL_ROW_STORE(4);
+    ACCEL_ROW_STORE(5);
+    ACCEL_ROW_STORE(6);
+    ACCEL_ROW_STORE(7);
 }
 #undef ACCEL_ROW_SUMS
 #undef ACCEL_ROW_INIT

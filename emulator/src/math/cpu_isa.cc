@@ -48,7 +48,7 @@ FloatIsa float_isa_select() {
     QIsa cap;
     if (!isa_cap(&cap)) return best;
     if (best == FloatIsa::Neon) return arm_path(cap) ? FloatIsa::Neon : FloatIsa::Portable;
-    const FloatIsa allowed = cap == QIsa::Avx2                               ? FloatIsa::Avx2
+    const FloatIsa allowed = cap == QIsa::Avx2                             ? FloatIsa::Avx2
                              : cap == QIsa::Avx512Vnni || cap == QIsa::Amx ? FloatIsa::Avx512
                                                                            : FloatIsa::Portable;
     return std::min(best, allowed);

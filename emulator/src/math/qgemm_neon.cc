@@ -11,6 +11,7 @@
 // The epilogue is the scalar one (epilogue_row), which defines the bytes.
 #include <algorithm>
 
+#include "math/exact_rounding.h"
 #include "math/qgemm_impl.h"
 
 #if defined(__aarch64__)
@@ -45,7 +46,7 @@ namespace {
 
 // The sums are named variables: gcc keeps an array of them in memory, storing every one at every k-group.
 // acc[r][v] = sums of A's 8 rows times units [4v, 4v + 4) of B (k-group g at B + off[g]), v < 3.
-#define ACCEL_ROW_DOT(r, a, lane)                   \
+#define ACCEL_ROW_DOT(r, a, lane)                    \
     s##r##0 = vdotq_laneq_s32(s##r##0, b0, a, lane); \
     s##r##1 = vdotq_laneq_s32(s##r##1, b1, a, lane); \
     s##r##2 = vdotq_laneq_s32(s##r##2, b2, a, lane)
@@ -54,27 +55,45 @@ namespace {
 
 ACCEL_DOTPROD void kernel_dot(const int8_t* __restrict__ A, const uint8_t* __restrict__ B, const int64_t* off,
                               int64_t Kg, int32x4_t (&acc)[MR][3]) {
-    ACCEL_ROW_SUMS(0); ACCEL_ROW_SUMS(1); ACCEL_ROW_SUMS(2); ACCEL_ROW_SUMS(3);
-    ACCEL_ROW_SUMS(4); ACCEL_ROW_SUMS(5); ACCEL_ROW_SUMS(6); ACCEL_ROW_SUMS(7);
+    ACCEL_ROW_SUMS(0);
+    ACCEL_ROW_SUMS(1);
+    ACCEL_ROW_SUMS(2);
+    ACCEL_ROW_SUMS(3);
+    ACCEL_ROW_SUMS(4);
+    ACCEL_ROW_SUMS(5);
+    ACCEL_ROW_SUMS(6);
+    ACCEL_ROW_SUMS(7);
     for (int64_t g = 0; g < Kg; ++g) {
         const int8_t* bg = reinterpret_cast<const int8_t*>(B + off[g]);
         const int8x16_t b0 = vld1q_s8(bg), b1 = vld1q_s8(bg + 16), b2 = vld1q_s8(bg + 32);
         const int8x16_t a0 = vld1q_s8(A), a1 = vld1q_s8(A + 16);
         A += 4 * MR;
-        ACCEL_ROW_DOT(0, a0, 0); ACCEL_ROW_DOT(1, a0, 1); ACCEL_ROW_DOT(2, a0, 2); ACCEL_ROW_DOT(3, a0, 3);
-        ACCEL_ROW_DOT(4, a1, 0); ACCEL_ROW_DOT(5, a1, 1); ACCEL_ROW_DOT(6, a1, 2); ACCEL_ROW_DOT(7, a1, 3);
+        ACCEL_ROW_DOT(0, a0, 0);
+        ACCEL_ROW_DOT(1, a0, 1);
+        ACCEL_ROW_DOT(2, a0, 2);
+        ACCEL_ROW_DOT(3, a0, 3);
+        ACCEL_ROW_DOT(4, a1, 0);
+        ACCEL_ROW_DOT(5, a1, 1);
+        ACCEL_ROW_DOT(6, a1, 2);
+        ACCEL_ROW_DOT(7, a1, 3);
     }
-    ACCEL_ROW_OUT(0); ACCEL_ROW_OUT(1); ACCEL_ROW_OUT(2); ACCEL_ROW_OUT(3);
-    ACCEL_ROW_OUT(4); ACCEL_ROW_OUT(5); ACCEL_ROW_OUT(6); ACCEL_ROW_OUT(7);
+    ACCEL_ROW_OUT(0);
+    ACCEL_ROW_OUT(1);
+    ACCEL_ROW_OUT(2);
+    ACCEL_ROW_OUT(3);
+    ACCEL_ROW_OUT(4);
+    ACCEL_ROW_OUT(5);
+    ACCEL_ROW_OUT(6);
+    ACCEL_ROW_OUT(7);
 }
 
 // One row's term: its 4 bytes (lane `lane` of a) repeated over the 4 columns of b, the products of the low
 // and high two columns added pairwise into lo##r and hi##r.
-#define ACCEL_ROW_PAIRS(r, a, lane)                                                       \
-    do {                                                                                  \
+#define ACCEL_ROW_PAIRS(r, a, lane)                                                               \
+    do {                                                                                          \
         const int8x16_t w = vreinterpretq_s8_s32(vdupq_laneq_s32(vreinterpretq_s32_s8(a), lane)); \
-        lo##r = vpadalq_s16(lo##r, vmull_s8(vget_low_s8(b), vget_low_s8(w)));             \
-        hi##r = vpadalq_s16(hi##r, vmull_high_s8(b, w));                                  \
+        lo##r = vpadalq_s16(lo##r, vmull_s8(vget_low_s8(b), vget_low_s8(w)));                     \
+        hi##r = vpadalq_s16(hi##r, vmull_high_s8(b, w));                                          \
     } while (0)
 #define ACCEL_ROW_PAIR_SUMS(r) int32x4_t lo##r = vdupq_n_s32(0), hi##r = lo##r
 #define ACCEL_ROW_FOLD(r) acc[r][v] = vpaddq_s32(lo##r, hi##r)
@@ -83,18 +102,36 @@ ACCEL_DOTPROD void kernel_dot(const int8_t* __restrict__ A, const uint8_t* __res
 void kernel_plain(const int8_t* __restrict__ A, const uint8_t* __restrict__ B, const int64_t* off, int64_t Kg,
                   int32x4_t (&acc)[MR][3]) {
     for (int v = 0; v < 3; ++v) {
-        ACCEL_ROW_PAIR_SUMS(0); ACCEL_ROW_PAIR_SUMS(1); ACCEL_ROW_PAIR_SUMS(2); ACCEL_ROW_PAIR_SUMS(3);
-        ACCEL_ROW_PAIR_SUMS(4); ACCEL_ROW_PAIR_SUMS(5); ACCEL_ROW_PAIR_SUMS(6); ACCEL_ROW_PAIR_SUMS(7);
+        ACCEL_ROW_PAIR_SUMS(0);
+        ACCEL_ROW_PAIR_SUMS(1);
+        ACCEL_ROW_PAIR_SUMS(2);
+        ACCEL_ROW_PAIR_SUMS(3);
+        ACCEL_ROW_PAIR_SUMS(4);
+        ACCEL_ROW_PAIR_SUMS(5);
+        ACCEL_ROW_PAIR_SUMS(6);
+        ACCEL_ROW_PAIR_SUMS(7);
         const int8_t* a = A;
         for (int64_t g = 0; g < Kg; ++g) {
             const int8x16_t b = vld1q_s8(reinterpret_cast<const int8_t*>(B + off[g]) + 16 * v);
             const int8x16_t a0 = vld1q_s8(a), a1 = vld1q_s8(a + 16);
             a += 4 * MR;
-            ACCEL_ROW_PAIRS(0, a0, 0); ACCEL_ROW_PAIRS(1, a0, 1); ACCEL_ROW_PAIRS(2, a0, 2); ACCEL_ROW_PAIRS(3, a0, 3);
-            ACCEL_ROW_PAIRS(4, a1, 0); ACCEL_ROW_PAIRS(5, a1, 1); ACCEL_ROW_PAIRS(6, a1, 2); ACCEL_ROW_PAIRS(7, a1, 3);
+            ACCEL_ROW_PAIRS(0, a0, 0);
+            ACCEL_ROW_PAIRS(1, a0, 1);
+            ACCEL_ROW_PAIRS(2, a0, 2);
+            ACCEL_ROW_PAIRS(3, a0, 3);
+            ACCEL_ROW_PAIRS(4, a1, 0);
+            ACCEL_ROW_PAIRS(5, a1, 1);
+            ACCEL_ROW_PAIRS(6, a1, 2);
+            ACCEL_ROW_PAIRS(7, a1, 3);
         }
-        ACCEL_ROW_FOLD(0); ACCEL_ROW_FOLD(1); ACCEL_ROW_FOLD(2); ACCEL_ROW_FOLD(3);
-        ACCEL_ROW_FOLD(4); ACCEL_ROW_FOLD(5); ACCEL_ROW_FOLD(6); ACCEL_ROW_FOLD(7);
+        ACCEL_ROW_FOLD(0);
+        ACCEL_ROW_FOLD(1);
+        ACCEL_ROW_FOLD(2);
+        ACCEL_ROW_FOLD(3);
+        ACCEL_ROW_FOLD(4);
+        ACCEL_ROW_FOLD(5);
+        ACCEL_ROW_FOLD(6);
+        ACCEL_ROW_FOLD(7);
     }
 }
 #undef ACCEL_ROW_DOT
