@@ -25,14 +25,10 @@ static_assert(MR == 8 && NR % TN == 0, "the tile is 8 rows and divides the panel
 // C[8 rows][12 columns] (+)= A[kc][8] * B[kc][12] (row k of B at B + k * ldb, or B + off[k] if kOffsets),
 // starting from C if `accumulate`, else from bias[8] (zeros if null). The 24 sums are named variables: gcc
 // keeps an array of them in memory, storing every one at every depth step.
-#define ACCEL_ROW_SUMS(i) float32x4_t c##i##0, c##i##1, c##i##2
-#define ACCEL_ROW_INIT(i)                                                       \
-    if (accumulate) {                                                           \
-        c##i##0 = vld1q_f32(C + i * ldc), c##i##1 = vld1q_f32(C + i * ldc + 4); \
-        c##i##2 = vld1q_f32(C + i * ldc + 8);                                   \
-    } else {                                                                    \
-        c##i##0 = c##i##1 = c##i##2 = vdupq_n_f32(bias ? bias[i] : 0.f);        \
-    }
+#define ACCEL_ROW_SUMS(i)                                                                          \
+    float32x4_t c##i##0 = accumulate ? vld1q_f32(C + i * ldc) : vdupq_n_f32(bias ? bias[i] : 0.f); \
+    float32x4_t c##i##1 = accumulate ? vld1q_f32(C + i * ldc + 4) : c##i##0;                       \
+    float32x4_t c##i##2 = accumulate ? vld1q_f32(C + i * ldc + 8) : c##i##0
 #define ACCEL_ROW_FMA(i, a, lane)                    \
     c##i##0 = vfmaq_laneq_f32(c##i##0, b0, a, lane); \
     c##i##1 = vfmaq_laneq_f32(c##i##1, b1, a, lane); \
@@ -51,9 +47,7 @@ void micro(int64_t kc, const float* __restrict__ A, const float* __restrict__ B,
     ACCEL_ROW_SUMS(5);
     ACCEL_ROW_SUMS(6);
     ACCEL_ROW_SUMS(7);
-    ACCEL_ROW_INIT(0)
-    ACCEL_ROW_INIT(1) ACCEL_ROW_INIT(2) ACCEL_ROW_INIT(3) ACCEL_ROW_INIT(4) ACCEL_ROW_INIT(5) ACCEL_ROW_INIT(6)
-        ACCEL_ROW_INIT(7) for (int64_t k = 0; k < kc; ++k) {
+    for (int64_t k = 0; k < kc; ++k) {
         const float* b = kOffsets ? B + off[k] : B + k * ldb;
         const float32x4_t b0 = vld1q_f32(b), b1 = vld1q_f32(b + 4), b2 = vld1q_f32(b + 8);
         const float32x4_t a0 = vld1q_f32(A + k * MR), a1 = vld1q_f32(A + k * MR + 4);
@@ -76,7 +70,6 @@ void micro(int64_t kc, const float* __restrict__ A, const float* __restrict__ B,
     ACCEL_ROW_STORE(7);
 }
 #undef ACCEL_ROW_SUMS
-#undef ACCEL_ROW_INIT
 #undef ACCEL_ROW_FMA
 #undef ACCEL_ROW_STORE
 }  // namespace
