@@ -25,6 +25,9 @@
 
 #if defined(__aarch64__) && defined(__linux__)
 #include <sys/auxv.h>
+#if !defined(HWCAP_ASIMDDP)  // a C library older than the dot product
+#define HWCAP_ASIMDDP (1 << 20)
+#endif
 #endif
 
 namespace accel_emu {
@@ -68,8 +71,8 @@ QIsa hardware_isa() {
     static const QIsa best = detect();
     return best;
 #elif defined(__aarch64__) && defined(__linux__)
-    // HWCAP_ASIMDDP (bit 20 of AT_HWCAP): SDOT/UDOT, Armv8.2's optional dot product (Armv8.4 requires it).
-    static const QIsa best = (getauxval(AT_HWCAP) & (1ul << 20)) ? QIsa::NeonDot : QIsa::Neon;
+    // HWCAP_ASIMDDP: SDOT/UDOT, Armv8.2's optional dot product (Armv8.4 requires it).
+    static const QIsa best = (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) ? QIsa::NeonDot : QIsa::Neon;
     return best;
 #elif defined(__aarch64__)
     return QIsa::Neon;
