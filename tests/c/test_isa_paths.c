@@ -46,7 +46,7 @@ static size_t compare_paths(const test_case* c, size_t i, const float* port, con
         if (bad) differ++;
         if (bad && (differ == 1 || d > worst_d || isnan(d))) worst = j, worst_d = d;
     }
-    printf("isa_paths: %-22s output %zu: %zu elements, %zu differ (bound %s%.3g), largest difference %.3g\n", c->name,
+    printf("isa_paths: %-24s output %zu: %zu elements, %zu differ (bound %s%.3g), largest difference %.3g\n", c->name,
            i, n, differ, exact ? "bit-identical, " : "", bound, worst_d);
     if (differ)
         fprintf(stderr, "isa_paths: %s output %zu: element %zu is %.9g on the portable path, %.9g on the CPU's\n",

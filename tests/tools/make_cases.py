@@ -873,6 +873,9 @@ isa_conv_case("isa_conv_dilated", (1, 6, 14, 13), (9, 6, 3, 3), dilations=[2, 2]
 isa_conv_case("isa_conv_s3", (1, 5, 20, 23), (7, 5, 2, 2), strides=[3, 3])
 isa_conv_case("isa_conv_group", (1, 8, 10, 10), (12, 4, 3, 3), group=2, pads=[1, 1, 1, 1])
 isa_conv_case("isa_conv_relu_wide", (1, 16, 28, 27), (32, 16, 3, 3), relu=True, pads=[1, 1, 1, 1])
+# Two bands of output rows (stride phases) and two column blocks of gathered panels, each of two depth blocks.
+isa_conv_case("isa_conv_bands", (1, 64, 40, 40), (10, 64, 3, 3), pads=[1, 1, 1, 1])
+isa_conv_case("isa_conv_dilated_blocks", (1, 32, 30, 30), (6, 32, 3, 3), dilations=[2, 2], pads=[2, 2, 2, 2])
 
 
 def qdq_weight_u8(b: Builder, shape, x_scale: float):
@@ -880,7 +883,8 @@ def qdq_weight_u8(b: Builder, shape, x_scale: float):
     m = shape[0]
     scale = np.float32(0.006)
     q = b.rng.integers(0, 256, shape).astype(np.uint8)
-    w = b.node("DequantizeLinear", [b.const(q, "wq"), b.const(np.array(scale), "ws"), b.const(np.array(117, np.uint8), "wz")])
+    w = b.node("DequantizeLinear",
+               [b.const(q, "wq"), b.const(np.array(scale), "ws"), b.const(np.array(117, np.uint8), "wz")])
     bias = b.node("DequantizeLinear", [b.const(b.rng.integers(-500, 500, m).astype(np.int32), "bq"),
                                        b.const(np.array(scale * np.float32(x_scale)), "bs"),
                                        b.const(np.array(0, np.int32), "bz")])
