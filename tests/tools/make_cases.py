@@ -907,6 +907,18 @@ isa_qconv_case("isa_qconv_deep", (1, 200, 6, 6), (16, 200, 3, 3), pads=[1, 1, 1,
 isa_qconv_case("isa_qconv_u8w", (1, 10, 9, 11), (11, 10, 3, 3), u8_weights=True, pads=[1, 1, 1, 1])
 
 
+@case("isa_qconv_s8x", tag="isa_q8")
+def _(b: Builder):
+    """int8 activations and output (the portable path flips them to uint8; SDOT reads them as they are)."""
+    def qdq_s8(t: str, scale: float, zero: int) -> str:
+        s, z = b.const(np.array(scale, np.float32), "s"), b.const(np.array(zero, np.int8), "z")
+        return b.node("DequantizeLinear", [b.node("QuantizeLinear", [t, s, z]), s, z])
+    x = qdq_s8(b.input("x", (1, 13, 10, 9)), 0.02, -3)
+    w, bias = qdq_weight(b, (17, 13, 3, 3), 0.02)
+    y = qdq_s8(b.node("Conv", [x, w, bias], pads=[1, 1, 1, 1]), 0.05, 5)
+    b.output(b.node("Identity", [y], outputs=["y"]))
+
+
 @case("isa_qmatmul", tag="isa_q8")
 def _(b: Builder):
     x = qdq(b, b.input("x", (3, 7, 45)), 0.02, 128)

@@ -158,11 +158,22 @@ void block_neon(const Header* h, const View& b, int64_t p0, int64_t nc, const in
         for (int64_t j = 0; j < nc; j += NR) {
             const int64_t n = std::min(NR, nc - j);
             kernel(A, b.base + 4 * (p0 + j), b.off, h->Kg, acc);
+            // The tile's column sums, zeros past n (colsum holds nc of them).
+            int32x4_t cs[3] = {vdupq_n_s32(0), vdupq_n_s32(0), vdupq_n_s32(0)};
+            if (h->colsum) {
+                int32_t tail[NR] = {};
+                std::copy_n(colsum + j, n, tail);
+                for (int v = 0; v < 3; ++v) cs[v] = vld1q_s32(tail + 4 * v);
+            }
             for (int64_t i = 0; i < rows; ++i) {
-                for (int v = 0; v < 3; ++v) vst1q_s32(row + 4 * v, acc[i][v]);
                 const int64_t m = m0 + i;
-                for (int64_t u = 0; u < n; ++u)
-                    row[u] = static_cast<int32_t>(corrected(static_cast<uint32_t>(row[u]), h, m, colsum, j + u));
+                // corrected() in vectors: the same sums modulo 2^32 (vector adds and multiplies wrap).
+                const int32x4_t rc = vdupq_n_s32(rowc(h)[m]), cc = vdupq_n_s32(colc(h)[m]);
+                for (int v = 0; v < 3; ++v) {
+                    int32x4_t a = vaddq_s32(acc[i][v], rc);
+                    if (h->colsum) a = vmlaq_s32(a, cc, cs[v]);
+                    vst1q_s32(row + 4 * v, a);
+                }
                 if (out.xw) epilogue_row(h, m, row, n, y + (j * out.ldy + m) * e, out.ldy);
                 else epilogue_row(h, m, row, n, y + (m * out.ldy + j) * e, 1);
             }
