@@ -850,6 +850,85 @@ rnn_case("lstm_bidirectional", "LSTM", lens=(1, 5, 3))
 rnn_case("lstm_dynamic_quantize", "LSTM", s=4, n=2, lens=(4, 2), quantize=True)
 
 
+# The vector paths against the portable twin (test_isa_paths.c loads each model with ACCEL_EMU_ISA=portable
+# and on the CPU's own path): float convs of every way the packed conv GEMM reads B (stride phases, in
+# place, gathered panels), with weight panels and column tiles cut short, more than one depth block and a
+# fused activation ("isa_f32"); int8 convs and a matmul, int8 and uint8 weights ("isa_q8"). Registered
+# last, so that no other case's seed moves.
+
+def isa_conv_case(name, x_shape, w_shape, relu=False, **attrs):
+    @case(name, tag="isa_f32")
+    def _(b: Builder):
+        y = b.node("Conv", [b.input("x", x_shape), b.weight(w_shape), b.weight((w_shape[0],), "b", scale=0.5)],
+                   **attrs)
+        b.output(b.node("Relu" if relu else "Identity", [y], outputs=["y"]))
+
+
+isa_conv_case("isa_conv3x3", (1, 20, 13, 11), (13, 20, 3, 3), pads=[1, 1, 1, 1])
+isa_conv_case("isa_conv3x3_s2_deep", (1, 64, 15, 15), (19, 64, 3, 3), strides=[2, 2], pads=[1, 1, 1, 1])
+isa_conv_case("isa_conv7x7_s2", (1, 3, 32, 30), (8, 3, 7, 7), strides=[2, 2], pads=[3, 3, 3, 3])
+isa_conv_case("isa_conv1x1", (2, 40, 9, 7), (24, 40, 1, 1))
+isa_conv_case("isa_conv1x1_deep", (1, 300, 5, 7), (10, 300, 1, 1))
+isa_conv_case("isa_conv_dilated", (1, 6, 14, 13), (9, 6, 3, 3), dilations=[2, 2], pads=[2, 2, 2, 2])
+isa_conv_case("isa_conv_s3", (1, 5, 20, 23), (7, 5, 2, 2), strides=[3, 3])
+isa_conv_case("isa_conv_group", (1, 8, 10, 10), (12, 4, 3, 3), group=2, pads=[1, 1, 1, 1])
+isa_conv_case("isa_conv_relu_wide", (1, 16, 28, 27), (32, 16, 3, 3), relu=True, pads=[1, 1, 1, 1])
+# Two bands of output rows (stride phases) and two column blocks of gathered panels, each of two depth blocks.
+isa_conv_case("isa_conv_bands", (1, 64, 40, 40), (10, 64, 3, 3), pads=[1, 1, 1, 1])
+isa_conv_case("isa_conv_dilated_blocks", (1, 32, 30, 30), (6, 32, 3, 3), dilations=[2, 2], pads=[2, 2, 2, 2])
+
+
+def qdq_weight_u8(b: Builder, shape, x_scale: float):
+    """uint8 weights with one zero point far from 128 (the paths' column-sum correction) and an int32 bias."""
+    m = shape[0]
+    scale = np.float32(0.006)
+    q = b.rng.integers(0, 256, shape).astype(np.uint8)
+    w = b.node("DequantizeLinear",
+               [b.const(q, "wq"), b.const(np.array(scale), "ws"), b.const(np.array(117, np.uint8), "wz")])
+    bias = b.node("DequantizeLinear", [b.const(b.rng.integers(-500, 500, m).astype(np.int32), "bq"),
+                                       b.const(np.array(scale * np.float32(x_scale)), "bs"),
+                                       b.const(np.array(0, np.int32), "bz")])
+    return w, bias
+
+
+def isa_qconv_case(name, x_shape, w_shape, u8_weights=False, **attrs):
+    @case(name, tag="isa_q8")
+    def _(b: Builder):
+        x = qdq(b, b.input("x", x_shape), 0.02, 128)
+        w, bias = (qdq_weight_u8 if u8_weights else qdq_weight)(b, w_shape, 0.02)
+        y = qdq(b, b.node("Conv", [x, w, bias], **attrs), 0.05, 100)
+        b.output(b.node("Identity", [y], outputs=["y"]))
+
+
+isa_qconv_case("isa_qconv3x3", (1, 19, 13, 11), (21, 19, 3, 3), pads=[1, 1, 1, 1])
+isa_qconv_case("isa_qconv_s2", (1, 8, 17, 15), (12, 8, 3, 3), strides=[2, 2], pads=[1, 1, 1, 1])
+isa_qconv_case("isa_qconv1x1", (1, 37, 7, 9), (29, 37, 1, 1))
+isa_qconv_case("isa_qconv_deep", (1, 200, 6, 6), (16, 200, 3, 3), pads=[1, 1, 1, 1])
+isa_qconv_case("isa_qconv_u8w", (1, 10, 9, 11), (11, 10, 3, 3), u8_weights=True, pads=[1, 1, 1, 1])
+
+
+@case("isa_qconv_s8x", tag="isa_q8")
+def _(b: Builder):
+    """int8 activations and output (the portable path flips them to uint8; SDOT reads them as they are)."""
+    def qdq_s8(t: str, scale: float, zero: int) -> str:
+        s, z = b.const(np.array(scale, np.float32), "s"), b.const(np.array(zero, np.int8), "z")
+        return b.node("DequantizeLinear", [b.node("QuantizeLinear", [t, s, z]), s, z])
+    x = qdq_s8(b.input("x", (1, 13, 10, 9)), 0.02, -3)
+    w, bias = qdq_weight(b, (17, 13, 3, 3), 0.02)
+    y = qdq_s8(b.node("Conv", [x, w, bias], pads=[1, 1, 1, 1]), 0.05, 5)
+    b.output(b.node("Identity", [y], outputs=["y"]))
+
+
+@case("isa_qmatmul", tag="isa_q8")
+def _(b: Builder):
+    x = qdq(b, b.input("x", (3, 7, 45)), 0.02, 128)
+    q = b.rng.integers(-127, 128, (45, 30)).astype(np.int8)
+    w = b.node("DequantizeLinear", [b.const(q, "wq"), b.const(np.array(0.008, np.float32), "ws"),
+                                    b.const(np.array(0, np.int8), "wz")])
+    y = qdq(b, b.node("MatMul", [x, w]), 0.05, 100)
+    b.output(b.node("Identity", [y], outputs=["y"]))
+
+
 # ------------------------------------------------------------------------------------------------
 
 def dims_text(shape) -> str:

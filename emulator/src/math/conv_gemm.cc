@@ -1,6 +1,6 @@
 // conv_gemm.cc - the packed conv GEMM (conv_gemm.h): the weight packing, the blocking and the B sources,
 // written once over the register tile and input copies of the path the model runs (conv_gemm_kernels.h:
-// conv_gemm_avx512.cc, conv_gemm_avx2.cc; the caller checks the model's FloatIsa, math/cpu_isa.h).
+// conv_gemm_avx512.cc, conv_gemm_avx2.cc, conv_gemm_neon.cc; the caller checks the model's FloatIsa, math/cpu_isa.h).
 //
 // B comes three ways. Strides 1 and 2 without dilation: from the input's stride phases (stride_phases.h),
 // built for one band of output rows at a time, each tap a fixed offset into them (no im2col at all).
@@ -111,6 +111,7 @@ const ConvGemmKernels* kernels_for(FloatIsa isa) {
     switch (isa) {
         case FloatIsa::Avx512: return conv_gemm_avx512_kernels();
         case FloatIsa::Avx2: return conv_gemm_avx2_kernels();
+        case FloatIsa::Neon: return conv_gemm_neon_kernels();
         case FloatIsa::Portable: break;
     }
     return nullptr;

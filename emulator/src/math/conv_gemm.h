@@ -1,11 +1,10 @@
-// conv_gemm.h - the conv GEMM for CPUs with AVX-512 or AVX2 and FMA: Y[M,P] = W[M,K] * B[K,P] + bias, where W is the
-// conv's weights packed once at load (panels of kConvMR output channels, [K][kConvMR] each, rows past M
-// zero) and B is the im2col matrix of the input, never built whole: read at fixed offsets from the input's
-// stride phases (strides 1 and 2, no dilation; math/stride_phases.h), read in place (1x1, stride 1,
-// unpadded: B is the input), or else gathered a kConvNR-column panel at a time into a small buffer and then
-// used against every weight panel. The fused activation is applied to each block of output columns
-// while it is in cache. One packed form and one blocking serve both instruction sets; only the register
-// tile and the input copies differ (conv_gemm_kernels.h).
+// conv_gemm.h - the conv GEMM for CPUs with AVX-512, AVX2 and FMA, or NEON: Y[M,P] = W[M,K] * B[K,P] + bias, where W is
+// the conv's weights packed once at load (panels of kConvMR output channels, [K][kConvMR] each, rows past M zero) and B
+// is the im2col matrix of the input, never built whole: read at fixed offsets from the input's stride phases (strides 1
+// and 2, no dilation; math/stride_phases.h), read in place (1x1, stride 1, unpadded: B is the input), or else gathered
+// a kConvNR-column panel at a time into a small buffer and then used against every weight panel. The fused activation
+// is applied to each block of output columns while it is in cache. One packed form and one blocking serve every
+// instruction set; only the register tile and the input copies differ (conv_gemm_kernels.h).
 #pragma once
 
 #include <cstddef>
@@ -17,8 +16,9 @@
 
 namespace accel_emu {
 
-constexpr int64_t kConvMR = 8;   // output channels per register tile
-constexpr int64_t kConvNR = 48;  // output positions per B panel (3 AVX-512 vectors, 2 AVX2 tiles of 24)
+constexpr int64_t kConvMR = 8;  // output channels per register tile
+// Output positions per B panel: 3 AVX-512 vectors, 2 AVX2 tiles of 24, 4 NEON tiles of 12.
+constexpr int64_t kConvNR = 48;
 constexpr int64_t kConvDepthBlock = 256;  // GEMM depth per pass, at most
 
 // K split into equal blocks of at most kConvDepthBlock.
@@ -31,7 +31,8 @@ int64_t conv_packed_weight_floats(int64_t G, int64_t Mg, int64_t K);
 // (conv_packed_weight_floats floats): per group, the bias padded to whole panels, then the panels.
 void conv_pack_weights(const float* w, const float* bias, int64_t G, int64_t Mg, int64_t K, float* out);
 
-// Does float path `isa` run non-depthwise convs on conv_gemm (AVX-512, or AVX2 with FMA, in an x86-64 build)?
+// Does float path `isa` run non-depthwise convs on conv_gemm (AVX-512, or AVX2 with FMA, in an x86-64 build;
+// NEON in an aarch64 one)?
 bool conv_gemm_applies(FloatIsa isa);
 
 // Floats of scratch conv_gemm needs for geometry q (0 when B is read in place).

@@ -1,6 +1,6 @@
 // conv_gemm_kernels.h - the instruction-set-specific pieces of the packed conv GEMM (conv_gemm.cc drives
-// them; conv_gemm_avx512.cc and conv_gemm_avx2.cc provide them). The driver's blocking, its B sources and
-// its edges are written once; a path brings its register tile, its stride-phase builder and its im2col
+// them; conv_gemm_avx512.cc, conv_gemm_avx2.cc and conv_gemm_neon.cc provide them). The driver's blocking, its B
+// sources and its edges are written once; a path brings its register tile, its stride-phase builder and its im2col
 // panel gather.
 #pragma once
 
@@ -66,9 +66,10 @@ inline void conv_fill_segment(float* ds, int64_t ow0, int64_t end, const float* 
     for (int64_t j = b; j < end; ++j) ds[j] = 0.f;
 }
 
-// The kernels of each path, or null in a build without them (not x86-64 gcc or clang). The caller checks
-// that the CPU has the instructions (FloatIsa, cpu_isa.h).
+// The kernels of each path, or null in a build without them (the x86 ones outside x86-64 gcc or clang, the
+// NEON ones outside aarch64). The caller checks that the CPU has the instructions (FloatIsa, cpu_isa.h).
 const ConvGemmKernels* conv_gemm_avx512_kernels();
 const ConvGemmKernels* conv_gemm_avx2_kernels();
+const ConvGemmKernels* conv_gemm_neon_kernels();
 
 }  // namespace accel_emu

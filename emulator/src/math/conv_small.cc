@@ -46,8 +46,6 @@ int64_t depth_channels(const ConvGeom& q) { return std::max<int64_t>(1, kDepthRo
 // Vectors per output channel of conv_gemm's tiles (3 per 48 columns, then whole vectors) over n columns.
 int64_t vectors48(int64_t n) { return n / 48 * 3 + (n % 48 + 15) / 16; }
 
-int64_t first_position(const ConvGeom& q, int64_t block) { return block * q.P / conv_small_position_blocks(q); }
-
 // Floats of the sums of one part: all positions by the most channels a part takes.
 int64_t run_floats(const ConvGeom& q) {
     return (q.P * std::min(padded_channels(q.Mg), conv_small_max_run(q) * MR) + kLanes - 1) / kLanes * kLanes;
@@ -109,6 +107,9 @@ int64_t conv_small_scratch_floats(const ConvGeom& q) {
 namespace {
 
 #define ACCEL_AVX512 __attribute__((target("avx512f")))
+
+// The first output position of position block `block`.
+int64_t first_position(const ConvGeom& q, int64_t block) { return block * q.P / conv_small_position_blocks(q); }
 
 // Rows [c0 * kh * kw, (c0 + cn) * kh * kw) by columns [pos0, pos0 + np) of im2col(x) into col[.][np] (as
 // im2col does, math/im2col.h), for strides 1 and 2 without dilation: each channel is copied once into a

@@ -23,6 +23,13 @@
 #endif
 #endif
 
+#if defined(__aarch64__) && defined(__linux__)
+#include <sys/auxv.h>
+#if !defined(HWCAP_ASIMDDP)  // a C library older than the dot product
+#define HWCAP_ASIMDDP (1 << 20)
+#endif
+#endif
+
 namespace accel_emu {
 
 namespace {
@@ -63,6 +70,12 @@ QIsa hardware_isa() {
 #if defined(ACCEL_QGEMM_X86)
     static const QIsa best = detect();
     return best;
+#elif defined(__aarch64__) && defined(__linux__)
+    // HWCAP_ASIMDDP: SDOT/UDOT, Armv8.2's optional dot product (Armv8.4 requires it).
+    static const QIsa best = (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) ? QIsa::NeonDot : QIsa::Neon;
+    return best;
+#elif defined(__aarch64__)
+    return QIsa::Neon;
 #else
     return QIsa::Portable;
 #endif
@@ -82,7 +95,7 @@ int64_t column_block(const qk::Header* h, int64_t N) {
 
 int64_t elem_bytes(const qk::Header* h) { return qout_bytes(h->out); }
 
-bool avx512_x(const qk::Header* h) { return h->isa == QIsa::Avx512Vnni || h->isa == QIsa::Amx; }
+bool avx512_x(const qk::Header* h) { return qisa_avx512(h->isa); }
 
 // Scratch of a run over columns blocks of NC: the offsets, the block's column sums and the isa's own.
 struct RunScratch {
@@ -115,6 +128,8 @@ void run_block(const qk::Header* h, const qk::View& b, int64_t p0, int64_t nc, c
         case QIsa::Avx2: qk::block_avx2(h, b, p0, nc, cs, out); return;
         case QIsa::Avx512Vnni: qk::block_vnni(h, b, p0, nc, cs, out, rs.block); return;
         case QIsa::Amx: qk::block_amx(h, b, p0, nc, cs, out, rs.block); return;
+        case QIsa::Neon:
+        case QIsa::NeonDot: qk::block_neon(h, b, p0, nc, cs, out); return;
         case QIsa::Portable: break;
     }
     qk::block_portable(h, b, p0, nc, cs, out);
@@ -172,7 +187,7 @@ Dims dims(QIsa isa, const QGemmSpec& spec) {
 
 }  // namespace
 
-QIsa qisa_select() { return std::min(hardware_isa(), isa_cap()); }
+QIsa qisa_select() { return isa_capped(hardware_isa()); }
 
 const char* qisa_name(QIsa isa) {
     switch (isa) {
@@ -180,6 +195,8 @@ const char* qisa_name(QIsa isa) {
         case QIsa::Avx2: return "avx2";
         case QIsa::Avx512Vnni: return "avx512vnni";
         case QIsa::Amx: return "amx";
+        case QIsa::Neon: return "neon";
+        case QIsa::NeonDot: return "neondot";
     }
     return "portable";
 }
@@ -201,6 +218,10 @@ IsaTraits traits(QIsa isa) {
         case QIsa::Avx512Vnni: return {8, 48, 1, false, 0, 128};
         // TDPBUSD's first operand (A, the weights) is the unsigned one: int8 weights move up by 128.
         case QIsa::Amx: return {16, 32, 16, true, -128, 0};
+        // SDOT (and the plain NEON kernel, which shares its packing) multiplies signed bytes by signed bytes:
+        // B is int8, uint8 weights move down by 128.
+        case QIsa::Neon:
+        case QIsa::NeonDot: return {8, 12, 1, true, 0, 128};
         case QIsa::Portable: break;
     }
     return {4, 16, 1, false, 0, 0};
@@ -220,7 +241,9 @@ int64_t weight_bytes(QIsa isa, int64_t Mp, int64_t Kg) {
         case QIsa::Portable: return Mp * Kg * 4 * 2;  // int16
         case QIsa::Avx2: return Mp * Kg * 4 * 2;      // int16 pairs
         case QIsa::Avx512Vnni:
-        case QIsa::Amx: return Mp * Kg * 4;
+        case QIsa::Amx:
+        case QIsa::Neon:
+        case QIsa::NeonDot: return Mp * Kg * 4;
     }
     return 0;
 }
@@ -297,6 +320,8 @@ void qgemm_pack(QIsa isa, const QGemmSpec& spec, const void* w, void* out) {
         case QIsa::Avx2: qk::pack_weights_avx2(a, d.Mp, d.Kg, wout); break;
         case QIsa::Avx512Vnni: qk::pack_weights_vnni(a, d.Mp, d.Kg, wout); break;
         case QIsa::Amx: qk::pack_weights_amx(a, d.Mp, d.Kg, wout); break;
+        case QIsa::Neon:
+        case QIsa::NeonDot: qk::pack_weights_neon(a, d.Mp, d.Kg, wout); break;
     }
 }
 

@@ -29,15 +29,20 @@
 
 namespace accel_emu {
 
-// The int8 code paths, slowest to fastest. Which one runs is chosen when a model loads (qisa_select) and
-// recorded in what the op prepares, so a model keeps its path for its lifetime.
-enum class QIsa : int32_t { Portable = 0, Avx2 = 1, Avx512Vnni = 2, Amx = 3 };
+// The int8 code paths. Which one runs is chosen when a model loads (qisa_select) and recorded in what the
+// op prepares, so a model keeps its path for its lifetime: values are appended, never renumbered. Within
+// one architecture's paths (x86-64: Avx2 < Avx512Vnni < Amx; aarch64: Neon < NeonDot) a larger value is a
+// faster path; Portable is every CPU's slowest.
+enum class QIsa : int32_t { Portable = 0, Avx2 = 1, Avx512Vnni = 2, Amx = 3, Neon = 4, NeonDot = 5 };
 
 // The fastest path this CPU (and OS, for AMX tiles) supports, capped by the environment variable
-// ACCEL_EMU_ISA (portable | avx2 | avx512vnni | amx; unset or unknown: no cap), read at every call.
+// ACCEL_EMU_ISA (portable | avx2 | avx512vnni | amx | neon | neondot; unset or unknown: no cap; another
+// architecture's path: portable), read at every call.
 QIsa qisa_select();
-// "portable", "avx2", "avx512vnni", "amx".
+// "portable", "avx2", "avx512vnni", "amx", "neon", "neondot".
 const char* qisa_name(QIsa isa);
+// The paths whose CPUs have AVX-512 (the vector loops of the int8 elementwise ops and epilogues).
+inline bool qisa_avx512(QIsa isa) { return isa == QIsa::Avx512Vnni || isa == QIsa::Amx; }
 
 enum class QOut : int32_t { Q8 = 0, Int32 = 1, Float = 2, Fixed = 3 };
 

@@ -107,6 +107,7 @@ void pack_weights_portable(const AView& a, int64_t Mp, int64_t Kg, void* out);
 void pack_weights_avx2(const AView& a, int64_t Mp, int64_t Kg, void* out);
 void pack_weights_vnni(const AView& a, int64_t Mp, int64_t Kg, void* out);
 void pack_weights_amx(const AView& a, int64_t Mp, int64_t Kg, void* out);
+void pack_weights_neon(const AView& a, int64_t Mp, int64_t Kg, void* out);
 
 // Where a block's results go: element (m, n) of the block at y[m * ldy + n] (wx) or y[n * ldy + m] (xw),
 // elements of the output type (uint8/int8, int32 or float). n counts from the block's first column.
@@ -132,6 +133,8 @@ void block_vnni(const Header* h, const View& b, int64_t p0, int64_t nc, const in
                 void* scratch);
 void block_amx(const Header* h, const View& b, int64_t p0, int64_t nc, const int32_t* colsum, const Out& out,
                void* scratch);
+// Neon and NeonDot (h->isa picks the kernel).
+void block_neon(const Header* h, const View& b, int64_t p0, int64_t nc, const int32_t* colsum, const Out& out);
 
 // The epilogue of one value, the definition every vector path matches.
 inline uint32_t corrected(uint32_t s, const Header* h, int64_t m, const int32_t* colsum, int64_t n) {

@@ -50,10 +50,39 @@ __attribute__((target("avx512f"))) void build_stride_phases(const ConvGeom& q, c
 
 }  // namespace accel_emu
 
-#else
+#else  // the same phases in plain C++ (aarch64's packed conv GEMM, conv_gemm_neon.cc), each row exactly Wq long
+
+#include <algorithm>
+#include <cstring>
 
 namespace accel_emu {
-void build_stride_phases(const ConvGeom&, const float*, int64_t, int64_t, int64_t, int64_t, float*) {}
+
+void build_stride_phases(const ConvGeom& q, const float* x, int64_t r0, int64_t rows, int64_t Wq, int64_t plane,
+                         float* dst) {
+    // Phases no tap reads (a 1x1 conv of stride 2 reads phase (0, 0) only) are not built.
+    const int64_t col_phases = q.sw == 2 && q.kw > 1 ? 2 : 1;
+    for (int64_t a = 0; a < q.sh && a < q.kh; ++a)
+        for (int64_t b = 0; b < col_phases; ++b)
+            for (int64_t r = r0; r < r0 + rows; ++r) {
+                float* d = dst + (a * q.sw + b) * plane + (r - r0) * Wq;
+                const int64_t ih = r * q.sh + a - q.pt;
+                if (ih < 0 || ih >= q.H) {
+                    std::fill(d, d + Wq, 0.f);
+                    continue;
+                }
+                // Phase column c is input column c * sw + b - pl: inside the input for c in [c0, c1).
+                const int64_t off = b - q.pl;
+                const int64_t c0 = std::min(Wq, std::max<int64_t>(0, (-off + q.sw - 1) / q.sw));
+                const int64_t c1 = std::max(c0, std::min(Wq, (q.W - off + q.sw - 1) / q.sw));
+                const float* src = x + ih * q.W + off;  // src[c * sw] is phase column c
+                std::fill(d, d + c0, 0.f);
+                if (q.sw == 1) std::memcpy(d + c0, src + c0, static_cast<size_t>(c1 - c0) * sizeof(float));
+                else
+                    for (int64_t c = c0; c < c1; ++c) d[c] = src[c * q.sw];
+                std::fill(d + c1, d + Wq, 0.f);
+            }
+}
+
 }  // namespace accel_emu
 
 #endif

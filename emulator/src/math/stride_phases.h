@@ -1,5 +1,5 @@
-// stride_phases.h - a conv input split into its stride phases, for the AVX-512 kernels that read it at
-// stride 1 (depthwise_avx512.cc, conv_gemm.cc): phase (a, b) of a channel plane holds rows r * sh + a and
+// stride_phases.h - a conv input split into its stride phases, for the kernels that read it at stride 1
+// (depthwise_avx512.cc, conv_gemm.cc): phase (a, b) of a channel plane holds rows r * sh + a and
 // columns c * sw + b of the zero-padded input, Wq columns per row, so that tap (ki, kj) of output (oh, ow)
 // is phase (ki % sh, kj % sw) at row oh + ki / sh, column ow + kj / sw. With the phase rows laid end to
 // end, output position oh * Wq + ow reads every tap at one fixed offset from it: a kernel runs over
@@ -36,8 +36,8 @@ inline int64_t phase_plane_floats(const ConvGeom& q, int64_t out_rows, int64_t c
 
 // Phase rows [r0, r0 + rows) of every phase of one channel plane x[H][W]: phase (a, b) at
 // dst + (a * sw + b) * plane, row r at (r - r0) * Wq. Rows are written in whole vectors: each may write up
-// to 15 floats past its end (into the next row, or past the last: `plane` must leave that room). AVX-512:
-// only for a CPU that has it.
+// to 15 floats past its end (into the next row, or past the last: `plane` must leave that room). On x86-64
+// AVX-512 (only for a CPU that has it); elsewhere plain C++.
 void build_stride_phases(const ConvGeom& q, const float* x, int64_t r0, int64_t rows, int64_t Wq, int64_t plane,
                          float* dst);
 

@@ -63,8 +63,8 @@ bool validate(const Graph& g, const Node& n, std::string* err) {
 }
 
 // How a conv runs: depthwise ones directly; on the AVX-512 path the rest on the small-plane or the packed conv
-// GEMM, on AVX2 on the packed conv GEMM (weights packed at load, each in its own layout); otherwise im2col +
-// sgemm.
+// GEMM, on AVX2 and NEON on the packed conv GEMM (weights packed at load, each in its own layout); otherwise
+// im2col + sgemm.
 enum class Path { Depthwise, Small, Packed, Im2col };
 
 Path path(const Graph& g, const ConvGeom& q) {

@@ -584,7 +584,7 @@ void run_matmulintegerf(const KernelArgs& a) {
     const float* C = has_c ? kern::in_f(a, 5) : nullptr;
     const Form cf = !has_c ? kNone : kern::in_desc(a, 5).numel == 1 ? kOne : kCol;
     const int64_t rows = s.M * s.batches, N = s.N;
-    const bool vector = *reinterpret_cast<const int32_t*>(consts) >= static_cast<int32_t>(QIsa::Avx512Vnni);
+    const bool vector = qisa_avx512(static_cast<QIsa>(*reinterpret_cast<const int32_t*>(consts)));
     kern::split_xw(a, consts + integer_consts_bytes(N), N, s.K, rows, A, s.K, Y, N, 4, 0, [&](int64_t n0, int64_t n1) {
 #if defined(__x86_64__) && defined(__GNUC__)
         if (vector) {

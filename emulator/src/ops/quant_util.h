@@ -59,7 +59,7 @@ constexpr size_t kPathBytes = 64;
 size_t path_bytes(const Graph& g, const Node& n);
 void record_path(const Graph& g, const Node& n, const void* const* in, void* out);
 inline bool vector_path(const KernelArgs& a) {
-    return *static_cast<const int32_t*>(a.prepared) >= static_cast<int32_t>(QIsa::Avx512Vnni);
+    return qisa_avx512(static_cast<QIsa>(*static_cast<const int32_t*>(a.prepared)));
 }
 
 // v rounded up to a multiple of 64 (the alignment of what a quantized op prepares and of its scratch parts).
@@ -74,8 +74,8 @@ inline int32_t q8_at(const TensorDesc& t, const void* data, int64_t i) {
 // 2^32): what an integer product with the activations' zero point left out must subtract times it.
 void weight_row_sums(const uint8_t* w, bool w_signed, const int32_t* zero, int64_t M, int64_t K, int32_t* r);
 
-// The int8 GEMM's paths, in the order qisa_select ranks them.
-constexpr QIsa kAllIsas[] = {QIsa::Portable, QIsa::Avx2, QIsa::Avx512Vnni, QIsa::Amx};
+// Every int8 GEMM path (qgemm.h).
+constexpr QIsa kAllIsas[] = {QIsa::Portable, QIsa::Avx2, QIsa::Avx512Vnni, QIsa::Amx, QIsa::Neon, QIsa::NeonDot};
 
 // Bytes of packed weights and of scratch enough for whichever path a load picks: the sizes are asked of
 // the GEMM for each path, the scratch by packing zero weights (at load only).

@@ -107,7 +107,8 @@ def test_info_text(capsys):
     assert re.search(r"^backends: .*\bemu\b", out, re.M)
     assert re.search(r"^  \S*libaccel_driver_emu\.so$", out, re.M), out
     # The emulator's name says its int8 rules and the int8 code path this CPU gives.
-    name = r"accel emulator \(float: (portable|avx2|avx512), int8: ort rules, (portable|avx2|avx512vnni|amx)\)"
+    name = (r"accel emulator \(float: (portable|avx2|avx512|neon), int8: ort rules, "
+            r"(portable|avx2|avx512vnni|amx|neon|neondot)\)")
     assert re.search(rf"^device emu:\n  name: {name}\n  backend: emu\n", out, re.M), out
 
 
