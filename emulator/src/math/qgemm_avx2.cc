@@ -148,7 +148,19 @@ ACCEL_AVX2 void block_avx2(const Header* h, const View& b, int64_t p0, int64_t n
                 if (n > 8) epi_store2(ep, acc[i][1], cs ? cs + 8 : nullptr, dst + 8 * e, n - 8);
             }
             if (!out.xw) continue;
-            for (int64_t u = 0; u < n; ++u) {
+            int64_t u = 0;
+            if (e == 4 && rows == MR)  // 4x4 transposes: each column's 4 rows are contiguous in y
+                for (; u + 4 <= n; u += 4) {
+                    __m128 c0 = _mm_loadu_ps(reinterpret_cast<const float*>(stage[0] + u * 4));
+                    __m128 c1 = _mm_loadu_ps(reinterpret_cast<const float*>(stage[1] + u * 4));
+                    __m128 c2 = _mm_loadu_ps(reinterpret_cast<const float*>(stage[2] + u * 4));
+                    __m128 c3 = _mm_loadu_ps(reinterpret_cast<const float*>(stage[3] + u * 4));
+                    _MM_TRANSPOSE4_PS(c0, c1, c2, c3);
+                    const __m128 col[4] = {c0, c1, c2, c3};
+                    for (int t = 0; t < 4; ++t)
+                        _mm_storeu_ps(reinterpret_cast<float*>(y + ((j + u + t) * out.ldy + m0) * 4), col[t]);
+                }
+            for (; u < n; ++u) {
                 char* dst = y + ((j + u) * out.ldy + m0) * e;
                 for (int64_t i = 0; i < rows; ++i) std::memcpy(dst + i * e, stage[i] + u * e, e);
             }
