@@ -31,11 +31,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import os
 import re
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -49,7 +47,8 @@ from onnx import TensorProto, helper, numpy_helper
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
-from profiles import emulator_profile  # noqa: E402  (benchmarks/, the script's folder)
+from processes import Child, serve  # noqa: E402  (benchmarks/, the script's folder)
+from profiles import emulator_profile  # noqa: E402
 from timing import median_latency  # noqa: E402
 
 MODELS = ("resnet18", "mobilenetv2", "yolo", "vit", "bert")
@@ -65,20 +64,9 @@ EPILOGUES = ("Cast", "Mul", "Add", "Relu", "Clip", "Sigmoid", "QuantizeLinear", 
 
 # -- the models ------------------------------------------------------------------------------------------
 
-def quiet_quantize_dynamic(src: str, out: str) -> None:
-    from onnxruntime.quantization import quantize_dynamic
-
-    root = logging.getLogger()
-    level = root.level
-    root.setLevel(logging.ERROR)  # its advice to pre-process first is not for this run
-    try:
-        quantize_dynamic(src, out)
-    finally:
-        root.setLevel(level)
-
-
 def model_files(name: str, precision: str, layers: int, quick: bool, folder: Path) -> Tuple[str, Dict]:
     """(ONNX path, {input name: array}) of one model at one precision."""
+    from models import catalog, quantized
     from models.encoder import encoder, vit
 
     if name in TRANSFORMERS:
@@ -95,10 +83,8 @@ def model_files(name: str, precision: str, layers: int, quick: bool, folder: Pat
             return str(float_path), {"x": x}
         qpath = folder / f"{name}_int8.onnx"
         if not qpath.exists():
-            quiet_quantize_dynamic(str(float_path), str(qpath))
+            quantized.quantize_dynamic_file(str(float_path), str(qpath))
         return str(qpath), {"x": x}
-    from models import catalog, quantized
-
     spec = catalog.MODELS[name]
     shape = spec.test_shape if quick else spec.bench_shape
     feeds = {spec.input_name: spec.make_input(shape)}
@@ -191,53 +177,24 @@ def measurer(config: str, path: str, feeds: Dict[str, np.ndarray]) -> Callable[[
 
 
 def worker(config: str, name: str, precision: str, layers: int, quick: bool, folder: str) -> int:
-    """The child's loop: after "ready", answers each budget (a line of seconds) with one measurement."""
     path, feeds = model_files(name, precision, layers, quick, Path(folder))
-    measure = measurer(config, path, feeds)
-    print("ready", flush=True)
-    for line in sys.stdin:
-        print(json.dumps(measure(float(line))), flush=True)
-    return 0
-
-
-class Child:
-    def __init__(self, config: str, name: str, precision: str, layers: int, quick: bool, folder: Path) -> None:
-        cmd = [sys.executable, __file__, "--worker", config, name, precision, str(layers), str(int(quick)),
-               str(folder)]
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        self.config = config
-
-    def wait_ready(self) -> None:
-        line = self.proc.stdout.readline()  # type: ignore[union-attr]
-        if line.strip() != "ready":
-            raise RuntimeError(f"{self.config}: the child failed to start (exit code {self.proc.wait()})")
-
-    def measure(self, seconds: float) -> float:
-        self.proc.stdin.write(f"{seconds}\n")  # type: ignore[union-attr]
-        self.proc.stdin.flush()  # type: ignore[union-attr]
-        line = self.proc.stdout.readline()  # type: ignore[union-attr]
-        if not line:
-            raise RuntimeError(f"{self.config}: the child ended (exit code {self.proc.wait()})")
-        return float(json.loads(line))
-
-    def close(self) -> None:
-        self.proc.stdin.close()  # type: ignore[union-attr]
-        self.proc.wait()
+    return serve(measurer(config, path, feeds))
 
 
 def measure_row(name: str, precision: str, layers: int, quick: bool, rounds: int, seconds: float,
                 folder: Path) -> Dict[str, float]:
     """{config: median over rounds} for one model and precision."""
     model_files(name, precision, layers, quick, folder)  # made once, before the children read them
-    children = [Child(c, name, precision, layers, quick, folder) for c in CONFIGS]
+    children = [Child(c, [__file__, "--worker", c, name, precision, str(layers), str(int(quick)), str(folder)])
+                for c in CONFIGS]
     try:
         for c in children:
             c.wait_ready()
-        got: Dict[str, List[float]] = {c.config: [] for c in children}
+        got: Dict[str, List[float]] = {c.name: [] for c in children}
         for r in range(rounds):
             k = r % len(children)
             for c in children[k:] + children[:k]:
-                got[c.config].append(c.measure(seconds))
+                got[c.name].append(c.measure(seconds))
     finally:
         for c in children:
             c.close()

@@ -21,10 +21,7 @@ and the outputs' largest difference. `--profile` prints the emulator's per-op ti
 from __future__ import annotations
 
 import argparse
-import json
-import logging
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -36,26 +33,14 @@ from onnx import TensorProto
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
+from models import quantized  # noqa: E402
 from models.encoder import encoder  # noqa: E402
-from profiles import emulator_profile  # noqa: E402  (benchmarks/, the script's folder)
+from processes import Child, serve  # noqa: E402  (benchmarks/, the script's folder)
+from profiles import emulator_profile  # noqa: E402
 from timing import median_latency  # noqa: E402
 
 TARGET, GOAL = 1.0, 0.7
 ROUND_SECONDS = 1.0
-
-
-def quantize(float_path: str, out_path: str) -> str:
-    """quantize_dynamic with its defaults (uint8 activations, int8 weights, const-B MatMuls only)."""
-    from onnxruntime.quantization import quantize_dynamic
-
-    root = logging.getLogger()
-    level = root.level
-    root.setLevel(logging.ERROR)  # its advice to run onnxruntime's pre-processing first is not for this run
-    try:
-        quantize_dynamic(float_path, out_path)
-    finally:
-        root.setLevel(level)
-    return out_path
 
 
 def inputs_for(path: str, seq: int, seed: int = 1) -> Dict[str, np.ndarray]:
@@ -105,10 +90,7 @@ def worker(kind: str, path: str, seq: int) -> int:
     run, first = runner(kind, path, feeds)
     run()
     np.save(f"{path}.{kind.replace(' ', '_')}.npy", first())
-    print("ready", flush=True)
-    for line in sys.stdin:
-        print(json.dumps(median_latency(run, float(line))), flush=True)
-    return 0
+    return serve(lambda seconds: median_latency(run, seconds))
 
 
 def profile(path: str, seq: int, device: str) -> None:
@@ -120,22 +102,17 @@ KINDS = ("emu 1t", "ort 1t", "emu", "ort")
 
 
 def measure(path: str, seq: int, rounds: int, seconds: float) -> Dict[str, float]:
-    procs = {k: subprocess.Popen([sys.executable, __file__, "--worker", k, "--seq", str(seq), path],
-                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) for k in KINDS}
+    children = [Child(k, [__file__, "--worker", k, "--seq", str(seq), path]) for k in KINDS]
     try:
-        for k, p in procs.items():
-            if p.stdout.readline().strip() != "ready":
-                raise RuntimeError(f"{k}: the worker failed to start")
+        for c in children:
+            c.wait_ready()
         got: Dict[str, List[float]] = {k: [] for k in KINDS}
         for _ in range(rounds):
-            for k, p in procs.items():  # one at a time: the others wait on their stdin, idle
-                p.stdin.write(f"{seconds}\n")
-                p.stdin.flush()
-                got[k].append(json.loads(p.stdout.readline()))
+            for c in children:  # one at a time: the others wait on their stdin, idle
+                got[c.name].append(c.measure(seconds))
     finally:
-        for p in procs.values():
-            p.stdin.close()
-            p.wait()
+        for c in children:
+            c.close()
     return {k: statistics.median(v) for k, v in got.items()}
 
 
@@ -174,7 +151,7 @@ def main(argv=None) -> int:
         else:
             name, float_path = f"encoder x{layers}, seq {seq}", f"{tmp}/encoder.onnx"
             onnx.save(encoder(layers, seq), float_path)
-        qpath = quantize(float_path, f"{tmp}/quantized.onnx")
+        qpath = quantized.quantize_dynamic_file(float_path, f"{tmp}/quantized.onnx")
         if args.profile:
             profile(qpath, seq, args.device)
             return 0

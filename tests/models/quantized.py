@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import logging
 import os
 import sys
 import tempfile
@@ -286,6 +287,19 @@ def operator_model(name: str, *, activation: str = "uint8", symmetric: bool = Fa
 
 def _dynamic(src: Source, pre: Path, out: Path) -> None:
     quantize_dynamic(str(pre), str(out), weight_type=QuantType.QInt8)
+
+
+def quantize_dynamic_file(src: str, out: str) -> str:
+    """The ONNX file `src` quantized by quantize_dynamic with its defaults into `out` (its advice to
+    pre-process first, logged as a warning, silenced); returns `out`."""
+    root = logging.getLogger()
+    level = root.level
+    root.setLevel(logging.ERROR)
+    try:
+        quantize_dynamic(src, out)
+    finally:
+        root.setLevel(level)
+    return out
 
 
 def dynamic_model(name: str, folder: Optional[Path] = None) -> Path:
