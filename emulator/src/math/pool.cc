@@ -20,6 +20,28 @@ ACCEL_INLINE T max_nan(T m, T v) {
     return (m >= v || m != m) ? m : v;
 }
 
+// One input row's taps into one output row: yr[ow] = max(yr[ow], row[ow * sw + kj * dw - pl]) for the taps
+// [kj0, kj1) and, for each, the output columns whose input is inside the row (tr).
+template <typename T>
+ACCEL_INLINE void max_row_taps(const PoolGeom& q, const kern::TapRanges& tr, int64_t kj0, int64_t kj1,
+                               const T* ACCEL_RESTRICT row, T* ACCEL_RESTRICT yr) {
+    for (int64_t kj = kj0; kj < kj1; ++kj) {
+        int64_t lo, hi;
+        tr.get(kj, &lo, &hi);
+        if (hi <= lo) continue;
+        const T* src = row + (lo * q.sw + kj * q.dw - q.pl);
+        T* d = yr + lo;
+        const int64_t cnt = hi - lo;
+        if (q.sw == 1) {
+            for (int64_t j = 0; j < cnt; ++j) d[j] = max_nan(d[j], src[j]);
+        } else if (q.sw == 2) {
+            for (int64_t j = 0; j < cnt; ++j) d[j] = max_nan(d[j], src[2 * j]);
+        } else {
+            for (int64_t j = 0; j < cnt; ++j) d[j] = max_nan(d[j], src[j * q.sw]);
+        }
+    }
+}
+
 // T: float, int8_t or uint8_t; an empty window gives `lowest`.
 template <typename T>
 ACCEL_HOT void max_plane(const PoolGeom& q, const T* ACCEL_RESTRICT x, T* ACCEL_RESTRICT y, T lowest) {
@@ -32,25 +54,8 @@ ACCEL_HOT void max_plane(const PoolGeom& q, const T* ACCEL_RESTRICT x, T* ACCEL_
         for (int64_t ow = 0; ow < q.OW; ++ow) yr[ow] = lowest;
         int64_t ki0, ki1;
         kern::useful_taps(q.kh, q.dh, q.pt - oh * q.sh, 1, q.H, 1, &ki0, &ki1);
-        for (int64_t ki = ki0; ki < ki1; ++ki) {
-            const int64_t ih = oh * q.sh - q.pt + ki * q.dh;
-            for (int64_t kj = kj0; kj < kj1; ++kj) {
-                const int64_t off = kj * q.dw - q.pl;
-                int64_t lo, hi;
-                tr.get(kj, &lo, &hi);
-                if (hi <= lo) continue;
-                const T* src = x + ih * q.W + (lo * q.sw + off);
-                T* d = yr + lo;
-                const int64_t cnt = hi - lo;
-                if (q.sw == 1) {
-                    for (int64_t j = 0; j < cnt; ++j) d[j] = max_nan(d[j], src[j]);
-                } else if (q.sw == 2) {
-                    for (int64_t j = 0; j < cnt; ++j) d[j] = max_nan(d[j], src[2 * j]);
-                } else {
-                    for (int64_t j = 0; j < cnt; ++j) d[j] = max_nan(d[j], src[j * q.sw]);
-                }
-            }
-        }
+        for (int64_t ki = ki0; ki < ki1; ++ki)
+            max_row_taps(q, tr, kj0, kj1, x + (oh * q.sh - q.pt + ki * q.dh) * q.W, yr);
     }
 }
 
@@ -79,18 +84,7 @@ ACCEL_HOT void max_plane_separable(const PoolGeom& q, const T* ACCEL_RESTRICT x,
             const T* src = x + (ih0 + ki * q.dh) * q.W;
             for (int64_t j = 0; j < q.W; ++j) row[j] = max_nan(row[j], src[j]);
         }
-        for (int64_t kj = kj0; kj < kj1; ++kj) {
-            int64_t lo, hi;
-            tr.get(kj, &lo, &hi);
-            const T* src = row + (lo * q.sw + kj * q.dw - q.pl);
-            T* d = yr + lo;
-            const int64_t cnt = hi - lo;
-            if (q.sw == 1) {
-                for (int64_t j = 0; j < cnt; ++j) d[j] = max_nan(d[j], src[j]);
-            } else {
-                for (int64_t j = 0; j < cnt; ++j) d[j] = max_nan(d[j], src[j * q.sw]);
-            }
-        }
+        max_row_taps(q, tr, kj0, kj1, row, yr);
     }
 }
 
